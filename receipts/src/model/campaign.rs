@@ -1,0 +1,866 @@
+//! The campaign: everything a round is measured against, frozen before any round runs
+//! (DESIGN.md §1). One type holds every field with its default; `campaign.toml` is its
+//! TOML form and its digest is sha256 of its RFC 8785 canonical JSON form.
+
+use std::fmt;
+use std::str::FromStr;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use super::ModelError;
+use super::ids::{CampaignId, Sha256Hex};
+
+/// A frozen campaign. Field names are snake_case, as written in `campaign.toml`.
+///
+/// Defaults follow `001_1ef263019761959c.txt` (p95, 1 s bound, three runs, 2,000
+/// correctness items, group bound 0.20, item bound 2.0) and `000_1688748f3ef56e34.txt`
+/// (overtake margin 1 %). A campaign may shrink any of them for demos and tests
+/// (MEASUREMENT.md).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Campaign {
+    /// `[a-z0-9-]{1,64}`; names the campaign's directory under the data directory.
+    pub id: CampaignId,
+    /// Human title shown on the scoreboard.
+    #[serde(default)]
+    pub title: String,
+    /// The model every entry serves.
+    pub model: ModelSpec,
+    /// The hardware class rounds run on.
+    #[serde(default)]
+    pub hardware: HardwareSpec,
+    /// The pinned baseline every diff is applied to.
+    pub baseline: BaselineSpec,
+    /// How entries are started.
+    #[serde(default)]
+    pub backend: Backend,
+    /// The workload mix.
+    #[serde(default)]
+    pub workload: WorkloadSpec,
+    /// The latency SLA throughput is measured at.
+    #[serde(default)]
+    pub sla: Sla,
+    /// The rate search that finds the highest rate meeting the SLA.
+    #[serde(default)]
+    pub rate_search: RateSearchSpec,
+    /// Independent runs per entry; the entry's throughput is their median (default 3).
+    #[serde(default = "defaults::runs")]
+    pub runs: u32,
+    /// The correctness gate.
+    #[serde(default)]
+    pub correctness: CorrectnessSpec,
+    /// A challenger takes the seat only when `T_c × 10⁴ ≥ T_i × (10⁴ + margin)`; in basis
+    /// points (default 100 = 1 %, `000_1688748f3ef56e34.txt`).
+    #[serde(default = "defaults::overtake_margin_bp")]
+    pub overtake_margin_bp: u32,
+    /// Largest allowed |drift baseline − first baseline| / first baseline, in basis
+    /// points, before the round is `infra_failed` (default 500 = 5 %).
+    #[serde(default = "defaults::drift_bound_bp")]
+    pub drift_bound_bp: u32,
+    /// How long an engine may take to answer `/health`, in seconds (default 600).
+    #[serde(default = "defaults::health_deadline_s")]
+    pub health_deadline_s: u64,
+    /// Surface rules for diffs.
+    #[serde(default)]
+    pub surface: SurfaceSpec,
+    /// Keyids (securesystemslib default) of the evaluator keys that may sign this
+    /// campaign's receipts; empty means any key of the keyring.
+    #[serde(default)]
+    pub evaluator_keyids: Vec<String>,
+}
+
+/// The model under test (DESIGN.md §1: model + weight digests).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ModelSpec {
+    /// The name engines serve it under (`/v1/models`).
+    pub name: String,
+    /// Weight files with their sha256; empty for the built-in engine, whose weights are
+    /// drawn from the seed in its config.
+    #[serde(default)]
+    pub weights: Vec<WeightFile>,
+}
+
+/// One weight file and its digest.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WeightFile {
+    /// File name relative to the weights directory.
+    pub name: String,
+    /// Its sha256.
+    pub sha256: Sha256Hex,
+}
+
+/// The hardware class (DESIGN.md §1).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HardwareSpec {
+    /// A name such as `rtx-pro-6000-96gb` or `cpu-2core`.
+    #[serde(default = "defaults::hardware_class")]
+    pub class: String,
+    /// Device memory an engine may use, in MiB; the built-in engine refuses to start with
+    /// a CUDA-style out-of-memory error when its weights and KV cache need more.
+    #[serde(default = "defaults::memory_limit_mb")]
+    pub memory_limit_mb: u64,
+    /// Threads an engine may use; at most cores − 1 so the load generator is not starved
+    /// (MEASUREMENT.md). 0 = cores − 1.
+    #[serde(default)]
+    pub engine_threads: u32,
+}
+
+impl Default for HardwareSpec {
+    fn default() -> Self {
+        Self {
+            class: defaults::hardware_class(),
+            memory_limit_mb: defaults::memory_limit_mb(),
+            engine_threads: 0,
+        }
+    }
+}
+
+/// The pinned baseline (DESIGN.md §1: repo, commit, engine config path, image digest).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BaselineSpec {
+    /// Path (relative to the campaign file when frozen, then to the data directory) or URL
+    /// of the baseline git repository.
+    pub repo: String,
+    /// The pinned commit: 40 lowercase hex characters.
+    pub commit: String,
+    /// Path of the engine config inside the repository (for the built-in engine,
+    /// `engine.toml`).
+    #[serde(default = "defaults::engine_config_path")]
+    pub engine_config_path: String,
+    /// The baseline engine image, for the docker backend.
+    #[serde(default)]
+    pub image: Option<ImageRef>,
+}
+
+/// A container image pinned by digest (RECEIPTS.md: record the registry manifest digest
+/// and the config digest, named).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ImageRef {
+    /// Repository reference without tag, e.g. `ghcr.io/org/engine`.
+    pub name: String,
+    /// `sha256:<hex>` registry manifest digest.
+    pub manifest_digest: String,
+    /// `sha256:<hex>` image config digest, when known.
+    #[serde(default)]
+    pub config_digest: Option<String>,
+}
+
+/// How entries are started (DESIGN.md, Engines).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema, Default)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Backend {
+    /// `referee engine serve` as a child process, with the patched tree's config.
+    #[default]
+    Builtin,
+    /// Any command serving the OpenAI-compatible API. `{config}` in an argument is replaced
+    /// by the path of the patched tree's engine config, `{port}` by a free port, `{tree}`
+    /// by the patched tree.
+    Process {
+        /// Program and arguments.
+        command: Vec<String>,
+    },
+    /// A container image per entry (the Docker backend issue).
+    Docker,
+}
+
+/// The workload mix (DESIGN.md §1; MEASUREMENT.md, Seeds).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WorkloadSpec {
+    /// Prompt lengths, in tokens.
+    #[serde(default = "defaults::input_len")]
+    pub input_len: LengthDist,
+    /// Output lengths, in tokens; every request fixes its output length with `ignore_eos`
+    /// and `min_tokens` = `max_tokens`.
+    #[serde(default = "defaults::output_len")]
+    pub output_len: LengthDist,
+    /// Where prompts come from.
+    #[serde(default)]
+    pub prompt_source: PromptSource,
+    /// Arrival process of the open-loop schedule.
+    #[serde(default)]
+    pub arrival: Arrival,
+}
+
+impl Default for WorkloadSpec {
+    fn default() -> Self {
+        Self {
+            input_len: defaults::input_len(),
+            output_len: defaults::output_len(),
+            prompt_source: PromptSource::default(),
+            arrival: Arrival::default(),
+        }
+    }
+}
+
+/// A length distribution over tokens, drawn with integer arithmetic from ChaCha20.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum LengthDist {
+    /// Always `value` tokens.
+    Fixed {
+        /// Tokens.
+        value: u32,
+    },
+    /// Uniform over `min..=max` tokens.
+    Uniform {
+        /// Smallest length, tokens.
+        min: u32,
+        /// Largest length, tokens.
+        max: u32,
+    },
+}
+
+impl LengthDist {
+    /// Largest length this distribution can draw, in tokens.
+    pub fn max(&self) -> u32 {
+        match *self {
+            LengthDist::Fixed { value } => value,
+            LengthDist::Uniform { max, .. } => max,
+        }
+    }
+
+    /// Smallest length this distribution can draw, in tokens.
+    pub fn min(&self) -> u32 {
+        match *self {
+            LengthDist::Fixed { value } => value,
+            LengthDist::Uniform { min, .. } => min,
+        }
+    }
+}
+
+/// Where prompts come from.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema, Default)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum PromptSource {
+    /// Seeded text generator (words drawn from a fixed vocabulary with ChaCha20).
+    #[default]
+    Generated,
+    /// A JSONL file, one `{"prompt": "..."}` object a line; items are drawn from it.
+    Jsonl {
+        /// Path relative to the campaign directory.
+        path: String,
+        /// sha256 of the file, checked before use.
+        sha256: Sha256Hex,
+    },
+}
+
+/// Arrival process of the open-loop schedule (MEASUREMENT.md, Open loop).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Arrival {
+    /// Exponential gaps (Poisson process) from an integer inverse-CDF table.
+    #[default]
+    Poisson,
+    /// Evenly spaced arrivals.
+    Constant,
+}
+
+/// Which latency the SLA bounds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum LatencyKind {
+    /// End-to-end: scheduled send to last byte.
+    #[default]
+    E2e,
+    /// Time to first token, from the scheduled send.
+    Ttft,
+    /// Time per output token after the first.
+    Tpot,
+}
+
+impl fmt::Display for LatencyKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            LatencyKind::E2e => "e2e",
+            LatencyKind::Ttft => "ttft",
+            LatencyKind::Tpot => "tpot",
+        })
+    }
+}
+
+impl FromStr for LatencyKind {
+    type Err = ModelError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "e2e" => Ok(LatencyKind::E2e),
+            "ttft" => Ok(LatencyKind::Ttft),
+            "tpot" => Ok(LatencyKind::Tpot),
+            _ => Err(ModelError::InvalidField {
+                field: "sla.latency".into(),
+                value: s.into(),
+                rule: "one of e2e, ttft, tpot".into(),
+            }),
+        }
+    }
+}
+
+/// A percentile in tenths of a percent: `p95` is 950, `p99.9` is 999. Written as `"p95"`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Percentile(u32);
+
+impl Percentile {
+    /// `permille` in 1..=999 (tenths of a percent).
+    pub fn from_permille(permille: u32) -> Result<Self, ModelError> {
+        if (1..=999).contains(&permille) {
+            Ok(Self(permille))
+        } else {
+            Err(ModelError::InvalidField {
+                field: "sla.percentile".into(),
+                value: permille.to_string(),
+                rule: "between p0.1 and p99.9".into(),
+            })
+        }
+    }
+
+    /// Tenths of a percent (p95 → 950).
+    pub fn permille(&self) -> u32 {
+        self.0
+    }
+
+    /// The nearest-rank index (1-based) of this percentile among `n` sorted samples:
+    /// ⌈q·n⌉, at least 1 (MEASUREMENT.md, Percentile).
+    pub fn nearest_rank(&self, n: u64) -> u64 {
+        (u64::from(self.0) * n).div_ceil(1000).max(1)
+    }
+}
+
+impl Default for Percentile {
+    fn default() -> Self {
+        Self(950)
+    }
+}
+
+impl fmt::Display for Percentile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0 % 10 == 0 {
+            write!(f, "p{}", self.0 / 10)
+        } else {
+            write!(f, "p{}.{}", self.0 / 10, self.0 % 10)
+        }
+    }
+}
+
+impl FromStr for Percentile {
+    type Err = ModelError;
+
+    /// `p95`, `p99.9`, `95`; at most one decimal.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let bad = || ModelError::InvalidField {
+            field: "sla.percentile".into(),
+            value: s.into(),
+            rule: "like p95 or p99.9".into(),
+        };
+        let digits = s.strip_prefix('p').unwrap_or(s);
+        let (whole, tenth) = match digits.split_once('.') {
+            Some((w, t)) if t.len() == 1 => (w, t),
+            Some(_) => return Err(bad()),
+            None => (digits, "0"),
+        };
+        if whole.is_empty() || !whole.bytes().all(|b| b.is_ascii_digit()) || whole.len() > 2 {
+            return Err(bad());
+        }
+        let whole: u32 = whole.parse().map_err(|_| bad())?;
+        let tenth: u32 = tenth.parse().map_err(|_| bad())?;
+        Self::from_permille(whole * 10 + tenth)
+    }
+}
+
+impl Serialize for Percentile {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.to_string())
+    }
+}
+
+impl<'de> Deserialize<'de> for Percentile {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+impl JsonSchema for Percentile {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Percentile".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({ "type": "string", "pattern": "^p[0-9]{1,2}(\\.[0-9])?$" })
+    }
+}
+
+/// The latency SLA (DESIGN.md §1: percentile, latency kind, bound).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Sla {
+    /// Nearest-rank percentile of the latency that must stay within the bound.
+    #[serde(default)]
+    pub percentile: Percentile,
+    /// Which latency.
+    #[serde(default)]
+    pub latency: LatencyKind,
+    /// The bound, in milliseconds (default 1000, the s1-pro track).
+    #[serde(default = "defaults::sla_bound_ms")]
+    pub bound_ms: u64,
+}
+
+impl Default for Sla {
+    fn default() -> Self {
+        Self {
+            percentile: Percentile::default(),
+            latency: LatencyKind::default(),
+            bound_ms: defaults::sla_bound_ms(),
+        }
+    }
+}
+
+impl fmt::Display for Sla {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}:{}:{}ms",
+            self.percentile, self.latency, self.bound_ms
+        )
+    }
+}
+
+impl FromStr for Sla {
+    type Err = ModelError;
+
+    /// `p95:e2e:300ms` (the `referee bench serve --sla` form).
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let mut parts = s.split(':');
+        let (Some(p), Some(k), Some(b), None) =
+            (parts.next(), parts.next(), parts.next(), parts.next())
+        else {
+            return Err(ModelError::InvalidField {
+                field: "sla".into(),
+                value: s.into(),
+                rule: "percentile:latency:bound, like p95:e2e:300ms".into(),
+            });
+        };
+        let bound_ms = b
+            .strip_suffix("ms")
+            .unwrap_or(b)
+            .parse::<u64>()
+            .map_err(|_| ModelError::InvalidField {
+                field: "sla.bound_ms".into(),
+                value: b.into(),
+                rule: "whole milliseconds, like 300ms".into(),
+            })?;
+        Ok(Self {
+            percentile: p.parse()?,
+            latency: k.parse()?,
+            bound_ms,
+        })
+    }
+}
+
+impl Sla {
+    /// The bound in microseconds (histograms are in µs).
+    pub fn bound_us(&self) -> u64 {
+        self.bound_ms.saturating_mul(1000)
+    }
+}
+
+/// The rate search (MEASUREMENT.md, Throughput at a latency SLA). Rates are integer
+/// milli-requests per second (no floats anywhere in a payload).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RateSearchSpec {
+    /// Lowest rate probed, milli-requests/s.
+    #[serde(default = "defaults::min_rate_milli_rps")]
+    pub min_rate_milli_rps: u64,
+    /// Highest rate probed, milli-requests/s.
+    #[serde(default = "defaults::max_rate_milli_rps")]
+    pub max_rate_milli_rps: u64,
+    /// A probe lasts at least this long, in ms (warm-up excluded).
+    #[serde(default = "defaults::min_probe_duration_ms")]
+    pub min_probe_duration_ms: u64,
+    /// A probe sends at least this many measured requests.
+    #[serde(default = "defaults::min_probe_requests")]
+    pub min_probe_requests: u32,
+    /// Requests sent before each probe's measured ones and excluded from it.
+    #[serde(default = "defaults::warmup_requests")]
+    pub warmup_requests: u32,
+    /// Largest allowed send-lag p99, in µs; 0 means max(2 ms, 1 % of the SLA bound).
+    #[serde(default)]
+    pub send_lag_bound_us: u64,
+    /// Bisection stops when hi/lo is within this many basis points (default 500 = 5 %).
+    #[serde(default = "defaults::rate_tolerance_bp")]
+    pub rate_tolerance_bp: u32,
+    /// Every request's deadline, in ms, after its scheduled send (default 4 × SLA bound
+    /// when 0).
+    #[serde(default)]
+    pub request_deadline_ms: u64,
+    /// Wall-clock budget for one entry's runs, in seconds; past it the entry is
+    /// disqualified with `sla_unmet`.
+    #[serde(default = "defaults::entry_deadline_s")]
+    pub entry_deadline_s: u64,
+}
+
+impl Default for RateSearchSpec {
+    fn default() -> Self {
+        Self {
+            min_rate_milli_rps: defaults::min_rate_milli_rps(),
+            max_rate_milli_rps: defaults::max_rate_milli_rps(),
+            min_probe_duration_ms: defaults::min_probe_duration_ms(),
+            min_probe_requests: defaults::min_probe_requests(),
+            warmup_requests: defaults::warmup_requests(),
+            send_lag_bound_us: 0,
+            rate_tolerance_bp: defaults::rate_tolerance_bp(),
+            request_deadline_ms: 0,
+            entry_deadline_s: defaults::entry_deadline_s(),
+        }
+    }
+}
+
+impl RateSearchSpec {
+    /// The send-lag p99 bound in µs: the configured one, else max(2 ms, 1 % of the SLA
+    /// bound) (MEASUREMENT.md, Open loop).
+    pub fn effective_send_lag_bound_us(&self, sla: &Sla) -> u64 {
+        if self.send_lag_bound_us > 0 {
+            self.send_lag_bound_us
+        } else {
+            (sla.bound_us() / 100).max(2_000)
+        }
+    }
+
+    /// Every request's deadline in ms: the configured one, else 4 × the SLA bound.
+    pub fn effective_request_deadline_ms(&self, sla: &Sla) -> u64 {
+        if self.request_deadline_ms > 0 {
+            self.request_deadline_ms
+        } else {
+            sla.bound_ms.saturating_mul(4)
+        }
+    }
+}
+
+/// The correctness gate (MEASUREMENT.md, Correctness; s1-pro-speed track of
+/// `001_1ef263019761959c.txt`). Distances are integer micro-nats.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CorrectnessSpec {
+    /// Fresh items drawn from `correctnessSeed` (default 2,000); a multiple of
+    /// `group_size`.
+    #[serde(default = "defaults::correctness_items")]
+    pub items: u32,
+    /// Items per group, taken in order (default 3).
+    #[serde(default = "defaults::group_size")]
+    pub group_size: u32,
+    /// Bound on every group's mean distance, micro-nats (default 200,000 = 0.20 nats).
+    #[serde(default = "defaults::group_mean_bound_micro_nats")]
+    pub group_mean_bound_micro_nats: u64,
+    /// Bound on every item's distance, micro-nats (default 2,000,000 = 2.0 nats).
+    #[serde(default = "defaults::item_bound_micro_nats")]
+    pub item_bound_micro_nats: u64,
+    /// Top-k logprobs compared per position (default 20).
+    #[serde(default = "defaults::top_k")]
+    pub top_k: u32,
+    /// Prompt length of a correctness item, tokens.
+    #[serde(default = "defaults::correctness_input_len")]
+    pub input_len: LengthDist,
+    /// Greedy output tokens generated per item.
+    #[serde(default = "defaults::correctness_output_tokens")]
+    pub output_tokens: u32,
+}
+
+impl Default for CorrectnessSpec {
+    fn default() -> Self {
+        Self {
+            items: defaults::correctness_items(),
+            group_size: defaults::group_size(),
+            group_mean_bound_micro_nats: defaults::group_mean_bound_micro_nats(),
+            item_bound_micro_nats: defaults::item_bound_micro_nats(),
+            top_k: defaults::top_k(),
+            input_len: defaults::correctness_input_len(),
+            output_tokens: defaults::correctness_output_tokens(),
+        }
+    }
+}
+
+/// Surface rules a diff must pass before it is applied (DESIGN.md §2).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SurfaceSpec {
+    /// Glob patterns (gitignore-like, matched against the repository-relative path) no
+    /// diff may touch.
+    #[serde(default = "defaults::denied_paths")]
+    pub denied_paths: Vec<String>,
+    /// File modes a new or changed file may have, as octal strings (default `100644`).
+    #[serde(default = "defaults::allowed_modes")]
+    pub allowed_modes: Vec<String>,
+    /// Largest diff accepted, bytes (default 1 MiB).
+    #[serde(default = "defaults::max_diff_bytes")]
+    pub max_diff_bytes: u64,
+    /// Longest line accepted, bytes (default 4,096).
+    #[serde(default = "defaults::max_line_bytes")]
+    pub max_line_bytes: u64,
+}
+
+impl Default for SurfaceSpec {
+    fn default() -> Self {
+        Self {
+            denied_paths: defaults::denied_paths(),
+            allowed_modes: defaults::allowed_modes(),
+            max_diff_bytes: defaults::max_diff_bytes(),
+            max_line_bytes: defaults::max_line_bytes(),
+        }
+    }
+}
+
+impl Campaign {
+    /// Parses `campaign.toml` text and validates it. `source` names the file in errors.
+    ///
+    /// Errors: [`ModelError::Toml`] with the parser's message (which names the field) for
+    /// syntax, unknown fields and wrong types; [`ModelError::InvalidField`] for a value out
+    /// of range.
+    pub fn from_toml(source: &str, text: &str) -> Result<Self, ModelError> {
+        let campaign: Campaign = toml::from_str(text).map_err(|e| ModelError::Toml {
+            file: source.to_owned(),
+            message: e.to_string(),
+        })?;
+        campaign.validate()?;
+        Ok(campaign)
+    }
+
+    /// The campaign as TOML, every default written out.
+    pub fn to_toml(&self) -> Result<String, ModelError> {
+        toml::to_string_pretty(self).map_err(|e| ModelError::Toml {
+            file: "<campaign>".into(),
+            message: e.to_string(),
+        })
+    }
+
+    /// Checks every value's range; the error names the field, the value and the rule.
+    pub fn validate(&self) -> Result<(), ModelError> {
+        let field = |field: &str, value: String, rule: &str| {
+            Err(ModelError::InvalidField {
+                field: field.into(),
+                value,
+                rule: rule.into(),
+            })
+        };
+        if self.model.name.is_empty() {
+            return field("model.name", String::new(), "must not be empty");
+        }
+        if !(self.baseline.commit.len() == 40
+            && self
+                .baseline
+                .commit
+                .bytes()
+                .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')))
+        {
+            return field(
+                "baseline.commit",
+                self.baseline.commit.clone(),
+                "40 lowercase hex characters",
+            );
+        }
+        let config_path = &self.baseline.engine_config_path;
+        if config_path.is_empty()
+            || config_path.starts_with('/')
+            || config_path
+                .split('/')
+                .any(|c| c == ".." || c == "." || c.is_empty())
+        {
+            return field(
+                "baseline.engine_config_path",
+                config_path.clone(),
+                "a relative path inside the repository",
+            );
+        }
+        for (name, dist) in [
+            ("workload.input_len", &self.workload.input_len),
+            ("workload.output_len", &self.workload.output_len),
+            ("correctness.input_len", &self.correctness.input_len),
+        ] {
+            if dist.min() == 0 || dist.min() > dist.max() {
+                return field(name, format!("{dist:?}"), "1 ≤ min ≤ max tokens");
+            }
+        }
+        if self.sla.bound_ms == 0 {
+            return field("sla.bound_ms", "0".into(), "at least 1 ms");
+        }
+        let rs = &self.rate_search;
+        if rs.min_rate_milli_rps == 0 || rs.min_rate_milli_rps > rs.max_rate_milli_rps {
+            return field(
+                "rate_search.min_rate_milli_rps",
+                rs.min_rate_milli_rps.to_string(),
+                "1 ≤ min_rate_milli_rps ≤ max_rate_milli_rps",
+            );
+        }
+        if rs.min_probe_requests == 0 {
+            return field("rate_search.min_probe_requests", "0".into(), "at least 1");
+        }
+        if rs.rate_tolerance_bp == 0 {
+            return field("rate_search.rate_tolerance_bp", "0".into(), "at least 1");
+        }
+        if self.runs == 0 || self.runs > 99 {
+            return field("runs", self.runs.to_string(), "1 to 99");
+        }
+        let c = &self.correctness;
+        if c.group_size == 0 || c.items == 0 || c.items % c.group_size != 0 {
+            return field(
+                "correctness.items",
+                c.items.to_string(),
+                "a positive multiple of correctness.group_size",
+            );
+        }
+        if c.top_k == 0 || c.top_k > 20 {
+            return field("correctness.top_k", c.top_k.to_string(), "1 to 20");
+        }
+        if c.output_tokens == 0 {
+            return field("correctness.output_tokens", "0".into(), "at least 1");
+        }
+        if self.overtake_margin_bp > 100_000 {
+            return field(
+                "overtake_margin_bp",
+                self.overtake_margin_bp.to_string(),
+                "at most 100000 (1000 %)",
+            );
+        }
+        for mode in &self.surface.allowed_modes {
+            if !matches!(mode.as_str(), "100644" | "100755") {
+                return field(
+                    "surface.allowed_modes",
+                    mode.clone(),
+                    "regular file modes only: 100644 or 100755",
+                );
+            }
+        }
+        if let Backend::Process { command } = &self.backend
+            && command.is_empty()
+        {
+            return field(
+                "backend.command",
+                "[]".into(),
+                "a program and its arguments",
+            );
+        }
+        for keyid in &self.evaluator_keyids {
+            if keyid.parse::<Sha256Hex>().is_err() {
+                return field(
+                    "evaluator_keyids",
+                    keyid.clone(),
+                    "64 lowercase hex characters",
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// The campaign's RFC 8785 canonical JSON bytes, defaults included.
+    pub fn canonical_json(&self) -> Result<Vec<u8>, ModelError> {
+        serde_json_canonicalizer::to_vec(self).map_err(|e| ModelError::Canonical {
+            message: e.to_string(),
+        })
+    }
+
+    /// sha256 of [`Campaign::canonical_json`]: the campaign digest every receipt records.
+    pub fn digest(&self) -> Result<Sha256Hex, ModelError> {
+        Ok(Sha256Hex::digest(&self.canonical_json()?))
+    }
+}
+
+/// Default values, one function per field so serde and the docs agree.
+mod defaults {
+    use super::LengthDist;
+
+    pub fn runs() -> u32 {
+        3
+    }
+    pub fn overtake_margin_bp() -> u32 {
+        100
+    }
+    pub fn drift_bound_bp() -> u32 {
+        500
+    }
+    pub fn health_deadline_s() -> u64 {
+        600
+    }
+    pub fn hardware_class() -> String {
+        "cpu".into()
+    }
+    pub fn memory_limit_mb() -> u64 {
+        1024
+    }
+    pub fn engine_config_path() -> String {
+        "engine.toml".into()
+    }
+    pub fn input_len() -> LengthDist {
+        LengthDist::Uniform { min: 64, max: 256 }
+    }
+    pub fn output_len() -> LengthDist {
+        LengthDist::Uniform { min: 16, max: 64 }
+    }
+    pub fn sla_bound_ms() -> u64 {
+        1000
+    }
+    pub fn min_rate_milli_rps() -> u64 {
+        500
+    }
+    pub fn max_rate_milli_rps() -> u64 {
+        64_000
+    }
+    pub fn min_probe_duration_ms() -> u64 {
+        10_000
+    }
+    pub fn min_probe_requests() -> u32 {
+        130
+    }
+    pub fn warmup_requests() -> u32 {
+        10
+    }
+    pub fn rate_tolerance_bp() -> u32 {
+        500
+    }
+    pub fn entry_deadline_s() -> u64 {
+        3600
+    }
+    pub fn correctness_items() -> u32 {
+        2000
+    }
+    pub fn group_size() -> u32 {
+        3
+    }
+    pub fn group_mean_bound_micro_nats() -> u64 {
+        200_000
+    }
+    pub fn item_bound_micro_nats() -> u64 {
+        2_000_000
+    }
+    pub fn top_k() -> u32 {
+        20
+    }
+    pub fn correctness_input_len() -> LengthDist {
+        LengthDist::Uniform { min: 16, max: 64 }
+    }
+    pub fn correctness_output_tokens() -> u32 {
+        16
+    }
+    pub fn denied_paths() -> Vec<String> {
+        vec![
+            ".github/**".into(),
+            ".gitmodules".into(),
+            ".gitattributes".into(),
+            "**/.gitattributes".into(),
+        ]
+    }
+    pub fn allowed_modes() -> Vec<String> {
+        vec!["100644".into()]
+    }
+    pub fn max_diff_bytes() -> u64 {
+        1 << 20
+    }
+    pub fn max_line_bytes() -> u64 {
+        4096
+    }
+}

@@ -1,0 +1,374 @@
+//! A submission and the pipeline it walks (`000_1688748f3ef56e34.txt`, Pipeline), with
+//! the transition table of DESIGN.md §2 enforced: an illegal move is an error, never a
+//! silent overwrite.
+
+use std::fmt;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::ModelError;
+use super::ids::{CampaignId, MinerId, Sha256Hex, Timestamp};
+
+/// The 15 pipeline states of `000_1688748f3ef56e34.txt`, in its order.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum PipelineState {
+    /// The on-chain commitment is seen and recorded.
+    Committed,
+    /// The worker claims the gates job.
+    PickedUp,
+    /// The patch bytes hash to the commitment.
+    Fetched,
+    /// Registered miner; every `index` blob id matches the pinned baseline.
+    Verified,
+    /// The diff applies cleanly onto the baseline checkout.
+    Applied,
+    /// Path constraints hold.
+    SurfaceOk,
+    /// The build is running.
+    Building,
+    /// The engine image is pushed (only where a registry is used).
+    ImagePushed,
+    /// The candidate engine exists and is pinned by digest.
+    Built,
+    /// Waiting for a round.
+    BenchQueued,
+    /// Seated in a live round.
+    RoundAssigned,
+    /// The entry never ran because of infrastructure; one requeue.
+    InfraFailed,
+    /// The round finished and the entry holds a speedup score.
+    Scored,
+    /// The entry ran and failed correctness or the SLA, or crashed at startup.
+    Disqualified,
+    /// The submission never ran (a gate or the build failed).
+    Rejected,
+}
+
+impl PipelineState {
+    /// All states in the order of `000_1688748f3ef56e34.txt`.
+    pub const ALL: [PipelineState; 15] = [
+        PipelineState::Committed,
+        PipelineState::PickedUp,
+        PipelineState::Fetched,
+        PipelineState::Verified,
+        PipelineState::Applied,
+        PipelineState::SurfaceOk,
+        PipelineState::Building,
+        PipelineState::ImagePushed,
+        PipelineState::Built,
+        PipelineState::BenchQueued,
+        PipelineState::RoundAssigned,
+        PipelineState::InfraFailed,
+        PipelineState::Scored,
+        PipelineState::Disqualified,
+        PipelineState::Rejected,
+    ];
+
+    /// The snake_case name used in records and on the site.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            PipelineState::Committed => "committed",
+            PipelineState::PickedUp => "picked_up",
+            PipelineState::Fetched => "fetched",
+            PipelineState::Verified => "verified",
+            PipelineState::Applied => "applied",
+            PipelineState::SurfaceOk => "surface_ok",
+            PipelineState::Building => "building",
+            PipelineState::ImagePushed => "image_pushed",
+            PipelineState::Built => "built",
+            PipelineState::BenchQueued => "bench_queued",
+            PipelineState::RoundAssigned => "round_assigned",
+            PipelineState::InfraFailed => "infra_failed",
+            PipelineState::Scored => "scored",
+            PipelineState::Disqualified => "disqualified",
+            PipelineState::Rejected => "rejected",
+        }
+    }
+
+    /// Whether `self → to` is a legal move (DESIGN.md §2): linear from `committed` to
+    /// `bench_queued` (`image_pushed` only where a registry is used, so `building → built`
+    /// is legal too); `rejected` from `picked_up` through `building`; `round_assigned →
+    /// scored | disqualified | infra_failed`; `infra_failed → bench_queued` (the caller
+    /// enforces "once" with [`Submission::requeues`]).
+    pub fn can_move_to(self, to: PipelineState) -> bool {
+        use PipelineState::*;
+        matches!(
+            (self, to),
+            (Committed, PickedUp)
+                | (PickedUp, Fetched)
+                | (Fetched, Verified)
+                | (Verified, Applied)
+                | (Applied, SurfaceOk)
+                | (SurfaceOk, Building)
+                | (Building, ImagePushed)
+                | (Building, Built)
+                | (ImagePushed, Built)
+                | (Built, BenchQueued)
+                | (BenchQueued, RoundAssigned)
+                | (RoundAssigned, Scored | Disqualified | InfraFailed)
+                | (InfraFailed, BenchQueued)
+                | (
+                    PickedUp | Fetched | Verified | Applied | SurfaceOk | Building,
+                    Rejected
+                )
+        )
+    }
+
+    /// Whether no further move can leave this state (given a spent requeue for
+    /// `infra_failed`).
+    pub fn is_final(self) -> bool {
+        matches!(
+            self,
+            PipelineState::Scored | PipelineState::Disqualified | PipelineState::Rejected
+        )
+    }
+}
+
+impl fmt::Display for PipelineState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The gate that produced a rejection (DESIGN.md §2), so a miner sees which step failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Gate {
+    /// sha256 of the bytes equals the published commitment.
+    Fetched,
+    /// Registered miner; blob ids match the pinned baseline.
+    Verified,
+    /// Path and content rules on libgit2's parse of the diff.
+    SurfaceOk,
+    /// libgit2 applies the diff onto a fresh worktree.
+    Applied,
+    /// The build (for the built-in engine: the patched config parses and is in range).
+    Build,
+}
+
+impl fmt::Display for Gate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Gate::Fetched => "fetched",
+            Gate::Verified => "verified",
+            Gate::SurfaceOk => "surface_ok",
+            Gate::Applied => "applied",
+            Gate::Build => "build",
+        })
+    }
+}
+
+/// What an event records.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(
+    tag = "kind",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
+pub enum EventKind {
+    /// The submission moved to `to`.
+    Transition {
+        /// The new state.
+        to: PipelineState,
+        /// For `rejected`: the gate that failed.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        gate: Option<Gate>,
+        /// For round outcomes: the round number.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        round: Option<u64>,
+    },
+    /// A later commitment of the same bytes: recorded here, not as a new submission
+    /// (`000_1688748f3ef56e34.txt`: later duplicates are skipped, including your own).
+    Duplicate {
+        /// Who committed the duplicate.
+        miner: MinerId,
+        /// The duplicate's commitment.
+        commitment: Sha256Hex,
+    },
+}
+
+/// One entry of a submission's event log.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Event {
+    /// When it happened.
+    pub at: Timestamp,
+    /// What happened.
+    #[serde(flatten)]
+    pub kind: EventKind,
+    /// Why, in words a miner can act on (which gate, path and rule; which round entry).
+    pub reason: String,
+}
+
+/// A submission record: `data/<campaign>/submissions/<sha256>.json`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Submission {
+    /// sha256 of the exact diff bytes: the dedupe key.
+    pub sha256: Sha256Hex,
+    /// The campaign it was committed to.
+    pub campaign: CampaignId,
+    /// The miner whose commitment came first.
+    pub miner: MinerId,
+    /// The commitment the miner published (what `fetched` checks).
+    pub commitment: Sha256Hex,
+    /// Size of the diff, bytes.
+    pub size_bytes: u64,
+    /// The current state: always the `to` of the last transition event.
+    pub state: PipelineState,
+    /// Times it went `infra_failed → bench_queued` (at most 1).
+    #[serde(default)]
+    pub requeues: u32,
+    /// Every transition and duplicate, oldest first.
+    pub events: Vec<Event>,
+}
+
+impl Submission {
+    /// A new record in state `committed`, with its first event.
+    pub fn committed(
+        sha256: Sha256Hex,
+        campaign: CampaignId,
+        miner: MinerId,
+        commitment: Sha256Hex,
+        size_bytes: u64,
+        at: Timestamp,
+    ) -> Self {
+        Self {
+            sha256,
+            campaign,
+            miner,
+            commitment,
+            size_bytes,
+            state: PipelineState::Committed,
+            requeues: 0,
+            events: vec![Event {
+                at,
+                kind: EventKind::Transition {
+                    to: PipelineState::Committed,
+                    gate: None,
+                    round: None,
+                },
+                reason: "commitment recorded".into(),
+            }],
+        }
+    }
+
+    /// Moves to `to`, appending an event. Errors with [`ModelError::IllegalTransition`] for
+    /// a move the table forbids, and for a second `infra_failed → bench_queued` requeue.
+    pub fn transition(
+        &mut self,
+        to: PipelineState,
+        at: Timestamp,
+        reason: impl Into<String>,
+    ) -> Result<(), ModelError> {
+        self.transition_with(to, at, reason, None, None)
+    }
+
+    /// Moves to `rejected`, naming the gate that failed.
+    pub fn reject(
+        &mut self,
+        gate: Gate,
+        at: Timestamp,
+        reason: impl Into<String>,
+    ) -> Result<(), ModelError> {
+        self.transition_with(PipelineState::Rejected, at, reason, Some(gate), None)
+    }
+
+    /// Moves to a round outcome (`round_assigned`, `scored`, `disqualified`,
+    /// `infra_failed`), naming the round.
+    pub fn round_transition(
+        &mut self,
+        to: PipelineState,
+        round: u64,
+        at: Timestamp,
+        reason: impl Into<String>,
+    ) -> Result<(), ModelError> {
+        self.transition_with(to, at, reason, None, Some(round))
+    }
+
+    fn transition_with(
+        &mut self,
+        to: PipelineState,
+        at: Timestamp,
+        reason: impl Into<String>,
+        gate: Option<Gate>,
+        round: Option<u64>,
+    ) -> Result<(), ModelError> {
+        let requeue = self.state == PipelineState::InfraFailed && to == PipelineState::BenchQueued;
+        if !self.state.can_move_to(to) || (requeue && self.requeues >= 1) {
+            return Err(ModelError::IllegalTransition {
+                submission: self.sha256.to_string(),
+                from: self.state,
+                to,
+            });
+        }
+        if requeue {
+            self.requeues += 1;
+        }
+        self.state = to;
+        self.events.push(Event {
+            at,
+            kind: EventKind::Transition { to, gate, round },
+            reason: reason.into(),
+        });
+        Ok(())
+    }
+
+    /// Records a later commitment of the same bytes as an event on this record.
+    pub fn record_duplicate(&mut self, miner: MinerId, commitment: Sha256Hex, at: Timestamp) {
+        let reason = format!(
+            "duplicate of {} committed first by `{}`; skipped",
+            self.sha256.short(),
+            self.miner
+        );
+        self.events.push(Event {
+            at,
+            kind: EventKind::Duplicate { miner, commitment },
+            reason,
+        });
+    }
+
+    /// Whether an `infra_failed` submission may still be requeued.
+    pub fn can_requeue(&self) -> bool {
+        self.state == PipelineState::InfraFailed && self.requeues == 0
+    }
+
+    /// The reason of the last transition event (for `rejected` and `disqualified`, the
+    /// verdict a miner reads).
+    pub fn last_reason(&self) -> Option<&str> {
+        self.events
+            .iter()
+            .rev()
+            .find(|e| matches!(e.kind, EventKind::Transition { .. }))
+            .map(|e| e.reason.as_str())
+    }
+}
+
+/// `data/<campaign>/miners.json`: registered miners, append-only.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct MinerRegistry {
+    /// Registered miners, oldest first.
+    pub miners: Vec<RegisteredMiner>,
+}
+
+/// One registered miner.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RegisteredMiner {
+    /// The miner id (hotkey).
+    pub id: MinerId,
+    /// When it was registered.
+    pub registered_at: Timestamp,
+}
+
+impl MinerRegistry {
+    /// Whether `id` is registered.
+    pub fn contains(&self, id: &MinerId) -> bool {
+        self.miners.iter().any(|m| &m.id == id)
+    }
+}

@@ -340,7 +340,7 @@ impl Default for Percentile {
 
 impl fmt::Display for Percentile {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.0 % 10 == 0 {
+        if self.0.is_multiple_of(10) {
             write!(f, "p{}", self.0 / 10)
         } else {
             write!(f, "p{}.{}", self.0 / 10, self.0 % 10)
@@ -707,7 +707,7 @@ impl Campaign {
             return field("runs", self.runs.to_string(), "1 to 99");
         }
         let c = &self.correctness;
-        if c.group_size == 0 || c.items == 0 || c.items % c.group_size != 0 {
+        if c.group_size == 0 || c.items == 0 || !c.items.is_multiple_of(c.group_size) {
             return field(
                 "correctness.items",
                 c.items.to_string(),

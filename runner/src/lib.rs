@@ -4,3 +4,14 @@
 #![deny(missing_docs)]
 
 pub mod datadir;
+pub mod correctness;
+pub mod engines;
+pub mod gates;
+pub mod hardware;
+pub mod ingest;
+pub mod journal;
+pub mod leader;
+pub mod load;
+pub mod ratesearch;
+pub mod round;
+pub mod workload;

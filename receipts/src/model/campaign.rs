@@ -548,8 +548,9 @@ impl RateSearchSpec {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CorrectnessSpec {
-    /// Fresh items drawn from `correctnessSeed` (default 2,000); a multiple of
-    /// `group_size`.
+    /// Fresh items drawn from `correctnessSeed` (default 2,000); at least `group_size`.
+    /// Items are grouped in order; when `items` is not a multiple of `group_size` the last,
+    /// smaller group is judged on its own mean.
     #[serde(default = "defaults::correctness_items")]
     pub items: u32,
     /// Items per group, taken in order (default 3).
@@ -707,11 +708,11 @@ impl Campaign {
             return field("runs", self.runs.to_string(), "1 to 99");
         }
         let c = &self.correctness;
-        if c.group_size == 0 || c.items == 0 || !c.items.is_multiple_of(c.group_size) {
+        if c.group_size == 0 || c.items < c.group_size {
             return field(
                 "correctness.items",
                 c.items.to_string(),
-                "a positive multiple of correctness.group_size",
+                "at least correctness.group_size (a last partial group counts as a group)",
             );
         }
         if c.top_k == 0 || c.top_k > 20 {

@@ -191,9 +191,10 @@ pub enum EventKind {
     },
 }
 
-/// One entry of a submission's event log.
+/// One entry of a submission's event log. (No `deny_unknown_fields`: serde does not
+/// support it together with the flattened, tagged `kind`.)
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct Event {
     /// When it happened.
     pub at: Timestamp,

@@ -1,0 +1,244 @@
+//! The data model's rules: campaign parsing, defaults and validation; the pipeline's
+//! transition table; id and percentile rules.
+
+use receipts::model::*;
+
+const MINIMAL: &str = r#"
+id = "demo"
+[model]
+name = "tiny"
+[baseline]
+repo = "baseline"
+commit = "0123456789abcdef0123456789abcdef01234567"
+"#;
+
+fn ts(s: &str) -> Timestamp {
+    s.parse().unwrap()
+}
+
+#[test]
+fn minimal_campaign_gets_every_default() {
+    let c = Campaign::from_toml("campaign.toml", MINIMAL).unwrap();
+    assert_eq!(c.runs, 3);
+    assert_eq!(c.overtake_margin_bp, 100);
+    assert_eq!(c.sla.percentile.permille(), 950);
+    assert_eq!(c.sla.latency, LatencyKind::E2e);
+    assert_eq!(c.sla.bound_ms, 1000);
+    assert_eq!(c.correctness.items, 2000);
+    assert_eq!(c.correctness.group_size, 3);
+    assert_eq!(c.correctness.group_mean_bound_micro_nats, 200_000);
+    assert_eq!(c.correctness.item_bound_micro_nats, 2_000_000);
+    assert_eq!(c.correctness.top_k, 20);
+    assert_eq!(c.baseline.engine_config_path, "engine.toml");
+    assert_eq!(c.backend, Backend::Builtin);
+    // MEASUREMENT.md: send-lag bound max(2 ms, 1 % of the SLA bound).
+    assert_eq!(c.rate_search.effective_send_lag_bound_us(&c.sla), 10_000);
+    let small = Sla { bound_ms: 100, ..c.sla.clone() };
+    assert_eq!(c.rate_search.effective_send_lag_bound_us(&small), 2_000);
+}
+
+#[test]
+fn frozen_toml_round_trips_to_the_same_digest() {
+    let c = Campaign::from_toml("campaign.toml", MINIMAL).unwrap();
+    let frozen = c.to_toml().unwrap();
+    let again = Campaign::from_toml("frozen.toml", &frozen).unwrap();
+    assert_eq!(c, again);
+    assert_eq!(c.digest().unwrap(), again.digest().unwrap());
+    let other = Campaign { runs: 5, ..c.clone() };
+    assert_ne!(c.digest().unwrap(), other.digest().unwrap());
+}
+
+fn invalid(extra_toml: &str, field: &str) {
+    let text = format!("{MINIMAL}\n{extra_toml}");
+    let err = Campaign::from_toml("campaign.toml", &text).unwrap_err().to_string();
+    assert!(err.contains(field), "error `{err}` should name `{field}`");
+}
+
+#[test]
+fn bad_values_are_named() {
+    invalid("runs = 0", "runs");
+    invalid("[sla]\npercentile = \"p100\"", "sla.percentile");
+    invalid("[sla]\nlatency = \"p95\"", "latency");
+    invalid("[correctness]\nitems = 2", "correctness.items");
+    invalid("[correctness]\ntop_k = 21", "correctness.top_k");
+    invalid(
+        "[rate_search]\nmin_rate_milli_rps = 9000\nmax_rate_milli_rps = 10",
+        "min_rate_milli_rps",
+    );
+    invalid("[surface]\nallowed_modes = [\"120000\"]", "surface.allowed_modes");
+    invalid("surprise = 1", "surprise");
+    let bad_commit = MINIMAL.replace("0123456789abcdef0123456789abcdef01234567", "HEAD");
+    let err = Campaign::from_toml("c.toml", &bad_commit).unwrap_err().to_string();
+    assert!(err.contains("baseline.commit") && err.contains("`HEAD`"), "{err}");
+    let bad_id = MINIMAL.replace("\"demo\"", "\"../etc\"");
+    let err = Campaign::from_toml("c.toml", &bad_id).unwrap_err().to_string();
+    assert!(err.contains("../etc"), "{err}");
+}
+
+#[test]
+fn percentiles_parse_print_and_rank() {
+    for (text, permille, shown) in
+        [("p95", 950, "p95"), ("p99.9", 999, "p99.9"), ("50", 500, "p50"), ("p0.1", 1, "p0.1")]
+    {
+        let p: Percentile = text.parse().unwrap();
+        assert_eq!((p.permille(), p.to_string().as_str()), (permille, shown));
+    }
+    for bad in ["p100", "p", "p9.99", "p-1", "p95.", "q95"] {
+        assert!(bad.parse::<Percentile>().is_err(), "{bad}");
+    }
+    let p95: Percentile = "p95".parse().unwrap();
+    // Nearest rank ⌈q·N⌉ (MEASUREMENT.md).
+    assert_eq!(p95.nearest_rank(100), 95);
+    assert_eq!(p95.nearest_rank(101), 96);
+    assert_eq!(p95.nearest_rank(1), 1);
+    assert_eq!("p50".parse::<Percentile>().unwrap().nearest_rank(3), 2);
+    assert_eq!("p99.9".parse::<Percentile>().unwrap().nearest_rank(1000), 999);
+    let sla: Sla = "p95:e2e:300ms".parse().unwrap();
+    assert_eq!((sla.percentile.permille(), sla.latency, sla.bound_ms), (950, LatencyKind::E2e, 300));
+    assert_eq!(sla.to_string(), "p95:e2e:300ms");
+    assert!("p95:e2e".parse::<Sla>().is_err());
+}
+
+#[test]
+fn ids_follow_their_alphabets() {
+    assert!("demo-1".parse::<CampaignId>().is_ok());
+    for bad in ["", "Demo", "a/b", "..", &"a".repeat(65)] {
+        assert!(bad.parse::<CampaignId>().is_err(), "{bad}");
+    }
+    assert!("miner_1.A-b".parse::<MinerId>().is_ok());
+    for bad in ["", ".", "..", "a/b", "<script>"] {
+        assert!(bad.parse::<MinerId>().is_err(), "{bad}");
+    }
+    assert!("AB".repeat(32).parse::<Sha256Hex>().is_err());
+    assert!("ab".repeat(32).parse::<Sha256Hex>().is_ok());
+}
+
+#[test]
+fn timestamps_are_rfc3339_utc() {
+    let t = ts("2026-09-17T15:03:46.123456Z");
+    assert_eq!(t.to_string(), "2026-09-17T15:03:46.123456Z");
+    assert!("2026-09-17T15:03:46+02:00".parse::<Timestamp>().is_err());
+    assert_eq!(ts("2026-09-17T15:03:46Z").millis_until(ts("2026-09-17T15:03:47.5Z")), 1500);
+}
+
+fn submission() -> Submission {
+    Submission::committed(
+        Sha256Hex::digest(b"diff"),
+        "demo".parse().unwrap(),
+        "alice".parse().unwrap(),
+        Sha256Hex::digest(b"diff"),
+        4,
+        ts("2026-09-17T12:00:00Z"),
+    )
+}
+
+#[test]
+fn pipeline_walks_the_linear_path_and_records_reasons() {
+    use PipelineState::*;
+    let mut s = submission();
+    let at = ts("2026-09-17T12:00:01Z");
+    for to in [
+        PickedUp,
+        Fetched,
+        Verified,
+        Applied,
+        SurfaceOk,
+        Building,
+        Built,
+        BenchQueued,
+        RoundAssigned,
+        Scored,
+    ] {
+        s.transition(to, at, format!("to {to}")).unwrap();
+    }
+    assert_eq!(s.state, Scored);
+    assert_eq!(s.events.len(), 11);
+    assert_eq!(s.last_reason(), Some("to scored"));
+    assert!(s.transition(BenchQueued, at, "again").is_err());
+}
+
+#[test]
+fn transition_table_is_exactly_design_section_2() {
+    use PipelineState::*;
+    let legal = [
+        (Committed, PickedUp),
+        (PickedUp, Fetched),
+        (Fetched, Verified),
+        (Verified, Applied),
+        (Applied, SurfaceOk),
+        (SurfaceOk, Building),
+        (Building, ImagePushed),
+        (Building, Built),
+        (ImagePushed, Built),
+        (Built, BenchQueued),
+        (BenchQueued, RoundAssigned),
+        (RoundAssigned, Scored),
+        (RoundAssigned, Disqualified),
+        (RoundAssigned, InfraFailed),
+        (InfraFailed, BenchQueued),
+        (PickedUp, Rejected),
+        (Fetched, Rejected),
+        (Verified, Rejected),
+        (Applied, Rejected),
+        (SurfaceOk, Rejected),
+        (Building, Rejected),
+    ];
+    let mut count = 0;
+    for from in PipelineState::ALL {
+        for to in PipelineState::ALL {
+            let expected = legal.contains(&(from, to));
+            assert_eq!(from.can_move_to(to), expected, "{from} → {to}");
+            count += usize::from(expected);
+        }
+    }
+    assert_eq!(count, legal.len());
+}
+
+#[test]
+fn infra_failed_requeues_once() {
+    use PipelineState::*;
+    let mut s = submission();
+    let at = ts("2026-09-17T12:00:01Z");
+    for to in [PickedUp, Fetched, Verified, Applied, SurfaceOk, Building, Built, BenchQueued] {
+        s.transition(to, at, "").unwrap();
+    }
+    s.round_transition(RoundAssigned, 1, at, "seated").unwrap();
+    s.round_transition(InfraFailed, 1, at, "drift").unwrap();
+    assert!(s.can_requeue());
+    s.transition(BenchQueued, at, "requeued once").unwrap();
+    s.round_transition(RoundAssigned, 2, at, "seated").unwrap();
+    s.round_transition(InfraFailed, 2, at, "drift again").unwrap();
+    assert!(!s.can_requeue());
+    let err = s.transition(BenchQueued, at, "twice").unwrap_err().to_string();
+    assert!(err.contains("infra_failed") && err.contains("bench_queued"), "{err}");
+}
+
+#[test]
+fn rejection_keeps_gate_and_reason_and_duplicates_are_events() {
+    let mut s = submission();
+    let at = ts("2026-09-17T12:00:01Z");
+    s.transition(PipelineState::PickedUp, at, "claimed").unwrap();
+    s.reject(Gate::Fetched, at, "sha256 of the diff does not match the commitment").unwrap();
+    assert_eq!(s.state, PipelineState::Rejected);
+    s.record_duplicate("bob".parse().unwrap(), Sha256Hex::digest(b"x"), at);
+    assert_eq!(s.state, PipelineState::Rejected);
+    assert_eq!(s.last_reason(), Some("sha256 of the diff does not match the commitment"));
+    let json = serde_json::to_value(&s).unwrap();
+    assert_eq!(json["events"][2]["kind"], "transition");
+    assert_eq!(json["events"][2]["gate"], "fetched");
+    assert_eq!(json["events"][3]["kind"], "duplicate");
+    assert_eq!(json["events"][3]["miner"], "bob");
+    let back: Submission = serde_json::from_value(json).unwrap();
+    assert_eq!(back, s);
+}
+
+#[test]
+fn seed_commitment_is_sha256_of_seed_then_salt() {
+    let reveal = SeedReveal::commit(Seed32([1; 32]), Seed32([2; 32]));
+    let mut bytes = vec![1u8; 32];
+    bytes.extend([2u8; 32]);
+    assert_eq!(reveal.commitment, Sha256Hex::digest(&bytes));
+    assert!(reveal.is_consistent());
+    let forged = SeedReveal { seed: Seed32([3; 32]), ..reveal };
+    assert!(!forged.is_consistent());
+}

@@ -44,3 +44,15 @@ pub fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
     }
     result
 }
+
+/// Reads at most `limit + 1` bytes of `path`, so a caller comparing the length with
+/// `limit` can refuse an oversized file without reading all of it.
+///
+/// Errors: the underlying I/O error.
+pub fn read_limited(path: &Path, limit: usize) -> io::Result<Vec<u8>> {
+    use std::io::Read;
+    let file = fs::File::open(path)?;
+    let mut bytes = Vec::new();
+    file.take(limit as u64 + 1).read_to_end(&mut bytes)?;
+    Ok(bytes)
+}

@@ -3,5 +3,12 @@
 //! without pulling a runtime.
 #![deny(missing_docs)]
 
+pub mod bundle;
+pub mod canonical;
+pub mod dsse;
 pub mod fsutil;
+pub mod keys;
 pub mod model;
+pub mod schema;
+pub mod statement;
+pub mod verify;

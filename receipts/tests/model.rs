@@ -33,7 +33,10 @@ fn minimal_campaign_gets_every_default() {
     assert_eq!(c.backend, Backend::Builtin);
     // MEASUREMENT.md: send-lag bound max(2 ms, 1 % of the SLA bound).
     assert_eq!(c.rate_search.effective_send_lag_bound_us(&c.sla), 10_000);
-    let small = Sla { bound_ms: 100, ..c.sla.clone() };
+    let small = Sla {
+        bound_ms: 100,
+        ..c.sla.clone()
+    };
     assert_eq!(c.rate_search.effective_send_lag_bound_us(&small), 2_000);
 }
 
@@ -44,13 +47,18 @@ fn frozen_toml_round_trips_to_the_same_digest() {
     let again = Campaign::from_toml("frozen.toml", &frozen).unwrap();
     assert_eq!(c, again);
     assert_eq!(c.digest().unwrap(), again.digest().unwrap());
-    let other = Campaign { runs: 5, ..c.clone() };
+    let other = Campaign {
+        runs: 5,
+        ..c.clone()
+    };
     assert_ne!(c.digest().unwrap(), other.digest().unwrap());
 }
 
 fn invalid(extra_toml: &str, field: &str) {
     let text = format!("{MINIMAL}\n{extra_toml}");
-    let err = Campaign::from_toml("campaign.toml", &text).unwrap_err().to_string();
+    let err = Campaign::from_toml("campaign.toml", &text)
+        .unwrap_err()
+        .to_string();
     assert!(err.contains(field), "error `{err}` should name `{field}`");
 }
 
@@ -65,21 +73,34 @@ fn bad_values_are_named() {
         "[rate_search]\nmin_rate_milli_rps = 9000\nmax_rate_milli_rps = 10",
         "min_rate_milli_rps",
     );
-    invalid("[surface]\nallowed_modes = [\"120000\"]", "surface.allowed_modes");
+    invalid(
+        "[surface]\nallowed_modes = [\"120000\"]",
+        "surface.allowed_modes",
+    );
     invalid("surprise = 1", "surprise");
     let bad_commit = MINIMAL.replace("0123456789abcdef0123456789abcdef01234567", "HEAD");
-    let err = Campaign::from_toml("c.toml", &bad_commit).unwrap_err().to_string();
-    assert!(err.contains("baseline.commit") && err.contains("`HEAD`"), "{err}");
+    let err = Campaign::from_toml("c.toml", &bad_commit)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("baseline.commit") && err.contains("`HEAD`"),
+        "{err}"
+    );
     let bad_id = MINIMAL.replace("\"demo\"", "\"../etc\"");
-    let err = Campaign::from_toml("c.toml", &bad_id).unwrap_err().to_string();
+    let err = Campaign::from_toml("c.toml", &bad_id)
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("../etc"), "{err}");
 }
 
 #[test]
 fn percentiles_parse_print_and_rank() {
-    for (text, permille, shown) in
-        [("p95", 950, "p95"), ("p99.9", 999, "p99.9"), ("50", 500, "p50"), ("p0.1", 1, "p0.1")]
-    {
+    for (text, permille, shown) in [
+        ("p95", 950, "p95"),
+        ("p99.9", 999, "p99.9"),
+        ("50", 500, "p50"),
+        ("p0.1", 1, "p0.1"),
+    ] {
         let p: Percentile = text.parse().unwrap();
         assert_eq!((p.permille(), p.to_string().as_str()), (permille, shown));
     }
@@ -92,9 +113,15 @@ fn percentiles_parse_print_and_rank() {
     assert_eq!(p95.nearest_rank(101), 96);
     assert_eq!(p95.nearest_rank(1), 1);
     assert_eq!("p50".parse::<Percentile>().unwrap().nearest_rank(3), 2);
-    assert_eq!("p99.9".parse::<Percentile>().unwrap().nearest_rank(1000), 999);
+    assert_eq!(
+        "p99.9".parse::<Percentile>().unwrap().nearest_rank(1000),
+        999
+    );
     let sla: Sla = "p95:e2e:300ms".parse().unwrap();
-    assert_eq!((sla.percentile.permille(), sla.latency, sla.bound_ms), (950, LatencyKind::E2e, 300));
+    assert_eq!(
+        (sla.percentile.permille(), sla.latency, sla.bound_ms),
+        (950, LatencyKind::E2e, 300)
+    );
     assert_eq!(sla.to_string(), "p95:e2e:300ms");
     assert!("p95:e2e".parse::<Sla>().is_err());
 }
@@ -118,7 +145,10 @@ fn timestamps_are_rfc3339_utc() {
     let t = ts("2026-09-17T15:03:46.123456Z");
     assert_eq!(t.to_string(), "2026-09-17T15:03:46.123456Z");
     assert!("2026-09-17T15:03:46+02:00".parse::<Timestamp>().is_err());
-    assert_eq!(ts("2026-09-17T15:03:46Z").millis_until(ts("2026-09-17T15:03:47.5Z")), 1500);
+    assert_eq!(
+        ts("2026-09-17T15:03:46Z").millis_until(ts("2026-09-17T15:03:47.5Z")),
+        1500
+    );
 }
 
 fn submission() -> Submission {
@@ -199,7 +229,16 @@ fn infra_failed_requeues_once() {
     use PipelineState::*;
     let mut s = submission();
     let at = ts("2026-09-17T12:00:01Z");
-    for to in [PickedUp, Fetched, Verified, Applied, SurfaceOk, Building, Built, BenchQueued] {
+    for to in [
+        PickedUp,
+        Fetched,
+        Verified,
+        Applied,
+        SurfaceOk,
+        Building,
+        Built,
+        BenchQueued,
+    ] {
         s.transition(to, at, "").unwrap();
     }
     s.round_transition(RoundAssigned, 1, at, "seated").unwrap();
@@ -207,22 +246,38 @@ fn infra_failed_requeues_once() {
     assert!(s.can_requeue());
     s.transition(BenchQueued, at, "requeued once").unwrap();
     s.round_transition(RoundAssigned, 2, at, "seated").unwrap();
-    s.round_transition(InfraFailed, 2, at, "drift again").unwrap();
+    s.round_transition(InfraFailed, 2, at, "drift again")
+        .unwrap();
     assert!(!s.can_requeue());
-    let err = s.transition(BenchQueued, at, "twice").unwrap_err().to_string();
-    assert!(err.contains("infra_failed") && err.contains("bench_queued"), "{err}");
+    let err = s
+        .transition(BenchQueued, at, "twice")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("infra_failed") && err.contains("bench_queued"),
+        "{err}"
+    );
 }
 
 #[test]
 fn rejection_keeps_gate_and_reason_and_duplicates_are_events() {
     let mut s = submission();
     let at = ts("2026-09-17T12:00:01Z");
-    s.transition(PipelineState::PickedUp, at, "claimed").unwrap();
-    s.reject(Gate::Fetched, at, "sha256 of the diff does not match the commitment").unwrap();
+    s.transition(PipelineState::PickedUp, at, "claimed")
+        .unwrap();
+    s.reject(
+        Gate::Fetched,
+        at,
+        "sha256 of the diff does not match the commitment",
+    )
+    .unwrap();
     assert_eq!(s.state, PipelineState::Rejected);
     s.record_duplicate("bob".parse().unwrap(), Sha256Hex::digest(b"x"), at);
     assert_eq!(s.state, PipelineState::Rejected);
-    assert_eq!(s.last_reason(), Some("sha256 of the diff does not match the commitment"));
+    assert_eq!(
+        s.last_reason(),
+        Some("sha256 of the diff does not match the commitment")
+    );
     let json = serde_json::to_value(&s).unwrap();
     assert_eq!(json["events"][2]["kind"], "transition");
     assert_eq!(json["events"][2]["gate"], "fetched");
@@ -239,6 +294,9 @@ fn seed_commitment_is_sha256_of_seed_then_salt() {
     bytes.extend([2u8; 32]);
     assert_eq!(reveal.commitment, Sha256Hex::digest(&bytes));
     assert!(reveal.is_consistent());
-    let forged = SeedReveal { seed: Seed32([3; 32]), ..reveal };
+    let forged = SeedReveal {
+        seed: Seed32([3; 32]),
+        ..reveal
+    };
     assert!(!forged.is_consistent());
 }

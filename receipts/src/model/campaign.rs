@@ -760,7 +760,7 @@ impl Campaign {
 
     /// The campaign's RFC 8785 canonical JSON bytes, defaults included.
     pub fn canonical_json(&self) -> Result<Vec<u8>, ModelError> {
-        serde_json_canonicalizer::to_vec(self).map_err(|e| ModelError::Canonical {
+        crate::canonical::to_canonical_vec(self).map_err(|e| ModelError::Canonical {
             message: e.to_string(),
         })
     }

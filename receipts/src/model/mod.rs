@@ -5,12 +5,14 @@
 pub mod campaign;
 pub mod hardware;
 pub mod ids;
+pub mod measurement;
 pub mod round;
 pub mod submission;
 
 pub use campaign::*;
 pub use hardware::*;
 pub use ids::*;
+pub use measurement::*;
 pub use round::*;
 pub use submission::*;
 

@@ -54,6 +54,9 @@ pub struct RoundRecord {
     /// Inputs of the round as in-toto ResourceDescriptors: the campaign, miners.json,
     /// each diff (copies under `inputs/`), the baseline commit and images.
     pub inputs: Vec<ResourceDescriptor>,
+    /// Bundle-relative path of the "round opened" statement, signed before any entry ran
+    /// (a DSSE envelope whose predicate is [`RoundOpened`]).
+    pub round_opened: String,
 }
 
 /// A campaign by id and digest.
@@ -374,6 +377,41 @@ pub struct CorrectnessSummary {
     pub items_file: String,
 }
 
+/// The per-item correctness artifact of one entry (`correctness/<entry>.json`): what the
+/// verifier recomputes the verdict from (MEASUREMENT.md §Correctness). Integers only.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CorrectnessItems {
+    /// Top-k logprobs compared per position.
+    pub top_k: u32,
+    /// Items per group, taken in order.
+    pub group_size: u32,
+    /// Bound on every group mean, micro-nats.
+    pub group_mean_bound_micro_nats: u64,
+    /// Bound on every item, micro-nats.
+    pub item_bound_micro_nats: u64,
+    /// Every item, in order.
+    pub items: Vec<CorrectnessItem>,
+}
+
+/// One correctness item of one entry.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CorrectnessItem {
+    /// Item index within the correctness set, from 0.
+    pub index: u32,
+    /// sha256 of the prompt's token ids (canonical JSON list), shared by every entry.
+    pub prompt_sha256: Sha256Hex,
+    /// Prompt length, tokens.
+    pub prompt_tokens: u32,
+    /// The entry's greedy output, token ids.
+    pub output_token_ids: Vec<u32>,
+    /// Distance at each generated position, micro-nats.
+    pub position_micro_nats: Vec<u64>,
+    /// The item's distance: the rounded-half-up mean of `positionMicroNats`.
+    pub distance_micro_nats: u64,
+}
+
 /// One entry of the round (a row of the table in `003_5c846bb873ff4c44.txt`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -392,6 +430,10 @@ pub struct Entry {
     pub status: EntryStatus,
     /// Why it was disqualified.
     pub disqualification: Option<Disqualification>,
+    /// Why it is `infra_failed` (the tree, the client or the scorer failed, or the round
+    /// was `infra_failed`).
+    #[serde(default)]
+    pub infra_failure: Option<String>,
     /// Every run, in order.
     pub runs: Vec<RunSummary>,
     /// Median run throughput, milli-requests/s.

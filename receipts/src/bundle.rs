@@ -1,0 +1,336 @@
+//! Receipt bundles (DESIGN.md §5, RECEIPTS.md): a directory holding `receipt.dsse.json`
+//! and every file that envelope's Statement names. Sealing digests every regular file of
+//! the directory (recursively) into the subjects, signs the Statement and writes the
+//! envelope; this is the function the round executor and `referee seal` call.
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use crate::canonical::CanonicalError;
+use crate::dsse::{Envelope, EnvelopeError, IN_TOTO_PAYLOAD_TYPE, RawEnvelope};
+use crate::fsutil::{read_limited, write_atomic};
+use crate::keys::PrivateKey;
+use crate::model::Sha256Hex;
+use crate::statement::{self, DigestSet, Statement, Subject};
+
+/// File name of the envelope at the root of a bundle; never a subject.
+pub const ENVELOPE_FILE: &str = "receipt.dsse.json";
+
+/// Largest envelope file read, in bytes (16 MiB). A round's predicate holds log tails and
+/// per-entry summaries, not the logs themselves, which are subjects.
+pub const MAX_ENVELOPE_BYTES: usize = 16 << 20;
+
+/// Errors of sealing and reading bundles, naming the file.
+#[derive(Debug, thiserror::Error)]
+pub enum BundleError {
+    /// Reading or writing failed.
+    #[error("{action} `{path}`")]
+    Io {
+        /// What was being done.
+        action: &'static str,
+        /// The file or directory.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: io::Error,
+    },
+    /// A bundle entry that is not a regular file or directory (a symlink, socket, …).
+    #[error("`{name}` in bundle `{dir}` is a {kind}; bundles hold regular files only")]
+    NotRegularFile {
+        /// The bundle directory.
+        dir: PathBuf,
+        /// Its bundle-relative path.
+        name: String,
+        /// What it is (`symlink`, `special file`).
+        kind: &'static str,
+    },
+    /// A file whose relative path is not UTF-8, or breaks the subject name rules.
+    #[error("file `{name}` in bundle `{dir}` cannot be a subject name: {rule}")]
+    BadFileName {
+        /// The bundle directory.
+        dir: PathBuf,
+        /// The path, lossily decoded.
+        name: String,
+        /// The rule it breaks.
+        rule: &'static str,
+    },
+    /// No signer was given.
+    #[error("sealing needs at least one signing key")]
+    NoSigners,
+    /// The predicate does not fit its type's schema (or is not an object).
+    #[error("predicate does not fit `{predicate_type}`: {message}")]
+    Predicate {
+        /// The predicateType.
+        predicate_type: String,
+        /// What does not fit.
+        message: String,
+    },
+    /// The Statement could not be emitted canonically (a float in the predicate, …).
+    #[error("encoding the statement")]
+    Canonical(#[source] CanonicalError),
+    /// An envelope that cannot be read.
+    #[error("reading envelope `{path}`")]
+    Envelope {
+        /// The envelope file.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: EnvelopeError,
+    },
+}
+
+/// What [`seal_bundle`] produced.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SealedBundle {
+    /// sha256 of the Statement (payload) bytes: what the next round's `previousReceipt`
+    /// records.
+    pub statement_digest: Sha256Hex,
+    /// Number of subjects (files) in the Statement.
+    pub subjects: usize,
+    /// Where the envelope was written (`<dir>/receipt.dsse.json`).
+    pub envelope_path: PathBuf,
+}
+
+/// A file found under a bundle directory.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BundleEntry {
+    /// Bundle-relative path with `/` separators (lossy if not UTF-8).
+    pub name: String,
+    /// Its full path.
+    pub path: PathBuf,
+    /// What it is.
+    pub kind: EntryKind,
+}
+
+/// The kind of a [`BundleEntry`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EntryKind {
+    /// A regular file with a UTF-8 relative path.
+    File,
+    /// A symbolic link (never followed).
+    Symlink,
+    /// A socket, FIFO or device.
+    Special,
+    /// A regular file whose relative path is not UTF-8.
+    NonUtf8Name,
+}
+
+/// Seals `dir` into a bundle: every regular file under it except the top-level
+/// `receipt.dsse.json` becomes a subject (sorted by name, relative paths with `/`), the
+/// Statement of `predicate_type`/`predicate` is signed by every signer and written to
+/// `dir/receipt.dsse.json` atomically (replacing an earlier one).
+///
+/// Checks everything before writing: nothing is written on error.
+///
+/// Errors: [`BundleError::NoSigners`]; [`BundleError::NotRegularFile`] for a symlink or
+/// special file; [`BundleError::BadFileName`] for a non-UTF-8 or otherwise unusable name;
+/// [`BundleError::Predicate`] when the predicate is not an object or does not fit the
+/// schema of a referee predicate type ([`statement::check_predicate`]);
+/// [`BundleError::Canonical`] for a float in the predicate; [`BundleError::Io`].
+pub fn seal_bundle(
+    dir: &Path,
+    predicate_type: &str,
+    predicate: &Value,
+    signers: &[&PrivateKey],
+) -> Result<SealedBundle, BundleError> {
+    if signers.is_empty() {
+        return Err(BundleError::NoSigners);
+    }
+    statement::check_predicate(predicate_type, predicate).map_err(|message| {
+        BundleError::Predicate {
+            predicate_type: predicate_type.to_owned(),
+            message,
+        }
+    })?;
+    let mut subjects = Vec::new();
+    for entry in list_files(dir)? {
+        match entry.kind {
+            EntryKind::File => {}
+            EntryKind::Symlink | EntryKind::Special => {
+                return Err(BundleError::NotRegularFile {
+                    dir: dir.to_owned(),
+                    name: entry.name,
+                    kind: if entry.kind == EntryKind::Symlink {
+                        "symlink"
+                    } else {
+                        "special file"
+                    },
+                });
+            }
+            EntryKind::NonUtf8Name => {
+                return Err(BundleError::BadFileName {
+                    dir: dir.to_owned(),
+                    name: entry.name,
+                    rule: "not UTF-8",
+                });
+            }
+        }
+        if let Err(rule) = check_subject_name(&entry.name) {
+            return Err(BundleError::BadFileName {
+                dir: dir.to_owned(),
+                name: entry.name,
+                rule,
+            });
+        }
+        let sha256 = file_sha256(&entry.path).map_err(|source| BundleError::Io {
+            action: "hashing",
+            path: entry.path.clone(),
+            source,
+        })?;
+        subjects.push(Subject {
+            name: entry.name,
+            digest: DigestSet { sha256 },
+        });
+    }
+    let count = subjects.len();
+    let statement = Statement::new(subjects, predicate_type, predicate.clone());
+    let envelope = sign_statement(&statement, signers)?;
+    let statement_digest = Sha256Hex::digest(&envelope.payload);
+    let bytes = envelope.to_file_bytes().map_err(BundleError::Canonical)?;
+    let envelope_path = dir.join(ENVELOPE_FILE);
+    write_atomic(&envelope_path, &bytes, 0o644).map_err(|source| BundleError::Io {
+        action: "writing envelope",
+        path: envelope_path.clone(),
+        source,
+    })?;
+    Ok(SealedBundle {
+        statement_digest,
+        subjects: count,
+        envelope_path,
+    })
+}
+
+/// Signs `statement` (its canonical bytes are the payload) with every signer. Used for
+/// the "round opened" statement, written as a file into the bundle before sealing.
+///
+/// Errors: [`BundleError::NoSigners`]; [`BundleError::Canonical`] when the predicate
+/// holds a float or an out-of-range integer.
+pub fn sign_statement(
+    statement: &Statement,
+    signers: &[&PrivateKey],
+) -> Result<Envelope, BundleError> {
+    if signers.is_empty() {
+        return Err(BundleError::NoSigners);
+    }
+    let payload = statement.to_payload().map_err(BundleError::Canonical)?;
+    Ok(Envelope::sign(IN_TOTO_PAYLOAD_TYPE, payload, signers))
+}
+
+/// sha256 of the Statement bytes inside the envelope at `envelope_path`, for the next
+/// round's `previousReceipt`. Reads the envelope strictly but does not verify it: verify
+/// the bundle first where that matters.
+///
+/// Errors: [`BundleError::Io`]; [`BundleError::Envelope`] for a malformed envelope.
+pub fn read_statement_digest(envelope_path: &Path) -> Result<Sha256Hex, BundleError> {
+    let bytes =
+        read_limited(envelope_path, MAX_ENVELOPE_BYTES).map_err(|source| BundleError::Io {
+            action: "reading envelope",
+            path: envelope_path.to_owned(),
+            source,
+        })?;
+    let envelope = RawEnvelope::parse(&bytes, MAX_ENVELOPE_BYTES)
+        .and_then(|(raw, _)| raw.decode())
+        .map_err(|source| BundleError::Envelope {
+            path: envelope_path.to_owned(),
+            source,
+        })?;
+    Ok(Sha256Hex::digest(&envelope.payload))
+}
+
+/// Every file under `dir` except the top-level [`ENVELOPE_FILE`], sorted by name. Symlinks
+/// are listed, never followed; directories are descended.
+///
+/// Errors: [`BundleError::Io`] when a directory cannot be read.
+pub fn list_files(dir: &Path) -> Result<Vec<BundleEntry>, BundleError> {
+    let mut out = Vec::new();
+    walk(dir, "", true, &mut out)?;
+    out.retain(|e| e.name != ENVELOPE_FILE);
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(out)
+}
+
+/// Lists `dir` into `out`; `prefix` is its bundle-relative path plus `/`, and
+/// `prefix_utf8` whether that path was UTF-8 all the way down.
+fn walk(
+    dir: &Path,
+    prefix: &str,
+    prefix_utf8: bool,
+    out: &mut Vec<BundleEntry>,
+) -> Result<(), BundleError> {
+    let io_err = |source| BundleError::Io {
+        action: "listing bundle directory",
+        path: dir.to_owned(),
+        source,
+    };
+    for item in fs::read_dir(dir).map_err(io_err)? {
+        let item = item.map_err(io_err)?;
+        let file_type = item.file_type().map_err(io_err)?;
+        let os_name = item.file_name();
+        let (part, utf8) = match os_name.to_str() {
+            Some(s) => (s.to_owned(), true),
+            None => (os_name.to_string_lossy().into_owned(), false),
+        };
+        let name = format!("{prefix}{part}");
+        let path = item.path();
+        if file_type.is_dir() {
+            walk(&path, &format!("{name}/"), prefix_utf8 && utf8, out)?;
+            continue;
+        }
+        let kind = if file_type.is_symlink() {
+            EntryKind::Symlink
+        } else if !file_type.is_file() {
+            EntryKind::Special
+        } else if !(utf8 && prefix_utf8) {
+            EntryKind::NonUtf8Name
+        } else {
+            EntryKind::File
+        };
+        out.push(BundleEntry { name, path, kind });
+    }
+    Ok(())
+}
+
+/// Checks a subject name: a relative path of `/`-separated segments, none empty, `.` or
+/// `..`, with no `\`, NUL or other control character (RECEIPTS.md, Verification step 6:
+/// no `..`, no absolute path), and not the envelope itself.
+///
+/// Errors: the rule the name breaks.
+pub fn check_subject_name(name: &str) -> Result<(), &'static str> {
+    if name.is_empty() {
+        return Err("empty name");
+    }
+    if name.starts_with('/') {
+        return Err("absolute path");
+    }
+    if name.contains('\\') {
+        return Err("contains a backslash");
+    }
+    if name.chars().any(char::is_control) {
+        return Err("contains a control character");
+    }
+    if name == ENVELOPE_FILE {
+        return Err("names the envelope itself");
+    }
+    for segment in name.split('/') {
+        match segment {
+            "" => return Err("empty path segment"),
+            "." | ".." => return Err("`.` or `..` segment"),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// sha256 of a file's bytes, streamed.
+///
+/// Errors: the I/O error.
+pub fn file_sha256(path: &Path) -> io::Result<Sha256Hex> {
+    let mut file = fs::File::open(path)?;
+    let mut hasher = Sha256::new();
+    io::copy(&mut file, &mut hasher)?;
+    Ok(Sha256Hex::from_bytes(hasher.finalize().into()))
+}

@@ -1,0 +1,142 @@
+//! JSON in and out: RFC 8785 (JCS) canonical emission for everything referee writes, and a
+//! strict parser for everything it reads (RECEIPTS.md, Statement and Verification step 1).
+//!
+//! Emission goes through `serde_json_canonicalizer` after a walk that refuses every JSON
+//! float and every integer of magnitude 2^53 or more (RECEIPTS.md, Numbers: JCS rounds
+//! numbers to doubles, and other languages' bindings turn `3` into `3.0`). Reading goes
+//! through [`parse_strict`], a hand-written validator that refuses what `serde_json`
+//! silently accepts (it keeps the last of two duplicate keys), before `serde_json` builds
+//! the value.
+
+mod strict;
+
+pub use strict::{DEFAULT_MAX_DEPTH, StrictJsonError, from_slice_strict, parse_strict};
+
+use serde::Serialize;
+use serde_json::Value;
+
+/// The largest magnitude an integer in an emitted payload may have: 2^53 − 1, the largest
+/// integer every JSON reader holds exactly (RECEIPTS.md, Numbers; RFC 7493 §2.2).
+pub const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
+
+/// Why a value could not be emitted as canonical JSON.
+#[derive(Debug, thiserror::Error)]
+pub enum CanonicalError {
+    /// The value does not serialize to JSON (e.g. a map with non-string keys).
+    #[error("serializing to JSON: {message}")]
+    Serialize {
+        /// serde_json's message.
+        message: String,
+    },
+    /// A JSON float, which receipts never carry (RECEIPTS.md, Numbers).
+    #[error("float `{value}` at `{path}`: payloads carry integers only")]
+    Float {
+        /// JSON pointer of the number, e.g. `/predicate/scoreRatio`.
+        path: String,
+        /// The number as serde_json prints it.
+        value: String,
+    },
+    /// An integer of magnitude 2^53 or more.
+    #[error("integer `{value}` at `{path}` is not below 2^53 in magnitude")]
+    IntegerOutOfRange {
+        /// JSON pointer of the number.
+        path: String,
+        /// The number.
+        value: String,
+    },
+}
+
+/// The RFC 8785 canonical bytes of `value`: object keys sorted by UTF-16 code units, no
+/// whitespace, minimal string escaping, UTF-8.
+///
+/// Errors: [`CanonicalError::Float`] or [`CanonicalError::IntegerOutOfRange`] naming the
+/// JSON pointer of the first offending number; [`CanonicalError::Serialize`] when the value
+/// is not JSON.
+pub fn to_canonical_vec<T: Serialize + ?Sized>(value: &T) -> Result<Vec<u8>, CanonicalError> {
+    let value = serde_json::to_value(value).map_err(|e| CanonicalError::Serialize {
+        message: e.to_string(),
+    })?;
+    check_integers(&value)?;
+    serde_json_canonicalizer::to_vec(&value).map_err(|e| CanonicalError::Serialize {
+        message: e.to_string(),
+    })
+}
+
+/// Checks that every number in `value` is an integer below 2^53 in magnitude.
+///
+/// Errors: [`CanonicalError::Float`] or [`CanonicalError::IntegerOutOfRange`] with the JSON
+/// pointer (RFC 6901) of the first offending number in document order.
+pub fn check_integers(value: &Value) -> Result<(), CanonicalError> {
+    let mut path = Vec::new();
+    walk_numbers(value, &mut path)
+}
+
+fn walk_numbers(value: &Value, path: &mut Vec<String>) -> Result<(), CanonicalError> {
+    match value {
+        Value::Number(n) => {
+            let in_range = match (n.as_u64(), n.as_i64()) {
+                (Some(u), _) => Some(u <= MAX_SAFE_INTEGER),
+                (None, Some(i)) => Some(i.unsigned_abs() <= MAX_SAFE_INTEGER),
+                (None, None) => None,
+            };
+            match in_range {
+                Some(true) => Ok(()),
+                Some(false) => Err(CanonicalError::IntegerOutOfRange {
+                    path: pointer(path),
+                    value: n.to_string(),
+                }),
+                None => Err(CanonicalError::Float {
+                    path: pointer(path),
+                    value: n.to_string(),
+                }),
+            }
+        }
+        Value::Array(items) => {
+            for (index, item) in items.iter().enumerate() {
+                path.push(index.to_string());
+                walk_numbers(item, path)?;
+                path.pop();
+            }
+            Ok(())
+        }
+        Value::Object(map) => {
+            for (key, item) in map {
+                path.push(key.clone());
+                walk_numbers(item, path)?;
+                path.pop();
+            }
+            Ok(())
+        }
+        Value::Null | Value::Bool(_) | Value::String(_) => Ok(()),
+    }
+}
+
+/// The first key of `object` that is not one of `known` but equals one of them up to
+/// case (e.g. `PayloadType` next to `payloadType`), with the known key it collides with.
+/// Another parser might read such a key as the known one (RECEIPTS.md, Verification
+/// step 1: no case-fold collisions with known keys).
+pub fn case_fold_collision(
+    object: &serde_json::Map<String, Value>,
+    known: &[&'static str],
+) -> Option<(String, &'static str)> {
+    object.keys().find_map(|key| {
+        if known.contains(&key.as_str()) {
+            return None;
+        }
+        let folded = key.to_lowercase();
+        known
+            .iter()
+            .find(|k| k.to_lowercase() == folded)
+            .map(|k| (key.clone(), *k))
+    })
+}
+
+/// An RFC 6901 JSON pointer of `segments` (`~` → `~0`, `/` → `~1`).
+pub(crate) fn pointer(segments: &[String]) -> String {
+    let mut out = String::new();
+    for segment in segments {
+        out.push('/');
+        out.push_str(&segment.replace('~', "~0").replace('/', "~1"));
+    }
+    out
+}

@@ -1,0 +1,388 @@
+//! The strict JSON reader (RECEIPTS.md, Verification step 1): a small hand-written
+//! RFC 8259 validator that refuses duplicate object keys at any depth — also keys equal
+//! only after unescaping (`"a"` and `"\u0061"`) — invalid UTF-8, lone surrogate escapes,
+//! inputs over a size limit and nesting deeper than [`DEFAULT_MAX_DEPTH`]. Only input that
+//! passes is handed to `serde_json`, which on its own keeps the last duplicate silently.
+
+use std::collections::HashSet;
+
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use super::pointer;
+
+/// Deepest nesting of arrays and objects accepted: below `serde_json`'s recursion limit
+/// (127 levels), so everything this validator accepts `serde_json` also builds.
+pub const DEFAULT_MAX_DEPTH: usize = 100;
+
+/// Why input is not strict JSON. Offsets are byte offsets into the input.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StrictJsonError {
+    /// The input is larger than the caller's limit.
+    #[error("input is {size} bytes, over the limit of {limit} bytes")]
+    TooLarge {
+        /// Input size in bytes.
+        size: usize,
+        /// The limit in bytes.
+        limit: usize,
+    },
+    /// The bytes are not UTF-8.
+    #[error("invalid UTF-8 at byte {offset}")]
+    InvalidUtf8 {
+        /// First invalid byte.
+        offset: usize,
+    },
+    /// A `\uD800`–`\uDFFF` escape that is not half of a surrogate pair.
+    #[error("lone surrogate escape at byte {offset}")]
+    LoneSurrogate {
+        /// Offset of the backslash.
+        offset: usize,
+    },
+    /// An object holds the same key twice (compared after unescaping).
+    #[error("duplicate key `{key}` in the object at `{path}`")]
+    DuplicateKey {
+        /// JSON pointer of the object holding the duplicate (empty for the root).
+        path: String,
+        /// The key, unescaped.
+        key: String,
+    },
+    /// Nesting deeper than [`DEFAULT_MAX_DEPTH`].
+    #[error("nesting deeper than {limit} at byte {offset}")]
+    TooDeep {
+        /// Where the limit was crossed.
+        offset: usize,
+        /// The limit.
+        limit: usize,
+    },
+    /// Not JSON at all.
+    #[error("invalid JSON at byte {offset}: expected {expected}")]
+    Syntax {
+        /// Where the parse failed.
+        offset: usize,
+        /// What the grammar wanted there.
+        expected: &'static str,
+    },
+    /// Valid JSON that does not fit the requested type.
+    #[error("{message}")]
+    Shape {
+        /// serde_json's message, naming the field.
+        message: String,
+    },
+}
+
+/// Parses `bytes` as strict JSON of at most `limit` bytes.
+///
+/// Errors: [`StrictJsonError`], naming the byte offset or the JSON pointer of the problem.
+pub fn parse_strict(bytes: &[u8], limit: usize) -> Result<Value, StrictJsonError> {
+    validate(bytes, limit)?;
+    serde_json::from_slice(bytes).map_err(|e| StrictJsonError::Shape {
+        message: e.to_string(),
+    })
+}
+
+/// Parses `bytes` strictly (as [`parse_strict`]) into `T`.
+///
+/// Errors: [`StrictJsonError`]; a value of the wrong shape is [`StrictJsonError::Shape`]
+/// with serde's message naming the field.
+pub fn from_slice_strict<T: DeserializeOwned>(
+    bytes: &[u8],
+    limit: usize,
+) -> Result<T, StrictJsonError> {
+    validate(bytes, limit)?;
+    serde_json::from_slice(bytes).map_err(|e| StrictJsonError::Shape {
+        message: e.to_string(),
+    })
+}
+
+fn validate(bytes: &[u8], limit: usize) -> Result<(), StrictJsonError> {
+    if bytes.len() > limit {
+        return Err(StrictJsonError::TooLarge {
+            size: bytes.len(),
+            limit,
+        });
+    }
+    if let Err(e) = std::str::from_utf8(bytes) {
+        return Err(StrictJsonError::InvalidUtf8 {
+            offset: e.valid_up_to(),
+        });
+    }
+    let mut parser = Validator {
+        bytes,
+        pos: 0,
+        path: Vec::new(),
+    };
+    parser.skip_whitespace();
+    parser.value(0)?;
+    parser.skip_whitespace();
+    if parser.pos != bytes.len() {
+        return Err(parser.syntax("end of input"));
+    }
+    Ok(())
+}
+
+/// A recursive-descent validator over UTF-8 input.
+struct Validator<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+    /// Keys and indexes from the root to the current value, for error paths.
+    path: Vec<String>,
+}
+
+impl Validator<'_> {
+    fn syntax(&self, expected: &'static str) -> StrictJsonError {
+        StrictJsonError::Syntax {
+            offset: self.pos,
+            expected,
+        }
+    }
+
+    fn peek(&self) -> Option<u8> {
+        self.bytes.get(self.pos).copied()
+    }
+
+    fn skip_whitespace(&mut self) {
+        while matches!(self.peek(), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+            self.pos += 1;
+        }
+    }
+
+    fn expect(&mut self, byte: u8, expected: &'static str) -> Result<(), StrictJsonError> {
+        if self.peek() == Some(byte) {
+            self.pos += 1;
+            Ok(())
+        } else {
+            Err(self.syntax(expected))
+        }
+    }
+
+    fn value(&mut self, depth: usize) -> Result<(), StrictJsonError> {
+        match self.peek() {
+            Some(b'{') => self.object(depth + 1),
+            Some(b'[') => self.array(depth + 1),
+            Some(b'"') => self.string().map(drop),
+            Some(b'-' | b'0'..=b'9') => self.number(),
+            Some(b't') => self.literal(b"true"),
+            Some(b'f') => self.literal(b"false"),
+            Some(b'n') => self.literal(b"null"),
+            _ => Err(self.syntax("a value")),
+        }
+    }
+
+    fn check_depth(&self, depth: usize) -> Result<(), StrictJsonError> {
+        if depth > DEFAULT_MAX_DEPTH {
+            Err(StrictJsonError::TooDeep {
+                offset: self.pos,
+                limit: DEFAULT_MAX_DEPTH,
+            })
+        } else {
+            Ok(())
+        }
+    }
+
+    fn object(&mut self, depth: usize) -> Result<(), StrictJsonError> {
+        self.check_depth(depth)?;
+        self.pos += 1;
+        self.skip_whitespace();
+        if self.peek() == Some(b'}') {
+            self.pos += 1;
+            return Ok(());
+        }
+        let mut keys = HashSet::new();
+        loop {
+            if self.peek() != Some(b'"') {
+                return Err(self.syntax("a string key"));
+            }
+            let key = self.string()?;
+            if !keys.insert(key.clone()) {
+                return Err(StrictJsonError::DuplicateKey {
+                    path: pointer(&self.path),
+                    key,
+                });
+            }
+            self.skip_whitespace();
+            self.expect(b':', "`:`")?;
+            self.skip_whitespace();
+            self.path.push(key);
+            self.value(depth)?;
+            self.path.pop();
+            self.skip_whitespace();
+            match self.peek() {
+                Some(b',') => {
+                    self.pos += 1;
+                    self.skip_whitespace();
+                }
+                Some(b'}') => {
+                    self.pos += 1;
+                    return Ok(());
+                }
+                _ => return Err(self.syntax("`,` or `}`")),
+            }
+        }
+    }
+
+    fn array(&mut self, depth: usize) -> Result<(), StrictJsonError> {
+        self.check_depth(depth)?;
+        self.pos += 1;
+        self.skip_whitespace();
+        if self.peek() == Some(b']') {
+            self.pos += 1;
+            return Ok(());
+        }
+        let mut index = 0usize;
+        loop {
+            self.path.push(index.to_string());
+            self.value(depth)?;
+            self.path.pop();
+            index += 1;
+            self.skip_whitespace();
+            match self.peek() {
+                Some(b',') => {
+                    self.pos += 1;
+                    self.skip_whitespace();
+                }
+                Some(b']') => {
+                    self.pos += 1;
+                    return Ok(());
+                }
+                _ => return Err(self.syntax("`,` or `]`")),
+            }
+        }
+    }
+
+    fn literal(&mut self, word: &'static [u8]) -> Result<(), StrictJsonError> {
+        if self.bytes[self.pos..].starts_with(word) {
+            self.pos += word.len();
+            Ok(())
+        } else {
+            Err(self.syntax("`true`, `false` or `null`"))
+        }
+    }
+
+    fn digits(&mut self) -> usize {
+        let start = self.pos;
+        while matches!(self.peek(), Some(b'0'..=b'9')) {
+            self.pos += 1;
+        }
+        self.pos - start
+    }
+
+    /// `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?` (RFC 8259 §6).
+    fn number(&mut self) -> Result<(), StrictJsonError> {
+        if self.peek() == Some(b'-') {
+            self.pos += 1;
+        }
+        match self.peek() {
+            Some(b'0') => self.pos += 1,
+            Some(b'1'..=b'9') => {
+                self.digits();
+            }
+            _ => return Err(self.syntax("a digit")),
+        }
+        if self.peek() == Some(b'.') {
+            self.pos += 1;
+            if self.digits() == 0 {
+                return Err(self.syntax("a digit after `.`"));
+            }
+        }
+        if matches!(self.peek(), Some(b'e' | b'E')) {
+            self.pos += 1;
+            if matches!(self.peek(), Some(b'+' | b'-')) {
+                self.pos += 1;
+            }
+            if self.digits() == 0 {
+                return Err(self.syntax("a digit in the exponent"));
+            }
+        }
+        Ok(())
+    }
+
+    fn hex4(&mut self) -> Result<u16, StrictJsonError> {
+        let digits = self
+            .bytes
+            .get(self.pos..self.pos + 4)
+            .ok_or_else(|| self.syntax("four hex digits"))?;
+        let mut value = 0u16;
+        for &d in digits {
+            let nibble = (d as char)
+                .to_digit(16)
+                .ok_or_else(|| self.syntax("four hex digits"))?;
+            value = value * 16 + nibble as u16;
+        }
+        self.pos += 4;
+        Ok(value)
+    }
+
+    /// Reads a string starting at its opening quote and returns it unescaped. The input is
+    /// already known to be UTF-8, so raw bytes are copied through.
+    fn string(&mut self) -> Result<String, StrictJsonError> {
+        self.pos += 1;
+        let mut out: Vec<u8> = Vec::new();
+        loop {
+            let Some(byte) = self.peek() else {
+                return Err(self.syntax("`\"`"));
+            };
+            match byte {
+                b'"' => {
+                    self.pos += 1;
+                    // Raw bytes came from valid UTF-8 and escapes were encoded as UTF-8, so
+                    // this only fails on a bug; report it as invalid UTF-8 rather than panic.
+                    return String::from_utf8(out).map_err(|e| StrictJsonError::InvalidUtf8 {
+                        offset: self.pos - e.as_bytes().len(),
+                    });
+                }
+                b'\\' => {
+                    let escape_at = self.pos;
+                    self.pos += 1;
+                    let Some(kind) = self.peek() else {
+                        return Err(self.syntax("an escape"));
+                    };
+                    self.pos += 1;
+                    let ch = match kind {
+                        b'"' => '"',
+                        b'\\' => '\\',
+                        b'/' => '/',
+                        b'b' => '\u{8}',
+                        b'f' => '\u{c}',
+                        b'n' => '\n',
+                        b'r' => '\r',
+                        b't' => '\t',
+                        b'u' => self.unicode_escape(escape_at)?,
+                        _ => {
+                            self.pos -= 1;
+                            return Err(self.syntax("one of `\"\\/bfnrtu` after `\\`"));
+                        }
+                    };
+                    let mut buf = [0u8; 4];
+                    out.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
+                }
+                0x00..=0x1f => return Err(self.syntax("no raw control character in a string")),
+                _ => {
+                    out.push(byte);
+                    self.pos += 1;
+                }
+            }
+        }
+    }
+
+    /// The character of a `\uXXXX` escape (the `\u` already read), joining a surrogate
+    /// pair written as two escapes; a lone half is [`StrictJsonError::LoneSurrogate`].
+    fn unicode_escape(&mut self, escape_at: usize) -> Result<char, StrictJsonError> {
+        let first = self.hex4()?;
+        let code = match first {
+            0xD800..=0xDBFF => {
+                if !self.bytes[self.pos..].starts_with(b"\\u") {
+                    return Err(StrictJsonError::LoneSurrogate { offset: escape_at });
+                }
+                self.pos += 2;
+                let second = self.hex4()?;
+                if !(0xDC00..=0xDFFF).contains(&second) {
+                    return Err(StrictJsonError::LoneSurrogate { offset: escape_at });
+                }
+                0x10000 + ((u32::from(first) - 0xD800) << 10) + (u32::from(second) - 0xDC00)
+            }
+            0xDC00..=0xDFFF => return Err(StrictJsonError::LoneSurrogate { offset: escape_at }),
+            _ => u32::from(first),
+        };
+        char::from_u32(code).ok_or(StrictJsonError::LoneSurrogate { offset: escape_at })
+    }
+}

@@ -1,0 +1,623 @@
+//! Ed25519 keys and the keyring (RECEIPTS.md §Keys).
+//!
+//! Private keys are `<name>.key` files holding the 32-byte seed as 64 lowercase hex
+//! characters, mode 0600; loading one that group or others can read is an error. Public
+//! keys are `<name>.pub` files holding the securesystemslib key dict (`keytype`, `scheme`,
+//! `keyval.public`) plus its `keyid`, securesystemslib's default keyid. Weak (small-order)
+//! public keys are refused wherever a key is loaded, and signatures are only ever checked
+//! with `verify_strict`. No key material appears in `Debug`, `Display` or any error.
+
+use std::fmt;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use ed25519_dalek::{Signer, SigningKey, VerifyingKey};
+use rand_core::{OsRng, RngCore};
+use serde::{Deserialize, Serialize};
+
+use crate::canonical::{self, StrictJsonError};
+use crate::fsutil::{read_limited, write_atomic};
+use crate::model::{Sha256Hex, Timestamp};
+
+/// `keytype` and `scheme` of every referee key (securesystemslib's names).
+pub const ED25519: &str = "ed25519";
+
+/// Largest key or keyring file read, in bytes (a keyring of thousands of keys fits).
+pub const MAX_KEY_FILE_BYTES: usize = 1 << 20;
+
+/// Errors of key and keyring handling. None carries key material.
+#[derive(Debug, thiserror::Error)]
+pub enum KeyError {
+    /// Reading or writing a key file failed.
+    #[error("{action} `{path}`")]
+    Io {
+        /// What was being done (`reading private key`, `writing public key`, …).
+        action: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: io::Error,
+    },
+    /// A private key file that group or others may read.
+    #[error(
+        "private key `{path}` has mode {mode:o}: group and others must have no access (chmod 600)"
+    )]
+    LoosePermissions {
+        /// The file.
+        path: PathBuf,
+        /// Its permission bits.
+        mode: u32,
+    },
+    /// A private key file that is not 64 lowercase hex characters (plus an optional
+    /// newline).
+    #[error(
+        "private key `{path}` is malformed: expected 64 lowercase hex characters (a 32-byte seed)"
+    )]
+    MalformedPrivateKey {
+        /// The file.
+        path: PathBuf,
+    },
+    /// A public key that is not 32 bytes of hex, not a curve point, or a weak
+    /// (small-order) point.
+    #[error("public key in `{source_name}` at `{field}` is {problem}")]
+    BadPublicKey {
+        /// The file (or `<input>`).
+        source_name: String,
+        /// The field, e.g. `keyval.public` or `[2].keyval.public`.
+        field: String,
+        /// What is wrong: `not 64 hex characters`, `not a curve point`, `a weak (small-order) key`.
+        problem: &'static str,
+    },
+    /// `keytype` or `scheme` other than `ed25519`.
+    #[error("`{source_name}` field `{field}` is `{value}`, expected `ed25519`")]
+    UnsupportedKeyType {
+        /// The file.
+        source_name: String,
+        /// `keytype` or `scheme`.
+        field: String,
+        /// The value found.
+        value: String,
+    },
+    /// A `keyid` that is not the securesystemslib keyid of the key.
+    #[error("`{source_name}` field `{field}` is `{found}` but the key's keyid is `{expected}`")]
+    KeyidMismatch {
+        /// The file.
+        source_name: String,
+        /// The field.
+        field: String,
+        /// What the file says.
+        found: String,
+        /// The keyid computed from the key.
+        expected: String,
+    },
+    /// A key or keyring file that is not strict JSON of the expected shape.
+    #[error("parsing `{path}`")]
+    Json {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: StrictJsonError,
+    },
+    /// `keygen` refuses to overwrite.
+    #[error("`{path}` already exists; refusing to overwrite a key")]
+    AlreadyExists {
+        /// The existing file.
+        path: PathBuf,
+    },
+    /// The OS random source failed.
+    #[error("reading the OS random source: {message}")]
+    Random {
+        /// The source's message.
+        message: String,
+    },
+    /// A key added to a keyring that already holds it.
+    #[error("the keyring already holds key `{keyid}`")]
+    DuplicateKey {
+        /// Its keyid.
+        keyid: String,
+    },
+    /// A validity window that ends before it starts.
+    #[error("key `{keyid}`: validUntil `{valid_until}` is before validFrom `{valid_from}`")]
+    BadValidity {
+        /// Its keyid.
+        keyid: String,
+        /// Start.
+        valid_from: Timestamp,
+        /// End.
+        valid_until: Timestamp,
+    },
+    /// Canonical JSON could not be produced (never for key files in practice).
+    #[error("encoding `{path}`")]
+    Canonical {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: canonical::CanonicalError,
+    },
+}
+
+/// securesystemslib's default keyid of an Ed25519 public key: lowercase hex sha256 of the
+/// canonical bytes `{"keytype":"ed25519","keyval":{"public":"<64 hex>"},"scheme":"ed25519"}`
+/// (RECEIPTS.md §Envelope). For the RFC 8032 TEST 1 key it is
+/// `74c181c7ad8a0855d4b55e44d2ba87aabdddb196832571f15f92fece332e4916`.
+pub fn keyid_of(public: &[u8; 32]) -> String {
+    // The dict has only fixed ASCII strings and hex, so it is written canonically by hand.
+    let dict = format!(
+        r#"{{"keytype":"ed25519","keyval":{{"public":"{}"}},"scheme":"ed25519"}}"#,
+        hex::encode(public)
+    );
+    Sha256Hex::digest(dict.as_bytes()).to_string()
+}
+
+/// A validated Ed25519 public key (a curve point that is not of small order) with its
+/// keyid.
+#[derive(Clone, PartialEq, Eq)]
+pub struct PublicKey {
+    key: VerifyingKey,
+    keyid: String,
+}
+
+impl PublicKey {
+    /// Validates 32 bytes as a public key; `source_name` and `field` go into errors.
+    ///
+    /// Errors: [`KeyError::BadPublicKey`] when the bytes are not a curve point or the
+    /// point is weak (small order, `VerifyingKey::is_weak`).
+    pub fn from_bytes(bytes: &[u8; 32], source_name: &str, field: &str) -> Result<Self, KeyError> {
+        let bad = |problem| KeyError::BadPublicKey {
+            source_name: source_name.to_owned(),
+            field: field.to_owned(),
+            problem,
+        };
+        let key = VerifyingKey::from_bytes(bytes).map_err(|_| bad("not a curve point"))?;
+        if key.is_weak() {
+            return Err(bad("a weak (small-order) key"));
+        }
+        Ok(Self::from_verifying_key(key))
+    }
+
+    /// Validates 64 lowercase hex characters as a public key.
+    ///
+    /// Errors: as [`PublicKey::from_bytes`], plus `not 64 lowercase hex characters`.
+    pub fn from_hex(text: &str, source_name: &str, field: &str) -> Result<Self, KeyError> {
+        let bytes = decode_hex32(text).ok_or_else(|| KeyError::BadPublicKey {
+            source_name: source_name.to_owned(),
+            field: field.to_owned(),
+            problem: "not 64 lowercase hex characters",
+        })?;
+        Self::from_bytes(&bytes, source_name, field)
+    }
+
+    fn from_verifying_key(key: VerifyingKey) -> Self {
+        Self {
+            keyid: keyid_of(key.as_bytes()),
+            key,
+        }
+    }
+
+    /// The securesystemslib keyid (64 lowercase hex characters).
+    pub fn keyid(&self) -> &str {
+        &self.keyid
+    }
+
+    /// The 32 raw bytes.
+    pub fn as_bytes(&self) -> &[u8; 32] {
+        self.key.as_bytes()
+    }
+
+    /// The 64 lowercase hex characters of `keyval.public`.
+    pub fn to_hex(&self) -> String {
+        hex::encode(self.key.as_bytes())
+    }
+
+    /// Whether `signature` is a valid Ed25519 signature of `message` under this key, by
+    /// `verify_strict` (RFC 8032 with canonical `R` and `S` and no small-order `R`). Any
+    /// signature that is not exactly 64 bytes is invalid.
+    pub fn verify_strict(&self, message: &[u8], signature: &[u8]) -> bool {
+        let Ok(bytes) = <[u8; 64]>::try_from(signature) else {
+            return false;
+        };
+        let signature = ed25519_dalek::Signature::from_bytes(&bytes);
+        self.key.verify_strict(message, &signature).is_ok()
+    }
+
+    /// The `.pub` file form.
+    pub fn to_file(&self) -> PublicKeyFile {
+        PublicKeyFile {
+            keytype: ED25519.to_owned(),
+            scheme: ED25519.to_owned(),
+            keyval: KeyVal {
+                public: self.to_hex(),
+            },
+            keyid: self.keyid.clone(),
+        }
+    }
+
+    /// Reads and validates a `.pub` file.
+    ///
+    /// Errors: [`KeyError::Io`], [`KeyError::Json`], [`KeyError::UnsupportedKeyType`],
+    /// [`KeyError::BadPublicKey`], [`KeyError::KeyidMismatch`].
+    pub fn load(path: &Path) -> Result<Self, KeyError> {
+        let bytes = read_key_file(path, "reading public key")?;
+        let file: PublicKeyFile = canonical::from_slice_strict(&bytes, MAX_KEY_FILE_BYTES)
+            .map_err(|source| KeyError::Json {
+                path: path.to_owned(),
+                source,
+            })?;
+        file.validate(&path.display().to_string(), "")
+    }
+}
+
+impl fmt::Debug for PublicKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "PublicKey({})", self.keyid)
+    }
+}
+
+/// An Ed25519 signing key. Its `Debug` shows only the keyid; the seed is zeroized on drop
+/// (ed25519-dalek's `zeroize` feature).
+pub struct PrivateKey {
+    signing: SigningKey,
+    public: PublicKey,
+}
+
+impl PrivateKey {
+    /// The key of a 32-byte RFC 8032 seed ("secret key").
+    pub fn from_seed(seed: &[u8; 32]) -> Self {
+        let signing = SigningKey::from_bytes(seed);
+        let public = PublicKey::from_verifying_key(signing.verifying_key());
+        Self { signing, public }
+    }
+
+    /// A fresh key from the OS random source (`rand_core::OsRng`, getrandom).
+    ///
+    /// Errors: [`KeyError::Random`].
+    pub fn generate() -> Result<Self, KeyError> {
+        let mut seed = [0u8; 32];
+        OsRng
+            .try_fill_bytes(&mut seed)
+            .map_err(|e| KeyError::Random {
+                message: e.to_string(),
+            })?;
+        let key = Self::from_seed(&seed);
+        seed.fill(0);
+        Ok(key)
+    }
+
+    /// Reads a `.key` file: 64 lowercase hex characters, optionally followed by one `\n`.
+    ///
+    /// Errors: [`KeyError::LoosePermissions`] when group or others have any access (Unix);
+    /// [`KeyError::MalformedPrivateKey`]; [`KeyError::Io`].
+    pub fn load(path: &Path) -> Result<Self, KeyError> {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let meta = std::fs::metadata(path).map_err(|source| KeyError::Io {
+                action: "reading private key",
+                path: path.to_owned(),
+                source,
+            })?;
+            let mode = meta.permissions().mode() & 0o777;
+            if mode & 0o077 != 0 {
+                return Err(KeyError::LoosePermissions {
+                    path: path.to_owned(),
+                    mode,
+                });
+            }
+        }
+        let mut bytes = read_key_file(path, "reading private key")?;
+        let text = bytes.strip_suffix(b"\n").unwrap_or(&bytes);
+        let seed = std::str::from_utf8(text).ok().and_then(decode_hex32);
+        bytes.fill(0);
+        let mut seed = seed.ok_or_else(|| KeyError::MalformedPrivateKey {
+            path: path.to_owned(),
+        })?;
+        let key = Self::from_seed(&seed);
+        seed.fill(0);
+        Ok(key)
+    }
+
+    /// Its public key.
+    pub fn public(&self) -> &PublicKey {
+        &self.public
+    }
+
+    /// The keyid of its public key.
+    pub fn keyid(&self) -> &str {
+        self.public.keyid()
+    }
+
+    /// The 64-byte Ed25519 signature of `message` (deterministic, RFC 8032).
+    pub fn sign(&self, message: &[u8]) -> [u8; 64] {
+        self.signing.sign(message).to_bytes()
+    }
+
+    /// The `.key` file bytes: the seed as hex plus a newline.
+    fn to_file_bytes(&self) -> Vec<u8> {
+        let mut text = hex::encode(self.signing.to_bytes()).into_bytes();
+        text.push(b'\n');
+        text
+    }
+}
+
+impl fmt::Debug for PrivateKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "PrivateKey({})", self.public.keyid)
+    }
+}
+
+/// `keyval` of a securesystemslib key dict.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KeyVal {
+    /// 64 lowercase hex characters.
+    pub public: String,
+}
+
+/// The `.pub` file: the securesystemslib key dict plus its keyid (RECEIPTS.md §Keys).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PublicKeyFile {
+    /// `ed25519`.
+    pub keytype: String,
+    /// `ed25519`.
+    pub scheme: String,
+    /// The public key.
+    pub keyval: KeyVal,
+    /// securesystemslib's default keyid ([`keyid_of`]).
+    pub keyid: String,
+}
+
+impl PublicKeyFile {
+    /// Checks the dict and returns the key; `prefix` is prepended to field names in
+    /// errors (e.g. `[3].` in a keyring).
+    ///
+    /// Errors: [`KeyError::UnsupportedKeyType`], [`KeyError::BadPublicKey`],
+    /// [`KeyError::KeyidMismatch`].
+    pub fn validate(&self, source_name: &str, prefix: &str) -> Result<PublicKey, KeyError> {
+        for (field, value) in [("keytype", &self.keytype), ("scheme", &self.scheme)] {
+            if value != ED25519 {
+                return Err(KeyError::UnsupportedKeyType {
+                    source_name: source_name.to_owned(),
+                    field: format!("{prefix}{field}"),
+                    value: value.clone(),
+                });
+            }
+        }
+        let key = PublicKey::from_hex(
+            &self.keyval.public,
+            source_name,
+            &format!("{prefix}keyval.public"),
+        )?;
+        if key.keyid() != self.keyid {
+            return Err(KeyError::KeyidMismatch {
+                source_name: source_name.to_owned(),
+                field: format!("{prefix}keyid"),
+                found: self.keyid.clone(),
+                expected: key.keyid().to_owned(),
+            });
+        }
+        Ok(key)
+    }
+}
+
+/// Generates a key pair: `<out>.key` (the seed as hex, mode 0600) and `<out>.pub` (the
+/// [`PublicKeyFile`], canonical JSON). Both are written atomically; nothing is
+/// overwritten.
+///
+/// Errors: [`KeyError::AlreadyExists`] when either file exists; [`KeyError::Random`];
+/// [`KeyError::Io`].
+pub fn generate_key_pair(out: &Path) -> Result<PublicKeyFile, KeyError> {
+    let key_path = with_suffix(out, ".key");
+    let pub_path = with_suffix(out, ".pub");
+    for path in [&key_path, &pub_path] {
+        if path.symlink_metadata().is_ok() {
+            return Err(KeyError::AlreadyExists { path: path.clone() });
+        }
+    }
+    let key = PrivateKey::generate()?;
+    let file = key.public().to_file();
+    let pub_bytes = canonical::to_canonical_vec(&file).map_err(|source| KeyError::Canonical {
+        path: pub_path.clone(),
+        source,
+    })?;
+    let mut key_bytes = key.to_file_bytes();
+    let written = write_atomic(&key_path, &key_bytes, 0o600);
+    key_bytes.fill(0);
+    written.map_err(|source| KeyError::Io {
+        action: "writing private key",
+        path: key_path.clone(),
+        source,
+    })?;
+    write_atomic(&pub_path, &pub_bytes, 0o644).map_err(|source| KeyError::Io {
+        action: "writing public key",
+        path: pub_path,
+        source,
+    })?;
+    Ok(file)
+}
+
+/// `<out>.key` / `<out>.pub`: the suffix is appended to the whole file name.
+fn with_suffix(out: &Path, suffix: &str) -> PathBuf {
+    let mut name = out.as_os_str().to_owned();
+    name.push(suffix);
+    PathBuf::from(name)
+}
+
+fn read_key_file(path: &Path, action: &'static str) -> Result<Vec<u8>, KeyError> {
+    let bytes = read_limited(path, MAX_KEY_FILE_BYTES).map_err(|source| KeyError::Io {
+        action,
+        path: path.to_owned(),
+        source,
+    })?;
+    if bytes.len() > MAX_KEY_FILE_BYTES {
+        return Err(KeyError::Json {
+            path: path.to_owned(),
+            source: StrictJsonError::TooLarge {
+                size: bytes.len(),
+                limit: MAX_KEY_FILE_BYTES,
+            },
+        });
+    }
+    Ok(bytes)
+}
+
+/// 64 lowercase hex characters as 32 bytes.
+fn decode_hex32(text: &str) -> Option<[u8; 32]> {
+    if text.len() != 64 || !text.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
+        return None;
+    }
+    let mut out = [0u8; 32];
+    hex::decode_to_slice(text, &mut out).ok()?;
+    Some(out)
+}
+
+/// One trusted key of the keyring with its validity window.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TrustedKey {
+    /// The key.
+    pub key: PublicKey,
+    /// First instant its signatures count.
+    pub valid_from: Timestamp,
+    /// First instant its signatures no longer count; `None` = open-ended.
+    pub valid_until: Option<Timestamp>,
+}
+
+impl TrustedKey {
+    /// Whether the key is valid at `at`: `validFrom ≤ at < validUntil`.
+    pub fn is_valid_at(&self, at: Timestamp) -> bool {
+        self.valid_from <= at && self.valid_until.is_none_or(|until| at < until)
+    }
+}
+
+/// A keyring entry as stored: the `.pub` dict plus `validFrom`/`validUntil`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct KeyringEntryFile {
+    keytype: String,
+    scheme: String,
+    keyval: KeyVal,
+    keyid: String,
+    valid_from: Timestamp,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    valid_until: Option<Timestamp>,
+}
+
+/// The trusted public keys (`data/keyring.json`, RECEIPTS.md §Keys): a JSON array of
+/// `.pub` dicts each with `validFrom` and optional `validUntil` (RFC 3339 UTC). Keys are
+/// identified by their public key bytes; a keyid is only a hint.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Keyring {
+    keys: Vec<TrustedKey>,
+}
+
+impl Keyring {
+    /// A keyring of `keys`.
+    ///
+    /// Errors: [`KeyError::DuplicateKey`] when a public key appears twice;
+    /// [`KeyError::BadValidity`].
+    pub fn new(keys: Vec<TrustedKey>) -> Result<Self, KeyError> {
+        let mut ring = Self::default();
+        for key in keys {
+            ring.add(key)?;
+        }
+        Ok(ring)
+    }
+
+    /// Reads and validates a keyring file (strict JSON).
+    ///
+    /// Errors: [`KeyError::Io`], [`KeyError::Json`], and per entry the errors of
+    /// [`PublicKeyFile::validate`] with the field prefixed by `[<index>].`, plus
+    /// [`KeyError::DuplicateKey`] and [`KeyError::BadValidity`].
+    pub fn load(path: &Path) -> Result<Self, KeyError> {
+        let bytes = read_key_file(path, "reading keyring")?;
+        let entries: Vec<KeyringEntryFile> =
+            canonical::from_slice_strict(&bytes, MAX_KEY_FILE_BYTES).map_err(|source| {
+                KeyError::Json {
+                    path: path.to_owned(),
+                    source,
+                }
+            })?;
+        let name = path.display().to_string();
+        let mut ring = Self::default();
+        for (index, entry) in entries.into_iter().enumerate() {
+            let file = PublicKeyFile {
+                keytype: entry.keytype,
+                scheme: entry.scheme,
+                keyval: entry.keyval,
+                keyid: entry.keyid,
+            };
+            let key = file.validate(&name, &format!("[{index}]."))?;
+            ring.add(TrustedKey {
+                key,
+                valid_from: entry.valid_from,
+                valid_until: entry.valid_until,
+            })?;
+        }
+        Ok(ring)
+    }
+
+    /// Writes the keyring atomically as canonical JSON, mode 0644.
+    ///
+    /// Errors: [`KeyError::Io`].
+    pub fn save(&self, path: &Path) -> Result<(), KeyError> {
+        let entries: Vec<KeyringEntryFile> = self
+            .keys
+            .iter()
+            .map(|trusted| {
+                let file = trusted.key.to_file();
+                KeyringEntryFile {
+                    keytype: file.keytype,
+                    scheme: file.scheme,
+                    keyval: file.keyval,
+                    keyid: file.keyid,
+                    valid_from: trusted.valid_from,
+                    valid_until: trusted.valid_until,
+                }
+            })
+            .collect();
+        let bytes =
+            canonical::to_canonical_vec(&entries).map_err(|source| KeyError::Canonical {
+                path: path.to_owned(),
+                source,
+            })?;
+        write_atomic(path, &bytes, 0o644).map_err(|source| KeyError::Io {
+            action: "writing keyring",
+            path: path.to_owned(),
+            source,
+        })
+    }
+
+    /// Adds a key.
+    ///
+    /// Errors: [`KeyError::DuplicateKey`] when the same public key is already present;
+    /// [`KeyError::BadValidity`] when `validUntil` < `validFrom`.
+    pub fn add(&mut self, key: TrustedKey) -> Result<(), KeyError> {
+        if self.find(key.key.as_bytes()).is_some() {
+            return Err(KeyError::DuplicateKey {
+                keyid: key.key.keyid().to_owned(),
+            });
+        }
+        if let Some(until) = key.valid_until
+            && until < key.valid_from
+        {
+            return Err(KeyError::BadValidity {
+                keyid: key.key.keyid().to_owned(),
+                valid_from: key.valid_from,
+                valid_until: until,
+            });
+        }
+        self.keys.push(key);
+        Ok(())
+    }
+
+    /// The key with these public key bytes.
+    pub fn find(&self, public: &[u8; 32]) -> Option<&TrustedKey> {
+        self.keys.iter().find(|k| k.key.as_bytes() == public)
+    }
+
+    /// Every key, in file order.
+    pub fn keys(&self) -> &[TrustedKey] {
+        &self.keys
+    }
+}

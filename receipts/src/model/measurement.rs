@@ -1,0 +1,182 @@
+//! Measurement records: what the rate search stores for every probe, run and entry
+//! (MEASUREMENT.md, Throughput at a latency SLA). The round embeds them in its probe log;
+//! `referee bench serve --json` writes the same types. Every number is an integer in the
+//! unit its name carries; latency samples are HdrHistogram V2+DEFLATE blobs in base64
+//! (MEASUREMENT.md, Open loop), from which a verifier recomputes every percentile.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// A probe's verdict.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ProbeVerdict {
+    /// The SLA percentile is certified within the bound at 99 % confidence (MLPerf early
+    /// stopping).
+    Pass,
+    /// It is not: too many over-bound requests for the number sent.
+    Fail,
+    /// The client's send-lag p99 exceeded the bound: the client, not the engine, was
+    /// measured. The search treats it as not passing and the run as invalid.
+    Invalid,
+}
+
+/// Failed requests by kind (MEASUREMENT.md: a failed, timed-out or wrong-length request
+/// counts as over the bound and not as completed).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ErrorCounts {
+    /// The connection was refused or could not be opened.
+    pub connect: u64,
+    /// HTTP 4xx answers.
+    pub http4xx: u64,
+    /// HTTP 5xx answers.
+    pub http5xx: u64,
+    /// A body that is not the OpenAI completions stream (bad SSE or JSON).
+    pub bad_body: u64,
+    /// The request's deadline passed before it finished.
+    pub timeout: u64,
+    /// The stream ended normally with a different number of output tokens than asked.
+    pub short_output: u64,
+    /// The connection closed mid-response.
+    pub connection_closed: u64,
+}
+
+impl ErrorCounts {
+    /// All failed requests.
+    pub fn total(&self) -> u64 {
+        self.connect
+            + self.http4xx
+            + self.http5xx
+            + self.bad_body
+            + self.timeout
+            + self.short_output
+            + self.connection_closed
+    }
+}
+
+/// A probe's latency histograms: HdrHistogram V2+DEFLATE, base64 (the text starts with
+/// `HISTF`), values in µs at 3 significant digits. Latencies are measured from each
+/// request's *scheduled* send time; only completed requests are recorded, except
+/// `send_lag`, which holds every measured request.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ProbeHistograms {
+    /// End-to-end: scheduled send to last byte, µs.
+    pub e2e: String,
+    /// Time to first token from the scheduled send, µs.
+    pub ttft: String,
+    /// Time per output token after the first: (e2e − ttft) ÷ (tokens − 1), µs.
+    pub tpot: String,
+    /// Every gap between consecutive streamed tokens, µs.
+    pub itl: String,
+    /// Actual − scheduled send time, µs.
+    pub send_lag: String,
+}
+
+/// One probe of the rate search: one open-loop run at a fixed rate (MEASUREMENT.md, Probe).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ProbeRecord {
+    /// The run it belongs to, from 0.
+    pub run: u32,
+    /// Its position in the run's search, from 0.
+    pub probe: u32,
+    /// The workload sub-stream its items came from.
+    pub sub_stream: u32,
+    /// Target arrival rate, milli-requests/s.
+    pub rate_milli_rps: u64,
+    /// Warm-up requests sent before the measured ones, excluded from every figure.
+    pub warmup_requests: u32,
+    /// Measured requests sent.
+    pub requests: u32,
+    /// Measured requests completed (no error, within the deadline, exact output length).
+    pub completed: u32,
+    /// Measured requests over the latency bound, failed ones included.
+    pub over_bound: u32,
+    /// The SLA percentile of the SLA latency by nearest rank, µs, failed requests ranked
+    /// last; `None` when that rank falls on a failed request.
+    pub percentile_us: Option<u64>,
+    /// Fewest requests that certify the percentile with `over_bound` over-bound ones
+    /// (MLPerf early stopping, 99 % confidence); `None` when more than 20 are over the
+    /// bound (not computed).
+    pub required_requests: Option<u64>,
+    /// Send lag p50, µs.
+    pub send_lag_p50_us: u64,
+    /// Send lag p99, µs.
+    pub send_lag_p99_us: u64,
+    /// The campaign's send-lag p99 bound applied, µs.
+    pub send_lag_bound_us: u64,
+    /// The verdict.
+    pub verdict: ProbeVerdict,
+    /// Completed ÷ (last completion − first scheduled send), milli-requests/s.
+    pub throughput_milli_rps: u64,
+    /// Last completion − first scheduled send of the measured requests, µs.
+    pub duration_us: u64,
+    /// Prompt bytes of the measured requests.
+    pub input_bytes: u64,
+    /// Output tokens received by the measured requests.
+    pub output_tokens: u64,
+    /// Failures by kind.
+    pub errors: ErrorCounts,
+    /// The latency histograms.
+    pub histograms: ProbeHistograms,
+}
+
+/// One full rate search (MEASUREMENT.md, Run).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RunMeasurement {
+    /// Run number, from 0.
+    pub run: u32,
+    /// Throughput of the highest passing probe, milli-requests/s; `None` when none passed.
+    pub throughput_milli_rps: Option<u64>,
+    /// Target rate of that probe, milli-requests/s.
+    pub rate_milli_rps: Option<u64>,
+    /// Every probe, in the order sent.
+    pub probes: Vec<ProbeRecord>,
+    /// False when any probe's send-lag p99 exceeded the bound.
+    pub valid: bool,
+}
+
+/// Why an entry met no SLA.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SlaUnmetReason {
+    /// A run found no rate whose probe passed, the campaign's minimum included.
+    NoPassingRate,
+    /// The entry's deadline (`rate_search.entry_deadline_s`) expired first.
+    DeadlineExpired,
+}
+
+/// How an entry's measurement ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum MeasurementOutcome {
+    /// Every run found a passing rate.
+    Measured,
+    /// Disqualified with `sla_unmet` (MEASUREMENT.md, Run).
+    SlaUnmet {
+        /// Why.
+        reason: SlaUnmetReason,
+    },
+}
+
+/// All runs of one entry (MEASUREMENT.md, Entry).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EntryMeasurement {
+    /// The runs, in order (fewer than `runs` when one met no SLA: later ones are skipped).
+    pub runs: Vec<RunMeasurement>,
+    /// Median run throughput (the lower middle for an even count), milli-requests/s;
+    /// `None` unless `outcome` is `Measured`.
+    pub throughput_milli_rps: Option<u64>,
+    /// Lowest run throughput, milli-requests/s.
+    pub throughput_min_milli_rps: Option<u64>,
+    /// Highest run throughput, milli-requests/s.
+    pub throughput_max_milli_rps: Option<u64>,
+    /// Whether every run is valid (send lag within bound in every probe).
+    pub valid: bool,
+    /// How it ended.
+    pub outcome: MeasurementOutcome,
+}

@@ -1,0 +1,87 @@
+//! in-toto Statement v1 (in-toto/attestation `spec/v1/statement.md`; RECEIPTS.md
+//! §Statement): the payload of every referee envelope. Subjects are exactly
+//! `{"name", "digest": {"sha256"}}`; the predicate is any JSON object, checked against
+//! the schema of its `predicateType` when that type is one of referee's.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::canonical::{self, CanonicalError};
+use crate::model::{
+    ROUND_OPENED_PREDICATE_TYPE, ROUND_PREDICATE_TYPE, RoundOpened, RoundRecord, Sha256Hex,
+};
+
+/// `_type` of an in-toto Statement v1.
+pub const STATEMENT_TYPE: &str = "https://in-toto.io/Statement/v1";
+
+/// An in-toto Statement v1.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Statement {
+    /// Always [`STATEMENT_TYPE`].
+    #[serde(rename = "_type")]
+    pub statement_type: String,
+    /// The artifacts the statement is about, sorted by name.
+    pub subject: Vec<Subject>,
+    /// The predicate's versioned type URI, e.g. [`ROUND_PREDICATE_TYPE`].
+    #[serde(rename = "predicateType")]
+    pub predicate_type: String,
+    /// The predicate, a JSON object.
+    pub predicate: Value,
+}
+
+/// One subject: a bundle file by relative path and sha256 (RECEIPTS.md: exactly these
+/// fields; sigstore-python rejects a subject without `name`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Subject {
+    /// Bundle-relative path with `/` separators.
+    pub name: String,
+    /// Its digest.
+    pub digest: DigestSet,
+}
+
+/// The digest set of a subject: sha256 only.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DigestSet {
+    /// 64 lowercase hex characters.
+    pub sha256: Sha256Hex,
+}
+
+impl Statement {
+    /// A Statement v1 of `subject` with the given predicate.
+    pub fn new(subject: Vec<Subject>, predicate_type: &str, predicate: Value) -> Self {
+        Self {
+            statement_type: STATEMENT_TYPE.to_owned(),
+            subject,
+            predicate_type: predicate_type.to_owned(),
+            predicate,
+        }
+    }
+
+    /// The payload bytes: RFC 8785 canonical JSON.
+    ///
+    /// Errors: [`CanonicalError`] when the predicate holds a float or an integer of 2^53
+    /// or more.
+    pub fn to_payload(&self) -> Result<Vec<u8>, CanonicalError> {
+        canonical::to_canonical_vec(self)
+    }
+}
+
+/// Checks `predicate` against the schema of `predicate_type`: a JSON object always; for
+/// [`ROUND_PREDICATE_TYPE`] it must deserialize into [`RoundRecord`], for
+/// [`ROUND_OPENED_PREDICATE_TYPE`] into [`RoundOpened`]; other types get no further check.
+/// Unknown fields are ignored (RECEIPTS.md, Verification step 9).
+///
+/// Errors: a message naming the field that does not fit.
+pub fn check_predicate(predicate_type: &str, predicate: &Value) -> Result<(), String> {
+    if !predicate.is_object() {
+        return Err("the predicate is not a JSON object".to_owned());
+    }
+    let result = match predicate_type {
+        ROUND_PREDICATE_TYPE => RoundRecord::deserialize(predicate).map(drop),
+        ROUND_OPENED_PREDICATE_TYPE => RoundOpened::deserialize(predicate).map(drop),
+        _ => Ok(()),
+    };
+    result.map_err(|e| e.to_string())
+}

@@ -1,23 +1,84 @@
-//! `referee campaign …` and `referee miner …` (placeholder until its issue lands).
+//! `referee campaign add` and `referee miner add`: freeze a campaign into the data
+//! directory, register a miner (DESIGN.md §1, One data directory).
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
+use anyhow::Context;
+use receipts::model::{CampaignId, MinerId};
+use runner::datadir::DataDir;
+use runner::ingest::{add_campaign, add_miner};
+
+use super::DataArgs;
+
+/// `referee campaign …`.
 #[derive(clap::Subcommand, Debug)]
 pub enum CampaignCommand {
-    /// Freeze a campaign.toml into the data directory.
-    Add {},
+    /// Freeze a campaign.toml into the data directory: validate it, copy the pinned
+    /// baseline commit into `<data>/<id>/baseline.git`, write the frozen campaign.toml
+    /// with every default, print its digest. Re-adding the same campaign is a no-op.
+    Add(CampaignAddArgs),
 }
 
+/// Arguments of `referee campaign add`.
+#[derive(clap::Args, Debug)]
+pub struct CampaignAddArgs {
+    /// The campaign file; `baseline.repo` is relative to it.
+    pub campaign_toml: PathBuf,
+    #[command(flatten)]
+    pub data: DataArgs,
+}
+
+/// `referee miner …`.
 #[derive(clap::Subcommand, Debug)]
 pub enum MinerCommand {
-    /// Register a miner.
-    Add {},
+    /// Register a miner for a campaign (appends to `<data>/<id>/miners.json`).
+    Add(MinerAddArgs),
 }
 
-pub fn run_campaign(_cmd: CampaignCommand) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`referee campaign add` is not implemented yet")
+/// Arguments of `referee miner add`.
+#[derive(clap::Args, Debug)]
+pub struct MinerAddArgs {
+    /// The miner id (hotkey): `[A-Za-z0-9._-]{1,64}`.
+    pub miner: MinerId,
+    /// The campaign id.
+    #[arg(long)]
+    pub campaign: CampaignId,
+    #[command(flatten)]
+    pub data: DataArgs,
 }
 
-pub fn run_miner(_cmd: MinerCommand) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`referee miner add` is not implemented yet")
+pub fn run_campaign(cmd: CampaignCommand) -> anyhow::Result<ExitCode> {
+    let CampaignCommand::Add(args) = cmd;
+    let data = DataDir::new(&args.data.data);
+    let added = add_campaign(&data, &args.campaign_toml)
+        .with_context(|| format!("adding campaign `{}`", args.campaign_toml.display()))?;
+    let verb = if added.already_frozen {
+        "already frozen"
+    } else {
+        "frozen"
+    };
+    eprintln!(
+        "campaign `{}` {verb} in `{}`",
+        added.campaign.id,
+        added.dir.display()
+    );
+    println!("{}", added.digest);
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn run_miner(cmd: MinerCommand) -> anyhow::Result<ExitCode> {
+    let MinerCommand::Add(args) = cmd;
+    let campaign_dir = DataDir::new(&args.data.data).campaign(&args.campaign);
+    let registered = add_miner(&campaign_dir, &args.miner).with_context(|| {
+        format!(
+            "registering miner `{}` for campaign `{}`",
+            args.miner, args.campaign
+        )
+    })?;
+    println!(
+        "miner `{}` registered for campaign `{}` at {}",
+        registered.id, args.campaign, registered.registered_at
+    );
+    Ok(ExitCode::SUCCESS)
 }

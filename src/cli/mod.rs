@@ -3,6 +3,7 @@
 
 mod bench;
 mod campaign;
+mod demo;
 mod engine;
 mod ingest;
 mod keys;
@@ -10,6 +11,7 @@ mod round;
 mod seal;
 mod verify;
 
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -40,6 +42,9 @@ pub struct DataArgs {
 enum Command {
     /// Generate an ed25519 key pair: `<out>.key` (mode 0600) and `<out>.pub`.
     Keygen(keys::KeygenArgs),
+    /// Trusted public keys: add a `.pub` file to the keyring.
+    #[command(subcommand)]
+    Keyring(keys::KeyringCommand),
     /// Sign a directory of files into a bundle with the given predicate.
     Seal(seal::SealArgs),
     /// Verify receipt bundles: signatures, digests, schema.
@@ -62,6 +67,8 @@ enum Command {
     Status(ingest::StatusArgs),
     /// Run a round: baseline, incumbent and queued challengers; score; seal.
     Round(round::RoundArgs),
+    /// Run the demo end to end: key, campaign, miners, ingest, round, verify.
+    Demo(demo::DemoArgs),
 }
 
 impl Cli {
@@ -70,6 +77,7 @@ impl Cli {
     pub fn run(self) -> anyhow::Result<ExitCode> {
         match self.command {
             Command::Keygen(args) => keys::run(args),
+            Command::Keyring(cmd) => keys::run_keyring(cmd),
             Command::Seal(args) => seal::run(args),
             Command::Verify(args) => verify::run(args),
             Command::Engine(cmd) => engine::run(cmd),
@@ -79,12 +87,13 @@ impl Cli {
             Command::Ingest(args) => ingest::run_ingest(args),
             Command::Status(args) => ingest::run_status(args),
             Command::Round(args) => round::run(args),
+            Command::Demo(args) => demo::run(args),
         }
     }
 }
 
-/// Logs go to stderr; `-v` raises the level, `RUST_LOG` overrides, `NO_COLOR` disables
-/// colour.
+/// Logs go to stderr; `-v` raises the level, `RUST_LOG` overrides; colour only on a
+/// terminal and never with `NO_COLOR` (engine logs captured to files stay plain text).
 pub fn init_logging(verbose: u8) {
     let default = match verbose {
         0 => "info",
@@ -96,6 +105,6 @@ pub fn init_logging(verbose: u8) {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
-        .with_ansi(std::env::var_os("NO_COLOR").is_none())
+        .with_ansi(std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none())
         .try_init();
 }

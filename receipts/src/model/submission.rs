@@ -189,6 +189,17 @@ pub enum EventKind {
         /// The duplicate's commitment.
         commitment: Sha256Hex,
     },
+    /// An earlier commitment of these bytes that did not match them (rejected at
+    /// `fetched`). It never held the slot: the first *valid* commitment of a patch hash wins
+    /// (`000_1688748f3ef56e34.txt`), so this record replaced it and keeps its trace here.
+    Superseded {
+        /// Who made the mismatched commitment.
+        miner: MinerId,
+        /// The mismatched commitment.
+        commitment: Sha256Hex,
+        /// When it was committed.
+        committed_at: Timestamp,
+    },
 }
 
 /// One entry of a submission's event log. (No `deny_unknown_fields`: serde does not
@@ -329,6 +340,42 @@ impl Submission {
         self.events.push(Event {
             at,
             kind: EventKind::Duplicate { miner, commitment },
+            reason,
+        });
+    }
+
+    /// Whether this record lost its slot at `fetched`: its commitment did not match the
+    /// bytes, so a later valid commitment of the same bytes replaces it.
+    pub fn failed_fetch(&self) -> bool {
+        self.state == PipelineState::Rejected
+            && self.events.iter().rev().any(|e| {
+                matches!(
+                    e.kind,
+                    EventKind::Transition {
+                        to: PipelineState::Rejected,
+                        gate: Some(Gate::Fetched),
+                        ..
+                    }
+                )
+            })
+    }
+
+    /// Records, on this new record, the earlier record of the same bytes whose commitment
+    /// did not match them (see [`EventKind::Superseded`]).
+    pub fn record_superseded(&mut self, earlier: &Submission, at: Timestamp) {
+        let committed_at = earlier.events.first().map_or(at, |e| e.at);
+        let reason = format!(
+            "an earlier commitment of these bytes by `{}` did not match them (rejected at fetched: {}); the first valid commitment holds the slot",
+            earlier.miner,
+            earlier.last_reason().unwrap_or("commitment mismatch"),
+        );
+        self.events.push(Event {
+            at,
+            kind: EventKind::Superseded {
+                miner: earlier.miner.clone(),
+                commitment: earlier.commitment.clone(),
+                committed_at,
+            },
             reason,
         });
     }

@@ -1,13 +1,104 @@
-//! `referee engine …` (placeholder until its issue lands).
+//! `referee engine …`: run the built-in reference engine as its own process.
 
+use std::io::Write;
+use std::net::{IpAddr, SocketAddr};
+use std::path::PathBuf;
 use std::process::ExitCode;
+
+use anyhow::Context;
+use engine::config::EngineConfig;
+use engine::server::{self, ServeError, ServeOptions};
 
 #[derive(clap::Subcommand, Debug)]
 pub enum EngineCommand {
-    /// Serve the built-in engine.
-    Serve {},
+    /// Serve the built-in engine over the OpenAI-compatible HTTP API. With `--port 0` the
+    /// first stdout line is `listening on http://<host>:<port>`. Exits with status 1 and a
+    /// CUDA-style message when the config does not fit in `--memory-limit-mb`.
+    Serve(ServeArgs),
 }
 
-pub fn run(_cmd: EngineCommand) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`referee engine serve` is not implemented yet")
+#[derive(clap::Args, Debug)]
+pub struct ServeArgs {
+    /// The engine config (`engine.toml`).
+    #[arg(long)]
+    config: PathBuf,
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1")]
+    host: IpAddr,
+    /// Port to listen on; 0 picks a free one.
+    #[arg(long, default_value_t = 8000)]
+    port: u16,
+    /// Device memory limit in MiB (the campaign's `hardware.memory_limit_mb`).
+    #[arg(long, default_value_t = 81_920)]
+    memory_limit_mb: u64,
+    /// Compute threads; overrides the config's `threads`.
+    #[arg(long)]
+    threads: Option<usize>,
+    /// The model name `/v1/models` lists.
+    #[arg(long, default_value = "referee-builtin")]
+    served_model_name: String,
+}
+
+pub fn run(cmd: EngineCommand) -> anyhow::Result<ExitCode> {
+    match cmd {
+        EngineCommand::Serve(args) => serve(args),
+    }
+}
+
+fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
+    let text = std::fs::read_to_string(&args.config)
+        .with_context(|| format!("reading engine config `{}`", args.config.display()))?;
+    let mut config = EngineConfig::from_toml(&args.config.display().to_string(), &text)?;
+    if let Some(threads) = args.threads {
+        anyhow::ensure!(threads >= 1, "`--threads` must be at least 1");
+        config.threads = threads;
+    }
+    tracing::info!(config = ?config, "engine config `{}`", args.config.display());
+    tracing::info!(cpu_features = %engine::cpu_features(), "matrix kernels chosen from these CPU features");
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting the tokio runtime")?;
+    runtime.block_on(async move {
+        let options = ServeOptions {
+            served_model_name: args.served_model_name,
+            memory_limit_mb: args.memory_limit_mb,
+        };
+        let addr = SocketAddr::new(args.host, args.port);
+        let handle = match server::spawn(config, addr, options).await {
+            Ok(handle) => handle,
+            Err(ServeError::OutOfMemory(oom)) => {
+                eprintln!("{oom}");
+                return Ok(ExitCode::from(1));
+            }
+            Err(err) => return Err(anyhow::Error::new(err)),
+        };
+        let mut stdout = std::io::stdout().lock();
+        writeln!(stdout, "listening on http://{}", handle.local_addr())?;
+        stdout.flush()?;
+        drop(stdout);
+        tracing::info!(addr = %handle.local_addr(), "serving; /health turns 200 once the weights are drawn");
+        shutdown_signal().await?;
+        tracing::info!("shutting down");
+        handle.shutdown().await.context("shutting the server down")?;
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
+/// Resolves on SIGINT or SIGTERM.
+async fn shutdown_signal() -> anyhow::Result<()> {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut term = signal(SignalKind::terminate()).context("installing the SIGTERM handler")?;
+        tokio::select! {
+            result = tokio::signal::ctrl_c() => result.context("waiting for SIGINT")?,
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    tokio::signal::ctrl_c()
+        .await
+        .context("waiting for Ctrl-C")?;
+    Ok(())
 }

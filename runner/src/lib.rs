@@ -5,6 +5,7 @@
 
 pub mod datadir;
 pub mod correctness;
+pub mod demo;
 pub mod engines;
 pub mod gates;
 pub mod hardware;

@@ -1,1 +1,426 @@
-//! placeholder: filled in by its issue.
+//! The SLA rate search (MEASUREMENT.md, Throughput at a latency SLA): nearest-rank
+//! percentiles from histograms, MLPerf's early-stopping rule in exact integer arithmetic,
+//! the probe verdict, and the bracket-then-bisect search of each run with the entry's
+//! median over `runs` runs.
+//!
+//! The search is generic over a [`ProbeExecutor`], so it runs against a real server
+//! ([`crate::load`]) or, in tests, against a simulated server in tokio's paused clock.
+
+use std::future::Future;
+
+use hdrhistogram::Histogram;
+use receipts::model::{
+    EntryMeasurement, MeasurementOutcome, Percentile, ProbeRecord, ProbeVerdict, RateSearchSpec,
+    RunMeasurement, SlaUnmetReason,
+};
+
+use crate::load::LoadError;
+
+/// Runs one probe: an open-loop run at a fixed rate, judged with [`verdict`].
+pub trait ProbeExecutor {
+    /// Sends probe `probe` of run `run` (its own workload sub-stream) at `rate_milli_rps`
+    /// and returns its record. Errors are infrastructure failures (the client could not
+    /// run at all); a server that fails requests yields a failing record, not an error.
+    fn probe(
+        &mut self,
+        run: u32,
+        probe: u32,
+        rate_milli_rps: u64,
+    ) -> impl Future<Output = Result<ProbeRecord, LoadError>>;
+}
+
+/// Reports the search's progress (the CLI draws it with indicatif; the round executor
+/// logs it). Every method has an empty default.
+pub trait ProgressSink: Sync {
+    /// A probe starts: `requests` are planned, warm-up included.
+    fn probe_started(&self, _run: u32, _probe: u32, _rate_milli_rps: u64, _requests: u32) {}
+    /// `done` of the probe's requests have finished (sent at most every 100 ms).
+    fn requests_done(&self, _done: u32) {}
+    /// A probe ended with this record.
+    fn probe_finished(&self, _record: &ProbeRecord) {}
+}
+
+/// A [`ProgressSink`] that reports nothing.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoProgress;
+
+impl ProgressSink for NoProgress {}
+
+/// The most probes one run's search may send: the bracket's probes (the minimum rate,
+/// then doubling, capped at the maximum) plus ⌈log2(10⁴ ÷ tolerance_bp)⌉ + 2 bisection
+/// steps. The search never exceeds it (it stops with the best passing probe so far), so
+/// the workload can reserve one sub-stream per probe ([`crate::workload`]).
+pub fn max_probes_per_run(spec: &RateSearchSpec) -> u32 {
+    let mut rate = spec.min_rate_milli_rps.max(1);
+    let mut bracket = 1;
+    while rate < spec.max_rate_milli_rps {
+        rate = rate.saturating_mul(2).min(spec.max_rate_milli_rps);
+        bracket += 1;
+    }
+    let ratio = 10_000u64.div_ceil(u64::from(spec.rate_tolerance_bp.max(1)));
+    let bisect = 64 - ratio.saturating_sub(1).leading_zeros() + 2;
+    bracket + bisect
+}
+
+/// The value at nearest rank ⌈q·N⌉ (MEASUREMENT.md, Percentile) of the samples in `h`
+/// followed by `failed` samples ranked last (failed requests count as over the bound).
+/// Returns the rank's bucket as HdrHistogram reports it (`highest_equivalent`), in the
+/// histogram's unit, or `None` when the rank falls on a failed sample or N is 0.
+pub fn nearest_rank_value(h: &Histogram<u64>, percentile: Percentile, failed: u64) -> Option<u64> {
+    let total = h.len() + failed;
+    if total == 0 {
+        return None;
+    }
+    let rank = percentile.nearest_rank(total);
+    let mut seen = 0u64;
+    for bucket in h.iter_recorded() {
+        seen += bucket.count_at_value();
+        if seen >= rank {
+            return Some(h.highest_equivalent(bucket.value_iterated_to()));
+        }
+    }
+    None
+}
+
+/// Samples of `h` over `bound`: those whose bucket's highest equivalent value exceeds it.
+/// Deciding on the bucket (not the raw value) lets a verifier recount it from the stored
+/// histogram; it errs towards "over" within one bucket (3 significant digits).
+pub fn over_bound_count(h: &Histogram<u64>, bound: u64) -> u64 {
+    h.iter_recorded()
+        .filter(|bucket| h.highest_equivalent(bucket.value_iterated_to()) > bound)
+        .map(|bucket| bucket.count_at_value())
+        .sum()
+}
+
+/// MLPerf early stopping: whether `requests` requests with `over_bound` of them over the
+/// bound certify `percentile` within the bound at 99 % confidence, i.e.
+/// P[Binomial(requests, 1 − q) ≤ over_bound] ≤ 0.01. Computed exactly with integers:
+/// with 1 − q = a/d reduced, 100 · Σ_{k ≤ t} C(n,k)·a^k·b^(n−k) ≤ d^n, b = d − a.
+pub fn certified(requests: u64, over_bound: u64, percentile: Percentile) -> bool {
+    if over_bound >= requests {
+        return false;
+    }
+    let good = u64::from(percentile.permille());
+    let bad = 1000 - good;
+    let g = gcd(good, bad);
+    let (a, b, d) = (bad / g, good / g, 1000 / g);
+    let n = requests;
+    // Fast path: with t ≥ ⌈n·a/d⌉ ≥ the binomial's median, P[X ≤ t] ≥ 1/2 > 0.01. It
+    // keeps the exact sum below to t < n·(1 − q) terms on mostly failing probes.
+    if u128::from(n) * u128::from(a) <= u128::from(over_bound) * u128::from(d) {
+        return false;
+    }
+    // term_0 = b^n; term_{k+1} = term_k · (n − k) · a ÷ ((k + 1) · b), exact.
+    let mut term = Big::pow(b, n);
+    let mut sum = term.clone();
+    for k in 0..over_bound {
+        term.mul_small(n - k);
+        term.mul_small(a);
+        term.div_small_exact(k + 1);
+        term.div_small_exact(b);
+        sum.add(&term);
+    }
+    sum.mul_small(100);
+    sum.cmp(&Big::pow(d, n)) != std::cmp::Ordering::Greater
+}
+
+/// The smallest number of requests that certifies `percentile` with `over_bound` requests
+/// over the bound (see [`certified`]); `None` above 10⁷ requests. p95: 90 with 0, 130 with
+/// 1; p90: 44 / 64; p99: 459 / 662 (MEASUREMENT.md).
+pub fn required_requests(over_bound: u64, percentile: Percentile) -> Option<u64> {
+    const LIMIT: u64 = 10_000_000;
+    // The CDF falls as n grows: find an upper end by doubling, then bisect.
+    let mut lo = over_bound; // not certified: n ≤ t never is
+    let mut hi = (over_bound + 1).max(2) * 2;
+    while !certified(hi, over_bound, percentile) {
+        lo = hi;
+        hi = hi.checked_mul(2)?;
+        if hi > LIMIT * 2 {
+            return None;
+        }
+    }
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if certified(mid, over_bound, percentile) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    (hi <= LIMIT).then_some(hi)
+}
+
+/// A probe's verdict (MEASUREMENT.md, Probe): `Invalid` when the send-lag p99 exceeds its
+/// bound, else `Pass` when `requests` with `over_bound` over the bound are
+/// [`certified`], else `Fail`.
+pub fn verdict(
+    requests: u64,
+    over_bound: u64,
+    percentile: Percentile,
+    send_lag_p99_us: u64,
+    send_lag_bound_us: u64,
+) -> ProbeVerdict {
+    if send_lag_p99_us > send_lag_bound_us {
+        ProbeVerdict::Invalid
+    } else if certified(requests, over_bound, percentile) {
+        ProbeVerdict::Pass
+    } else {
+        ProbeVerdict::Fail
+    }
+}
+
+/// One run's search (MEASUREMENT.md, Run): probe the minimum rate, double until a probe
+/// does not pass (or the maximum passes), then bisect between the highest passing and the
+/// lowest failing rate until hi ≤ lo × (1 + tolerance) or they are 1 milli-request/s
+/// apart. The result is the throughput of the highest passing probe. Stops early at
+/// [`max_probes_per_run`] probes, at an `Invalid` probe (the run is then not valid) or at
+/// `deadline`; the second value is true when the deadline stopped it.
+///
+/// Errors: the executor's.
+pub async fn search_run<E: ProbeExecutor>(
+    executor: &mut E,
+    run: u32,
+    spec: &RateSearchSpec,
+    deadline: tokio::time::Instant,
+    progress: &dyn ProgressSink,
+) -> Result<(RunMeasurement, bool), LoadError> {
+    let max_probes = max_probes_per_run(spec);
+    let mut probes: Vec<ProbeRecord> = Vec::new();
+    let mut best: Option<usize> = None;
+    let mut expired = false;
+    let mut lo: Option<u64> = None;
+    let mut hi: Option<u64> = None;
+    let mut rate = spec.min_rate_milli_rps.max(1);
+    loop {
+        // Next rate: bracket until the first failure, then bisect.
+        if probes.len() as u32 >= max_probes {
+            break;
+        }
+        if tokio::time::Instant::now() >= deadline {
+            expired = true;
+            break;
+        }
+        let record = executor.probe(run, probes.len() as u32, rate).await?;
+        progress.probe_finished(&record);
+        let passed = record.verdict == ProbeVerdict::Pass;
+        let invalid = record.verdict == ProbeVerdict::Invalid;
+        probes.push(record);
+        if invalid {
+            // The client, not the engine, was measured: nothing after this would count.
+            break;
+        }
+        if passed {
+            best = Some(probes.len() - 1);
+            lo = Some(rate);
+        } else {
+            hi = Some(rate);
+        }
+        rate = match (lo, hi) {
+            (None, _) => break,
+            (Some(lo), None) if lo >= spec.max_rate_milli_rps => break,
+            (Some(lo), None) => lo.saturating_mul(2).min(spec.max_rate_milli_rps),
+            (Some(lo), Some(hi)) => {
+                let within = u128::from(hi) * 10_000
+                    <= u128::from(lo) * (10_000 + u128::from(spec.rate_tolerance_bp));
+                if within || hi - lo <= 1 {
+                    break;
+                }
+                lo + (hi - lo) / 2
+            }
+        };
+    }
+    if tokio::time::Instant::now() > deadline {
+        expired = true;
+    }
+    let valid = probes.iter().all(|p| p.verdict != ProbeVerdict::Invalid);
+    let best = best.map(|i| &probes[i]);
+    Ok((
+        RunMeasurement {
+            run,
+            throughput_milli_rps: best.map(|p| p.throughput_milli_rps),
+            rate_milli_rps: best.map(|p| p.rate_milli_rps),
+            valid,
+            probes,
+        },
+        expired,
+    ))
+}
+
+/// An entry (MEASUREMENT.md, Entry): `runs` searches, each on its own sub-streams, within
+/// `rate_search.entry_deadline_s` from now. The outcome is `Invalid` when a probe's send
+/// lag exceeded its bound (an infrastructure failure: the client was measured),
+/// `SlaUnmet` when a run finds no passing rate or the deadline expires (later runs are
+/// then skipped); otherwise the throughput is the median run (the lower middle for an
+/// even count) with min and max.
+///
+/// Errors: the executor's.
+pub async fn search_entry<E: ProbeExecutor>(
+    executor: &mut E,
+    runs: u32,
+    spec: &RateSearchSpec,
+    progress: &dyn ProgressSink,
+) -> Result<EntryMeasurement, LoadError> {
+    let deadline =
+        tokio::time::Instant::now() + std::time::Duration::from_secs(spec.entry_deadline_s);
+    let mut measured = Vec::new();
+    let mut stopped = None;
+    for run in 0..runs {
+        let (result, expired) = search_run(executor, run, spec, deadline, progress).await?;
+        let found = result.throughput_milli_rps.is_some();
+        let invalid_probe = (!result.valid).then(|| result.probes.len() as u32 - 1);
+        measured.push(result);
+        stopped = if let Some(probe) = invalid_probe {
+            Some(MeasurementOutcome::Invalid { run, probe })
+        } else if expired {
+            Some(MeasurementOutcome::SlaUnmet {
+                reason: SlaUnmetReason::DeadlineExpired,
+            })
+        } else if !found {
+            Some(MeasurementOutcome::SlaUnmet {
+                reason: SlaUnmetReason::NoPassingRate,
+            })
+        } else {
+            None
+        };
+        if stopped.is_some() {
+            break;
+        }
+    }
+    let valid = measured.iter().all(|r| r.valid);
+    let (median, min, max, outcome) = match stopped {
+        Some(outcome) => (None, None, None, outcome),
+        None => {
+            let mut values: Vec<u64> = measured
+                .iter()
+                .filter_map(|r| r.throughput_milli_rps)
+                .collect();
+            values.sort_unstable();
+            (
+                values.get((values.len().max(1) - 1) / 2).copied(),
+                values.first().copied(),
+                values.last().copied(),
+                MeasurementOutcome::Measured,
+            )
+        }
+    };
+    Ok(EntryMeasurement {
+        runs: measured,
+        throughput_milli_rps: median,
+        throughput_min_milli_rps: min,
+        throughput_max_milli_rps: max,
+        valid,
+        outcome,
+    })
+}
+
+fn gcd(mut a: u64, mut b: u64) -> u64 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+/// A non-negative big integer, little-endian 32-bit limbs: just what the exact binomial
+/// tail needs (multiply and exactly divide by a small number, add, compare).
+#[derive(Clone, Debug)]
+struct Big(Vec<u32>);
+
+impl Big {
+    /// base^exponent, multiplying by the largest power of `base` that fits in 32 bits.
+    fn pow(base: u64, exponent: u64) -> Self {
+        let mut out = Big(vec![1]);
+        let mut chunk = 1u64;
+        let mut chunk_len = 0u64;
+        while chunk * base <= u64::from(u32::MAX) && chunk_len < exponent.max(1) {
+            chunk *= base;
+            chunk_len += 1;
+        }
+        let chunk_len = chunk_len.max(1);
+        let mut left = exponent;
+        while left >= chunk_len {
+            out.mul_small(chunk);
+            left -= chunk_len;
+        }
+        for _ in 0..left {
+            out.mul_small(base);
+        }
+        out
+    }
+
+    /// self × m, for m < 2^32.
+    fn mul_small(&mut self, m: u64) {
+        let mut carry = 0u64;
+        for limb in &mut self.0 {
+            let v = u64::from(*limb) * m + carry;
+            *limb = v as u32;
+            carry = v >> 32;
+        }
+        while carry > 0 {
+            self.0.push(carry as u32);
+            carry >>= 32;
+        }
+    }
+
+    /// self ÷ m, for 1 ≤ m < 2^32 dividing self exactly.
+    fn div_small_exact(&mut self, m: u64) {
+        let mut rest = 0u64;
+        for limb in self.0.iter_mut().rev() {
+            let v = (rest << 32) | u64::from(*limb);
+            *limb = (v / m) as u32;
+            rest = v % m;
+        }
+        debug_assert_eq!(rest, 0);
+        self.trim();
+    }
+
+    fn add(&mut self, other: &Big) {
+        if self.0.len() < other.0.len() {
+            self.0.resize(other.0.len(), 0);
+        }
+        let mut carry = 0u64;
+        for (i, limb) in self.0.iter_mut().enumerate() {
+            let v = u64::from(*limb) + u64::from(other.0.get(i).copied().unwrap_or(0)) + carry;
+            *limb = v as u32;
+            carry = v >> 32;
+        }
+        if carry > 0 {
+            self.0.push(carry as u32);
+        }
+    }
+
+    fn trim(&mut self) {
+        while self.0.len() > 1 && self.0.last() == Some(&0) {
+            self.0.pop();
+        }
+    }
+
+    fn cmp(&self, other: &Big) -> std::cmp::Ordering {
+        let (mut x, mut y) = (self.clone(), other.clone());
+        x.trim();
+        y.trim();
+        x.0.len()
+            .cmp(&y.0.len())
+            .then_with(|| x.0.iter().rev().cmp(y.0.iter().rev()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn big_pow_matches_u128() {
+        let mut x = Big::pow(19, 20);
+        x.trim();
+        let v = 19u128.pow(20);
+        let limbs: Vec<u32> = (0..4).map(|i| (v >> (32 * i)) as u32).collect();
+        let mut expected = Big(limbs);
+        expected.trim();
+        assert_eq!(x.cmp(&expected), std::cmp::Ordering::Equal);
+    }
+
+    #[test]
+    fn default_campaign_reserves_fifteen_probes() {
+        assert_eq!(max_probes_per_run(&RateSearchSpec::default()), 15);
+    }
+}

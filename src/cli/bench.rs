@@ -1,13 +1,388 @@
-//! `referee bench …` (placeholder until its issue lands).
+//! `referee bench serve`: measure any OpenAI-compatible server open-loop, like
+//! `vllm bench serve`, with referee's rules (MEASUREMENT.md): one probe at a fixed rate
+//! (`--rate`) or the full SLA rate search (`--search`). A progress bar on stderr, a table
+//! on stdout, and with `--json` the same record a round embeds (a `ProbeRecord` for
+//! `--rate`, an `EntryMeasurement` for `--search`).
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
+use anyhow::Context;
+use indicatif::{ProgressBar, ProgressStyle};
+use receipts::model::{
+    EntryMeasurement, MeasurementOutcome, Percentile, ProbeRecord, ProbeVerdict, Sla,
+};
+use runner::load::bench_file::BenchFile;
+use runner::load::histogram::decode_histogram;
+use runner::load::{ClientConfig, HttpProbeExecutor, MeasureConfig, Target, measure_workload};
+use runner::ratesearch::{ProbeExecutor, ProgressSink, nearest_rank_value};
+use runner::workload::Workload;
+
+/// `referee bench …`.
 #[derive(clap::Subcommand, Debug)]
 pub enum BenchCommand {
-    /// Measure an OpenAI-compatible server.
-    Serve {},
+    /// Measure an OpenAI-compatible server (`/v1/completions`, streamed) open-loop.
+    Serve(ServeArgs),
 }
 
-pub fn run(_cmd: BenchCommand) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`referee bench serve` is not implemented yet")
+/// Arguments of `referee bench serve`.
+#[derive(clap::Args, Debug)]
+#[command(group(clap::ArgGroup::new("mode").required(true).args(["rate", "search"])))]
+pub struct ServeArgs {
+    /// Base URL of the server (http only).
+    #[arg(long, default_value = "http://127.0.0.1:8000")]
+    pub url: String,
+    /// The workload file: `[workload]`, optional `[rate_search]`, `runs`, `model`,
+    /// `[seeds]` (see examples/bench/workload.toml).
+    #[arg(long)]
+    pub workload: PathBuf,
+    /// The SLA: percentile:latency:bound, latency one of e2e, ttft, tpot.
+    #[arg(long, default_value = "p95:e2e:1000ms")]
+    pub sla: Sla,
+    /// One probe at this arrival rate, requests/s (up to 3 decimals).
+    #[arg(long)]
+    pub rate: Option<String>,
+    /// The full rate search: the highest throughput meeting the SLA.
+    #[arg(long)]
+    pub search: bool,
+    /// Also write the record as JSON to this file.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// The `model` of every request (overrides the workload file's).
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Threads of the load client's runtime.
+    #[arg(long, default_value_t = 2)]
+    pub threads: usize,
+}
+
+/// Runs a `bench` subcommand. Exit 0 when measured; 1 when `--search` met no SLA or was
+/// invalid (send lag over its bound).
+pub fn run(cmd: BenchCommand) -> anyhow::Result<ExitCode> {
+    match cmd {
+        BenchCommand::Serve(args) => serve(args),
+    }
+}
+
+fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
+    let file = BenchFile::read(&args.workload)?;
+    let model = args
+        .model
+        .clone()
+        .or_else(|| file.model.clone())
+        .context("no model name: pass --model or set `model` in the workload file")?;
+    let seeds = file.revealed_seeds();
+    let dir = args.workload.parent().map(|d| d.to_path_buf());
+    let workload = Workload::from_parts(&file.parts(), &seeds, dir.as_deref())
+        .with_context(|| format!("building the workload of `{}`", args.workload.display()))?;
+    let digest = workload
+        .request_sequence_digest()
+        .context("computing the request-sequence digest")?;
+    eprintln!("request-sequence digest {digest}");
+    let target = Target {
+        base_url: args.url.clone(),
+        model,
+    };
+    let config = MeasureConfig {
+        sla: args.sla.clone(),
+        client: ClientConfig {
+            worker_threads: args.threads.max(1),
+            max_in_flight: None,
+        },
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting the runtime")?;
+    let progress = BarProgress::new();
+    if let Some(rate) = &args.rate {
+        let rate_milli_rps = parse_rate(rate)?;
+        let record = runtime.block_on(async {
+            let mut executor = HttpProbeExecutor::new(&target, &workload, &config, &progress)?;
+            executor.probe(0, 0, rate_milli_rps).await
+        });
+        progress.bar.finish_and_clear();
+        let record = record.with_context(|| format!("measuring `{}`", args.url))?;
+        print_probe_log(std::slice::from_ref(&record), &args.sla);
+        print_metrics(&record)?;
+        write_json(args.json.as_ref(), &record)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let entry = runtime.block_on(measure_workload(&target, &workload, &config, &progress));
+    progress.bar.finish_and_clear();
+    let entry = entry.with_context(|| format!("measuring `{}`", args.url))?;
+    let probes: Vec<ProbeRecord> = entry.runs.iter().flat_map(|r| r.probes.clone()).collect();
+    print_probe_log(&probes, &args.sla);
+    if let Some(best) = best_probe(&entry) {
+        println!();
+        println!(
+            "highest passing probe of the median run (run {}, {} req/s):",
+            best.run,
+            milli(best.rate_milli_rps)
+        );
+        print_metrics(best)?;
+    }
+    println!();
+    print_entry(&entry);
+    write_json(args.json.as_ref(), &entry)?;
+    Ok(match entry.outcome {
+        MeasurementOutcome::Measured => ExitCode::SUCCESS,
+        MeasurementOutcome::SlaUnmet { .. } | MeasurementOutcome::Invalid { .. } => {
+            ExitCode::from(1)
+        }
+    })
+}
+
+/// `12`, `12.5`, `0.125` requests/s → milli-requests/s, no floats.
+fn parse_rate(text: &str) -> anyhow::Result<u64> {
+    let bad = || anyhow::anyhow!("invalid --rate `{text}`: requests/s with at most 3 decimals");
+    let (whole, fraction) = text.split_once('.').unwrap_or((text, ""));
+    if fraction.len() > 3
+        || !whole
+            .bytes()
+            .chain(fraction.bytes())
+            .all(|b| b.is_ascii_digit())
+        || whole.is_empty() && fraction.is_empty()
+    {
+        return Err(bad());
+    }
+    let whole: u64 = if whole.is_empty() {
+        0
+    } else {
+        whole.parse().map_err(|_| bad())?
+    };
+    let fraction: u64 = format!("{fraction:0<3}").parse().map_err(|_| bad())?;
+    let rate = whole
+        .checked_mul(1000)
+        .and_then(|w| w.checked_add(fraction))
+        .ok_or_else(bad)?;
+    if rate == 0 {
+        return Err(bad());
+    }
+    Ok(rate)
+}
+
+/// The indicatif bar the search reports to.
+struct BarProgress {
+    bar: ProgressBar,
+}
+
+impl BarProgress {
+    fn new() -> Self {
+        let bar = ProgressBar::new(0);
+        if let Ok(style) = ProgressStyle::with_template(
+            "{spinner} {msg} [{bar:30}] {pos}/{len} requests {elapsed_precise}",
+        ) {
+            bar.set_style(style.progress_chars("=> "));
+        }
+        Self { bar }
+    }
+}
+
+impl ProgressSink for BarProgress {
+    fn probe_started(&self, run: u32, probe: u32, rate_milli_rps: u64, requests: u32) {
+        self.bar.set_length(u64::from(requests));
+        self.bar.set_position(0);
+        self.bar.set_message(format!(
+            "run {run} probe {probe} at {} req/s",
+            milli(rate_milli_rps)
+        ));
+    }
+
+    fn requests_done(&self, done: u32) {
+        self.bar.set_position(u64::from(done));
+    }
+
+    fn probe_finished(&self, record: &ProbeRecord) {
+        self.bar.println(format!(
+            "run {} probe {}: {} req/s → {} req/s, {} over bound of {}, {}",
+            record.run,
+            record.probe,
+            milli(record.rate_milli_rps),
+            milli(record.throughput_milli_rps),
+            record.over_bound,
+            record.requests,
+            verdict_name(record.verdict)
+        ));
+    }
+}
+
+/// `1234` milli → `1.234`.
+fn milli(value: u64) -> String {
+    format!("{}.{:03}", value / 1000, value % 1000)
+}
+
+fn verdict_name(verdict: ProbeVerdict) -> &'static str {
+    match verdict {
+        ProbeVerdict::Pass => "pass",
+        ProbeVerdict::Fail => "fail",
+        ProbeVerdict::Invalid => "invalid (send lag)",
+    }
+}
+
+fn print_probe_log(probes: &[ProbeRecord], sla: &Sla) {
+    println!(
+        "{:>3} {:>5} {:>10} {:>10} {:>6} {:>6} {:>5} {:>12} {:>16}  verdict",
+        "run",
+        "probe",
+        "rate/s",
+        "thrpt/s",
+        "reqs",
+        "done",
+        "over",
+        format!("{} ms", sla.percentile),
+        "lag p50/p99 µs"
+    );
+    for p in probes {
+        let percentile = p.percentile_us.map_or_else(|| "failed".to_owned(), milli);
+        println!(
+            "{:>3} {:>5} {:>10} {:>10} {:>6} {:>6} {:>5} {:>12} {:>16}  {}",
+            p.run,
+            p.probe,
+            milli(p.rate_milli_rps),
+            milli(p.throughput_milli_rps),
+            p.requests,
+            p.completed,
+            p.over_bound,
+            percentile,
+            format!("{}/{}", p.send_lag_p50_us, p.send_lag_p99_us),
+            verdict_name(p.verdict)
+        );
+    }
+}
+
+/// p50/p95/p99/max of every metric of `record` (completed requests), errors by kind.
+fn print_metrics(record: &ProbeRecord) -> anyhow::Result<()> {
+    let h = &record.histograms;
+    println!(
+        "{:<12} {:>12} {:>12} {:>12} {:>12} {:>8}",
+        "metric (ms)", "p50", "p95", "p99", "max", "count"
+    );
+    for (name, blob) in [
+        ("e2e", &h.e2e),
+        ("ttft", &h.ttft),
+        ("tpot", &h.tpot),
+        ("itl", &h.itl),
+        ("send lag", &h.send_lag),
+    ] {
+        let histogram =
+            decode_histogram(blob).with_context(|| format!("decoding the {name} histogram"))?;
+        let at = |permille: u32| {
+            Percentile::from_permille(permille)
+                .ok()
+                .and_then(|p| nearest_rank_value(&histogram, p, 0))
+                .map_or_else(|| "-".to_owned(), milli)
+        };
+        println!(
+            "{:<12} {:>12} {:>12} {:>12} {:>12} {:>8}",
+            name,
+            at(500),
+            at(950),
+            at(990),
+            milli(histogram.max()),
+            histogram.len()
+        );
+    }
+    let e = &record.errors;
+    println!(
+        "errors: {} (connect {}, http 4xx {}, http 5xx {}, bad body {}, timeout {}, short output {}, connection closed {})",
+        e.total(),
+        e.connect,
+        e.http4xx,
+        e.http5xx,
+        e.bad_body,
+        e.timeout,
+        e.short_output,
+        e.connection_closed
+    );
+    println!(
+        "requests {} measured + {} warm-up, {} completed; {} prompt bytes, {} output tokens; {} s",
+        record.requests,
+        record.warmup_requests,
+        record.completed,
+        record.input_bytes,
+        record.output_tokens,
+        milli(record.duration_us / 1000)
+    );
+    Ok(())
+}
+
+/// The highest passing probe of the median run.
+fn best_probe(entry: &EntryMeasurement) -> Option<&ProbeRecord> {
+    let median = entry.throughput_milli_rps?;
+    let run = entry
+        .runs
+        .iter()
+        .find(|r| r.throughput_milli_rps == Some(median))?;
+    run.probes
+        .iter()
+        .filter(|p| p.verdict == ProbeVerdict::Pass)
+        .max_by_key(|p| p.rate_milli_rps)
+}
+
+fn print_entry(entry: &EntryMeasurement) {
+    for run in &entry.runs {
+        println!(
+            "run {}: {} req/s at a rate of {} req/s, {} probes{}",
+            run.run,
+            run.throughput_milli_rps.map_or_else(|| "-".into(), milli),
+            run.rate_milli_rps.map_or_else(|| "-".into(), milli),
+            run.probes.len(),
+            if run.valid {
+                ""
+            } else {
+                " (INVALID: send lag over bound)"
+            }
+        );
+    }
+    match entry.outcome {
+        MeasurementOutcome::Measured => println!(
+            "throughput at the SLA: {} req/s (median; min {}, max {})",
+            entry.throughput_milli_rps.map_or_else(|| "-".into(), milli),
+            entry
+                .throughput_min_milli_rps
+                .map_or_else(|| "-".into(), milli),
+            entry
+                .throughput_max_milli_rps
+                .map_or_else(|| "-".into(), milli),
+        ),
+        MeasurementOutcome::SlaUnmet { reason } => {
+            println!("sla_unmet: {reason:?}");
+        }
+        MeasurementOutcome::Invalid { run, probe } => println!(
+            "invalid: send-lag p99 over its bound in run {run} probe {probe} (the client was \
+             measured, not the server; raise rate_search.send_lag_bound_us on a busy machine)"
+        ),
+    }
+}
+
+fn write_json<T: serde::Serialize>(path: Option<&PathBuf>, value: &T) -> anyhow::Result<()> {
+    let Some(path) = path else {
+        return Ok(());
+    };
+    let mut text = serde_json::to_string_pretty(value).context("serializing the record")?;
+    text.push('\n');
+    std::fs::write(path, text).with_context(|| format!("writing `{}`", path.display()))?;
+    eprintln!("wrote {}", path.display());
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_rate;
+
+    #[test]
+    fn rates_parse_without_floats() {
+        for (text, expected) in [
+            ("12", 12_000),
+            ("12.5", 12_500),
+            ("0.125", 125),
+            (".5", 500),
+        ] {
+            assert_eq!(parse_rate(text).unwrap(), expected, "{text}");
+        }
+        for text in ["", ".", "0", "1.2345", "-1", "1e3", "x"] {
+            assert!(parse_rate(text).is_err(), "{text}");
+        }
+    }
 }

@@ -1,11 +1,344 @@
-//! `referee round` (placeholder until its issue lands).
+//! `referee round`: runs (or resumes) the next round of a campaign — baseline, incumbent
+//! and queued challengers; scores; seals — with a progress line per step on stderr and
+//! the round's table (as in `003_5c846bb873ff4c44.txt`) on stdout.
 
+use std::io::IsTerminal;
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Context;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use receipts::keys::PrivateKey;
+use receipts::model::{
+    CampaignId, EntryStatus, ProbeRecord, Role, RoundRecord, RoundStatus, Step, StepStatus,
+};
+use runner::datadir::DataDir;
+use runner::round::{RoundOptions, RoundProgress, RoundSummary, run_round};
+
+use super::DataArgs;
+
+/// Env var naming a journal record after which the round aborts, as if killed (tests of
+/// resume; see `RoundOptions::abort_after_record`).
+pub const ABORT_AFTER_ENV: &str = "REFEREE_ROUND_ABORT_AFTER";
 
 /// Arguments of `referee round`.
 #[derive(clap::Args, Debug)]
-pub struct RoundArgs {}
+pub struct RoundArgs {
+    #[command(flatten)]
+    pub data: DataArgs,
+    /// The campaign id.
+    #[arg(long)]
+    pub campaign: String,
+    /// The evaluator's private key (`<name>.key`, mode 0600) that signs the round.
+    #[arg(long)]
+    pub key: PathBuf,
+    /// A JSON file of revealed seeds (a receipt's `seeds`) to use instead of fresh ones
+    /// from the OS: for re-runs and tests.
+    #[arg(long, hide = true)]
+    pub seeds: Option<PathBuf>,
+}
 
-pub fn run(_args: RoundArgs) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`referee round` is not implemented yet")
+/// Runs `referee round`.
+pub fn run(args: RoundArgs) -> anyhow::Result<ExitCode> {
+    let summary = run_with_progress(&args)?;
+    print_summary(&summary);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Runs the round with the indicatif progress on stderr; shared with `referee demo`.
+pub fn run_with_progress(args: &RoundArgs) -> anyhow::Result<RoundSummary> {
+    let campaign: CampaignId = args
+        .campaign
+        .parse()
+        .with_context(|| format!("--campaign `{}`", args.campaign))?;
+    let key = PrivateKey::load(&args.key)
+        .with_context(|| format!("loading the evaluator key `{}`", args.key.display()))?;
+    let seeds = match &args.seeds {
+        Some(path) => {
+            let bytes =
+                std::fs::read(path).with_context(|| format!("reading `{}`", path.display()))?;
+            Some(
+                serde_json::from_slice(&bytes)
+                    .with_context(|| format!("parsing seeds `{}`", path.display()))?,
+            )
+        }
+        None => None,
+    };
+    let abort_after_record = match std::env::var(ABORT_AFTER_ENV) {
+        Ok(value) => Some(
+            value
+                .parse()
+                .with_context(|| format!("{ABORT_AFTER_ENV}=`{value}`: not a number"))?,
+        ),
+        Err(_) => None,
+    };
+    let options = RoundOptions {
+        data: DataDir::new(&args.data.data),
+        campaign,
+        engine_program: std::env::current_exe().context("locating the referee executable")?,
+        seeds,
+        abort_after_record,
+    };
+    let progress = Progress::new();
+    let result = run_round(&options, &key, &progress);
+    progress.bar.finish_and_clear();
+    result.with_context(|| format!("round of campaign `{}`", args.campaign))
+}
+
+/// Progress on stderr: one line per finished step, and on a terminal a spinner for the
+/// running one.
+struct Progress {
+    bar: ProgressBar,
+    terminal: bool,
+}
+
+impl Progress {
+    fn new() -> Self {
+        let terminal = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+        let draw = if terminal {
+            ProgressDrawTarget::stderr()
+        } else {
+            ProgressDrawTarget::hidden()
+        };
+        let bar = ProgressBar::with_draw_target(None, draw);
+        bar.set_style(
+            ProgressStyle::with_template("{spinner} {elapsed:>4} {msg}")
+                .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+        );
+        bar.enable_steady_tick(Duration::from_millis(200));
+        Self { bar, terminal }
+    }
+
+    /// A line above the spinner, or plainly on stderr when there is none.
+    fn line(&self, text: String) {
+        if self.terminal {
+            self.bar.println(text);
+        } else {
+            eprintln!("{text}");
+        }
+    }
+}
+
+impl RoundProgress for Progress {
+    fn round_started(&self, round: u64, resumed_groups: usize) {
+        let line = if resumed_groups > 0 {
+            format!("round {round}: resuming after {resumed_groups} finished step groups")
+        } else {
+            format!("round {round}: opening")
+        };
+        self.line(line);
+    }
+
+    fn step_started(&self, index: u32, _group: &str, name: &str) {
+        self.bar.set_message(format!("[{index:>2}] {name}"));
+    }
+
+    fn step_finished(&self, step: &Step) {
+        let ms = step.started_at.millis_until(step.ended_at);
+        let status = match step.status {
+            StepStatus::Ok => "ok",
+            StepStatus::Failed => "FAILED",
+            StepStatus::Skipped => "skipped",
+        };
+        self.line(format!(
+            "[{:>2}] {:<48} {:>8} {:>7}",
+            step.index,
+            step.name,
+            status,
+            format_ms(ms)
+        ));
+    }
+
+    fn probe_finished(&self, record: &ProbeRecord) {
+        self.bar.set_message(format!(
+            "run {} probe {} at {} req/s: {:?}",
+            record.run,
+            record.probe,
+            format_milli(record.rate_milli_rps),
+            record.verdict
+        ));
+    }
+}
+
+/// Prints the round's table: role, miner, patch, status, score, duration (003).
+pub fn print_summary(summary: &RoundSummary) {
+    let record = &summary.record;
+    println!(
+        "Round {} of `{}` — {}",
+        record.round,
+        record.campaign.id,
+        match record.outcome.status {
+            RoundStatus::Complete => "complete",
+            RoundStatus::InfraFailed => "infra_failed",
+        }
+    );
+    print!("{}", table(record));
+    println!("Leader: {}", leader_line(record));
+    println!("Decision: {}", record.outcome.decision);
+    if let Some(reason) = &record.outcome.reason {
+        println!("Reason: {reason}");
+    }
+    let overhead_ms = summary.wall_ms.saturating_sub(summary.engine_ms);
+    println!(
+        "Time: {} wall, {} inside engines, orchestration {} ({}.{:02} % of the round)",
+        format_ms(i64::try_from(summary.wall_ms).unwrap_or(i64::MAX)),
+        format_ms(i64::try_from(summary.engine_ms).unwrap_or(i64::MAX)),
+        format_ms(i64::try_from(overhead_ms).unwrap_or(i64::MAX)),
+        overhead_bp(summary) / 100,
+        overhead_bp(summary) % 100
+    );
+    println!("Bundle: {}", summary.bundle.display());
+    println!("Statement sha256: {}", summary.statement_digest);
+}
+
+fn leader_line(record: &RoundRecord) -> String {
+    let name = |l: &Option<receipts::model::Leader>| match l {
+        Some(l) => format!("{} ({})", l.patch.short(), l.miner),
+        None => "the baseline".to_owned(),
+    };
+    if record.outcome.changed {
+        format!(
+            "changed: {} → {}",
+            name(&record.outcome.leader_before),
+            name(&record.outcome.leader_after)
+        )
+    } else {
+        format!("unchanged: {}", name(&record.outcome.leader_after))
+    }
+}
+
+/// The entries table as text.
+fn table(record: &RoundRecord) -> String {
+    let mut rows = vec![[
+        "Role".to_owned(),
+        "Miner".to_owned(),
+        "Patch".to_owned(),
+        "Status".to_owned(),
+        "Score".to_owned(),
+        "Throughput".to_owned(),
+        "Duration".to_owned(),
+    ]];
+    let mut reasons = Vec::new();
+    for entry in &record.entries {
+        let role = match entry.role {
+            Role::Baseline => "baseline",
+            Role::Incumbent => "incumbent",
+            Role::Challenger => "challenger",
+        };
+        let status = match entry.status {
+            EntryStatus::Scored => "scored",
+            EntryStatus::Disqualified => "disqualified",
+            EntryStatus::InfraFailed => "infra_failed",
+        };
+        rows.push([
+            role.to_owned(),
+            entry
+                .miner
+                .as_ref()
+                .map_or("—".to_owned(), |m| m.to_string()),
+            entry.patch.as_ref().map_or("—".to_owned(), |p| p.short()),
+            status.to_owned(),
+            entry.score_ppm.map_or("—".to_owned(), format_score),
+            entry
+                .throughput_milli_rps
+                .map_or("—".to_owned(), |t| format!("{} req/s", format_milli(t))),
+            format_ms(entry.started_at.millis_until(entry.ended_at)),
+        ]);
+        if let Some(d) = &entry.disqualification {
+            let tail = d.log_tail.last().map(String::as_str).unwrap_or("");
+            reasons.push(format!(
+                "  {} {}: {}{}",
+                role,
+                entry.patch.as_ref().map_or(String::new(), |p| p.short()),
+                d.detail,
+                if tail.is_empty() {
+                    String::new()
+                } else {
+                    format!("; log tail: … {tail}")
+                }
+            ));
+        } else if let Some(infra) = &entry.infra_failure {
+            reasons.push(format!(
+                "  {} {}: {}",
+                role,
+                entry.patch.as_ref().map_or(String::new(), |p| p.short()),
+                infra
+            ));
+        }
+    }
+    let widths: Vec<usize> = (0..7)
+        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
+        .collect();
+    let mut out = String::new();
+    for row in &rows {
+        let cells: Vec<String> = row
+            .iter()
+            .zip(&widths)
+            .map(|(cell, w)| format!("{cell:<w$}", w = *w))
+            .collect();
+        out.push_str(cells.join("  ").trim_end());
+        out.push('\n');
+    }
+    for reason in reasons {
+        out.push_str(&reason);
+        out.push('\n');
+    }
+    out
+}
+
+/// Orchestration overhead (wall time minus time inside engines) as basis points of the
+/// wall time.
+fn overhead_bp(summary: &RoundSummary) -> u64 {
+    let overhead = summary.wall_ms.saturating_sub(summary.engine_ms);
+    (u128::from(overhead) * 10_000)
+        .checked_div(u128::from(summary.wall_ms))
+        .map_or(0, |bp| u64::try_from(bp).unwrap_or(u64::MAX))
+}
+
+/// `509_900` ppm → `+0.5099` (003 shows scores as fractions; 0 is baseline speed).
+fn format_score(ppm: i64) -> String {
+    let sign = if ppm < 0 {
+        "-"
+    } else if ppm > 0 {
+        "+"
+    } else {
+        ""
+    };
+    let abs = ppm.unsigned_abs();
+    format!("{sign}{}.{:04}", abs / 1_000_000, (abs % 1_000_000) / 100)
+}
+
+fn format_milli(milli: u64) -> String {
+    format!("{}.{:03}", milli / 1000, milli % 1000)
+}
+
+fn format_ms(ms: i64) -> String {
+    if ms < 1_000 {
+        format!("{ms}ms")
+    } else if ms >= 60_000 {
+        format!("{}m{:02}s", ms / 60_000, (ms % 60_000) / 1000)
+    } else {
+        format!("{}.{}s", ms / 1000, (ms % 1000) / 100)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scores_read_like_003() {
+        assert_eq!(format_score(509_900), "+0.5099");
+        assert_eq!(format_score(0), "0.0000");
+        assert_eq!(format_score(-333_334), "-0.3333");
+        assert_eq!(format_score(2_000_000), "+2.0000");
+    }
+
+    #[test]
+    fn durations_are_short() {
+        assert_eq!(format_ms(1_234), "1.2s");
+        assert_eq!(format_ms(340), "340ms");
+        assert_eq!(format_ms(125_000), "2m05s");
+    }
 }

@@ -135,7 +135,7 @@ pub struct RunMeasurement {
     pub rate_milli_rps: Option<u64>,
     /// Every probe, in the order sent.
     pub probes: Vec<ProbeRecord>,
-    /// False when any probe's send-lag p99 exceeded the bound.
+    /// False when a probe's send-lag p99 exceeded the bound (the run stopped there).
     pub valid: bool,
 }
 
@@ -153,12 +153,22 @@ pub enum SlaUnmetReason {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum MeasurementOutcome {
-    /// Every run found a passing rate.
+    /// Every run found a passing rate, every probe valid.
     Measured,
     /// Disqualified with `sla_unmet` (MEASUREMENT.md, Run).
     SlaUnmet {
         /// Why.
         reason: SlaUnmetReason,
+    },
+    /// A probe's send-lag p99 exceeded the bound: the client, not the engine, was
+    /// measured (MEASUREMENT.md, Open loop), so the measurement says nothing about the
+    /// engine — an infrastructure failure, not a disqualification. The search stopped at
+    /// that probe.
+    Invalid {
+        /// The run of the invalid probe.
+        run: u32,
+        /// The probe.
+        probe: u32,
     },
 }
 
@@ -175,7 +185,8 @@ pub struct EntryMeasurement {
     pub throughput_min_milli_rps: Option<u64>,
     /// Highest run throughput, milli-requests/s.
     pub throughput_max_milli_rps: Option<u64>,
-    /// Whether every run is valid (send lag within bound in every probe).
+    /// Whether every run is valid (send lag within bound in every probe); false exactly
+    /// when `outcome` is `Invalid`.
     pub valid: bool,
     /// How it ended.
     pub outcome: MeasurementOutcome,

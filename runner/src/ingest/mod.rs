@@ -160,27 +160,28 @@ pub fn ingest(
     let campaign = campaign_dir.load_campaign()?;
     let sha256 = Sha256Hex::digest(request.diff);
     let json = campaign_dir.submission_json(&sha256);
-    let mut superseded = None;
-    if json.exists() {
-        let mut submission = campaign_dir.load_submission(&sha256)?;
+    let existing = if json.exists() {
+        Some(campaign_dir.load_submission(&sha256)?)
+    } else {
+        None
+    };
+    let superseded = match existing {
         // The first *valid* commitment wins (000_1688748f3ef56e34.txt): a record whose
         // commitment did not match the bytes never held the slot.
-        if submission.failed_fetch() && *request.commitment == sha256 {
-            superseded = Some(submission);
+        Some(earlier) if earlier.failed_fetch() && *request.commitment == sha256 => Some(earlier),
+        Some(mut submission) => {
+            submission.record_duplicate(
+                request.miner.clone(),
+                request.commitment.clone(),
+                Timestamp::now(),
+            );
+            campaign_dir.save_submission(&submission)?;
+            let bytes = read(&campaign_dir.submission_diff(&sha256))?;
+            walk(campaign_dir, &campaign, &mut submission, &bytes, builder)?;
+            return Ok(IngestOutcome::Duplicate(submission));
         }
-    }
-    if json.exists() && superseded.is_none() {
-        let mut submission = campaign_dir.load_submission(&sha256)?;
-        submission.record_duplicate(
-            request.miner.clone(),
-            request.commitment.clone(),
-            Timestamp::now(),
-        );
-        campaign_dir.save_submission(&submission)?;
-        let bytes = read(&campaign_dir.submission_diff(&sha256))?;
-        walk(campaign_dir, &campaign, &mut submission, &bytes, builder)?;
-        return Ok(IngestOutcome::Duplicate(submission));
-    }
+        None => None,
+    };
     let diff_path = campaign_dir.submission_diff(&sha256);
     fs::create_dir_all(campaign_dir.submissions_dir()).map_err(|source| IngestError::Io {
         action: "creating",

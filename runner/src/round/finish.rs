@@ -1,0 +1,516 @@
+//! The end of a round: every entry's typed status from its journal records, the scores
+//! and the leader rule ([`crate::leader`]), the `RoundRecord` predicate sealed through
+//! `receipts::bundle::seal_bundle`, the rename of the bundle into `rounds/<n>/`, and the
+//! submissions moved to `scored` / `disqualified` / `infra_failed` (requeued once).
+
+use std::fs;
+use std::path::Path;
+
+use receipts::bundle::{ENVELOPE_FILE, MAX_ENVELOPE_BYTES, seal_bundle};
+use receipts::dsse::RawEnvelope;
+use receipts::model::{
+    CampaignRef, Disqualification, DisqualificationReason, DriftCheck, Entry, EntryStatus,
+    HardwareCheck, Leader, MeasurementOutcome, PipelineState, ROUND_PREDICATE_TYPE, Role,
+    RoundRecord, RoundStatus, RunSummary, Sha256Hex, SlaUnmetReason, Step, Timestamp, Tool,
+};
+use receipts::statement::Statement;
+use serde::Deserialize;
+
+use super::record::{
+    EntryRecord, EntryResult, EntryVerdict, PlannedEntry, Record, SealedRecord, SubmissionUpdate,
+};
+use super::setup::ROUND_OPENED_FILE;
+use super::{Ctx, RoundError, io};
+use crate::engines::{LOG_TAIL_LINES, log_tail};
+use crate::leader::{self, Contender, LeaderInput};
+
+/// Reads the `RoundRecord` predicate of the bundle at `dir` and its Statement digest.
+/// Reads strictly but does not verify the signature (verify the bundle where that
+/// matters).
+///
+/// Errors: a message naming the file and what failed.
+pub fn read_round_record(dir: &Path) -> Result<(RoundRecord, Sha256Hex), String> {
+    let path = dir.join(ENVELOPE_FILE);
+    let bytes = receipts::fsutil::read_limited(&path, MAX_ENVELOPE_BYTES)
+        .map_err(|e| format!("reading `{}`: {e}", path.display()))?;
+    let envelope = RawEnvelope::parse(&bytes, MAX_ENVELOPE_BYTES)
+        .and_then(|(raw, _)| raw.decode())
+        .map_err(|e| format!("parsing `{}`: {e}", path.display()))?;
+    let statement: Statement = serde_json::from_slice(&envelope.payload)
+        .map_err(|e| format!("the statement of `{}`: {e}", path.display()))?;
+    let record = RoundRecord::deserialize(&statement.predicate)
+        .map_err(|e| format!("the predicate of `{}`: {e}", path.display()))?;
+    Ok((record, Sha256Hex::digest(&envelope.payload)))
+}
+
+/// Seals the round (unless a previous run already did), moves the bundle into place and
+/// updates the submissions.
+pub(crate) fn seal_and_finish(ctx: &mut Ctx<'_>) -> Result<(Sha256Hex, RoundRecord), RoundError> {
+    let sealed = ctx.records.iter().find_map(|r| match r {
+        Record::Sealed(s) => Some(s.clone()),
+        _ => None,
+    });
+    let sealed = match sealed {
+        Some(sealed) => sealed,
+        None => {
+            let (record, updates) = build(ctx)?;
+            let predicate = serde_json::to_value(&record).map_err(|e| RoundError::Record {
+                round: ctx.round,
+                message: e.to_string(),
+            })?;
+            let bundle = seal_bundle(&ctx.bundle, ROUND_PREDICATE_TYPE, &predicate, &[ctx.key])
+                .map_err(|source| RoundError::Seal {
+                    round: ctx.round,
+                    source,
+                })?;
+            let sealed = SealedRecord {
+                statement_digest: bundle.statement_digest,
+                updates,
+            };
+            ctx.append(Record::Sealed(sealed.clone()))?;
+            sealed
+        }
+    };
+    let dest = ctx.campaign_dir.round_dir(ctx.round);
+    if !dest.exists() {
+        let rounds = ctx.campaign_dir.rounds_dir();
+        fs::create_dir_all(&rounds).map_err(io("creating", &rounds))?;
+        fs::rename(&ctx.bundle, &dest).map_err(io("moving the sealed bundle to", &dest))?;
+        if let Ok(d) = fs::File::open(&rounds) {
+            let _ = d.sync_all();
+        }
+    }
+    ctx.failpoint(ctx.records.len())?;
+    let (record, digest) = read_round_record(&dest).map_err(|message| RoundError::Record {
+        round: ctx.round,
+        message,
+    })?;
+    apply_updates(ctx, &sealed.updates)?;
+    fs::remove_dir_all(&ctx.work).map_err(io("removing", &ctx.work))?;
+    Ok((digest, record))
+}
+
+/// Moves each challenger's submission record (idempotent: only from `round_assigned`);
+/// an `infra_failed` one is requeued if it has not been yet.
+fn apply_updates(ctx: &Ctx<'_>, updates: &[SubmissionUpdate]) -> Result<(), RoundError> {
+    let model_error = |e: receipts::model::ModelError| RoundError::Record {
+        round: ctx.round,
+        message: e.to_string(),
+    };
+    for update in updates {
+        let mut submission = ctx.campaign_dir.load_submission(&update.patch)?;
+        if submission.state != PipelineState::RoundAssigned {
+            continue;
+        }
+        let now = Timestamp::now();
+        submission
+            .round_transition(update.to, ctx.round, now, update.reason.clone())
+            .map_err(model_error)?;
+        if submission.can_requeue() {
+            submission
+                .transition(
+                    PipelineState::BenchQueued,
+                    now,
+                    format!("requeued once after round {}", ctx.round),
+                )
+                .map_err(model_error)?;
+        }
+        ctx.campaign_dir.save_submission(&submission)?;
+    }
+    Ok(())
+}
+
+/// The round record and the submission moves, from the journal.
+fn build(ctx: &Ctx<'_>) -> Result<(RoundRecord, Vec<SubmissionUpdate>), RoundError> {
+    let missing = |what: &str| RoundError::Record {
+        round: ctx.round,
+        message: format!("the journal has no {what} record"),
+    };
+    let setup = ctx.setup.as_ref().ok_or_else(|| missing("setup"))?;
+    let teardown = ctx
+        .records
+        .iter()
+        .find_map(|r| match r {
+            Record::Teardown(t) => Some(t),
+            _ => None,
+        })
+        .ok_or_else(|| missing("teardown"))?;
+    let scorer = ctx
+        .records
+        .iter()
+        .find_map(|r| match r {
+            Record::Scorer(s) => Some(s),
+            _ => None,
+        })
+        .ok_or_else(|| missing("scorer"))?;
+
+    let mut entries: Vec<Entry> = setup
+        .entries
+        .iter()
+        .map(|planned| {
+            let verdict = scorer.verdicts.iter().find(|v| v.index == planned.index);
+            match ctx.entry_record(planned.index, false) {
+                Some(record) => entry_from(ctx, planned, record, verdict),
+                None => not_run(planned, setup.started_at),
+            }
+        })
+        .collect();
+
+    // Drift, hardware and the leader rule.
+    let baseline_first = entries
+        .first()
+        .filter(|e| e.status == EntryStatus::Scored)
+        .and_then(|e| e.throughput_milli_rps);
+    let drift_record = ctx.entry_record(0, true);
+    let drift_milli_rps = drift_record.and_then(measured_throughput);
+    let drift = baseline_first.map(|first| {
+        let drift_bp = drift_milli_rps.and_then(|d| leader::drift_bp(first, d));
+        DriftCheck {
+            first_milli_rps: first,
+            drift_milli_rps,
+            drift_bp,
+            bound_bp: ctx.campaign.drift_bound_bp,
+            within_bound: drift_bp.is_some_and(|d| d <= u64::from(ctx.campaign.drift_bound_bp)),
+            runs: drift_record.map(run_summaries).unwrap_or_default(),
+        }
+    });
+    let hardware = HardwareCheck {
+        changed: setup.hardware != teardown.hardware,
+        at_start: setup.hardware.clone(),
+        at_end: teardown.hardware.clone(),
+    };
+    let contenders: Vec<Contender> = entries
+        .iter()
+        .filter(|e| e.role == Role::Challenger)
+        .filter_map(|e| {
+            Some(Contender {
+                leader: Leader {
+                    patch: e.patch.clone()?,
+                    miner: e.miner.clone()?,
+                },
+                throughput_milli_rps: (e.status == EntryStatus::Scored)
+                    .then_some(e.throughput_milli_rps)
+                    .flatten(),
+            })
+        })
+        .collect();
+    let incumbent_milli_rps = entries
+        .iter()
+        .find(|e| e.role == Role::Incumbent && e.status == EntryStatus::Scored)
+        .and_then(|e| e.throughput_milli_rps);
+    let input = LeaderInput {
+        leader_before: setup.leader_before.clone(),
+        incumbent_milli_rps,
+        baseline_first_milli_rps: baseline_first,
+        baseline_drift_milli_rps: drift_milli_rps,
+        drift_bound_bp: ctx.campaign.drift_bound_bp,
+        margin_bp: ctx.campaign.overtake_margin_bp,
+        hardware_changed: hardware.changed,
+        scorer_failed: scorer.failure.is_some(),
+        challengers: &contenders,
+    };
+    let decision = leader::decide(&input);
+    let outcome = decision.to_outcome(&input);
+
+    // Scores against the first baseline run; an infra_failed round scores no one.
+    for entry in &mut entries {
+        if outcome.status == RoundStatus::InfraFailed && entry.role != Role::Baseline {
+            entry.status = EntryStatus::InfraFailed;
+            entry.score_ppm = None;
+            entry.infra_failure = Some(format!(
+                "the round was infra_failed: {}",
+                outcome.reason.clone().unwrap_or_default()
+            ));
+            continue;
+        }
+        if entry.status == EntryStatus::Scored {
+            entry.score_ppm = match (entry.throughput_milli_rps, baseline_first) {
+                (Some(t), Some(b)) => leader::score_ppm(t, b),
+                _ => None,
+            };
+        }
+    }
+
+    let updates = entries
+        .iter()
+        .filter(|e| e.role == Role::Challenger)
+        .filter_map(|e| {
+            let patch = e.patch.clone()?;
+            let (to, reason) = match e.status {
+                EntryStatus::Scored => (
+                    PipelineState::Scored,
+                    format!(
+                        "round {}: scored {} ppm ({} milli-req/s)",
+                        ctx.round,
+                        e.score_ppm.unwrap_or(0),
+                        e.throughput_milli_rps.unwrap_or(0)
+                    ),
+                ),
+                EntryStatus::Disqualified => (
+                    PipelineState::Disqualified,
+                    format!(
+                        "round {}: {}",
+                        ctx.round,
+                        e.disqualification
+                            .as_ref()
+                            .map_or("disqualified".to_owned(), |d| d.detail.clone())
+                    ),
+                ),
+                EntryStatus::InfraFailed => (
+                    PipelineState::InfraFailed,
+                    format!(
+                        "round {}: {}",
+                        ctx.round,
+                        e.infra_failure
+                            .clone()
+                            .unwrap_or_else(|| "infra_failed".into())
+                    ),
+                ),
+            };
+            Some(SubmissionUpdate { patch, to, reason })
+        })
+        .collect();
+
+    let mut steps: Vec<Step> = ctx
+        .records
+        .iter()
+        .flat_map(|r| match r {
+            Record::Setup(s) => s.steps.clone(),
+            Record::Entry(e) => e.steps.clone(),
+            Record::Scorer(s) => s.steps.clone(),
+            Record::Teardown(t) => t.steps.clone(),
+            Record::Sealed(_) => Vec::new(),
+        })
+        .collect();
+    steps.sort_by_key(|s| s.index);
+    let ended_at = steps.last().map_or_else(Timestamp::now, |s| s.ended_at);
+    let campaign_digest = ctx.campaign.digest().map_err(|e| RoundError::Record {
+        round: ctx.round,
+        message: e.to_string(),
+    })?;
+    let record = RoundRecord {
+        round: ctx.round,
+        campaign: CampaignRef {
+            id: ctx.campaign.id.clone(),
+            digest: campaign_digest,
+        },
+        miners_digest: setup.miners_digest.clone(),
+        previous_receipt: setup.previous_receipt.clone(),
+        tool: Tool {
+            name: "referee".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            git_commit: option_env!("REFEREE_GIT_COMMIT")
+                .unwrap_or("unknown")
+                .into(),
+            cpu_features: crate::hardware::cpu_features(),
+        },
+        seeds: setup.seeds.clone(),
+        request_sequence_digest: setup.request_sequence_digest.clone(),
+        sla: ctx.campaign.sla.clone(),
+        hardware,
+        started_at: setup.started_at,
+        ended_at,
+        steps,
+        entries,
+        drift,
+        outcome,
+        inputs: setup.inputs.clone(),
+        round_opened: ROUND_OPENED_FILE.into(),
+    };
+    Ok((record, updates))
+}
+
+/// The throughput of a measured, valid run that met the SLA.
+fn measured_throughput(record: &EntryRecord) -> Option<u64> {
+    match &record.result {
+        EntryResult::Measured { measurement, .. }
+            if measurement.valid && measurement.outcome == MeasurementOutcome::Measured =>
+        {
+            measurement.throughput_milli_rps
+        }
+        _ => None,
+    }
+}
+
+fn run_summaries(record: &EntryRecord) -> Vec<RunSummary> {
+    match (&record.result, &record.probe_log) {
+        (EntryResult::Measured { measurement, .. }, Some(probe_log)) => measurement
+            .runs
+            .iter()
+            .map(|run| RunSummary {
+                run: run.run,
+                throughput_milli_rps: run.throughput_milli_rps,
+                rate_milli_rps: run.rate_milli_rps,
+                probes: u32::try_from(run.probes.len()).unwrap_or(u32::MAX),
+                probe_log: probe_log.clone(),
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// An entry whose group never ran (cannot happen once the journal is complete; kept
+/// typed rather than panicking).
+fn not_run(planned: &PlannedEntry, at: Timestamp) -> Entry {
+    Entry {
+        index: planned.index,
+        role: planned.role,
+        miner: planned.miner.clone(),
+        patch: planned.patch.clone(),
+        engine: receipts::model::EngineRef {
+            backend: "builtin".into(),
+            config_sha256: Sha256Hex::digest(b""),
+            image: None,
+        },
+        status: EntryStatus::InfraFailed,
+        disqualification: None,
+        infra_failure: Some("the entry did not run".into()),
+        runs: Vec::new(),
+        throughput_milli_rps: None,
+        throughput_min_milli_rps: None,
+        throughput_max_milli_rps: None,
+        correctness: None,
+        score_ppm: None,
+        started_at: at,
+        ended_at: at,
+        engine_log: None,
+    }
+}
+
+/// An entry's typed status from its engine run and the scorer's verdict.
+fn entry_from(
+    ctx: &Ctx<'_>,
+    planned: &PlannedEntry,
+    record: &EntryRecord,
+    verdict: Option<&EntryVerdict>,
+) -> Entry {
+    let mut entry = not_run(planned, record.started_at);
+    entry.engine = record.engine.clone();
+    entry.started_at = record.started_at;
+    entry.ended_at = record.ended_at;
+    entry.engine_log = record.engine_log.clone();
+    entry.infra_failure = None;
+    entry.runs = run_summaries(record);
+    let tail = || {
+        record
+            .engine_log
+            .as_ref()
+            .map(|rel| log_tail(&ctx.bundle.join(rel), LOG_TAIL_LINES))
+            .unwrap_or_default()
+    };
+    let disqualify = |entry: &mut Entry, reason, detail: String, log_tail| {
+        entry.status = EntryStatus::Disqualified;
+        entry.disqualification = Some(Disqualification {
+            reason,
+            detail,
+            log_tail,
+        });
+    };
+    match &record.result {
+        EntryResult::Disqualified(d) => {
+            entry.status = if planned.role == Role::Baseline {
+                entry.infra_failure = Some(format!("the baseline failed: {}", d.detail));
+                EntryStatus::InfraFailed
+            } else {
+                EntryStatus::Disqualified
+            };
+            entry.disqualification = Some(d.clone());
+        }
+        EntryResult::InfraFailed { reason } => {
+            entry.status = EntryStatus::InfraFailed;
+            entry.infra_failure = Some(reason.clone());
+        }
+        EntryResult::Measured {
+            measurement,
+            outputs_error,
+            ..
+        } => {
+            entry.throughput_milli_rps = measurement.throughput_milli_rps;
+            entry.throughput_min_milli_rps = measurement.throughput_min_milli_rps;
+            entry.throughput_max_milli_rps = measurement.throughput_max_milli_rps;
+            entry.correctness = verdict.and_then(|v| v.summary.clone());
+            if !measurement.valid {
+                entry.status = EntryStatus::InfraFailed;
+                entry.infra_failure = Some(
+                    "the client's send lag exceeded its bound: the client, not the engine, was \
+                     measured"
+                        .into(),
+                );
+            } else if let MeasurementOutcome::SlaUnmet { reason } = measurement.outcome {
+                let sla = &ctx.campaign.sla;
+                let detail = match reason {
+                    SlaUnmetReason::NoPassingRate => format!(
+                        "no rate from {} milli-req/s met the SLA ({} {} ≤ {} ms)",
+                        ctx.campaign.rate_search.min_rate_milli_rps,
+                        sla.percentile,
+                        sla.latency,
+                        sla.bound_ms
+                    ),
+                    SlaUnmetReason::DeadlineExpired => format!(
+                        "the entry's deadline of {} s expired before its runs finished",
+                        ctx.campaign.rate_search.entry_deadline_s
+                    ),
+                };
+                if planned.role == Role::Baseline {
+                    entry.status = EntryStatus::InfraFailed;
+                    entry.infra_failure = Some(format!("the baseline failed: {detail}"));
+                } else {
+                    disqualify(&mut entry, DisqualificationReason::SlaUnmet, detail, tail());
+                }
+            } else if planned.role == Role::Baseline {
+                entry.status = EntryStatus::Scored;
+            } else if let Some(error) = outputs_error {
+                disqualify(
+                    &mut entry,
+                    DisqualificationReason::ComplianceFailed,
+                    error.clone(),
+                    tail(),
+                );
+            } else {
+                match verdict {
+                    Some(EntryVerdict {
+                        summary: Some(summary),
+                        ..
+                    }) if summary.passed => entry.status = EntryStatus::Scored,
+                    Some(EntryVerdict {
+                        summary: Some(summary),
+                        ..
+                    }) => {
+                        let detail = match (summary.first_failing_item, summary.first_failing_group)
+                        {
+                            (Some(item), _) => format!(
+                                "logit distance of item {item} above the item bound of {} µnat (largest item {} µnat)",
+                                ctx.campaign.correctness.item_bound_micro_nats,
+                                summary.max_item_micro_nats
+                            ),
+                            (None, Some(group)) => format!(
+                                "mean logit distance of group {group} above the group bound of {} µnat (largest group mean {} µnat)",
+                                ctx.campaign.correctness.group_mean_bound_micro_nats,
+                                summary.max_group_mean_micro_nats
+                            ),
+                            (None, None) => "no correctness item was scored".to_owned(),
+                        };
+                        disqualify(
+                            &mut entry,
+                            DisqualificationReason::CorrectnessFailed,
+                            detail,
+                            Vec::new(),
+                        );
+                    }
+                    Some(EntryVerdict { error, .. }) => {
+                        entry.status = EntryStatus::InfraFailed;
+                        entry.infra_failure = Some(format!(
+                            "the scorer could not score it: {}",
+                            error.clone().unwrap_or_default()
+                        ));
+                    }
+                    None => {
+                        entry.status = EntryStatus::InfraFailed;
+                        entry.infra_failure = Some("the scorer produced no verdict".into());
+                    }
+                }
+            }
+        }
+    }
+    entry
+}

@@ -1,0 +1,564 @@
+//! End-to-end tests of `referee round` (issue 6) on tiny campaigns of the built-in
+//! engine: statuses and score signs, the correctness gate recomputed from its artifact,
+//! the receipt verified; a kill after every journal record resumed into a valid receipt;
+//! the same seeds giving the same request sequence and correctness verdicts.
+//!
+//! The campaigns are built here, not read from `examples/demo/`: a one-layer model, p50,
+//! one run, margin 10 %, drift bound 50 %, short probes. The round is run through the
+//! binary, the setup (campaign, miners, ingest) through the library.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Mutex;
+
+use receipts::keys::{Keyring, PrivateKey, TrustedKey, generate_key_pair};
+use receipts::model::{
+    CorrectnessItems, DisqualificationReason, EntryStatus, MinerId, PipelineState, Role,
+    RoundRecord, RoundStatus, Sha256Hex, Timestamp,
+};
+use receipts::verify::{VerifyOptions, verify_bundle};
+use runner::datadir::DataDir;
+use runner::demo::{config_diff, set_key, write_config_repo};
+use runner::gates::BuiltinBuilder;
+use runner::ingest::{IngestRequest, add_campaign, add_miner, ingest};
+use runner::round::read_round_record;
+
+/// Rounds measure speed: never two at once on a 2-core machine.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// The tiny baseline: one layer, one sequence at a time.
+const ENGINE_TOML: &str = "model_seed = 7
+layers = 1
+d_model = 128
+heads = 4
+context = 160
+max_num_seqs = 1
+max_num_batched_tokens = 160
+threads = 1
+weight_dtype = \"f32\"
+kv_cache_dtype = \"f32\"
+kv_cache_budget_mb = 16
+startup_delay_ms = 0
+";
+
+/// A tiny campaign; `{commit}`, `{drift}`, `{rates}` and `{backend}` are filled in.
+const CAMPAIGN_TOML: &str = r#"id = "tiny"
+runs = 1
+overtake_margin_bp = 1000
+drift_bound_bp = {drift}
+health_deadline_s = 20
+{backend}
+[model]
+name = "tiny"
+
+[hardware]
+memory_limit_mb = 64
+engine_threads = 1
+
+[baseline]
+repo = "baseline.git"
+commit = "{commit}"
+
+[workload]
+input_len = { kind = "uniform", min = 24, max = 48 }
+output_len = { kind = "uniform", min = 24, max = 32 }
+
+[sla]
+percentile = "p50"
+latency = "e2e"
+bound_ms = 250
+
+[rate_search]
+{rates}
+min_probe_duration_ms = 400
+min_probe_requests = 8
+warmup_requests = 1
+send_lag_bound_us = 250000
+rate_tolerance_bp = 5000
+request_deadline_ms = 1500
+entry_deadline_s = 60
+
+[correctness]
+items = 3
+group_size = 3
+top_k = 5
+input_len = { kind = "uniform", min = 8, max = 16 }
+output_tokens = 6
+"#;
+
+/// A rate search from 4 to 128 requests/s: scores tell configurations apart.
+const SEARCH_RATES: &str = "min_rate_milli_rps = 4000\nmax_rate_milli_rps = 128000";
+
+/// One probe at 10 requests/s: a round in a few seconds, for the resume tests.
+const FIXED_RATE: &str = "min_rate_milli_rps = 10000\nmax_rate_milli_rps = 10000";
+
+/// A data directory with the tiny campaign added, its miners registered, the evaluator
+/// key trusted and `edits` ingested (one miner each); returns the data dir and key path.
+struct Fixture {
+    _dir: tempfile::TempDir,
+    data: PathBuf,
+    key: PathBuf,
+}
+
+fn fixture(rates: &str, edits: &[(&str, &str, &str)]) -> Fixture {
+    fixture_with(rates, "", 5000, edits)
+}
+
+/// [`fixture`] with a top-level `backend = …` line and a drift bound in basis points.
+fn fixture_with(
+    rates: &str,
+    backend: &str,
+    drift_bound_bp: u32,
+    edits: &[(&str, &str, &str)],
+) -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let source = dir.path().join("src");
+    let commit = write_config_repo(&source.join("baseline.git"), ENGINE_TOML).unwrap();
+    let campaign_toml = source.join("campaign.toml");
+    std::fs::write(
+        &campaign_toml,
+        CAMPAIGN_TOML
+            .replace("{commit}", &commit.to_string())
+            .replace("{rates}", rates)
+            .replace("{backend}", backend)
+            .replace("{drift}", &drift_bound_bp.to_string()),
+    )
+    .unwrap();
+    let data_dir = DataDir::new(&data);
+    add_campaign(&data_dir, &campaign_toml).unwrap();
+    generate_key_pair(&data.join("evaluator")).unwrap();
+    let key = PrivateKey::load(&data.join("evaluator.key")).unwrap();
+    let keyring = Keyring::new(vec![TrustedKey {
+        key: key.public().clone(),
+        valid_from: Timestamp::from_unix_seconds(0).unwrap(),
+        valid_until: None,
+    }])
+    .unwrap();
+    keyring.save(&data_dir.keyring_path()).unwrap();
+    let campaign = data_dir.campaign(&"tiny".parse().unwrap());
+    for (miner, key_name, value) in edits {
+        let miner: MinerId = miner.parse().unwrap();
+        add_miner(&campaign, &miner).unwrap();
+        let diff = config_diff(ENGINE_TOML, &set_key(ENGINE_TOML, key_name, value)).unwrap();
+        let commitment = Sha256Hex::digest(diff.as_bytes());
+        let request = IngestRequest {
+            diff: diff.as_bytes(),
+            miner: &miner,
+            commitment: &commitment,
+        };
+        let outcome = ingest(&campaign, &request, &BuiltinBuilder).unwrap();
+        assert_eq!(outcome.submission().state, PipelineState::BenchQueued);
+    }
+    Fixture {
+        _dir: dir,
+        key: data.join("evaluator.key"),
+        data,
+    }
+}
+
+/// `referee round` on the fixture; `abort_after` sets the kill failpoint.
+fn round(
+    fixture: &Fixture,
+    abort_after: Option<usize>,
+    seeds: Option<&Path>,
+) -> std::process::Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_referee"));
+    command
+        .args(["round", "--campaign", "tiny", "--data"])
+        .arg(&fixture.data)
+        .arg("--key")
+        .arg(&fixture.key)
+        .env("NO_COLOR", "1");
+    if let Some(k) = abort_after {
+        command.env("REFEREE_ROUND_ABORT_AFTER", k.to_string());
+    }
+    if let Some(seeds) = seeds {
+        command.arg("--seeds").arg(seeds);
+    }
+    command.output().unwrap()
+}
+
+fn sealed(fixture: &Fixture, n: u64) -> (PathBuf, RoundRecord) {
+    let bundle = fixture.data.join("tiny/rounds").join(n.to_string());
+    let keyring = Keyring::load(&fixture.data.join("keyring.json")).unwrap();
+    let report = verify_bundle(&bundle, &keyring, &VerifyOptions::default());
+    assert!(
+        report.passed(),
+        "round {n} does not verify: {:?}",
+        report.failures().collect::<Vec<_>>()
+    );
+    let (record, _) = read_round_record(&bundle).unwrap();
+    (bundle, record)
+}
+
+fn ok(output: &std::process::Output) {
+    assert!(
+        output.status.success(),
+        "referee round failed: {}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+#[test]
+fn a_round_scores_disqualifies_and_seals() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let fixture = fixture(
+        SEARCH_RATES,
+        &[
+            ("fast", "max_num_seqs", "8"),
+            ("slow", "max_num_batched_tokens", "1"),
+            ("int4", "weight_dtype", "\"int4\""),
+            ("oom", "kv_cache_budget_mb", "4096"),
+        ],
+    );
+    let output = round(&fixture, None, None);
+    ok(&output);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("Role"), "no table on stdout: {stdout}");
+    eprintln!("{stdout}");
+
+    let (bundle, record) = sealed(&fixture, 1);
+    assert_eq!(
+        record.outcome.status,
+        RoundStatus::Complete,
+        "{:?}",
+        record.outcome
+    );
+    let statuses: Vec<(Role, EntryStatus)> =
+        record.entries.iter().map(|e| (e.role, e.status)).collect();
+    assert_eq!(
+        statuses,
+        vec![
+            (Role::Baseline, EntryStatus::Scored),
+            (Role::Challenger, EntryStatus::Scored),
+            (Role::Challenger, EntryStatus::Scored),
+            (Role::Challenger, EntryStatus::Disqualified),
+            (Role::Challenger, EntryStatus::Disqualified),
+        ],
+        "{:#?}",
+        record.entries
+    );
+    let score = |i: usize| record.entries[i].score_ppm.unwrap();
+    assert_eq!(score(0), 0);
+    assert!(score(1) > 0, "faster scored {}", score(1));
+    assert!(score(2) < 0, "slower scored {}", score(2));
+    // The faster one wins the seat past the 10 % margin.
+    assert!(record.outcome.changed);
+    assert_eq!(
+        record
+            .outcome
+            .leader_after
+            .as_ref()
+            .map(|l| l.miner.as_str()),
+        Some("fast")
+    );
+
+    // int4 fails the correctness gate, recomputably from its artifact.
+    let int4 = &record.entries[3];
+    let dq = int4.disqualification.as_ref().unwrap();
+    assert_eq!(dq.reason, DisqualificationReason::CorrectnessFailed);
+    for entry in &record.entries[1..4] {
+        let summary = entry.correctness.as_ref().unwrap();
+        let bytes = std::fs::read(bundle.join(&summary.items_file)).unwrap();
+        let items: CorrectnessItems = serde_json::from_slice(&bytes).unwrap();
+        let (verdict, consistent) = runner::correctness::verdict_from_artifact(&items);
+        assert!(
+            consistent,
+            "stored item distances do not match their positions"
+        );
+        assert_eq!(verdict.passed, summary.passed);
+        assert_eq!(verdict.max_item_micro_nats, summary.max_item_micro_nats);
+        assert_eq!(items.items.len(), 3);
+    }
+    assert!(!int4.correctness.as_ref().unwrap().passed);
+    assert!(record.entries[1].correctness.as_ref().unwrap().passed);
+
+    // The KV cache too large for the memory limit dies at start, with its log tail.
+    let oom = record.entries[4].disqualification.as_ref().unwrap();
+    assert_eq!(oom.reason, DisqualificationReason::EngineDiedBeforeHealthy);
+    assert!(
+        oom.detail
+            .starts_with("engine died before becoming healthy ("),
+        "{}",
+        oom.detail
+    );
+    assert!(
+        oom.log_tail.iter().any(|l| l.contains("out of memory")),
+        "{:?}",
+        oom.log_tail
+    );
+
+    // The submissions moved.
+    let campaign = DataDir::new(&fixture.data).campaign(&"tiny".parse().unwrap());
+    let states: Vec<PipelineState> = record.entries[1..]
+        .iter()
+        .map(|e| {
+            campaign
+                .load_submission(e.patch.as_ref().unwrap())
+                .unwrap()
+                .state
+        })
+        .collect();
+    assert_eq!(
+        states,
+        vec![
+            PipelineState::Scored,
+            PipelineState::Scored,
+            PipelineState::Disqualified,
+            PipelineState::Disqualified
+        ]
+    );
+    // `referee verify` agrees.
+    let verify = Command::new(env!("CARGO_BIN_EXE_referee"))
+        .arg("verify")
+        .arg("--data")
+        .arg(&fixture.data)
+        .arg(&bundle)
+        .output()
+        .unwrap();
+    assert!(
+        verify.status.success(),
+        "{}",
+        String::from_utf8_lossy(&verify.stdout)
+    );
+}
+
+#[test]
+fn a_round_killed_after_any_record_resumes_into_a_valid_receipt() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    // Records: setup, baseline, candidate, scorer, drift, teardown, sealed; then the
+    // rename (k = 7).
+    for k in 0..=7 {
+        let fixture = fixture(FIXED_RATE, &[("fast", "max_num_seqs", "8")]);
+        let killed = round(&fixture, Some(k), None);
+        assert!(
+            !killed.status.success(),
+            "k = {k}: the failpoint did not fire"
+        );
+        let stderr = String::from_utf8_lossy(&killed.stderr);
+        assert!(
+            stderr.contains("aborted by the failpoint"),
+            "k = {k}: {stderr}"
+        );
+        let resumed = round(&fixture, None, None);
+        ok(&resumed);
+        let (_, record) = sealed(&fixture, 1);
+        assert_eq!(record.entries.len(), 2, "k = {k}");
+        assert!(
+            !fixture.data.join("tiny/.work/round-1").exists(),
+            "k = {k}: work directory left"
+        );
+        let campaign = DataDir::new(&fixture.data).campaign(&"tiny".parse().unwrap());
+        let submission = campaign
+            .load_submission(record.entries[1].patch.as_ref().unwrap())
+            .unwrap();
+        assert_ne!(submission.state, PipelineState::RoundAssigned, "k = {k}");
+        // Step indices run 0.. without gaps or repeats.
+        let indices: Vec<u32> = record.steps.iter().map(|s| s.index).collect();
+        assert_eq!(
+            indices,
+            (0..indices.len() as u32).collect::<Vec<_>>(),
+            "k = {k}"
+        );
+    }
+}
+
+#[test]
+fn the_same_seeds_give_the_same_requests_and_verdicts() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let edits = [
+        ("int4", "weight_dtype", "\"int4\""),
+        ("bf16", "weight_dtype", "\"bf16\""),
+    ];
+    let first = fixture(FIXED_RATE, &edits);
+    ok(&round(&first, None, None));
+    let (first_bundle, first_record) = sealed(&first, 1);
+    let seeds_file = first._dir.path().join("seeds.json");
+    std::fs::write(
+        &seeds_file,
+        serde_json::to_vec(&first_record.seeds).unwrap(),
+    )
+    .unwrap();
+
+    let second = fixture(FIXED_RATE, &edits);
+    ok(&round(&second, None, Some(&seeds_file)));
+    let (second_bundle, second_record) = sealed(&second, 1);
+    assert_eq!(first_record.seeds, second_record.seeds);
+    assert_eq!(
+        first_record.request_sequence_digest,
+        second_record.request_sequence_digest
+    );
+    for (a, b) in first_record.entries.iter().zip(&second_record.entries) {
+        assert_eq!(a.status, b.status);
+        assert_eq!(
+            a.correctness.as_ref().map(|c| c.passed),
+            b.correctness.as_ref().map(|c| c.passed)
+        );
+        if let (Some(a), Some(b)) = (&a.correctness, &b.correctness) {
+            let read = |bundle: &Path, file: &str| -> CorrectnessItems {
+                serde_json::from_slice(&std::fs::read(bundle.join(file)).unwrap()).unwrap()
+            };
+            // Same machine, same CPU features: the distances are bit-identical.
+            assert_eq!(
+                read(&first_bundle, &a.items_file),
+                read(&second_bundle, &b.items_file)
+            );
+        }
+    }
+}
+
+#[test]
+fn bad_input_is_a_clear_error_and_touches_nothing() {
+    let fixture = fixture(FIXED_RATE, &[]);
+    let run = |campaign: &str, key: &Path| {
+        Command::new(env!("CARGO_BIN_EXE_referee"))
+            .args(["round", "--campaign", campaign, "--data"])
+            .arg(&fixture.data)
+            .arg("--key")
+            .arg(key)
+            .output()
+            .unwrap()
+    };
+    let missing_key = run("tiny", &fixture.data.join("nobody.key"));
+    assert_eq!(missing_key.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&missing_key.stderr);
+    assert!(stderr.contains("loading the evaluator key"), "{stderr}");
+
+    let no_campaign = run("nope", &fixture.key);
+    assert_eq!(no_campaign.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&no_campaign.stderr);
+    assert!(stderr.contains("campaign `nope` not found"), "{stderr}");
+
+    assert!(!fixture.data.join("tiny/rounds").exists());
+    assert!(!fixture.data.join("tiny/.work").exists());
+}
+
+#[test]
+fn a_runner_killed_mid_round_takes_its_engine_along_and_resumes() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let fixture = fixture(FIXED_RATE, &[("fast", "max_num_seqs", "8")]);
+    let mut runner = Command::new(env!("CARGO_BIN_EXE_referee"))
+        .args(["round", "--campaign", "tiny", "--data"])
+        .arg(&fixture.data)
+        .arg("--key")
+        .arg(&fixture.key)
+        .env("NO_COLOR", "1")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait for the baseline to be journaled and the candidate's engine to be up.
+    let work = fixture.data.join("tiny/.work/round-1");
+    let pid_file = work.join("engines.pid");
+    let started = std::time::Instant::now();
+    let engine_pid = loop {
+        let journaled =
+            std::fs::read_to_string(work.join("journal.jsonl")).map_or(0, |j| j.lines().count());
+        let pid = std::fs::read_to_string(&pid_file)
+            .ok()
+            .and_then(|t| t.split_whitespace().next().map(str::to_owned));
+        if journaled >= 2
+            && let Some(pid) = pid
+        {
+            break pid;
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(60),
+            "the candidate never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    runner.kill().unwrap();
+    runner.wait().unwrap();
+    // The engine dies with its runner (PR_SET_PDEATHSIG), however the kill came.
+    // Gone, or a zombie nobody reaps (PID 1 of a container may not).
+    let alive = || {
+        std::fs::read_to_string(format!("/proc/{engine_pid}/stat")).is_ok_and(|stat| {
+            !stat
+                .rsplit(')')
+                .next()
+                .unwrap_or("")
+                .trim_start()
+                .starts_with('Z')
+        })
+    };
+    let started = std::time::Instant::now();
+    while alive() && started.elapsed() < std::time::Duration::from_secs(10) {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(!alive(), "engine {engine_pid} outlived its runner");
+    ok(&round(&fixture, None, None));
+    let (_, record) = sealed(&fixture, 1);
+    assert_eq!(record.entries.len(), 2);
+}
+
+#[test]
+fn the_process_backend_runs_any_command_line() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    // The built-in engine, but started as a plain command line with `{config}` and
+    // `{port}` substituted, as a llama.cpp server would be.
+    let backend = format!(
+        "backend = {{ kind = \"process\", command = [\"{}\", \"engine\", \"serve\", \"--config\", \"{{config}}\", \"--port\", \"{{port}}\", \"--threads\", \"1\"] }}\n",
+        env!("CARGO_BIN_EXE_referee")
+    );
+    let fixture = fixture_with(
+        FIXED_RATE,
+        &backend,
+        5000,
+        &[("int4", "weight_dtype", "\"int4\"")],
+    );
+    ok(&round(&fixture, None, None));
+    let (_, record) = sealed(&fixture, 1);
+    assert_eq!(record.entries[0].engine.backend, "process");
+    assert_eq!(record.entries[0].status, EntryStatus::Scored);
+    let dq = record.entries[1].disqualification.as_ref().unwrap();
+    assert_eq!(dq.reason, DisqualificationReason::CorrectnessFailed);
+}
+
+#[test]
+fn drift_beyond_the_bound_fails_the_round_and_requeues_once() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    // A drift bound of 0 bp: any difference between the two baseline runs fails the
+    // round (an exactly equal pair of throughputs would pass; the test then says so).
+    let fixture = fixture_with(FIXED_RATE, "", 0, &[("fast", "max_num_seqs", "8")]);
+    let campaign = DataDir::new(&fixture.data).campaign(&"tiny".parse().unwrap());
+    for n in 1..=2u64 {
+        ok(&round(&fixture, None, None));
+        let (_, record) = sealed(&fixture, n);
+        let drift = record.drift.as_ref().unwrap();
+        if drift.within_bound {
+            eprintln!("SKIPPED: round {n}'s two baseline runs measured exactly equal");
+            return;
+        }
+        assert_eq!(record.outcome.status, RoundStatus::InfraFailed);
+        assert!(!record.outcome.changed);
+        assert!(record.outcome.reason.as_ref().unwrap().contains("drift"));
+        assert_eq!(record.entries[1].status, EntryStatus::InfraFailed);
+        assert_eq!(record.entries[1].score_ppm, None);
+        let submission = campaign
+            .load_submission(record.entries[1].patch.as_ref().unwrap())
+            .unwrap();
+        // Requeued after the first infra_failed round, final after the second.
+        let (state, requeues) = if n == 1 {
+            (PipelineState::BenchQueued, 1)
+        } else {
+            (PipelineState::InfraFailed, 1)
+        };
+        assert_eq!(
+            (submission.state, submission.requeues),
+            (state, requeues),
+            "round {n}"
+        );
+    }
+    // Round 2 chained onto round 1.
+    let (_, first) = sealed(&fixture, 1);
+    let (_, second) = sealed(&fixture, 2);
+    let first_digest = receipts::bundle::read_statement_digest(
+        &fixture.data.join("tiny/rounds/1/receipt.dsse.json"),
+    )
+    .unwrap();
+    assert_eq!(second.previous_receipt, Some(first_digest));
+    assert_eq!(first.previous_receipt, None);
+}

@@ -130,8 +130,11 @@ pub fn certified(requests: u64, over_bound: u64, percentile: Percentile) -> bool
 pub fn required_requests(over_bound: u64, percentile: Percentile) -> Option<u64> {
     const LIMIT: u64 = 10_000_000;
     // The CDF falls as n grows: find an upper end by doubling, then bisect.
-    let mut lo = over_bound; // not certified: n ≤ t never is
-    let mut hi = (over_bound + 1).max(2) * 2;
+    // Not certified: n ≤ t never is. First guess: twice the n whose mean over-bound
+    // count is t + 1.
+    let mut lo = over_bound;
+    let bad = u64::from(1000 - percentile.permille());
+    let mut hi = ((over_bound + 1) * 1000).div_ceil(bad).max(over_bound + 1) * 2;
     while !certified(hi, over_bound, percentile) {
         lo = hi;
         hi = hi.checked_mul(2)?;
@@ -320,22 +323,23 @@ fn gcd(mut a: u64, mut b: u64) -> u64 {
     a
 }
 
-/// A non-negative big integer, little-endian 32-bit limbs: just what the exact binomial
+/// A non-negative big integer, little-endian 64-bit limbs: just what the exact binomial
 /// tail needs (multiply and exactly divide by a small number, add, compare).
 #[derive(Clone, Debug)]
-struct Big(Vec<u32>);
+struct Big(Vec<u64>);
 
 impl Big {
-    /// base^exponent, multiplying by the largest power of `base` that fits in 32 bits.
+    /// base^exponent, multiplying by the largest power of `base` that fits in 64 bits.
     fn pow(base: u64, exponent: u64) -> Self {
         let mut out = Big(vec![1]);
-        let mut chunk = 1u64;
-        let mut chunk_len = 0u64;
-        while chunk * base <= u64::from(u32::MAX) && chunk_len < exponent.max(1) {
-            chunk *= base;
+        if base <= 1 {
+            return out;
+        }
+        let (mut chunk, mut chunk_len) = (base, 1u64);
+        while let Some(next) = chunk.checked_mul(base) {
+            chunk = next;
             chunk_len += 1;
         }
-        let chunk_len = chunk_len.max(1);
         let mut left = exponent;
         while left >= chunk_len {
             out.mul_small(chunk);
@@ -347,27 +351,26 @@ impl Big {
         out
     }
 
-    /// self × m, for m < 2^32.
+    /// self × m.
     fn mul_small(&mut self, m: u64) {
-        let mut carry = 0u64;
+        let mut carry = 0u128;
         for limb in &mut self.0 {
-            let v = u64::from(*limb) * m + carry;
-            *limb = v as u32;
-            carry = v >> 32;
+            let v = u128::from(*limb) * u128::from(m) + carry;
+            *limb = v as u64;
+            carry = v >> 64;
         }
-        while carry > 0 {
-            self.0.push(carry as u32);
-            carry >>= 32;
+        if carry > 0 {
+            self.0.push(carry as u64);
         }
     }
 
-    /// self ÷ m, for 1 ≤ m < 2^32 dividing self exactly.
+    /// self ÷ m, for m ≥ 1 dividing self exactly.
     fn div_small_exact(&mut self, m: u64) {
-        let mut rest = 0u64;
+        let mut rest = 0u128;
         for limb in self.0.iter_mut().rev() {
-            let v = (rest << 32) | u64::from(*limb);
-            *limb = (v / m) as u32;
-            rest = v % m;
+            let v = (rest << 64) | u128::from(*limb);
+            *limb = (v / u128::from(m)) as u64;
+            rest = v % u128::from(m);
         }
         debug_assert_eq!(rest, 0);
         self.trim();
@@ -377,14 +380,15 @@ impl Big {
         if self.0.len() < other.0.len() {
             self.0.resize(other.0.len(), 0);
         }
-        let mut carry = 0u64;
+        let mut carry = false;
         for (i, limb) in self.0.iter_mut().enumerate() {
-            let v = u64::from(*limb) + u64::from(other.0.get(i).copied().unwrap_or(0)) + carry;
-            *limb = v as u32;
-            carry = v >> 32;
+            let (v, c1) = limb.overflowing_add(other.0.get(i).copied().unwrap_or(0));
+            let (v, c2) = v.overflowing_add(u64::from(carry));
+            *limb = v;
+            carry = c1 || c2;
         }
-        if carry > 0 {
-            self.0.push(carry as u32);
+        if carry {
+            self.0.push(1);
         }
     }
 
@@ -413,7 +417,7 @@ mod tests {
         let mut x = Big::pow(19, 20);
         x.trim();
         let v = 19u128.pow(20);
-        let limbs: Vec<u32> = (0..4).map(|i| (v >> (32 * i)) as u32).collect();
+        let limbs: Vec<u64> = (0..2).map(|i| (v >> (64 * i)) as u64).collect();
         let mut expected = Big(limbs);
         expected.trim();
         assert_eq!(x.cmp(&expected), std::cmp::Ordering::Equal);

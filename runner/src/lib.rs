@@ -3,8 +3,8 @@
 //! executor that seals it all through `receipts`.
 #![deny(missing_docs)]
 
-pub mod datadir;
 pub mod correctness;
+pub mod datadir;
 pub mod demo;
 pub mod engines;
 pub mod gates;

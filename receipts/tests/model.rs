@@ -78,6 +78,17 @@ fn bad_values_are_named() {
         "surface.allowed_modes",
     );
     invalid("surprise = 1", "surprise");
+    invalid("health_deadline_s = 0", "health_deadline_s");
+    invalid("drift_bound_bp = 1000000", "drift_bound_bp");
+    invalid(
+        "[hardware]\nmemory_limit_mb = 0",
+        "hardware.memory_limit_mb",
+    );
+    invalid(
+        "[hardware]\nengine_threads = 1000000",
+        "hardware.engine_threads",
+    );
+    invalid("[correctness]\ngroup_size = 0", "correctness.group_size");
     let bad_commit = MINIMAL.replace("0123456789abcdef0123456789abcdef01234567", "HEAD");
     let err = Campaign::from_toml("c.toml", &bad_commit)
         .unwrap_err()

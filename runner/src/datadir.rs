@@ -187,9 +187,13 @@ impl CampaignDir {
                 });
             }
         };
-        Campaign::from_toml(&path.display().to_string(), &text).map_err(|e| DataError::Parse {
-            path,
-            message: e.to_string(),
+        Campaign::from_toml(&path.display().to_string(), &text).map_err(|e| {
+            // The parse error already names the file; do not name it twice.
+            let message = match e {
+                receipts::model::ModelError::Toml { message, .. } => message,
+                other => other.to_string(),
+            };
+            DataError::Parse { path, message }
         })
     }
 

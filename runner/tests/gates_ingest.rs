@@ -100,6 +100,24 @@ fn a_mismatched_first_commitment_does_not_hold_the_slot() {
     assert!(matches!(again, IngestOutcome::Duplicate(_)));
 }
 
+/// Regression: an unregistered miner's commitment must not hold the slot either, or a
+/// miner who forgot `miner add` (or a front-runner) would block the diff for good.
+#[test]
+fn an_unregistered_first_commitment_does_not_hold_the_slot() {
+    let fx = fixture(&corpus_baseline());
+    let bytes = corpus("benign_new_file");
+    let first = ingest_bytes(&fx, &bytes, "stranger");
+    assert_eq!(first.submission().state, PipelineState::Rejected);
+    let second = ingest_bytes(&fx, &bytes, MINER);
+    assert!(matches!(second, IngestOutcome::New(_)));
+    assert_eq!(second.submission().state, PipelineState::BenchQueued);
+    assert_eq!(second.submission().miner.as_str(), MINER);
+    assert!(second.submission().events.iter().any(|e| matches!(
+        &e.kind,
+        EventKind::Superseded { miner, .. } if miner.as_str() == "stranger"
+    )));
+}
+
 #[test]
 fn unregistered_miner_is_rejected_at_verified() {
     let fx = fixture(&corpus_baseline());

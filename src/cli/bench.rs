@@ -106,7 +106,12 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         print_probe_log(std::slice::from_ref(&record), &args.sla);
         print_metrics(&record)?;
         write_json(args.json.as_ref(), &record)?;
-        return Ok(ExitCode::SUCCESS);
+        // Like `--search`: exit 1 when the probe did not meet the SLA (every request failing
+        // included), so scripts cannot mistake a dead server for a pass.
+        return Ok(match record.verdict {
+            ProbeVerdict::Pass => ExitCode::SUCCESS,
+            ProbeVerdict::Fail | ProbeVerdict::Invalid => ExitCode::from(1),
+        });
     }
     let entry = runtime.block_on(measure_workload(&target, &workload, &config, &progress));
     progress.bar.finish_and_clear();

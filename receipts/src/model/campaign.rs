@@ -687,6 +687,26 @@ impl Campaign {
                 return field(name, format!("{dist:?}"), "1 ≤ min ≤ max tokens");
             }
         }
+        if self.health_deadline_s == 0 {
+            return field("health_deadline_s", "0".into(), "at least 1 second");
+        }
+        if self.hardware.memory_limit_mb == 0 {
+            return field("hardware.memory_limit_mb", "0".into(), "at least 1 MiB");
+        }
+        if self.hardware.engine_threads > 1024 {
+            return field(
+                "hardware.engine_threads",
+                self.hardware.engine_threads.to_string(),
+                "0 (cores − 1) to 1024",
+            );
+        }
+        if self.drift_bound_bp > 10_000 {
+            return field(
+                "drift_bound_bp",
+                self.drift_bound_bp.to_string(),
+                "at most 10000 (100 %); a larger bound switches the drift check off",
+            );
+        }
         if self.sla.bound_ms == 0 {
             return field("sla.bound_ms", "0".into(), "at least 1 ms");
         }
@@ -708,7 +728,10 @@ impl Campaign {
             return field("runs", self.runs.to_string(), "1 to 99");
         }
         let c = &self.correctness;
-        if c.group_size == 0 || c.items < c.group_size {
+        if c.group_size == 0 {
+            return field("correctness.group_size", "0".into(), "at least 1");
+        }
+        if c.items < c.group_size {
             return field(
                 "correctness.items",
                 c.items.to_string(),

@@ -189,9 +189,10 @@ pub enum EventKind {
         /// The duplicate's commitment.
         commitment: Sha256Hex,
     },
-    /// An earlier commitment of these bytes that did not match them (rejected at
-    /// `fetched`). It never held the slot: the first *valid* commitment of a patch hash wins
-    /// (`000_1688748f3ef56e34.txt`), so this record replaced it and keeps its trace here.
+    /// An earlier commitment of these bytes that was not valid (rejected at `fetched` or
+    /// `verified`). It never held the slot: the first *valid* commitment of a patch hash
+    /// wins (`000_1688748f3ef56e34.txt`), so this record replaced it and keeps its trace
+    /// here.
     Superseded {
         /// Who made the mismatched commitment.
         miner: MinerId,
@@ -344,16 +345,20 @@ impl Submission {
         });
     }
 
-    /// Whether this record lost its slot at `fetched`: its commitment did not match the
-    /// bytes, so a later valid commitment of the same bytes replaces it.
-    pub fn failed_fetch(&self) -> bool {
+    /// Whether this record never held its patch hash's slot: it was rejected at `fetched`
+    /// (the commitment does not match the bytes) or at `verified` (an unregistered miner,
+    /// or blob ids that do not match the baseline). Such a commitment was never *valid*, so
+    /// a later commitment of the same bytes replaces it (`000_1688748f3ef56e34.txt`: the
+    /// first valid commitment wins); otherwise anyone could block a diff for good by
+    /// committing it first from an unregistered id.
+    pub fn never_held_slot(&self) -> bool {
         self.state == PipelineState::Rejected
             && self.events.iter().rev().any(|e| {
                 matches!(
                     e.kind,
                     EventKind::Transition {
                         to: PipelineState::Rejected,
-                        gate: Some(Gate::Fetched),
+                        gate: Some(Gate::Fetched | Gate::Verified),
                         ..
                     }
                 )
@@ -361,11 +366,20 @@ impl Submission {
     }
 
     /// Records, on this new record, the earlier record of the same bytes whose commitment
-    /// did not match them (see [`EventKind::Superseded`]).
+    /// was not valid (see [`EventKind::Superseded`]).
     pub fn record_superseded(&mut self, earlier: &Submission, at: Timestamp) {
+        // Keep the traces `earlier` itself carried, so a chain of invalid commitments
+        // loses nothing.
+        self.events.extend(
+            earlier
+                .events
+                .iter()
+                .filter(|e| matches!(e.kind, EventKind::Superseded { .. }))
+                .cloned(),
+        );
         let committed_at = earlier.events.first().map_or(at, |e| e.at);
         let reason = format!(
-            "an earlier commitment of these bytes by `{}` did not match them (rejected at fetched: {}); the first valid commitment holds the slot",
+            "an earlier commitment of these bytes by `{}` was not valid ({}); the first valid commitment holds the slot",
             earlier.miner,
             earlier.last_reason().unwrap_or("commitment mismatch"),
         );

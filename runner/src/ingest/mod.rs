@@ -13,10 +13,11 @@
 //!
 //! Dedupe. The first *valid* commitment of a hash wins: a later ingest of the same bytes
 //! (by any miner, the same included) is a `duplicate` event on the first record, never a
-//! new record — unless the first record's commitment did not match the bytes (rejected at
-//! `fetched`): such a record never held the slot, and the first valid commitment replaces
-//! it, keeping its trace as a `superseded` event (so nobody can grief a miner by
-//! committing their diff first with a wrong commitment). A record left mid-walk by an infrastructure error is resumed from its state by
+//! new record — unless the first record was rejected at `fetched` (its commitment does
+//! not match the bytes) or `verified` (an unregistered miner): such a record never held
+//! the slot, and the next commitment replaces it, keeping its trace as a `superseded`
+//! event (so nobody can block a miner's diff by committing it first with a wrong
+//! commitment or from an unregistered id). A record left mid-walk by an infrastructure error is resumed from its state by
 //! the next ingest of its bytes.
 
 pub mod campaign;
@@ -166,9 +167,9 @@ pub fn ingest(
         None
     };
     let superseded = match existing {
-        // The first *valid* commitment wins (000_1688748f3ef56e34.txt): a record whose
-        // commitment did not match the bytes never held the slot.
-        Some(earlier) if earlier.failed_fetch() && *request.commitment == sha256 => Some(earlier),
+        // The first *valid* commitment wins (000_1688748f3ef56e34.txt): a record rejected
+        // at `fetched` or `verified` never held the slot.
+        Some(earlier) if earlier.never_held_slot() => Some(earlier),
         Some(mut submission) => {
             submission.record_duplicate(
                 request.miner.clone(),

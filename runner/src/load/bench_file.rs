@@ -2,7 +2,7 @@
 //! measurement, without the rest of a campaign (no baseline, no miners).
 //!
 //! ```toml
-//! model = "referee-demo"        # optional: the served model name (--model overrides)
+//! model = "referee-builtin"     # optional: the served model name (--model overrides)
 //! runs = 1                      # searches per entry (default 1 here; campaigns use 3)
 //! [workload]                    # a campaign's [workload] table (WorkloadSpec)
 //! input_len = { kind = "uniform", min = 32, max = 128 }

@@ -259,6 +259,14 @@ fn a_round_scores_disqualifies_and_seals() {
     let int4 = &record.entries[3];
     let dq = int4.disqualification.as_ref().unwrap();
     assert_eq!(dq.reason, DisqualificationReason::CorrectnessFailed);
+    // The detail quotes the failing item's or group's own value.
+    assert!(
+        (dq.detail.starts_with("logit distance of item ")
+            || dq.detail.starts_with("mean logit distance of group "))
+            && dq.detail.contains(" µnat) above the "),
+        "{}",
+        dq.detail
+    );
     for entry in &record.entries[1..4] {
         let summary = entry.correctness.as_ref().unwrap();
         let bytes = std::fs::read(bundle.join(&summary.items_file)).unwrap();
@@ -561,4 +569,189 @@ fn drift_beyond_the_bound_fails_the_round_and_requeues_once() {
     .unwrap();
     assert_eq!(second.previous_receipt, Some(first_digest));
     assert_eq!(first.previous_receipt, None);
+}
+
+/// `referee round` with `key` on the fixture, plainly.
+fn round_with_key(
+    fixture: &Fixture,
+    key: &Path,
+    abort_after: Option<usize>,
+) -> std::process::Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_referee"));
+    command
+        .args(["round", "--campaign", "tiny", "--data"])
+        .arg(&fixture.data)
+        .arg("--key")
+        .arg(key)
+        .env("NO_COLOR", "1");
+    if let Some(k) = abort_after {
+        command.env("REFEREE_ROUND_ABORT_AFTER", k.to_string());
+    }
+    command.output().unwrap()
+}
+
+/// A refused round: exit 2, `needles` in stderr, and neither round `n` nor its work
+/// directory.
+fn refused(fixture: &Fixture, output: &std::process::Output, n: u64, needles: &[&str]) {
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    for needle in needles {
+        assert!(stderr.contains(needle), "`{needle}` not in: {stderr}");
+    }
+    assert!(!fixture.data.join(format!("tiny/rounds/{n}")).exists());
+    assert!(
+        !fixture.data.join(format!("tiny/.work/round-{n}")).exists(),
+        "{stderr}"
+    );
+}
+
+/// A new key pair `<data>/<name>.{key,pub}`, trusted in the keyring from `valid_from`
+/// until `valid_until` when `trust` is set.
+fn extra_key(
+    fixture: &Fixture,
+    name: &str,
+    trust: Option<(Timestamp, Option<Timestamp>)>,
+) -> (PathBuf, PrivateKey) {
+    generate_key_pair(&fixture.data.join(name)).unwrap();
+    let path = fixture.data.join(format!("{name}.key"));
+    let key = PrivateKey::load(&path).unwrap();
+    if let Some((valid_from, valid_until)) = trust {
+        let keyring_path = fixture.data.join("keyring.json");
+        let mut keyring = Keyring::load(&keyring_path).unwrap();
+        keyring
+            .add(TrustedKey {
+                key: key.public().clone(),
+                valid_from,
+                valid_until,
+            })
+            .unwrap();
+        keyring.save(&keyring_path).unwrap();
+    }
+    (path, key)
+}
+
+#[test]
+fn keys_the_keyring_does_not_trust_now_are_refused_before_the_round_opens() {
+    let fixture = fixture(FIXED_RATE, &[]);
+    let (stranger, stranger_key) = extra_key(&fixture, "stranger", None);
+    let output = round_with_key(&fixture, &stranger, None);
+    let keyring = fixture.data.join("keyring.json").display().to_string();
+    refused(
+        &fixture,
+        &output,
+        1,
+        &[stranger_key.keyid(), &keyring, "it is not in the keyring"],
+    );
+
+    let epoch = Timestamp::from_unix_seconds(0).unwrap();
+    let retired_at = Timestamp::from_unix_seconds(1_000_000).unwrap();
+    let (retired, retired_key) = extra_key(&fixture, "retired", Some((epoch, Some(retired_at))));
+    let output = round_with_key(&fixture, &retired, None);
+    refused(
+        &fixture,
+        &output,
+        1,
+        &[retired_key.keyid(), &keyring, "it is valid from"],
+    );
+}
+
+#[test]
+fn a_corrupt_miners_json_is_refused_before_the_round_opens() {
+    let fixture = fixture(FIXED_RATE, &[]);
+    let miners = fixture.data.join("tiny/miners.json");
+    std::fs::write(&miners, "[\n").unwrap();
+    let output = round(&fixture, None, None);
+    refused(
+        &fixture,
+        &output,
+        1,
+        &[&format!("parsing `{}`", miners.display())],
+    );
+}
+
+#[test]
+fn a_resume_with_another_key_than_the_opening_one_is_refused() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let fixture = fixture(FIXED_RATE, &[]);
+    let killed = round(&fixture, Some(0), None);
+    assert!(!killed.status.success());
+    let epoch = Timestamp::from_unix_seconds(0).unwrap();
+    let (other, other_key) = extra_key(&fixture, "other", Some((epoch, None)));
+    let opener = PrivateKey::load(&fixture.key).unwrap();
+    let output = round_with_key(&fixture, &other, None);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "round 1 was opened (round-opened statement signed) by key `{}`; resume it with \
+             that key, not `{}`",
+            opener.keyid(),
+            other_key.keyid()
+        )),
+        "{stderr}"
+    );
+    assert!(!fixture.data.join("tiny/rounds/1").exists());
+    ok(&round(&fixture, None, None));
+    sealed(&fixture, 1);
+}
+
+#[test]
+fn a_tampered_previous_round_or_an_edited_campaign_is_refused() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let fixture = fixture(FIXED_RATE, &[]);
+    ok(&round(&fixture, None, None));
+    let (bundle, record) = sealed(&fixture, 1);
+
+    // The campaign is frozen: an edit is refused, naming both digests.
+    let campaign_toml = fixture.data.join("tiny/campaign.toml");
+    let original = std::fs::read_to_string(&campaign_toml).unwrap();
+    std::fs::write(
+        &campaign_toml,
+        original.replace("bound_ms = 250", "bound_ms = 5000"),
+    )
+    .unwrap();
+    let edited = DataDir::new(&fixture.data)
+        .campaign(&"tiny".parse().unwrap())
+        .load_campaign()
+        .unwrap()
+        .digest()
+        .unwrap();
+    assert_ne!(edited, record.campaign.digest);
+    let output = round(&fixture, None, None);
+    refused(
+        &fixture,
+        &output,
+        2,
+        &[
+            &edited.to_string(),
+            &record.campaign.digest.to_string(),
+            "campaigns are frozen",
+        ],
+    );
+    std::fs::write(&campaign_toml, &original).unwrap();
+
+    // Round 1 resealed by an untrusted key, seating an attacker's patch.
+    let mut forged = record.clone();
+    forged.outcome.leader_after = Some(receipts::model::Leader {
+        patch: Sha256Hex::digest(b"the attacker's diff"),
+        miner: "mallory".parse().unwrap(),
+    });
+    let attacker = PrivateKey::from_seed(&[7; 32]);
+    receipts::bundle::seal_bundle(
+        &bundle,
+        receipts::model::ROUND_PREDICATE_TYPE,
+        &serde_json::to_value(&forged).unwrap(),
+        &[&attacker],
+    )
+    .unwrap();
+    let output = round(&fixture, None, None);
+    refused(
+        &fixture,
+        &output,
+        2,
+        &[
+            &format!("the previous round `{}` does not verify", bundle.display()),
+            "signature.trusted",
+        ],
+    );
 }

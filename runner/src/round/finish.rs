@@ -9,9 +9,10 @@ use std::path::Path;
 use receipts::bundle::{ENVELOPE_FILE, MAX_ENVELOPE_BYTES, seal_bundle};
 use receipts::dsse::RawEnvelope;
 use receipts::model::{
-    CampaignRef, Disqualification, DisqualificationReason, DriftCheck, Entry, EntryStatus,
-    HardwareCheck, Leader, MeasurementOutcome, PipelineState, ROUND_PREDICATE_TYPE, Role,
-    RoundRecord, RoundStatus, RunSummary, Sha256Hex, SlaUnmetReason, Step, Timestamp, Tool,
+    CampaignRef, CorrectnessItems, CorrectnessSpec, CorrectnessSummary, Disqualification,
+    DisqualificationReason, DriftCheck, Entry, EntryStatus, HardwareCheck, Leader,
+    MeasurementOutcome, PipelineState, ROUND_PREDICATE_TYPE, Role, RoundRecord, RoundStatus,
+    RunSummary, Sha256Hex, SlaUnmetReason, Step, Timestamp, Tool,
 };
 use receipts::statement::Statement;
 use serde::Deserialize;
@@ -21,6 +22,7 @@ use super::record::{
 };
 use super::setup::ROUND_OPENED_FILE;
 use super::{Ctx, RoundError, io};
+use crate::correctness;
 use crate::engines::{LOG_TAIL_LINES, log_tail};
 use crate::leader::{self, Contender, LeaderInput};
 
@@ -476,20 +478,14 @@ fn entry_from(
                         summary: Some(summary),
                         ..
                     }) => {
-                        let detail = match (summary.first_failing_item, summary.first_failing_group)
-                        {
-                            (Some(item), _) => format!(
-                                "logit distance of item {item} above the item bound of {} µnat (largest item {} µnat)",
-                                ctx.campaign.correctness.item_bound_micro_nats,
-                                summary.max_item_micro_nats
-                            ),
-                            (None, Some(group)) => format!(
-                                "mean logit distance of group {group} above the group bound of {} µnat (largest group mean {} µnat)",
-                                ctx.campaign.correctness.group_mean_bound_micro_nats,
-                                summary.max_group_mean_micro_nats
-                            ),
-                            (None, None) => "no correctness item was scored".to_owned(),
-                        };
+                        let artifact = fs::read(ctx.bundle.join(&summary.items_file))
+                            .ok()
+                            .and_then(|bytes| serde_json::from_slice(&bytes).ok());
+                        let detail = correctness_detail(
+                            summary,
+                            &ctx.campaign.correctness,
+                            artifact.as_ref(),
+                        );
                         disqualify(
                             &mut entry,
                             DisqualificationReason::CorrectnessFailed,
@@ -513,4 +509,139 @@ fn entry_from(
         }
     }
     entry
+}
+
+/// The disqualification detail of a failed correctness gate: the first failing item's
+/// own index and distance, else the first failing group's own mean (µnat), read from the
+/// entry's per-item artifact (MEASUREMENT.md §Correctness). Without the artifact it says
+/// which item or group failed and that its value could not be read.
+fn correctness_detail(
+    summary: &CorrectnessSummary,
+    spec: &CorrectnessSpec,
+    artifact: Option<&CorrectnessItems>,
+) -> String {
+    let at = |i: u32| usize::try_from(i).unwrap_or(usize::MAX);
+    let unreadable = || format!("not readable from `{}`", summary.items_file);
+    match (summary.first_failing_item, summary.first_failing_group) {
+        (Some(position), _) => match artifact.and_then(|a| a.items.get(at(position))) {
+            Some(item) => format!(
+                "logit distance of item {} ({} µnat) above the item bound of {} µnat",
+                item.index, item.distance_micro_nats, spec.item_bound_micro_nats
+            ),
+            None => format!(
+                "logit distance of item {position} above the item bound of {} µnat \
+                 (its distance {})",
+                spec.item_bound_micro_nats,
+                unreadable()
+            ),
+        },
+        (None, Some(group)) => {
+            let mean = artifact.and_then(|a| {
+                correctness::verdict_from_artifact(a)
+                    .0
+                    .group_means_micro_nats
+                    .get(at(group))
+                    .copied()
+            });
+            match mean {
+                Some(mean) => format!(
+                    "mean logit distance of group {group} ({mean} µnat) above the group bound \
+                     of {} µnat",
+                    spec.group_mean_bound_micro_nats
+                ),
+                None => format!(
+                    "mean logit distance of group {group} above the group bound of {} µnat \
+                     (its mean {})",
+                    spec.group_mean_bound_micro_nats,
+                    unreadable()
+                ),
+            }
+        }
+        (None, None) => "no correctness item was scored".to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use receipts::model::CorrectnessItem;
+
+    use super::*;
+
+    fn spec() -> CorrectnessSpec {
+        CorrectnessSpec {
+            items: 6,
+            group_size: 3,
+            group_mean_bound_micro_nats: 200_000,
+            item_bound_micro_nats: 2_000_000,
+            top_k: 5,
+            input_len: receipts::model::LengthDist::Fixed { value: 8 },
+            output_tokens: 6,
+        }
+    }
+
+    /// Six items in two groups of three: group 0's mean is 300 000 µnat, group 1's
+    /// 1 000 000 (the largest); `item` is replaced by `over` when given.
+    fn artifact(over: Option<(usize, u64)>) -> CorrectnessItems {
+        let mut distances = [100_000, 300_000, 500_000, 900_000, 1_000_000, 1_100_000];
+        if let Some((i, d)) = over {
+            distances[i] = d;
+        }
+        CorrectnessItems {
+            top_k: 5,
+            group_size: 3,
+            group_mean_bound_micro_nats: 200_000,
+            item_bound_micro_nats: 2_000_000,
+            items: distances
+                .iter()
+                .enumerate()
+                .map(|(i, &d)| CorrectnessItem {
+                    index: u32::try_from(i).unwrap(),
+                    prompt_sha256: Sha256Hex::digest(b""),
+                    prompt_tokens: 8,
+                    output_token_ids: vec![1],
+                    position_micro_nats: vec![d],
+                    distance_micro_nats: d,
+                })
+                .collect(),
+        }
+    }
+
+    fn summary(items: &CorrectnessItems) -> CorrectnessSummary {
+        let (v, _) = correctness::verdict_from_artifact(items);
+        CorrectnessSummary {
+            items: 6,
+            passed: v.passed,
+            max_item_micro_nats: v.max_item_micro_nats,
+            max_group_mean_micro_nats: v.max_group_mean_micro_nats,
+            first_failing_item: v.first_failing_item,
+            first_failing_group: v.first_failing_group,
+            items_file: "correctness/candidate-1.json".into(),
+        }
+    }
+
+    #[test]
+    fn a_group_failure_names_that_groups_own_mean() {
+        let items = artifact(None);
+        let summary = summary(&items);
+        assert_eq!(summary.max_group_mean_micro_nats, 1_000_000);
+        assert_eq!(
+            correctness_detail(&summary, &spec(), Some(&items)),
+            "mean logit distance of group 0 (300000 µnat) above the group bound of 200000 µnat"
+        );
+        assert_eq!(
+            correctness_detail(&summary, &spec(), None),
+            "mean logit distance of group 0 above the group bound of 200000 µnat (its mean \
+             not readable from `correctness/candidate-1.json`)"
+        );
+    }
+
+    #[test]
+    fn an_item_failure_names_that_items_index_and_distance() {
+        let items = artifact(Some((4, 2_500_000)));
+        let summary = summary(&items);
+        assert_eq!(
+            correctness_detail(&summary, &spec(), Some(&items)),
+            "logit distance of item 4 (2500000 µnat) above the item bound of 2000000 µnat"
+        );
+    }
 }

@@ -9,12 +9,15 @@
 //! before the next starts, so [`run_round`] called again after a kill resumes by itself
 //! after the last finished group. The bundle is built in `.work/round-<n>/bundle/` and
 //! renamed into `rounds/<n>/` only once sealed: a half-written bundle never appears.
-//! The campaign's lock keeps two runners apart.
+//! The campaign's lock keeps two runners apart. Before a round opens or resumes, the
+//! preflight checks refuse an untrusted key, a corrupt `miners.json`, a previous round
+//! that does not verify and an edited campaign.
 //!
 //! The library draws nothing: progress goes through [`RoundProgress`].
 
 mod entry;
 mod finish;
+mod preflight;
 pub mod record;
 mod setup;
 
@@ -145,6 +148,67 @@ pub enum RoundError {
         /// The key's keyid.
         keyid: String,
     },
+    /// The data directory's keyring could not be read.
+    #[error("reading the keyring `{path}`")]
+    Keyring {
+        /// `data/keyring.json`.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: receipts::keys::KeyError,
+    },
+    /// The signing key is not trusted now by the keyring (RECEIPTS.md §Keys): `verify`
+    /// would reject the round it signs.
+    #[error("key `{keyid}` is not trusted by the keyring `{keyring}`: {why}")]
+    KeyNotTrusted {
+        /// The key's keyid.
+        keyid: String,
+        /// `data/keyring.json`.
+        keyring: PathBuf,
+        /// Why: not in it, or outside its validity window.
+        why: String,
+    },
+    /// The previous round's bundle does not verify against the keyring: its seat and
+    /// Statement digest cannot be taken.
+    #[error(
+        "the previous round `{bundle}` does not verify against the data directory's keyring \
+         ({}); refusing to open a round on it",
+        failures.join("; ")
+    )]
+    PreviousUnverified {
+        /// Its bundle.
+        bundle: PathBuf,
+        /// Every failed check: `name[ `target`]: reason`.
+        failures: Vec<String>,
+    },
+    /// `campaign.toml` changed since the previous round ran.
+    #[error(
+        "`{path}` has campaign digest {digest}, but round {round} ran under {frozen}: \
+         campaigns are frozen once a round has run"
+    )]
+    CampaignChanged {
+        /// `campaign.toml`.
+        path: PathBuf,
+        /// Its digest now.
+        digest: Sha256Hex,
+        /// The digest the previous round's receipt records.
+        frozen: Sha256Hex,
+        /// The previous round.
+        round: u64,
+    },
+    /// A resumed round was opened by a different key.
+    #[error(
+        "round {round} was opened (round-opened statement signed) by key `{opened_by}`; \
+         resume it with that key, not `{given}`"
+    )]
+    KeyChanged {
+        /// The round.
+        round: u64,
+        /// The keyid that signed the round-opened statement.
+        opened_by: String,
+        /// The keyid given now.
+        given: String,
+    },
     /// The failpoint of [`RoundOptions::abort_after_record`] fired.
     #[error("aborted by the failpoint after journal record {after}")]
     Aborted {
@@ -155,9 +219,15 @@ pub enum RoundError {
 
 /// Runs (or resumes) the next round of `options.campaign`, signed with `key`.
 ///
-/// Errors: [`RoundError`] for anything that stops the round itself (no campaign, lock
-/// held, a key outside the campaign's `evaluator_keyids`, journal or bundle I/O,
-/// signing); a failing entry is a typed status instead.
+/// Before the round opens (or resumes) it refuses, writing nothing: a key the keyring
+/// does not trust now or outside the campaign's `evaluator_keyids`, a `miners.json` that
+/// does not parse, a previous round whose bundle does not verify against the keyring, a
+/// `campaign.toml` whose digest differs from the previous round's, and on resume a key
+/// other than the one that signed the round-opened statement.
+///
+/// Errors: [`RoundError`] for anything that stops the round itself (the refusals above,
+/// no campaign, lock held, journal or bundle I/O, signing); a failing entry is a typed
+/// status instead.
 pub fn run_round(
     options: &RoundOptions,
     key: &PrivateKey,
@@ -167,16 +237,11 @@ pub fn run_round(
     let campaign_dir = options.data.campaign(&options.campaign);
     let _lock = campaign_dir.lock()?;
     let campaign = campaign_dir.load_campaign()?;
-    if !campaign.evaluator_keyids.is_empty()
-        && !campaign
-            .evaluator_keyids
-            .iter()
-            .any(|k| k.as_str() == key.keyid())
-    {
-        return Err(RoundError::KeyNotAllowed {
-            keyid: key.keyid().to_owned(),
-        });
-    }
+    // Refusals come before anything of the round is written.
+    let now = Timestamp::now();
+    let keyring = preflight::check_key(&options.data, &campaign, key, now)?;
+    campaign_dir.load_miners()?;
+    let previous = preflight::check_previous(&campaign_dir, &campaign, &keyring, now)?;
     let round = pick_round(&campaign_dir)?;
     let work = campaign_dir.work_dir().join(format!("round-{round}"));
     let bundle = work.join("bundle");
@@ -184,6 +249,15 @@ pub fn run_round(
     // Leftover engines of a killed runner go first.
     crate::engines::kill_leftovers(&work.join("engines.pid"));
     let (journal, records) = Journal::<Record>::open(&work.join("journal.jsonl"))?;
+    if let Some(Record::Setup(setup)) = records.first()
+        && setup.signer_keyid != key.keyid()
+    {
+        return Err(RoundError::KeyChanged {
+            round,
+            opened_by: setup.signer_keyid.clone(),
+            given: key.keyid().to_owned(),
+        });
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -196,6 +270,7 @@ pub fn run_round(
         key,
         campaign,
         campaign_dir,
+        previous,
         round,
         work,
         bundle,
@@ -261,6 +336,8 @@ pub(crate) struct Ctx<'a> {
     key: &'a PrivateKey,
     campaign: Campaign,
     campaign_dir: CampaignDir,
+    /// The verified previous round.
+    previous: preflight::Previous,
     round: u64,
     /// `.work/round-<n>/`.
     work: PathBuf,

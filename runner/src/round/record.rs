@@ -74,6 +74,9 @@ pub struct SetupRecord {
     pub miners_digest: Sha256Hex,
     /// The round's inputs (copies under `inputs/`).
     pub inputs: Vec<ResourceDescriptor>,
+    /// keyid of the key that signed the round-opened statement: a resume must sign with
+    /// the same key.
+    pub signer_keyid: String,
 }
 
 /// How an entry's engine run ended, before the scorer's verdict.

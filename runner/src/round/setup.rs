@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::fs;
 
 use rand_core::{OsRng, RngCore};
-use receipts::bundle::{ENVELOPE_FILE, read_statement_digest, sign_statement};
+use receipts::bundle::sign_statement;
 use receipts::model::{
     CampaignRef, EventKind, Leader, MinerRegistry, Phase, PipelineState,
     ROUND_OPENED_PREDICATE_TYPE, ResourceDescriptor, RevealedSeeds, Role, RoundOpened, SeatedEntry,
@@ -64,23 +64,10 @@ pub(crate) fn run_setup(ctx: &mut Ctx<'_>) -> Result<SetupRecord, RoundError> {
         "request-sequence digest {request_sequence_digest}"
     ));
 
-    // The previous round: its Statement digest chains this one; its seat is the
-    // incumbent's.
-    let (previous_receipt, leader_before) = match ctx.campaign_dir.round_numbers()?.last() {
-        Some(&previous) => {
-            let dir = ctx.campaign_dir.round_dir(previous);
-            let digest = read_statement_digest(&dir.join(ENVELOPE_FILE)).map_err(|e| {
-                RoundError::PreviousRound {
-                    path: dir.clone(),
-                    message: super::entry::error_chain(&e),
-                }
-            })?;
-            let (record, _) = super::read_round_record(&dir)
-                .map_err(|message| RoundError::PreviousRound { path: dir, message })?;
-            (Some(digest), record.outcome.leader_after)
-        }
-        None => (None, None),
-    };
+    // The previous round (verified before the round opened): its Statement digest
+    // chains this one; its seat is the incumbent's.
+    let previous_receipt = ctx.previous.receipt.clone();
+    let leader_before = ctx.previous.leader.clone();
 
     let challengers = seat_challengers(ctx, leader_before.as_ref())?;
     let mut entries = vec![PlannedEntry {
@@ -170,6 +157,7 @@ pub(crate) fn run_setup(ctx: &mut Ctx<'_>) -> Result<SetupRecord, RoundError> {
         previous_receipt,
         miners_digest,
         inputs,
+        signer_keyid: ctx.key.keyid().to_owned(),
     })
 }
 

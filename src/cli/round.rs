@@ -176,6 +176,19 @@ pub fn print_summary(summary: &RoundSummary) {
     print!("{}", table(record));
     println!("Leader: {}", leader_line(record));
     println!("Decision: {}", record.outcome.decision);
+    // MEASUREMENT.md: the overtake margin should exceed the measured noise. The receipt
+    // records both; say so plainly when the baseline moved more than the margin.
+    if let Some(drift_bp) = record.drift.as_ref().and_then(|d| d.drift_bp)
+        && drift_bp > u64::from(record.outcome.margin_bp)
+    {
+        println!(
+            "Warning: the baseline drifted {}.{:02} % between its first and last run, more than the overtake margin of {}.{:02} %: this round's decision is within measurement noise",
+            drift_bp / 100,
+            drift_bp % 100,
+            record.outcome.margin_bp / 100,
+            record.outcome.margin_bp % 100
+        );
+    }
     if let Some(reason) = &record.outcome.reason {
         println!("Reason: {reason}");
     }

@@ -101,4 +101,25 @@ fn keygen_seal_verify_and_tamper() {
 
     let missing = referee(dir, &["verify", "no-such-bundle", "--data", "data"]);
     assert_eq!(missing.status.code(), Some(2));
+
+    // With --json a missing bundle is an object with an error; the others are verified.
+    let args = [
+        "verify",
+        "bundle",
+        "no-such-bundle",
+        "--data",
+        "data",
+        "--json",
+    ];
+    let json = referee(dir, &args);
+    assert_eq!(json.status.code(), Some(2));
+    let reports: serde_json::Value = serde_json::from_slice(&json.stdout).expect("json");
+    assert_eq!(reports[0]["passed"], true);
+    assert_eq!(reports[0]["checks"][0]["name"], "envelope.parse");
+    assert_eq!(reports[1]["passed"], false);
+    assert_eq!(reports[1]["bundle"], "no-such-bundle");
+    assert_eq!(
+        reports[1]["error"],
+        "bundle `no-such-bundle` is not a directory"
+    );
 }

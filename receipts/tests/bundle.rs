@@ -110,6 +110,7 @@ fn two_signers_meet_a_threshold_of_two() {
         [(
             CheckName::Signatures,
             FailureReason::ThresholdNotMet {
+                file: ENVELOPE_FILE.into(),
                 counted: 2,
                 threshold: 3
             }
@@ -128,7 +129,10 @@ fn untrusted_key_with_a_trusted_keyid_fails() {
         failures(&verify(dir.path())),
         [(
             CheckName::Signatures,
-            FailureReason::NoTrustedSignature { signatures: 1 }
+            FailureReason::NoTrustedSignature {
+                file: ENVELOPE_FILE.into(),
+                signatures: 1
+            }
         )]
     );
 }
@@ -145,6 +149,7 @@ fn trusted_key_with_a_wrong_keyid_fails() {
             (
                 CheckName::Keyid,
                 FailureReason::KeyidMismatch {
+                    file: ENVELOPE_FILE.into(),
                     field: "signatures[0].keyid".into(),
                     found: stranger().keyid().to_owned(),
                     expected: operator().keyid().to_owned(),
@@ -152,7 +157,10 @@ fn trusted_key_with_a_wrong_keyid_fails() {
             ),
             (
                 CheckName::Signatures,
-                FailureReason::NoTrustedSignature { signatures: 1 }
+                FailureReason::NoTrustedSignature {
+                    file: ENVELOPE_FILE.into(),
+                    signatures: 1
+                }
             ),
         ]
     );
@@ -171,13 +179,17 @@ fn non_64_byte_signatures_fail() {
                 (
                     CheckName::SignatureLength,
                     FailureReason::SignatureLength {
+                        file: ENVELOPE_FILE.into(),
                         field: "signatures[0].sig".into(),
                         length
                     }
                 ),
                 (
                     CheckName::Signatures,
-                    FailureReason::NoTrustedSignature { signatures: 1 }
+                    FailureReason::NoTrustedSignature {
+                        file: ENVELOPE_FILE.into(),
+                        signatures: 1
+                    }
                 ),
             ],
             "length {length}"
@@ -193,7 +205,12 @@ fn no_signatures_fail() {
     write_envelope(dir.path(), &envelope);
     assert_eq!(
         failures(&verify(dir.path())),
-        [(CheckName::Signatures, FailureReason::NoSignatures)]
+        [(
+            CheckName::Signatures,
+            FailureReason::NoSignatures {
+                file: ENVELOPE_FILE.into()
+            }
+        )]
     );
 }
 
@@ -210,6 +227,7 @@ fn key_outside_its_validity_window_does_not_count() {
         [(
             CheckName::Signatures,
             FailureReason::KeyOutsideValidity {
+                file: ENVELOPE_FILE.into(),
                 keyid: operator().keyid().to_owned(),
                 at: time("2025-06-01T00:00:00Z")
             }
@@ -293,6 +311,35 @@ fn symlinks_are_refused_by_seal_and_verify() {
             }
         )]
     );
+}
+
+#[test]
+fn a_symlinked_envelope_fails_like_any_symlinked_file() {
+    let (dir, _) = sealed_bundle();
+    let real = dir.path().join("elsewhere.dsse.json");
+    std::fs::rename(dir.path().join(ENVELOPE_FILE), &real).expect("move");
+    symlink(&real, dir.path().join(ENVELOPE_FILE)).expect("symlink");
+    std::fs::remove_file(&real).ok();
+    // A dangling link and a link to a valid envelope fail alike.
+    for target_exists in [false, true] {
+        if target_exists {
+            let (other, _) = sealed_bundle();
+            std::fs::copy(other.path().join(ENVELOPE_FILE), &real).expect("copy");
+        }
+        let report = verify(dir.path());
+        assert_eq!(
+            (report.checks[0].name, report.checks[0].reason.clone()),
+            (
+                CheckName::EnvelopeParse,
+                Some(FailureReason::NotRegularFile {
+                    name: ENVELOPE_FILE.into(),
+                    kind: "symlink".into()
+                })
+            ),
+            "target exists: {target_exists}"
+        );
+        assert!(!report.passed());
+    }
 }
 
 #[test]
@@ -445,6 +492,7 @@ fn url_safe_or_unpadded_base64_is_not_referees_form() {
             [(
                 CheckName::Base64,
                 FailureReason::NonStandardBase64 {
+                    file: ENVELOPE_FILE.into(),
                     field: "payload".into()
                 }
             )]
@@ -477,6 +525,7 @@ fn statement_problems_are_typed() {
         [(
             CheckName::PayloadType,
             FailureReason::PayloadTypeMismatch {
+                file: ENVELOPE_FILE.into(),
                 found: "application/json".into()
             }
         )]
@@ -494,6 +543,7 @@ fn statement_problems_are_typed() {
         [(
             CheckName::StatementType,
             FailureReason::WrongStatementType {
+                file: ENVELOPE_FILE.into(),
                 found: "https://in-toto.io/Statement/v0.1".into()
             }
         )]
@@ -511,6 +561,7 @@ fn statement_problems_are_typed() {
         [(
             CheckName::PredicateType,
             FailureReason::WrongPredicateType {
+                file: ENVELOPE_FILE.into(),
                 found: TEST_PREDICATE_TYPE.into(),
                 expected: ROUND_PREDICATE_TYPE.into()
             }
@@ -530,7 +581,7 @@ fn statement_problems_are_typed() {
     let f = failures(&verify(dir.path()));
     assert_eq!(f.len(), 1);
     assert!(
-        matches!(&f[0].1, FailureReason::SchemaInvalid { predicate_type, message }
+        matches!(&f[0].1, FailureReason::SchemaInvalid { predicate_type, message, .. }
         if predicate_type == ROUND_PREDICATE_TYPE && message.contains("missing field `campaign`")),
         "{f:?}"
     );
@@ -540,6 +591,7 @@ fn statement_problems_are_typed() {
         (
             payload_text(&statement).replacen("\"count\":3", "\"count\":3.5", 1),
             FailureReason::NonIntegerNumber {
+                file: ENVELOPE_FILE.into(),
                 path: "/predicate/count".into(),
                 value: "3.5".into(),
             },
@@ -588,7 +640,7 @@ fn statement_problems_are_typed() {
     );
     let f = failures(&verify(dir.path()));
     assert!(
-        matches!(&f[0], (CheckName::StatementShape, FailureReason::BadStatement { message }) if message.contains("gitCommit")),
+        matches!(&f[0], (CheckName::StatementShape, FailureReason::BadStatement { message, .. }) if message.contains("gitCommit")),
         "{f:?}"
     );
 }

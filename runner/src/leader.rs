@@ -20,14 +20,10 @@ const BP_ONE: u128 = 10_000;
 
 /// The score of an entry: `floor((T / T_baseline − 1) · 10⁶)` in parts per million, with
 /// both throughputs in milli-requests/s (DESIGN.md §4). `None` when the baseline
-/// throughput is 0 (then nothing can be scored).
+/// throughput is 0 (then nothing can be scored). The formula lives in
+/// [`receipts::model::score_ppm`] so the verifier recomputes exactly what the runner wrote.
 pub fn score_ppm(throughput_milli_rps: u64, baseline_milli_rps: u64) -> Option<i64> {
-    if baseline_milli_rps == 0 {
-        return None;
-    }
-    let numerator = (i128::from(throughput_milli_rps) - i128::from(baseline_milli_rps)) * 1_000_000;
-    // div_euclid with a positive divisor is the floor, also for slower entries.
-    i64::try_from(numerator.div_euclid(i128::from(baseline_milli_rps))).ok()
+    receipts::model::score_ppm(throughput_milli_rps, baseline_milli_rps)
 }
 
 /// The drift of the drift baseline against the first baseline: `⌈|drift − first| · 10⁴ /

@@ -293,15 +293,16 @@ pub async fn search_entry<E: ProbeExecutor>(
     let (median, min, max, outcome) = match stopped {
         Some(outcome) => (None, None, None, outcome),
         None => {
-            let mut values: Vec<u64> = measured
+            let values: Vec<u64> = measured
                 .iter()
                 .filter_map(|r| r.throughput_milli_rps)
                 .collect();
-            values.sort_unstable();
+            // One definition of the entry's median/min/max, shared with the verifier.
+            let spread = receipts::model::run_throughputs(&values);
             (
-                values.get((values.len().max(1) - 1) / 2).copied(),
-                values.first().copied(),
-                values.last().copied(),
+                spread.map(|(median, _, _)| median),
+                spread.map(|(_, min, _)| min),
+                spread.map(|(_, _, max)| max),
                 MeasurementOutcome::Measured,
             )
         }

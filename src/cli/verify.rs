@@ -1,10 +1,14 @@
 //! `referee verify <bundle>... --keyring <file>`: run RECEIPTS.md §Verification checks 1–6
-//! on each bundle and print every check. Exit 0 when all pass, 1 when a check failed, 2 on
-//! a usage or I/O error (from `main`).
+//! (and, for a round bundle, the round's own consistency checks) on each bundle and print
+//! every check. Exit 0 when all pass, 1 when a check failed, 2 when a bundle is missing or
+//! on a usage or I/O error. A missing bundle does not stop the others: with `--json` it is
+//! an object with an `error` field in the array.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+
+use serde::Serialize;
 
 use receipts::keys::Keyring;
 use receipts::model::Timestamp;
@@ -23,7 +27,8 @@ pub struct VerifyArgs {
     pub keyring: Option<PathBuf>,
     #[command(flatten)]
     pub data: DataArgs,
-    /// Print the reports as JSON (an array, one report per bundle).
+    /// Print the reports as JSON: an array with one object per bundle, in argument order,
+    /// each with a `passed` boolean, and either the report's fields or an `error`.
     #[arg(long)]
     pub json: bool,
     /// Check key validity windows at this instant (RFC 3339 UTC) instead of now.
@@ -43,35 +48,93 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<ExitCode> {
         .keyring
         .unwrap_or_else(|| args.data.data.join("keyring.json"));
     let keyring = Keyring::load(&keyring_path)?;
-    for bundle in &args.bundles {
-        if !bundle.is_dir() {
-            anyhow::bail!("bundle `{}` is not a directory", bundle.display());
-        }
-    }
     let mut options = VerifyOptions::at(args.at.unwrap_or_else(Timestamp::now));
     options.threshold = args.threshold;
     options.expected_predicate_type = args.predicate_type;
-    let reports: Vec<VerifyReport> = args
+    let outcomes: Vec<Outcome<'_>> = args
         .bundles
         .iter()
-        .map(|bundle| verify_bundle(bundle, &keyring, &options))
+        .map(|bundle| {
+            if bundle.is_dir() {
+                Outcome::Verified(verify_bundle(bundle, &keyring, &options))
+            } else {
+                Outcome::Missing(bundle)
+            }
+        })
         .collect();
     let mut out = std::io::stdout().lock();
     if args.json {
+        let json: Vec<JsonOutcome<'_>> = outcomes.iter().map(JsonOutcome::from).collect();
         // Serialize first so a closed stdout surfaces as an io::Error (a broken pipe is
         // not a failure, see `main`).
-        let text = serde_json::to_string_pretty(&reports)?;
+        let text = serde_json::to_string_pretty(&json)?;
         writeln!(out, "{text}")?;
     } else {
-        for report in &reports {
-            print_report(&mut out, report)?;
+        for outcome in &outcomes {
+            match outcome {
+                Outcome::Verified(report) => print_report(&mut out, report)?,
+                Outcome::Missing(bundle) => {
+                    writeln!(out, "bundle {}", bundle.display())?;
+                    writeln!(out, "result: ERROR ({})", missing_message(bundle))?;
+                    eprintln!("error: {}", missing_message(bundle));
+                }
+            }
         }
     }
-    Ok(if reports.iter().all(VerifyReport::passed) {
+    let missing = outcomes.iter().any(|o| matches!(o, Outcome::Missing(_)));
+    let passed = outcomes
+        .iter()
+        .all(|o| matches!(o, Outcome::Verified(r) if r.passed()));
+    Ok(if missing {
+        ExitCode::from(2)
+    } else if passed {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
     })
+}
+
+/// One bundle argument: verified, or not a directory.
+enum Outcome<'a> {
+    Verified(VerifyReport),
+    Missing(&'a Path),
+}
+
+fn missing_message(bundle: &Path) -> String {
+    format!("bundle `{}` is not a directory", bundle.display())
+}
+
+/// One bundle in `--json` output: `passed` first, then the report's fields, or the bundle
+/// and an `error` when it could not be verified.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum JsonOutcome<'a> {
+    Verified {
+        passed: bool,
+        #[serde(flatten)]
+        report: &'a VerifyReport,
+    },
+    Error {
+        bundle: &'a Path,
+        passed: bool,
+        error: String,
+    },
+}
+
+impl<'a> From<&'a Outcome<'a>> for JsonOutcome<'a> {
+    fn from(outcome: &'a Outcome<'a>) -> Self {
+        match outcome {
+            Outcome::Verified(report) => JsonOutcome::Verified {
+                passed: report.passed(),
+                report,
+            },
+            Outcome::Missing(bundle) => JsonOutcome::Error {
+                bundle,
+                passed: false,
+                error: missing_message(bundle),
+            },
+        }
+    }
 }
 
 fn print_report(out: &mut impl Write, report: &VerifyReport) -> std::io::Result<()> {

@@ -526,3 +526,27 @@ pub struct ResourceDescriptor {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub uri: Option<String>,
 }
+
+/// The score of an entry: `floor((T / T_baseline − 1) · 10⁶)` in parts per million, with
+/// both throughputs in milli-requests/s (DESIGN.md §4), computed in integers. `None` when
+/// the baseline throughput is 0 (then nothing can be scored) or the score does not fit
+/// an `i64`. The one implementation: the runner scores with it, the verifier recomputes
+/// with it.
+pub fn score_ppm(throughput_milli_rps: u64, baseline_milli_rps: u64) -> Option<i64> {
+    if baseline_milli_rps == 0 {
+        return None;
+    }
+    let numerator = (i128::from(throughput_milli_rps) - i128::from(baseline_milli_rps)) * 1_000_000;
+    // div_euclid with a positive divisor is the floor, also for slower entries.
+    i64::try_from(numerator.div_euclid(i128::from(baseline_milli_rps))).ok()
+}
+
+/// An entry's throughput from its runs' throughputs, milli-requests/s (MEASUREMENT.md,
+/// Entry): `(median, min, max)` where the median of an even count is the lower middle.
+/// `None` when `runs` is empty.
+pub fn run_throughputs(runs: &[u64]) -> Option<(u64, u64, u64)> {
+    let mut values = runs.to_vec();
+    values.sort_unstable();
+    let median = *values.get(values.len().checked_sub(1)? / 2)?;
+    Some((median, *values.first()?, *values.last()?))
+}

@@ -1,6 +1,8 @@
-//! Bundle verification (RECEIPTS.md §Verification, checks 1–6, in that order). Every check
-//! is run and reported, not only the first failure: a check that cannot run because an
-//! earlier one failed is reported as failed with [`FailureReason::NotRun`].
+//! Bundle verification (RECEIPTS.md §Verification, checks 1–6, in that order, then for a
+//! round bundle the round's own consistency: its round-opened statement, seeds, scores
+//! and throughputs, in module `verify::round`). Every check is run and reported, not only
+//! the first failure: a check that cannot run because an earlier one failed is reported
+//! as failed with [`FailureReason::NotRun`].
 //!
 //! referee is strict about its own bundles (RECEIPTS.md §Keys): the envelope file must be
 //! canonical JSON, base64 must be standard and padded, and each signature's keyid must
@@ -26,8 +28,7 @@ use crate::keys::Keyring;
 use crate::model::{ROUND_PREDICATE_TYPE, Sha256Hex, Timestamp};
 use crate::statement::{self, STATEMENT_TYPE, Statement, Subject};
 
-/// Label of the decoded payload in reasons, so a message always names the file it is in.
-const PAYLOAD_LABEL: &str = "receipt.dsse.json payload";
+mod round;
 
 /// How to verify.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -107,6 +108,27 @@ pub enum CheckName {
     /// Step 6: one bundle file: named by a subject.
     #[serde(rename = "file")]
     File,
+    /// Round: the round-opened envelope passes steps 1–5 (trusted signature, in-toto
+    /// payload, predicate [`RoundOpened`](crate::model::RoundOpened)); one check per
+    /// failed step, the step's name as target.
+    #[serde(rename = "roundOpened.signature")]
+    RoundOpenedSignature,
+    /// Round: round number, campaign, miners digest, previous receipt and seated entries
+    /// of the receipt equal the round-opened statement's; the field as target.
+    #[serde(rename = "roundOpened.matches")]
+    RoundOpenedMatches,
+    /// Round: a revealed seed hashes to its commitment, which the round-opened statement
+    /// published; the seed's field name as target.
+    #[serde(rename = "seeds.commitments")]
+    SeedCommitments,
+    /// Round: an entry's `scorePpm` is recomputed from its throughput and the first
+    /// baseline's; `entries[i]` as target.
+    #[serde(rename = "round.scores")]
+    RoundScores,
+    /// Round: an entry's throughput, min and max are the median (lower middle), min and
+    /// max of its runs' throughputs; `entries[i]` as target.
+    #[serde(rename = "round.throughput")]
+    RoundThroughput,
 }
 
 impl CheckName {
@@ -127,6 +149,11 @@ impl CheckName {
             CheckName::PredicateSchema => "predicate.schema",
             CheckName::Subject => "subject",
             CheckName::File => "file",
+            CheckName::RoundOpenedSignature => "roundOpened.signature",
+            CheckName::RoundOpenedMatches => "roundOpened.matches",
+            CheckName::SeedCommitments => "seeds.commitments",
+            CheckName::RoundScores => "round.scores",
+            CheckName::RoundThroughput => "round.throughput",
         }
     }
 }
@@ -209,59 +236,70 @@ pub enum FailureReason {
         file: String,
     },
     /// `payloadType` is wrong.
-    #[error(
-        "`receipt.dsse.json` payloadType is `{found}`, expected `application/vnd.in-toto+json`"
-    )]
+    #[error("`{file}` payloadType is `{found}`, expected `application/vnd.in-toto+json`")]
     PayloadTypeMismatch {
+        /// The envelope file.
+        file: String,
         /// What it is.
         found: String,
     },
     /// A base64 field does not decode.
-    #[error("`receipt.dsse.json` field `{field}` is not valid base64: {message}")]
+    #[error("`{file}` field `{field}` is not valid base64: {message}")]
     BadBase64 {
+        /// The envelope file.
+        file: String,
         /// `payload` or `signatures[i].sig`.
         field: String,
         /// The decoder's message.
         message: String,
     },
     /// A base64 field decodes but is not standard padded base64.
-    #[error("`receipt.dsse.json` field `{field}` is not standard padded base64")]
+    #[error("`{file}` field `{field}` is not standard padded base64")]
     NonStandardBase64 {
+        /// The envelope file.
+        file: String,
         /// The field.
         field: String,
     },
     /// A signature that is not 64 bytes.
-    #[error("`receipt.dsse.json` field `{field}` is {length} bytes, not 64")]
+    #[error("`{file}` field `{field}` is {length} bytes, not 64")]
     SignatureLength {
+        /// The envelope file.
+        file: String,
         /// `signatures[i].sig`.
         field: String,
         /// Its length in bytes.
         length: usize,
     },
     /// The envelope has no signatures.
-    #[error("`receipt.dsse.json` has no signatures")]
-    NoSignatures,
+    #[error("`{file}` has no signatures")]
+    NoSignatures {
+        /// The envelope file.
+        file: String,
+    },
     /// No signature verifies under any key of the keyring.
-    #[error(
-        "none of the {signatures} signatures of `receipt.dsse.json` verifies under a trusted key"
-    )]
+    #[error("none of the {signatures} signatures of `{file}` verifies under a trusted key")]
     NoTrustedSignature {
+        /// The envelope file.
+        file: String,
         /// Signatures in the envelope.
         signatures: usize,
     },
     /// A signature verified under a keyring key that is not valid at the verification time.
-    #[error("`receipt.dsse.json` is signed by key `{keyid}`, which is not valid at {at}")]
+    #[error("`{file}` is signed by key `{keyid}`, which is not valid at {at}")]
     KeyOutsideValidity {
+        /// The envelope file.
+        file: String,
         /// The key's keyid.
         keyid: String,
         /// The verification time.
         at: Timestamp,
     },
     /// Fewer distinct valid trusted keys than the threshold.
-    #[error(
-        "`receipt.dsse.json` is signed by {counted} distinct trusted keys, {threshold} required"
-    )]
+    #[error("`{file}` is signed by {counted} distinct trusted keys, {threshold} required")]
     ThresholdNotMet {
+        /// The envelope file.
+        file: String,
         /// Keys that counted.
         counted: usize,
         /// The threshold.
@@ -269,9 +307,11 @@ pub enum FailureReason {
     },
     /// A signature verified, but its keyid is not its key's keyid.
     #[error(
-        "`receipt.dsse.json` field `{field}` is `{found}` but the key that verified it has keyid `{expected}`"
+        "`{file}` field `{field}` is `{found}` but the key that verified it has keyid `{expected}`"
     )]
     KeyidMismatch {
+        /// The envelope file.
+        file: String,
         /// `signatures[i].keyid`.
         field: String,
         /// The keyid written.
@@ -280,40 +320,46 @@ pub enum FailureReason {
         expected: String,
     },
     /// A float or an integer of 2^53 or more in the payload.
-    #[error(
-        "`receipt.dsse.json` payload has number `{value}` at `{path}`: integers below 2^53 only"
-    )]
+    #[error("`{file}` payload has number `{value}` at `{path}`: integers below 2^53 only")]
     NonIntegerNumber {
+        /// The envelope file.
+        file: String,
         /// JSON pointer.
         path: String,
         /// The number.
         value: String,
     },
     /// `_type` is not in-toto Statement v1.
-    #[error(
-        "`receipt.dsse.json` payload _type is `{found}`, expected `https://in-toto.io/Statement/v1`"
-    )]
+    #[error("`{file}` payload _type is `{found}`, expected `https://in-toto.io/Statement/v1`")]
     WrongStatementType {
+        /// The envelope file.
+        file: String,
         /// What it is (empty when absent or not a string).
         found: String,
     },
     /// `predicateType` is not the expected one (or missing).
-    #[error("`receipt.dsse.json` payload predicateType is `{found}`, expected `{expected}`")]
+    #[error("`{file}` payload predicateType is `{found}`, expected `{expected}`")]
     WrongPredicateType {
+        /// The envelope file.
+        file: String,
         /// What it is.
         found: String,
         /// What was expected.
         expected: String,
     },
     /// The Statement does not have the v1 shape (subjects, fields).
-    #[error("`receipt.dsse.json` payload is not an in-toto Statement v1: {message}")]
+    #[error("`{file}` payload is not an in-toto Statement v1: {message}")]
     BadStatement {
+        /// The envelope file.
+        file: String,
         /// What does not fit.
         message: String,
     },
     /// The predicate does not fit its type's schema.
-    #[error("`receipt.dsse.json` predicate does not fit `{predicate_type}`: {message}")]
+    #[error("`{file}` predicate does not fit `{predicate_type}`: {message}")]
     SchemaInvalid {
+        /// The envelope file.
+        file: String,
         /// The predicate type.
         predicate_type: String,
         /// What does not fit.
@@ -371,12 +417,100 @@ pub enum FailureReason {
         /// The I/O error.
         message: String,
     },
+    /// The round's `roundOpened` path is not a subject of the bundle (so its digest is not
+    /// signed).
+    #[error("round-opened file `{file}` is not a subject of the bundle")]
+    RoundOpenedNotSubject {
+        /// The path the predicate names.
+        file: String,
+    },
+    /// A field of the receipt differs from the round-opened statement's.
+    #[error(
+        "`receipt.dsse.json` predicate field `{field}` is `{receipt}` but round-opened `{file}` says `{round_opened}`"
+    )]
+    RoundOpenedMismatch {
+        /// The round-opened file.
+        file: String,
+        /// The field, e.g. `minersDigest` or `entries[2]`.
+        field: String,
+        /// The receipt's value, rendered (`none` when absent).
+        receipt: String,
+        /// The round-opened statement's value, rendered (`none` when absent).
+        round_opened: String,
+    },
+    /// A revealed seed whose sha256(seed ‖ salt) is not its commitment.
+    #[error(
+        "`receipt.dsse.json` seed `{seed}`: sha256(seed ‖ salt) is `{actual}`, its commitment says `{commitment}`"
+    )]
+    SeedInconsistent {
+        /// The seed's field, e.g. `seeds.itemSeed`.
+        seed: String,
+        /// The commitment written.
+        commitment: Sha256Hex,
+        /// sha256(seed ‖ salt).
+        actual: Sha256Hex,
+    },
+    /// A seed commitment that is not the one published when the round opened.
+    #[error(
+        "`receipt.dsse.json` seed `{seed}` has commitment `{receipt}` but round-opened `{file}` published `{round_opened}`"
+    )]
+    SeedCommitmentMismatch {
+        /// The round-opened file.
+        file: String,
+        /// The seed's field, e.g. `seeds.itemSeed`.
+        seed: String,
+        /// The receipt's commitment.
+        receipt: Sha256Hex,
+        /// The round-opened statement's commitment.
+        round_opened: Sha256Hex,
+    },
+    /// An entry's `scorePpm` differs from the one recomputed from the throughputs.
+    #[error(
+        "`receipt.dsse.json` entries[{index}].scorePpm is {}, recomputed {} (throughput {} against first baseline {} milli-req/s)",
+        show(.found), show(.expected), show(.throughput_milli_rps), show(.baseline_milli_rps)
+    )]
+    ScoreMismatch {
+        /// The entry's index.
+        index: u32,
+        /// The score written, ppm.
+        found: Option<i64>,
+        /// The recomputed score, ppm (`None` when the entry is not scored or there is no
+        /// scored baseline at index 0).
+        expected: Option<i64>,
+        /// The entry's throughput, milli-requests/s.
+        throughput_milli_rps: Option<u64>,
+        /// The first baseline's throughput, milli-requests/s.
+        baseline_milli_rps: Option<u64>,
+    },
+    /// An entry's throughput, min or max is not the median, min or max of its runs.
+    #[error(
+        "`receipt.dsse.json` entries[{index}].{field} is {}, its runs give {}",
+        show(.found), show(.expected)
+    )]
+    ThroughputMismatch {
+        /// The entry's index.
+        index: u32,
+        /// `throughputMilliRps`, `throughputMinMilliRps` or `throughputMaxMilliRps`.
+        field: String,
+        /// The value written, milli-requests/s.
+        found: Option<u64>,
+        /// The value recomputed from the runs, milli-requests/s (`None` when a run has no
+        /// throughput or there are no runs).
+        expected: Option<u64>,
+    },
     /// The check could not run because an earlier one failed.
     #[error("not run: check `{}` failed", blocked_by.as_str())]
     NotRun {
         /// The check it depends on.
         blocked_by: CheckName,
     },
+}
+
+/// Renders an optional number for a reason's message: the number, or `none`.
+fn show<T: std::fmt::Display>(value: &Option<T>) -> String {
+    value
+        .as_ref()
+        .map_or_else(|| "none".to_owned(), ToString::to_string)
 }
 
 /// One check's result.
@@ -461,6 +595,16 @@ impl VerifyReport {
         }
     }
 
+    fn new(dir: &Path) -> Self {
+        Self {
+            bundle: dir.to_owned(),
+            checks: Vec::new(),
+            statement_digest: None,
+            predicate_type: None,
+            signed_by: Vec::new(),
+        }
+    }
+
     fn not_run(&mut self, names: &[CheckName], blocked_by: CheckName) {
         for &name in names {
             self.fail(name, None, FailureReason::NotRun { blocked_by });
@@ -469,15 +613,37 @@ impl VerifyReport {
 }
 
 /// Verifies the bundle in `dir` against `keyring`: RECEIPTS.md §Verification checks 1–6,
-/// every one reported. Never fails: I/O problems are failed checks naming the file.
+/// then, when the predicate passed the [`ROUND_PREDICATE_TYPE`] schema, the round checks
+/// (`roundOpened.signature`, `roundOpened.matches`, `seeds.commitments`,
+/// `round.throughput`, `round.scores`); every one reported. Never fails: I/O problems are
+/// failed checks naming the file.
 pub fn verify_bundle(dir: &Path, keyring: &Keyring, options: &VerifyOptions) -> VerifyReport {
-    let mut report = VerifyReport {
-        bundle: dir.to_owned(),
-        checks: Vec::new(),
-        statement_digest: None,
-        predicate_type: None,
-        signed_by: Vec::new(),
+    let mut report = VerifyReport::new(dir);
+    // 1–5. The envelope and its Statement (on failure it reports what could not run).
+    let Some(statement) = verify_envelope(dir, ENVELOPE_FILE, keyring, options, &mut report) else {
+        return report;
     };
+
+    // 6. Subjects against the files.
+    check_subjects(&mut report, dir, &statement);
+
+    // 8 (part): a round's own consistency, once its predicate fits the round schema.
+    if report.predicate_type.as_deref() == Some(ROUND_PREDICATE_TYPE) {
+        round::check_round(&mut report, dir, &statement, keyring, options);
+    }
+    report
+}
+
+/// Steps 1–5 on the envelope `file` of the bundle in `dir`, recorded into `report` with
+/// reasons naming `file`. Returns the Statement when its shape is right; `None` when a
+/// step could not go on (the later checks are then recorded as not run).
+fn verify_envelope(
+    dir: &Path,
+    file: &str,
+    keyring: &Keyring,
+    options: &VerifyOptions,
+    report: &mut VerifyReport,
+) -> Option<Statement> {
     const AFTER_PARSE: &[CheckName] = &[
         CheckName::PayloadType,
         CheckName::Base64,
@@ -487,9 +653,9 @@ pub fn verify_bundle(dir: &Path, keyring: &Keyring, options: &VerifyOptions) -> 
     ];
 
     // 1. Parse the envelope strictly; referee's own envelopes are also canonical.
-    let Some((bytes, raw, value)) = parse_envelope(dir, options, &mut report) else {
+    let Some((bytes, raw, value)) = parse_envelope(dir, file, options, report) else {
         report.not_run(AFTER_PARSE, CheckName::EnvelopeParse);
-        return report;
+        return None;
     };
     let canonical = canonical::to_canonical_vec(&value).is_ok_and(|c| c == bytes);
     report.record(
@@ -498,7 +664,7 @@ pub fn verify_bundle(dir: &Path, keyring: &Keyring, options: &VerifyOptions) -> 
         canonical
             .then_some(())
             .ok_or(FailureReason::NonCanonicalEnvelope {
-                file: ENVELOPE_FILE.to_owned(),
+                file: file.to_owned(),
             }),
     );
 
@@ -510,17 +676,18 @@ pub fn verify_bundle(dir: &Path, keyring: &Keyring, options: &VerifyOptions) -> 
             Ok(())
         } else {
             Err(FailureReason::PayloadTypeMismatch {
+                file: file.to_owned(),
                 found: raw.payload_type.clone(),
             })
         },
     );
 
     // 3. Decode payload and signatures.
-    let payload = decode_field(&mut report, "payload", &raw.payload);
+    let payload = decode_field(report, file, "payload", &raw.payload);
     let mut signatures = Vec::new();
     for (index, signature) in raw.signatures.iter().enumerate() {
         let field = format!("signatures[{index}].sig");
-        let Some(sig) = decode_field(&mut report, &field, &signature.sig) else {
+        let Some(sig) = decode_field(report, file, &field, &signature.sig) else {
             continue;
         };
         let length_ok = report.record(
@@ -530,6 +697,7 @@ pub fn verify_bundle(dir: &Path, keyring: &Keyring, options: &VerifyOptions) -> 
                 Ok(())
             } else {
                 Err(FailureReason::SignatureLength {
+                    file: file.to_owned(),
                     field,
                     length: sig.len(),
                 })
@@ -549,32 +717,48 @@ pub fn verify_bundle(dir: &Path, keyring: &Keyring, options: &VerifyOptions) -> 
             ],
             CheckName::Base64,
         );
-        return report;
+        return None;
     };
     report.statement_digest = Some(Sha256Hex::digest(&payload));
 
     // 4. Signatures over the PAE, against the keyring.
-    check_signatures(&mut report, &raw, &payload, &signatures, keyring, options);
+    check_signatures(report, file, &raw, &payload, &signatures, keyring, options);
 
-    // 5. The Statement, from the same decoded bytes (on failure it reports what could
-    // not run).
-    let Some(statement) = check_statement(&mut report, &payload, options) else {
-        return report;
-    };
-
-    // 6. Subjects against the files.
-    check_subjects(&mut report, dir, &statement);
-    report
+    // 5. The Statement, from the same decoded bytes.
+    check_statement(report, file, &payload, options)
 }
 
-/// Step 1: read and strictly parse the envelope; records the check.
+/// Step 1: read and strictly parse the envelope `file` (a regular file, never a symlink:
+/// like every other bundle file); records the check.
 fn parse_envelope(
     dir: &Path,
+    file_name: &str,
     options: &VerifyOptions,
     report: &mut VerifyReport,
 ) -> Option<(Vec<u8>, RawEnvelope, Value)> {
-    let file = ENVELOPE_FILE.to_owned();
-    let path = dir.join(ENVELOPE_FILE);
+    let file = file_name.to_owned();
+    let path = dir.join(file_name);
+    if let Ok(metadata) = std::fs::symlink_metadata(&path) {
+        let kind = metadata.file_type();
+        if !kind.is_file() {
+            let kind = if kind.is_symlink() {
+                "symlink"
+            } else if kind.is_dir() {
+                "directory"
+            } else {
+                "special file"
+            };
+            report.fail(
+                CheckName::EnvelopeParse,
+                None,
+                FailureReason::NotRegularFile {
+                    name: file,
+                    kind: kind.to_owned(),
+                },
+            );
+            return None;
+        }
+    }
     let bytes = match read_limited(&path, options.max_envelope_bytes) {
         Ok(bytes) => bytes,
         Err(e) => {
@@ -593,11 +777,7 @@ fn parse_envelope(
             Some((bytes, raw, value))
         }
         Err(EnvelopeError::Json(e)) => {
-            report.fail(
-                CheckName::EnvelopeParse,
-                None,
-                json_reason(ENVELOPE_FILE, e),
-            );
+            report.fail(CheckName::EnvelopeParse, None, json_reason(file_name, e));
             None
         }
         Err(EnvelopeError::CaseFoldCollision { key, known }) => {
@@ -648,7 +828,7 @@ fn json_reason(file: &str, error: StrictJsonError) -> FailureReason {
 }
 
 /// Step 3 for one field: strict decode, then referee's form (standard, padded).
-fn decode_field(report: &mut VerifyReport, field: &str, text: &str) -> Option<Vec<u8>> {
+fn decode_field(report: &mut VerifyReport, file: &str, field: &str, text: &str) -> Option<Vec<u8>> {
     match dsse::decode_base64(text) {
         Ok(bytes) => {
             let standard = dsse::encode_base64(&bytes) == text;
@@ -658,6 +838,7 @@ fn decode_field(report: &mut VerifyReport, field: &str, text: &str) -> Option<Ve
                 standard
                     .then_some(())
                     .ok_or(FailureReason::NonStandardBase64 {
+                        file: file.to_owned(),
                         field: field.to_owned(),
                     }),
             );
@@ -668,6 +849,7 @@ fn decode_field(report: &mut VerifyReport, field: &str, text: &str) -> Option<Ve
                 CheckName::Base64,
                 Some(field.to_owned()),
                 FailureReason::BadBase64 {
+                    file: file.to_owned(),
                     field: field.to_owned(),
                     message,
                 },
@@ -682,6 +864,7 @@ fn decode_field(report: &mut VerifyReport, field: &str, text: &str) -> Option<Ve
 /// keyid was written correctly.
 fn check_signatures(
     report: &mut VerifyReport,
+    file: &str,
     raw: &RawEnvelope,
     payload: &[u8],
     signatures: &[(usize, Vec<u8>)],
@@ -689,7 +872,13 @@ fn check_signatures(
     options: &VerifyOptions,
 ) {
     if raw.signatures.is_empty() {
-        report.fail(CheckName::Signatures, None, FailureReason::NoSignatures);
+        report.fail(
+            CheckName::Signatures,
+            None,
+            FailureReason::NoSignatures {
+                file: file.to_owned(),
+            },
+        );
         return;
     }
     let message = dsse::pae(&raw.payload_type, payload);
@@ -714,6 +903,7 @@ fn check_signatures(
                 Ok(())
             } else {
                 Err(FailureReason::KeyidMismatch {
+                    file: file.to_owned(),
                     field,
                     found: written.clone(),
                     expected: trusted.key.keyid().to_owned(),
@@ -736,15 +926,18 @@ fn check_signatures(
         Ok(())
     } else if let Some(keyid) = outside_validity {
         Err(FailureReason::KeyOutsideValidity {
+            file: file.to_owned(),
             keyid,
             at: options.at,
         })
     } else if counted.is_empty() {
         Err(FailureReason::NoTrustedSignature {
+            file: file.to_owned(),
             signatures: raw.signatures.len(),
         })
     } else {
         Err(FailureReason::ThresholdNotMet {
+            file: file.to_owned(),
             counted: counted.len(),
             threshold,
         })
@@ -757,16 +950,18 @@ fn check_signatures(
 /// the later checks as not run.
 fn check_statement(
     report: &mut VerifyReport,
+    file: &str,
     payload: &[u8],
     options: &VerifyOptions,
 ) -> Option<Statement> {
+    let payload_label = format!("{file} payload");
     let value = match canonical::parse_strict(payload, options.max_envelope_bytes) {
         Ok(value) => value,
         Err(e) => {
             report.fail(
                 CheckName::StatementParse,
                 None,
-                json_reason(PAYLOAD_LABEL, e),
+                json_reason(&payload_label, e),
             );
             report.not_run(
                 &[
@@ -787,17 +982,19 @@ fn check_statement(
         .and_then(|object| canonical::case_fold_collision(object, &known));
     let numbers = canonical::check_integers(&value).map_err(|e| match e {
         CanonicalError::Float { path, value }
-        | CanonicalError::IntegerOutOfRange { path, value } => {
-            FailureReason::NonIntegerNumber { path, value }
-        }
+        | CanonicalError::IntegerOutOfRange { path, value } => FailureReason::NonIntegerNumber {
+            file: file.to_owned(),
+            path,
+            value,
+        },
         CanonicalError::Serialize { message } => FailureReason::InvalidJson {
-            file: PAYLOAD_LABEL.to_owned(),
+            file: payload_label.clone(),
             message,
         },
     });
     let parsed = match collision {
         Some((key, known)) => Err(FailureReason::CaseFoldKey {
-            file: PAYLOAD_LABEL.to_owned(),
+            file: payload_label.clone(),
             key,
             known: known.to_owned(),
         }),
@@ -820,6 +1017,7 @@ fn check_statement(
             Ok(())
         } else {
             Err(FailureReason::WrongStatementType {
+                file: file.to_owned(),
                 found: statement_type,
             })
         },
@@ -827,10 +1025,12 @@ fn check_statement(
     let predicate_type = string_field("predicateType");
     let predicate_ok = match &options.expected_predicate_type {
         Some(expected) if *expected != predicate_type => Err(FailureReason::WrongPredicateType {
+            file: file.to_owned(),
             found: predicate_type.clone(),
             expected: expected.clone(),
         }),
         None if predicate_type.is_empty() => Err(FailureReason::WrongPredicateType {
+            file: file.to_owned(),
             found: predicate_type.clone(),
             expected: format!("a type URI, e.g. {ROUND_PREDICATE_TYPE}"),
         }),
@@ -848,6 +1048,7 @@ fn check_statement(
                 CheckName::StatementShape,
                 None,
                 FailureReason::BadStatement {
+                    file: file.to_owned(),
                     message: e.to_string(),
                 },
             );
@@ -860,6 +1061,7 @@ fn check_statement(
     };
     let schema = statement::check_predicate(&statement.predicate_type, &statement.predicate)
         .map_err(|message| FailureReason::SchemaInvalid {
+            file: file.to_owned(),
             predicate_type: statement.predicate_type.clone(),
             message,
         });

@@ -42,7 +42,7 @@ pub struct HttpProbeExecutor<'a> {
 impl<'a> HttpProbeExecutor<'a> {
     /// Starts a load client for `target`.
     ///
-    /// Errors: [`LoadError::Runtime`] or [`LoadError::Client`] from [`LoadClient::new`].
+    /// Errors: [`LoadError::Runtime`] from [`LoadClient::new`].
     pub fn new(
         target: &'a Target,
         workload: &'a Workload,

@@ -1,10 +1,9 @@
 //! The open-loop load generator (MEASUREMENT.md, Open loop, timed from the schedule).
 //!
-//! A probe's arrival schedule is computed before it starts ([`ProbePlan`]). A dedicated
-//! std thread paces the sends — it sleeps until shortly before each scheduled instant and
-//! then spins, because tokio's timers have millisecond granularity — and hands each
-//! request to the client's own multi-thread tokio runtime ([`LoadClient`]), whatever is
-//! still outstanding. Every request is timed from its *scheduled* send time, so a stalled
+//! A probe's arrival schedule is computed before it starts ([`ProbePlan`]). A pacing task
+//! on the client's own multi-thread tokio runtime ([`LoadClient`]) waits for each
+//! scheduled instant on a microsecond timer (tokio's timers have millisecond granularity;
+//! see `pacer`) and spawns the request there, whatever is still outstanding. Every request is timed from its *scheduled* send time, so a stalled
 //! server shows in the tail instead of being hidden behind late sends; the client's own
 //! lag (actual − scheduled send) is recorded too. Requests stream (`stream: true`, SSE)
 //! so time to first token and inter-token gaps are measured, and fix their output length
@@ -15,19 +14,24 @@
 pub mod bench_file;
 mod executor;
 pub mod histogram;
+mod pacer;
 pub mod sse;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
-use futures_util::StreamExt;
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
 use receipts::model::{ErrorCounts, LatencyKind, ProbeHistograms, ProbeRecord, Sla};
 
 pub use executor::{
     HttpProbeExecutor, MeasureConfig, measure_entry, measure_entry_blocking, measure_workload,
 };
 use histogram::{HistogramError, encode_histogram, new_latency_histogram};
+use pacer::Pacer;
 use sse::{SseEvent, SseParser};
 
 use crate::ratesearch::{
@@ -55,22 +59,16 @@ pub enum LoadError {
         /// Why.
         message: String,
     },
-    /// The HTTP client could not be built.
-    #[error("building the HTTP client: {message}")]
-    Client {
-        /// The client library's message.
-        message: String,
-    },
-    /// The client's runtime or pacer thread could not be started.
+    /// The client's runtime or pacer timer could not be started.
     #[error("starting the load generator's {what}")]
     Runtime {
-        /// `runtime` or `pacer thread`.
+        /// `runtime` or `pacer timer`.
         what: &'static str,
         /// The OS error.
         #[source]
         source: std::io::Error,
     },
-    /// The pacer thread or a request task died (a bug: they do not panic by design).
+    /// The pacing task or a request task died (a bug: they do not panic by design).
     #[error("load generator task failed: {message}")]
     Task {
         /// Why.
@@ -231,12 +229,16 @@ impl ProbePlan {
     }
 }
 
+/// The pooled HTTP/1.1 client of the load generator (hyper's, without reqwest's per-request
+/// URL and header handling: that cost a third of the client's CPU at 40,000 req/s).
+type HttpClient = Client<HttpConnector, Full<Bytes>>;
+
 /// The client side of the load generator: a pooled HTTP client on its own tokio runtime,
 /// so the caller's runtime (or the engine under test) cannot starve it.
 #[derive(Debug)]
 pub struct LoadClient {
     runtime: Option<tokio::runtime::Runtime>,
-    http: reqwest::Client,
+    http: HttpClient,
     in_flight: Option<Arc<tokio::sync::Semaphore>>,
 }
 
@@ -259,18 +261,13 @@ impl Default for ClientConfig {
     }
 }
 
-/// Sleep until this close to a scheduled send, then spin. The pacer's timer slack is 1 ns
-/// ([`precise_sleeps`]), so a sleep overshoots by tens of µs at most.
-const SPIN_WINDOW: Duration = Duration::from_micros(100);
-
 /// The pacer starts this long after a probe is handed to it, so its first send is on time.
 const START_LEAD: Duration = Duration::from_millis(20);
 
 impl LoadClient {
     /// Starts the client runtime and builds the pooled HTTP/1.1 client.
     ///
-    /// Errors: [`LoadError::Runtime`] when threads cannot be started,
-    /// [`LoadError::Client`] when the HTTP client cannot be built.
+    /// Errors: [`LoadError::Runtime`] when threads cannot be started.
     pub fn new(config: ClientConfig) -> Result<Self, LoadError> {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(config.worker_threads.max(1))
@@ -281,15 +278,15 @@ impl LoadClient {
                 what: "runtime",
                 source,
             })?;
-        let http = reqwest::Client::builder()
-            .http1_only()
-            .tcp_nodelay(true)
+        let mut connector = HttpConnector::new();
+        connector.set_nodelay(true);
+        // Pool timers run on the client's runtime (hyper needs a timer to expire idle
+        // connections); building the client spawns nothing yet.
+        let http = Client::builder(hyper_util::rt::TokioExecutor::new())
+            .pool_timer(hyper_util::rt::TokioTimer::new())
             .pool_max_idle_per_host(usize::MAX)
             .pool_idle_timeout(Duration::from_secs(30))
-            .build()
-            .map_err(|e| LoadError::Client {
-                message: e.to_string(),
-            })?;
+            .build(connector);
         Ok(Self {
             runtime: Some(runtime),
             http,
@@ -305,7 +302,7 @@ impl LoadClient {
     /// does. The caller's runtime must have its time driver enabled.
     ///
     /// Errors: [`LoadError::InvalidUrl`] for a base URL that is not `http://`;
-    /// [`LoadError::Runtime`] when the pacer thread cannot start; [`LoadError::Task`] if a
+    /// [`LoadError::Runtime`] when the pacer timer cannot start; [`LoadError::Task`] if a
     /// task died.
     pub async fn run(
         &self,
@@ -314,16 +311,16 @@ impl LoadClient {
         progress: &dyn ProgressSink,
     ) -> Result<Vec<RequestSample>, LoadError> {
         let base = target.base_url.trim_end_matches('/');
-        let url = reqwest::Url::parse(&format!("{base}/v1/completions")).map_err(|e| {
-            LoadError::InvalidUrl {
+        let url: hyper::Uri = format!("{base}/v1/completions").parse().map_err(
+            |e: hyper::http::uri::InvalidUri| LoadError::InvalidUrl {
                 url: target.base_url.clone(),
                 message: e.to_string(),
-            }
-        })?;
-        if url.scheme() != "http" {
+            },
+        )?;
+        if url.scheme() != Some(&hyper::http::uri::Scheme::HTTP) || url.host().is_none() {
             return Err(LoadError::InvalidUrl {
                 url: target.base_url.clone(),
-                message: "only http:// is supported (the client has no TLS)".into(),
+                message: "only http://HOST[:PORT] is supported (the client has no TLS)".into(),
             });
         }
         let Some(runtime) = &self.runtime else {
@@ -338,7 +335,7 @@ impl LoadClient {
             in_flight: self.in_flight.clone(),
             done: AtomicU32::new(0),
         });
-        // Request bodies are built before the run so the pacer only hands them over.
+        // Request bodies are built before the run so the pacing task only hands them over.
         let prepared: Vec<PreparedRequest> = plan
             .requests
             .iter()
@@ -350,38 +347,60 @@ impl LoadClient {
                 max_tokens: r.item.max_tokens,
             })
             .collect();
-        let (tx, rx) = tokio::sync::oneshot::channel();
-        let handle = runtime.handle().clone();
+        let count = prepared.len();
+        // Each request task sends its sample here and ends, freeing its memory at once (a
+        // JoinHandle per request kept every finished task alive until the end of the
+        // probe: hundreds of MB at high rates, and the allocator's page faults with it).
+        let (samples_tx, mut samples_rx) = tokio::sync::mpsc::unbounded_channel();
         let pacer_context = Arc::clone(&context);
         let start = Instant::now() + START_LEAD;
-        std::thread::Builder::new()
-            .name("referee-pacer".into())
-            .spawn(move || {
-                precise_sleeps();
-                let mut handles = Vec::with_capacity(prepared.len());
-                for request in prepared {
-                    let scheduled = start + Duration::from_nanos(request.scheduled_ns);
-                    wait_until(scheduled);
-                    let context = Arc::clone(&pacer_context);
-                    handles.push(handle.spawn(send_one(context, request, scheduled)));
-                }
-                let _ = tx.send(handles);
-            })
-            .map_err(|source| LoadError::Runtime {
-                what: "pacer thread",
+        let pacing = runtime.spawn(async move {
+            let pacer = Pacer::new().map_err(|source| LoadError::Runtime {
+                what: "pacer timer",
                 source,
             })?;
-        let collect = async {
-            let handles = rx.await.map_err(|_| LoadError::Task {
-                message: "the pacer thread stopped early".into(),
-            })?;
-            let mut samples = Vec::with_capacity(handles.len());
-            for handle in handles {
-                samples.push(handle.await.map_err(|e| LoadError::Task {
-                    message: e.to_string(),
-                })?);
+            for (index, request) in prepared.into_iter().enumerate() {
+                let scheduled = start + Duration::from_nanos(request.scheduled_ns);
+                pacer
+                    .wait_until(scheduled)
+                    .await
+                    .map_err(|source| LoadError::Runtime {
+                        what: "pacer timer",
+                        source,
+                    })?;
+                let context = Arc::clone(&pacer_context);
+                let samples_tx = samples_tx.clone();
+                tokio::spawn(async move {
+                    let sample = send_one(context, request, scheduled).await;
+                    // The receiver is gone only if the caller dropped the run.
+                    let _ = samples_tx.send((index, sample));
+                });
             }
-            Ok(samples)
+            Ok::<_, LoadError>(())
+        });
+        // Collected on the client's runtime: a wake-up of the caller's thread per request
+        // cost a context switch each.
+        let collector = runtime.spawn(async move {
+            let mut slots: Vec<Option<RequestSample>> = vec![None; count];
+            // Ends when the pacing task and every request task have dropped their sender.
+            while let Some((index, sample)) = samples_rx.recv().await {
+                slots[index] = Some(sample);
+            }
+            slots
+        });
+        let collect = async {
+            let slots = collector.await.map_err(|e| LoadError::Task {
+                message: format!("the collecting task failed: {e}"),
+            })?;
+            pacing.await.map_err(|e| LoadError::Task {
+                message: format!("the pacing task failed: {e}"),
+            })??;
+            slots
+                .into_iter()
+                .collect::<Option<Vec<_>>>()
+                .ok_or_else(|| LoadError::Task {
+                    message: "a request task ended without its sample".into(),
+                })
         };
         tokio::pin!(collect);
         loop {
@@ -410,15 +429,15 @@ impl Drop for LoadClient {
 
 /// What every request task of one probe shares.
 struct SendContext {
-    http: reqwest::Client,
-    url: reqwest::Url,
+    http: HttpClient,
+    url: hyper::Uri,
     deadline: Duration,
     in_flight: Option<Arc<tokio::sync::Semaphore>>,
     done: AtomicU32,
 }
 
 struct PreparedRequest {
-    body: Vec<u8>,
+    body: Bytes,
     scheduled_ns: u64,
     warmup: bool,
     input_bytes: u64,
@@ -427,7 +446,7 @@ struct PreparedRequest {
 
 /// The completions request of `item`: streamed, greedy, output length fixed
 /// (MEASUREMENT.md: `ignore_eos`, `min_tokens` = `max_tokens`, as vLLM accepts).
-fn request_body(model: &str, item: &Item) -> Vec<u8> {
+fn request_body(model: &str, item: &Item) -> Bytes {
     let body = serde_json::json!({
         "model": model,
         "prompt": item.prompt,
@@ -438,36 +457,7 @@ fn request_body(model: &str, item: &Item) -> Vec<u8> {
         "stream": true,
         "stream_options": { "include_usage": true },
     });
-    body.to_string().into_bytes()
-}
-
-/// Sleeps until [`SPIN_WINDOW`] before `at`, then spins until `at`. The spin yields the
-/// core on every turn, so on a single core the client's runtime threads still run while
-/// the pacer waits (a pure busy-wait starved them: 1-core benchmark in BENCHMARKS.md).
-fn wait_until(at: Instant) {
-    loop {
-        let now = Instant::now();
-        if now >= at {
-            return;
-        }
-        let left = at - now;
-        if left > SPIN_WINDOW {
-            std::thread::sleep(left - SPIN_WINDOW);
-        } else {
-            std::thread::yield_now();
-        }
-    }
-}
-
-/// Sets the calling thread's timer slack to 1 ns (Linux; elsewhere nothing): by default
-/// the kernel may delay a sleeping thread's wake-up by 50 µs to batch timers.
-fn precise_sleeps() {
-    #[cfg(target_os = "linux")]
-    // SAFETY: PR_SET_TIMERSLACK takes one integer argument and only changes the calling
-    // thread's timer slack; it touches no memory of ours.
-    unsafe {
-        libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong);
-    }
+    Bytes::from(body.to_string())
 }
 
 fn nanos(d: Duration) -> u64 {
@@ -520,7 +510,7 @@ async fn send_one(
 /// The HTTP exchange: waits for an in-flight slot (if capped), sends, reads the stream.
 async fn exchange(
     context: &SendContext,
-    body: Vec<u8>,
+    body: Bytes,
     scheduled: Instant,
     sample: &mut RequestSample,
     sent: &mut bool,
@@ -536,13 +526,21 @@ async fn exchange(
     };
     sample.send_lag_ns = nanos(Instant::now().saturating_duration_since(scheduled));
     *sent = true;
+    let mut request = hyper::Request::new(Full::new(body));
+    *request.method_mut() = hyper::Method::POST;
+    *request.uri_mut() = context.url.clone();
+    let headers = request.headers_mut();
+    headers.insert(
+        hyper::header::CONTENT_TYPE,
+        hyper::header::HeaderValue::from_static("application/json"),
+    );
+    headers.insert(
+        hyper::header::ACCEPT,
+        hyper::header::HeaderValue::from_static("text/event-stream"),
+    );
     let response = context
         .http
-        .post(context.url.clone())
-        .header(reqwest::header::CONTENT_TYPE, "application/json")
-        .header(reqwest::header::ACCEPT, "text/event-stream")
-        .body(body)
-        .send()
+        .request(request)
         .await
         .map_err(|e| classify(&e))?;
     let status = response.status();
@@ -555,24 +553,21 @@ async fn exchange(
     if !status.is_success() {
         return Err(RequestErrorKind::BadBody);
     }
-    let mut stream = response.bytes_stream();
+    let mut body = response.into_body();
     let mut parser = SseParser::default();
     let mut events = Vec::new();
     let mut chunks = 0u64;
     let mut usage = None;
     let mut last_token: Option<Instant> = None;
     let mut done = false;
-    while let Some(bytes) = stream.next().await {
-        let bytes = bytes.map_err(|e| {
-            if e.is_decode() {
-                RequestErrorKind::BadBody
-            } else {
-                RequestErrorKind::ConnectionClosed
-            }
-        })?;
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|e| classify_hyper(&e))?;
+        let Some(bytes) = frame.data_ref() else {
+            continue; // trailers
+        };
         let now = Instant::now();
         parser
-            .feed(&bytes, &mut events)
+            .feed(bytes, &mut events)
             .map_err(|_| RequestErrorKind::BadBody)?;
         for event in events.drain(..) {
             match event {
@@ -602,12 +597,20 @@ async fn exchange(
 }
 
 /// Maps a client error before the response to a kind.
-fn classify(error: &reqwest::Error) -> RequestErrorKind {
+fn classify(error: &hyper_util::client::legacy::Error) -> RequestErrorKind {
     if error.is_connect() {
-        RequestErrorKind::Connect
-    } else if error.is_timeout() {
-        RequestErrorKind::Timeout
-    } else if error.is_decode() || error.is_body() {
+        return RequestErrorKind::Connect;
+    }
+    match std::error::Error::source(error).and_then(|e| e.downcast_ref::<hyper::Error>()) {
+        Some(e) => classify_hyper(e),
+        None => RequestErrorKind::ConnectionClosed,
+    }
+}
+
+/// Maps a protocol error (response head or body) to a kind: a malformed response is a
+/// bad body, anything else (reset, early close) a closed connection.
+fn classify_hyper(error: &hyper::Error) -> RequestErrorKind {
+    if error.is_parse() || error.is_parse_status() || error.is_parse_too_large() {
         RequestErrorKind::BadBody
     } else {
         RequestErrorKind::ConnectionClosed

@@ -2,7 +2,13 @@
 //! events out. Each `data:` event is one JSON chunk; `data: [DONE]` ends the stream.
 //! Every chunk with a non-empty `choices` array counts as one streamed token arrival; a
 //! `usage.completion_tokens` field (vLLM's `stream_options.include_usage`) overrides the
-//! count when present.
+//! count when present. Events are parsed in place, without a copy when a read holds whole
+//! events, and an ordinary chunk is read by a typed pass that allocates nothing; anything
+//! else (duplicate keys, odd types) is judged by the generic JSON value, as before.
+
+use std::borrow::Cow;
+
+use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
 
 /// What one complete event of the stream carried.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -44,12 +50,14 @@ impl SseParser {
     /// Errors: an event that is not JSON or `[DONE]`, an `error` object from the server,
     /// or an event over 1 MiB.
     pub fn feed(&mut self, bytes: &[u8], out: &mut Vec<SseEvent>) -> Result<(), SseError> {
-        self.buffer.extend_from_slice(bytes);
-        while let Some((end, sep)) = find_event_end(&self.buffer) {
-            let event: Vec<u8> = self.buffer.drain(..end + sep).take(end).collect();
-            if let Some(parsed) = parse_event(&event)? {
-                out.push(parsed);
-            }
+        if self.buffer.is_empty() {
+            // The usual case: parse straight from the read, keep only a partial tail.
+            let rest = parse_events(bytes, out)?;
+            self.buffer.extend_from_slice(rest);
+        } else {
+            self.buffer.extend_from_slice(bytes);
+            let consumed = self.buffer.len() - parse_events(&self.buffer, out)?.len();
+            self.buffer.drain(..consumed);
         }
         if self.buffer.len() > MAX_EVENT_BYTES {
             return Err(SseError {
@@ -58,6 +66,17 @@ impl SseParser {
         }
         Ok(())
     }
+}
+
+/// Parses every complete event of `bytes` into `out`; returns the incomplete tail.
+fn parse_events<'a>(mut bytes: &'a [u8], out: &mut Vec<SseEvent>) -> Result<&'a [u8], SseError> {
+    while let Some((end, sep)) = find_event_end(bytes) {
+        if let Some(parsed) = parse_event(&bytes[..end])? {
+            out.push(parsed);
+        }
+        bytes = &bytes[end + sep..];
+    }
+    Ok(bytes)
 }
 
 /// Position and length of the first blank-line separator (`\n\n` or `\r\n\r\n`).
@@ -77,13 +96,17 @@ fn parse_event(event: &[u8]) -> Result<Option<SseEvent>, SseError> {
     let text = std::str::from_utf8(event).map_err(|_| SseError {
         message: "event is not UTF-8".into(),
     })?;
-    let mut data = String::new();
+    let mut data = Cow::Borrowed("");
     for line in text.lines() {
         if let Some(rest) = line.strip_prefix("data:") {
-            if !data.is_empty() {
-                data.push('\n');
+            let rest = rest.strip_prefix(' ').unwrap_or(rest);
+            if data.is_empty() {
+                data = Cow::Borrowed(rest);
+            } else {
+                let joined = data.to_mut();
+                joined.push('\n');
+                joined.push_str(rest);
             }
-            data.push_str(rest.strip_prefix(' ').unwrap_or(rest));
         }
         // Comments (`:`), `event:`, `id:` and `retry:` lines carry nothing we measure.
     }
@@ -92,6 +115,20 @@ fn parse_event(event: &[u8]) -> Result<Option<SseEvent>, SseError> {
     }
     if data.trim() == "[DONE]" {
         return Ok(Some(SseEvent::Done));
+    }
+    if let Ok(chunk) = serde_json::from_str::<Chunk>(&data) {
+        if chunk.error {
+            return Err(SseError {
+                message: format!("server error event `{}`", cut(&data)),
+            });
+        }
+        return Ok(Some(if chunk.choices > 0 {
+            SseEvent::Token
+        } else if let Some(completion_tokens) = chunk.completion_tokens {
+            SseEvent::Usage { completion_tokens }
+        } else {
+            SseEvent::Other
+        }));
     }
     let value: serde_json::Value = serde_json::from_str(&data).map_err(|e| SseError {
         message: format!("`{}`: {e}", cut(&data)),
@@ -118,6 +155,107 @@ fn parse_event(event: &[u8]) -> Result<Option<SseEvent>, SseError> {
         }));
     }
     Ok(Some(SseEvent::Other))
+}
+
+/// The fields of an ordinary chunk, read without allocating. Deserializing fails (and the
+/// caller falls back to a `serde_json::Value`) on anything the value path reads
+/// differently: a duplicate key, a non-object chunk or `usage`, non-array `choices`, or a
+/// `completion_tokens` that is not a u64.
+#[derive(Default)]
+struct Chunk {
+    /// An `error` key is present (whatever its value).
+    error: bool,
+    /// Length of the `choices` array (0 when absent or null).
+    choices: usize,
+    /// `usage.completion_tokens`.
+    completion_tokens: Option<u64>,
+}
+
+impl<'de> serde::Deserialize<'de> for Chunk {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_map(ChunkVisitor)
+    }
+}
+
+struct ChunkVisitor;
+
+impl<'de> Visitor<'de> for ChunkVisitor {
+    type Value = Chunk;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a completions chunk object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Chunk, A::Error> {
+        let mut chunk = Chunk::default();
+        let mut seen = [false; 3];
+        while let Some(key) = map.next_key::<&str>()? {
+            let slot = match key {
+                "error" => 0,
+                "choices" => 1,
+                "usage" => 2,
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                    continue;
+                }
+            };
+            if std::mem::replace(&mut seen[slot], true) {
+                return Err(serde::de::Error::custom("duplicate key"));
+            }
+            match slot {
+                0 => {
+                    map.next_value::<IgnoredAny>()?;
+                    chunk.error = true;
+                }
+                1 => {
+                    let choices: Option<Vec<IgnoredAny>> = map.next_value()?;
+                    chunk.choices = choices.map_or(0, |c| c.len());
+                }
+                _ => {
+                    let usage: Option<Usage> = map.next_value()?;
+                    chunk.completion_tokens = usage.and_then(|u| u.completion_tokens);
+                }
+            }
+        }
+        Ok(chunk)
+    }
+}
+
+/// `usage`, read like [`Chunk`].
+struct Usage {
+    completion_tokens: Option<u64>,
+}
+
+impl<'de> serde::Deserialize<'de> for Usage {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_map(UsageVisitor)
+    }
+}
+
+struct UsageVisitor;
+
+impl<'de> Visitor<'de> for UsageVisitor {
+    type Value = Usage;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a usage object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Usage, A::Error> {
+        let mut completion_tokens = None;
+        let mut seen = false;
+        while let Some(key) = map.next_key::<&str>()? {
+            if key != "completion_tokens" {
+                map.next_value::<IgnoredAny>()?;
+                continue;
+            }
+            if std::mem::replace(&mut seen, true) {
+                return Err(serde::de::Error::custom("duplicate key"));
+            }
+            completion_tokens = map.next_value::<Option<u64>>()?;
+        }
+        Ok(Usage { completion_tokens })
+    }
 }
 
 fn cut(text: &str) -> &str {
@@ -159,6 +297,50 @@ mod tests {
                 },
                 SseEvent::Done
             ]
+        );
+    }
+
+    /// The typed pass agrees with the generic value on chunks it accepts, and leaves the
+    /// odd ones to it.
+    #[test]
+    fn odd_chunks_read_as_before() {
+        let cases: [(&[u8], SseEvent); 9] = [
+            (b"data: {\"choices\":[]}\n\n", SseEvent::Other),
+            (
+                b"data: {\"choices\":null,\"usage\":null}\n\n",
+                SseEvent::Other,
+            ),
+            (b"data: {\"choices\":{\"a\":1}}\n\n", SseEvent::Other),
+            (b"data: {\"usage\":[5]}\n\n", SseEvent::Other),
+            (
+                b"data: {\"usage\":{\"completion_tokens\":1.5}}\n\n",
+                SseEvent::Other,
+            ),
+            (b"data: [1,2]\n\n", SseEvent::Other),
+            (
+                b"data: {\"usage\":{\"completion_tokens\":2,\"completion_tokens\":3}}\n\n",
+                SseEvent::Usage {
+                    completion_tokens: 3,
+                },
+            ),
+            (
+                b"data: {\"choices\":[1],\"choices\":[]}\n\n",
+                SseEvent::Other,
+            ),
+            (
+                b"data: {\"ch\\u006fices\":[{}]}\n\ndata: [DONE]\n\n",
+                SseEvent::Token,
+            ),
+        ];
+        for (bytes, expected) in cases {
+            let events = parse_all(&[bytes]).unwrap();
+            assert_eq!(events[0], expected, "{}", String::from_utf8_lossy(bytes));
+        }
+        assert!(parse_all(&[b"data: {\"error\":null}\n\n"]).is_err());
+        // A multi-line data field is joined with newlines.
+        assert_eq!(
+            parse_all(&[b"data: {\"choices\":\ndata: [0]}\n\n"]).unwrap(),
+            vec![SseEvent::Token]
         );
     }
 

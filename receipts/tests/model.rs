@@ -144,7 +144,7 @@ fn ids_follow_their_alphabets() {
         assert!(bad.parse::<CampaignId>().is_err(), "{bad}");
     }
     assert!("miner_1.A-b".parse::<MinerId>().is_ok());
-    for bad in ["", ".", "..", "a/b", "<script>"] {
+    for bad in ["", ".", "..", "a/b", "<script>", "-x", ".hidden"] {
         assert!(bad.parse::<MinerId>().is_err(), "{bad}");
     }
     assert!("AB".repeat(32).parse::<Sha256Hex>().is_err());

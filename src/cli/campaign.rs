@@ -39,7 +39,7 @@ pub enum MinerCommand {
 /// Arguments of `referee miner add`.
 #[derive(clap::Args, Debug)]
 pub struct MinerAddArgs {
-    /// The miner id (hotkey): `[A-Za-z0-9._-]{1,64}`.
+    /// The miner id (hotkey): `[A-Za-z0-9][A-Za-z0-9._-]{0,63}`.
     pub miner: MinerId,
     /// The campaign id.
     #[arg(long)]

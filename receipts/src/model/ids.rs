@@ -148,8 +148,9 @@ impl schemars::JsonSchema for CampaignId {
     }
 }
 
-/// A miner id (a hotkey in the competition): `[A-Za-z0-9._-]{1,64}`. Miner ids appear in
-/// file names and pages, so the alphabet is closed.
+/// A miner id (a hotkey in the competition): `[A-Za-z0-9][A-Za-z0-9._-]{0,63}`. Miner ids
+/// appear in file names, command lines and pages, so the alphabet is closed and the first
+/// character can be neither a dot nor a dash.
 #[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
 pub struct MinerId(String);
 
@@ -163,14 +164,13 @@ impl MinerId {
 impl FromStr for MinerId {
     type Err = ModelError;
 
-    /// Errors with [`ModelError::InvalidMinerId`] unless `s` matches `[A-Za-z0-9._-]{1,64}`
-    /// and is not `.` or `..`.
+    /// Errors with [`ModelError::InvalidMinerId`] unless `s` matches
+    /// `[A-Za-z0-9][A-Za-z0-9._-]{0,63}`.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         if (1..=64).contains(&s.len())
             && s.bytes()
                 .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
-            && s != "."
-            && s != ".."
+            && s.as_bytes()[0].is_ascii_alphanumeric()
         {
             Ok(Self(s.to_owned()))
         } else {
@@ -206,7 +206,7 @@ impl schemars::JsonSchema for MinerId {
     }
 
     fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        schemars::json_schema!({ "type": "string", "pattern": "^[A-Za-z0-9._-]{1,64}$" })
+        schemars::json_schema!({ "type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$" })
     }
 }
 

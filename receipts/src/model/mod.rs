@@ -37,8 +37,10 @@ pub enum ModelError {
         /// The offending value.
         value: String,
     },
-    /// A miner id outside `[A-Za-z0-9._-]{1,64}`.
-    #[error("invalid miner id `{value}`: expected [A-Za-z0-9._-]{{1,64}}")]
+    /// A miner id outside `[A-Za-z0-9][A-Za-z0-9._-]{0,63}`.
+    #[error(
+        "invalid miner id `{value}`: expected 1 to 64 of A-Z a-z 0-9 . _ -, starting with a letter or digit"
+    )]
     InvalidMinerId {
         /// The offending value.
         value: String,

@@ -3,13 +3,14 @@
 //! A probe's arrival schedule is computed before it starts ([`ProbePlan`]). A pacing task
 //! on the client's own multi-thread tokio runtime ([`LoadClient`]) waits for each
 //! scheduled instant on a microsecond timer (tokio's timers have millisecond granularity;
-//! see `pacer`) and spawns the request there, whatever is still outstanding. Every request is timed from its *scheduled* send time, so a stalled
-//! server shows in the tail instead of being hidden behind late sends; the client's own
-//! lag (actual − scheduled send) is recorded too. Requests stream (`stream: true`, SSE)
-//! so time to first token and inter-token gaps are measured, and fix their output length
-//! (`max_tokens` = `min_tokens`, `ignore_eos`, `temperature: 0`). Every request has a
-//! deadline after its scheduled time, so a probe ends by its last scheduled send plus the
-//! deadline, whatever the server does.
+//! see `pacer`) and spawns the request there, whatever is still outstanding: no pacer
+//! thread, so no cross-thread hand-over per request. Every request is timed from its
+//! *scheduled* send time, so a stalled server shows in the tail instead of being hidden
+//! behind late sends; the client's own lag (actual − scheduled send) is recorded too.
+//! Requests stream (`stream: true`, SSE) so time to first token and inter-token gaps are
+//! measured, and fix their output length (`max_tokens` = `min_tokens`, `ignore_eos`,
+//! `temperature: 0`). Every request has a deadline after its scheduled time, so a probe
+//! ends by its last scheduled send plus the deadline, whatever the server does.
 
 pub mod bench_file;
 mod executor;
@@ -229,8 +230,9 @@ impl ProbePlan {
     }
 }
 
-/// The pooled HTTP/1.1 client of the load generator (hyper's, without reqwest's per-request
-/// URL and header handling: that cost a third of the client's CPU at 40,000 req/s).
+/// The pooled HTTP/1.1 client of the load generator: hyper's own, without reqwest's
+/// per-request URL conversion and header handling (about a sixth of the client's CPU at
+/// 20,000 req/s on one core: BENCHMARKS.md, load generator).
 type HttpClient = Client<HttpConnector, Full<Bytes>>;
 
 /// The client side of the load generator: a pooled HTTP client on its own tokio runtime,
@@ -280,8 +282,8 @@ impl LoadClient {
             })?;
         let mut connector = HttpConnector::new();
         connector.set_nodelay(true);
-        // Pool timers run on the client's runtime (hyper needs a timer to expire idle
-        // connections); building the client spawns nothing yet.
+        // With a timer the pool closes connections idle for 30 s in the background (without
+        // one, only at the next checkout).
         let http = Client::builder(hyper_util::rt::TokioExecutor::new())
             .pool_timer(hyper_util::rt::TokioTimer::new())
             .pool_max_idle_per_host(usize::MAX)

@@ -2,13 +2,10 @@
 //! events out. Each `data:` event is one JSON chunk; `data: [DONE]` ends the stream.
 //! Every chunk with a non-empty `choices` array counts as one streamed token arrival; a
 //! `usage.completion_tokens` field (vLLM's `stream_options.include_usage`) overrides the
-//! count when present. Events are parsed in place, without a copy when a read holds whole
-//! events, and an ordinary chunk is read by a typed pass that allocates nothing; anything
-//! else (duplicate keys, odd types) is judged by the generic JSON value, as before.
+//! count when present. Events are parsed in place: a read that holds whole events is not
+//! copied.
 
 use std::borrow::Cow;
-
-use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
 
 /// What one complete event of the stream carried.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -116,20 +113,6 @@ fn parse_event(event: &[u8]) -> Result<Option<SseEvent>, SseError> {
     if data.trim() == "[DONE]" {
         return Ok(Some(SseEvent::Done));
     }
-    if let Ok(chunk) = serde_json::from_str::<Chunk>(&data) {
-        if chunk.error {
-            return Err(SseError {
-                message: format!("server error event `{}`", cut(&data)),
-            });
-        }
-        return Ok(Some(if chunk.choices > 0 {
-            SseEvent::Token
-        } else if let Some(completion_tokens) = chunk.completion_tokens {
-            SseEvent::Usage { completion_tokens }
-        } else {
-            SseEvent::Other
-        }));
-    }
     let value: serde_json::Value = serde_json::from_str(&data).map_err(|e| SseError {
         message: format!("`{}`: {e}", cut(&data)),
     })?;
@@ -155,107 +138,6 @@ fn parse_event(event: &[u8]) -> Result<Option<SseEvent>, SseError> {
         }));
     }
     Ok(Some(SseEvent::Other))
-}
-
-/// The fields of an ordinary chunk, read without allocating. Deserializing fails (and the
-/// caller falls back to a `serde_json::Value`) on anything the value path reads
-/// differently: a duplicate key, a non-object chunk or `usage`, non-array `choices`, or a
-/// `completion_tokens` that is not a u64.
-#[derive(Default)]
-struct Chunk {
-    /// An `error` key is present (whatever its value).
-    error: bool,
-    /// Length of the `choices` array (0 when absent or null).
-    choices: usize,
-    /// `usage.completion_tokens`.
-    completion_tokens: Option<u64>,
-}
-
-impl<'de> serde::Deserialize<'de> for Chunk {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_map(ChunkVisitor)
-    }
-}
-
-struct ChunkVisitor;
-
-impl<'de> Visitor<'de> for ChunkVisitor {
-    type Value = Chunk;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("a completions chunk object")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Chunk, A::Error> {
-        let mut chunk = Chunk::default();
-        let mut seen = [false; 3];
-        while let Some(key) = map.next_key::<&str>()? {
-            let slot = match key {
-                "error" => 0,
-                "choices" => 1,
-                "usage" => 2,
-                _ => {
-                    map.next_value::<IgnoredAny>()?;
-                    continue;
-                }
-            };
-            if std::mem::replace(&mut seen[slot], true) {
-                return Err(serde::de::Error::custom("duplicate key"));
-            }
-            match slot {
-                0 => {
-                    map.next_value::<IgnoredAny>()?;
-                    chunk.error = true;
-                }
-                1 => {
-                    let choices: Option<Vec<IgnoredAny>> = map.next_value()?;
-                    chunk.choices = choices.map_or(0, |c| c.len());
-                }
-                _ => {
-                    let usage: Option<Usage> = map.next_value()?;
-                    chunk.completion_tokens = usage.and_then(|u| u.completion_tokens);
-                }
-            }
-        }
-        Ok(chunk)
-    }
-}
-
-/// `usage`, read like [`Chunk`].
-struct Usage {
-    completion_tokens: Option<u64>,
-}
-
-impl<'de> serde::Deserialize<'de> for Usage {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_map(UsageVisitor)
-    }
-}
-
-struct UsageVisitor;
-
-impl<'de> Visitor<'de> for UsageVisitor {
-    type Value = Usage;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("a usage object")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Usage, A::Error> {
-        let mut completion_tokens = None;
-        let mut seen = false;
-        while let Some(key) = map.next_key::<&str>()? {
-            if key != "completion_tokens" {
-                map.next_value::<IgnoredAny>()?;
-                continue;
-            }
-            if std::mem::replace(&mut seen, true) {
-                return Err(serde::de::Error::custom("duplicate key"));
-            }
-            completion_tokens = map.next_value::<Option<u64>>()?;
-        }
-        Ok(Usage { completion_tokens })
-    }
 }
 
 fn cut(text: &str) -> &str {
@@ -300,10 +182,8 @@ mod tests {
         );
     }
 
-    /// The typed pass agrees with the generic value on chunks it accepts, and leaves the
-    /// odd ones to it.
     #[test]
-    fn odd_chunks_read_as_before() {
+    fn odd_chunks() {
         let cases: [(&[u8], SseEvent); 9] = [
             (b"data: {\"choices\":[]}\n\n", SseEvent::Other),
             (

@@ -156,7 +156,7 @@ impl CampaignDir {
         self.root.join(".work")
     }
 
-    /// `.lock`: keeps two writers apart.
+    /// `.lock`: keeps two writers of the records apart (held for short writes).
     pub fn lock_path(&self) -> PathBuf {
         self.root.join(".lock")
     }
@@ -295,35 +295,73 @@ impl CampaignDir {
         Ok(out)
     }
 
-    /// Takes the campaign's exclusive lock (non-blocking); released when the guard drops.
+    /// `.round.lock`: keeps two round runners apart for a whole round.
+    pub fn round_lock_path(&self) -> PathBuf {
+        self.root.join(".round.lock")
+    }
+
+    /// Takes the lock on the campaign's records (submissions, miners.json, campaign.toml)
+    /// for a short write. It waits up to [`RECORDS_LOCK_WAIT`] for another writer (an
+    /// ingest, or a round seating or scoring its entries) to finish; released when the
+    /// guard drops.
     ///
-    /// Errors: [`DataError::Locked`] when another process holds it.
+    /// Errors: [`DataError::Locked`] when it is still held after the wait.
     pub fn lock(&self) -> Result<CampaignLock, DataError> {
-        let path = self.lock_path();
-        fs::create_dir_all(&self.root).map_err(|source| DataError::Io {
-            action: "creating",
-            path: self.root.clone(),
+        let deadline = std::time::Instant::now() + RECORDS_LOCK_WAIT;
+        loop {
+            match try_lock(&self.root, &self.lock_path())? {
+                Some(lock) => return Ok(lock),
+                None if std::time::Instant::now() >= deadline => {
+                    return Err(DataError::Locked {
+                        path: self.lock_path(),
+                    });
+                }
+                None => std::thread::sleep(std::time::Duration::from_millis(50)),
+            }
+        }
+    }
+
+    /// Takes the round lock (non-blocking) for the whole of a round, so two runners never
+    /// run rounds of one campaign at once. It does not hold the records lock: submissions
+    /// can be ingested while a round runs (they wait for the next round).
+    ///
+    /// Errors: [`DataError::Locked`] when another runner holds it.
+    pub fn lock_rounds(&self) -> Result<CampaignLock, DataError> {
+        try_lock(&self.root, &self.round_lock_path())?.ok_or_else(|| DataError::Locked {
+            path: self.round_lock_path(),
+        })
+    }
+}
+
+/// How long [`CampaignDir::lock`] waits for another writer of the records.
+pub const RECORDS_LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Takes the exclusive lock on `path` (created in `root` if missing) without waiting;
+/// `None` when another process holds it.
+fn try_lock(root: &Path, path: &Path) -> Result<Option<CampaignLock>, DataError> {
+    fs::create_dir_all(root).map_err(|source| DataError::Io {
+        action: "creating",
+        path: root.to_path_buf(),
+        source,
+    })?;
+    let file = fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
+        .map_err(|source| DataError::Io {
+            action: "opening",
+            path: path.to_path_buf(),
             source,
         })?;
-        let file = fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .map_err(|source| DataError::Io {
-                action: "opening",
-                path: path.clone(),
-                source,
-            })?;
-        match file.try_lock() {
-            Ok(()) => Ok(CampaignLock { _file: file }),
-            Err(fs::TryLockError::WouldBlock) => Err(DataError::Locked { path }),
-            Err(fs::TryLockError::Error(source)) => Err(DataError::Io {
-                action: "locking",
-                path,
-                source,
-            }),
-        }
+    match file.try_lock() {
+        Ok(()) => Ok(Some(CampaignLock { _file: file })),
+        Err(fs::TryLockError::WouldBlock) => Ok(None),
+        Err(fs::TryLockError::Error(source)) => Err(DataError::Io {
+            action: "locking",
+            path: path.to_path_buf(),
+            source,
+        }),
     }
 }
 
@@ -364,4 +402,26 @@ pub fn write_json<T: serde::Serialize>(path: &Path, value: &T) -> Result<(), Dat
         path: path.to_path_buf(),
         source,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Regression: a round used to hold the one campaign lock for its whole run, so every
+    /// `ingest` and `miner add` failed with "locked" for hours.
+    #[test]
+    fn a_running_round_blocks_other_rounds_but_not_record_writes() {
+        let dir = tempfile::tempdir().unwrap();
+        let campaign = DataDir::new(dir.path()).campaign(&"c".parse().unwrap());
+        let round = campaign.lock_rounds().unwrap();
+        assert!(matches!(
+            campaign.lock_rounds(),
+            Err(DataError::Locked { .. })
+        ));
+        let records = campaign.lock().unwrap();
+        drop(records);
+        drop(round);
+        campaign.lock_rounds().unwrap();
+    }
 }

@@ -99,6 +99,7 @@ fn apply_updates(ctx: &Ctx<'_>, updates: &[SubmissionUpdate]) -> Result<(), Roun
         round: ctx.round,
         message: e.to_string(),
     };
+    let _records = ctx.campaign_dir.lock()?;
     for update in updates {
         let mut submission = ctx.campaign_dir.load_submission(&update.patch)?;
         if submission.state != PipelineState::RoundAssigned {

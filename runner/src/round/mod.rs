@@ -9,7 +9,10 @@
 //! before the next starts, so [`run_round`] called again after a kill resumes by itself
 //! after the last finished group. The bundle is built in `.work/round-<n>/bundle/` and
 //! renamed into `rounds/<n>/` only once sealed: a half-written bundle never appears.
-//! The campaign's lock keeps two runners apart. Before a round opens or resumes, the
+//! The round lock (`.round.lock`) keeps two runners apart for the whole round; the records
+//! lock (`.lock`) is taken only while seating and scoring challengers, so ingest goes on
+//! while a round runs (new submissions wait for the next round). Before a round opens or
+//! resumes, the
 //! preflight checks refuse an untrusted key, a corrupt `miners.json`, a previous round
 //! that does not verify and an edited campaign.
 //!
@@ -235,7 +238,9 @@ pub fn run_round(
 ) -> Result<RoundSummary, RoundError> {
     let wall = std::time::Instant::now();
     let campaign_dir = options.data.campaign(&options.campaign);
-    let _lock = campaign_dir.lock()?;
+    // The round lock keeps two runners apart for the whole round; the records lock is
+    // taken only while seating and scoring, so ingest goes on during a round.
+    let _round_lock = campaign_dir.lock_rounds()?;
     let campaign = campaign_dir.load_campaign()?;
     // Refusals come before anything of the round is written.
     let now = Timestamp::now();

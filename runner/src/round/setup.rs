@@ -185,6 +185,7 @@ fn draw_seeds() -> Result<RevealedSeeds, RoundError> {
 /// moves to `round_assigned`; one already `round_assigned` to this round (a setup cut
 /// short by a kill) is taken again.
 fn seat_challengers(ctx: &Ctx<'_>, leader: Option<&Leader>) -> Result<Vec<Submission>, RoundError> {
+    let _records = ctx.campaign_dir.lock()?;
     let mut seated = Vec::new();
     for mut submission in ctx.campaign_dir.list_submissions()? {
         if leader.is_some_and(|l| l.patch == submission.sha256) {

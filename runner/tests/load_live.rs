@@ -3,6 +3,8 @@
 //! typed failures that count over the bound, a dead server that yields `sla_unmet`
 //! quickly, and one loose live rate search against a token-bucket server.
 
+mod load_support;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -15,8 +17,7 @@ use axum::response::Response;
 use axum::routing::post;
 use bytes::Bytes;
 use receipts::model::{
-    Campaign, MeasurementOutcome, Percentile, ProbeVerdict, RevealedSeeds, Seed32, SeedReveal,
-    Sha256Hex, SlaUnmetReason,
+    Campaign, MeasurementOutcome, Percentile, ProbeVerdict, Sha256Hex, SlaUnmetReason,
 };
 use runner::load::histogram::{decode_histogram, new_latency_histogram};
 use runner::load::{
@@ -25,6 +26,8 @@ use runner::load::{
 };
 use runner::ratesearch::{NoProgress, nearest_rank_value};
 use runner::workload::{Item, UNIT_GAP_NS, Workload};
+
+use load_support::seeds;
 
 /// Server state: a request counter and the token bucket's next free slot.
 struct ServerState {
@@ -238,17 +241,6 @@ async fn failures_are_typed_and_count_over_bound() {
     assert_eq!(record.output_tokens, 32);
     assert_eq!(decode_histogram(&record.histograms.itl).unwrap().len(), 24);
     assert_eq!(record.verdict, ProbeVerdict::Pass);
-}
-
-fn seeds() -> RevealedSeeds {
-    let reveal = |b: u8| SeedReveal::commit(Seed32([b; 32]), Seed32([0xaa; 32]));
-    RevealedSeeds {
-        item_seed: reveal(1),
-        order_seed: reveal(2),
-        schedule_seed: reveal(3),
-        correctness_seed: reveal(4),
-        prompt_salt: reveal(5),
-    }
 }
 
 /// A small live campaign: p90 of e2e within 100 ms; probes of ≥ 44 requests and 500 ms.

@@ -3,11 +3,12 @@
 //! summary's over-bound accounting, and whole searches in tokio's paused clock against a
 //! simulated server of known capacity.
 
+mod load_support;
+
 use std::time::Duration;
 
 use receipts::model::{
-    Campaign, MeasurementOutcome, Percentile, ProbeRecord, ProbeVerdict, RevealedSeeds, Seed32,
-    SeedReveal, Sla, SlaUnmetReason,
+    Campaign, MeasurementOutcome, Percentile, ProbeRecord, ProbeVerdict, Sla, SlaUnmetReason,
 };
 use runner::load::histogram::{decode_histogram, new_latency_histogram};
 use runner::load::{LoadError, ProbeContext, ProbePlan, RequestErrorKind, RequestSample};
@@ -16,6 +17,8 @@ use runner::ratesearch::{
     required_requests, search_entry,
 };
 use runner::workload::Workload;
+
+use load_support::seeds;
 
 fn p(text: &str) -> Percentile {
     text.parse().unwrap()
@@ -194,17 +197,6 @@ fn send_lag_over_bound_invalidates_a_probe() {
     // 3,000 µs lies in a 2 µs bucket whose highest equivalent value is 3,001.
     assert_eq!(record.send_lag_p99_us, 3_001);
     assert_eq!(record.verdict, ProbeVerdict::Invalid);
-}
-
-fn seeds() -> RevealedSeeds {
-    let reveal = |b: u8| SeedReveal::commit(Seed32([b; 32]), Seed32([0xaa; 32]));
-    RevealedSeeds {
-        item_seed: reveal(1),
-        order_seed: reveal(2),
-        schedule_seed: reveal(3),
-        correctness_seed: reveal(4),
-        prompt_salt: reveal(5),
-    }
 }
 
 fn campaign(extra: &str) -> Campaign {

@@ -2,21 +2,14 @@
 //! literal, so any change to the mapping from ChaCha20 to items shows), each seed changes
 //! only its own dimension, and sub-streams never repeat a prompt.
 
+mod load_support;
+
 use std::collections::HashSet;
 
 use receipts::model::{Campaign, RevealedSeeds, Seed32, SeedReveal, Sha256Hex};
 use runner::workload::{UNIT_GAP_NS, Workload, correctness_items, scheduled_offset_ns};
 
-fn seeds() -> RevealedSeeds {
-    let reveal = |b: u8| SeedReveal::commit(Seed32([b; 32]), Seed32([0xaa; 32]));
-    RevealedSeeds {
-        item_seed: reveal(1),
-        order_seed: reveal(2),
-        schedule_seed: reveal(3),
-        correctness_seed: reveal(4),
-        prompt_salt: reveal(5),
-    }
-}
+use load_support::seeds;
 
 fn campaign(arrival: &str) -> Campaign {
     let text = format!(

@@ -11,17 +11,18 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Mutex;
 
+use intake::gates::BuiltinBuilder;
+use intake::ingest::{IngestRequest, add_campaign, add_miner, ingest};
 use receipts::keys::{Keyring, PrivateKey, TrustedKey, generate_key_pair};
+use receipts::layout::DataDir;
+use receipts::layout::read_round_record;
 use receipts::model::{
     CorrectnessItems, DisqualificationReason, EntryStatus, MinerId, PipelineState, Role,
     RoundRecord, RoundStatus, Sha256Hex, Timestamp,
 };
-use receipts::verify::{VerifyOptions, verify_bundle};
-use runner::datadir::DataDir;
-use runner::demo::{config_diff, set_key, write_config_repo};
-use runner::gates::BuiltinBuilder;
-use runner::ingest::{IngestRequest, add_campaign, add_miner, ingest};
-use runner::round::read_round_record;
+use receipts::verify::VerifyOptions;
+use referee::demo::{config_diff, set_key, write_config_repo};
+use verifier::verify_bundle;
 
 /// Rounds measure speed: never two at once on a 2-core machine.
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -271,7 +272,7 @@ fn a_round_scores_disqualifies_and_seals() {
         let summary = entry.correctness.as_ref().unwrap();
         let bytes = std::fs::read(bundle.join(&summary.items_file)).unwrap();
         let items: CorrectnessItems = serde_json::from_slice(&bytes).unwrap();
-        let (verdict, consistent) = runner::correctness::verdict_from_artifact(&items);
+        let (verdict, consistent) = receipts::rules::correctness::verdict_from_artifact(&items);
         assert!(
             consistent,
             "stored item distances do not match their positions"
@@ -519,7 +520,10 @@ fn the_process_backend_runs_any_command_line() {
     );
     ok(&round(&fixture, None, None));
     let (_, record) = sealed(&fixture, 1);
-    assert_eq!(record.entries[0].engine.backend, "process");
+    assert_eq!(
+        record.entries[0].engine.backend,
+        receipts::model::BackendKind::Process
+    );
     assert_eq!(record.entries[0].status, EntryStatus::Scored);
     let dq = record.entries[1].disqualification.as_ref().unwrap();
     assert_eq!(dq.reason, DisqualificationReason::CorrectnessFailed);
@@ -542,7 +546,15 @@ fn drift_beyond_the_bound_fails_the_round_and_requeues_once() {
         }
         assert_eq!(record.outcome.status, RoundStatus::InfraFailed);
         assert!(!record.outcome.changed);
-        assert!(record.outcome.reason.as_ref().unwrap().contains("drift"));
+        assert!(
+            record
+                .outcome
+                .reason
+                .as_ref()
+                .unwrap()
+                .to_string()
+                .contains("drift")
+        );
         assert_eq!(record.entries[1].status, EntryStatus::InfraFailed);
         assert_eq!(record.entries[1].score_ppm, None);
         let submission = campaign
@@ -703,19 +715,25 @@ fn a_tampered_previous_round_or_an_edited_campaign_is_refused() {
     let (bundle, record) = sealed(&fixture, 1);
 
     // The campaign is frozen: an edit is refused, naming both digests.
+    let campaign_json = fixture.data.join("tiny/campaign.json");
+    let original = std::fs::read_to_string(&campaign_json).unwrap();
+    std::fs::write(
+        &campaign_json,
+        original.replace("\"bound_ms\":250", "\"bound_ms\":5000"),
+    )
+    .unwrap();
     let campaign_toml = fixture.data.join("tiny/campaign.toml");
-    let original = std::fs::read_to_string(&campaign_toml).unwrap();
+    let readable = std::fs::read_to_string(&campaign_toml).unwrap();
     std::fs::write(
         &campaign_toml,
-        original.replace("bound_ms = 250", "bound_ms = 5000"),
+        readable.replace("bound_ms = 250", "bound_ms = 5000"),
     )
     .unwrap();
     let edited = DataDir::new(&fixture.data)
         .campaign(&"tiny".parse().unwrap())
         .load_campaign()
         .unwrap()
-        .digest()
-        .unwrap();
+        .digest;
     assert_ne!(edited, record.campaign.digest);
     let output = round(&fixture, None, None);
     refused(
@@ -728,7 +746,8 @@ fn a_tampered_previous_round_or_an_edited_campaign_is_refused() {
             "campaigns are frozen",
         ],
     );
-    std::fs::write(&campaign_toml, &original).unwrap();
+    std::fs::write(&campaign_json, &original).unwrap();
+    std::fs::write(&campaign_toml, &readable).unwrap();
 
     // Round 1 resealed by an untrusted key, seating an attacker's patch.
     let mut forged = record.clone();

@@ -37,7 +37,8 @@
 //! integer arithmetic, `exp`/`ln`/`sin`/`cos` are written here from IEEE basic operations
 //! ([`mathfn`]), sums have a fixed order, and sampling uses the request's ChaCha20 stream
 //! ([`sampling`]). `matrixmultiply` picks its f32 kernel at run time from the CPU's
-//! features (AVX-512, FMA + AVX2, AVX, or SSE2 — logged at start by [`cpu_features`]), and
+//! features (AVX-512, FMA + AVX2, AVX, or SSE2 — `referee engine serve` logs them at start,
+//! and every receipt records them in `tool.cpuFeatures`), and
 //! the FMA kernels round differently, so **bit-identical logprobs are promised only on CPUs
 //! with the same features**; across others, tokens agree and logprobs differ by float
 //! rounding (well within 1e-4 in the tests).
@@ -73,33 +74,3 @@ pub mod sampling;
 pub mod scheduler;
 pub mod server;
 pub mod tokenizer;
-
-/// The CPU features that decide which f32 matrix kernel `matrixmultiply` uses, as a
-/// space-separated list (e.g. `avx2 fma avx sse2`), for the start-up log: logprobs are
-/// bit-identical only between CPUs that print the same list.
-pub fn cpu_features() -> String {
-    let mut found: Vec<&str> = Vec::new();
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("avx512f") {
-            found.push("avx512f");
-        }
-        if std::arch::is_x86_feature_detected!("avx2") {
-            found.push("avx2");
-        }
-        if std::arch::is_x86_feature_detected!("fma") {
-            found.push("fma");
-        }
-        if std::arch::is_x86_feature_detected!("avx") {
-            found.push("avx");
-        }
-        found.push("sse2");
-    }
-    #[cfg(target_arch = "aarch64")]
-    {
-        if std::arch::is_aarch64_feature_detected!("neon") {
-            found.push("neon");
-        }
-    }
-    format!("{} {}", std::env::consts::ARCH, found.join(" "))
-}

@@ -1,5 +1,5 @@
 //! Fuzzes what a miner controls most directly: libgit2's parse of a submitted diff and
-//! every check run on it before anything is written (`runner::gates::inspect`), against
+//! every check run on it before anything is written (`intake::gates::inspect`), against
 //! a baseline with regular files, an executable, a denied path and two symlinks. It must
 //! never panic — `git2::DiffFile::mode()` does on unknown modes (ENVIRONMENT.md), which
 //! is why the gates read raw modes — and never abort.
@@ -10,8 +10,8 @@ use std::sync::LazyLock;
 use git2::Oid;
 use libfuzzer_sys::fuzz_target;
 use receipts::model::SurfaceSpec;
-use runner::gates::surface::DeniedGlobs;
-use runner::gates::{BaselineEntry, BaselineIndex, inspect};
+use intake::gates::surface::DeniedGlobs;
+use intake::gates::{BaselineEntry, BaselineIndex, inspect};
 
 struct Fixture {
     surface: SurfaceSpec,

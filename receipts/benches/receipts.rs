@@ -12,7 +12,7 @@ use rayon::prelude::*;
 use receipts::bundle::seal_bundle;
 use receipts::keys::{Keyring, PrivateKey, TrustedKey};
 use receipts::model::{Sha256Hex, Timestamp};
-use receipts::verify::{VerifyOptions, verify_bundle};
+use receipts::verify::{VerifyOptions, verify_envelope_and_files};
 
 const SMALL_RECEIPTS: usize = 10_000;
 
@@ -86,7 +86,13 @@ fn bench_round_bundle(c: &mut Criterion) {
         })
     });
     group.bench_function("verify", |b| {
-        b.iter(|| assert!(verify_bundle(dir.path(), &ring, &options()).passed()))
+        b.iter(|| {
+            assert!(
+                verify_envelope_and_files(dir.path(), &ring, &options())
+                    .0
+                    .passed()
+            )
+        })
     });
     group.finish();
 }
@@ -123,7 +129,7 @@ fn bench_many_receipts(c: &mut Criterion) {
             assert!(
                 bundles
                     .iter()
-                    .all(|d| verify_bundle(d, &ring, &options).passed())
+                    .all(|d| verify_envelope_and_files(d, &ring, &options).0.passed())
             )
         })
     });
@@ -133,7 +139,7 @@ fn bench_many_receipts(c: &mut Criterion) {
             assert!(
                 bundles
                     .par_iter()
-                    .all(|d| verify_bundle(d, &ring, &options).passed())
+                    .all(|d| verify_envelope_and_files(d, &ring, &options).0.passed())
             )
         })
     });

@@ -3,6 +3,7 @@
 //! the directory (recursively) into the subjects, signs the Statement and writes the
 //! envelope; this is the function the round executor and `referee seal` call.
 
+use crate::fsutil::IoError;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -28,16 +29,9 @@ pub const MAX_ENVELOPE_BYTES: usize = 16 << 20;
 #[derive(Debug, thiserror::Error)]
 pub enum BundleError {
     /// Reading or writing failed.
-    #[error("{action} `{path}`")]
-    Io {
-        /// What was being done.
-        action: &'static str,
-        /// The file or directory.
-        path: PathBuf,
-        /// The cause.
-        #[source]
-        source: io::Error,
-    },
+    /// An I/O error on a named file.
+    #[error(transparent)]
+    Io(#[from] IoError),
     /// A bundle entry that is not a regular file or directory (a symlink, socket, …).
     #[error("`{name}` in bundle `{dir}` is a {kind}; bundles hold regular files only")]
     NotRegularFile {
@@ -176,10 +170,12 @@ pub fn seal_bundle(
                 rule,
             });
         }
-        let sha256 = file_sha256(&entry.path).map_err(|source| BundleError::Io {
-            action: "hashing",
-            path: entry.path.clone(),
-            source,
+        let sha256 = file_sha256(&entry.path).map_err(|source| {
+            BundleError::Io(IoError {
+                action: "hashing",
+                path: entry.path.clone(),
+                source,
+            })
         })?;
         subjects.push(Subject {
             name: entry.name,
@@ -192,10 +188,12 @@ pub fn seal_bundle(
     let statement_digest = Sha256Hex::digest(&envelope.payload);
     let bytes = envelope.to_file_bytes().map_err(BundleError::Canonical)?;
     let envelope_path = dir.join(ENVELOPE_FILE);
-    write_atomic(&envelope_path, &bytes, 0o644).map_err(|source| BundleError::Io {
-        action: "writing envelope",
-        path: envelope_path.clone(),
-        source,
+    write_atomic(&envelope_path, &bytes, 0o644).map_err(|source| {
+        BundleError::Io(IoError {
+            action: "writing envelope",
+            path: envelope_path.clone(),
+            source,
+        })
     })?;
     Ok(SealedBundle {
         statement_digest,
@@ -226,12 +224,13 @@ pub fn sign_statement(
 ///
 /// Errors: [`BundleError::Io`]; [`BundleError::Envelope`] for a malformed envelope.
 pub fn read_statement_digest(envelope_path: &Path) -> Result<Sha256Hex, BundleError> {
-    let bytes =
-        read_limited(envelope_path, MAX_ENVELOPE_BYTES).map_err(|source| BundleError::Io {
+    let bytes = read_limited(envelope_path, MAX_ENVELOPE_BYTES).map_err(|source| {
+        BundleError::Io(IoError {
             action: "reading envelope",
             path: envelope_path.to_owned(),
             source,
-        })?;
+        })
+    })?;
     let envelope = RawEnvelope::parse(&bytes, MAX_ENVELOPE_BYTES)
         .and_then(|(raw, _)| raw.decode())
         .map_err(|source| BundleError::Envelope {
@@ -261,10 +260,12 @@ fn walk(
     prefix_utf8: bool,
     out: &mut Vec<BundleEntry>,
 ) -> Result<(), BundleError> {
-    let io_err = |source| BundleError::Io {
-        action: "listing bundle directory",
-        path: dir.to_owned(),
-        source,
+    let io_err = |source| {
+        BundleError::Io(IoError {
+            action: "listing bundle directory",
+            path: dir.to_owned(),
+            source,
+        })
     };
     for item in fs::read_dir(dir).map_err(io_err)? {
         let item = item.map_err(io_err)?;

@@ -292,7 +292,7 @@ impl Envelope {
             .filter(|key| {
                 self.signatures
                     .iter()
-                    .any(|s| key.verify_strict(&message, &s.sig))
+                    .any(|s| signed_by(&message, &s.sig, key))
             })
             .collect();
         if verified.len() < threshold.max(1) {
@@ -303,4 +303,11 @@ impl Envelope {
         }
         Ok(verified)
     }
+}
+
+/// Whether `sig` is `key`'s Ed25519 signature over the PAE `message`, checked with
+/// `verify_strict` (content/receipts.md, Keys). The one signature check of referee: the
+/// verifier's reported check and [`Envelope::verify`] both call it.
+pub fn signed_by(message: &[u8], sig: &[u8], key: &PublicKey) -> bool {
+    key.verify_strict(message, sig)
 }

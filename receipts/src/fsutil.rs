@@ -1,8 +1,37 @@
-//! Atomic file writes: every file referee writes appears whole or not at all.
+//! Files: atomic writes (every file referee writes appears whole or not at all), bounded
+//! reads, and [`IoError`], the one shape of an I/O error on a named file that every
+//! crate's error enum wraps.
 
 use std::fs;
 use std::io::{self, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+/// An I/O error on a named file: what was being done, the file, the cause. Every error
+/// enum of the workspace wraps it as `Io(#[from] IoError)` rather than repeating the
+/// three fields.
+#[derive(Debug, thiserror::Error)]
+#[error("{action} `{path}`")]
+pub struct IoError {
+    /// What was being done (`reading`, `writing`, `creating`, …).
+    pub action: &'static str,
+    /// The file or directory.
+    pub path: PathBuf,
+    /// The cause.
+    #[source]
+    pub source: io::Error,
+}
+
+impl IoError {
+    /// A `map_err` adapter: `fs::read(&path).map_err(IoError::at("reading", &path))?`.
+    pub fn at(action: &'static str, path: &Path) -> impl FnOnce(io::Error) -> IoError {
+        let path = path.to_path_buf();
+        move |source| IoError {
+            action,
+            path,
+            source,
+        }
+    }
+}
 
 /// Writes `bytes` to `path` through a temp file in the same directory, fsynced, then
 /// renamed over `path`. On Unix the file gets `mode` (e.g. `0o600` for private keys)

@@ -7,8 +7,8 @@
 //! public keys are refused wherever a key is loaded, and signatures are only ever checked
 //! with `verify_strict`. No key material appears in `Debug`, `Display` or any error.
 
+use crate::fsutil::IoError;
 use std::fmt;
-use std::io;
 use std::path::{Path, PathBuf};
 
 use ed25519_dalek::{Signer, SigningKey, VerifyingKey};
@@ -29,16 +29,9 @@ pub const MAX_KEY_FILE_BYTES: usize = 1 << 20;
 #[derive(Debug, thiserror::Error)]
 pub enum KeyError {
     /// Reading or writing a key file failed.
-    #[error("{action} `{path}`")]
-    Io {
-        /// What was being done (`reading private key`, `writing public key`, …).
-        action: &'static str,
-        /// The file.
-        path: PathBuf,
-        /// The cause.
-        #[source]
-        source: io::Error,
-    },
+    /// An I/O error on a named file.
+    #[error(transparent)]
+    Io(#[from] IoError),
     /// A private key file that group or others may read.
     #[error(
         "private key `{path}` has mode {mode:o}: group and others must have no access (chmod 600)"
@@ -294,10 +287,12 @@ impl PrivateKey {
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
-            let meta = std::fs::metadata(path).map_err(|source| KeyError::Io {
-                action: "reading private key",
-                path: path.to_owned(),
-                source,
+            let meta = std::fs::metadata(path).map_err(|source| {
+                KeyError::Io(IoError {
+                    action: "reading private key",
+                    path: path.to_owned(),
+                    source,
+                })
             })?;
             let mode = meta.permissions().mode() & 0o777;
             if mode & 0o077 != 0 {
@@ -424,15 +419,19 @@ pub fn generate_key_pair(out: &Path) -> Result<PublicKeyFile, KeyError> {
     let mut key_bytes = key.to_file_bytes();
     let written = write_atomic(&key_path, &key_bytes, 0o600);
     key_bytes.fill(0);
-    written.map_err(|source| KeyError::Io {
-        action: "writing private key",
-        path: key_path.clone(),
-        source,
+    written.map_err(|source| {
+        KeyError::Io(IoError {
+            action: "writing private key",
+            path: key_path.clone(),
+            source,
+        })
     })?;
-    write_atomic(&pub_path, &pub_bytes, 0o644).map_err(|source| KeyError::Io {
-        action: "writing public key",
-        path: pub_path,
-        source,
+    write_atomic(&pub_path, &pub_bytes, 0o644).map_err(|source| {
+        KeyError::Io(IoError {
+            action: "writing public key",
+            path: pub_path,
+            source,
+        })
     })?;
     Ok(file)
 }
@@ -445,10 +444,12 @@ fn with_suffix(out: &Path, suffix: &str) -> PathBuf {
 }
 
 fn read_key_file(path: &Path, action: &'static str) -> Result<Vec<u8>, KeyError> {
-    let bytes = read_limited(path, MAX_KEY_FILE_BYTES).map_err(|source| KeyError::Io {
-        action,
-        path: path.to_owned(),
-        source,
+    let bytes = read_limited(path, MAX_KEY_FILE_BYTES).map_err(|source| {
+        KeyError::Io(IoError {
+            action,
+            path: path.to_owned(),
+            source,
+        })
     })?;
     if bytes.len() > MAX_KEY_FILE_BYTES {
         return Err(KeyError::Json {
@@ -581,10 +582,12 @@ impl Keyring {
                 path: path.to_owned(),
                 source,
             })?;
-        write_atomic(path, &bytes, 0o644).map_err(|source| KeyError::Io {
-            action: "writing keyring",
-            path: path.to_owned(),
-            source,
+        write_atomic(path, &bytes, 0o644).map_err(|source| {
+            KeyError::Io(IoError {
+                action: "writing keyring",
+                path: path.to_owned(),
+                source,
+            })
         })
     }
 

@@ -8,7 +8,8 @@ use serde_json::Value;
 
 use crate::canonical::{self, CanonicalError};
 use crate::model::{
-    ROUND_OPENED_PREDICATE_TYPE, ROUND_PREDICATE_TYPE, RoundOpened, RoundRecord, Sha256Hex,
+    ROUND_OPENED_PREDICATE_TYPE, ROUND_PREDICATE_TYPE, ROUND_PREDICATE_TYPE_V1, RoundOpened,
+    RoundRecord, Sha256Hex,
 };
 
 /// `_type` of an in-toto Statement v1.
@@ -69,19 +70,36 @@ impl Statement {
 }
 
 /// Checks `predicate` against the schema of `predicate_type`: a JSON object always; for
-/// [`ROUND_PREDICATE_TYPE`] it must deserialize into [`RoundRecord`], for
-/// [`ROUND_OPENED_PREDICATE_TYPE`] into [`RoundOpened`]; other types get no further check.
-/// Unknown fields are ignored (RECEIPTS.md, Verification step 9).
+/// [`ROUND_PREDICATE_TYPE`] it must deserialize into [`RoundRecord`] with every typed
+/// field typed, for [`ROUND_PREDICATE_TYPE_V1`] into [`RoundRecord`] (free text allowed
+/// where v1 wrote it), for [`ROUND_OPENED_PREDICATE_TYPE`] into [`RoundOpened`]; other
+/// types get no further check. Unknown fields are ignored (content/receipts.md,
+/// Verification step 9).
 ///
 /// Errors: a message naming the field that does not fit.
 pub fn check_predicate(predicate_type: &str, predicate: &Value) -> Result<(), String> {
     if !predicate.is_object() {
         return Err("the predicate is not a JSON object".to_owned());
     }
-    let result = match predicate_type {
-        ROUND_PREDICATE_TYPE => RoundRecord::deserialize(predicate).map(drop),
-        ROUND_OPENED_PREDICATE_TYPE => RoundOpened::deserialize(predicate).map(drop),
+    match predicate_type {
+        ROUND_PREDICATE_TYPE => {
+            let record = RoundRecord::deserialize(predicate).map_err(|e| e.to_string())?;
+            let legacy = record.legacy_text_fields();
+            if legacy.is_empty() {
+                Ok(())
+            } else {
+                Err(format!(
+                    "free text where {ROUND_PREDICATE_TYPE} records a typed value: {}",
+                    legacy.join(", ")
+                ))
+            }
+        }
+        ROUND_PREDICATE_TYPE_V1 => RoundRecord::deserialize(predicate)
+            .map(drop)
+            .map_err(|e| e.to_string()),
+        ROUND_OPENED_PREDICATE_TYPE => RoundOpened::deserialize(predicate)
+            .map(drop)
+            .map_err(|e| e.to_string()),
         _ => Ok(()),
-    };
-    result.map_err(|e| e.to_string())
+    }
 }

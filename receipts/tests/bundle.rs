@@ -12,7 +12,7 @@ use receipts::bundle::{
 use receipts::dsse::{Envelope, IN_TOTO_PAYLOAD_TYPE, encode_base64};
 use receipts::model::{ROUND_PREDICATE_TYPE, Sha256Hex};
 use receipts::statement::Statement;
-use receipts::verify::{CheckName, FailureReason, VerifyOptions, verify_bundle};
+use receipts::verify::{CheckName, FailureReason, VerifyOptions, verify_envelope_and_files};
 
 #[test]
 fn seal_then_verify_passes_every_check() {
@@ -100,11 +100,11 @@ fn two_signers_meet_a_threshold_of_two() {
     .expect("seals");
     let mut options = options();
     options.threshold = 2;
-    let report = verify_bundle(dir.path(), &keyring(), &options);
+    let report = verify_envelope_and_files(dir.path(), &keyring(), &options).0;
     assert!(report.passed(), "{:#?}", failures(&report));
     assert_eq!(report.signed_by.len(), 2);
     options.threshold = 3;
-    let report = verify_bundle(dir.path(), &keyring(), &options);
+    let report = verify_envelope_and_files(dir.path(), &keyring(), &options).0;
     assert_eq!(
         failures(&report),
         [(
@@ -217,11 +217,12 @@ fn no_signatures_fail() {
 #[test]
 fn key_outside_its_validity_window_does_not_count() {
     let (dir, _) = sealed_bundle();
-    let report = verify_bundle(
+    let report = verify_envelope_and_files(
         dir.path(),
         &keyring(),
         &VerifyOptions::at(time("2025-06-01T00:00:00Z")),
-    );
+    )
+    .0;
     assert_eq!(
         failures(&report),
         [(
@@ -467,7 +468,7 @@ fn envelope_json_problems_are_typed() {
     std::fs::write(&path, &good).expect("write");
     let mut small = options();
     small.max_envelope_bytes = 100;
-    let report = verify_bundle(dir.path(), &keyring(), &small);
+    let report = verify_envelope_and_files(dir.path(), &keyring(), &small).0;
     assert_eq!(
         failures(&report)[0].1,
         FailureReason::EnvelopeTooLarge {
@@ -557,7 +558,7 @@ fn statement_problems_are_typed() {
     let mut expecting = options();
     expecting.expected_predicate_type = Some(ROUND_PREDICATE_TYPE.into());
     assert_eq!(
-        failures(&verify_bundle(dir.path(), &keyring(), &expecting)),
+        failures(&verify_envelope_and_files(dir.path(), &keyring(), &expecting).0),
         [(
             CheckName::PredicateType,
             FailureReason::WrongPredicateType {

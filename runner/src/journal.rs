@@ -4,6 +4,7 @@
 //! resumes after the last finished step. A line torn by the kill (no newline, or not
 //! parseable) is cut off on open: the step it belonged to simply runs again.
 
+use receipts::fsutil::IoError;
 use std::fs;
 use std::io::{self, Write};
 use std::marker::PhantomData;
@@ -16,16 +17,9 @@ use serde::de::DeserializeOwned;
 #[derive(Debug, thiserror::Error)]
 pub enum JournalError {
     /// Reading, writing or syncing the journal failed.
-    #[error("{action} journal `{path}`")]
-    Io {
-        /// What was being done.
-        action: &'static str,
-        /// The journal file.
-        path: PathBuf,
-        /// The cause.
-        #[source]
-        source: io::Error,
-    },
+    /// An I/O error on a named file.
+    #[error(transparent)]
+    Io(#[from] IoError),
     /// A record could not be serialized.
     #[error("serializing a record for journal `{path}`: {message}")]
     Serialize {
@@ -52,10 +46,12 @@ impl<T: Serialize + DeserializeOwned> Journal<T> {
     pub fn open(path: &Path) -> Result<(Self, Vec<T>), JournalError> {
         let io = |action| {
             let path = path.to_path_buf();
-            move |source| JournalError::Io {
-                action,
-                path,
-                source,
+            move |source| {
+                JournalError::Io(IoError {
+                    action,
+                    path,
+                    source,
+                })
             }
         };
         if let Some(parent) = path.parent() {
@@ -111,10 +107,12 @@ impl<T: Serialize + DeserializeOwned> Journal<T> {
         line.push(b'\n');
         let io = |action| {
             let path = self.path.clone();
-            move |source| JournalError::Io {
-                action,
-                path,
-                source,
+            move |source| {
+                JournalError::Io(IoError {
+                    action,
+                    path,
+                    source,
+                })
             }
         };
         self.file.write_all(&line).map_err(io("appending to"))?;

@@ -1,18 +1,10 @@
-//! referee's round machinery: submissions and their gates, engines, the seeded workload,
-//! the open-loop load generator and SLA rate search, correctness, scoring and the round
-//! executor that seals it all through `receipts`.
+//! referee's round executor: seats the baseline, the incumbent and the queued challengers,
+//! runs each on an engine (`engines`) under open-loop load (`loadgen`), gates correctness
+//! through the reference runtime, decides with `receipts::rules` and seals the round
+//! through `receipts`; a journal makes a crashed round resume, and preflight refuses a
+//! round whose previous receipt, key or campaign does not check out (`verifier`).
 #![deny(missing_docs)]
 
 pub mod correctness;
-pub mod datadir;
-pub mod demo;
-pub mod engines;
-pub mod gates;
-pub mod hardware;
-pub mod ingest;
 pub mod journal;
-pub mod leader;
-pub mod load;
-pub mod ratesearch;
 pub mod round;
-pub mod workload;

@@ -4,19 +4,20 @@
 //! on stdout, and with `--json` the same record a round embeds (a `ProbeRecord` for
 //! `--rate`, an `EntryMeasurement` for `--search`).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
+use loadgen::bench_file::BenchFile;
+use loadgen::search::{ProbeExecutor, ProgressSink};
+use loadgen::{ClientConfig, HttpProbeExecutor, MeasureConfig, Target, measure_workload};
 use receipts::model::{
-    EntryMeasurement, MeasurementOutcome, Percentile, ProbeRecord, ProbeVerdict, Sla,
+    EntryMeasurement, MeasurementOutcome, Percentile, ProbeRecord, ProbeVerdict, PromptSource, Sla,
 };
-use runner::load::bench_file::BenchFile;
-use runner::load::histogram::decode_histogram;
-use runner::load::{ClientConfig, HttpProbeExecutor, MeasureConfig, Target, measure_workload};
-use runner::ratesearch::{ProbeExecutor, ProgressSink, nearest_rank_value};
-use runner::workload::Workload;
+use receipts::rules::histogram::decode_histogram;
+use receipts::rules::sla::nearest_rank_value;
+use receipts::rules::workload::Workload;
 
 /// `referee bench …`.
 #[derive(clap::Subcommand, Debug)]
@@ -72,8 +73,18 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         .or_else(|| file.model.clone())
         .context("no model name: pass --model or set `model` in the workload file")?;
     let seeds = file.revealed_seeds();
-    let dir = args.workload.parent().map(|d| d.to_path_buf());
-    let workload = Workload::from_parts(&file.parts(), &seeds, dir.as_deref())
+    // A JSONL prompt source is named relative to the workload file.
+    let prompt_file = match &file.workload.prompt_source {
+        PromptSource::Generated => None,
+        PromptSource::Jsonl { path, .. } => {
+            let path = args.workload.parent().unwrap_or(Path::new(".")).join(path);
+            Some(
+                std::fs::read(&path)
+                    .with_context(|| format!("reading prompt file `{}`", path.display()))?,
+            )
+        }
+    };
+    let workload = Workload::from_parts(&file.parts(), &seeds, prompt_file.as_deref())
         .with_context(|| format!("building the workload of `{}`", args.workload.display()))?;
     let digest = workload
         .request_sequence_digest()

@@ -5,9 +5,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
+use intake::ingest::{add_campaign, add_miner};
+use receipts::layout::DataDir;
 use receipts::model::{CampaignId, MinerId};
-use runner::datadir::DataDir;
-use runner::ingest::{add_campaign, add_miner};
 
 use super::DataArgs;
 

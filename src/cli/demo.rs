@@ -8,13 +8,14 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Context;
+use intake::gates::BuiltinBuilder;
+use intake::ingest::{IngestError, IngestOutcome, IngestRequest, add_campaign, add_miner, ingest};
 use receipts::keys::{Keyring, PrivateKey, TrustedKey, generate_key_pair};
+use receipts::layout::DataDir;
 use receipts::model::{CampaignId, MinerId, Sha256Hex, Timestamp};
-use receipts::verify::{VerifyOptions, verify_bundle};
-use runner::datadir::DataDir;
-use runner::demo::{CAMPAIGN_ID, SUBMISSIONS, stage};
-use runner::gates::BuiltinBuilder;
-use runner::ingest::{IngestError, IngestOutcome, IngestRequest, add_campaign, add_miner, ingest};
+use receipts::verify::VerifyOptions;
+use referee::demo::{CAMPAIGN_ID, SUBMISSIONS, stage};
+use verifier::verify_bundle;
 
 use super::DataArgs;
 use super::round::{RoundArgs, print_summary, run_with_progress};

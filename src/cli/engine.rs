@@ -54,7 +54,10 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         config.threads = threads;
     }
     tracing::info!(config = ?config, "engine config `{}`", args.config.display());
-    tracing::info!(cpu_features = %engine::cpu_features(), "matrix kernels chosen from these CPU features");
+    tracing::info!(
+        cpu_features = %engines::hardware::cpu_features().join(" "),
+        "matrix kernels chosen from these CPU features"
+    );
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

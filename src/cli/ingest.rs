@@ -6,10 +6,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
+use intake::gates::BuiltinBuilder;
+use intake::ingest::{IngestOutcome, IngestRequest, find_submission, ingest};
+use receipts::layout::DataDir;
 use receipts::model::{CampaignId, EventKind, MinerId, Sha256Hex, Submission};
-use runner::datadir::DataDir;
-use runner::gates::BuiltinBuilder;
-use runner::ingest::{IngestOutcome, IngestRequest, find_submission, ingest};
 
 use super::DataArgs;
 

@@ -10,10 +10,10 @@ use std::time::Duration;
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use receipts::keys::PrivateKey;
+use receipts::layout::DataDir;
 use receipts::model::{
     CampaignId, EntryStatus, ProbeRecord, Role, RoundRecord, RoundStatus, Step, StepStatus,
 };
-use runner::datadir::DataDir;
 use runner::round::{RoundOptions, RoundProgress, RoundSummary, run_round};
 
 use super::DataArgs;

@@ -12,7 +12,8 @@ use serde::Serialize;
 
 use receipts::keys::Keyring;
 use receipts::model::Timestamp;
-use receipts::verify::{VerifyOptions, VerifyReport, verify_bundle};
+use receipts::verify::{VerifyOptions, VerifyReport};
+use verifier::verify_bundle;
 
 use super::DataArgs;
 
@@ -140,15 +141,26 @@ impl<'a> From<&'a Outcome<'a>> for JsonOutcome<'a> {
 fn print_report(out: &mut impl Write, report: &VerifyReport) -> std::io::Result<()> {
     writeln!(out, "bundle {}", report.bundle.display())?;
     for check in &report.checks {
-        let status = if check.passed { "ok  " } else { "FAIL" };
+        let status = match (check.passed, check.not_applicable) {
+            (true, _) => "ok  ",
+            (false, Some(_)) => "n/a ",
+            (false, None) => "FAIL",
+        };
         let target = check
             .target
             .as_deref()
             .map(|t| format!(" {t}"))
             .unwrap_or_default();
-        match &check.reason {
-            Some(reason) => writeln!(out, "  {status} {}{target}: {reason}", check.name.as_str())?,
-            None => writeln!(out, "  {status} {}{target}", check.name.as_str())?,
+        match (&check.reason, check.not_applicable) {
+            (Some(reason), _) => {
+                writeln!(out, "  {status} {}{target}: {reason}", check.name.as_str())?
+            }
+            (None, Some(version)) => writeln!(
+                out,
+                "  {status} {}{target}: not applicable ({version})",
+                check.name.as_str()
+            )?,
+            (None, None) => writeln!(out, "  {status} {}{target}", check.name.as_str())?,
         }
     }
     if let Some(digest) = &report.statement_digest {

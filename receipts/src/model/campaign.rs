@@ -1,6 +1,8 @@
 //! The campaign: everything a round is measured against, frozen before any round runs
-//! (DESIGN.md §1). One type holds every field with its default; `campaign.toml` is its
-//! TOML form and its digest is sha256 of its RFC 8785 canonical JSON form.
+//! (content/data-directory.md). One type holds every field with its default;
+//! `campaign.toml` is the form people write, and [`FrozenCampaign`] is the form frozen
+//! into the data directory — `campaign.json`, RFC 8785 canonical JSON with a
+//! `schemaVersion` — whose stored bytes every receipt's campaign digest covers.
 
 use std::fmt;
 use std::str::FromStr;
@@ -781,18 +783,126 @@ impl Campaign {
         Ok(())
     }
 
-    /// The campaign's RFC 8785 canonical JSON bytes, defaults included.
-    pub fn canonical_json(&self) -> Result<Vec<u8>, ModelError> {
+    /// The campaign's RFC 8785 canonical JSON bytes, defaults included (no
+    /// `schemaVersion`): the bytes a schema-1 campaign's digest covers.
+    fn legacy_canonical_json(&self) -> Result<Vec<u8>, ModelError> {
         crate::canonical::to_canonical_vec(self).map_err(|e| ModelError::Canonical {
             message: e.to_string(),
         })
     }
+}
 
-    /// sha256 of [`Campaign::canonical_json`]: the campaign digest every receipt records.
-    pub fn digest(&self) -> Result<Sha256Hex, ModelError> {
-        Ok(Sha256Hex::digest(&self.canonical_json()?))
+/// The `schemaVersion` of the `campaign.json` this build writes. Version 1 is the form
+/// before `campaign.json` existed: only `campaign.toml`, digested as the canonical JSON of
+/// its parsed value ([`FrozenCampaign::from_legacy_toml`]).
+pub const CAMPAIGN_SCHEMA_VERSION: u32 = 2;
+
+/// A campaign as frozen in the data directory: the parsed value, the exact bytes its
+/// digest covers, and their sha256 — the campaign digest every receipt records. The
+/// digest is of stored bytes and is never re-derived, so adding a field to [`Campaign`]
+/// or changing a default leaves every frozen campaign's digest as it was.
+///
+/// Compatibility rule: a field added to [`Campaign`] after schema 2 is read from an older
+/// `campaign.json` as its documented "absent" value (an `Option` that is `None`, skipped
+/// when serialized), never as today's default.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FrozenCampaign {
+    /// The campaign.
+    pub campaign: Campaign,
+    /// Its schema version: [`CAMPAIGN_SCHEMA_VERSION`], or 1 for a TOML-only campaign.
+    pub schema_version: u32,
+    /// The bytes the digest covers: `campaign.json` as stored (schema ≥ 2), or the
+    /// canonical JSON of the frozen `campaign.toml` (schema 1).
+    pub bytes: Vec<u8>,
+    /// sha256 of `bytes`.
+    pub digest: Sha256Hex,
+}
+
+impl FrozenCampaign {
+    /// Freezes a validated campaign: canonical JSON with `schemaVersion`
+    /// [`CAMPAIGN_SCHEMA_VERSION`].
+    ///
+    /// Errors: [`ModelError::Canonical`] when it cannot be canonicalized.
+    pub fn freeze(campaign: Campaign) -> Result<Self, ModelError> {
+        let canonical = |e: crate::canonical::CanonicalError| ModelError::Canonical {
+            message: e.to_string(),
+        };
+        let mut value = serde_json::to_value(&campaign).map_err(|e| ModelError::Canonical {
+            message: e.to_string(),
+        })?;
+        if let Some(map) = value.as_object_mut() {
+            map.insert("schemaVersion".into(), CAMPAIGN_SCHEMA_VERSION.into());
+        }
+        let bytes = crate::canonical::to_canonical_vec(&value).map_err(canonical)?;
+        Ok(Self {
+            campaign,
+            schema_version: CAMPAIGN_SCHEMA_VERSION,
+            digest: Sha256Hex::digest(&bytes),
+            bytes,
+        })
+    }
+
+    /// Reads a stored `campaign.json` (`source` names it in errors): strict JSON (no
+    /// duplicate keys), RFC 8785 canonical, a known `schemaVersion`, a valid campaign.
+    /// The digest is sha256 of `bytes` exactly.
+    ///
+    /// Errors: [`ModelError::InvalidField`] naming `schemaVersion` or the broken rule,
+    /// [`ModelError::Toml`]-style parse errors as [`ModelError::Canonical`] naming
+    /// `source`.
+    pub fn from_json(source: &str, bytes: &[u8]) -> Result<Self, ModelError> {
+        let parse = |message: String| ModelError::Canonical {
+            message: format!("{source}: {message}"),
+        };
+        let mut value = crate::canonical::parse_strict(bytes, MAX_CAMPAIGN_BYTES)
+            .map_err(|e| parse(e.to_string()))?;
+        let canonical =
+            crate::canonical::to_canonical_vec(&value).map_err(|e| parse(e.to_string()))?;
+        if canonical != bytes {
+            return Err(parse(
+                "not RFC 8785 canonical JSON (was it edited by hand? campaigns are frozen)".into(),
+            ));
+        }
+        let version = value
+            .as_object_mut()
+            .and_then(|map| map.remove("schemaVersion"))
+            .and_then(|v| v.as_u64());
+        if version != Some(u64::from(CAMPAIGN_SCHEMA_VERSION)) {
+            return Err(ModelError::InvalidField {
+                field: format!("{source}: schemaVersion"),
+                value: version.map_or_else(|| "absent".into(), |v| v.to_string()),
+                rule: format!("this build reads schema version {CAMPAIGN_SCHEMA_VERSION}"),
+            });
+        }
+        let campaign: Campaign = serde_json::from_value(value).map_err(|e| parse(e.to_string()))?;
+        campaign.validate()?;
+        Ok(Self {
+            campaign,
+            schema_version: CAMPAIGN_SCHEMA_VERSION,
+            digest: Sha256Hex::digest(bytes),
+            bytes: bytes.to_vec(),
+        })
+    }
+
+    /// Reads a schema-1 campaign: a `campaign.toml` frozen before `campaign.json`
+    /// existed. Its digest is sha256 of the canonical JSON of the parsed campaign, as
+    /// the rounds sealed then recorded it; fields added since are absent (skipped), so
+    /// the digest stays what those rounds recorded.
+    ///
+    /// Errors: as [`Campaign::from_toml`].
+    pub fn from_legacy_toml(source: &str, text: &str) -> Result<Self, ModelError> {
+        let campaign = Campaign::from_toml(source, text)?;
+        let bytes = campaign.legacy_canonical_json()?;
+        Ok(Self {
+            campaign,
+            schema_version: 1,
+            digest: Sha256Hex::digest(&bytes),
+            bytes,
+        })
     }
 }
+
+/// Largest `campaign.json` read, bytes.
+const MAX_CAMPAIGN_BYTES: usize = 1 << 20;
 
 /// Default values, one function per field so serde and the docs agree.
 mod defaults {

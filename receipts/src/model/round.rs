@@ -2,6 +2,8 @@
 //! the finished round of `003_5c846bb873ff4c44.txt`). Every number is an integer in the
 //! unit its name carries (RECEIPTS.md, Numbers); names are lowerCamelCase.
 
+use std::fmt;
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -9,8 +11,51 @@ use super::campaign::{ImageRef, Sla};
 use super::hardware::HardwareFingerprint;
 use super::ids::{CampaignId, MinerId, Seed32, Sha256Hex, Timestamp};
 
-/// `predicateType` of a sealed round. Bumped on any breaking change of [`RoundRecord`].
-pub const ROUND_PREDICATE_TYPE: &str = "https://referee.dev/predicates/round/v1";
+/// `predicateType` of a sealed round. Bumped on any change of [`RoundRecord`]
+/// (ARCHITECTURE.md, Predicate versions): v2 types the outcome's reason and decision, an
+/// entry's infrastructure failure and its engine's backend, records what each engine ran,
+/// and copies the frozen `campaign.json` (and a JSONL prompt source) into `inputs/`.
+pub const ROUND_PREDICATE_TYPE: &str = "https://referee.dev/predicates/round/v2";
+
+/// `predicateType` of the rounds sealed before v2. `referee verify` still verifies them:
+/// [`RoundRecord`] reads them (their typed fields were free text then, kept as
+/// [`TypedOrText::Text`]), and a check v1 cannot support says `not applicable (v1)`.
+pub const ROUND_PREDICATE_TYPE_V1: &str = "https://referee.dev/predicates/round/v1";
+
+/// The round predicate versions this build verifies, oldest first.
+pub const ROUND_PREDICATE_TYPES: [&str; 2] = [ROUND_PREDICATE_TYPE_V1, ROUND_PREDICATE_TYPE];
+
+/// A value that predicate v2 records typed and v1 recorded as free text. Serialized
+/// untagged: a v2 receipt holds the typed object (always a JSON object, so it never reads
+/// as text), a v1 receipt the sentence it wrote. A v2 receipt carrying text fails the
+/// schema check ([`RoundRecord::legacy_text_fields`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum TypedOrText<T> {
+    /// What v2 records.
+    Typed(T),
+    /// What v1 recorded: a sentence for people.
+    Text(String),
+}
+
+impl<T: fmt::Display> fmt::Display for TypedOrText<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TypedOrText::Typed(value) => value.fmt(f),
+            TypedOrText::Text(text) => f.write_str(text),
+        }
+    }
+}
+
+impl<T> TypedOrText<T> {
+    /// The typed value; `None` for v1 text.
+    pub fn typed(&self) -> Option<&T> {
+        match self {
+            TypedOrText::Typed(value) => Some(value),
+            TypedOrText::Text(_) => None,
+        }
+    }
+}
 
 /// `predicateType` of the "round opened" statement signed before any entry runs
 /// (DESIGN.md §5).
@@ -57,6 +102,27 @@ pub struct RoundRecord {
     /// Bundle-relative path of the "round opened" statement, signed before any entry ran
     /// (a DSSE envelope whose predicate is [`RoundOpened`]).
     pub round_opened: String,
+}
+
+impl RoundRecord {
+    /// The fields that hold v1's free text where v2 records a typed value, as
+    /// predicate paths (`outcome.decision`, `entries[2].infraFailure`); empty for a
+    /// well-formed v2 record.
+    pub fn legacy_text_fields(&self) -> Vec<String> {
+        let mut fields = Vec::new();
+        if matches!(self.outcome.decision, TypedOrText::Text(_)) {
+            fields.push("outcome.decision".to_owned());
+        }
+        if matches!(self.outcome.reason, Some(TypedOrText::Text(_))) {
+            fields.push("outcome.reason".to_owned());
+        }
+        for entry in &self.entries {
+            if matches!(entry.infra_failure, Some(TypedOrText::Text(_))) {
+                fields.push(format!("entries[{}].infraFailure", entry.index));
+            }
+        }
+        fields
+    }
 }
 
 /// A campaign by id and digest.
@@ -333,12 +399,45 @@ pub struct Disqualification {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct EngineRef {
-    /// `builtin`, `process` or `docker`.
-    pub backend: String,
+    /// The backend that ran it.
+    pub backend: BackendKind,
     /// sha256 of the engine config file of the (patched) tree.
     pub config_sha256: Sha256Hex,
     /// The image, for the docker backend.
     pub image: Option<ImageRef>,
+    /// The command line as the runner started it, placeholders substituted (v2; absent
+    /// in v1 and for an entry that never started).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<Vec<String>>,
+}
+
+/// An engine backend, as receipts name it (content/rounds.md, Engines).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum BackendKind {
+    /// The built-in reference engine, run as `referee engine serve`.
+    Builtin,
+    /// Any local command that serves the OpenAI-compatible API.
+    Process,
+    /// A container image (its own issue; not runnable in this build).
+    Docker,
+}
+
+impl BackendKind {
+    /// The snake_case name: `builtin`, `process`, `docker`.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            BackendKind::Builtin => "builtin",
+            BackendKind::Process => "process",
+            BackendKind::Docker => "docker",
+        }
+    }
+}
+
+impl fmt::Display for BackendKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// One full rate search of an entry (MEASUREMENT.md, Run).
@@ -433,7 +532,7 @@ pub struct Entry {
     /// Why it is `infra_failed` (the tree, the client or the scorer failed, or the round
     /// was `infra_failed`).
     #[serde(default)]
-    pub infra_failure: Option<String>,
+    pub infra_failure: Option<TypedOrText<EntryInfraFailure>>,
     /// Every run, in order.
     pub runs: Vec<RunSummary>,
     /// Median run throughput, milli-requests/s.
@@ -494,14 +593,14 @@ pub struct Leader {
     pub miner: MinerId,
 }
 
-/// What the round decided (DESIGN.md §4, Leader rule).
+/// What the round decided (content/leader-rule.md).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Outcome {
     /// Whether the round counts.
     pub status: RoundStatus,
     /// Why, when it does not.
-    pub reason: Option<String>,
+    pub reason: Option<TypedOrText<RoundFailure>>,
     /// The seat before the round (`None` = the baseline).
     pub leader_before: Option<Leader>,
     /// The seat after the round (`None` = the baseline).
@@ -510,8 +609,181 @@ pub struct Outcome {
     pub changed: bool,
     /// The overtake margin applied, basis points.
     pub margin_bp: u32,
-    /// In words: which rule decided (margin met, tie, incumbent disqualified, …).
-    pub decision: String,
+    /// Which rule decided (margin met, not met, incumbent disqualified, …).
+    pub decision: TypedOrText<SeatRule>,
+}
+
+/// Why a round is `infra_failed` (content/leader-rule.md): the round is sealed for the
+/// record, changes no seat and is charged to no challenger.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(
+    tag = "kind",
+    rename_all = "snake_case",
+    rename_all_fields = "camelCase"
+)]
+pub enum RoundFailure {
+    /// The first baseline run produced no throughput.
+    BaselineFailed,
+    /// The drift baseline produced no throughput.
+    DriftBaselineFailed,
+    /// The drift baseline moved more than the bound.
+    Drift {
+        /// Measured drift, basis points.
+        drift_bp: u64,
+        /// The campaign's bound, basis points.
+        bound_bp: u32,
+    },
+    /// The hardware fingerprint at teardown differs from the one at setup.
+    HardwareChanged,
+    /// The reference runtime failed: no entry has a correctness verdict.
+    ScorerFailed,
+}
+
+impl fmt::Display for RoundFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RoundFailure::BaselineFailed => f.write_str("the baseline failed"),
+            RoundFailure::DriftBaselineFailed => f.write_str("the drift baseline failed"),
+            RoundFailure::Drift { drift_bp, bound_bp } => write!(
+                f,
+                "the drift baseline moved {drift_bp} bp from the first baseline, more than the \
+                 bound of {bound_bp} bp"
+            ),
+            RoundFailure::HardwareChanged => {
+                f.write_str("the hardware changed between setup and teardown")
+            }
+            RoundFailure::ScorerFailed => f.write_str("the reference runtime failed"),
+        }
+    }
+}
+
+/// Which rule settled the seat (content/leader-rule.md). `margin` in the sentences is
+/// the outcome's `marginBp`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(
+    tag = "rule",
+    rename_all = "snake_case",
+    rename_all_fields = "camelCase"
+)]
+pub enum SeatRule {
+    /// The round was `infra_failed`: no leader change.
+    RoundInfraFailed,
+    /// No challenger was scored; the incumbent keeps the seat.
+    NoScoredChallenger,
+    /// The best challenger met the margin and takes the seat.
+    MarginMet {
+        /// The new leader.
+        winner: Leader,
+    },
+    /// The best challenger did not meet the margin; the incumbent keeps the seat.
+    MarginNotMet {
+        /// The best challenger.
+        best: Leader,
+    },
+    /// The leader was disqualified; the best scored challenger takes the seat without
+    /// the margin.
+    IncumbentDisqualified {
+        /// The new leader.
+        winner: Leader,
+    },
+    /// The leader was disqualified and no challenger was scored: the seat falls back to
+    /// the baseline.
+    IncumbentDisqualifiedFallback,
+}
+
+impl fmt::Display for SeatRule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let name = |l: &Leader| format!("{} ({})", l.patch.short(), l.miner);
+        match self {
+            SeatRule::RoundInfraFailed => {
+                f.write_str("infra_failed: no leader change, challengers requeued once")
+            }
+            SeatRule::NoScoredChallenger => {
+                f.write_str("no challenger was scored; the incumbent keeps the seat")
+            }
+            SeatRule::MarginMet { winner } => write!(
+                f,
+                "{} beat the incumbent by at least the margin",
+                name(winner)
+            ),
+            SeatRule::MarginNotMet { best } => write!(
+                f,
+                "the best challenger {} did not beat the incumbent by the margin; the \
+                 incumbent keeps the seat",
+                name(best)
+            ),
+            SeatRule::IncumbentDisqualified { winner } => write!(
+                f,
+                "the incumbent was disqualified; {} takes the seat without the margin",
+                name(winner)
+            ),
+            SeatRule::IncumbentDisqualifiedFallback => f.write_str(
+                "the incumbent was disqualified and no challenger was scored; the seat falls \
+                 back to the baseline",
+            ),
+        }
+    }
+}
+
+/// Why an entry is `infra_failed`: a failure of the infrastructure, never charged to the
+/// entry's miner.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(
+    tag = "kind",
+    rename_all = "snake_case",
+    rename_all_fields = "camelCase"
+)]
+pub enum EntryInfraFailure {
+    /// The round was `infra_failed`: this entry's measurements do not count.
+    RoundInfraFailed {
+        /// Why the round failed.
+        failure: RoundFailure,
+    },
+    /// The baseline itself failed (its engine or its SLA runs).
+    BaselineFailed {
+        /// What failed.
+        detail: String,
+    },
+    /// The runner could not run the entry (its tree, its engine's backend).
+    Runner {
+        /// What failed.
+        detail: String,
+    },
+    /// The client's send lag exceeded its bound: the client, not the engine, was
+    /// measured.
+    ClientLagged,
+    /// The scorer could not score the entry.
+    ScorerFailed {
+        /// What failed.
+        detail: String,
+    },
+    /// The scorer produced no verdict for the entry.
+    NoVerdict,
+    /// The entry's steps never ran.
+    NotRun,
+}
+
+impl fmt::Display for EntryInfraFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            EntryInfraFailure::RoundInfraFailed { failure } => {
+                write!(f, "the round was infra_failed: {failure}")
+            }
+            EntryInfraFailure::BaselineFailed { detail } => {
+                write!(f, "the baseline failed: {detail}")
+            }
+            EntryInfraFailure::Runner { detail } => f.write_str(detail),
+            EntryInfraFailure::ClientLagged => f.write_str(
+                "the client's send lag exceeded its bound: the client, not the engine, was \
+                 measured",
+            ),
+            EntryInfraFailure::ScorerFailed { detail } => {
+                write!(f, "the scorer could not score it: {detail}")
+            }
+            EntryInfraFailure::NoVerdict => f.write_str("the scorer produced no verdict"),
+            EntryInfraFailure::NotRun => f.write_str("the entry did not run"),
+        }
+    }
 }
 
 /// An in-toto ResourceDescriptor (attestation spec v1), as the predicate's inputs.
@@ -525,28 +797,4 @@ pub struct ResourceDescriptor {
     /// Where it comes from, when it has an address.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub uri: Option<String>,
-}
-
-/// The score of an entry: `floor((T / T_baseline − 1) · 10⁶)` in parts per million, with
-/// both throughputs in milli-requests/s (DESIGN.md §4), computed in integers. `None` when
-/// the baseline throughput is 0 (then nothing can be scored) or the score does not fit
-/// an `i64`. The one implementation: the runner scores with it, the verifier recomputes
-/// with it.
-pub fn score_ppm(throughput_milli_rps: u64, baseline_milli_rps: u64) -> Option<i64> {
-    if baseline_milli_rps == 0 {
-        return None;
-    }
-    let numerator = (i128::from(throughput_milli_rps) - i128::from(baseline_milli_rps)) * 1_000_000;
-    // div_euclid with a positive divisor is the floor, also for slower entries.
-    i64::try_from(numerator.div_euclid(i128::from(baseline_milli_rps))).ok()
-}
-
-/// An entry's throughput from its runs' throughputs, milli-requests/s (MEASUREMENT.md,
-/// Entry): `(median, min, max)` where the median of an even count is the lower middle.
-/// `None` when `runs` is empty.
-pub fn run_throughputs(runs: &[u64]) -> Option<(u64, u64, u64)> {
-    let mut values = runs.to_vec();
-    values.sort_unstable();
-    let median = *values.get(values.len().checked_sub(1)? / 2)?;
-    Some((median, *values.first()?, *values.last()?))
 }

@@ -399,6 +399,16 @@ impl Submission {
         self.state == PipelineState::InfraFailed && self.requeues == 0
     }
 
+    /// Moves an `infra_failed` submission back to `bench_queued`, once: the one requeue
+    /// of content/submitting.md (the round executor after an `infra_failed` round, and
+    /// `intake::ingest::requeue`).
+    ///
+    /// Errors: [`ModelError::IllegalTransition`] when it is not `infra_failed` or was
+    /// requeued already (the record is unchanged).
+    pub fn requeue(&mut self, at: Timestamp, reason: impl Into<String>) -> Result<(), ModelError> {
+        self.transition(PipelineState::BenchQueued, at, reason)
+    }
+
     /// The reason of the last transition event (for `rejected` and `disqualified`, the
     /// verdict a miner reads).
     pub fn last_reason(&self) -> Option<&str> {

@@ -9,7 +9,9 @@ use receipts::dsse::{Envelope, RawEnvelope};
 use receipts::keys::{Keyring, PrivateKey, TrustedKey};
 use receipts::model::Timestamp;
 use receipts::statement::Statement;
-use receipts::verify::{CheckName, FailureReason, VerifyOptions, VerifyReport, verify_bundle};
+use receipts::verify::{
+    CheckName, FailureReason, VerifyOptions, VerifyReport, verify_envelope_and_files,
+};
 
 /// A predicate type with no schema of ours.
 pub const TEST_PREDICATE_TYPE: &str = "https://example.com/predicates/test/v1";
@@ -117,7 +119,7 @@ pub fn read_statement(dir: &Path) -> Statement {
 }
 
 pub fn verify(dir: &Path) -> VerifyReport {
-    verify_bundle(dir, &keyring(), &options())
+    verify_envelope_and_files(dir, &keyring(), &options()).0
 }
 
 /// The failed checks as (name, reason).

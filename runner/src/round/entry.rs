@@ -7,8 +7,9 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use receipts::fsutil::IoError;
 use receipts::model::{
-    Backend, CorrectnessItem, CorrectnessItems, CorrectnessSummary, Disqualification,
+    CorrectnessItem, CorrectnessItems, CorrectnessSummary, Disqualification,
     DisqualificationReason, EngineRef, EntryMeasurement, MeasurementOutcome, Phase, ProbeRecord,
     Role, Sha256Hex, Step, StepStatus, Timestamp,
 };
@@ -16,12 +17,10 @@ use serde::{Deserialize, Serialize};
 
 use super::record::{EntryRecord, EntryResult, EntryVerdict, PlannedEntry, ScorerRecord};
 use super::{Ctx, StepRun};
-use crate::correctness::{self, client::CompletionsClient};
-use crate::engines::{
-    BuiltinEngine, BuiltinOptions, Engine, EngineError, LOG_TAIL_LINES, ProcessEngine,
-    ProcessOptions, engine_threads, log_tail,
-};
-use crate::ratesearch::ProgressSink;
+use crate::correctness::CompletionsClient;
+use engines::{Engine, EngineError, LOG_TAIL_LINES, log_tail};
+use loadgen::search::ProgressSink;
+use receipts::rules::correctness;
 
 /// One correctness item as the entry answered it (kept in `.work/`: raw float logprobs).
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -31,7 +30,67 @@ pub(crate) struct ItemOutput {
     prompt_sha256: Sha256Hex,
     prompt_token_ids: Vec<u32>,
     token_ids: Vec<u32>,
-    top_k: Vec<Vec<(u32, f64)>>,
+    top_k: Vec<Vec<(u32, i64)>>,
+}
+
+/// Why a step of an entry's group, or of the scorer's, could not do its work. The
+/// journal and the receipt record it as its message chain ([`error_chain`]) inside a
+/// typed entry status.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum StepError {
+    /// A file of the round.
+    #[error(transparent)]
+    Io(#[from] IoError),
+    /// An artifact of the round could not be written.
+    #[error(transparent)]
+    Data(#[from] receipts::layout::DataError),
+    /// A file of the round that does not parse.
+    #[error("parsing `{path}`: {message}")]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// The parser's message.
+        message: String,
+    },
+    /// The patched tree could not be prepared.
+    #[error("preparing the tree")]
+    Tree(#[source] intake::gates::GateError),
+    /// The engine could not start or answer.
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    /// The load generator could not run.
+    #[error(transparent)]
+    Load(#[from] loadgen::LoadError),
+    /// An engine's completions API failed for one correctness item.
+    #[error("{what} of item {item}")]
+    Client {
+        /// `correctness outputs` or `reference logprobs`.
+        what: &'static str,
+        /// The correctness item.
+        item: u32,
+        /// The cause.
+        #[source]
+        source: crate::correctness::ClientError,
+    },
+    /// The two sides of a distance do not fit together.
+    #[error(transparent)]
+    Correctness(#[from] receipts::rules::correctness::CorrectnessError),
+    /// The round's workload could not be built.
+    #[error(transparent)]
+    Workload(#[from] receipts::rules::workload::WorkloadError),
+    /// A step that needs the round's seeds ran before setup (a corrupt journal).
+    #[error("the round has no seeds before setup")]
+    NoSeeds,
+    /// A correctness output of the wrong length.
+    #[error("correctness item {item}: {got} output tokens, asked for {asked}")]
+    OutputLength {
+        /// The correctness item.
+        item: u32,
+        /// Token ids observed.
+        got: usize,
+        /// `max_tokens` asked.
+        asked: u32,
+    },
 }
 
 /// A patched tree ready to serve.
@@ -40,9 +99,29 @@ struct Tree {
     config: PathBuf,
 }
 
-/// Runs one entry's group: the baseline, the incumbent, a candidate, or (with `drift`)
-/// the drift baseline. Correctness outputs are taken for every entry but the baseline.
-pub(crate) fn run_entry(ctx: &mut Ctx<'_>, planned: &PlannedEntry, drift: bool) -> EntryRecord {
+/// Which run of an entry a group is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum GroupKind {
+    /// The entry's own group: the baseline, the incumbent or a candidate.
+    Entry,
+    /// The baseline again at the end of the round (the drift check).
+    DriftBaseline,
+}
+
+/// The engine steps already run when a group ends early: the ones after them are
+/// recorded as skipped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Reached {
+    /// It ended while starting the engine.
+    Start,
+    /// It ended during the SLA runs.
+    Sla,
+}
+
+/// Runs one entry's group: the baseline, the incumbent, a candidate, or the drift
+/// baseline. Correctness outputs are taken for every entry but the baseline.
+pub(crate) fn run_entry(ctx: &mut Ctx<'_>, planned: &PlannedEntry, kind: GroupKind) -> EntryRecord {
+    let drift = kind == GroupKind::DriftBaseline;
     let group = if drift {
         "Drift baseline".to_owned()
     } else {
@@ -66,9 +145,10 @@ pub(crate) fn run_entry(ctx: &mut Ctx<'_>, planned: &PlannedEntry, drift: bool) 
         started_at,
         ended_at: started_at,
         engine: EngineRef {
-            backend: backend_name(&ctx.campaign.backend).to_owned(),
+            backend: ctx.backend.kind(),
             config_sha256: Sha256Hex::digest(b""),
             image: None,
+            command: None,
         },
         engine_log: None,
         probe_log: None,
@@ -85,11 +165,12 @@ pub(crate) fn run_entry(ctx: &mut Ctx<'_>, planned: &PlannedEntry, drift: bool) 
     );
     let tree = match prepare(ctx, planned.patch.as_ref(), &format!("trees/{slug}")) {
         Ok(tree) => tree,
-        Err(reason) => {
+        Err(error) => {
+            let reason = error_chain(&error);
             start.line(&format!("preparing the tree failed: {reason}"));
             steps.push(ctx.finish(start, StepStatus::Failed));
             record.result = EntryResult::InfraFailed { reason };
-            return close(ctx, record, steps, &group, wants_outputs, 0);
+            return close(ctx, record, steps, &group, wants_outputs, Reached::Start);
         }
     };
     let config_bytes = fs::read(&tree.config).unwrap_or_default();
@@ -99,15 +180,7 @@ pub(crate) fn run_entry(ctx: &mut Ctx<'_>, planned: &PlannedEntry, drift: bool) 
         tree.root.display(),
         record.engine.config_sha256
     ));
-    let mut engine = match make_engine(ctx, &tree, &engine_log) {
-        Ok(engine) => engine,
-        Err(reason) => {
-            start.line(&reason);
-            steps.push(ctx.finish(start, StepStatus::Failed));
-            record.result = EntryResult::InfraFailed { reason };
-            return close(ctx, record, steps, &group, wants_outputs, 0);
-        }
-    };
+    let mut engine = ctx.backend.engine(&tree.root, &tree.config, &engine_log);
     record.engine_log = Some(engine_log_rel);
     ctx.engine_started();
     if let Err(e) = engine.start() {
@@ -116,9 +189,10 @@ pub(crate) fn run_entry(ctx: &mut Ctx<'_>, planned: &PlannedEntry, drift: bool) 
         record.result = EntryResult::InfraFailed {
             reason: error_chain(&e),
         };
-        return close(ctx, record, steps, &group, wants_outputs, 0);
+        return close(ctx, record, steps, &group, wants_outputs, Reached::Start);
     }
-    let deadline = Duration::from_secs(ctx.campaign.health_deadline_s);
+    record.engine.command = engine.command().map(<[String]>::to_vec);
+    let deadline = Duration::from_secs(ctx.frozen.campaign.health_deadline_s);
     match engine.wait_healthy(deadline) {
         Ok(()) => {
             start.line(&format!(
@@ -136,7 +210,7 @@ pub(crate) fn run_entry(ctx: &mut Ctx<'_>, planned: &PlannedEntry, drift: bool) 
                 detail,
                 log_tail,
             });
-            return close(ctx, record, steps, &group, wants_outputs, 0);
+            return close(ctx, record, steps, &group, wants_outputs, Reached::Start);
         }
         Err(e) => {
             start.line(&format!("{e}"));
@@ -145,7 +219,7 @@ pub(crate) fn run_entry(ctx: &mut Ctx<'_>, planned: &PlannedEntry, drift: bool) 
             record.result = EntryResult::InfraFailed {
                 reason: error_chain(&e),
             };
-            return close(ctx, record, steps, &group, wants_outputs, 0);
+            return close(ctx, record, steps, &group, wants_outputs, Reached::Start);
         }
     }
     let endpoint = engine.endpoint().unwrap_or_default();
@@ -155,12 +229,13 @@ pub(crate) fn run_entry(ctx: &mut Ctx<'_>, planned: &PlannedEntry, drift: bool) 
     let measured = measure(ctx, &endpoint, &mut sla);
     let measurement = match measured {
         Ok(m) => m,
-        Err(reason) => {
+        Err(error) => {
+            let reason = error_chain(&error);
             sla.line(&reason);
             steps.push(ctx.finish(sla, StepStatus::Failed));
             record.result = crashed_or_infra(engine.as_mut(), reason);
             engine.stop();
-            return close(ctx, record, steps, &group, wants_outputs, 1);
+            return close(ctx, record, steps, &group, wants_outputs, Reached::Sla);
         }
     };
     let probe_log_rel = format!("probes/{slug}.json");
@@ -181,7 +256,7 @@ pub(crate) fn run_entry(ctx: &mut Ctx<'_>, planned: &PlannedEntry, drift: bool) 
             engine.as_mut(),
             "the engine exited during the SLA runs".into(),
         );
-        return close(ctx, record, steps, &group, wants_outputs, 1);
+        return close(ctx, record, steps, &group, wants_outputs, Reached::Sla);
     }
     let sla_ok = measurement.outcome == MeasurementOutcome::Measured;
     steps.push(ctx.finish(
@@ -208,7 +283,8 @@ pub(crate) fn run_entry(ctx: &mut Ctx<'_>, planned: &PlannedEntry, drift: bool) 
                     outputs = Some(rel);
                     steps.push(ctx.finish(step, StepStatus::Ok));
                 }
-                Err(reason) => {
+                Err(error) => {
+                    let reason = error_chain(&error);
                     step.line(&reason);
                     outputs_error = Some(reason);
                     steps.push(ctx.finish(step, StepStatus::Failed));
@@ -243,18 +319,18 @@ pub(crate) fn run_entry(ctx: &mut Ctx<'_>, planned: &PlannedEntry, drift: bool) 
     record
 }
 
-/// Fills in the skipped steps of a group that ended early and closes the record.
-/// `done` is how many of the engine steps (start, SLA) already ran.
+/// Fills in the skipped steps of a group that ended early at `reached` and closes the
+/// record; its correctness step is skipped too when the group has one (`wants_outputs`).
 fn close(
     ctx: &mut Ctx<'_>,
     mut record: EntryRecord,
     mut steps: Vec<Step>,
     group: &str,
     wants_outputs: bool,
-    done: usize,
+    reached: Reached,
 ) -> EntryRecord {
     ctx.engine_stopped();
-    if done < 1 {
+    if reached == Reached::Start {
         steps.push(ctx.skipped(group, &format!("{group}, running SLA"), Phase::RunningSla));
     }
     if wants_outputs {
@@ -283,21 +359,20 @@ pub(crate) fn run_scorer(ctx: &mut Ctx<'_>, entries: &[(PlannedEntry, String)]) 
     let mut start = ctx.begin(group, "Scorer, starting the engine", Phase::StartingEngine);
     let engine_log = ctx.bundle.join("logs/engines/scorer.log");
     let _ = fs::remove_file(&engine_log);
-    let started = (|| -> Result<Box<dyn Engine>, String> {
+    let started = (|| -> Result<Box<dyn Engine>, StepError> {
         let tree = prepare(ctx, None, "trees/reference")?;
         full_precision(&tree.config)?;
         start.line(&format!(
             "reference runtime: the baseline at full precision, config sha256 {}",
             Sha256Hex::digest(&fs::read(&tree.config).unwrap_or_default())
         ));
-        let mut engine = make_engine(ctx, &tree, &engine_log)?;
+        let mut engine = ctx.backend.engine(&tree.root, &tree.config, &engine_log);
         ctx.engine_started();
-        engine.start().map_err(|e| error_chain(&e))?;
-        engine
-            .wait_healthy(Duration::from_secs(ctx.campaign.health_deadline_s))
-            .map_err(|e| error_chain(&e))?;
+        engine.start()?;
+        engine.wait_healthy(Duration::from_secs(ctx.frozen.campaign.health_deadline_s))?;
         Ok(engine)
-    })();
+    })()
+    .map_err(|e| error_chain(&e));
     let mut engine = match started {
         Ok(engine) => {
             steps.push(ctx.finish(start, StepStatus::Ok));
@@ -337,7 +412,7 @@ pub(crate) fn run_scorer(ctx: &mut Ctx<'_>, entries: &[(PlannedEntry, String)]) 
             Err(error) => EntryVerdict {
                 index: planned.index,
                 summary: None,
-                error: Some(error),
+                error: Some(error_chain(&error)),
             },
         });
     }
@@ -366,14 +441,20 @@ fn score_entry(
     endpoint: &str,
     planned: &PlannedEntry,
     outputs_rel: &str,
-) -> Result<CorrectnessSummary, String> {
+) -> Result<CorrectnessSummary, StepError> {
     let path = ctx.work.join(outputs_rel);
-    let bytes = fs::read(&path).map_err(|e| format!("reading `{}`: {e}", path.display()))?;
+    let bytes = fs::read(&path).map_err(IoError::at("reading", &path))?;
     let outputs: Vec<ItemOutput> =
-        serde_json::from_slice(&bytes).map_err(|e| format!("parsing `{}`: {e}", path.display()))?;
-    let spec = &ctx.campaign.correctness;
-    let client =
-        CompletionsClient::new(endpoint, &ctx.campaign.model.name, request_timeout_ms(ctx));
+        serde_json::from_slice(&bytes).map_err(|e| StepError::Parse {
+            path: path.clone(),
+            message: e.to_string(),
+        })?;
+    let spec = &ctx.frozen.campaign.correctness;
+    let client = CompletionsClient::new(
+        endpoint,
+        &ctx.frozen.campaign.model.name,
+        request_timeout_ms(ctx),
+    );
     let mut items = Vec::with_capacity(outputs.len());
     for output in &outputs {
         let reference = ctx
@@ -383,20 +464,17 @@ fn score_entry(
                 &output.token_ids,
                 spec.top_k,
             ))
-            .map_err(|e| {
-                format!(
-                    "reference logprobs of item {}: {}",
-                    output.index,
-                    error_chain(&e)
-                )
+            .map_err(|source| StepError::Client {
+                what: "reference logprobs",
+                item: output.index,
+                source,
             })?;
         let positions = correctness::item_positions_micro_nats(
             output.index,
             spec.top_k,
             &output.top_k,
             &reference,
-        )
-        .map_err(|e| e.to_string())?;
+        )?;
         items.push(CorrectnessItem {
             index: output.index,
             prompt_sha256: output.prompt_sha256.clone(),
@@ -414,8 +492,7 @@ fn score_entry(
         items,
     };
     let items_file = format!("correctness/{}.json", planned.slug);
-    super::write_artifact(&ctx.bundle.join(&items_file), &artifact)
-        .map_err(|e| format!("writing `{items_file}`: {e}"))?;
+    super::write_artifact(&ctx.bundle.join(&items_file), &artifact)?;
     let (verdict, _) = correctness::verdict_from_artifact(&artifact);
     Ok(CorrectnessSummary {
         items: u32::try_from(artifact.items.len()).unwrap_or(u32::MAX),
@@ -435,24 +512,30 @@ fn take_outputs(
     endpoint: &str,
     slug: &str,
     step: &mut StepRun,
-) -> Result<String, String> {
-    let items = ctx.correctness_items()?;
-    let spec = &ctx.campaign.correctness;
-    let client =
-        CompletionsClient::new(endpoint, &ctx.campaign.model.name, request_timeout_ms(ctx));
+) -> Result<String, StepError> {
+    let items = ctx.workload()?.correctness_items();
+    let spec = &ctx.frozen.campaign.correctness;
+    let client = CompletionsClient::new(
+        endpoint,
+        &ctx.frozen.campaign.model.name,
+        request_timeout_ms(ctx),
+    );
     let mut outputs = Vec::with_capacity(items.len());
     for item in &items {
         let greedy = ctx
             .runtime
             .block_on(client.greedy(&item.prompt, item.max_tokens, spec.top_k))
-            .map_err(|e| format!("correctness item {}: {}", item.item_index, error_chain(&e)))?;
+            .map_err(|source| StepError::Client {
+                what: "correctness outputs",
+                item: item.item_index,
+                source,
+            })?;
         if greedy.token_ids.len() != usize::try_from(item.max_tokens).unwrap_or(usize::MAX) {
-            return Err(format!(
-                "correctness item {}: {} output tokens, asked for {}",
-                item.item_index,
-                greedy.token_ids.len(),
-                item.max_tokens
-            ));
+            return Err(StepError::OutputLength {
+                item: item.item_index,
+                got: greedy.token_ids.len(),
+                asked: item.max_tokens,
+            });
         }
         outputs.push(ItemOutput {
             index: item.item_index,
@@ -464,25 +547,28 @@ fn take_outputs(
     }
     step.line(&format!("{} correctness items answered", outputs.len()));
     let rel = format!("outputs/{slug}.json");
-    let bytes = serde_json::to_vec(&outputs).map_err(|e| e.to_string())?;
     let path = ctx.work.join(&rel);
+    let bytes = serde_json::to_vec(&outputs).map_err(|e| StepError::Parse {
+        path: path.clone(),
+        message: e.to_string(),
+    })?;
     if let Some(parent) = path.parent() {
-        fs::create_dir_all(parent).map_err(|e| format!("creating `{}`: {e}", parent.display()))?;
+        fs::create_dir_all(parent).map_err(IoError::at("creating", parent))?;
     }
-    receipts::fsutil::write_atomic(&path, &bytes, 0o644)
-        .map_err(|e| format!("writing `{}`: {e}", path.display()))?;
+    receipts::fsutil::write_atomic(&path, &bytes, 0o644).map_err(IoError::at("writing", &path))?;
     Ok(rel)
 }
 
 /// Checks out the pinned baseline (with `patch` applied) into `.work/<rel>` and returns
 /// its root and engine config. The one seam to the gates' `prepare_tree`.
-fn prepare(ctx: &Ctx<'_>, patch: Option<&Sha256Hex>, rel: &str) -> Result<Tree, String> {
+fn prepare(ctx: &Ctx<'_>, patch: Option<&Sha256Hex>, rel: &str) -> Result<Tree, StepError> {
     let dest = ctx.work.join(rel);
     if dest.exists() {
-        fs::remove_dir_all(&dest).map_err(|e| format!("removing `{}`: {e}", dest.display()))?;
+        fs::remove_dir_all(&dest).map_err(IoError::at("removing", &dest))?;
     }
-    let prepared = crate::gates::prepare_tree(&ctx.campaign_dir, &ctx.campaign, patch, &dest)
-        .map_err(|e| error_chain(&e))?;
+    let prepared =
+        intake::gates::prepare_tree(&ctx.campaign_dir, &ctx.frozen.campaign, patch, &dest)
+            .map_err(StepError::Tree)?;
     Ok(Tree {
         root: prepared.root,
         config: prepared.engine_config,
@@ -491,70 +577,48 @@ fn prepare(ctx: &Ctx<'_>, patch: Option<&Sha256Hex>, rel: &str) -> Result<Tree, 
 
 /// Rewrites an engine config to full precision (f32 weights and KV cache): the
 /// reference runtime of MEASUREMENT.md §Correctness.
-fn full_precision(config: &Path) -> Result<(), String> {
-    let text =
-        fs::read_to_string(config).map_err(|e| format!("reading `{}`: {e}", config.display()))?;
+fn full_precision(config: &Path) -> Result<(), StepError> {
+    let parse = |message: String| StepError::Parse {
+        path: config.to_path_buf(),
+        message,
+    };
+    let text = fs::read_to_string(config).map_err(IoError::at("reading", config))?;
     let mut table: toml::Table = text
         .parse()
-        .map_err(|e| format!("parsing `{}`: {e}", config.display()))?;
+        .map_err(|e: toml::de::Error| parse(e.to_string()))?;
     table.insert("weight_dtype".into(), toml::Value::String("f32".into()));
     table.insert("kv_cache_dtype".into(), toml::Value::String("f32".into()));
-    let text = toml::to_string(&table).map_err(|e| e.to_string())?;
-    fs::write(config, text).map_err(|e| format!("writing `{}`: {e}", config.display()))
-}
-
-/// The engine for `tree`, by the campaign's backend.
-fn make_engine(ctx: &Ctx<'_>, tree: &Tree, log: &Path) -> Result<Box<dyn Engine>, String> {
-    let pid_file = ctx.work.join("engines.pid");
-    match &ctx.campaign.backend {
-        Backend::Builtin => Ok(Box::new(BuiltinEngine::new(BuiltinOptions {
-            program: ctx.options.engine_program.clone(),
-            config: tree.config.clone(),
-            memory_limit_mb: ctx.campaign.hardware.memory_limit_mb,
-            threads: engine_threads(ctx.campaign.hardware.engine_threads),
-            served_model_name: ctx.campaign.model.name.clone(),
-            log: log.to_path_buf(),
-            pid_file,
-        }))),
-        Backend::Process { command } => Ok(Box::new(ProcessEngine::new(ProcessOptions {
-            command: command.clone(),
-            tree: tree.root.clone(),
-            config: tree.config.clone(),
-            log: log.to_path_buf(),
-            pid_file,
-        }))),
-        Backend::Docker => Err("the docker backend is not available in this build".into()),
-    }
-}
-
-fn backend_name(backend: &Backend) -> &'static str {
-    match backend {
-        Backend::Builtin => "builtin",
-        Backend::Process { .. } => "process",
-        Backend::Docker => "docker",
-    }
+    let text = toml::to_string(&table).map_err(|e| parse(e.to_string()))?;
+    receipts::fsutil::write_atomic(config, text.as_bytes(), 0o644)
+        .map_err(IoError::at("writing", config))?;
+    Ok(())
 }
 
 /// The SLA runs through the load generator: the one seam to `ratesearch`.
-fn measure(ctx: &Ctx<'_>, endpoint: &str, step: &mut StepRun) -> Result<EntryMeasurement, String> {
+fn measure(
+    ctx: &Ctx<'_>,
+    endpoint: &str,
+    step: &mut StepRun,
+) -> Result<EntryMeasurement, StepError> {
     let sink = ProbeLines {
         progress: ctx.progress,
         lines: std::sync::Mutex::new(Vec::new()),
     };
-    let target = crate::load::Target {
+    let target = loadgen::Target {
         base_url: endpoint.to_owned(),
-        model: ctx.campaign.model.name.clone(),
+        model: ctx.frozen.campaign.model.name.clone(),
     };
-    let result = ctx.runtime.block_on(crate::load::measure_entry(
+    let workload = ctx.workload()?;
+    let result = ctx.runtime.block_on(loadgen::measure_workload(
         &target,
-        &ctx.campaign,
-        &ctx.setup_seeds()?,
+        &workload,
+        &loadgen::MeasureConfig::from_campaign(&ctx.frozen.campaign),
         &sink,
     ));
     for line in sink.lines.into_inner().unwrap_or_default() {
         step.line(&line);
     }
-    result.map_err(|e| error_chain(&e))
+    Ok(result?)
 }
 
 /// Forwards probe progress to the round's progress and keeps a line per probe for the
@@ -601,9 +665,10 @@ fn crashed_or_infra(engine: &mut dyn Engine, reason: String) -> EntryResult {
 }
 
 fn request_timeout_ms(ctx: &Ctx<'_>) -> u64 {
-    ctx.campaign
+    ctx.frozen
+        .campaign
         .rate_search
-        .effective_request_deadline_ms(&ctx.campaign.sla)
+        .effective_request_deadline_ms(&ctx.frozen.campaign.sla)
         .max(60_000)
 }
 

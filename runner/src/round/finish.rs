@@ -1,49 +1,29 @@
 //! The end of a round: every entry's typed status from its journal records, the scores
-//! and the leader rule ([`crate::leader`]), the `RoundRecord` predicate sealed through
+//! and the leader rule ([`receipts::rules::leader`]), the `RoundRecord` predicate sealed through
 //! `receipts::bundle::seal_bundle`, the rename of the bundle into `rounds/<n>/`, and the
 //! submissions moved to `scored` / `disqualified` / `infra_failed` (requeued once).
 
 use std::fs;
-use std::path::Path;
 
-use receipts::bundle::{ENVELOPE_FILE, MAX_ENVELOPE_BYTES, seal_bundle};
-use receipts::dsse::RawEnvelope;
+use receipts::bundle::seal_bundle;
 use receipts::model::{
-    CampaignRef, CorrectnessItems, CorrectnessSpec, CorrectnessSummary, Disqualification,
-    DisqualificationReason, DriftCheck, Entry, EntryStatus, HardwareCheck, Leader,
-    MeasurementOutcome, PipelineState, ROUND_PREDICATE_TYPE, Role, RoundRecord, RoundStatus,
-    RunSummary, Sha256Hex, SlaUnmetReason, Step, Timestamp, Tool,
+    BackendKind, CampaignRef, CorrectnessItems, CorrectnessSpec, CorrectnessSummary,
+    Disqualification, DisqualificationReason, DriftCheck, Entry, EntryInfraFailure, EntryStatus,
+    HardwareCheck, Leader, MeasurementOutcome, PipelineState, ROUND_PREDICATE_TYPE, Role,
+    RoundRecord, RoundStatus, RunSummary, Sha256Hex, SlaUnmetReason, Step, Timestamp, Tool,
+    TypedOrText,
 };
-use receipts::statement::Statement;
-use serde::Deserialize;
 
 use super::record::{
     EntryRecord, EntryResult, EntryVerdict, PlannedEntry, Record, SealedRecord, SubmissionUpdate,
 };
 use super::setup::ROUND_OPENED_FILE;
 use super::{Ctx, RoundError, io};
-use crate::correctness;
-use crate::engines::{LOG_TAIL_LINES, log_tail};
-use crate::leader::{self, Contender, LeaderInput};
-
-/// Reads the `RoundRecord` predicate of the bundle at `dir` and its Statement digest.
-/// Reads strictly but does not verify the signature (verify the bundle where that
-/// matters).
-///
-/// Errors: a message naming the file and what failed.
-pub fn read_round_record(dir: &Path) -> Result<(RoundRecord, Sha256Hex), String> {
-    let path = dir.join(ENVELOPE_FILE);
-    let bytes = receipts::fsutil::read_limited(&path, MAX_ENVELOPE_BYTES)
-        .map_err(|e| format!("reading `{}`: {e}", path.display()))?;
-    let envelope = RawEnvelope::parse(&bytes, MAX_ENVELOPE_BYTES)
-        .and_then(|(raw, _)| raw.decode())
-        .map_err(|e| format!("parsing `{}`: {e}", path.display()))?;
-    let statement: Statement = serde_json::from_slice(&envelope.payload)
-        .map_err(|e| format!("the statement of `{}`: {e}", path.display()))?;
-    let record = RoundRecord::deserialize(&statement.predicate)
-        .map_err(|e| format!("the predicate of `{}`: {e}", path.display()))?;
-    Ok((record, Sha256Hex::digest(&envelope.payload)))
-}
+use engines::{LOG_TAIL_LINES, log_tail};
+use intake::store::CampaignStore;
+use receipts::layout::read_round_record;
+use receipts::rules::correctness;
+use receipts::rules::leader::{self, Contender, LeaderInput};
 
 /// Seals the round (unless a previous run already did), moves the bundle into place and
 /// updates the submissions.
@@ -83,10 +63,7 @@ pub(crate) fn seal_and_finish(ctx: &mut Ctx<'_>) -> Result<(Sha256Hex, RoundReco
         }
     }
     ctx.failpoint(ctx.records.len())?;
-    let (record, digest) = read_round_record(&dest).map_err(|message| RoundError::Record {
-        round: ctx.round,
-        message,
-    })?;
+    let (record, digest) = read_round_record(&dest)?;
     apply_updates(ctx, &sealed.updates)?;
     fs::remove_dir_all(&ctx.work).map_err(io("removing", &ctx.work))?;
     Ok((digest, record))
@@ -111,11 +88,7 @@ fn apply_updates(ctx: &Ctx<'_>, updates: &[SubmissionUpdate]) -> Result<(), Roun
             .map_err(model_error)?;
         if submission.can_requeue() {
             submission
-                .transition(
-                    PipelineState::BenchQueued,
-                    now,
-                    format!("requeued once after round {}", ctx.round),
-                )
+                .requeue(now, format!("requeued once after round {}", ctx.round))
                 .map_err(model_error)?;
         }
         ctx.campaign_dir.save_submission(&submission)?;
@@ -152,9 +125,9 @@ fn build(ctx: &Ctx<'_>) -> Result<(RoundRecord, Vec<SubmissionUpdate>), RoundErr
         .iter()
         .map(|planned| {
             let verdict = scorer.verdicts.iter().find(|v| v.index == planned.index);
-            match ctx.entry_record(planned.index, false) {
+            match ctx.entry_record(planned.index, super::entry::GroupKind::Entry) {
                 Some(record) => entry_from(ctx, planned, record, verdict),
-                None => not_run(planned, setup.started_at),
+                None => not_run(planned, ctx.backend.kind(), setup.started_at),
             }
         })
         .collect();
@@ -164,16 +137,17 @@ fn build(ctx: &Ctx<'_>) -> Result<(RoundRecord, Vec<SubmissionUpdate>), RoundErr
         .first()
         .filter(|e| e.status == EntryStatus::Scored)
         .and_then(|e| e.throughput_milli_rps);
-    let drift_record = ctx.entry_record(0, true);
+    let drift_record = ctx.entry_record(0, super::entry::GroupKind::DriftBaseline);
     let drift_milli_rps = drift_record.and_then(measured_throughput);
     let drift = baseline_first.map(|first| {
-        let drift_bp = drift_milli_rps.and_then(|d| leader::drift_bp(first, d));
+        let drift_bp = drift_milli_rps.and_then(|d| receipts::rules::score::drift_bp(first, d));
         DriftCheck {
             first_milli_rps: first,
             drift_milli_rps,
             drift_bp,
-            bound_bp: ctx.campaign.drift_bound_bp,
-            within_bound: drift_bp.is_some_and(|d| d <= u64::from(ctx.campaign.drift_bound_bp)),
+            bound_bp: ctx.frozen.campaign.drift_bound_bp,
+            within_bound: drift_bp
+                .is_some_and(|d| d <= u64::from(ctx.frozen.campaign.drift_bound_bp)),
             runs: drift_record.map(run_summaries).unwrap_or_default(),
         }
     });
@@ -206,8 +180,8 @@ fn build(ctx: &Ctx<'_>) -> Result<(RoundRecord, Vec<SubmissionUpdate>), RoundErr
         incumbent_milli_rps,
         baseline_first_milli_rps: baseline_first,
         baseline_drift_milli_rps: drift_milli_rps,
-        drift_bound_bp: ctx.campaign.drift_bound_bp,
-        margin_bp: ctx.campaign.overtake_margin_bp,
+        drift_bound_bp: ctx.frozen.campaign.drift_bound_bp,
+        margin_bp: ctx.frozen.campaign.overtake_margin_bp,
         hardware_changed: hardware.changed,
         scorer_failed: scorer.failure.is_some(),
         challengers: &contenders,
@@ -220,15 +194,21 @@ fn build(ctx: &Ctx<'_>) -> Result<(RoundRecord, Vec<SubmissionUpdate>), RoundErr
         if outcome.status == RoundStatus::InfraFailed && entry.role != Role::Baseline {
             entry.status = EntryStatus::InfraFailed;
             entry.score_ppm = None;
-            entry.infra_failure = Some(format!(
-                "the round was infra_failed: {}",
-                outcome.reason.clone().unwrap_or_default()
-            ));
+            entry.infra_failure =
+                outcome
+                    .reason
+                    .as_ref()
+                    .and_then(TypedOrText::typed)
+                    .map(|failure| {
+                        TypedOrText::Typed(EntryInfraFailure::RoundInfraFailed {
+                            failure: failure.clone(),
+                        })
+                    });
             continue;
         }
         if entry.status == EntryStatus::Scored {
             entry.score_ppm = match (entry.throughput_milli_rps, baseline_first) {
-                (Some(t), Some(b)) => leader::score_ppm(t, b),
+                (Some(t), Some(b)) => receipts::rules::score::score_ppm(t, b),
                 _ => None,
             };
         }
@@ -265,8 +245,8 @@ fn build(ctx: &Ctx<'_>) -> Result<(RoundRecord, Vec<SubmissionUpdate>), RoundErr
                         "round {}: {}",
                         ctx.round,
                         e.infra_failure
-                            .clone()
-                            .unwrap_or_else(|| "infra_failed".into())
+                            .as_ref()
+                            .map_or_else(|| "infra_failed".to_owned(), ToString::to_string)
                     ),
                 ),
             };
@@ -287,15 +267,11 @@ fn build(ctx: &Ctx<'_>) -> Result<(RoundRecord, Vec<SubmissionUpdate>), RoundErr
         .collect();
     steps.sort_by_key(|s| s.index);
     let ended_at = steps.last().map_or_else(Timestamp::now, |s| s.ended_at);
-    let campaign_digest = ctx.campaign.digest().map_err(|e| RoundError::Record {
-        round: ctx.round,
-        message: e.to_string(),
-    })?;
     let record = RoundRecord {
         round: ctx.round,
         campaign: CampaignRef {
-            id: ctx.campaign.id.clone(),
-            digest: campaign_digest,
+            id: ctx.frozen.campaign.id.clone(),
+            digest: ctx.frozen.digest.clone(),
         },
         miners_digest: setup.miners_digest.clone(),
         previous_receipt: setup.previous_receipt.clone(),
@@ -305,11 +281,11 @@ fn build(ctx: &Ctx<'_>) -> Result<(RoundRecord, Vec<SubmissionUpdate>), RoundErr
             git_commit: option_env!("REFEREE_GIT_COMMIT")
                 .unwrap_or("unknown")
                 .into(),
-            cpu_features: crate::hardware::cpu_features(),
+            cpu_features: engines::hardware::cpu_features(),
         },
         seeds: setup.seeds.clone(),
         request_sequence_digest: setup.request_sequence_digest.clone(),
-        sla: ctx.campaign.sla.clone(),
+        sla: ctx.frozen.campaign.sla.clone(),
         hardware,
         started_at: setup.started_at,
         ended_at,
@@ -354,20 +330,21 @@ fn run_summaries(record: &EntryRecord) -> Vec<RunSummary> {
 
 /// An entry whose group never ran (cannot happen once the journal is complete; kept
 /// typed rather than panicking).
-fn not_run(planned: &PlannedEntry, at: Timestamp) -> Entry {
+fn not_run(planned: &PlannedEntry, backend: BackendKind, at: Timestamp) -> Entry {
     Entry {
         index: planned.index,
         role: planned.role,
         miner: planned.miner.clone(),
         patch: planned.patch.clone(),
         engine: receipts::model::EngineRef {
-            backend: "builtin".into(),
+            backend,
             config_sha256: Sha256Hex::digest(b""),
             image: None,
+            command: None,
         },
         status: EntryStatus::InfraFailed,
         disqualification: None,
-        infra_failure: Some("the entry did not run".into()),
+        infra_failure: Some(TypedOrText::Typed(EntryInfraFailure::NotRun)),
         runs: Vec::new(),
         throughput_milli_rps: None,
         throughput_min_milli_rps: None,
@@ -387,7 +364,7 @@ fn entry_from(
     record: &EntryRecord,
     verdict: Option<&EntryVerdict>,
 ) -> Entry {
-    let mut entry = not_run(planned, record.started_at);
+    let mut entry = not_run(planned, record.engine.backend, record.started_at);
     entry.engine = record.engine.clone();
     entry.started_at = record.started_at;
     entry.ended_at = record.ended_at;
@@ -412,7 +389,9 @@ fn entry_from(
     match &record.result {
         EntryResult::Disqualified(d) => {
             entry.status = if planned.role == Role::Baseline {
-                entry.infra_failure = Some(format!("the baseline failed: {}", d.detail));
+                entry.infra_failure = Some(TypedOrText::Typed(EntryInfraFailure::BaselineFailed {
+                    detail: d.detail.clone(),
+                }));
                 EntryStatus::InfraFailed
             } else {
                 EntryStatus::Disqualified
@@ -421,7 +400,9 @@ fn entry_from(
         }
         EntryResult::InfraFailed { reason } => {
             entry.status = EntryStatus::InfraFailed;
-            entry.infra_failure = Some(reason.clone());
+            entry.infra_failure = Some(TypedOrText::Typed(EntryInfraFailure::Runner {
+                detail: reason.clone(),
+            }));
         }
         EntryResult::Measured {
             measurement,
@@ -434,29 +415,28 @@ fn entry_from(
             entry.correctness = verdict.and_then(|v| v.summary.clone());
             if !measurement.valid {
                 entry.status = EntryStatus::InfraFailed;
-                entry.infra_failure = Some(
-                    "the client's send lag exceeded its bound: the client, not the engine, was \
-                     measured"
-                        .into(),
-                );
+                entry.infra_failure = Some(TypedOrText::Typed(EntryInfraFailure::ClientLagged));
             } else if let MeasurementOutcome::SlaUnmet { reason } = measurement.outcome {
-                let sla = &ctx.campaign.sla;
+                let sla = &ctx.frozen.campaign.sla;
                 let detail = match reason {
                     SlaUnmetReason::NoPassingRate => format!(
                         "no rate from {} milli-req/s met the SLA ({} {} ≤ {} ms)",
-                        ctx.campaign.rate_search.min_rate_milli_rps,
+                        ctx.frozen.campaign.rate_search.min_rate_milli_rps,
                         sla.percentile,
                         sla.latency,
                         sla.bound_ms
                     ),
                     SlaUnmetReason::DeadlineExpired => format!(
                         "the entry's deadline of {} s expired before its runs finished",
-                        ctx.campaign.rate_search.entry_deadline_s
+                        ctx.frozen.campaign.rate_search.entry_deadline_s
                     ),
                 };
                 if planned.role == Role::Baseline {
                     entry.status = EntryStatus::InfraFailed;
-                    entry.infra_failure = Some(format!("the baseline failed: {detail}"));
+                    entry.infra_failure =
+                        Some(TypedOrText::Typed(EntryInfraFailure::BaselineFailed {
+                            detail,
+                        }));
                 } else {
                     disqualify(&mut entry, DisqualificationReason::SlaUnmet, detail, tail());
                 }
@@ -484,7 +464,7 @@ fn entry_from(
                             .and_then(|bytes| serde_json::from_slice(&bytes).ok());
                         let detail = correctness_detail(
                             summary,
-                            &ctx.campaign.correctness,
+                            &ctx.frozen.campaign.correctness,
                             artifact.as_ref(),
                         );
                         disqualify(
@@ -496,14 +476,15 @@ fn entry_from(
                     }
                     Some(EntryVerdict { error, .. }) => {
                         entry.status = EntryStatus::InfraFailed;
-                        entry.infra_failure = Some(format!(
-                            "the scorer could not score it: {}",
-                            error.clone().unwrap_or_default()
-                        ));
+                        entry.infra_failure =
+                            Some(TypedOrText::Typed(EntryInfraFailure::ScorerFailed {
+                                detail: error.clone().unwrap_or_default(),
+                            }));
                     }
                     None => {
                         entry.status = EntryStatus::InfraFailed;
-                        entry.infra_failure = Some("the scorer produced no verdict".into());
+                        entry.infra_failure =
+                            Some(TypedOrText::Typed(EntryInfraFailure::NoVerdict));
                     }
                 }
             }

@@ -24,21 +24,22 @@ mod preflight;
 pub mod record;
 mod setup;
 
+use receipts::fsutil::IoError;
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use receipts::keys::PrivateKey;
 use receipts::model::{
-    Campaign, CampaignId, Phase, ProbeRecord, RevealedSeeds, RoundRecord, Sha256Hex, Step,
+    CampaignId, FrozenCampaign, Phase, ProbeRecord, RevealedSeeds, RoundRecord, Sha256Hex, Step,
     StepStatus, Timestamp,
 };
 
-use crate::datadir::{CampaignDir, DataDir, DataError};
 use crate::journal::{Journal, JournalError};
-use crate::workload::{Item, Workload};
+use engines::{EngineBackend, EngineSettings};
+use intake::store::CampaignStore;
+use receipts::layout::{CampaignDir, DataDir, DataError};
+use receipts::rules::workload::Workload;
 use record::{PlannedEntry, Record, SetupRecord};
-
-pub use finish::read_round_record;
 
 /// How to run a round.
 #[derive(Clone, Debug)]
@@ -71,12 +72,6 @@ pub trait RoundProgress: Sync {
     fn probe_finished(&self, _record: &ProbeRecord) {}
 }
 
-/// A [`RoundProgress`] that reports nothing.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct NoRoundProgress;
-
-impl RoundProgress for NoRoundProgress {}
-
 /// What a finished round produced.
 #[derive(Clone, Debug)]
 pub struct RoundSummary {
@@ -103,31 +98,22 @@ pub enum RoundError {
     /// The data directory: missing campaign, lock held, unreadable record.
     #[error(transparent)]
     Data(#[from] DataError),
+    /// The campaign's engine backend cannot run here.
+    #[error(transparent)]
+    Backend(#[from] engines::EngineError),
     /// The journal.
     #[error(transparent)]
     Journal(#[from] JournalError),
     /// A file of the round.
-    #[error("{action} `{path}`")]
-    Io {
-        /// What was being done.
-        action: &'static str,
-        /// The file.
-        path: PathBuf,
-        /// The cause.
-        #[source]
-        source: std::io::Error,
-    },
-    /// The seeds could not be drawn, or the workload not built from them.
-    #[error("workload: {0}")]
-    Workload(String),
-    /// Reading the previous round's receipt failed.
-    #[error("reading the previous round `{path}`: {message}")]
-    PreviousRound {
-        /// Its bundle.
-        path: PathBuf,
-        /// What failed.
-        message: String,
-    },
+    /// An I/O error on a named file.
+    #[error(transparent)]
+    Io(#[from] IoError),
+    /// The workload could not be built from the seeds.
+    #[error("building the round's workload")]
+    Workload(#[from] receipts::rules::workload::WorkloadError),
+    /// The operating system could not supply random seeds.
+    #[error("drawing seeds from the operating system")]
+    Seeds(#[source] rand_core::Error),
     /// Signing or sealing failed.
     #[error("sealing round {round}")]
     Seal {
@@ -241,18 +227,28 @@ pub fn run_round(
     // The round lock keeps two runners apart for the whole round; the records lock is
     // taken only while seating and scoring, so ingest goes on during a round.
     let _round_lock = campaign_dir.lock_rounds()?;
-    let campaign = campaign_dir.load_campaign()?;
+    let frozen = campaign_dir.load_campaign()?;
     // Refusals come before anything of the round is written.
     let now = Timestamp::now();
-    let keyring = preflight::check_key(&options.data, &campaign, key, now)?;
+    let keyring = preflight::check_key(&options.data, &frozen.campaign, key, now)?;
     campaign_dir.load_miners()?;
-    let previous = preflight::check_previous(&campaign_dir, &campaign, &keyring, now)?;
+    let previous = preflight::check_previous(&campaign_dir, &frozen, &keyring, now)?;
     let round = pick_round(&campaign_dir)?;
     let work = campaign_dir.work_dir().join(format!("round-{round}"));
     let bundle = work.join("bundle");
     fs::create_dir_all(&bundle).map_err(io("creating", &bundle))?;
+    let backend = engines::backend_for(
+        &frozen.campaign.backend,
+        EngineSettings {
+            program: options.engine_program.clone(),
+            memory_limit_mb: frozen.campaign.hardware.memory_limit_mb,
+            threads: engines::engine_threads(frozen.campaign.hardware.engine_threads),
+            served_model_name: frozen.campaign.model.name.clone(),
+            pid_file: work.join("engines.pid"),
+        },
+    )?;
     // Leftover engines of a killed runner go first.
-    crate::engines::kill_leftovers(&work.join("engines.pid"));
+    backend.sweep_leftovers();
     let (journal, records) = Journal::<Record>::open(&work.join("journal.jsonl"))?;
     if let Some(Record::Setup(setup)) = records.first()
         && setup.signer_keyid != key.keyid()
@@ -270,11 +266,14 @@ pub fn run_round(
         .map_err(io("starting the async runtime for", &work))?;
     let resumed = !records.is_empty();
     let next_step = records.iter().map(record_steps).sum::<usize>();
+    let prompt_source = campaign_dir.load_prompt_source(&frozen.campaign)?;
     let mut ctx = Ctx {
         options,
         key,
-        campaign,
+        frozen,
         campaign_dir,
+        prompt_source,
+        backend,
         previous,
         round,
         work,
@@ -339,8 +338,14 @@ fn record_steps(record: &Record) -> usize {
 pub(crate) struct Ctx<'a> {
     options: &'a RoundOptions,
     key: &'a PrivateKey,
-    campaign: Campaign,
+    /// The frozen campaign and its digest.
+    frozen: FrozenCampaign,
     campaign_dir: CampaignDir,
+    /// The bytes of the campaign's JSONL prompt source, read once; `None` for generated
+    /// prompts.
+    prompt_source: Option<Vec<u8>>,
+    /// The campaign's engine backend.
+    backend: Box<dyn EngineBackend>,
     /// The verified previous round.
     previous: preflight::Previous,
     round: u64,
@@ -376,8 +381,11 @@ impl Ctx<'_> {
             .map(|s| s.entries.clone())
             .unwrap_or_default();
         for planned in &entries {
-            if !self.has_entry(planned.index, false) {
-                let record = entry::run_entry(self, planned, false);
+            if !self
+                .entry_record(planned.index, entry::GroupKind::Entry)
+                .is_some()
+            {
+                let record = entry::run_entry(self, planned, entry::GroupKind::Entry);
                 self.append(Record::Entry(Box::new(record)))?;
             }
         }
@@ -385,7 +393,7 @@ impl Ctx<'_> {
             let with_outputs: Vec<(PlannedEntry, String)> = entries
                 .iter()
                 .filter_map(|planned| {
-                    self.entry_record(planned.index, false)
+                    self.entry_record(planned.index, entry::GroupKind::Entry)
                         .and_then(|r| match &r.result {
                             record::EntryResult::Measured {
                                 outputs: Some(outputs),
@@ -402,10 +410,12 @@ impl Ctx<'_> {
             };
             self.append(Record::Scorer(scorer))?;
         }
-        if !self.has_entry(0, true)
+        if !self
+            .entry_record(0, entry::GroupKind::DriftBaseline)
+            .is_some()
             && let Some(baseline) = entries.first()
         {
-            let record = entry::run_entry(self, baseline, true);
+            let record = entry::run_entry(self, baseline, entry::GroupKind::DriftBaseline);
             self.append(Record::Entry(Box::new(record)))?;
         }
         if !self
@@ -414,7 +424,7 @@ impl Ctx<'_> {
             .any(|r| matches!(r, Record::Teardown(_)))
         {
             let mut step = self.begin("Teardown", "Releasing the machine", Phase::Teardown);
-            let hardware = crate::hardware::fingerprint();
+            let hardware = engines::hardware::fingerprint();
             step.line(&format!("hardware at teardown: {hardware:?}"));
             let steps = vec![self.finish(step, StepStatus::Ok)];
             self.append(Record::Teardown(record::TeardownRecord { steps, hardware }))?;
@@ -436,15 +446,13 @@ impl Ctx<'_> {
         Ok(())
     }
 
-    fn entry_record(&self, index: u32, drift: bool) -> Option<&record::EntryRecord> {
+    /// The journaled record of entry `index`'s group of `kind`, when it ran.
+    fn entry_record(&self, index: u32, kind: entry::GroupKind) -> Option<&record::EntryRecord> {
+        let drift = kind == entry::GroupKind::DriftBaseline;
         self.records.iter().find_map(|r| match r {
             Record::Entry(e) if e.index == index && e.drift == drift => Some(e.as_ref()),
             _ => None,
         })
-    }
-
-    fn has_entry(&self, index: u32, drift: bool) -> bool {
-        self.entry_record(index, drift).is_some()
     }
 
     /// A scorer group with nothing to score: both steps skipped.
@@ -469,19 +477,21 @@ impl Ctx<'_> {
     }
 
     /// The round's seeds (after setup).
-    fn setup_seeds(&self) -> Result<RevealedSeeds, String> {
+    fn setup_seeds(&self) -> Result<RevealedSeeds, entry::StepError> {
         self.setup
             .as_ref()
             .map(|s| s.seeds.clone())
-            .ok_or_else(|| "the round has no seeds before setup".to_owned())
+            .ok_or(entry::StepError::NoSeeds)
     }
 
-    /// The correctness items of this round's seeds.
-    fn correctness_items(&self) -> Result<Vec<Item>, String> {
+    /// This round's workload: the campaign bound to the round's seeds.
+    fn workload(&self) -> Result<Workload, entry::StepError> {
         let seeds = self.setup_seeds()?;
-        Workload::new(&self.campaign, &seeds, Some(self.campaign_dir.root()))
-            .map(|w| w.correctness_items())
-            .map_err(|e| entry::error_chain(&e))
+        Ok(Workload::new(
+            &self.frozen.campaign,
+            &seeds,
+            self.prompt_source.as_deref(),
+        )?)
     }
 
     /// Starts a step: its index is the next one of the round.
@@ -582,15 +592,17 @@ fn slugify(name: &str) -> String {
 
 /// Writes a JSON artifact into the bundle (pretty, trailing newline, atomically).
 fn write_artifact<T: serde::Serialize>(path: &Path, value: &T) -> Result<(), DataError> {
-    crate::datadir::write_json(path, value)
+    intake::store::write_json(path, value)
 }
 
 fn io(action: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> RoundError {
     let path = path.to_path_buf();
-    move |source| RoundError::Io {
-        action,
-        path,
-        source,
+    move |source| {
+        RoundError::Io(IoError {
+            action,
+            path,
+            source,
+        })
     }
 }
 

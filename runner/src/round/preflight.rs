@@ -7,11 +7,14 @@
 //! happens before anything of the round is written.
 
 use receipts::keys::{Keyring, PrivateKey};
-use receipts::model::{Campaign, Leader, ROUND_PREDICATE_TYPE, Sha256Hex, Timestamp};
-use receipts::verify::{VerifyOptions, verify_bundle};
+use receipts::model::{
+    Campaign, FrozenCampaign, Leader, ROUND_PREDICATE_TYPE, Sha256Hex, Timestamp,
+};
+use receipts::verify::VerifyOptions;
+use verifier::verify_bundle;
 
 use super::RoundError;
-use crate::datadir::{CampaignDir, DataDir};
+use receipts::layout::{CampaignDir, DataDir, read_round_record};
 
 /// What a verified previous round hands the next one.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -76,7 +79,7 @@ pub(crate) fn check_key(
 /// [`RoundError::CampaignChanged`] naming both digests; [`RoundError::Data`].
 pub(crate) fn check_previous(
     campaign_dir: &CampaignDir,
-    campaign: &Campaign,
+    frozen: &FrozenCampaign,
     keyring: &Keyring,
     now: Timestamp,
 ) -> Result<Previous, RoundError> {
@@ -111,19 +114,16 @@ pub(crate) fn check_previous(
             });
         }
     };
-    let (record, _) =
-        super::read_round_record(&dir).map_err(|message| RoundError::PreviousRound {
-            path: dir.clone(),
-            message,
-        })?;
-    let current = campaign.digest().map_err(|e| RoundError::Record {
-        round: previous + 1,
-        message: e.to_string(),
-    })?;
-    if current != record.campaign.digest {
+    let (record, _) = read_round_record(&dir)?;
+    if frozen.digest != record.campaign.digest {
+        let path = if frozen.schema_version == 1 {
+            campaign_dir.campaign_toml()
+        } else {
+            campaign_dir.campaign_json()
+        };
         return Err(RoundError::CampaignChanged {
-            path: campaign_dir.campaign_toml(),
-            digest: current,
+            path,
+            digest: frozen.digest.clone(),
             frozen: record.campaign.digest,
             round: previous,
         });

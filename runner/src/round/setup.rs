@@ -8,6 +8,9 @@ use std::fs;
 
 use rand_core::{OsRng, RngCore};
 use receipts::bundle::sign_statement;
+use receipts::layout::{
+    CAMPAIGN_INPUT, CAMPAIGN_TOML_INPUT, MINERS_INPUT, PROMPTS_INPUT, patch_input,
+};
 use receipts::model::{
     CampaignRef, EventKind, Leader, MinerRegistry, Phase, PipelineState,
     ROUND_OPENED_PREDICATE_TYPE, ResourceDescriptor, RevealedSeeds, Role, RoundOpened, SeatedEntry,
@@ -17,7 +20,8 @@ use receipts::statement::{DigestSet, Statement, Subject};
 
 use super::record::{PlannedEntry, SetupRecord};
 use super::{Ctx, RoundError, io};
-use crate::workload::Workload;
+use intake::store::CampaignStore;
+use receipts::rules::workload::Workload;
 
 /// Bundle-relative path of the signed "round opened" statement.
 pub(crate) const ROUND_OPENED_FILE: &str = "round-opened.dsse.json";
@@ -28,7 +32,7 @@ pub(crate) fn run_setup(ctx: &mut Ctx<'_>) -> Result<SetupRecord, RoundError> {
     let mut steps = Vec::new();
 
     let mut probe = ctx.begin("Setup", "Probing the machine", Phase::Provisioning);
-    let hardware = crate::hardware::fingerprint();
+    let hardware = engines::hardware::fingerprint();
     probe.line(&format!(
         "cpu `{}` × {}, features {}, memory {} bytes, {} / kernel {}, {} GPU(s)",
         hardware.cpu_model,
@@ -57,9 +61,9 @@ pub(crate) fn run_setup(ctx: &mut Ctx<'_>) -> Result<SetupRecord, RoundError> {
         None => draw_seeds()?,
     };
     let request_sequence_digest =
-        Workload::new(&ctx.campaign, &seeds, Some(ctx.campaign_dir.root()))
+        Workload::new(&ctx.frozen.campaign, &seeds, ctx.prompt_source.as_deref())
             .and_then(|w| w.request_sequence_digest())
-            .map_err(|e| RoundError::Workload(super::entry::error_chain(&e)))?;
+            .map_err(RoundError::Workload)?;
     open.line(&format!(
         "request-sequence digest {request_sequence_digest}"
     ));
@@ -115,15 +119,11 @@ pub(crate) fn run_setup(ctx: &mut Ctx<'_>) -> Result<SetupRecord, RoundError> {
     }
 
     let (inputs, miners_digest) = copy_inputs(ctx, &entries)?;
-    let campaign_digest = ctx.campaign.digest().map_err(|e| RoundError::Record {
-        round: ctx.round,
-        message: e.to_string(),
-    })?;
     let opened = RoundOpened {
         round: ctx.round,
         campaign: CampaignRef {
-            id: ctx.campaign.id.clone(),
-            digest: campaign_digest,
+            id: ctx.frozen.campaign.id.clone(),
+            digest: ctx.frozen.digest.clone(),
         },
         miners_digest: miners_digest.clone(),
         previous_receipt: previous_receipt.clone(),
@@ -169,7 +169,7 @@ fn draw_seeds() -> Result<RevealedSeeds, RoundError> {
         OsRng
             .try_fill_bytes(&mut seed)
             .and_then(|()| OsRng.try_fill_bytes(&mut salt))
-            .map_err(|e| RoundError::Workload(format!("drawing seeds from the OS: {e}")))?;
+            .map_err(RoundError::Seeds)?;
         Ok(SeedReveal::commit(Seed32(seed), Seed32(salt)))
     };
     Ok(RevealedSeeds {
@@ -226,8 +226,6 @@ fn copy_inputs(
 ) -> Result<(Vec<ResourceDescriptor>, Sha256Hex), RoundError> {
     let inputs = ctx.bundle.join("inputs");
     fs::create_dir_all(inputs.join("patches")).map_err(io("creating", &inputs))?;
-    let campaign_toml = ctx.campaign_dir.campaign_toml();
-    let campaign_bytes = fs::read(&campaign_toml).map_err(io("reading", &campaign_toml))?;
     let miners_path = ctx.campaign_dir.miners_json();
     let miners_bytes = match fs::read(&miners_path) {
         Ok(bytes) => bytes,
@@ -243,14 +241,26 @@ fn copy_inputs(
         }
         Err(e) => return Err(io("reading", &miners_path)(e)),
     };
-    let mut files: Vec<(String, Vec<u8>)> = vec![
-        ("inputs/campaign.toml".into(), campaign_bytes),
-        ("inputs/miners.json".into(), miners_bytes),
-    ];
+    // The frozen campaign exactly as its digest covers it: `campaign.json`, or the
+    // schema-1 `campaign.toml` of an older data directory.
+    let campaign_input = if ctx.frozen.schema_version == 1 {
+        let path = ctx.campaign_dir.campaign_toml();
+        (
+            CAMPAIGN_TOML_INPUT.to_owned(),
+            fs::read(&path).map_err(io("reading", &path))?,
+        )
+    } else {
+        (CAMPAIGN_INPUT.to_owned(), ctx.frozen.bytes.clone())
+    };
+    let mut files: Vec<(String, Vec<u8>)> =
+        vec![campaign_input, (MINERS_INPUT.into(), miners_bytes)];
+    if let Some(bytes) = &ctx.prompt_source {
+        files.push((PROMPTS_INPUT.into(), bytes.clone()));
+    }
     for patch in entries.iter().filter_map(|e| e.patch.as_ref()) {
         let path = ctx.campaign_dir.submission_diff(patch);
         let bytes = fs::read(&path).map_err(io("reading", &path))?;
-        files.push((format!("inputs/patches/{patch}.diff"), bytes));
+        files.push((patch_input(patch), bytes));
     }
     let mut descriptors = Vec::new();
     let mut miners_digest = Sha256Hex::digest(b"");
@@ -258,7 +268,7 @@ fn copy_inputs(
         let path = ctx.bundle.join(name);
         receipts::fsutil::write_atomic(&path, bytes, 0o644).map_err(io("writing", &path))?;
         let digest = Sha256Hex::digest(bytes);
-        if name == "inputs/miners.json" {
+        if name == MINERS_INPUT {
             miners_digest = digest.clone();
         }
         descriptors.push(ResourceDescriptor {
@@ -269,8 +279,11 @@ fn copy_inputs(
     }
     descriptors.push(ResourceDescriptor {
         name: "baseline".into(),
-        digest: BTreeMap::from([("gitCommit".to_owned(), ctx.campaign.baseline.commit.clone())]),
-        uri: Some(ctx.campaign.baseline.repo.clone()),
+        digest: BTreeMap::from([(
+            "gitCommit".to_owned(),
+            ctx.frozen.campaign.baseline.commit.clone(),
+        )]),
+        uri: Some(ctx.frozen.campaign.baseline.repo.clone()),
     });
     Ok((descriptors, miners_digest))
 }

@@ -1,0 +1,433 @@
+//! The data directory's layout and its read-only loaders (content/data-directory.md):
+//! where every file the evaluator keeps lives, so the runner writes it, the verifier
+//! checks it and the site renders it with no other configuration. Writers and locks live
+//! in the runner (`intake::store`); nothing here writes.
+//!
+//! ```text
+//! data/
+//!   keyring.json
+//!   <campaign-id>/
+//!     campaign.toml  miners.json  baseline.git/
+//!     submissions/<sha256>.diff  submissions/<sha256>.json
+//!     rounds/<n>/receipt.dsse.json …
+//!     .work/  .lock
+//! ```
+
+use crate::fsutil::IoError;
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::bundle::{ENVELOPE_FILE, MAX_ENVELOPE_BYTES};
+use crate::dsse::RawEnvelope;
+use crate::model::{
+    Campaign, CampaignId, FrozenCampaign, MinerRegistry, RoundRecord, Sha256Hex, Submission,
+};
+use crate::statement::Statement;
+
+/// Bundle-relative path of the frozen campaign's copy in a round bundle (schema ≥ 2):
+/// its sha256 is the round's campaign digest.
+pub const CAMPAIGN_INPUT: &str = "inputs/campaign.json";
+
+/// Bundle-relative path of a schema-1 campaign's copy (a data directory frozen before
+/// `campaign.json` existed; every bundle of predicate v1).
+pub const CAMPAIGN_TOML_INPUT: &str = "inputs/campaign.toml";
+
+/// Bundle-relative path of the copy of `miners.json`: its sha256 is `minersDigest`.
+pub const MINERS_INPUT: &str = "inputs/miners.json";
+
+/// Bundle-relative path of the copy of a JSONL prompt source, when the campaign has one:
+/// its sha256 is the campaign's `workload.prompt_source.sha256`.
+pub const PROMPTS_INPUT: &str = "inputs/prompts.jsonl";
+
+/// Bundle-relative path of the copy of the diff with sha256 `patch`.
+pub fn patch_input(patch: &Sha256Hex) -> String {
+    format!("inputs/patches/{patch}.diff")
+}
+
+/// Errors reading or writing the data directory; each names the file.
+#[derive(Debug, thiserror::Error)]
+pub enum DataError {
+    /// An I/O error on `path`.
+    /// An I/O error on a named file.
+    #[error(transparent)]
+    Io(#[from] IoError),
+    /// A record that does not parse.
+    #[error("parsing `{path}`: {message}")]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// The parser's message.
+        message: String,
+    },
+    /// The campaign has not been added.
+    #[error("campaign `{id}` not found in `{data}` (run `referee campaign add` first)")]
+    NoCampaign {
+        /// The campaign id.
+        id: String,
+        /// The data directory.
+        data: PathBuf,
+    },
+    /// Another process holds the campaign's lock (returned by the runner's writers).
+    #[error("`{path}` is locked by another referee process")]
+    Locked {
+        /// The lock file.
+        path: PathBuf,
+    },
+}
+
+/// The root of a data directory.
+#[derive(Clone, Debug)]
+pub struct DataDir {
+    root: PathBuf,
+}
+
+impl DataDir {
+    /// A data directory at `root` (it need not exist yet).
+    pub fn new(root: impl Into<PathBuf>) -> Self {
+        Self { root: root.into() }
+    }
+
+    /// The root path.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// `data/keyring.json`: trusted public keys with validity windows.
+    pub fn keyring_path(&self) -> PathBuf {
+        self.root.join("keyring.json")
+    }
+
+    /// `data/evaluator.key`: the evaluator's private key, generated on first demo run.
+    pub fn evaluator_key_path(&self) -> PathBuf {
+        self.root.join("evaluator.key")
+    }
+
+    /// The directory of campaign `id`.
+    pub fn campaign(&self, id: &CampaignId) -> CampaignDir {
+        CampaignDir {
+            root: self.root.join(id.as_str()),
+            id: id.clone(),
+        }
+    }
+}
+
+/// `data/<campaign-id>/`.
+#[derive(Clone, Debug)]
+pub struct CampaignDir {
+    root: PathBuf,
+    id: CampaignId,
+}
+
+impl CampaignDir {
+    /// The directory itself.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The campaign id.
+    pub fn id(&self) -> &CampaignId {
+        &self.id
+    }
+
+    /// `campaign.json`, the frozen campaign (canonical JSON with its `schemaVersion`);
+    /// its sha256 is the campaign digest every receipt records.
+    pub fn campaign_json(&self) -> PathBuf {
+        self.root.join("campaign.json")
+    }
+
+    /// `campaign.toml`, the campaign with every default written out, for people to read;
+    /// the frozen form itself in a data directory of schema 1 (no `campaign.json`).
+    pub fn campaign_toml(&self) -> PathBuf {
+        self.root.join("campaign.toml")
+    }
+
+    /// `miners.json`, registered miners (append-only).
+    pub fn miners_json(&self) -> PathBuf {
+        self.root.join("miners.json")
+    }
+
+    /// `baseline.git`, the bare copy of the pinned baseline repository.
+    pub fn baseline_repo(&self) -> PathBuf {
+        self.root.join("baseline.git")
+    }
+
+    /// `submissions/`.
+    pub fn submissions_dir(&self) -> PathBuf {
+        self.root.join("submissions")
+    }
+
+    /// `submissions/<sha256>.diff`: the exact bytes a miner committed.
+    pub fn submission_diff(&self, sha256: &Sha256Hex) -> PathBuf {
+        self.submissions_dir().join(format!("{sha256}.diff"))
+    }
+
+    /// `submissions/<sha256>.json`: its record.
+    pub fn submission_json(&self, sha256: &Sha256Hex) -> PathBuf {
+        self.submissions_dir().join(format!("{sha256}.json"))
+    }
+
+    /// `rounds/`.
+    pub fn rounds_dir(&self) -> PathBuf {
+        self.root.join("rounds")
+    }
+
+    /// `rounds/<n>/`, which appears only complete.
+    pub fn round_dir(&self, n: u64) -> PathBuf {
+        self.rounds_dir().join(n.to_string())
+    }
+
+    /// `.work/`: journals and temp files of rounds in progress.
+    pub fn work_dir(&self) -> PathBuf {
+        self.root.join(".work")
+    }
+
+    /// `.lock`: keeps two writers of the records apart (held for short writes).
+    pub fn lock_path(&self) -> PathBuf {
+        self.root.join(".lock")
+    }
+
+    /// Reads the frozen campaign: `campaign.json` (its stored bytes are what the digest
+    /// covers), or, in a data directory frozen before `campaign.json` existed, the
+    /// schema-1 `campaign.toml` ([`FrozenCampaign::from_legacy_toml`]).
+    ///
+    /// Errors: [`DataError::NoCampaign`] when neither exists, [`DataError::Parse`] when
+    /// the file does not parse, is not canonical or does not validate.
+    pub fn load_campaign(&self) -> Result<FrozenCampaign, DataError> {
+        let json = self.campaign_json();
+        let toml = self.campaign_toml();
+        if let Some(bytes) = self.read_if_exists(&json)? {
+            let frozen =
+                FrozenCampaign::from_json(&json.display().to_string(), &bytes).map_err(|e| {
+                    DataError::Parse {
+                        path: json.clone(),
+                        message: e.to_string(),
+                    }
+                })?;
+            // The readable copy must say what the frozen form says, so an edit to it is
+            // refused rather than silently ignored.
+            if let Some(text) = self.read_if_exists(&toml)? {
+                let readable = Campaign::from_toml(
+                    &toml.display().to_string(),
+                    &String::from_utf8_lossy(&text),
+                );
+                if !matches!(&readable, Ok(c) if *c == frozen.campaign) {
+                    return Err(DataError::Parse {
+                        path: toml,
+                        message: format!(
+                            "differs from the frozen `{}`: campaigns are frozen (add a campaign with a new id instead)",
+                            json.display()
+                        ),
+                    });
+                }
+            }
+            return Ok(frozen);
+        }
+        let Some(bytes) = self.read_if_exists(&toml)? else {
+            return Err(DataError::NoCampaign {
+                id: self.id.to_string(),
+                data: self
+                    .root
+                    .parent()
+                    .map(Path::to_path_buf)
+                    .unwrap_or_default(),
+            });
+        };
+        let text = String::from_utf8_lossy(&bytes);
+        FrozenCampaign::from_legacy_toml(&toml.display().to_string(), &text).map_err(|e| {
+            // The parse error already names the file; do not name it twice.
+            let message = match e {
+                crate::model::ModelError::Toml { message, .. } => message,
+                other => other.to_string(),
+            };
+            DataError::Parse {
+                path: toml,
+                message,
+            }
+        })
+    }
+
+    /// The bytes of `path`, `None` when it does not exist.
+    fn read_if_exists(&self, path: &Path) -> Result<Option<Vec<u8>>, DataError> {
+        match fs::read(path) {
+            Ok(bytes) => Ok(Some(bytes)),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(source) => Err(DataError::Io(IoError {
+                action: "reading",
+                path: path.to_path_buf(),
+                source,
+            })),
+        }
+    }
+
+    /// The bytes of the campaign's JSONL prompt source (its path is relative to this
+    /// directory), for [`crate::rules::workload::Workload::new`], which checks them
+    /// against the campaign's digest; `None` for generated prompts.
+    ///
+    /// Errors: [`DataError::Io`] naming the file.
+    pub fn load_prompt_source(&self, campaign: &Campaign) -> Result<Option<Vec<u8>>, DataError> {
+        let crate::model::PromptSource::Jsonl { path, .. } = &campaign.workload.prompt_source
+        else {
+            return Ok(None);
+        };
+        let path = self.root.join(path);
+        fs::read(&path).map(Some).map_err(|source| {
+            DataError::Io(IoError {
+                action: "reading",
+                path,
+                source,
+            })
+        })
+    }
+
+    /// Reads `miners.json` (empty when it does not exist yet).
+    pub fn load_miners(&self) -> Result<MinerRegistry, DataError> {
+        let path = self.miners_json();
+        match fs::read(&path) {
+            Ok(bytes) => parse_json(&path, &bytes),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(MinerRegistry::default()),
+            Err(source) => Err(DataError::Io(IoError {
+                action: "reading",
+                path,
+                source,
+            })),
+        }
+    }
+
+    /// Reads one submission record.
+    pub fn load_submission(&self, sha256: &Sha256Hex) -> Result<Submission, DataError> {
+        let path = self.submission_json(sha256);
+        let bytes = fs::read(&path).map_err(|source| {
+            DataError::Io(IoError {
+                action: "reading",
+                path: path.clone(),
+                source,
+            })
+        })?;
+        parse_json(&path, &bytes)
+    }
+
+    /// Every submission record, oldest commitment first (ties by sha256).
+    pub fn list_submissions(&self) -> Result<Vec<Submission>, DataError> {
+        let dir = self.submissions_dir();
+        let entries = match fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(source) => {
+                return Err(DataError::Io(IoError {
+                    action: "listing",
+                    path: dir,
+                    source,
+                }));
+            }
+        };
+        let mut out = Vec::new();
+        for entry in entries {
+            let entry = entry.map_err(|source| {
+                DataError::Io(IoError {
+                    action: "listing",
+                    path: dir.clone(),
+                    source,
+                })
+            })?;
+            let path = entry.path();
+            if path.extension().and_then(|e| e.to_str()) != Some("json") {
+                continue;
+            }
+            let bytes = fs::read(&path).map_err(|source| {
+                DataError::Io(IoError {
+                    action: "reading",
+                    path: path.clone(),
+                    source,
+                })
+            })?;
+            out.push(parse_json::<Submission>(&path, &bytes)?);
+        }
+        out.sort_by(|a, b| {
+            let first = |s: &Submission| s.events.first().map(|e| e.at);
+            first(a)
+                .cmp(&first(b))
+                .then_with(|| a.sha256.cmp(&b.sha256))
+        });
+        Ok(out)
+    }
+
+    /// Numbers of the sealed rounds, ascending.
+    pub fn round_numbers(&self) -> Result<Vec<u64>, DataError> {
+        let dir = self.rounds_dir();
+        let entries = match fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(source) => {
+                return Err(DataError::Io(IoError {
+                    action: "listing",
+                    path: dir,
+                    source,
+                }));
+            }
+        };
+        let mut out = Vec::new();
+        for entry in entries {
+            let entry = entry.map_err(|source| {
+                DataError::Io(IoError {
+                    action: "listing",
+                    path: dir.clone(),
+                    source,
+                })
+            })?;
+            if let Some(n) = entry.file_name().to_str().and_then(|s| s.parse().ok()) {
+                out.push(n);
+            }
+        }
+        out.sort_unstable();
+        Ok(out)
+    }
+
+    /// `.round.lock`: keeps two round runners apart for a whole round.
+    pub fn round_lock_path(&self) -> PathBuf {
+        self.root.join(".round.lock")
+    }
+}
+
+/// Parses a JSON record with serde, naming the file on error.
+pub fn parse_json<T: serde::de::DeserializeOwned>(
+    path: &Path,
+    bytes: &[u8],
+) -> Result<T, DataError> {
+    serde_json::from_slice(bytes).map_err(|e| DataError::Parse {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })
+}
+
+/// Reads the round record of the sealed bundle in `dir` and the sha256 of its Statement
+/// bytes (the next round's `previousReceipt`). It parses the envelope strictly but checks
+/// no signature: callers that act on the record verify the bundle first.
+///
+/// Errors: [`DataError::Io`] when the envelope cannot be read, [`DataError::Parse`] when
+/// the envelope, its Statement or its round predicate does not parse (the message says
+/// which layer).
+pub fn read_round_record(dir: &Path) -> Result<(RoundRecord, Sha256Hex), DataError> {
+    let path = dir.join(ENVELOPE_FILE);
+    let bytes = crate::fsutil::read_limited(&path, MAX_ENVELOPE_BYTES).map_err(|source| {
+        DataError::Io(IoError {
+            action: "reading",
+            path: path.clone(),
+            source,
+        })
+    })?;
+    let parse = |message: String| DataError::Parse {
+        path: path.clone(),
+        message,
+    };
+    let envelope = RawEnvelope::parse(&bytes, MAX_ENVELOPE_BYTES)
+        .and_then(|(raw, _)| raw.decode())
+        .map_err(|e| parse(e.to_string()))?;
+    let statement: Statement = serde_json::from_slice(&envelope.payload)
+        .map_err(|e| parse(format!("its statement: {e}")))?;
+    let record = RoundRecord::deserialize(&statement.predicate)
+        .map_err(|e| parse(format!("its round predicate: {e}")))?;
+    Ok((record, Sha256Hex::digest(&envelope.payload)))
+}

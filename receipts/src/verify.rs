@@ -1,0 +1,1250 @@
+//! Bundle verification, checks 1–6 of content/receipts.md (§Verification) in that order:
+//! the envelope, its signatures, the Statement and the files against their subjects. The
+//! round's own checks (its round-opened statement, seeds, recomputed numbers) build on
+//! these in the `verifier` crate, which records into the same [`VerifyReport`]. Every
+//! check is run and reported, not only the first failure: a check that cannot run
+//! because an earlier one failed is reported as failed with [`FailureReason::NotRun`].
+//!
+//! referee is strict about its own bundles (RECEIPTS.md §Keys): the envelope file must be
+//! canonical JSON, base64 must be standard and padded, and each signature's keyid must
+//! equal the keyid of the trusted key that verified it. So a one-byte change to any file
+//! of a bundle, the envelope included, fails a check that names the file.
+//!
+//! Key validity: a signature counts only if its key is valid at [`VerifyOptions::at`]
+//! (`validFrom ≤ at < validUntil`), which defaults to the time of verification. To check
+//! an old bundle signed by a since-retired key, verify "as of" a time inside that key's
+//! window (`referee verify --at`).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::bundle::{self, ENVELOPE_FILE, EntryKind, MAX_ENVELOPE_BYTES};
+use crate::canonical::{self, CanonicalError, StrictJsonError};
+use crate::dsse::{self, EnvelopeError, IN_TOTO_PAYLOAD_TYPE, RawEnvelope, SIGNATURE_LENGTH};
+use crate::fsutil::read_limited;
+use crate::keys::Keyring;
+use crate::model::{ROUND_PREDICATE_TYPE, Sha256Hex, Timestamp};
+use crate::statement::{self, STATEMENT_TYPE, Statement, Subject};
+
+/// How to verify.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VerifyOptions {
+    /// The instant key validity windows are checked at.
+    pub at: Timestamp,
+    /// Distinct trusted keys that must have signed (at least 1).
+    pub threshold: usize,
+    /// Largest envelope file accepted, bytes.
+    pub max_envelope_bytes: usize,
+    /// When set, `predicateType` must equal it; otherwise any non-empty type is accepted
+    /// and only referee's own types get a schema check.
+    pub expected_predicate_type: Option<String>,
+}
+
+impl VerifyOptions {
+    /// Threshold 1, the default size limit, any predicate type, key validity at `at`.
+    pub fn at(at: Timestamp) -> Self {
+        Self {
+            at,
+            threshold: 1,
+            max_envelope_bytes: MAX_ENVELOPE_BYTES,
+            expected_predicate_type: None,
+        }
+    }
+}
+
+impl Default for VerifyOptions {
+    /// [`VerifyOptions::at`] now.
+    fn default() -> Self {
+        Self::at(Timestamp::now())
+    }
+}
+
+/// The checks, in the order they run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub enum CheckName {
+    /// Step 1: the envelope file is strict JSON of the DSSE shape within the size limit.
+    #[serde(rename = "envelope.parse")]
+    EnvelopeParse,
+    /// Step 1 (referee's own form): the envelope file is RFC 8785 canonical JSON.
+    #[serde(rename = "envelope.canonical")]
+    EnvelopeCanonical,
+    /// Step 2: `payloadType` is `application/vnd.in-toto+json`.
+    #[serde(rename = "envelope.payloadType")]
+    PayloadType,
+    /// Step 3: a base64 field decodes strictly and is standard padded base64.
+    #[serde(rename = "envelope.base64")]
+    Base64,
+    /// Step 3: a signature is exactly 64 bytes.
+    #[serde(rename = "signature.length")]
+    SignatureLength,
+    /// Step 4: enough distinct trusted keys verified the PAE.
+    #[serde(rename = "signature.trusted")]
+    Signatures,
+    /// Step 4 (referee's own form): a verified signature's keyid is its key's keyid.
+    #[serde(rename = "signature.keyid")]
+    Keyid,
+    /// Step 5: the payload is strict JSON with integers only.
+    #[serde(rename = "statement.parse")]
+    StatementParse,
+    /// Step 5: `_type` is in-toto Statement v1.
+    #[serde(rename = "statement.type")]
+    StatementType,
+    /// Step 5: `predicateType` is the expected one.
+    #[serde(rename = "statement.predicateType")]
+    PredicateType,
+    /// Step 5: the Statement has the v1 shape with `{name, digest: {sha256}}` subjects.
+    #[serde(rename = "statement.shape")]
+    StatementShape,
+    /// Step 5: the predicate fits its type's schema.
+    #[serde(rename = "predicate.schema")]
+    PredicateSchema,
+    /// Step 6: one subject: valid name, unique, its file present with that sha256.
+    #[serde(rename = "subject")]
+    Subject,
+    /// Step 6: one bundle file: named by a subject.
+    #[serde(rename = "file")]
+    File,
+    /// Round: the round-opened envelope passes steps 1–5 (trusted signature, in-toto
+    /// payload, predicate [`RoundOpened`](crate::model::RoundOpened)); one check per
+    /// failed step, the step's name as target.
+    #[serde(rename = "roundOpened.signature")]
+    RoundOpenedSignature,
+    /// Round: round number, campaign, miners digest, previous receipt and seated entries
+    /// of the receipt equal the round-opened statement's; the field as target.
+    #[serde(rename = "roundOpened.matches")]
+    RoundOpenedMatches,
+    /// Round: a revealed seed hashes to its commitment, which the round-opened statement
+    /// published; the seed's field name as target.
+    #[serde(rename = "seeds.commitments")]
+    SeedCommitments,
+    /// Round: an entry's `scorePpm` is recomputed from its throughput and the first
+    /// baseline's; `entries[i]` as target.
+    #[serde(rename = "round.scores")]
+    RoundScores,
+    /// Round: an entry's throughput, min and max are the median (lower middle), min and
+    /// max of its runs' throughputs; `entries[i]` as target.
+    #[serde(rename = "round.throughput")]
+    RoundThroughput,
+    /// Round: the frozen campaign's copy (`inputs/campaign.json`, or a schema-1
+    /// `inputs/campaign.toml`) has the campaign digest the receipt records.
+    #[serde(rename = "inputs.campaign")]
+    InputsCampaign,
+    /// Round: `inputs/miners.json` hashes to `minersDigest`.
+    #[serde(rename = "inputs.miners")]
+    InputsMiners,
+    /// Round: each entry's diff copy `inputs/patches/<sha256>.diff` hashes to its patch.
+    #[serde(rename = "inputs.patches")]
+    InputsPatches,
+    /// Round: the request-sequence digest regenerated from the revealed seeds and the
+    /// bundle's campaign equals `requestSequenceDigest`.
+    #[serde(rename = "requestSequence.digest")]
+    RequestSequence,
+}
+
+impl CheckName {
+    /// The dotted name, as in `--json` output.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            CheckName::EnvelopeParse => "envelope.parse",
+            CheckName::EnvelopeCanonical => "envelope.canonical",
+            CheckName::PayloadType => "envelope.payloadType",
+            CheckName::Base64 => "envelope.base64",
+            CheckName::SignatureLength => "signature.length",
+            CheckName::Signatures => "signature.trusted",
+            CheckName::Keyid => "signature.keyid",
+            CheckName::StatementParse => "statement.parse",
+            CheckName::StatementType => "statement.type",
+            CheckName::PredicateType => "statement.predicateType",
+            CheckName::StatementShape => "statement.shape",
+            CheckName::PredicateSchema => "predicate.schema",
+            CheckName::Subject => "subject",
+            CheckName::File => "file",
+            CheckName::RoundOpenedSignature => "roundOpened.signature",
+            CheckName::RoundOpenedMatches => "roundOpened.matches",
+            CheckName::SeedCommitments => "seeds.commitments",
+            CheckName::RoundScores => "round.scores",
+            CheckName::RoundThroughput => "round.throughput",
+            CheckName::InputsCampaign => "inputs.campaign",
+            CheckName::InputsMiners => "inputs.miners",
+            CheckName::InputsPatches => "inputs.patches",
+            CheckName::RequestSequence => "requestSequence.digest",
+        }
+    }
+}
+
+/// Why a check failed: a closed set; each message names the file (or envelope field) it
+/// concerns.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, thiserror::Error)]
+#[serde(
+    tag = "code",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
+pub enum FailureReason {
+    /// The envelope file cannot be read (missing, a directory, unreadable).
+    #[error("`{file}` cannot be read: {message}")]
+    EnvelopeUnreadable {
+        /// The file.
+        file: String,
+        /// The I/O error.
+        message: String,
+    },
+    /// The envelope file is over the size limit.
+    #[error("`{file}` is {size} bytes, over the limit of {limit}")]
+    EnvelopeTooLarge {
+        /// The file.
+        file: String,
+        /// Its size (or limit + 1 when reading stopped there), bytes.
+        size: usize,
+        /// The limit, bytes.
+        limit: usize,
+    },
+    /// Invalid UTF-8.
+    #[error("`{file}` is not UTF-8 (byte {offset})")]
+    InvalidUtf8 {
+        /// The file (or the envelope's payload).
+        file: String,
+        /// Byte offset.
+        offset: usize,
+    },
+    /// A lone surrogate escape.
+    #[error("`{file}` holds a lone surrogate escape at byte {offset}")]
+    LoneSurrogate {
+        /// The file.
+        file: String,
+        /// Byte offset.
+        offset: usize,
+    },
+    /// A duplicate object key.
+    #[error("`{file}` holds key `{key}` twice in the object at `{path}`")]
+    DuplicateKey {
+        /// The file.
+        file: String,
+        /// JSON pointer of the object.
+        path: String,
+        /// The key.
+        key: String,
+    },
+    /// Not JSON, too deep, or not of the expected shape.
+    #[error("`{file}` is not valid: {message}")]
+    InvalidJson {
+        /// The file.
+        file: String,
+        /// The parser's message.
+        message: String,
+    },
+    /// An envelope key equal to a known key up to case.
+    #[error("`{file}` has key `{key}`, which differs from `{known}` only in case")]
+    CaseFoldKey {
+        /// The file.
+        file: String,
+        /// The key found.
+        key: String,
+        /// The known key.
+        known: String,
+    },
+    /// The envelope file is not byte-identical to its canonical JSON form.
+    #[error("`{file}` is not canonical JSON (RFC 8785)")]
+    NonCanonicalEnvelope {
+        /// The file.
+        file: String,
+    },
+    /// `payloadType` is wrong.
+    #[error("`{file}` payloadType is `{found}`, expected `application/vnd.in-toto+json`")]
+    PayloadTypeMismatch {
+        /// The envelope file.
+        file: String,
+        /// What it is.
+        found: String,
+    },
+    /// A base64 field does not decode.
+    #[error("`{file}` field `{field}` is not valid base64: {message}")]
+    BadBase64 {
+        /// The envelope file.
+        file: String,
+        /// `payload` or `signatures[i].sig`.
+        field: String,
+        /// The decoder's message.
+        message: String,
+    },
+    /// A base64 field decodes but is not standard padded base64.
+    #[error("`{file}` field `{field}` is not standard padded base64")]
+    NonStandardBase64 {
+        /// The envelope file.
+        file: String,
+        /// The field.
+        field: String,
+    },
+    /// A signature that is not 64 bytes.
+    #[error("`{file}` field `{field}` is {length} bytes, not 64")]
+    SignatureLength {
+        /// The envelope file.
+        file: String,
+        /// `signatures[i].sig`.
+        field: String,
+        /// Its length in bytes.
+        length: usize,
+    },
+    /// The envelope has no signatures.
+    #[error("`{file}` has no signatures")]
+    NoSignatures {
+        /// The envelope file.
+        file: String,
+    },
+    /// No signature verifies under any key of the keyring.
+    #[error("none of the {signatures} signatures of `{file}` verifies under a trusted key")]
+    NoTrustedSignature {
+        /// The envelope file.
+        file: String,
+        /// Signatures in the envelope.
+        signatures: usize,
+    },
+    /// A signature verified under a keyring key that is not valid at the verification time.
+    #[error("`{file}` is signed by key `{keyid}`, which is not valid at {at}")]
+    KeyOutsideValidity {
+        /// The envelope file.
+        file: String,
+        /// The key's keyid.
+        keyid: String,
+        /// The verification time.
+        at: Timestamp,
+    },
+    /// Fewer distinct valid trusted keys than the threshold.
+    #[error("`{file}` is signed by {counted} distinct trusted keys, {threshold} required")]
+    ThresholdNotMet {
+        /// The envelope file.
+        file: String,
+        /// Keys that counted.
+        counted: usize,
+        /// The threshold.
+        threshold: usize,
+    },
+    /// A signature verified, but its keyid is not its key's keyid.
+    #[error(
+        "`{file}` field `{field}` is `{found}` but the key that verified it has keyid `{expected}`"
+    )]
+    KeyidMismatch {
+        /// The envelope file.
+        file: String,
+        /// `signatures[i].keyid`.
+        field: String,
+        /// The keyid written.
+        found: String,
+        /// The verifying key's keyid.
+        expected: String,
+    },
+    /// A float or an integer of 2^53 or more in the payload.
+    #[error("`{file}` payload has number `{value}` at `{path}`: integers below 2^53 only")]
+    NonIntegerNumber {
+        /// The envelope file.
+        file: String,
+        /// JSON pointer.
+        path: String,
+        /// The number.
+        value: String,
+    },
+    /// `_type` is not in-toto Statement v1.
+    #[error("`{file}` payload _type is `{found}`, expected `https://in-toto.io/Statement/v1`")]
+    WrongStatementType {
+        /// The envelope file.
+        file: String,
+        /// What it is (empty when absent or not a string).
+        found: String,
+    },
+    /// `predicateType` is not the expected one (or missing).
+    #[error("`{file}` payload predicateType is `{found}`, expected `{expected}`")]
+    WrongPredicateType {
+        /// The envelope file.
+        file: String,
+        /// What it is.
+        found: String,
+        /// What was expected.
+        expected: String,
+    },
+    /// The Statement does not have the v1 shape (subjects, fields).
+    #[error("`{file}` payload is not an in-toto Statement v1: {message}")]
+    BadStatement {
+        /// The envelope file.
+        file: String,
+        /// What does not fit.
+        message: String,
+    },
+    /// The predicate does not fit its type's schema.
+    #[error("`{file}` predicate does not fit `{predicate_type}`: {message}")]
+    SchemaInvalid {
+        /// The envelope file.
+        file: String,
+        /// The predicate type.
+        predicate_type: String,
+        /// What does not fit.
+        message: String,
+    },
+    /// A subject name that is not a safe relative path.
+    #[error("subject `{name}` is not a valid bundle path: {rule}")]
+    BadSubjectName {
+        /// The name.
+        name: String,
+        /// The rule it breaks.
+        rule: String,
+    },
+    /// Two subjects with one name.
+    #[error("subject `{name}` appears more than once")]
+    DuplicateSubject {
+        /// The name.
+        name: String,
+    },
+    /// A subject whose file is not in the bundle.
+    #[error("subject `{name}` has no file in the bundle")]
+    SubjectMissingFile {
+        /// The name.
+        name: String,
+    },
+    /// A bundle file no subject names.
+    #[error("file `{name}` is in the bundle but no subject names it")]
+    FileNotInSubjects {
+        /// The file.
+        name: String,
+    },
+    /// A bundle entry that is a symlink or special file, or has a non-UTF-8 name.
+    #[error("`{name}` in the bundle is a {kind}; bundles hold regular files only")]
+    NotRegularFile {
+        /// The entry.
+        name: String,
+        /// `symlink`, `special file` or `file with a non-UTF-8 name`.
+        kind: String,
+    },
+    /// A file whose sha256 is not its subject's.
+    #[error("file `{name}` has sha256 `{actual}`, its subject says `{expected}`")]
+    DigestMismatch {
+        /// The file.
+        name: String,
+        /// The subject's digest.
+        expected: Sha256Hex,
+        /// The file's digest.
+        actual: Sha256Hex,
+    },
+    /// A file or the bundle directory that cannot be read.
+    #[error("`{name}` cannot be read: {message}")]
+    FileUnreadable {
+        /// The file or directory.
+        name: String,
+        /// The I/O error.
+        message: String,
+    },
+    /// The round's `roundOpened` path is not a subject of the bundle (so its digest is not
+    /// signed).
+    #[error("round-opened file `{file}` is not a subject of the bundle")]
+    RoundOpenedNotSubject {
+        /// The path the predicate names.
+        file: String,
+    },
+    /// A field of the receipt differs from the round-opened statement's.
+    #[error(
+        "`receipt.dsse.json` predicate field `{field}` is `{receipt}` but round-opened `{file}` says `{round_opened}`"
+    )]
+    RoundOpenedMismatch {
+        /// The round-opened file.
+        file: String,
+        /// The field, e.g. `minersDigest` or `entries[2]`.
+        field: String,
+        /// The receipt's value, rendered (`none` when absent).
+        receipt: String,
+        /// The round-opened statement's value, rendered (`none` when absent).
+        round_opened: String,
+    },
+    /// A revealed seed whose sha256(seed ‖ salt) is not its commitment.
+    #[error(
+        "`receipt.dsse.json` seed `{seed}`: sha256(seed ‖ salt) is `{actual}`, its commitment says `{commitment}`"
+    )]
+    SeedInconsistent {
+        /// The seed's field, e.g. `seeds.itemSeed`.
+        seed: String,
+        /// The commitment written.
+        commitment: Sha256Hex,
+        /// sha256(seed ‖ salt).
+        actual: Sha256Hex,
+    },
+    /// A seed commitment that is not the one published when the round opened.
+    #[error(
+        "`receipt.dsse.json` seed `{seed}` has commitment `{receipt}` but round-opened `{file}` published `{round_opened}`"
+    )]
+    SeedCommitmentMismatch {
+        /// The round-opened file.
+        file: String,
+        /// The seed's field, e.g. `seeds.itemSeed`.
+        seed: String,
+        /// The receipt's commitment.
+        receipt: Sha256Hex,
+        /// The round-opened statement's commitment.
+        round_opened: Sha256Hex,
+    },
+    /// An entry's `scorePpm` differs from the one recomputed from the throughputs.
+    #[error(
+        "`receipt.dsse.json` entries[{index}].scorePpm is {}, recomputed {} (throughput {} against first baseline {} milli-req/s)",
+        show(.found), show(.expected), show(.throughput_milli_rps), show(.baseline_milli_rps)
+    )]
+    ScoreMismatch {
+        /// The entry's index.
+        index: u32,
+        /// The score written, ppm.
+        found: Option<i64>,
+        /// The recomputed score, ppm (`None` when the entry is not scored or there is no
+        /// scored baseline at index 0).
+        expected: Option<i64>,
+        /// The entry's throughput, milli-requests/s.
+        throughput_milli_rps: Option<u64>,
+        /// The first baseline's throughput, milli-requests/s.
+        baseline_milli_rps: Option<u64>,
+    },
+    /// An entry's throughput, min or max is not the median, min or max of its runs.
+    #[error(
+        "`receipt.dsse.json` entries[{index}].{field} is {}, its runs give {}",
+        show(.found), show(.expected)
+    )]
+    ThroughputMismatch {
+        /// The entry's index.
+        index: u32,
+        /// `throughputMilliRps`, `throughputMinMilliRps` or `throughputMaxMilliRps`.
+        field: String,
+        /// The value written, milli-requests/s.
+        found: Option<u64>,
+        /// The value recomputed from the runs, milli-requests/s (`None` when a run has no
+        /// throughput or there are no runs).
+        expected: Option<u64>,
+    },
+    /// An input copy the receipt's numbers refer to is missing or unreadable.
+    #[error("`{file}` cannot be read: {message}")]
+    InputMissing {
+        /// The bundle file.
+        file: String,
+        /// The I/O error.
+        message: String,
+    },
+    /// An input copy does not hash to the digest the receipt records for it.
+    #[error("`{file}` hashes to `{actual}`, but the receipt records {field} `{recorded}`")]
+    InputDigestMismatch {
+        /// The bundle file.
+        file: String,
+        /// The predicate field holding the digest (`campaign.digest`, `minersDigest`,
+        /// `patch`).
+        field: String,
+        /// The digest recorded.
+        recorded: Sha256Hex,
+        /// The file's sha256.
+        actual: Sha256Hex,
+    },
+    /// An input copy does not parse or does not fit the receipt.
+    #[error("`{file}`: {message}")]
+    InputInvalid {
+        /// The bundle file.
+        file: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// The request sequence regenerated from the seeds and the campaign differs.
+    #[error(
+        "`receipt.dsse.json` requestSequenceDigest is `{recorded}`, the revealed seeds and the \
+         bundle's campaign give `{recomputed}`"
+    )]
+    RequestSequenceMismatch {
+        /// The digest recorded.
+        recorded: Sha256Hex,
+        /// The digest regenerated.
+        recomputed: Sha256Hex,
+    },
+    /// The check could not run because an earlier one failed.
+    #[error("not run: check `{}` failed", blocked_by.as_str())]
+    NotRun {
+        /// The check it depends on.
+        blocked_by: CheckName,
+    },
+}
+
+/// Renders an optional number for a reason's message: the number, or `none`.
+fn show<T: std::fmt::Display>(value: &Option<T>) -> String {
+    value
+        .as_ref()
+        .map_or_else(|| "none".to_owned(), ToString::to_string)
+}
+
+/// One check's result.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Check {
+    /// Which check.
+    pub name: CheckName,
+    /// What it concerns when the check runs per item: a file name for `subject`/`file`,
+    /// a field like `signatures[0].sig` for base64 and signature checks.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
+    /// Whether it passed. A check that is not applicable did not pass either.
+    pub passed: bool,
+    /// Why it failed; `None` when it passed or is not applicable.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<FailureReason>,
+    /// The predicate version (`v1`) that cannot support this check: it was not run and
+    /// counts neither as passed nor as failed.
+    #[serde(rename = "notApplicable", skip_serializing_if = "Option::is_none")]
+    pub not_applicable: Option<&'static str>,
+}
+
+/// Every check of one bundle.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct VerifyReport {
+    /// The bundle directory.
+    pub bundle: PathBuf,
+    /// Every check, in the order run.
+    pub checks: Vec<Check>,
+    /// sha256 of the payload (Statement) bytes, when the payload decoded: what a later
+    /// round's `previousReceipt` must equal.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub statement_digest: Option<Sha256Hex>,
+    /// The predicate type, when step 5 passed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub predicate_type: Option<String>,
+    /// keyids of the trusted keys that counted toward the threshold.
+    pub signed_by: Vec<String>,
+}
+
+impl VerifyReport {
+    /// Whether every check passed or is not applicable (and at least one passed).
+    pub fn passed(&self) -> bool {
+        self.checks.iter().any(|c| c.passed)
+            && self
+                .checks
+                .iter()
+                .all(|c| c.passed || c.not_applicable.is_some())
+    }
+
+    /// The failed checks (not the ones that are not applicable).
+    pub fn failures(&self) -> impl Iterator<Item = &Check> {
+        self.checks
+            .iter()
+            .filter(|c| !c.passed && c.not_applicable.is_none())
+    }
+
+    /// Records a check that the bundle's predicate `version` cannot support.
+    pub fn not_applicable(
+        &mut self,
+        name: CheckName,
+        target: Option<String>,
+        version: &'static str,
+    ) {
+        self.checks.push(Check {
+            name,
+            target,
+            passed: false,
+            reason: None,
+            not_applicable: Some(version),
+        });
+    }
+
+    /// Records a passed check.
+    pub fn pass(&mut self, name: CheckName, target: Option<String>) {
+        self.checks.push(Check {
+            name,
+            target,
+            passed: true,
+            reason: None,
+            not_applicable: None,
+        });
+    }
+
+    /// Records a failed check with its reason.
+    pub fn fail(&mut self, name: CheckName, target: Option<String>, reason: FailureReason) {
+        self.checks.push(Check {
+            name,
+            target,
+            passed: false,
+            reason: Some(reason),
+            not_applicable: None,
+        });
+    }
+
+    /// Records `result` as a passed or failed check; returns whether it passed.
+    pub fn record(
+        &mut self,
+        name: CheckName,
+        target: Option<String>,
+        result: Result<(), FailureReason>,
+    ) -> bool {
+        match result {
+            Ok(()) => {
+                self.pass(name, target);
+                true
+            }
+            Err(reason) => {
+                self.fail(name, target, reason);
+                false
+            }
+        }
+    }
+
+    /// An empty report for the bundle in `dir`.
+    pub fn new(dir: &Path) -> Self {
+        Self {
+            bundle: dir.to_owned(),
+            checks: Vec::new(),
+            statement_digest: None,
+            predicate_type: None,
+            signed_by: Vec::new(),
+        }
+    }
+
+    /// Records each of `names` as failed, not run because `blocked_by` failed.
+    pub fn not_run(&mut self, names: &[CheckName], blocked_by: CheckName) {
+        for &name in names {
+            self.fail(name, None, FailureReason::NotRun { blocked_by });
+        }
+    }
+}
+
+/// Checks 1–6 of content/receipts.md on the bundle in `dir` against `keyring`: the
+/// envelope, signatures and Statement of `receipt.dsse.json` (1–5), then every file
+/// against its subject (6); every check reported. Returns the report and, when the
+/// Statement's shape was right, the Statement for the round checks of the `verifier`
+/// crate (which is what `referee verify` runs). Never fails: I/O problems are failed
+/// checks naming the file.
+pub fn verify_envelope_and_files(
+    dir: &Path,
+    keyring: &Keyring,
+    options: &VerifyOptions,
+) -> (VerifyReport, Option<Statement>) {
+    let mut report = VerifyReport::new(dir);
+    // 1–5. The envelope and its Statement (on failure it reports what could not run).
+    let Some(statement) = verify_envelope(dir, ENVELOPE_FILE, keyring, options, &mut report) else {
+        return (report, None);
+    };
+    // 6. Subjects against the files.
+    check_subjects(&mut report, dir, &statement);
+    (report, Some(statement))
+}
+
+/// Steps 1–5 on the envelope `file` of the bundle in `dir`, recorded into `report` with
+/// reasons naming `file`. Returns the Statement when its shape is right; `None` when a
+/// step could not go on (the later checks are then recorded as not run). The verifier
+/// runs it on a round's round-opened statement too.
+pub fn verify_envelope(
+    dir: &Path,
+    file: &str,
+    keyring: &Keyring,
+    options: &VerifyOptions,
+    report: &mut VerifyReport,
+) -> Option<Statement> {
+    const AFTER_PARSE: &[CheckName] = &[
+        CheckName::PayloadType,
+        CheckName::Base64,
+        CheckName::Signatures,
+        CheckName::StatementParse,
+        CheckName::Subject,
+    ];
+
+    // 1. Parse the envelope strictly; referee's own envelopes are also canonical.
+    let Some((bytes, raw, value)) = parse_envelope(dir, file, options, report) else {
+        report.not_run(AFTER_PARSE, CheckName::EnvelopeParse);
+        return None;
+    };
+    let canonical = canonical::to_canonical_vec(&value).is_ok_and(|c| c == bytes);
+    report.record(
+        CheckName::EnvelopeCanonical,
+        None,
+        canonical
+            .then_some(())
+            .ok_or(FailureReason::NonCanonicalEnvelope {
+                file: file.to_owned(),
+            }),
+    );
+
+    // 2. payloadType.
+    report.record(
+        CheckName::PayloadType,
+        None,
+        if raw.payload_type == IN_TOTO_PAYLOAD_TYPE {
+            Ok(())
+        } else {
+            Err(FailureReason::PayloadTypeMismatch {
+                file: file.to_owned(),
+                found: raw.payload_type.clone(),
+            })
+        },
+    );
+
+    // 3. Decode payload and signatures.
+    let payload = decode_field(report, file, "payload", &raw.payload);
+    let mut signatures = Vec::new();
+    for (index, signature) in raw.signatures.iter().enumerate() {
+        let field = format!("signatures[{index}].sig");
+        let Some(sig) = decode_field(report, file, &field, &signature.sig) else {
+            continue;
+        };
+        let length_ok = report.record(
+            CheckName::SignatureLength,
+            Some(field.clone()),
+            if sig.len() == SIGNATURE_LENGTH {
+                Ok(())
+            } else {
+                Err(FailureReason::SignatureLength {
+                    file: file.to_owned(),
+                    field,
+                    length: sig.len(),
+                })
+            },
+        );
+        if length_ok {
+            signatures.push((index, sig));
+        }
+    }
+
+    let Some(payload) = payload else {
+        report.not_run(
+            &[
+                CheckName::Signatures,
+                CheckName::StatementParse,
+                CheckName::Subject,
+            ],
+            CheckName::Base64,
+        );
+        return None;
+    };
+    report.statement_digest = Some(Sha256Hex::digest(&payload));
+
+    // 4. Signatures over the PAE, against the keyring.
+    check_signatures(report, file, &raw, &payload, &signatures, keyring, options);
+
+    // 5. The Statement, from the same decoded bytes.
+    check_statement(report, file, &payload, options)
+}
+
+/// Step 1: read and strictly parse the envelope `file` (a regular file, never a symlink:
+/// like every other bundle file); records the check.
+fn parse_envelope(
+    dir: &Path,
+    file_name: &str,
+    options: &VerifyOptions,
+    report: &mut VerifyReport,
+) -> Option<(Vec<u8>, RawEnvelope, Value)> {
+    let file = file_name.to_owned();
+    let path = dir.join(file_name);
+    if let Ok(metadata) = std::fs::symlink_metadata(&path) {
+        let kind = metadata.file_type();
+        if !kind.is_file() {
+            let kind = if kind.is_symlink() {
+                "symlink"
+            } else if kind.is_dir() {
+                "directory"
+            } else {
+                "special file"
+            };
+            report.fail(
+                CheckName::EnvelopeParse,
+                None,
+                FailureReason::NotRegularFile {
+                    name: file,
+                    kind: kind.to_owned(),
+                },
+            );
+            return None;
+        }
+    }
+    let bytes = match read_limited(&path, options.max_envelope_bytes) {
+        Ok(bytes) => bytes,
+        Err(e) => {
+            let message = e.to_string();
+            report.fail(
+                CheckName::EnvelopeParse,
+                None,
+                FailureReason::EnvelopeUnreadable { file, message },
+            );
+            return None;
+        }
+    };
+    match RawEnvelope::parse(&bytes, options.max_envelope_bytes) {
+        Ok((raw, value)) => {
+            report.pass(CheckName::EnvelopeParse, None);
+            Some((bytes, raw, value))
+        }
+        Err(EnvelopeError::Json(e)) => {
+            report.fail(CheckName::EnvelopeParse, None, json_reason(file_name, e));
+            None
+        }
+        Err(EnvelopeError::CaseFoldCollision { key, known }) => {
+            report.fail(
+                CheckName::EnvelopeParse,
+                None,
+                FailureReason::CaseFoldKey {
+                    file,
+                    key,
+                    known: known.to_owned(),
+                },
+            );
+            None
+        }
+        Err(other) => {
+            report.fail(
+                CheckName::EnvelopeParse,
+                None,
+                FailureReason::InvalidJson {
+                    file,
+                    message: other.to_string(),
+                },
+            );
+            None
+        }
+    }
+}
+
+/// The typed reason of a strict-JSON failure in `file`.
+fn json_reason(file: &str, error: StrictJsonError) -> FailureReason {
+    let file = file.to_owned();
+    match error {
+        StrictJsonError::TooLarge { size, limit } => {
+            FailureReason::EnvelopeTooLarge { file, size, limit }
+        }
+        StrictJsonError::InvalidUtf8 { offset } => FailureReason::InvalidUtf8 { file, offset },
+        StrictJsonError::LoneSurrogate { offset } => FailureReason::LoneSurrogate { file, offset },
+        StrictJsonError::DuplicateKey { path, key } => {
+            FailureReason::DuplicateKey { file, path, key }
+        }
+        other @ (StrictJsonError::TooDeep { .. }
+        | StrictJsonError::Syntax { .. }
+        | StrictJsonError::Shape { .. }) => FailureReason::InvalidJson {
+            file,
+            message: other.to_string(),
+        },
+    }
+}
+
+/// Step 3 for one field: strict decode, then referee's form (standard, padded).
+fn decode_field(report: &mut VerifyReport, file: &str, field: &str, text: &str) -> Option<Vec<u8>> {
+    match dsse::decode_base64(text) {
+        Ok(bytes) => {
+            let standard = dsse::encode_base64(&bytes) == text;
+            report.record(
+                CheckName::Base64,
+                Some(field.to_owned()),
+                standard
+                    .then_some(())
+                    .ok_or(FailureReason::NonStandardBase64 {
+                        file: file.to_owned(),
+                        field: field.to_owned(),
+                    }),
+            );
+            Some(bytes)
+        }
+        Err(message) => {
+            report.fail(
+                CheckName::Base64,
+                Some(field.to_owned()),
+                FailureReason::BadBase64 {
+                    file: file.to_owned(),
+                    field: field.to_owned(),
+                    message,
+                },
+            );
+            None
+        }
+    }
+}
+
+/// Step 4: build the PAE once, `verify_strict` each 64-byte signature against every
+/// keyring key (keyids are hints only), count distinct keys valid at `options.at` whose
+/// keyid was written correctly.
+fn check_signatures(
+    report: &mut VerifyReport,
+    file: &str,
+    raw: &RawEnvelope,
+    payload: &[u8],
+    signatures: &[(usize, Vec<u8>)],
+    keyring: &Keyring,
+    options: &VerifyOptions,
+) {
+    if raw.signatures.is_empty() {
+        report.fail(
+            CheckName::Signatures,
+            None,
+            FailureReason::NoSignatures {
+                file: file.to_owned(),
+            },
+        );
+        return;
+    }
+    let message = dsse::pae(&raw.payload_type, payload);
+    let mut counted: BTreeSet<[u8; 32]> = BTreeSet::new();
+    let mut outside_validity = None;
+    for (index, sig) in signatures {
+        // Hint first: try the key the keyid names, then every other key.
+        let written = &raw.signatures[*index].keyid;
+        let mut candidates: Vec<_> = keyring.keys().iter().collect();
+        candidates.sort_by_key(|k| k.key.keyid() != written);
+        let Some(trusted) = candidates
+            .into_iter()
+            .find(|k| dsse::signed_by(&message, sig, &k.key))
+        else {
+            continue;
+        };
+        let field = format!("signatures[{index}].keyid");
+        let keyid_ok = report.record(
+            CheckName::Keyid,
+            Some(field.clone()),
+            if written == trusted.key.keyid() {
+                Ok(())
+            } else {
+                Err(FailureReason::KeyidMismatch {
+                    file: file.to_owned(),
+                    field,
+                    found: written.clone(),
+                    expected: trusted.key.keyid().to_owned(),
+                })
+            },
+        );
+        if !keyid_ok {
+            continue;
+        }
+        if !trusted.is_valid_at(options.at) {
+            outside_validity.get_or_insert_with(|| trusted.key.keyid().to_owned());
+            continue;
+        }
+        if counted.insert(*trusted.key.as_bytes()) {
+            report.signed_by.push(trusted.key.keyid().to_owned());
+        }
+    }
+    let threshold = options.threshold.max(1);
+    let result = if counted.len() >= threshold {
+        Ok(())
+    } else if let Some(keyid) = outside_validity {
+        Err(FailureReason::KeyOutsideValidity {
+            file: file.to_owned(),
+            keyid,
+            at: options.at,
+        })
+    } else if counted.is_empty() {
+        Err(FailureReason::NoTrustedSignature {
+            file: file.to_owned(),
+            signatures: raw.signatures.len(),
+        })
+    } else {
+        Err(FailureReason::ThresholdNotMet {
+            file: file.to_owned(),
+            counted: counted.len(),
+            threshold,
+        })
+    };
+    report.record(CheckName::Signatures, None, result);
+}
+
+/// Step 5: parse the payload strictly, check `_type`, `predicateType`, the v1 shape and
+/// the predicate schema. Returns the Statement when its shape is right; otherwise records
+/// the later checks as not run.
+fn check_statement(
+    report: &mut VerifyReport,
+    file: &str,
+    payload: &[u8],
+    options: &VerifyOptions,
+) -> Option<Statement> {
+    let payload_label = format!("{file} payload");
+    let value = match canonical::parse_strict(payload, options.max_envelope_bytes) {
+        Ok(value) => value,
+        Err(e) => {
+            report.fail(
+                CheckName::StatementParse,
+                None,
+                json_reason(&payload_label, e),
+            );
+            report.not_run(
+                &[
+                    CheckName::StatementType,
+                    CheckName::PredicateType,
+                    CheckName::StatementShape,
+                    CheckName::PredicateSchema,
+                    CheckName::Subject,
+                ],
+                CheckName::StatementParse,
+            );
+            return None;
+        }
+    };
+    let known = ["_type", "subject", "predicateType", "predicate"];
+    let collision = value
+        .as_object()
+        .and_then(|object| canonical::case_fold_collision(object, &known));
+    let numbers = canonical::check_integers(&value).map_err(|e| match e {
+        CanonicalError::Float { path, value }
+        | CanonicalError::IntegerOutOfRange { path, value } => FailureReason::NonIntegerNumber {
+            file: file.to_owned(),
+            path,
+            value,
+        },
+        CanonicalError::Serialize { message } => FailureReason::InvalidJson {
+            file: payload_label.clone(),
+            message,
+        },
+    });
+    let parsed = match collision {
+        Some((key, known)) => Err(FailureReason::CaseFoldKey {
+            file: payload_label.clone(),
+            key,
+            known: known.to_owned(),
+        }),
+        None => numbers,
+    };
+    report.record(CheckName::StatementParse, None, parsed);
+
+    let string_field = |name: &str| {
+        value
+            .get(name)
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned()
+    };
+    let statement_type = string_field("_type");
+    report.record(
+        CheckName::StatementType,
+        None,
+        if statement_type == STATEMENT_TYPE {
+            Ok(())
+        } else {
+            Err(FailureReason::WrongStatementType {
+                file: file.to_owned(),
+                found: statement_type,
+            })
+        },
+    );
+    let predicate_type = string_field("predicateType");
+    let predicate_ok = match &options.expected_predicate_type {
+        Some(expected) if *expected != predicate_type => Err(FailureReason::WrongPredicateType {
+            file: file.to_owned(),
+            found: predicate_type.clone(),
+            expected: expected.clone(),
+        }),
+        None if predicate_type.is_empty() => Err(FailureReason::WrongPredicateType {
+            file: file.to_owned(),
+            found: predicate_type.clone(),
+            expected: format!("a type URI, e.g. {ROUND_PREDICATE_TYPE}"),
+        }),
+        _ => Ok(()),
+    };
+    let predicate_type_passed = report.record(CheckName::PredicateType, None, predicate_ok);
+
+    let statement: Statement = match serde_json::from_value(value) {
+        Ok(statement) => {
+            report.pass(CheckName::StatementShape, None);
+            statement
+        }
+        Err(e) => {
+            report.fail(
+                CheckName::StatementShape,
+                None,
+                FailureReason::BadStatement {
+                    file: file.to_owned(),
+                    message: e.to_string(),
+                },
+            );
+            report.not_run(
+                &[CheckName::PredicateSchema, CheckName::Subject],
+                CheckName::StatementShape,
+            );
+            return None;
+        }
+    };
+    let schema = statement::check_predicate(&statement.predicate_type, &statement.predicate)
+        .map_err(|message| FailureReason::SchemaInvalid {
+            file: file.to_owned(),
+            predicate_type: statement.predicate_type.clone(),
+            message,
+        });
+    if report.record(CheckName::PredicateSchema, None, schema) && predicate_type_passed {
+        report.predicate_type = Some(statement.predicate_type.clone());
+    }
+    Some(statement)
+}
+
+/// Step 6: every subject names a regular file with its sha256; every file is named.
+fn check_subjects(report: &mut VerifyReport, dir: &Path, statement: &Statement) {
+    let entries = match bundle::list_files(dir) {
+        Ok(entries) => entries,
+        Err(e) => {
+            report.fail(
+                CheckName::Subject,
+                None,
+                FailureReason::FileUnreadable {
+                    name: dir.display().to_string(),
+                    message: e.to_string(),
+                },
+            );
+            return;
+        }
+    };
+    let by_name: BTreeMap<&str, &bundle::BundleEntry> =
+        entries.iter().map(|e| (e.name.as_str(), e)).collect();
+    let mut seen = BTreeSet::new();
+    for subject in &statement.subject {
+        let result = check_subject(subject, &by_name, &mut seen);
+        report.record(CheckName::Subject, Some(subject.name.clone()), result);
+    }
+    for entry in &entries {
+        if seen.contains(entry.name.as_str()) {
+            continue;
+        }
+        let reason = if entry.kind == EntryKind::File {
+            FailureReason::FileNotInSubjects {
+                name: entry.name.clone(),
+            }
+        } else {
+            not_regular(entry)
+        };
+        report.fail(CheckName::File, Some(entry.name.clone()), reason);
+    }
+}
+
+/// One subject: a valid, unique name whose regular file has the subject's sha256.
+fn check_subject<'s>(
+    subject: &'s Subject,
+    by_name: &BTreeMap<&str, &bundle::BundleEntry>,
+    seen: &mut BTreeSet<&'s str>,
+) -> Result<(), FailureReason> {
+    let name = subject.name.as_str();
+    bundle::check_subject_name(name).map_err(|rule| FailureReason::BadSubjectName {
+        name: name.to_owned(),
+        rule: rule.to_owned(),
+    })?;
+    if !seen.insert(name) {
+        return Err(FailureReason::DuplicateSubject {
+            name: name.to_owned(),
+        });
+    }
+    let entry = by_name
+        .get(name)
+        .ok_or_else(|| FailureReason::SubjectMissingFile {
+            name: name.to_owned(),
+        })?;
+    if entry.kind != EntryKind::File {
+        return Err(not_regular(entry));
+    }
+    let actual = bundle::file_sha256(&entry.path).map_err(|e| FailureReason::FileUnreadable {
+        name: name.to_owned(),
+        message: e.to_string(),
+    })?;
+    if actual != subject.digest.sha256 {
+        return Err(FailureReason::DigestMismatch {
+            name: name.to_owned(),
+            expected: subject.digest.sha256.clone(),
+            actual,
+        });
+    }
+    Ok(())
+}
+
+fn not_regular(entry: &bundle::BundleEntry) -> FailureReason {
+    let kind = match entry.kind {
+        EntryKind::Symlink => "symlink",
+        EntryKind::Special => "special file",
+        EntryKind::NonUtf8Name | EntryKind::File => "file with a non-UTF-8 name",
+    };
+    FailureReason::NotRegularFile {
+        name: entry.name.clone(),
+        kind: kind.to_owned(),
+    }
+}

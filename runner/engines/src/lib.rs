@@ -1,0 +1,834 @@
+//! Engines: one trait ([`Engine`]: start → wait_healthy → endpoint → logs → stop) and
+//! the backends that implement it (DESIGN.md, Engines): `builtin` runs `referee engine
+//! serve` with the patched tree's config as a child process, `process` runs any command
+//! line that serves the OpenAI-compatible API. Docker comes behind the same trait in its
+//! own issue.
+//!
+//! Every engine runs in its own process group, so stopping it kills whatever it spawned;
+//! on Linux it also gets `PR_SET_PDEATHSIG`, so it dies with the runner. Its group id is
+//! kept in a pid file while it runs, so a round resumed after the runner was killed
+//! removes leftovers first ([`kill_leftovers`]). Its stdout and stderr go to one log file
+//! on disk, which becomes an artifact of the round; the last 50 lines are the log tail of
+//! a disqualification (`003_5c846bb873ff4c44.txt`).
+
+pub mod hardware;
+
+use receipts::fsutil::IoError;
+use std::fs;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use receipts::model::{Backend, BackendKind};
+
+/// Lines of an engine's log kept as a disqualification's log tail.
+pub const LOG_TAIL_LINES: usize = 50;
+
+/// How often the health check polls, in ms.
+const HEALTH_POLL_MS: u64 = 50;
+
+/// How long a stopped engine gets between SIGTERM and SIGKILL, in ms.
+const STOP_GRACE_MS: u64 = 2_000;
+
+/// Errors of an engine's life.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    /// The program could not be started at all.
+    #[error("starting `{program}`")]
+    Spawn {
+        /// The program.
+        program: String,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The engine exited, or never answered `/health`, before the deadline: the entry is
+    /// disqualified with `engine_died_before_healthy`.
+    #[error("engine died before becoming healthy ({detail})")]
+    DiedBeforeHealthy {
+        /// What was seen: `exit status: 1`, `no answer on /health within 30 s`.
+        detail: String,
+        /// The last [`LOG_TAIL_LINES`] lines of its log.
+        log_tail: Vec<String>,
+    },
+    /// An I/O error on a file the engine needs (its log, its pid file).
+    /// An I/O error on a named file.
+    #[error(transparent)]
+    Io(#[from] IoError),
+    /// A method called out of order (e.g. `wait_healthy` before `start`).
+    #[error("engine not started")]
+    NotStarted,
+    /// The campaign's backend cannot run in this build.
+    #[error("the {backend} backend is not available in this build")]
+    Unsupported {
+        /// The backend.
+        backend: BackendKind,
+    },
+}
+
+/// What every engine of a round gets from the campaign, whatever its backend.
+#[derive(Clone, Debug)]
+pub struct EngineSettings {
+    /// The `referee` executable the built-in backend runs as `referee engine serve`
+    /// (usually `std::env::current_exe()`).
+    pub program: PathBuf,
+    /// The campaign's `hardware.memory_limit_mb`.
+    pub memory_limit_mb: u64,
+    /// Threads the engine may use ([`engine_threads`] of the campaign's value).
+    pub threads: u32,
+    /// The campaign's model name, served as such.
+    pub served_model_name: String,
+    /// The round's pid file: every engine's process group is recorded there while it
+    /// runs, so [`EngineBackend::sweep_leftovers`] can kill what a killed runner left.
+    pub pid_file: PathBuf,
+}
+
+/// A backend: makes the engines of a round, and cleans up after a runner that was killed.
+/// One per round, from the campaign ([`backend_for`]).
+pub trait EngineBackend {
+    /// Which backend this is.
+    fn kind(&self) -> BackendKind;
+
+    /// An engine (not started) for the patched tree at `tree` whose engine config is
+    /// `config`, logging to `log`.
+    fn engine(&self, tree: &Path, config: &Path, log: &Path) -> Box<dyn Engine>;
+
+    /// Stops whatever engines a killed runner of this round left running; returns how
+    /// many it stopped. Runs before a round (re)starts.
+    fn sweep_leftovers(&self) -> usize;
+}
+
+/// The backend the campaign names, with `settings` for every engine it makes.
+///
+/// Errors: [`EngineError::Unsupported`] for the Docker backend, which has no
+/// implementation in this build.
+pub fn backend_for(
+    backend: &Backend,
+    settings: EngineSettings,
+) -> Result<Box<dyn EngineBackend>, EngineError> {
+    match backend {
+        Backend::Builtin => Ok(Box::new(BuiltinBackend { settings })),
+        Backend::Process { command } => Ok(Box::new(ProcessBackend {
+            settings,
+            command: command.clone(),
+        })),
+        Backend::Docker => Err(EngineError::Unsupported {
+            backend: BackendKind::Docker,
+        }),
+    }
+}
+
+/// The built-in engine's backend.
+struct BuiltinBackend {
+    settings: EngineSettings,
+}
+
+impl EngineBackend for BuiltinBackend {
+    fn kind(&self) -> BackendKind {
+        BackendKind::Builtin
+    }
+
+    fn engine(&self, _tree: &Path, config: &Path, log: &Path) -> Box<dyn Engine> {
+        let s = &self.settings;
+        Box::new(BuiltinEngine::new(BuiltinOptions {
+            program: s.program.clone(),
+            config: config.to_path_buf(),
+            memory_limit_mb: s.memory_limit_mb,
+            threads: s.threads,
+            served_model_name: s.served_model_name.clone(),
+            log: log.to_path_buf(),
+            pid_file: s.pid_file.clone(),
+        }))
+    }
+
+    fn sweep_leftovers(&self) -> usize {
+        kill_leftovers(&self.settings.pid_file)
+    }
+}
+
+/// The process backend: the campaign's command line.
+struct ProcessBackend {
+    settings: EngineSettings,
+    command: Vec<String>,
+}
+
+impl EngineBackend for ProcessBackend {
+    fn kind(&self) -> BackendKind {
+        BackendKind::Process
+    }
+
+    fn engine(&self, tree: &Path, config: &Path, log: &Path) -> Box<dyn Engine> {
+        Box::new(ProcessEngine::new(ProcessOptions {
+            command: self.command.clone(),
+            tree: tree.to_path_buf(),
+            config: config.to_path_buf(),
+            log: log.to_path_buf(),
+            pid_file: self.settings.pid_file.clone(),
+        }))
+    }
+
+    fn sweep_leftovers(&self) -> usize {
+        kill_leftovers(&self.settings.pid_file)
+    }
+}
+
+/// One engine under test: a server of the OpenAI-compatible API, started, checked,
+/// measured through its endpoint, and stopped.
+pub trait Engine {
+    /// The backend that runs it, as the receipt records it.
+    fn backend(&self) -> BackendKind;
+
+    /// What it ran, for the receipt: the command line with every placeholder
+    /// substituted; `None` before [`Engine::start`] succeeded.
+    fn command(&self) -> Option<&[String]>;
+
+    /// Starts the engine in its own process group.
+    ///
+    /// Errors: [`EngineError::Spawn`] when the program cannot be started,
+    /// [`EngineError::Io`] for its log or pid file.
+    fn start(&mut self) -> Result<(), EngineError>;
+
+    /// Waits until `/health` answers 200, at most `deadline`.
+    ///
+    /// Errors: [`EngineError::DiedBeforeHealthy`] when the engine exits or the deadline
+    /// passes (the engine is then stopped).
+    fn wait_healthy(&mut self, deadline: Duration) -> Result<(), EngineError>;
+
+    /// The base URL, e.g. `http://127.0.0.1:41234`, once known.
+    fn endpoint(&self) -> Option<String>;
+
+    /// The log file (stdout and stderr together).
+    fn log_path(&self) -> &Path;
+
+    /// Whether the process is still running.
+    fn is_running(&mut self) -> bool;
+
+    /// Stops the engine and its whole process group (SIGTERM, then SIGKILL after a grace
+    /// period). Idempotent.
+    fn stop(&mut self);
+}
+
+/// The last `n` lines of a log file (lossy UTF-8); empty when it cannot be read.
+pub fn log_tail(path: &Path, n: usize) -> Vec<String> {
+    let bytes = fs::read(path).unwrap_or_default();
+    let text = String::from_utf8_lossy(&bytes);
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(n)..]
+        .iter()
+        .map(|l| (*l).to_owned())
+        .collect()
+}
+
+/// Options of the built-in backend.
+#[derive(Clone, Debug)]
+pub struct BuiltinOptions {
+    /// The `referee` executable (usually `std::env::current_exe()`).
+    pub program: PathBuf,
+    /// The patched tree's engine config.
+    pub config: PathBuf,
+    /// `--memory-limit-mb`: the campaign's `hardware.memory_limit_mb`.
+    pub memory_limit_mb: u64,
+    /// `--threads`: the campaign's `hardware.engine_threads`, or cores − 1.
+    pub threads: u32,
+    /// `--served-model-name`: the campaign's model name.
+    pub served_model_name: String,
+    /// Where its log goes.
+    pub log: PathBuf,
+    /// Its pid file while it runs.
+    pub pid_file: PathBuf,
+}
+
+/// The threads an engine may use: the campaign's value, or cores − 1 (at least 1) so the
+/// load generator is not starved (MEASUREMENT.md, Open loop).
+pub fn engine_threads(campaign_threads: u32) -> u32 {
+    if campaign_threads > 0 {
+        return campaign_threads;
+    }
+    let cores = thread::available_parallelism().map_or(1, |n| n.get());
+    u32::try_from(cores.saturating_sub(1).max(1)).unwrap_or(1)
+}
+
+/// `referee engine serve --config <tree>/engine.toml --port 0 …` as a child process; the
+/// port comes from its first stdout line, `listening on http://127.0.0.1:<port>`.
+#[derive(Debug)]
+pub struct BuiltinEngine {
+    options: BuiltinOptions,
+    child: Option<ChildEngine>,
+    endpoint_rx: Option<mpsc::Receiver<String>>,
+    endpoint: Option<String>,
+}
+
+impl BuiltinEngine {
+    /// An engine not started yet.
+    pub fn new(options: BuiltinOptions) -> Self {
+        Self {
+            options,
+            child: None,
+            endpoint_rx: None,
+            endpoint: None,
+        }
+    }
+}
+
+impl Engine for BuiltinEngine {
+    fn backend(&self) -> BackendKind {
+        BackendKind::Builtin
+    }
+
+    fn command(&self) -> Option<&[String]> {
+        self.child.as_ref().map(|c| c.argv.as_slice())
+    }
+
+    fn start(&mut self) -> Result<(), EngineError> {
+        let o = &self.options;
+        let mut command = Command::new(&o.program);
+        command
+            .arg("engine")
+            .arg("serve")
+            .arg("--config")
+            .arg(&o.config)
+            .args(["--port", "0", "--memory-limit-mb"])
+            .arg(o.memory_limit_mb.to_string())
+            .arg("--threads")
+            .arg(o.threads.to_string())
+            .arg("--served-model-name")
+            .arg(&o.served_model_name);
+        let (tx, rx) = mpsc::channel();
+        self.child = Some(ChildEngine::spawn(command, &o.log, &o.pid_file, Some(tx))?);
+        self.endpoint_rx = Some(rx);
+        Ok(())
+    }
+
+    fn wait_healthy(&mut self, deadline: Duration) -> Result<(), EngineError> {
+        let started = Instant::now();
+        let child = self.child.as_mut().ok_or(EngineError::NotStarted)?;
+        let rx = self.endpoint_rx.as_ref().ok_or(EngineError::NotStarted)?;
+        // First the port from stdout, then /health.
+        let endpoint = loop {
+            match rx.recv_timeout(Duration::from_millis(HEALTH_POLL_MS)) {
+                Ok(endpoint) => break endpoint,
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    // stdout closed without the line: the process is exiting.
+                    let status = child.wait_exit(Duration::from_millis(STOP_GRACE_MS));
+                    return Err(child.died(exit_detail(status)));
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+            }
+            if let Some(status) = child.exited() {
+                return Err(child.died(exit_detail(Some(status))));
+            }
+            if started.elapsed() >= deadline {
+                return Err(child.died(no_answer(deadline)));
+            }
+        };
+        self.endpoint = Some(endpoint.clone());
+        child.wait_health(
+            &endpoint,
+            deadline.saturating_sub(started.elapsed()),
+            deadline,
+        )
+    }
+
+    fn endpoint(&self) -> Option<String> {
+        self.endpoint.clone()
+    }
+
+    fn log_path(&self) -> &Path {
+        &self.options.log
+    }
+
+    fn is_running(&mut self) -> bool {
+        self.child.as_mut().is_some_and(|c| c.exited().is_none())
+    }
+
+    fn stop(&mut self) {
+        if let Some(child) = self.child.as_mut() {
+            child.stop();
+        }
+    }
+}
+
+/// Options of the process backend.
+#[derive(Clone, Debug)]
+pub struct ProcessOptions {
+    /// Program and arguments; `{config}`, `{port}` and `{tree}` are substituted.
+    pub command: Vec<String>,
+    /// The patched tree.
+    pub tree: PathBuf,
+    /// The patched tree's engine config.
+    pub config: PathBuf,
+    /// Where its log goes.
+    pub log: PathBuf,
+    /// Its pid file while it runs.
+    pub pid_file: PathBuf,
+}
+
+/// Any command serving the OpenAI-compatible API (a llama.cpp server, `vllm serve`), on
+/// a free port chosen by the runner.
+#[derive(Debug)]
+pub struct ProcessEngine {
+    options: ProcessOptions,
+    child: Option<ChildEngine>,
+    endpoint: Option<String>,
+}
+
+impl ProcessEngine {
+    /// An engine not started yet.
+    pub fn new(options: ProcessOptions) -> Self {
+        Self {
+            options,
+            child: None,
+            endpoint: None,
+        }
+    }
+}
+
+impl Engine for ProcessEngine {
+    fn backend(&self) -> BackendKind {
+        BackendKind::Process
+    }
+
+    fn command(&self) -> Option<&[String]> {
+        self.child.as_ref().map(|c| c.argv.as_slice())
+    }
+
+    fn start(&mut self) -> Result<(), EngineError> {
+        let o = &self.options;
+        let port = free_port().map_err(|source| {
+            EngineError::Io(IoError {
+                action: "finding a free port on",
+                path: PathBuf::from("127.0.0.1"),
+                source,
+            })
+        })?;
+        let args: Vec<String> = o
+            .command
+            .iter()
+            .map(|arg| {
+                arg.replace("{config}", &o.config.to_string_lossy())
+                    .replace("{port}", &port.to_string())
+                    .replace("{tree}", &o.tree.to_string_lossy())
+            })
+            .collect();
+        let Some((program, rest)) = args.split_first() else {
+            return Err(EngineError::Spawn {
+                program: String::new(),
+                source: std::io::Error::other("empty command"),
+            });
+        };
+        let mut command = Command::new(program);
+        command.args(rest).current_dir(&o.tree);
+        self.child = Some(ChildEngine::spawn(command, &o.log, &o.pid_file, None)?);
+        self.endpoint = Some(format!("http://127.0.0.1:{port}"));
+        Ok(())
+    }
+
+    fn wait_healthy(&mut self, deadline: Duration) -> Result<(), EngineError> {
+        let child = self.child.as_mut().ok_or(EngineError::NotStarted)?;
+        let endpoint = self.endpoint.clone().ok_or(EngineError::NotStarted)?;
+        child.wait_health(&endpoint, deadline, deadline)
+    }
+
+    fn endpoint(&self) -> Option<String> {
+        self.endpoint.clone()
+    }
+
+    fn log_path(&self) -> &Path {
+        &self.options.log
+    }
+
+    fn is_running(&mut self) -> bool {
+        self.child.as_mut().is_some_and(|c| c.exited().is_none())
+    }
+
+    fn stop(&mut self) {
+        if let Some(child) = self.child.as_mut() {
+            child.stop();
+        }
+    }
+}
+
+/// Kills the process groups named in `pid_file` (left by a runner that was killed) and
+/// removes the file. A group is killed only if its leader still runs `program`, so a
+/// recycled pid is left alone. Returns how many groups were killed.
+pub fn kill_leftovers(pid_file: &Path) -> usize {
+    let Ok(text) = fs::read_to_string(pid_file) else {
+        return 0;
+    };
+    let mut killed = 0;
+    for line in text.lines() {
+        let Some((pid, program)) = line.split_once(' ') else {
+            continue;
+        };
+        let Ok(pid) = pid.parse::<i32>() else {
+            continue;
+        };
+        let cmdline = fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        let first = cmdline.split(|b| *b == 0).next().unwrap_or_default();
+        if pid > 1 && first == program.as_bytes() {
+            // SAFETY: kill(2) with a negative pid signals that process group; no memory
+            // is involved.
+            unsafe { libc::kill(-pid, libc::SIGKILL) };
+            killed += 1;
+        }
+    }
+    let _ = fs::remove_file(pid_file);
+    killed
+}
+
+/// A spawned engine process: its own process group, output to a log file.
+#[derive(Debug)]
+struct ChildEngine {
+    child: Child,
+    /// The command line as spawned.
+    argv: Vec<String>,
+    log: PathBuf,
+    pid_file: PathBuf,
+    stdout_thread: Option<thread::JoinHandle<()>>,
+    stopped: bool,
+}
+
+impl ChildEngine {
+    /// Spawns `command` in a new process group with stdout and stderr into `log`. With
+    /// `endpoint_tx`, stdout is scanned for `listening on <url>` and the URL sent once.
+    fn spawn(
+        mut command: Command,
+        log: &Path,
+        pid_file: &Path,
+        endpoint_tx: Option<mpsc::Sender<String>>,
+    ) -> Result<Self, EngineError> {
+        let io = |action, path: &Path| {
+            let path = path.to_path_buf();
+            move |source| {
+                EngineError::Io(IoError {
+                    action,
+                    path,
+                    source,
+                })
+            }
+        };
+        if let Some(parent) = log.parent() {
+            fs::create_dir_all(parent).map_err(io("creating", parent))?;
+        }
+        let log_file = fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(log)
+            .map_err(io("opening", log))?;
+        let stderr = log_file.try_clone().map_err(io("opening", log))?;
+        command
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::from(stderr))
+            .process_group(0);
+        #[cfg(target_os = "linux")]
+        // SAFETY: the closure runs between fork and exec and only calls prctl(2), which
+        // is async-signal-safe.
+        unsafe {
+            command.pre_exec(|| {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                Ok(())
+            });
+        }
+        let program = command.get_program().to_string_lossy().into_owned();
+        let argv: Vec<String> = std::iter::once(command.get_program())
+            .chain(command.get_args())
+            .map(|arg| arg.to_string_lossy().into_owned())
+            .collect();
+        let mut child = command.spawn().map_err(|source| EngineError::Spawn {
+            program: program.clone(),
+            source,
+        })?;
+        // The pid file lets a resumed round kill this group if the runner dies; the
+        // program is recorded as given, which is the child's argv[0].
+        if let Some(parent) = pid_file.parent() {
+            fs::create_dir_all(parent).map_err(io("creating", parent))?;
+        }
+        let mut pids = fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(pid_file)
+            .map_err(io("opening", pid_file))?;
+        writeln!(pids, "{} {program}", child.id()).map_err(io("writing", pid_file))?;
+        let stdout = child.stdout.take();
+        let stdout_thread = stdout.map(|stdout| {
+            let mut log_file = log_file;
+            thread::spawn(move || copy_stdout(stdout, &mut log_file, endpoint_tx))
+        });
+        Ok(Self {
+            child,
+            argv,
+            log: log.to_path_buf(),
+            pid_file: pid_file.to_path_buf(),
+            stdout_thread,
+            stopped: false,
+        })
+    }
+
+    fn exited(&mut self) -> Option<ExitStatus> {
+        self.child.try_wait().ok().flatten()
+    }
+
+    fn wait_exit(&mut self, within: Duration) -> Option<ExitStatus> {
+        let until = Instant::now() + within;
+        while Instant::now() < until {
+            if let Some(status) = self.exited() {
+                return Some(status);
+            }
+            thread::sleep(Duration::from_millis(10));
+        }
+        None
+    }
+
+    /// Polls `GET <endpoint>/health` until 200, the process exits, or `remaining`
+    /// passes (`deadline` is the whole deadline, for the message).
+    fn wait_health(
+        &mut self,
+        endpoint: &str,
+        remaining: Duration,
+        deadline: Duration,
+    ) -> Result<(), EngineError> {
+        let until = Instant::now() + remaining;
+        let address = endpoint.trim_start_matches("http://").to_owned();
+        loop {
+            if let Some(status) = self.exited() {
+                return Err(self.died(exit_detail(Some(status))));
+            }
+            if health_ok(&address) {
+                return Ok(());
+            }
+            if Instant::now() >= until {
+                return Err(self.died(no_answer(deadline)));
+            }
+            thread::sleep(Duration::from_millis(HEALTH_POLL_MS));
+        }
+    }
+
+    /// Stops the engine and returns the disqualification error with its log tail.
+    fn died(&mut self, detail: String) -> EngineError {
+        self.stop();
+        EngineError::DiedBeforeHealthy {
+            detail,
+            log_tail: log_tail(&self.log, LOG_TAIL_LINES),
+        }
+    }
+
+    fn stop(&mut self) {
+        if self.stopped {
+            return;
+        }
+        self.stopped = true;
+        if let Ok(pid) = i32::try_from(self.child.id()) {
+            // SAFETY: signalling our child's process group; no memory is involved.
+            unsafe { libc::kill(-pid, libc::SIGTERM) };
+            if self
+                .wait_exit(Duration::from_millis(STOP_GRACE_MS))
+                .is_none()
+            {
+                // SAFETY: as above.
+                unsafe { libc::kill(-pid, libc::SIGKILL) };
+            }
+            // The group leader may be gone while children linger: kill the group anyway.
+            // SAFETY: as above.
+            unsafe { libc::kill(-pid, libc::SIGKILL) };
+        }
+        let _ = self.child.wait();
+        if let Some(t) = self.stdout_thread.take() {
+            let _ = t.join();
+        }
+        let _ = fs::remove_file(&self.pid_file);
+    }
+}
+
+impl Drop for ChildEngine {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// Copies the engine's stdout into its log, sending the URL of the first `listening on`
+/// line.
+fn copy_stdout(
+    stdout: std::process::ChildStdout,
+    log: &mut fs::File,
+    endpoint_tx: Option<mpsc::Sender<String>>,
+) {
+    let mut endpoint_tx = endpoint_tx;
+    let mut reader = BufReader::new(stdout);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        match reader.read_until(b'\n', &mut line) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {
+                let _ = log.write_all(&line);
+                if let Some(tx) = endpoint_tx.as_ref() {
+                    let text = String::from_utf8_lossy(&line);
+                    if let Some(url) = text.trim().strip_prefix("listening on ") {
+                        let _ = tx.send(url.trim().to_owned());
+                        endpoint_tx = None;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// One `GET /health` over plain HTTP/1.1; true on status 200.
+fn health_ok(address: &str) -> bool {
+    let Ok(addr) = address.parse::<std::net::SocketAddr>() else {
+        return false;
+    };
+    let Ok(mut stream) = TcpStream::connect_timeout(&addr, Duration::from_millis(500)) else {
+        return false;
+    };
+    let _ = stream.set_read_timeout(Some(Duration::from_millis(2_000)));
+    let request = format!("GET /health HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n");
+    if stream.write_all(request.as_bytes()).is_err() {
+        return false;
+    }
+    let mut head = [0u8; 12];
+    stream.read_exact(&mut head).is_ok() && head.starts_with(b"HTTP/1.") && &head[9..12] == b"200"
+}
+
+/// A free TCP port on 127.0.0.1 (bound and released; the engine binds it next).
+fn free_port() -> std::io::Result<u16> {
+    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+}
+
+fn exit_detail(status: Option<ExitStatus>) -> String {
+    match status {
+        Some(status) => status.to_string(),
+        None => "stdout closed before it printed `listening on`".into(),
+    }
+}
+
+fn no_answer(deadline: Duration) -> String {
+    format!("no answer on /health within {} s", deadline.as_secs())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn process(dir: &Path, script: &str) -> ProcessEngine {
+        ProcessEngine::new(ProcessOptions {
+            command: vec!["sh".into(), "-c".into(), script.into()],
+            tree: dir.to_path_buf(),
+            config: dir.join("engine.toml"),
+            log: dir.join("engine.log"),
+            pid_file: dir.join("engines.pid"),
+        })
+    }
+
+    #[test]
+    fn an_engine_that_exits_is_died_before_healthy_with_its_log_tail() {
+        let dir = tempfile::tempdir().unwrap();
+        // Everything on stderr: stdout and stderr reach the log through different paths,
+        // so their relative order is not fixed.
+        let script = "for i in $(seq 1 60); do echo line $i >&2; done; echo 'CUDA out of memory' >&2; exit 1";
+        let mut engine = process(dir.path(), script);
+        engine.start().unwrap();
+        match engine.wait_healthy(Duration::from_secs(20)) {
+            Err(EngineError::DiedBeforeHealthy { detail, log_tail }) => {
+                assert_eq!(detail, "exit status: 1");
+                assert_eq!(log_tail.len(), LOG_TAIL_LINES);
+                assert_eq!(
+                    log_tail.last().map(String::as_str),
+                    Some("CUDA out of memory")
+                );
+                assert_eq!(log_tail[0], "line 12");
+            }
+            other => panic!("expected DiedBeforeHealthy, got {other:?}"),
+        }
+        // The pid file is gone once the engine is stopped.
+        assert!(!dir.path().join("engines.pid").exists());
+    }
+
+    #[test]
+    fn an_engine_that_never_answers_is_stopped_at_the_deadline() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut engine = process(dir.path(), "echo port {port}; exec sleep 30");
+        engine.start().unwrap();
+        let err = engine.wait_healthy(Duration::from_millis(300)).unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("engine died before becoming healthy (no answer on /health"),
+            "{err}"
+        );
+        assert!(!engine.is_running());
+        let log = fs::read_to_string(dir.path().join("engine.log")).unwrap();
+        let port = engine
+            .endpoint()
+            .unwrap()
+            .rsplit(':')
+            .next()
+            .unwrap()
+            .to_owned();
+        assert_eq!(log, format!("port {port}\n"));
+    }
+
+    #[test]
+    fn a_healthy_server_is_found_and_its_group_killed_on_stop() {
+        let dir = tempfile::tempdir().unwrap();
+        // A one-shot HTTP server answering 200 forever, with a grandchild in the group.
+        let python = "import http.server,sys\nclass H(http.server.BaseHTTPRequestHandler):\n  def do_GET(s):\n    s.send_response(200); s.end_headers()\n  def log_message(s,*a): pass\nhttp.server.HTTPServer(('127.0.0.1', int(sys.argv[1])), H).serve_forever()\n";
+        fs::write(dir.path().join("server.py"), python).unwrap();
+        if Command::new("python3")
+            .arg("-c")
+            .arg("pass")
+            .status()
+            .is_err()
+        {
+            eprintln!("SKIPPED: python3 not found to serve /health");
+            return;
+        }
+        let mut engine = process(dir.path(), "sleep 30 & exec python3 server.py {port}");
+        engine.start().unwrap();
+        engine.wait_healthy(Duration::from_secs(20)).unwrap();
+        assert!(dir.path().join("engines.pid").exists());
+        engine.stop();
+        assert!(!engine.is_running());
+        assert!(!dir.path().join("engines.pid").exists());
+    }
+
+    #[test]
+    fn leftovers_are_killed_only_when_the_program_matches() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut sleeper = Command::new("sleep")
+            .arg("30")
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        // Until exec, /proc shows the forked test binary: wait for `sleep`.
+        let cmdline = format!("/proc/{}/cmdline", sleeper.id());
+        let started = Instant::now();
+        while !fs::read(&cmdline).unwrap().starts_with(b"sleep\0") {
+            assert!(
+                started.elapsed() < Duration::from_secs(5),
+                "sleep never started"
+            );
+            thread::sleep(Duration::from_millis(5));
+        }
+        let program = "sleep";
+        let pid_file = dir.path().join("engines.pid");
+        fs::write(&pid_file, format!("{} /not/this/program\n", sleeper.id())).unwrap();
+        assert_eq!(kill_leftovers(&pid_file), 0);
+        assert!(sleeper.try_wait().unwrap().is_none());
+        fs::write(&pid_file, format!("{} {program}\n", sleeper.id())).unwrap();
+        assert_eq!(kill_leftovers(&pid_file), 1);
+        assert!(sleeper.wait().unwrap().code().is_none());
+        assert!(!pid_file.exists());
+    }
+
+    #[test]
+    fn threads_leave_a_core_for_the_client() {
+        assert_eq!(engine_threads(3), 3);
+        assert!(engine_threads(0) >= 1);
+    }
+}

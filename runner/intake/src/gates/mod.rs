@@ -1,0 +1,427 @@
+//! The gates a submitted diff walks before it may run (DESIGN.md §2;
+//! `000_1688748f3ef56e34.txt`, Pipeline): `verified` (every `index` blob id matches the
+//! pinned baseline), the surface checks, `applied` and the build.
+//!
+//! Everything is decided on **libgit2's own parse** of the diff ([`parse`]), the same
+//! [`git2::Diff`] value that is later applied, so a checker and the applier can never
+//! disagree about which file a section writes. The surface checks ([`surface`]) are pure:
+//! they look only at that parse, the raw bytes and an index of the baseline tree, and
+//! they run *before* anything is written. Applying ([`apply`]) happens in a repository
+//! whose object database is in memory (new blobs never reach `baseline.git`), and the
+//! only files written are the checkout into a caller-given, empty directory; after it,
+//! the set of paths that differ from the baseline on disk must equal the set the checks
+//! approved, each a regular file inside the tree.
+//!
+//! Order. The pipeline of `000_1688748f3ef56e34.txt` lists `applied` before
+//! `surface_ok`, and the transition table of `receipts::model::PipelineState` is linear
+//! (`verified → applied → surface_ok → building`). The surface checks must nevertheless
+//! run before the apply writes a single file (issue 5), so the ingest runs them first on
+//! the parse, then applies, then records `applied` and `surface_ok` in the table's order;
+//! a surface rejection is recorded as `rejected` at gate `surface_ok` from `verified`.
+
+pub mod apply;
+pub mod baseline;
+pub mod build;
+pub mod parse;
+pub mod path;
+pub mod surface;
+
+use receipts::fsutil::IoError;
+use std::fmt;
+use std::path::PathBuf;
+
+use receipts::model::Gate;
+
+pub use apply::{AppliedTree, PreparedTree, apply_checked, prepare_tree};
+pub use baseline::{Baseline, BaselineEntry, BaselineIndex};
+pub use build::{BuildFailure, BuildOutput, Builder, BuiltinBuilder};
+pub use parse::{ChangeKind, FileChange, ParsedDiff};
+pub use surface::{Approved, ApprovedChange, inspect};
+
+/// A rule a diff broke: the closed set of reasons a submission is rejected at a gate.
+/// Each message names the path (where there is one) and the rule, in words a miner can
+/// act on; [`Violation::gate`] says which gate it belongs to.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Violation {
+    /// `fetched`: the bytes do not hash to the published commitment.
+    #[error(
+        "the diff bytes hash to `{actual}`, not to the commitment `{commitment}`; commit the sha256 of the exact bytes you submit"
+    )]
+    CommitmentMismatch {
+        /// The commitment given to `ingest --commitment`.
+        commitment: String,
+        /// sha256 of the bytes.
+        actual: String,
+    },
+    /// `verified`: the miner is not in `miners.json`.
+    #[error("miner `{miner}` is not registered for this campaign (`referee miner add`)")]
+    UnregisteredMiner {
+        /// The miner id.
+        miner: String,
+    },
+    /// `verified`: an `index` line names a preimage blob other than the baseline's.
+    #[error(
+        "`{path}`: the diff's `index` line says the original is blob `{diff_id}` but the pinned baseline commit has `{baseline_id}`; rebase the diff onto commit `{commit}`"
+    )]
+    BlobMismatch {
+        /// The path.
+        path: String,
+        /// The (possibly abbreviated) id in the diff.
+        diff_id: String,
+        /// The baseline's blob id.
+        baseline_id: String,
+        /// The pinned commit.
+        commit: String,
+    },
+    /// `verified`: a section changes, deletes, renames or copies a file the baseline lacks.
+    #[error(
+        "`{path}`: the diff changes this file but the pinned baseline commit `{commit}` has no file there"
+    )]
+    MissingInBaseline {
+        /// The path.
+        path: String,
+        /// The pinned commit.
+        commit: String,
+    },
+    /// `verified`: a section creates a file that the baseline already has.
+    #[error(
+        "`{path}`: the diff creates this file but the pinned baseline commit `{commit}` already has it"
+    )]
+    ExistsInBaseline {
+        /// The path.
+        path: String,
+        /// The pinned commit.
+        commit: String,
+    },
+    /// `verified`: a new file whose `index` line names a non-zero preimage.
+    #[error(
+        "`{path}`: a new file's `index` line must start with an all-zero blob id, found `{diff_id}`"
+    )]
+    NewFileWithPreimage {
+        /// The path.
+        path: String,
+        /// The id in the diff.
+        diff_id: String,
+    },
+    /// `surface_ok`: an empty diff.
+    #[error("the diff changes no file (empty diff)")]
+    Empty,
+    /// `surface_ok`: larger than `surface.max_diff_bytes`.
+    #[error(
+        "the diff is {size_bytes} bytes; the campaign accepts at most {max_bytes} bytes (surface.max_diff_bytes)"
+    )]
+    TooLarge {
+        /// Its size, bytes.
+        size_bytes: u64,
+        /// The limit, bytes.
+        max_bytes: u64,
+    },
+    /// `surface_ok`: a line longer than `surface.max_line_bytes`.
+    #[error(
+        "line {line} is {length_bytes} bytes; the campaign accepts lines of at most {max_bytes} bytes (surface.max_line_bytes)"
+    )]
+    LineTooLong {
+        /// 1-based line number.
+        line: usize,
+        /// Its length, bytes (without the newline).
+        length_bytes: usize,
+        /// The limit, bytes.
+        max_bytes: u64,
+    },
+    /// `surface_ok`: a NUL byte anywhere in the diff.
+    #[error("the diff contains a NUL byte at offset {offset}; binary content is not accepted")]
+    NulByte {
+        /// Byte offset.
+        offset: usize,
+    },
+    /// `surface_ok`: libgit2 cannot parse it.
+    #[error("libgit2 cannot parse the diff: {message}")]
+    Unparseable {
+        /// libgit2's message.
+        message: String,
+    },
+    /// `surface_ok`: the text does not have the shape of a `git diff`.
+    #[error("line {line}: {rule}; found `{found}`")]
+    Malformed {
+        /// 1-based line number.
+        line: usize,
+        /// What was expected.
+        rule: String,
+        /// The line as written (lossy UTF-8, truncated).
+        found: String,
+    },
+    /// `surface_ok`: a raw header line disagrees with libgit2's parse of the section.
+    #[error(
+        "line {line}: the header says `{found}` but the section is parsed as `{expected}`; header paths (`diff --git`, `---`, `+++`, `rename`/`copy`) must all name the same files"
+    )]
+    HeaderMismatch {
+        /// 1-based line number.
+        line: usize,
+        /// The line libgit2's parse implies.
+        expected: String,
+        /// The line as written.
+        found: String,
+    },
+    /// `surface_ok`: a path that is not valid UTF-8.
+    #[error("path `{path}` is not valid UTF-8")]
+    InvalidUtf8Path {
+        /// The path, lossily decoded.
+        path: String,
+    },
+    /// `surface_ok`: a path that breaks a path rule.
+    #[error("`{path}`: {rule}")]
+    BadPath {
+        /// The path.
+        path: String,
+        /// The rule it breaks.
+        rule: PathRule,
+    },
+    /// `surface_ok`: a path matching a campaign's denied glob.
+    #[error("`{path}`: the campaign denies paths matching `{pattern}` (surface.denied_paths)")]
+    DeniedPath {
+        /// The path.
+        path: String,
+        /// The glob it matches.
+        pattern: String,
+    },
+    /// `surface_ok`: the section creates a symlink or a gitlink, or changes one.
+    #[error(
+        "`{path}`: mode {mode:06o} ({what}) is not accepted; only regular files may be written"
+    )]
+    SpecialMode {
+        /// The path.
+        path: String,
+        /// The raw mode.
+        mode: u32,
+        /// `symlink`, `submodule (gitlink)` or `directory`.
+        what: &'static str,
+    },
+    /// `surface_ok`: a mode libgit2 does not know.
+    #[error("`{path}`: unknown file mode {mode:o}")]
+    UnknownMode {
+        /// The path.
+        path: String,
+        /// The raw mode.
+        mode: u32,
+    },
+    /// `surface_ok`: a new mode the campaign does not allow.
+    #[error("`{path}`: mode {mode:06o} is not allowed (surface.allowed_modes: {allowed})")]
+    ModeNotAllowed {
+        /// The path.
+        path: String,
+        /// The requested mode.
+        mode: u32,
+        /// The allowed modes, comma-separated.
+        allowed: String,
+    },
+    /// `surface_ok`: the path is, or passes through, a symlink of the baseline tree.
+    #[error(
+        "`{path}`: `{symlink}` is a symlink in the baseline; no write, rename or copy may go through or replace it"
+    )]
+    ThroughSymlink {
+        /// The path.
+        path: String,
+        /// The baseline symlink on its way.
+        symlink: String,
+    },
+    /// `surface_ok`: a path under a baseline regular file (a file used as a directory).
+    #[error("`{path}`: `{file}` is a file in the baseline, not a directory")]
+    ThroughFile {
+        /// The path.
+        path: String,
+        /// The baseline file on its way.
+        file: String,
+    },
+    /// `surface_ok`: a binary patch.
+    #[error("`{path}`: binary patches are not accepted")]
+    Binary {
+        /// The path.
+        path: String,
+    },
+    /// `surface_ok`: two sections touch the same path.
+    #[error("`{path}`: more than one section of the diff touches this path")]
+    DuplicatePath {
+        /// The path.
+        path: String,
+    },
+    /// `surface_ok`: a change kind the pipeline does not take.
+    #[error("`{path}`: unsupported change `{kind}`")]
+    UnsupportedChange {
+        /// The path.
+        path: String,
+        /// The change kind.
+        kind: String,
+    },
+    /// `applied`: libgit2 could not apply the diff to the baseline.
+    #[error("the diff does not apply to the pinned baseline commit `{commit}`: {message}")]
+    DoesNotApply {
+        /// The pinned commit.
+        commit: String,
+        /// libgit2's message.
+        message: String,
+    },
+    /// `applied`: the files that changed on disk are not the files the checks approved.
+    #[error(
+        "after applying, the changed paths differ from the approved ones: unexpected {unexpected:?}, missing {missing:?}"
+    )]
+    ChangedSetMismatch {
+        /// Changed on disk but not approved.
+        unexpected: Vec<String>,
+        /// Approved but not changed on disk.
+        missing: Vec<String>,
+    },
+    /// `applied`: a written path that is not a regular file inside the tree.
+    #[error("`{path}`: after applying this is not a regular file inside the tree")]
+    NotRegularFile {
+        /// The path.
+        path: String,
+    },
+    /// `build`: the patched tree has no engine config.
+    #[error(
+        "`{path}`: the patched tree has no engine config file here (baseline.engine_config_path)"
+    )]
+    NoEngineConfig {
+        /// The config path.
+        path: String,
+    },
+    /// `build`: the engine config does not parse or a value is out of range.
+    #[error("{message}")]
+    BadEngineConfig {
+        /// The config path.
+        path: String,
+        /// The engine's message, naming the file, the field and the value.
+        message: String,
+    },
+}
+
+/// A path rule of the surface checks (DESIGN.md §2; the CVEs of issue 5).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PathRule {
+    /// Empty path.
+    Empty,
+    /// Starts with `/`.
+    Absolute,
+    /// A `..` component.
+    ParentComponent,
+    /// A `.` or empty component (`a/./b`, `a//b`, trailing `/`).
+    DotOrEmptyComponent,
+    /// A backslash, which Windows reads as a separator.
+    Backslash,
+    /// A colon: a drive letter or an NTFS stream (`file::$DATA`).
+    Colon,
+    /// A control character (tab, newline, DEL …).
+    ControlCharacter,
+    /// A component that names, or can alias on some filesystem, `.git` (CVE-2014-9390).
+    GitDirAlias,
+}
+
+impl fmt::Display for PathRule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            PathRule::Empty => "empty path",
+            PathRule::Absolute => "absolute paths are not accepted; use a path relative to the repository root",
+            PathRule::ParentComponent => "`..` components are not accepted (path traversal)",
+            PathRule::DotOrEmptyComponent => "`.` and empty components are not accepted",
+            PathRule::Backslash => "backslashes are not accepted in paths (a separator on Windows)",
+            PathRule::Colon => "colons are not accepted in paths (drive letters and NTFS streams)",
+            PathRule::ControlCharacter => "control characters are not accepted in paths",
+            PathRule::GitDirAlias => "a component names or aliases `.git` (any case, trailing dots or spaces, NTFS short name `git~1`, streams, ignorable Unicode code points); the repository directory cannot be written",
+        })
+    }
+}
+
+impl Violation {
+    /// The gate this violation rejects at.
+    pub fn gate(&self) -> Gate {
+        use Violation::*;
+        match self {
+            CommitmentMismatch { .. } => Gate::Fetched,
+            UnregisteredMiner { .. }
+            | BlobMismatch { .. }
+            | MissingInBaseline { .. }
+            | ExistsInBaseline { .. }
+            | NewFileWithPreimage { .. } => Gate::Verified,
+            DoesNotApply { .. } | ChangedSetMismatch { .. } | NotRegularFile { .. } => {
+                Gate::Applied
+            }
+            NoEngineConfig { .. } | BadEngineConfig { .. } => Gate::Build,
+            _ => Gate::SurfaceOk,
+        }
+    }
+
+    /// Whether the diff could not even be read as a whole (too large, NUL bytes, a line
+    /// too long, empty, or unparseable), so that no blob id could be compared.
+    pub fn is_unreadable(&self) -> bool {
+        matches!(
+            self,
+            Violation::Empty
+                | Violation::TooLarge { .. }
+                | Violation::LineTooLong { .. }
+                | Violation::NulByte { .. }
+                | Violation::Unparseable { .. }
+        )
+    }
+
+    /// The reason recorded on the submission: the gate, then the rule with its path.
+    pub fn reason(&self) -> String {
+        format!("{}: {self}", self.gate())
+    }
+}
+
+/// Errors of the gate machinery itself (not of the diff): the baseline repository is
+/// missing or broken, a directory cannot be written. A diff is never the cause.
+#[derive(Debug, thiserror::Error)]
+pub enum GateError {
+    /// A git operation on the baseline repository failed.
+    #[error("{action} in `{repo}`")]
+    Git {
+        /// What was being done.
+        action: String,
+        /// The repository.
+        repo: PathBuf,
+        /// libgit2's error.
+        #[source]
+        source: git2::Error,
+    },
+    /// An I/O error on `path`.
+    /// An I/O error on a named file.
+    #[error(transparent)]
+    Io(#[from] IoError),
+    /// A stored submission no longer passes its gates (`prepare_tree`).
+    #[error("stored diff `{path}` fails its gates now: {violation}")]
+    Rejected {
+        /// The stored diff.
+        path: PathBuf,
+        /// The violation.
+        violation: Violation,
+    },
+    /// The destination of a checkout is not an empty directory.
+    #[error("`{path}` must be an empty or missing directory")]
+    DestinationNotEmpty {
+        /// The destination.
+        path: PathBuf,
+    },
+    /// A `surface.denied_paths` glob that does not compile.
+    #[error("surface.denied_paths: glob `{pattern}` does not compile: {message}")]
+    DeniedGlob {
+        /// The pattern.
+        pattern: String,
+        /// globset's message.
+        message: String,
+    },
+    /// The data directory could not be read.
+    #[error(transparent)]
+    Data(#[from] receipts::layout::DataError),
+}
+
+/// Either the diff broke a rule (a [`Violation`], recorded on the submission) or the
+/// machinery failed (a [`GateError`], reported to the evaluator).
+#[derive(Debug, thiserror::Error)]
+pub enum GateOutcomeError {
+    /// The diff broke a rule.
+    #[error(transparent)]
+    Violation(#[from] Violation),
+    /// The machinery failed.
+    #[error(transparent)]
+    Gate(#[from] GateError),
+}

@@ -1,0 +1,529 @@
+//! Submissions (DESIGN.md §1–2; `000_1688748f3ef56e34.txt`, Pipeline): freezing a
+//! campaign and registering miners ([`campaign`]), ingesting a diff — dedupe by the
+//! sha256 of its exact bytes, then the gates, each a transition with a timestamped reason
+//! — and the one requeue after `infra_failed`.
+//!
+//! The walk. `committed → picked_up → fetched` (the bytes hash to the commitment) `→
+//! verified` (registered miner; `index` blob ids match the pinned commit) `→ applied →
+//! surface_ok → building → built → bench_queued`. The surface checks run on the parse
+//! *before* the apply writes anything; a surface violation is recorded as `rejected` at
+//! gate `surface_ok` from `verified`, and on success `applied` and `surface_ok` are
+//! recorded in the table's order (see [`crate::gates`] for why). The apply and the
+//! build happen in a temporary directory removed on every path out.
+//!
+//! Dedupe. The first *valid* commitment of a hash wins: a later ingest of the same bytes
+//! (by any miner, the same included) is a `duplicate` event on the first record, never a
+//! new record — unless the first record was rejected at `fetched` (its commitment does
+//! not match the bytes) or `verified` (an unregistered miner): such a record never held
+//! the slot, and the next commitment replaces it, keeping its trace as a `superseded`
+//! event (so nobody can block a miner's diff by committing it first with a wrong
+//! commitment or from an unregistered id). A record left mid-walk by an infrastructure error is resumed from its state by
+//! the next ingest of its bytes.
+
+pub mod campaign;
+
+use receipts::fsutil::IoError;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use receipts::fsutil::write_atomic;
+use receipts::model::{
+    Campaign, Gate, MinerId, ModelError, PipelineState, Sha256Hex, Submission, Timestamp,
+};
+
+use crate::gates::surface::{DeniedGlobs, Inspection, inspect};
+use crate::gates::{
+    Baseline, BuildFailure, Builder, GateError, GateOutcomeError, Violation, apply_checked,
+};
+use crate::store::CampaignStore;
+use receipts::layout::{CampaignDir, DataError};
+
+pub use campaign::{AddedCampaign, add_campaign, add_miner};
+
+/// Errors of the submission machinery; a diff that breaks a rule is never one of them
+/// (it is recorded as a rejection).
+#[derive(Debug, thiserror::Error)]
+pub enum IngestError {
+    /// Reading or writing the data directory failed.
+    #[error(transparent)]
+    Data(#[from] DataError),
+    /// The gate machinery failed (baseline repository, temporary directory).
+    #[error(transparent)]
+    Gate(#[from] GateError),
+    /// A record broke the model's rules (e.g. an illegal transition).
+    #[error(transparent)]
+    Model(#[from] ModelError),
+    /// An I/O error on `path`.
+    /// An I/O error on a named file.
+    #[error(transparent)]
+    Io(#[from] IoError),
+    /// The build failed for a reason that is not the submission's.
+    #[error("building submission `{sha256}`: {message}")]
+    BuildInfra {
+        /// The submission.
+        sha256: Sha256Hex,
+        /// What went wrong.
+        message: String,
+    },
+    /// The campaign file or its baseline repository is unusable.
+    #[error("{path}: {message}")]
+    Campaign {
+        /// The campaign file or repository.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
+    /// A different campaign with the same id is already frozen.
+    #[error(
+        "campaign `{id}` is already frozen with digest `{existing}`; this file has digest `{new}` (campaigns cannot change: use a new id)"
+    )]
+    CampaignConflict {
+        /// The campaign id.
+        id: String,
+        /// Digest of the frozen campaign.
+        existing: Sha256Hex,
+        /// Digest of the one given.
+        new: Sha256Hex,
+    },
+    /// The miner is already registered.
+    #[error("miner `{miner}` is already registered for campaign `{campaign}`")]
+    MinerExists {
+        /// The miner.
+        miner: MinerId,
+        /// The campaign.
+        campaign: String,
+    },
+    /// No submission with that hash (or prefix).
+    #[error("no submission `{key}` in campaign `{campaign}`")]
+    NoSubmission {
+        /// The hash or prefix asked for.
+        key: String,
+        /// The campaign.
+        campaign: String,
+    },
+    /// A hash prefix that matches several submissions.
+    #[error("`{key}` matches {count} submissions; give more characters")]
+    AmbiguousPrefix {
+        /// The prefix.
+        key: String,
+        /// How many match.
+        count: usize,
+    },
+}
+
+/// One commitment to ingest.
+#[derive(Clone, Copy, Debug)]
+pub struct IngestRequest<'a> {
+    /// The exact diff bytes.
+    pub diff: &'a [u8],
+    /// Who committed them.
+    pub miner: &'a MinerId,
+    /// The sha256 the miner published.
+    pub commitment: &'a Sha256Hex,
+}
+
+/// What an ingest did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum IngestOutcome {
+    /// A new submission; its record after the gates.
+    New(Submission),
+    /// The bytes were already submitted: a duplicate event was added to this record.
+    Duplicate(Submission),
+}
+
+impl IngestOutcome {
+    /// The record, either way.
+    pub fn submission(&self) -> &Submission {
+        match self {
+            IngestOutcome::New(s) | IngestOutcome::Duplicate(s) => s,
+        }
+    }
+}
+
+/// Ingests one commitment into the campaign of `campaign_dir` under its lock: stores
+/// `submissions/<sha256>.diff` and `.json`, then walks the gates with `builder`, saving the
+/// record after every transition.
+///
+/// Errors: [`IngestError`] for machinery failures (the campaign is missing or locked, the
+/// baseline repository is broken, a build failed for infrastructure reasons); the record
+/// keeps the state reached.
+pub fn ingest(
+    campaign_dir: &CampaignDir,
+    request: &IngestRequest<'_>,
+    builder: &dyn Builder,
+) -> Result<IngestOutcome, IngestError> {
+    let _lock = campaign_dir.lock()?;
+    let campaign = campaign_dir.load_campaign()?.campaign;
+    let sha256 = Sha256Hex::digest(request.diff);
+    let json = campaign_dir.submission_json(&sha256);
+    let existing = if json.exists() {
+        Some(campaign_dir.load_submission(&sha256)?)
+    } else {
+        None
+    };
+    let superseded = match existing {
+        // The first *valid* commitment wins (000_1688748f3ef56e34.txt): a record rejected
+        // at `fetched` or `verified` never held the slot.
+        Some(earlier) if earlier.never_held_slot() => Some(earlier),
+        Some(mut submission) => {
+            submission.record_duplicate(
+                request.miner.clone(),
+                request.commitment.clone(),
+                Timestamp::now(),
+            );
+            campaign_dir.save_submission(&submission)?;
+            let bytes = read(&campaign_dir.submission_diff(&sha256))?;
+            walk(campaign_dir, &campaign, &mut submission, &bytes, builder)?;
+            return Ok(IngestOutcome::Duplicate(submission));
+        }
+        None => None,
+    };
+    let diff_path = campaign_dir.submission_diff(&sha256);
+    fs::create_dir_all(campaign_dir.submissions_dir()).map_err(|source| {
+        IngestError::Io(IoError {
+            action: "creating",
+            path: campaign_dir.submissions_dir(),
+            source,
+        })
+    })?;
+    write_atomic(&diff_path, request.diff, 0o644).map_err(|source| {
+        IngestError::Io(IoError {
+            action: "writing",
+            path: diff_path.clone(),
+            source,
+        })
+    })?;
+    let mut submission = Submission::committed(
+        sha256,
+        campaign.id.clone(),
+        request.miner.clone(),
+        request.commitment.clone(),
+        request.diff.len() as u64,
+        Timestamp::now(),
+    );
+    if let Some(earlier) = &superseded {
+        submission.record_superseded(earlier, Timestamp::now());
+    }
+    campaign_dir.save_submission(&submission)?;
+    walk(
+        campaign_dir,
+        &campaign,
+        &mut submission,
+        request.diff,
+        builder,
+    )?;
+    Ok(IngestOutcome::New(submission))
+}
+
+/// Moves an `infra_failed` submission back to `bench_queued`, once (DESIGN.md §2); the
+/// round executor calls it for the challengers of an `infra_failed` round, holding the
+/// campaign lock.
+///
+/// Errors: [`IngestError::Model`] for a second requeue or a submission not in
+/// `infra_failed` (the record is unchanged); data directory errors.
+pub fn requeue(
+    campaign_dir: &CampaignDir,
+    sha256: &Sha256Hex,
+    reason: &str,
+) -> Result<Submission, IngestError> {
+    let mut submission = campaign_dir.load_submission(sha256)?;
+    submission.requeue(Timestamp::now(), reason)?;
+    campaign_dir.save_submission(&submission)?;
+    Ok(submission)
+}
+
+/// The submission whose sha256 is `key` or starts with it (at least 4 characters).
+///
+/// Errors: [`IngestError::NoSubmission`], [`IngestError::AmbiguousPrefix`].
+pub fn find_submission(campaign_dir: &CampaignDir, key: &str) -> Result<Submission, IngestError> {
+    let missing = || IngestError::NoSubmission {
+        key: key.to_owned(),
+        campaign: campaign_dir.id().to_string(),
+    };
+    if let Ok(sha) = key.parse::<Sha256Hex>() {
+        if !campaign_dir.submission_json(&sha).exists() {
+            return Err(missing());
+        }
+        return Ok(campaign_dir.load_submission(&sha)?);
+    }
+    if key.len() < 4 {
+        return Err(missing());
+    }
+    let mut hits: Vec<Submission> = campaign_dir
+        .list_submissions()?
+        .into_iter()
+        .filter(|s| s.sha256.as_str().starts_with(key))
+        .collect();
+    match hits.len() {
+        0 => Err(missing()),
+        1 => Ok(hits.remove(0)),
+        count => Err(IngestError::AmbiguousPrefix {
+            key: key.to_owned(),
+            count,
+        }),
+    }
+}
+
+/// Walks the gates from the record's current state to `bench_queued` or `rejected`,
+/// saving after every transition.
+fn walk(
+    campaign_dir: &CampaignDir,
+    campaign: &Campaign,
+    submission: &mut Submission,
+    bytes: &[u8],
+    builder: &dyn Builder,
+) -> Result<(), IngestError> {
+    let mut gates = Gates {
+        campaign_dir,
+        campaign,
+        bytes,
+        prepared: None,
+    };
+    loop {
+        let step = match submission.state {
+            PipelineState::Committed => Step::To(
+                PipelineState::PickedUp,
+                "gates job claimed by this referee worker".into(),
+            ),
+            PipelineState::PickedUp => gates.fetched(submission),
+            PipelineState::Fetched => gates.verified(submission)?,
+            PipelineState::Verified => gates.applied()?,
+            PipelineState::Applied => Step::To(PipelineState::SurfaceOk, gates.surface_reason()?),
+            PipelineState::SurfaceOk => Step::To(
+                PipelineState::Building,
+                format!("build started for the `{}` backend", backend_name(campaign)),
+            ),
+            PipelineState::Building => gates.build(submission, builder)?,
+            PipelineState::Built => {
+                Step::To(PipelineState::BenchQueued, "waiting for a round".into())
+            }
+            _ => return Ok(()),
+        };
+        let at = Timestamp::now();
+        match step {
+            Step::To(to, reason) => submission.transition(to, at, reason)?,
+            Step::Reject(violation) => {
+                submission.reject(violation.gate(), at, violation.reason())?;
+            }
+        }
+        campaign_dir.save_submission(submission)?;
+    }
+}
+
+/// The outcome of one gate.
+enum Step {
+    /// Move on to this state, with this reason.
+    To(PipelineState, String),
+    /// Reject at the violation's gate.
+    Reject(Violation),
+}
+
+/// State shared by the gates of one walk: the baseline, the inspection and the applied
+/// tree are computed once, on first use (a resumed walk recomputes them).
+struct Gates<'a> {
+    campaign_dir: &'a CampaignDir,
+    campaign: &'a Campaign,
+    bytes: &'a [u8],
+    prepared: Option<Prepared>,
+}
+
+/// The baseline, the verdict of the pure checks, and the patched tree once applied.
+struct Prepared {
+    baseline: Baseline,
+    inspection: Result<Inspection, Violation>,
+    tree: Option<(tempfile::TempDir, PathBuf)>,
+}
+
+impl Gates<'_> {
+    fn fetched(&self, submission: &Submission) -> Step {
+        let actual = Sha256Hex::digest(self.bytes);
+        if actual == submission.commitment {
+            Step::To(
+                PipelineState::Fetched,
+                format!(
+                    "sha256 of the {} diff bytes equals the commitment",
+                    self.bytes.len()
+                ),
+            )
+        } else {
+            Step::Reject(Violation::CommitmentMismatch {
+                commitment: submission.commitment.to_string(),
+                actual: actual.to_string(),
+            })
+        }
+    }
+
+    fn verified(&mut self, submission: &Submission) -> Result<Step, IngestError> {
+        let miners = self.campaign_dir.load_miners()?;
+        if !miners.contains(&submission.miner) {
+            return Ok(Step::Reject(Violation::UnregisteredMiner {
+                miner: submission.miner.to_string(),
+            }));
+        }
+        let commit = short_commit(&self.campaign.baseline.commit).to_owned();
+        let miner = &submission.miner;
+        Ok(match &self.prepared()?.inspection {
+            Err(v) if v.gate() == Gate::Verified => Step::Reject(v.clone()),
+            // A surface violation is recorded at `surface_ok`, after `verified`.
+            Err(v) if v.is_unreadable() => Step::To(
+                PipelineState::Verified,
+                format!(
+                    "miner `{miner}` is registered; no blob id compared: the diff is not readable (see surface_ok)"
+                ),
+            ),
+            Err(_) => Step::To(
+                PipelineState::Verified,
+                format!(
+                    "miner `{miner}` is registered; the `index` blob ids match the pinned baseline commit `{commit}`"
+                ),
+            ),
+            Ok(inspection) => {
+                let checked = inspection
+                    .approved
+                    .changes
+                    .iter()
+                    .filter(|c| c.blob_checked)
+                    .count();
+                Step::To(
+                    PipelineState::Verified,
+                    format!(
+                        "miner `{miner}` is registered; {checked} `index` blob id(s) match the pinned baseline commit `{commit}`"
+                    ),
+                )
+            }
+        })
+    }
+
+    fn applied(&mut self) -> Result<Step, IngestError> {
+        let paths = self.approved_paths()?;
+        Ok(match self.tree()? {
+            Ok(_) => Step::To(
+                PipelineState::Applied,
+                format!(
+                    "libgit2 applied the diff onto a fresh checkout of `{}`; changed exactly: {paths}",
+                    short_commit(&self.campaign.baseline.commit)
+                ),
+            ),
+            Err(v) => Step::Reject(v),
+        })
+    }
+
+    fn surface_reason(&mut self) -> Result<String, IngestError> {
+        Ok(format!(
+            "path, mode and content rules hold for {} (checked on libgit2's parse before applying)",
+            self.approved_paths()?
+        ))
+    }
+
+    fn build(
+        &mut self,
+        submission: &Submission,
+        builder: &dyn Builder,
+    ) -> Result<Step, IngestError> {
+        let tree = match self.tree()? {
+            Ok(tree) => tree,
+            Err(v) => return Ok(Step::Reject(v)),
+        };
+        match builder.build(&tree, self.campaign) {
+            Ok(output) => Ok(Step::To(PipelineState::Built, output.summary)),
+            Err(BuildFailure::Rejected(v)) => Ok(Step::Reject(v)),
+            Err(BuildFailure::Infra { message }) => Err(IngestError::BuildInfra {
+                sha256: submission.sha256.clone(),
+                message,
+            }),
+        }
+    }
+
+    fn prepared(&mut self) -> Result<&mut Prepared, IngestError> {
+        let prepared = match self.prepared.take() {
+            Some(prepared) => prepared,
+            None => {
+                let baseline = Baseline::open(
+                    &self.campaign_dir.baseline_repo(),
+                    &self.campaign.baseline.commit,
+                )?;
+                let surface = &self.campaign.surface;
+                let denied = DeniedGlobs::new(&surface.denied_paths)
+                    .map_err(|(pattern, message)| GateError::DeniedGlob { pattern, message })?;
+                let inspection = inspect(self.bytes, surface, &denied, baseline.index());
+                Prepared {
+                    baseline,
+                    inspection,
+                    tree: None,
+                }
+            }
+        };
+        Ok(self.prepared.insert(prepared))
+    }
+
+    fn approved_paths(&mut self) -> Result<String, IngestError> {
+        Ok(match &self.prepared()?.inspection {
+            Ok(inspection) => inspection
+                .approved
+                .changed_paths
+                .iter()
+                .map(|p| format!("`{p}`"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            Err(_) => String::new(),
+        })
+    }
+
+    /// The patched tree in a temporary directory, applied on first use; or the violation
+    /// that stops it.
+    fn tree(&mut self) -> Result<Result<PathBuf, Violation>, IngestError> {
+        let prepared = self.prepared()?;
+        if let Some((_, path)) = &prepared.tree {
+            return Ok(Ok(path.clone()));
+        }
+        let inspection = match &prepared.inspection {
+            Ok(inspection) => inspection,
+            Err(v) => return Ok(Err(v.clone())),
+        };
+        let tmp = tempfile::Builder::new()
+            .prefix("referee-gates-")
+            .tempdir()
+            .map_err(|source| {
+                IngestError::Io(IoError {
+                    action: "creating a temporary directory in",
+                    path: std::env::temp_dir(),
+                    source,
+                })
+            })?;
+        let dest = tmp.path().join("tree");
+        match apply_checked(
+            &prepared.baseline,
+            &inspection.parsed.diff,
+            &inspection.approved,
+            &dest,
+        ) {
+            Ok(_) => {}
+            Err(GateOutcomeError::Violation(v)) => return Ok(Err(v)),
+            Err(GateOutcomeError::Gate(e)) => return Err(e.into()),
+        }
+        prepared.tree = Some((tmp, dest.clone()));
+        Ok(Ok(dest))
+    }
+}
+
+fn read(path: &Path) -> Result<Vec<u8>, IngestError> {
+    fs::read(path).map_err(|source| {
+        IngestError::Io(IoError {
+            action: "reading",
+            path: path.to_path_buf(),
+            source,
+        })
+    })
+}
+
+fn short_commit(commit: &str) -> &str {
+    commit.get(..12).unwrap_or(commit)
+}
+
+fn backend_name(campaign: &Campaign) -> &'static str {
+    match campaign.backend {
+        receipts::model::Backend::Builtin => "builtin",
+        receipts::model::Backend::Process { .. } => "process",
+        receipts::model::Backend::Docker => "docker",
+    }
+}

@@ -1,0 +1,9 @@
+//! referee's intake (content/submitting.md): freezing a campaign, registering miners, and
+//! walking each submitted diff through the gates — fetched, verified, surface checks on
+//! libgit2's own parse, applied, built — to `bench_queued` or `rejected` with its reason;
+//! plus the data directory's writers and locks ([`store`]).
+#![deny(missing_docs)]
+
+pub mod gates;
+pub mod ingest;
+pub mod store;

@@ -1,0 +1,793 @@
+//! The open-loop load generator (MEASUREMENT.md, Open loop, timed from the schedule).
+//!
+//! A probe's arrival schedule is computed before it starts ([`ProbePlan`]). A pacing task
+//! on the client's own multi-thread tokio runtime ([`LoadClient`]) waits for each
+//! scheduled instant on a microsecond timer (tokio's timers have millisecond granularity;
+//! see `pacer`) and spawns the request there, whatever is still outstanding: no pacer
+//! thread, so no cross-thread hand-over per request. Every request is timed from its
+//! *scheduled* send time, so a stalled server shows in the tail instead of being hidden
+//! behind late sends; the client's own lag (actual − scheduled send) is recorded too.
+//! Requests stream (`stream: true`, SSE) so time to first token and inter-token gaps are
+//! measured, and fix their output length (`max_tokens` = `min_tokens`, `ignore_eos`,
+//! `temperature: 0`). Every request has a deadline after its scheduled time, so a probe
+//! ends by its last scheduled send plus the deadline, whatever the server does.
+
+#![deny(missing_docs)]
+
+pub mod bench_file;
+mod executor;
+mod pacer;
+pub mod search;
+pub mod sse;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use receipts::model::{ErrorCounts, LatencyKind, ProbeHistograms, ProbeRecord, Sla};
+
+pub use executor::{HttpProbeExecutor, MeasureConfig, measure_workload};
+use pacer::Pacer;
+use receipts::rules::histogram::{HistogramError, encode_histogram, new_latency_histogram};
+use sse::{SseEvent, SseParser};
+
+use receipts::rules::sla::{nearest_rank_value, over_bound_count, required_requests, verdict};
+use receipts::rules::workload::{Item, WorkloadError, scheduled_offset_ns};
+use search::ProgressSink;
+
+/// The server under test: an OpenAI-compatible completions endpoint.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Target {
+    /// Base URL without `/v1`, e.g. `http://127.0.0.1:8000`.
+    pub base_url: String,
+    /// The `model` field of every request.
+    pub model: String,
+}
+
+/// The load generator could not run (not a failing server: that yields failed requests).
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// The target URL is not an `http://` URL.
+    #[error("invalid target url `{url}`: {message}")]
+    InvalidUrl {
+        /// The URL as given.
+        url: String,
+        /// Why.
+        message: String,
+    },
+    /// The client's runtime or pacer timer could not be started.
+    #[error("starting the load generator's {what}")]
+    Runtime {
+        /// `runtime` or `pacer timer`.
+        what: &'static str,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The pacing task or a request task died (a bug: they do not panic by design).
+    #[error("load generator task failed: {message}")]
+    Task {
+        /// Why.
+        message: String,
+    },
+    /// A histogram could not be encoded.
+    #[error(transparent)]
+    Histogram(#[from] HistogramError),
+    /// The workload could not be built.
+    #[error(transparent)]
+    Workload(#[from] WorkloadError),
+}
+
+/// How a request failed (MEASUREMENT.md: it then counts as over the bound, not completed).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RequestErrorKind {
+    /// The connection was refused or could not be opened.
+    Connect,
+    /// An HTTP 4xx status.
+    Http4xx,
+    /// An HTTP 5xx status.
+    Http5xx,
+    /// Not an OpenAI completions stream (bad SSE or JSON, another status, an error event).
+    BadBody,
+    /// The deadline passed first.
+    Timeout,
+    /// The stream ended normally with a different number of output tokens than asked.
+    ShortOutput,
+    /// The connection closed before `data: [DONE]`.
+    ConnectionClosed,
+}
+
+/// Adds one failure of `kind` to `counts`.
+pub fn count_error(counts: &mut ErrorCounts, kind: RequestErrorKind) {
+    let slot = match kind {
+        RequestErrorKind::Connect => &mut counts.connect,
+        RequestErrorKind::Http4xx => &mut counts.http4xx,
+        RequestErrorKind::Http5xx => &mut counts.http5xx,
+        RequestErrorKind::BadBody => &mut counts.bad_body,
+        RequestErrorKind::Timeout => &mut counts.timeout,
+        RequestErrorKind::ShortOutput => &mut counts.short_output,
+        RequestErrorKind::ConnectionClosed => &mut counts.connection_closed,
+    };
+    *slot += 1;
+}
+
+/// One request as measured. All durations are ns from the request's scheduled send.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RequestSample {
+    /// A warm-up request (excluded from every figure).
+    pub warmup: bool,
+    /// Scheduled send, ns after the probe's start.
+    pub scheduled_ns: u64,
+    /// Actual − scheduled send, ns (time spent in the pacer, the runtime and any client
+    /// queue before the request was handed to the HTTP client).
+    pub send_lag_ns: u64,
+    /// Prompt bytes.
+    pub input_bytes: u64,
+    /// Output tokens asked for.
+    pub max_tokens: u32,
+    /// Output tokens received (`usage.completion_tokens` when the server reports it, else
+    /// streamed chunks).
+    pub output_tokens: u64,
+    /// Scheduled send to the last byte, or to the failure, ns.
+    pub e2e_ns: u64,
+    /// Scheduled send to the first token, ns.
+    pub ttft_ns: Option<u64>,
+    /// Gaps between consecutive token chunks, ns.
+    pub itl_ns: Vec<u64>,
+    /// Why it failed; `None` for a completed request.
+    pub error: Option<RequestErrorKind>,
+}
+
+impl RequestSample {
+    /// Whether the request completed (MEASUREMENT.md: no error, within its deadline,
+    /// exactly the requested output tokens).
+    pub fn completed(&self) -> bool {
+        self.error.is_none()
+    }
+
+    /// End-to-end latency timed from the actual send instead of the schedule, ns: what a
+    /// client blind to coordinated omission would report.
+    pub fn e2e_from_send_ns(&self) -> u64 {
+        self.e2e_ns.saturating_sub(self.send_lag_ns)
+    }
+}
+
+/// One request of a probe, scheduled.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlannedRequest {
+    /// The workload item.
+    pub item: Item,
+    /// Scheduled send, ns after the probe's start.
+    pub scheduled_ns: u64,
+    /// A warm-up request.
+    pub warmup: bool,
+}
+
+/// A probe's requests with their schedule (MEASUREMENT.md, Probe).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProbePlan {
+    /// Warm-up requests first, then the measured ones, in send order.
+    pub requests: Vec<PlannedRequest>,
+    /// Every request's deadline after its scheduled send, ms.
+    pub deadline_ms: u64,
+}
+
+impl ProbePlan {
+    /// Schedules `items` (one sub-stream, in send order) at `rate_milli_rps`: the first
+    /// `warmup` are warm-up; then the fewest measured items, at least `min_requests`,
+    /// whose scheduled span (first to last measured send) reaches `min_duration_ms`. If
+    /// the sub-stream runs out first, every item is used (the workload sizes sub-streams
+    /// so that practically never happens).
+    pub fn new(
+        items: Vec<Item>,
+        rate_milli_rps: u64,
+        warmup: u32,
+        min_requests: u32,
+        min_duration_ms: u64,
+        deadline_ms: u64,
+    ) -> Self {
+        let warmup = (warmup as usize).min(items.len());
+        let offsets: Vec<u64> = items
+            .iter()
+            .map(|item| scheduled_offset_ns(item.arrival_unit_ns, rate_milli_rps))
+            .collect();
+        let min_duration_ns = min_duration_ms.saturating_mul(1_000_000);
+        let mut end = items.len();
+        if let Some(&first) = offsets.get(warmup) {
+            for (i, &offset) in offsets.iter().enumerate().skip(warmup) {
+                let count = i + 1 - warmup;
+                if count >= min_requests as usize && offset - first >= min_duration_ns {
+                    end = i + 1;
+                    break;
+                }
+            }
+        }
+        let requests = items
+            .into_iter()
+            .zip(offsets)
+            .take(end)
+            .enumerate()
+            .map(|(i, (item, scheduled_ns))| PlannedRequest {
+                item,
+                scheduled_ns,
+                warmup: i < warmup,
+            })
+            .collect();
+        Self {
+            requests,
+            deadline_ms,
+        }
+    }
+
+    /// Measured (non-warm-up) requests.
+    pub fn measured(&self) -> usize {
+        self.requests.iter().filter(|r| !r.warmup).count()
+    }
+}
+
+/// The pooled HTTP/1.1 client of the load generator: hyper's own, without reqwest's
+/// per-request URL conversion and header handling (about a sixth of the client's CPU at
+/// 20,000 req/s on one core: BENCHMARKS.md, load generator).
+type HttpClient = Client<HttpConnector, Full<Bytes>>;
+
+/// The client side of the load generator: a pooled HTTP client on its own tokio runtime,
+/// so the caller's runtime (or the engine under test) cannot starve it.
+#[derive(Debug)]
+pub struct LoadClient {
+    runtime: Option<tokio::runtime::Runtime>,
+    http: HttpClient,
+    in_flight: Option<Arc<tokio::sync::Semaphore>>,
+}
+
+/// How the load client runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ClientConfig {
+    /// Worker threads of the client's runtime (default 2).
+    pub worker_threads: usize,
+    /// Cap on requests in flight; beyond it sends wait inside the client (and the wait
+    /// shows as send lag). `None` (the default) = unbounded, as an open-loop run needs.
+    pub max_in_flight: Option<usize>,
+}
+
+impl Default for ClientConfig {
+    fn default() -> Self {
+        Self {
+            worker_threads: 2,
+            max_in_flight: None,
+        }
+    }
+}
+
+/// The pacer starts this long after a probe is handed to it, so its first send is on time.
+const START_LEAD: Duration = Duration::from_millis(20);
+
+impl LoadClient {
+    /// Starts the client runtime and builds the pooled HTTP/1.1 client.
+    ///
+    /// Errors: [`LoadError::Runtime`] when threads cannot be started.
+    pub fn new(config: ClientConfig) -> Result<Self, LoadError> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(config.worker_threads.max(1))
+            .thread_name("referee-load")
+            .enable_all()
+            .build()
+            .map_err(|source| LoadError::Runtime {
+                what: "runtime",
+                source,
+            })?;
+        let mut connector = HttpConnector::new();
+        connector.set_nodelay(true);
+        // With a timer the pool closes connections idle for 30 s in the background (without
+        // one, only at the next checkout).
+        let http = Client::builder(hyper_util::rt::TokioExecutor::new())
+            .pool_timer(hyper_util::rt::TokioTimer::new())
+            .pool_max_idle_per_host(usize::MAX)
+            .pool_idle_timeout(Duration::from_secs(30))
+            .build(connector);
+        Ok(Self {
+            runtime: Some(runtime),
+            http,
+            in_flight: config
+                .max_in_flight
+                .map(|n| Arc::new(tokio::sync::Semaphore::new(n.max(1)))),
+        })
+    }
+
+    /// Runs `plan` against `target` open-loop and returns one sample per planned request,
+    /// in plan order. Reports finished requests to `progress` every 100 ms. Returns by the
+    /// last scheduled send plus the deadline (plus scheduling slack), whatever the server
+    /// does. The caller's runtime must have its time driver enabled.
+    ///
+    /// Errors: [`LoadError::InvalidUrl`] for a base URL that is not `http://`;
+    /// [`LoadError::Runtime`] when the pacer timer cannot start; [`LoadError::Task`] if a
+    /// task died.
+    pub async fn run(
+        &self,
+        target: &Target,
+        plan: &ProbePlan,
+        progress: &dyn ProgressSink,
+    ) -> Result<Vec<RequestSample>, LoadError> {
+        let base = target.base_url.trim_end_matches('/');
+        let url: hyper::Uri = format!("{base}/v1/completions").parse().map_err(
+            |e: hyper::http::uri::InvalidUri| LoadError::InvalidUrl {
+                url: target.base_url.clone(),
+                message: e.to_string(),
+            },
+        )?;
+        if url.scheme() != Some(&hyper::http::uri::Scheme::HTTP) || url.host().is_none() {
+            return Err(LoadError::InvalidUrl {
+                url: target.base_url.clone(),
+                message: "only http://HOST[:PORT] is supported (the client has no TLS)".into(),
+            });
+        }
+        let Some(runtime) = &self.runtime else {
+            return Err(LoadError::Task {
+                message: "runtime already shut down".into(),
+            });
+        };
+        let context = Arc::new(SendContext {
+            http: self.http.clone(),
+            url,
+            deadline: Duration::from_millis(plan.deadline_ms),
+            in_flight: self.in_flight.clone(),
+            done: AtomicU32::new(0),
+        });
+        // Request bodies are built before the run so the pacing task only hands them over.
+        let prepared: Vec<PreparedRequest> = plan
+            .requests
+            .iter()
+            .map(|r| PreparedRequest {
+                body: request_body(&target.model, &r.item),
+                scheduled_ns: r.scheduled_ns,
+                warmup: r.warmup,
+                input_bytes: r.item.prompt.len() as u64,
+                max_tokens: r.item.max_tokens,
+            })
+            .collect();
+        let count = prepared.len();
+        // Each request task sends its sample here and ends, freeing its memory at once (a
+        // JoinHandle per request kept every finished task alive until the end of the
+        // probe: hundreds of MB at high rates, and the allocator's page faults with it).
+        let (samples_tx, mut samples_rx) = tokio::sync::mpsc::unbounded_channel();
+        let pacer_context = Arc::clone(&context);
+        let start = Instant::now() + START_LEAD;
+        let pacing = runtime.spawn(async move {
+            let pacer = Pacer::new().map_err(|source| LoadError::Runtime {
+                what: "pacer timer",
+                source,
+            })?;
+            for (index, request) in prepared.into_iter().enumerate() {
+                let scheduled = start + Duration::from_nanos(request.scheduled_ns);
+                pacer
+                    .wait_until(scheduled)
+                    .await
+                    .map_err(|source| LoadError::Runtime {
+                        what: "pacer timer",
+                        source,
+                    })?;
+                let context = Arc::clone(&pacer_context);
+                let samples_tx = samples_tx.clone();
+                tokio::spawn(async move {
+                    let sample = send_one(context, request, scheduled).await;
+                    // The receiver is gone only if the caller dropped the run.
+                    let _ = samples_tx.send((index, sample));
+                });
+            }
+            Ok::<_, LoadError>(())
+        });
+        // Collected on the client's runtime: a wake-up of the caller's thread per request
+        // cost a context switch each.
+        let collector = runtime.spawn(async move {
+            let mut slots: Vec<Option<RequestSample>> = vec![None; count];
+            // Ends when the pacing task and every request task have dropped their sender.
+            while let Some((index, sample)) = samples_rx.recv().await {
+                slots[index] = Some(sample);
+            }
+            slots
+        });
+        let collect = async {
+            let slots = collector.await.map_err(|e| LoadError::Task {
+                message: format!("the collecting task failed: {e}"),
+            })?;
+            pacing.await.map_err(|e| LoadError::Task {
+                message: format!("the pacing task failed: {e}"),
+            })??;
+            slots
+                .into_iter()
+                .collect::<Option<Vec<_>>>()
+                .ok_or_else(|| LoadError::Task {
+                    message: "a request task ended without its sample".into(),
+                })
+        };
+        tokio::pin!(collect);
+        loop {
+            tokio::select! {
+                result = &mut collect => {
+                    progress.requests_done(context.done.load(Ordering::Relaxed));
+                    return result;
+                }
+                _ = tokio::time::sleep(Duration::from_millis(100)) => {
+                    progress.requests_done(context.done.load(Ordering::Relaxed));
+                }
+            }
+        }
+    }
+}
+
+impl Drop for LoadClient {
+    fn drop(&mut self) {
+        // Dropping a runtime inside another runtime's context panics; shutting it down in
+        // the background never blocks.
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_background();
+        }
+    }
+}
+
+/// What every request task of one probe shares.
+struct SendContext {
+    http: HttpClient,
+    url: hyper::Uri,
+    deadline: Duration,
+    in_flight: Option<Arc<tokio::sync::Semaphore>>,
+    done: AtomicU32,
+}
+
+struct PreparedRequest {
+    body: Bytes,
+    scheduled_ns: u64,
+    warmup: bool,
+    input_bytes: u64,
+    max_tokens: u32,
+}
+
+/// The completions request of `item`: streamed, greedy, output length fixed
+/// (MEASUREMENT.md: `ignore_eos`, `min_tokens` = `max_tokens`, as vLLM accepts).
+fn request_body(model: &str, item: &Item) -> Bytes {
+    let body = serde_json::json!({
+        "model": model,
+        "prompt": item.prompt,
+        "max_tokens": item.max_tokens,
+        "min_tokens": item.max_tokens,
+        "ignore_eos": true,
+        "temperature": 0,
+        "stream": true,
+        "stream_options": { "include_usage": true },
+    });
+    Bytes::from(body.to_string())
+}
+
+fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+/// Sends one request and measures it from `scheduled`; never outlives its deadline.
+async fn send_one(
+    context: Arc<SendContext>,
+    request: PreparedRequest,
+    scheduled: Instant,
+) -> RequestSample {
+    let mut sample = RequestSample {
+        warmup: request.warmup,
+        scheduled_ns: request.scheduled_ns,
+        input_bytes: request.input_bytes,
+        max_tokens: request.max_tokens,
+        ..RequestSample::default()
+    };
+    let deadline = scheduled + context.deadline;
+    let mut sent = false;
+    let outcome = tokio::time::timeout_at(
+        tokio::time::Instant::from_std(deadline),
+        exchange(&context, request.body, scheduled, &mut sample, &mut sent),
+    )
+    .await;
+    let error = match outcome {
+        Ok(Ok(())) => {
+            if sample.output_tokens == u64::from(sample.max_tokens) {
+                None
+            } else {
+                Some(RequestErrorKind::ShortOutput)
+            }
+        }
+        Ok(Err(kind)) => Some(kind),
+        Err(_) => Some(RequestErrorKind::Timeout),
+    };
+    if !sent {
+        // Never handed to the HTTP client (queued in the client until the deadline).
+        sample.send_lag_ns = nanos(Instant::now().saturating_duration_since(scheduled));
+    }
+    if error.is_some() {
+        sample.e2e_ns = nanos(Instant::now().saturating_duration_since(scheduled));
+    }
+    sample.error = error;
+    context.done.fetch_add(1, Ordering::Relaxed);
+    sample
+}
+
+/// The HTTP exchange: waits for an in-flight slot (if capped), sends, reads the stream.
+async fn exchange(
+    context: &SendContext,
+    body: Bytes,
+    scheduled: Instant,
+    sample: &mut RequestSample,
+    sent: &mut bool,
+) -> Result<(), RequestErrorKind> {
+    let _permit = match &context.in_flight {
+        Some(semaphore) => Some(
+            semaphore
+                .acquire()
+                .await
+                .map_err(|_| RequestErrorKind::ConnectionClosed)?,
+        ),
+        None => None,
+    };
+    sample.send_lag_ns = nanos(Instant::now().saturating_duration_since(scheduled));
+    *sent = true;
+    let mut request = hyper::Request::new(Full::new(body));
+    *request.method_mut() = hyper::Method::POST;
+    *request.uri_mut() = context.url.clone();
+    let headers = request.headers_mut();
+    headers.insert(
+        hyper::header::CONTENT_TYPE,
+        hyper::header::HeaderValue::from_static("application/json"),
+    );
+    headers.insert(
+        hyper::header::ACCEPT,
+        hyper::header::HeaderValue::from_static("text/event-stream"),
+    );
+    let response = context
+        .http
+        .request(request)
+        .await
+        .map_err(|e| classify(&e))?;
+    let status = response.status();
+    if status.is_server_error() {
+        return Err(RequestErrorKind::Http5xx);
+    }
+    if status.is_client_error() {
+        return Err(RequestErrorKind::Http4xx);
+    }
+    if !status.is_success() {
+        return Err(RequestErrorKind::BadBody);
+    }
+    let mut body = response.into_body();
+    let mut parser = SseParser::default();
+    let mut events = Vec::new();
+    let mut chunks = 0u64;
+    let mut usage = None;
+    let mut last_token: Option<Instant> = None;
+    let mut done = false;
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|e| classify_hyper(&e))?;
+        let Some(bytes) = frame.data_ref() else {
+            continue; // trailers
+        };
+        let now = Instant::now();
+        parser
+            .feed(bytes, &mut events)
+            .map_err(|_| RequestErrorKind::BadBody)?;
+        for event in events.drain(..) {
+            match event {
+                SseEvent::Token => {
+                    chunks += 1;
+                    match last_token {
+                        None => sample.ttft_ns = Some(nanos(now - scheduled)),
+                        Some(previous) => sample.itl_ns.push(nanos(now - previous)),
+                    }
+                    last_token = Some(now);
+                }
+                SseEvent::Usage { completion_tokens } => usage = Some(completion_tokens),
+                SseEvent::Done => done = true,
+                SseEvent::Other => {}
+            }
+        }
+        if done {
+            sample.e2e_ns = nanos(now - scheduled);
+            break;
+        }
+    }
+    if !done {
+        return Err(RequestErrorKind::ConnectionClosed);
+    }
+    sample.output_tokens = usage.unwrap_or(chunks);
+    Ok(())
+}
+
+/// Maps a client error before the response to a kind.
+fn classify(error: &hyper_util::client::legacy::Error) -> RequestErrorKind {
+    if error.is_connect() {
+        return RequestErrorKind::Connect;
+    }
+    match std::error::Error::source(error).and_then(|e| e.downcast_ref::<hyper::Error>()) {
+        Some(e) => classify_hyper(e),
+        None => RequestErrorKind::ConnectionClosed,
+    }
+}
+
+/// Maps a protocol error (response head or body) to a kind: a malformed response is a
+/// bad body, anything else (reset, early close) a closed connection.
+fn classify_hyper(error: &hyper::Error) -> RequestErrorKind {
+    if error.is_parse() || error.is_parse_status() || error.is_parse_too_large() {
+        RequestErrorKind::BadBody
+    } else {
+        RequestErrorKind::ConnectionClosed
+    }
+}
+
+/// Where a probe sits in the search and what it is judged against.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProbeContext {
+    /// Run number.
+    pub run: u32,
+    /// Probe number within the run.
+    pub probe: u32,
+    /// Workload sub-stream.
+    pub sub_stream: u32,
+    /// Target rate, milli-requests/s.
+    pub rate_milli_rps: u64,
+    /// The SLA.
+    pub sla: Sla,
+    /// Send-lag p99 bound, µs.
+    pub send_lag_bound_us: u64,
+}
+
+/// Builds a probe's record from its samples (MEASUREMENT.md, Probe): histograms in µs of
+/// the measured requests (latencies of completed ones only), the SLA percentile with
+/// failed requests ranked last, the over-bound count (failed requests plus completed ones
+/// whose bucket exceeds the bound, see [`over_bound_count`]), send-lag p50/p99, the
+/// verdict, and throughput = completed ÷ (last completion − first scheduled send).
+///
+/// Errors: [`LoadError::Histogram`] if a histogram cannot be encoded.
+pub fn summarize_probe(
+    context: &ProbeContext,
+    samples: &[RequestSample],
+) -> Result<ProbeRecord, LoadError> {
+    let mut e2e = new_latency_histogram();
+    let mut ttft = new_latency_histogram();
+    let mut tpot = new_latency_histogram();
+    let mut itl = new_latency_histogram();
+    let mut send_lag = new_latency_histogram();
+    let mut errors = ErrorCounts::default();
+    let (mut requests, mut completed) = (0u32, 0u32);
+    let (mut input_bytes, mut output_tokens) = (0u64, 0u64);
+    let mut first_scheduled_ns = u64::MAX;
+    let mut last_completion_ns = 0u64;
+    for sample in samples.iter().filter(|s| !s.warmup) {
+        requests += 1;
+        input_bytes += sample.input_bytes;
+        output_tokens += sample.output_tokens;
+        first_scheduled_ns = first_scheduled_ns.min(sample.scheduled_ns);
+        send_lag.saturating_record(sample.send_lag_ns / 1000);
+        if let Some(kind) = sample.error {
+            count_error(&mut errors, kind);
+            continue;
+        }
+        completed += 1;
+        last_completion_ns = last_completion_ns.max(sample.scheduled_ns + sample.e2e_ns);
+        let e2e_ns = sample.e2e_ns;
+        let ttft_ns = sample.ttft_ns.unwrap_or(e2e_ns);
+        e2e.saturating_record(e2e_ns / 1000);
+        ttft.saturating_record(ttft_ns / 1000);
+        let tpot_ns = match sample.output_tokens {
+            0 | 1 => 0,
+            n => (e2e_ns - ttft_ns.min(e2e_ns)) / (n - 1),
+        };
+        tpot.saturating_record(tpot_ns / 1000);
+        for gap in &sample.itl_ns {
+            itl.saturating_record(gap / 1000);
+        }
+    }
+    let failed = u64::from(requests - completed);
+    let sla_histogram = match context.sla.latency {
+        LatencyKind::E2e => &e2e,
+        LatencyKind::Ttft => &ttft,
+        LatencyKind::Tpot => &tpot,
+    };
+    let over_bound = failed + over_bound_count(sla_histogram, context.sla.bound_us());
+    let p50 = receipts::model::Percentile::from_permille(500).ok();
+    let p99 = receipts::model::Percentile::from_permille(990).ok();
+    let lag_at = |p: Option<receipts::model::Percentile>| {
+        p.and_then(|p| nearest_rank_value(&send_lag, p, 0))
+            .unwrap_or(0)
+    };
+    let send_lag_p50_us = lag_at(p50);
+    let send_lag_p99_us = lag_at(p99);
+    let duration_ns = last_completion_ns.saturating_sub(first_scheduled_ns);
+    let throughput_milli_rps = if completed == 0 || duration_ns == 0 {
+        0
+    } else {
+        let t = u128::from(completed) * 1_000_000_000_000 / u128::from(duration_ns);
+        u64::try_from(t).unwrap_or(u64::MAX)
+    };
+    Ok(ProbeRecord {
+        run: context.run,
+        probe: context.probe,
+        sub_stream: context.sub_stream,
+        rate_milli_rps: context.rate_milli_rps,
+        warmup_requests: samples.iter().filter(|s| s.warmup).count() as u32,
+        requests,
+        completed,
+        over_bound: over_bound as u32,
+        percentile_us: nearest_rank_value(sla_histogram, context.sla.percentile, failed),
+        // Shown to readers only; past 20 over-bound requests it is far off and costly.
+        required_requests: (over_bound <= 20)
+            .then(|| required_requests(over_bound, context.sla.percentile))
+            .flatten(),
+        send_lag_p50_us,
+        send_lag_p99_us,
+        send_lag_bound_us: context.send_lag_bound_us,
+        verdict: verdict(
+            u64::from(requests),
+            over_bound,
+            context.sla.percentile,
+            send_lag_p99_us,
+            context.send_lag_bound_us,
+        ),
+        throughput_milli_rps,
+        duration_us: duration_ns / 1000,
+        input_bytes,
+        output_tokens,
+        errors,
+        histograms: ProbeHistograms {
+            e2e: encode_histogram(&e2e)?,
+            ttft: encode_histogram(&ttft)?,
+            tpot: encode_histogram(&tpot)?,
+            itl: encode_histogram(&itl)?,
+            send_lag: encode_histogram(&send_lag)?,
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use receipts::model::Sha256Hex;
+
+    fn items(count: u32) -> Vec<Item> {
+        (0..count)
+            .map(|i| Item {
+                item_index: i,
+                prompt: "p".into(),
+                prompt_sha256: Sha256Hex::digest(b"p"),
+                max_tokens: 1,
+                arrival_unit_ns: u64::from(i) * receipts::rules::workload::UNIT_GAP_NS,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn plan_meets_both_minimums() {
+        // 10 req/s: 2 warm-up, then ≥ 5 requests and ≥ 1 s between the first and last
+        // measured sends: measured offsets 0.2 s … 1.2 s, 11 requests.
+        let plan = ProbePlan::new(items(100), 10_000, 2, 5, 1_000, 50);
+        assert_eq!(plan.requests.len(), 13);
+        assert_eq!(plan.measured(), 11);
+        assert_eq!(plan.requests[2].scheduled_ns, 200_000_000);
+        assert_eq!(plan.requests[12].scheduled_ns, 1_200_000_000);
+        assert!(plan.requests[..2].iter().all(|r| r.warmup));
+        // The request minimum dominates at a high rate.
+        let plan = ProbePlan::new(items(100), 1_000_000, 0, 30, 10, 50);
+        assert_eq!(plan.measured(), 30);
+        // A sub-stream too short for the minimums is used whole.
+        let plan = ProbePlan::new(items(8), 1_000, 3, 30, 0, 50);
+        assert_eq!((plan.requests.len(), plan.measured()), (8, 5));
+    }
+
+    #[test]
+    fn request_body_fixes_the_output_length() {
+        let body = request_body("m", &items(1)[0]);
+        let value: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(
+            value,
+            serde_json::json!({
+                "model": "m", "prompt": "p", "max_tokens": 1, "min_tokens": 1,
+                "ignore_eos": true, "temperature": 0, "stream": true,
+                "stream_options": {"include_usage": true}
+            })
+        );
+    }
+}

@@ -1,0 +1,190 @@
+//! The SLA rate search (MEASUREMENT.md, Run and Entry): the bracket-then-bisect search of
+//! each run and the entry's median over `runs` runs, judged with `receipts::rules::sla`.
+//!
+//! The search is generic over a [`ProbeExecutor`], so it runs against a real server
+//! ([`crate::HttpProbeExecutor`]) or, in tests, against a simulated server in tokio's
+//! paused clock.
+
+use std::future::Future;
+
+use receipts::model::{
+    EntryMeasurement, MeasurementOutcome, ProbeRecord, ProbeVerdict, RateSearchSpec,
+    RunMeasurement, SlaUnmetReason,
+};
+use receipts::rules::sla::max_probes_per_run;
+
+use crate::LoadError;
+
+/// Runs one probe: an open-loop run at a fixed rate, judged with [`verdict`].
+pub trait ProbeExecutor {
+    /// Sends probe `probe` of run `run` (its own workload sub-stream) at `rate_milli_rps`
+    /// and returns its record. Errors are infrastructure failures (the client could not
+    /// run at all); a server that fails requests yields a failing record, not an error.
+    fn probe(
+        &mut self,
+        run: u32,
+        probe: u32,
+        rate_milli_rps: u64,
+    ) -> impl Future<Output = Result<ProbeRecord, LoadError>>;
+}
+
+/// Reports the search's progress (the CLI draws it with indicatif; the round executor
+/// logs it). Every method has an empty default.
+pub trait ProgressSink: Sync {
+    /// A probe starts: `requests` are planned, warm-up included.
+    fn probe_started(&self, _run: u32, _probe: u32, _rate_milli_rps: u64, _requests: u32) {}
+    /// `done` of the probe's requests have finished (sent at most every 100 ms).
+    fn requests_done(&self, _done: u32) {}
+    /// A probe ended with this record.
+    fn probe_finished(&self, _record: &ProbeRecord) {}
+}
+
+/// A [`ProgressSink`] that reports nothing.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoProgress;
+
+impl ProgressSink for NoProgress {}
+/// One run's search (MEASUREMENT.md, Run): probe the minimum rate, double until a probe
+/// does not pass (or the maximum passes), then bisect between the highest passing and the
+/// lowest failing rate until hi ≤ lo × (1 + tolerance) or they are 1 milli-request/s
+/// apart. The result is the throughput of the highest passing probe. Stops early at
+/// [`max_probes_per_run`] probes, at an `Invalid` probe (the run is then not valid) or at
+/// `deadline`; the second value is true when the deadline stopped it.
+///
+/// Errors: the executor's.
+pub async fn search_run<E: ProbeExecutor>(
+    executor: &mut E,
+    run: u32,
+    spec: &RateSearchSpec,
+    deadline: tokio::time::Instant,
+    progress: &dyn ProgressSink,
+) -> Result<(RunMeasurement, bool), LoadError> {
+    let max_probes = max_probes_per_run(spec);
+    let mut probes: Vec<ProbeRecord> = Vec::new();
+    let mut best: Option<usize> = None;
+    let mut expired = false;
+    let mut lo: Option<u64> = None;
+    let mut hi: Option<u64> = None;
+    let mut rate = spec.min_rate_milli_rps.max(1);
+    loop {
+        // Next rate: bracket until the first failure, then bisect.
+        if probes.len() as u32 >= max_probes {
+            break;
+        }
+        if tokio::time::Instant::now() >= deadline {
+            expired = true;
+            break;
+        }
+        let record = executor.probe(run, probes.len() as u32, rate).await?;
+        progress.probe_finished(&record);
+        let passed = record.verdict == ProbeVerdict::Pass;
+        let invalid = record.verdict == ProbeVerdict::Invalid;
+        probes.push(record);
+        if invalid {
+            // The client, not the engine, was measured: nothing after this would count.
+            break;
+        }
+        if passed {
+            best = Some(probes.len() - 1);
+            lo = Some(rate);
+        } else {
+            hi = Some(rate);
+        }
+        rate = match (lo, hi) {
+            (None, _) => break,
+            (Some(lo), None) if lo >= spec.max_rate_milli_rps => break,
+            (Some(lo), None) => lo.saturating_mul(2).min(spec.max_rate_milli_rps),
+            (Some(lo), Some(hi)) => {
+                let within = u128::from(hi) * 10_000
+                    <= u128::from(lo) * (10_000 + u128::from(spec.rate_tolerance_bp));
+                if within || hi - lo <= 1 {
+                    break;
+                }
+                lo + (hi - lo) / 2
+            }
+        };
+    }
+    if tokio::time::Instant::now() > deadline {
+        expired = true;
+    }
+    let valid = probes.iter().all(|p| p.verdict != ProbeVerdict::Invalid);
+    let best = best.map(|i| &probes[i]);
+    Ok((
+        RunMeasurement {
+            run,
+            throughput_milli_rps: best.map(|p| p.throughput_milli_rps),
+            rate_milli_rps: best.map(|p| p.rate_milli_rps),
+            valid,
+            probes,
+        },
+        expired,
+    ))
+}
+
+/// An entry (MEASUREMENT.md, Entry): `runs` searches, each on its own sub-streams, within
+/// `rate_search.entry_deadline_s` from now. The outcome is `Invalid` when a probe's send
+/// lag exceeded its bound (an infrastructure failure: the client was measured),
+/// `SlaUnmet` when a run finds no passing rate or the deadline expires (later runs are
+/// then skipped); otherwise the throughput is the median run (the lower middle for an
+/// even count) with min and max.
+///
+/// Errors: the executor's.
+pub async fn search_entry<E: ProbeExecutor>(
+    executor: &mut E,
+    runs: u32,
+    spec: &RateSearchSpec,
+    progress: &dyn ProgressSink,
+) -> Result<EntryMeasurement, LoadError> {
+    let deadline =
+        tokio::time::Instant::now() + std::time::Duration::from_secs(spec.entry_deadline_s);
+    let mut measured = Vec::new();
+    let mut stopped = None;
+    for run in 0..runs {
+        let (result, expired) = search_run(executor, run, spec, deadline, progress).await?;
+        let found = result.throughput_milli_rps.is_some();
+        let invalid_probe = (!result.valid).then(|| result.probes.len() as u32 - 1);
+        measured.push(result);
+        stopped = if let Some(probe) = invalid_probe {
+            Some(MeasurementOutcome::Invalid { run, probe })
+        } else if expired {
+            Some(MeasurementOutcome::SlaUnmet {
+                reason: SlaUnmetReason::DeadlineExpired,
+            })
+        } else if !found {
+            Some(MeasurementOutcome::SlaUnmet {
+                reason: SlaUnmetReason::NoPassingRate,
+            })
+        } else {
+            None
+        };
+        if stopped.is_some() {
+            break;
+        }
+    }
+    let valid = measured.iter().all(|r| r.valid);
+    let (median, min, max, outcome) = match stopped {
+        Some(outcome) => (None, None, None, outcome),
+        None => {
+            let values: Vec<u64> = measured
+                .iter()
+                .filter_map(|r| r.throughput_milli_rps)
+                .collect();
+            // One definition of the entry's median/min/max, shared with the verifier.
+            let spread = receipts::rules::score::run_throughputs(&values);
+            (
+                spread.map(|(median, _, _)| median),
+                spread.map(|(_, min, _)| min),
+                spread.map(|(_, _, max)| max),
+                MeasurementOutcome::Measured,
+            )
+        }
+    };
+    Ok(EntryMeasurement {
+        runs: measured,
+        throughput_milli_rps: median,
+        throughput_min_milli_rps: min,
+        throughput_max_milli_rps: max,
+        valid,
+        outcome,
+    })
+}

@@ -1,0 +1,262 @@
+//! The demo of `examples/demo/` (issue 6): the built-in engine's baseline files, the
+//! campaign and six submissions, embedded in the binary so `referee demo` runs from any
+//! directory. The baseline git repository is built from the embedded files with git2
+//! under a fixed author, committer and time, so its commit id — pinned in the demo's
+//! `campaign.toml` — is the same on every machine.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use git2::{Oid, Repository, Signature, Time};
+use receipts::fsutil::IoError;
+
+/// The baseline engine config (`examples/demo/baseline/engine.toml`).
+pub const BASELINE_ENGINE_TOML: &str = include_str!("../examples/demo/baseline/engine.toml");
+
+/// The demo campaign (`examples/demo/campaign.toml`); `baseline.repo` is `baseline.git`
+/// next to it.
+pub const CAMPAIGN_TOML: &str = include_str!("../examples/demo/campaign.toml");
+
+/// The demo campaign's id.
+pub const CAMPAIGN_ID: &str = "demo";
+
+/// Author and committer of the baseline commit.
+const AUTHOR: (&str, &str) = ("referee demo", "demo@referee.invalid");
+
+/// Time of the baseline commit: 2026-01-01T00:00:00Z, in seconds since the epoch.
+const COMMIT_TIME_S: i64 = 1_767_225_600;
+
+/// Message of the baseline commit.
+const COMMIT_MESSAGE: &str = "demo baseline: the built-in engine's config\n";
+
+/// One demo submission: a real diff against the baseline and what it should do.
+#[derive(Clone, Copy, Debug)]
+pub struct DemoSubmission {
+    /// File name under `examples/demo/submissions/`.
+    pub file: &'static str,
+    /// The miner who commits it.
+    pub miner: &'static str,
+    /// What it does, in words.
+    pub what: &'static str,
+    /// The change: set `engine.toml` key `.0` to `.1`; `None` for a fixed diff.
+    pub edit: Option<(&'static str, &'static str)>,
+}
+
+/// The demo's submissions, in commitment order.
+pub const SUBMISSIONS: [DemoSubmission; 6] = [
+    DemoSubmission {
+        file: "faster-batching.diff",
+        miner: "miner-fast",
+        what: "batches 8 sequences instead of 1: clearly faster",
+        edit: Some(("max_num_seqs", "8")),
+    },
+    DemoSubmission {
+        file: "slower-chunks.diff",
+        miner: "miner-slow",
+        what: "prefills one token per step: clearly slower",
+        edit: Some(("max_num_batched_tokens", "1")),
+    },
+    DemoSubmission {
+        file: "int4-weights.diff",
+        miner: "miner-int4",
+        what: "int4 weights: fails the correctness gate",
+        edit: Some(("weight_dtype", "\"int4\"")),
+    },
+    DemoSubmission {
+        file: "huge-kv-cache.diff",
+        miner: "miner-oom",
+        what: "a KV cache larger than the memory limit: dies at start",
+        edit: Some(("kv_cache_budget_mb", "4096")),
+    },
+    DemoSubmission {
+        file: "git-hook.diff",
+        miner: "miner-hostile",
+        what: "writes a .git hook: rejected at a gate",
+        edit: None,
+    },
+    DemoSubmission {
+        file: "faster-batching.diff",
+        miner: "miner-copycat",
+        what: "the same bytes as the first: a duplicate, skipped",
+        edit: Some(("max_num_seqs", "8")),
+    },
+];
+
+/// The hostile submission's diff: a `.git` hook (`examples/demo/submissions/git-hook.diff`).
+pub const GIT_HOOK_DIFF: &str = include_str!("../examples/demo/submissions/git-hook.diff");
+
+impl DemoSubmission {
+    /// The diff bytes: the config edit against [`BASELINE_ENGINE_TOML`] as `git diff`
+    /// writes it (so the committed files under `examples/demo/submissions/` stay what
+    /// the demo sends, see the test `demo_files_are_current`), or the fixed diff.
+    ///
+    /// Errors: [`DemoError::Git`].
+    pub fn diff(&self) -> Result<String, DemoError> {
+        match self.edit {
+            Some((key, value)) => config_diff(
+                BASELINE_ENGINE_TOML,
+                &set_key(BASELINE_ENGINE_TOML, key, value),
+            ),
+            None => Ok(GIT_HOOK_DIFF.to_owned()),
+        }
+    }
+}
+
+/// `text` with the line `key = …` replaced by `key = value`.
+pub fn set_key(text: &str, key: &str, value: &str) -> String {
+    let prefix = format!("{key} =");
+    text.lines()
+        .map(|line| {
+            if line.starts_with(&prefix) {
+                format!("{key} = {value}\n")
+            } else {
+                format!("{line}\n")
+            }
+        })
+        .collect()
+}
+
+/// Errors building the demo's files.
+#[derive(Debug, thiserror::Error)]
+pub enum DemoError {
+    /// An I/O error on a named file.
+    #[error(transparent)]
+    Io(#[from] IoError),
+    /// libgit2 failed building the baseline repository.
+    #[error("building the demo baseline repository `{path}`: {message}")]
+    Git {
+        /// The repository.
+        path: PathBuf,
+        /// libgit2's message.
+        message: String,
+    },
+}
+
+/// Creates (or reuses) the bare baseline repository at `dest` and returns its commit:
+/// one commit holding the demo's `engine.toml`, by a fixed author and committer at a
+/// fixed time, so the id is the same on every machine.
+///
+/// Errors: [`DemoError::Git`].
+pub fn write_baseline_repo(dest: &Path) -> Result<Oid, DemoError> {
+    write_config_repo(dest, BASELINE_ENGINE_TOML)
+}
+
+/// [`write_baseline_repo`] with another `engine.toml` (tests build tiny campaigns this
+/// way).
+///
+/// Errors: [`DemoError::Git`].
+pub fn write_config_repo(dest: &Path, engine_toml: &str) -> Result<Oid, DemoError> {
+    let git = |e: git2::Error| DemoError::Git {
+        path: dest.to_path_buf(),
+        message: e.message().to_owned(),
+    };
+    let repo = match Repository::open_bare(dest) {
+        Ok(repo) => repo,
+        Err(_) => Repository::init_bare(dest).map_err(git)?,
+    };
+    let blob = repo.blob(engine_toml.as_bytes()).map_err(git)?;
+    let mut tree = repo.treebuilder(None).map_err(git)?;
+    tree.insert("engine.toml", blob, 0o100_644).map_err(git)?;
+    let tree = repo.find_tree(tree.write().map_err(git)?).map_err(git)?;
+    let signature =
+        Signature::new(AUTHOR.0, AUTHOR.1, &Time::new(COMMIT_TIME_S, 0)).map_err(git)?;
+    let commit = repo
+        .commit(None, &signature, &signature, COMMIT_MESSAGE, &tree, &[])
+        .map_err(git)?;
+    repo.reference("refs/heads/main", commit, true, "demo baseline")
+        .map_err(git)?;
+    repo.set_head("refs/heads/main").map_err(git)?;
+    Ok(commit)
+}
+
+/// A unified git diff of `engine.toml` from `old` to `new`, with the `index` line of
+/// real blob ids (what a miner's `git diff` produces).
+///
+/// Errors: [`DemoError::Git`] (`path` is `engine.toml`).
+pub fn config_diff(old: &str, new: &str) -> Result<String, DemoError> {
+    let git = |e: git2::Error| DemoError::Git {
+        path: PathBuf::from("engine.toml"),
+        message: e.message().to_owned(),
+    };
+    let mut patch = git2::Patch::from_buffers(
+        old.as_bytes(),
+        Some(Path::new("engine.toml")),
+        new.as_bytes(),
+        Some(Path::new("engine.toml")),
+        None,
+    )
+    .map_err(git)?;
+    let buf = patch.to_buf().map_err(git)?;
+    Ok(String::from_utf8_lossy(&buf).into_owned())
+}
+
+/// Writes the demo's source files into `dir` — `baseline.git` and `campaign.toml` (its
+/// `baseline.commit` set to the commit just built, which equals the pinned one while
+/// `demo_files_are_current` passes) — and returns the campaign file's path, ready for
+/// `referee campaign add`.
+///
+/// Errors: [`DemoError`].
+pub fn stage(dir: &Path) -> Result<PathBuf, DemoError> {
+    fs::create_dir_all(dir).map_err(IoError::at("creating", dir))?;
+    let commit = write_baseline_repo(&dir.join("baseline.git"))?;
+    let campaign = dir.join("campaign.toml");
+    let text = set_key(CAMPAIGN_TOML, "commit", &format!("\"{commit}\""));
+    receipts::fsutil::write_atomic(&campaign, text.as_bytes(), 0o644)
+        .map_err(IoError::at("writing", &campaign))?;
+    Ok(campaign)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use receipts::model::Campaign;
+
+    /// The committed demo files — the pinned commit in `campaign.toml` and every diff
+    /// under `submissions/` — are what the demo builds from the current baseline
+    /// `engine.toml`. With `REFEREE_REFRESH_DEMO=1` they are rewritten instead (after the
+    /// baseline config changed).
+    #[test]
+    fn demo_files_are_current() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/demo");
+        let refresh = std::env::var_os("REFEREE_REFRESH_DEMO").is_some();
+        let dir = tempfile::tempdir().unwrap();
+        let commit = write_baseline_repo(&dir.path().join("baseline.git")).unwrap();
+        let again = write_baseline_repo(&dir.path().join("again.git")).unwrap();
+        assert_eq!(
+            commit, again,
+            "the baseline commit depends on nothing but the files"
+        );
+        let mut expected = vec![(
+            "campaign.toml".to_owned(),
+            set_key(CAMPAIGN_TOML, "commit", &format!("\"{commit}\"")),
+        )];
+        for submission in SUBMISSIONS {
+            expected.push((
+                format!("submissions/{}", submission.file),
+                submission.diff().unwrap(),
+            ));
+        }
+        for (name, text) in expected {
+            let path = root.join(&name);
+            if refresh {
+                fs::write(&path, &text).unwrap();
+            } else {
+                let found = fs::read_to_string(&path).unwrap_or_default();
+                assert_eq!(
+                    found, text,
+                    "`examples/demo/{name}` is stale: rerun with REFEREE_REFRESH_DEMO=1"
+                );
+            }
+        }
+        let campaign = Campaign::from_toml("campaign.toml", CAMPAIGN_TOML).unwrap();
+        if !refresh {
+            assert_eq!(campaign.baseline.commit, commit.to_string());
+        }
+    }
+
+    #[test]
+    fn set_key_replaces_one_line() {
+        assert_eq!(set_key("a = 1\nb = 2\n", "b", "3"), "a = 1\nb = 3\n");
+        assert_eq!(set_key("ab = 1\n", "a", "3"), "ab = 1\n");
+    }
+}

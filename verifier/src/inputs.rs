@@ -1,0 +1,183 @@
+//! A round bundle's inputs against what the predicate records about them
+//! (content/verifying.md): the frozen campaign's copy hashes to the campaign digest,
+//! `inputs/miners.json` to `minersDigest`, each diff copy to its patch hash, a JSONL
+//! prompt source to the campaign's pin; then the request-sequence digest is regenerated
+//! from the revealed seeds and that campaign with `receipts::rules::workload`.
+//!
+//! The files were already checked against their subjects (step 6); these checks bind the
+//! predicate's numbers to them, so an input copy edited and re-sealed with the
+//! evaluator's key no longer matches the digest the round-opened statement published.
+
+use std::path::Path;
+
+use receipts::fsutil::read_limited;
+use receipts::layout::{
+    CAMPAIGN_INPUT, CAMPAIGN_TOML_INPUT, MINERS_INPUT, PROMPTS_INPUT, patch_input,
+};
+use receipts::model::{FrozenCampaign, PromptSource, RoundRecord, Sha256Hex};
+use receipts::rules::workload::Workload;
+use receipts::verify::{CheckName, FailureReason, VerifyReport};
+
+use crate::PredicateVersion;
+
+/// Largest input copy read, bytes (a diff is bounded far below this by the campaign).
+const MAX_INPUT_BYTES: usize = 64 << 20;
+
+/// Runs `inputs.campaign`, `inputs.miners`, `inputs.patches` and
+/// `requestSequence.digest` on the round `record` of the bundle in `dir`.
+pub(crate) fn check_inputs(
+    report: &mut VerifyReport,
+    dir: &Path,
+    record: &RoundRecord,
+    version: PredicateVersion,
+) {
+    let campaign = check_campaign(report, dir, record);
+    let miners = read(dir, MINERS_INPUT).and_then(|bytes| {
+        digest_matches(MINERS_INPUT, "minersDigest", &record.miners_digest, &bytes)
+    });
+    report.record(
+        CheckName::InputsMiners,
+        Some(MINERS_INPUT.to_owned()),
+        miners,
+    );
+    for patch in record.entries.iter().filter_map(|e| e.patch.as_ref()) {
+        let file = patch_input(patch);
+        let result =
+            read(dir, &file).and_then(|bytes| digest_matches(&file, "patch", patch, &bytes));
+        report.record(CheckName::InputsPatches, Some(file), result);
+    }
+    match campaign {
+        Some(frozen) => check_request_sequence(report, dir, record, &frozen, version),
+        None => report.not_run(&[CheckName::RequestSequence], CheckName::InputsCampaign),
+    }
+}
+
+/// `inputs.campaign`: the campaign copy the bundle holds — `inputs/campaign.json`, or a
+/// schema-1 `inputs/campaign.toml` — has the digest the predicate records. Returns the
+/// campaign when it does.
+fn check_campaign(
+    report: &mut VerifyReport,
+    dir: &Path,
+    record: &RoundRecord,
+) -> Option<FrozenCampaign> {
+    let recorded = &record.campaign.digest;
+    let (file, parsed) = if dir.join(CAMPAIGN_INPUT).is_file() {
+        let parsed = read(dir, CAMPAIGN_INPUT).and_then(|bytes| {
+            FrozenCampaign::from_json(CAMPAIGN_INPUT, &bytes)
+                .map_err(|e| invalid(CAMPAIGN_INPUT, e))
+        });
+        (CAMPAIGN_INPUT, parsed)
+    } else {
+        let parsed = read(dir, CAMPAIGN_TOML_INPUT).and_then(|bytes| {
+            FrozenCampaign::from_legacy_toml(CAMPAIGN_TOML_INPUT, &String::from_utf8_lossy(&bytes))
+                .map_err(|e| invalid(CAMPAIGN_TOML_INPUT, e))
+        });
+        (CAMPAIGN_TOML_INPUT, parsed)
+    };
+    let result = parsed.and_then(|frozen| {
+        if &frozen.digest != recorded {
+            return Err(FailureReason::InputDigestMismatch {
+                file: file.to_owned(),
+                field: "campaign.digest".to_owned(),
+                recorded: recorded.clone(),
+                actual: frozen.digest,
+            });
+        }
+        if frozen.campaign.id != record.campaign.id {
+            return Err(FailureReason::InputInvalid {
+                file: file.to_owned(),
+                message: format!(
+                    "its id is `{}`, the receipt's campaign is `{}`",
+                    frozen.campaign.id, record.campaign.id
+                ),
+            });
+        }
+        Ok(frozen)
+    });
+    match result {
+        Ok(frozen) => {
+            report.pass(CheckName::InputsCampaign, Some(file.to_owned()));
+            Some(frozen)
+        }
+        Err(reason) => {
+            report.fail(CheckName::InputsCampaign, Some(file.to_owned()), reason);
+            None
+        }
+    }
+}
+
+/// `requestSequence.digest`: regenerated from the revealed seeds and the bundle's own
+/// campaign (and JSONL prompt copy), it equals `requestSequenceDigest`. Not applicable
+/// to a v1 bundle whose prompts came from a JSONL file: v1 did not copy that file.
+fn check_request_sequence(
+    report: &mut VerifyReport,
+    dir: &Path,
+    record: &RoundRecord,
+    frozen: &FrozenCampaign,
+    version: PredicateVersion,
+) {
+    let target = Some("requestSequenceDigest".to_owned());
+    let prompts = match &frozen.campaign.workload.prompt_source {
+        PromptSource::Generated => None,
+        PromptSource::Jsonl { .. } if version == PredicateVersion::V1 => {
+            report.not_applicable(CheckName::RequestSequence, target, version.name());
+            return;
+        }
+        PromptSource::Jsonl { .. } => match read(dir, PROMPTS_INPUT) {
+            Ok(bytes) => Some(bytes),
+            Err(reason) => {
+                report.fail(CheckName::RequestSequence, target, reason);
+                return;
+            }
+        },
+    };
+    let recomputed = Workload::new(&frozen.campaign, &record.seeds, prompts.as_deref())
+        .and_then(|w| w.request_sequence_digest());
+    let result = match recomputed {
+        Ok(digest) if digest == record.request_sequence_digest => Ok(()),
+        Ok(digest) => Err(FailureReason::RequestSequenceMismatch {
+            recorded: record.request_sequence_digest.clone(),
+            recomputed: digest,
+        }),
+        Err(e) => Err(FailureReason::InputInvalid {
+            file: PROMPTS_INPUT.to_owned(),
+            message: e.to_string(),
+        }),
+    };
+    report.record(CheckName::RequestSequence, target, result);
+}
+
+/// The bytes of the bundle file `name`.
+fn read(dir: &Path, name: &str) -> Result<Vec<u8>, FailureReason> {
+    read_limited(&dir.join(name), MAX_INPUT_BYTES).map_err(|e| FailureReason::InputMissing {
+        file: name.to_owned(),
+        message: e.to_string(),
+    })
+}
+
+/// `Ok` when `bytes` hash to `recorded`, the predicate's `field`.
+fn digest_matches(
+    file: &str,
+    field: &str,
+    recorded: &Sha256Hex,
+    bytes: &[u8],
+) -> Result<(), FailureReason> {
+    let actual = Sha256Hex::digest(bytes);
+    if &actual == recorded {
+        Ok(())
+    } else {
+        Err(FailureReason::InputDigestMismatch {
+            file: file.to_owned(),
+            field: field.to_owned(),
+            recorded: recorded.clone(),
+            actual,
+        })
+    }
+}
+
+fn invalid(file: &str, error: impl std::fmt::Display) -> FailureReason {
+    FailureReason::InputInvalid {
+        file: file.to_owned(),
+        message: error.to_string(),
+    }
+}

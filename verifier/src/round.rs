@@ -1,0 +1,331 @@
+//! A round bundle's own consistency (content/receipts.md, Verification step 8, the part
+//! that needs no re-run): the round-opened statement signed before any entry ran is
+//! verified like the receipt, the receipt must agree with it (round, campaign, miners,
+//! previous receipt, seated entries, seed commitments), every revealed seed must hash to
+//! its commitment, the inputs must hash to what the receipt records ([`crate::inputs`]),
+//! and every entry's throughput and score must be what its runs and the first baseline
+//! give. Runs only when the receipt's predicate fits a round schema.
+
+use serde::Deserialize;
+
+use std::path::Path;
+
+use receipts::bundle;
+use receipts::keys::Keyring;
+use receipts::model::{
+    Entry, EntryStatus, ROUND_OPENED_PREDICATE_TYPE, Role, RoundOpened, RoundRecord, SeedReveal,
+    Sha256Hex,
+};
+use receipts::rules::score::{run_throughputs, score_ppm};
+use receipts::statement::Statement;
+use receipts::verify::{CheckName, FailureReason, VerifyOptions, VerifyReport, verify_envelope};
+
+use crate::{PredicateVersion, inputs};
+
+/// Runs the round checks on the receipt `statement` of the bundle in `dir`, whose
+/// predicate passed the round schema; records every check into `report`.
+pub(crate) fn check_round(
+    report: &mut VerifyReport,
+    dir: &Path,
+    statement: &Statement,
+    keyring: &Keyring,
+    options: &VerifyOptions,
+    version: PredicateVersion,
+) {
+    // The schema check deserialized the same value: this cannot fail, and if it did the
+    // schema check has already failed the bundle.
+    let Ok(record) = RoundRecord::deserialize(&statement.predicate) else {
+        return;
+    };
+    let opened = check_round_opened(report, dir, statement, &record, keyring, options);
+    match &opened {
+        Some(opened) => check_matches(report, &record, opened),
+        None => report.not_run(
+            &[CheckName::RoundOpenedMatches],
+            CheckName::RoundOpenedSignature,
+        ),
+    }
+    check_seeds(report, &record, opened.as_ref());
+    inputs::check_inputs(report, dir, &record, version);
+    check_throughputs(report, &record);
+    check_scores(report, &record);
+}
+
+/// `roundOpened.signature`: the file `record.roundOpened` is a subject and passes steps
+/// 1–5 of the receipt's own verification (same keyring, threshold and validity instant)
+/// with predicate type [`ROUND_OPENED_PREDICATE_TYPE`]. Returns its predicate when it
+/// does.
+fn check_round_opened(
+    report: &mut VerifyReport,
+    dir: &Path,
+    statement: &Statement,
+    record: &RoundRecord,
+    keyring: &Keyring,
+    options: &VerifyOptions,
+) -> Option<RoundOpened> {
+    let file = record.round_opened.as_str();
+    let named = bundle::check_subject_name(file).is_ok()
+        && statement.subject.iter().any(|s| s.name == file);
+    if !named {
+        report.fail(
+            CheckName::RoundOpenedSignature,
+            Some(file.to_owned()),
+            FailureReason::RoundOpenedNotSubject {
+                file: file.to_owned(),
+            },
+        );
+        return None;
+    }
+    let mut scratch = VerifyReport::new(dir);
+    let sub_options = VerifyOptions {
+        expected_predicate_type: Some(ROUND_OPENED_PREDICATE_TYPE.to_owned()),
+        ..options.clone()
+    };
+    let opened_statement = verify_envelope(dir, file, keyring, &sub_options, &mut scratch);
+    if !scratch.passed() {
+        for check in scratch.failures() {
+            let target = match &check.target {
+                Some(t) => format!("{file} {} {t}", check.name.as_str()),
+                None => format!("{file} {}", check.name.as_str()),
+            };
+            let reason = check.reason.clone().unwrap_or(FailureReason::NotRun {
+                blocked_by: check.name,
+            });
+            report.fail(CheckName::RoundOpenedSignature, Some(target), reason);
+        }
+        return None;
+    }
+    let opened_statement = opened_statement?;
+    match RoundOpened::deserialize(&opened_statement.predicate) {
+        Ok(opened) => {
+            report.pass(CheckName::RoundOpenedSignature, Some(file.to_owned()));
+            Some(opened)
+        }
+        Err(e) => {
+            report.fail(
+                CheckName::RoundOpenedSignature,
+                Some(file.to_owned()),
+                FailureReason::SchemaInvalid {
+                    file: file.to_owned(),
+                    predicate_type: ROUND_OPENED_PREDICATE_TYPE.to_owned(),
+                    message: e.to_string(),
+                },
+            );
+            None
+        }
+    }
+}
+
+/// `roundOpened.matches`: one check per field compared; the seated entries compare
+/// position by position on (role, miner, patch).
+fn check_matches(report: &mut VerifyReport, record: &RoundRecord, opened: &RoundOpened) {
+    let file = record.round_opened.as_str();
+    let mut compare = |field: &str, receipt: String, round_opened: String| {
+        let result = if receipt == round_opened {
+            Ok(())
+        } else {
+            Err(FailureReason::RoundOpenedMismatch {
+                file: file.to_owned(),
+                field: field.to_owned(),
+                receipt,
+                round_opened,
+            })
+        };
+        report.record(
+            CheckName::RoundOpenedMatches,
+            Some(field.to_owned()),
+            result,
+        );
+    };
+    compare("round", record.round.to_string(), opened.round.to_string());
+    compare(
+        "campaign.id",
+        record.campaign.id.to_string(),
+        opened.campaign.id.to_string(),
+    );
+    compare(
+        "campaign.digest",
+        record.campaign.digest.to_string(),
+        opened.campaign.digest.to_string(),
+    );
+    compare(
+        "minersDigest",
+        record.miners_digest.to_string(),
+        opened.miners_digest.to_string(),
+    );
+    compare(
+        "previousReceipt",
+        show_digest(record.previous_receipt.as_ref()),
+        show_digest(opened.previous_receipt.as_ref()),
+    );
+    let count = record.entries.len().max(opened.entries.len());
+    for index in 0..count {
+        let receipt = record
+            .entries
+            .get(index)
+            .map(|e| seat(e.role, e.miner.as_ref(), e.patch.as_ref()));
+        let seated = opened
+            .entries
+            .get(index)
+            .map(|e| seat(e.role, e.miner.as_ref(), e.patch.as_ref()));
+        compare(
+            &format!("entries[{index}]"),
+            receipt.unwrap_or_else(|| "none".to_owned()),
+            seated.unwrap_or_else(|| "none".to_owned()),
+        );
+    }
+}
+
+/// An entry's seat, rendered: `challenger miner=<id> patch=<sha256>`.
+fn seat(role: Role, miner: Option<&receipts::model::MinerId>, patch: Option<&Sha256Hex>) -> String {
+    let role = match role {
+        Role::Baseline => "baseline",
+        Role::Incumbent => "incumbent",
+        Role::Challenger => "challenger",
+    };
+    let miner = miner.map_or_else(|| "none".to_owned(), ToString::to_string);
+    format!("{role} miner={miner} patch={}", show_digest(patch))
+}
+
+fn show_digest(digest: Option<&Sha256Hex>) -> String {
+    digest.map_or_else(|| "none".to_owned(), ToString::to_string)
+}
+
+/// `seeds.commitments`: per seed, sha256(seed ‖ salt) is its commitment and the
+/// commitment is the one the round-opened statement published (not run for that part when
+/// the round-opened statement did not verify).
+fn check_seeds(report: &mut VerifyReport, record: &RoundRecord, opened: Option<&RoundOpened>) {
+    let seeds = &record.seeds;
+    let published = opened.map(|o| &o.seed_commitments);
+    let rows: [(&str, &SeedReveal, Option<&Sha256Hex>); 5] = [
+        (
+            "seeds.itemSeed",
+            &seeds.item_seed,
+            published.map(|p| &p.item_seed),
+        ),
+        (
+            "seeds.orderSeed",
+            &seeds.order_seed,
+            published.map(|p| &p.order_seed),
+        ),
+        (
+            "seeds.scheduleSeed",
+            &seeds.schedule_seed,
+            published.map(|p| &p.schedule_seed),
+        ),
+        (
+            "seeds.correctnessSeed",
+            &seeds.correctness_seed,
+            published.map(|p| &p.correctness_seed),
+        ),
+        (
+            "seeds.promptSalt",
+            &seeds.prompt_salt,
+            published.map(|p| &p.prompt_salt),
+        ),
+    ];
+    for (name, reveal, published) in rows {
+        let result = if !reveal.is_consistent() {
+            Err(FailureReason::SeedInconsistent {
+                seed: name.to_owned(),
+                commitment: reveal.commitment.clone(),
+                actual: SeedReveal::commit(reveal.seed, reveal.salt).commitment,
+            })
+        } else {
+            match published {
+                None => Err(FailureReason::NotRun {
+                    blocked_by: CheckName::RoundOpenedSignature,
+                }),
+                Some(p) if *p == reveal.commitment => Ok(()),
+                Some(p) => Err(FailureReason::SeedCommitmentMismatch {
+                    file: record.round_opened.clone(),
+                    seed: name.to_owned(),
+                    receipt: reveal.commitment.clone(),
+                    round_opened: p.clone(),
+                }),
+            }
+        };
+        report.record(CheckName::SeedCommitments, Some(name.to_owned()), result);
+    }
+}
+
+/// `round.throughput`: per entry with a throughput, it is the median (lower middle for
+/// an even count) of its runs' throughputs, every run having one (MEASUREMENT.md, Entry,
+/// as `runner::ratesearch::search_entry` computes it), and min and max are the runs' min
+/// and max; an entry without a throughput has no min or max.
+fn check_throughputs(report: &mut VerifyReport, record: &RoundRecord) {
+    for entry in &record.entries {
+        let written = [
+            ("throughputMilliRps", entry.throughput_milli_rps),
+            ("throughputMinMilliRps", entry.throughput_min_milli_rps),
+            ("throughputMaxMilliRps", entry.throughput_max_milli_rps),
+        ];
+        let expected = if entry.throughput_milli_rps.is_some() {
+            let runs: Option<Vec<u64>> =
+                entry.runs.iter().map(|r| r.throughput_milli_rps).collect();
+            match runs.as_deref().and_then(run_throughputs) {
+                Some((median, min, max)) => [Some(median), Some(min), Some(max)],
+                None => [None; 3],
+            }
+        } else {
+            [None; 3]
+        };
+        let mismatch = written
+            .iter()
+            .zip(expected)
+            .find(|((_, found), expected)| found != expected);
+        let result = match mismatch {
+            None => Ok(()),
+            Some(((field, found), expected)) => Err(FailureReason::ThroughputMismatch {
+                index: entry.index,
+                field: (*field).to_owned(),
+                found: *found,
+                expected,
+            }),
+        };
+        report.record(
+            CheckName::RoundThroughput,
+            Some(format!("entries[{}]", entry.index)),
+            result,
+        );
+    }
+}
+
+/// `round.scores`: per entry, `scorePpm` is [`score_ppm`] of its throughput against the
+/// first baseline's (entry 0, role baseline, status scored) when the entry is scored, and
+/// absent otherwise (DESIGN.md §4; the baseline scores 0).
+fn check_scores(report: &mut VerifyReport, record: &RoundRecord) {
+    let baseline = record
+        .entries
+        .first()
+        .filter(|e| e.role == Role::Baseline && e.status == EntryStatus::Scored)
+        .and_then(|e| e.throughput_milli_rps);
+    for entry in &record.entries {
+        let expected = expected_score(entry, baseline);
+        let result = if entry.score_ppm == expected {
+            Ok(())
+        } else {
+            Err(FailureReason::ScoreMismatch {
+                index: entry.index,
+                found: entry.score_ppm,
+                expected,
+                throughput_milli_rps: entry.throughput_milli_rps,
+                baseline_milli_rps: baseline,
+            })
+        };
+        report.record(
+            CheckName::RoundScores,
+            Some(format!("entries[{}]", entry.index)),
+            result,
+        );
+    }
+}
+
+/// The score an entry must carry: its throughput against the first baseline's when it is
+/// scored and both exist, none otherwise.
+fn expected_score(entry: &Entry, baseline_milli_rps: Option<u64>) -> Option<i64> {
+    if entry.status != EntryStatus::Scored {
+        return None;
+    }
+    score_ppm(entry.throughput_milli_rps?, baseline_milli_rps?)
+}

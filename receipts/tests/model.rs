@@ -312,3 +312,54 @@ fn seed_commitment_is_sha256_of_seed_then_salt() {
     };
     assert!(!forged.is_consistent());
 }
+
+/// A campaign frozen before `campaign.json` existed (`fixtures/v1-campaign.toml`, written
+/// by `referee campaign add` of commit `ec7952f`) keeps the digest its round recorded
+/// (`fixtures/v1-campaign.digest`), read from the file and from a data directory that has
+/// only that file.
+#[test]
+fn a_schema_1_campaign_keeps_the_digest_its_rounds_recorded() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let text = std::fs::read_to_string(root.join("v1-campaign.toml")).unwrap();
+    let recorded: Sha256Hex = std::fs::read_to_string(root.join("v1-campaign.digest"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let frozen = FrozenCampaign::from_legacy_toml("v1-campaign.toml", &text).unwrap();
+    assert_eq!(frozen.schema_version, 1);
+    assert_eq!(frozen.digest, recorded);
+
+    let data = tempfile::tempdir().unwrap();
+    let dir = receipts::layout::DataDir::new(data.path()).campaign(&frozen.campaign.id);
+    std::fs::create_dir_all(dir.root()).unwrap();
+    std::fs::write(dir.campaign_toml(), &text).unwrap();
+    let loaded = dir.load_campaign().unwrap();
+    assert_eq!(loaded.digest, recorded);
+    assert_eq!(loaded.campaign, frozen.campaign);
+}
+
+/// `campaign.json` is digested as stored: freezing writes canonical JSON with its
+/// `schemaVersion`, reading it back gives the same bytes and digest, and an edit that
+/// keeps it canonical changes the digest, one that does not is refused.
+#[test]
+fn campaign_json_is_digested_as_stored() {
+    let frozen = FrozenCampaign::freeze(Campaign::from_toml("c.toml", MINIMAL).unwrap()).unwrap();
+    let text = String::from_utf8(frozen.bytes.clone()).unwrap();
+    assert!(text.contains("\"schemaVersion\":2"), "{text}");
+    let again = FrozenCampaign::from_json("campaign.json", &frozen.bytes).unwrap();
+    assert_eq!(again, frozen);
+    let edited = text.replace("\"runs\":3", "\"runs\":5");
+    assert_ne!(edited, text);
+    let edited = FrozenCampaign::from_json("campaign.json", edited.as_bytes()).unwrap();
+    assert_ne!(edited.digest, frozen.digest);
+    let pretty = serde_json::to_vec_pretty(
+        &serde_json::from_slice::<serde_json::Value>(&frozen.bytes).unwrap(),
+    )
+    .unwrap();
+    let error = FrozenCampaign::from_json("campaign.json", &pretty).unwrap_err();
+    assert!(error.to_string().contains("canonical"), "{error}");
+    let future = text.replace("\"schemaVersion\":2", "\"schemaVersion\":9");
+    let error = FrozenCampaign::from_json("campaign.json", future.as_bytes()).unwrap_err();
+    assert!(error.to_string().contains("schemaVersion"), "{error}");
+}

@@ -1,6 +1,8 @@
-//! The round checks of `verify_bundle` (RECEIPTS.md §Verification step 8, in part): a
-//! hand-built round bundle passes them all, and each tampering — re-sealed with the same
-//! trusted key, so steps 1–6 still pass — fails exactly its check with its typed reason.
+//! The round checks of `verify_bundle` (content/receipts.md, Verification step 8, in
+//! part): a hand-built round bundle passes them all, and each tampering — re-sealed with
+//! the same trusted key, so steps 1–6 still pass — fails exactly its check with its typed
+//! reason (and the checks that follow from it, such as the request-sequence digest of a
+//! changed seed).
 
 #[path = "../../receipts/tests/common/mod.rs"]
 mod common;
@@ -10,12 +12,14 @@ use std::path::Path;
 use common::*;
 use receipts::bundle::{seal_bundle, sign_statement};
 use receipts::keys::PrivateKey;
+use receipts::layout::{CAMPAIGN_INPUT, MINERS_INPUT, patch_input};
 use receipts::model::{
-    BackendKind, CampaignRef, EngineRef, Entry, EntryStatus, HardwareCheck, HardwareFingerprint,
-    MinerId, Outcome, ROUND_OPENED_PREDICATE_TYPE, ROUND_PREDICATE_TYPE, RevealedSeeds, Role,
-    RoundOpened, RoundRecord, RoundStatus, RunSummary, SeatRule, SeatedEntry, Seed32, SeedReveal,
-    Sha256Hex, Sla, Tool, TypedOrText,
+    BackendKind, Campaign, CampaignRef, EngineRef, Entry, EntryStatus, FrozenCampaign,
+    HardwareCheck, HardwareFingerprint, MinerId, Outcome, ROUND_OPENED_PREDICATE_TYPE,
+    ROUND_PREDICATE_TYPE, RevealedSeeds, Role, RoundOpened, RoundRecord, RoundStatus, RunSummary,
+    SeatRule, SeatedEntry, Seed32, SeedReveal, Sha256Hex, Sla, Tool, TypedOrText,
 };
+use receipts::rules::workload::Workload;
 use receipts::statement::{DigestSet, Statement, Subject};
 use receipts::verify::{CheckName, FailureReason, VerifyReport};
 
@@ -26,20 +30,83 @@ fn verify(dir: &Path) -> VerifyReport {
 }
 
 const OPENED_FILE: &str = "round-opened.dsse.json";
-const CAMPAIGN_FILE: &str = "inputs/campaign.toml";
-const CAMPAIGN_BYTES: &[u8] = b"id = \"demo\"\n";
+
+/// A small campaign: its workload is what `requestSequence.digest` regenerates.
+const CAMPAIGN_TOML: &str = r#"
+id = "demo"
+runs = 2
+[model]
+name = "m"
+[baseline]
+repo = "baseline"
+commit = "0123456789abcdef0123456789abcdef01234567"
+[workload]
+input_len = { kind = "uniform", min = 4, max = 40 }
+output_len = { kind = "uniform", min = 1, max = 8 }
+[rate_search]
+min_rate_milli_rps = 1000
+max_rate_milli_rps = 4000
+min_probe_duration_ms = 1000
+min_probe_requests = 10
+warmup_requests = 2
+rate_tolerance_bp = 2500
+[correctness]
+items = 6
+input_len = { kind = "fixed", value = 12 }
+output_tokens = 4
+"#;
+
+const MINERS_BYTES: &[u8] = b"{\"miners\": []}\n";
 
 /// The checks this file is about.
-const ROUND_CHECKS: [CheckName; 5] = [
+const ROUND_CHECKS: [CheckName; 9] = [
     CheckName::RoundOpenedSignature,
     CheckName::RoundOpenedMatches,
     CheckName::SeedCommitments,
+    CheckName::InputsCampaign,
+    CheckName::InputsMiners,
+    CheckName::InputsPatches,
+    CheckName::RequestSequence,
     CheckName::RoundScores,
     CheckName::RoundThroughput,
 ];
 
+fn frozen_campaign() -> FrozenCampaign {
+    FrozenCampaign::freeze(Campaign::from_toml("campaign.toml", CAMPAIGN_TOML).expect("campaign"))
+        .expect("freezes")
+}
+
+/// The diff of entry `index`'s patch (its sha256 is the patch).
+fn diff(index: u32) -> Vec<u8> {
+    format!("diff --git a/engine.toml b/engine.toml\n# entry {index}\n").into_bytes()
+}
+
+/// The request-sequence digest of `seeds` under the test campaign.
+fn request_sequence(seeds: &RevealedSeeds) -> Sha256Hex {
+    Workload::new(&frozen_campaign().campaign, seeds, None)
+        .and_then(|w| w.request_sequence_digest())
+        .expect("digest")
+}
+
 fn digest(byte: u8) -> Sha256Hex {
     Sha256Hex::digest(&[byte])
+}
+
+/// The patch of entry `index`: the sha256 of its diff.
+fn patch(index: u32) -> Sha256Hex {
+    Sha256Hex::digest(&diff(index))
+}
+
+/// The `requestSequence.digest` failure a changed seed causes.
+fn sequence_moved(record: &RoundRecord) -> (CheckName, Option<String>, FailureReason) {
+    (
+        CheckName::RequestSequence,
+        Some("requestSequenceDigest".into()),
+        FailureReason::RequestSequenceMismatch {
+            recorded: record.request_sequence_digest.clone(),
+            recomputed: request_sequence(&record.seeds),
+        },
+    )
 }
 
 fn reveal(byte: u8) -> SeedReveal {
@@ -65,7 +132,7 @@ fn entry(index: u32, role: Role, miner: Option<&str>, runs: &[u64], score: Optio
         index,
         role,
         miner: miner.map(|m| m.parse::<MinerId>().expect("miner id")),
-        patch: miner.map(|_| digest(100 + index as u8)),
+        patch: miner.map(|_| patch(index)),
         engine: EngineRef {
             backend: BackendKind::Builtin,
             config_sha256: digest(7),
@@ -133,12 +200,12 @@ fn round() -> (RoundRecord, RoundOpened) {
     };
     let campaign = CampaignRef {
         id: "demo".parse().expect("campaign id"),
-        digest: digest(9),
+        digest: frozen_campaign().digest,
     };
     let opened = RoundOpened {
         round: 2,
         campaign: campaign.clone(),
-        miners_digest: digest(10),
+        miners_digest: Sha256Hex::digest(MINERS_BYTES),
         previous_receipt: Some(digest(11)),
         entries: entries
             .iter()
@@ -154,7 +221,7 @@ fn round() -> (RoundRecord, RoundOpened) {
     let record = RoundRecord {
         round: 2,
         campaign,
-        miners_digest: digest(10),
+        miners_digest: Sha256Hex::digest(MINERS_BYTES),
         previous_receipt: Some(digest(11)),
         tool: Tool {
             name: "referee".into(),
@@ -162,8 +229,8 @@ fn round() -> (RoundRecord, RoundOpened) {
             git_commit: "unknown".into(),
             cpu_features: vec![],
         },
+        request_sequence_digest: request_sequence(&seeds),
         seeds,
-        request_sequence_digest: digest(12),
         sla: Sla::default(),
         hardware: HardwareCheck {
             at_start: fingerprint(),
@@ -190,19 +257,37 @@ fn round() -> (RoundRecord, RoundOpened) {
     (record, opened)
 }
 
-/// Writes the bundle: the campaign input, the round-opened envelope signed by
-/// `opened_signer` (its subject: the campaign input), and the receipt sealed by the
-/// operator.
+/// The input copies of the bundle: the frozen campaign, miners.json, each entry's diff.
+fn inputs(record: &RoundRecord) -> Vec<(String, Vec<u8>)> {
+    let mut files = vec![
+        (CAMPAIGN_INPUT.to_owned(), frozen_campaign().bytes),
+        (MINERS_INPUT.to_owned(), MINERS_BYTES.to_vec()),
+    ];
+    for entry in record.entries.iter().filter(|e| e.patch.is_some()) {
+        let patch = Sha256Hex::digest(&diff(entry.index));
+        files.push((patch_input(&patch), diff(entry.index)));
+    }
+    files
+}
+
+/// Writes the bundle: the input copies, the round-opened envelope signed by
+/// `opened_signer` (its subjects: the inputs), and the receipt sealed by the operator.
 fn seal(dir: &Path, record: &RoundRecord, opened: &RoundOpened, opened_signer: &PrivateKey) {
-    std::fs::create_dir_all(dir.join("inputs")).expect("mkdir");
-    std::fs::write(dir.join(CAMPAIGN_FILE), CAMPAIGN_BYTES).expect("write");
+    std::fs::create_dir_all(dir.join("inputs/patches")).expect("mkdir");
+    let files = inputs(record);
+    for (name, bytes) in &files {
+        std::fs::write(dir.join(name), bytes).expect("write");
+    }
     let statement = Statement::new(
-        vec![Subject {
-            name: CAMPAIGN_FILE.into(),
-            digest: DigestSet {
-                sha256: Sha256Hex::digest(CAMPAIGN_BYTES),
-            },
-        }],
+        files
+            .iter()
+            .map(|(name, bytes)| Subject {
+                name: name.clone(),
+                digest: DigestSet {
+                    sha256: Sha256Hex::digest(bytes),
+                },
+            })
+            .collect(),
         ROUND_OPENED_PREDICATE_TYPE,
         serde_json::to_value(opened).expect("round-opened json"),
     );
@@ -284,15 +369,18 @@ fn a_changed_seed_breaks_its_commitment() {
     let failed = round_failures(&verify_round(&record, &opened));
     assert_eq!(
         failed,
-        vec![(
-            CheckName::SeedCommitments,
-            Some("seeds.orderSeed".into()),
-            FailureReason::SeedInconsistent {
-                seed: "seeds.orderSeed".into(),
-                commitment: opened.seed_commitments.order_seed.clone(),
-                actual: expected.commitment,
-            }
-        )]
+        vec![
+            (
+                CheckName::SeedCommitments,
+                Some("seeds.orderSeed".into()),
+                FailureReason::SeedInconsistent {
+                    seed: "seeds.orderSeed".into(),
+                    commitment: opened.seed_commitments.order_seed.clone(),
+                    actual: expected.commitment,
+                }
+            ),
+            sequence_moved(&record),
+        ]
     );
 }
 
@@ -304,16 +392,19 @@ fn a_recommitted_seed_differs_from_the_published_commitment() {
     let failed = round_failures(&verify_round(&record, &opened));
     assert_eq!(
         failed,
-        vec![(
-            CheckName::SeedCommitments,
-            Some("seeds.itemSeed".into()),
-            FailureReason::SeedCommitmentMismatch {
-                file: OPENED_FILE.into(),
-                seed: "seeds.itemSeed".into(),
-                receipt: reveal(0x42).commitment,
-                round_opened: opened.seed_commitments.item_seed.clone(),
-            }
-        )]
+        vec![
+            (
+                CheckName::SeedCommitments,
+                Some("seeds.itemSeed".into()),
+                FailureReason::SeedCommitmentMismatch {
+                    file: OPENED_FILE.into(),
+                    seed: "seeds.itemSeed".into(),
+                    receipt: reveal(0x42).commitment,
+                    round_opened: opened.seed_commitments.item_seed.clone(),
+                }
+            ),
+            sequence_moved(&record),
+        ]
     );
 }
 
@@ -359,7 +450,7 @@ fn an_entry_added_after_the_round_opened_fails() {
         entry_mismatches(&failed),
         vec![format!(
             "entries[4]: challenger miner=mallory patch={} | none",
-            digest(104)
+            patch(4)
         )]
     );
 }
@@ -373,7 +464,7 @@ fn an_entry_removed_after_the_round_opened_fails() {
         entry_mismatches(&failed),
         vec![format!(
             "entries[3]: none | challenger miner=carol patch={}",
-            digest(103)
+            patch(3)
         )]
     );
 }
@@ -383,8 +474,8 @@ fn entries_reordered_after_the_round_opened_fail() {
     let (mut record, opened) = round();
     record.entries.swap(1, 2);
     let failed = round_failures(&verify_round(&record, &opened));
-    let alice = format!("challenger miner=alice patch={}", digest(101));
-    let bob = format!("challenger miner=bob patch={}", digest(102));
+    let alice = format!("challenger miner=alice patch={}", patch(1));
+    let bob = format!("challenger miner=bob patch={}", patch(2));
     assert_eq!(
         entry_mismatches(&failed),
         vec![
@@ -399,9 +490,30 @@ fn a_changed_miners_digest_fails() {
     let (mut record, opened) = round();
     record.miners_digest = digest(0x55);
     let failed = round_failures(&verify_round(&record, &opened));
+    let (matches, inputs): (Vec<_>, Vec<_>) = failed
+        .into_iter()
+        .partition(|(name, _, _)| *name == CheckName::RoundOpenedMatches);
     assert_eq!(
-        entry_mismatches(&failed),
-        vec![format!("minersDigest: {} | {}", digest(0x55), digest(10))]
+        entry_mismatches(&matches),
+        vec![format!(
+            "minersDigest: {} | {}",
+            digest(0x55),
+            Sha256Hex::digest(MINERS_BYTES)
+        )]
+    );
+    // The copy of miners.json no longer hashes to the digest the receipt records.
+    assert_eq!(
+        inputs,
+        vec![(
+            CheckName::InputsMiners,
+            Some(MINERS_INPUT.into()),
+            FailureReason::InputDigestMismatch {
+                file: MINERS_INPUT.into(),
+                field: "minersDigest".into(),
+                recorded: digest(0x55),
+                actual: Sha256Hex::digest(MINERS_BYTES),
+            }
+        )]
     );
 }
 
@@ -601,4 +713,116 @@ fn score_formula_matches_the_runner_vectors() {
     assert_eq!(run_throughputs(&[5]), Some((5, 5, 5)));
     assert_eq!(run_throughputs(&[4, 1, 3, 2]), Some((2, 1, 4)));
     assert_eq!(run_throughputs(&[3, 9, 1]), Some((3, 1, 9)));
+}
+
+#[test]
+fn an_edited_campaign_copy_fails_its_digest() {
+    // The receipt and round-opened statement are re-signed over an edited campaign copy
+    // (a looser SLA bound); its digest no longer matches the one both records carry.
+    let (record, opened) = round();
+    let dir = tempfile::tempdir().expect("tempdir");
+    seal(dir.path(), &record, &opened, &operator());
+    let edited = String::from_utf8(frozen_campaign().bytes)
+        .expect("utf-8")
+        .replace("\"bound_ms\":1000", "\"bound_ms\":9000");
+    std::fs::write(dir.path().join(CAMPAIGN_INPUT), &edited).expect("write");
+    resign(dir.path(), &record, &opened);
+    let failed = round_failures(&verify(dir.path()));
+    assert_eq!(
+        failed,
+        vec![
+            (
+                CheckName::InputsCampaign,
+                Some(CAMPAIGN_INPUT.into()),
+                FailureReason::InputDigestMismatch {
+                    file: CAMPAIGN_INPUT.into(),
+                    field: "campaign.digest".into(),
+                    recorded: frozen_campaign().digest,
+                    actual: Sha256Hex::digest(edited.as_bytes()),
+                }
+            ),
+            (
+                CheckName::RequestSequence,
+                None,
+                FailureReason::NotRun {
+                    blocked_by: CheckName::InputsCampaign
+                }
+            )
+        ]
+    );
+}
+
+#[test]
+fn an_edited_diff_copy_fails_its_patch() {
+    let (record, opened) = round();
+    let dir = tempfile::tempdir().expect("tempdir");
+    seal(dir.path(), &record, &opened, &operator());
+    let file = patch_input(&patch(1));
+    std::fs::write(dir.path().join(&file), b"diff --git a/x b/x\n").expect("write");
+    resign(dir.path(), &record, &opened);
+    let failed = round_failures(&verify(dir.path()));
+    assert_eq!(
+        failed,
+        vec![(
+            CheckName::InputsPatches,
+            Some(file.clone()),
+            FailureReason::InputDigestMismatch {
+                file,
+                field: "patch".into(),
+                recorded: patch(1),
+                actual: Sha256Hex::digest(b"diff --git a/x b/x\n"),
+            }
+        )]
+    );
+}
+
+#[test]
+fn a_forged_request_sequence_digest_fails() {
+    let (mut record, opened) = round();
+    let honest = record.request_sequence_digest.clone();
+    record.request_sequence_digest = digest(0x12);
+    let failed = round_failures(&verify_round(&record, &opened));
+    assert_eq!(
+        failed,
+        vec![(
+            CheckName::RequestSequence,
+            Some("requestSequenceDigest".into()),
+            FailureReason::RequestSequenceMismatch {
+                recorded: digest(0x12),
+                recomputed: honest,
+            }
+        )]
+    );
+}
+
+/// Re-signs the round-opened statement over the bundle's current input files and
+/// re-seals the receipt: what an evaluator with the key can do after editing an input.
+fn resign(dir: &Path, record: &RoundRecord, opened: &RoundOpened) {
+    std::fs::remove_file(dir.join(receipts::bundle::ENVELOPE_FILE)).expect("remove");
+    let statement = Statement::new(
+        inputs(record)
+            .iter()
+            .map(|(name, _)| Subject {
+                name: name.clone(),
+                digest: DigestSet {
+                    sha256: Sha256Hex::digest(&std::fs::read(dir.join(name)).expect("read")),
+                },
+            })
+            .collect(),
+        ROUND_OPENED_PREDICATE_TYPE,
+        serde_json::to_value(opened).expect("round-opened json"),
+    );
+    let envelope = sign_statement(&statement, &[&operator()]).expect("signs");
+    std::fs::write(
+        dir.join(OPENED_FILE),
+        envelope.to_file_bytes().expect("canonical"),
+    )
+    .expect("write");
+    seal_bundle(
+        dir,
+        ROUND_PREDICATE_TYPE,
+        &serde_json::to_value(record).expect("round json"),
+        &[&operator()],
+    )
+    .expect("seals");
 }

@@ -381,9 +381,9 @@ impl Ctx<'_> {
             .map(|s| s.entries.clone())
             .unwrap_or_default();
         for planned in &entries {
-            if !self
+            if self
                 .entry_record(planned.index, entry::GroupKind::Entry)
-                .is_some()
+                .is_none()
             {
                 let record = entry::run_entry(self, planned, entry::GroupKind::Entry);
                 self.append(Record::Entry(Box::new(record)))?;
@@ -410,9 +410,9 @@ impl Ctx<'_> {
             };
             self.append(Record::Scorer(scorer))?;
         }
-        if !self
+        if self
             .entry_record(0, entry::GroupKind::DriftBaseline)
-            .is_some()
+            .is_none()
             && let Some(baseline) = entries.first()
         {
             let record = entry::run_entry(self, baseline, entry::GroupKind::DriftBaseline);

@@ -1,0 +1,839 @@
+//! The workspace's layering rules, checked.
+//!
+//! These are the dependency invariants ARCHITECTURE.md states ("Dependencies point one
+//! way", "`receipts` has no async, no network") written as tests, so a change that
+//! breaks one fails CI instead of drifting in unnoticed:
+//!
+//! 1. `receipts` and `verifier` never depend, transitively through normal dependencies,
+//!    on `git2`, `hyper`, `tokio`, `cudarc`, `reqwest` or `axum`: the trust core and the
+//!    offline verifier stay sync, offline and GPU-free.
+//! 2. `verifier` depends on `receipts` and on no other workspace member; `receipts`
+//!    depends on no workspace member.
+//! 3. `intake`, `loadgen` and `engines` depend neither on `runner` nor on each other;
+//!    `loadgen` does not depend on `git2`; `intake` does not depend on `hyper` directly
+//!    (it reaches tokio through `engine`, which is allowed).
+//! 4. No workspace member depends on the root package `referee` (the CLI sits on top),
+//!    and `runner` depends on `verifier`, `intake`, `loadgen` and `engines`.
+//! 5. Inside `receipts`, `runner`, `loadgen`, `intake`, `engines` and `verifier`, the
+//!    top-level modules do not import each other in a cycle (a heuristic scan of
+//!    `crate::` and `super::` paths; see [`scan_module_edges`]).
+//!
+//! Rules 1–4 read the resolve graph of `cargo metadata --format-version 1`. A "normal"
+//! dependency edge is one with a `dep_kinds` entry whose `kind` is `null` (so dev- and
+//! build-dependencies do not count); platform-specific normal dependencies do count.
+//! Every failure message names the offending path of crates (or of modules), e.g.
+//! `verifier -> receipts -> tokio`.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+use serde_json::Value;
+
+/// Crates the trust core and the offline verifier must never reach (rule 1).
+const FORBIDDEN_IN_CORE: [&str; 6] = ["git2", "hyper", "tokio", "cudarc", "reqwest", "axum"];
+
+/// Crates whose top-level modules must not import each other in a cycle (rule 5).
+const CYCLE_CHECKED: [&str; 6] = [
+    "receipts", "runner", "loadgen", "intake", "engines", "verifier",
+];
+
+// ---------------------------------------------------------------------------------------
+// The dependency graph, from `cargo metadata`.
+// ---------------------------------------------------------------------------------------
+
+/// One outgoing edge of a resolve node.
+struct Dep {
+    /// Package id of the dependency.
+    pkg: String,
+    /// The `dep_kinds[].kind` values: `None` is a normal dependency, otherwise
+    /// `"dev"` or `"build"`.
+    kinds: Vec<Option<String>>,
+}
+
+impl Dep {
+    fn is_normal(&self) -> bool {
+        self.kinds.iter().any(Option::is_none)
+    }
+
+    fn kinds_label(&self) -> String {
+        let labels: Vec<&str> = self
+            .kinds
+            .iter()
+            .map(|k| k.as_deref().unwrap_or("normal"))
+            .collect();
+        labels.join("+")
+    }
+}
+
+/// The workspace's resolved dependency graph.
+struct Graph {
+    /// Package id -> package name.
+    names: HashMap<String, String>,
+    /// Package id -> its resolved dependencies (all kinds), sorted by dependency name so
+    /// that reported paths are deterministic.
+    deps: HashMap<String, Vec<Dep>>,
+    /// Workspace member name -> package id.
+    members: BTreeMap<String, String>,
+    /// Workspace member name -> directory holding its `Cargo.toml`.
+    member_dirs: BTreeMap<String, PathBuf>,
+    /// Package id of the root package (`referee`).
+    root: String,
+}
+
+fn graph() -> &'static Graph {
+    static GRAPH: OnceLock<Graph> = OnceLock::new();
+    GRAPH.get_or_init(load_graph)
+}
+
+fn load_graph() -> Graph {
+    let workspace = env!("CARGO_MANIFEST_DIR");
+    let output = Command::new(env!("CARGO"))
+        .args(["metadata", "--format-version", "1"])
+        .current_dir(workspace)
+        .output()
+        .expect("running `cargo metadata` (the CARGO this test was built with)");
+    assert!(
+        output.status.success(),
+        "`cargo metadata --format-version 1` failed in {workspace}: {}\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let meta: Value =
+        serde_json::from_slice(&output.stdout).expect("`cargo metadata` printed invalid JSON");
+    Graph::from_metadata(&meta)
+}
+
+fn str_field<'a>(v: &'a Value, key: &str) -> &'a str {
+    v[key]
+        .as_str()
+        .unwrap_or_else(|| panic!("cargo metadata: `{key}` is not a string"))
+}
+
+fn array_field<'a>(v: &'a Value, key: &str) -> &'a [Value] {
+    v[key]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_else(|| panic!("cargo metadata: `{key}` is not an array"))
+}
+
+impl Graph {
+    fn from_metadata(meta: &Value) -> Graph {
+        let mut names = HashMap::new();
+        let mut manifests = HashMap::new();
+        for pkg in array_field(meta, "packages") {
+            let id = str_field(pkg, "id").to_owned();
+            names.insert(id.clone(), str_field(pkg, "name").to_owned());
+            manifests.insert(id, PathBuf::from(str_field(pkg, "manifest_path")));
+        }
+
+        let mut members = BTreeMap::new();
+        let mut member_dirs = BTreeMap::new();
+        for id in array_field(meta, "workspace_members") {
+            let id = id
+                .as_str()
+                .expect("cargo metadata: workspace member id is not a string");
+            let name = names[id].clone();
+            let dir = manifests[id]
+                .parent()
+                .expect("manifest path has a parent")
+                .to_owned();
+            member_dirs.insert(name.clone(), dir);
+            assert!(
+                members.insert(name.clone(), id.to_owned()).is_none(),
+                "two workspace members are named `{name}`"
+            );
+        }
+
+        let resolve = &meta["resolve"];
+        assert!(
+            resolve.is_object(),
+            "cargo metadata printed no `resolve` graph"
+        );
+        let mut deps = HashMap::new();
+        for node in array_field(resolve, "nodes") {
+            let mut out: Vec<Dep> = array_field(node, "deps")
+                .iter()
+                .map(|d| Dep {
+                    pkg: str_field(d, "pkg").to_owned(),
+                    kinds: array_field(d, "dep_kinds")
+                        .iter()
+                        .map(|k| k["kind"].as_str().map(str::to_owned))
+                        .collect(),
+                })
+                .collect();
+            out.sort_by(|a, b| (&names[&a.pkg], &a.pkg).cmp(&(&names[&b.pkg], &b.pkg)));
+            deps.insert(str_field(node, "id").to_owned(), out);
+        }
+
+        let root = resolve["root"]
+            .as_str()
+            .map(str::to_owned)
+            .or_else(|| members.get("referee").cloned())
+            .expect("cargo metadata names no root package");
+        Graph {
+            names,
+            deps,
+            members,
+            member_dirs,
+            root,
+        }
+    }
+
+    /// Package id of the workspace member `name`; panics (naming the members) if none.
+    fn member(&self, name: &str) -> &str {
+        self.members.get(name).unwrap_or_else(|| {
+            panic!(
+                "`{name}` is not a workspace member; members are {:?}",
+                self.members.keys().collect::<Vec<_>>()
+            )
+        })
+    }
+
+    fn name(&self, id: &str) -> &str {
+        &self.names[id]
+    }
+
+    fn deps_of(&self, id: &str) -> &[Dep] {
+        self.deps.get(id).map(Vec::as_slice).unwrap_or(&[])
+    }
+
+    fn is_member(&self, id: &str) -> bool {
+        self.members.values().any(|m| m == id)
+    }
+
+    /// Names of every package the workspace member `from` reaches through normal
+    /// dependencies (transitively), `from` itself excluded.
+    fn normal_closure(&self, from: &str) -> BTreeSet<String> {
+        let start = self.member(from);
+        let mut seen = BTreeSet::from([start.to_owned()]);
+        let mut queue = VecDeque::from([start.to_owned()]);
+        while let Some(id) = queue.pop_front() {
+            for dep in self.deps_of(&id).iter().filter(|d| d.is_normal()) {
+                if seen.insert(dep.pkg.clone()) {
+                    queue.push_back(dep.pkg.clone());
+                }
+            }
+        }
+        seen.remove(start);
+        seen.iter().map(|id| self.name(id).to_owned()).collect()
+    }
+
+    /// The shortest path of normal dependencies from the workspace member `from` to a
+    /// package named `to` (any version), as package names `[from, .., to]`.
+    fn normal_path(&self, from: &str, to: &str) -> Option<Vec<String>> {
+        let start = self.member(from).to_owned();
+        let mut parent: HashMap<String, Option<String>> = HashMap::from([(start.clone(), None)]);
+        let mut queue = VecDeque::from([start]);
+        while let Some(id) = queue.pop_front() {
+            if self.name(&id) == to && parent[&id].is_some() {
+                let mut path = vec![self.name(&id).to_owned()];
+                let mut cur = parent[&id].clone();
+                while let Some(p) = cur {
+                    path.push(self.name(&p).to_owned());
+                    cur = parent[&p].clone();
+                }
+                path.reverse();
+                return Some(path);
+            }
+            for dep in self.deps_of(&id).iter().filter(|d| d.is_normal()) {
+                if !parent.contains_key(&dep.pkg) {
+                    parent.insert(dep.pkg.clone(), Some(id.clone()));
+                    queue.push_back(dep.pkg.clone());
+                }
+            }
+        }
+        None
+    }
+
+    /// Direct dependencies of the workspace member `from`: `(name, kinds label)`, where
+    /// the label is e.g. `normal`, `dev` or `normal+dev`.
+    fn direct(&self, from: &str) -> Vec<(String, String, bool)> {
+        self.deps_of(self.member(from))
+            .iter()
+            .map(|d| (self.name(&d.pkg).to_owned(), d.kinds_label(), d.is_normal()))
+            .collect()
+    }
+
+    /// Direct normal dependencies of `from`, by name.
+    fn direct_normal(&self, from: &str) -> BTreeSet<String> {
+        self.direct(from)
+            .into_iter()
+            .filter(|d| d.2)
+            .map(|d| d.0)
+            .collect()
+    }
+
+    /// Direct dependencies of `from`, of any kind, on other workspace members:
+    /// `(member name, kinds label)`.
+    fn direct_members(&self, from: &str) -> Vec<(String, String)> {
+        self.deps_of(self.member(from))
+            .iter()
+            .filter(|d| self.is_member(&d.pkg))
+            .map(|d| (self.name(&d.pkg).to_owned(), d.kinds_label()))
+            .collect()
+    }
+
+    /// Every workspace member reachable from `from` through normal dependencies, each
+    /// with the path that reaches it.
+    fn reachable_members(&self, from: &str) -> Vec<(String, Vec<String>)> {
+        let closure = self.normal_closure(from);
+        self.members
+            .keys()
+            .filter(|m| m.as_str() != from && closure.contains(m.as_str()))
+            .map(|m| {
+                (
+                    m.clone(),
+                    self.normal_path(from, m)
+                        .expect("in the closure, so reachable"),
+                )
+            })
+            .collect()
+    }
+}
+
+fn arrow(path: &[String]) -> String {
+    path.join(" -> ")
+}
+
+/// Fails with every violation listed, one per line, under `rule`.
+fn assert_no_violations(rule: &str, violations: &[String]) {
+    assert!(
+        violations.is_empty(),
+        "{rule} is broken ({} violation(s)):\n  {}\n(ARCHITECTURE.md, Invariants; tests/layout.rs)",
+        violations.len(),
+        violations.join("\n  ")
+    );
+}
+
+/// Violations of "member `from` reaches no workspace member outside `allowed`": through
+/// normal dependencies transitively, or directly through a dependency of any kind.
+fn member_violations(g: &Graph, from: &str, allowed: &[&str]) -> Vec<String> {
+    let mut v = Vec::new();
+    for (m, path) in g.reachable_members(from) {
+        if !allowed.contains(&m.as_str()) {
+            v.push(format!("{} (normal dependencies)", arrow(&path)));
+        }
+    }
+    for (m, kinds) in g.direct_members(from) {
+        if !allowed.contains(&m.as_str()) && kinds != "normal" {
+            v.push(format!("{from} -> {m} (direct {kinds}-dependency)"));
+        }
+    }
+    v
+}
+
+// ---------------------------------------------------------------------------------------
+// Rules 1–4: crate dependencies.
+// ---------------------------------------------------------------------------------------
+
+/// The helpers must see what is known to be there, or every rule above would pass
+/// vacuously: `runner` reaches `tokio` (it lists it), dev-only dependencies stay out of
+/// the normal closure, and paths start at the member and end at the target.
+#[test]
+fn closure_helper_sees_known_dependencies() {
+    let g = graph();
+
+    let runner = g.normal_closure("runner");
+    assert!(
+        runner.contains("tokio"),
+        "normal_closure(runner) misses tokio: {runner:?}"
+    );
+    assert!(
+        runner.contains("receipts"),
+        "normal_closure(runner) misses receipts: {runner:?}"
+    );
+    let path = g
+        .normal_path("runner", "tokio")
+        .expect("normal_path finds runner -> .. -> tokio");
+    assert_eq!(
+        path.first().map(String::as_str),
+        Some("runner"),
+        "path {}",
+        arrow(&path)
+    );
+    assert_eq!(
+        path.last().map(String::as_str),
+        Some("tokio"),
+        "path {}",
+        arrow(&path)
+    );
+
+    // `proptest` is only a dev-dependency of `receipts`: a closure that followed dev
+    // edges would report it.
+    let direct = g.direct("receipts");
+    assert!(
+        direct
+            .iter()
+            .any(|(n, kinds, _)| n == "proptest" && kinds == "dev"),
+        "expected proptest as a dev-dependency of receipts, direct deps are {direct:?}"
+    );
+    let receipts = g.normal_closure("receipts");
+    assert!(
+        !receipts.contains("proptest"),
+        "normal_closure(receipts) follows dev-dependencies: {}",
+        arrow(&g.normal_path("receipts", "proptest").unwrap_or_default())
+    );
+
+    // A path to a crate that is not in the closure does not exist.
+    assert_eq!(g.normal_path("receipts", "runner"), None);
+}
+
+/// Rule 1: the trust core and the offline verifier stay sync, offline and GPU-free.
+#[test]
+fn receipts_and_verifier_reach_no_io_or_async_crates() {
+    let g = graph();
+    let mut violations = Vec::new();
+    for from in ["receipts", "verifier"] {
+        for bad in FORBIDDEN_IN_CORE {
+            if let Some(path) = g.normal_path(from, bad) {
+                violations.push(arrow(&path));
+            }
+        }
+    }
+    assert_no_violations(
+        "rule 1 (receipts and verifier never depend on git2, hyper, tokio, cudarc, reqwest, \
+         axum)",
+        &violations,
+    );
+}
+
+/// Rule 2: `receipts` is the bottom of the workspace, `verifier` sits right on it.
+#[test]
+fn verifier_depends_only_on_receipts_and_receipts_on_no_member() {
+    let g = graph();
+    let mut violations = member_violations(g, "receipts", &[]);
+    violations.extend(member_violations(g, "verifier", &["receipts"]));
+    if !g.direct_normal("verifier").contains("receipts") {
+        violations.push(format!(
+            "verifier does not depend on receipts; its normal dependencies are {:?}",
+            g.direct_normal("verifier")
+        ));
+    }
+    assert_no_violations(
+        "rule 2 (verifier depends on receipts and no other member; receipts on no member)",
+        &violations,
+    );
+}
+
+/// Rule 3: the runner's parts stay independent of the runner and of each other.
+#[test]
+fn runner_parts_are_independent() {
+    let g = graph();
+    let parts = ["intake", "loadgen", "engines"];
+    let mut violations = Vec::new();
+    for from in parts {
+        for (m, path) in g.reachable_members(from) {
+            if m == "runner" || parts.contains(&m.as_str()) {
+                violations.push(format!("{} (normal dependencies)", arrow(&path)));
+            }
+        }
+        for (m, kinds) in g.direct_members(from) {
+            if (m == "runner" || parts.contains(&m.as_str())) && kinds != "normal" {
+                violations.push(format!("{from} -> {m} (direct {kinds}-dependency)"));
+            }
+        }
+    }
+    if let Some(path) = g.normal_path("loadgen", "git2") {
+        violations.push(format!("{} (loadgen must not reach git2)", arrow(&path)));
+    }
+    if g.direct_normal("intake").contains("hyper") {
+        violations.push("intake -> hyper (intake must not depend on hyper directly)".to_owned());
+    }
+    assert_no_violations(
+        "rule 3 (intake, loadgen, engines depend neither on runner nor on each other; \
+         loadgen not on git2; intake not directly on hyper)",
+        &violations,
+    );
+}
+
+/// Rule 4: the CLI is the top; `runner` composes its parts.
+#[test]
+fn nothing_depends_on_the_cli_and_runner_composes_its_parts() {
+    let g = graph();
+    let root = g.name(&g.root).to_owned();
+    assert_eq!(root, "referee", "the root package is not `referee`");
+    let mut violations = Vec::new();
+    for member in g.members.keys().filter(|m| **m != root) {
+        if let Some(path) = g.normal_path(member, &root) {
+            violations.push(format!("{} (normal dependencies)", arrow(&path)));
+        }
+        for (m, kinds) in g.direct_members(member) {
+            if m == root && kinds != "normal" {
+                violations.push(format!("{member} -> {m} (direct {kinds}-dependency)"));
+            }
+        }
+    }
+    let runner = g.direct_normal("runner");
+    for part in ["verifier", "intake", "loadgen", "engines"] {
+        if !runner.contains(part) {
+            violations.push(format!(
+                "runner does not depend on {part} (directly, normal)"
+            ));
+        }
+    }
+    assert_no_violations(
+        "rule 4 (no member depends on referee; runner depends on verifier, intake, loadgen, \
+         engines)",
+        &violations,
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// Rule 5: no import cycles between a crate's top-level modules.
+// ---------------------------------------------------------------------------------------
+
+/// Where an edge `from -> to` was seen first: `path:line`.
+type Edges = BTreeMap<String, BTreeMap<String, String>>;
+
+/// The top-level module of `src/`-relative `rel` (`foo.rs`, `foo/mod.rs`, `foo/**` ->
+/// `foo`) and the depth of the file's own module below the crate root (`foo.rs` and
+/// `foo/mod.rs` -> 1, `foo/bar.rs` -> 2). `None` for the crate roots `lib.rs` and
+/// `main.rs` and for `bin/**` (separate crates).
+fn module_of(rel: &str) -> Option<(String, usize)> {
+    let parts: Vec<&str> = rel.split('/').collect();
+    match parts.as_slice() {
+        ["lib.rs"] | ["main.rs"] | ["bin", ..] => None,
+        [file] => Some((file.strip_suffix(".rs")?.to_owned(), 1)),
+        [top, .., last] => {
+            let depth = if *last == "mod.rs" {
+                parts.len() - 1
+            } else {
+                parts.len()
+            };
+            Some(((*top).to_owned(), depth))
+        }
+        [] => None,
+    }
+}
+
+fn is_ident_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+/// The identifier at the start of `s`, if any.
+fn leading_ident(s: &str) -> Option<&str> {
+    let s = s.trim_start();
+    let end = s.find(|c: char| !is_ident_char(c)).unwrap_or(s.len());
+    (end > 0).then(|| &s[..end])
+}
+
+/// The crate-root names a path continues with after `crate::` (or an equivalent
+/// `super::` chain): `bar` for `bar::X`, `[a, b]` for `{a::X, b}` (top-level items of a
+/// brace group, which may span lines). `self` and `*` are not names.
+fn root_names(rest: &str) -> Vec<String> {
+    let rest = rest.trim_start();
+    let Some(group) = rest.strip_prefix('{') else {
+        return leading_ident(rest).map(str::to_owned).into_iter().collect();
+    };
+    let mut names = Vec::new();
+    let mut depth = 0usize;
+    let mut item_start = true;
+    for (i, c) in group.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' if depth == 0 => break,
+            '}' => depth -= 1,
+            ',' if depth == 0 => item_start = true,
+            c if c.is_whitespace() => {}
+            _ if item_start && depth == 0 => {
+                item_start = false;
+                if let Some(name) = leading_ident(&group[i..]) {
+                    names.push(name.to_owned());
+                }
+            }
+            _ => {}
+        }
+    }
+    names.retain(|n| n != "self");
+    names
+}
+
+/// Scans one crate's `src/` files for imports between its top-level modules.
+///
+/// `files` are `(path relative to src/, text)`. This is a heuristic on paths, not a
+/// parser:
+/// - a file belongs to its top-level module (`foo.rs`, `foo/mod.rs`, `foo/**` -> `foo`);
+///   the crate roots `lib.rs`/`main.rs` are skipped;
+/// - lines whose first non-blank characters are `//` (comments, doc comments) are
+///   ignored; block comments and trailing comments are not;
+/// - `crate::bar` (not `$crate::`) gives an edge to `bar`, and `crate::{a::X, b}` edges
+///   to `a` and `b`, even when the group spans lines;
+/// - `super::` chains are resolved against the module the line is in: the file's module
+///   depth plus the inline `mod name {` blocks open at that line (tracked by rustfmt's
+///   indentation: the block closes at a `}` line indented like its `mod` line). A chain
+///   that climbs exactly to the crate root gives an edge like `crate::`;
+/// - only names that are top-level modules of the crate count (so `crate::Error`, an
+///   item of the crate root, is no edge; neither are re-exports through the root), and
+///   a module's edges to itself are dropped.
+///
+/// Test modules count like any other code: a cycle only `#[cfg(test)]` code closes is
+/// still a cycle.
+fn scan_module_edges(files: &[(String, String)]) -> Edges {
+    let modules: BTreeSet<String> = files
+        .iter()
+        .filter_map(|(rel, _)| module_of(rel))
+        .map(|(m, _)| m)
+        .collect();
+    let mut edges = Edges::new();
+    for (rel, text) in files {
+        let Some((module, file_depth)) = module_of(rel) else {
+            continue;
+        };
+
+        // Blank out comment lines (keeping line breaks) and record, per line, the depth
+        // of the module that line's code is in.
+        let mut cleaned = String::with_capacity(text.len());
+        let mut line_starts = Vec::new();
+        let mut line_depth = Vec::new();
+        let mut open_mods: Vec<usize> = Vec::new();
+        for line in text.lines() {
+            line_starts.push(cleaned.len());
+            let trimmed = line.trim_start();
+            let indent = line.len() - trimmed.len();
+            line_depth.push(file_depth + open_mods.len());
+            if trimmed.starts_with("//") {
+                cleaned.push('\n');
+                continue;
+            }
+            if trimmed.trim_end() == "}" && open_mods.last() == Some(&indent) {
+                open_mods.pop();
+            } else if opens_inline_mod(trimmed) {
+                open_mods.push(indent);
+            }
+            cleaned.push_str(line);
+            cleaned.push('\n');
+        }
+        let line_of = |offset: usize| line_starts.partition_point(|&s| s <= offset) - 1;
+
+        let mut add = |names: Vec<String>, offset: usize| {
+            for name in names {
+                if name != module && modules.contains(&name) {
+                    let at = format!("{rel}:{}", line_of(offset) + 1);
+                    edges
+                        .entry(module.clone())
+                        .or_default()
+                        .entry(name)
+                        .or_insert(at);
+                }
+            }
+        };
+
+        for (offset, _) in cleaned.match_indices("crate::") {
+            let before = cleaned[..offset].chars().next_back();
+            if before.is_some_and(|c| is_ident_char(c) || c == '$' || c == ':') {
+                continue;
+            }
+            add(root_names(&cleaned[offset + "crate::".len()..]), offset);
+        }
+        for (offset, _) in cleaned.match_indices("super::") {
+            let before = cleaned[..offset].chars().next_back();
+            if before.is_some_and(|c| is_ident_char(c) || c == ':') {
+                continue; // the middle of a chain, counted from its first `super`
+            }
+            let mut rest = &cleaned[offset..];
+            let mut climbs = 0;
+            while let Some(r) = rest.strip_prefix("super::") {
+                climbs += 1;
+                rest = r.trim_start();
+            }
+            if climbs == line_depth[line_of(offset)] {
+                add(root_names(rest), offset);
+            }
+        }
+    }
+    edges
+}
+
+/// `mod name {` (optionally `pub`/`pub(..)`) ending the line: an inline module opens.
+fn opens_inline_mod(trimmed: &str) -> bool {
+    let mut s = trimmed.trim_end();
+    if let Some(r) = s.strip_prefix("pub") {
+        s = r.trim_start();
+        if s.starts_with('(') {
+            let Some(close) = s.find(')') else {
+                return false;
+            };
+            s = s[close + 1..].trim_start();
+        }
+    }
+    let Some(r) = s.strip_prefix("mod ") else {
+        return false;
+    };
+    let Some(name) = leading_ident(r) else {
+        return false;
+    };
+    r.trim_start()[name.len()..].trim() == "{"
+}
+
+/// Every cycle the depth-first search closes with a back edge, each as `[a, b, .., a]`,
+/// in a deterministic order. Empty when the graph is acyclic.
+fn find_cycles(edges: &Edges) -> Vec<Vec<String>> {
+    fn visit(
+        node: &str,
+        edges: &Edges,
+        state: &mut HashMap<String, bool>, // false: on the stack, true: done
+        stack: &mut Vec<String>,
+        cycles: &mut Vec<Vec<String>>,
+    ) {
+        state.insert(node.to_owned(), false);
+        stack.push(node.to_owned());
+        for next in edges.get(node).into_iter().flat_map(BTreeMap::keys) {
+            match state.get(next.as_str()) {
+                None => visit(next, edges, state, stack, cycles),
+                Some(false) => {
+                    let start = stack.iter().position(|n| n == next).expect("on the stack");
+                    let mut cycle = stack[start..].to_vec();
+                    cycle.push(next.clone());
+                    cycles.push(cycle);
+                }
+                Some(true) => {}
+            }
+        }
+        stack.pop();
+        state.insert(node.to_owned(), true);
+    }
+
+    let mut state = HashMap::new();
+    let mut cycles = Vec::new();
+    for node in edges.keys() {
+        if !state.contains_key(node.as_str()) {
+            visit(node, edges, &mut state, &mut Vec::new(), &mut cycles);
+        }
+    }
+    cycles
+}
+
+/// `krate: a -> b (dir/src/a.rs:3) -> a (dir/src/b/mod.rs:7)`: a cycle with where each
+/// edge was seen; `dir` is the crate's directory relative to the workspace root.
+fn describe_cycle(krate: &str, dir: &str, cycle: &[String], edges: &Edges) -> String {
+    let mut out = format!("{krate}: {}", cycle[0]);
+    for pair in cycle.windows(2) {
+        let at = &edges[&pair[0]][&pair[1]];
+        out.push_str(&format!(" -> {} ({dir}/src/{at})", pair[1]));
+    }
+    out
+}
+
+/// `src/**/*.rs` of `dir`, as `(path relative to src/ with '/' separators, text)`.
+fn read_sources(dir: &Path) -> Vec<(String, String)> {
+    fn walk(root: &Path, dir: &Path, out: &mut Vec<(String, String)>) {
+        let entries = std::fs::read_dir(dir)
+            .unwrap_or_else(|e| panic!("reading directory {}: {e}", dir.display()));
+        for entry in entries {
+            let path = entry.expect("directory entry").path();
+            if path.is_dir() {
+                walk(root, &path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let rel = path.strip_prefix(root).expect("below src/");
+                let rel: Vec<String> = rel
+                    .components()
+                    .map(|c| c.as_os_str().to_string_lossy().into())
+                    .collect();
+                let text = std::fs::read_to_string(&path)
+                    .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
+                out.push((rel.join("/"), text));
+            }
+        }
+    }
+    let src = dir.join("src");
+    let mut out = Vec::new();
+    walk(&src, &src, &mut out);
+    out.sort();
+    out
+}
+
+/// The scanner and the cycle search on a planted crate: they must find what is there and
+/// nothing that is not.
+#[test]
+fn module_scanner_finds_a_planted_cycle() {
+    let file = |rel: &str, text: &str| (rel.to_owned(), text.to_owned());
+    let files = vec![
+        file(
+            "lib.rs",
+            "pub mod a;\npub mod b;\npub mod c;\npub mod d;\nuse crate::a::X;\n",
+        ),
+        // a -> b through a multi-line group (reported at the `crate::` line); `crate::Error`
+        // is a root item, no edge.
+        file(
+            "a.rs",
+            "use crate::{\n    Error,\n    b::{Y, Z},\n};\npub struct X;\n",
+        ),
+        // b -> c through a nested file's `super::super::`.
+        file("b/mod.rs", "mod inner;\n// use crate::d::Commented;\n"),
+        file("b/inner.rs", "use super::super::c::W;\nuse super::Local;\n"),
+        // c -> a through `super::` in a top-level file; `$crate::d` is a macro path.
+        file(
+            "c.rs",
+            "fn f() { super::a::X; }\nmacro_rules! m { () => { $crate::d::Q }; }\n",
+        ),
+        // `super::b` inside an inline test module means d::b, not the crate's b.
+        file(
+            "d.rs",
+            "pub(crate) fn b() {}\n#[cfg(test)]\nmod tests {\n    use super::b;\n}\n",
+        ),
+    ];
+    let edges = scan_module_edges(&files);
+    let flat: Vec<(String, String, String)> = edges
+        .iter()
+        .flat_map(|(f, tos)| {
+            tos.iter()
+                .map(move |(t, at)| (f.clone(), t.clone(), at.clone()))
+        })
+        .collect();
+    let expect = |f: &str, t: &str, at: &str| (f.to_owned(), t.to_owned(), at.to_owned());
+    assert_eq!(
+        flat,
+        vec![
+            expect("a", "b", "a.rs:1"),
+            expect("b", "c", "b/inner.rs:1"),
+            expect("c", "a", "c.rs:1")
+        ]
+    );
+    let cycles = find_cycles(&edges);
+    assert_eq!(cycles, vec![vec!["a", "b", "c", "a"]]);
+    assert_eq!(
+        describe_cycle("demo", "demo", &cycles[0], &edges),
+        "demo: a -> b (demo/src/a.rs:1) -> c (demo/src/b/inner.rs:1) -> a (demo/src/c.rs:1)"
+    );
+
+    let mut acyclic = edges.clone();
+    acyclic.get_mut("c").expect("c has edges").remove("a");
+    assert!(find_cycles(&acyclic).is_empty());
+}
+
+/// Rule 5: no crate's top-level modules import each other in a cycle.
+#[test]
+fn no_import_cycles_between_modules() {
+    let g = graph();
+    let mut violations = Vec::new();
+    let mut edge_count = 0;
+    for krate in CYCLE_CHECKED {
+        g.member(krate);
+        let dir = &g.member_dirs[krate];
+        let label = dir.strip_prefix(env!("CARGO_MANIFEST_DIR")).unwrap_or(dir);
+        let label = label.to_string_lossy().replace('\\', "/");
+        let files = read_sources(dir);
+        assert!(
+            !files.is_empty(),
+            "no .rs files under {}/src",
+            dir.display()
+        );
+        let edges = scan_module_edges(&files);
+        edge_count += edges.values().map(BTreeMap::len).sum::<usize>();
+        for cycle in find_cycles(&edges) {
+            violations.push(describe_cycle(krate, &label, &cycle, &edges));
+        }
+    }
+    // The crates do import across modules (e.g. runner's `round` uses `journal`): a scan
+    // that finds no edge at all is a broken scanner, not an acyclic workspace.
+    assert!(
+        edge_count > 0,
+        "the module scanner found no import between modules in any crate"
+    );
+    assert_no_violations(
+        "rule 5 (no import cycles between a crate's top-level modules)",
+        &violations,
+    );
+}

@@ -1,5 +1,5 @@
 //! Records the git commit the runner is built from as `REFEREE_GIT_COMMIT`, for the
-//! `tool` of every round record (DESIGN.md §5). An explicit `REFEREE_GIT_COMMIT` in the
+//! `tool` of every round record (content/receipts.md). An explicit `REFEREE_GIT_COMMIT` in the
 //! environment wins (release builds from a tarball); without git the round records
 //! `unknown`.
 

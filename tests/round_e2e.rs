@@ -95,10 +95,19 @@ const FIXED_RATE: &str = "min_rate_milli_rps = 10000\nmax_rate_milli_rps = 10000
 
 /// A data directory with the tiny campaign added, its miners registered, the evaluator
 /// key trusted and `edits` ingested (one miner each); returns the data dir and key path.
+/// The key lives in a key directory next to the data directory, never inside it (the
+/// data directory is published).
 struct Fixture {
     _dir: tempfile::TempDir,
     data: PathBuf,
     key: PathBuf,
+}
+
+impl Fixture {
+    /// The key directory: `<tmp>/keys/`.
+    fn key_dir(&self) -> PathBuf {
+        self.key.parent().unwrap().to_path_buf()
+    }
 }
 
 fn fixture(rates: &str, edits: &[(&str, &str, &str)]) -> Fixture {
@@ -128,8 +137,10 @@ fn fixture_with(
     .unwrap();
     let data_dir = DataDir::new(&data);
     add_campaign(&data_dir, &campaign_toml).unwrap();
-    generate_key_pair(&data.join("evaluator")).unwrap();
-    let key = PrivateKey::load(&data.join("evaluator.key")).unwrap();
+    let keys = dir.path().join("keys");
+    std::fs::create_dir_all(&keys).unwrap();
+    generate_key_pair(&keys.join("evaluator")).unwrap();
+    let key = PrivateKey::load(&keys.join("evaluator.key")).unwrap();
     let keyring = Keyring::new(vec![TrustedKey {
         key: key.public().clone(),
         valid_from: Timestamp::from_unix_seconds(0).unwrap(),
@@ -153,7 +164,7 @@ fn fixture_with(
     }
     Fixture {
         _dir: dir,
-        key: data.join("evaluator.key"),
+        key: keys.join("evaluator.key"),
         data,
     }
 }
@@ -430,7 +441,7 @@ fn bad_input_is_a_clear_error_and_touches_nothing() {
             .output()
             .unwrap()
     };
-    let missing_key = run("tiny", &fixture.data.join("nobody.key"));
+    let missing_key = run("tiny", &fixture.key_dir().join("nobody.key"));
     assert_eq!(missing_key.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&missing_key.stderr);
     assert!(stderr.contains("loading the evaluator key"), "{stderr}");
@@ -617,15 +628,15 @@ fn refused(fixture: &Fixture, output: &std::process::Output, n: u64, needles: &[
     );
 }
 
-/// A new key pair `<data>/<name>.{key,pub}`, trusted in the keyring from `valid_from`
+/// A new key pair `<key-dir>/<name>.{key,pub}`, trusted in the keyring from `valid_from`
 /// until `valid_until` when `trust` is set.
 fn extra_key(
     fixture: &Fixture,
     name: &str,
     trust: Option<(Timestamp, Option<Timestamp>)>,
 ) -> (PathBuf, PrivateKey) {
-    generate_key_pair(&fixture.data.join(name)).unwrap();
-    let path = fixture.data.join(format!("{name}.key"));
+    generate_key_pair(&fixture.key_dir().join(name)).unwrap();
+    let path = fixture.key_dir().join(format!("{name}.key"));
     let key = PrivateKey::load(&path).unwrap();
     if let Some((valid_from, valid_until)) = trust {
         let keyring_path = fixture.data.join("keyring.json");
@@ -640,6 +651,83 @@ fn extra_key(
         keyring.save(&keyring_path).unwrap();
     }
     (path, key)
+}
+
+/// Issue 11: a private key inside the data directory (which is published) stops the
+/// round before it opens, naming the file and the commands that move it out; following
+/// them, the round runs — with the key found in the default key directory.
+#[test]
+fn a_private_key_inside_the_data_directory_is_refused_with_the_way_out() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let fixture = fixture(FIXED_RATE, &[]);
+    let home = fixture._dir.path().join("home");
+    let xdg = fixture._dir.path().join("xdg");
+    let run = |args: &[&std::ffi::OsStr]| {
+        Command::new(env!("CARGO_BIN_EXE_referee"))
+            .args(["round", "--campaign", "tiny", "--data"])
+            .arg(&fixture.data)
+            .args(args)
+            .env("NO_COLOR", "1")
+            .env("HOME", &home)
+            .env("XDG_CONFIG_HOME", &xdg)
+            .env_remove("REFEREE_KEY_DIR")
+            .output()
+            .unwrap()
+    };
+
+    // An earlier demo's layout: the signing key itself in the data directory.
+    let inside = fixture.data.join("evaluator.key");
+    std::fs::rename(&fixture.key, &inside).unwrap();
+    let output = run(&["--key".as_ref(), inside.as_os_str()]);
+    let key_dir = xdg.join("referee/keys");
+    let moved = key_dir.join("evaluator.key");
+    refused(
+        &fixture,
+        &output,
+        1,
+        &[&format!(
+            "private key `{}` is inside the data directory `{}`, which is published; \
+                 move it out: `mkdir -p -m 700 {} && mv -n {} {} && referee round --key {} …`",
+            inside.display(),
+            fixture.data.display(),
+            key_dir.display(),
+            inside.display(),
+            moved.display(),
+            moved.display()
+        )],
+    );
+
+    // Any file holding a key seed counts, whatever its name, anywhere below; the hint
+    // then moves it next to the key given with `--key`.
+    std::fs::rename(&inside, &fixture.key).unwrap();
+    let copy = fixture.data.join("tiny/backup/signing-seed");
+    std::fs::create_dir_all(copy.parent().unwrap()).unwrap();
+    std::fs::copy(&fixture.key, &copy).unwrap();
+    let output = run(&["--key".as_ref(), fixture.key.as_os_str()]);
+    let keys = std::fs::canonicalize(fixture.key_dir()).unwrap();
+    refused(
+        &fixture,
+        &output,
+        1,
+        &[
+            &format!(
+                "private key `{}` is inside the data directory",
+                copy.display()
+            ),
+            &format!(
+                "mv -n {} {}",
+                copy.display(),
+                keys.join("signing-seed").display()
+            ),
+        ],
+    );
+    std::fs::remove_file(&copy).unwrap();
+
+    // Moved out as the hint says, into the default key directory: no `--key` needed.
+    std::fs::create_dir_all(&key_dir).unwrap();
+    std::fs::rename(&fixture.key, &moved).unwrap();
+    ok(&run(&[]));
+    sealed(&fixture, 1);
 }
 
 #[test]
@@ -773,4 +861,103 @@ fn a_tampered_previous_round_or_an_edited_campaign_is_refused() {
             "signature.trusted",
         ],
     );
+}
+
+/// Every file the receipt names is in the bundle: step logs, engine logs, probe logs and
+/// correctness artifacts.
+fn assert_named_files_exist(bundle: &Path, record: &RoundRecord) {
+    let mut named: Vec<String> = record.steps.iter().filter_map(|s| s.log.clone()).collect();
+    assert_eq!(named.len(), record.steps.len(), "a step names no log");
+    for entry in &record.entries {
+        named.extend(entry.engine_log.clone());
+        named.extend(entry.runs.iter().map(|r| r.probe_log.clone()));
+        named.extend(entry.correctness.iter().map(|c| c.items_file.clone()));
+    }
+    for name in named {
+        assert!(
+            bundle.join(&name).is_file(),
+            "`{name}` is named but missing"
+        );
+    }
+}
+
+/// Issue 11: a temp file a killed writer left in the bundle is never sealed, and a step
+/// log that cannot be written stops the round naming it (rather than a step naming no
+/// log); the resume after it seals.
+#[test]
+fn a_resumed_round_seals_no_temp_file_and_stops_on_a_step_log_it_cannot_write() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let fixture = fixture(FIXED_RATE, &[]);
+    let killed = round(&fixture, Some(0), None);
+    assert!(!killed.status.success());
+    let work_bundle = fixture.data.join("tiny/.work/round-1/bundle");
+    // What writers killed between creating their temp file and renaming it leave:
+    // tempfile's `.tmpXXXXXX` and the `.<name>.tmp<pid>` of earlier versions.
+    let temps = [
+        ".tmpK1lled",
+        "inputs/.tmpAbCdEf",
+        "logs/steps/.01-drawing-seeds-and-opening-the-round.log.tmp4242",
+    ];
+    for temp in temps {
+        std::fs::write(work_bundle.join(temp), b"half a file").unwrap();
+    }
+    // A directory where the baseline's first step log goes.
+    let blocked = work_bundle.join("logs/steps/02-baseline-starting-the-engine.log");
+    std::fs::create_dir(&blocked).unwrap();
+    let stopped = round(&fixture, None, None);
+    let stderr = String::from_utf8_lossy(&stopped.stderr);
+    assert_eq!(stopped.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&format!("writing the step log `{}`", blocked.display())),
+        "{stderr}"
+    );
+    assert!(!fixture.data.join("tiny/rounds/1").exists());
+
+    std::fs::remove_dir(&blocked).unwrap();
+    ok(&round(&fixture, None, None));
+    let (bundle, record) = sealed(&fixture, 1);
+    for temp in temps {
+        assert!(!bundle.join(temp).exists(), "`{temp}` was sealed");
+    }
+    let files = receipts::bundle::list_files(&bundle).unwrap();
+    assert!(
+        files
+            .iter()
+            .all(|f| !f.name.rsplit('/').next().unwrap_or("").starts_with('.')),
+        "{:?}",
+        files.iter().map(|f| &f.name).collect::<Vec<_>>()
+    );
+    assert_named_files_exist(&bundle, &record);
+}
+
+/// Issue 11: a probe log that cannot be written fails the SLA step and the entry
+/// (`infra_failed`, naming the file), and the sealed receipt names no probe log that is
+/// not there.
+#[test]
+fn a_probe_log_that_cannot_be_written_fails_its_step_typed_and_is_not_named() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let fixture = fixture(FIXED_RATE, &[]);
+    let killed = round(&fixture, Some(0), None);
+    assert!(!killed.status.success());
+    // A file where the probe logs' directory goes: no probe log can be written.
+    let probes = fixture.data.join("tiny/.work/round-1/bundle/probes");
+    std::fs::write(&probes, b"").unwrap();
+    ok(&round(&fixture, None, None));
+    let (bundle, record) = sealed(&fixture, 1);
+    let baseline = &record.entries[0];
+    assert_eq!(baseline.status, EntryStatus::InfraFailed, "{baseline:#?}");
+    let detail = baseline.infra_failure.as_ref().unwrap().to_string();
+    assert!(
+        detail.contains(&probes.display().to_string()),
+        "{detail} does not name {}",
+        probes.display()
+    );
+    assert!(baseline.runs.is_empty(), "{:?}", baseline.runs);
+    let sla = record
+        .steps
+        .iter()
+        .find(|s| s.name == "Baseline, running SLA")
+        .unwrap();
+    assert_eq!(sla.status, receipts::model::StepStatus::Failed);
+    assert_named_files_exist(&bundle, &record);
 }

@@ -1,7 +1,7 @@
 //! The engine's configuration: `engine.toml`, the file a miner's diff changes.
 //!
 //! [`EngineConfig::from_toml`] parses *and* range-checks, so the submissions gate can use it
-//! as the "build" step of the built-in engine (DESIGN.md, gates): a config that parses here
+//! as the "build" step of the built-in engine (content/submitting.md, gates): a config that parses here
 //! only fails later if it does not fit in memory, which is the engine's business at start
 //! ([`crate::memory`]). Every key is optional and has a default; unknown keys are errors so
 //! that a typo in a diff is caught by the gate instead of silently ignored. Each key is

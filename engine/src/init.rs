@@ -8,7 +8,7 @@
 //! standard deviation √21845 ≈ 147.8. The value is `s × (std / √21845)` in f32. Only integer
 //! arithmetic, IEEE multiplication and `sqrt` (correctly rounded by IEEE 754) are involved,
 //! and no `rand` distribution helper (whose algorithms change between versions), as
-//! MEASUREMENT.md §Seeds asks.
+//! content/measurement.md §Seeds asks.
 
 use rand_chacha::ChaCha20Rng;
 use rand_core::{RngCore, SeedableRng};

@@ -1,6 +1,6 @@
 //! referee's built-in reference engine: a small, deterministic decoder-only transformer
 //! served over the OpenAI/vLLM-compatible HTTP API, tuned by an `engine.toml` that a
-//! miner's diff changes (issue 3; DESIGN.md, Engines).
+//! miner's diff changes (issue 3; content/rounds.md, Engines).
 //!
 //! # Model
 //! Byte-level tokens (256 bytes, BOS = 256 prepended to text prompts, EOS = 257);
@@ -52,7 +52,7 @@
 //! `kernels::tests::rows_do_not_depend_on_batch`,
 //! `model::tests::prefill_chunking_and_batching_do_not_change_bits` and the HTTP test
 //! `greedy_results_are_batch_invariant`. So a correctness verdict re-runs identically even
-//! though the gate sends requests one at a time only as a precaution (MEASUREMENT.md).
+//! though the gate sends requests one at a time only as a precaution (content/measurement.md).
 //!
 //! # API
 //! [`server::spawn`] serves `GET /health`, `GET /v1/models` and `POST /v1/completions` with

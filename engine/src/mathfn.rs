@@ -2,7 +2,7 @@
 //! addition, multiplication, division and rounding only.
 //!
 //! Why not `f64::exp` and friends: they call the platform's libm, whose last bit differs
-//! between platforms and versions (MEASUREMENT.md, Seeds), and the engine promises the
+//! between platforms and versions (content/measurement.md, Seeds), and the engine promises the
 //! same logprobs wherever its matrix kernels agree. Basic IEEE operations are correctly
 //! rounded everywhere, and Rust never contracts `a * b + c` into a fused multiply-add on
 //! its own, so these functions give the same bits on every platform. Accuracy is a few

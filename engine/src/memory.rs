@@ -6,7 +6,7 @@
 //! (`kv_cache_budget_mb`) must fit in the memory limit, and the KV cache that
 //! `max_num_seqs` full-context sequences need must fit in the pool. Either failure is an
 //! [`OutOfMemory`] whose message starts like the one in the disqualified entries of
-//! `003_5c846bb873ff4c44.txt`: `torch.OutOfMemoryError: CUDA out of memory. Tried to
+//! content/rounds.md: `torch.OutOfMemoryError: CUDA out of memory. Tried to
 //! allocate … MiB. GPU 0 has a total capacity of … of which … is free.`
 
 use thiserror::Error;

@@ -1,7 +1,7 @@
 //! Fuzzes what a miner controls most directly: libgit2's parse of a submitted diff and
 //! every check run on it before anything is written (`intake::gates::inspect`), against
 //! a baseline with regular files, an executable, a denied path and two symlinks. It must
-//! never panic — `git2::DiffFile::mode()` does on unknown modes (ENVIRONMENT.md), which
+//! never panic — `git2::DiffFile::mode()` does on unknown modes (git2 0.21), which
 //! is why the gates read raw modes — and never abort.
 #![no_main]
 

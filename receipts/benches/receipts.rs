@@ -3,7 +3,7 @@
 //! and on all cores (rayon); the raw Ed25519 `verify_strict` and sha256 rates beside them.
 //!
 //! Bundles are written under `/dev/shm` when it exists (the work disk creates small files
-//! ~15× slower, ENVIRONMENT.md). Run: `cargo bench -p receipts --bench receipts`.
+//! ~15× slower on this kind of machine). Run: `cargo bench -p receipts --bench receipts`.
 
 use std::path::{Path, PathBuf};
 

@@ -1,4 +1,4 @@
-//! Receipt bundles (DESIGN.md §5, RECEIPTS.md): a directory holding `receipt.dsse.json`
+//! Receipt bundles (content/receipts.md): a directory holding `receipt.dsse.json`
 //! and every file that envelope's Statement names. Sealing digests every regular file of
 //! the directory (recursively) into the subjects, signs the Statement and writes the
 //! envelope; this is the function the round executor and `referee seal` call.
@@ -13,7 +13,7 @@ use sha2::{Digest, Sha256};
 
 use crate::canonical::CanonicalError;
 use crate::dsse::{Envelope, EnvelopeError, IN_TOTO_PAYLOAD_TYPE, RawEnvelope};
-use crate::fsutil::{read_limited, write_atomic};
+use crate::fsutil::{read_limited, sync_dir, write_atomic};
 use crate::keys::PrivateKey;
 use crate::model::Sha256Hex;
 use crate::statement::{self, DigestSet, Statement, Subject};
@@ -116,7 +116,9 @@ pub enum EntryKind {
 /// Seals `dir` into a bundle: every regular file under it except the top-level
 /// `receipt.dsse.json` becomes a subject (sorted by name, relative paths with `/`), the
 /// Statement of `predicate_type`/`predicate` is signed by every signer and written to
-/// `dir/receipt.dsse.json` atomically (replacing an earlier one).
+/// `dir/receipt.dsse.json` atomically (replacing an earlier one). Every subject is
+/// fsynced before it is hashed, and every directory of the bundle after, so what the
+/// envelope seals is on disk before the envelope is.
 ///
 /// Checks everything before writing: nothing is written on error.
 ///
@@ -141,6 +143,7 @@ pub fn seal_bundle(
         }
     })?;
     let mut subjects = Vec::new();
+    let mut directories = std::collections::BTreeSet::new();
     for entry in list_files(dir)? {
         match entry.kind {
             EntryKind::File => {}
@@ -170,17 +173,27 @@ pub fn seal_bundle(
                 rule,
             });
         }
-        let sha256 = file_sha256(&entry.path).map_err(|source| {
-            BundleError::Io(IoError {
-                action: "hashing",
-                path: entry.path.clone(),
-                source,
-            })
-        })?;
+        // What is sealed is on disk first: a crash after sealing never leaves a subject
+        // whose bytes the digest does not describe.
+        let sha256 = sync_and_hash(&entry.path)?;
+        if let Some(parent) = entry.path.parent() {
+            directories.insert(parent.to_path_buf());
+        }
         subjects.push(Subject {
             name: entry.name,
             digest: DigestSet { sha256 },
         });
+    }
+    // And so is every directory entry naming them.
+    directories.insert(dir.to_path_buf());
+    for directory in &directories {
+        sync_dir(directory).map_err(|source| {
+            BundleError::Io(IoError {
+                action: "syncing bundle directory",
+                path: directory.clone(),
+                source,
+            })
+        })?;
     }
     let count = subjects.len();
     let statement = Statement::new(subjects, predicate_type, predicate.clone());
@@ -296,7 +309,7 @@ fn walk(
 }
 
 /// Checks a subject name: a relative path of `/`-separated segments, none empty, `.` or
-/// `..`, with no `\`, NUL or other control character (RECEIPTS.md, Verification step 6:
+/// `..`, with no `\`, NUL or other control character (content/receipts.md, Verification step 6:
 /// no `..`, no absolute path), and not the envelope itself.
 ///
 /// Errors: the rule the name breaks.
@@ -324,6 +337,24 @@ pub fn check_subject_name(name: &str) -> Result<(), &'static str> {
         }
     }
     Ok(())
+}
+
+/// fsyncs a file, then hashes it from the same handle.
+fn sync_and_hash(path: &Path) -> Result<Sha256Hex, BundleError> {
+    let io_err = |action| {
+        move |source| {
+            BundleError::Io(IoError {
+                action,
+                path: path.to_path_buf(),
+                source,
+            })
+        }
+    };
+    let mut file = fs::File::open(path).map_err(io_err("opening"))?;
+    file.sync_all().map_err(io_err("syncing"))?;
+    let mut hasher = Sha256::new();
+    io::copy(&mut file, &mut hasher).map_err(io_err("hashing"))?;
+    Ok(Sha256Hex::from_bytes(hasher.finalize().into()))
 }
 
 /// sha256 of a file's bytes, streamed.

@@ -1,4 +1,4 @@
-//! DSSE envelopes (secure-systems-lab/dsse `protocol.md`, `envelope.md`; RECEIPTS.md
+//! DSSE envelopes (secure-systems-lab/dsse `protocol.md`, `envelope.md`; content/receipts.md
 //! §Envelope): the pre-authentication encoding that is signed, strict base64, and the
 //! envelope file.
 //!
@@ -7,7 +7,10 @@
 //! strict JSON (see [`crate::canonical`]), base64 in the standard alphabet and then the
 //! URL-safe one, padded or not, but never with non-canonical trailing bits or wrong
 //! padding. Whether an envelope is in referee's own form is a separate question, answered
-//! by [`crate::verify`].
+//! by [`crate::verify`]: referee's own bundles must be canonical, standard padded base64
+//! with keyids equal to the verifying key's; `referee verify --foreign`
+//! ([`crate::verify::VerifyOptions::foreign`]) accepts exactly what this module reads,
+//! and treats each keyid as a hint only.
 
 use base64::Engine as _;
 use base64::alphabet;
@@ -26,11 +29,21 @@ pub const SIGNATURE_LENGTH: usize = 64;
 
 const WRITE: GeneralPurpose = base64::engine::general_purpose::STANDARD;
 
-const READ_CONFIG: GeneralPurposeConfig = GeneralPurposeConfig::new()
+// Padding is optional but, when present, exactly right: text with a `=` is decoded with
+// canonical padding required, text without one with none (the base64 crate's
+// `Indifferent` mode would also take a partial `XX=` where `XX==` is due).
+const READ_PADDED: GeneralPurposeConfig = GeneralPurposeConfig::new()
     .with_decode_allow_trailing_bits(false)
-    .with_decode_padding_mode(DecodePaddingMode::Indifferent);
-const READ_STANDARD: GeneralPurpose = GeneralPurpose::new(&alphabet::STANDARD, READ_CONFIG);
-const READ_URL_SAFE: GeneralPurpose = GeneralPurpose::new(&alphabet::URL_SAFE, READ_CONFIG);
+    .with_decode_padding_mode(DecodePaddingMode::RequireCanonical);
+const READ_UNPADDED: GeneralPurposeConfig = GeneralPurposeConfig::new()
+    .with_decode_allow_trailing_bits(false)
+    .with_decode_padding_mode(DecodePaddingMode::RequireNone);
+const READ_STANDARD_PADDED: GeneralPurpose = GeneralPurpose::new(&alphabet::STANDARD, READ_PADDED);
+const READ_URL_SAFE_PADDED: GeneralPurpose = GeneralPurpose::new(&alphabet::URL_SAFE, READ_PADDED);
+const READ_STANDARD_UNPADDED: GeneralPurpose =
+    GeneralPurpose::new(&alphabet::STANDARD, READ_UNPADDED);
+const READ_URL_SAFE_UNPADDED: GeneralPurpose =
+    GeneralPurpose::new(&alphabet::URL_SAFE, READ_UNPADDED);
 
 /// Errors reading or verifying an envelope. Fields are named as in the JSON
 /// (`payload`, `signatures[1].sig`).
@@ -76,7 +89,9 @@ pub enum EnvelopeError {
 /// One signature of an envelope.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Signature {
-    /// The signer's keyid, a hint only (DSSE allows it empty).
+    /// The signer's keyid, a hint only (DSSE allows it empty). [`Envelope::verify`] ignores
+    /// it; [`crate::verify`] requires it to be the verifying key's keyid unless the
+    /// envelope is verified as foreign.
     pub keyid: String,
     /// The raw signature bytes (64 for Ed25519; anything else never verifies).
     pub sig: Vec<u8>,
@@ -137,15 +152,21 @@ pub fn encode_base64(bytes: &[u8]) -> String {
     WRITE.encode(bytes)
 }
 
-/// Decodes base64 as RECEIPTS.md §Envelope reads it: the standard alphabet, then the
-/// URL-safe one; padding optional but, when present, exactly right; trailing bits must be
-/// zero (so each byte string has one encoding per alphabet and padding choice).
+/// Decodes base64 as content/receipts.md §Envelope reads it: the standard alphabet, then the
+/// URL-safe one (never a mix); padding optional but, when present, exactly right (`AA==`
+/// or `AA`, never `AA=` or `AA===`); trailing bits must be zero (so each byte string has
+/// one encoding per alphabet and padding choice).
 ///
 /// Errors: the decoder's message for the standard alphabet.
 pub fn decode_base64(text: &str) -> Result<Vec<u8>, String> {
-    match READ_STANDARD.decode(text) {
+    let (standard, url_safe) = if text.contains('=') {
+        (READ_STANDARD_PADDED, READ_URL_SAFE_PADDED)
+    } else {
+        (READ_STANDARD_UNPADDED, READ_URL_SAFE_UNPADDED)
+    };
+    match standard.decode(text) {
         Ok(bytes) => Ok(bytes),
-        Err(standard) => READ_URL_SAFE.decode(text).map_err(|_| standard.to_string()),
+        Err(error) => url_safe.decode(text).map_err(|_| error.to_string()),
     }
 }
 
@@ -198,7 +219,7 @@ impl RawEnvelope {
 }
 
 /// Refuses unknown keys that case-fold to a known key, at the top level and in each
-/// signature (RECEIPTS.md, Verification step 1).
+/// signature (content/receipts.md, Verification step 1).
 fn check_case_folds(value: &Value) -> Result<(), EnvelopeError> {
     let check = |object, known: &[&'static str]| match canonical::case_fold_collision(object, known)
     {

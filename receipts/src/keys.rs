@@ -1,4 +1,4 @@
-//! Ed25519 keys and the keyring (RECEIPTS.md §Keys).
+//! Ed25519 keys and the keyring (content/receipts.md §Keys).
 //!
 //! Private keys are `<name>.key` files holding the 32-byte seed as 64 lowercase hex
 //! characters, mode 0600; loading one that group or others can read is an error. Public
@@ -32,6 +32,18 @@ pub enum KeyError {
     /// An I/O error on a named file.
     #[error(transparent)]
     Io(#[from] IoError),
+    /// A private key path that is a directory.
+    #[error("`{path}` is a directory, not a key file")]
+    IsADirectory {
+        /// The directory.
+        path: PathBuf,
+    },
+    /// A public key (`.pub`, or a public key file's JSON) where a private key is expected.
+    #[error("`{path}` is a public key; pass the `.key` file")]
+    PublicKeyGiven {
+        /// The file.
+        path: PathBuf,
+    },
     /// A private key file that group or others may read.
     #[error(
         "private key `{path}` has mode {mode:o}: group and others must have no access (chmod 600)"
@@ -134,7 +146,7 @@ pub enum KeyError {
 
 /// securesystemslib's default keyid of an Ed25519 public key: lowercase hex sha256 of the
 /// canonical bytes `{"keytype":"ed25519","keyval":{"public":"<64 hex>"},"scheme":"ed25519"}`
-/// (RECEIPTS.md §Envelope). For the RFC 8032 TEST 1 key it is
+/// (content/receipts.md §Envelope). For the RFC 8032 TEST 1 key it is
 /// `74c181c7ad8a0855d4b55e44d2ba87aabdddb196832571f15f92fece332e4916`.
 pub fn keyid_of(public: &[u8; 32]) -> String {
     // The dict has only fixed ASCII strings and hex, so it is written canonically by hand.
@@ -281,9 +293,20 @@ impl PrivateKey {
 
     /// Reads a `.key` file: 64 lowercase hex characters, optionally followed by one `\n`.
     ///
-    /// Errors: [`KeyError::LoosePermissions`] when group or others have any access (Unix);
+    /// Errors: [`KeyError::IsADirectory`]; [`KeyError::PublicKeyGiven`] for a `.pub`
+    /// file; [`KeyError::LoosePermissions`] when group or others have any access (Unix);
     /// [`KeyError::MalformedPrivateKey`]; [`KeyError::Io`].
     pub fn load(path: &Path) -> Result<Self, KeyError> {
+        if path.is_dir() {
+            return Err(KeyError::IsADirectory {
+                path: path.to_owned(),
+            });
+        }
+        if path.extension().is_some_and(|e| e == "pub") {
+            return Err(KeyError::PublicKeyGiven {
+                path: path.to_owned(),
+            });
+        }
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
@@ -350,7 +373,7 @@ pub struct KeyVal {
     pub public: String,
 }
 
-/// The `.pub` file: the securesystemslib key dict plus its keyid (RECEIPTS.md §Keys).
+/// The `.pub` file: the securesystemslib key dict plus its keyid (content/receipts.md §Keys).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PublicKeyFile {
     /// `ed25519`.
@@ -463,6 +486,15 @@ fn read_key_file(path: &Path, action: &'static str) -> Result<Vec<u8>, KeyError>
     Ok(bytes)
 }
 
+/// Whether `bytes` are what a private key file holds, as [`PrivateKey::load`] reads it:
+/// 64 lowercase hex characters (a 32-byte seed), optionally followed by one `\n`. For
+/// finding keys where they must not be (the published data directory, see
+/// `layout::find_private_keys`); the bytes are not kept.
+pub fn is_private_key_seed(bytes: &[u8]) -> bool {
+    let text = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+    text.len() == 64 && text.iter().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}
+
 /// 64 lowercase hex characters as 32 bytes.
 fn decode_hex32(text: &str) -> Option<[u8; 32]> {
     if text.len() != 64 || !text.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
@@ -504,7 +536,7 @@ struct KeyringEntryFile {
     valid_until: Option<Timestamp>,
 }
 
-/// The trusted public keys (`data/keyring.json`, RECEIPTS.md §Keys): a JSON array of
+/// The trusted public keys (`data/keyring.json`, content/receipts.md §Keys): a JSON array of
 /// `.pub` dicts each with `validFrom` and optional `validUntil` (RFC 3339 UTC). Keys are
 /// identified by their public key bytes; a keyid is only a hint.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -76,6 +76,67 @@ pub enum DataError {
         /// The lock file.
         path: PathBuf,
     },
+    /// Private key files inside a directory that is published (the data directory, a
+    /// directory to seal), found by [`find_private_keys`]: nothing goes on until they are
+    /// moved out. The message names every file and the shell commands that move them
+    /// into the key directory.
+    #[error("{}", private_keys_message(.moves, .dir, .what, .key_dir, .command))]
+    PrivateKeyInside {
+        /// Each key file found and where the hint moves it (inside `key_dir`, under a
+        /// name not taken there).
+        moves: Vec<(PathBuf, PathBuf)>,
+        /// The published directory.
+        dir: PathBuf,
+        /// What it is: `the data directory`, `the directory to seal`.
+        what: &'static str,
+        /// The key directory the hint moves them to.
+        key_dir: PathBuf,
+        /// The command to run again with `--key`: `referee round`, `referee seal`.
+        command: &'static str,
+    },
+}
+
+impl DataError {
+    /// [`DataError::PrivateKeyInside`] for the key files `found` (at least one) inside
+    /// `dir`, with a hint that moves each into `key_dir`: a name already taken there gets
+    /// a `-2`, `-3`, … suffix, so following the hint never overwrites a key.
+    pub fn private_keys_inside(
+        dir: &Path,
+        what: &'static str,
+        found: Vec<PathBuf>,
+        key_dir: &Path,
+        command: &'static str,
+    ) -> Self {
+        let mut taken: Vec<PathBuf> = Vec::new();
+        let moves = found
+            .into_iter()
+            .map(|from| {
+                let name = from.file_name().map_or_else(
+                    || "evaluator.key".to_owned(),
+                    |n| n.to_string_lossy().into_owned(),
+                );
+                let (stem, ext) = match name.rsplit_once('.') {
+                    Some((stem, ext)) if !stem.is_empty() => (stem.to_owned(), format!(".{ext}")),
+                    _ => (name.clone(), String::new()),
+                };
+                let mut to = key_dir.join(&name);
+                let mut n = 2;
+                while taken.contains(&to) || to.symlink_metadata().is_ok() {
+                    to = key_dir.join(format!("{stem}-{n}{ext}"));
+                    n += 1;
+                }
+                taken.push(to.clone());
+                (from, to)
+            })
+            .collect();
+        DataError::PrivateKeyInside {
+            moves,
+            dir: dir.to_path_buf(),
+            what,
+            key_dir: key_dir.to_path_buf(),
+            command,
+        }
+    }
 }
 
 /// The root of a data directory.
@@ -100,9 +161,14 @@ impl DataDir {
         self.root.join("keyring.json")
     }
 
-    /// `data/evaluator.key`: the evaluator's private key, generated on first demo run.
-    pub fn evaluator_key_path(&self) -> PathBuf {
-        self.root.join("evaluator.key")
+    /// Every private key file under the data directory ([`find_private_keys`]). The data
+    /// directory is published, so keys live in a key directory outside it
+    /// ([`default_key_dir`]) and `referee round` refuses to run while one is found here.
+    ///
+    /// Errors: [`DataError::Io`] naming a directory that cannot be listed or a file that
+    /// cannot be read.
+    pub fn private_keys(&self) -> Result<Vec<PathBuf>, DataError> {
+        find_private_keys(&self.root)
     }
 
     /// The directory of campaign `id`.
@@ -312,26 +378,8 @@ impl CampaignDir {
     /// Every submission record, oldest commitment first (ties by sha256).
     pub fn list_submissions(&self) -> Result<Vec<Submission>, DataError> {
         let dir = self.submissions_dir();
-        let entries = match fs::read_dir(&dir) {
-            Ok(entries) => entries,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(source) => {
-                return Err(DataError::Io(IoError {
-                    action: "listing",
-                    path: dir,
-                    source,
-                }));
-            }
-        };
         let mut out = Vec::new();
-        for entry in entries {
-            let entry = entry.map_err(|source| {
-                DataError::Io(IoError {
-                    action: "listing",
-                    path: dir.clone(),
-                    source,
-                })
-            })?;
+        for entry in list_dir(&dir)? {
             let path = entry.path();
             if path.extension().and_then(|e| e.to_str()) != Some("json") {
                 continue;
@@ -356,27 +404,8 @@ impl CampaignDir {
 
     /// Numbers of the sealed rounds, ascending.
     pub fn round_numbers(&self) -> Result<Vec<u64>, DataError> {
-        let dir = self.rounds_dir();
-        let entries = match fs::read_dir(&dir) {
-            Ok(entries) => entries,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(source) => {
-                return Err(DataError::Io(IoError {
-                    action: "listing",
-                    path: dir,
-                    source,
-                }));
-            }
-        };
         let mut out = Vec::new();
-        for entry in entries {
-            let entry = entry.map_err(|source| {
-                DataError::Io(IoError {
-                    action: "listing",
-                    path: dir.clone(),
-                    source,
-                })
-            })?;
+        for entry in list_dir(&self.rounds_dir())? {
             if let Some(n) = entry.file_name().to_str().and_then(|s| s.parse().ok()) {
                 out.push(n);
             }
@@ -389,6 +418,19 @@ impl CampaignDir {
     pub fn round_lock_path(&self) -> PathBuf {
         self.root.join(".round.lock")
     }
+}
+
+/// The entries of `dir`; none when it does not exist. Listing errors are errors, never
+/// skipped entries.
+fn list_dir(dir: &Path) -> Result<Vec<fs::DirEntry>, DataError> {
+    let entries = match fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(source) => return Err(IoError::at("listing", dir)(source).into()),
+    };
+    entries
+        .map(|entry| entry.map_err(|source| IoError::at("listing", dir)(source).into()))
+        .collect()
 }
 
 /// Parses a JSON record with serde, naming the file on error.
@@ -430,4 +472,156 @@ pub fn read_round_record(dir: &Path) -> Result<(RoundRecord, Sha256Hex), DataErr
     let record = RoundRecord::deserialize(&statement.predicate)
         .map_err(|e| parse(format!("its round predicate: {e}")))?;
     Ok((record, Sha256Hex::digest(&envelope.payload)))
+}
+
+/// The default key directory, where private keys live, outside every data directory
+/// (which is published): `$XDG_CONFIG_HOME/referee/keys` when `XDG_CONFIG_HOME` is an
+/// absolute path, else `$HOME/.config/referee/keys`; `None` when neither is set.
+pub fn default_key_dir() -> Option<PathBuf> {
+    let config = std::env::var_os("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .filter(|h| !h.is_empty())
+                .map(|h| PathBuf::from(h).join(".config"))
+        })?;
+    Some(config.join("referee").join("keys"))
+}
+
+/// Largest file [`find_private_keys`] reads to see whether it holds a key seed (a seed
+/// file is 64 or 65 bytes, so only files of that size are read at all).
+pub const MAX_SNIFFED_KEY_FILE_BYTES: u64 = 1024;
+
+/// Every private key file under `root`, sorted: any file (or symlink) whose name ends in
+/// `.key`, and any regular file that holds a key seed as `PrivateKey::load` reads it
+/// ([`crate::keys::is_private_key_seed`]; only files of at most
+/// [`MAX_SNIFFED_KEY_FILE_BYTES`] are read). Symlinks are never followed; `.git`
+/// directories are skipped, and so is `.work/` (rounds in progress: miners' patched trees,
+/// never published). Inside a bare repository (`*.git/`), and in miners' diffs (`*.diff`)
+/// and engine or step logs (`*.log`), whose bytes a miner controls, only the name counts.
+/// A `root` that does not exist holds none.
+///
+/// Errors: [`DataError::Io`] naming a directory that cannot be listed or a file that
+/// cannot be read.
+pub fn find_private_keys(root: &Path) -> Result<Vec<PathBuf>, DataError> {
+    let listing = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| {
+            DataError::Io(IoError {
+                action: "listing",
+                path,
+                source,
+            })
+        }
+    };
+    let mut found = Vec::new();
+    let mut stack = vec![(root.to_path_buf(), false)];
+    while let Some((dir, in_repo)) = stack.pop() {
+        let entries = match fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+            Err(source) => return Err(listing(&dir)(source)),
+        };
+        for entry in entries {
+            let entry = entry.map_err(listing(&dir))?;
+            let file_type = entry.file_type().map_err(listing(&dir))?;
+            let name = entry.file_name().to_string_lossy().to_ascii_lowercase();
+            let path = entry.path();
+            if file_type.is_dir() {
+                if name != ".git" && name != ".work" {
+                    stack.push((path, in_repo || name.ends_with(".git")));
+                }
+            } else if name.ends_with(".key")
+                || (file_type.is_file()
+                    && !in_repo
+                    && !name.ends_with(".diff")
+                    && !name.ends_with(".log")
+                    && holds_seed(&entry)?)
+            {
+                found.push(path);
+            }
+        }
+    }
+    found.sort();
+    Ok(found)
+}
+
+/// Whether the regular file of `entry` holds a key seed; a file gone meanwhile does not.
+fn holds_seed(entry: &fs::DirEntry) -> Result<bool, DataError> {
+    let path = entry.path();
+    let len = match entry.metadata() {
+        Ok(meta) => meta.len(),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
+        Err(source) => {
+            return Err(DataError::Io(IoError {
+                action: "reading",
+                path,
+                source,
+            }));
+        }
+    };
+    if !(64..=65).contains(&len) {
+        return Ok(false);
+    }
+    let limit = usize::try_from(MAX_SNIFFED_KEY_FILE_BYTES).unwrap_or(usize::MAX);
+    match crate::fsutil::read_limited(&path, limit) {
+        Ok(mut bytes) => {
+            let seed = crate::keys::is_private_key_seed(&bytes);
+            bytes.fill(0);
+            Ok(seed)
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+        Err(source) => Err(DataError::Io(IoError {
+            action: "reading",
+            path,
+            source,
+        })),
+    }
+}
+
+/// The message of [`DataError::PrivateKeyInside`].
+fn private_keys_message(
+    moves: &[(PathBuf, PathBuf)],
+    dir: &Path,
+    what: &str,
+    key_dir: &Path,
+    command: &str,
+) -> String {
+    let names = moves
+        .iter()
+        .map(|(from, _)| format!("`{}`", from.display()))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let (noun, verb, pronoun) = if moves.len() == 1 {
+        ("private key", "is", "it")
+    } else {
+        ("private keys", "are", "them")
+    };
+    let mut hint = format!("mkdir -p -m 700 {}", shell_word(key_dir));
+    for (from, to) in moves {
+        hint.push_str(&format!(
+            " && mv -n {} {}",
+            shell_word(from),
+            shell_word(to)
+        ));
+    }
+    if let Some((_, first)) = moves.first() {
+        hint.push_str(&format!(" && {command} --key {} …", shell_word(first)));
+    }
+    format!(
+        "{noun} {names} {verb} inside {what} `{}`, which is published; move {pronoun} out: `{hint}`",
+        dir.display()
+    )
+}
+
+/// `path` as one shell word: as is when it holds only safe characters, else single-quoted.
+fn shell_word(path: &Path) -> String {
+    let text = path.to_string_lossy();
+    let safe = |c: char| c.is_ascii_alphanumeric() || "/._-+=:,@%~".contains(c);
+    if !text.is_empty() && text.chars().all(safe) {
+        text.into_owned()
+    } else {
+        format!("'{}'", text.replace('\'', "'\\''"))
+    }
 }

@@ -13,4 +13,5 @@ pub mod model;
 pub mod rules;
 pub mod schema;
 pub mod statement;
+pub mod text;
 pub mod verify;

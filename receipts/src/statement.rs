@@ -1,15 +1,18 @@
-//! in-toto Statement v1 (in-toto/attestation `spec/v1/statement.md`; RECEIPTS.md
+//! in-toto Statement v1 (in-toto/attestation `spec/v1/statement.md`; content/receipts.md
 //! §Statement): the payload of every referee envelope. Subjects are exactly
 //! `{"name", "digest": {"sha256"}}`; the predicate is any JSON object, checked against
-//! the schema of its `predicateType` when that type is one of referee's.
+//! the schema of its `predicateType` when that type is one of referee's
+//! ([`is_referee_predicate_type`]). A payload of one of referee's types must also be
+//! RFC 8785 canonical JSON, byte for byte, to verify (check `statement.canonical` of
+//! [`crate::verify`]); a payload of another tool's type need not be.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::canonical::{self, CanonicalError};
 use crate::model::{
-    ROUND_OPENED_PREDICATE_TYPE, ROUND_PREDICATE_TYPE, ROUND_PREDICATE_TYPE_V1, RoundOpened,
-    RoundRecord, Sha256Hex,
+    ROUND_OPENED_PREDICATE_TYPE, ROUND_PREDICATE_TYPE, ROUND_PREDICATE_TYPE_V1,
+    ROUND_PREDICATE_TYPES, RoundOpened, RoundRecord, Sha256Hex,
 };
 
 /// `_type` of an in-toto Statement v1.
@@ -30,7 +33,7 @@ pub struct Statement {
     pub predicate: Value,
 }
 
-/// One subject: a bundle file by relative path and sha256 (RECEIPTS.md: exactly these
+/// One subject: a bundle file by relative path and sha256 (content/receipts.md: exactly these
 /// fields; sigstore-python rejects a subject without `name`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -67,6 +70,13 @@ impl Statement {
     pub fn to_payload(&self) -> Result<Vec<u8>, CanonicalError> {
         canonical::to_canonical_vec(self)
     }
+}
+
+/// Whether `predicate_type` is one of referee's own: a round predicate of any version this
+/// build verifies ([`ROUND_PREDICATE_TYPES`]) or [`ROUND_OPENED_PREDICATE_TYPE`]. Such a
+/// payload gets a schema check ([`check_predicate`]) and must be canonical JSON.
+pub fn is_referee_predicate_type(predicate_type: &str) -> bool {
+    ROUND_PREDICATE_TYPES.contains(&predicate_type) || predicate_type == ROUND_OPENED_PREDICATE_TYPE
 }
 
 /// Checks `predicate` against the schema of `predicate_type`: a JSON object always; for

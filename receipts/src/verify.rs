@@ -5,10 +5,29 @@
 //! check is run and reported, not only the first failure: a check that cannot run
 //! because an earlier one failed is reported as failed with [`FailureReason::NotRun`].
 //!
-//! referee is strict about its own bundles (RECEIPTS.md §Keys): the envelope file must be
-//! canonical JSON, base64 must be standard and padded, and each signature's keyid must
-//! equal the keyid of the trusted key that verified it. So a one-byte change to any file
-//! of a bundle, the envelope included, fails a check that names the file.
+//! referee is strict about its own bundles (content/receipts.md §Keys): the envelope file must be
+//! canonical JSON (`envelope.canonical`), base64 must be standard and padded
+//! (`envelope.base64`), and each signature's keyid must equal the keyid of the trusted key
+//! that verified it (`signature.keyid`: a signature valid under a trusted key whose keyid
+//! hint differs is refused with [`FailureReason::KeyidHintDiffers`] and does not count).
+//! So a one-byte change to any file of a bundle, the envelope included, fails a check that
+//! names the file.
+//!
+//! Envelopes of other tools ([`VerifyOptions::foreign`], `referee verify --foreign`) are
+//! read as the DSSE spec allows (content/receipts.md §Envelope: the keyid is a hint only for
+//! envelopes of other tools): any envelope JSON that parses strictly is accepted (no
+//! `envelope.canonical` check), base64 may be URL-safe or unpadded (still refused: wrong
+//! padding, non-canonical trailing bits, mixed alphabets), and a signature counts under
+//! whichever trusted key verifies it, whatever its keyid hint (no `signature.keyid`
+//! check). Everything else stays as strict: the strict JSON parse, `payloadType`, 64-byte
+//! `verify_strict` signatures, key validity, the threshold, the Statement and the files.
+//!
+//! Payloads: a payload whose `predicateType` is one of referee's own
+//! ([`statement::is_referee_predicate_type`]: round v1/v2, round-opened v1) must be
+//! byte-identical to its RFC 8785 canonical form (`statement.canonical`, failing with
+//! [`FailureReason::NonCanonicalPayload`]), with or without `foreign`: referee signs only
+//! canonical payloads, so another form of one of its predicates was not made by it. A
+//! payload of any other type is not required to be canonical, and gets no such check.
 //!
 //! Key validity: a signature counts only if its key is valid at [`VerifyOptions::at`]
 //! (`validFrom ≤ at < validUntil`), which defaults to the time of verification. To check
@@ -41,16 +60,28 @@ pub struct VerifyOptions {
     /// When set, `predicateType` must equal it; otherwise any non-empty type is accepted
     /// and only referee's own types get a schema check.
     pub expected_predicate_type: Option<String>,
+    /// Read the envelope as another tool's (`referee verify --foreign`; default `false`).
+    /// content/receipts.md rules: the keyid is a hint only for envelopes of other tools. When set,
+    /// a signature counts under whichever trusted key verifies it even if its keyid hint
+    /// differs (no `signature.keyid` check is recorded), the envelope file need not be
+    /// canonical JSON (no `envelope.canonical` check), and base64 fields may be URL-safe
+    /// or unpadded (`envelope.base64` then only requires a strict decode: wrong padding
+    /// and non-canonical trailing bits are still refused). When unset (referee's own
+    /// bundles), each of those is a failed check. Payloads of referee's own predicate
+    /// types must be canonical either way.
+    pub foreign: bool,
 }
 
 impl VerifyOptions {
-    /// Threshold 1, the default size limit, any predicate type, key validity at `at`.
+    /// Threshold 1, the default size limit, any predicate type, key validity at `at`,
+    /// referee's own strict form (`foreign: false`).
     pub fn at(at: Timestamp) -> Self {
         Self {
             at,
             threshold: 1,
             max_envelope_bytes: MAX_ENVELOPE_BYTES,
             expected_predicate_type: None,
+            foreign: false,
         }
     }
 }
@@ -68,13 +99,15 @@ pub enum CheckName {
     /// Step 1: the envelope file is strict JSON of the DSSE shape within the size limit.
     #[serde(rename = "envelope.parse")]
     EnvelopeParse,
-    /// Step 1 (referee's own form): the envelope file is RFC 8785 canonical JSON.
+    /// Step 1 (referee's own form): the envelope file is RFC 8785 canonical JSON. Not run
+    /// with [`VerifyOptions::foreign`].
     #[serde(rename = "envelope.canonical")]
     EnvelopeCanonical,
     /// Step 2: `payloadType` is `application/vnd.in-toto+json`.
     #[serde(rename = "envelope.payloadType")]
     PayloadType,
-    /// Step 3: a base64 field decodes strictly and is standard padded base64.
+    /// Step 3: a base64 field decodes strictly and is standard padded base64 (with
+    /// [`VerifyOptions::foreign`]: decodes strictly, URL-safe or unpadded allowed).
     #[serde(rename = "envelope.base64")]
     Base64,
     /// Step 3: a signature is exactly 64 bytes.
@@ -83,12 +116,18 @@ pub enum CheckName {
     /// Step 4: enough distinct trusted keys verified the PAE.
     #[serde(rename = "signature.trusted")]
     Signatures,
-    /// Step 4 (referee's own form): a verified signature's keyid is its key's keyid.
+    /// Step 4 (referee's own form): a verified signature's keyid is its key's keyid. Not
+    /// run with [`VerifyOptions::foreign`].
     #[serde(rename = "signature.keyid")]
     Keyid,
     /// Step 5: the payload is strict JSON with integers only.
     #[serde(rename = "statement.parse")]
     StatementParse,
+    /// Step 5 (referee's own predicate types only): the payload bytes are their RFC 8785
+    /// canonical form. Recorded only when `predicateType` is one of referee's
+    /// ([`statement::is_referee_predicate_type`]) and `statement.parse` passed.
+    #[serde(rename = "statement.canonical")]
+    StatementCanonical,
     /// Step 5: `_type` is in-toto Statement v1.
     #[serde(rename = "statement.type")]
     StatementType,
@@ -156,6 +195,7 @@ impl CheckName {
             CheckName::Signatures => "signature.trusted",
             CheckName::Keyid => "signature.keyid",
             CheckName::StatementParse => "statement.parse",
+            CheckName::StatementCanonical => "statement.canonical",
             CheckName::StatementType => "statement.type",
             CheckName::PredicateType => "statement.predicateType",
             CheckName::StatementShape => "statement.shape",
@@ -246,7 +286,8 @@ pub enum FailureReason {
         /// The known key.
         known: String,
     },
-    /// The envelope file is not byte-identical to its canonical JSON form.
+    /// The envelope file is not byte-identical to its canonical JSON form (not checked
+    /// with [`VerifyOptions::foreign`]).
     #[error("`{file}` is not canonical JSON (RFC 8785)")]
     NonCanonicalEnvelope {
         /// The file.
@@ -270,7 +311,8 @@ pub enum FailureReason {
         /// The decoder's message.
         message: String,
     },
-    /// A base64 field decodes but is not standard padded base64.
+    /// A base64 field decodes but is not standard padded base64 (accepted with
+    /// [`VerifyOptions::foreign`]).
     #[error("`{file}` field `{field}` is not standard padded base64")]
     NonStandardBase64 {
         /// The envelope file.
@@ -322,19 +364,23 @@ pub enum FailureReason {
         /// The threshold.
         threshold: usize,
     },
-    /// A signature verified, but its keyid is not its key's keyid.
+    /// A signature verified under a trusted key, but its keyid hint is not that key's
+    /// keyid: refused for referee's own envelopes, accepted with
+    /// [`VerifyOptions::foreign`]. The message names the file and field, like every
+    /// other reason, then says `signature valid under key <keyid>; keyid hint <hint>
+    /// differs` (each in backticks).
     #[error(
-        "`{file}` field `{field}` is `{found}` but the key that verified it has keyid `{expected}`"
+        "`{file}` field `{field}`: signature valid under key `{keyid}`; keyid hint `{hint}` differs"
     )]
-    KeyidMismatch {
+    KeyidHintDiffers {
         /// The envelope file.
         file: String,
         /// `signatures[i].keyid`.
         field: String,
-        /// The keyid written.
-        found: String,
-        /// The verifying key's keyid.
-        expected: String,
+        /// The keyid of the trusted key the signature verifies under.
+        keyid: String,
+        /// The keyid hint written (empty when absent).
+        hint: String,
     },
     /// A float or an integer of 2^53 or more in the payload.
     #[error("`{file}` payload has number `{value}` at `{path}`: integers below 2^53 only")]
@@ -345,6 +391,15 @@ pub enum FailureReason {
         path: String,
         /// The number.
         value: String,
+    },
+    /// A payload of one of referee's own predicate types that is not byte-identical to its
+    /// RFC 8785 canonical form (whitespace, key order, escaping).
+    #[error("`{file}` payload is not canonical JSON (RFC 8785), which `{predicate_type}` requires")]
+    NonCanonicalPayload {
+        /// The envelope file.
+        file: String,
+        /// The payload's predicate type.
+        predicate_type: String,
     },
     /// `_type` is not in-toto Statement v1.
     #[error("`{file}` payload _type is `{found}`, expected `https://in-toto.io/Statement/v1`")]
@@ -742,21 +797,24 @@ pub fn verify_envelope(
         CheckName::Subject,
     ];
 
-    // 1. Parse the envelope strictly; referee's own envelopes are also canonical.
+    // 1. Parse the envelope strictly; referee's own envelopes are also canonical (another
+    // tool's need not be).
     let Some((bytes, raw, value)) = parse_envelope(dir, file, options, report) else {
         report.not_run(AFTER_PARSE, CheckName::EnvelopeParse);
         return None;
     };
-    let canonical = canonical::to_canonical_vec(&value).is_ok_and(|c| c == bytes);
-    report.record(
-        CheckName::EnvelopeCanonical,
-        None,
-        canonical
-            .then_some(())
-            .ok_or(FailureReason::NonCanonicalEnvelope {
-                file: file.to_owned(),
-            }),
-    );
+    if !options.foreign {
+        let canonical = canonical::to_canonical_vec(&value).is_ok_and(|c| c == bytes);
+        report.record(
+            CheckName::EnvelopeCanonical,
+            None,
+            canonical
+                .then_some(())
+                .ok_or(FailureReason::NonCanonicalEnvelope {
+                    file: file.to_owned(),
+                }),
+        );
+    }
 
     // 2. payloadType.
     report.record(
@@ -773,11 +831,11 @@ pub fn verify_envelope(
     );
 
     // 3. Decode payload and signatures.
-    let payload = decode_field(report, file, "payload", &raw.payload);
+    let payload = decode_field(report, file, "payload", &raw.payload, options.foreign);
     let mut signatures = Vec::new();
     for (index, signature) in raw.signatures.iter().enumerate() {
         let field = format!("signatures[{index}].sig");
-        let Some(sig) = decode_field(report, file, &field, &signature.sig) else {
+        let Some(sig) = decode_field(report, file, &field, &signature.sig, options.foreign) else {
             continue;
         };
         let length_ok = report.record(
@@ -917,11 +975,19 @@ fn json_reason(file: &str, error: StrictJsonError) -> FailureReason {
     }
 }
 
-/// Step 3 for one field: strict decode, then referee's form (standard, padded).
-fn decode_field(report: &mut VerifyReport, file: &str, field: &str, text: &str) -> Option<Vec<u8>> {
+/// Step 3 for one field: strict decode (standard or URL-safe alphabet, padding optional
+/// but exactly right when present, zero trailing bits), then, unless `foreign`, referee's
+/// form (standard, padded).
+fn decode_field(
+    report: &mut VerifyReport,
+    file: &str,
+    field: &str,
+    text: &str,
+    foreign: bool,
+) -> Option<Vec<u8>> {
     match dsse::decode_base64(text) {
         Ok(bytes) => {
-            let standard = dsse::encode_base64(&bytes) == text;
+            let standard = foreign || dsse::encode_base64(&bytes) == text;
             report.record(
                 CheckName::Base64,
                 Some(field.to_owned()),
@@ -950,8 +1016,11 @@ fn decode_field(report: &mut VerifyReport, file: &str, field: &str, text: &str) 
 }
 
 /// Step 4: build the PAE once, `verify_strict` each 64-byte signature against every
-/// keyring key (keyids are hints only), count distinct keys valid at `options.at` whose
-/// keyid was written correctly.
+/// keyring key (the key the keyid hint names first), count distinct keys valid at
+/// `options.at` whose keyid was written correctly. A signature whose hint differs from the
+/// keyid of the key it verifies under fails `signature.keyid`
+/// ([`FailureReason::KeyidHintDiffers`]) and does not count, unless `options.foreign`:
+/// then it counts and no keyid check is recorded.
 fn check_signatures(
     report: &mut VerifyReport,
     file: &str,
@@ -974,6 +1043,7 @@ fn check_signatures(
     let message = dsse::pae(&raw.payload_type, payload);
     let mut counted: BTreeSet<[u8; 32]> = BTreeSet::new();
     let mut outside_validity = None;
+    let mut hint_refused = false;
     for (index, sig) in signatures {
         // Hint first: try the key the keyid names, then every other key.
         let written = &raw.signatures[*index].keyid;
@@ -985,23 +1055,26 @@ fn check_signatures(
         else {
             continue;
         };
-        let field = format!("signatures[{index}].keyid");
-        let keyid_ok = report.record(
-            CheckName::Keyid,
-            Some(field.clone()),
-            if written == trusted.key.keyid() {
-                Ok(())
-            } else {
-                Err(FailureReason::KeyidMismatch {
-                    file: file.to_owned(),
-                    field,
-                    found: written.clone(),
-                    expected: trusted.key.keyid().to_owned(),
-                })
-            },
-        );
-        if !keyid_ok {
-            continue;
+        if !options.foreign {
+            let field = format!("signatures[{index}].keyid");
+            let keyid_ok = report.record(
+                CheckName::Keyid,
+                Some(field.clone()),
+                if written == trusted.key.keyid() {
+                    Ok(())
+                } else {
+                    Err(FailureReason::KeyidHintDiffers {
+                        file: file.to_owned(),
+                        field,
+                        keyid: trusted.key.keyid().to_owned(),
+                        hint: written.clone(),
+                    })
+                },
+            );
+            if !keyid_ok {
+                hint_refused = true;
+                continue;
+            }
         }
         if !trusted.is_valid_at(options.at) {
             outside_validity.get_or_insert_with(|| trusted.key.keyid().to_owned());
@@ -1020,7 +1093,9 @@ fn check_signatures(
             keyid,
             at: options.at,
         })
-    } else if counted.is_empty() {
+    } else if counted.is_empty() && !hint_refused {
+        // (A signature refused only for its keyid hint did verify, so with one of those
+        // "none verifies" would be wrong: that case is the threshold not met.)
         Err(FailureReason::NoTrustedSignature {
             file: file.to_owned(),
             signatures: raw.signatures.len(),
@@ -1035,8 +1110,9 @@ fn check_signatures(
     report.record(CheckName::Signatures, None, result);
 }
 
-/// Step 5: parse the payload strictly, check `_type`, `predicateType`, the v1 shape and
-/// the predicate schema. Returns the Statement when its shape is right; otherwise records
+/// Step 5: parse the payload strictly, check that a payload of one of referee's own
+/// predicate types is canonical, then `_type`, `predicateType`, the v1 shape and the
+/// predicate schema. Returns the Statement when its shape is right; otherwise records
 /// the later checks as not run.
 fn check_statement(
     report: &mut VerifyReport,
@@ -1072,6 +1148,7 @@ fn check_statement(
         .and_then(|object| canonical::case_fold_collision(object, &known));
     let numbers = canonical::check_integers(&value).map_err(|e| match e {
         CanonicalError::Float { path, value }
+        | CanonicalError::NonFinite { path, value }
         | CanonicalError::IntegerOutOfRange { path, value } => FailureReason::NonIntegerNumber {
             file: file.to_owned(),
             path,
@@ -1090,7 +1167,7 @@ fn check_statement(
         }),
         None => numbers,
     };
-    report.record(CheckName::StatementParse, None, parsed);
+    let parse_passed = report.record(CheckName::StatementParse, None, parsed);
 
     let string_field = |name: &str| {
         value
@@ -1099,6 +1176,21 @@ fn check_statement(
             .unwrap_or("")
             .to_owned()
     };
+    let predicate_type = string_field("predicateType");
+    // referee signs its own predicates only as canonical bytes; another tool's need not be.
+    if parse_passed && statement::is_referee_predicate_type(&predicate_type) {
+        let canonical = canonical::to_canonical_vec(&value).is_ok_and(|c| c == payload);
+        report.record(
+            CheckName::StatementCanonical,
+            None,
+            canonical
+                .then_some(())
+                .ok_or_else(|| FailureReason::NonCanonicalPayload {
+                    file: file.to_owned(),
+                    predicate_type: predicate_type.clone(),
+                }),
+        );
+    }
     let statement_type = string_field("_type");
     report.record(
         CheckName::StatementType,
@@ -1112,7 +1204,6 @@ fn check_statement(
             })
         },
     );
-    let predicate_type = string_field("predicateType");
     let predicate_ok = match &options.expected_predicate_type {
         Some(expected) if *expected != predicate_type => Err(FailureReason::WrongPredicateType {
             file: file.to_owned(),

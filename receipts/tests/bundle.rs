@@ -1,5 +1,5 @@
 //! Sealing and verifying bundles: the happy path, and each way a bundle can be wrong
-//! getting its own typed reason (RECEIPTS.md §Verification 1–6).
+//! getting its own typed reason (content/receipts.md §Verification 1–6).
 
 mod common;
 
@@ -137,32 +137,107 @@ fn untrusted_key_with_a_trusted_keyid_fails() {
     );
 }
 
+/// A signature valid under a trusted key whose keyid hint is another key's (or empty):
+/// referee's own bundles refuse it with the hint named, and it does not count; verified
+/// as foreign it counts and no keyid check is recorded (before: "none of the 1
+/// signatures verifies", which was not so, with a keyid-mismatch message).
 #[test]
 fn trusted_key_with_a_wrong_keyid_fails() {
     let (dir, _) = sealed_bundle();
-    let mut envelope = read_envelope(dir.path());
-    envelope.signatures[0].keyid = stranger().keyid().to_owned();
+    let foreign = VerifyOptions {
+        foreign: true,
+        ..options()
+    };
+    for hint in [stranger().keyid().to_owned(), String::new()] {
+        let mut envelope = read_envelope(dir.path());
+        envelope.signatures[0].keyid = hint.clone();
+        write_envelope(dir.path(), &envelope);
+        let report = verify(dir.path());
+        assert_eq!(
+            failures(&report),
+            [
+                (
+                    CheckName::Keyid,
+                    FailureReason::KeyidHintDiffers {
+                        file: ENVELOPE_FILE.into(),
+                        field: "signatures[0].keyid".into(),
+                        keyid: operator().keyid().to_owned(),
+                        hint: hint.clone(),
+                    }
+                ),
+                (
+                    CheckName::Signatures,
+                    FailureReason::ThresholdNotMet {
+                        file: ENVELOPE_FILE.into(),
+                        counted: 0,
+                        threshold: 1
+                    }
+                ),
+            ]
+        );
+        let keyid_check = report
+            .checks
+            .iter()
+            .find(|c| c.name == CheckName::Keyid)
+            .expect("a keyid check");
+        assert_eq!(keyid_check.target.as_deref(), Some("signatures[0].keyid"));
+        assert_eq!(
+            keyid_check.reason.as_ref().expect("reason").to_string(),
+            format!(
+                "`receipt.dsse.json` field `signatures[0].keyid`: signature valid under key \
+                 `{}`; keyid hint `{hint}` differs",
+                operator().keyid()
+            )
+        );
+        assert!(report.signed_by.is_empty());
+
+        let report = verify_envelope_and_files(dir.path(), &keyring(), &foreign).0;
+        assert!(report.passed(), "{:?}", failures(&report));
+        assert_eq!(report.signed_by, [operator().keyid().to_owned()]);
+        assert!(report.checks.iter().all(|c| c.name != CheckName::Keyid));
+    }
+}
+
+/// Two trusted signers, the second with the first's keyid as its hint: by default only
+/// the first counts (threshold 2 not met, the second's hint named); as foreign both do.
+#[test]
+fn a_wrong_hint_does_not_count_toward_the_threshold_unless_foreign() {
+    let (dir, _) = sealed_bundle();
+    let statement = read_statement(dir.path());
+    let mut envelope = sign_statement(&statement, &[&operator(), &ci()]).expect("signs");
+    envelope.signatures[1].keyid = operator().keyid().to_owned();
     write_envelope(dir.path(), &envelope);
+    let mut two = options();
+    two.threshold = 2;
+    let report = verify_envelope_and_files(dir.path(), &keyring(), &two).0;
     assert_eq!(
-        failures(&verify(dir.path())),
+        failures(&report),
         [
             (
                 CheckName::Keyid,
-                FailureReason::KeyidMismatch {
+                FailureReason::KeyidHintDiffers {
                     file: ENVELOPE_FILE.into(),
-                    field: "signatures[0].keyid".into(),
-                    found: stranger().keyid().to_owned(),
-                    expected: operator().keyid().to_owned(),
+                    field: "signatures[1].keyid".into(),
+                    keyid: ci().keyid().to_owned(),
+                    hint: operator().keyid().to_owned(),
                 }
             ),
             (
                 CheckName::Signatures,
-                FailureReason::NoTrustedSignature {
+                FailureReason::ThresholdNotMet {
                     file: ENVELOPE_FILE.into(),
-                    signatures: 1
+                    counted: 1,
+                    threshold: 2
                 }
             ),
         ]
+    );
+    two.foreign = true;
+    let report = verify_envelope_and_files(dir.path(), &keyring(), &two).0;
+    assert!(report.passed(), "{:?}", failures(&report));
+    assert_eq!(
+        report.signed_by,
+        [operator().keyid().to_owned(), ci().keyid().to_owned()]
     );
 }
 
@@ -510,6 +585,258 @@ fn url_safe_or_unpadded_base64_is_not_referees_form() {
     ));
 }
 
+/// Standard base64 rewritten as another tool might: URL-safe alphabet, no padding.
+fn url_safe_unpadded(text: &str) -> String {
+    text.replace('+', "-")
+        .replace('/', "_")
+        .trim_end_matches('=')
+        .to_owned()
+}
+
+/// Another tool's envelope (pretty-printed JSON, URL-safe unpadded base64, its own keyid
+/// hint) over a payload a trusted key signed: refused in referee's strict form with each
+/// difference named, accepted with `foreign` (no `envelope.canonical` or
+/// `signature.keyid` check); wrong padding and non-canonical trailing bits are still
+/// refused then.
+#[test]
+fn foreign_envelopes_are_read_as_dsse_allows() {
+    let (dir, _) = sealed_bundle();
+    let envelope = read_envelope(dir.path());
+    let path = dir.path().join(ENVELOPE_FILE);
+    let hint = "other-tool:key-1";
+    let mut raw = envelope.to_raw();
+    raw.payload = url_safe_unpadded(&raw.payload);
+    raw.signatures[0].sig = url_safe_unpadded(&raw.signatures[0].sig);
+    raw.signatures[0].keyid = hint.into();
+    std::fs::write(&path, serde_json::to_string_pretty(&raw).expect("json")).expect("write");
+
+    let file = || ENVELOPE_FILE.to_owned();
+    let mut expected = vec![(
+        CheckName::EnvelopeCanonical,
+        FailureReason::NonCanonicalEnvelope { file: file() },
+    )];
+    if raw.payload != encode_base64(&envelope.payload) {
+        expected.push((
+            CheckName::Base64,
+            FailureReason::NonStandardBase64 {
+                file: file(),
+                field: "payload".into(),
+            },
+        ));
+    }
+    expected.extend([
+        (
+            CheckName::Base64,
+            FailureReason::NonStandardBase64 {
+                file: file(),
+                field: "signatures[0].sig".into(),
+            },
+        ),
+        (
+            CheckName::Keyid,
+            FailureReason::KeyidHintDiffers {
+                file: file(),
+                field: "signatures[0].keyid".into(),
+                keyid: operator().keyid().to_owned(),
+                hint: hint.into(),
+            },
+        ),
+        (
+            CheckName::Signatures,
+            FailureReason::ThresholdNotMet {
+                file: file(),
+                counted: 0,
+                threshold: 1,
+            },
+        ),
+    ]);
+    assert_eq!(failures(&verify(dir.path())), expected);
+
+    let foreign = VerifyOptions {
+        foreign: true,
+        ..options()
+    };
+    let report = verify_envelope_and_files(dir.path(), &keyring(), &foreign).0;
+    assert!(report.passed(), "{:?}", failures(&report));
+    let names: Vec<(&str, Option<&str>)> = report
+        .checks
+        .iter()
+        .map(|c| (c.name.as_str(), c.target.as_deref()))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            ("envelope.parse", None),
+            ("envelope.payloadType", None),
+            ("envelope.base64", Some("payload")),
+            ("envelope.base64", Some("signatures[0].sig")),
+            ("signature.length", Some("signatures[0].sig")),
+            ("signature.trusted", None),
+            ("statement.parse", None),
+            ("statement.type", None),
+            ("statement.predicateType", None),
+            ("statement.shape", None),
+            ("predicate.schema", None),
+            ("subject", Some("a.txt")),
+            ("subject", Some("entries/0/engine.log")),
+            ("subject", Some("entries/0/runs.json")),
+            ("subject", Some("inputs/campaign.toml")),
+        ]
+    );
+    assert_eq!(report.signed_by, [operator().keyid().to_owned()]);
+
+    // Still refused as foreign: a partial padding, too much padding, a set trailing bit.
+    let standard = envelope.to_raw().signatures[0].sig.clone();
+    assert!(
+        standard.ends_with("=="),
+        "64 bytes end in one leftover byte"
+    );
+    let data = standard.trim_end_matches('=');
+    let (head, last) = data.split_at(data.len() - 1);
+    const ALPHABET: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let last = ALPHABET.find(last).expect("standard alphabet");
+    assert_eq!(
+        last & 0xf,
+        0,
+        "the low 4 bits of the last symbol are padding bits"
+    );
+    let bumped = last | 1;
+    let set_bit = format!("{head}{}==", &ALPHABET[bumped..=bumped]);
+    for sig in [format!("{data}="), format!("{data}==="), set_bit] {
+        let mut raw = envelope.to_raw();
+        raw.signatures[0].sig = sig.clone();
+        std::fs::write(&path, serde_json::to_string_pretty(&raw).expect("json")).expect("write");
+        let report = verify_envelope_and_files(dir.path(), &keyring(), &foreign).0;
+        assert_eq!(
+            failures(&report)[0],
+            (
+                CheckName::Base64,
+                FailureReason::BadBase64 {
+                    file: file(),
+                    field: "signatures[0].sig".into(),
+                    message: receipts::dsse::decode_base64(&sig).expect_err("refused"),
+                }
+            ),
+            "{sig}"
+        );
+    }
+}
+
+/// The round-opened predicate used by the canonical-payload and schema tests.
+fn round_opened_predicate() -> serde_json::Value {
+    let digest = Sha256Hex::digest(b"x").to_string();
+    serde_json::json!({
+        "round": 2,
+        "campaign": {"id": "demo", "digest": digest},
+        "minersDigest": digest,
+        "previousReceipt": digest,
+        "entries": [{"role": "baseline", "miner": null, "patch": null}],
+        "seedCommitments": {
+            "itemSeed": digest, "orderSeed": digest, "scheduleSeed": digest,
+            "correctnessSeed": digest, "promptSalt": digest
+        },
+        "openedAt": "2026-06-01T12:00:00Z"
+    })
+}
+
+/// A validly signed payload of one of referee's own predicate types that is not its
+/// RFC 8785 canonical form (pretty-printed, or a needless escape) fails
+/// `statement.canonical`, foreign or not; the same bytes with another tool's predicate
+/// type pass (before: both passed).
+#[test]
+fn non_canonical_payloads_of_referees_types_are_refused() {
+    use receipts::model::{ROUND_OPENED_PREDICATE_TYPE, ROUND_PREDICATE_TYPE_V1};
+
+    let (dir, _) = sealed_bundle();
+    let subject = read_statement(dir.path()).subject;
+    let foreign = VerifyOptions {
+        foreign: true,
+        ..options()
+    };
+    let sign = |payload: Vec<u8>| {
+        write_envelope(
+            dir.path(),
+            &Envelope::sign(IN_TOTO_PAYLOAD_TYPE, payload, &[&operator()]),
+        );
+    };
+
+    let opened = Statement::new(
+        subject.clone(),
+        ROUND_OPENED_PREDICATE_TYPE,
+        round_opened_predicate(),
+    );
+    let canonical = payload_text(&opened);
+    let pretty = serde_json::to_vec_pretty(&opened).expect("json");
+    let escaped = canonical.replacen("\"demo\"", "\"d\\u0065mo\"", 1);
+    assert_ne!(escaped, canonical);
+    for payload in [pretty, escaped.into_bytes()] {
+        sign(payload);
+        let expected = [(
+            CheckName::StatementCanonical,
+            FailureReason::NonCanonicalPayload {
+                file: ENVELOPE_FILE.into(),
+                predicate_type: ROUND_OPENED_PREDICATE_TYPE.into(),
+            },
+        )];
+        assert_eq!(failures(&verify(dir.path())), expected);
+        let report = verify_envelope_and_files(dir.path(), &keyring(), &foreign).0;
+        assert_eq!(failures(&report), expected);
+        assert_eq!(
+            expected[0].1.to_string(),
+            "`receipt.dsse.json` payload is not canonical JSON (RFC 8785), which \
+             `https://referee.dev/predicates/round-opened/v1` requires"
+        );
+    }
+
+    // The canonical bytes pass, the new check recorded right after the parse.
+    sign(canonical.into_bytes());
+    let report = verify(dir.path());
+    assert!(report.passed(), "{:?}", failures(&report));
+    let names: Vec<&str> = report.checks.iter().map(|c| c.name.as_str()).collect();
+    let at = names
+        .iter()
+        .position(|n| *n == "statement.parse")
+        .expect("parse");
+    assert_eq!(names[at + 1], "statement.canonical");
+
+    // A round v1 payload: the same rule (its schema failure is reported too).
+    let round = Statement::new(
+        subject.clone(),
+        ROUND_PREDICATE_TYPE_V1,
+        serde_json::json!({"round": 1}),
+    );
+    sign(serde_json::to_vec_pretty(&round).expect("json"));
+    let f = failures(&verify(dir.path()));
+    assert_eq!(
+        f[0],
+        (
+            CheckName::StatementCanonical,
+            FailureReason::NonCanonicalPayload {
+                file: ENVELOPE_FILE.into(),
+                predicate_type: ROUND_PREDICATE_TYPE_V1.into(),
+            }
+        )
+    );
+    assert_eq!(f.len(), 2, "{f:?}");
+    assert_eq!(f[1].0, CheckName::PredicateSchema);
+
+    // Another tool's predicate type need not be canonical, and gets no such check.
+    let other = Statement::new(
+        subject,
+        TEST_PREDICATE_TYPE,
+        serde_json::json!({"note": "pretty", "count": 3}),
+    );
+    sign(serde_json::to_vec_pretty(&other).expect("json"));
+    let report = verify(dir.path());
+    assert!(report.passed(), "{:?}", failures(&report));
+    assert!(
+        report
+            .checks
+            .iter()
+            .all(|c| c.name != CheckName::StatementCanonical)
+    );
+}
+
 #[test]
 fn statement_problems_are_typed() {
     let (dir, _) = sealed_bundle();
@@ -681,19 +1008,7 @@ fn seal_refuses_bad_predicates_and_writes_nothing() {
 /// predicate with a wrong-typed field fails it, named.
 #[test]
 fn round_opened_predicate_is_schema_checked() {
-    let digest = Sha256Hex::digest(b"x").to_string();
-    let mut opened = serde_json::json!({
-        "round": 2,
-        "campaign": {"id": "demo", "digest": digest},
-        "minersDigest": digest,
-        "previousReceipt": digest,
-        "entries": [{"role": "baseline", "miner": null, "patch": null}],
-        "seedCommitments": {
-            "itemSeed": digest, "orderSeed": digest, "scheduleSeed": digest,
-            "correctnessSeed": digest, "promptSalt": digest
-        },
-        "openedAt": "2026-06-01T12:00:00Z"
-    });
+    let mut opened = round_opened_predicate();
     let dir = tempfile::tempdir().expect("tempdir");
     write_files(dir.path());
     let opened_type = receipts::model::ROUND_OPENED_PREDICATE_TYPE;

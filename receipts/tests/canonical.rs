@@ -334,3 +334,134 @@ mod properties {
         }
     }
 }
+
+#[derive(serde::Serialize)]
+struct Measured {
+    name: &'static str,
+    inner: Inner,
+}
+
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Inner {
+    score_ratio: f64,
+    runs: Vec<f64>,
+    by_key: std::collections::BTreeMap<String, f32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reading: Option<Reading>,
+}
+
+#[derive(serde::Serialize)]
+enum Reading {
+    Value(f64),
+    Pair { low: f64, high: f64 },
+}
+
+fn measured(score_ratio: f64) -> Measured {
+    Measured {
+        name: "m",
+        inner: Inner {
+            score_ratio,
+            runs: Vec::new(),
+            by_key: Default::default(),
+            reading: None,
+        },
+    }
+}
+
+fn non_finite(result: Result<Vec<u8>, CanonicalError>) -> (String, String, String) {
+    match result {
+        Err(e @ CanonicalError::NonFinite { .. }) => {
+            let message = e.to_string();
+            let CanonicalError::NonFinite { path, value } = e else {
+                unreachable!()
+            };
+            (path, value, message)
+        }
+        other => panic!("expected a non-finite error, got {other:?}"),
+    }
+}
+
+/// serde_json writes NaN and ±Infinity as `null`; the canonical emitter refuses them with
+/// the JSON pointer of the field (serialized names, map keys escaped, enum variants as
+/// keys), where before it emitted `null` silently.
+#[test]
+fn nan_and_infinity_are_refused_naming_the_field() {
+    assert_eq!(
+        non_finite(to_canonical_vec(&measured(f64::NAN))),
+        (
+            "/inner/scoreRatio".to_owned(),
+            "NaN".to_owned(),
+            "non-finite float `NaN` at `/inner/scoreRatio`: JSON has no such number, payloads \
+             carry integers only"
+                .to_owned()
+        )
+    );
+    let (path, value, _) = non_finite(to_canonical_vec(&measured(f64::INFINITY)));
+    assert_eq!(
+        (path.as_str(), value.as_str()),
+        ("/inner/scoreRatio", "Infinity")
+    );
+
+    let mut m = measured(f64::NEG_INFINITY);
+    m.inner.score_ratio = 1.0;
+    m.inner.runs = vec![0.0, f64::NEG_INFINITY];
+    let (path, value, _) = non_finite(to_canonical_vec(&m));
+    assert_eq!(
+        (path.as_str(), value.as_str()),
+        ("/inner/runs/1", "-Infinity")
+    );
+
+    let mut m = measured(1.0);
+    m.inner.by_key.insert("a/b~c".into(), f32::NAN);
+    let (path, value, _) = non_finite(to_canonical_vec(&m));
+    assert_eq!(
+        (path.as_str(), value.as_str()),
+        ("/inner/byKey/a~1b~0c", "NaN")
+    );
+
+    let mut m = measured(1.0);
+    m.inner.reading = Some(Reading::Value(f64::NAN));
+    let (path, _, _) = non_finite(to_canonical_vec(&m));
+    assert_eq!(path, "/inner/reading/Value");
+    m.inner.reading = Some(Reading::Pair {
+        low: 1.0,
+        high: f64::INFINITY,
+    });
+    let (path, _, _) = non_finite(to_canonical_vec(&m));
+    assert_eq!(path, "/inner/reading/Pair/high");
+
+    assert_eq!(
+        non_finite(to_canonical_vec(&f64::NAN)),
+        (
+            String::new(),
+            "NaN".to_owned(),
+            "non-finite float `NaN` at ``: JSON has no such number, payloads carry integers only"
+                .to_owned()
+        )
+    );
+    // A finite float is still refused as a float, at the same path.
+    match to_canonical_vec(&measured(0.5)) {
+        Err(CanonicalError::Float { path, value }) => {
+            assert_eq!(
+                (path.as_str(), value.as_str()),
+                ("/inner/scoreRatio", "0.5")
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    // Without floats a struct emits as before.
+    #[derive(serde::Serialize)]
+    struct Plain {
+        a: u32,
+        b: Option<Vec<i64>>,
+    }
+    assert_eq!(
+        to_canonical_vec(&Plain {
+            a: 1,
+            b: Some(vec![-2])
+        })
+        .expect("integers"),
+        br#"{"a":1,"b":[-2]}"#
+    );
+}

@@ -57,7 +57,7 @@ fn rfc8032_section_7_1_vectors() {
     }
 }
 
-/// The securesystemslib default keyid of the RFC 8032 TEST 1 key (RECEIPTS.md §Envelope).
+/// The securesystemslib default keyid of the RFC 8032 TEST 1 key (content/receipts.md §Envelope).
 #[test]
 fn keyid_of_rfc8032_test1_key() {
     let public = hex32("d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a");
@@ -208,6 +208,29 @@ fn base64_reading_rules() {
     assert!(dsse::decode_base64("+/=8").is_err());
     assert!(dsse::decode_base64("+_8=").is_err(), "mixed alphabets");
     assert!(dsse::decode_base64("a b=").is_err());
+}
+
+/// Padding, when present, must be exactly right: a partial `=` (which the base64 crate's
+/// padding-indifferent mode accepts) is refused in both alphabets, as is too much.
+#[test]
+fn base64_partial_padding_is_refused() {
+    assert_eq!(dsse::decode_base64("AA==").expect("padded"), b"\0");
+    assert_eq!(dsse::decode_base64("AA").expect("unpadded"), b"\0");
+    assert_eq!(dsse::decode_base64("AAA=").expect("padded"), b"\0\0");
+    assert_eq!(dsse::decode_base64("AAA").expect("unpadded"), b"\0\0");
+    assert_eq!(
+        dsse::decode_base64("-_8").expect("url-safe unpadded"),
+        b"\xfb\xff"
+    );
+    assert_eq!(dsse::decode_base64("").expect("empty"), b"");
+    for text in ["AA=", "AA===", "-A=", "+/8=A", "AAA==", "=", "A==="] {
+        assert!(dsse::decode_base64(text).is_err(), "{text} must be refused");
+    }
+    assert_eq!(
+        dsse::decode_base64("AA=").unwrap_err(),
+        "Invalid padding",
+        "the decoder's message"
+    );
 }
 
 #[test]

@@ -31,7 +31,7 @@ fn minimal_campaign_gets_every_default() {
     assert_eq!(c.correctness.top_k, 20);
     assert_eq!(c.baseline.engine_config_path, "engine.toml");
     assert_eq!(c.backend, Backend::Builtin);
-    // MEASUREMENT.md: send-lag bound max(2 ms, 1 % of the SLA bound).
+    // content/measurement.md: send-lag bound max(2 ms, 1 % of the SLA bound).
     assert_eq!(c.rate_search.effective_send_lag_bound_us(&c.sla), 10_000);
     let small = Sla {
         bound_ms: 100,
@@ -120,7 +120,7 @@ fn percentiles_parse_print_and_rank() {
         assert!(bad.parse::<Percentile>().is_err(), "{bad}");
     }
     let p95: Percentile = "p95".parse().unwrap();
-    // Nearest rank ⌈q·N⌉ (MEASUREMENT.md).
+    // Nearest rank ⌈q·N⌉ (content/measurement.md).
     assert_eq!(p95.nearest_rank(100), 95);
     assert_eq!(p95.nearest_rank(101), 96);
     assert_eq!(p95.nearest_rank(1), 1);

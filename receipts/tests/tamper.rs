@@ -1,6 +1,6 @@
 //! Tamper property tests: flipping any one byte of the payload, of a signature, of any
 //! artifact or of the envelope file makes verification fail with the matching reason
-//! (issue 2, Tests; RECEIPTS.md §Keys: referee is strict about its own bundles).
+//! (issue 2, Tests; content/receipts.md §Keys: referee is strict about its own bundles).
 
 mod common;
 

@@ -1,6 +1,6 @@
 //! The two HTTP sides of the correctness gate, over the OpenAI-compatible
 //! `/v1/completions` API that vLLM, SGLang, llama.cpp and the built-in engine serve
-//! (MEASUREMENT.md §Correctness): an entry's greedy output with top-k logprobs, one
+//! (content/correctness.md §Correctness): an entry's greedy output with top-k logprobs, one
 //! request at a time (batching may change numerics), with token ids returned instead of
 //! text (`return_tokens_as_token_ids`: tokens come back as `"token_id:<id>"`) and the
 //! prompt echoed as token ids; and the

@@ -1,5 +1,5 @@
 //! `referee bench serve`: measure any OpenAI-compatible server open-loop, like
-//! `vllm bench serve`, with referee's rules (MEASUREMENT.md): one probe at a fixed rate
+//! `vllm bench serve`, with referee's rules (content/measurement.md): one probe at a fixed rate
 //! (`--rate`) or the full SLA rate search (`--search`). A progress bar on stderr, a table
 //! on stdout, and with `--json` the same record a round embeds (a `ProbeRecord` for
 //! `--rate`, an `EntryMeasurement` for `--search`).
@@ -26,8 +26,13 @@ pub enum BenchCommand {
     Serve(ServeArgs),
 }
 
+/// Exit codes of `referee bench serve`, shown in its `--help`.
+pub const BENCH_EXIT_CODES: &str = "Exit status: 0 when measured; 1 when `--search` met no SLA or \
+was invalid (send lag over its bound); 2 on a usage or I/O error (e.g. the server unreachable).";
+
 /// Arguments of `referee bench serve`.
 #[derive(clap::Args, Debug)]
+#[command(after_help = BENCH_EXIT_CODES)]
 #[command(group(clap::ArgGroup::new("mode").required(true).args(["rate", "search"])))]
 pub struct ServeArgs {
     /// Base URL of the server (http only).
@@ -40,7 +45,7 @@ pub struct ServeArgs {
     /// The SLA: percentile:latency:bound, latency one of e2e, ttft, tpot.
     #[arg(long, default_value = "p95:e2e:1000ms")]
     pub sla: Sla,
-    /// One probe at this arrival rate, requests/s (up to 3 decimals).
+    /// One probe at this arrival rate, requests/s: at least 0.001, up to 3 decimals.
     #[arg(long)]
     pub rate: Option<String>,
     /// The full rate search: the highest throughput meeting the SLA.
@@ -66,6 +71,8 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<ExitCode> {
 }
 
 fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
+    // A bad `--rate` is a usage error: said before any file is read.
+    let rate_milli_rps = args.rate.as_deref().map(parse_rate).transpose()?;
     let file = BenchFile::read(&args.workload)?;
     let model = args
         .model
@@ -106,8 +113,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         .build()
         .context("starting the runtime")?;
     let progress = BarProgress::new();
-    if let Some(rate) = &args.rate {
-        let rate_milli_rps = parse_rate(rate)?;
+    if let Some(rate_milli_rps) = rate_milli_rps {
         let record = runtime.block_on(async {
             let mut executor = HttpProbeExecutor::new(&target, &workload, &config, &progress)?;
             executor.probe(0, 0, rate_milli_rps).await
@@ -173,7 +179,7 @@ fn parse_rate(text: &str) -> anyhow::Result<u64> {
         .and_then(|w| w.checked_add(fraction))
         .ok_or_else(bad)?;
     if rate == 0 {
-        return Err(bad());
+        anyhow::bail!("invalid --rate `{text}`: the rate must be at least 0.001 req/s");
     }
     Ok(rate)
 }
@@ -378,14 +384,45 @@ fn write_json<T: serde::Serialize>(path: Option<&PathBuf>, value: &T) -> anyhow:
     };
     let mut text = serde_json::to_string_pretty(value).context("serializing the record")?;
     text.push('\n');
-    std::fs::write(path, text).with_context(|| format!("writing `{}`", path.display()))?;
+    // Whole or not at all, like every file referee writes.
+    receipts::fsutil::write_atomic(path, text.as_bytes(), 0o644)
+        .with_context(|| format!("writing `{}`", path.display()))?;
     eprintln!("wrote {}", path.display());
     Ok(())
 }
 
 #[cfg(test)]
 mod tests {
-    use super::parse_rate;
+    use super::{parse_rate, write_json};
+    use std::path::PathBuf;
+
+    /// Regression: `--json` was a plain `fs::write`, rewriting the file in place (a kill
+    /// left half a record); now a whole new file replaces it, or the old one stays.
+    #[test]
+    fn the_json_record_replaces_the_file_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("record.json");
+        std::fs::write(&path, "previous\n").unwrap();
+        // Another name of the old file: an in-place write would change it too.
+        let old_name = dir.path().join("previous.json");
+        std::fs::hard_link(&path, &old_name).unwrap();
+        write_json(Some(&PathBuf::from(&path)), &serde_json::json!({"a": 1})).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "{\n  \"a\": 1\n}\n"
+        );
+        assert_eq!(std::fs::read_to_string(&old_name).unwrap(), "previous\n");
+        let mut names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        names.sort();
+        assert_eq!(
+            names,
+            ["previous.json", "record.json"],
+            "a temp file was left"
+        );
+    }
 
     #[test]
     fn rates_parse_without_floats() {
@@ -399,6 +436,10 @@ mod tests {
         }
         for text in ["", ".", "0", "1.2345", "-1", "1e3", "x"] {
             assert!(parse_rate(text).is_err(), "{text}");
+        }
+        for text in ["0", "0.000", ".0"] {
+            let message = parse_rate(text).unwrap_err().to_string();
+            assert!(message.contains("at least 0.001 req/s"), "{text}: {message}");
         }
     }
 }

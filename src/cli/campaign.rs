@@ -1,5 +1,5 @@
 //! `referee campaign add` and `referee miner add`: freeze a campaign into the data
-//! directory, register a miner (DESIGN.md §1, One data directory).
+//! directory, register a miner (content/data-directory.md).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -8,6 +8,7 @@ use anyhow::Context;
 use intake::ingest::{add_campaign, add_miner};
 use receipts::layout::DataDir;
 use receipts::model::{CampaignId, MinerId};
+use receipts::text::escape_untrusted;
 
 use super::DataArgs;
 
@@ -16,7 +17,8 @@ use super::DataArgs;
 pub enum CampaignCommand {
     /// Freeze a campaign.toml into the data directory: validate it, copy the pinned
     /// baseline commit into `<data>/<id>/baseline.git`, write the frozen campaign.toml
-    /// with every default, print its digest. Re-adding the same campaign is a no-op.
+    /// with every default, print its digest. Re-adding the same campaign is a no-op. A
+    /// campaign whose backend cannot build submissions yet (`docker`) is refused.
     Add(CampaignAddArgs),
 }
 
@@ -78,7 +80,9 @@ pub fn run_miner(cmd: MinerCommand) -> anyhow::Result<ExitCode> {
     })?;
     println!(
         "miner `{}` registered for campaign `{}` at {}",
-        registered.id, args.campaign, registered.registered_at
+        escape_untrusted(registered.id.as_str()),
+        args.campaign,
+        registered.registered_at
     );
     Ok(ExitCode::SUCCESS)
 }

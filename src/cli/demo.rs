@@ -1,8 +1,11 @@
 //! `referee demo`: the whole pipeline end to end on the demo of `examples/demo/` —
-//! evaluator key (generated into the data directory on first run, never committed),
+//! evaluator key (generated on the first run into the key directory, `--key-dir`,
+//! default `~/.config/referee/keys`, never into the data directory, which is published),
 //! campaign add, miner add, ingest of every demo diff, a round, verify — printing the
 //! equivalent individual commands as it goes. Run again, it starts the next round with
-//! the leader carried over (or resumes a round a kill interrupted).
+//! the leader carried over (or resumes a round a kill interrupted). A data directory of
+//! an earlier demo still holds `evaluator.key`: the demo moves it into the key directory
+//! and says so.
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -17,14 +20,17 @@ use receipts::verify::VerifyOptions;
 use referee::demo::{CAMPAIGN_ID, SUBMISSIONS, stage};
 use verifier::verify_bundle;
 
-use super::DataArgs;
+use super::keys::create_key_dir;
 use super::round::{RoundArgs, print_summary, run_with_progress};
+use super::{DataArgs, EVALUATOR_KEY, KeyDirArgs};
 
 /// Arguments of `referee demo`.
 #[derive(clap::Args, Debug)]
 pub struct DemoArgs {
     #[command(flatten)]
     pub data: DataArgs,
+    #[command(flatten)]
+    pub key_dir: KeyDirArgs,
 }
 
 /// Runs the demo.
@@ -35,23 +41,36 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
     let campaign_id: CampaignId = CAMPAIGN_ID.parse().context("the demo campaign id")?;
     let campaign_dir = data.campaign(&campaign_id);
 
-    // The evaluator key, generated once into the data directory.
-    let key_path = data.evaluator_key_path();
-    let key_prefix = data_path.join("evaluator");
-    if !key_path.exists() {
+    // The evaluator key lives in the key directory, outside the data directory.
+    std::fs::create_dir_all(&data_path)
+        .with_context(|| format!("creating the data directory `{d}`"))?;
+    let key_dir = args.key_dir.resolve()?;
+    create_key_dir(&key_dir)?;
+    refuse_key_dir_inside(&key_dir, &data_path)?;
+    let kd = key_dir.display().to_string();
+    let key_path = key_dir.join(format!("{EVALUATOR_KEY}.key"));
+    migrate_old_key(&data_path, &key_dir, &key_path)?;
+    let fresh = !key_path.exists();
+    if fresh {
         step(&format!(
-            "referee keygen --out {d}/evaluator --keyring {d}/keyring.json"
+            "referee keygen --key-dir {kd} --keyring {d}/keyring.json"
         ));
-        std::fs::create_dir_all(&data_path)
-            .with_context(|| format!("creating the data directory `{d}`"))?;
-        generate_key_pair(&key_prefix).context("generating the evaluator key")?;
-        let key = PrivateKey::load(&key_path).context("loading the new evaluator key")?;
-        let keyring_path = data.keyring_path();
-        let mut keyring = if keyring_path.exists() {
-            Keyring::load(&keyring_path).context("loading the keyring")?
-        } else {
-            Keyring::default()
-        };
+        generate_key_pair(&key_dir.join(EVALUATOR_KEY)).context("generating the evaluator key")?;
+    }
+    let key = PrivateKey::load(&key_path).context("loading the evaluator key")?;
+    // A key directory serves every data directory: trust the key in this one's keyring.
+    let keyring_path = data.keyring_path();
+    let mut keyring = if keyring_path.exists() {
+        Keyring::load(&keyring_path).context("loading the keyring")?
+    } else {
+        Keyring::default()
+    };
+    if keyring.find(key.public().as_bytes()).is_none() {
+        if !fresh {
+            step(&format!(
+                "referee keyring add --data {d} {kd}/{EVALUATOR_KEY}.pub"
+            ));
+        }
         keyring
             .add(TrustedKey {
                 key: key.public().clone(),
@@ -60,13 +79,13 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
             })
             .context("trusting the evaluator key")?;
         keyring.save(&keyring_path).context("saving the keyring")?;
-        note(&format!(
-            "evaluator key {} (keep it out of git)",
-            key.keyid()
-        ));
-    } else {
-        note(&format!("evaluator key `{}` exists", key_path.display()));
     }
+    note(&format!(
+        "evaluator key {} in `{}` ({}outside the data directory, which is published; keep it private)",
+        key.keyid(),
+        key_path.display(),
+        if fresh { "new; " } else { "" }
+    ));
 
     // The campaign, from the embedded demo files.
     let source = data_path.join(".demo");
@@ -153,7 +172,8 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
     let summary = run_with_progress(&RoundArgs {
         data: args.data.clone(),
         campaign: CAMPAIGN_ID.to_owned(),
-        key: key_path.clone(),
+        key: Some(key_path.clone()),
+        key_dir: args.key_dir.clone(),
         seeds: None,
     })?;
     print_summary(&summary);
@@ -175,6 +195,102 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
         }
         Ok(ExitCode::from(1))
     }
+}
+
+/// Refuses a key directory inside the data directory (which is published).
+fn refuse_key_dir_inside(key_dir: &Path, data: &Path) -> anyhow::Result<()> {
+    let canonical =
+        |p: &Path| std::fs::canonicalize(p).with_context(|| format!("resolving `{}`", p.display()));
+    if canonical(key_dir)?.starts_with(canonical(data)?) {
+        anyhow::bail!(
+            "the key directory `{}` is inside the data directory `{}`, which is published: pass a --key-dir outside it",
+            key_dir.display(),
+            data.display()
+        );
+    }
+    Ok(())
+}
+
+/// An earlier demo generated `evaluator.key` (and `.pub`) into the data directory: move
+/// them into the key directory, saying so. When the key directory already holds another
+/// `evaluator.key`, the old one goes next to it under a name of its own (the demo signs
+/// with `key_path` from now on); the same key twice is removed from the data directory.
+fn migrate_old_key(data: &Path, key_dir: &Path, key_path: &Path) -> anyhow::Result<()> {
+    let old = data.join(format!("{EVALUATOR_KEY}.key"));
+    if old.symlink_metadata().is_err() {
+        return Ok(());
+    }
+    let old_pub = data.join(format!("{EVALUATOR_KEY}.pub"));
+    let same = match (std::fs::read(&old), std::fs::read(key_path)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    };
+    if same {
+        std::fs::remove_file(&old).with_context(|| format!("removing `{}`", old.display()))?;
+        if old_pub.exists() {
+            std::fs::remove_file(&old_pub)
+                .with_context(|| format!("removing `{}`", old_pub.display()))?;
+        }
+        note(&format!(
+            "removed `{}`, a copy of `{}`, from the data directory (it is published)",
+            old.display(),
+            key_path.display()
+        ));
+        return Ok(());
+    }
+    let (dest, dest_pub) = if key_path.symlink_metadata().is_err() {
+        (
+            key_path.to_path_buf(),
+            key_dir.join(format!("{EVALUATOR_KEY}.pub")),
+        )
+    } else {
+        let tag = PrivateKey::load(&old)
+            .map(|k| k.keyid()[..12].to_owned())
+            .unwrap_or_else(|_| "old".to_owned());
+        let mut n = 1;
+        loop {
+            let name = if n == 1 {
+                format!("{EVALUATOR_KEY}-{tag}")
+            } else {
+                format!("{EVALUATOR_KEY}-{tag}-{n}")
+            };
+            let key = key_dir.join(format!("{name}.key"));
+            let public = key_dir.join(format!("{name}.pub"));
+            if key.symlink_metadata().is_err() && public.symlink_metadata().is_err() {
+                break (key, public);
+            }
+            n += 1;
+        }
+    };
+    step(&format!("mv {} {}", old.display(), dest.display()));
+    move_file(&old, &dest, 0o600)?;
+    if old_pub.exists() && dest_pub.symlink_metadata().is_err() {
+        move_file(&old_pub, &dest_pub, 0o644)?;
+    }
+    note(&format!(
+        "moved the evaluator key of an earlier demo from `{}` (inside the data directory, which is published) to `{}`",
+        old.display(),
+        dest.display()
+    ));
+    Ok(())
+}
+
+/// Moves `from` to `to` (never over an existing file): a rename, or across file systems a
+/// copy written with `mode` and the original removed.
+fn move_file(from: &Path, to: &Path, mode: u32) -> anyhow::Result<()> {
+    let context = || format!("moving `{}` to `{}`", from.display(), to.display());
+    if to.symlink_metadata().is_ok() {
+        anyhow::bail!("{}: the destination exists", context());
+    }
+    if std::fs::rename(from, to).is_ok() {
+        return Ok(());
+    }
+    let mut bytes = std::fs::read(from).with_context(context)?;
+    let written = receipts::fsutil::write_atomic(to, &bytes, mode);
+    bytes.fill(0);
+    written.with_context(context)?;
+    std::fs::remove_file(from).with_context(context)?;
+    Ok(())
 }
 
 fn write_file(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {

@@ -1,5 +1,11 @@
 //! `referee ingest` and `referee status`: run a submitted diff through the gates, and
-//! show submissions with their event logs (DESIGN.md §2).
+//! show submissions with their event logs (content/submitting.md).
+//!
+//! Untrusted text. A recorded reason quotes diff paths (and engine messages) as the diff
+//! has them, and a miner id comes from outside: the text output shows every such field
+//! through `receipts::text::escape_untrusted`, so a path with ESC, CR or an invisible
+//! code point cannot rewrite the terminal or read as another; `--json` prints the records
+//! raw (JSON-escaped by serde).
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -7,16 +13,33 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use intake::gates::BuiltinBuilder;
-use intake::ingest::{IngestOutcome, IngestRequest, find_submission, ingest};
+use intake::ingest::{IngestOutcome, find_submission, ingest_reader};
 use receipts::layout::DataDir;
-use receipts::model::{CampaignId, EventKind, MinerId, Sha256Hex, Submission};
+use receipts::layout::{CampaignDir, read_round_record};
+use receipts::model::{
+    CampaignId, Entry, EventKind, MinerId, PipelineState, RoundRecord, Sha256Hex, Submission,
+};
+use receipts::text::escape_untrusted;
 
 use super::DataArgs;
+use super::round::{format_milli, format_score};
+
+/// Exit codes of `referee ingest`, shown in its `--help`.
+pub const INGEST_EXIT_CODES: &str = "Exit status: 0 when the submission is queued for a round (or is a \
+duplicate of one already submitted, recorded as an event and skipped); 1 when the gates \
+rejected it (the reason is printed); 2 on a usage or I/O error.";
+
+/// Exit codes of `referee status`, shown in its `--help`.
+pub const STATUS_EXIT_CODES: &str =
+    "Exit status: 0 when the submissions were listed; 2 on a usage or I/O error.";
 
 /// Arguments of `referee ingest`.
 #[derive(clap::Args, Debug)]
+#[command(after_help = INGEST_EXIT_CODES)]
 pub struct IngestArgs {
-    /// The diff file, exactly as the miner committed it.
+    /// The diff file, exactly as the miner committed it. At most one byte more than the
+    /// campaign's `surface.max_diff_bytes` is read: a larger diff is rejected unread and
+    /// nothing of it is stored.
     pub patch: PathBuf,
     /// The miner whose commitment this is.
     #[arg(long)]
@@ -36,6 +59,7 @@ pub struct IngestArgs {
 
 /// Arguments of `referee status`.
 #[derive(clap::Args, Debug)]
+#[command(after_help = STATUS_EXIT_CODES)]
 pub struct StatusArgs {
     /// A submission's sha256 (or a prefix of at least 4 characters): print its event
     /// log. Without it, list every submission.
@@ -51,16 +75,14 @@ pub struct StatusArgs {
 }
 
 pub fn run_ingest(args: IngestArgs) -> anyhow::Result<ExitCode> {
-    let bytes = std::fs::read(&args.patch)
-        .with_context(|| format!("reading `{}`", args.patch.display()))?;
+    let mut file = std::fs::File::open(&args.patch)
+        .with_context(|| format!("opening `{}`", args.patch.display()))?;
     let campaign_dir = DataDir::new(&args.data.data).campaign(&args.campaign);
-    let outcome = ingest(
+    let outcome = ingest_reader(
         &campaign_dir,
-        &IngestRequest {
-            diff: &bytes,
-            miner: &args.miner,
-            commitment: &args.commitment,
-        },
+        &mut file,
+        &args.miner,
+        &args.commitment,
         &BuiltinBuilder,
     )
     .with_context(|| format!("ingesting `{}`", args.patch.display()))?;
@@ -74,12 +96,17 @@ pub fn run_ingest(args: IngestArgs) -> anyhow::Result<ExitCode> {
             writeln!(
                 out,
                 "duplicate of {} (first committed by `{}`): recorded as an event, skipped",
-                submission.sha256, submission.miner
+                submission.sha256,
+                escape_untrusted(submission.miner.as_str())
             )?;
         }
         print_log(&mut out, submission)?;
     }
-    Ok(ExitCode::SUCCESS)
+    // A duplicate changes nothing: the first submission keeps its state, so it exits 0.
+    Ok(match outcome {
+        IngestOutcome::New(s) if s.state == PipelineState::Rejected => ExitCode::from(1),
+        _ => ExitCode::SUCCESS,
+    })
 }
 
 pub fn run_status(args: StatusArgs) -> anyhow::Result<ExitCode> {
@@ -92,7 +119,9 @@ pub fn run_status(args: StatusArgs) -> anyhow::Result<ExitCode> {
             serde_json::to_writer_pretty(&mut out, &submission)?;
             writeln!(out)?;
         } else {
+            let rounds = Rounds::load(&campaign_dir)?;
             print_log(&mut out, &submission)?;
+            writeln!(out, "  {}", rounds.facts(&submission.sha256).sentence())?;
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -102,30 +131,121 @@ pub fn run_status(args: StatusArgs) -> anyhow::Result<ExitCode> {
         writeln!(out)?;
         return Ok(ExitCode::SUCCESS);
     }
+    let rounds = Rounds::load(&campaign_dir)?;
     writeln!(
         out,
-        "{:<13}  {:<16}  {:<14}  last reason",
-        "submission", "miner", "state"
+        "{:<13}  {:<16}  {:<14}  {:<6}  {:<5}  {:<8}  {:<14}  last reason",
+        "submission", "miner", "state", "leader", "round", "score", "throughput"
     )?;
     for s in &submissions {
+        let facts = rounds.facts(&s.sha256);
         writeln!(
             out,
-            "{:<13}  {:<16}  {:<14}  {}",
+            "{:<13}  {:<16}  {:<14}  {:<6}  {:<5}  {:<8}  {:<14}  {}",
             s.sha256.short(),
-            s.miner.as_str(),
+            escape_untrusted(s.miner.as_str()),
             s.state.as_str(),
-            s.last_reason().unwrap_or_default()
+            if facts.leader { "yes" } else { "—" },
+            facts.round.map_or("—".to_owned(), |n| n.to_string()),
+            facts.score(),
+            facts.throughput(),
+            escape_untrusted(s.last_reason().unwrap_or_default())
         )?;
     }
     Ok(ExitCode::SUCCESS)
 }
 
-/// One submission: a header, then every event, oldest first.
+/// The campaign's sealed rounds, oldest first, as far as they can be read (a bundle that
+/// does not parse is left out of `status`; `referee show` and `verify` say why).
+struct Rounds(Vec<RoundRecord>);
+
+/// What the sealed rounds say about one submission.
+struct SubmissionFacts<'a> {
+    /// Whether it holds the seat after the last sealed round.
+    leader: bool,
+    /// The latest round it ran in.
+    round: Option<u64>,
+    /// Its entry in that round.
+    entry: Option<&'a Entry>,
+}
+
+impl Rounds {
+    fn load(campaign_dir: &CampaignDir) -> anyhow::Result<Self> {
+        let mut records = Vec::new();
+        for n in campaign_dir.round_numbers()? {
+            match read_round_record(&campaign_dir.round_dir(n)) {
+                Ok((record, _)) => records.push(record),
+                Err(err) => tracing::warn!("round {n} left out: {err}"),
+            }
+        }
+        Ok(Self(records))
+    }
+
+    fn facts(&self, sha256: &Sha256Hex) -> SubmissionFacts<'_> {
+        let leader = self.0.last().is_some_and(|r| {
+            r.outcome
+                .leader_after
+                .as_ref()
+                .is_some_and(|l| &l.patch == sha256)
+        });
+        let latest = self.0.iter().rev().find_map(|r| {
+            r.entries
+                .iter()
+                .rev()
+                .find(|e| e.patch.as_ref() == Some(sha256))
+                .map(|e| (r.round, e))
+        });
+        SubmissionFacts {
+            leader,
+            round: latest.map(|(n, _)| n),
+            entry: latest.map(|(_, e)| e),
+        }
+    }
+}
+
+impl SubmissionFacts<'_> {
+    /// `+0.9488`, as the round table shows it.
+    fn score(&self) -> String {
+        self.entry
+            .and_then(|e| e.score_ppm)
+            .map_or("—".to_owned(), format_score)
+    }
+
+    /// `31.035 req/s`.
+    fn throughput(&self) -> String {
+        self.entry
+            .and_then(|e| e.throughput_milli_rps)
+            .map_or("—".to_owned(), |t| format!("{} req/s", format_milli(t)))
+    }
+
+    /// One line for a submission's log: its latest round and whether it leads.
+    fn sentence(&self) -> String {
+        let seat = if self.leader {
+            "current leader"
+        } else {
+            "not the leader"
+        };
+        match self.round {
+            Some(n) => format!(
+                "latest round {n}: score {}, throughput {}; {seat}",
+                self.score(),
+                self.throughput()
+            ),
+            None => format!("in no sealed round yet; {seat}"),
+        }
+    }
+}
+
+/// One submission: a header, then every event, oldest first; miner ids and reasons
+/// escaped.
 fn print_log(out: &mut impl Write, submission: &Submission) -> std::io::Result<()> {
     writeln!(
         out,
         "submission {}  miner `{}`  {} bytes  state {}",
-        submission.sha256, submission.miner, submission.size_bytes, submission.state
+        submission.sha256,
+        escape_untrusted(submission.miner.as_str()),
+        submission.size_bytes,
+        submission.state
     )?;
     for event in &submission.events {
         let what = match &event.kind {
@@ -139,10 +259,19 @@ fn print_log(out: &mut impl Write, submission: &Submission) -> std::io::Result<(
                 }
                 what
             }
-            EventKind::Duplicate { miner, .. } => format!("duplicate from `{miner}`"),
-            EventKind::Superseded { miner, .. } => format!("superseded `{miner}`"),
+            EventKind::Duplicate { miner, .. } => {
+                format!("duplicate from `{}`", escape_untrusted(miner.as_str()))
+            }
+            EventKind::Superseded { miner, .. } => {
+                format!("superseded `{}`", escape_untrusted(miner.as_str()))
+            }
         };
-        writeln!(out, "  {}  {what:<22}  {}", event.at, event.reason)?;
+        writeln!(
+            out,
+            "  {}  {what:<22}  {}",
+            event.at,
+            escape_untrusted(&event.reason)
+        )?;
     }
     Ok(())
 }

@@ -1,22 +1,39 @@
 //! `referee keygen` and `referee keyring add`: make an Ed25519 key pair, and trust a
-//! public key (RECEIPTS.md §Keys). The private key is never printed.
+//! public key (content/receipts.md §Keys). The private key is never printed. Private keys live
+//! in a key directory outside every data directory (`--key-dir`, default
+//! `~/.config/referee/keys`), because the data directory is published; a private key
+//! found inside one, or inside a directory to seal, is refused with the commands that
+//! move it out.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
 use receipts::keys::{Keyring, PublicKey, TrustedKey, generate_key_pair};
+use receipts::layout::{DataError, find_private_keys};
 use receipts::model::Timestamp;
 
-use super::DataArgs;
+use super::{DataArgs, EVALUATOR_KEY, KeyDirArgs};
+
+/// Exit codes of `referee keygen`, shown in its `--help`.
+pub const KEYGEN_EXIT_CODES: &str =
+    "Exit status: 0 when the key pair was written; 2 on a usage or I/O error (nothing is overwritten).";
+
+/// Exit codes of `referee keyring add`, shown in its `--help`.
+pub const KEYRING_EXIT_CODES: &str =
+    "Exit status: 0 when the key is trusted; 2 on a usage or I/O error, or a key the keyring already holds.";
 
 /// Arguments of `referee keygen`.
 #[derive(clap::Args, Debug)]
+#[command(after_help = KEYGEN_EXIT_CODES)]
 pub struct KeygenArgs {
-    /// Path prefix of the key pair: writes `<out>.key` (mode 0600) and `<out>.pub`.
-    /// Refuses to overwrite either.
-    #[arg(long)]
-    pub out: PathBuf,
+    /// Path prefix of the key pair (a file stem like `keys/op`, not a directory): writes
+    /// `<out>.key` (mode 0600) and `<out>.pub`; default `<key-dir>/evaluator`. Refuses to
+    /// overwrite either.
+    #[arg(long, value_name = "STEM")]
+    pub out: Option<PathBuf>,
+    #[command(flatten)]
+    pub key_dir: KeyDirArgs,
     /// Also trust the new public key in this keyring file (created if missing), valid
     /// from now on.
     #[arg(long)]
@@ -32,6 +49,7 @@ pub enum KeyringCommand {
 
 /// Arguments of `referee keyring add`.
 #[derive(clap::Args, Debug)]
+#[command(after_help = KEYRING_EXIT_CODES)]
 pub struct KeyringAddArgs {
     /// The `.pub` file written by `referee keygen`.
     pub public_key: PathBuf,
@@ -50,15 +68,38 @@ pub struct KeyringAddArgs {
 
 /// Generates the key pair, prints its keyid and public key path.
 pub fn run(args: KeygenArgs) -> anyhow::Result<ExitCode> {
-    if let Some(parent) = args.out.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent)
-            .with_context(|| format!("creating directory `{}`", parent.display()))?;
-    }
-    let file = generate_key_pair(&args.out).context("generating a key pair")?;
-    let mut pub_path = args.out.into_os_string();
-    pub_path.push(".pub");
-    let pub_path = PathBuf::from(pub_path);
+    let out = match args.out {
+        Some(out) => {
+            // `--out keys/` would write the hidden `keys/.key` and `keys/.pub`.
+            let names_a_dir = out.as_os_str().to_string_lossy().ends_with(['/', '\\'])
+                || out.file_name().is_none();
+            if names_a_dir || out.is_dir() {
+                anyhow::bail!(
+                    "--out `{}` is a directory: --out takes a file stem like `keys/op` (writes `keys/op.key` and `keys/op.pub`)",
+                    out.display()
+                );
+            }
+            if let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty()) {
+                std::fs::create_dir_all(parent)
+                    .with_context(|| format!("creating directory `{}`", parent.display()))?;
+            }
+            out
+        }
+        None => {
+            let dir = args.key_dir.resolve()?;
+            create_key_dir(&dir)?;
+            dir.join(EVALUATOR_KEY)
+        }
+    };
+    let file = generate_key_pair(&out).context("generating a key pair")?;
+    let with_suffix = |suffix: &str| {
+        let mut path = out.clone().into_os_string();
+        path.push(suffix);
+        PathBuf::from(path)
+    };
+    let pub_path = with_suffix(".pub");
     println!("keyid {}", file.keyid);
+    println!("private key {}", with_suffix(".key").display());
     println!("public key {}", pub_path.display());
     if let Some(keyring) = args.keyring {
         let key = PublicKey::load(&pub_path)?;
@@ -111,4 +152,71 @@ fn add_to_keyring(
     }
     keyring.save(path)?;
     Ok(())
+}
+
+/// Creates the key directory `dir` (and its parents) with mode 0700, when missing.
+///
+/// Errors: the directory cannot be created.
+pub fn create_key_dir(dir: &Path) -> anyhow::Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        builder.mode(0o700);
+    }
+    builder
+        .create(dir)
+        .with_context(|| format!("creating the key directory `{}`", dir.display()))
+}
+
+/// Where a refusal's hint moves the private keys `found` inside a published directory:
+/// the directory of the key given with `--key` when that key is not one of them (it
+/// lives where keys live), else the key directory (`--key-dir` or the default).
+pub fn hint_key_dir(key: Option<&Path>, found: &[PathBuf], key_dir: &KeyDirArgs) -> PathBuf {
+    let canonical = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    if let Some(key) = key {
+        let key_canonical = canonical(key);
+        let parent = key_canonical
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .map(Path::to_path_buf);
+        if !found.iter().any(|f| canonical(f) == key_canonical)
+            && let Some(parent) = parent
+        {
+            return parent;
+        }
+    }
+    key_dir
+        .resolve()
+        .unwrap_or_else(|_| PathBuf::from("~/.config/referee/keys"))
+}
+
+/// Refuses to seal `dir` when a private key file lies inside it
+/// ([`find_private_keys`]): every file of the directory becomes part of the bundle,
+/// which is published. `keys` are the `--key` files given to `referee seal`.
+///
+/// Errors: [`DataError::PrivateKeyInside`] naming each file and the commands that move
+/// it out; [`DataError::Io`] when the directory cannot be scanned.
+pub fn refuse_keys_in_seal_dir(dir: &Path, keys: &[PathBuf]) -> anyhow::Result<()> {
+    if !dir.is_dir() {
+        return Ok(()); // `seal` itself says so
+    }
+    let found = find_private_keys(dir)?;
+    if found.is_empty() {
+        return Ok(());
+    }
+    let key_dir = hint_key_dir(
+        keys.first().map(PathBuf::as_path),
+        &found,
+        &KeyDirArgs::default(),
+    );
+    Err(DataError::private_keys_inside(
+        dir,
+        "the directory to seal",
+        found,
+        &key_dir,
+        "referee seal",
+    )
+    .into())
 }

@@ -9,6 +9,7 @@ mod ingest;
 mod keys;
 mod round;
 mod seal;
+mod show;
 mod verify;
 
 use std::io::IsTerminal;
@@ -29,7 +30,7 @@ pub struct Cli {
     command: Command,
 }
 
-/// Options shared by every command that touches the data directory (DESIGN.md, One data
+/// Options shared by every command that touches the data directory (content/data-directory.md, One data
 /// directory).
 #[derive(clap::Args, Debug, Clone)]
 pub struct DataArgs {
@@ -38,28 +39,68 @@ pub struct DataArgs {
     pub data: PathBuf,
 }
 
+/// Where private keys live: a key directory outside every data directory, because the
+/// data directory is published.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct KeyDirArgs {
+    /// The key directory (created with mode 0700 when a key is written into it); default
+    /// `$XDG_CONFIG_HOME/referee/keys`, else `~/.config/referee/keys`. Never inside the
+    /// data directory: that is published.
+    #[arg(long, env = "REFEREE_KEY_DIR", value_name = "DIR")]
+    pub key_dir: Option<PathBuf>,
+}
+
+impl KeyDirArgs {
+    /// `--key-dir`, else the default key directory.
+    ///
+    /// Errors: neither `--key-dir`, `REFEREE_KEY_DIR`, `XDG_CONFIG_HOME` nor `HOME` is set.
+    pub fn resolve(&self) -> anyhow::Result<PathBuf> {
+        match &self.key_dir {
+            Some(dir) => Ok(dir.clone()),
+            None => receipts::layout::default_key_dir().ok_or_else(|| {
+                anyhow::anyhow!(
+                    "no key directory: pass --key-dir <dir> (neither XDG_CONFIG_HOME nor HOME is set)"
+                )
+            }),
+        }
+    }
+
+    /// The evaluator's private key in the key directory: `<key-dir>/evaluator.key`.
+    pub fn evaluator_key(&self) -> anyhow::Result<PathBuf> {
+        Ok(self.resolve()?.join(format!("{EVALUATOR_KEY}.key")))
+    }
+}
+
+/// The evaluator key pair's name in the key directory: `evaluator.key`, `evaluator.pub`.
+pub const EVALUATOR_KEY: &str = "evaluator";
+
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Generate an ed25519 key pair: `<out>.key` (mode 0600) and `<out>.pub`.
+    /// Generate an ed25519 key pair: `<out>.key` (mode 0600) and `<out>.pub`; default
+    /// `<key-dir>/evaluator`.
     Keygen(keys::KeygenArgs),
     /// Trusted public keys: add a `.pub` file to the keyring.
-    #[command(subcommand)]
+    #[command(subcommand, after_help = keys::KEYRING_EXIT_CODES)]
     Keyring(keys::KeyringCommand),
     /// Sign a directory of files into a bundle with the given predicate.
+    #[command(after_help = "Exit status: 0 when the bundle was sealed; 2 on a usage or I/O error, or a private key inside the directory.")]
     Seal(seal::SealArgs),
     /// Verify receipt bundles: signatures, digests, schema.
     Verify(verify::VerifyArgs),
     /// The built-in reference engine.
     #[command(subcommand)]
+    #[command(after_help = "Exit status: 0 when the server stopped cleanly; 1 when the model does not fit its memory limit; 2 on a usage or I/O error.")]
     Engine(engine::EngineCommand),
     /// Load generation against an OpenAI-compatible server.
-    #[command(subcommand)]
+    #[command(subcommand, after_help = bench::BENCH_EXIT_CODES)]
     Bench(bench::BenchCommand),
     /// Campaigns: freeze a campaign.toml into the data directory.
     #[command(subcommand)]
+    #[command(after_help = "Exit status: 0 when the campaign was frozen; 2 on a usage or I/O error, or an invalid campaign.")]
     Campaign(campaign::CampaignCommand),
     /// Miners: register a miner for a campaign.
     #[command(subcommand)]
+    #[command(after_help = "Exit status: 0 when the miner was registered; 2 on a usage or I/O error.")]
     Miner(campaign::MinerCommand),
     /// Ingest a submitted diff and run it through the gates.
     Ingest(ingest::IngestArgs),
@@ -67,7 +108,19 @@ enum Command {
     Status(ingest::StatusArgs),
     /// Run a round: baseline, incumbent and queued challengers; score; seal.
     Round(round::RoundArgs),
+    /// Show a sealed round: header, entries, timeline, seeds, hardware; every value its
+    /// checks did not verify is marked `(unverified)`.
+    #[command(after_help = "Exit status: 0 when everything shown verifies; 1 when the bundle does not; 2 on a usage or I/O error.")]
+    Show(show::ShowArgs),
+    /// List a campaign's sealed rounds: status, leader after, top score, entries,
+    /// verified.
+    #[command(after_help = "Exit status: 0 when every round listed verifies; 1 when one does not; 2 on a usage or I/O error.")]
+    Rounds(show::CampaignArgs),
+    /// Say who holds a campaign's seat, from the last round that verifies.
+    #[command(after_help = "Exit status: 0 when every round verifies; 1 when a round that does not was skipped; 2 on a usage or I/O error.")]
+    Leader(show::CampaignArgs),
     /// Run the demo end to end: key, campaign, miners, ingest, round, verify.
+    #[command(after_help = "Exit status: 0 when the demo's round verifies; 1 when it does not; 2 on a usage or I/O error.")]
     Demo(demo::DemoArgs),
 }
 
@@ -78,7 +131,11 @@ impl Cli {
         match self.command {
             Command::Keygen(args) => keys::run(args),
             Command::Keyring(cmd) => keys::run_keyring(cmd),
-            Command::Seal(args) => seal::run(args),
+            Command::Seal(args) => {
+                // The sealed files are published: a private key among them is refused.
+                keys::refuse_keys_in_seal_dir(&args.dir, &args.keys)?;
+                seal::run(args)
+            }
             Command::Verify(args) => verify::run(args),
             Command::Engine(cmd) => engine::run(cmd),
             Command::Bench(cmd) => bench::run(cmd),
@@ -87,6 +144,9 @@ impl Cli {
             Command::Ingest(args) => ingest::run_ingest(args),
             Command::Status(args) => ingest::run_status(args),
             Command::Round(args) => round::run(args),
+            Command::Show(args) => show::run_show(args),
+            Command::Rounds(args) => show::run_rounds(args),
+            Command::Leader(args) => show::run_leader(args),
             Command::Demo(args) => demo::run(args),
         }
     }

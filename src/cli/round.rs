@@ -1,6 +1,6 @@
 //! `referee round`: runs (or resumes) the next round of a campaign — baseline, incumbent
 //! and queued challengers; scores; seals — with a progress line per step on stderr and
-//! the round's table (as in `003_5c846bb873ff4c44.txt`) on stdout.
+//! the round's table (as in content/rounds.md) on stdout.
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -10,40 +10,194 @@ use std::time::Duration;
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use receipts::keys::PrivateKey;
-use receipts::layout::DataDir;
+use receipts::layout::{DataDir, DataError};
 use receipts::model::{
     CampaignId, EntryStatus, ProbeRecord, Role, RoundRecord, RoundStatus, Step, StepStatus,
 };
-use runner::round::{RoundOptions, RoundProgress, RoundSummary, run_round};
+use runner::round::{RoundError, RoundOptions, RoundProgress, RoundSummary, run_round};
 
-use super::DataArgs;
+use super::keys::hint_key_dir;
+
+use super::{DataArgs, KeyDirArgs};
 
 /// Env var naming a journal record after which the round aborts, as if killed (tests of
 /// resume; see `RoundOptions::abort_after_record`).
 pub const ABORT_AFTER_ENV: &str = "REFEREE_ROUND_ABORT_AFTER";
 
+/// Exit codes of `referee round`, shown in its `--help`.
+pub const ROUND_EXIT_CODES: &str = "Exit status: 0 when the round was sealed (its status, complete or \
+infra_failed, is in the summary); 2 on a usage or I/O error, or a refusal before the round \
+opened; 130 when interrupted (SIGINT/SIGTERM): run the same command to resume.";
+
+/// Exit code after SIGINT or SIGTERM (128 + SIGINT, as shells report it).
+pub const INTERRUPTED_EXIT: i32 = 130;
+
 /// Arguments of `referee round`.
 #[derive(clap::Args, Debug)]
+#[command(after_help = ROUND_EXIT_CODES)]
 pub struct RoundArgs {
     #[command(flatten)]
     pub data: DataArgs,
     /// The campaign id.
     #[arg(long)]
     pub campaign: String,
-    /// The evaluator's private key (`<name>.key`, mode 0600) that signs the round.
+    /// The evaluator's private key (`<name>.key`, mode 0600) that signs the round;
+    /// default `<key-dir>/evaluator.key`. It must not lie inside the data directory,
+    /// which is published: a round refuses to start while any private key file does.
     #[arg(long)]
-    pub key: PathBuf,
+    pub key: Option<PathBuf>,
+    #[command(flatten)]
+    pub key_dir: KeyDirArgs,
     /// A JSON file of revealed seeds (a receipt's `seeds`) to use instead of fresh ones
     /// from the OS: for re-runs and tests.
     #[arg(long, hide = true)]
     pub seeds: Option<PathBuf>,
+    /// Print the round summary as JSON on stdout (integers: `scorePpm`,
+    /// `throughputMilliRps`, `durationMs`) instead of the table.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Runs `referee round`.
 pub fn run(args: RoundArgs) -> anyhow::Result<ExitCode> {
+    install_interrupt_handler()?;
     let summary = run_with_progress(&args)?;
-    print_summary(&summary);
+    if args.json {
+        let text = serde_json::to_string_pretty(&RoundJson::from(&summary))?;
+        println!("{text}");
+    } else {
+        print_summary(&summary);
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// On SIGINT or SIGTERM: say how to go on, then exit 130. The journal keeps what the
+/// round finished, so the same command resumes it (as after a kill). The handlers are
+/// registered before this returns, so no signal in between is lost.
+fn install_interrupt_handler() -> anyhow::Result<()> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting the signal handler")?;
+    let (mut interrupt, mut terminate) = {
+        let _guard = runtime.enter();
+        (
+            signal(SignalKind::interrupt()).context("handling SIGINT")?,
+            signal(SignalKind::terminate()).context("handling SIGTERM")?,
+        )
+    };
+    std::thread::Builder::new()
+        .name("signals".to_owned())
+        .spawn(move || {
+            runtime.block_on(async {
+                tokio::select! {
+                    _ = interrupt.recv() => {}
+                    _ = terminate.recv() => {}
+                }
+            });
+            eprintln!("\ninterrupted — run the same command to resume");
+            std::process::exit(INTERRUPTED_EXIT);
+        })
+        .context("starting the signal handler")?;
+    Ok(())
+}
+
+/// `referee round --json`: the facts of the text summary, in integers.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct RoundJson<'a> {
+    round: u64,
+    campaign: &'a str,
+    status: RoundStatus,
+    leader_before: &'a Option<receipts::model::Leader>,
+    leader_after: &'a Option<receipts::model::Leader>,
+    leader_changed: bool,
+    margin_bp: u32,
+    decision: String,
+    reason: Option<String>,
+    drift_bp: Option<u64>,
+    /// Whether the drift warning of the text summary applies.
+    within_noise: bool,
+    entries: Vec<EntryJson<'a>>,
+    /// Whether this call resumed a round a killed runner left.
+    resumed: bool,
+    /// The whole round, from its `startedAt` to its `endedAt`.
+    round_wall_ms: i64,
+    /// This call (the resumed part, when `resumed`).
+    wall_ms: u64,
+    engine_ms: u64,
+    bundle: &'a std::path::Path,
+    statement_digest: String,
+}
+
+/// One entry of [`RoundJson`].
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct EntryJson<'a> {
+    role: Role,
+    miner: Option<&'a str>,
+    patch: Option<String>,
+    status: EntryStatus,
+    score_ppm: Option<i64>,
+    throughput_milli_rps: Option<u64>,
+    duration_ms: i64,
+    disqualification: &'a Option<receipts::model::Disqualification>,
+    infra_failure: Option<String>,
+}
+
+impl<'a> From<&'a RoundSummary> for RoundJson<'a> {
+    fn from(summary: &'a RoundSummary) -> Self {
+        let record = &summary.record;
+        Self {
+            round: record.round,
+            campaign: record.campaign.id.as_str(),
+            status: record.outcome.status,
+            leader_before: &record.outcome.leader_before,
+            leader_after: &record.outcome.leader_after,
+            leader_changed: record.outcome.changed,
+            margin_bp: record.outcome.margin_bp,
+            decision: record.outcome.decision.to_string(),
+            reason: record.outcome.reason.as_ref().map(ToString::to_string),
+            drift_bp: record.drift.as_ref().and_then(|d| d.drift_bp),
+            within_noise: noise_drift_bp(record).is_some(),
+            entries: record
+                .entries
+                .iter()
+                .map(|entry| EntryJson {
+                    role: entry.role,
+                    miner: entry.miner.as_ref().map(|m| m.as_str()),
+                    patch: entry.patch.as_ref().map(ToString::to_string),
+                    status: entry.status,
+                    score_ppm: entry.score_ppm,
+                    throughput_milli_rps: entry.throughput_milli_rps,
+                    duration_ms: entry.started_at.millis_until(entry.ended_at),
+                    disqualification: &entry.disqualification,
+                    infra_failure: entry.infra_failure.as_ref().map(ToString::to_string),
+                })
+                .collect(),
+            resumed: summary.resumed,
+            round_wall_ms: record.started_at.millis_until(record.ended_at),
+            wall_ms: summary.wall_ms,
+            engine_ms: summary.engine_ms,
+            bundle: &summary.bundle,
+            statement_digest: summary.statement_digest.to_string(),
+        }
+    }
+}
+
+/// The baseline's drift, when it exceeds the overtake margin in a round where a
+/// challenger was scored: only then did a decision between entries rest on it.
+fn noise_drift_bp(record: &RoundRecord) -> Option<u64> {
+    let challenger_ran = record
+        .entries
+        .iter()
+        .any(|e| e.role == Role::Challenger && e.status == EntryStatus::Scored);
+    record
+        .drift
+        .as_ref()
+        .and_then(|d| d.drift_bp)
+        .filter(|&bp| challenger_ran && bp > u64::from(record.outcome.margin_bp))
 }
 
 /// Runs the round with the indicatif progress on stderr; shared with `referee demo`.
@@ -52,8 +206,12 @@ pub fn run_with_progress(args: &RoundArgs) -> anyhow::Result<RoundSummary> {
         .campaign
         .parse()
         .with_context(|| format!("--campaign `{}`", args.campaign))?;
-    let key = PrivateKey::load(&args.key)
-        .with_context(|| format!("loading the evaluator key `{}`", args.key.display()))?;
+    let key_path = match &args.key {
+        Some(path) => path.clone(),
+        None => args.key_dir.evaluator_key()?,
+    };
+    let key = PrivateKey::load(&key_path)
+        .with_context(|| format!("loading the evaluator key `{}`", key_path.display()))?;
     let seeds = match &args.seeds {
         Some(path) => {
             let bytes =
@@ -83,6 +241,24 @@ pub fn run_with_progress(args: &RoundArgs) -> anyhow::Result<RoundSummary> {
     let progress = Progress::new();
     let result = run_round(&options, &key, &progress);
     progress.bar.finish_and_clear();
+    let result = match result {
+        // Preflight found a private key in the data directory: point the hint at where
+        // this evaluator keeps keys (`--key`'s directory or `--key-dir`).
+        Err(RoundError::Data(DataError::PrivateKeyInside {
+            moves,
+            dir,
+            what,
+            command,
+            ..
+        })) => {
+            let found: Vec<PathBuf> = moves.into_iter().map(|(from, _)| from).collect();
+            let key_dir = hint_key_dir(args.key.as_deref(), &found, &args.key_dir);
+            Err(RoundError::Data(DataError::private_keys_inside(
+                &dir, what, found, &key_dir, command,
+            )))
+        }
+        other => other,
+    };
     result.with_context(|| format!("round of campaign `{}`", args.campaign))
 }
 
@@ -176,11 +352,9 @@ pub fn print_summary(summary: &RoundSummary) {
     print!("{}", table(record));
     println!("Leader: {}", leader_line(record));
     println!("Decision: {}", record.outcome.decision);
-    // MEASUREMENT.md: the overtake margin should exceed the measured noise. The receipt
+    // content/measurement.md: the overtake margin should exceed the measured noise. The receipt
     // records both; say so plainly when the baseline moved more than the margin.
-    if let Some(drift_bp) = record.drift.as_ref().and_then(|d| d.drift_bp)
-        && drift_bp > u64::from(record.outcome.margin_bp)
-    {
+    if let Some(drift_bp) = noise_drift_bp(record) {
         println!(
             "Warning: the baseline drifted {}.{:02} % between its first and last run, more than the overtake margin of {}.{:02} %: this round's decision is within measurement noise",
             drift_bp / 100,
@@ -193,13 +367,23 @@ pub fn print_summary(summary: &RoundSummary) {
         println!("Reason: {reason}");
     }
     let overhead_ms = summary.wall_ms.saturating_sub(summary.engine_ms);
+    if summary.resumed {
+        println!(
+            "Time: {} wall for the whole round (from its start at {}), {} of it in this resumed run",
+            format_ms(record.started_at.millis_until(record.ended_at)),
+            record.started_at,
+            format_ms(i64::try_from(summary.wall_ms).unwrap_or(i64::MAX)),
+        );
+    }
     println!(
-        "Time: {} wall, {} inside engines, orchestration {} ({}.{:02} % of the round)",
+        "{}: {} wall, {} inside engines, orchestration {} ({}.{:02} % of the {})",
+        if summary.resumed { "Resumed run" } else { "Time" },
         format_ms(i64::try_from(summary.wall_ms).unwrap_or(i64::MAX)),
         format_ms(i64::try_from(summary.engine_ms).unwrap_or(i64::MAX)),
         format_ms(i64::try_from(overhead_ms).unwrap_or(i64::MAX)),
         overhead_bp(summary) / 100,
-        overhead_bp(summary) % 100
+        overhead_bp(summary) % 100,
+        if summary.resumed { "run" } else { "round" }
     );
     println!("Bundle: {}", summary.bundle.display());
     println!("Statement sha256: {}", summary.statement_digest);
@@ -310,7 +494,7 @@ fn overhead_bp(summary: &RoundSummary) -> u64 {
 }
 
 /// `509_900` ppm → `+0.5099` (003 shows scores as fractions; 0 is baseline speed).
-fn format_score(ppm: i64) -> String {
+pub(super) fn format_score(ppm: i64) -> String {
     let sign = if ppm < 0 {
         "-"
     } else if ppm > 0 {
@@ -322,7 +506,7 @@ fn format_score(ppm: i64) -> String {
     format!("{sign}{}.{:04}", abs / 1_000_000, (abs % 1_000_000) / 100)
 }
 
-fn format_milli(milli: u64) -> String {
+pub(super) fn format_milli(milli: u64) -> String {
     format!("{}.{:03}", milli / 1000, milli % 1000)
 }
 

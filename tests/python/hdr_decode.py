@@ -3,8 +3,8 @@
 Reads one base64 V2+DEFLATE blob a line on stdin; writes one JSON object a line on
 stdout: {"total": count, "min": µs, "max": µs, "counts": [[value, count], ...]} where
 `counts` lists every recorded bucket (value = the bucket's highest equivalent value).
-Used by runner/tests/load_hdr_python.rs (MEASUREMENT.md: interop compares decoded counts,
-min, max and total, not percentiles).
+Used by runner/loadgen/tests/load_hdr_python.rs (content/measurement.md: interop
+compares decoded counts, min, max and total, not percentiles).
 """
 
 import json

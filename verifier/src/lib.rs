@@ -18,6 +18,9 @@ use receipts::verify::{VerifyOptions, VerifyReport, verify_envelope_and_files};
 
 mod inputs;
 mod round;
+pub mod view;
+
+pub use view::RoundView;
 
 /// A round predicate version this build verifies.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -250,7 +250,7 @@ fn check_seeds(report: &mut VerifyReport, record: &RoundRecord, opened: Option<&
 }
 
 /// `round.throughput`: per entry with a throughput, it is the median (lower middle for
-/// an even count) of its runs' throughputs, every run having one (MEASUREMENT.md, Entry,
+/// an even count) of its runs' throughputs, every run having one (content/measurement.md, Entry,
 /// as `runner::ratesearch::search_entry` computes it), and min and max are the runs' min
 /// and max; an entry without a throughput has no min or max.
 fn check_throughputs(report: &mut VerifyReport, record: &RoundRecord) {
@@ -293,7 +293,7 @@ fn check_throughputs(report: &mut VerifyReport, record: &RoundRecord) {
 
 /// `round.scores`: per entry, `scorePpm` is [`score_ppm`] of its throughput against the
 /// first baseline's (entry 0, role baseline, status scored) when the entry is scored, and
-/// absent otherwise (DESIGN.md §4; the baseline scores 0).
+/// absent otherwise (content/leader-rule.md; the baseline scores 0).
 fn check_scores(report: &mut VerifyReport, record: &RoundRecord) {
     let baseline = record
         .entries

@@ -274,17 +274,28 @@ fn inputs(record: &RoundRecord) -> Vec<(String, Vec<u8>)> {
 /// `opened_signer` (its subjects: the inputs), and the receipt sealed by the operator.
 fn seal(dir: &Path, record: &RoundRecord, opened: &RoundOpened, opened_signer: &PrivateKey) {
     std::fs::create_dir_all(dir.join("inputs/patches")).expect("mkdir");
-    let files = inputs(record);
-    for (name, bytes) in &files {
+    for (name, bytes) in inputs(record) {
         std::fs::write(dir.join(name), bytes).expect("write");
     }
+    sign_and_seal(dir, record, opened, opened_signer);
+}
+
+/// Signs the round-opened statement over the bundle's input files as they are now and
+/// seals the receipt: after an input was edited, what an evaluator with the key can do.
+fn sign_and_seal(
+    dir: &Path,
+    record: &RoundRecord,
+    opened: &RoundOpened,
+    opened_signer: &PrivateKey,
+) {
+    let _ = std::fs::remove_file(dir.join(receipts::bundle::ENVELOPE_FILE));
     let statement = Statement::new(
-        files
+        inputs(record)
             .iter()
-            .map(|(name, bytes)| Subject {
+            .map(|(name, _)| Subject {
                 name: name.clone(),
                 digest: DigestSet {
-                    sha256: Sha256Hex::digest(bytes),
+                    sha256: Sha256Hex::digest(&std::fs::read(dir.join(name)).expect("read")),
                 },
             })
             .collect(),
@@ -726,7 +737,7 @@ fn an_edited_campaign_copy_fails_its_digest() {
         .expect("utf-8")
         .replace("\"bound_ms\":1000", "\"bound_ms\":9000");
     std::fs::write(dir.path().join(CAMPAIGN_INPUT), &edited).expect("write");
-    resign(dir.path(), &record, &opened);
+    sign_and_seal(dir.path(), &record, &opened, &operator());
     let failed = round_failures(&verify(dir.path()));
     assert_eq!(
         failed,
@@ -759,7 +770,7 @@ fn an_edited_diff_copy_fails_its_patch() {
     seal(dir.path(), &record, &opened, &operator());
     let file = patch_input(&patch(1));
     std::fs::write(dir.path().join(&file), b"diff --git a/x b/x\n").expect("write");
-    resign(dir.path(), &record, &opened);
+    sign_and_seal(dir.path(), &record, &opened, &operator());
     let failed = round_failures(&verify(dir.path()));
     assert_eq!(
         failed,
@@ -793,36 +804,4 @@ fn a_forged_request_sequence_digest_fails() {
             }
         )]
     );
-}
-
-/// Re-signs the round-opened statement over the bundle's current input files and
-/// re-seals the receipt: what an evaluator with the key can do after editing an input.
-fn resign(dir: &Path, record: &RoundRecord, opened: &RoundOpened) {
-    std::fs::remove_file(dir.join(receipts::bundle::ENVELOPE_FILE)).expect("remove");
-    let statement = Statement::new(
-        inputs(record)
-            .iter()
-            .map(|(name, _)| Subject {
-                name: name.clone(),
-                digest: DigestSet {
-                    sha256: Sha256Hex::digest(&std::fs::read(dir.join(name)).expect("read")),
-                },
-            })
-            .collect(),
-        ROUND_OPENED_PREDICATE_TYPE,
-        serde_json::to_value(opened).expect("round-opened json"),
-    );
-    let envelope = sign_statement(&statement, &[&operator()]).expect("signs");
-    std::fs::write(
-        dir.join(OPENED_FILE),
-        envelope.to_file_bytes().expect("canonical"),
-    )
-    .expect("write");
-    seal_bundle(
-        dir,
-        ROUND_PREDICATE_TYPE,
-        &serde_json::to_value(record).expect("round json"),
-        &[&operator()],
-    )
-    .expect("seals");
 }

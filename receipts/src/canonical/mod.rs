@@ -1,13 +1,17 @@
 //! JSON in and out: RFC 8785 (JCS) canonical emission for everything referee writes, and a
-//! strict parser for everything it reads (RECEIPTS.md, Statement and Verification step 1).
+//! strict parser for everything it reads (content/receipts.md, Statement and Verification step 1).
 //!
 //! Emission goes through `serde_json_canonicalizer` after a walk that refuses every JSON
-//! float and every integer of magnitude 2^53 or more (RECEIPTS.md, Numbers: JCS rounds
-//! numbers to doubles, and other languages' bindings turn `3` into `3.0`). Reading goes
+//! float and every integer of magnitude 2^53 or more (content/receipts.md, Numbers: JCS rounds
+//! numbers to doubles, and other languages' bindings turn `3` into `3.0`). NaN and
+//! ±Infinity, which JSON cannot write and `serde_json` would silently turn into `null`,
+//! are refused too ([`CanonicalError::NonFinite`]), by a pass over the value as serde
+//! serializes it, before it becomes JSON. Reading goes
 //! through [`parse_strict`], a hand-written validator that refuses what `serde_json`
 //! silently accepts (it keeps the last of two duplicate keys), before `serde_json` builds
 //! the value.
 
+mod finite;
 mod strict;
 
 pub use strict::{DEFAULT_MAX_DEPTH, StrictJsonError, from_slice_strict, parse_strict};
@@ -16,7 +20,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 /// The largest magnitude an integer in an emitted payload may have: 2^53 − 1, the largest
-/// integer every JSON reader holds exactly (RECEIPTS.md, Numbers; RFC 7493 §2.2).
+/// integer every JSON reader holds exactly (content/receipts.md, Numbers; RFC 7493 §2.2).
 pub const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
 
 /// Why a value could not be emitted as canonical JSON.
@@ -28,12 +32,23 @@ pub enum CanonicalError {
         /// serde_json's message.
         message: String,
     },
-    /// A JSON float, which receipts never carry (RECEIPTS.md, Numbers).
+    /// A JSON float, which receipts never carry (content/receipts.md, Numbers).
     #[error("float `{value}` at `{path}`: payloads carry integers only")]
     Float {
         /// JSON pointer of the number, e.g. `/predicate/scoreRatio`.
         path: String,
         /// The number as serde_json prints it.
+        value: String,
+    },
+    /// A NaN or infinite `f32`/`f64`: JSON has no such number (serde_json would write
+    /// `null` in its place, silently changing the payload).
+    #[error(
+        "non-finite float `{value}` at `{path}`: JSON has no such number, payloads carry integers only"
+    )]
+    NonFinite {
+        /// JSON pointer the number would have, e.g. `/predicate/scoreRatio`.
+        path: String,
+        /// `NaN`, `Infinity` or `-Infinity`.
         value: String,
     },
     /// An integer of magnitude 2^53 or more.
@@ -49,20 +64,28 @@ pub enum CanonicalError {
 /// The RFC 8785 canonical bytes of `value`: object keys sorted by UTF-16 code units, no
 /// whitespace, minimal string escaping, UTF-8.
 ///
-/// Errors: [`CanonicalError::Float`] or [`CanonicalError::IntegerOutOfRange`] naming the
-/// JSON pointer of the first offending number; [`CanonicalError::Serialize`] when the value
-/// is not JSON.
+/// Errors: [`CanonicalError::NonFinite`] naming the JSON pointer of the first NaN or
+/// ±Infinity in serialization order (checked first, since serde_json would emit `null`
+/// for it); then [`CanonicalError::Float`] or [`CanonicalError::IntegerOutOfRange`] naming
+/// the JSON pointer of the first offending number; [`CanonicalError::Serialize`] when the
+/// value is not JSON.
 pub fn to_canonical_vec<T: Serialize + ?Sized>(value: &T) -> Result<Vec<u8>, CanonicalError> {
-    let value = serde_json::to_value(value).map_err(|e| CanonicalError::Serialize {
+    let json = serde_json::to_value(value).map_err(|e| CanonicalError::Serialize {
         message: e.to_string(),
     })?;
-    check_integers(&value)?;
-    serde_json_canonicalizer::to_vec(&value).map_err(|e| CanonicalError::Serialize {
+    finite::find_non_finite(value).map_err(|e| match e {
+        finite::ProbeError::NonFinite { path, value } => CanonicalError::NonFinite { path, value },
+        finite::ProbeError::Custom(message) => CanonicalError::Serialize { message },
+    })?;
+    check_integers(&json)?;
+    serde_json_canonicalizer::to_vec(&json).map_err(|e| CanonicalError::Serialize {
         message: e.to_string(),
     })
 }
 
-/// Checks that every number in `value` is an integer below 2^53 in magnitude.
+/// Checks that every number in `value` is an integer below 2^53 in magnitude. (A
+/// `Value` cannot hold NaN or ±Infinity: those are caught by [`to_canonical_vec`] before
+/// the value becomes JSON.)
 ///
 /// Errors: [`CanonicalError::Float`] or [`CanonicalError::IntegerOutOfRange`] with the JSON
 /// pointer (RFC 6901) of the first offending number in document order.
@@ -113,7 +136,7 @@ fn walk_numbers(value: &Value, path: &mut Vec<String>) -> Result<(), CanonicalEr
 
 /// The first key of `object` that is not one of `known` but equals one of them up to
 /// case (e.g. `PayloadType` next to `payloadType`), with the known key it collides with.
-/// Another parser might read such a key as the known one (RECEIPTS.md, Verification
+/// Another parser might read such a key as the known one (content/receipts.md, Verification
 /// step 1: no case-fold collisions with known keys).
 pub fn case_fold_collision(
     object: &serde_json::Map<String, Value>,

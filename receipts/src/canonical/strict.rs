@@ -1,4 +1,4 @@
-//! The strict JSON reader (RECEIPTS.md, Verification step 1): a small hand-written
+//! The strict JSON reader (content/receipts.md, Verification step 1): a small hand-written
 //! RFC 8259 validator that refuses duplicate object keys at any depth — also keys equal
 //! only after unescaping (`"a"` and `"\u0061"`) — invalid UTF-8, lone surrogate escapes,
 //! inputs over a size limit and nesting deeper than [`DEFAULT_MAX_DEPTH`]. Only input that

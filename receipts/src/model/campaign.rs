@@ -15,10 +15,10 @@ use super::ids::{CampaignId, Sha256Hex};
 
 /// A frozen campaign. Field names are snake_case, as written in `campaign.toml`.
 ///
-/// Defaults follow `001_1ef263019761959c.txt` (p95, 1 s bound, three runs, 2,000
-/// correctness items, group bound 0.20, item bound 2.0) and `000_1688748f3ef56e34.txt`
+/// Defaults follow content/competition.md (p95, 1 s bound, three runs, 2,000
+/// correctness items, group bound 0.20, item bound 2.0) and content/submitting.md
 /// (overtake margin 1 %). A campaign may shrink any of them for demos and tests
-/// (MEASUREMENT.md).
+/// (content/measurement.md).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Campaign {
@@ -53,7 +53,7 @@ pub struct Campaign {
     #[serde(default)]
     pub correctness: CorrectnessSpec,
     /// A challenger takes the seat only when `T_c × 10⁴ ≥ T_i × (10⁴ + margin)`; in basis
-    /// points (default 100 = 1 %, `000_1688748f3ef56e34.txt`).
+    /// points (default 100 = 1 %, content/submitting.md).
     #[serde(default = "defaults::overtake_margin_bp")]
     pub overtake_margin_bp: u32,
     /// Largest allowed |drift baseline − first baseline| / first baseline, in basis
@@ -72,7 +72,7 @@ pub struct Campaign {
     pub evaluator_keyids: Vec<String>,
 }
 
-/// The model under test (DESIGN.md §1: model + weight digests).
+/// The model under test (content/data-directory.md: model + weight digests).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ModelSpec {
@@ -94,7 +94,7 @@ pub struct WeightFile {
     pub sha256: Sha256Hex,
 }
 
-/// The hardware class (DESIGN.md §1).
+/// The hardware class (content/data-directory.md).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HardwareSpec {
@@ -106,7 +106,7 @@ pub struct HardwareSpec {
     #[serde(default = "defaults::memory_limit_mb")]
     pub memory_limit_mb: u64,
     /// Threads an engine may use; at most cores − 1 so the load generator is not starved
-    /// (MEASUREMENT.md). 0 = cores − 1.
+    /// (content/measurement.md). 0 = cores − 1.
     #[serde(default)]
     pub engine_threads: u32,
 }
@@ -121,7 +121,7 @@ impl Default for HardwareSpec {
     }
 }
 
-/// The pinned baseline (DESIGN.md §1: repo, commit, engine config path, image digest).
+/// The pinned baseline (content/data-directory.md: repo, commit, engine config path, image digest).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BaselineSpec {
@@ -139,7 +139,7 @@ pub struct BaselineSpec {
     pub image: Option<ImageRef>,
 }
 
-/// A container image pinned by digest (RECEIPTS.md: record the registry manifest digest
+/// A container image pinned by digest (content/receipts.md: record the registry manifest digest
 /// and the config digest, named).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -153,7 +153,7 @@ pub struct ImageRef {
     pub config_digest: Option<String>,
 }
 
-/// How entries are started (DESIGN.md, Engines).
+/// How entries are started (content/rounds.md, Engines).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema, Default)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Backend {
@@ -171,7 +171,7 @@ pub enum Backend {
     Docker,
 }
 
-/// The workload mix (DESIGN.md §1; MEASUREMENT.md, Seeds).
+/// The workload mix (content/data-directory.md; content/measurement.md, Seeds).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WorkloadSpec {
@@ -253,7 +253,7 @@ pub enum PromptSource {
     },
 }
 
-/// Arrival process of the open-loop schedule (MEASUREMENT.md, Open loop).
+/// Arrival process of the open-loop schedule (content/measurement.md, Open loop).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum Arrival {
@@ -328,7 +328,7 @@ impl Percentile {
     }
 
     /// The nearest-rank index (1-based) of this percentile among `n` sorted samples:
-    /// ⌈q·n⌉, at least 1 (MEASUREMENT.md, Percentile).
+    /// ⌈q·n⌉, at least 1 (content/measurement.md, Percentile).
     pub fn nearest_rank(&self, n: u64) -> u64 {
         (u64::from(self.0) * n).div_ceil(1000).max(1)
     }
@@ -398,7 +398,7 @@ impl JsonSchema for Percentile {
     }
 }
 
-/// The latency SLA (DESIGN.md §1: percentile, latency kind, bound).
+/// The latency SLA (content/data-directory.md: percentile, latency kind, bound).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Sla {
@@ -472,7 +472,7 @@ impl Sla {
     }
 }
 
-/// The rate search (MEASUREMENT.md, Throughput at a latency SLA). Rates are integer
+/// The rate search (content/measurement.md, Throughput at a latency SLA). Rates are integer
 /// milli-requests per second (no floats anywhere in a payload).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -526,7 +526,7 @@ impl Default for RateSearchSpec {
 
 impl RateSearchSpec {
     /// The send-lag p99 bound in µs: the configured one, else max(2 ms, 1 % of the SLA
-    /// bound) (MEASUREMENT.md, Open loop).
+    /// bound) (content/measurement.md, Open loop).
     pub fn effective_send_lag_bound_us(&self, sla: &Sla) -> u64 {
         if self.send_lag_bound_us > 0 {
             self.send_lag_bound_us
@@ -545,8 +545,8 @@ impl RateSearchSpec {
     }
 }
 
-/// The correctness gate (MEASUREMENT.md, Correctness; s1-pro-speed track of
-/// `001_1ef263019761959c.txt`). Distances are integer micro-nats.
+/// The correctness gate (content/correctness.md, Correctness; s1-pro-speed track of
+/// content/competition.md). Distances are integer micro-nats.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CorrectnessSpec {
@@ -589,7 +589,7 @@ impl Default for CorrectnessSpec {
     }
 }
 
-/// Surface rules a diff must pass before it is applied (DESIGN.md §2).
+/// Surface rules a diff must pass before it is applied (content/submitting.md).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SurfaceSpec {
@@ -603,7 +603,9 @@ pub struct SurfaceSpec {
     /// Largest diff accepted, bytes (default 1 MiB).
     #[serde(default = "defaults::max_diff_bytes")]
     pub max_diff_bytes: u64,
-    /// Longest line accepted, bytes (default 4,096).
+    /// Longest line accepted, bytes (default 65,536: real patches carry long generated
+    /// lines, lock files and minified assets; the line limit only bounds what one line of
+    /// a message or a parse can cost, `max_diff_bytes` bounds the whole).
     #[serde(default = "defaults::max_line_bytes")]
     pub max_line_bytes: u64,
 }
@@ -995,6 +997,6 @@ mod defaults {
         1 << 20
     }
     pub fn max_line_bytes() -> u64 {
-        4096
+        64 << 10
     }
 }

@@ -1,5 +1,5 @@
 //! The hardware fingerprint recorded at the start and end of every round
-//! (MEASUREMENT.md, Paired comparison and drift: a round whose hardware changed is invalid).
+//! (content/measurement.md, Paired comparison and drift: a round whose hardware changed is invalid).
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

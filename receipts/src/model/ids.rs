@@ -9,7 +9,7 @@ use time::format_description::well_known::Rfc3339;
 
 use super::ModelError;
 
-/// A SHA-256 digest as 64 lowercase hex characters (RECEIPTS.md, Numbers: digests are
+/// A SHA-256 digest as 64 lowercase hex characters (content/receipts.md, Numbers: digests are
 /// lowercase hex strings).
 #[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Sha256Hex(String);
@@ -32,7 +32,7 @@ impl Sha256Hex {
     }
 
     /// The first 7 and last 5 characters, as the scoreboard abbreviates patches
-    /// (`4c3fe52…98761` in `003_5c846bb873ff4c44.txt`).
+    /// (`4c3fe52…98761` in content/rounds.md).
     pub fn short(&self) -> String {
         format!("{}…{}", &self.0[..7], &self.0[59..])
     }
@@ -89,7 +89,7 @@ impl schemars::JsonSchema for Sha256Hex {
     }
 }
 
-/// A campaign id: `[a-z0-9-]{1,64}` (DESIGN.md §1). It names a directory of the data
+/// A campaign id: `[a-z0-9-]{1,64}` (content/data-directory.md). It names a directory of the data
 /// directory, so nothing else is accepted.
 #[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
 pub struct CampaignId(String);
@@ -211,7 +211,7 @@ impl schemars::JsonSchema for MinerId {
 }
 
 /// A point in time, UTC, serialized as RFC 3339 with `Z` and whole microseconds
-/// (RECEIPTS.md: times RFC 3339 UTC with `Z`).
+/// (content/receipts.md: times RFC 3339 UTC with `Z`).
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
 pub struct Timestamp(OffsetDateTime);
 
@@ -304,7 +304,7 @@ impl schemars::JsonSchema for Timestamp {
     }
 }
 
-/// 32 bytes of seed or salt, written as 64 lowercase hex characters (MEASUREMENT.md, Seeds).
+/// 32 bytes of seed or salt, written as 64 lowercase hex characters (content/measurement.md, Seeds).
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Seed32(pub [u8; 32]);
 

@@ -1,8 +1,8 @@
 //! Measurement records: what the rate search stores for every probe, run and entry
-//! (MEASUREMENT.md, Throughput at a latency SLA). The round embeds them in its probe log;
+//! (content/measurement.md, Throughput at a latency SLA). The round embeds them in its probe log;
 //! `referee bench serve --json` writes the same types. Every number is an integer in the
 //! unit its name carries; latency samples are HdrHistogram V2+DEFLATE blobs in base64
-//! (MEASUREMENT.md, Open loop), from which a verifier recomputes every percentile.
+//! (content/measurement.md, Open loop), from which a verifier recomputes every percentile.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -21,7 +21,7 @@ pub enum ProbeVerdict {
     Invalid,
 }
 
-/// Failed requests by kind (MEASUREMENT.md: a failed, timed-out or wrong-length request
+/// Failed requests by kind (content/measurement.md: a failed, timed-out or wrong-length request
 /// counts as over the bound and not as completed).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -74,7 +74,7 @@ pub struct ProbeHistograms {
     pub send_lag: String,
 }
 
-/// One probe of the rate search: one open-loop run at a fixed rate (MEASUREMENT.md, Probe).
+/// One probe of the rate search: one open-loop run at a fixed rate (content/measurement.md, Probe).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ProbeRecord {
@@ -123,7 +123,7 @@ pub struct ProbeRecord {
     pub histograms: ProbeHistograms,
 }
 
-/// One full rate search (MEASUREMENT.md, Run).
+/// One full rate search (content/measurement.md, Run).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RunMeasurement {
@@ -155,13 +155,13 @@ pub enum SlaUnmetReason {
 pub enum MeasurementOutcome {
     /// Every run found a passing rate, every probe valid.
     Measured,
-    /// Disqualified with `sla_unmet` (MEASUREMENT.md, Run).
+    /// Disqualified with `sla_unmet` (content/measurement.md, Run).
     SlaUnmet {
         /// Why.
         reason: SlaUnmetReason,
     },
     /// A probe's send-lag p99 exceeded the bound: the client, not the engine, was
-    /// measured (MEASUREMENT.md, Open loop), so the measurement says nothing about the
+    /// measured (content/measurement.md, Open loop), so the measurement says nothing about the
     /// engine — an infrastructure failure, not a disqualification. The search stopped at
     /// that probe.
     Invalid {
@@ -172,7 +172,7 @@ pub enum MeasurementOutcome {
     },
 }
 
-/// All runs of one entry (MEASUREMENT.md, Entry).
+/// All runs of one entry (content/measurement.md, Entry).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct EntryMeasurement {

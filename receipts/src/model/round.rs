@@ -1,6 +1,6 @@
-//! The round record: the predicate of a round's in-toto Statement (DESIGN.md §3–5;
-//! the finished round of `003_5c846bb873ff4c44.txt`). Every number is an integer in the
-//! unit its name carries (RECEIPTS.md, Numbers); names are lowerCamelCase.
+//! The round record: the predicate of a round's in-toto Statement (content/rounds.md;
+//! the finished round of content/rounds.md). Every number is an integer in the
+//! unit its name carries (content/receipts.md, Numbers); names are lowerCamelCase.
 
 use std::fmt;
 
@@ -58,7 +58,7 @@ impl<T> TypedOrText<T> {
 }
 
 /// `predicateType` of the "round opened" statement signed before any entry runs
-/// (DESIGN.md §5).
+/// (content/receipts.md).
 pub const ROUND_OPENED_PREDICATE_TYPE: &str = "https://referee.dev/predicates/round-opened/v1";
 
 /// A sealed round.
@@ -75,9 +75,9 @@ pub struct RoundRecord {
     pub previous_receipt: Option<Sha256Hex>,
     /// The tool that ran the round.
     pub tool: Tool,
-    /// Seeds with their commitments, revealed (MEASUREMENT.md, Seeds).
+    /// Seeds with their commitments, revealed (content/measurement.md, Seeds).
     pub seeds: RevealedSeeds,
-    /// sha256 of the request sequence (MEASUREMENT.md): depends on seeds and campaign only.
+    /// sha256 of the request sequence (content/measurement.md): depends on seeds and campaign only.
     pub request_sequence_digest: Sha256Hex,
     /// The SLA entries were measured at (copied from the campaign for readers).
     pub sla: Sla,
@@ -135,7 +135,7 @@ pub struct CampaignRef {
     pub digest: Sha256Hex,
 }
 
-/// The tool that produced a record (DESIGN.md §5).
+/// The tool that produced a record (content/receipts.md).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Tool {
@@ -146,7 +146,7 @@ pub struct Tool {
     /// git commit of the build, or `unknown`.
     pub git_commit: String,
     /// CPU features the matrix kernels may use (bit-exact logprobs are promised only on
-    /// identical features, MEASUREMENT.md).
+    /// identical features, content/measurement.md).
     pub cpu_features: Vec<String>,
 }
 
@@ -181,7 +181,7 @@ impl SeedReveal {
     }
 }
 
-/// The four seeds of MEASUREMENT.md plus the per-round prompt salt.
+/// The four seeds of content/measurement.md plus the per-round prompt salt.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RevealedSeeds {
@@ -226,7 +226,7 @@ impl RevealedSeeds {
     }
 }
 
-/// The predicate of the "round opened" statement (DESIGN.md §5): signed before any entry
+/// The predicate of the "round opened" statement (content/receipts.md): signed before any entry
 /// runs so the seed commitments and the entry list cannot be rewritten later.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -271,7 +271,7 @@ pub struct HardwareCheck {
     pub changed: bool,
 }
 
-/// A step's phase, as in `003_5c846bb873ff4c44.txt`.
+/// A step's phase, as in content/rounds.md.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Phase {
@@ -307,7 +307,7 @@ pub enum StepStatus {
     Skipped,
 }
 
-/// One step of the round (DESIGN.md §3: phase, start and end time, log saved and digested).
+/// One step of the round (content/rounds.md: phase, start and end time, log saved and digested).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Step {
@@ -362,9 +362,9 @@ pub enum DisqualificationReason {
     EngineDiedBeforeHealthy,
     /// The engine died while being measured.
     EngineCrashed,
-    /// No rate met the SLA, or the entry's deadline expired (MEASUREMENT.md).
+    /// No rate met the SLA, or the entry's deadline expired (content/measurement.md).
     SlaUnmet,
-    /// The logit distance exceeded a bound (MEASUREMENT.md, Correctness).
+    /// The logit distance exceeded a bound (content/correctness.md, Correctness).
     CorrectnessFailed,
     /// Outputs broke the request contract (wrong length, not greedy-stable, cached).
     ComplianceFailed,
@@ -440,7 +440,7 @@ impl fmt::Display for BackendKind {
     }
 }
 
-/// One full rate search of an entry (MEASUREMENT.md, Run).
+/// One full rate search of an entry (content/measurement.md, Run).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RunSummary {
@@ -456,7 +456,7 @@ pub struct RunSummary {
     pub probe_log: String,
 }
 
-/// An entry's correctness verdict (MEASUREMENT.md, Correctness).
+/// An entry's correctness verdict (content/correctness.md, Correctness).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CorrectnessSummary {
@@ -477,7 +477,7 @@ pub struct CorrectnessSummary {
 }
 
 /// The per-item correctness artifact of one entry (`correctness/<entry>.json`): what the
-/// verifier recomputes the verdict from (MEASUREMENT.md §Correctness). Integers only.
+/// verifier recomputes the verdict from (content/correctness.md §Correctness). Integers only.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CorrectnessItems {
@@ -511,7 +511,7 @@ pub struct CorrectnessItem {
     pub distance_micro_nats: u64,
 }
 
-/// One entry of the round (a row of the table in `003_5c846bb873ff4c44.txt`).
+/// One entry of the round (a row of the table in content/rounds.md).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Entry {
@@ -554,7 +554,7 @@ pub struct Entry {
     pub engine_log: Option<String>,
 }
 
-/// The drift check (MEASUREMENT.md, Paired comparison and drift).
+/// The drift check (content/measurement.md, Paired comparison and drift).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DriftCheck {

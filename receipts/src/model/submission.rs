@@ -1,5 +1,5 @@
-//! A submission and the pipeline it walks (`000_1688748f3ef56e34.txt`, Pipeline), with
-//! the transition table of DESIGN.md §2 enforced: an illegal move is an error, never a
+//! A submission and the pipeline it walks (content/submitting.md, Pipeline), with
+//! the transition table of content/submitting.md enforced: an illegal move is an error, never a
 //! silent overwrite.
 
 use std::fmt;
@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use super::ModelError;
 use super::ids::{CampaignId, MinerId, Sha256Hex, Timestamp};
 
-/// The 15 pipeline states of `000_1688748f3ef56e34.txt`, in its order.
+/// The 15 pipeline states of content/submitting.md, in its order.
 #[derive(
     Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
 )]
@@ -49,7 +49,7 @@ pub enum PipelineState {
 }
 
 impl PipelineState {
-    /// All states in the order of `000_1688748f3ef56e34.txt`.
+    /// All states in the order of content/submitting.md.
     pub const ALL: [PipelineState; 15] = [
         PipelineState::Committed,
         PipelineState::PickedUp,
@@ -89,7 +89,7 @@ impl PipelineState {
         }
     }
 
-    /// Whether `self → to` is a legal move (DESIGN.md §2): linear from `committed` to
+    /// Whether `self → to` is a legal move (content/submitting.md): linear from `committed` to
     /// `bench_queued` (`image_pushed` only where a registry is used, so `building → built`
     /// is legal too); `rejected` from `picked_up` through `building`; `round_assigned →
     /// scored | disqualified | infra_failed`; `infra_failed → bench_queued` (the caller
@@ -134,7 +134,7 @@ impl fmt::Display for PipelineState {
     }
 }
 
-/// The gate that produced a rejection (DESIGN.md §2), so a miner sees which step failed.
+/// The gate that produced a rejection (content/submitting.md), so a miner sees which step failed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Gate {
@@ -182,7 +182,7 @@ pub enum EventKind {
         round: Option<u64>,
     },
     /// A later commitment of the same bytes: recorded here, not as a new submission
-    /// (`000_1688748f3ef56e34.txt`: later duplicates are skipped, including your own).
+    /// (content/submitting.md: later duplicates are skipped, including your own).
     Duplicate {
         /// Who committed the duplicate.
         miner: MinerId,
@@ -191,7 +191,7 @@ pub enum EventKind {
     },
     /// An earlier commitment of these bytes that was not valid (rejected at `fetched` or
     /// `verified`). It never held the slot: the first *valid* commitment of a patch hash
-    /// wins (`000_1688748f3ef56e34.txt`), so this record replaced it and keeps its trace
+    /// wins (content/submitting.md), so this record replaced it and keeps its trace
     /// here.
     Superseded {
         /// Who made the mismatched commitment.
@@ -348,7 +348,7 @@ impl Submission {
     /// Whether this record never held its patch hash's slot: it was rejected at `fetched`
     /// (the commitment does not match the bytes) or at `verified` (an unregistered miner,
     /// or blob ids that do not match the baseline). Such a commitment was never *valid*, so
-    /// a later commitment of the same bytes replaces it (`000_1688748f3ef56e34.txt`: the
+    /// a later commitment of the same bytes replaces it (content/submitting.md: the
     /// first valid commitment wins); otherwise anyone could block a diff for good by
     /// committing it first from an unregistered id.
     pub fn never_held_slot(&self) -> bool {

@@ -1,4 +1,4 @@
-//! The correctness gate, exactly as MEASUREMENT.md §Correctness defines it: the logit
+//! The correctness gate, exactly as content/correctness.md §Correctness defines it: the logit
 //! distance between an entry's greedy top-k logprobs and the reference runtime's
 //! teacher-forced top-k logprobs on the same tokens, in integer micro-nats, judged in
 //! groups of `group_size` items taken in order.
@@ -62,7 +62,7 @@ pub fn quantize_logprob(logprob_nats: f64) -> Option<i64> {
 
 /// The distance at one position, in micro-nats: the largest |lp_entry(t) − lp_ref(t)|
 /// over the union of both top-k token sets, a token missing from a side taking that
-/// side's k-th logprob (MEASUREMENT.md §Correctness).
+/// side's k-th logprob (content/correctness.md §Correctness).
 ///
 /// Each side is first cut to its `k` largest logprobs (ties: lower token id first),
 /// because vLLM-style servers add the chosen token to the list when it is not among the
@@ -161,7 +161,7 @@ pub struct Verdict {
 /// Judges item distances (micro-nats, in item order) against the campaign's gate:
 /// items in groups of `group_size` in order (a short last group is judged on its own
 /// mean), each group mean (integer, rounded half up) at most `group_mean_bound_micro_nats`
-/// and no item above `item_bound_micro_nats` (MEASUREMENT.md §Correctness; bounds 0.20
+/// and no item above `item_bound_micro_nats` (content/correctness.md §Correctness; bounds 0.20
 /// and 2.0 nats in the s1-pro-speed track of the competition's rules). No items is a
 /// failed gate.
 pub fn verdict(items_micro_nats: &[u64], spec: &CorrectnessSpec) -> Verdict {

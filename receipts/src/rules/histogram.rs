@@ -1,4 +1,4 @@
-//! Latency histograms as the receipt stores them (MEASUREMENT.md, Open loop): HdrHistogram
+//! Latency histograms as the receipt stores them (content/measurement.md, Open loop): HdrHistogram
 //! in µs with 3 significant digits, serialized V2+DEFLATE and base64-encoded (standard
 //! alphabet, padded). The encoded text starts with `HISTF` (the base64 of the V2
 //! compressed cookie `0x1c849314`), the form the Java, Python, JS and Go ports all read.

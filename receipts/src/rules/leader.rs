@@ -1,4 +1,4 @@
-//! Scores and the leader rule, exactly as DESIGN.md §4 defines them: pure integer
+//! Scores and the leader rule, exactly as content/leader-rule.md defines them: pure integer
 //! arithmetic on milli-requests/s, parts per million and basis points, so the verifier
 //! recomputes every decision from a receipt's numbers and gets the same answer.
 //!
@@ -11,7 +11,7 @@
 //! - a disqualified incumbent yields the seat to the best scored challenger without the
 //!   margin, or to the baseline when there is none;
 //! - a failed baseline, a drift beyond the bound or changed hardware make the round
-//!   `infra_failed`: no leader change (MEASUREMENT.md, Paired comparison and drift).
+//!   `infra_failed`: no leader change (content/measurement.md, Paired comparison and drift).
 
 use crate::model::{Leader, Outcome, RoundFailure, RoundStatus, SeatRule, TypedOrText};
 use crate::rules::score::{drift_bp, overtakes};
@@ -64,7 +64,7 @@ pub enum Decision {
     },
 }
 
-/// Applies the leader rule of DESIGN.md §4 to one round's measurements.
+/// Applies the leader rule of content/leader-rule.md to one round's measurements.
 pub fn decide(input: &LeaderInput<'_>) -> Decision {
     let Some(first) = input.baseline_first_milli_rps.filter(|t| *t > 0) else {
         return Decision::InfraFailed(RoundFailure::BaselineFailed);

@@ -1,4 +1,4 @@
-//! Throughput arithmetic of an entry and a round (MEASUREMENT.md, Entry; DESIGN.md §4):
+//! Throughput arithmetic of an entry and a round (content/measurement.md, Entry; content/leader-rule.md):
 //! median/min/max of runs, the score in parts per million, the drift of the baseline in
 //! basis points and the overtake test, all in integers on milli-requests/s, so the
 //! runner, the verifier and the site compute exactly the same values.
@@ -7,7 +7,7 @@
 const BP_ONE: u128 = 10_000;
 
 /// The drift of the drift baseline against the first baseline: `⌈|drift − first| · 10⁴ /
-/// first⌉` basis points (MEASUREMENT.md, Paired comparison and drift). Rounding up makes
+/// first⌉` basis points (content/measurement.md, Paired comparison and drift). Rounding up makes
 /// `drift_bp ≤ bound_bp` exactly `|drift − first| · 10⁴ ≤ bound_bp · first`. `None` when
 /// the first throughput is 0.
 pub fn drift_bp(first_milli_rps: u64, drift_milli_rps: u64) -> Option<u64> {
@@ -20,14 +20,14 @@ pub fn drift_bp(first_milli_rps: u64, drift_milli_rps: u64) -> Option<u64> {
 
 /// Whether a challenger at `challenger_milli_rps` overtakes an incumbent measured at
 /// `incumbent_milli_rps` in the same round: `T_c × 10⁴ ≥ T_i × (10⁴ + margin_bp)`
-/// (DESIGN.md §4; equality takes the seat).
+/// (content/leader-rule.md; equality takes the seat).
 pub fn overtakes(challenger_milli_rps: u64, incumbent_milli_rps: u64, margin_bp: u32) -> bool {
     u128::from(challenger_milli_rps) * BP_ONE
         >= u128::from(incumbent_milli_rps) * (BP_ONE + u128::from(margin_bp))
 }
 
 /// The score of an entry: `floor((T / T_baseline − 1) · 10⁶)` in parts per million, with
-/// both throughputs in milli-requests/s (DESIGN.md §4), computed in integers. `None` when
+/// both throughputs in milli-requests/s (content/leader-rule.md), computed in integers. `None` when
 /// the baseline throughput is 0 (then nothing can be scored) or the score does not fit
 /// an `i64`. The one implementation: the runner scores with it, the verifier recomputes
 /// with it.
@@ -40,7 +40,7 @@ pub fn score_ppm(throughput_milli_rps: u64, baseline_milli_rps: u64) -> Option<i
     i64::try_from(numerator.div_euclid(i128::from(baseline_milli_rps))).ok()
 }
 
-/// An entry's throughput from its runs' throughputs, milli-requests/s (MEASUREMENT.md,
+/// An entry's throughput from its runs' throughputs, milli-requests/s (content/measurement.md,
 /// Entry): `(median, min, max)` where the median of an even count is the lower middle.
 /// `None` when `runs` is empty.
 pub fn run_throughputs(runs: &[u64]) -> Option<(u64, u64, u64)> {

@@ -1,4 +1,4 @@
-//! The SLA arithmetic of a probe and a run (MEASUREMENT.md, Throughput at a latency SLA):
+//! The SLA arithmetic of a probe and a run (content/measurement.md, Throughput at a latency SLA):
 //! nearest-rank percentiles from histograms, over-bound counts, MLPerf's early-stopping
 //! rule in exact integer arithmetic, the probe verdict, and the most probes one run's
 //! search may send. Pure: the search loop that drives probes lives in `loadgen::search`.
@@ -23,7 +23,7 @@ pub fn max_probes_per_run(spec: &RateSearchSpec) -> u32 {
     bracket + bisect
 }
 
-/// The value at nearest rank ⌈q·N⌉ (MEASUREMENT.md, Percentile) of the samples in `h`
+/// The value at nearest rank ⌈q·N⌉ (content/measurement.md, Percentile) of the samples in `h`
 /// followed by `failed` samples ranked last (failed requests count as over the bound).
 /// Returns the rank's bucket as HdrHistogram reports it (`highest_equivalent`), in the
 /// histogram's unit, or `None` when the rank falls on a failed sample or N is 0.
@@ -87,7 +87,7 @@ pub fn certified(requests: u64, over_bound: u64, percentile: Percentile) -> bool
 
 /// The smallest number of requests that certifies `percentile` with `over_bound` requests
 /// over the bound (see [`certified`]); `None` above 10⁷ requests. p95: 90 with 0, 130 with
-/// 1; p90: 44 / 64; p99: 459 / 662 (MEASUREMENT.md).
+/// 1; p90: 44 / 64; p99: 459 / 662 (content/measurement.md).
 pub fn required_requests(over_bound: u64, percentile: Percentile) -> Option<u64> {
     const LIMIT: u64 = 10_000_000;
     // The CDF falls as n grows: find an upper end by doubling, then bisect.
@@ -114,7 +114,7 @@ pub fn required_requests(over_bound: u64, percentile: Percentile) -> Option<u64>
     (hi <= LIMIT).then_some(hi)
 }
 
-/// A probe's verdict (MEASUREMENT.md, Probe): `Invalid` when the send-lag p99 exceeds its
+/// A probe's verdict (content/measurement.md, Probe): `Invalid` when the send-lag p99 exceeds its
 /// bound, else `Pass` when `requests` with `over_bound` over the bound are
 /// [`certified`], else `Fail`.
 pub fn verdict(

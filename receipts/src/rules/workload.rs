@@ -1,4 +1,4 @@
-//! The seeded workload (MEASUREMENT.md, Seeds): the items every entry of a round is sent,
+//! The seeded workload (content/measurement.md, Seeds): the items every entry of a round is sent,
 //! their order, their arrival offsets, and the request-sequence digest a verifier
 //! regenerates offline.
 //!
@@ -148,7 +148,7 @@ enum Prompts {
     Lines(Vec<String>),
 }
 
-/// One element of the request-sequence digest list (MEASUREMENT.md): field names are the
+/// One element of the request-sequence digest list (content/measurement.md): field names are the
 /// spec's, serialized as RFC 8785 canonical JSON.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -298,7 +298,7 @@ impl Workload {
         items
     }
 
-    /// The correctness items (MEASUREMENT.md, Correctness): `correctness.items` fresh
+    /// The correctness items (content/correctness.md, Correctness): `correctness.items` fresh
     /// items from `correctnessSeed`, prompt lengths from `correctness.input_len`, each
     /// asking for `correctness.output_tokens`; arrival offsets are 0 (sent one at a time).
     pub fn correctness_items(&self) -> Vec<Item> {
@@ -320,7 +320,7 @@ impl Workload {
             .collect()
     }
 
-    /// The request-sequence digest (MEASUREMENT.md): sha256 of the RFC 8785 canonical JSON
+    /// The request-sequence digest (content/measurement.md): sha256 of the RFC 8785 canonical JSON
     /// list of `{itemIndex, promptSha256, maxTokens, arrivalUnitNs}` for every item of
     /// sub-streams `0 .. runs × max_probes` in order, each in send order, followed by the
     /// correctness items. It depends on the seeds and the campaign only.

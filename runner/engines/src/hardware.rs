@@ -1,5 +1,5 @@
 //! The hardware fingerprint recorded at a round's setup and again at its teardown
-//! (MEASUREMENT.md, Paired comparison and drift: a round whose hardware changed is
+//! (content/measurement.md, Paired comparison and drift: a round whose hardware changed is
 //! invalid). CPU model and count from `/proc/cpuinfo`, the CPU features the matrix
 //! kernels may use from `is_x86_feature_detected!`, memory from `/proc/meminfo`, OS and
 //! kernel from `/etc/os-release` and `/proc/sys/kernel/osrelease`, and GPUs through the
@@ -34,7 +34,7 @@ pub fn fingerprint() -> HardwareFingerprint {
 
 /// The CPU features the engine's matrix kernels choose between at run time, as detected
 /// on this CPU, in a fixed order (bit-exact logprobs are promised only on identical
-/// features, MEASUREMENT.md).
+/// features, content/measurement.md).
 pub fn cpu_features() -> Vec<String> {
     #[cfg(target_arch = "x86_64")]
     {
@@ -110,7 +110,7 @@ fn os_name(os_release: &str) -> String {
 /// GPUs through the CUDA driver; empty when no driver library is present.
 fn gpus() -> Vec<GpuInfo> {
     use cudarc::driver::{result, sys};
-    // Without a driver library, cudarc's entry points panic (ENVIRONMENT.md): ask first.
+    // Without a driver library, cudarc 0.19's entry points panic: ask first.
     // SAFETY: `is_culib_present` only tries to load the library; it has no preconditions.
     if !unsafe { sys::is_culib_present() } {
         return Vec::new();

@@ -1,5 +1,5 @@
 //! Engines: one trait ([`Engine`]: start → wait_healthy → endpoint → logs → stop) and
-//! the backends that implement it (DESIGN.md, Engines): `builtin` runs `referee engine
+//! the backends that implement it (content/rounds.md, Engines): `builtin` runs `referee engine
 //! serve` with the patched tree's config as a child process, `process` runs any command
 //! line that serves the OpenAI-compatible API. Docker comes behind the same trait in its
 //! own issue.
@@ -8,8 +8,15 @@
 //! on Linux it also gets `PR_SET_PDEATHSIG`, so it dies with the runner. Its group id is
 //! kept in a pid file while it runs, so a round resumed after the runner was killed
 //! removes leftovers first ([`kill_leftovers`]). Its stdout and stderr go to one log file
-//! on disk, which becomes an artifact of the round; the last 50 lines are the log tail of
-//! a disqualification (`003_5c846bb873ff4c44.txt`).
+//! on disk, which becomes an artifact of the round (written in full and fsynced by the
+//! time [`Engine::stop`] returns `Ok`); the last 50 lines are the log tail of a
+//! disqualification (content/rounds.md).
+//!
+//! `PR_SET_PDEATHSIG` fires when the *thread* that spawned the engine exits, not the
+//! process. Engines are therefore not [`Send`]: an engine stays on the thread that
+//! started it, and dropping it stops it, so that thread outlives the engine by
+//! construction. (The round executor starts and stops every engine on the thread that
+//! called `run_round`; its tokio runtime only drives the load generator.)
 
 pub mod hardware;
 
@@ -209,8 +216,13 @@ pub trait Engine {
     fn is_running(&mut self) -> bool;
 
     /// Stops the engine and its whole process group (SIGTERM, then SIGKILL after a grace
-    /// period). Idempotent.
-    fn stop(&mut self);
+    /// period), then fsyncs its log. Idempotent: a later call stops nothing and returns
+    /// `Ok`.
+    ///
+    /// Errors: [`EngineError::Io`] naming the log when it could not be written in full or
+    /// synced (the engine is stopped all the same); reported once, by the first call
+    /// after it happened.
+    fn stop(&mut self) -> Result<(), EngineError>;
 }
 
 /// The last `n` lines of a log file (lossy UTF-8); empty when it cannot be read.
@@ -244,7 +256,7 @@ pub struct BuiltinOptions {
 }
 
 /// The threads an engine may use: the campaign's value, or cores − 1 (at least 1) so the
-/// load generator is not starved (MEASUREMENT.md, Open loop).
+/// load generator is not starved (content/measurement.md, Open loop).
 pub fn engine_threads(campaign_threads: u32) -> u32 {
     if campaign_threads > 0 {
         return campaign_threads;
@@ -255,6 +267,13 @@ pub fn engine_threads(campaign_threads: u32) -> u32 {
 
 /// `referee engine serve --config <tree>/engine.toml --port 0 …` as a child process; the
 /// port comes from its first stdout line, `listening on http://127.0.0.1:<port>`.
+///
+/// Not [`Send`] (see the crate docs: the thread that starts an engine must outlive it):
+///
+/// ```compile_fail
+/// fn send<T: Send>() {}
+/// send::<engines::BuiltinEngine>();
+/// ```
 #[derive(Debug)]
 pub struct BuiltinEngine {
     options: BuiltinOptions,
@@ -346,10 +365,8 @@ impl Engine for BuiltinEngine {
         self.child.as_mut().is_some_and(|c| c.exited().is_none())
     }
 
-    fn stop(&mut self) {
-        if let Some(child) = self.child.as_mut() {
-            child.stop();
-        }
+    fn stop(&mut self) -> Result<(), EngineError> {
+        self.child.as_mut().map_or(Ok(()), ChildEngine::stop)
     }
 }
 
@@ -370,6 +387,13 @@ pub struct ProcessOptions {
 
 /// Any command serving the OpenAI-compatible API (a llama.cpp server, `vllm serve`), on
 /// a free port chosen by the runner.
+///
+/// Not [`Send`] (see the crate docs: the thread that starts an engine must outlive it):
+///
+/// ```compile_fail
+/// fn send<T: Send>() {}
+/// send::<engines::ProcessEngine>();
+/// ```
 #[derive(Debug)]
 pub struct ProcessEngine {
     options: ProcessOptions,
@@ -446,10 +470,8 @@ impl Engine for ProcessEngine {
         self.child.as_mut().is_some_and(|c| c.exited().is_none())
     }
 
-    fn stop(&mut self) {
-        if let Some(child) = self.child.as_mut() {
-            child.stop();
-        }
+    fn stop(&mut self) -> Result<(), EngineError> {
+        self.child.as_mut().map_or(Ok(()), ChildEngine::stop)
     }
 }
 
@@ -482,20 +504,37 @@ pub fn kill_leftovers(pid_file: &Path) -> usize {
 }
 
 /// A spawned engine process: its own process group, output to a log file.
+///
+/// Not `Send`: `PR_SET_PDEATHSIG` ties the child to the thread that spawned it, which
+/// must outlive it; keeping the engine on that thread (and stopping it on drop) makes
+/// sure of that.
 #[derive(Debug)]
 struct ChildEngine {
     child: Child,
     /// The command line as spawned.
     argv: Vec<String>,
     log: PathBuf,
+    /// The log, kept open to fsync it when the engine stops.
+    log_file: fs::File,
     pid_file: PathBuf,
-    stdout_thread: Option<thread::JoinHandle<()>>,
+    /// Copies stdout into the log; returns the first error writing it.
+    stdout_thread: Option<thread::JoinHandle<Option<std::io::Error>>>,
     stopped: bool,
+    /// The first error writing or syncing the log, until [`ChildEngine::stop`] reports it.
+    log_error: Option<IoError>,
+    _not_send: std::marker::PhantomData<*const ()>,
 }
 
 impl ChildEngine {
     /// Spawns `command` in a new process group with stdout and stderr into `log`. With
     /// `endpoint_tx`, stdout is scanned for `listening on <url>` and the URL sent once.
+    ///
+    /// Call it on a thread that outlives the engine (`PR_SET_PDEATHSIG` is per thread);
+    /// `ChildEngine` not being `Send` keeps it there.
+    ///
+    /// Errors: when anything fails after the spawn (recording its pid, starting the thread
+    /// that copies its stdout), the child's group is killed and the child reaped before
+    /// the error is returned: nothing is left running that no pid file names.
     fn spawn(
         mut command: Command,
         log: &Path,
@@ -521,6 +560,7 @@ impl ChildEngine {
             .open(log)
             .map_err(io("opening", log))?;
         let stderr = log_file.try_clone().map_err(io("opening", log))?;
+        let sync_handle = log_file.try_clone().map_err(io("opening", log))?;
         command
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -546,27 +586,48 @@ impl ChildEngine {
         })?;
         // The pid file lets a resumed round kill this group if the runner dies; the
         // program is recorded as given, which is the child's argv[0].
-        if let Some(parent) = pid_file.parent() {
-            fs::create_dir_all(parent).map_err(io("creating", parent))?;
+        let recorded = (|| {
+            if let Some(parent) = pid_file.parent() {
+                fs::create_dir_all(parent).map_err(io("creating", parent))?;
+            }
+            let mut pids = fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(pid_file)
+                .map_err(io("opening", pid_file))?;
+            writeln!(pids, "{} {program}", child.id()).map_err(io("writing", pid_file))
+        })();
+        if let Err(e) = recorded {
+            kill_and_reap(&mut child);
+            return Err(e);
         }
-        let mut pids = fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(pid_file)
-            .map_err(io("opening", pid_file))?;
-        writeln!(pids, "{} {program}", child.id()).map_err(io("writing", pid_file))?;
-        let stdout = child.stdout.take();
-        let stdout_thread = stdout.map(|stdout| {
-            let mut log_file = log_file;
-            thread::spawn(move || copy_stdout(stdout, &mut log_file, endpoint_tx))
-        });
+        let stdout_thread = match child.stdout.take() {
+            None => None,
+            Some(stdout) => {
+                let mut log_file = log_file;
+                let spawned = thread::Builder::new()
+                    .name("engine-stdout".into())
+                    .spawn(move || copy_stdout(stdout, &mut log_file, endpoint_tx));
+                match spawned {
+                    Ok(handle) => Some(handle),
+                    Err(source) => {
+                        kill_and_reap(&mut child);
+                        let _ = fs::remove_file(pid_file);
+                        return Err(EngineError::Spawn { program, source });
+                    }
+                }
+            }
+        };
         Ok(Self {
             child,
             argv,
             log: log.to_path_buf(),
+            log_file: sync_handle,
             pid_file: pid_file.to_path_buf(),
             stdout_thread,
             stopped: false,
+            log_error: None,
+            _not_send: std::marker::PhantomData,
         })
     }
 
@@ -609,16 +670,29 @@ impl ChildEngine {
         }
     }
 
-    /// Stops the engine and returns the disqualification error with its log tail.
+    /// Stops the engine and returns the disqualification error with its log tail. An
+    /// error keeping the log waits for [`ChildEngine::stop`].
     fn died(&mut self, detail: String) -> EngineError {
-        self.stop();
+        self.halt();
         EngineError::DiedBeforeHealthy {
             detail,
             log_tail: log_tail(&self.log, LOG_TAIL_LINES),
         }
     }
 
-    fn stop(&mut self) {
+    /// Stops the engine ([`ChildEngine::halt`]) and reports, once, an error keeping its
+    /// log.
+    fn stop(&mut self) -> Result<(), EngineError> {
+        self.halt();
+        match self.log_error.take() {
+            Some(e) => Err(EngineError::Io(e)),
+            None => Ok(()),
+        }
+    }
+
+    /// Kills the group, reaps the child, waits for the whole log and fsyncs it; keeps the
+    /// first error writing or syncing the log for [`ChildEngine::stop`]. Idempotent.
+    fn halt(&mut self) {
         if self.stopped {
             return;
         }
@@ -638,8 +712,24 @@ impl ChildEngine {
             unsafe { libc::kill(-pid, libc::SIGKILL) };
         }
         let _ = self.child.wait();
+        let mut error = None;
         if let Some(t) = self.stdout_thread.take() {
-            let _ = t.join();
+            error = match t.join() {
+                Ok(written) => written.map(IoError::at("writing the engine log", &self.log)),
+                Err(_) => Some(IoError {
+                    action: "writing the engine log",
+                    path: self.log.clone(),
+                    source: std::io::Error::other("the thread copying stdout panicked"),
+                }),
+            };
+        }
+        if let Err(e) = self.log_file.sync_all()
+            && error.is_none()
+        {
+            error = Some(IoError::at("syncing the engine log", &self.log)(e));
+        }
+        if self.log_error.is_none() {
+            self.log_error = error;
         }
         let _ = fs::remove_file(&self.pid_file);
     }
@@ -647,26 +737,42 @@ impl ChildEngine {
 
 impl Drop for ChildEngine {
     fn drop(&mut self) {
-        self.stop();
+        self.halt();
     }
 }
 
+/// Kills a just-spawned child's process group and reaps it.
+fn kill_and_reap(child: &mut Child) {
+    if let Ok(pid) = i32::try_from(child.id()) {
+        // SAFETY: signalling our child's process group; no memory is involved.
+        unsafe { libc::kill(-pid, libc::SIGKILL) };
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
 /// Copies the engine's stdout into its log, sending the URL of the first `listening on`
-/// line.
+/// line. Returns the first error writing the log (it goes on reading stdout after one,
+/// so the engine never blocks on a full pipe).
 fn copy_stdout(
     stdout: std::process::ChildStdout,
     log: &mut fs::File,
     endpoint_tx: Option<mpsc::Sender<String>>,
-) {
+) -> Option<std::io::Error> {
     let mut endpoint_tx = endpoint_tx;
     let mut reader = BufReader::new(stdout);
     let mut line = Vec::new();
+    let mut error = None;
     loop {
         line.clear();
         match reader.read_until(b'\n', &mut line) {
             Ok(0) | Err(_) => break,
             Ok(_) => {
-                let _ = log.write_all(&line);
+                if error.is_none()
+                    && let Err(e) = log.write_all(&line)
+                {
+                    error = Some(e);
+                }
                 if let Some(tx) = endpoint_tx.as_ref() {
                     let text = String::from_utf8_lossy(&line);
                     if let Some(url) = text.trim().strip_prefix("listening on ") {
@@ -677,6 +783,7 @@ fn copy_stdout(
             }
         }
     }
+    error
 }
 
 /// One `GET /health` over plain HTTP/1.1; true on status 200.
@@ -792,7 +899,7 @@ mod tests {
         engine.start().unwrap();
         engine.wait_healthy(Duration::from_secs(20)).unwrap();
         assert!(dir.path().join("engines.pid").exists());
-        engine.stop();
+        engine.stop().unwrap();
         assert!(!engine.is_running());
         assert!(!dir.path().join("engines.pid").exists());
     }
@@ -824,6 +931,96 @@ mod tests {
         assert_eq!(kill_leftovers(&pid_file), 1);
         assert!(sleeper.wait().unwrap().code().is_none());
         assert!(!pid_file.exists());
+    }
+
+    /// The processes whose command line holds `marker`.
+    fn processes_with(marker: &str) -> Vec<i32> {
+        let mut found = Vec::new();
+        for entry in fs::read_dir("/proc").unwrap().flatten() {
+            let Some(pid) = entry
+                .file_name()
+                .to_str()
+                .and_then(|p| p.parse::<i32>().ok())
+            else {
+                continue;
+            };
+            let cmdline = fs::read(entry.path().join("cmdline")).unwrap_or_default();
+            let stat = fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+            let zombie = stat
+                .rsplit(')')
+                .next()
+                .unwrap_or("")
+                .trim_start()
+                .starts_with('Z');
+            if !zombie
+                && cmdline
+                    .split(|b| *b == 0)
+                    .any(|arg| arg == marker.as_bytes())
+            {
+                found.push(pid);
+            }
+        }
+        found
+    }
+
+    /// Regression: when the pid file could not be written after the spawn, the error was
+    /// returned and the child left running, named by no pid file.
+    #[test]
+    fn an_engine_whose_pid_file_cannot_be_written_is_killed_and_reaped() {
+        let dir = tempfile::tempdir().unwrap();
+        // A sleep long and odd enough to be this test's own.
+        let marker = format!("{}.{}", 3000 + std::process::id() % 1000, 271_828);
+        let not_a_dir = dir.path().join("not-a-dir");
+        fs::write(&not_a_dir, b"").unwrap();
+        let mut engine = ProcessEngine::new(ProcessOptions {
+            command: vec!["sleep".into(), marker.clone()],
+            tree: dir.path().to_path_buf(),
+            config: dir.path().join("engine.toml"),
+            log: dir.path().join("engine.log"),
+            pid_file: not_a_dir.join("engines.pid"),
+        });
+        let err = engine.start().unwrap_err();
+        assert!(
+            matches!(&err, EngineError::Io(e) if e.path == not_a_dir),
+            "{err:?}"
+        );
+        // Give a leaked child time to exec, then look for it.
+        thread::sleep(Duration::from_millis(300));
+        let leaked = processes_with(&marker);
+        for pid in &leaked {
+            // SAFETY: killing the leaked child this test spawned; no memory is involved.
+            unsafe { libc::kill(*pid, libc::SIGKILL) };
+        }
+        assert!(leaked.is_empty(), "leaked engine processes {leaked:?}");
+        assert!(!engine.is_running());
+        engine.stop().unwrap();
+    }
+
+    /// An engine log that cannot be written in full fails the stop, naming the log, once.
+    #[test]
+    fn a_log_that_cannot_be_written_fails_the_stop() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut engine = ProcessEngine::new(ProcessOptions {
+            command: vec!["sh".into(), "-c".into(), "echo hello; exec sleep 30".into()],
+            tree: dir.path().to_path_buf(),
+            config: dir.path().join("engine.toml"),
+            // Every write fails with ENOSPC.
+            log: PathBuf::from("/dev/full"),
+            pid_file: dir.path().join("engines.pid"),
+        });
+        engine.start().unwrap();
+        thread::sleep(Duration::from_millis(300));
+        let err = engine.stop().unwrap_err();
+        match &err {
+            EngineError::Io(e) => {
+                assert_eq!(e.path, Path::new("/dev/full"));
+                assert_eq!(e.action, "writing the engine log");
+            }
+            other => panic!("expected an I/O error on the log, got {other:?}"),
+        }
+        assert!(!engine.is_running());
+        // Reported once; a second stop has nothing left to do.
+        engine.stop().unwrap();
     }
 
     #[test]

@@ -27,14 +27,25 @@ pub trait CampaignStore {
     /// ingest, or a round seating or scoring its entries) to finish; released when the
     /// guard drops.
     ///
-    /// Errors: [`DataError::Locked`] when it is still held after the wait.
+    /// The campaign must exist (its `campaign.json`, or a schema-1 `campaign.toml`):
+    /// nothing is created for a campaign that was never added.
+    ///
+    /// Errors: [`DataError::NoCampaign`] when it does not exist; [`DataError::Locked`]
+    /// when it is still held after the wait.
     fn lock(&self) -> Result<CampaignLock, DataError>;
+
+    /// [`CampaignStore::lock`] for `referee campaign add`, the one writer that creates the
+    /// campaign's directory: it does not require the campaign to exist.
+    ///
+    /// Errors: [`DataError::Locked`] when it is still held after the wait.
+    fn lock_for_add(&self) -> Result<CampaignLock, DataError>;
 
     /// Takes the round lock (non-blocking) for the whole of a round, so two runners never
     /// run rounds of one campaign at once. It does not hold the records lock: submissions
     /// can be ingested while a round runs (they wait for the next round).
     ///
-    /// Errors: [`DataError::Locked`] when another runner holds it.
+    /// Errors: [`DataError::NoCampaign`] when the campaign does not exist (nothing is
+    /// created); [`DataError::Locked`] when another runner holds it.
     fn lock_rounds(&self) -> Result<CampaignLock, DataError>;
 }
 
@@ -48,6 +59,11 @@ impl CampaignStore for CampaignDir {
     }
 
     fn lock(&self) -> Result<CampaignLock, DataError> {
+        require_campaign(self)?;
+        self.lock_for_add()
+    }
+
+    fn lock_for_add(&self) -> Result<CampaignLock, DataError> {
         let deadline = std::time::Instant::now() + RECORDS_LOCK_WAIT;
         loop {
             match try_lock(self.root(), &self.lock_path())? {
@@ -63,10 +79,27 @@ impl CampaignStore for CampaignDir {
     }
 
     fn lock_rounds(&self) -> Result<CampaignLock, DataError> {
+        require_campaign(self)?;
         try_lock(self.root(), &self.round_lock_path())?.ok_or_else(|| DataError::Locked {
             path: self.round_lock_path(),
         })
     }
+}
+
+/// [`DataError::NoCampaign`] unless the campaign has been added: its `campaign.json`, or
+/// the schema-1 `campaign.toml` of a campaign frozen before `campaign.json` existed.
+fn require_campaign(dir: &CampaignDir) -> Result<(), DataError> {
+    if dir.campaign_json().is_file() || dir.campaign_toml().is_file() {
+        return Ok(());
+    }
+    Err(DataError::NoCampaign {
+        id: dir.id().to_string(),
+        data: dir
+            .root()
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default(),
+    })
 }
 
 /// How long [`CampaignStore::lock`] waits for another writer of the records.
@@ -148,6 +181,8 @@ mod tests {
     fn a_running_round_blocks_other_rounds_but_not_record_writes() {
         let dir = tempfile::tempdir().unwrap();
         let campaign = DataDir::new(dir.path()).campaign(&"c".parse().unwrap());
+        fs::create_dir_all(campaign.root()).unwrap();
+        fs::write(campaign.campaign_json(), b"{}").unwrap();
         let round = campaign.lock_rounds().unwrap();
         assert!(matches!(
             campaign.lock_rounds(),
@@ -156,6 +191,27 @@ mod tests {
         let records = campaign.lock().unwrap();
         drop(records);
         drop(round);
+        campaign.lock_rounds().unwrap();
+    }
+
+    /// Regression: `miner add`, `ingest` and `round` with an unknown campaign created
+    /// `<data>/<id>/.lock` (and the directory) before finding out it did not exist.
+    #[test]
+    fn locks_of_an_unknown_campaign_create_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let campaign = DataDir::new(dir.path()).campaign(&"nope".parse().unwrap());
+        assert!(matches!(campaign.lock(), Err(DataError::NoCampaign { .. })));
+        assert!(matches!(
+            campaign.lock_rounds(),
+            Err(DataError::NoCampaign { .. })
+        ));
+        assert!(!campaign.root().exists());
+        let message = campaign.lock().unwrap_err().to_string();
+        assert!(message.contains("run `referee campaign add` first"), "{message}");
+        // A schema-1 campaign (campaign.toml only) exists.
+        fs::create_dir_all(campaign.root()).unwrap();
+        fs::write(campaign.campaign_toml(), b"").unwrap();
+        campaign.lock().unwrap();
         campaign.lock_rounds().unwrap();
     }
 }

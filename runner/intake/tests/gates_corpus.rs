@@ -7,7 +7,7 @@ mod support;
 
 use intake::gates::prepare_tree;
 use receipts::model::{EventKind, Gate, PipelineState, Submission};
-use support::{corpus, corpus_baseline, fixture, ingest_ok, sha256_hex};
+use support::{corpus, corpus_baseline, fixture, fixture_with, ingest_ok, sha256_hex};
 
 /// `(corpus file, gate it is rejected at, substring of the recorded reason)`.
 const REJECTED: &[(&str, Gate, &str)] = &[
@@ -49,15 +49,28 @@ const REJECTED: &[(&str, Gate, &str)] = &[
         Gate::SurfaceOk,
         "line 7 is 1118 bytes; the campaign accepts lines of at most 1024 bytes (surface.max_line_bytes)",
     ),
+    // Refused unread: at most max_diff_bytes + 1 bytes are read, nothing is stored.
     (
         "too_large",
-        Gate::SurfaceOk,
-        "the diff is 16530 bytes; the campaign accepts at most 16384 bytes (surface.max_diff_bytes)",
+        Gate::Fetched,
+        "fetched: the diff is larger than 16384 bytes (reading stopped after 16385 bytes); the campaign accepts at most 16384 bytes (surface.max_diff_bytes)",
     ),
     (
         "header_rename_mismatch",
         Gate::SurfaceOk,
         "line 1: the header says `diff --git a/README.md b/README.md` but the section is parsed as `diff --git a/src/util.rs b/src/other.rs`",
+    ),
+    // Every violation, most specific first: the `.git` path before the header.
+    (
+        "git_dir_and_header_mismatch",
+        Gate::SurfaceOk,
+        "surface_ok: 2 problems, most specific first: (1) `.git/hooks/post-checkout`: a component names or aliases `.git`",
+    ),
+    // ... and at the earliest gate any violation belongs to.
+    (
+        "blob_mismatch_and_git_dir",
+        Gate::Verified,
+        "verified: 2 problems, most specific first: (1) `.git/hooks/pre-commit`: a component names or aliases `.git`",
     ),
     (
         "header_plus_mismatch",
@@ -167,6 +180,12 @@ const REJECTED: &[(&str, Gate, &str)] = &[
         Gate::SurfaceOk,
         "`.GitAttributes`: the campaign denies paths matching `.gitattributes`",
     ),
+    // Path policy before the baseline lookups: a traversal, not "no file there".
+    (
+        "traversal_modify",
+        Gate::SurfaceOk,
+        "surface_ok: `../engine.toml`: `..` components are not accepted (path traversal)",
+    ),
     (
         "rename_outside",
         Gate::SurfaceOk,
@@ -227,7 +246,12 @@ const REJECTED: &[(&str, Gate, &str)] = &[
     (
         "does_not_apply",
         Gate::Applied,
-        "applied: the diff does not apply to the pinned baseline commit",
+        "applied: `README.md`, hunk 1 (`@@ -1 +1 @@`): the diff does not apply to the pinned baseline commit",
+    ),
+    (
+        "does_not_apply_second_hunk",
+        Gate::Applied,
+        "applied: `engine.toml`, hunk 2 (`@@ -8 +8 @@`): the diff does not apply to the pinned baseline commit",
     ),
     // build.
     (
@@ -408,4 +432,104 @@ fn baseline_tree_has_the_baseline_files() {
     );
     let link = std::fs::read_link(dest.join("vendor")).expect("vendor symlink");
     assert_eq!(link, std::path::Path::new("../outside"));
+}
+
+/// The reason of the event that moved `submission` to `state`.
+fn reason_at(submission: &Submission, state: PipelineState) -> &str {
+    submission
+        .events
+        .iter()
+        .find(|e| matches!(e.kind, EventKind::Transition { to, .. } if to == state))
+        .map(|e| e.reason.as_str())
+        .unwrap_or_else(|| panic!("no `{state}` event: {:?}", submission.events))
+}
+
+/// Regression: a header check ran before the path rules, so a diff that writes into
+/// `.git/hooks` was reported only as a header mismatch. Every violation is reported, the
+/// path rule first.
+#[test]
+fn a_git_path_and_a_header_mismatch_are_both_reported_git_first() {
+    let fx = fixture(&corpus_baseline());
+    let submission = ingest_ok(&fx, &corpus("git_dir_and_header_mismatch"));
+    assert_eq!(submission.state, PipelineState::Rejected);
+    let reason = submission.last_reason().unwrap();
+    let git = reason
+        .find("`.git/hooks/post-checkout`: a component names or aliases `.git`")
+        .unwrap_or_else(|| panic!("no `.git` violation in {reason:?}"));
+    let header = reason
+        .find("line 1: the header says `diff --git a/README.md b/README.md`")
+        .unwrap_or_else(|| panic!("no header violation in {reason:?}"));
+    assert!(git < header, "{reason}");
+}
+
+/// Regression: a `..` path was looked up in the baseline first and reported by
+/// `verified` as "no file there", which reads like "rebase your patch".
+#[test]
+fn a_traversal_is_not_looked_up_in_the_baseline() {
+    let fx = fixture(&corpus_baseline());
+    let submission = ingest_ok(&fx, &corpus("traversal_modify"));
+    let reason = submission.last_reason().unwrap();
+    assert!(reason.contains("path traversal"), "{reason}");
+    assert!(!reason.contains("no file there"), "{reason}");
+    let verified = reason_at(&submission, PipelineState::Verified);
+    assert!(
+        verified.contains("1 section not looked up because a path breaks a path rule"),
+        "{verified}"
+    );
+}
+
+/// Regression: `verified` claimed "the `index` blob ids match" for a diff that has no
+/// `index` line at all; it says what it compared.
+#[test]
+fn verified_says_what_it_compared() {
+    let fx = fixture(&corpus_baseline());
+    let rename = ingest_ok(&fx, &corpus("benign_rename"));
+    let said = reason_at(&rename, PipelineState::Verified);
+    assert!(said.contains("no preimage blob id was compared"), "{said}");
+    assert!(
+        said.contains("1 section without an `index` line: the file exists"),
+        "{said}"
+    );
+    // A diff rejected later at surface_ok does not claim matching blob ids either.
+    let mismatch = ingest_ok(&fx, &corpus("header_rename_mismatch"));
+    let said = reason_at(&mismatch, PipelineState::Verified);
+    assert!(said.contains("no preimage blob id was compared"), "{said}");
+    assert!(
+        said.contains("the violations are reported at surface_ok"),
+        "{said}"
+    );
+    let config = ingest_ok(&fx, &corpus("benign_config_batched_tokens"));
+    let said = reason_at(&config, PipelineState::Verified);
+    assert!(
+        said.contains("the 1 preimage blob id named by an `index` line matches"),
+        "{said}"
+    );
+    let new_file = ingest_ok(&fx, &corpus("benign_new_file"));
+    let said = reason_at(&new_file, PipelineState::Verified);
+    assert!(
+        said.contains("1 new file checked absent from the baseline"),
+        "{said}"
+    );
+}
+
+/// Regression: the default `surface.max_line_bytes` was 4,096 bytes, which real patches
+/// (generated code, lock files) exceed; under the default campaign a 32 KiB line passes.
+#[test]
+fn a_32_kib_line_passes_the_default_campaign() {
+    let fx = fixture_with(&corpus_baseline(), "");
+    assert_eq!(fx.campaign.surface.max_line_bytes, 65_536);
+    let line = "a".repeat(32 * 1024);
+    let content = format!("{line}\n");
+    let id = git2::Oid::hash_object(git2::ObjectType::Blob, content.as_bytes()).unwrap();
+    let short = &id.to_string()[..7];
+    let diff = format!(
+        "diff --git a/docs/generated.txt b/docs/generated.txt\nnew file mode 100644\nindex 0000000..{short}\n--- /dev/null\n+++ b/docs/generated.txt\n@@ -0,0 +1 @@\n+{line}\n"
+    );
+    let submission = ingest_ok(&fx, diff.as_bytes());
+    assert_eq!(
+        submission.state,
+        PipelineState::BenchQueued,
+        "{:?}",
+        submission.last_reason()
+    );
 }

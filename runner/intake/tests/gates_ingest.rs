@@ -8,7 +8,7 @@ mod support;
 use intake::gates::BuiltinBuilder;
 use intake::ingest::{
     IngestError, IngestOutcome, IngestRequest, add_campaign, add_miner, find_submission, ingest,
-    requeue,
+    ingest_reader, requeue,
 };
 use intake::store::CampaignStore;
 use receipts::model::{EventKind, Gate, MinerId, PipelineState, Sha256Hex, Timestamp};
@@ -68,7 +68,7 @@ fn commitment_mismatch_is_rejected_at_fetched() {
 
 /// Regression: a commitment that does not match the bytes must not hold the slot, or
 /// anyone could grief a miner by committing their diff first with a wrong commitment
-/// (`000_1688748f3ef56e34.txt`: the first *valid* commitment wins).
+/// (content/submitting.md: the first *valid* commitment wins).
 #[test]
 fn a_mismatched_first_commitment_does_not_hold_the_slot() {
     let fx = fixture(&corpus_baseline());
@@ -287,4 +287,259 @@ fn status_finds_submissions_by_prefix() {
         find_submission(&fx.campaign_dir, "ffffffffff"),
         Err(IngestError::NoSubmission { .. })
     ));
+}
+
+/// An endless diff-looking stream that counts the bytes taken from it.
+struct Endless {
+    served: u64,
+}
+
+impl std::io::Read for Endless {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        buf.fill(b'+');
+        self.served += buf.len() as u64;
+        Ok(buf.len())
+    }
+}
+
+/// The `.diff` files under the campaign's `submissions/`.
+fn stored_diffs(fx: &support::Fixture) -> Vec<std::path::PathBuf> {
+    let Ok(entries) = std::fs::read_dir(fx.campaign_dir.submissions_dir()) else {
+        return Vec::new();
+    };
+    entries
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "diff"))
+        .collect()
+}
+
+/// Regression: a diff over `surface.max_diff_bytes` was read and stored whole before the
+/// size check rejected it. Now at most the limit plus one byte is read, nothing of it is
+/// stored, and the record (keyed by the commitment) keeps the reason.
+#[test]
+fn an_oversized_diff_is_refused_unread_and_nothing_is_stored() {
+    let fx = fixture(&corpus_baseline());
+    let miner: MinerId = MINER.parse().unwrap();
+    let commitment = Sha256Hex::digest(b"what the miner says the bytes hash to");
+    let mut stream = Endless { served: 0 };
+    let outcome = ingest_reader(
+        &fx.campaign_dir,
+        &mut stream,
+        &miner,
+        &commitment,
+        &BuiltinBuilder,
+    )
+    .unwrap();
+    assert_eq!(stream.served, 16_385, "read past the limit plus one byte");
+    let submission = outcome.submission();
+    assert_eq!(submission.state, PipelineState::Rejected);
+    assert_eq!(submission.sha256, commitment);
+    assert_eq!(submission.size_bytes, 16_385);
+    let reason = submission.last_reason().unwrap();
+    assert!(
+        reason.starts_with(
+            "fetched: the diff is larger than 16384 bytes (reading stopped after 16385 bytes); the campaign accepts at most 16384 bytes (surface.max_diff_bytes)"
+        ),
+        "{reason}"
+    );
+    assert!(reason.contains("nothing was stored"), "{reason}");
+    assert!(matches!(
+        submission.events.last().unwrap().kind,
+        EventKind::Transition {
+            to: PipelineState::Rejected,
+            gate: Some(Gate::Fetched),
+            ..
+        }
+    ));
+    assert!(stored_diffs(&fx).is_empty(), "{:?}", stored_diffs(&fx));
+    assert_eq!(
+        fx.campaign_dir.load_submission(&commitment).unwrap(),
+        *submission
+    );
+
+    // Bytes already in memory are taken the same way: nothing stored.
+    let big = vec![b'+'; 50_000];
+    let outcome = ingest_bytes(&fx, &big, MINER);
+    assert_eq!(outcome.submission().state, PipelineState::Rejected);
+    assert!(stored_diffs(&fx).is_empty(), "{:?}", stored_diffs(&fx));
+}
+
+/// An oversized diff never holds its commitment's slot: the honest bytes of that hash
+/// replace its record, keeping its trace.
+#[test]
+fn the_honest_bytes_replace_an_oversized_commitment() {
+    let fx = fixture(&corpus_baseline());
+    let bytes = corpus("benign_new_file");
+    let commitment = Sha256Hex::digest(&bytes);
+    let miner: MinerId = MINER.parse().unwrap();
+    let oversized = vec![b'+'; 20_000];
+    let first = ingest_reader(
+        &fx.campaign_dir,
+        &mut oversized.as_slice(),
+        &miner,
+        &commitment,
+        &BuiltinBuilder,
+    )
+    .unwrap();
+    assert_eq!(first.submission().state, PipelineState::Rejected);
+    let second = ingest_bytes(&fx, &bytes, MINER);
+    assert!(matches!(second, IngestOutcome::New(_)));
+    assert_eq!(second.submission().state, PipelineState::BenchQueued);
+    assert!(second.submission().events.iter().any(|e| matches!(
+        &e.kind,
+        EventKind::Superseded { commitment: c, .. } if *c == commitment
+    )));
+    assert_eq!(stored_diffs(&fx).len(), 1);
+}
+
+/// An oversized diff committed to the hash of a recorded submission cannot be those
+/// bytes: refused, and the record is left as it is.
+#[test]
+fn an_oversized_diff_leaves_a_recorded_hash_alone() {
+    let fx = fixture(&corpus_baseline());
+    let bytes = corpus("benign_new_file");
+    let recorded = ingest_bytes(&fx, &bytes, MINER).submission().clone();
+    let miner: MinerId = MINER.parse().unwrap();
+    let result = ingest_reader(
+        &fx.campaign_dir,
+        &mut Endless { served: 0 },
+        &miner,
+        &recorded.sha256,
+        &BuiltinBuilder,
+    );
+    assert!(
+        matches!(result, Err(IngestError::TooLargeForRecordedHash { .. })),
+        "{result:?}"
+    );
+    assert_eq!(
+        fx.campaign_dir.load_submission(&recorded.sha256).unwrap(),
+        recorded
+    );
+}
+
+/// Regression: a campaign with the `docker` backend was frozen, and every diff ingested
+/// into it then stopped in `building`; `campaign add` refuses it, writing nothing.
+#[test]
+fn campaign_add_refuses_a_backend_that_cannot_build_yet() {
+    let tmp = tempfile::tempdir().unwrap();
+    let commit = support::build_repo(&tmp.path().join("src-repo"), &corpus_baseline());
+    let data = receipts::layout::DataDir::new(tmp.path().join("data"));
+    let path = tmp.path().join("campaign.toml");
+    std::fs::write(
+        &path,
+        format!("{}\n[backend]\nkind = \"docker\"\n", campaign_toml(commit)),
+    )
+    .unwrap();
+    let err = add_campaign(&data, &path).unwrap_err();
+    assert!(matches!(err, IngestError::Campaign { .. }), "{err:?}");
+    let message = err.to_string();
+    assert!(
+        message.contains("backend `docker` cannot build submissions yet"),
+        "{message}"
+    );
+    assert!(
+        !data
+            .root()
+            .join("gates-test")
+            .join("campaign.json")
+            .exists()
+    );
+}
+
+/// Regression: a prefix under 4 characters answered "no submission", as if it had been
+/// looked up.
+#[test]
+fn status_says_a_short_prefix_is_too_short() {
+    let fx = fixture(&corpus_baseline());
+    let sha = ingest_bytes(&fx, &corpus("benign_new_file"), MINER)
+        .submission()
+        .sha256
+        .clone();
+    let err = find_submission(&fx.campaign_dir, &sha.as_str()[..3]).unwrap_err();
+    assert!(
+        matches!(err, IngestError::PrefixTooShort { .. }),
+        "{err:?}"
+    );
+    assert!(
+        err.to_string().contains("at least 4 hex characters"),
+        "{err}"
+    );
+    find_submission(&fx.campaign_dir, &sha.as_str()[..4]).unwrap();
+}
+
+/// Regression: a record that superseded a chain of invalid commitments copied their
+/// traces with their old times after its own `committed` event, so its timestamps went
+/// back in time.
+#[test]
+fn a_superseding_record_keeps_its_events_in_time_order_and_table_order() {
+    let fx = fixture(&corpus_baseline());
+    let bytes = corpus("benign_config_batched_tokens");
+    let miner: MinerId = MINER.parse().unwrap();
+    let wrong = Sha256Hex::digest(b"some other diff");
+    let right = Sha256Hex::digest(&bytes);
+    for commitment in [&wrong, &wrong, &right] {
+        let request = IngestRequest {
+            diff: &bytes,
+            miner: &miner,
+            commitment,
+        };
+        ingest(&fx.campaign_dir, &request, &BuiltinBuilder).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let submission = fx.campaign_dir.load_submission(&right).unwrap();
+    assert_eq!(submission.state, PipelineState::BenchQueued);
+    let superseded = submission
+        .events
+        .iter()
+        .filter(|e| matches!(e.kind, EventKind::Superseded { .. }))
+        .count();
+    assert_eq!(superseded, 2, "{:#?}", submission.events);
+    for pair in submission.events.windows(2) {
+        assert!(
+            pair[0].at <= pair[1].at,
+            "events go back in time: {:#?}",
+            submission.events
+        );
+    }
+    let transitions: Vec<PipelineState> = submission
+        .events
+        .iter()
+        .filter_map(|e| match e.kind {
+            EventKind::Transition { to, .. } => Some(to),
+            _ => None,
+        })
+        .collect();
+    let table: Vec<PipelineState> = PipelineState::ALL
+        .into_iter()
+        .filter(|s| transitions.contains(s))
+        .collect();
+    assert_eq!(transitions, table);
+    assert_eq!(transitions.last(), Some(&PipelineState::BenchQueued));
+}
+
+/// Regression: `miner add` and `ingest` with a campaign never added created
+/// `<data>/<id>/.lock` (and the directory) before saying it does not exist.
+#[test]
+fn miner_add_and_ingest_create_nothing_for_an_unknown_campaign() {
+    let fx = fixture(&corpus_baseline());
+    let unknown = fx.data.campaign(&"no-such-campaign".parse().unwrap());
+    let err = add_miner(&unknown, &MINER.parse().unwrap()).unwrap_err();
+    assert!(
+        err.to_string().contains("run `referee campaign add` first"),
+        "{err}"
+    );
+    assert!(!unknown.root().exists(), "miner add created {:?}", unknown.root());
+    let bytes = corpus("benign_new_file");
+    let miner: MinerId = MINER.parse().unwrap();
+    let request = IngestRequest {
+        diff: &bytes,
+        miner: &miner,
+        commitment: &Sha256Hex::digest(&bytes),
+    };
+    let err = ingest(&unknown, &request, &BuiltinBuilder).unwrap_err();
+    assert!(
+        err.to_string().contains("run `referee campaign add` first"),
+        "{err}"
+    );
+    assert!(!unknown.root().exists(), "ingest created {:?}", unknown.root());
 }

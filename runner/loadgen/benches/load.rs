@@ -3,10 +3,10 @@
 //! server that answers every request with a fixed one-token completion stream.
 //!
 //! ```text
-//! cargo bench -p runner --bench load                      # sweep rates, 2 client threads
-//! taskset -c 0 cargo bench -p runner --bench load -- --client-threads 1
-//! cargo bench -p runner --bench load -- --serve 18080     # only the server (for wrk/oha)
-//! cargo bench -p runner --bench load -- --url http://127.0.0.1:18080   # client only
+//! cargo bench -p loadgen --bench load                      # sweep rates, 2 client threads
+//! taskset -c 0 cargo bench -p loadgen --bench load -- --client-threads 1
+//! cargo bench -p loadgen --bench load -- --serve 18080     # only the server (for wrk/oha)
+//! cargo bench -p loadgen --bench load -- --url http://127.0.0.1:18080   # client only
 //! ```
 //! Options: `--client-threads N` (default 2), `--server-threads N` (default 1),
 //! `--seconds S` per rate (default 2), `--rates 1000,2000,…` in requests/s. For each rate

@@ -49,7 +49,7 @@ pub struct BenchFile {
     pub seeds: BenchSeeds,
 }
 
-/// The seeds of a bench run (MEASUREMENT.md, Seeds); each `None` is
+/// The seeds of a bench run (content/measurement.md, Seeds); each `None` is
 /// sha256(`referee.bench.<name>`).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -91,7 +91,7 @@ impl ProbeExecutor for HttpProbeExecutor<'_> {
     }
 }
 
-/// Measures one entry (MEASUREMENT.md, Entry): `workload.runs()` rate searches against
+/// Measures one entry (content/measurement.md, Entry): `workload.runs()` rate searches against
 /// `target`, each on its own sub-streams. The caller's runtime must have its time driver
 /// enabled; the requests run on the load client's own runtime threads. A dead or broken
 /// server does not error: its requests fail, no probe passes, and the outcome is

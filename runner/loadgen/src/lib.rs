@@ -1,4 +1,4 @@
-//! The open-loop load generator (MEASUREMENT.md, Open loop, timed from the schedule).
+//! The open-loop load generator (content/measurement.md, Open loop, timed from the schedule).
 //!
 //! A probe's arrival schedule is computed before it starts ([`ProbePlan`]). A pacing task
 //! on the client's own multi-thread tokio runtime ([`LoadClient`]) waits for each
@@ -82,7 +82,7 @@ pub enum LoadError {
     Workload(#[from] WorkloadError),
 }
 
-/// How a request failed (MEASUREMENT.md: it then counts as over the bound, not completed).
+/// How a request failed (content/measurement.md: it then counts as over the bound, not completed).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum RequestErrorKind {
     /// The connection was refused or could not be opened.
@@ -143,7 +143,7 @@ pub struct RequestSample {
 }
 
 impl RequestSample {
-    /// Whether the request completed (MEASUREMENT.md: no error, within its deadline,
+    /// Whether the request completed (content/measurement.md: no error, within its deadline,
     /// exactly the requested output tokens).
     pub fn completed(&self) -> bool {
         self.error.is_none()
@@ -167,7 +167,7 @@ pub struct PlannedRequest {
     pub warmup: bool,
 }
 
-/// A probe's requests with their schedule (MEASUREMENT.md, Probe).
+/// A probe's requests with their schedule (content/measurement.md, Probe).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ProbePlan {
     /// Warm-up requests first, then the measured ones, in send order.
@@ -446,7 +446,7 @@ struct PreparedRequest {
 }
 
 /// The completions request of `item`: streamed, greedy, output length fixed
-/// (MEASUREMENT.md: `ignore_eos`, `min_tokens` = `max_tokens`, as vLLM accepts).
+/// (content/measurement.md: `ignore_eos`, `min_tokens` = `max_tokens`, as vLLM accepts).
 fn request_body(model: &str, item: &Item) -> Bytes {
     let body = serde_json::json!({
         "model": model,
@@ -635,7 +635,7 @@ pub struct ProbeContext {
     pub send_lag_bound_us: u64,
 }
 
-/// Builds a probe's record from its samples (MEASUREMENT.md, Probe): histograms in µs of
+/// Builds a probe's record from its samples (content/measurement.md, Probe): histograms in µs of
 /// the measured requests (latencies of completed ones only), the SLA percentile with
 /// failed requests ranked last, the over-bound count (failed requests plus completed ones
 /// whose bucket exceeds the bound, see [`over_bound_count`]), send-lag p50/p99, the

@@ -1,6 +1,6 @@
 //! The send pacer's clock: waits inside the load client's runtime until a scheduled send
 //! instant with microsecond precision. tokio's own timers have millisecond granularity
-//! (MEASUREMENT.md, Open loop), so on Linux the wait is a one-shot `timerfd` registered
+//! (content/measurement.md, Open loop), so on Linux the wait is a one-shot `timerfd` registered
 //! with the runtime's reactor: the worker thread that waits is woken by its own event loop
 //! when the timer fires, with no pacer thread to hand requests over from and no
 //! cross-thread wake-up per request. Elsewhere it falls back to tokio's timer.

@@ -1,4 +1,4 @@
-//! The SLA rate search (MEASUREMENT.md, Run and Entry): the bracket-then-bisect search of
+//! The SLA rate search (content/measurement.md, Run and Entry): the bracket-then-bisect search of
 //! each run and the entry's median over `runs` runs, judged with `receipts::rules::sla`.
 //!
 //! The search is generic over a [`ProbeExecutor`], so it runs against a real server
@@ -44,7 +44,7 @@ pub trait ProgressSink: Sync {
 pub struct NoProgress;
 
 impl ProgressSink for NoProgress {}
-/// One run's search (MEASUREMENT.md, Run): probe the minimum rate, double until a probe
+/// One run's search (content/measurement.md, Run): probe the minimum rate, double until a probe
 /// does not pass (or the maximum passes), then bisect between the highest passing and the
 /// lowest failing rate until hi ≤ lo × (1 + tolerance) or they are 1 milli-request/s
 /// apart. The result is the throughput of the highest passing probe. Stops early at
@@ -121,7 +121,7 @@ pub async fn search_run<E: ProbeExecutor>(
     ))
 }
 
-/// An entry (MEASUREMENT.md, Entry): `runs` searches, each on its own sub-streams, within
+/// An entry (content/measurement.md, Entry): `runs` searches, each on its own sub-streams, within
 /// `rate_search.entry_deadline_s` from now. The outcome is `Invalid` when a probe's send
 /// lag exceeded its bound (an infrastructure failure: the client was measured),
 /// `SlaUnmet` when a run finds no passing rate or the deadline expires (later runs are

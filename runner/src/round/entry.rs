@@ -1,7 +1,13 @@
 //! One entry's group of steps (start the engine → healthy or disqualified with its log
 //! tail → SLA runs → correctness outputs → stop), and the scorer's group (the reference
 //! runtime teacher-forced on each entry's tokens). A failing step never stops the round:
-//! it becomes the entry's typed status.
+//! it becomes the entry's typed status. Only a step log that cannot be written does
+//! ([`Ctx::finish`]): the step would have no record of itself.
+//!
+//! Engines are started and stopped here, on the thread that called `run_round` (the
+//! round's tokio runtime only drives the load generator and the correctness client):
+//! `PR_SET_PDEATHSIG` ties each engine to that thread, which outlives it (engines are
+//! not `Send`, and dropping one stops it).
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -16,7 +22,7 @@ use receipts::model::{
 use serde::{Deserialize, Serialize};
 
 use super::record::{EntryRecord, EntryResult, EntryVerdict, PlannedEntry, ScorerRecord};
-use super::{Ctx, StepRun};
+use super::{Ctx, RoundError, StepRun};
 use crate::correctness::CompletionsClient;
 use engines::{Engine, EngineError, LOG_TAIL_LINES, log_tail};
 use loadgen::search::ProgressSink;
@@ -93,10 +99,24 @@ pub(crate) enum StepError {
     },
 }
 
+impl StepError {
+    /// Whether the entry's engine caused it (its answers to the correctness requests),
+    /// rather than the runner: only then is a failed correctness step the entry's
+    /// compliance failure; otherwise the entry is `infra_failed`.
+    fn is_entrys_fault(&self) -> bool {
+        matches!(
+            self,
+            Self::Client { .. } | Self::OutputLength { .. } | Self::Correctness(_)
+        )
+    }
+}
+
 /// A patched tree ready to serve.
 struct Tree {
     root: PathBuf,
     config: PathBuf,
+    /// sha256 of its engine config, read once.
+    config_sha256: Sha256Hex,
 }
 
 /// Which run of an entry a group is.
@@ -120,7 +140,18 @@ enum Reached {
 
 /// Runs one entry's group: the baseline, the incumbent, a candidate, or the drift
 /// baseline. Correctness outputs are taken for every entry but the baseline.
-pub(crate) fn run_entry(ctx: &mut Ctx<'_>, planned: &PlannedEntry, kind: GroupKind) -> EntryRecord {
+///
+/// The engine is stopped before the last step it ran ends, so a log that could not be
+/// kept in full fails that step and makes the entry `infra_failed`. A bundle file that
+/// cannot be written (the probe log) fails its step the same way and is not named.
+///
+/// Errors: [`RoundError`] only when a step's own log cannot be written ([`Ctx::finish`]);
+/// every other failure is the entry's typed status.
+pub(crate) fn run_entry(
+    ctx: &mut Ctx<'_>,
+    planned: &PlannedEntry,
+    kind: GroupKind,
+) -> Result<EntryRecord, RoundError> {
     let drift = kind == GroupKind::DriftBaseline;
     let group = if drift {
         "Drift baseline".to_owned()
@@ -137,7 +168,8 @@ pub(crate) fn run_entry(ctx: &mut Ctx<'_>, planned: &PlannedEntry, kind: GroupKi
     let mut steps: Vec<Step> = Vec::new();
     let engine_log_rel = format!("logs/engines/{slug}.log");
     let engine_log = ctx.bundle.join(&engine_log_rel);
-    let _ = fs::remove_file(&engine_log);
+    let probe_log_rel = format!("probes/{slug}.json");
+    let probe_log = ctx.bundle.join(&probe_log_rel);
     let mut record = EntryRecord {
         index: planned.index,
         drift,
@@ -163,32 +195,43 @@ pub(crate) fn run_entry(ctx: &mut Ctx<'_>, planned: &PlannedEntry, kind: GroupKi
         &format!("{group}, starting the engine"),
         Phase::StartingEngine,
     );
+    // A killed run of this group left its logs: the engine log would be appended to, and
+    // a probe log this run does not write again would be sealed as if it were its.
+    if let Err(error) = remove_stale(&[&engine_log, &probe_log]) {
+        let reason = error_chain(&error);
+        start.line(&reason);
+        steps.push(ctx.finish(start, StepStatus::Failed)?);
+        record.result = EntryResult::InfraFailed { reason };
+        return close(ctx, record, steps, &group, wants_outputs, Reached::Start);
+    }
     let tree = match prepare(ctx, planned.patch.as_ref(), &format!("trees/{slug}")) {
         Ok(tree) => tree,
         Err(error) => {
             let reason = error_chain(&error);
             start.line(&format!("preparing the tree failed: {reason}"));
-            steps.push(ctx.finish(start, StepStatus::Failed));
+            steps.push(ctx.finish(start, StepStatus::Failed)?);
             record.result = EntryResult::InfraFailed { reason };
             return close(ctx, record, steps, &group, wants_outputs, Reached::Start);
         }
     };
-    let config_bytes = fs::read(&tree.config).unwrap_or_default();
-    record.engine.config_sha256 = Sha256Hex::digest(&config_bytes);
+    record.engine.config_sha256 = tree.config_sha256.clone();
     start.line(&format!(
         "tree `{}`, config sha256 {}",
         tree.root.display(),
         record.engine.config_sha256
     ));
     let mut engine = ctx.backend.engine(&tree.root, &tree.config, &engine_log);
-    record.engine_log = Some(engine_log_rel);
     ctx.engine_started();
-    if let Err(e) = engine.start() {
+    let started = engine.start();
+    // The log is named only once it exists (a start can fail before opening it).
+    record.engine_log = engine_log.is_file().then_some(engine_log_rel);
+    if let Err(e) = started {
         start.line(&format!("{e}"));
-        steps.push(ctx.finish(start, StepStatus::Failed));
         record.result = EntryResult::InfraFailed {
             reason: error_chain(&e),
         };
+        stop_engine(ctx, engine.as_mut(), &mut start, &mut record.result);
+        steps.push(ctx.finish(start, StepStatus::Failed)?);
         return close(ctx, record, steps, &group, wants_outputs, Reached::Start);
     }
     record.engine.command = engine.command().map(<[String]>::to_vec);
@@ -199,26 +242,27 @@ pub(crate) fn run_entry(ctx: &mut Ctx<'_>, planned: &PlannedEntry, kind: GroupKi
                 "healthy at {}",
                 engine.endpoint().unwrap_or_default()
             ));
-            steps.push(ctx.finish(start, StepStatus::Ok));
+            steps.push(ctx.finish(start, StepStatus::Ok)?);
         }
         Err(EngineError::DiedBeforeHealthy { detail, log_tail }) => {
             let detail = format!("engine died before becoming healthy ({detail})");
             start.line(&detail);
-            steps.push(ctx.finish(start, StepStatus::Failed));
             record.result = EntryResult::Disqualified(Disqualification {
                 reason: DisqualificationReason::EngineDiedBeforeHealthy,
                 detail,
                 log_tail,
             });
+            stop_engine(ctx, engine.as_mut(), &mut start, &mut record.result);
+            steps.push(ctx.finish(start, StepStatus::Failed)?);
             return close(ctx, record, steps, &group, wants_outputs, Reached::Start);
         }
         Err(e) => {
             start.line(&format!("{e}"));
-            steps.push(ctx.finish(start, StepStatus::Failed));
-            engine.stop();
             record.result = EntryResult::InfraFailed {
                 reason: error_chain(&e),
             };
+            stop_engine(ctx, engine.as_mut(), &mut start, &mut record.result);
+            steps.push(ctx.finish(start, StepStatus::Failed)?);
             return close(ctx, record, steps, &group, wants_outputs, Reached::Start);
         }
     }
@@ -226,97 +270,113 @@ pub(crate) fn run_entry(ctx: &mut Ctx<'_>, planned: &PlannedEntry, kind: GroupKi
 
     // SLA runs.
     let mut sla = ctx.begin(&group, &format!("{group}, running SLA"), Phase::RunningSla);
-    let measured = measure(ctx, &endpoint, &mut sla);
-    let measurement = match measured {
+    let measurement = match measure(ctx, &endpoint, &mut sla) {
         Ok(m) => m,
         Err(error) => {
             let reason = error_chain(&error);
             sla.line(&reason);
-            steps.push(ctx.finish(sla, StepStatus::Failed));
-            record.result = crashed_or_infra(engine.as_mut(), reason);
-            engine.stop();
+            record.result = stop_after_failure(ctx, engine.as_mut(), &mut sla, reason);
+            steps.push(ctx.finish(sla, StepStatus::Failed)?);
             return close(ctx, record, steps, &group, wants_outputs, Reached::Sla);
         }
     };
-    let probe_log_rel = format!("probes/{slug}.json");
-    if let Err(e) = super::write_artifact(&ctx.bundle.join(&probe_log_rel), &measurement) {
-        sla.line(&format!("writing the probe log failed: {e}"));
+    if let Err(e) = super::write_artifact(&probe_log, &measurement) {
+        let reason = error_chain(&e);
+        sla.line(&format!("writing the probe log failed: {reason}"));
+        record.result = EntryResult::InfraFailed { reason };
+        stop_engine(ctx, engine.as_mut(), &mut sla, &mut record.result);
+        steps.push(ctx.finish(sla, StepStatus::Failed)?);
+        return close(ctx, record, steps, &group, wants_outputs, Reached::Sla);
     }
     record.probe_log = Some(probe_log_rel);
     sla.line(&format!(
-        "throughput {} milli-req/s (min {}, max {}), outcome {:?}",
+        "throughput {} milli-req/s (min {}, max {}), outcome {}",
         opt(measurement.throughput_milli_rps),
         opt(measurement.throughput_min_milli_rps),
         opt(measurement.throughput_max_milli_rps),
-        measurement.outcome
+        super::outcome_words(measurement.outcome)
     ));
     if !engine.is_running() {
-        steps.push(ctx.finish(sla, StepStatus::Failed));
-        record.result = crashed_or_infra(
+        record.result = stop_after_failure(
+            ctx,
             engine.as_mut(),
+            &mut sla,
             "the engine exited during the SLA runs".into(),
         );
+        steps.push(ctx.finish(sla, StepStatus::Failed)?);
         return close(ctx, record, steps, &group, wants_outputs, Reached::Sla);
     }
     let sla_ok = measurement.outcome == MeasurementOutcome::Measured;
+
+    // Correctness outputs, one request at a time, when the SLA was met; the engine's last
+    // step is then this one, else the SLA runs.
+    let takes_outputs = wants_outputs && sla_ok;
+    let mut outputs = None;
+    let mut outputs_error = None;
+    let mut infra_error = None;
+    let (mut last, last_ok) = if takes_outputs {
+        steps.push(ctx.finish(sla, StepStatus::Ok)?);
+        let mut step = ctx.begin(
+            &group,
+            &format!("{group}, running correctness"),
+            Phase::RunningCorrectness,
+        );
+        let taken = match take_outputs(ctx, &endpoint, &slug, &mut step) {
+            Ok(rel) => {
+                outputs = Some(rel);
+                true
+            }
+            Err(error) => {
+                let reason = error_chain(&error);
+                step.line(&reason);
+                if error.is_entrys_fault() {
+                    outputs_error = Some(reason);
+                } else {
+                    infra_error = Some(reason);
+                }
+                false
+            }
+        };
+        (step, taken)
+    } else {
+        (sla, sla_ok)
+    };
+    let crashed = !engine.is_running();
+    let mut result = match infra_error {
+        Some(reason) => EntryResult::InfraFailed { reason },
+        None => EntryResult::Measured {
+            measurement: Box::new(measurement),
+            outputs,
+            outputs_error,
+        },
+    };
+    let kept = stop_engine(ctx, engine.as_mut(), &mut last, &mut result);
+    if kept && crashed {
+        result = EntryResult::Disqualified(Disqualification {
+            reason: DisqualificationReason::EngineCrashed,
+            detail: "the engine exited while being measured".into(),
+            log_tail: log_tail(engine.log_path(), LOG_TAIL_LINES),
+        });
+    }
     steps.push(ctx.finish(
-        sla,
-        if sla_ok {
+        last,
+        if last_ok && kept {
             StepStatus::Ok
         } else {
             StepStatus::Failed
         },
-    ));
-
-    // Correctness outputs, one request at a time.
-    let mut outputs = None;
-    let mut outputs_error = None;
-    if wants_outputs {
-        if sla_ok {
-            let mut step = ctx.begin(
-                &group,
-                &format!("{group}, running correctness"),
-                Phase::RunningCorrectness,
-            );
-            match take_outputs(ctx, &endpoint, &slug, &mut step) {
-                Ok(rel) => {
-                    outputs = Some(rel);
-                    steps.push(ctx.finish(step, StepStatus::Ok));
-                }
-                Err(error) => {
-                    let reason = error_chain(&error);
-                    step.line(&reason);
-                    outputs_error = Some(reason);
-                    steps.push(ctx.finish(step, StepStatus::Failed));
-                }
-            }
-        } else {
-            steps.push(ctx.skipped(
-                &group,
-                &format!("{group}, running correctness"),
-                Phase::RunningCorrectness,
-            ));
-        }
+    )?);
+    if wants_outputs && !takes_outputs {
+        steps.push(ctx.skipped(
+            &group,
+            &format!("{group}, running correctness"),
+            Phase::RunningCorrectness,
+        )?);
     }
-    let crashed = !engine.is_running();
-    engine.stop();
-    ctx.engine_stopped();
-    record.result = if crashed {
-        EntryResult::Disqualified(Disqualification {
-            reason: DisqualificationReason::EngineCrashed,
-            detail: "the engine exited while being measured".into(),
-            log_tail: log_tail(engine.log_path(), LOG_TAIL_LINES),
-        })
-    } else {
-        EntryResult::Measured {
-            measurement: Box::new(measurement),
-            outputs,
-            outputs_error,
-        }
-    };
+    record.result = result;
     record.steps = steps;
     record.ended_at = Timestamp::now();
-    record
+    Ok(record)
 }
 
 /// Fills in the skipped steps of a group that ended early at `reached` and closes the
@@ -328,27 +388,96 @@ fn close(
     group: &str,
     wants_outputs: bool,
     reached: Reached,
-) -> EntryRecord {
+) -> Result<EntryRecord, RoundError> {
     ctx.engine_stopped();
     if reached == Reached::Start {
-        steps.push(ctx.skipped(group, &format!("{group}, running SLA"), Phase::RunningSla));
+        steps.push(ctx.skipped(group, &format!("{group}, running SLA"), Phase::RunningSla)?);
     }
     if wants_outputs {
         steps.push(ctx.skipped(
             group,
             &format!("{group}, running correctness"),
             Phase::RunningCorrectness,
-        ));
+        )?);
     }
     record.steps = steps;
     record.ended_at = Timestamp::now();
-    record
+    Ok(record)
+}
+
+/// Stops the engine before `step` (the last it ran in) ends. When its log could not be
+/// kept in full, the step gets a line and `result` becomes `infra_failed` (the entry's
+/// evidence is incomplete); returns whether it was kept.
+fn stop_engine(
+    ctx: &Ctx<'_>,
+    engine: &mut dyn Engine,
+    step: &mut StepRun,
+    result: &mut EntryResult,
+) -> bool {
+    let stopped = engine.stop();
+    ctx.engine_stopped();
+    match stopped {
+        Ok(()) => true,
+        Err(e) => {
+            let reason = error_chain(&e);
+            step.line(&format!("keeping the engine log failed: {reason}"));
+            *result = EntryResult::InfraFailed { reason };
+            false
+        }
+    }
+}
+
+/// Stops the engine after a failed or cut-short measurement: the engine crashed when it
+/// is no longer running (disqualified, with its log tail), otherwise the infrastructure
+/// (the client) failed; a log that could not be kept makes it `infra_failed`.
+fn stop_after_failure(
+    ctx: &Ctx<'_>,
+    engine: &mut dyn Engine,
+    step: &mut StepRun,
+    reason: String,
+) -> EntryResult {
+    let crashed = !engine.is_running();
+    let mut result = EntryResult::InfraFailed {
+        reason: reason.clone(),
+    };
+    if stop_engine(ctx, engine, step, &mut result) && crashed {
+        result = EntryResult::Disqualified(Disqualification {
+            reason: DisqualificationReason::EngineCrashed,
+            detail: format!("the engine exited while being measured ({reason})"),
+            log_tail: log_tail(engine.log_path(), LOG_TAIL_LINES),
+        });
+    }
+    result
+}
+
+/// Removes files a killed run of a group left; one that is not there (or whose directory
+/// is not) is fine.
+fn remove_stale(paths: &[&Path]) -> Result<(), StepError> {
+    for path in paths {
+        match fs::remove_file(path) {
+            Ok(()) => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+                ) => {}
+            Err(e) => return Err(IoError::at("removing the stale", path)(e).into()),
+        }
+    }
+    Ok(())
 }
 
 /// The scorer's group: the baseline at full precision as the reference runtime,
 /// teacher-forced on each entry's prompt and greedy tokens; writes each entry's per-item
-/// artifact `correctness/<slug>.json` and returns the verdicts.
-pub(crate) fn run_scorer(ctx: &mut Ctx<'_>, entries: &[(PlannedEntry, String)]) -> ScorerRecord {
+/// artifact `correctness/<slug>.json` and returns the verdicts. An entry whose verdict
+/// could not be computed (its artifact could not be written, say) fails the scoring step
+/// and gets an error verdict, which names no artifact.
+///
+/// Errors: as [`run_entry`].
+pub(crate) fn run_scorer(
+    ctx: &mut Ctx<'_>,
+    entries: &[(PlannedEntry, String)],
+) -> Result<ScorerRecord, RoundError> {
     let group = "Scorer";
     let mut steps = Vec::new();
     let mut record = ScorerRecord {
@@ -358,38 +487,48 @@ pub(crate) fn run_scorer(ctx: &mut Ctx<'_>, entries: &[(PlannedEntry, String)]) 
     };
     let mut start = ctx.begin(group, "Scorer, starting the engine", Phase::StartingEngine);
     let engine_log = ctx.bundle.join("logs/engines/scorer.log");
-    let _ = fs::remove_file(&engine_log);
-    let started = (|| -> Result<Box<dyn Engine>, StepError> {
+    let mut engine: Option<Box<dyn Engine>> = None;
+    let started = (|| -> Result<(), StepError> {
+        remove_stale(&[&engine_log])?;
         let tree = prepare(ctx, None, "trees/reference")?;
         full_precision(&tree.config)?;
+        let config = fs::read(&tree.config).map_err(IoError::at("reading", &tree.config))?;
         start.line(&format!(
             "reference runtime: the baseline at full precision, config sha256 {}",
-            Sha256Hex::digest(&fs::read(&tree.config).unwrap_or_default())
+            Sha256Hex::digest(&config)
         ));
-        let mut engine = ctx.backend.engine(&tree.root, &tree.config, &engine_log);
+        let engine = engine.insert(ctx.backend.engine(&tree.root, &tree.config, &engine_log));
         ctx.engine_started();
         engine.start()?;
         engine.wait_healthy(Duration::from_secs(ctx.frozen.campaign.health_deadline_s))?;
-        Ok(engine)
-    })()
-    .map_err(|e| error_chain(&e));
-    let mut engine = match started {
-        Ok(engine) => {
-            steps.push(ctx.finish(start, StepStatus::Ok));
+        Ok(())
+    })();
+    let mut engine = match (started, engine) {
+        (Ok(()), Some(engine)) => {
+            steps.push(ctx.finish(start, StepStatus::Ok)?);
             engine
         }
-        Err(reason) => {
+        (started, mut engine) => {
+            let mut reason = started
+                .err()
+                .map_or_else(|| "no engine was made".to_owned(), |e| error_chain(&e));
             start.line(&reason);
+            if let Some(Err(e)) = engine.as_mut().map(|e| e.stop()) {
+                let log = error_chain(&e);
+                start.line(&format!("keeping the engine log failed: {log}"));
+                reason = format!("{reason}; keeping its log failed: {log}");
+            }
             ctx.engine_stopped();
-            steps.push(ctx.finish(start, StepStatus::Failed));
-            steps.push(ctx.skipped(group, "Scorer, running the shared scorer", Phase::Scoring));
+            steps.push(ctx.finish(start, StepStatus::Failed)?);
+            steps.push(ctx.skipped(group, "Scorer, running the shared scorer", Phase::Scoring)?);
             record.failure = Some(format!("the reference runtime failed: {reason}"));
             record.steps = steps;
-            return record;
+            return Ok(record);
         }
     };
     let endpoint = engine.endpoint().unwrap_or_default();
     let mut scoring = ctx.begin(group, "Scorer, running the shared scorer", Phase::Scoring);
+    let mut all_scored = true;
     for (planned, outputs_rel) in entries {
         let verdict = score_entry(ctx, &endpoint, planned, outputs_rel);
         match &verdict {
@@ -401,7 +540,10 @@ pub(crate) fn run_scorer(ctx: &mut Ctx<'_>, entries: &[(PlannedEntry, String)]) 
                 summary.max_group_mean_micro_nats,
                 if summary.passed { "passed" } else { "failed" }
             )),
-            Err(e) => scoring.line(&format!("{}: {e}", planned.group)),
+            Err(e) => {
+                all_scored = false;
+                scoring.line(&format!("{}: {}", planned.group, error_chain(e)));
+            }
         }
         record.verdicts.push(match verdict {
             Ok(summary) => EntryVerdict {
@@ -417,21 +559,32 @@ pub(crate) fn run_scorer(ctx: &mut Ctx<'_>, entries: &[(PlannedEntry, String)]) 
         });
     }
     let alive = engine.is_running();
-    engine.stop();
+    let stopped = engine.stop();
     ctx.engine_stopped();
     if !alive {
         record.failure = Some("the reference runtime exited while scoring".into());
     }
+    let kept = match stopped {
+        Ok(()) => true,
+        Err(e) => {
+            let reason = error_chain(&e);
+            scoring.line(&format!("keeping the engine log failed: {reason}"));
+            if record.failure.is_none() {
+                record.failure = Some(format!("the reference runtime's log: {reason}"));
+            }
+            false
+        }
+    };
     steps.push(ctx.finish(
         scoring,
-        if alive {
+        if alive && kept && all_scored {
             StepStatus::Ok
         } else {
             StepStatus::Failed
         },
-    ));
+    )?);
     record.steps = steps;
-    record
+    Ok(record)
 }
 
 /// Computes one entry's distances against the reference at `endpoint` and writes its
@@ -442,6 +595,10 @@ fn score_entry(
     planned: &PlannedEntry,
     outputs_rel: &str,
 ) -> Result<CorrectnessSummary, StepError> {
+    let items_file = format!("correctness/{}.json", planned.slug);
+    let items_path = ctx.bundle.join(&items_file);
+    // A killed run's artifact is not this verdict's.
+    remove_stale(&[&items_path])?;
     let path = ctx.work.join(outputs_rel);
     let bytes = fs::read(&path).map_err(IoError::at("reading", &path))?;
     let outputs: Vec<ItemOutput> =
@@ -491,8 +648,7 @@ fn score_entry(
         item_bound_micro_nats: spec.item_bound_micro_nats,
         items,
     };
-    let items_file = format!("correctness/{}.json", planned.slug);
-    super::write_artifact(&ctx.bundle.join(&items_file), &artifact)?;
+    super::write_artifact(&items_path, &artifact)?;
     let (verdict, _) = correctness::verdict_from_artifact(&artifact);
     Ok(CorrectnessSummary {
         items: u32::try_from(artifact.items.len()).unwrap_or(u32::MAX),
@@ -569,14 +725,19 @@ fn prepare(ctx: &Ctx<'_>, patch: Option<&Sha256Hex>, rel: &str) -> Result<Tree, 
     let prepared =
         intake::gates::prepare_tree(&ctx.campaign_dir, &ctx.frozen.campaign, patch, &dest)
             .map_err(StepError::Tree)?;
+    // The receipt records the config's digest: an unreadable config is an error, never
+    // the digest of nothing.
+    let config = fs::read(&prepared.engine_config)
+        .map_err(IoError::at("reading", &prepared.engine_config))?;
     Ok(Tree {
         root: prepared.root,
         config: prepared.engine_config,
+        config_sha256: Sha256Hex::digest(&config),
     })
 }
 
 /// Rewrites an engine config to full precision (f32 weights and KV cache): the
-/// reference runtime of MEASUREMENT.md §Correctness.
+/// reference runtime of content/correctness.md §Correctness.
 fn full_precision(config: &Path) -> Result<(), StepError> {
     let parse = |message: String| StepError::Parse {
         path: config.to_path_buf(),
@@ -633,7 +794,7 @@ impl ProgressSink for ProbeLines<'_> {
         self.progress.probe_finished(record);
         if let Ok(mut lines) = self.lines.lock() {
             lines.push(format!(
-                "run {} probe {}: rate {} milli-req/s, {}/{} completed, {} over bound, p {} µs, send lag p99 {} µs, {:?}, throughput {} milli-req/s",
+                "run {} probe {}: rate {} milli-req/s, {}/{} completed, {} over bound, p {} µs, send lag p99 {} µs, {}, throughput {} milli-req/s",
                 record.run,
                 record.probe,
                 record.rate_milli_rps,
@@ -642,25 +803,10 @@ impl ProgressSink for ProbeLines<'_> {
                 record.over_bound,
                 opt(record.percentile_us),
                 record.send_lag_p99_us,
-                record.verdict,
+                super::verdict_words(record.verdict),
                 record.throughput_milli_rps
             ));
         }
-    }
-}
-
-/// A measurement failure: the engine crashed when it is no longer running, otherwise
-/// the infrastructure (the client) failed.
-fn crashed_or_infra(engine: &mut dyn Engine, reason: String) -> EntryResult {
-    if engine.is_running() {
-        EntryResult::InfraFailed { reason }
-    } else {
-        engine.stop();
-        EntryResult::Disqualified(Disqualification {
-            reason: DisqualificationReason::EngineCrashed,
-            detail: format!("the engine exited while being measured ({reason})"),
-            log_tail: log_tail(engine.log_path(), LOG_TAIL_LINES),
-        })
     }
 }
 

@@ -6,6 +6,7 @@
 use std::fs;
 
 use receipts::bundle::seal_bundle;
+use receipts::fsutil::sync_dir;
 use receipts::model::{
     BackendKind, CampaignRef, CorrectnessItems, CorrectnessSpec, CorrectnessSummary,
     Disqualification, DisqualificationReason, DriftCheck, Entry, EntryInfraFailure, EntryStatus,
@@ -35,6 +36,9 @@ pub(crate) fn seal_and_finish(ctx: &mut Ctx<'_>) -> Result<(Sha256Hex, RoundReco
     let sealed = match sealed {
         Some(sealed) => sealed,
         None => {
+            // A writer killed between creating its temp file and renaming it (this run's
+            // or a killed one's) left the temp file in the bundle: it is no subject.
+            receipts::fsutil::remove_temp_files(&ctx.bundle)?;
             let (record, updates) = build(ctx)?;
             let predicate = serde_json::to_value(&record).map_err(|e| RoundError::Record {
                 round: ctx.round,
@@ -54,13 +58,20 @@ pub(crate) fn seal_and_finish(ctx: &mut Ctx<'_>) -> Result<(Sha256Hex, RoundReco
         }
     };
     let dest = ctx.campaign_dir.round_dir(ctx.round);
+    let rounds = ctx.campaign_dir.rounds_dir();
     if !dest.exists() {
-        let rounds = ctx.campaign_dir.rounds_dir();
         fs::create_dir_all(&rounds).map_err(io("creating", &rounds))?;
         fs::rename(&ctx.bundle, &dest).map_err(io("moving the sealed bundle to", &dest))?;
-        if let Ok(d) = fs::File::open(&rounds) {
-            let _ = d.sync_all();
-        }
+    }
+    // The rename is on disk before the submissions move (every time: a runner killed
+    // right after the rename may not have synced it). Its files were synced by sealing.
+    for dir in [
+        dest.as_path(),
+        rounds.as_path(),
+        ctx.work.as_path(),
+        ctx.campaign_dir.root(),
+    ] {
+        sync_dir(dir).map_err(io("syncing", dir))?;
     }
     ctx.failpoint(ctx.records.len())?;
     let (record, digest) = read_round_record(&dest)?;
@@ -495,7 +506,7 @@ fn entry_from(
 
 /// The disqualification detail of a failed correctness gate: the first failing item's
 /// own index and distance, else the first failing group's own mean (µnat), read from the
-/// entry's per-item artifact (MEASUREMENT.md §Correctness). Without the artifact it says
+/// entry's per-item artifact (content/correctness.md §Correctness). Without the artifact it says
 /// which item or group failed and that its value could not be read.
 fn correctness_detail(
     summary: &CorrectnessSummary,

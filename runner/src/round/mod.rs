@@ -1,4 +1,4 @@
-//! The round executor (DESIGN.md §3–5; the finished round of `003_5c846bb873ff4c44.txt`):
+//! The round executor (content/rounds.md; the finished round of content/rounds.md):
 //! takes a campaign's `bench_queued` submissions, runs the steps of 003 in order —
 //! Setup (hardware fingerprint; seeds drawn from the OS and their commitments signed
 //! into the "round opened" statement before any entry runs), Baseline, Incumbent (the
@@ -30,8 +30,8 @@ use std::path::{Path, PathBuf};
 
 use receipts::keys::PrivateKey;
 use receipts::model::{
-    CampaignId, FrozenCampaign, Phase, ProbeRecord, RevealedSeeds, RoundRecord, Sha256Hex, Step,
-    StepStatus, Timestamp,
+    CampaignId, EventKind, FrozenCampaign, MeasurementOutcome, Phase, ProbeRecord, ProbeVerdict,
+    RevealedSeeds, RoundRecord, Sha256Hex, SlaUnmetReason, Step, StepStatus, Timestamp,
 };
 
 use crate::journal::{Journal, JournalError};
@@ -146,7 +146,7 @@ pub enum RoundError {
         #[source]
         source: receipts::keys::KeyError,
     },
-    /// The signing key is not trusted now by the keyring (RECEIPTS.md §Keys): `verify`
+    /// The signing key is not trusted now by the keyring (content/receipts.md §Keys): `verify`
     /// would reject the round it signs.
     #[error("key `{keyid}` is not trusted by the keyring `{keyring}`: {why}")]
     KeyNotTrusted {
@@ -198,6 +198,20 @@ pub enum RoundError {
         /// The keyid given now.
         given: String,
     },
+    /// The next round number is already named by a submission's record (a round outcome
+    /// event): a round of that number ran, and its sealed bundle is missing from
+    /// `rounds/`. Reusing the number would open a second, different round under it.
+    #[error(
+        "round {round} is named by submission `{submission}` (its `{state}` event), but `rounds/{round}` is not sealed in the data directory: a round number is never reused (restore the round's bundle into `rounds/{round}`)"
+    )]
+    RoundNumberUsed {
+        /// The round number that would have been reused.
+        round: u64,
+        /// The submission whose record names it.
+        submission: Sha256Hex,
+        /// The state its event moved to.
+        state: &'static str,
+    },
     /// The failpoint of [`RoundOptions::abort_after_record`] fired.
     #[error("aborted by the failpoint after journal record {after}")]
     Aborted {
@@ -237,6 +251,11 @@ pub fn run_round(
     let work = campaign_dir.work_dir().join(format!("round-{round}"));
     let bundle = work.join("bundle");
     fs::create_dir_all(&bundle).map_err(io("creating", &bundle))?;
+    // The round's work directory survives a crash with the journal in it (the journal
+    // syncs its own entry in it).
+    for dir in [campaign_dir.work_dir(), campaign_dir.root().to_path_buf()] {
+        receipts::fsutil::sync_dir(&dir).map_err(io("syncing", &dir))?;
+    }
     let backend = engines::backend_for(
         &frozen.campaign.backend,
         EngineSettings {
@@ -302,25 +321,60 @@ pub fn run_round(
 }
 
 /// The round to run: the one a killed runner left in `.work/`, else the next number.
+///
+/// Errors: [`RoundError::Io`] when `.work/` exists but cannot be listed (an entry that
+/// cannot be read could be the round a killed runner left: skipping it would open a new
+/// round next to it).
 fn pick_round(campaign_dir: &CampaignDir) -> Result<u64, RoundError> {
     let work = campaign_dir.work_dir();
-    let mut pending: Vec<u64> = match fs::read_dir(&work) {
-        Ok(entries) => entries
-            .filter_map(Result::ok)
-            .filter_map(|e| {
-                e.file_name()
+    let mut pending: Vec<u64> = Vec::new();
+    match fs::read_dir(&work) {
+        Ok(entries) => {
+            for entry in entries {
+                let entry = entry.map_err(io("listing", &work))?;
+                let number = entry
+                    .file_name()
                     .to_str()
                     .and_then(|name| name.strip_prefix("round-"))
-                    .and_then(|n| n.parse().ok())
-            })
-            .collect(),
-        Err(_) => Vec::new(),
-    };
+                    .and_then(|n| n.parse::<u64>().ok().filter(|v| v.to_string() == n));
+                if let Some(n) = number {
+                    pending.push(n);
+                }
+            }
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(io("listing", &work)(e)),
+    }
     pending.sort_unstable();
     if let Some(n) = pending.first() {
         return Ok(*n);
     }
-    Ok(campaign_dir.round_numbers()?.last().copied().unwrap_or(0) + 1)
+    let next = campaign_dir.round_numbers()?.last().copied().unwrap_or(0) + 1;
+    // The highest round any submission's record names: a number at or above `next`
+    // belongs to a round whose bundle is gone.
+    let mut named: Option<(u64, Sha256Hex, &'static str)> = None;
+    for submission in campaign_dir.list_submissions()? {
+        for event in &submission.events {
+            if let EventKind::Transition {
+                to,
+                round: Some(round),
+                ..
+            } = event.kind
+                && round >= next
+                && named.as_ref().is_none_or(|(r, _, _)| round > *r)
+            {
+                named = Some((round, submission.sha256.clone(), to.as_str()));
+            }
+        }
+    }
+    match named {
+        Some((round, submission, state)) => Err(RoundError::RoundNumberUsed {
+            round,
+            submission,
+            state,
+        }),
+        None => Ok(next),
+    }
 }
 
 /// Steps a journal record holds.
@@ -385,7 +439,7 @@ impl Ctx<'_> {
                 .entry_record(planned.index, entry::GroupKind::Entry)
                 .is_none()
             {
-                let record = entry::run_entry(self, planned, entry::GroupKind::Entry);
+                let record = entry::run_entry(self, planned, entry::GroupKind::Entry)?;
                 self.append(Record::Entry(Box::new(record)))?;
             }
         }
@@ -404,9 +458,9 @@ impl Ctx<'_> {
                 })
                 .collect();
             let scorer = if with_outputs.is_empty() {
-                self.skipped_scorer()
+                self.skipped_scorer()?
             } else {
-                entry::run_scorer(self, &with_outputs)
+                entry::run_scorer(self, &with_outputs)?
             };
             self.append(Record::Scorer(scorer))?;
         }
@@ -415,7 +469,7 @@ impl Ctx<'_> {
             .is_none()
             && let Some(baseline) = entries.first()
         {
-            let record = entry::run_entry(self, baseline, entry::GroupKind::DriftBaseline);
+            let record = entry::run_entry(self, baseline, entry::GroupKind::DriftBaseline)?;
             self.append(Record::Entry(Box::new(record)))?;
         }
         if !self
@@ -425,8 +479,12 @@ impl Ctx<'_> {
         {
             let mut step = self.begin("Teardown", "Releasing the machine", Phase::Teardown);
             let hardware = engines::hardware::fingerprint();
-            step.line(&format!("hardware at teardown: {hardware:?}"));
-            let steps = vec![self.finish(step, StepStatus::Ok)];
+            step.line(&format!(
+                "hardware at teardown: {}",
+                serde_json::to_string(&hardware)
+                    .unwrap_or_else(|e| format!("(not serialisable: {e})"))
+            ));
+            let steps = vec![self.finish(step, StepStatus::Ok)?];
             self.append(Record::Teardown(record::TeardownRecord { steps, hardware }))?;
         }
         finish::seal_and_finish(self)
@@ -456,24 +514,24 @@ impl Ctx<'_> {
     }
 
     /// A scorer group with nothing to score: both steps skipped.
-    fn skipped_scorer(&mut self) -> record::ScorerRecord {
+    fn skipped_scorer(&mut self) -> Result<record::ScorerRecord, RoundError> {
         let steps = vec![
             self.skipped(
                 "Scorer",
                 "Scorer, starting the engine",
                 Phase::StartingEngine,
-            ),
+            )?,
             self.skipped(
                 "Scorer",
                 "Scorer, running the shared scorer",
                 Phase::Scoring,
-            ),
+            )?,
         ];
-        record::ScorerRecord {
+        Ok(record::ScorerRecord {
             steps,
             verdicts: Vec::new(),
             failure: None,
-        }
+        })
     }
 
     /// The round's seeds (after setup).
@@ -510,22 +568,32 @@ impl Ctx<'_> {
     }
 
     /// Ends a step: writes its log into the bundle and reports it.
-    fn finish(&mut self, step: StepRun, status: StepStatus) -> Step {
+    ///
+    /// Errors: [`RoundError::Io`] naming the log when it cannot be written: a step whose
+    /// record would name a missing log (or none) is never journaled, so the round stops
+    /// and a resume runs its group again.
+    fn finish(&mut self, step: StepRun, status: StepStatus) -> Result<Step, RoundError> {
         let ended_at = Timestamp::now();
-        let log = format!("logs/steps/{:02}-{}.log", step.index, slugify(&step.name));
+        let log = format!("logs/steps/{:02}-{}.log", step.index, self.step_stem(&step));
         let mut text = format!(
-            "{} — {}\nphase: {:?}\nstarted: {}\nended: {}\nstatus: {:?}\n",
-            step.group, step.name, step.phase, step.started_at, ended_at, status
+            "{} — {}\nphase: {}\nstarted: {}\nended: {}\nstatus: {}\n",
+            step.group,
+            step.name,
+            phase_words(step.phase),
+            step.started_at,
+            ended_at,
+            status_words(status)
         );
         for line in &step.lines {
             text.push_str(line);
             text.push('\n');
         }
         let path = self.bundle.join(&log);
-        let written = path
-            .parent()
-            .map_or(Ok(()), fs::create_dir_all)
-            .and_then(|()| receipts::fsutil::write_atomic(&path, text.as_bytes(), 0o644));
+        if let Some(parent) = path.parent() {
+            fs::create_dir_all(parent).map_err(io("creating", parent))?;
+        }
+        receipts::fsutil::write_atomic(&path, text.as_bytes(), 0o644)
+            .map_err(io("writing the step log", &path))?;
         let done = Step {
             index: step.index,
             group: step.group,
@@ -534,10 +602,10 @@ impl Ctx<'_> {
             started_at: step.started_at,
             ended_at,
             status,
-            log: written.is_ok().then_some(log),
+            log: Some(log),
         };
         self.progress.step_finished(&done);
-        done
+        Ok(done)
     }
 
     /// An engine is about to start: engine time counts from now.
@@ -553,8 +621,23 @@ impl Ctx<'_> {
         }
     }
 
+    /// The file-name form of a step's name: an entry's step is named by the entry's slug
+    /// (`candidate-2-miner-b-running-sla`), any other by its name (`setup-...`).
+    fn step_stem(&self, step: &StepRun) -> String {
+        let planned = self.records.iter().find_map(|r| match r {
+            Record::Setup(setup) => setup.entries.iter().find(|e| e.group == step.group),
+            _ => None,
+        });
+        match (planned, step.name.strip_prefix(step.group.as_str())) {
+            (Some(planned), Some(rest)) => format!("{}-{}", planned.slug, slugify(rest)),
+            _ => slugify(&step.name),
+        }
+    }
+
     /// A step that did not run.
-    fn skipped(&mut self, group: &str, name: &str, phase: Phase) -> Step {
+    ///
+    /// Errors: as [`Ctx::finish`].
+    fn skipped(&mut self, group: &str, name: &str, phase: Phase) -> Result<Step, RoundError> {
         let step = self.begin(group, name, phase);
         self.finish(step, StepStatus::Skipped)
     }
@@ -577,6 +660,56 @@ impl StepRun {
     }
 }
 
+/// A phase in the words of content/rounds.md: `running SLA`, `starting the engine`.
+fn phase_words(phase: Phase) -> &'static str {
+    match phase {
+        Phase::Provisioning => "provisioning",
+        Phase::Bootstrapping => "bootstrapping",
+        Phase::PullingImage => "pulling the image",
+        Phase::DownloadingModel => "downloading the model",
+        Phase::StartingEngine => "starting the engine",
+        Phase::RunningSla => "running SLA",
+        Phase::RunningCorrectness => "running correctness",
+        Phase::Scoring => "scoring",
+        Phase::Teardown => "teardown",
+    }
+}
+
+/// How a step ended, in words: `ok`, `failed`, `skipped`.
+fn status_words(status: StepStatus) -> &'static str {
+    match status {
+        StepStatus::Ok => "ok",
+        StepStatus::Failed => "failed",
+        StepStatus::Skipped => "skipped",
+    }
+}
+
+/// A probe's verdict in words: `pass`, `fail`, `invalid`.
+fn verdict_words(verdict: ProbeVerdict) -> &'static str {
+    match verdict {
+        ProbeVerdict::Pass => "pass",
+        ProbeVerdict::Fail => "fail",
+        ProbeVerdict::Invalid => "invalid",
+    }
+}
+
+/// How a measurement ended, in words: `measured`, `SLA unmet (no passing rate)`,
+/// `invalid (run 1 probe 3: the client's send lag exceeded the bound)`.
+fn outcome_words(outcome: MeasurementOutcome) -> String {
+    match outcome {
+        MeasurementOutcome::Measured => "measured".to_owned(),
+        MeasurementOutcome::SlaUnmet {
+            reason: SlaUnmetReason::NoPassingRate,
+        } => "SLA unmet (no passing rate)".to_owned(),
+        MeasurementOutcome::SlaUnmet {
+            reason: SlaUnmetReason::DeadlineExpired,
+        } => "SLA unmet (the entry's deadline expired)".to_owned(),
+        MeasurementOutcome::Invalid { run, probe } => format!(
+            "invalid (run {run} probe {probe}: the client's send lag exceeded the bound)"
+        ),
+    }
+}
+
 /// `Candidate 2 of 5, running SLA` → `candidate-2-of-5-running-sla`.
 fn slugify(name: &str) -> String {
     let mut out = String::new();
@@ -591,6 +724,9 @@ fn slugify(name: &str) -> String {
 }
 
 /// Writes a JSON artifact into the bundle (pretty, trailing newline, atomically).
+///
+/// Errors: [`DataError::Io`] naming the file (or its directory) that could not be
+/// written; the caller fails its step with it, and never names the file.
 fn write_artifact<T: serde::Serialize>(path: &Path, value: &T) -> Result<(), DataError> {
     intake::store::write_json(path, value)
 }
@@ -609,6 +745,113 @@ fn io(action: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> Round
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn campaign_dir(root: &Path) -> CampaignDir {
+        DataDir::new(root).campaign(&"tiny".parse().unwrap())
+    }
+
+    /// Regression: a `.work/` that could not be listed was taken for an empty one, so the
+    /// round a killed runner left there was skipped and a new one opened beside it.
+    #[test]
+    fn an_unlistable_work_directory_is_an_error_not_no_pending_round() {
+        let dir = tempfile::tempdir().unwrap();
+        let campaign = campaign_dir(dir.path());
+        fs::create_dir_all(campaign.rounds_dir().join("1")).unwrap();
+        // No `.work/` yet: the next number.
+        assert_eq!(pick_round(&campaign).unwrap(), 2);
+        // A pending round is resumed; names that only look like one are not.
+        fs::create_dir_all(campaign.work_dir().join("round-2")).unwrap();
+        fs::create_dir_all(campaign.work_dir().join("round-01")).unwrap();
+        fs::create_dir_all(campaign.work_dir().join("round-x")).unwrap();
+        assert_eq!(pick_round(&campaign).unwrap(), 2);
+        // `.work` that cannot be listed (here: not a directory).
+        fs::remove_dir_all(campaign.work_dir()).unwrap();
+        fs::write(campaign.work_dir(), b"").unwrap();
+        match pick_round(&campaign) {
+            Err(RoundError::Io(e)) => {
+                assert_eq!(e.action, "listing");
+                assert_eq!(e.path, campaign.work_dir());
+            }
+            other => panic!("expected an I/O error listing .work, got {other:?}"),
+        }
+    }
+
+    /// Regression: with the sealed bundle of round 2 deleted, `round` reused the number 2
+    /// with new seeds although a submission's record names round 2.
+    #[test]
+    fn a_round_number_a_submission_names_is_never_reused() {
+        use receipts::model::{PipelineState, Submission};
+        let dir = tempfile::tempdir().unwrap();
+        let campaign = campaign_dir(dir.path());
+        fs::create_dir_all(campaign.rounds_dir().join("1")).unwrap();
+        let sha = Sha256Hex::digest(b"a diff");
+        let mut submission = Submission::committed(
+            sha.clone(),
+            "tiny".parse().unwrap(),
+            "miner-a".parse().unwrap(),
+            sha.clone(),
+            6,
+            Timestamp::now(),
+        );
+        for to in [
+            PipelineState::PickedUp,
+            PipelineState::Fetched,
+            PipelineState::Verified,
+            PipelineState::Applied,
+            PipelineState::SurfaceOk,
+            PipelineState::Building,
+            PipelineState::Built,
+            PipelineState::BenchQueued,
+        ] {
+            submission.transition(to, Timestamp::now(), "test").unwrap();
+        }
+        submission
+            .round_transition(PipelineState::RoundAssigned, 1, Timestamp::now(), "r1")
+            .unwrap();
+        intake::store::write_json(&campaign.submission_json(&sha), &submission).unwrap();
+        // Round 1 is sealed: its number is behind us.
+        assert_eq!(pick_round(&campaign).unwrap(), 2);
+        submission
+            .round_transition(PipelineState::InfraFailed, 1, Timestamp::now(), "r1")
+            .unwrap();
+        submission.requeue(Timestamp::now(), "again").unwrap();
+        submission
+            .round_transition(PipelineState::RoundAssigned, 2, Timestamp::now(), "r2")
+            .unwrap();
+        intake::store::write_json(&campaign.submission_json(&sha), &submission).unwrap();
+        match pick_round(&campaign) {
+            Err(e @ RoundError::RoundNumberUsed { round: 2, .. }) => {
+                let message = e.to_string();
+                assert!(message.contains("round 2"), "{message}");
+                assert!(message.contains(sha.as_str()), "{message}");
+            }
+            other => panic!("expected the round number to be refused, got {other:?}"),
+        }
+        // Once round 2 is back in place, the next one is 3.
+        fs::create_dir_all(campaign.rounds_dir().join("2")).unwrap();
+        assert_eq!(pick_round(&campaign).unwrap(), 3);
+    }
+
+    /// Regression: step logs printed Rust debug names (`RunningSla`, `Ok`, `Measured`,
+    /// `SlaUnmet { reason: NoPassingRate }`).
+    #[test]
+    fn step_logs_speak_plain_words() {
+        assert_eq!(phase_words(Phase::RunningSla), "running SLA");
+        assert_eq!(phase_words(Phase::StartingEngine), "starting the engine");
+        assert_eq!(status_words(StepStatus::Ok), "ok");
+        assert_eq!(verdict_words(ProbeVerdict::Pass), "pass");
+        assert_eq!(verdict_words(ProbeVerdict::Fail), "fail");
+        assert_eq!(verdict_words(ProbeVerdict::Invalid), "invalid");
+        assert_eq!(outcome_words(MeasurementOutcome::Measured), "measured");
+        assert_eq!(
+            outcome_words(MeasurementOutcome::SlaUnmet {
+                reason: SlaUnmetReason::NoPassingRate
+            }),
+            "SLA unmet (no passing rate)"
+        );
+        let invalid = outcome_words(MeasurementOutcome::Invalid { run: 1, probe: 3 });
+        assert!(invalid.starts_with("invalid (run 1 probe 3"), "{invalid}");
+    }
 
     #[test]
     fn step_names_become_file_names() {

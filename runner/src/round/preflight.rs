@@ -1,4 +1,5 @@
-//! The checks before a round opens or resumes (DESIGN.md §5; RECEIPTS.md §Keys): the
+//! The checks before a round opens or resumes (content/receipts.md; content/receipts.md §Keys): no
+//! private key file lies inside the data directory, which is published; the
 //! signing key is trusted now by the data directory's keyring (and, when the campaign
 //! lists `evaluator_keyids`, one of them); `miners.json` parses; and the previous round's
 //! bundle verifies against that keyring before its seat (`outcome.leaderAfter`) and its
@@ -8,13 +9,39 @@
 
 use receipts::keys::{Keyring, PrivateKey};
 use receipts::model::{
-    Campaign, FrozenCampaign, Leader, ROUND_PREDICATE_TYPE, Sha256Hex, Timestamp,
+    Campaign, FrozenCampaign, Leader, ROUND_PREDICATE_TYPES, Sha256Hex, Timestamp,
 };
 use receipts::verify::VerifyOptions;
 use verifier::verify_bundle;
 
 use super::RoundError;
-use receipts::layout::{CampaignDir, DataDir, read_round_record};
+use receipts::layout::{CampaignDir, DataDir, DataError, default_key_dir, read_round_record};
+
+/// The key directory the refusal's hint names when neither `XDG_CONFIG_HOME` nor `HOME`
+/// is set.
+const FALLBACK_KEY_DIR: &str = "~/.config/referee/keys";
+
+/// Refuses a data directory that holds a private key file ([`DataDir::private_keys`]:
+/// a `*.key` file, or any file holding a key seed): the data directory is published, so
+/// the key would be too. The error names every file and the commands that move them into
+/// the default key directory ([`default_key_dir`]).
+///
+/// Errors: [`RoundError::Data`] with [`DataError::PrivateKeyInside`], or
+/// [`DataError::Io`] when the directory cannot be scanned.
+pub(crate) fn check_no_private_keys(data: &DataDir) -> Result<(), RoundError> {
+    let found = data.private_keys()?;
+    if found.is_empty() {
+        return Ok(());
+    }
+    let key_dir = default_key_dir().unwrap_or_else(|| FALLBACK_KEY_DIR.into());
+    Err(RoundError::Data(DataError::private_keys_inside(
+        data.root(),
+        "the data directory",
+        found,
+        &key_dir,
+        "referee round",
+    )))
+}
 
 /// What a verified previous round hands the next one.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -25,18 +52,20 @@ pub(crate) struct Previous {
     pub leader: Option<Leader>,
 }
 
-/// Refuses a signing key that the keyring at `data.keyring_path()` does not trust at
-/// `now`, or that is outside the campaign's non-empty `evaluator_keyids`; returns the
-/// keyring.
+/// Refuses a data directory that holds a private key ([`check_no_private_keys`], first),
+/// and a signing key that the keyring at `data.keyring_path()` does not trust at `now`,
+/// or that is outside the campaign's non-empty `evaluator_keyids`; returns the keyring.
 ///
-/// Errors: [`RoundError::KeyNotAllowed`], [`RoundError::Keyring`] (the keyring file is
-/// missing or invalid), [`RoundError::KeyNotTrusted`].
+/// Errors: [`DataError::PrivateKeyInside`] (as [`RoundError::Data`]),
+/// [`RoundError::KeyNotAllowed`], [`RoundError::Keyring`] (the keyring file is missing or
+/// invalid), [`RoundError::KeyNotTrusted`].
 pub(crate) fn check_key(
     data: &DataDir,
     campaign: &Campaign,
     key: &PrivateKey,
     now: Timestamp,
 ) -> Result<Keyring, RoundError> {
+    check_no_private_keys(data)?;
     if !campaign.evaluator_keyids.is_empty()
         && !campaign
             .evaluator_keyids
@@ -87,11 +116,20 @@ pub(crate) fn check_previous(
         return Ok(Previous::default());
     };
     let dir = campaign_dir.round_dir(previous);
-    let options = VerifyOptions {
-        expected_predicate_type: Some(ROUND_PREDICATE_TYPE.to_owned()),
-        ..VerifyOptions::at(now)
-    };
-    let report = verify_bundle(&dir, keyring, &options);
+    // A previous round of any predicate version this build verifies seats its leader, so
+    // a campaign goes on across an upgrade (ARCHITECTURE.md, Predicate versions).
+    let report = verify_bundle(&dir, keyring, &VerifyOptions::at(now));
+    let predicate_type = report.predicate_type.clone().unwrap_or_default();
+    if report.passed() && !ROUND_PREDICATE_TYPES.contains(&predicate_type.as_str()) {
+        return Err(RoundError::PreviousUnverified {
+            bundle: dir,
+            failures: vec![format!(
+                "statement.predicateType: `{predicate_type}` is not a round predicate this build \
+                 verifies ({})",
+                ROUND_PREDICATE_TYPES.join(", ")
+            )],
+        });
+    }
     let digest = match (&report.statement_digest, report.passed()) {
         (Some(digest), true) => digest.clone(),
         _ => {
@@ -132,4 +170,48 @@ pub(crate) fn check_previous(
         receipt: Some(digest),
         leader: record.outcome.leader_after,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Regression: preflight asked for the current predicate type only, so a campaign
+    /// whose last round was sealed as v1 could not run its next round after an upgrade.
+    #[test]
+    fn a_v1_previous_round_seats_its_leader() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let data = tempfile::tempdir().unwrap();
+        let campaign_dir = DataDir::new(data.path()).campaign(&"tiny".parse().unwrap());
+        let round = campaign_dir.round_dir(1);
+        std::fs::create_dir_all(&round).unwrap();
+        let fixture = root.join("verifier/tests/fixtures/v1-round");
+        copy_tree(&fixture, &round);
+        std::fs::copy(
+            root.join("receipts/tests/fixtures/v1-campaign.toml"),
+            campaign_dir.campaign_toml(),
+        )
+        .unwrap();
+        let frozen = campaign_dir.load_campaign().unwrap();
+        let keyring = Keyring::load(&root.join("verifier/tests/fixtures/v1-keyring.json")).unwrap();
+        let previous = check_previous(&campaign_dir, &frozen, &keyring, Timestamp::now()).unwrap();
+        assert_eq!(
+            previous.receipt.unwrap().as_str(),
+            "7ca7a7a7a4aab47969e60acf17a90f699aacf2adac1d8ccd6680af65888ff97e"
+        );
+        assert_eq!(previous.leader, None);
+    }
+
+    fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
+        for entry in std::fs::read_dir(from).unwrap() {
+            let entry = entry.unwrap();
+            let dest = to.join(entry.file_name());
+            if entry.file_type().unwrap().is_dir() {
+                std::fs::create_dir_all(&dest).unwrap();
+                copy_tree(&entry.path(), &dest);
+            } else {
+                std::fs::copy(entry.path(), dest).unwrap();
+            }
+        }
+    }
 }

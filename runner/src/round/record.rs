@@ -41,10 +41,11 @@ pub struct PlannedEntry {
     pub miner: Option<MinerId>,
     /// The diff; `None` for the baseline.
     pub patch: Option<Sha256Hex>,
-    /// The step group, as in `003_5c846bb873ff4c44.txt`: `Baseline`, `Incumbent`,
-    /// `Candidate 2 of 5`.
+    /// The step group, as in content/rounds.md: `Baseline`,
+    /// `Incumbent — miner-a e5595a3…88ea1`, `Candidate 2 of 5 — miner-b 0c1d2e3…4f5a6`.
     pub group: String,
-    /// File-name form of the group: `baseline`, `incumbent`, `candidate-2`.
+    /// File-name form of the entry, one per entry and unique within the round:
+    /// `baseline`, `incumbent-miner-a`, `candidate-2-miner-b` (bundle files and step logs).
     pub slug: String,
 }
 

@@ -1,7 +1,7 @@
 //! The setup group: probe the machine, draw the seeds from the OS, seat the entries
 //! (baseline, the leader of the last round as incumbent, the queued challengers in
 //! commitment order), copy the inputs under `inputs/`, and sign the "round opened"
-//! statement (DESIGN.md §5) into the bundle before any entry runs.
+//! statement (content/receipts.md) into the bundle before any entry runs.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -49,7 +49,7 @@ pub(crate) fn run_setup(ctx: &mut Ctx<'_>) -> Result<SetupRecord, RoundError> {
             gpu.name, gpu.uuid, gpu.memory_bytes, gpu.compute_capability, gpu.driver_version
         ));
     }
-    steps.push(ctx.finish(probe, StepStatus::Ok));
+    steps.push(ctx.finish(probe, StepStatus::Ok)?);
 
     let mut open = ctx.begin(
         "Setup",
@@ -88,8 +88,8 @@ pub(crate) fn run_setup(ctx: &mut Ctx<'_>) -> Result<SetupRecord, RoundError> {
             role: Role::Incumbent,
             miner: Some(leader.miner.clone()),
             patch: Some(leader.patch.clone()),
-            group: "Incumbent".into(),
-            slug: "incumbent".into(),
+            group: format!("Incumbent — {} {}", leader.miner, leader.patch.short()),
+            slug: format!("incumbent-{}", leader.miner),
         });
     }
     let count = challengers.len();
@@ -97,10 +97,17 @@ pub(crate) fn run_setup(ctx: &mut Ctx<'_>) -> Result<SetupRecord, RoundError> {
         entries.push(PlannedEntry {
             index: u32::try_from(entries.len()).unwrap_or(u32::MAX),
             role: Role::Challenger,
+            group: format!(
+                "Candidate {} of {count} — {} {}",
+                i + 1,
+                submission.miner,
+                submission.sha256.short()
+            ),
+            // Unique within the round (the position is); miner ids have a closed
+            // alphabet that is safe in a file name.
+            slug: format!("candidate-{}-{}", i + 1, submission.miner),
             miner: Some(submission.miner),
             patch: Some(submission.sha256),
-            group: format!("Candidate {} of {count}", i + 1),
-            slug: format!("candidate-{}", i + 1),
         });
     }
     for planned in &entries {
@@ -143,7 +150,7 @@ pub(crate) fn run_setup(ctx: &mut Ctx<'_>) -> Result<SetupRecord, RoundError> {
         "round opened: {ROUND_OPENED_FILE} signed by {}",
         ctx.key.keyid()
     ));
-    steps.push(ctx.finish(open, StepStatus::Ok));
+    steps.push(ctx.finish(open, StepStatus::Ok)?);
 
     Ok(SetupRecord {
         round: ctx.round,
@@ -161,7 +168,7 @@ pub(crate) fn run_setup(ctx: &mut Ctx<'_>) -> Result<SetupRecord, RoundError> {
     })
 }
 
-/// Five fresh 32-byte seeds and salts from the OS (MEASUREMENT.md, Seeds).
+/// Five fresh 32-byte seeds and salts from the OS (content/measurement.md, Seeds).
 fn draw_seeds() -> Result<RevealedSeeds, RoundError> {
     let draw = || -> Result<SeedReveal, RoundError> {
         let mut seed = [0u8; 32];

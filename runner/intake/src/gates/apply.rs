@@ -1,7 +1,8 @@
 //! Gate `applied`: libgit2 applies the parsed diff to the pinned tree (in memory), checks
 //! the result out into an empty directory, and the directory is compared, file by file,
 //! with the baseline: the paths that differ must be exactly the ones the surface checks
-//! approved, each a regular file inside the directory.
+//! approved, each a regular file inside the directory. A conflict names the file and the
+//! hunk libgit2 was applying (its delta and hunk callbacks say where it is).
 //!
 //! Nothing is written outside `dest`: the postimage objects live in the in-memory object
 //! database of [`Baseline`], and the checkout's only target is `dest`. On a failed apply
@@ -9,6 +10,7 @@
 //! temporary directory; [`prepare_tree`] removes what it created).
 
 use receipts::fsutil::IoError;
+use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::io;
@@ -17,12 +19,12 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use git2::build::CheckoutBuilder;
-use git2::{ObjectType, Oid};
+use git2::{ApplyOptions, ObjectType, Oid};
 use receipts::model::{Campaign, Sha256Hex};
 
 use super::baseline::{Baseline, MODE_SYMLINK, MODE_TREE};
 use super::surface::{Approved, DeniedGlobs, inspect};
-use super::{GateError, GateOutcomeError, Violation};
+use super::{GateError, GateOutcomeError, Violation, Violations};
 use receipts::layout::CampaignDir;
 
 /// A tree written by [`apply_checked`].
@@ -62,13 +64,29 @@ pub fn apply_checked(
     let commit = baseline.commit_id().to_string();
     let does_not_apply = |e: git2::Error| Violation::DoesNotApply {
         commit: commit.clone(),
+        path: None,
+        hunk: None,
+        header: None,
         message: e.message().to_owned(),
     };
     let repo = baseline.repo();
     let tree = baseline.tree()?;
-    let mut index = repo
-        .apply_to_tree(&tree, diff, None)
-        .map_err(does_not_apply)?;
+    let mut index = apply_located(repo, &tree, diff).map_err(|(e, at)| {
+        // A hunk is named only when libgit2's failure is a hunk's.
+        let hunk_failed = e.message().starts_with("hunk ")
+            || e.message().starts_with("preimage does not contain line");
+        let (hunk, header) = match at.hunk {
+            Some((number, header)) if hunk_failed => (Some(number), Some(header)),
+            _ => (None, None),
+        };
+        Violation::DoesNotApply {
+            commit: commit.clone(),
+            path: at.path,
+            hunk,
+            header,
+            message: e.message().to_owned(),
+        }
+    })?;
     let new_tree_id = index.write_tree_to(repo).map_err(does_not_apply)?;
     let new_tree = repo.find_tree(new_tree_id).map_err(does_not_apply)?;
     checkout(repo, new_tree.as_object(), dest).map_err(does_not_apply)?;
@@ -111,6 +129,57 @@ pub fn apply_checked(
         root: dest.to_path_buf(),
         changed_paths,
     })
+}
+
+/// Where libgit2 was when an apply failed: the file (its new path; the old one of a
+/// deletion) and the hunk within it (1-based number and `@@` line), as its callbacks last
+/// announced them.
+#[derive(Debug, Default)]
+struct ApplyLocation {
+    path: Option<String>,
+    hunk: Option<(usize, String)>,
+    hunks_seen: usize,
+}
+
+/// `repo.apply_to_tree`, remembering which file and hunk libgit2 was applying (its delta
+/// and hunk callbacks run before each), so a failure can name them.
+fn apply_located(
+    repo: &git2::Repository,
+    tree: &git2::Tree<'_>,
+    diff: &git2::Diff<'_>,
+) -> Result<git2::Index, (git2::Error, ApplyLocation)> {
+    let location = RefCell::new(ApplyLocation::default());
+    let result = {
+        let mut options = ApplyOptions::new();
+        options.delta_callback(|delta| {
+            if let Some(delta) = delta {
+                let file = if delta.status() == git2::Delta::Deleted {
+                    delta.old_file()
+                } else {
+                    delta.new_file()
+                };
+                let mut at = location.borrow_mut();
+                at.path = file
+                    .path_bytes()
+                    .map(|p| String::from_utf8_lossy(p).into_owned());
+                at.hunk = None;
+                at.hunks_seen = 0;
+            }
+            true
+        });
+        options.hunk_callback(|hunk| {
+            if let Some(hunk) = hunk {
+                let mut at = location.borrow_mut();
+                at.hunks_seen += 1;
+                let header = String::from_utf8_lossy(hunk.header());
+                let header: String = header.trim_end().chars().take(120).collect();
+                at.hunk = Some((at.hunks_seen, header));
+            }
+            true
+        });
+        repo.apply_to_tree(tree, diff, Some(&mut options))
+    };
+    result.map_err(|e| (e, location.into_inner()))
 }
 
 /// Checks the pinned tree out into `dest` (missing or empty).
@@ -170,14 +239,14 @@ fn prepare_tree_inner(
                     source,
                 })
             })?;
-            let rejected = |violation| GateError::Rejected {
+            let rejected = |violations| GateError::Rejected {
                 path: path.clone(),
-                violation,
+                violations,
             };
             let denied = DeniedGlobs::new(&campaign.surface.denied_paths)
                 .map_err(|(pattern, message)| GateError::DeniedGlob { pattern, message })?;
-            let inspection =
-                inspect(&bytes, &campaign.surface, &denied, baseline.index()).map_err(rejected)?;
+            let inspection = inspect(&bytes, &campaign.surface, &denied, baseline.index())
+                .map_err(|refusal| rejected(refusal.violations))?;
             match apply_checked(
                 &baseline,
                 &inspection.parsed.diff,
@@ -185,7 +254,7 @@ fn prepare_tree_inner(
                 dest,
             ) {
                 Ok(applied) => applied.changed_paths,
-                Err(GateOutcomeError::Violation(v)) => return Err(rejected(v)),
+                Err(GateOutcomeError::Violation(v)) => return Err(rejected(Violations::one(v))),
                 Err(GateOutcomeError::Gate(e)) => return Err(e),
             }
         }

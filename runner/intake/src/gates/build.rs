@@ -1,7 +1,7 @@
 //! Gate `build`: turning a patched tree into something a round can start, behind one
 //! trait. For the built-in engine that is parsing and range-checking the patched
 //! engine config with the engine's own parser (`engine::config::EngineConfig::from_toml`;
-//! DESIGN.md §2: whether it fits in memory is the engine's business at start). Docker
+//! content/submitting.md: whether it fits in memory is the engine's business at start). Docker
 //! builds come with the Docker backend issue, behind the same trait.
 
 use std::fs;

@@ -1,5 +1,5 @@
-//! The gates a submitted diff walks before it may run (DESIGN.md §2;
-//! `000_1688748f3ef56e34.txt`, Pipeline): `verified` (every `index` blob id matches the
+//! The gates a submitted diff walks before it may run (content/submitting.md;
+//! content/submitting.md, Pipeline): `verified` (every `index` blob id matches the
 //! pinned baseline), the surface checks, `applied` and the build.
 //!
 //! Everything is decided on **libgit2's own parse** of the diff ([`parse`]), the same
@@ -12,7 +12,16 @@
 //! the set of paths that differ from the baseline on disk must equal the set the checks
 //! approved, each a regular file inside the tree.
 //!
-//! Order. The pipeline of `000_1688748f3ef56e34.txt` lists `applied` before
+//! Every violation. A diff is not stopped at the first rule it breaks: the checks on the
+//! parse collect every violation ([`Violations`]), ordered most specific first (what a
+//! path may be, then what may be written there, then the baseline lookups, then the
+//! text's agreement with the parse), and the reason recorded lists them all. Path policy
+//! runs before the baseline lookups: a section whose path breaks a path rule is not
+//! looked up, so `../x` is reported as traversal, never as "the baseline has no file
+//! there". A submission is rejected at the earliest gate any of its violations belongs
+//! to (a diff whose blob ids do not match is never `verified`).
+//!
+//! Order. The pipeline of content/submitting.md lists `applied` before
 //! `surface_ok`, and the transition table of `receipts::model::PipelineState` is linear
 //! (`verified → applied → surface_ok → building`). The surface checks must nevertheless
 //! run before the apply writes a single file (issue 5), so the ingest runs them first on
@@ -31,12 +40,13 @@ use std::fmt;
 use std::path::PathBuf;
 
 use receipts::model::Gate;
+use receipts::text::escape_untrusted;
 
 pub use apply::{AppliedTree, PreparedTree, apply_checked, prepare_tree};
 pub use baseline::{Baseline, BaselineEntry, BaselineIndex};
 pub use build::{BuildFailure, BuildOutput, Builder, BuiltinBuilder};
 pub use parse::{ChangeKind, FileChange, ParsedDiff};
-pub use surface::{Approved, ApprovedChange, inspect};
+pub use surface::{Approved, ApprovedChange, Comparison, Inspection, Refusal, inspect};
 
 /// A rule a diff broke: the closed set of reasons a submission is rejected at a gate.
 /// Each message names the path (where there is one) and the rule, in words a miner can
@@ -106,13 +116,14 @@ pub enum Violation {
     /// `surface_ok`: an empty diff.
     #[error("the diff changes no file (empty diff)")]
     Empty,
-    /// `surface_ok`: larger than `surface.max_diff_bytes`.
+    /// `fetched`: larger than `surface.max_diff_bytes`. The ingest reads at most one byte
+    /// more than the limit, so the real size (and the sha256 of the bytes) is not known.
     #[error(
-        "the diff is {size_bytes} bytes; the campaign accepts at most {max_bytes} bytes (surface.max_diff_bytes)"
+        "the diff is larger than {max_bytes} bytes (reading stopped after {read_bytes} bytes); the campaign accepts at most {max_bytes} bytes (surface.max_diff_bytes)"
     )]
     TooLarge {
-        /// Its size, bytes.
-        size_bytes: u64,
+        /// Bytes read before the check stopped (the limit plus one, from a stream).
+        read_bytes: u64,
         /// The limit, bytes.
         max_bytes: u64,
     },
@@ -253,10 +264,21 @@ pub enum Violation {
         kind: String,
     },
     /// `applied`: libgit2 could not apply the diff to the baseline.
-    #[error("the diff does not apply to the pinned baseline commit `{commit}`: {message}")]
+    #[error(
+        "{}the diff does not apply to the pinned baseline commit `{commit}`: {message}",
+        apply_location(.path.as_deref(), *.hunk, .header.as_deref())
+    )]
     DoesNotApply {
         /// The pinned commit.
         commit: String,
+        /// The file libgit2 was applying when it failed (the new path; the old one of a
+        /// deletion), when it had started on one.
+        path: Option<String>,
+        /// The 1-based number of the hunk within that file's section, when the failure
+        /// is a hunk's.
+        hunk: Option<usize>,
+        /// That hunk's `@@` line as libgit2 parsed it (shortened).
+        header: Option<String>,
         /// libgit2's message.
         message: String,
     },
@@ -294,7 +316,7 @@ pub enum Violation {
     },
 }
 
-/// A path rule of the surface checks (DESIGN.md §2; the CVEs of issue 5).
+/// A path rule of the surface checks (content/submitting.md; the CVEs of issue 5).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PathRule {
     /// Empty path.
@@ -330,12 +352,23 @@ impl fmt::Display for PathRule {
     }
 }
 
+/// `` `path`, hunk n (`@@ … @@`): `` for [`Violation::DoesNotApply`], or less when less is
+/// known.
+fn apply_location(path: Option<&str>, hunk: Option<usize>, header: Option<&str>) -> String {
+    match (path, hunk, header) {
+        (Some(path), Some(hunk), Some(header)) => format!("`{path}`, hunk {hunk} (`{header}`): "),
+        (Some(path), Some(hunk), None) => format!("`{path}`, hunk {hunk}: "),
+        (Some(path), None, _) => format!("`{path}`: "),
+        (None, _, _) => String::new(),
+    }
+}
+
 impl Violation {
     /// The gate this violation rejects at.
     pub fn gate(&self) -> Gate {
         use Violation::*;
         match self {
-            CommitmentMismatch { .. } => Gate::Fetched,
+            CommitmentMismatch { .. } | TooLarge { .. } => Gate::Fetched,
             UnregisteredMiner { .. }
             | BlobMismatch { .. }
             | MissingInBaseline { .. }
@@ -350,7 +383,8 @@ impl Violation {
     }
 
     /// Whether the diff could not even be read as a whole (too large, NUL bytes, a line
-    /// too long, empty, or unparseable), so that no blob id could be compared.
+    /// too long, empty, or unparseable), so that no blob id could be compared. Such a
+    /// violation is reported alone: nothing past it was checked.
     pub fn is_unreadable(&self) -> bool {
         matches!(
             self,
@@ -365,6 +399,143 @@ impl Violation {
     /// The reason recorded on the submission: the gate, then the rule with its path.
     pub fn reason(&self) -> String {
         format!("{}: {self}", self.gate())
+    }
+
+    /// How specific the violation is, most specific first (0): whole-diff verdicts, which
+    /// come alone; what a path may be (the repository directory, traversal, denied
+    /// globs); what may be written there (modes, symlinks and files on the way, binaries,
+    /// duplicates); the lookups in the pinned baseline; the text's agreement with
+    /// libgit2's parse, whose message says least about what to fix; the later gates.
+    pub fn rank(&self) -> u8 {
+        use Violation::*;
+        match self {
+            CommitmentMismatch { .. }
+            | UnregisteredMiner { .. }
+            | Empty
+            | TooLarge { .. }
+            | LineTooLong { .. }
+            | NulByte { .. }
+            | Unparseable { .. } => 0,
+            BadPath { .. } | InvalidUtf8Path { .. } | DeniedPath { .. } => 1,
+            SpecialMode { .. }
+            | UnknownMode { .. }
+            | ModeNotAllowed { .. }
+            | ThroughSymlink { .. }
+            | ThroughFile { .. }
+            | Binary { .. }
+            | DuplicatePath { .. }
+            | UnsupportedChange { .. } => 2,
+            BlobMismatch { .. }
+            | MissingInBaseline { .. }
+            | ExistsInBaseline { .. }
+            | NewFileWithPreimage { .. } => 3,
+            HeaderMismatch { .. } | Malformed { .. } => 4,
+            DoesNotApply { .. }
+            | ChangedSetMismatch { .. }
+            | NotRegularFile { .. }
+            | NoEngineConfig { .. }
+            | BadEngineConfig { .. } => 5,
+        }
+    }
+}
+
+/// At most this many violations are spelled out in a recorded reason; the rest are
+/// counted.
+pub const MAX_LISTED_VIOLATIONS: usize = 20;
+
+/// Every violation found in a diff, most specific first ([`Violation::rank`]; equal ranks
+/// in the order of the diff). Never empty.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Violations(Vec<Violation>);
+
+impl Violations {
+    /// The violations of `found`, ordered most specific first; `None` when it is empty.
+    pub fn new(mut found: Vec<Violation>) -> Option<Self> {
+        if found.is_empty() {
+            return None;
+        }
+        found.sort_by_key(Violation::rank);
+        Some(Self(found))
+    }
+
+    /// One violation.
+    pub fn one(violation: Violation) -> Self {
+        Self(vec![violation])
+    }
+
+    /// The most specific violation.
+    pub fn first(&self) -> &Violation {
+        &self.0[0]
+    }
+
+    /// Every violation, most specific first.
+    pub fn all(&self) -> &[Violation] {
+        &self.0
+    }
+
+    /// The gate the submission is rejected at: the earliest, in pipeline order, that any
+    /// of the violations belongs to (a diff whose blob ids do not match is never
+    /// `verified`, whatever else it breaks).
+    pub fn gate(&self) -> Gate {
+        self.0
+            .iter()
+            .map(Violation::gate)
+            .min_by_key(|gate| gate_order(*gate))
+            .unwrap_or(Gate::SurfaceOk)
+    }
+
+    /// The reason recorded on the submission: the gate, then the one violation, or the
+    /// count and every violation (at most [`MAX_LISTED_VIOLATIONS`] spelled out), most
+    /// specific first. Raw text: a diff path in it is data; human output escapes it
+    /// (`receipts::text::escape_untrusted`).
+    pub fn reason(&self) -> String {
+        let gate = self.gate();
+        if let [only] = self.0.as_slice() {
+            return format!("{gate}: {only}");
+        }
+        let listed: Vec<String> = self
+            .0
+            .iter()
+            .take(MAX_LISTED_VIOLATIONS)
+            .enumerate()
+            .map(|(i, v)| format!("({}) {v}", i + 1))
+            .collect();
+        let more = self.0.len().saturating_sub(MAX_LISTED_VIOLATIONS);
+        let more = if more > 0 {
+            format!("; and {more} more")
+        } else {
+            String::new()
+        };
+        format!(
+            "{gate}: {} problems, most specific first: {}{more}",
+            self.0.len(),
+            listed.join("; ")
+        )
+    }
+}
+
+impl From<Violation> for Violations {
+    fn from(violation: Violation) -> Self {
+        Self::one(violation)
+    }
+}
+
+impl fmt::Display for Violations {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.reason())
+    }
+}
+
+impl std::error::Error for Violations {}
+
+/// The pipeline order of the gates.
+fn gate_order(gate: Gate) -> u8 {
+    match gate {
+        Gate::Fetched => 0,
+        Gate::Verified => 1,
+        Gate::SurfaceOk => 2,
+        Gate::Applied => 3,
+        Gate::Build => 4,
     }
 }
 
@@ -387,13 +558,18 @@ pub enum GateError {
     /// An I/O error on a named file.
     #[error(transparent)]
     Io(#[from] IoError),
-    /// A stored submission no longer passes its gates (`prepare_tree`).
-    #[error("stored diff `{path}` fails its gates now: {violation}")]
+    /// A stored submission no longer passes its gates (`prepare_tree`). The message shows
+    /// the violations' diff paths escaped (`receipts::text::escape_untrusted`).
+    #[error(
+        "stored diff `{}` fails its gates now: {}",
+        .path.display(),
+        escape_untrusted(&.violations.to_string())
+    )]
     Rejected {
         /// The stored diff.
         path: PathBuf,
-        /// The violation.
-        violation: Violation,
+        /// Every violation, most specific first.
+        violations: Violations,
     },
     /// The destination of a checkout is not an empty directory.
     #[error("`{path}` must be an empty or missing directory")]
@@ -424,4 +600,92 @@ pub enum GateOutcomeError {
     /// The machinery failed.
     #[error(transparent)]
     Gate(#[from] GateError),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn header() -> Violation {
+        Violation::HeaderMismatch {
+            line: 1,
+            expected: "diff --git a/x b/x".into(),
+            found: "diff --git a/y b/y".into(),
+        }
+    }
+
+    fn git_dir() -> Violation {
+        Violation::BadPath {
+            path: ".git/hooks/x".into(),
+            rule: PathRule::GitDirAlias,
+        }
+    }
+
+    #[test]
+    fn most_specific_first_at_the_earliest_gate() {
+        let blob = Violation::MissingInBaseline {
+            path: "docs/x".into(),
+            commit: "c".into(),
+        };
+        let all = Violations::new(vec![header(), blob.clone(), git_dir()]).unwrap();
+        assert_eq!(all.all(), [git_dir(), blob, header()]);
+        assert_eq!(all.gate(), Gate::Verified);
+        let reason = all.reason();
+        assert!(
+            reason.starts_with("verified: 3 problems, most specific first: (1) `.git/hooks/x`: "),
+            "{reason}"
+        );
+        assert!(reason.contains("; (3) line 1: the header says"), "{reason}");
+        assert_eq!(Violations::new(Vec::new()), None);
+    }
+
+    #[test]
+    fn one_violation_reads_as_before_and_long_lists_are_counted() {
+        assert_eq!(
+            Violations::one(Violation::Empty).reason(),
+            "surface_ok: the diff changes no file (empty diff)"
+        );
+        let many = Violations::new(vec![header(); MAX_LISTED_VIOLATIONS + 3]).unwrap();
+        let reason = many.reason();
+        assert!(reason.ends_with("; and 3 more"), "{reason}");
+        assert!(reason.contains(&format!("({MAX_LISTED_VIOLATIONS}) ")));
+        assert!(!reason.contains(&format!("({}) ", MAX_LISTED_VIOLATIONS + 1)));
+    }
+
+    #[test]
+    fn an_apply_conflict_names_what_it_knows() {
+        let conflict = |path: Option<&str>, hunk: Option<usize>, header: Option<&str>| {
+            Violation::DoesNotApply {
+                commit: "c".into(),
+                path: path.map(str::to_owned),
+                hunk,
+                header: header.map(str::to_owned),
+                message: "hunk at line 8 did not apply".into(),
+            }
+            .to_string()
+        };
+        assert_eq!(
+            conflict(Some("engine.toml"), Some(2), Some("@@ -8 +8 @@")),
+            "`engine.toml`, hunk 2 (`@@ -8 +8 @@`): the diff does not apply to the pinned baseline commit `c`: hunk at line 8 did not apply"
+        );
+        assert_eq!(
+            conflict(Some("engine.toml"), None, None),
+            "`engine.toml`: the diff does not apply to the pinned baseline commit `c`: hunk at line 8 did not apply"
+        );
+        assert!(conflict(None, None, None).starts_with("the diff does not apply"));
+    }
+
+    #[test]
+    fn a_stored_diff_error_escapes_its_paths() {
+        let error = GateError::Rejected {
+            path: PathBuf::from("submissions/x.diff"),
+            violations: Violations::one(Violation::BadPath {
+                path: "a\u{1b}[2Jb".into(),
+                rule: PathRule::ControlCharacter,
+            }),
+        };
+        let message = error.to_string();
+        assert!(message.contains("`a\\u{1b}[2Jb`"), "{message}");
+        assert!(!message.contains('\u{1b}'), "{message}");
+    }
 }

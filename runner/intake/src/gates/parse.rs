@@ -3,7 +3,7 @@
 //!
 //! The parse is [`git2::Diff::from_buffer`]: the very value that [`super::apply`] later
 //! applies. Two traps are handled here. First, `git2::DiffFile::mode()` panics on a mode
-//! libgit2 does not know (ENVIRONMENT.md, Crate traps), and a diff may carry any octal
+//! libgit2 does not know (a trap of git2 0.21), and a diff may carry any octal
 //! number in an `old mode` line; so modes (and the length of abbreviated blob ids) are
 //! read from the `git_diff_file` struct itself. Second, libgit2 prefers `rename from`/`to`
 //! lines over the `diff --git` header and skips unknown lines between sections, where
@@ -162,8 +162,14 @@ const HEADER_PREFIXES: [&[u8]; 13] = [
 /// first hunk header is a hunk line, with as many `+` and `-` lines as libgit2 counted (so
 /// no line hides between hunks, where libgit2 skips it as noise).
 ///
-/// Errors: [`Violation::Malformed`], [`Violation::HeaderMismatch`], [`Violation::Binary`].
-pub fn check_text(bytes: &[u8], files: &[FileChange]) -> Result<(), Violation> {
+/// Returns every violation, in the order of the text (empty: the text agrees): every
+/// header line that names other paths, and per section the first line that is not
+/// where it may be (after it, the section's lines are not read further). A text whose
+/// sections do not line up with the parse gets that one violation.
+/// [`Violation::Malformed`], [`Violation::HeaderMismatch`], [`Violation::Binary`] (only
+/// for a section libgit2 did not flag binary: [`super::surface`] reports those), and
+/// [`Violation::NewFileWithPreimage`].
+pub fn check_text(bytes: &[u8], files: &[FileChange]) -> Vec<Violation> {
     let mut lines: Vec<&[u8]> = bytes.split(|&b| b == b'\n').collect();
     if lines.last().is_some_and(|l| l.is_empty()) {
         lines.pop();
@@ -174,17 +180,17 @@ pub fn check_text(bytes: &[u8], files: &[FileChange]) -> Result<(), Violation> {
         found: shorten(found),
     };
     if lines.first().is_none_or(|l| !l.starts_with(b"diff --git ")) {
-        return Err(malformed(
+        return vec![malformed(
             1,
             "a diff must start with a `diff --git` line (the output of `git diff`)",
             lines.first().copied().unwrap_or_default(),
-        ));
+        )];
     }
     let starts: Vec<usize> = (0..lines.len())
         .filter(|&i| lines[i].starts_with(b"diff --git "))
         .collect();
     if starts.len() != files.len() {
-        return Err(malformed(
+        return vec![malformed(
             starts.get(files.len()).map_or(1, |i| i + 1),
             &format!(
                 "the text has {} `diff --git` sections but libgit2 parsed {} files",
@@ -192,28 +198,29 @@ pub fn check_text(bytes: &[u8], files: &[FileChange]) -> Result<(), Violation> {
                 files.len()
             ),
             lines[starts.get(files.len()).copied().unwrap_or(0)],
-        ));
+        )];
     }
+    let mut found = Vec::new();
     for (section, file) in files.iter().enumerate() {
         let begin = starts[section];
         let end = starts.get(section + 1).copied().unwrap_or(lines.len());
-        check_section(&lines[begin..end], begin, file)?;
+        check_section(&lines[begin..end], begin, file, &mut found);
     }
-    Ok(())
+    found
 }
 
 /// Checks one section: `lines[0]` is its `diff --git` line, which is line `offset + 1`.
-fn check_section(lines: &[&[u8]], offset: usize, file: &FileChange) -> Result<(), Violation> {
+fn check_section(lines: &[&[u8]], offset: usize, file: &FileChange, found: &mut Vec<Violation>) {
     let old = &file.old_path;
     let new = &file.new_path;
-    let expect = |i: usize, found: &[u8], choices: Vec<Vec<u8>>| {
-        if choices.iter().any(|c| c.as_slice() == found) {
-            Ok(())
+    let expect = |i: usize, line: &[u8], choices: Vec<Vec<u8>>| {
+        if choices.iter().any(|c| c.as_slice() == line) {
+            None
         } else {
-            Err(Violation::HeaderMismatch {
+            Some(Violation::HeaderMismatch {
                 line: offset + i + 1,
                 expected: String::from_utf8_lossy(&choices[0]).into_owned(),
-                found: shorten(found),
+                found: shorten(line),
             })
         }
     };
@@ -223,7 +230,7 @@ fn check_section(lines: &[&[u8]], offset: usize, file: &FileChange) -> Result<()
             header_choices.push([b"diff --git ".as_slice(), &a, b" ", &b].concat());
         }
     }
-    expect(0, lines[0], header_choices)?;
+    found.extend(expect(0, lines[0], header_choices));
     let with = |prefix: &[u8], forms: Vec<Vec<u8>>| {
         forms
             .into_iter()
@@ -237,51 +244,58 @@ fn check_section(lines: &[&[u8]], offset: usize, file: &FileChange) -> Result<()
             break;
         }
         if line.starts_with(b"GIT binary patch") || line.starts_with(b"Binary files ") {
-            return Err(Violation::Binary {
-                path: String::from_utf8_lossy(new).into_owned(),
-            });
+            if !file.binary {
+                found.push(Violation::Binary {
+                    path: String::from_utf8_lossy(new).into_owned(),
+                });
+            }
+            return;
         }
         if !HEADER_PREFIXES.iter().any(|p| line.starts_with(p)) {
-            return Err(Violation::Malformed {
+            found.push(Violation::Malformed {
                 line: offset + i + 1,
                 rule: "not a line git writes in the header of a file section".into(),
                 found: shorten(line),
             });
+            return;
         }
-        if line.starts_with(b"--- ") {
+        let mismatch = if line.starts_with(b"--- ") {
             let choices = if file.kind == ChangeKind::Added {
                 vec![b"--- /dev/null".to_vec()]
             } else {
                 with(b"--- ", quoted_forms(b"a/", old))
             };
-            expect(i, line, choices)?;
+            expect(i, line, choices)
         } else if line.starts_with(b"+++ ") {
             let choices = if file.kind == ChangeKind::Deleted {
                 vec![b"+++ /dev/null".to_vec()]
             } else {
                 with(b"+++ ", quoted_forms(b"b/", new))
             };
-            expect(i, line, choices)?;
+            expect(i, line, choices)
         } else if line.starts_with(b"rename from ") {
-            expect(i, line, with(b"rename from ", quoted_forms(b"", old)))?;
+            expect(i, line, with(b"rename from ", quoted_forms(b"", old)))
         } else if line.starts_with(b"rename to ") {
-            expect(i, line, with(b"rename to ", quoted_forms(b"", new)))?;
+            expect(i, line, with(b"rename to ", quoted_forms(b"", new)))
         } else if line.starts_with(b"copy from ") {
-            expect(i, line, with(b"copy from ", quoted_forms(b"", old)))?;
+            expect(i, line, with(b"copy from ", quoted_forms(b"", old)))
         } else if line.starts_with(b"copy to ") {
-            expect(i, line, with(b"copy to ", quoted_forms(b"", new)))?;
+            expect(i, line, with(b"copy to ", quoted_forms(b"", new)))
         } else if file.kind == ChangeKind::Added
             && let Some(ids) = line.strip_prefix(b"index ")
         {
             // libgit2 zeroes a new file's preimage id, so only the text can show it.
             let preimage = ids.split(|&b| b == b'.').next().unwrap_or_default();
-            if preimage.is_empty() || preimage.iter().any(|&b| b != b'0') {
-                return Err(Violation::NewFileWithPreimage {
+            (preimage.is_empty() || preimage.iter().any(|&b| b != b'0')).then(|| {
+                Violation::NewFileWithPreimage {
                     path: String::from_utf8_lossy(new).into_owned(),
                     diff_id: String::from_utf8_lossy(preimage).into_owned(),
-                });
-            }
-        }
+                }
+            })
+        } else {
+            None
+        };
+        found.extend(mismatch);
         i += 1;
     }
     let (mut additions, mut deletions) = (0, 0);
@@ -292,16 +306,17 @@ fn check_section(lines: &[&[u8]], offset: usize, file: &FileChange) -> Result<()
             Some(b'-') => deletions += 1,
             Some(b'@') if line.starts_with(b"@@ ") => {}
             Some(_) => {
-                return Err(Violation::Malformed {
+                found.push(Violation::Malformed {
                     line: offset + j + 1,
                     rule: "not a hunk line (` `, `+`, `-`, `\\` or `@@`)".into(),
                     found: shorten(line),
                 });
+                return;
             }
         }
     }
     if additions != file.additions || deletions != file.deletions {
-        return Err(Violation::Malformed {
+        found.push(Violation::Malformed {
             line: offset + i + 1,
             rule: format!(
                 "the hunk headers count {} added and {} removed lines but the section has {additions} `+` and {deletions} `-` lines; lines outside a hunk are not accepted",
@@ -310,7 +325,6 @@ fn check_section(lines: &[&[u8]], offset: usize, file: &FileChange) -> Result<()
             found: shorten(lines.get(i).copied().unwrap_or_default()),
         });
     }
-    Ok(())
 }
 
 /// The forms git may write `prefix` + `path` in: plain, and C-quoted (`"a/t\303\251"`)
@@ -347,7 +361,7 @@ fn shorten(line: &[u8]) -> String {
 mod tests {
     use super::*;
 
-    /// Regression for the trap in ENVIRONMENT.md: `git2::DiffFile::mode()` panics on a mode
+    /// Regression for git2 0.21's trap: `git2::DiffFile::mode()` panics on a mode
     /// libgit2 does not know; the parse reads it raw instead.
     #[test]
     fn unknown_modes_are_read_raw_without_panicking() {
@@ -367,6 +381,6 @@ mod tests {
         assert_eq!(file.old_id_hex_len, 7);
         assert!(file.old_id.to_string().starts_with("119c64a"));
         assert_eq!((file.additions, file.deletions, file.hunks), (1, 1, 1));
-        check_text(diff, &parsed.files).expect("text agrees with the parse");
+        assert!(check_text(diff, &parsed.files).is_empty());
     }
 }

@@ -1,4 +1,4 @@
-//! `referee campaign add` and `referee miner add` (DESIGN.md §1, One data directory): a
+//! `referee campaign add` and `referee miner add` (content/data-directory.md): a
 //! campaign is frozen into `data/<id>/` — its validated TOML with every default written
 //! out, and a bare copy of exactly the pinned commit's objects in `baseline.git` — and
 //! never changes after; miners are appended to `miners.json`.
@@ -10,7 +10,9 @@ use std::path::{Path, PathBuf};
 
 use git2::{ObjectType, Oid, Repository};
 use receipts::fsutil::write_atomic;
-use receipts::model::{Campaign, FrozenCampaign, MinerId, RegisteredMiner, Sha256Hex, Timestamp};
+use receipts::model::{
+    Backend, Campaign, FrozenCampaign, MinerId, RegisteredMiner, Sha256Hex, Timestamp,
+};
 
 use super::IngestError;
 use crate::gates::surface::DeniedGlobs;
@@ -38,8 +40,13 @@ pub struct AddedCampaign {
 /// `campaign.toml` with every default written out. Adding an identical campaign again is
 /// a no-op.
 ///
-/// Errors: [`IngestError::Campaign`] for an invalid file, repository or commit;
-/// [`IngestError::CampaignConflict`] when a different campaign has the id.
+/// A campaign whose backend cannot build submissions yet (`docker`, until its backend
+/// lands) is refused here, before anything is written, rather than frozen with every
+/// submission then stuck in `building`.
+///
+/// Errors: [`IngestError::Campaign`] for an invalid file, repository or commit, or the
+/// `docker` backend; [`IngestError::CampaignConflict`] when a different campaign has the
+/// id.
 pub fn add_campaign(data: &DataDir, campaign_toml: &Path) -> Result<AddedCampaign, IngestError> {
     let bad = |path: &Path, message: String| IngestError::Campaign {
         path: path.to_path_buf(),
@@ -54,6 +61,12 @@ pub fn add_campaign(data: &DataDir, campaign_toml: &Path) -> Result<AddedCampaig
     })?;
     let campaign = Campaign::from_toml(&campaign_toml.display().to_string(), &text)
         .map_err(|e| bad(campaign_toml, e.to_string()))?;
+    if campaign.backend == Backend::Docker {
+        return Err(bad(
+            campaign_toml,
+            "backend `docker` cannot build submissions yet (it comes with the Docker backend issue): every ingested diff would stop in `building`; use `builtin` or `process`".into(),
+        ));
+    }
     DeniedGlobs::new(&campaign.surface.denied_paths).map_err(|(pattern, message)| {
         bad(
             campaign_toml,
@@ -71,7 +84,7 @@ pub fn add_campaign(data: &DataDir, campaign_toml: &Path) -> Result<AddedCampaig
     let commit = check_pinned_commit(&source, &repo_path, &campaign)?;
 
     let dir = data.campaign(&campaign.id);
-    let _lock = dir.lock()?;
+    let _lock = dir.lock_for_add()?;
     match dir.load_campaign() {
         Ok(existing) => {
             // Compared as values, not digests: a campaign frozen before `campaign.json`

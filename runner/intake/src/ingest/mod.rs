@@ -1,4 +1,4 @@
-//! Submissions (DESIGN.md §1–2; `000_1688748f3ef56e34.txt`, Pipeline): freezing a
+//! Submissions (content/submitting.md; content/submitting.md, Pipeline): freezing a
 //! campaign and registering miners ([`campaign`]), ingesting a diff — dedupe by the
 //! sha256 of its exact bytes, then the gates, each a transition with a timestamped reason
 //! — and the one requeue after `infra_failed`.
@@ -17,13 +17,33 @@
 //! not match the bytes) or `verified` (an unregistered miner): such a record never held
 //! the slot, and the next commitment replaces it, keeping its trace as a `superseded`
 //! event (so nobody can block a miner's diff by committing it first with a wrong
-//! commitment or from an unregistered id). A record left mid-walk by an infrastructure error is resumed from its state by
-//! the next ingest of its bytes.
+//! commitment or from an unregistered id). A record left mid-walk by an infrastructure
+//! error is resumed from its state by the next ingest of its bytes.
+//!
+//! Bounded reads. A diff is read through `Read::take` with room for one byte more than
+//! `surface.max_diff_bytes` ([`ingest_reader`]; [`ingest`] takes bytes already in
+//! memory the same way), before anything is hashed or stored. A diff larger than that is
+//! refused unread: nothing of it is stored (no `submissions/<sha256>.diff`), and since the
+//! sha256 of bytes never read is unknown, its record is keyed by the **commitment**
+//! (`sha256` holds the commitment, `size_bytes` the bytes read: the limit plus one) and
+//! rejected at `fetched` from `picked_up`, the reason naming the limit. Like any
+//! rejection at `fetched`, it never holds the slot: the honest bytes of that hash, once
+//! committed, replace it (a `superseded` event keeps its trace).
+//!
+//! Every violation. The gates record every violation a diff has, most specific first, at
+//! the earliest gate one of them belongs to (see [`crate::gates`]); the `verified` event
+//! says what it compared with the baseline ([`crate::gates::Comparison`]).
+//!
+//! Reasons are data. A recorded reason holds diff paths and miner text raw, as the diff
+//! has them; whoever prints it for a person escapes it
+//! (`receipts::text::escape_untrusted`, as `referee ingest` and `referee status` do), and
+//! JSON carries it raw.
 
 pub mod campaign;
 
 use receipts::fsutil::IoError;
 use std::fs;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use receipts::fsutil::write_atomic;
@@ -31,12 +51,14 @@ use receipts::model::{
     Campaign, Gate, MinerId, ModelError, PipelineState, Sha256Hex, Submission, Timestamp,
 };
 
-use crate::gates::surface::{DeniedGlobs, Inspection, inspect};
+use crate::gates::surface::{DeniedGlobs, Inspection, Refusal, inspect};
 use crate::gates::{
-    Baseline, BuildFailure, Builder, GateError, GateOutcomeError, Violation, apply_checked,
+    Baseline, BuildFailure, Builder, GateError, GateOutcomeError, Violation, Violations,
+    apply_checked,
 };
 use crate::store::CampaignStore;
 use receipts::layout::{CampaignDir, DataError};
+use receipts::text::escape_untrusted;
 
 pub use campaign::{AddedCampaign, add_campaign, add_miner};
 
@@ -53,12 +75,27 @@ pub enum IngestError {
     /// A record broke the model's rules (e.g. an illegal transition).
     #[error(transparent)]
     Model(#[from] ModelError),
-    /// An I/O error on `path`.
     /// An I/O error on a named file.
     #[error(transparent)]
     Io(#[from] IoError),
-    /// The build failed for a reason that is not the submission's.
-    #[error("building submission `{sha256}`: {message}")]
+    /// Reading the submitted diff failed.
+    #[error("reading the diff")]
+    ReadDiff(#[source] std::io::Error),
+    /// A diff larger than `surface.max_diff_bytes` whose commitment is the hash of a
+    /// submission that holds its slot: those bytes are within the limit, so these are not
+    /// them. Nothing was read past the limit, and nothing was recorded.
+    #[error(
+        "{violation}; nothing was recorded: the commitment `{commitment}` names a submission already recorded with bytes within the limit, so these bytes cannot be its bytes"
+    )]
+    TooLargeForRecordedHash {
+        /// The commitment given.
+        commitment: Sha256Hex,
+        /// The size violation.
+        violation: Box<Violation>,
+    },
+    /// The build failed for a reason that is not the submission's. The message is shown
+    /// escaped (`receipts::text::escape_untrusted`): it may quote the engine or the tree.
+    #[error("building submission `{sha256}`: {}", escape_untrusted(.message))]
     BuildInfra {
         /// The submission.
         sha256: Sha256Hex,
@@ -101,6 +138,14 @@ pub enum IngestError {
         /// The campaign.
         campaign: String,
     },
+    /// A hash prefix shorter than [`MIN_PREFIX`] characters: it is not looked up.
+    #[error(
+        "`{key}` is too short for a submission prefix: give at least {MIN_PREFIX} hex characters of its sha256"
+    )]
+    PrefixTooShort {
+        /// The prefix.
+        key: String,
+    },
     /// A hash prefix that matches several submissions.
     #[error("`{key}` matches {count} submissions; give more characters")]
     AmbiguousPrefix {
@@ -142,7 +187,9 @@ impl IngestOutcome {
 
 /// Ingests one commitment into the campaign of `campaign_dir` under its lock: stores
 /// `submissions/<sha256>.diff` and `.json`, then walks the gates with `builder`, saving the
-/// record after every transition.
+/// record after every transition. The bytes are taken as [`ingest_reader`] reads a
+/// stream: a diff larger than `surface.max_diff_bytes` is refused unread at `fetched`,
+/// and nothing of it is stored.
 ///
 /// Errors: [`IngestError`] for machinery failures (the campaign is missing or locked, the
 /// baseline repository is broken, a build failed for infrastructure reasons); the record
@@ -152,8 +199,122 @@ pub fn ingest(
     request: &IngestRequest<'_>,
     builder: &dyn Builder,
 ) -> Result<IngestOutcome, IngestError> {
+    let mut bytes = request.diff;
+    ingest_reader(
+        campaign_dir,
+        &mut bytes,
+        request.miner,
+        request.commitment,
+        builder,
+    )
+}
+
+/// [`ingest`] of a diff read from `diff` (a file, a socket): under the campaign's lock, at
+/// most `surface.max_diff_bytes + 1` bytes are read (`Read::take`) before the size check.
+/// A larger diff is refused unread: its record, keyed by `commitment` (the sha256 of the
+/// bytes is unknown), is rejected at `fetched` with the limit in its reason, and no
+/// `.diff` is stored.
+///
+/// Errors: as [`ingest`]; [`IngestError::ReadDiff`] when reading fails;
+/// [`IngestError::TooLargeForRecordedHash`] for a too large diff whose commitment is the
+/// hash of a submission that holds its slot (that record is left as it is).
+pub fn ingest_reader(
+    campaign_dir: &CampaignDir,
+    diff: &mut dyn Read,
+    miner: &MinerId,
+    commitment: &Sha256Hex,
+    builder: &dyn Builder,
+) -> Result<IngestOutcome, IngestError> {
     let _lock = campaign_dir.lock()?;
     let campaign = campaign_dir.load_campaign()?.campaign;
+    let max_bytes = campaign.surface.max_diff_bytes;
+    let mut bytes = Vec::new();
+    diff.take(max_bytes.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(IngestError::ReadDiff)?;
+    let read_bytes = bytes.len() as u64;
+    if read_bytes > max_bytes {
+        drop(bytes);
+        let violation = Violation::TooLarge {
+            read_bytes,
+            max_bytes,
+        };
+        return refuse_unread(
+            campaign_dir,
+            &campaign,
+            miner,
+            commitment,
+            read_bytes,
+            violation,
+        );
+    }
+    let request = IngestRequest {
+        diff: &bytes,
+        miner,
+        commitment,
+    };
+    ingest_locked(campaign_dir, &campaign, &request, builder)
+}
+
+/// The record of a diff refused unread (see the module documentation): keyed by the
+/// commitment, `committed → picked_up → rejected` at `fetched`; nothing stored but it.
+fn refuse_unread(
+    campaign_dir: &CampaignDir,
+    campaign: &Campaign,
+    miner: &MinerId,
+    commitment: &Sha256Hex,
+    read_bytes: u64,
+    violation: Violation,
+) -> Result<IngestOutcome, IngestError> {
+    let json = campaign_dir.submission_json(commitment);
+    let earlier = if json.exists() {
+        let earlier = campaign_dir.load_submission(commitment)?;
+        if !earlier.never_held_slot() {
+            return Err(IngestError::TooLargeForRecordedHash {
+                commitment: commitment.clone(),
+                violation: Box::new(violation),
+            });
+        }
+        Some(earlier)
+    } else {
+        None
+    };
+    let mut submission = Submission::committed(
+        commitment.clone(),
+        campaign.id.clone(),
+        miner.clone(),
+        commitment.clone(),
+        read_bytes,
+        Timestamp::now(),
+    );
+    if let Some(earlier) = &earlier {
+        supersede(&mut submission, earlier);
+    }
+    submission.transition(
+        PipelineState::PickedUp,
+        next_at(&submission),
+        "gates job claimed by this referee worker",
+    )?;
+    let violations = Violations::one(violation);
+    submission.reject(
+        violations.gate(),
+        next_at(&submission),
+        format!(
+            "{}; nothing was stored, and the record is keyed by the commitment (the sha256 of bytes not read is unknown)",
+            violations.reason()
+        ),
+    )?;
+    campaign_dir.save_submission(&submission)?;
+    Ok(IngestOutcome::New(submission))
+}
+
+/// [`ingest`] of bytes within the size limit, the campaign lock held.
+fn ingest_locked(
+    campaign_dir: &CampaignDir,
+    campaign: &Campaign,
+    request: &IngestRequest<'_>,
+    builder: &dyn Builder,
+) -> Result<IngestOutcome, IngestError> {
     let sha256 = Sha256Hex::digest(request.diff);
     let json = campaign_dir.submission_json(&sha256);
     let existing = if json.exists() {
@@ -162,18 +323,15 @@ pub fn ingest(
         None
     };
     let superseded = match existing {
-        // The first *valid* commitment wins (000_1688748f3ef56e34.txt): a record rejected
+        // The first *valid* commitment wins (content/submitting.md): a record rejected
         // at `fetched` or `verified` never held the slot.
         Some(earlier) if earlier.never_held_slot() => Some(earlier),
         Some(mut submission) => {
-            submission.record_duplicate(
-                request.miner.clone(),
-                request.commitment.clone(),
-                Timestamp::now(),
-            );
+            let at = next_at(&submission);
+            submission.record_duplicate(request.miner.clone(), request.commitment.clone(), at);
             campaign_dir.save_submission(&submission)?;
             let bytes = read(&campaign_dir.submission_diff(&sha256))?;
-            walk(campaign_dir, &campaign, &mut submission, &bytes, builder)?;
+            walk(campaign_dir, campaign, &mut submission, &bytes, builder)?;
             return Ok(IngestOutcome::Duplicate(submission));
         }
         None => None,
@@ -202,12 +360,12 @@ pub fn ingest(
         Timestamp::now(),
     );
     if let Some(earlier) = &superseded {
-        submission.record_superseded(earlier, Timestamp::now());
+        supersede(&mut submission, earlier);
     }
     campaign_dir.save_submission(&submission)?;
     walk(
         campaign_dir,
-        &campaign,
+        campaign,
         &mut submission,
         request.diff,
         builder,
@@ -215,7 +373,7 @@ pub fn ingest(
     Ok(IngestOutcome::New(submission))
 }
 
-/// Moves an `infra_failed` submission back to `bench_queued`, once (DESIGN.md §2); the
+/// Moves an `infra_failed` submission back to `bench_queued`, once (content/submitting.md); the
 /// round executor calls it for the challengers of an `infra_failed` round, holding the
 /// campaign lock.
 ///
@@ -227,14 +385,19 @@ pub fn requeue(
     reason: &str,
 ) -> Result<Submission, IngestError> {
     let mut submission = campaign_dir.load_submission(sha256)?;
-    submission.requeue(Timestamp::now(), reason)?;
+    submission.requeue(next_at(&submission), reason)?;
     campaign_dir.save_submission(&submission)?;
     Ok(submission)
 }
 
-/// The submission whose sha256 is `key` or starts with it (at least 4 characters).
+/// The fewest characters of a sha256 that [`find_submission`] looks up as a prefix.
+pub const MIN_PREFIX: usize = 4;
+
+/// The submission whose sha256 is `key` or starts with it (at least [`MIN_PREFIX`]
+/// characters).
 ///
-/// Errors: [`IngestError::NoSubmission`], [`IngestError::AmbiguousPrefix`].
+/// Errors: [`IngestError::PrefixTooShort`], [`IngestError::NoSubmission`],
+/// [`IngestError::AmbiguousPrefix`].
 pub fn find_submission(campaign_dir: &CampaignDir, key: &str) -> Result<Submission, IngestError> {
     let missing = || IngestError::NoSubmission {
         key: key.to_owned(),
@@ -246,8 +409,10 @@ pub fn find_submission(campaign_dir: &CampaignDir, key: &str) -> Result<Submissi
         }
         return Ok(campaign_dir.load_submission(&sha)?);
     }
-    if key.len() < 4 {
-        return Err(missing());
+    if key.chars().count() < MIN_PREFIX {
+        return Err(IngestError::PrefixTooShort {
+            key: key.to_owned(),
+        });
     }
     let mut hits: Vec<Submission> = campaign_dir
         .list_submissions()?
@@ -299,14 +464,47 @@ fn walk(
             }
             _ => return Ok(()),
         };
-        let at = Timestamp::now();
+        let at = next_at(submission);
         match step {
             Step::To(to, reason) => submission.transition(to, at, reason)?,
-            Step::Reject(violation) => {
-                submission.reject(violation.gate(), at, violation.reason())?;
+            Step::Reject(violations) => {
+                submission.reject(violations.gate(), at, violations.reason())?;
             }
         }
         campaign_dir.save_submission(submission)?;
+    }
+}
+
+/// The time of the next event of `submission`: now, or the last event's time when the
+/// clock reads earlier (a step of the wall clock, or a trace copied from an earlier
+/// record), so a record's events never go back in time.
+fn next_at(submission: &Submission) -> Timestamp {
+    let now = Timestamp::now();
+    submission
+        .events
+        .last()
+        .map_or(now, |last| std::cmp::max(now, last.at))
+}
+
+/// Records on the new `submission` the `earlier` record of the same bytes that never held
+/// the slot. The traces `earlier` carried keep their original commitment time in
+/// `committedAt`; as events of this record they are dated when this record took them
+/// over, so the events stay in time order.
+fn supersede(submission: &mut Submission, earlier: &Submission) {
+    let from = submission.events.len();
+    let at = next_at(submission);
+    submission.record_superseded(earlier, at);
+    let mut last = from
+        .checked_sub(1)
+        .and_then(|i| submission.events.get(i))
+        .map(|e| e.at);
+    for event in &mut submission.events[from..] {
+        if let Some(previous) = last
+            && event.at < previous
+        {
+            event.at = previous;
+        }
+        last = Some(event.at);
     }
 }
 
@@ -314,8 +512,8 @@ fn walk(
 enum Step {
     /// Move on to this state, with this reason.
     To(PipelineState, String),
-    /// Reject at the violation's gate.
-    Reject(Violation),
+    /// Reject at the violations' gate, with all of them.
+    Reject(Violations),
 }
 
 /// State shared by the gates of one walk: the baseline, the inspection and the applied
@@ -330,7 +528,7 @@ struct Gates<'a> {
 /// The baseline, the verdict of the pure checks, and the patched tree once applied.
 struct Prepared {
     baseline: Baseline,
-    inspection: Result<Inspection, Violation>,
+    inspection: Result<Inspection, Refusal>,
     tree: Option<(tempfile::TempDir, PathBuf)>,
 }
 
@@ -346,51 +544,50 @@ impl Gates<'_> {
                 ),
             )
         } else {
-            Step::Reject(Violation::CommitmentMismatch {
+            Step::Reject(Violations::one(Violation::CommitmentMismatch {
                 commitment: submission.commitment.to_string(),
                 actual: actual.to_string(),
-            })
+            }))
         }
     }
 
     fn verified(&mut self, submission: &Submission) -> Result<Step, IngestError> {
         let miners = self.campaign_dir.load_miners()?;
         if !miners.contains(&submission.miner) {
-            return Ok(Step::Reject(Violation::UnregisteredMiner {
-                miner: submission.miner.to_string(),
-            }));
+            return Ok(Step::Reject(Violations::one(
+                Violation::UnregisteredMiner {
+                    miner: submission.miner.to_string(),
+                },
+            )));
         }
-        let commit = short_commit(&self.campaign.baseline.commit).to_owned();
+        let commit = self.campaign.baseline.commit.clone();
         let miner = &submission.miner;
         Ok(match &self.prepared()?.inspection {
-            Err(v) if v.gate() == Gate::Verified => Step::Reject(v.clone()),
-            // A surface violation is recorded at `surface_ok`, after `verified`.
-            Err(v) if v.is_unreadable() => Step::To(
-                PipelineState::Verified,
-                format!(
-                    "miner `{miner}` is registered; no blob id compared: the diff is not readable (see surface_ok)"
-                ),
-            ),
-            Err(_) => Step::To(
-                PipelineState::Verified,
-                format!(
-                    "miner `{miner}` is registered; the `index` blob ids match the pinned baseline commit `{commit}`"
-                ),
-            ),
-            Ok(inspection) => {
-                let checked = inspection
-                    .approved
-                    .changes
-                    .iter()
-                    .filter(|c| c.blob_checked)
-                    .count();
-                Step::To(
-                    PipelineState::Verified,
-                    format!(
-                        "miner `{miner}` is registered; {checked} `index` blob id(s) match the pinned baseline commit `{commit}`"
-                    ),
-                )
+            Err(refusal) if refusal.violations.gate() == Gate::Verified => {
+                Step::Reject(refusal.violations.clone())
             }
+            // Any other violation is recorded at its gate, after `verified`.
+            Err(refusal) => Step::To(
+                PipelineState::Verified,
+                match &refusal.compared {
+                    None => format!(
+                        "miner `{miner}` is registered; no blob id was compared: the diff was not parsed (the violation is reported at {})",
+                        refusal.violations.gate()
+                    ),
+                    Some(compared) => format!(
+                        "miner `{miner}` is registered; {}; the violations are reported at {}",
+                        compared.describe(&commit),
+                        refusal.violations.gate()
+                    ),
+                },
+            ),
+            Ok(inspection) => Step::To(
+                PipelineState::Verified,
+                format!(
+                    "miner `{miner}` is registered; {}",
+                    inspection.compared.describe(&commit)
+                ),
+            ),
         })
     }
 
@@ -404,7 +601,7 @@ impl Gates<'_> {
                     short_commit(&self.campaign.baseline.commit)
                 ),
             ),
-            Err(v) => Step::Reject(v),
+            Err(violations) => Step::Reject(violations),
         })
     }
 
@@ -426,7 +623,7 @@ impl Gates<'_> {
         };
         match builder.build(&tree, self.campaign) {
             Ok(output) => Ok(Step::To(PipelineState::Built, output.summary)),
-            Err(BuildFailure::Rejected(v)) => Ok(Step::Reject(v)),
+            Err(BuildFailure::Rejected(v)) => Ok(Step::Reject(Violations::one(v))),
             Err(BuildFailure::Infra { message }) => Err(IngestError::BuildInfra {
                 sha256: submission.sha256.clone(),
                 message,
@@ -469,16 +666,16 @@ impl Gates<'_> {
         })
     }
 
-    /// The patched tree in a temporary directory, applied on first use; or the violation
-    /// that stops it.
-    fn tree(&mut self) -> Result<Result<PathBuf, Violation>, IngestError> {
+    /// The patched tree in a temporary directory, applied on first use; or the violations
+    /// that stop it.
+    fn tree(&mut self) -> Result<Result<PathBuf, Violations>, IngestError> {
         let prepared = self.prepared()?;
         if let Some((_, path)) = &prepared.tree {
             return Ok(Ok(path.clone()));
         }
         let inspection = match &prepared.inspection {
             Ok(inspection) => inspection,
-            Err(v) => return Ok(Err(v.clone())),
+            Err(refusal) => return Ok(Err(refusal.violations.clone())),
         };
         let tmp = tempfile::Builder::new()
             .prefix("referee-gates-")
@@ -498,7 +695,7 @@ impl Gates<'_> {
             &dest,
         ) {
             Ok(_) => {}
-            Err(GateOutcomeError::Violation(v)) => return Ok(Err(v)),
+            Err(GateOutcomeError::Violation(v)) => return Ok(Err(Violations::one(v))),
             Err(GateOutcomeError::Gate(e)) => return Err(e.into()),
         }
         prepared.tree = Some((tmp, dest.clone()));

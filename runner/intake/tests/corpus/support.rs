@@ -99,19 +99,35 @@ pub struct Fixture {
     pub campaign: Campaign,
 }
 
+/// The `[surface]` limits of the fixtures: small, so the corpus can exceed them (set
+/// explicitly: no corpus case relies on a default).
+pub const SMALL_LIMITS: &str = "max_diff_bytes = 16384\nmax_line_bytes = 1024\n";
+
 /// The campaign TOML of the fixtures: small limits so the corpus can exceed them.
 pub fn campaign_toml(commit: Oid) -> String {
+    campaign_toml_with(commit, SMALL_LIMITS)
+}
+
+/// The campaign TOML of the fixtures with `surface` as the body of its `[surface]` table
+/// (empty: every default).
+pub fn campaign_toml_with(commit: Oid, surface: &str) -> String {
     format!(
-        "id = \"gates-test\"\n\n[model]\nname = \"ref-tiny\"\n\n[baseline]\nrepo = \"src-repo\"\ncommit = \"{commit}\"\n\n[surface]\nmax_diff_bytes = 16384\nmax_line_bytes = 1024\n"
+        "id = \"gates-test\"\n\n[model]\nname = \"ref-tiny\"\n\n[baseline]\nrepo = \"src-repo\"\ncommit = \"{commit}\"\n\n[surface]\n{surface}"
     )
 }
 
 /// Builds a [`Fixture`] over `files`.
 pub fn fixture(files: &[TreeFile]) -> Fixture {
+    fixture_with(files, SMALL_LIMITS)
+}
+
+/// Builds a [`Fixture`] over `files` whose `[surface]` table is `surface` (empty: the
+/// default limits).
+pub fn fixture_with(files: &[TreeFile], surface: &str) -> Fixture {
     let tmp = tempfile::tempdir().expect("tempdir");
     let commit = build_repo(&tmp.path().join("src-repo"), files);
     let toml_path = tmp.path().join("campaign.toml");
-    fs::write(&toml_path, campaign_toml(commit)).expect("write campaign.toml");
+    fs::write(&toml_path, campaign_toml_with(commit, surface)).expect("write campaign.toml");
     let data = DataDir::new(tmp.path().join("data"));
     let added = add_campaign(&data, &toml_path).expect("campaign add");
     let campaign_dir = data.campaign(&added.campaign.id);

@@ -1,0 +1,768 @@
+//! `referee show`, `referee rounds`, `referee leader`: a sealed round read for people, a
+//! campaign's rounds one per line, and who holds the seat (content/commands.md). Each
+//! verifies first ([`verifier::verify_bundle`], through [`RoundView`]) and marks every
+//! value that a failed (or not run) check covers `(unverified)`; `--json` prints the
+//! view-model itself. Exit 0 when everything shown verifies, 1 when a bundle does not
+//! (the view is still printed, marked), 2 on a usage or I/O error.
+//!
+//! Text from the bundle (miner ids, log tails, details, decision sentences, step names,
+//! check messages) is escaped with [`escape_untrusted`] here, in the renderer; the JSON
+//! output carries it raw, JSON-escaped.
+
+use std::fmt::Write as _;
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+
+use receipts::keys::Keyring;
+use receipts::layout::DataDir;
+use receipts::model::{
+    CampaignId, EntryStatus, HardwareFingerprint, Phase, Role, RoundStatus, StepStatus, Timestamp,
+};
+use receipts::text::escape_untrusted;
+use receipts::verify::VerifyOptions;
+use verifier::view::{
+    CampaignRounds, EntryCounts, Field, RoundRow, RoundView, Unreadable, Verification,
+    format_duration_ms, format_leader, format_milli_rps, format_score_ppm, format_time_of_day,
+    short_seed,
+};
+
+use super::DataArgs;
+
+/// The suffix of a value whose check failed or did not run.
+const UNVERIFIED: &str = " (unverified)";
+
+/// Arguments of `referee show`.
+#[derive(clap::Args, Debug)]
+pub struct ShowArgs {
+    /// The bundle directory (holding `receipt.dsse.json`); or name the round with
+    /// `--campaign` and `--round`.
+    #[arg(
+        required_unless_present = "campaign",
+        conflicts_with_all = ["campaign", "round"]
+    )]
+    pub bundle: Option<PathBuf>,
+    /// The campaign id: show `<data>/<campaign>/rounds/<round>/`.
+    #[arg(long, requires = "round")]
+    pub campaign: Option<String>,
+    /// The round number, with `--campaign`.
+    #[arg(long, requires = "campaign")]
+    pub round: Option<u64>,
+    #[command(flatten)]
+    pub trust: TrustArgs,
+}
+
+/// Arguments of `referee rounds` and `referee leader`.
+#[derive(clap::Args, Debug)]
+pub struct CampaignArgs {
+    /// The campaign id.
+    #[arg(long)]
+    pub campaign: String,
+    #[command(flatten)]
+    pub trust: TrustArgs,
+}
+
+/// What every command here shares: the keyring, the data directory, the output form.
+#[derive(clap::Args, Debug)]
+pub struct TrustArgs {
+    /// Trusted keys; default `<data>/keyring.json`.
+    #[arg(long)]
+    pub keyring: Option<PathBuf>,
+    #[command(flatten)]
+    pub data: DataArgs,
+    /// Print the view-model as JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Check key validity windows at this instant (RFC 3339 UTC) instead of now.
+    #[arg(long)]
+    pub at: Option<Timestamp>,
+}
+
+impl TrustArgs {
+    fn keyring(&self) -> anyhow::Result<Keyring> {
+        let path = self
+            .keyring
+            .clone()
+            .unwrap_or_else(|| DataDir::new(&self.data.data).keyring_path());
+        Keyring::load(&path).with_context(|| format!("loading the keyring `{}`", path.display()))
+    }
+
+    fn options(&self) -> VerifyOptions {
+        VerifyOptions::at(self.at.unwrap_or_else(Timestamp::now))
+    }
+}
+
+fn campaign_id(text: &str) -> anyhow::Result<CampaignId> {
+    text.parse()
+        .with_context(|| format!("--campaign `{}`", escape_untrusted(text)))
+}
+
+/// Runs `referee show`.
+pub fn run_show(args: ShowArgs) -> anyhow::Result<ExitCode> {
+    let bundle = match (&args.bundle, &args.campaign, args.round) {
+        (Some(bundle), _, _) => bundle.clone(),
+        (None, Some(campaign), Some(round)) => DataDir::new(&args.trust.data.data)
+            .campaign(&campaign_id(campaign)?)
+            .round_dir(round),
+        _ => anyhow::bail!("give a bundle directory, or --campaign and --round"),
+    };
+    if !bundle.is_dir() {
+        anyhow::bail!("bundle `{}` is not a directory", bundle.display());
+    }
+    let keyring = args.trust.keyring()?;
+    let view = RoundView::from_bundle(&bundle, &keyring, &args.trust.options());
+    let mut out = std::io::stdout().lock();
+    let passed = match &view {
+        Ok(view) => {
+            if args.trust.json {
+                writeln!(out, "{}", serde_json::to_string_pretty(view)?)?;
+            } else {
+                out.write_all(render_round(view).as_bytes())?;
+            }
+            view.verification.passed
+        }
+        Err(unreadable) => {
+            if args.trust.json {
+                writeln!(out, "{}", serde_json::to_string_pretty(unreadable)?)?;
+            } else {
+                out.write_all(render_unreadable(unreadable).as_bytes())?;
+            }
+            false
+        }
+    };
+    Ok(exit(passed))
+}
+
+/// Runs `referee rounds`.
+pub fn run_rounds(args: CampaignArgs) -> anyhow::Result<ExitCode> {
+    let rounds = load_rounds(&args)?;
+    let mut out = std::io::stdout().lock();
+    if args.trust.json {
+        writeln!(out, "{}", serde_json::to_string_pretty(&rounds.rounds)?)?;
+    } else {
+        out.write_all(render_rounds(&rounds).as_bytes())?;
+    }
+    Ok(exit(rounds.rounds.iter().all(|r| r.verified)))
+}
+
+/// Runs `referee leader`.
+pub fn run_leader(args: CampaignArgs) -> anyhow::Result<ExitCode> {
+    let rounds = load_rounds(&args)?;
+    let mut out = std::io::stdout().lock();
+    if args.trust.json {
+        writeln!(out, "{}", serde_json::to_string_pretty(&rounds.leader)?)?;
+    } else {
+        out.write_all(render_leader(&rounds).as_bytes())?;
+    }
+    Ok(exit(rounds.leader.skipped_rounds.is_empty()))
+}
+
+fn load_rounds(args: &CampaignArgs) -> anyhow::Result<CampaignRounds> {
+    let campaign = campaign_id(&args.campaign)?;
+    let keyring = args.trust.keyring()?;
+    let data = DataDir::new(&args.trust.data.data);
+    CampaignRounds::load(&data, &campaign, &keyring, &args.trust.options())
+        .with_context(|| format!("rounds of campaign `{campaign}`"))
+}
+
+fn exit(passed: bool) -> ExitCode {
+    if passed {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Text rendering.
+// ---------------------------------------------------------------------------------------
+
+/// Untrusted text, escaped for a terminal.
+fn esc(text: &str) -> String {
+    escape_untrusted(text).into_owned()
+}
+
+/// `text`, with the unverified suffix when `verified` is false.
+fn mark(text: impl Into<String>, verified: bool) -> String {
+    let mut text = text.into();
+    if !verified {
+        text.push_str(UNVERIFIED);
+    }
+    text
+}
+
+/// A field rendered by `show`, marked.
+fn field<T>(field: &Field<T>, show: impl FnOnce(&T) -> String) -> String {
+    mark(show(&field.value), field.verified)
+}
+
+fn yes_no(value: bool) -> &'static str {
+    if value { "yes" } else { "no" }
+}
+
+fn role(role: Role) -> &'static str {
+    match role {
+        Role::Baseline => "baseline",
+        Role::Incumbent => "incumbent",
+        Role::Challenger => "challenger",
+    }
+}
+
+fn entry_status(status: EntryStatus) -> &'static str {
+    match status {
+        EntryStatus::Scored => "scored",
+        EntryStatus::Disqualified => "disqualified",
+        EntryStatus::InfraFailed => "infra_failed",
+    }
+}
+
+fn round_status(status: RoundStatus) -> &'static str {
+    match status {
+        RoundStatus::Complete => "complete",
+        RoundStatus::InfraFailed => "infra_failed",
+    }
+}
+
+fn step_status(status: StepStatus) -> &'static str {
+    match status {
+        StepStatus::Ok => "ok",
+        StepStatus::Failed => "FAILED",
+        StepStatus::Skipped => "skipped",
+    }
+}
+
+fn phase(phase: Phase) -> &'static str {
+    match phase {
+        Phase::Provisioning => "provisioning",
+        Phase::Bootstrapping => "bootstrapping",
+        Phase::PullingImage => "pulling_image",
+        Phase::DownloadingModel => "downloading_model",
+        Phase::StartingEngine => "starting_engine",
+        Phase::RunningSla => "running_sla",
+        Phase::RunningCorrectness => "running_correctness",
+        Phase::Scoring => "scoring",
+        Phase::Teardown => "teardown",
+    }
+}
+
+/// `2 scored · 1 disqualified`, with `· n infra_failed` when there are any.
+fn counts(counts: &EntryCounts) -> String {
+    let mut text = format!(
+        "{} scored · {} disqualified",
+        counts.scored, counts.disqualified
+    );
+    if counts.infra_failed > 0 {
+        let _ = write!(text, " · {} infra_failed", counts.infra_failed);
+    }
+    text
+}
+
+/// Rows of cells as aligned columns, two spaces apart, each line indented by `indent`.
+fn table(indent: &str, rows: &[Vec<String>]) -> String {
+    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..columns)
+        .map(|c| {
+            rows.iter()
+                .filter_map(|r| r.get(c))
+                .map(|cell| cell.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    for row in rows {
+        let cells: Vec<String> = row
+            .iter()
+            .zip(&widths)
+            .map(|(cell, w)| format!("{cell:<w$}", w = *w))
+            .collect();
+        out.push_str(indent);
+        out.push_str(cells.join("  ").trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+/// The round as `referee show` prints it: a header block, the entries table, the
+/// timeline, seeds, hardware, where the numbers come from, and the verification result
+/// (its last line says how many checks failed).
+pub fn render_round(view: &RoundView) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "Round {} of `{}` — {}",
+        field(&view.round, u64::to_string),
+        field(&view.campaign, |c| c.to_string()),
+        field(&view.status, |s| round_status(*s).to_owned()),
+    );
+    let _ = writeln!(out, "Bundle: {}", esc(&view.bundle.display().to_string()));
+    if let Some(reason) = &view.status_reason {
+        let _ = writeln!(out, "Reason: {}", field(reason, |r| esc(r)));
+    }
+    let _ = writeln!(
+        out,
+        "Campaign digest: {}",
+        field(&view.campaign_digest, ToString::to_string)
+    );
+    let _ = writeln!(out, "Entries: {}", field(&view.counts, counts));
+    let _ = writeln!(
+        out,
+        "Settled in: {} ({} → {})",
+        field(&view.settled_in_ms, |ms| format_duration_ms(*ms)),
+        field(&view.started_at, ToString::to_string),
+        field(&view.ended_at, ToString::to_string),
+    );
+    match &view.top_score {
+        Some(top) => {
+            let holder = view.entry(top.entry).map_or_else(String::new, |e| {
+                let who = e
+                    .miner
+                    .value
+                    .as_ref()
+                    .map_or_else(|| "the baseline".to_owned(), |m| esc(m.as_str()));
+                format!("; held by {who}")
+            });
+            let _ = writeln!(
+                out,
+                "Top score: {} (0 is baseline speed{holder})",
+                field(&top.score_ppm, |s| format_score_ppm(*s))
+            );
+        }
+        None => {
+            let _ = writeln!(out, "Top score: — (no entry was scored)");
+        }
+    }
+    // The change is marked with the seat after it; the seat before, which no check
+    // covers beyond the signature, keeps its own mark.
+    let leader = if view.leader_changed.value {
+        format!(
+            "changed: {} → {}",
+            field(&view.leader_before, |l| esc(&format_leader(l.as_ref()))),
+            esc(&format_leader(view.leader_after.value.as_ref())),
+        )
+    } else {
+        format!(
+            "unchanged: {}",
+            esc(&format_leader(view.leader_after.value.as_ref()))
+        )
+    };
+    let _ = writeln!(
+        out,
+        "Leader: {}",
+        mark(
+            leader,
+            view.leader_changed.verified && view.leader_after.verified
+        )
+    );
+    let _ = writeln!(out, "Decision: {}", field(&view.decision, |d| esc(d)));
+    let _ = writeln!(
+        out,
+        "SLA: {} · overtake margin {}",
+        field(&view.sla, |s| esc(s)),
+        field(&view.margin_bp, |m| format!("{m} bp")),
+    );
+    let _ = writeln!(
+        out,
+        "Request sequence: {}",
+        field(&view.request_sequence_digest, ToString::to_string)
+    );
+    let _ = writeln!(
+        out,
+        "Tool: {}",
+        field(&view.tool, |t| esc(&format!(
+            "{} {} (commit {})",
+            t.name, t.version, t.git_commit
+        )))
+    );
+
+    out.push_str("\nEntries\n");
+    out.push_str(&render_entries(view));
+    out.push_str("\nTimeline\n");
+    out.push_str(&render_steps(view));
+    out.push_str("\nSeeds (commitment = sha256(seed ‖ salt), published before any entry ran)\n");
+    let mut seeds = Vec::new();
+    for seed in &view.seeds {
+        seeds.push(vec![
+            seed.name.to_owned(),
+            "commitment".to_owned(),
+            field(&seed.commitment, ToString::to_string),
+        ]);
+        seeds.push(vec![
+            String::new(),
+            "revealed".to_owned(),
+            mark(
+                format!(
+                    "seed {}  salt {}",
+                    short_seed(&seed.seed.value),
+                    short_seed(&seed.salt.value)
+                ),
+                seed.seed.verified && seed.salt.verified,
+            ),
+        ]);
+    }
+    out.push_str(&table("  ", &seeds));
+
+    out.push_str("\nHardware\n");
+    let hw = &view.hardware;
+    let _ = writeln!(out, "  at start: {}", field(&hw.at_start, hardware));
+    if hw.at_end.value == hw.at_start.value {
+        let _ = writeln!(out, "  at end:   {}", mark("the same", hw.at_end.verified));
+    } else {
+        let _ = writeln!(out, "  at end:   {}", field(&hw.at_end, hardware));
+    }
+    let _ = writeln!(
+        out,
+        "  changed:  {}",
+        field(&hw.changed, |c| yes_no(*c).to_owned())
+    );
+    if let Some(drift) = &view.drift {
+        let _ = writeln!(
+            out,
+            "\nDrift: first baseline {} → drift baseline {}: {} (bound {}), {}",
+            field(&drift.first_milli_rps, |t| format_milli_rps(*t)),
+            field(&drift.drift_milli_rps, |t| t
+                .map_or("none".to_owned(), format_milli_rps)),
+            field(&drift.drift_bp, |d| d
+                .map_or("—".to_owned(), |d| format!("{d} bp"))),
+            field(&drift.bound_bp, |b| format!("{b} bp")),
+            field(&drift.within_bound, |w| {
+                let text = if *w {
+                    "within the bound"
+                } else {
+                    "over the bound"
+                };
+                text.to_owned()
+            }),
+        );
+    }
+
+    // content/measurement.md: the overtake margin should exceed the measured noise; say so when
+    // the baseline moved more than the margin (as `referee round` does).
+    if let Some(drift_bp) = view.drift.as_ref().and_then(|d| d.drift_bp.value)
+        && drift_bp > u64::from(view.margin_bp.value)
+    {
+        let margin = view.margin_bp.value;
+        let _ = writeln!(
+            out,
+            "Warning: the baseline drifted {}.{:02} % between its first and last run, more \
+             than the overtake margin of {}.{:02} %: this round's decision is within \
+             measurement noise",
+            drift_bp / 100,
+            drift_bp % 100,
+            margin / 100,
+            margin % 100
+        );
+    }
+    out.push_str("\nWhere the numbers come from\n");
+    for source in &view.sources {
+        let checks: Vec<&str> = std::iter::once("signature.trusted")
+            .chain(source.checks.iter().copied())
+            .collect();
+        let _ = writeln!(out, "  {} ({})", source.field, source.unit);
+        let _ = writeln!(out, "      ← {}", source.from);
+        let _ = writeln!(out, "      checks: {}", checks.join(", "));
+    }
+    out.push('\n');
+    out.push_str(&render_verification(&view.verification));
+    out
+}
+
+/// The entries table, then one line per disqualification or infrastructure failure.
+fn render_entries(view: &RoundView) -> String {
+    let mut rows = vec![
+        [
+            "Role",
+            "Miner",
+            "Patch",
+            "Status",
+            "Score",
+            "Throughput",
+            "Duration",
+        ]
+        .map(str::to_owned)
+        .to_vec(),
+    ];
+    let mut notes = String::new();
+    for e in &view.entries {
+        let patch = field(&e.patch_short, |p| {
+            p.clone().unwrap_or_else(|| "—".to_owned())
+        });
+        rows.push(vec![
+            field(&e.role, |r| role(*r).to_owned()),
+            field(&e.miner, |m| {
+                m.as_ref().map_or("—".to_owned(), |m| esc(m.as_str()))
+            }),
+            patch.clone(),
+            field(&e.status, |s| entry_status(*s).to_owned()),
+            field(&e.score_ppm, |s| s.map_or("—".to_owned(), format_score_ppm)),
+            field(&e.throughput_milli_rps, |t| {
+                t.map_or("—".to_owned(), format_milli_rps)
+            }),
+            field(&e.duration_ms, |d| format_duration_ms(*d)),
+        ]);
+        let mut who = role(e.role.value).to_owned();
+        for part in [
+            e.miner.value.as_ref().map(|m| esc(m.as_str())),
+            e.patch_short.value.clone(),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            who.push(' ');
+            who.push_str(&part);
+        }
+        if let Some(d) = &e.disqualification {
+            let _ = writeln!(
+                notes,
+                "  {who}: {}: {}",
+                field(&d.reason, |r| r.as_str().to_owned()),
+                field(&d.detail, |t| esc(t)),
+            );
+            if !d.log_tail.value.is_empty() {
+                let _ = writeln!(notes, "    log tail{}:", mark("", d.log_tail.verified));
+                for line in &d.log_tail.value {
+                    let _ = writeln!(notes, "    | {}", esc(line));
+                }
+            }
+        }
+        if let Some(infra) = &e.infra_failure {
+            let _ = writeln!(notes, "  {who}: infra_failed: {}", field(infra, |t| esc(t)));
+        }
+        if let Some(log) = &e.engine_log
+            && !log.verified
+        {
+            let _ = writeln!(notes, "  {who}: engine log {}", field(log, |l| esc(l)));
+        }
+    }
+    let mut out = table("", &rows);
+    out.push_str(&notes);
+    out
+}
+
+/// The step timeline; a row any field of which is unverified ends in the suffix.
+fn render_steps(view: &RoundView) -> String {
+    let mut rows = vec![
+        [
+            "#",
+            "Group",
+            "Step",
+            "Phase",
+            "Started",
+            "Ended",
+            "Duration",
+            "Since previous",
+            "Status",
+        ]
+        .map(str::to_owned)
+        .to_vec(),
+    ];
+    for step in &view.steps {
+        let mut status = step_status(step.status.value).to_owned();
+        if !step.verified() {
+            status.push_str(UNVERIFIED);
+        }
+        rows.push(vec![
+            step.index.to_string(),
+            esc(&step.group.value),
+            esc(&step.name.value),
+            phase(step.phase.value).to_owned(),
+            format_time_of_day(step.started_at.value),
+            format_time_of_day(step.ended_at.value),
+            format_duration_ms(step.duration_ms.value),
+            step.since_previous_ms
+                .value
+                .map_or("—".to_owned(), format_duration_ms),
+            status,
+        ]);
+    }
+    table("", &rows)
+}
+
+/// `AMD EPYC · 2 CPUs · 23.5 GiB · Debian … · kernel … · no GPU · features …`.
+fn hardware(hw: &HardwareFingerprint) -> String {
+    let tenths_gib = u128::from(hw.memory_bytes) * 10 / (1 << 30);
+    let gpus = if hw.gpus.is_empty() {
+        "no GPU".to_owned()
+    } else {
+        hw.gpus
+            .iter()
+            .map(|g| {
+                format!(
+                    "{} ({}, driver {})",
+                    g.name, g.compute_capability, g.driver_version
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    esc(&format!(
+        "{} · {} CPUs · {}.{} GiB · {} · kernel {} · {} · features {}",
+        hw.cpu_model,
+        hw.cpu_count,
+        tenths_gib / 10,
+        tenths_gib % 10,
+        hw.os,
+        hw.kernel,
+        gpus,
+        hw.cpu_features.join(" ")
+    ))
+}
+
+/// The failed checks, then the final line: `Verified: yes …` or `Verified: NO — n of m
+/// checks failed`.
+fn render_verification(v: &Verification) -> String {
+    let mut out = String::new();
+    if !v.failures.is_empty() {
+        out.push_str("Failed checks (values they cover are marked (unverified)):\n");
+        for failure in &v.failures {
+            let target = failure
+                .target
+                .as_deref()
+                .map(|t| format!(" {}", esc(t)))
+                .unwrap_or_default();
+            let _ = writeln!(
+                out,
+                "  FAIL {}{target}: {}",
+                failure.check.as_str(),
+                esc(&failure.message)
+            );
+        }
+    }
+    let not_applicable = if v.not_applicable > 0 {
+        format!(
+            ", {} not applicable to {}",
+            v.not_applicable,
+            v.predicate_version.unwrap_or("this version")
+        )
+    } else {
+        String::new()
+    };
+    if v.passed {
+        let _ = writeln!(
+            out,
+            "Verified: yes — 0 of {} checks failed{not_applicable} (signed by {})",
+            v.checks,
+            v.signed_by.join(", ")
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "Verified: NO — {} of {} checks failed{not_applicable}",
+            v.failed, v.checks
+        );
+    }
+    out
+}
+
+fn render_unreadable(unreadable: &Unreadable) -> String {
+    let mut out = format!(
+        "Bundle: {}\nNo readable round: {}\n",
+        esc(&unreadable.bundle.display().to_string()),
+        esc(&unreadable.error)
+    );
+    out.push_str(&render_verification(&unreadable.verification));
+    out
+}
+
+/// One line per sealed round, then the current leader.
+fn render_rounds(rounds: &CampaignRounds) -> String {
+    let mut out = format!("Rounds of `{}`\n", rounds.campaign);
+    if rounds.rounds.is_empty() {
+        out.push_str("no sealed round yet\n");
+        return out;
+    }
+    let mut rows = vec![
+        [
+            "Round",
+            "Status",
+            "Leader after",
+            "Top score",
+            "Entries",
+            "Verified",
+        ]
+        .map(str::to_owned)
+        .to_vec(),
+    ];
+    let mut errors = String::new();
+    for row in &rounds.rounds {
+        rows.push(round_row(row));
+        if let Some(error) = &row.error {
+            let _ = writeln!(errors, "  round {}: {}", row.round, esc(error));
+        }
+    }
+    out.push_str(&table("", &rows));
+    out.push_str(&errors);
+    out.push_str(&leader_line(rounds));
+    out
+}
+
+fn round_row(row: &RoundRow) -> Vec<String> {
+    let verified = if row.verified {
+        "yes".to_owned()
+    } else if row.failed_checks > 0 {
+        format!("NO ({} checks failed)", row.failed_checks)
+    } else {
+        "NO".to_owned()
+    };
+    match &row.headline {
+        Some(h) => vec![
+            row.round.to_string(),
+            round_status(h.status).to_owned(),
+            esc(&format_leader(h.leader_after.as_ref())),
+            h.top_score_ppm.map_or("—".to_owned(), format_score_ppm),
+            counts(&h.counts),
+            verified,
+        ],
+        None => vec![
+            row.round.to_string(),
+            "unreadable".to_owned(),
+            "—".to_owned(),
+            "—".to_owned(),
+            "—".to_owned(),
+            verified,
+        ],
+    }
+}
+
+/// `Leader: f98bb88…18dfc (fast), seated in round 3 (as of round 5)`, with a warning
+/// line per later round that does not verify.
+fn leader_line(rounds: &CampaignRounds) -> String {
+    let leader = &rounds.leader;
+    let mut out = String::new();
+    match leader.as_of_round {
+        Some(as_of) => {
+            let seated = match leader.decided_in_round {
+                Some(n) => format!(", seated in round {n}"),
+                None => String::new(),
+            };
+            let _ = writeln!(
+                out,
+                "Leader: {}{seated} (as of round {as_of}, the last round that verifies)",
+                esc(&format_leader(leader.leader.as_ref()))
+            );
+            if let Some(decision) = &leader.decision {
+                let _ = writeln!(out, "Decision in round {as_of}: {}", esc(decision));
+            }
+        }
+        None => {
+            let _ = writeln!(out, "Leader: the baseline (no sealed round verifies)");
+        }
+    }
+    if !leader.skipped_rounds.is_empty() {
+        let list: Vec<String> = leader.skipped_rounds.iter().map(u64::to_string).collect();
+        let _ = writeln!(
+            out,
+            "Warning: round {} does not verify and was skipped",
+            list.join(", ")
+        );
+    }
+    out
+}
+
+fn render_leader(rounds: &CampaignRounds) -> String {
+    let mut out = format!("Campaign `{}`\n", rounds.campaign);
+    out.push_str(&leader_line(rounds));
+    out
+}

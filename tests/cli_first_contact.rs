@@ -1,0 +1,505 @@
+//! Issue 17, "first contact": what a first user of the binary meets. Exit codes that say
+//! what happened (and are documented in every `--help`), refusals that name the mistake
+//! (`keygen --out <dir>`, `verify --threshold 0`, a directory or `.pub` as a private key,
+//! `bench serve --rate 0`), a single `.pub` accepted as a keyring, `round --json`,
+//! people's units in `status`, and an interrupted round that says how to resume.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::Mutex;
+
+use intake::gates::BuiltinBuilder;
+use intake::ingest::{IngestRequest, add_campaign, add_miner, ingest};
+use receipts::keys::{Keyring, PrivateKey, TrustedKey, generate_key_pair};
+use receipts::layout::DataDir;
+use receipts::model::{MinerId, PipelineState, Sha256Hex, Timestamp};
+use referee::demo::{BASELINE_ENGINE_TOML, config_diff, set_key, write_config_repo};
+
+/// Rounds measure speed: never two at once on a small machine.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn referee(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_referee"))
+        .args(args)
+        .current_dir(dir)
+        .env_remove("REFEREE_DATA")
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("run referee")
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// Campaign `cli` (with `extra` in its file) and miner `miner-a` in `dir/data`.
+fn setup_campaign(dir: &Path, extra: &str) {
+    let commit = write_config_repo(&dir.join("src/baseline.git"), BASELINE_ENGINE_TOML)
+        .expect("baseline repo");
+    std::fs::write(
+        dir.join("src/campaign.toml"),
+        format!(
+            "id = \"cli\"\n\n[model]\nname = \"ref-tiny\"\n\n[baseline]\nrepo = \"baseline.git\"\ncommit = \"{commit}\"\n{extra}"
+        ),
+    )
+    .expect("write campaign.toml");
+    let add = referee(
+        dir,
+        &["campaign", "add", "src/campaign.toml", "--data", "data"],
+    );
+    assert_eq!(add.status.code(), Some(0), "{add:?}");
+    let miner = referee(
+        dir,
+        &["miner", "add", "miner-a", "--campaign", "cli", "--data", "data"],
+    );
+    assert_eq!(miner.status.code(), Some(0), "{miner:?}");
+}
+
+fn ingest_file(dir: &Path, file: &str, bytes: &[u8]) -> Output {
+    std::fs::write(dir.join(file), bytes).expect("write diff");
+    let commitment = Sha256Hex::digest(bytes).to_string();
+    referee(
+        dir,
+        &[
+            "ingest",
+            file,
+            "--miner",
+            "miner-a",
+            "--commitment",
+            &commitment,
+            "--campaign",
+            "cli",
+            "--data",
+            "data",
+        ],
+    )
+}
+
+/// Regression: `ingest` exited 0 for a rejected submission, so a script could not tell.
+/// Rejected is 1; queued is 0; a duplicate (recorded and skipped) is 0.
+#[test]
+fn ingest_exits_1_when_the_submission_is_rejected() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    setup_campaign(dir, "\n[surface]\nmax_diff_bytes = 4096\n");
+    let rejected = ingest_file(dir, "big.diff", &vec![b'x'; 5000]);
+    assert_eq!(rejected.status.code(), Some(1), "{rejected:?}");
+    assert!(stdout(&rejected).contains("state rejected"));
+
+    let diff = config_diff(
+        BASELINE_ENGINE_TOML,
+        &set_key(BASELINE_ENGINE_TOML, "max_num_seqs", "2"),
+    )
+    .unwrap();
+    let queued = ingest_file(dir, "ok.diff", diff.as_bytes());
+    assert_eq!(queued.status.code(), Some(0), "{queued:?}");
+    assert!(stdout(&queued).contains("bench_queued"), "{}", stdout(&queued));
+    let duplicate = ingest_file(dir, "ok.diff", diff.as_bytes());
+    assert_eq!(duplicate.status.code(), Some(0), "{duplicate:?}");
+    assert!(stdout(&duplicate).contains("duplicate of"));
+}
+
+/// Regression: no `--help` said what the exit codes mean.
+#[test]
+fn every_command_documents_its_exit_status() {
+    let tmp = tempfile::tempdir().unwrap();
+    for command in [
+        &["keygen"][..],
+        &["keyring", "add"],
+        &["seal"],
+        &["verify"],
+        &["engine"],
+        &["bench", "serve"],
+        &["campaign"],
+        &["miner"],
+        &["ingest"],
+        &["status"],
+        &["round"],
+        &["show"],
+        &["rounds"],
+        &["leader"],
+        &["demo"],
+    ] {
+        let mut args = command.to_vec();
+        args.push("--help");
+        let help = referee(tmp.path(), &args);
+        assert_eq!(help.status.code(), Some(0), "{command:?}");
+        let text = stdout(&help);
+        assert!(
+            text.contains("Exit status: 0") && text.contains("2 on a usage or I/O error"),
+            "{command:?}: {text}"
+        );
+    }
+    let ingest = stdout(&referee(tmp.path(), &["ingest", "--help"]));
+    assert!(ingest.contains("1 when the gates rejected it"), "{ingest}");
+    let round = stdout(&referee(tmp.path(), &["round", "--help"]));
+    assert!(round.contains("130 when interrupted"), "{round}");
+}
+
+/// Regression: `keygen --out keys` silently wrote the hidden `keys/.key` and `keys/.pub`.
+#[test]
+fn keygen_refuses_a_directory_as_out() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::create_dir(dir.join("keys")).unwrap();
+    for out in ["keys", "keys/", "fresh/"] {
+        let keygen = referee(dir, &["keygen", "--out", out]);
+        assert_eq!(keygen.status.code(), Some(2), "{out}: {keygen:?}");
+        let err = stderr(&keygen);
+        assert!(
+            err.contains(&format!("`{out}` is a directory"))
+                && err.contains("file stem like `keys/op`"),
+            "{out}: {err}"
+        );
+    }
+    assert!(!dir.join("keys/.key").exists() && !dir.join("keys/.pub").exists());
+    assert!(!dir.join("fresh").exists());
+}
+
+/// Regression: `--threshold 0` was taken (passing a bundle nobody trusted signed); a
+/// `.pub` file as `--keyring` failed to parse as a keyring.
+#[test]
+fn verify_refuses_threshold_0_and_accepts_a_single_public_key() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let zero = referee(dir, &["verify", "bundle", "--threshold", "0"]);
+    assert_eq!(zero.status.code(), Some(2), "{zero:?}");
+    assert!(stderr(&zero).contains("must be at least 1"), "{}", stderr(&zero));
+
+    let keygen = referee(dir, &["keygen", "--out", "keys/op"]);
+    assert_eq!(keygen.status.code(), Some(0), "{keygen:?}");
+    let keyid = stdout(&keygen)
+        .lines()
+        .next()
+        .and_then(|l| l.strip_prefix("keyid "))
+        .unwrap()
+        .to_owned();
+    std::fs::create_dir_all(dir.join("bundle")).unwrap();
+    std::fs::write(dir.join("bundle/result.json"), b"{}").unwrap();
+    std::fs::write(dir.join("predicate.json"), b"{\"note\":\"x\"}").unwrap();
+    let seal = referee(
+        dir,
+        &[
+            "seal",
+            "bundle",
+            "--key",
+            "keys/op.key",
+            "--predicate",
+            "predicate.json",
+            "--predicate-type",
+            "https://example.com/predicates/demo/v1",
+        ],
+    );
+    assert_eq!(seal.status.code(), Some(0), "{seal:?}");
+    let verify = referee(dir, &["verify", "bundle", "--keyring", "keys/op.pub"]);
+    assert_eq!(verify.status.code(), Some(0), "{verify:?}");
+    assert!(stderr(&verify).contains(&keyid), "{}", stderr(&verify));
+    assert!(stdout(&verify).contains("result: PASS"));
+}
+
+/// Regression: a directory or a `.pub` given as the private key got "chmod 600" advice.
+#[test]
+fn a_directory_or_public_key_as_private_key_is_named_as_such() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let keygen = referee(dir, &["keygen", "--out", "keys/op"]);
+    assert_eq!(keygen.status.code(), Some(0), "{keygen:?}");
+    for (key, needle) in [
+        ("keys", "`keys` is a directory, not a key file"),
+        ("keys/op.pub", "`keys/op.pub` is a public key; pass the `.key` file"),
+    ] {
+        let round = referee(
+            dir,
+            &["round", "--campaign", "cli", "--data", "data", "--key", key],
+        );
+        assert_eq!(round.status.code(), Some(2), "{round:?}");
+        let err = stderr(&round);
+        assert!(err.contains(needle), "{key}: {err}");
+        assert!(!err.contains("chmod"), "{key}: {err}");
+    }
+}
+
+/// Regression: `bench serve --rate 0` said "at most 3 decimals".
+#[test]
+fn bench_rate_0_says_the_minimum() {
+    let tmp = tempfile::tempdir().unwrap();
+    let bench = referee(
+        tmp.path(),
+        &["bench", "serve", "--workload", "missing.toml", "--rate", "0"],
+    );
+    assert_eq!(bench.status.code(), Some(2), "{bench:?}");
+    let err = stderr(&bench);
+    assert!(err.contains("at least 0.001 req/s"), "{err}");
+    assert!(!err.contains("decimals"), "{err}");
+}
+
+// --- rounds -----------------------------------------------------------------------
+
+/// The tiny baseline of tests/round_e2e.rs: one layer, one sequence at a time.
+const ENGINE_TOML: &str = "model_seed = 7
+layers = 1
+d_model = 128
+heads = 4
+context = 160
+max_num_seqs = 1
+max_num_batched_tokens = 160
+threads = 1
+weight_dtype = \"f32\"
+kv_cache_dtype = \"f32\"
+kv_cache_budget_mb = 16
+startup_delay_ms = 0
+";
+
+/// One probe at 10 requests/s: a round in a few seconds.
+const CAMPAIGN_TOML: &str = r#"id = "tiny"
+runs = 1
+overtake_margin_bp = 1000
+drift_bound_bp = 5000
+health_deadline_s = 20
+
+[model]
+name = "tiny"
+
+[hardware]
+memory_limit_mb = 64
+engine_threads = 1
+
+[baseline]
+repo = "baseline.git"
+commit = "{commit}"
+
+[workload]
+input_len = { kind = "uniform", min = 24, max = 48 }
+output_len = { kind = "uniform", min = 24, max = 32 }
+
+[sla]
+percentile = "p50"
+latency = "e2e"
+bound_ms = 250
+
+[rate_search]
+min_rate_milli_rps = 10000
+max_rate_milli_rps = 10000
+min_probe_duration_ms = 400
+min_probe_requests = 8
+warmup_requests = 1
+send_lag_bound_us = 250000
+rate_tolerance_bp = 5000
+request_deadline_ms = 1500
+entry_deadline_s = 60
+
+[correctness]
+items = 3
+group_size = 3
+top_k = 5
+input_len = { kind = "uniform", min = 8, max = 16 }
+output_tokens = 6
+"#;
+
+struct Fixture {
+    dir: tempfile::TempDir,
+    data: PathBuf,
+    key: PathBuf,
+}
+
+/// Campaign `tiny`, the evaluator key trusted, one challenger (`miner-a`) queued.
+fn fixture() -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let source = dir.path().join("src");
+    let commit = write_config_repo(&source.join("baseline.git"), ENGINE_TOML).unwrap();
+    let campaign_toml = source.join("campaign.toml");
+    std::fs::write(
+        &campaign_toml,
+        CAMPAIGN_TOML.replace("{commit}", &commit.to_string()),
+    )
+    .unwrap();
+    let data_dir = DataDir::new(&data);
+    add_campaign(&data_dir, &campaign_toml).unwrap();
+    let keys = dir.path().join("keys");
+    std::fs::create_dir_all(&keys).unwrap();
+    generate_key_pair(&keys.join("evaluator")).unwrap();
+    let key = PrivateKey::load(&keys.join("evaluator.key")).unwrap();
+    Keyring::new(vec![TrustedKey {
+        key: key.public().clone(),
+        valid_from: Timestamp::from_unix_seconds(0).unwrap(),
+        valid_until: None,
+    }])
+    .unwrap()
+    .save(&data_dir.keyring_path())
+    .unwrap();
+    let campaign = data_dir.campaign(&"tiny".parse().unwrap());
+    let miner: MinerId = "miner-a".parse().unwrap();
+    add_miner(&campaign, &miner).unwrap();
+    let diff = config_diff(ENGINE_TOML, &set_key(ENGINE_TOML, "max_num_seqs", "4")).unwrap();
+    let commitment = Sha256Hex::digest(diff.as_bytes());
+    let request = IngestRequest {
+        diff: diff.as_bytes(),
+        miner: &miner,
+        commitment: &commitment,
+    };
+    let outcome = ingest(&campaign, &request, &BuiltinBuilder).unwrap();
+    assert_eq!(outcome.submission().state, PipelineState::BenchQueued);
+    Fixture {
+        dir,
+        data,
+        key: keys.join("evaluator.key"),
+    }
+}
+
+fn round_command(fixture: &Fixture, extra: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_referee"));
+    command
+        .args(["round", "--campaign", "tiny", "--data"])
+        .arg(&fixture.data)
+        .arg("--key")
+        .arg(&fixture.key)
+        .args(extra)
+        .env("NO_COLOR", "1");
+    command
+}
+
+fn ok(output: &Output) {
+    assert!(
+        output.status.success(),
+        "referee failed: {}\n{}",
+        stdout(output),
+        stderr(output)
+    );
+}
+
+/// Regression: `round` had no `--json`, and `status` showed no round facts: now the
+/// summary is JSON in integers, and `status` says each submission's latest round, its
+/// score and throughput in people's units, and who leads.
+#[test]
+fn round_json_and_status_in_peoples_units() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let fixture = fixture();
+    let round = round_command(&fixture, &["--json"]).output().unwrap();
+    ok(&round);
+    let json: serde_json::Value = serde_json::from_slice(&round.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", stdout(&round)));
+    assert_eq!(json["round"], 1);
+    assert_eq!(json["status"], "complete");
+    assert!(json["leaderChanged"].is_boolean());
+    assert!(json["decision"].is_string());
+    assert_eq!(json["resumed"], false);
+    let entries = json["entries"].as_array().unwrap();
+    let challenger = entries
+        .iter()
+        .find(|e| e["role"] == "challenger")
+        .expect("a challenger entry");
+    assert_eq!(challenger["miner"], "miner-a");
+    assert!(challenger["scorePpm"].is_i64(), "{challenger}");
+    assert!(challenger["throughputMilliRps"].is_u64(), "{challenger}");
+    assert!(challenger["durationMs"].is_i64(), "{challenger}");
+    assert!(challenger["patch"].as_str().unwrap().len() == 64);
+    let leader = json["leaderChanged"] == true;
+
+    let status = Command::new(env!("CARGO_BIN_EXE_referee"))
+        .args(["status", "--campaign", "tiny", "--data"])
+        .arg(&fixture.data)
+        .output()
+        .unwrap();
+    ok(&status);
+    let text = stdout(&status);
+    let header = text.lines().next().unwrap();
+    for column in ["leader", "round", "score", "throughput"] {
+        assert!(header.contains(column), "{header}");
+    }
+    let row = text.lines().nth(1).unwrap();
+    assert!(row.contains(" req/s"), "{row}");
+    assert!(!row.contains("ppm"), "{row}");
+    let score = challenger["scorePpm"].as_i64().unwrap();
+    let expected = format!(
+        "{}{}.{:04}",
+        if score < 0 {
+            "-"
+        } else if score > 0 {
+            "+"
+        } else {
+            ""
+        },
+        score.unsigned_abs() / 1_000_000,
+        (score.unsigned_abs() % 1_000_000) / 100
+    );
+    assert!(row.contains(&expected), "{expected} in {row}");
+    assert_eq!(row.contains(" yes "), leader, "{row}");
+    let hash = challenger["patch"].as_str().unwrap();
+    let log = Command::new(env!("CARGO_BIN_EXE_referee"))
+        .args(["status", &hash[..12], "--campaign", "tiny", "--data"])
+        .arg(&fixture.data)
+        .output()
+        .unwrap();
+    ok(&log);
+    assert!(stdout(&log).contains("latest round 1: score "), "{}", stdout(&log));
+    drop(fixture.dir);
+}
+
+/// Regression: SIGTERM during a round exited without a word; now it says how to go on
+/// and exits 130, and the resumed round reports the whole round's wall time and the
+/// resumed part.
+#[test]
+fn an_interrupted_round_says_how_to_resume_and_reports_both_times() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let fixture = fixture();
+    let child = round_command(&fixture, &[])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Well into the round: the round has opened and an engine is running.
+    let journal = fixture.data.join("tiny");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        let opened = walk(&journal).iter().any(|p| {
+            p.to_string_lossy().contains("work") || p.to_string_lossy().contains("journal")
+        });
+        if opened || std::time::Instant::now() > deadline {
+            break;
+        }
+    }
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let kill = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let out = child.wait_with_output().unwrap();
+    if out.status.success() {
+        // The round finished before the signal: nothing to resume here.
+        panic!("the round ended before SIGTERM: {}", stderr(&out));
+    }
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("interrupted — run the same command to resume"),
+        "{}",
+        stderr(&out)
+    );
+    let resumed = round_command(&fixture, &[]).output().unwrap();
+    ok(&resumed);
+    let text = stdout(&resumed);
+    if stderr(&resumed).contains("resuming") {
+        assert!(text.contains("wall for the whole round"), "{text}");
+        assert!(text.contains("Resumed run:"), "{text}");
+    }
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                out.extend(walk(&path));
+            }
+            out.push(path);
+        }
+    }
+    out
+}

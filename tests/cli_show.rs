@@ -1,0 +1,403 @@
+//! `referee show`, `referee rounds` and `referee leader` through the binary (issue 17,
+//! looking at results), on the committed v1 fixture round
+//! (`verifier/tests/fixtures/v1-round`): the text view with its aligned entries table
+//! and exit 0; `--json` as the view-model; a flipped byte marks what it covers
+//! `(unverified)` and exits 1; `rounds` and `leader` on a data directory holding the
+//! fixture as `tiny/rounds/1`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn fixture_round() -> PathBuf {
+    root().join("verifier/tests/fixtures/v1-round")
+}
+
+fn fixture_keyring() -> PathBuf {
+    root().join("verifier/tests/fixtures/v1-keyring.json")
+}
+
+fn referee(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_referee"))
+        .args(args)
+        .current_dir(dir)
+        .env_remove("REFEREE_DATA")
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("run referee")
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for entry in std::fs::read_dir(from).expect("list") {
+        let entry = entry.expect("entry");
+        let target = to.join(entry.file_name());
+        if entry.file_type().expect("type").is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).expect("copy");
+        }
+    }
+}
+
+/// A data directory with the fixture as round 1 of `tiny`, its keyring and campaign.
+fn data_dir() -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    copy_dir(&fixture_round(), &tmp.path().join("tiny/rounds/1"));
+    std::fs::copy(fixture_keyring(), tmp.path().join("keyring.json")).expect("keyring");
+    std::fs::copy(
+        root().join("receipts/tests/fixtures/v1-campaign.toml"),
+        tmp.path().join("tiny/campaign.toml"),
+    )
+    .expect("campaign");
+    tmp
+}
+
+fn path(p: &Path) -> &str {
+    p.to_str().expect("utf-8 path")
+}
+
+#[test]
+fn show_prints_the_round_with_its_entries_table_and_exits_0() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let bundle = fixture_round();
+    let keyring = fixture_keyring();
+    let out = referee(
+        tmp.path(),
+        &["show", path(&bundle), "--keyring", path(&keyring)],
+    );
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}\n{out:?}");
+    assert!(text.starts_with("Round 1 of `tiny` — complete\n"), "{text}");
+    assert!(
+        text.contains("Entries: 2 scored · 0 disqualified\n"),
+        "{text}"
+    );
+    assert!(text.contains("Settled in: 6.6s ("), "{text}");
+    assert!(
+        text.contains("Top score: 0.0000 (0 is baseline speed; held by the baseline)"),
+        "{text}"
+    );
+    assert!(text.contains("Leader: unchanged: the baseline\n"), "{text}");
+    assert!(
+        text.contains("Decision: the best challenger f98bb88…18dfc (fast)"),
+        "{text}"
+    );
+    // The entries table, aligned: every column starts where its header does.
+    let lines: Vec<&str> = text.lines().collect();
+    let header = lines
+        .iter()
+        .position(|l| l.starts_with("Role "))
+        .expect("entries header");
+    let columns: Vec<usize> = [
+        "Miner",
+        "Patch",
+        "Status",
+        "Score",
+        "Throughput",
+        "Duration",
+    ]
+    .iter()
+    .map(|h| lines[header].find(h).expect("column"))
+    .collect();
+    let baseline = lines[header + 1];
+    let challenger = lines[header + 2];
+    assert!(baseline.starts_with("baseline "), "{text}");
+    assert!(challenger.starts_with("challenger "), "{text}");
+    let cell = |line: &str, c: usize| -> String {
+        line.chars()
+            .skip(lines[header][..columns[c]].chars().count())
+            .take_while(|ch| *ch != ' ')
+            .collect()
+    };
+    assert_eq!(cell(challenger, 0), "fast");
+    assert_eq!(cell(challenger, 1), "f98bb88…18dfc");
+    assert_eq!(cell(challenger, 2), "scored");
+    assert_eq!(cell(challenger, 3), "0.0000");
+    assert_eq!(cell(challenger, 4), "5.898");
+    assert_eq!(cell(baseline, 4), "5.898");
+    assert!(challenger.contains("5.898 req/s"), "{challenger}");
+    // The timeline, the seeds and the hardware follow.
+    assert!(text.contains("\nTimeline\n"), "{text}");
+    assert!(text.contains("Releasing the machine"), "{text}");
+    assert!(
+        text.contains(
+            "commitment  44f898d81756384dd6d1bcf68e0765fc58658a472af4425eec4c39b6d5575d08"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("at start: AMD EPYC · 2 CPUs"), "{text}");
+    assert!(!text.contains("(unverified)"), "{text}");
+    let last = lines.last().expect("a last line");
+    assert!(last.starts_with("Verified: yes — 0 of "), "{last}");
+}
+
+#[test]
+fn show_json_is_the_view_model() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let bundle = fixture_round();
+    let keyring = fixture_keyring();
+    let out = referee(
+        tmp.path(),
+        &["show", path(&bundle), "--keyring", path(&keyring), "--json"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(json["round"]["value"], 1);
+    assert_eq!(json["campaign"]["value"], "tiny");
+    assert_eq!(json["status"]["value"], "complete");
+    assert_eq!(json["counts"]["value"]["scored"], 2);
+    assert_eq!(json["entries"].as_array().map(Vec::len), Some(2));
+    assert_eq!(
+        json["entries"][1]["scorePpm"],
+        serde_json::json!({"value": 0, "verified": true})
+    );
+    assert_eq!(json["entries"][1]["throughputMilliRps"]["value"], 5_898);
+    assert_eq!(json["steps"].as_array().map(Vec::len), Some(12));
+    assert_eq!(json["seeds"].as_array().map(Vec::len), Some(5));
+    assert_eq!(json["verification"]["passed"], true);
+    assert!(json["hardware"]["atStart"]["value"]["cpuModel"].is_string());
+    assert!(json["sources"].as_array().is_some_and(|s| !s.is_empty()));
+}
+
+#[test]
+fn show_marks_what_a_flipped_byte_covers_and_exits_1() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let bundle = tmp.path().join("round");
+    copy_dir(&fixture_round(), &bundle);
+    let probe = bundle.join("probes/candidate-1.json");
+    let mut bytes = std::fs::read(&probe).expect("read");
+    bytes[10] ^= 1;
+    std::fs::write(&probe, bytes).expect("write");
+    let keyring = fixture_keyring();
+    let out = referee(
+        tmp.path(),
+        &["show", path(&bundle), "--keyring", path(&keyring)],
+    );
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    let challenger = text
+        .lines()
+        .find(|l| l.starts_with("challenger "))
+        .expect("challenger row");
+    assert!(challenger.contains("0.0000 (unverified)"), "{challenger}");
+    assert!(
+        challenger.contains("5.898 req/s (unverified)"),
+        "{challenger}"
+    );
+    let baseline = text
+        .lines()
+        .find(|l| l.starts_with("baseline "))
+        .expect("baseline row");
+    assert!(!baseline.contains("(unverified)"), "{baseline}");
+    assert!(
+        text.contains("FAIL subject probes/candidate-1.json"),
+        "{text}"
+    );
+    let last = text.lines().last().expect("a last line");
+    assert!(last.starts_with("Verified: NO — 1 of "), "{last}");
+
+    // The JSON view says the same, and the exit code too.
+    let out = referee(
+        tmp.path(),
+        &["show", path(&bundle), "--keyring", path(&keyring), "--json"],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(json["entries"][1]["scorePpm"]["verified"], false);
+    assert_eq!(json["entries"][0]["scorePpm"]["verified"], true);
+    assert_eq!(json["verification"]["failed"], 1);
+}
+
+#[test]
+fn show_by_campaign_and_round_uses_the_data_directory_keyring() {
+    let data = data_dir();
+    let out = referee(
+        data.path(),
+        &[
+            "show",
+            "--campaign",
+            "tiny",
+            "--round",
+            "1",
+            "--data",
+            path(data.path()),
+        ],
+    );
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}\n{out:?}");
+    assert!(text.starts_with("Round 1 of `tiny` — complete\n"), "{text}");
+
+    // A round that is not there, a bundle path that is not a directory, and a missing
+    // keyring are usage or I/O errors.
+    let out = referee(
+        data.path(),
+        &[
+            "show",
+            "--campaign",
+            "tiny",
+            "--round",
+            "9",
+            "--data",
+            path(data.path()),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let out = referee(
+        data.path(),
+        &["show", "nowhere", "--data", path(data.path())],
+    );
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let out = referee(
+        data.path(),
+        &["show", path(&fixture_round()), "--keyring", "missing.json"],
+    );
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    // A bundle and --campaign together, or --campaign without --round, are refused.
+    let out = referee(
+        data.path(),
+        &[
+            "show",
+            path(&fixture_round()),
+            "--campaign",
+            "tiny",
+            "--round",
+            "1",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let out = referee(data.path(), &["show", "--campaign", "tiny"]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+}
+
+#[test]
+fn rounds_lists_each_sealed_round() {
+    let data = data_dir();
+    let out = referee(
+        data.path(),
+        &["rounds", "--campaign", "tiny", "--data", path(data.path())],
+    );
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}\n{out:?}");
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], "Rounds of `tiny`");
+    assert!(lines[1].starts_with("Round  Status"), "{text}");
+    let row: Vec<&str> = lines[2]
+        .split("  ")
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        .collect();
+    assert_eq!(
+        row,
+        [
+            "1",
+            "complete",
+            "the baseline",
+            "0.0000",
+            "2 scored · 0 disqualified",
+            "yes"
+        ],
+        "{text}"
+    );
+    assert!(
+        text.contains("Leader: the baseline (as of round 1"),
+        "{text}"
+    );
+
+    let out = referee(
+        data.path(),
+        &[
+            "rounds",
+            "--campaign",
+            "tiny",
+            "--data",
+            path(data.path()),
+            "--json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let rounds = json.as_array().expect("an array");
+    assert_eq!(rounds.len(), 1);
+    assert_eq!(rounds[0]["round"], 1);
+    assert_eq!(rounds[0]["verified"], true);
+    assert_eq!(rounds[0]["status"], "complete");
+    assert_eq!(rounds[0]["leaderAfter"], serde_json::Value::Null);
+    assert_eq!(rounds[0]["topScorePpm"], 0);
+    assert_eq!(rounds[0]["counts"]["scored"], 2);
+
+    // A campaign that is not there is an error (exit 2).
+    let out = referee(
+        data.path(),
+        &["rounds", "--campaign", "nope", "--data", path(data.path())],
+    );
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+}
+
+#[test]
+fn leader_names_the_seat_and_the_round_it_comes_from() {
+    let data = data_dir();
+    let out = referee(
+        data.path(),
+        &["leader", "--campaign", "tiny", "--data", path(data.path())],
+    );
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}\n{out:?}");
+    assert!(
+        text.contains("Leader: the baseline (as of round 1, the last round that verifies)"),
+        "{text}"
+    );
+
+    let out = referee(
+        data.path(),
+        &[
+            "leader",
+            "--campaign",
+            "tiny",
+            "--data",
+            path(data.path()),
+            "--json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(json["leader"], serde_json::Value::Null);
+    assert_eq!(json["asOfRound"], 1);
+    assert_eq!(json["decidedInRound"], serde_json::Value::Null);
+    assert_eq!(json["skippedRounds"], serde_json::json!([]));
+
+    // A later round that does not verify is skipped, said so, and exits 1.
+    let two = data.path().join("tiny/rounds/2");
+    copy_dir(&fixture_round(), &two);
+    let log = two.join("logs/steps/00-probing-the-machine.log");
+    let mut bytes = std::fs::read(&log).expect("read");
+    bytes[0] ^= 1;
+    std::fs::write(&log, bytes).expect("write");
+    let out = referee(
+        data.path(),
+        &["leader", "--campaign", "tiny", "--data", path(data.path())],
+    );
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("(as of round 1, the last round that verifies)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Warning: round 2 does not verify and was skipped"),
+        "{text}"
+    );
+    let out = referee(
+        data.path(),
+        &["rounds", "--campaign", "tiny", "--data", path(data.path())],
+    );
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(stdout(&out).contains("NO ("), "{}", stdout(&out));
+}

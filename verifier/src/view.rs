@@ -1,0 +1,1063 @@
+//! One sealed round, for people: [`RoundView`] is the view-model that `referee show`
+//! prints and the site (planned) will render — one model, two renderers. It is built from
+//! a bundle's round record *after* [`verify_bundle`] ran on it, and every field carries
+//! whether it was verified ([`Field::verified`]): a field is verified when every check
+//! that covers it passed — the envelope and Statement checks that make the predicate
+//! signed, plus the checks that bind it to the bundle's files or recompute it (a score
+//! rests on `round.scores`, on its entry's `round.throughput` and on the probe logs of
+//! its runs and of the baseline's). A field whose check failed, did not run, or is not
+//! applicable to the bundle's predicate version is unverified.
+//!
+//! The model holds raw values: integers in the unit their name carries (`scorePpm`,
+//! `throughputMilliRps`, `…Ms`), untrusted text (miner ids, log tails, details) as the
+//! receipt records it. Renderers format numbers with [`format_score_ppm`],
+//! [`format_milli_rps`] and [`format_duration_ms`], and escape untrusted text with
+//! [`receipts::text::escape_untrusted`] (text output) or their own format's escaping.
+//!
+//! [`CampaignRounds`] lists a campaign's sealed rounds ([`RoundRow`]) and says who leads
+//! ([`CurrentLeader`]): the seat after the last round that verifies.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use receipts::keys::Keyring;
+use receipts::layout::{DataDir, DataError, MINERS_INPUT, patch_input, read_round_record};
+use receipts::model::{
+    BackendKind, CampaignId, CorrectnessSummary, DisqualificationReason, EntryStatus,
+    HardwareFingerprint, Leader, MinerId, Phase, Role, RoundRecord, RoundStatus, Seed32,
+    SeedReveal, Sha256Hex, StepStatus, Timestamp, Tool,
+};
+use receipts::verify::{CheckName, VerifyOptions, VerifyReport};
+
+use crate::{PredicateVersion, verify_bundle};
+
+/// A value of the view and whether it was verified. Serialized as
+/// `{"value": …, "verified": true}`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Field<T> {
+    /// The value, as the receipt records it or as derived from what it records.
+    pub value: T,
+    /// Whether every check that covers the value passed. `false` when one failed, did not
+    /// run, or is not applicable to the bundle's predicate version.
+    pub verified: bool,
+}
+
+impl<T> Field<T> {
+    /// `value`, verified or not.
+    pub fn new(value: T, verified: bool) -> Self {
+        Self { value, verified }
+    }
+}
+
+/// What verification said about the bundle, in short (`referee verify` prints every
+/// check).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Verification {
+    /// Whether the bundle verifies: every check passed or is not applicable.
+    pub passed: bool,
+    /// The round predicate version (`v1`, `v2`), when the Statement's type is one.
+    pub predicate_version: Option<&'static str>,
+    /// The Statement's `predicateType`, when step 5 passed.
+    pub predicate_type: Option<String>,
+    /// sha256 of the Statement bytes (the next round's `previousReceipt`), when the
+    /// payload decoded.
+    pub statement_digest: Option<Sha256Hex>,
+    /// keyids of the trusted keys that counted toward the threshold.
+    pub signed_by: Vec<String>,
+    /// Checks recorded.
+    pub checks: usize,
+    /// Checks that failed (not run included).
+    pub failed: usize,
+    /// Checks not applicable to the predicate version (neither passed nor failed).
+    pub not_applicable: usize,
+    /// Every failed check.
+    pub failures: Vec<CheckFailure>,
+}
+
+impl Verification {
+    /// The summary of `report`.
+    pub fn of(report: &VerifyReport) -> Self {
+        let failures: Vec<CheckFailure> = report
+            .failures()
+            .map(|check| CheckFailure {
+                check: check.name,
+                target: check.target.clone(),
+                message: check
+                    .reason
+                    .as_ref()
+                    .map_or_else(|| "failed".to_owned(), ToString::to_string),
+            })
+            .collect();
+        Self {
+            passed: report.passed(),
+            predicate_version: report
+                .predicate_type
+                .as_deref()
+                .and_then(PredicateVersion::of)
+                .map(|v| v.name()),
+            predicate_type: report.predicate_type.clone(),
+            statement_digest: report.statement_digest.clone(),
+            signed_by: report.signed_by.clone(),
+            checks: report.checks.len(),
+            failed: failures.len(),
+            not_applicable: report
+                .checks
+                .iter()
+                .filter(|c| c.not_applicable.is_some())
+                .count(),
+            failures,
+        }
+    }
+}
+
+/// One failed check.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CheckFailure {
+    /// The check, by its dotted name (`subject`, `round.scores`).
+    pub check: CheckName,
+    /// What it concerns (a file, `entries[1]`, a seed), when it runs per item.
+    pub target: Option<String>,
+    /// Why it failed (untrusted: it may quote bundle contents).
+    pub message: String,
+}
+
+/// A sealed round, everything a person needs to read it (content/commands.md, `referee
+/// show`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RoundView {
+    /// The bundle directory.
+    pub bundle: PathBuf,
+    /// What verification said.
+    pub verification: Verification,
+    /// Round number within the campaign, from 1 (`roundOpened.matches`).
+    pub round: Field<u64>,
+    /// The campaign id (`roundOpened.matches`, `inputs.campaign`).
+    pub campaign: Field<CampaignId>,
+    /// sha256 of the frozen campaign (`roundOpened.matches`, `inputs.campaign`).
+    pub campaign_digest: Field<Sha256Hex>,
+    /// `complete` or `infra_failed`.
+    pub status: Field<RoundStatus>,
+    /// Why the round is `infra_failed`, as a sentence (untrusted text for v1 bundles).
+    pub status_reason: Option<Field<String>>,
+    /// Entries by status: "N scored · M disqualified".
+    pub counts: Field<EntryCounts>,
+    /// When setup started.
+    pub started_at: Field<Timestamp>,
+    /// When teardown ended.
+    pub ended_at: Field<Timestamp>,
+    /// How long the round took to settle: `endedAt − startedAt`, milliseconds.
+    pub settled_in_ms: Field<i64>,
+    /// The highest score among scored entries (the baseline's 0 included); `None` when
+    /// no entry was scored.
+    pub top_score: Option<TopScore>,
+    /// The seat before the round; `None` is the baseline.
+    pub leader_before: Field<Option<Leader>>,
+    /// The seat after the round; `None` is the baseline. Verified only when every
+    /// entry's score is, since the leader rule decided on them.
+    pub leader_after: Field<Option<Leader>>,
+    /// Whether the seat changed.
+    pub leader_changed: Field<bool>,
+    /// The overtake margin applied, basis points.
+    pub margin_bp: Field<u32>,
+    /// Which rule decided, as a sentence (`Display` of `outcome.decision`; a v1
+    /// receipt's own text, untrusted).
+    pub decision: Field<String>,
+    /// The SLA entries were measured at, `p95:e2e:300ms`.
+    pub sla: Field<String>,
+    /// sha256 of the request sequence (`requestSequence.digest` regenerates it).
+    pub request_sequence_digest: Field<Sha256Hex>,
+    /// The tool that ran the round.
+    pub tool: Field<Tool>,
+    /// The entries, in run order: baseline, incumbent, challengers.
+    pub entries: Vec<EntryView>,
+    /// Every step, in order.
+    pub steps: Vec<StepView>,
+    /// The five seeds, committed before any entry ran and revealed in the receipt.
+    pub seeds: Vec<SeedView>,
+    /// Hardware at both ends of the round.
+    pub hardware: HardwareView,
+    /// The drift check: the baseline run again at the end.
+    pub drift: Option<DriftView>,
+    /// Where each number comes from and which checks vouch for it.
+    pub sources: Vec<Source>,
+}
+
+/// Entries by status.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EntryCounts {
+    /// Entries with a throughput and a score.
+    pub scored: usize,
+    /// Entries disqualified (wrong, SLA unmet, crashed).
+    pub disqualified: usize,
+    /// Entries that never counted because of infrastructure.
+    pub infra_failed: usize,
+    /// All entries.
+    pub total: usize,
+}
+
+/// The round's top score.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TopScore {
+    /// Index of the entry that holds it (into [`RoundView::entries`] by `index`).
+    pub entry: u32,
+    /// The score, ppm of speedup against the first baseline run (0 = baseline speed).
+    /// Verified only when every entry's score is: the top is a maximum over all of them.
+    pub score_ppm: Field<i64>,
+}
+
+/// One row of the entries table.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EntryView {
+    /// Position in the round, from 0.
+    pub index: u32,
+    /// `baseline`, `incumbent` or `challenger` (`roundOpened.matches`).
+    pub role: Field<Role>,
+    /// The miner; `None` for the baseline (untrusted text; `roundOpened.matches`,
+    /// `inputs.miners`).
+    pub miner: Field<Option<MinerId>>,
+    /// sha256 of the diff; `None` for the baseline (`roundOpened.matches`,
+    /// `inputs.patches`).
+    pub patch: Field<Option<Sha256Hex>>,
+    /// The patch abbreviated as the scoreboard does, `abcdef1…12345`.
+    pub patch_short: Field<Option<String>>,
+    /// `scored`, `disqualified` or `infra_failed`.
+    pub status: Field<EntryStatus>,
+    /// Speedup against the first baseline run, parts per million (0 = baseline speed);
+    /// `None` unless scored.
+    pub score_ppm: Field<Option<i64>>,
+    /// Median run throughput, milli-requests/s.
+    pub throughput_milli_rps: Field<Option<u64>>,
+    /// Lowest run throughput, milli-requests/s.
+    pub throughput_min_milli_rps: Field<Option<u64>>,
+    /// Highest run throughput, milli-requests/s.
+    pub throughput_max_milli_rps: Field<Option<u64>>,
+    /// Runs measured.
+    pub runs: Field<usize>,
+    /// When its first step started.
+    pub started_at: Field<Timestamp>,
+    /// When its last step ended.
+    pub ended_at: Field<Timestamp>,
+    /// `endedAt − startedAt`, milliseconds.
+    pub duration_ms: Field<i64>,
+    /// The backend that ran its engine.
+    pub backend: Field<BackendKind>,
+    /// The correctness verdict (not for the baseline); verified with its items file.
+    pub correctness: Option<Field<CorrectnessSummary>>,
+    /// Why it was disqualified.
+    pub disqualification: Option<DisqualificationView>,
+    /// Why it is `infra_failed`, as a sentence (untrusted text).
+    pub infra_failure: Option<Field<String>>,
+    /// Bundle-relative path of its engine's log; verified when the file is intact.
+    pub engine_log: Option<Field<String>>,
+}
+
+/// A disqualification with its evidence.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DisqualificationView {
+    /// The typed reason (`engine_died_before_healthy`, `sla_unmet`, …).
+    pub reason: Field<DisqualificationReason>,
+    /// Human detail (untrusted text).
+    pub detail: Field<String>,
+    /// The last lines of the engine's log (untrusted text); verified when the engine
+    /// log file is intact.
+    pub log_tail: Field<Vec<String>>,
+}
+
+/// One step of the timeline.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StepView {
+    /// Position in the round, from 0.
+    pub index: u32,
+    /// The group: `Setup`, `Baseline`, `Candidate 2 of 5`, `Scorer`, …
+    pub group: Field<String>,
+    /// What it does, `Baseline, starting the engine`.
+    pub name: Field<String>,
+    /// Its phase (`starting_engine`, `running_sla`, …).
+    pub phase: Field<Phase>,
+    /// Start time.
+    pub started_at: Field<Timestamp>,
+    /// End time.
+    pub ended_at: Field<Timestamp>,
+    /// `endedAt − startedAt`, milliseconds.
+    pub duration_ms: Field<i64>,
+    /// From the previous step's end to this step's start, milliseconds; `None` for the
+    /// first step.
+    pub since_previous_ms: Field<Option<i64>>,
+    /// `ok`, `failed` or `skipped`.
+    pub status: Field<StepStatus>,
+    /// Bundle-relative path of its log; verified when the file is intact.
+    pub log: Option<Field<String>>,
+}
+
+impl StepView {
+    /// Whether every field of the step is verified.
+    pub fn verified(&self) -> bool {
+        self.group.verified
+            && self.name.verified
+            && self.phase.verified
+            && self.started_at.verified
+            && self.ended_at.verified
+            && self.duration_ms.verified
+            && self.since_previous_ms.verified
+            && self.status.verified
+            && self.log.as_ref().is_none_or(|l| l.verified)
+    }
+}
+
+/// One seed: its commitment and what the receipt reveals (`seeds.commitments`: sha256 of
+/// seed ‖ salt is the commitment the round-opened statement published).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SeedView {
+    /// The seed's field name: `itemSeed`, `orderSeed`, `scheduleSeed`,
+    /// `correctnessSeed`, `promptSalt`.
+    pub name: &'static str,
+    /// sha256(seed ‖ salt), 64 hex characters.
+    pub commitment: Field<Sha256Hex>,
+    /// The revealed 32-byte seed, 64 hex characters.
+    pub seed: Field<Seed32>,
+    /// The revealed 32-byte salt, 64 hex characters.
+    pub salt: Field<Seed32>,
+}
+
+/// Hardware at both ends of the round.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HardwareView {
+    /// Fingerprint at setup (memory in bytes).
+    pub at_start: Field<HardwareFingerprint>,
+    /// Fingerprint at teardown (memory in bytes).
+    pub at_end: Field<HardwareFingerprint>,
+    /// Whether they differ (then the round is `infra_failed`).
+    pub changed: Field<bool>,
+}
+
+/// The drift check. Verified when signed and its probe logs are intact (the verifier
+/// does not recompute it yet).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DriftView {
+    /// First baseline throughput, milli-requests/s.
+    pub first_milli_rps: Field<u64>,
+    /// Drift baseline throughput, milli-requests/s; `None` when it failed.
+    pub drift_milli_rps: Field<Option<u64>>,
+    /// |drift − first| / first, basis points, rounded up.
+    pub drift_bp: Field<Option<u64>>,
+    /// The campaign's bound, basis points.
+    pub bound_bp: Field<u32>,
+    /// Whether the drift is within the bound.
+    pub within_bound: Field<bool>,
+}
+
+/// Where a number of the view comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Source {
+    /// The view's field, as a path: `entries[].scorePpm`.
+    pub field: &'static str,
+    /// Its unit.
+    pub unit: &'static str,
+    /// How it is obtained.
+    pub from: &'static str,
+    /// The checks (dotted names) that must pass for it to be verified, besides the
+    /// envelope and Statement checks that make it signed.
+    pub checks: &'static [&'static str],
+}
+
+/// Where the view's numbers come from, in the order `referee show` prints them.
+pub const SOURCES: &[Source] = &[
+    Source {
+        field: "entries[].scorePpm",
+        unit: "ppm of speedup, 0 = baseline speed",
+        from: "median run throughput against the first baseline run: \
+               (T / T_baseline − 1) × 10^6, floor-rounded",
+        checks: &["round.scores", "round.throughput", "subject"],
+    },
+    Source {
+        field: "entries[].throughputMilliRps",
+        unit: "milli-requests/s",
+        from: "median (lower middle) of the runs' throughputs, each the highest passing \
+               probe of its rate search in the probe log",
+        checks: &["round.throughput", "subject"],
+    },
+    Source {
+        field: "topScore.scorePpm",
+        unit: "ppm of speedup, 0 = baseline speed",
+        from: "the highest scorePpm among scored entries",
+        checks: &["round.scores", "round.throughput", "subject"],
+    },
+    Source {
+        field: "leaderAfter",
+        unit: "patch and miner, null = the baseline",
+        from: "the leader rule applied by the runner to the scores and the margin \
+               (not recomputed by the verifier)",
+        checks: &["round.scores", "round.throughput", "subject"],
+    },
+    Source {
+        field: "settledInMs",
+        unit: "milliseconds",
+        from: "endedAt − startedAt of the round, as the runner recorded them",
+        checks: &[],
+    },
+    Source {
+        field: "entries[].durationMs",
+        unit: "milliseconds",
+        from: "endedAt − startedAt of the entry's steps",
+        checks: &[],
+    },
+    Source {
+        field: "steps[].sincePreviousMs",
+        unit: "milliseconds",
+        from: "this step's startedAt − the previous step's endedAt",
+        checks: &[],
+    },
+    Source {
+        field: "drift.driftBp",
+        unit: "basis points",
+        from: "|drift baseline − first baseline| / first baseline, rounded up \
+               (not recomputed by the verifier)",
+        checks: &["subject"],
+    },
+    Source {
+        field: "seeds[].commitment",
+        unit: "sha256",
+        from: "sha256(seed ‖ salt), published in the round-opened statement before any \
+               entry ran",
+        checks: &["seeds.commitments", "roundOpened.signature"],
+    },
+    Source {
+        field: "requestSequenceDigest",
+        unit: "sha256",
+        from: "the request sequence regenerated from the revealed seeds and the bundle's \
+               campaign",
+        checks: &["requestSequence.digest", "inputs.campaign"],
+    },
+];
+
+/// The envelope and Statement checks: when all of them passed, the predicate is signed
+/// by trusted keys and every field of it is at least signed.
+const SIGNED_CHECKS: [CheckName; 13] = [
+    CheckName::EnvelopeParse,
+    CheckName::EnvelopeCanonical,
+    CheckName::PayloadType,
+    CheckName::Base64,
+    CheckName::SignatureLength,
+    CheckName::Signatures,
+    CheckName::Keyid,
+    CheckName::StatementParse,
+    CheckName::StatementCanonical,
+    CheckName::StatementType,
+    CheckName::PredicateType,
+    CheckName::StatementShape,
+    CheckName::PredicateSchema,
+];
+
+/// Looks up the checks of one report.
+struct Checks<'a> {
+    report: &'a VerifyReport,
+    /// Whether the predicate is signed: every envelope and Statement check passed (or is
+    /// not applicable), `signature.trusted` and `predicate.schema` among them.
+    signed: bool,
+}
+
+impl<'a> Checks<'a> {
+    fn new(report: &'a VerifyReport) -> Self {
+        let ran = |name: CheckName| report.checks.iter().any(|c| c.name == name && c.passed);
+        let signed = ran(CheckName::Signatures)
+            && ran(CheckName::PredicateSchema)
+            && report
+                .checks
+                .iter()
+                .filter(|c| SIGNED_CHECKS.contains(&c.name))
+                .all(|c| c.passed || c.not_applicable.is_some());
+        Self { report, signed }
+    }
+
+    /// Whether check `name` passed for `target`: at least one such check was recorded,
+    /// every one passed, and no check of that name without a target (one that stands for
+    /// all targets, like "not run") failed. Not applicable is not passed.
+    fn passed(&self, name: CheckName, target: &str) -> bool {
+        let mut found = false;
+        for check in self.report.checks.iter().filter(|c| c.name == name) {
+            match check.target.as_deref() {
+                Some(t) if t == target => {
+                    if !check.passed {
+                        return false;
+                    }
+                    found = true;
+                }
+                None if !check.passed => return false,
+                _ => {}
+            }
+        }
+        found
+    }
+
+    /// Whether check `name` was recorded and every record of it passed.
+    fn all_passed(&self, name: CheckName) -> bool {
+        let mut checks = self
+            .report
+            .checks
+            .iter()
+            .filter(|c| c.name == name)
+            .peekable();
+        checks.peek().is_some() && checks.all(|c| c.passed)
+    }
+
+    /// Signed, and the bundle file `name` matches its subject.
+    fn file(&self, name: &str) -> bool {
+        self.signed && self.passed(CheckName::Subject, name)
+    }
+}
+
+/// A bundle whose round record cannot be read (no envelope, not a round predicate): no
+/// view, only what verification said.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Unreadable {
+    /// The bundle directory.
+    pub bundle: PathBuf,
+    /// Why the round record cannot be read, naming the file.
+    pub error: String,
+    /// What verification said.
+    pub verification: Verification,
+}
+
+impl std::fmt::Display for Unreadable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "bundle `{}` holds no readable round: {}",
+            self.bundle.display(),
+            self.error
+        )
+    }
+}
+
+impl std::error::Error for Unreadable {}
+
+impl RoundView {
+    /// Verifies the bundle in `dir` with [`verify_bundle`], then reads its round record
+    /// ([`read_round_record`]) and builds the view, each field marked with the checks
+    /// that cover it. A bundle that does not verify still gets a view, its fields marked
+    /// unverified.
+    ///
+    /// Errors: [`Unreadable`] when the round record cannot be read at all.
+    pub fn from_bundle(
+        dir: &Path,
+        keyring: &Keyring,
+        options: &VerifyOptions,
+    ) -> Result<Self, Box<Unreadable>> {
+        let report = verify_bundle(dir, keyring, options);
+        match read_round_record(dir) {
+            Ok((record, _)) => Ok(Self::from_record(dir, &record, &report)),
+            Err(error) => Err(Box::new(Unreadable {
+                bundle: dir.to_owned(),
+                error: with_causes(&error),
+                verification: Verification::of(&report),
+            })),
+        }
+    }
+
+    /// The view of `record`, the round record of the bundle in `dir`, with `report`, the
+    /// [`verify_bundle`] report of that same bundle.
+    pub fn from_record(dir: &Path, record: &RoundRecord, report: &VerifyReport) -> Self {
+        let checks = Checks::new(report);
+        let signed = checks.signed;
+        let matches = |field: &str| signed && checks.passed(CheckName::RoundOpenedMatches, field);
+        let campaign_ok = checks.all_passed(CheckName::InputsCampaign);
+
+        // Throughputs rest on round.throughput and on the probe logs of the runs; a score
+        // on its throughput, the first baseline's and round.scores.
+        let throughput_ok: Vec<bool> = record
+            .entries
+            .iter()
+            .map(|e| {
+                signed
+                    && checks.passed(CheckName::RoundThroughput, &entry_target(e.index))
+                    && e.runs.iter().all(|r| checks.file(&r.probe_log))
+            })
+            .collect();
+        let baseline_ok = throughput_ok.first().copied().unwrap_or(true);
+        let score_ok: Vec<bool> = record
+            .entries
+            .iter()
+            .zip(&throughput_ok)
+            .map(|(e, &t)| {
+                t && baseline_ok && checks.passed(CheckName::RoundScores, &entry_target(e.index))
+            })
+            .collect();
+        let scores_ok = signed && score_ok.iter().all(|&ok| ok);
+
+        let entries: Vec<EntryView> = record
+            .entries
+            .iter()
+            .zip(throughput_ok.iter().zip(&score_ok))
+            .map(|(e, (&t_ok, &s_ok))| {
+                let seat_ok = matches(&entry_target(e.index));
+                let miner_ok = seat_ok
+                    && (e.miner.is_none() || checks.passed(CheckName::InputsMiners, MINERS_INPUT));
+                let patch_ok = seat_ok
+                    && e.patch
+                        .as_ref()
+                        .is_none_or(|p| checks.passed(CheckName::InputsPatches, &patch_input(p)));
+                let log_ok = e.engine_log.as_deref().is_none_or(|l| checks.file(l));
+                EntryView {
+                    index: e.index,
+                    role: Field::new(e.role, seat_ok),
+                    miner: Field::new(e.miner.clone(), miner_ok),
+                    patch: Field::new(e.patch.clone(), patch_ok),
+                    patch_short: Field::new(e.patch.as_ref().map(Sha256Hex::short), patch_ok),
+                    status: Field::new(e.status, signed),
+                    score_ppm: Field::new(e.score_ppm, s_ok),
+                    throughput_milli_rps: Field::new(e.throughput_milli_rps, t_ok),
+                    throughput_min_milli_rps: Field::new(e.throughput_min_milli_rps, t_ok),
+                    throughput_max_milli_rps: Field::new(e.throughput_max_milli_rps, t_ok),
+                    runs: Field::new(e.runs.len(), t_ok),
+                    started_at: Field::new(e.started_at, signed),
+                    ended_at: Field::new(e.ended_at, signed),
+                    duration_ms: Field::new(e.started_at.millis_until(e.ended_at), signed),
+                    backend: Field::new(e.engine.backend, signed),
+                    correctness: e.correctness.as_ref().map(|c| {
+                        let ok = checks.file(&c.items_file);
+                        Field::new(c.clone(), ok)
+                    }),
+                    disqualification: e.disqualification.as_ref().map(|d| DisqualificationView {
+                        reason: Field::new(d.reason, signed),
+                        detail: Field::new(d.detail.clone(), signed),
+                        log_tail: Field::new(d.log_tail.clone(), signed && log_ok),
+                    }),
+                    infra_failure: e
+                        .infra_failure
+                        .as_ref()
+                        .map(|i| Field::new(i.to_string(), signed)),
+                    engine_log: e
+                        .engine_log
+                        .as_ref()
+                        .map(|l| Field::new(l.clone(), checks.file(l))),
+                }
+            })
+            .collect();
+
+        let mut counts = EntryCounts {
+            total: record.entries.len(),
+            ..EntryCounts::default()
+        };
+        for e in &record.entries {
+            match e.status {
+                EntryStatus::Scored => counts.scored += 1,
+                EntryStatus::Disqualified => counts.disqualified += 1,
+                EntryStatus::InfraFailed => counts.infra_failed += 1,
+            }
+        }
+
+        // The first entry holding the highest score.
+        let top_score = record
+            .entries
+            .iter()
+            .filter(|e| e.status == EntryStatus::Scored)
+            .filter_map(|e| e.score_ppm.map(|s| (e.index, s)))
+            .fold(
+                None,
+                |best: Option<(u32, i64)>, (index, score)| match best {
+                    Some((_, b)) if b >= score => best,
+                    _ => Some((index, score)),
+                },
+            )
+            .map(|(entry, score)| TopScore {
+                entry,
+                score_ppm: Field::new(score, scores_ok),
+            });
+
+        let steps = record
+            .steps
+            .iter()
+            .enumerate()
+            .map(|(position, step)| {
+                let since_previous = position
+                    .checked_sub(1)
+                    .and_then(|p| record.steps.get(p))
+                    .map(|prev| prev.ended_at.millis_until(step.started_at));
+                StepView {
+                    index: step.index,
+                    group: Field::new(step.group.clone(), signed),
+                    name: Field::new(step.name.clone(), signed),
+                    phase: Field::new(step.phase, signed),
+                    started_at: Field::new(step.started_at, signed),
+                    ended_at: Field::new(step.ended_at, signed),
+                    duration_ms: Field::new(step.started_at.millis_until(step.ended_at), signed),
+                    since_previous_ms: Field::new(since_previous, signed),
+                    status: Field::new(step.status, signed),
+                    log: step
+                        .log
+                        .as_ref()
+                        .map(|l| Field::new(l.clone(), checks.file(l))),
+                }
+            })
+            .collect();
+
+        let s = &record.seeds;
+        let seed_rows: [(&'static str, &SeedReveal); 5] = [
+            ("itemSeed", &s.item_seed),
+            ("orderSeed", &s.order_seed),
+            ("scheduleSeed", &s.schedule_seed),
+            ("correctnessSeed", &s.correctness_seed),
+            ("promptSalt", &s.prompt_salt),
+        ];
+        let seeds = seed_rows
+            .into_iter()
+            .map(|(name, reveal)| {
+                let ok =
+                    signed && checks.passed(CheckName::SeedCommitments, &format!("seeds.{name}"));
+                SeedView {
+                    name,
+                    commitment: Field::new(reveal.commitment.clone(), ok),
+                    seed: Field::new(reveal.seed, ok),
+                    salt: Field::new(reveal.salt, ok),
+                }
+            })
+            .collect();
+
+        let drift = record.drift.as_ref().map(|d| {
+            let ok = signed && d.runs.iter().all(|r| checks.file(&r.probe_log));
+            DriftView {
+                first_milli_rps: Field::new(d.first_milli_rps, ok),
+                drift_milli_rps: Field::new(d.drift_milli_rps, ok),
+                drift_bp: Field::new(d.drift_bp, ok),
+                bound_bp: Field::new(d.bound_bp, signed),
+                within_bound: Field::new(d.within_bound, ok),
+            }
+        });
+
+        let outcome = &record.outcome;
+        RoundView {
+            bundle: dir.to_owned(),
+            verification: Verification::of(report),
+            round: Field::new(record.round, matches("round")),
+            campaign: Field::new(
+                record.campaign.id.clone(),
+                matches("campaign.id") && campaign_ok,
+            ),
+            campaign_digest: Field::new(
+                record.campaign.digest.clone(),
+                matches("campaign.digest") && campaign_ok,
+            ),
+            status: Field::new(outcome.status, signed),
+            status_reason: outcome
+                .reason
+                .as_ref()
+                .map(|r| Field::new(r.to_string(), signed)),
+            counts: Field::new(counts, signed),
+            started_at: Field::new(record.started_at, signed),
+            ended_at: Field::new(record.ended_at, signed),
+            settled_in_ms: Field::new(record.started_at.millis_until(record.ended_at), signed),
+            top_score,
+            leader_before: Field::new(outcome.leader_before.clone(), signed),
+            leader_after: Field::new(outcome.leader_after.clone(), scores_ok),
+            leader_changed: Field::new(outcome.changed, scores_ok),
+            margin_bp: Field::new(outcome.margin_bp, signed),
+            decision: Field::new(outcome.decision.to_string(), scores_ok),
+            sla: Field::new(record.sla.to_string(), signed),
+            request_sequence_digest: Field::new(
+                record.request_sequence_digest.clone(),
+                signed && checks.passed(CheckName::RequestSequence, "requestSequenceDigest"),
+            ),
+            tool: Field::new(record.tool.clone(), signed),
+            entries,
+            steps,
+            seeds,
+            hardware: HardwareView {
+                at_start: Field::new(record.hardware.at_start.clone(), signed),
+                at_end: Field::new(record.hardware.at_end.clone(), signed),
+                changed: Field::new(record.hardware.changed, signed),
+            },
+            drift,
+            sources: SOURCES.to_vec(),
+        }
+    }
+
+    /// The entry with position `index`.
+    pub fn entry(&self, index: u32) -> Option<&EntryView> {
+        self.entries.iter().find(|e| e.index == index)
+    }
+}
+
+/// `error` and its causes, `reading `…`: No such file or directory (os error 2)`.
+fn with_causes(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.ends_with(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    text
+}
+
+/// `entries[i]`, the target of the per-entry checks.
+fn entry_target(index: u32) -> String {
+    format!("entries[{index}]")
+}
+
+/// One sealed round of a campaign, as a row of `referee rounds`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RoundRow {
+    /// The round number (its directory's name, `rounds/<n>/`).
+    pub round: u64,
+    /// The bundle directory.
+    pub bundle: PathBuf,
+    /// Whether the bundle verifies and records the round its directory names.
+    pub verified: bool,
+    /// Checks that failed.
+    pub failed_checks: usize,
+    /// Why the round cannot be read, or records another round number than its
+    /// directory's.
+    pub error: Option<String>,
+    /// The round in short, when its record could be read.
+    #[serde(flatten)]
+    pub headline: Option<Headline>,
+}
+
+/// A round in short.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Headline {
+    /// `complete` or `infra_failed`.
+    pub status: RoundStatus,
+    /// The seat after the round; `None` is the baseline.
+    pub leader_after: Option<Leader>,
+    /// Whether the seat changed.
+    pub leader_changed: bool,
+    /// The top score, ppm (0 = baseline speed); `None` when no entry was scored.
+    pub top_score_ppm: Option<i64>,
+    /// Entries by status.
+    pub counts: EntryCounts,
+    /// Which rule decided, as a sentence (untrusted text for v1 bundles).
+    pub decision: String,
+}
+
+impl RoundRow {
+    /// The row of round `round`, whose bundle gave `view`.
+    pub fn of(round: u64, bundle: PathBuf, view: &Result<RoundView, Box<Unreadable>>) -> Self {
+        match view {
+            Ok(view) => {
+                let mismatch = view.round.value != round;
+                RoundRow {
+                    round,
+                    bundle,
+                    verified: view.verification.passed && !mismatch,
+                    failed_checks: view.verification.failed,
+                    error: mismatch.then(|| {
+                        format!(
+                            "the receipt in `rounds/{round}/` records round {}",
+                            view.round.value
+                        )
+                    }),
+                    headline: Some(Headline {
+                        status: view.status.value,
+                        leader_after: view.leader_after.value.clone(),
+                        leader_changed: view.leader_changed.value,
+                        top_score_ppm: view.top_score.as_ref().map(|t| t.score_ppm.value),
+                        counts: view.counts.value,
+                        decision: view.decision.value.clone(),
+                    }),
+                }
+            }
+            Err(unreadable) => RoundRow {
+                round,
+                bundle,
+                verified: false,
+                failed_checks: unreadable.verification.failed,
+                error: Some(unreadable.error.clone()),
+                headline: None,
+            },
+        }
+    }
+}
+
+/// Who holds the seat: the leader after the last round that verifies.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CurrentLeader {
+    /// The leader; `None` is the baseline (also when no round verifies).
+    pub leader: Option<Leader>,
+    /// The last round that verifies, which the leader is taken from; `None` when none.
+    pub as_of_round: Option<u64>,
+    /// The round in which the leader took the seat (the latest verified round up to
+    /// `asOfRound` whose seat changed to it); `None` for the baseline holding it since the
+    /// start.
+    pub decided_in_round: Option<u64>,
+    /// The decision sentence of `asOfRound` (untrusted text for v1 bundles).
+    pub decision: Option<String>,
+    /// Rounds after `asOfRound` that do not verify, skipped.
+    pub skipped_rounds: Vec<u64>,
+}
+
+impl CurrentLeader {
+    /// The leader according to `rows`, in any order.
+    pub fn of(rows: &[RoundRow]) -> Self {
+        let mut sorted: Vec<&RoundRow> = rows.iter().collect();
+        sorted.sort_by_key(|r| std::cmp::Reverse(r.round));
+        let last = sorted
+            .iter()
+            .find(|r| r.verified)
+            .and_then(|r| r.headline.as_ref().map(|h| (r.round, h)));
+        let as_of = last.map(|(round, _)| round);
+        let skipped_rounds = sorted
+            .iter()
+            .filter(|r| !r.verified && as_of.is_none_or(|n| r.round > n))
+            .map(|r| r.round)
+            .rev()
+            .collect();
+        let Some((as_of_round, headline)) = last else {
+            return Self {
+                leader: None,
+                as_of_round: None,
+                decided_in_round: None,
+                decision: None,
+                skipped_rounds,
+            };
+        };
+        let leader = headline.leader_after.clone();
+        let decided_in_round = sorted
+            .iter()
+            .filter(|r| r.verified && r.round <= as_of_round)
+            .find_map(|r| {
+                let h = r.headline.as_ref()?;
+                (h.leader_changed && h.leader_after == leader).then_some(r.round)
+            });
+        Self {
+            leader,
+            as_of_round: Some(as_of_round),
+            decided_in_round,
+            decision: Some(headline.decision.clone()),
+            skipped_rounds,
+        }
+    }
+}
+
+/// A campaign's sealed rounds and its current leader (`referee rounds`, `referee
+/// leader`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CampaignRounds {
+    /// The campaign.
+    pub campaign: CampaignId,
+    /// Every sealed round, ascending.
+    pub rounds: Vec<RoundRow>,
+    /// Who leads.
+    pub leader: CurrentLeader,
+}
+
+impl CampaignRounds {
+    /// Verifies and reads every sealed round of `campaign` in `data`.
+    ///
+    /// Errors: [`DataError::NoCampaign`] when the campaign's directory does not exist,
+    /// [`DataError::Io`] when its rounds cannot be listed. A round that does not verify
+    /// or cannot be read is a row marked so, never an error.
+    pub fn load(
+        data: &DataDir,
+        campaign: &CampaignId,
+        keyring: &Keyring,
+        options: &VerifyOptions,
+    ) -> Result<Self, DataError> {
+        let dir = data.campaign(campaign);
+        if !dir.root().is_dir() {
+            return Err(DataError::NoCampaign {
+                id: campaign.to_string(),
+                data: data.root().to_owned(),
+            });
+        }
+        let rounds: Vec<RoundRow> = dir
+            .round_numbers()?
+            .into_iter()
+            .map(|n| {
+                let bundle = dir.round_dir(n);
+                let view = RoundView::from_bundle(&bundle, keyring, options);
+                RoundRow::of(n, bundle, &view)
+            })
+            .collect();
+        let leader = CurrentLeader::of(&rounds);
+        Ok(Self {
+            campaign: campaign.clone(),
+            rounds,
+            leader,
+        })
+    }
+}
+
+/// A score for people: ppm as a fraction truncated toward zero to 4 decimals, with the
+/// sign of the score — `948_899` → `+0.9488`, `-454_999` → `-0.4549`, `0` → `0.0000`
+/// (baseline speed). A score between −100 and +100 ppm keeps its sign: `+0.0000`.
+pub fn format_score_ppm(ppm: i64) -> String {
+    let sign = match ppm.signum() {
+        1 => "+",
+        -1 => "-",
+        _ => "",
+    };
+    let abs = ppm.unsigned_abs();
+    format!("{sign}{}.{:04}", abs / 1_000_000, (abs % 1_000_000) / 100)
+}
+
+/// A throughput for people: milli-requests/s as req/s with 3 decimals, `31_035` →
+/// `31.035 req/s`.
+pub fn format_milli_rps(milli_rps: u64) -> String {
+    format!("{}.{:03} req/s", milli_rps / 1000, milli_rps % 1000)
+}
+
+/// A duration for people, truncated: `340ms`, `1.2s`, `2m05s`, `2h 17m`; negative ones
+/// (a clock that went back) with a `-`.
+pub fn format_duration_ms(ms: i64) -> String {
+    let sign = if ms < 0 { "-" } else { "" };
+    let ms = ms.unsigned_abs();
+    let text = if ms < 1_000 {
+        format!("{ms}ms")
+    } else if ms < 60_000 {
+        format!("{}.{}s", ms / 1000, (ms % 1000) / 100)
+    } else if ms < 3_600_000 {
+        format!("{}m{:02}s", ms / 60_000, (ms % 60_000) / 1000)
+    } else {
+        format!("{}h {:02}m", ms / 3_600_000, (ms % 3_600_000) / 60_000)
+    };
+    format!("{sign}{text}")
+}
+
+/// The UTC time of day to the millisecond, `19:54:26.752` (truncated).
+pub fn format_time_of_day(at: Timestamp) -> String {
+    let t = at.datetime();
+    format!(
+        "{:02}:{:02}:{:02}.{:03}",
+        t.hour(),
+        t.minute(),
+        t.second(),
+        t.millisecond()
+    )
+}
+
+/// A seat for people: `f98bb88…18dfc (fast)`, or `the baseline` for `None`. The miner id
+/// is untrusted text: a text renderer escapes the result.
+pub fn format_leader(leader: Option<&Leader>) -> String {
+    match leader {
+        Some(l) => format!("{} ({})", l.patch.short(), l.miner),
+        None => "the baseline".to_owned(),
+    }
+}
+
+/// A 32-byte seed abbreviated like a patch, `ca9adbc…744e0`.
+pub fn short_seed(seed: &Seed32) -> String {
+    let hex = seed.to_hex();
+    format!("{}…{}", &hex[..7], &hex[59..])
+}

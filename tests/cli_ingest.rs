@@ -120,7 +120,8 @@ fn untrusted_paths_are_escaped_in_text_and_raw_in_json() {
     let raw_chars = ['\u{1b}', '\r', '\u{200c}'];
 
     let text = ingest(dir, "hostile.diff", diff.as_bytes(), false);
-    assert_eq!(text.status.code(), Some(0), "{text:?}");
+    // Rejected at the surface gate: `ingest` exits 1 (issue 17).
+    assert_eq!(text.status.code(), Some(1), "{text:?}");
     let printed = stdout(&text);
     assert!(printed.contains("state rejected"), "{printed}");
     assert!(printed.contains(escaped), "{printed:?}");
@@ -179,7 +180,7 @@ fn an_oversized_diff_is_rejected_and_not_stored() {
     setup(dir, "\n[surface]\nmax_diff_bytes = 4096\n");
     let big = vec![b'+'; 1 << 20];
     let output = ingest(dir, "big.diff", &big, false);
-    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    assert_eq!(output.status.code(), Some(1), "{output:?}"); // rejected (issue 17)
     let printed = stdout(&output);
     assert!(printed.contains("state rejected"), "{printed}");
     assert!(

@@ -330,6 +330,58 @@ fn a_round_scores_disqualifies_and_seals() {
             PipelineState::Disqualified
         ]
     );
+    // Each entry's steps carry its title, its files one slug (regression: `Candidate 1 of
+    // 4` and `candidate-1` named no miner and no patch).
+    let fast = &record.entries[1];
+    let title = format!(
+        "Candidate 1 of 4 — fast {}",
+        fast.patch.as_ref().unwrap().short()
+    );
+    let fast_steps: Vec<_> = record.steps.iter().filter(|s| s.group == title).collect();
+    assert_eq!(fast_steps.len(), 3, "{:#?}", record.steps);
+    for step in &fast_steps {
+        assert!(
+            step.name.starts_with(&format!("{title}, ")),
+            "{}",
+            step.name
+        );
+        let log = step.log.as_deref().unwrap();
+        assert!(
+            log.starts_with("logs/steps/") && log.contains("-candidate-1-fast-"),
+            "{log}"
+        );
+        // Regression: step logs printed `RunningSla`, `Ok`, `Measured`, `Pass`.
+        let text = std::fs::read_to_string(bundle.join(log)).unwrap();
+        for debug in [
+            "RunningSla",
+            "StartingEngine",
+            "status: Ok",
+            "Measured",
+            "Pass,",
+        ] {
+            assert!(!text.contains(debug), "{debug} in {log}:\n{text}");
+        }
+    }
+    assert_eq!(
+        fast.engine_log.as_deref(),
+        Some("logs/engines/candidate-1-fast.log")
+    );
+    let sla_log =
+        std::fs::read_to_string(bundle.join(fast_steps[1].log.as_deref().unwrap())).unwrap();
+    assert!(sla_log.contains("phase: running SLA"), "{sla_log}");
+    assert!(sla_log.contains("outcome measured"), "{sla_log}");
+    // The OOM is the engine's own message, not an imitation of PyTorch's.
+    assert!(
+        oom.log_tail.iter().any(|l| l.contains("does not fit")),
+        "{:?}",
+        oom.log_tail
+    );
+    assert!(
+        !oom.log_tail.iter().any(|l| l.contains("CUDA")),
+        "{:?}",
+        oom.log_tail
+    );
+
     // `referee verify` agrees.
     let verify = Command::new(env!("CARGO_BIN_EXE_referee"))
         .arg("verify")
@@ -453,6 +505,8 @@ fn bad_input_is_a_clear_error_and_touches_nothing() {
 
     assert!(!fixture.data.join("tiny/rounds").exists());
     assert!(!fixture.data.join("tiny/.work").exists());
+    // Regression: an unknown campaign got a `<data>/nope/.lock`.
+    assert!(!fixture.data.join("nope").exists());
 }
 
 #[test]
@@ -960,4 +1014,28 @@ fn a_probe_log_that_cannot_be_written_fails_its_step_typed_and_is_not_named() {
         .unwrap();
     assert_eq!(sla.status, receipts::model::StepStatus::Failed);
     assert_named_files_exist(&bundle, &record);
+}
+
+/// Regression (issue 17): with round 1's sealed bundle deleted, `referee round` opened a
+/// new round 1 with new seeds without a word, though the submission's record names round
+/// 1. It refuses, naming the round and the submission, and writes nothing.
+#[test]
+fn a_round_number_named_by_a_submission_is_never_reused() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let fixture = fixture(FIXED_RATE, &[("fast", "max_num_seqs", "8")]);
+    ok(&round(&fixture, None, None));
+    let (_, record) = sealed(&fixture, 1);
+    let patch = record.entries[1].patch.clone().unwrap();
+    let rounds = fixture.data.join("tiny/rounds");
+    std::fs::remove_dir_all(rounds.join("1")).unwrap();
+    let output = round(&fixture, None, None);
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("round 1 is named by submission"),
+        "{stderr}"
+    );
+    assert!(stderr.contains(patch.as_str()), "{stderr}");
+    assert!(!rounds.join("1").exists());
+    assert!(!fixture.data.join("tiny/.work/round-1").exists());
 }

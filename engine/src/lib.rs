@@ -29,7 +29,8 @@
 //!   nats on the demo model).
 //! - `kv_cache_budget_mb` (512): the KV pool; too small for `max_num_seqs` × `context`, or
 //!   too large for the memory limit next to the weights, and the engine exits at start
-//!   with status 1 and a CUDA-style out-of-memory message ([`memory`]).
+//!   with status 1 and its own out-of-memory message saying what did not fit and by
+//!   how much ([`memory`]).
 //! - `startup_delay_ms` (0): extra start-up time before `/health` turns 200.
 //!
 //! # Determinism

@@ -1,13 +1,14 @@
-//! The start-up memory check: the engine pretends to be a GPU server with a device memory
-//! limit (`--memory-limit-mb`, the campaign's `hardware.memory_limit_mb`) and refuses to
-//! start, as PyTorch does, when what it would allocate does not fit.
+//! The start-up memory check: the engine runs under a memory limit (`--memory-limit-mb`,
+//! the campaign's `hardware.memory_limit_mb`) and refuses to start when what it would
+//! allocate does not fit.
 //!
-//! Two checks, in the order a real server allocates: the weights plus the reserved KV pool
+//! Two checks, in the order a server allocates: the weights plus the reserved KV cache pool
 //! (`kv_cache_budget_mb`) must fit in the memory limit, and the KV cache that
 //! `max_num_seqs` full-context sequences need must fit in the pool. Either failure is an
-//! [`OutOfMemory`] whose message starts like the one in the disqualified entries of
-//! content/rounds.md: `torch.OutOfMemoryError: CUDA out of memory. Tried to
-//! allocate … MiB. GPU 0 has a total capacity of … of which … is free.`
+//! [`OutOfMemory`] whose message says, in the engine's own words, what did not fit, how
+//! it was sized, and by how much it is over: `out of memory: a KV cache of 128 MiB
+//! (max_num_seqs 16 × context 1024 × layers 4 × keys and values 2 × d_model 256 × 4
+//! bytes) does not fit the KV cache pool of 100 MiB (kv_cache_budget_mb): 28 MiB over`.
 
 use thiserror::Error;
 
@@ -16,36 +17,95 @@ use crate::tokenizer::VOCAB_SIZE;
 
 const MIB: u64 = 1024 * 1024;
 
-/// The engine does not fit; its `Display` is the CUDA-style message the CLI prints to
-/// stderr before exiting with status 1.
+/// The engine does not fit; its `Display` is the message the CLI prints to stderr before
+/// exiting with status 1.
 #[derive(Debug, Error, PartialEq, Eq)]
-#[error(
-    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate {tried}. GPU 0 has a \
-     total capacity of {capacity} of which {free} is free. Of the allocated memory {allocated} \
-     is allocated by PyTorch. ({explanation})"
-)]
-pub struct OutOfMemory {
-    tried: Size,
-    capacity: Size,
-    free: Size,
-    allocated: Size,
-    explanation: String,
+pub enum OutOfMemory {
+    /// The weights plus the KV cache pool exceed the memory limit.
+    #[error(
+        "out of memory: the weights ({weights}, {layers} layers of d_model {d_model} in \
+         {dtype}) plus the KV cache pool of {pool} (kv_cache_budget_mb) need {needed}, which \
+         does not fit the memory limit of {limit}: {over} over"
+    )]
+    Limit {
+        /// Bytes of the weights.
+        weights: Mib,
+        /// Layers of the model.
+        layers: usize,
+        /// Its width.
+        d_model: usize,
+        /// `weight_dtype`.
+        dtype: &'static str,
+        /// Bytes of the KV cache pool.
+        pool: Mib,
+        /// Weights plus pool.
+        needed: Mib,
+        /// The memory limit.
+        limit: Mib,
+        /// How much `needed` exceeds `limit`.
+        over: Mib,
+    },
+    /// The KV cache of `max_num_seqs` full-context sequences exceeds the pool.
+    #[error(
+        "out of memory: a KV cache of {needed} (max_num_seqs {max_num_seqs} × context \
+         {context} × layers {layers} × keys and values 2 × d_model {d_model} × {value_bytes} \
+         bytes) does not fit the KV cache pool of {pool} (kv_cache_budget_mb): {over} over"
+    )]
+    KvCache {
+        /// Bytes the KV cache needs.
+        needed: Mib,
+        /// `max_num_seqs`.
+        max_num_seqs: usize,
+        /// `context`.
+        context: usize,
+        /// `layers`.
+        layers: usize,
+        /// `d_model`.
+        d_model: usize,
+        /// Bytes per stored value (`kv_cache_dtype`).
+        value_bytes: u64,
+        /// Bytes of the pool.
+        pool: Mib,
+        /// How much `needed` exceeds `pool`.
+        over: Mib,
+    },
 }
 
-/// A byte count printed the way PyTorch prints sizes: `136.00 MiB`, `31.36 GiB`.
+/// A byte count printed in MiB, digits grouped by spaces: `12 288 MiB`, and
+/// `0.38 MiB` (two decimals) when it is not a whole number of MiB.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Size(u64);
+pub struct Mib(pub u64);
 
-impl std::fmt::Display for Size {
+impl std::fmt::Display for Mib {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        // Display only; the precision loss of u64 → f64 is irrelevant at two decimals.
-        let bytes = self.0 as f64;
-        if self.0 >= 1024 * MIB {
-            write!(f, "{:.2} GiB", bytes / (1024.0 * MIB as f64))
+        let whole = self.0 / MIB;
+        let rest = self.0 % MIB;
+        let grouped = group_digits(whole);
+        if rest == 0 {
+            write!(f, "{grouped} MiB")
         } else {
-            write!(f, "{:.2} MiB", bytes / MIB as f64)
+            // Hundredths, rounded up so a size just over a whole MiB never prints as it.
+            let hundredths = (rest * 100).div_ceil(MIB);
+            if hundredths == 100 {
+                write!(f, "{}", Mib((whole + 1) * MIB))
+            } else {
+                write!(f, "{grouped}.{hundredths:02} MiB")
+            }
         }
     }
+}
+
+/// `12288` → `12 288`.
+fn group_digits(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(' ');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// Bytes the weights of `config` occupy: the f32 embedding table plus every projection
@@ -92,42 +152,44 @@ pub fn kv_cache_bytes(config: &EngineConfig) -> u64 {
         * per_value
 }
 
-/// Checks that `config` fits in `memory_limit_mb` MiB of device memory (module docs).
-/// Errors: [`OutOfMemory`] with the CUDA-style message.
+/// Checks that `config` fits in `memory_limit_mb` MiB of memory (module docs).
+/// Errors: [`OutOfMemory`], saying what did not fit and by how much.
 pub fn check(config: &EngineConfig, memory_limit_mb: u64) -> Result<(), OutOfMemory> {
     let limit = memory_limit_mb.saturating_mul(MIB);
     let weights = weight_bytes(config);
     let budget = config.kv_cache_budget_mb.saturating_mul(MIB);
-    if weights.saturating_add(budget) > limit {
-        return Err(OutOfMemory {
-            tried: Size(budget),
-            capacity: Size(limit),
-            free: Size(limit.saturating_sub(weights)),
-            allocated: Size(weights.min(limit)),
-            explanation: format!(
-                "referee built-in engine: weights {} + kv_cache_budget_mb {} exceed the memory \
-                 limit of {} MiB",
-                Size(weights),
-                config.kv_cache_budget_mb,
-                memory_limit_mb
-            ),
+    let total = weights.saturating_add(budget);
+    if total > limit {
+        return Err(OutOfMemory::Limit {
+            weights: Mib(weights),
+            layers: config.layers,
+            d_model: config.d_model,
+            dtype: match config.weight_dtype {
+                WeightDtype::F32 => "f32",
+                WeightDtype::Bf16 => "bf16",
+                WeightDtype::Int8 => "int8",
+                WeightDtype::Int4 => "int4",
+            },
+            pool: Mib(budget),
+            needed: Mib(total),
+            limit: Mib(limit),
+            over: Mib(total - limit),
         });
     }
     let needed = kv_cache_bytes(config);
     if needed > budget {
-        return Err(OutOfMemory {
-            tried: Size(needed),
-            capacity: Size(limit),
-            free: Size(budget),
-            allocated: Size(weights),
-            explanation: format!(
-                "referee built-in engine: the KV cache for max_num_seqs {} × context {} needs {} \
-                 but kv_cache_budget_mb is {}",
-                config.max_num_seqs,
-                config.context,
-                Size(needed),
-                config.kv_cache_budget_mb
-            ),
+        return Err(OutOfMemory::KvCache {
+            needed: Mib(needed),
+            max_num_seqs: config.max_num_seqs,
+            context: config.context,
+            layers: config.layers,
+            d_model: config.d_model,
+            value_bytes: match config.kv_cache_dtype {
+                KvCacheDtype::F32 => 4,
+                KvCacheDtype::Bf16 => 2,
+            },
+            pool: Mib(budget),
+            over: Mib(needed - budget),
         });
     }
     Ok(())
@@ -148,39 +210,49 @@ mod tests {
         assert_eq!(check(&config, 1024), Ok(()));
     }
 
+    /// Regression: the message imitated PyTorch (`torch.OutOfMemoryError: CUDA out of
+    /// memory…`), which the built-in engine is not.
     #[test]
-    fn too_small_a_kv_budget_is_a_cuda_style_oom() {
+    fn too_small_a_kv_budget_says_what_does_not_fit_and_by_how_much() {
         let config = EngineConfig {
             kv_cache_budget_mb: 100,
             ..EngineConfig::default()
         };
         let err = check(&config, 81920).unwrap_err().to_string();
-        assert!(
-            err.starts_with(
-                "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 128.00 MiB. GPU 0 \
-                 has a total capacity of 80.00 GiB of which 100.00 MiB is free."
-            ),
-            "{err}"
+        assert_eq!(
+            err,
+            "out of memory: a KV cache of 128 MiB (max_num_seqs 16 × context 1024 × layers 4 \
+             × keys and values 2 × d_model 256 × 4 bytes) does not fit the KV cache pool of \
+             100 MiB (kv_cache_budget_mb): 28 MiB over"
         );
-        assert!(
-            err.ends_with("needs 128.00 MiB but kv_cache_budget_mb is 100)"),
-            "{err}"
-        );
+        assert!(!err.contains("CUDA") && !err.contains("torch"), "{err}");
     }
 
     #[test]
-    fn a_budget_beyond_the_limit_is_a_cuda_style_oom() {
+    fn a_budget_beyond_the_limit_says_what_does_not_fit_and_by_how_much() {
         let config = EngineConfig {
             kv_cache_budget_mb: 2048,
             ..EngineConfig::default()
         };
         let err = check(&config, 2048).unwrap_err().to_string();
-        assert!(
-            err.starts_with(
-                "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 \
-                 has a total capacity of 2.00 GiB of which"
-            ),
-            "{err}"
+        let weights = Mib(weight_bytes(&config));
+        let total = Mib(weight_bytes(&config) + 2048 * MIB);
+        let over = Mib(weight_bytes(&config));
+        assert_eq!(
+            err,
+            format!(
+                "out of memory: the weights ({weights}, 4 layers of d_model 256 in f32) plus the \
+                 KV cache pool of 2 048 MiB (kv_cache_budget_mb) need {total}, which does not \
+                 fit the memory limit of 2 048 MiB: {over} over"
+            )
         );
+    }
+
+    #[test]
+    fn sizes_print_in_grouped_mib() {
+        assert_eq!(Mib(12288 * MIB).to_string(), "12 288 MiB");
+        assert_eq!(Mib(MIB / 4).to_string(), "0.25 MiB");
+        assert_eq!(Mib(MIB + 1).to_string(), "1.01 MiB");
+        assert_eq!(Mib(2 * MIB - 1).to_string(), "2 MiB");
     }
 }

@@ -54,7 +54,7 @@ impl Default for ServeOptions {
 /// Why the server did not start.
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
-    /// The config does not fit in the memory limit (CUDA-style message).
+    /// The config does not fit in the memory limit; the message says what and by how much.
     #[error(transparent)]
     OutOfMemory(#[from] OutOfMemory),
     /// The address could not be bound.

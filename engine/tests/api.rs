@@ -495,10 +495,11 @@ async fn out_of_memory_at_start() {
         panic!("expected an out-of-memory error");
     };
     assert!(
-        oom.to_string().starts_with(
-            "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 MiB. GPU 0 has a \
-             total capacity of 80.00 GiB of which 1.00 MiB is free."
-        ),
+        oom.to_string()
+            .starts_with("out of memory: a KV cache of 2 MiB (max_num_seqs 16 ")
+            && oom.to_string().ends_with(
+                "does not fit the KV cache pool of 1 MiB (kv_cache_budget_mb): 1 MiB over"
+            ),
         "{oom}"
     );
     // A budget beyond the device memory limit.
@@ -511,7 +512,11 @@ async fn out_of_memory_at_start() {
         panic!("expected an out-of-memory error");
     };
     assert!(
-        oom.to_string().contains("Tried to allocate 16.00 MiB"),
+        oom.to_string()
+            .contains("plus the KV cache pool of 16 MiB (kv_cache_budget_mb)")
+            && oom
+                .to_string()
+                .contains("does not fit the memory limit of 8 MiB"),
         "{oom}"
     );
 }

@@ -656,3 +656,34 @@ impl Keyring {
         &self.keys
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Regression: a directory or a `.pub` given as a private key got "chmod 600" advice
+    /// (issue 17).
+    #[test]
+    fn a_directory_or_public_key_is_not_called_a_loose_private_key() {
+        let dir = std::env::temp_dir().join(format!("referee-keys-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let message = PrivateKey::load(&dir).err().unwrap().to_string();
+        assert_eq!(
+            message,
+            format!("`{}` is a directory, not a key file", dir.display())
+        );
+        let stem = dir.join("op");
+        generate_key_pair(&stem).unwrap();
+        let public = dir.join("op.pub");
+        let message = PrivateKey::load(&public).err().unwrap().to_string();
+        assert_eq!(
+            message,
+            format!(
+                "`{}` is a public key; pass the `.key` file",
+                public.display()
+            )
+        );
+        assert!(PrivateKey::load(&dir.join("op.key")).is_ok());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -47,6 +47,32 @@ pub fn patch_input(patch: &Sha256Hex) -> String {
     format!("inputs/patches/{patch}.diff")
 }
 
+/// The message of a [`ModelError`] from reading the file `source`, without the file's
+/// name, for an error that names the file itself (`DataError::Parse`, `referee campaign
+/// add`): the field, the value and the rule, once.
+pub fn model_error_message(error: crate::model::ModelError, source: &str) -> String {
+    use crate::model::ModelError;
+    let prefix = format!("{source}: ");
+    let strip = |text: String| match text.strip_prefix(&prefix) {
+        Some(rest) => rest.to_owned(),
+        None => text,
+    };
+    match error {
+        ModelError::Toml { message, .. } => message,
+        ModelError::Canonical { message } => ModelError::Canonical {
+            message: strip(message),
+        }
+        .to_string(),
+        ModelError::InvalidField { field, value, rule } => ModelError::InvalidField {
+            field: strip(field),
+            value,
+            rule,
+        }
+        .to_string(),
+        other => other.to_string(),
+    }
+}
+
 /// Errors reading or writing the data directory; each names the file.
 #[derive(Debug, thiserror::Error)]
 pub enum DataError {
@@ -265,13 +291,14 @@ impl CampaignDir {
         let json = self.campaign_json();
         let toml = self.campaign_toml();
         if let Some(bytes) = self.read_if_exists(&json)? {
-            let frozen =
-                FrozenCampaign::from_json(&json.display().to_string(), &bytes).map_err(|e| {
-                    DataError::Parse {
-                        path: json.clone(),
-                        message: e.to_string(),
-                    }
-                })?;
+            let source = json.display().to_string();
+            let frozen = FrozenCampaign::from_json(&source, &bytes).map_err(|e| {
+                // The error names the file; so does `DataError::Parse`: name it once.
+                DataError::Parse {
+                    path: json.clone(),
+                    message: model_error_message(e, &source),
+                }
+            })?;
             // The readable copy must say what the frozen form says, so an edit to it is
             // refused rather than silently ignored.
             if let Some(text) = self.read_if_exists(&toml)? {
@@ -302,15 +329,12 @@ impl CampaignDir {
             });
         };
         let text = String::from_utf8_lossy(&bytes);
-        FrozenCampaign::from_legacy_toml(&toml.display().to_string(), &text).map_err(|e| {
+        let source = toml.display().to_string();
+        FrozenCampaign::from_legacy_toml(&source, &text).map_err(|e| {
             // The parse error already names the file; do not name it twice.
-            let message = match e {
-                crate::model::ModelError::Toml { message, .. } => message,
-                other => other.to_string(),
-            };
             DataError::Parse {
                 path: toml,
-                message,
+                message: model_error_message(e, &source),
             }
         })
     }

@@ -439,7 +439,10 @@ mod tests {
         }
         for text in ["0", "0.000", ".0"] {
             let message = parse_rate(text).unwrap_err().to_string();
-            assert!(message.contains("at least 0.001 req/s"), "{text}: {message}");
+            assert!(
+                message.contains("at least 0.001 req/s"),
+                "{text}: {message}"
+            );
         }
     }
 }

@@ -53,8 +53,7 @@ pub struct MinerAddArgs {
 pub fn run_campaign(cmd: CampaignCommand) -> anyhow::Result<ExitCode> {
     let CampaignCommand::Add(args) = cmd;
     let data = DataDir::new(&args.data.data);
-    let added = add_campaign(&data, &args.campaign_toml)
-        .with_context(|| format!("adding campaign `{}`", args.campaign_toml.display()))?;
+    let added = add_campaign(&data, &args.campaign_toml).context("adding a campaign")?;
     let verb = if added.already_frozen {
         "already frozen"
     } else {

@@ -5,9 +5,10 @@
 //! equivalent individual commands as it goes. Run again, it starts the next round with
 //! the leader carried over (or resumes a round a kill interrupted). A data directory of
 //! an earlier demo still holds `evaluator.key`: the demo moves it into the key directory
-//! and says so.
+//! and says so. With `--prepare` it only writes the demo's baseline repository and
+//! campaign file, for running the same steps by hand (README, By hand).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
@@ -31,10 +32,34 @@ pub struct DemoArgs {
     pub data: DataArgs,
     #[command(flatten)]
     pub key_dir: KeyDirArgs,
+    /// Only write the demo's baseline repository (`baseline.git`) and campaign file
+    /// (`campaign.toml`, pinning its commit) into `--dir`, and print the campaign file's
+    /// path, ready for `referee campaign add`; no key, no campaign, no round.
+    #[arg(long)]
+    pub prepare: bool,
+    /// With `--prepare`: the directory to write them into; default `<data>/.demo`.
+    #[arg(long, requires = "prepare", value_name = "DIR")]
+    pub dir: Option<PathBuf>,
 }
 
-/// Runs the demo.
+/// Runs the demo (or, with `--prepare`, only writes its campaign's files).
 pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
+    if args.prepare {
+        let dir = args.dir.unwrap_or_else(|| args.data.data.join(".demo"));
+        let campaign_toml = stage(&dir).with_context(|| {
+            format!(
+                "writing the demo's baseline repository and campaign into `{}`",
+                dir.display()
+            )
+        })?;
+        note(&format!(
+            "baseline repository `{}`; add the campaign with `referee campaign add {}`",
+            dir.join("baseline.git").display(),
+            campaign_toml.display()
+        ));
+        println!("{}", campaign_toml.display());
+        return Ok(ExitCode::SUCCESS);
+    }
     let data_path = args.data.data.clone();
     let data = DataDir::new(&data_path);
     let d = data_path.display().to_string();

@@ -13,7 +13,8 @@ use engine::server::{self, ServeError, ServeOptions};
 pub enum EngineCommand {
     /// Serve the built-in engine over the OpenAI-compatible HTTP API. With `--port 0` the
     /// first stdout line is `listening on http://<host>:<port>`. Exits with status 1 and a
-    /// CUDA-style message when the config does not fit in `--memory-limit-mb`.
+    /// message saying what did not fit, and by how much, when the config does not fit in
+    /// `--memory-limit-mb`.
     Serve(ServeArgs),
 }
 

@@ -149,10 +149,48 @@ pub fn run_status(args: StatusArgs) -> anyhow::Result<ExitCode> {
             facts.round.map_or("—".to_owned(), |n| n.to_string()),
             facts.score(),
             facts.throughput(),
-            escape_untrusted(s.last_reason().unwrap_or_default())
+            escape_untrusted(&peoples_units(s.last_reason().unwrap_or_default()))
         )?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A recorded reason in people's units, as the round table shows them: `509900 ppm` →
+/// `+0.5099`, `31035 milli-req/s` → `31.035 req/s`. Other words are left as they are.
+fn peoples_units(reason: &str) -> String {
+    let words: Vec<&str> = reason.split(' ').collect();
+    let mut out: Vec<String> = Vec::with_capacity(words.len());
+    let mut i = 0;
+    while i < words.len() {
+        let word = words[i];
+        let next = words.get(i + 1).copied().unwrap_or("");
+        let open = if word.starts_with('(') { "(" } else { "" };
+        let number = &word[open.len()..];
+        let converted = if let Some(rest) = next.strip_prefix("ppm") {
+            number
+                .parse::<i64>()
+                .ok()
+                .map(|ppm| format!("{open}{}{rest}", format_score(ppm)))
+        } else if let Some(rest) = next.strip_prefix("milli-req/s") {
+            number
+                .parse::<u64>()
+                .ok()
+                .map(|milli| format!("{open}{} req/s{rest}", format_milli(milli)))
+        } else {
+            None
+        };
+        match converted {
+            Some(text) => {
+                out.push(text);
+                i += 2;
+            }
+            None => {
+                out.push(word.to_owned());
+                i += 1;
+            }
+        }
+    }
+    out.join(" ")
 }
 
 /// The campaign's sealed rounds, oldest first, as far as they can be read (a bundle that
@@ -270,8 +308,26 @@ fn print_log(out: &mut impl Write, submission: &Submission) -> std::io::Result<(
             out,
             "  {}  {what:<22}  {}",
             event.at,
-            escape_untrusted(&event.reason)
+            escape_untrusted(&peoples_units(&event.reason))
         )?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::peoples_units;
+
+    #[test]
+    fn reasons_read_in_peoples_units() {
+        assert_eq!(
+            peoples_units("round 1: scored 948812 ppm (31035 milli-req/s)"),
+            "round 1: scored +0.9488 (31.035 req/s)"
+        );
+        assert_eq!(
+            peoples_units("scored -333334 ppm, throughput 10012 milli-req/s (min 1, max 2)"),
+            "scored -0.3333, throughput 10.012 req/s (min 1, max 2)"
+        );
+        assert_eq!(peoples_units("a ppm b 12x ppm"), "a ppm b 12x ppm");
+    }
 }

@@ -16,12 +16,10 @@ use receipts::model::Timestamp;
 use super::{DataArgs, EVALUATOR_KEY, KeyDirArgs};
 
 /// Exit codes of `referee keygen`, shown in its `--help`.
-pub const KEYGEN_EXIT_CODES: &str =
-    "Exit status: 0 when the key pair was written; 2 on a usage or I/O error (nothing is overwritten).";
+pub const KEYGEN_EXIT_CODES: &str = "Exit status: 0 when the key pair was written; 2 on a usage or I/O error (nothing is overwritten).";
 
 /// Exit codes of `referee keyring add`, shown in its `--help`.
-pub const KEYRING_EXIT_CODES: &str =
-    "Exit status: 0 when the key is trusted; 2 on a usage or I/O error, or a key the keyring already holds.";
+pub const KEYRING_EXIT_CODES: &str = "Exit status: 0 when the key is trusted; 2 on a usage or I/O error, or a key the keyring already holds.";
 
 /// Arguments of `referee keygen`.
 #[derive(clap::Args, Debug)]

@@ -21,7 +21,13 @@ use clap::{Parser, Subcommand};
 /// Runs, seals, verifies and publishes benchmark rounds of an inference-engine speed
 /// competition.
 #[derive(Parser, Debug)]
-#[command(name = "referee", version, about, long_about = None)]
+#[command(
+    name = "referee",
+    version,
+    about,
+    long_about = None,
+    after_help = "Exit status: 0 on success; 1 when a command's check failed (each command's --help says which); 2 on a usage or I/O error."
+)]
 pub struct Cli {
     /// More log output on stderr (-v: debug, -vv: trace); `RUST_LOG` overrides.
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
@@ -83,44 +89,60 @@ enum Command {
     #[command(subcommand, after_help = keys::KEYRING_EXIT_CODES)]
     Keyring(keys::KeyringCommand),
     /// Sign a directory of files into a bundle with the given predicate.
-    #[command(after_help = "Exit status: 0 when the bundle was sealed; 2 on a usage or I/O error, or a private key inside the directory.")]
+    #[command(
+        after_help = "Exit status: 0 when the bundle was sealed; 2 on a usage or I/O error, or a private key inside the directory."
+    )]
     Seal(seal::SealArgs),
     /// Verify receipt bundles: signatures, digests, schema.
     Verify(verify::VerifyArgs),
     /// The built-in reference engine.
     #[command(subcommand)]
-    #[command(after_help = "Exit status: 0 when the server stopped cleanly; 1 when the model does not fit its memory limit; 2 on a usage or I/O error.")]
+    #[command(
+        after_help = "Exit status: 0 when the server stopped cleanly; 1 when the model does not fit its memory limit; 2 on a usage or I/O error."
+    )]
     Engine(engine::EngineCommand),
     /// Load generation against an OpenAI-compatible server.
     #[command(subcommand, after_help = bench::BENCH_EXIT_CODES)]
     Bench(bench::BenchCommand),
     /// Campaigns: freeze a campaign.toml into the data directory.
     #[command(subcommand)]
-    #[command(after_help = "Exit status: 0 when the campaign was frozen; 2 on a usage or I/O error, or an invalid campaign.")]
+    #[command(
+        after_help = "Exit status: 0 when the campaign was frozen; 2 on a usage or I/O error, or an invalid campaign."
+    )]
     Campaign(campaign::CampaignCommand),
     /// Miners: register a miner for a campaign.
     #[command(subcommand)]
-    #[command(after_help = "Exit status: 0 when the miner was registered; 2 on a usage or I/O error.")]
+    #[command(
+        after_help = "Exit status: 0 when the miner was registered; 2 on a usage or I/O error."
+    )]
     Miner(campaign::MinerCommand),
     /// Ingest a submitted diff and run it through the gates.
     Ingest(ingest::IngestArgs),
     /// Show submissions and their pipeline events.
     Status(ingest::StatusArgs),
     /// Run a round: baseline, incumbent and queued challengers; score; seal.
-    Round(round::RoundArgs),
+    Round(round::RoundCommandArgs),
     /// Show a sealed round: header, entries, timeline, seeds, hardware; every value its
     /// checks did not verify is marked `(unverified)`.
-    #[command(after_help = "Exit status: 0 when everything shown verifies; 1 when the bundle does not; 2 on a usage or I/O error.")]
+    #[command(
+        after_help = "Exit status: 0 when everything shown verifies; 1 when the bundle does not; 2 on a usage or I/O error."
+    )]
     Show(show::ShowArgs),
     /// List a campaign's sealed rounds: status, leader after, top score, entries,
     /// verified.
-    #[command(after_help = "Exit status: 0 when every round listed verifies; 1 when one does not; 2 on a usage or I/O error.")]
+    #[command(
+        after_help = "Exit status: 0 when every round listed verifies; 1 when one does not; 2 on a usage or I/O error."
+    )]
     Rounds(show::CampaignArgs),
     /// Say who holds a campaign's seat, from the last round that verifies.
-    #[command(after_help = "Exit status: 0 when every round verifies; 1 when a round that does not was skipped; 2 on a usage or I/O error.")]
+    #[command(
+        after_help = "Exit status: 0 when every round verifies; 1 when a round that does not was skipped; 2 on a usage or I/O error."
+    )]
     Leader(show::CampaignArgs),
     /// Run the demo end to end: key, campaign, miners, ingest, round, verify.
-    #[command(after_help = "Exit status: 0 when the demo's round verifies; 1 when it does not; 2 on a usage or I/O error.")]
+    #[command(
+        after_help = "Exit status: 0 when the demo's round verifies; 1 when it does not; 2 on a usage or I/O error."
+    )]
     Demo(demo::DemoArgs),
 }
 

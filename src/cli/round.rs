@@ -32,9 +32,20 @@ opened; 130 when interrupted (SIGINT/SIGTERM): run the same command to resume.";
 /// Exit code after SIGINT or SIGTERM (128 + SIGINT, as shells report it).
 pub const INTERRUPTED_EXIT: i32 = 130;
 
-/// Arguments of `referee round`.
+/// Arguments of `referee round`: the round's, and how to print it.
 #[derive(clap::Args, Debug)]
 #[command(after_help = ROUND_EXIT_CODES)]
+pub struct RoundCommandArgs {
+    #[command(flatten)]
+    pub round: RoundArgs,
+    /// Print the round summary as JSON on stdout (integers: `scorePpm`,
+    /// `throughputMilliRps`, `durationMs`) instead of the table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// What a round needs (shared with `referee demo`).
+#[derive(clap::Args, Debug)]
 pub struct RoundArgs {
     #[command(flatten)]
     pub data: DataArgs,
@@ -52,16 +63,12 @@ pub struct RoundArgs {
     /// from the OS: for re-runs and tests.
     #[arg(long, hide = true)]
     pub seeds: Option<PathBuf>,
-    /// Print the round summary as JSON on stdout (integers: `scorePpm`,
-    /// `throughputMilliRps`, `durationMs`) instead of the table.
-    #[arg(long)]
-    pub json: bool,
 }
 
 /// Runs `referee round`.
-pub fn run(args: RoundArgs) -> anyhow::Result<ExitCode> {
+pub fn run(args: RoundCommandArgs) -> anyhow::Result<ExitCode> {
     install_interrupt_handler()?;
-    let summary = run_with_progress(&args)?;
+    let summary = run_with_progress(&args.round)?;
     if args.json {
         let text = serde_json::to_string_pretty(&RoundJson::from(&summary))?;
         println!("{text}");
@@ -193,11 +200,17 @@ fn noise_drift_bp(record: &RoundRecord) -> Option<u64> {
         .entries
         .iter()
         .any(|e| e.role == Role::Challenger && e.status == EntryStatus::Scored);
-    record
-        .drift
-        .as_ref()
-        .and_then(|d| d.drift_bp)
-        .filter(|&bp| challenger_ran && bp > u64::from(record.outcome.margin_bp))
+    drift_beyond_margin(
+        challenger_ran,
+        record.drift.as_ref().and_then(|d| d.drift_bp),
+        record.outcome.margin_bp,
+    )
+}
+
+/// The drift worth a warning: more than the margin, in a round with a scored challenger
+/// (without one, no decision between entries rested on the baseline's noise).
+fn drift_beyond_margin(challenger_ran: bool, drift_bp: Option<u64>, margin_bp: u32) -> Option<u64> {
+    drift_bp.filter(|&bp| challenger_ran && bp > u64::from(margin_bp))
 }
 
 /// Runs the round with the indicatif progress on stderr; shared with `referee demo`.
@@ -377,7 +390,11 @@ pub fn print_summary(summary: &RoundSummary) {
     }
     println!(
         "{}: {} wall, {} inside engines, orchestration {} ({}.{:02} % of the {})",
-        if summary.resumed { "Resumed run" } else { "Time" },
+        if summary.resumed {
+            "Resumed run"
+        } else {
+            "Time"
+        },
         format_ms(i64::try_from(summary.wall_ms).unwrap_or(i64::MAX)),
         format_ms(i64::try_from(summary.engine_ms).unwrap_or(i64::MAX)),
         format_ms(i64::try_from(overhead_ms).unwrap_or(i64::MAX)),
@@ -530,6 +547,16 @@ mod tests {
         assert_eq!(format_score(0), "0.0000");
         assert_eq!(format_score(-333_334), "-0.3333");
         assert_eq!(format_score(2_000_000), "+2.0000");
+    }
+
+    /// Regression: the "within measurement noise" warning showed in a round without a
+    /// challenger, where no decision between entries was made.
+    #[test]
+    fn the_noise_warning_needs_a_challenger() {
+        assert_eq!(drift_beyond_margin(false, Some(5_000), 1_000), None);
+        assert_eq!(drift_beyond_margin(true, Some(5_000), 1_000), Some(5_000));
+        assert_eq!(drift_beyond_margin(true, Some(1_000), 1_000), None);
+        assert_eq!(drift_beyond_margin(true, None, 1_000), None);
     }
 
     #[test]

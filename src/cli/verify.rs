@@ -123,7 +123,10 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<ExitCode> {
 /// `--threshold`: a count of at least 1 (0 would pass a bundle nobody signed).
 fn parse_threshold(text: &str) -> Result<usize, String> {
     match text.parse::<usize>() {
-        Ok(0) => Err("must be at least 1: a threshold of 0 would pass a bundle no trusted key signed".to_owned()),
+        Ok(0) => Err(
+            "must be at least 1: a threshold of 0 would pass a bundle no trusted key signed"
+                .to_owned(),
+        ),
         Ok(n) => Ok(n),
         Err(e) => Err(format!("not a count: {e}")),
     }

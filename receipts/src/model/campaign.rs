@@ -102,7 +102,7 @@ pub struct HardwareSpec {
     #[serde(default = "defaults::hardware_class")]
     pub class: String,
     /// Device memory an engine may use, in MiB; the built-in engine refuses to start with
-    /// a CUDA-style out-of-memory error when its weights and KV cache need more.
+    /// an out-of-memory error naming what did not fit when its weights and KV cache need more.
     #[serde(default = "defaults::memory_limit_mb")]
     pub memory_limit_mb: u64,
     /// Threads an engine may use; at most cores − 1 so the load generator is not starved

@@ -207,7 +207,10 @@ mod tests {
         ));
         assert!(!campaign.root().exists());
         let message = campaign.lock().unwrap_err().to_string();
-        assert!(message.contains("run `referee campaign add` first"), "{message}");
+        assert!(
+            message.contains("run `referee campaign add` first"),
+            "{message}"
+        );
         // A schema-1 campaign (campaign.toml only) exists.
         fs::create_dir_all(campaign.root()).unwrap();
         fs::write(campaign.campaign_toml(), b"").unwrap();

@@ -456,10 +456,7 @@ fn status_says_a_short_prefix_is_too_short() {
         .sha256
         .clone();
     let err = find_submission(&fx.campaign_dir, &sha.as_str()[..3]).unwrap_err();
-    assert!(
-        matches!(err, IngestError::PrefixTooShort { .. }),
-        "{err:?}"
-    );
+    assert!(matches!(err, IngestError::PrefixTooShort { .. }), "{err:?}");
     assert!(
         err.to_string().contains("at least 4 hex characters"),
         "{err}"
@@ -528,7 +525,11 @@ fn miner_add_and_ingest_create_nothing_for_an_unknown_campaign() {
         err.to_string().contains("run `referee campaign add` first"),
         "{err}"
     );
-    assert!(!unknown.root().exists(), "miner add created {:?}", unknown.root());
+    assert!(
+        !unknown.root().exists(),
+        "miner add created {:?}",
+        unknown.root()
+    );
     let bytes = corpus("benign_new_file");
     let miner: MinerId = MINER.parse().unwrap();
     let request = IngestRequest {
@@ -541,5 +542,67 @@ fn miner_add_and_ingest_create_nothing_for_an_unknown_campaign() {
         err.to_string().contains("run `referee campaign add` first"),
         "{err}"
     );
-    assert!(!unknown.root().exists(), "ingest created {:?}", unknown.root());
+    assert!(
+        !unknown.root().exists(),
+        "ingest created {:?}",
+        unknown.root()
+    );
+}
+
+/// How often `needle` occurs in `haystack`.
+fn occurrences(haystack: &str, needle: &str) -> usize {
+    haystack.matches(needle).count()
+}
+
+/// Regression: a broken campaign TOML printed its path twice (`c.toml: c.toml: TOML parse
+/// error …`); the error names it once, with the field and the value.
+#[test]
+fn campaign_add_names_a_broken_toml_once_with_field_and_value() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = receipts::layout::DataDir::new(dir.path().join("data"));
+    let path = dir.path().join("campaign.toml");
+    let shown = path.display().to_string();
+    for (text, field, value) in [
+        (
+            "id = \"x\"\nruns = \"three\"\n[model]\nname = \"m\"\n",
+            "runs",
+            "\"three\"",
+        ),
+        (
+            "id = \"x\"\nruns = 0\n[model]\nname = \"m\"\n[baseline]\nrepo = \"r\"\ncommit = \"0000000000000000000000000000000000000000\"\n",
+            "runs",
+            "0",
+        ),
+    ] {
+        std::fs::write(&path, text).unwrap();
+        let message = add_campaign(&data, &path).unwrap_err().to_string();
+        assert_eq!(occurrences(&message, &shown), 1, "{message}");
+        assert!(
+            message.contains(field) && message.contains(value),
+            "{message}"
+        );
+    }
+    assert!(!data.root().exists());
+}
+
+/// Regression: a `campaign.json` that does not parse was reported as
+/// "parsing `…/campaign.json`: canonical JSON: …/campaign.json: …".
+#[test]
+fn a_broken_frozen_campaign_names_its_file_once() {
+    let fx = fixture(&corpus_baseline());
+    let json = fx.campaign_dir.campaign_json();
+    std::fs::write(&json, b"{\"schemaVersion\": 2, \"id\": ").unwrap();
+    let message = fx.campaign_dir.load_campaign().unwrap_err().to_string();
+    assert_eq!(
+        occurrences(&message, &json.display().to_string()),
+        1,
+        "{message}"
+    );
+    std::fs::write(&json, b"{\"schemaVersion\": 99}").unwrap();
+    let message = fx.campaign_dir.load_campaign().unwrap_err().to_string();
+    assert_eq!(
+        occurrences(&message, &json.display().to_string()),
+        1,
+        "{message}"
+    );
 }

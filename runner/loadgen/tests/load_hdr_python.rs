@@ -61,7 +61,10 @@ fn interop_hdrhistogram_blobs_decode_to_the_same_counts() {
         .map(|h| encode_histogram(h).unwrap())
         .collect();
 
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/python/hdr_decode.py");
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/python/hdr_decode.py"
+    );
     let mut child = Command::new(&python)
         .arg(script)
         .stdin(Stdio::piped())

@@ -93,7 +93,7 @@ fn apply_updates(ctx: &Ctx<'_>, updates: &[SubmissionUpdate]) -> Result<(), Roun
         if submission.state != PipelineState::RoundAssigned {
             continue;
         }
-        let now = Timestamp::now();
+        let now = super::next_event_at(&submission);
         submission
             .round_transition(update.to, ctx.round, now, update.reason.clone())
             .map_err(model_error)?;
@@ -608,7 +608,7 @@ mod tests {
             max_group_mean_micro_nats: v.max_group_mean_micro_nats,
             first_failing_item: v.first_failing_item,
             first_failing_group: v.first_failing_group,
-            items_file: "correctness/candidate-1.json".into(),
+            items_file: "correctness/candidate-1-miner-a.json".into(),
         }
     }
 
@@ -624,7 +624,7 @@ mod tests {
         assert_eq!(
             correctness_detail(&summary, &spec(), None),
             "mean logit distance of group 0 above the group bound of 200000 µnat (its mean \
-             not readable from `correctness/candidate-1.json`)"
+             not readable from `correctness/candidate-1-miner-a.json`)"
         );
     }
 

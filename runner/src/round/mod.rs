@@ -622,7 +622,8 @@ impl Ctx<'_> {
     }
 
     /// The file-name form of a step's name: an entry's step is named by the entry's slug
-    /// (`candidate-2-miner-b-running-sla`), any other by its name (`setup-...`).
+    /// (`candidate-2-miner-b-running-sla`), any other by its name
+    /// (`drawing-seeds-and-opening-the-round`).
     fn step_stem(&self, step: &StepRun) -> String {
         let planned = self.records.iter().find_map(|r| match r {
             Record::Setup(setup) => setup.entries.iter().find(|e| e.group == step.group),
@@ -658,6 +659,16 @@ impl StepRun {
     fn line(&mut self, text: &str) {
         self.lines.push(text.to_owned());
     }
+}
+
+/// The time of a submission's next event: now, or its last event's time when the clock
+/// reads earlier, so a record's events never go back in time.
+fn next_event_at(submission: &receipts::model::Submission) -> Timestamp {
+    let now = Timestamp::now();
+    submission
+        .events
+        .last()
+        .map_or(now, |last| std::cmp::max(now, last.at))
 }
 
 /// A phase in the words of content/rounds.md: `running SLA`, `starting the engine`.
@@ -704,9 +715,9 @@ fn outcome_words(outcome: MeasurementOutcome) -> String {
         MeasurementOutcome::SlaUnmet {
             reason: SlaUnmetReason::DeadlineExpired,
         } => "SLA unmet (the entry's deadline expired)".to_owned(),
-        MeasurementOutcome::Invalid { run, probe } => format!(
-            "invalid (run {run} probe {probe}: the client's send lag exceeded the bound)"
-        ),
+        MeasurementOutcome::Invalid { run, probe } => {
+            format!("invalid (run {run} probe {probe}: the client's send lag exceeded the bound)")
+        }
     }
 }
 

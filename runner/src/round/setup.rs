@@ -208,7 +208,7 @@ fn seat_challengers(ctx: &Ctx<'_>, leader: Option<&Leader>) -> Result<Vec<Submis
                 .round_transition(
                     PipelineState::RoundAssigned,
                     ctx.round,
-                    Timestamp::now(),
+                    super::next_event_at(&submission),
                     format!("seated in round {}", ctx.round),
                 )
                 .map_err(|e| RoundError::Record {

@@ -17,7 +17,7 @@ use receipts::model::{
 use super::IngestError;
 use crate::gates::surface::DeniedGlobs;
 use crate::store::CampaignStore;
-use receipts::layout::{CampaignDir, DataDir, DataError};
+use receipts::layout::{CampaignDir, DataDir, DataError, model_error_message};
 
 /// What `add_campaign` did.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -59,8 +59,10 @@ pub fn add_campaign(data: &DataDir, campaign_toml: &Path) -> Result<AddedCampaig
             source,
         })
     })?;
-    let campaign = Campaign::from_toml(&campaign_toml.display().to_string(), &text)
-        .map_err(|e| bad(campaign_toml, e.to_string()))?;
+    let source = campaign_toml.display().to_string();
+    // `IngestError::Campaign` names the file: the message names it no second time.
+    let campaign = Campaign::from_toml(&source, &text)
+        .map_err(|e| bad(campaign_toml, model_error_message(e, &source)))?;
     if campaign.backend == Backend::Docker {
         return Err(bad(
             campaign_toml,

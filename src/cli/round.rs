@@ -14,6 +14,7 @@ use receipts::layout::{DataDir, DataError};
 use receipts::model::{
     CampaignId, EntryStatus, ProbeRecord, Role, RoundRecord, RoundStatus, Step, StepStatus,
 };
+use receipts::text::escape_untrusted;
 use runner::round::{RoundError, RoundOptions, RoundProgress, RoundSummary, run_round};
 
 use super::keys::hint_key_dir;
@@ -350,7 +351,8 @@ impl RoundProgress for Progress {
     }
 }
 
-/// Prints the round's table: role, miner, patch, status, score, duration (003).
+/// Prints the round's table as the scoreboard shows it (content/rounds.md): role, miner,
+/// patch, status, score, duration.
 pub fn print_summary(summary: &RoundSummary) {
     let record = &summary.record;
     println!(
@@ -465,11 +467,12 @@ fn table(record: &RoundRecord) -> String {
                 "  {} {}: {}{}",
                 role,
                 entry.patch.as_ref().map_or(String::new(), |p| p.short()),
-                d.detail,
+                // The detail and the log tail are the engine's output: a miner controls them.
+                escape_untrusted(&d.detail),
                 if tail.is_empty() {
                     String::new()
                 } else {
-                    format!("; log tail: … {tail}")
+                    format!("; log tail: … {}", escape_untrusted(tail))
                 }
             ));
         } else if let Some(infra) = &entry.infra_failure {
@@ -477,7 +480,7 @@ fn table(record: &RoundRecord) -> String {
                 "  {} {}: {}",
                 role,
                 entry.patch.as_ref().map_or(String::new(), |p| p.short()),
-                infra
+                escape_untrusted(&infra.to_string())
             ));
         }
     }
@@ -510,7 +513,7 @@ fn overhead_bp(summary: &RoundSummary) -> u64 {
         .map_or(0, |bp| u64::try_from(bp).unwrap_or(u64::MAX))
 }
 
-/// `509_900` ppm → `+0.5099` (003 shows scores as fractions; 0 is baseline speed).
+/// `509_900` ppm → `+0.5099` (the scoreboard shows scores as fractions; 0 is baseline speed).
 pub(super) fn format_score(ppm: i64) -> String {
     let sign = if ppm < 0 {
         "-"

@@ -1,5 +1,5 @@
 //! The demo of `examples/demo/` (issue 6): the built-in engine's baseline files, the
-//! campaign and six submissions, embedded in the binary so `referee demo` runs from any
+//! campaign and seven submissions, embedded in the binary so `referee demo` runs from any
 //! directory. The baseline git repository is built from the embedded files with git2
 //! under a fixed author, committer and time, so its commit id — pinned in the demo's
 //! `campaign.toml` — is the same on every machine.
@@ -38,47 +38,68 @@ pub struct DemoSubmission {
     pub miner: &'static str,
     /// What it does, in words.
     pub what: &'static str,
-    /// The change: set `engine.toml` key `.0` to `.1`; `None` for a fixed diff.
-    pub edit: Option<(&'static str, &'static str)>,
+    /// The change to `engine.toml`.
+    pub edit: DemoEdit,
+}
+
+/// How a demo submission changes the baseline's `engine.toml`.
+#[derive(Clone, Copy, Debug)]
+pub enum DemoEdit {
+    /// Set key `.0` to `.1` ([`set_key`]).
+    Set(&'static str, &'static str),
+    /// Replace the comment line `.0` by `.1`: a change that does nothing (an A/B test of
+    /// the noise floor).
+    Comment(&'static str, &'static str),
+    /// A fixed diff (the hostile `.git` hook, [`GIT_HOOK_DIFF`]).
+    Fixed,
 }
 
 /// The demo's submissions, in commitment order.
-pub const SUBMISSIONS: [DemoSubmission; 6] = [
+pub const SUBMISSIONS: [DemoSubmission; 7] = [
     DemoSubmission {
         file: "faster-batching.diff",
         miner: "miner-fast",
         what: "batches 8 sequences instead of 1: clearly faster",
-        edit: Some(("max_num_seqs", "8")),
+        edit: DemoEdit::Set("max_num_seqs", "8"),
     },
     DemoSubmission {
         file: "slower-chunks.diff",
         miner: "miner-slow",
         what: "prefills one token per step: clearly slower",
-        edit: Some(("max_num_batched_tokens", "1")),
+        edit: DemoEdit::Set("max_num_batched_tokens", "1"),
     },
     DemoSubmission {
         file: "int4-weights.diff",
         miner: "miner-int4",
         what: "int4 weights: fails the correctness gate",
-        edit: Some(("weight_dtype", "\"int4\"")),
+        edit: DemoEdit::Set("weight_dtype", "\"int4\""),
     },
     DemoSubmission {
         file: "huge-kv-cache.diff",
         miner: "miner-oom",
         what: "a KV cache larger than the memory limit: dies at start",
-        edit: Some(("kv_cache_budget_mb", "4096")),
+        edit: DemoEdit::Set("kv_cache_budget_mb", "4096"),
     },
     DemoSubmission {
         file: "git-hook.diff",
         miner: "miner-hostile",
         what: "writes a .git hook: rejected at a gate",
-        edit: None,
+        edit: DemoEdit::Fixed,
     },
     DemoSubmission {
         file: "faster-batching.diff",
         miner: "miner-copycat",
         what: "the same bytes as the first: a duplicate, skipped",
-        edit: Some(("max_num_seqs", "8")),
+        edit: DemoEdit::Set("max_num_seqs", "8"),
+    },
+    DemoSubmission {
+        file: "no-op.diff",
+        miner: "miner-noop",
+        what: "rewords a comment: changes nothing, so it must not take the seat",
+        edit: DemoEdit::Comment(
+            "# Seed the weights are drawn from: same seed, same model.",
+            "# The seed the weights are drawn from: the same seed gives the same model.",
+        ),
     },
 ];
 
@@ -93,11 +114,15 @@ impl DemoSubmission {
     /// Errors: [`DemoError::Git`].
     pub fn diff(&self) -> Result<String, DemoError> {
         match self.edit {
-            Some((key, value)) => config_diff(
+            DemoEdit::Set(key, value) => config_diff(
                 BASELINE_ENGINE_TOML,
                 &set_key(BASELINE_ENGINE_TOML, key, value),
             ),
-            None => Ok(GIT_HOOK_DIFF.to_owned()),
+            DemoEdit::Comment(old, new) => config_diff(
+                BASELINE_ENGINE_TOML,
+                &BASELINE_ENGINE_TOML.replacen(old, new, 1),
+            ),
+            DemoEdit::Fixed => Ok(GIT_HOOK_DIFF.to_owned()),
         }
     }
 }
@@ -231,6 +256,13 @@ mod tests {
             set_key(CAMPAIGN_TOML, "commit", &format!("\"{commit}\"")),
         )];
         for submission in SUBMISSIONS {
+            if let DemoEdit::Comment(old, _) = submission.edit {
+                assert!(
+                    BASELINE_ENGINE_TOML.contains(old),
+                    "{}: the baseline has no line `{old}`",
+                    submission.file
+                );
+            }
             expected.push((
                 format!("submissions/{}", submission.file),
                 submission.diff().unwrap(),

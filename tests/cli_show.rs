@@ -201,8 +201,10 @@ fn show_marks_what_a_flipped_byte_covers_and_exits_1() {
         text.contains("FAIL subject probes/candidate-1.json"),
         "{text}"
     );
+    // The flipped byte breaks the log's JSON too, so the recomputation from it fails.
+    assert!(text.contains("FAIL probes.log"), "{text}");
     let last = text.lines().last().expect("a last line");
-    assert!(last.starts_with("Verified: NO — 1 of "), "{last}");
+    assert!(last.starts_with("Verified: NO — 2 of "), "{last}");
 
     // The JSON view says the same, and the exit code too.
     let out = referee(
@@ -213,7 +215,7 @@ fn show_marks_what_a_flipped_byte_covers_and_exits_1() {
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
     assert_eq!(json["entries"][1]["scorePpm"]["verified"], false);
     assert_eq!(json["entries"][0]["scorePpm"]["verified"], true);
-    assert_eq!(json["verification"]["failed"], 1);
+    assert_eq!(json["verification"]["failed"], 2);
 }
 
 #[test]

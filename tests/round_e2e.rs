@@ -42,9 +42,10 @@ kv_cache_budget_mb = 16
 startup_delay_ms = 0
 ";
 
-/// A tiny campaign; `{commit}`, `{drift}`, `{rates}` and `{backend}` are filled in.
+/// A tiny campaign; `{commit}`, `{runs}`, `{drift}`, `{rates}` and `{backend}` are
+/// filled in.
 const CAMPAIGN_TOML: &str = r#"id = "tiny"
-runs = 1
+runs = {runs}
 overtake_margin_bp = 1000
 drift_bound_bp = {drift}
 health_deadline_s = 20
@@ -111,13 +112,15 @@ impl Fixture {
 }
 
 fn fixture(rates: &str, edits: &[(&str, &str, &str)]) -> Fixture {
-    fixture_with(rates, "", 5000, edits)
+    fixture_with(rates, "", 1, 5000, edits)
 }
 
-/// [`fixture`] with a top-level `backend = …` line and a drift bound in basis points.
+/// [`fixture`] with a top-level `backend = …` line, `runs` passes and a drift bound in
+/// basis points.
 fn fixture_with(
     rates: &str,
     backend: &str,
+    runs: u32,
     drift_bound_bp: u32,
     edits: &[(&str, &str, &str)],
 ) -> Fixture {
@@ -132,6 +135,7 @@ fn fixture_with(
             .replace("{commit}", &commit.to_string())
             .replace("{rates}", rates)
             .replace("{backend}", backend)
+            .replace("{runs}", &runs.to_string())
             .replace("{drift}", &drift_bound_bp.to_string()),
     )
     .unwrap();
@@ -364,7 +368,7 @@ fn a_round_scores_disqualifies_and_seals() {
     }
     assert_eq!(
         fast.engine_log.as_deref(),
-        Some("logs/engines/candidate-1-fast.log")
+        Some("logs/engines/candidate-1-fast-pass-1.log")
     );
     let sla_log =
         std::fs::read_to_string(bundle.join(fast_steps[1].log.as_deref().unwrap())).unwrap();
@@ -400,8 +404,8 @@ fn a_round_scores_disqualifies_and_seals() {
 #[test]
 fn a_round_killed_after_any_record_resumes_into_a_valid_receipt() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    // Records: setup, baseline, candidate, scorer, drift, teardown, sealed; then the
-    // rename (k = 7).
+    // Records: setup, the runs of the one pass (the baseline's, its A/A control, the
+    // candidate's; in the order drawn), scorer, teardown, sealed; then the rename (k = 7).
     for k in 0..=7 {
         let fixture = fixture(FIXED_RATE, &[("fast", "max_num_seqs", "8")]);
         let killed = round(&fixture, Some(k), None);
@@ -572,14 +576,15 @@ fn a_runner_killed_mid_round_takes_its_engine_along_and_resumes() {
 fn the_process_backend_runs_any_command_line() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     // The built-in engine, but started as a plain command line with `{config}` and
-    // `{port}` substituted, as a llama.cpp server would be.
+    // `{listen_fd}` substituted, serving on the socket it inherits.
     let backend = format!(
-        "backend = {{ kind = \"process\", command = [\"{}\", \"engine\", \"serve\", \"--config\", \"{{config}}\", \"--port\", \"{{port}}\", \"--threads\", \"1\"] }}\n",
+        "backend = {{ kind = \"process\", command = [\"{}\", \"engine\", \"serve\", \"--config\", \"{{config}}\", \"--listen-fd\", \"{{listen_fd}}\", \"--threads\", \"1\"] }}\n",
         env!("CARGO_BIN_EXE_referee")
     );
     let fixture = fixture_with(
         FIXED_RATE,
         &backend,
+        1,
         5000,
         &[("int4", "weight_dtype", "\"int4\"")],
     );
@@ -589,26 +594,34 @@ fn the_process_backend_runs_any_command_line() {
         record.entries[0].engine.backend,
         receipts::model::BackendKind::Process
     );
-    assert_eq!(record.entries[0].status, EntryStatus::Scored);
+    assert_eq!(
+        record.entries[0].status,
+        EntryStatus::Scored,
+        "{:#?}",
+        record.entries[0]
+    );
     let dq = record.entries[1].disqualification.as_ref().unwrap();
     assert_eq!(dq.reason, DisqualificationReason::CorrectnessFailed);
 }
 
 #[test]
-fn drift_beyond_the_bound_fails_the_round_and_requeues_once() {
+fn drift_beyond_the_bound_fails_the_round_and_charges_no_requeue() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    // A drift bound of 0 bp: any difference between the two baseline runs fails the
-    // round (an exactly equal pair of throughputs would pass; the test then says so).
-    let fixture = fixture_with(FIXED_RATE, "", 0, &[("fast", "max_num_seqs", "8")]);
+    // Two passes and a drift bound of 0 bp: any difference between the baseline's runs
+    // of the two passes fails the round (an exactly equal pair of throughputs would
+    // pass; the test then says so).
+    let fixture = fixture_with(FIXED_RATE, "", 2, 0, &[("fast", "max_num_seqs", "8")]);
     let campaign = DataDir::new(&fixture.data).campaign(&"tiny".parse().unwrap());
     for n in 1..=2u64 {
         ok(&round(&fixture, None, None));
         let (_, record) = sealed(&fixture, n);
-        let drift = record.drift.as_ref().unwrap();
-        if drift.within_bound {
+        let noise = record.noise.as_ref().unwrap();
+        if noise.baseline_spread_bp == Some(0) {
             eprintln!("SKIPPED: round {n}'s two baseline runs measured exactly equal");
             return;
         }
+        assert_eq!(noise.verdict, receipts::model::NoiseVerdict::BaselineDrift);
+        assert!(record.drift.is_none());
         assert_eq!(record.outcome.status, RoundStatus::InfraFailed);
         assert!(!record.outcome.changed);
         assert!(
@@ -625,15 +638,11 @@ fn drift_beyond_the_bound_fails_the_round_and_requeues_once() {
         let submission = campaign
             .load_submission(record.entries[1].patch.as_ref().unwrap())
             .unwrap();
-        // Requeued after the first infra_failed round, final after the second.
-        let (state, requeues) = if n == 1 {
-            (PipelineState::BenchQueued, 1)
-        } else {
-            (PipelineState::InfraFailed, 1)
-        };
+        // An infra_failed round is charged to no challenger: requeued after each, its
+        // one requeue unused.
         assert_eq!(
             (submission.state, submission.requeues),
-            (state, requeues),
+            (PipelineState::BenchQueued, 0),
             "round {n}"
         );
     }
@@ -956,7 +965,7 @@ fn a_resumed_round_seals_no_temp_file_and_stops_on_a_step_log_it_cannot_write() 
         std::fs::write(work_bundle.join(temp), b"half a file").unwrap();
     }
     // A directory where the baseline's first step log goes.
-    let blocked = work_bundle.join("logs/steps/02-baseline-starting-the-engine.log");
+    let blocked = work_bundle.join("logs/steps/02-baseline-pass-1-starting-the-engine.log");
     std::fs::create_dir(&blocked).unwrap();
     let stopped = round(&fixture, None, None);
     let stderr = String::from_utf8_lossy(&stopped.stderr);
@@ -1010,7 +1019,7 @@ fn a_probe_log_that_cannot_be_written_fails_its_step_typed_and_is_not_named() {
     let sla = record
         .steps
         .iter()
-        .find(|s| s.name == "Baseline, running SLA")
+        .find(|s| s.name == "Baseline, pass 1, running SLA")
         .unwrap();
     assert_eq!(sla.status, receipts::model::StepStatus::Failed);
     assert_named_files_exist(&bundle, &record);
@@ -1038,4 +1047,72 @@ fn a_round_number_named_by_a_submission_is_never_reused() {
     assert!(stderr.contains(patch.as_str()), "{stderr}");
     assert!(!rounds.join("1").exists());
     assert!(!fixture.data.join("tiny/.work/round-1").exists());
+}
+
+/// Issue 12: a load client that cannot keep the campaign's schedule (here: a send-lag
+/// bound of 1 µs, which no client meets) refuses the round at setup, before any engine
+/// starts: exit 2 with the bound missed and a hint, nothing sealed, no work directory,
+/// the challenger still queued (not seated, not charged); with the bound restored the
+/// round runs and its receipt records the self-test.
+#[test]
+fn a_client_that_cannot_keep_the_schedule_refuses_the_round_at_setup() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let fixture = fixture(FIXED_RATE, &[("fast", "max_num_seqs", "8")]);
+    // The campaign as added (its TOML and its frozen JSON), with a bound of 1 µs.
+    let files = [
+        (
+            fixture.data.join("tiny/campaign.toml"),
+            "send_lag_bound_us = 250000",
+            "send_lag_bound_us = 1",
+        ),
+        (
+            fixture.data.join("tiny/campaign.json"),
+            "\"send_lag_bound_us\":250000",
+            "\"send_lag_bound_us\":1",
+        ),
+    ];
+    let originals: Vec<String> = files
+        .iter()
+        .map(|(path, from, to)| {
+            let original = std::fs::read_to_string(path).unwrap();
+            let tiny = original.replace(from, to);
+            assert_ne!(tiny, original, "`{from}` not in {}", path.display());
+            std::fs::write(path, tiny).unwrap();
+            original
+        })
+        .collect();
+    let output = round(&fixture, None, None);
+    refused(
+        &fixture,
+        &output,
+        1,
+        &[
+            "round 1 did not open: the load client cannot keep its schedule: send-lag p99 ",
+            " µs > bound 1 µs at 10 req/s with ",
+            "run the round on a dedicated client machine",
+            "`rate_search.send_lag_bound_us`",
+        ],
+    );
+    let campaign = DataDir::new(&fixture.data).campaign(&"tiny".parse().unwrap());
+    let submissions = campaign.list_submissions().unwrap();
+    assert_eq!(submissions.len(), 1);
+    assert_eq!(submissions[0].state, PipelineState::BenchQueued);
+    assert_eq!(submissions[0].requeues, 0);
+
+    for ((path, _, _), original) in files.iter().zip(&originals) {
+        std::fs::write(path, original).unwrap();
+    }
+    let output = round(&fixture, None, None);
+    ok(&output);
+    let (_, record) = sealed(&fixture, 1);
+    let test = record.client_self_test.unwrap();
+    assert_eq!(
+        (test.rate_milli_rps, test.send_lag_bound_us, test.failed),
+        (10_000, 250_000, 0)
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains(&verifier::view::format_client_self_test(&test)),
+        "{stdout}"
+    );
 }

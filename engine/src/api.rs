@@ -7,7 +7,9 @@
 //! `/v1/completions` shapes: `choices[].text`, `choices[].logprobs` with `tokens`,
 //! `token_logprobs`, `top_logprobs` and `text_offset` (byte offsets into `text`),
 //! `finish_reason` and `stop_reason`, `usage`, and with `return_token_ids` vLLM's
-//! `prompt_token_ids` and `token_ids`.
+//! `prompt_token_ids` and `token_ids` — in a stream, every chunk's choice carries the
+//! `token_ids` it adds (empty for the echoed prompt and a lone finish), so a client can
+//! count the tokens it received.
 
 use serde_json::{Map, Value, json};
 
@@ -410,7 +412,10 @@ impl ResponseBuilder {
     /// `PromptLogprobs` (or, without logprobs, before the first token), one chunk per
     /// token, and a chunk for a lone `Finished`. Text that might still become part of a
     /// stop string, or is an incomplete UTF-8 character, is held back until it is
-    /// settled, so the chunks' texts concatenate to the non-streamed `text`.
+    /// settled, so the chunks' texts concatenate to the non-streamed `text`. With
+    /// `return_token_ids` the choice's `token_ids` holds the chunk's generated token (none
+    /// for the prompt and a lone finish), so they concatenate to the non-streamed
+    /// `token_ids`.
     pub fn chunk_for_last(&mut self, event_kind: ChunkKind) -> Option<Value> {
         let (text, logprobs) = match event_kind {
             ChunkKind::Prompt => {
@@ -441,18 +446,25 @@ impl ResponseBuilder {
                 (text, logprobs)
             }
         };
+        let mut choice = json!({
+            "index": 0,
+            "text": text,
+            "logprobs": logprobs,
+            "finish_reason": self.finish_reason(),
+            "stop_reason": self.stop_reason(),
+        });
+        if self.request.return_token_ids {
+            choice["token_ids"] = match (event_kind, self.tokens.last()) {
+                (ChunkKind::Token, Some(&token)) => json!([token]),
+                _ => json!([]),
+            };
+        }
         Some(json!({
             "id": self.id,
             "object": "text_completion",
             "created": self.created,
             "model": self.model,
-            "choices": [{
-                "index": 0,
-                "text": text,
-                "logprobs": logprobs,
-                "finish_reason": self.finish_reason(),
-                "stop_reason": self.stop_reason(),
-            }],
+            "choices": [choice],
         }))
     }
 

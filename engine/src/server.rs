@@ -3,7 +3,8 @@
 //!
 //! [`spawn`] is the in-process entry point (tests, the load generator's tests, the CLI):
 //! it checks memory ([`crate::memory`]), binds, starts the engine thread and returns at
-//! once; `/health` answers 503 until the weights are drawn and `startup_delay_ms` has
+//! once; [`spawn_on`] does the same on a listening socket bound by someone else (the
+//! runner passes one as fd 3, systemd's socket activation: [`listener_from_fd`]); `/health` answers 503 until the weights are drawn and `startup_delay_ms` has
 //! passed, then 200. Completions answer 503 while starting, 400 for bad requests (the
 //! server keeps serving), and stream as server-sent events (`data: {…}\n\n` per chunk,
 //! then `data: [DONE]`) when the request sets `stream`.
@@ -69,6 +70,38 @@ pub enum ServeError {
     /// The engine thread or its compute pool could not be started.
     #[error("starting the engine thread")]
     Thread(#[source] std::io::Error),
+    /// The listening socket could not be used (made non-blocking, registered with the
+    /// runtime, or asked its address).
+    #[error("using the listening socket")]
+    Listener(#[source] std::io::Error),
+    /// An inherited file descriptor is not a listening TCP socket.
+    #[error("file descriptor {fd} is not a listening TCP socket")]
+    Inherited {
+        /// The descriptor.
+        fd: i32,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// The listening TCP socket this process inherited as `fd` (e.g. 3 under socket
+/// activation: `LISTEN_FDS=1`).
+///
+/// Errors: [`ServeError::Inherited`] when `fd` is not an open TCP socket.
+///
+/// # Safety
+/// `fd` must be owned by nothing else in this process: the listener returned owns it and
+/// closes it when dropped (an inherited descriptor that no code opened qualifies).
+pub unsafe fn listener_from_fd(fd: i32) -> Result<std::net::TcpListener, ServeError> {
+    use std::os::fd::FromRawFd;
+    // SAFETY: the caller hands over ownership of `fd` (this function's contract).
+    let listener = unsafe { std::net::TcpListener::from_raw_fd(fd) };
+    // getsockname fails on a closed descriptor and on anything but a socket.
+    listener
+        .local_addr()
+        .map_err(|source| ServeError::Inherited { fd, source })?;
+    Ok(listener)
 }
 
 /// A running server; dropping it without [`ServerHandle::shutdown`] leaves it running
@@ -122,9 +155,32 @@ pub async fn spawn(
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|source| ServeError::Bind { addr, source })?;
-    let local_addr = listener
-        .local_addr()
-        .map_err(|source| ServeError::Bind { addr, source })?;
+    serve(config, listener, options)
+}
+
+/// As [`spawn`], on `listener`, already bound and listening (the runner's, inherited:
+/// [`listener_from_fd`]). Errors: [`ServeError`]; [`ServeError::Listener`] when
+/// `listener` cannot be used by the runtime.
+pub async fn spawn_on(
+    config: EngineConfig,
+    listener: std::net::TcpListener,
+    options: ServeOptions,
+) -> Result<ServerHandle, ServeError> {
+    memory::check(&config, options.memory_limit_mb)?;
+    listener
+        .set_nonblocking(true)
+        .map_err(ServeError::Listener)?;
+    let listener = tokio::net::TcpListener::from_std(listener).map_err(ServeError::Listener)?;
+    serve(config, listener, options)
+}
+
+/// Starts the engine thread and serves on `listener`.
+fn serve(
+    config: EngineConfig,
+    listener: tokio::net::TcpListener,
+    options: ServeOptions,
+) -> Result<ServerHandle, ServeError> {
+    let local_addr = listener.local_addr().map_err(ServeError::Listener)?;
     let (ready_tx, ready) = watch::channel(false);
     let (engine, engine_thread) =
         scheduler::start(&config, ready_tx).map_err(ServeError::Thread)?;
@@ -348,4 +404,55 @@ fn unix_seconds() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    fn small_config() -> EngineConfig {
+        EngineConfig {
+            layers: 1,
+            d_model: 64,
+            heads: 2,
+            context: 128,
+            kv_cache_budget_mb: 8,
+            ..EngineConfig::default()
+        }
+    }
+
+    /// The server answers on a socket someone else bound (the runner's, inherited).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn serves_on_a_listener_bound_elsewhere() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let handle = spawn_on(small_config(), listener, ServeOptions::default())
+            .await
+            .unwrap();
+        assert_eq!(handle.local_addr(), addr);
+        handle.wait_ready().await;
+        let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+        stream
+            .write_all(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            .await
+            .unwrap();
+        let mut response = Vec::new();
+        stream.read_to_end(&mut response).await.unwrap();
+        assert!(response.starts_with(b"HTTP/1.1 200 OK\r\n"), "{response:?}");
+        handle.shutdown().await.unwrap();
+    }
+
+    /// A descriptor that is not a socket is refused, naming it.
+    #[test]
+    fn a_non_socket_descriptor_is_refused() {
+        use std::os::fd::IntoRawFd;
+        let fd = std::fs::File::open("/dev/null").unwrap().into_raw_fd();
+        // SAFETY: `fd` was just opened here and is owned by nothing else.
+        let err = unsafe { listener_from_fd(fd) }.unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!("file descriptor {fd} is not a listening TCP socket")
+        );
+    }
 }

@@ -199,10 +199,12 @@ async fn two_servers_agree_bit_for_bit() {
     b.shutdown().await.unwrap();
 }
 
-/// Rebuilds a non-streamed choice from stream chunks: concatenated text, logprob lists
-/// appended, the last finish reason.
+/// Rebuilds a non-streamed choice from stream chunks: concatenated text and token ids
+/// (every choice must carry `token_ids`, at most one each), logprob lists appended, the
+/// last finish reason.
 fn merge_chunks(chunks: &[String]) -> (Value, Option<Value>) {
     let mut text = String::new();
+    let mut token_ids: Vec<Value> = Vec::new();
     let mut logprobs: Option<Value> = None;
     let mut finish = Value::Null;
     let mut usage = None;
@@ -215,6 +217,11 @@ fn merge_chunks(chunks: &[String]) -> (Value, Option<Value>) {
         }
         let choice = &chunk["choices"][0];
         text.push_str(choice["text"].as_str().unwrap());
+        let ids = choice["token_ids"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{chunk}"));
+        assert!(ids.len() <= 1, "{chunk}");
+        token_ids.extend(ids.iter().cloned());
         if !choice["finish_reason"].is_null() {
             finish = choice["finish_reason"].clone();
         }
@@ -229,7 +236,8 @@ fn merge_chunks(chunks: &[String]) -> (Value, Option<Value>) {
             }
         }
     }
-    let choice = json!({"text": text, "logprobs": logprobs, "finish_reason": finish});
+    let choice = json!({"text": text, "token_ids": token_ids, "logprobs": logprobs,
+        "finish_reason": finish});
     (choice, usage)
 }
 
@@ -257,6 +265,7 @@ async fn streaming_matches_non_streaming() {
         );
     }
     for mut request in cases {
+        request["return_token_ids"] = json!(true);
         let (_, whole) = post(&handle, &request).await;
         request["stream"] = json!(true);
         request["stream_options"] = json!({"include_usage": true});
@@ -264,6 +273,7 @@ async fn streaming_matches_non_streaming() {
         let (merged, usage) = merge_chunks(&chunks);
         let choice = &whole["choices"][0];
         assert_eq!(merged["text"], choice["text"], "{request}");
+        assert_eq!(merged["token_ids"], choice["token_ids"], "{request}");
         assert_eq!(merged["logprobs"].is_null(), choice["logprobs"].is_null());
         if !choice["logprobs"].is_null() {
             assert_eq!(merged["logprobs"], choice["logprobs"], "{request}");

@@ -11,8 +11,9 @@ use serde_json::Value;
 
 use crate::canonical::{self, CanonicalError};
 use crate::model::{
-    ROUND_OPENED_PREDICATE_TYPE, ROUND_PREDICATE_TYPE, ROUND_PREDICATE_TYPE_V1,
-    ROUND_PREDICATE_TYPES, RoundOpened, RoundRecord, Sha256Hex,
+    ROUND_OPENED_PREDICATE_TYPE, ROUND_OPENED_PREDICATE_TYPE_V1, ROUND_PREDICATE_TYPE,
+    ROUND_PREDICATE_TYPE_V1, ROUND_PREDICATE_TYPE_V2, ROUND_PREDICATE_TYPES, RoundOpened,
+    RoundRecord, Sha256Hex,
 };
 
 /// `_type` of an in-toto Statement v1.
@@ -76,12 +77,14 @@ impl Statement {
 /// build verifies ([`ROUND_PREDICATE_TYPES`]) or [`ROUND_OPENED_PREDICATE_TYPE`]. Such a
 /// payload gets a schema check ([`check_predicate`]) and must be canonical JSON.
 pub fn is_referee_predicate_type(predicate_type: &str) -> bool {
-    ROUND_PREDICATE_TYPES.contains(&predicate_type) || predicate_type == ROUND_OPENED_PREDICATE_TYPE
+    ROUND_PREDICATE_TYPES.contains(&predicate_type)
+        || predicate_type == ROUND_OPENED_PREDICATE_TYPE
+        || predicate_type == ROUND_OPENED_PREDICATE_TYPE_V1
 }
 
 /// Checks `predicate` against the schema of `predicate_type`: a JSON object always; for
-/// [`ROUND_PREDICATE_TYPE`] it must deserialize into [`RoundRecord`] with every typed
-/// field typed, for [`ROUND_PREDICATE_TYPE_V1`] into [`RoundRecord`] (free text allowed
+/// [`ROUND_PREDICATE_TYPE`] and [`ROUND_PREDICATE_TYPE_V2`] it must deserialize into
+/// [`RoundRecord`] with every typed field typed, for [`ROUND_PREDICATE_TYPE_V1`] into [`RoundRecord`] (free text allowed
 /// where v1 wrote it), for [`ROUND_OPENED_PREDICATE_TYPE`] into [`RoundOpened`]; other
 /// types get no further check. Unknown fields are ignored (content/receipts.md,
 /// Verification step 9).
@@ -92,14 +95,14 @@ pub fn check_predicate(predicate_type: &str, predicate: &Value) -> Result<(), St
         return Err("the predicate is not a JSON object".to_owned());
     }
     match predicate_type {
-        ROUND_PREDICATE_TYPE => {
+        ROUND_PREDICATE_TYPE | ROUND_PREDICATE_TYPE_V2 => {
             let record = RoundRecord::deserialize(predicate).map_err(|e| e.to_string())?;
             let legacy = record.legacy_text_fields();
             if legacy.is_empty() {
                 Ok(())
             } else {
                 Err(format!(
-                    "free text where {ROUND_PREDICATE_TYPE} records a typed value: {}",
+                    "free text where {predicate_type} records a typed value: {}",
                     legacy.join(", ")
                 ))
             }
@@ -107,9 +110,11 @@ pub fn check_predicate(predicate_type: &str, predicate: &Value) -> Result<(), St
         ROUND_PREDICATE_TYPE_V1 => RoundRecord::deserialize(predicate)
             .map(drop)
             .map_err(|e| e.to_string()),
-        ROUND_OPENED_PREDICATE_TYPE => RoundOpened::deserialize(predicate)
-            .map(drop)
-            .map_err(|e| e.to_string()),
+        ROUND_OPENED_PREDICATE_TYPE | ROUND_OPENED_PREDICATE_TYPE_V1 => {
+            RoundOpened::deserialize(predicate)
+                .map(drop)
+                .map_err(|e| e.to_string())
+        }
         _ => Ok(()),
     }
 }

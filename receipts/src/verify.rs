@@ -181,6 +181,125 @@ pub enum CheckName {
     /// bundle's campaign equals `requestSequenceDigest`.
     #[serde(rename = "requestSequence.digest")]
     RequestSequence,
+    /// Files: a path the predicate names (a probe log, a correctness file, an engine or
+    /// step log, an input copy, the round-opened file) is a subject of the envelope; the
+    /// path as target.
+    #[serde(rename = "files.named")]
+    FilesNamed,
+    /// Measurements: a probe log parses, and every run it holds is one the predicate
+    /// names for that entry (and every run the predicate names is in it); the file as
+    /// target.
+    #[serde(rename = "probes.log")]
+    ProbeLog,
+    /// Measurements: each histogram of a probe decodes within the size limits, holds one
+    /// sample per completed request (send lag: per measured request).
+    #[serde(rename = "probe.histograms")]
+    ProbeHistograms,
+    /// Measurements: a probe's SLA percentile and send-lag p50/p99, recomputed from its
+    /// histograms by nearest rank.
+    #[serde(rename = "probe.percentile")]
+    ProbePercentile,
+    /// Measurements: a probe's over-bound count (failed requests plus completed ones over
+    /// the bound), its failure total and its required request count, recomputed.
+    #[serde(rename = "probe.overBound")]
+    ProbeOverBound,
+    /// Measurements: a probe's verdict, recomputed by MLPerf early stopping against the
+    /// campaign's send-lag bound.
+    #[serde(rename = "probe.verdict")]
+    ProbeVerdict,
+    /// Measurements: a probe's throughput, recomputed from its completed count and
+    /// duration.
+    #[serde(rename = "probe.throughput")]
+    ProbeThroughput,
+    /// Measurements: a run's result is its highest passing probe, and it is what the
+    /// predicate's run summary says.
+    #[serde(rename = "run.result")]
+    RunResult,
+    /// Measurements: a probe log's median, min, max, validity and outcome follow from its
+    /// runs, and equal the predicate's entry (or drift baseline).
+    #[serde(rename = "entry.measurement")]
+    EntryMeasurement,
+    /// Measurements: the drift check's first and drift throughputs, its drift in basis
+    /// points and its verdict against the bound, recomputed.
+    #[serde(rename = "drift.recomputed")]
+    DriftRecomputed,
+    /// Measurements: `hardware.changed` is whether the two fingerprints differ.
+    #[serde(rename = "hardware.changed")]
+    HardwareChanged,
+    /// Measurements (v3): the load client's self-test before the round opened kept its
+    /// send-lag p99 within the bound it records, and that bound is the campaign's
+    /// effective send-lag bound; `clientSelfTest` as target.
+    #[serde(rename = "client.selfTest")]
+    ClientSelfTest,
+    /// Measurements (v3): a run is invalid for CPU steal exactly when its recorded
+    /// `hostLoad` is over the campaign's `max_steal_permille` (a pass row `invalid` while
+    /// its probe log measured, an entry's `cpu_steal` failure), and a measured or scored
+    /// run is not over it; `entries[i].passes[j]` or `entries[i]` as target.
+    #[serde(rename = "host.steal")]
+    HostSteal,
+    /// Measurements (v3): the round's `tokenCount` and every probe log's are the
+    /// campaign's `token_count` (absent = `ids`); `tokenCount` or the probe log as target.
+    #[serde(rename = "round.tokenCount")]
+    TokenCount,
+    /// Correctness: an entry's verdict, recomputed from its per-item file with the
+    /// campaign's bounds, every item present.
+    #[serde(rename = "correctness.verdict")]
+    CorrectnessVerdict,
+    /// Correctness: an entry's timed-run sample (`loadSampleFile`) recomputed: each run's
+    /// selection from the revealed `sampleSeed`, each request's gap from its stored
+    /// reference logprobs, the bound the campaign's, and the verdict the entry's status
+    /// (`load_outputs_diverge` exactly when a request is over the bound).
+    #[serde(rename = "correctness.loadSample")]
+    LoadSample,
+    /// Decision: an entry's status agrees with what it holds (scored: a passed
+    /// correctness verdict and a throughput; disqualified: a typed reason; infra_failed:
+    /// a reason), and an `infra_failed` round has a reason.
+    #[serde(rename = "status.consistent")]
+    StatusConsistent,
+    /// Decision: steps in order, non-overlapping, inside the round's start and end; every
+    /// entry and every step after the opening ones at or after `openedAt`.
+    #[serde(rename = "timeline")]
+    Timeline,
+    /// Passes (v3): the round ran the campaign's `runs` passes, and each pass's order is
+    /// the one redrawn from the revealed `passSeed` under the campaign's pass order;
+    /// `passes` or `passes[i]` as target.
+    #[serde(rename = "passes.order")]
+    PassOrder,
+    /// Passes (v3): a pass is `void` exactly when a baseline run of it failed;
+    /// `passes[i]` as target.
+    #[serde(rename = "passes.void")]
+    PassVoid,
+    /// Passes (v3): a run's `pairedRatioPpm` is its throughput over the same pass's first
+    /// baseline run; `entries[i].passes[j]` as target.
+    #[serde(rename = "paired.ratio")]
+    PairedRatio,
+    /// Passes (v3): an entry's paired score (median, min, max, coverage) recomputed from
+    /// its runs in the counted passes; `entries[i]` as target.
+    #[serde(rename = "paired.score")]
+    PairedScore,
+    /// Passes (v3): the baseline spread and the A/A spread in basis points, and the
+    /// campaign bounds they are held to; `noise` as target.
+    #[serde(rename = "noise.spread")]
+    NoiseSpread,
+    /// Passes (v3): the noise verdict (baseline spread against the drift bound first,
+    /// then the A/A spread against the margin); `noise` as target.
+    #[serde(rename = "noise.verdict")]
+    NoiseVerdict,
+    /// Passes (v3): the outcome (status, seat, rule, margin) recomputed by the paired
+    /// decision rule from the passes; `outcome` as target.
+    #[serde(rename = "paired.decision")]
+    PairedDecision,
+    /// Chain: the round's `previousReceipt` is the Statement digest of the round before it
+    /// in the same campaign, the rounds numbered 1, 2, … without a gap.
+    #[serde(rename = "chain.previousReceipt")]
+    ChainPrevious,
+    /// Chain: the incumbent seated (and `leaderBefore`) is the previous round's
+    /// `leaderAfter`.
+    #[serde(rename = "chain.incumbent")]
+    ChainIncumbent,
+    /// Chain: every round of a chain names the same campaign id and digest.
+    #[serde(rename = "chain.campaign")]
+    ChainCampaign,
 }
 
 impl CheckName {
@@ -211,6 +330,34 @@ impl CheckName {
             CheckName::InputsMiners => "inputs.miners",
             CheckName::InputsPatches => "inputs.patches",
             CheckName::RequestSequence => "requestSequence.digest",
+            CheckName::FilesNamed => "files.named",
+            CheckName::ProbeLog => "probes.log",
+            CheckName::ProbeHistograms => "probe.histograms",
+            CheckName::ProbePercentile => "probe.percentile",
+            CheckName::ProbeOverBound => "probe.overBound",
+            CheckName::ProbeVerdict => "probe.verdict",
+            CheckName::ProbeThroughput => "probe.throughput",
+            CheckName::RunResult => "run.result",
+            CheckName::EntryMeasurement => "entry.measurement",
+            CheckName::DriftRecomputed => "drift.recomputed",
+            CheckName::HardwareChanged => "hardware.changed",
+            CheckName::ClientSelfTest => "client.selfTest",
+            CheckName::HostSteal => "host.steal",
+            CheckName::TokenCount => "round.tokenCount",
+            CheckName::CorrectnessVerdict => "correctness.verdict",
+            CheckName::LoadSample => "correctness.loadSample",
+            CheckName::StatusConsistent => "status.consistent",
+            CheckName::Timeline => "timeline",
+            CheckName::PassOrder => "passes.order",
+            CheckName::PassVoid => "passes.void",
+            CheckName::PairedRatio => "paired.ratio",
+            CheckName::PairedScore => "paired.score",
+            CheckName::NoiseSpread => "noise.spread",
+            CheckName::NoiseVerdict => "noise.verdict",
+            CheckName::PairedDecision => "paired.decision",
+            CheckName::ChainPrevious => "chain.previousReceipt",
+            CheckName::ChainIncumbent => "chain.incumbent",
+            CheckName::ChainCampaign => "chain.campaign",
         }
     }
 }
@@ -609,6 +756,155 @@ pub enum FailureReason {
         recorded: Sha256Hex,
         /// The digest regenerated.
         recomputed: Sha256Hex,
+    },
+    /// A file the predicate names (field `field`) is not a subject of the envelope, so
+    /// nothing signed says what it holds.
+    #[error("`receipt.dsse.json` {field} names `{file}`, which is not a subject of the bundle")]
+    FileNotNamed {
+        /// The predicate field, e.g. `entries[1].runs[0].probeLog`.
+        field: String,
+        /// The path it names.
+        file: String,
+    },
+    /// A raw file the verifier recomputes from (probe log, correctness file, histogram
+    /// blob) cannot be read, parsed or decoded within its limits.
+    #[error("`{file}` cannot be used: {message}")]
+    ArtifactUnreadable {
+        /// The bundle file (with the field inside it, for a histogram).
+        file: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// A value written in the predicate or a raw file differs from the one recomputed from
+    /// the raw files: both shown (`none` when absent).
+    #[error("`{file}` {field} is {claimed}, recomputed {recomputed}")]
+    Recomputed {
+        /// The file holding the claimed value (`receipt.dsse.json` for the predicate).
+        file: String,
+        /// The field, e.g. `runs[0].probes[2].overBound`.
+        field: String,
+        /// The value written.
+        claimed: String,
+        /// The value recomputed.
+        recomputed: String,
+    },
+    /// A probe log holds a run the predicate does not name for its entry.
+    #[error("`{file}` holds run {run}, which the predicate does not name for this entry")]
+    UnknownRun {
+        /// The probe log.
+        file: String,
+        /// The run number.
+        run: u32,
+    },
+    /// A run the predicate names is not in its probe log.
+    #[error("`{file}` has no run {run}, which the predicate names")]
+    RunNotLogged {
+        /// The probe log.
+        file: String,
+        /// The run number.
+        run: u32,
+    },
+    /// A correctness file lacks an item (its items must be 0, 1, … and as many as the
+    /// campaign's and the summary's count).
+    #[error("`{file}` has no item {index} ({found} items, expected {expected})")]
+    MissingItem {
+        /// The correctness file.
+        file: String,
+        /// The first missing (or misplaced) item index.
+        index: u32,
+        /// Items found.
+        found: u32,
+        /// Items expected.
+        expected: u32,
+    },
+    /// An entry's (or the round's) status contradicts what it holds.
+    #[error("`receipt.dsse.json` {field} is `{status}` but {problem}")]
+    StatusInconsistent {
+        /// `entries[i].status` or `outcome.status`.
+        field: String,
+        /// The status written.
+        status: String,
+        /// What contradicts it.
+        problem: String,
+    },
+    /// Two times of the timeline are out of order.
+    #[error("`receipt.dsse.json` {field} is {at}, {rule} {bound_field} ({bound})")]
+    TimelineOrder {
+        /// The field whose time is wrong, e.g. `steps[3].startedAt`.
+        field: String,
+        /// Its time.
+        at: Timestamp,
+        /// `before` or `after`.
+        rule: String,
+        /// The field it must not precede or follow.
+        bound_field: String,
+        /// That field's time.
+        bound: Timestamp,
+    },
+    /// A round of a chain is missing: the next round found has another number.
+    #[error(
+        "chain of `{chain}`: round {expected} is missing, the next round is {found} ({bundle})"
+    )]
+    ChainGap {
+        /// The rounds directory.
+        chain: String,
+        /// The round number expected.
+        expected: u64,
+        /// The round number found instead.
+        found: u64,
+        /// The bundle found.
+        bundle: String,
+    },
+    /// A round's predicate says another round number than its place in the chain.
+    #[error("chain of `{chain}`: bundle `{bundle}` says round {round}, its place is round {place}")]
+    ChainReordered {
+        /// The rounds directory.
+        chain: String,
+        /// The bundle.
+        bundle: String,
+        /// The round number its predicate records.
+        round: u64,
+        /// The round number of its place (its directory).
+        place: u64,
+    },
+    /// A round's `previousReceipt` is not the Statement digest of the round before it.
+    #[error(
+        "round {round} previousReceipt is {}, the round before it has Statement digest {}",
+        show(.claimed), show(.recomputed)
+    )]
+    ChainFork {
+        /// The round.
+        round: u64,
+        /// Its `previousReceipt`.
+        claimed: Option<Sha256Hex>,
+        /// The previous round's Statement digest (`None` for round 1).
+        recomputed: Option<Sha256Hex>,
+    },
+    /// A round of the chain names another campaign (id or digest) than the chain's.
+    #[error("round {round} {field} is `{claimed}`, the chain's campaign is `{chain_value}`")]
+    ChainCampaign {
+        /// The round.
+        round: u64,
+        /// `campaign.id` or `campaign.digest`.
+        field: String,
+        /// Its value.
+        claimed: String,
+        /// The chain's (its first round's).
+        chain_value: String,
+    },
+    /// A round's incumbent (or `leaderBefore`) is not the previous round's `leaderAfter`.
+    #[error("round {round} {field} is {claimed}, round {previous} left the seat to {recomputed}")]
+    ChainIncumbent {
+        /// The round.
+        round: u64,
+        /// `outcome.leaderBefore` or `entries[i]` (the incumbent seated).
+        field: String,
+        /// Its value, rendered (`baseline` for none).
+        claimed: String,
+        /// The previous round.
+        previous: u64,
+        /// The previous round's `leaderAfter`, rendered (`baseline` for none).
+        recomputed: String,
     },
     /// The check could not run because an earlier one failed.
     #[error("not run: check `{}` failed", blocked_by.as_str())]

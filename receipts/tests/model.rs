@@ -363,3 +363,59 @@ fn campaign_json_is_digested_as_stored() {
     let error = FrozenCampaign::from_json("campaign.json", future.as_bytes()).unwrap_err();
     assert!(error.to_string().contains("schemaVersion"), "{error}");
 }
+
+#[test]
+fn engine_trust_and_steal_bound_default_validate_and_stay_out_of_the_digest() {
+    let c = Campaign::from_toml("campaign.toml", MINIMAL).unwrap();
+    assert_eq!(
+        (c.trusted_engines, c.trusts_engines(), c.max_steal_permille),
+        (None, false, None)
+    );
+    assert_eq!(c.effective_max_steal_permille(), 50);
+    // Absent fields are not written, so an existing campaign's bytes do not move.
+    let json = String::from_utf8(FrozenCampaign::freeze(c.clone()).unwrap().bytes).unwrap();
+    assert!(!json.contains("trusted_engines") && !json.contains("max_steal_permille"));
+    let set = Campaign {
+        trusted_engines: Some(true),
+        max_steal_permille: Some(1000),
+        ..c
+    };
+    assert!(set.trusts_engines());
+    assert_eq!(set.effective_max_steal_permille(), 1000);
+    let err = Campaign {
+        max_steal_permille: Some(1001),
+        ..set
+    }
+    .validate()
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("max_steal_permille") && err.contains("1001"),
+        "{err}"
+    );
+}
+
+#[test]
+fn pass_order_defaults_to_interleaved_and_an_unknown_one_is_named() {
+    let c = Campaign::from_toml("campaign.toml", MINIMAL).unwrap();
+    assert_eq!(c.pass_order, None);
+    assert_eq!(c.effective_pass_order(), PassOrder::Interleaved);
+    // Absent, it is not written into the frozen bytes: old digests do not move.
+    let frozen = FrozenCampaign::freeze(c).unwrap();
+    assert!(!String::from_utf8_lossy(&frozen.bytes).contains("pass_order"));
+    let sequential = Campaign::from_toml(
+        "campaign.toml",
+        &format!("pass_order = \"sequential\"\n{MINIMAL}"),
+    )
+    .unwrap();
+    assert_eq!(sequential.effective_pass_order(), PassOrder::Sequential);
+    let err = Campaign::from_toml(
+        "campaign.toml",
+        &format!("pass_order = \"shuffled\"\n{MINIMAL}"),
+    )
+    .unwrap_err()
+    .to_string();
+    for needle in ["campaign.toml", "pass_order", "shuffled"] {
+        assert!(err.contains(needle), "error `{err}` should name `{needle}`");
+    }
+}

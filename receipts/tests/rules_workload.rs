@@ -18,6 +18,8 @@ fn seeds() -> RevealedSeeds {
         schedule_seed: reveal(3),
         correctness_seed: reveal(4),
         prompt_salt: reveal(5),
+        sample_seed: None,
+        pass_seed: None,
     }
 }
 

@@ -3,13 +3,24 @@
 //! (content/correctness.md §Correctness): an entry's greedy output with top-k logprobs, one
 //! request at a time (batching may change numerics), with token ids returned instead of
 //! text (`return_tokens_as_token_ids`: tokens come back as `"token_id:<id>"`) and the
-//! prompt echoed as token ids; and the
-//! reference runtime's teacher-forced top-k logprobs over prompt + that output (`echo`
-//! with `max_tokens` 1).
+//! prompt echoed as token ids; and the reference runtime's side: its own tokenization of
+//! a prompt text ([`CompletionsClient::tokenize`]; an entry's echo is evidence of nothing)
+//! and its teacher-forced logprobs over prompt + an output (`echo` with `max_tokens` 1).
+//!
+//! Each request has the client's timeout; the overall deadlines of the correctness step
+//! and of the scorer are the caller's (`round::entry`).
 
+use std::future::Future;
 use std::time::Duration;
 
-use receipts::rules::correctness::quantize_logprob;
+use receipts::model::{
+    CorrectnessItem, Disqualification, DisqualificationReason, LoadSample, LoadSampleCheck,
+    LoadSampleRequest, LoadSampleRun, RoundFailure, Seed32, Sha256Hex,
+};
+use receipts::rules::correctness::{self, CorrectnessError, quantize_logprob};
+use receipts::rules::sample::{self, SampleError};
+use receipts::rules::workload::Item;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 /// Errors talking to an engine for the correctness gate.
@@ -56,6 +67,27 @@ pub struct GreedyOutput {
     /// Top-k `(token id, logprob in micro-nats)` at each generated position, quantized
     /// as the response was read (`receipts::rules::correctness::quantize_logprob`).
     pub top_k: Vec<Vec<(u32, i64)>>,
+}
+
+/// The reference's teacher-forced view of a continuation, per continuation position.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TeacherForced {
+    /// Top-k `(token id, logprob in micro-nats)`, quantized as read.
+    pub top_k: Vec<Vec<(u32, i64)>>,
+    /// The logprob of the continuation's own token, micro-nats, quantized as read.
+    pub token_micro_nats: Vec<i64>,
+}
+
+impl TeacherForced {
+    /// The top-1 logprob at each position, micro-nats (the largest listed; the server
+    /// lists the chosen token too, so a position is never empty here).
+    pub fn top1_micro_nats(&self) -> Vec<i64> {
+        self.top_k
+            .iter()
+            .zip(&self.token_micro_nats)
+            .map(|(top, token)| top.iter().map(|(_, lp)| *lp).fold(*token, i64::max))
+            .collect()
+    }
 }
 
 /// A client for one engine at `base_url` (e.g. `http://127.0.0.1:8000`), serving model
@@ -125,10 +157,19 @@ impl CompletionsClient {
         })
     }
 
-    /// The reference's teacher-forced top-k at each position of `continuation` after
+    /// The server's own tokenization of the text `prompt`: the echo of a one-token
+    /// greedy request. Asked of the reference runtime, whose ids are the ones every
+    /// entry is judged on.
+    ///
+    /// Errors: as [`CompletionsClient::greedy`].
+    pub async fn tokenize(&self, prompt: &str) -> Result<Vec<u32>, ClientError> {
+        Ok(self.greedy(prompt, 1, 1).await?.prompt_token_ids)
+    }
+
+    /// The reference's teacher-forced logprobs at each position of `continuation` after
     /// `prompt`: one `echo` request over `prompt ‖ continuation` whose prompt logprobs at
     /// positions `prompt.len()..` are the distributions that predicted each continuation
-    /// token.
+    /// token (top-k, and the logprob of the token itself).
     ///
     /// Errors: as [`CompletionsClient::greedy`], and an echo that does not cover the
     /// sequence.
@@ -137,7 +178,7 @@ impl CompletionsClient {
         prompt: &[u32],
         continuation: &[u32],
         top_k: u32,
-    ) -> Result<Vec<Vec<(u32, i64)>>, ClientError> {
+    ) -> Result<TeacherForced, ClientError> {
         let sequence: Vec<u32> = prompt.iter().chain(continuation).copied().collect();
         let body = json!({
             "model": self.model,
@@ -156,7 +197,42 @@ impl CompletionsClient {
                 "the echo does not repeat the prompt token ids",
             ));
         }
-        self.top_logprobs(&logprobs, prompt.len(), continuation.len())
+        Ok(TeacherForced {
+            top_k: self.top_logprobs(&logprobs, prompt.len(), continuation.len())?,
+            token_micro_nats: self.token_logprobs(&logprobs, prompt.len(), continuation.len())?,
+        })
+    }
+
+    /// `logprobs.token_logprobs[from..from + count]` in micro-nats, quantized as read.
+    fn token_logprobs(
+        &self,
+        logprobs: &Value,
+        from: usize,
+        count: usize,
+    ) -> Result<Vec<i64>, ClientError> {
+        let field = "choices[0].logprobs.token_logprobs";
+        let values = logprobs
+            .get("token_logprobs")
+            .and_then(Value::as_array)
+            .ok_or_else(|| self.shape(field, "missing or not an array"))?;
+        let wanted = values.get(from..from + count).ok_or_else(|| {
+            self.shape(
+                field,
+                &format!(
+                    "{} positions, expected at least {}",
+                    values.len(),
+                    from + count
+                ),
+            )
+        })?;
+        wanted
+            .iter()
+            .map(|lp| {
+                lp.as_f64().and_then(quantize_logprob).ok_or_else(|| {
+                    self.shape(field, &format!("logprob `{lp}` is not a finite number"))
+                })
+            })
+            .collect()
     }
 
     async fn post(&self, body: &Value) -> Result<Value, ClientError> {
@@ -259,14 +335,808 @@ impl CompletionsClient {
     }
 }
 
+/// One correctness item as an engine answered it (kept in `.work/`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ItemOutput {
+    /// The correctness item.
+    pub index: u32,
+    /// sha256 of its prompt text.
+    pub prompt_sha256: Sha256Hex,
+    /// The prompt's token ids as the engine echoed them (evidence of nothing: compared
+    /// with the reference's own tokenization, never used for it).
+    pub prompt_token_ids: Vec<u32>,
+    /// Generated token ids.
+    pub token_ids: Vec<u32>,
+    /// Top-k at each generated position, micro-nats.
+    pub top_k: Vec<Vec<(u32, i64)>>,
+}
+
+/// Why the correctness outputs of an entry, or the reference's answers, could not be had.
+#[derive(Debug, thiserror::Error)]
+pub enum GateError {
+    /// An engine's completions API failed for one item.
+    #[error("{what} of item {item}")]
+    Client {
+        /// `correctness outputs`, `reference tokenization`, `reference logprobs`.
+        what: &'static str,
+        /// The correctness item (or, for the timed-run sample, the workload item).
+        item: u32,
+        /// The cause.
+        #[source]
+        source: ClientError,
+    },
+    /// A correctness output of the wrong length.
+    #[error("correctness item {item}: {got} output tokens, asked for {asked}")]
+    OutputLength {
+        /// The correctness item.
+        item: u32,
+        /// Token ids observed.
+        got: usize,
+        /// `max_tokens` asked.
+        asked: u32,
+    },
+    /// The two sides of a distance do not fit together.
+    #[error(transparent)]
+    Correctness(#[from] CorrectnessError),
+    /// A sampled request's gap could not be computed.
+    #[error("timed-run sample, item {item}: {source}")]
+    Sample {
+        /// The workload item.
+        item: u32,
+        /// The cause.
+        #[source]
+        source: SampleError,
+    },
+    /// The answers did not all arrive within the deadline.
+    #[error("{what}: no complete answer within the deadline of {deadline_s} s")]
+    Deadline {
+        /// What was waited for.
+        what: &'static str,
+        /// The deadline, seconds (rounded up).
+        deadline_s: u64,
+    },
+}
+
+/// `work`, cut off at `deadline`: [`GateError::Deadline`] naming `what` when it has not
+/// finished by then.
+///
+/// Errors: the deadline, or `work`'s own error.
+pub async fn within<T>(
+    deadline: Duration,
+    what: &'static str,
+    work: impl Future<Output = Result<T, GateError>>,
+) -> Result<T, GateError> {
+    tokio::time::timeout(deadline, work)
+        .await
+        .unwrap_or_else(|_| {
+            Err(GateError::Deadline {
+                what,
+                deadline_s: deadline.as_millis().div_ceil(1000) as u64,
+            })
+        })
+}
+
+/// An engine's greedy outputs of every correctness item, one request at a time; with
+/// `echo_only` (the baseline) one token each, for its prompt echo alone.
+///
+/// Errors: a failed request or an output of the wrong length.
+pub async fn take_outputs(
+    client: &CompletionsClient,
+    items: &[Item],
+    top_k: u32,
+    echo_only: bool,
+) -> Result<Vec<ItemOutput>, GateError> {
+    let mut outputs = Vec::with_capacity(items.len());
+    for item in items {
+        let (max_tokens, k) = if echo_only {
+            (1, 1)
+        } else {
+            (item.max_tokens, top_k)
+        };
+        let greedy = client
+            .greedy(&item.prompt, max_tokens, k)
+            .await
+            .map_err(|source| GateError::Client {
+                what: "correctness outputs",
+                item: item.item_index,
+                source,
+            })?;
+        if greedy.token_ids.len() != usize::try_from(max_tokens).unwrap_or(usize::MAX) {
+            return Err(GateError::OutputLength {
+                item: item.item_index,
+                got: greedy.token_ids.len(),
+                asked: max_tokens,
+            });
+        }
+        outputs.push(ItemOutput {
+            index: item.item_index,
+            prompt_sha256: item.prompt_sha256.clone(),
+            prompt_token_ids: greedy.prompt_token_ids,
+            token_ids: greedy.token_ids,
+            top_k: greedy.top_k,
+        });
+    }
+    Ok(outputs)
+}
+
+/// The reference's own tokenization of every item's prompt, in item order.
+///
+/// Errors: a failed request.
+pub async fn reference_prompts(
+    reference: &CompletionsClient,
+    items: &[Item],
+) -> Result<Vec<Vec<u32>>, GateError> {
+    let mut prompts = Vec::with_capacity(items.len());
+    for item in items {
+        prompts.push(reference.tokenize(&item.prompt).await.map_err(|source| {
+            GateError::Client {
+                what: "reference tokenization",
+                item: item.item_index,
+                source,
+            }
+        })?);
+    }
+    Ok(prompts)
+}
+
+/// Where an engine's echoed prompts first differ from the reference's tokenization:
+/// the first item (in order) that differs, as `(item, position, reference id, echoed
+/// id)` ([`correctness::prompt_difference`]); an item the reference has no prompt for
+/// differs at position 0.
+pub fn echo_difference(
+    outputs: &[ItemOutput],
+    reference_prompts: &[Vec<u32>],
+) -> Option<(u32, u32, Option<u32>, Option<u32>)> {
+    outputs.iter().find_map(|output| {
+        let expected = usize::try_from(output.index)
+            .ok()
+            .and_then(|i| reference_prompts.get(i))
+            .map_or(&[][..], Vec::as_slice);
+        correctness::prompt_difference(expected, &output.prompt_token_ids)
+            .map(|(position, e, g)| (output.index, position, e, g))
+    })
+}
+
+/// The round's failure when the baseline's echoed prompts are not the reference's
+/// tokenization (a server that strips BOS, say): no entry's echo could be judged.
+pub fn baseline_echo_failure(
+    baseline: &[ItemOutput],
+    reference_prompts: &[Vec<u32>],
+) -> Option<RoundFailure> {
+    echo_difference(baseline, reference_prompts).map(|(item, position, reference, baseline)| {
+        RoundFailure::ReferencePromptMismatch {
+            item,
+            position,
+            reference,
+            baseline,
+        }
+    })
+}
+
+/// An entry's disqualification when its echoed prompts are not the reference's
+/// tokenization: `prompt_echo_mismatch` naming the first differing position.
+pub fn echo_disqualification(
+    outputs: &[ItemOutput],
+    reference_prompts: &[Vec<u32>],
+) -> Option<Disqualification> {
+    let (item, position, expected, got) = echo_difference(outputs, reference_prompts)?;
+    let token = |t: Option<u32>| t.map_or_else(|| "end".to_owned(), |t| t.to_string());
+    Some(Disqualification {
+        reason: DisqualificationReason::PromptEchoMismatch {
+            item,
+            position,
+            expected,
+            got,
+        },
+        detail: format!(
+            "correctness item {item}: the echoed prompt differs from the reference's \
+             tokenization at position {position} (reference {}, echoed {})",
+            token(expected),
+            token(got)
+        ),
+        log_tail: Vec::new(),
+    })
+}
+
+/// An entry's disqualification when a sampled request of its timed runs diverges:
+/// `load_outputs_diverge` naming the run, the item and its gap.
+pub fn load_disqualification(sample: &LoadSample) -> Option<Disqualification> {
+    let (run, item, gap) = sample::first_divergent(sample)?;
+    Some(Disqualification {
+        reason: DisqualificationReason::LoadOutputsDiverge {
+            run,
+            item,
+            gap_micro_nats: gap,
+            bound_micro_nats: sample.bound_micro_nats,
+        },
+        detail: format!(
+            "run {run}, item {item}: the outputs of the timed run diverge from the reference \
+             (mean top-1 gap {gap} µnat, bound {} µnat)",
+            sample.bound_micro_nats
+        ),
+        log_tail: Vec::new(),
+    })
+}
+
+/// Each item's distances: the reference teacher-forced on its own prompt ids followed by
+/// the entry's generated ids, compared position by position with the entry's top-k.
+///
+/// Errors: a failed reference request, or sides that do not fit together.
+pub async fn reference_items(
+    reference: &CompletionsClient,
+    outputs: &[ItemOutput],
+    reference_prompts: &[Vec<u32>],
+    top_k: u32,
+) -> Result<Vec<CorrectnessItem>, GateError> {
+    let mut items = Vec::with_capacity(outputs.len());
+    for output in outputs {
+        let prompt = usize::try_from(output.index)
+            .ok()
+            .and_then(|i| reference_prompts.get(i))
+            .map_or(&[][..], Vec::as_slice);
+        let forced = reference
+            .teacher_forced(prompt, &output.token_ids, top_k)
+            .await
+            .map_err(|source| GateError::Client {
+                what: "reference logprobs",
+                item: output.index,
+                source,
+            })?;
+        let positions = correctness::item_positions_micro_nats(
+            output.index,
+            top_k,
+            &output.top_k,
+            &forced.top_k,
+        )?;
+        items.push(CorrectnessItem {
+            index: output.index,
+            prompt_sha256: output.prompt_sha256.clone(),
+            prompt_tokens: u32::try_from(prompt.len()).unwrap_or(u32::MAX),
+            output_token_ids: output.token_ids.clone(),
+            distance_micro_nats: correctness::item_distance_micro_nats(&positions),
+            position_micro_nats: positions,
+        });
+    }
+    Ok(items)
+}
+
+/// One request of a run's result probe whose outputs the load client kept.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct KeptRequest {
+    /// Its workload item.
+    pub item_index: u32,
+    /// The prompt text it sent.
+    pub prompt: String,
+    /// Whether it completed.
+    pub completed: bool,
+    /// The generated token ids the client observed; `None` when the API returned none.
+    pub token_ids: Option<Vec<u32>>,
+}
+
+/// A run's result probe, as far as the load client kept it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct KeptRun {
+    /// The run.
+    pub run: u32,
+    /// Its result probe.
+    pub probe: u32,
+    /// The kept requests, in send order.
+    pub requests: Vec<KeptRequest>,
+}
+
+/// What the timed-run check draws and judges with.
+#[derive(Clone, Copy, Debug)]
+pub struct SampleSpec<'a> {
+    /// The round's `sampleSeed`.
+    pub seed: &'a Seed32,
+    /// The entry's index in the round.
+    pub entry: u32,
+    /// Requests checked per run (`correctness.load_sample`).
+    pub size: u32,
+    /// The bound on a request's gap, micro-nats.
+    pub bound_micro_nats: u64,
+}
+
+/// Checks an entry's timed runs: per run, [`sample::select_requests`] draws from its
+/// completed kept requests; each drawn request's prompt is tokenized by the reference
+/// and its observed token ids teacher-forced after it; the gap is
+/// [`sample::request_gap_micro_nats`]. A run whose drawn requests lack token ids is
+/// recorded `not applicable`, never passed.
+///
+/// Errors: a failed reference request or a gap that cannot be computed.
+pub async fn check_load_sample(
+    reference: &CompletionsClient,
+    spec: SampleSpec<'_>,
+    runs: &[KeptRun],
+) -> Result<LoadSample, GateError> {
+    let mut checked = Vec::with_capacity(runs.len());
+    for run in runs {
+        let mut completed: Vec<u32> = run
+            .requests
+            .iter()
+            .filter(|r| r.completed)
+            .map(|r| r.item_index)
+            .collect();
+        completed.sort_unstable();
+        completed.dedup();
+        let drawn = sample::select_requests(spec.seed, spec.entry, run.run, &completed, spec.size);
+        let check = if spec.size == 0 {
+            LoadSampleCheck::NotApplicable {
+                reason: "correctness.load_sample is 0".into(),
+            }
+        } else if drawn.is_empty() {
+            LoadSampleCheck::NotApplicable {
+                reason: "no kept request of the result probe completed".into(),
+            }
+        } else {
+            sample_run(reference, run, &drawn).await?
+        };
+        checked.push(LoadSampleRun {
+            run: run.run,
+            probe: run.probe,
+            completed,
+            check,
+        });
+    }
+    Ok(LoadSample {
+        entry: spec.entry,
+        sample_size: spec.size,
+        bound_micro_nats: spec.bound_micro_nats,
+        runs: checked,
+    })
+}
+
+/// The drawn requests of one run, teacher-forced through the reference.
+async fn sample_run(
+    reference: &CompletionsClient,
+    run: &KeptRun,
+    drawn: &[u32],
+) -> Result<LoadSampleCheck, GateError> {
+    let mut requests = Vec::with_capacity(drawn.len());
+    for &item in drawn {
+        let Some(kept) = run
+            .requests
+            .iter()
+            .find(|r| r.completed && r.item_index == item)
+        else {
+            continue;
+        };
+        let Some(token_ids) = &kept.token_ids else {
+            return Ok(LoadSampleCheck::NotApplicable {
+                reason: format!("the engine's API returned no token ids for item {item}"),
+            });
+        };
+        let client = |what| move |source| GateError::Client { what, item, source };
+        let prompt = reference
+            .tokenize(&kept.prompt)
+            .await
+            .map_err(client("reference tokenization"))?;
+        let forced = reference
+            .teacher_forced(&prompt, token_ids, 1)
+            .await
+            .map_err(client("reference logprobs"))?;
+        let top1 = forced.top1_micro_nats();
+        let gap = sample::request_gap_micro_nats(&top1, &forced.token_micro_nats)
+            .map_err(|source| GateError::Sample { item, source })?;
+        requests.push(LoadSampleRequest {
+            item_index: item,
+            prompt_sha256: Sha256Hex::digest(kept.prompt.as_bytes()),
+            output_token_ids: token_ids.clone(),
+            reference_top1_micro_nats: top1,
+            reference_token_micro_nats: forced.token_micro_nats,
+            gap_micro_nats: gap,
+        });
+    }
+    Ok(LoadSampleCheck::Checked { requests })
+}
+
 /// `token_id:<id>` (vLLM's `return_tokens_as_token_ids` form) → the id.
 fn parse_token_id(token: &str) -> Option<u32> {
     token.strip_prefix("token_id:")?.parse().ok()
 }
 
+/// In-test OpenAI-compatible completions servers on 127.0.0.1 (raw HTTP/1.1 over tokio),
+/// with a deterministic toy model: a text prompt tokenizes to BOS (1) then its bytes; the
+/// "right" token after `t` is `(t + 1) % 256`, which the model gives logprob −0.1 and
+/// every other token −4.0.
+#[cfg(test)]
+pub(crate) mod fake {
+    use std::sync::Arc;
+
+    use serde_json::{Value, json};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::TcpListener;
+
+    /// How a fake engine answers a request body; `None` stalls forever.
+    pub(crate) type Behaviour = Arc<dyn Fn(&Value) -> Option<Value> + Send + Sync>;
+
+    /// The toy model's next token after `t`.
+    pub(crate) fn next(t: u32) -> u32 {
+        (t + 1) % 256
+    }
+
+    /// The toy tokenizer: BOS then the bytes.
+    pub(crate) fn tokenize(text: &str) -> Vec<u32> {
+        std::iter::once(1)
+            .chain(text.bytes().map(u32::from))
+            .collect()
+    }
+
+    fn logprob(prev: u32, token: u32) -> f64 {
+        if token == next(prev) { -0.1 } else { -4.0 }
+    }
+
+    /// The model's answer: `prompt` (ids) echoed when asked, then `generated`, with
+    /// `token_logprobs` and `top_logprobs` (the right token and the one in place).
+    pub(crate) fn answer(request: &Value, prompt: &[u32], generated: &[u32]) -> Value {
+        let echo = request["echo"].as_bool().unwrap_or(false);
+        let sequence: Vec<u32> = prompt.iter().chain(generated).copied().collect();
+        let from = if echo { 0 } else { prompt.len() };
+        let mut tokens = Vec::new();
+        let mut token_logprobs = Vec::new();
+        let mut top = Vec::new();
+        for (i, &t) in sequence.iter().enumerate().skip(from) {
+            tokens.push(json!(format!("token_id:{t}")));
+            if i == 0 {
+                token_logprobs.push(Value::Null);
+                top.push(Value::Null);
+                continue;
+            }
+            let prev = sequence[i - 1];
+            token_logprobs.push(json!(logprob(prev, t)));
+            let mut map = serde_json::Map::new();
+            map.insert(format!("token_id:{}", next(prev)), json!(-0.1));
+            map.insert(format!("token_id:{t}"), json!(logprob(prev, t)));
+            top.push(Value::Object(map));
+        }
+        json!({"choices": [{"index": 0, "text": "", "logprobs": {
+            "tokens": tokens, "token_logprobs": token_logprobs, "top_logprobs": top,
+        }}]})
+    }
+
+    /// The request's prompt as ids (a text prompt through [`tokenize`]).
+    pub(crate) fn prompt_ids(request: &Value) -> Vec<u32> {
+        match &request["prompt"] {
+            Value::String(text) => tokenize(text),
+            Value::Array(ids) => ids
+                .iter()
+                .filter_map(|v| v.as_u64().and_then(|v| u32::try_from(v).ok()))
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// The honest greedy model: `max_tokens` right tokens after the prompt.
+    pub(crate) fn greedy(request: &Value, prompt: &[u32]) -> Value {
+        let n = request["max_tokens"].as_u64().unwrap_or(1);
+        let mut last = prompt.last().copied().unwrap_or(0);
+        let generated: Vec<u32> = (0..n)
+            .map(|_| {
+                last = next(last);
+                last
+            })
+            .collect();
+        answer(request, prompt, &generated)
+    }
+
+    /// The honest model (the reference runtime).
+    pub(crate) fn honest() -> Behaviour {
+        Arc::new(|request| Some(greedy(request, &prompt_ids(request))))
+    }
+
+    /// A server that never answers.
+    pub(crate) fn stalling() -> Behaviour {
+        Arc::new(|_| None)
+    }
+
+    /// Serves `behaviour` on 127.0.0.1; returns the base URL.
+    pub(crate) async fn serve(behaviour: Behaviour) -> String {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        tokio::spawn(async move {
+            while let Ok((mut socket, _)) = listener.accept().await {
+                let behaviour = behaviour.clone();
+                tokio::spawn(async move {
+                    let Some(body) = read_body(&mut socket).await else {
+                        return;
+                    };
+                    let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+                    let Some(answer) = behaviour(&request) else {
+                        std::future::pending::<()>().await;
+                        return;
+                    };
+                    let text = answer.to_string();
+                    let head = format!(
+                        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n\
+                         content-length: {}\r\nconnection: close\r\n\r\n",
+                        text.len()
+                    );
+                    let _ = socket.write_all(head.as_bytes()).await;
+                    let _ = socket.write_all(text.as_bytes()).await;
+                });
+            }
+        });
+        url
+    }
+
+    async fn read_body(socket: &mut tokio::net::TcpStream) -> Option<Vec<u8>> {
+        let mut buffer = Vec::new();
+        let mut chunk = [0u8; 4096];
+        loop {
+            let n = socket.read(&mut chunk).await.ok()?;
+            if n == 0 {
+                return None;
+            }
+            buffer.extend_from_slice(&chunk[..n]);
+            if let Some(end) = buffer.windows(4).position(|w| w == b"\r\n\r\n") {
+                let head = String::from_utf8_lossy(&buffer[..end]).to_ascii_lowercase();
+                let length: usize = head
+                    .lines()
+                    .find_map(|l| l.strip_prefix("content-length:"))
+                    .and_then(|v| v.trim().parse().ok())
+                    .unwrap_or(0);
+                while buffer.len() < end + 4 + length {
+                    let n = socket.read(&mut chunk).await.ok()?;
+                    if n == 0 {
+                        return None;
+                    }
+                    buffer.extend_from_slice(&chunk[..n]);
+                }
+                return Some(buffer[end + 4..end + 4 + length].to_vec());
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use std::sync::Arc;
+
+    use receipts::model::CorrectnessSpec;
+    use serde_json::Value;
+
+    fn items(prompts: &[&str], max_tokens: u32) -> Vec<Item> {
+        prompts
+            .iter()
+            .enumerate()
+            .map(|(i, p)| Item {
+                item_index: u32::try_from(i).unwrap(),
+                prompt_sha256: Sha256Hex::digest(p.as_bytes()),
+                prompt: (*p).to_owned(),
+                max_tokens,
+                arrival_unit_ns: 0,
+            })
+            .collect()
+    }
+
+    async fn client(behaviour: fake::Behaviour) -> CompletionsClient {
+        CompletionsClient::new(&fake::serve(behaviour).await, "m", 5_000)
+    }
+
+    /// An entry that tokenizes honestly but echoes `alter(prompt ids)` as its prompt.
+    fn echoing(alter: fn(Vec<u32>) -> Vec<u32>) -> fake::Behaviour {
+        Arc::new(move |request: &Value| {
+            let ids = fake::prompt_ids(request);
+            let honest = fake::greedy(request, &ids);
+            let echoed = alter(ids.clone());
+            let generated: Vec<u32> = honest["choices"][0]["logprobs"]["tokens"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .skip(ids.len())
+                .map(|t| t.as_str().and_then(parse_token_id).unwrap())
+                .collect();
+            Some(fake::answer(request, &echoed, &generated))
+        })
+    }
+
+    /// Regression (issue 10): the reference was teacher-forced on the prompt ids the entry
+    /// echoed, so an engine chose the prompt it was judged on. The reference tokenizes the
+    /// text itself; an entry echoing another prompt is disqualified at the position.
+    #[tokio::test]
+    async fn an_entry_echoing_another_prompt_is_disqualified_at_the_position() {
+        let reference = client(fake::honest()).await;
+        let entry = client(echoing(|mut ids| {
+            if let Some(t) = ids.get_mut(3) {
+                *t = 200;
+            }
+            ids
+        }))
+        .await;
+        let items = items(&["ab", "hello"], 3);
+        let prompts = reference_prompts(&reference, &items).await.unwrap();
+        assert_eq!(prompts[1], vec![1, 104, 101, 108, 108, 111]);
+        let outputs = take_outputs(&entry, &items, 2, false).await.unwrap();
+        // Item 0 (3 ids) is untouched; item 1 differs at position 3.
+        let dq = echo_disqualification(&outputs, &prompts).unwrap();
+        assert_eq!(
+            dq.reason,
+            DisqualificationReason::PromptEchoMismatch {
+                item: 1,
+                position: 3,
+                expected: Some(108),
+                got: Some(200),
+            }
+        );
+        assert_eq!(
+            dq.detail,
+            "correctness item 1: the echoed prompt differs from the reference's tokenization \
+             at position 3 (reference 108, echoed 200)"
+        );
+        // The honest entry's echo is the reference's, and its distances are 0 with the
+        // reference teacher-forced on the reference's own ids.
+        let honest = take_outputs(&reference, &items, 2, false).await.unwrap();
+        assert_eq!(echo_disqualification(&honest, &prompts), None);
+        let scored = reference_items(&reference, &honest, &prompts, 2)
+            .await
+            .unwrap();
+        let distances: Vec<u64> = scored.iter().map(|i| i.distance_micro_nats).collect();
+        assert_eq!(distances, vec![0, 0]);
+        assert_eq!(scored[1].prompt_tokens, 6);
+    }
+
+    /// Regression (issue 10): a baseline server that strips BOS made every honest entry
+    /// look wrong; now the round fails naming the difference.
+    #[tokio::test]
+    async fn a_baseline_that_strips_bos_fails_the_round_naming_the_difference() {
+        let reference = client(fake::honest()).await;
+        let baseline = client(echoing(|ids| ids[1..].to_vec())).await;
+        let items = items(&["ab"], 4);
+        let prompts = reference_prompts(&reference, &items).await.unwrap();
+        // The baseline answers its echo alone: one token each.
+        let echoes = take_outputs(&baseline, &items, 20, true).await.unwrap();
+        assert_eq!(echoes[0].token_ids.len(), 1);
+        let failure = baseline_echo_failure(&echoes, &prompts).unwrap();
+        assert_eq!(
+            failure,
+            RoundFailure::ReferencePromptMismatch {
+                item: 0,
+                position: 0,
+                reference: Some(1),
+                baseline: Some(97),
+            }
+        );
+        assert_eq!(
+            failure.to_string(),
+            "correctness item 0: the baseline's echoed prompt differs from the reference's \
+             tokenization at position 0 (reference 1, baseline 97)"
+        );
+    }
+
+    /// Regression (issue 10): an engine that answers correctly one request at a time
+    /// (the correctness pass) but streams garbage under load passed. The sampled requests
+    /// of the timed run, teacher-forced through the reference, disqualify it.
+    #[tokio::test]
+    async fn garbage_under_load_diverges_although_the_correctness_pass_is_right() {
+        let reference = client(fake::honest()).await;
+        let items = items(&["ab", "cd", "ef"], 4);
+        // The correctness pass: right.
+        let prompts = reference_prompts(&reference, &items).await.unwrap();
+        let outputs = take_outputs(&reference, &items, 2, false).await.unwrap();
+        let spec = CorrectnessSpec::default();
+        let scored = reference_items(&reference, &outputs, &prompts, 2)
+            .await
+            .unwrap();
+        assert!(scored.iter().all(|i| i.distance_micro_nats == 0));
+        // Under load: item 2 got the right tokens, items 0 and 1 garbage (never the right
+        // next token: −4.0 against a top-1 of −0.1, a gap of 3.9 nats per position).
+        let kept = |item: u32, tokens: Vec<u32>| KeptRequest {
+            item_index: item,
+            prompt: items[item as usize].prompt.clone(),
+            completed: true,
+            token_ids: Some(tokens),
+        };
+        let run = KeptRun {
+            run: 0,
+            probe: 4,
+            requests: vec![
+                kept(0, vec![50, 50, 50, 50]),
+                kept(1, vec![7, 7, 7, 7]),
+                kept(2, vec![103, 104, 105, 106]),
+            ],
+        };
+        let seed = Seed32([3; 32]);
+        let sample_spec = SampleSpec {
+            seed: &seed,
+            entry: 1,
+            size: 3,
+            bound_micro_nats: spec.effective_load_bound_micro_nats(),
+        };
+        let sample = check_load_sample(&reference, sample_spec, std::slice::from_ref(&run))
+            .await
+            .unwrap();
+        let LoadSampleCheck::Checked { requests } = &sample.runs[0].check else {
+            panic!("{sample:?}");
+        };
+        let drawn: Vec<u32> = requests.iter().map(|r| r.item_index).collect();
+        assert_eq!(drawn, sample::select_requests(&seed, 1, 0, &[0, 1, 2], 3));
+        let gap = |item: u32| {
+            requests
+                .iter()
+                .find(|r| r.item_index == item)
+                .map(|r| r.gap_micro_nats)
+        };
+        assert_eq!(
+            (gap(0), gap(1), gap(2)),
+            (Some(3_900_000), Some(3_900_000), Some(0))
+        );
+        let dq = load_disqualification(&sample).unwrap();
+        let first = drawn.iter().copied().find(|&i| i != 2).unwrap();
+        assert_eq!(
+            dq.reason,
+            DisqualificationReason::LoadOutputsDiverge {
+                run: 0,
+                item: first,
+                gap_micro_nats: 3_900_000,
+                bound_micro_nats: 2_000_000,
+            }
+        );
+        // The verifier's recomputation agrees.
+        assert_eq!(
+            sample::recheck(&sample, &seed),
+            Ok(Some((0, first, 3_900_000)))
+        );
+        // Without token ids the run is not applicable, never passed.
+        let mut blind = run.clone();
+        for r in &mut blind.requests {
+            r.token_ids = None;
+        }
+        let sample = check_load_sample(&reference, sample_spec, &[blind])
+            .await
+            .unwrap();
+        assert!(matches!(
+            &sample.runs[0].check,
+            LoadSampleCheck::NotApplicable { reason } if reason.contains("no token ids")
+        ));
+        assert_eq!(load_disqualification(&sample), None);
+    }
+
+    /// Regression (issue 10): an engine that never answered hung the correctness step
+    /// (each request only had the client's timeout, and there are many items).
+    #[tokio::test]
+    async fn a_stalling_engine_hits_the_correctness_deadline() {
+        let entry = client(fake::stalling()).await;
+        let items = items(&["ab"], 2);
+        let deadline = std::time::Duration::from_millis(200);
+        let stalled = within(
+            deadline,
+            "correctness outputs",
+            take_outputs(&entry, &items, 2, false),
+        )
+        .await;
+        assert!(
+            matches!(
+                stalled,
+                Err(GateError::Deadline {
+                    what: "correctness outputs",
+                    deadline_s: 1
+                })
+            ),
+            "{stalled:?}"
+        );
+        let reference = client(fake::stalling()).await;
+        let stalled = within(
+            deadline,
+            "reference tokenization",
+            reference_prompts(&reference, &items),
+        )
+        .await;
+        assert!(
+            matches!(
+                stalled,
+                Err(GateError::Deadline {
+                    what: "reference tokenization",
+                    ..
+                })
+            ),
+            "{stalled:?}"
+        );
+    }
 
     #[test]
     fn token_ids_are_parsed_strictly() {

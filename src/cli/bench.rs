@@ -107,6 +107,8 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
             worker_threads: args.threads.max(1),
             max_in_flight: None,
         },
+        token_count: file.token_count,
+        ..MeasureConfig::default()
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -11,9 +11,11 @@ use engine::server::{self, ServeError, ServeOptions};
 
 #[derive(clap::Subcommand, Debug)]
 pub enum EngineCommand {
-    /// Serve the built-in engine over the OpenAI-compatible HTTP API. With `--port 0` the
-    /// first stdout line is `listening on http://<host>:<port>`. Exits with status 1 and a
-    /// message saying what did not fit, and by how much, when the config does not fit in
+    /// Serve the built-in engine over the OpenAI-compatible HTTP API. The first stdout line
+    /// is `listening on http://<host>:<port>`. With `--listen-fd 3` it serves on the
+    /// listening socket it inherited as fd 3 (systemd socket activation, as the round
+    /// runner starts it) instead of binding one. Exits with status 1 and a message saying
+    /// what did not fit, and by how much, when the config does not fit in
     /// `--memory-limit-mb`.
     Serve(ServeArgs),
 }
@@ -29,6 +31,10 @@ pub struct ServeArgs {
     /// Port to listen on; 0 picks a free one.
     #[arg(long, default_value_t = 8000)]
     port: u16,
+    /// Serve on this inherited, already listening socket instead of binding
+    /// `--host`/`--port` (3 under socket activation, `LISTEN_FDS=1`).
+    #[arg(long, conflicts_with_all = ["host", "port"])]
+    listen_fd: Option<i32>,
     /// Device memory limit in MiB (the campaign's `hardware.memory_limit_mb`).
     #[arg(long, default_value_t = 81_920)]
     memory_limit_mb: u64,
@@ -68,8 +74,19 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
             served_model_name: args.served_model_name,
             memory_limit_mb: args.memory_limit_mb,
         };
-        let addr = SocketAddr::new(args.host, args.port);
-        let handle = match server::spawn(config, addr, options).await {
+        let spawned = match args.listen_fd {
+            Some(fd) => {
+                anyhow::ensure!(fd > 2, "`--listen-fd` must be above 2 (not stdin/out/err)");
+                // SAFETY: a descriptor inherited at exec that nothing in this process
+                // opened, taken once, here.
+                match unsafe { server::listener_from_fd(fd) } {
+                    Ok(listener) => server::spawn_on(config, listener, options).await,
+                    Err(err) => Err(err),
+                }
+            }
+            None => server::spawn(config, SocketAddr::new(args.host, args.port), options).await,
+        };
+        let handle = match spawned {
             Ok(handle) => handle,
             Err(ServeError::OutOfMemory(oom)) => {
                 eprintln!("{oom}");

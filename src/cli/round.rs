@@ -13,9 +13,13 @@ use receipts::keys::PrivateKey;
 use receipts::layout::{DataDir, DataError};
 use receipts::model::{
     CampaignId, EntryStatus, ProbeRecord, Role, RoundRecord, RoundStatus, Step, StepStatus,
+    TokenCount,
 };
 use receipts::text::escape_untrusted;
 use runner::round::{RoundError, RoundOptions, RoundProgress, RoundSummary, run_round};
+use verifier::view::{
+    SELF_REPORTED, format_client_self_test, format_noise, format_paired_score, format_score_percent,
+};
 
 use super::keys::hint_key_dir;
 
@@ -362,9 +366,16 @@ pub fn print_summary(summary: &RoundSummary) {
         match record.outcome.status {
             RoundStatus::Complete => "complete",
             RoundStatus::InfraFailed => "infra_failed",
+            RoundStatus::Inconclusive => "inconclusive",
         }
     );
     print!("{}", table(record));
+    if let Some(noise) = &record.noise {
+        println!("{}", format_noise(noise));
+    }
+    if let Some(test) = &record.client_self_test {
+        println!("{}", format_client_self_test(test));
+    }
     println!("Leader: {}", leader_line(record));
     println!("Decision: {}", record.outcome.decision);
     // content/measurement.md: the overtake margin should exceed the measured noise. The receipt
@@ -424,8 +435,14 @@ fn leader_line(record: &RoundRecord) -> String {
     }
 }
 
-/// The entries table as text.
+/// The entries table as text; throughputs counted from self-reported token counts are
+/// marked so.
 fn table(record: &RoundRecord) -> String {
+    let self_reported = if record.token_count == Some(TokenCount::Usage) {
+        format!(" {SELF_REPORTED}")
+    } else {
+        String::new()
+    };
     let mut rows = vec![[
         "Role".to_owned(),
         "Miner".to_owned(),
@@ -455,10 +472,10 @@ fn table(record: &RoundRecord) -> String {
                 .map_or("—".to_owned(), |m| m.to_string()),
             entry.patch.as_ref().map_or("—".to_owned(), |p| p.short()),
             status.to_owned(),
-            entry.score_ppm.map_or("—".to_owned(), format_score),
-            entry
-                .throughput_milli_rps
-                .map_or("—".to_owned(), |t| format!("{} req/s", format_milli(t))),
+            score_cell(record, entry),
+            entry.throughput_milli_rps.map_or("—".to_owned(), |t| {
+                format!("{} req/s{self_reported}", format_milli(t))
+            }),
             format_ms(entry.started_at.millis_until(entry.ended_at)),
         ]);
         if let Some(d) = &entry.disqualification {
@@ -502,6 +519,18 @@ fn table(record: &RoundRecord) -> String {
         out.push('\n');
     }
     out
+}
+
+/// An entry's score cell: from v3 (a round run in passes) the paired score with its
+/// interval, coverage and passes, or the percentage alone (the baseline's 0); before,
+/// the fraction.
+fn score_cell(record: &RoundRecord, entry: &receipts::model::Entry) -> String {
+    match (&entry.paired_score, entry.score_ppm) {
+        (Some(paired), _) => format_paired_score(paired),
+        (None, Some(ppm)) if !record.passes.is_empty() => format_score_percent(ppm),
+        (None, Some(ppm)) => format_score(ppm),
+        (None, None) => "—".to_owned(),
+    }
 }
 
 /// Orchestration overhead (wall time minus time inside engines) as basis points of the

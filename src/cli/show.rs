@@ -24,9 +24,10 @@ use receipts::model::{
 use receipts::text::escape_untrusted;
 use receipts::verify::VerifyOptions;
 use verifier::view::{
-    CampaignRounds, EntryCounts, Field, RoundRow, RoundView, Unreadable, Verification,
-    format_duration_ms, format_leader, format_milli_rps, format_score_ppm, format_time_of_day,
-    short_seed,
+    CampaignRounds, EntryCounts, Field, RoundRow, RoundView, SELF_REPORTED, Unreadable,
+    Verification, format_client_self_test, format_duration_ms, format_leader, format_milli_rps,
+    format_noise, format_paired_score, format_pass_order, format_score_percent, format_score_ppm,
+    format_time_of_day, short_seed,
 };
 
 use super::DataArgs;
@@ -222,6 +223,7 @@ fn round_status(status: RoundStatus) -> &'static str {
     match status {
         RoundStatus::Complete => "complete",
         RoundStatus::InfraFailed => "infra_failed",
+        RoundStatus::Inconclusive => "inconclusive",
     }
 }
 
@@ -327,7 +329,11 @@ pub fn render_round(view: &RoundView) -> String {
             let _ = writeln!(
                 out,
                 "Top score: {} (0 is baseline speed{holder})",
-                field(&top.score_ppm, |s| format_score_ppm(*s))
+                field(&top.score_ppm, |s| if view.passes.is_empty() {
+                    format_score_ppm(*s)
+                } else {
+                    format_score_percent(*s)
+                })
             );
         }
         None => {
@@ -379,6 +385,28 @@ pub fn render_round(view: &RoundView) -> String {
 
     out.push_str("\nEntries\n");
     out.push_str(&render_entries(view));
+    if let Some(noise) = &view.noise {
+        let _ = writeln!(out, "{}", field(noise, format_noise));
+    }
+    if let Some(test) = &view.client_self_test {
+        let _ = writeln!(out, "{}", field(test, format_client_self_test));
+    }
+    if !view.passes.is_empty() {
+        out.push_str(
+            "\nPasses (order drawn from passSeed, by entry: 0 = the baseline, 0c = its A/A \
+             control)\n",
+        );
+        for pass in &view.passes {
+            let void = if pass.void.value { " (void)" } else { "" };
+            let _ = writeln!(
+                out,
+                "  pass {}: {}{}",
+                pass.index,
+                field(&pass.order, |o| format_pass_order(o)),
+                mark(void, pass.void.verified),
+            );
+        }
+    }
     out.push_str("\nTimeline\n");
     out.push_str(&render_steps(view));
     out.push_str("\nSeeds (commitment = sha256(seed ‖ salt), published before any entry ran)\n");
@@ -496,9 +524,19 @@ fn render_entries(view: &RoundView) -> String {
             }),
             patch.clone(),
             field(&e.status, |s| entry_status(*s).to_owned()),
-            field(&e.score_ppm, |s| s.map_or("—".to_owned(), format_score_ppm)),
-            field(&e.throughput_milli_rps, |t| {
-                t.map_or("—".to_owned(), format_milli_rps)
+            match &e.paired_score {
+                Some(paired) => field(paired, format_paired_score),
+                None if !view.passes.is_empty() => field(&e.score_ppm, |s| {
+                    s.map_or("—".to_owned(), format_score_percent)
+                }),
+                None => field(&e.score_ppm, |s| s.map_or("—".to_owned(), format_score_ppm)),
+            },
+            field(&e.throughput_milli_rps, |t| match t {
+                Some(t) if view.self_reported_tokens.value => {
+                    format!("{} {SELF_REPORTED}", format_milli_rps(*t))
+                }
+                Some(t) => format_milli_rps(*t),
+                None => "—".to_owned(),
             }),
             field(&e.duration_ms, |d| format_duration_ms(*d)),
         ]);

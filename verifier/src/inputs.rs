@@ -24,13 +24,15 @@ use crate::PredicateVersion;
 const MAX_INPUT_BYTES: usize = 64 << 20;
 
 /// Runs `inputs.campaign`, `inputs.miners`, `inputs.patches` and
-/// `requestSequence.digest` on the round `record` of the bundle in `dir`.
+/// `requestSequence.digest` on the round `record` of the bundle in `dir`. Returns the
+/// bundle's frozen campaign when `inputs.campaign` passed (the later checks take their
+/// bounds from it).
 pub(crate) fn check_inputs(
     report: &mut VerifyReport,
     dir: &Path,
     record: &RoundRecord,
     version: PredicateVersion,
-) {
+) -> Option<FrozenCampaign> {
     let campaign = check_campaign(report, dir, record);
     let miners = read(dir, MINERS_INPUT).and_then(|bytes| {
         digest_matches(MINERS_INPUT, "minersDigest", &record.miners_digest, &bytes)
@@ -46,10 +48,11 @@ pub(crate) fn check_inputs(
             read(dir, &file).and_then(|bytes| digest_matches(&file, "patch", patch, &bytes));
         report.record(CheckName::InputsPatches, Some(file), result);
     }
-    match campaign {
-        Some(frozen) => check_request_sequence(report, dir, record, &frozen, version),
+    match &campaign {
+        Some(frozen) => check_request_sequence(report, dir, record, frozen, version),
         None => report.not_run(&[CheckName::RequestSequence], CheckName::InputsCampaign),
     }
+    campaign
 }
 
 /// `inputs.campaign`: the campaign copy the bundle holds — `inputs/campaign.json`, or a

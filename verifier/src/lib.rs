@@ -2,8 +2,13 @@
 //! files are checked by `receipts::verify` (checks 1–6 of content/receipts.md); a round
 //! bundle's own consistency — its round-opened statement, seed commitments, its inputs
 //! against the digests it records, the request-sequence digest, throughputs and scores
-//! recomputed with `receipts::rules` — is checked here. No network, no async, no runner:
-//! the site and anyone with a bundle and a keyring link only this and `receipts`.
+//! recomputed with `receipts::rules` — is checked here, and so is everything the raw
+//! files of the bundle determine: that the predicate's files are signed (`files`), the
+//! measurements from the probe logs' histograms (`measurements`), the correctness
+//! verdicts from the per-item files (`correctness`), statuses (`statuses`) and the
+//! timeline (`timeline`); across rounds, the chain (`chain`, run by [`archive`]). No
+//! network, no async, no runner: the site and anyone with a bundle and a keyring link
+//! only this and `receipts`.
 //!
 //! Round predicates of every version this build knows are verified
 //! ([`receipts::model::ROUND_PREDICATE_TYPES`]); a check an older version cannot support
@@ -12,12 +17,26 @@
 
 use std::path::Path;
 
+use serde::Deserialize;
+
 use receipts::keys::Keyring;
-use receipts::model::{ROUND_PREDICATE_TYPE, ROUND_PREDICATE_TYPE_V1};
+use receipts::model::{
+    ROUND_OPENED_PREDICATE_TYPE, ROUND_OPENED_PREDICATE_TYPE_V1, ROUND_PREDICATE_TYPE,
+    ROUND_PREDICATE_TYPE_V1, ROUND_PREDICATE_TYPE_V2, RoundRecord,
+};
 use receipts::verify::{VerifyOptions, VerifyReport, verify_envelope_and_files};
 
+pub mod archive;
+mod chain;
+mod correctness;
+mod files;
 mod inputs;
+mod measurements;
+mod paired;
 mod round;
+mod selftest;
+mod statuses;
+mod timeline;
 pub mod view;
 
 pub use view::RoundView;
@@ -31,6 +50,10 @@ pub enum PredicateVersion {
     /// `…/round/v2`: typed outcome and failures, engine command lines, the frozen
     /// `inputs/campaign.json` and the JSONL prompt copy.
     V2,
+    /// `…/round/v3`: token counts from observed token ids, the reference's own prompt
+    /// tokenization, the timed-run output sample, sandboxed and pinned engines, the
+    /// leader rule's failure cases.
+    V3,
 }
 
 impl PredicateVersion {
@@ -38,16 +61,27 @@ impl PredicateVersion {
     pub fn of(predicate_type: &str) -> Option<Self> {
         match predicate_type {
             ROUND_PREDICATE_TYPE_V1 => Some(PredicateVersion::V1),
-            ROUND_PREDICATE_TYPE => Some(PredicateVersion::V2),
+            ROUND_PREDICATE_TYPE_V2 => Some(PredicateVersion::V2),
+            ROUND_PREDICATE_TYPE => Some(PredicateVersion::V3),
             _ => None,
         }
     }
 
-    /// `v1`, `v2`: how `not applicable (vN)` names it.
+    /// The `predicateType` of the round-opened statement a round of this version
+    /// references.
+    pub fn round_opened_type(&self) -> &'static str {
+        match self {
+            PredicateVersion::V1 | PredicateVersion::V2 => ROUND_OPENED_PREDICATE_TYPE_V1,
+            PredicateVersion::V3 => ROUND_OPENED_PREDICATE_TYPE,
+        }
+    }
+
+    /// `v1`, `v2`, `v3`: how `not applicable (vN)` names it.
     pub fn name(&self) -> &'static str {
         match self {
             PredicateVersion::V1 => "v1",
             PredicateVersion::V2 => "v2",
+            PredicateVersion::V3 => "v3",
         }
     }
 }
@@ -56,16 +90,34 @@ impl PredicateVersion {
 /// checks of [`verify_envelope_and_files`], then, when the predicate passed the schema of
 /// a round predicate version, the round checks (`roundOpened.signature`,
 /// `roundOpened.matches`, `seeds.commitments`, `inputs.campaign`, `inputs.miners`,
-/// `inputs.patches`, `requestSequence.digest`, `round.throughput`, `round.scores`);
-/// every one reported. Never fails: I/O problems are failed checks naming the file.
+/// `inputs.patches`, `requestSequence.digest`, `round.throughput`, `round.scores`, and
+/// the checks recomputed from the bundle's raw files: `files.named`, `probes.log`,
+/// `probe.*`, `run.result`, `entry.measurement`, `drift.recomputed`,
+/// `hardware.changed`, `correctness.verdict`, `status.consistent`, `timeline`, and from
+/// v3 `host.steal`, `round.tokenCount` and the paired checks of its passes: `passes.order`, `passes.void`, `paired.ratio`,
+/// `paired.score`, `noise.spread`, `noise.verdict`, `paired.decision`); every
+/// one reported. Never fails: I/O problems are failed checks naming the file.
 pub fn verify_bundle(dir: &Path, keyring: &Keyring, options: &VerifyOptions) -> VerifyReport {
+    verify_round_bundle(dir, keyring, options).0
+}
+
+/// [`verify_bundle`], also returning the round record when the predicate passed the
+/// schema of a round predicate version (what the checks across rounds,
+/// [`archive::verify_archive`], compare).
+pub fn verify_round_bundle(
+    dir: &Path,
+    keyring: &Keyring,
+    options: &VerifyOptions,
+) -> (VerifyReport, Option<RoundRecord>) {
     let (mut report, statement) = verify_envelope_and_files(dir, keyring, options);
     let version = report
         .predicate_type
         .as_deref()
         .and_then(PredicateVersion::of);
-    if let (Some(statement), Some(version)) = (statement, version) {
-        round::check_round(&mut report, dir, &statement, keyring, options, version);
-    }
-    report
+    let (Some(statement), Some(version)) = (statement, version) else {
+        return (report, None);
+    };
+    round::check_round(&mut report, dir, &statement, keyring, options, version);
+    let record = RoundRecord::deserialize(&statement.predicate).ok();
+    (report, record)
 }

@@ -13,14 +13,18 @@ use std::path::Path;
 use receipts::bundle;
 use receipts::keys::Keyring;
 use receipts::model::{
-    Entry, EntryStatus, ROUND_OPENED_PREDICATE_TYPE, Role, RoundOpened, RoundRecord, SeedReveal,
-    Sha256Hex,
+    DisqualificationReason, Entry, EntryStatus, LoadSample, Role, RoundOpened, RoundRecord,
+    SeedReveal, Sha256Hex,
 };
+use receipts::rules::sample;
 use receipts::rules::score::{run_throughputs, score_ppm};
 use receipts::statement::Statement;
 use receipts::verify::{CheckName, FailureReason, VerifyOptions, VerifyReport, verify_envelope};
 
-use crate::{PredicateVersion, inputs};
+use crate::{
+    PredicateVersion, correctness, files, inputs, measurements, paired, selftest, statuses,
+    timeline,
+};
 
 /// Runs the round checks on the receipt `statement` of the bundle in `dir`, whose
 /// predicate passed the round schema; records every check into `report`.
@@ -37,7 +41,7 @@ pub(crate) fn check_round(
     let Ok(record) = RoundRecord::deserialize(&statement.predicate) else {
         return;
     };
-    let opened = check_round_opened(report, dir, statement, &record, keyring, options);
+    let opened = check_round_opened(report, dir, statement, &record, keyring, options, version);
     match &opened {
         Some(opened) => check_matches(report, &record, opened),
         None => report.not_run(
@@ -45,16 +49,32 @@ pub(crate) fn check_round(
             CheckName::RoundOpenedSignature,
         ),
     }
-    check_seeds(report, &record, opened.as_ref());
-    inputs::check_inputs(report, dir, &record, version);
+    check_seeds(report, &record, opened.as_ref(), version);
+    let campaign = inputs::check_inputs(report, dir, &record, version);
     check_throughputs(report, &record);
-    check_scores(report, &record);
+    // From v3 a score is the paired median: `paired` checks `round.scores` there.
+    if version != PredicateVersion::V3 {
+        check_scores(report, &record);
+    }
+    paired::check_paired(report, dir, &record, campaign.as_ref(), version);
+    files::check_named(report, statement, &record);
+    measurements::check_measurements(report, dir, &record, campaign.as_ref(), version);
+    selftest::check_self_test(
+        report,
+        record.client_self_test.as_ref(),
+        campaign.as_ref(),
+        version,
+    );
+    correctness::check_correctness(report, dir, &record, campaign.as_ref());
+    check_load_samples(report, dir, &record, campaign.as_ref());
+    statuses::check_statuses(report, &record, version);
+    timeline::check_timeline(report, &record, opened.as_ref());
 }
 
 /// `roundOpened.signature`: the file `record.roundOpened` is a subject and passes steps
 /// 1–5 of the receipt's own verification (same keyring, threshold and validity instant)
-/// with predicate type [`ROUND_OPENED_PREDICATE_TYPE`]. Returns its predicate when it
-/// does.
+/// with the round-opened predicate type of the round's version
+/// ([`PredicateVersion::round_opened_type`]). Returns its predicate when it does.
 fn check_round_opened(
     report: &mut VerifyReport,
     dir: &Path,
@@ -62,7 +82,9 @@ fn check_round_opened(
     record: &RoundRecord,
     keyring: &Keyring,
     options: &VerifyOptions,
+    version: PredicateVersion,
 ) -> Option<RoundOpened> {
+    let opened_type = version.round_opened_type();
     let file = record.round_opened.as_str();
     let named = bundle::check_subject_name(file).is_ok()
         && statement.subject.iter().any(|s| s.name == file);
@@ -78,7 +100,7 @@ fn check_round_opened(
     }
     let mut scratch = VerifyReport::new(dir);
     let sub_options = VerifyOptions {
-        expected_predicate_type: Some(ROUND_OPENED_PREDICATE_TYPE.to_owned()),
+        expected_predicate_type: Some(opened_type.to_owned()),
         ..options.clone()
     };
     let opened_statement = verify_envelope(dir, file, keyring, &sub_options, &mut scratch);
@@ -107,7 +129,7 @@ fn check_round_opened(
                 Some(file.to_owned()),
                 FailureReason::SchemaInvalid {
                     file: file.to_owned(),
-                    predicate_type: ROUND_OPENED_PREDICATE_TYPE.to_owned(),
+                    predicate_type: opened_type.to_owned(),
                     message: e.to_string(),
                 },
             );
@@ -194,7 +216,12 @@ fn show_digest(digest: Option<&Sha256Hex>) -> String {
 /// `seeds.commitments`: per seed, sha256(seed ‖ salt) is its commitment and the
 /// commitment is the one the round-opened statement published (not run for that part when
 /// the round-opened statement did not verify).
-fn check_seeds(report: &mut VerifyReport, record: &RoundRecord, opened: Option<&RoundOpened>) {
+fn check_seeds(
+    report: &mut VerifyReport,
+    record: &RoundRecord,
+    opened: Option<&RoundOpened>,
+    version: PredicateVersion,
+) {
     let seeds = &record.seeds;
     let published = opened.map(|o| &o.seed_commitments);
     let rows: [(&str, &SeedReveal, Option<&Sha256Hex>); 5] = [
@@ -224,6 +251,21 @@ fn check_seeds(report: &mut VerifyReport, record: &RoundRecord, opened: Option<&
             published.map(|p| &p.prompt_salt),
         ),
     ];
+    let v3_seeds = [
+        (
+            "seeds.sampleSeed",
+            &seeds.sample_seed,
+            published.map(|p| p.sample_seed.as_ref()),
+        ),
+        (
+            "seeds.passSeed",
+            &seeds.pass_seed,
+            published.map(|p| p.pass_seed.as_ref()),
+        ),
+    ];
+    for (name, reveal, published) in v3_seeds {
+        check_v3_seed(report, record, name, reveal.as_ref(), published, version);
+    }
     for (name, reveal, published) in rows {
         let result = if !reveal.is_consistent() {
             Err(FailureReason::SeedInconsistent {
@@ -246,6 +288,157 @@ fn check_seeds(report: &mut VerifyReport, record: &RoundRecord, opened: Option<&
             }
         };
         report.record(CheckName::SeedCommitments, Some(name.to_owned()), result);
+    }
+}
+
+/// `seeds.commitments` for a seed v3 added (`seeds.sampleSeed`, `seeds.passSeed`):
+/// consistent, and published by the round-opened statement (`published`: `None` when it
+/// did not verify, `Some(None)` when it has no such commitment); `not applicable` before
+/// v3. A v3 round without it fails: its timed-run samples or its pass order would be
+/// drawn from nothing committed.
+fn check_v3_seed(
+    report: &mut VerifyReport,
+    record: &RoundRecord,
+    name: &str,
+    reveal: Option<&SeedReveal>,
+    published: Option<Option<&Sha256Hex>>,
+    version: PredicateVersion,
+) {
+    let target = Some(name.to_owned());
+    let Some(reveal) = reveal else {
+        if version == PredicateVersion::V3 {
+            report.fail(
+                CheckName::SeedCommitments,
+                target,
+                files::recomputed("receipt.dsse.json", name, "absent", "a committed seed"),
+            );
+        } else {
+            report.not_applicable(CheckName::SeedCommitments, target, version.name());
+        }
+        return;
+    };
+    let result = if !reveal.is_consistent() {
+        Err(FailureReason::SeedInconsistent {
+            seed: name.to_owned(),
+            commitment: reveal.commitment.clone(),
+            actual: SeedReveal::commit(reveal.seed, reveal.salt).commitment,
+        })
+    } else {
+        match published {
+            None => Err(FailureReason::NotRun {
+                blocked_by: CheckName::RoundOpenedSignature,
+            }),
+            Some(Some(p)) if *p == reveal.commitment => Ok(()),
+            Some(Some(p)) => Err(FailureReason::SeedCommitmentMismatch {
+                file: record.round_opened.clone(),
+                seed: name.to_owned(),
+                receipt: reveal.commitment.clone(),
+                round_opened: p.clone(),
+            }),
+            Some(None) => Err(files::recomputed(
+                &record.round_opened,
+                format!("seedCommitments.{}", name.trim_start_matches("seeds.")),
+                "absent",
+                reveal.commitment.as_str(),
+            )),
+        }
+    };
+    report.record(CheckName::SeedCommitments, target, result);
+}
+
+/// `correctness.loadSample`, once per entry naming a timed-run sample file.
+fn check_load_samples(
+    report: &mut VerifyReport,
+    dir: &Path,
+    record: &RoundRecord,
+    campaign: Option<&receipts::model::FrozenCampaign>,
+) {
+    for entry in &record.entries {
+        let Some(file) = entry
+            .correctness
+            .as_ref()
+            .and_then(|c| c.load_sample_file.as_deref())
+        else {
+            continue;
+        };
+        let at = format!("entries[{}].correctness.loadSampleFile", entry.index);
+        let result = files::read_json::<LoadSample>(dir, file)
+            .and_then(|sample| recheck_load_sample(file, entry, &sample, record, campaign));
+        report.record(CheckName::LoadSample, Some(at), result);
+    }
+}
+
+/// One entry's sample recomputed ([`receipts::rules::sample::recheck`]) and its verdict
+/// held against the entry's status.
+fn recheck_load_sample(
+    file: &str,
+    entry: &Entry,
+    sample: &LoadSample,
+    record: &RoundRecord,
+    campaign: Option<&receipts::model::FrozenCampaign>,
+) -> Result<(), FailureReason> {
+    if sample.entry != entry.index {
+        return Err(files::recomputed(file, "entry", sample.entry, entry.index));
+    }
+    if let Some(frozen) = campaign {
+        let spec = &frozen.campaign.correctness;
+        let bound = spec.effective_load_bound_micro_nats();
+        if sample.bound_micro_nats != bound {
+            return Err(files::recomputed(
+                file,
+                "boundMicroNats",
+                sample.bound_micro_nats,
+                bound,
+            ));
+        }
+        if sample.sample_size != spec.effective_load_sample() {
+            return Err(files::recomputed(
+                file,
+                "sampleSize",
+                sample.sample_size,
+                spec.effective_load_sample(),
+            ));
+        }
+    }
+    let Some(seed) = &record.seeds.sample_seed else {
+        return Err(files::recomputed(
+            "receipt.dsse.json",
+            "seeds.sampleSeed",
+            "absent",
+            "the seed the sample was drawn with",
+        ));
+    };
+    let divergent = sample::recheck(sample, &seed.seed)
+        .map_err(|mismatch| files::recomputed(file, "runs", "as stored", mismatch))?;
+    let claimed = entry
+        .disqualification
+        .as_ref()
+        .and_then(|d| match d.reason {
+            DisqualificationReason::LoadOutputsDiverge {
+                run,
+                item,
+                gap_micro_nats,
+                ..
+            } => Some((run, item, gap_micro_nats)),
+            _ => None,
+        });
+    let show = |v: Option<(u32, u32, u64)>| {
+        v.map_or_else(
+            || "none".to_owned(),
+            |(run, item, gap)| format!("run {run} item {item} gap {gap} µnat"),
+        )
+    };
+    // A divergent sample disqualifies unless something disqualified the entry earlier.
+    let earlier = entry.status == EntryStatus::Disqualified && claimed.is_none();
+    if claimed == divergent || (earlier && divergent.is_some()) {
+        Ok(())
+    } else {
+        Err(files::recomputed(
+            "receipt.dsse.json",
+            format!("entries[{}].disqualification", entry.index),
+            show(claimed),
+            show(divergent),
+        ))
     }
 }
 

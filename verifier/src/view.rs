@@ -24,9 +24,10 @@ use serde::Serialize;
 use receipts::keys::Keyring;
 use receipts::layout::{DataDir, DataError, MINERS_INPUT, patch_input, read_round_record};
 use receipts::model::{
-    BackendKind, CampaignId, CorrectnessSummary, DisqualificationReason, EntryStatus,
-    HardwareFingerprint, Leader, MinerId, Phase, Role, RoundRecord, RoundStatus, Seed32,
-    SeedReveal, Sha256Hex, StepStatus, Timestamp, Tool,
+    BackendKind, CampaignId, ClientSelfTest, CorrectnessSummary, DisqualificationReason,
+    EntryStatus, HardwareFingerprint, Leader, MinerId, NoiseCheck, NoiseVerdict, PairedScore,
+    PassSlot, Phase, Role, RoundRecord, RoundStatus, Seed32, SeedReveal, Sha256Hex, StepStatus,
+    Timestamp, TokenCount, Tool,
 };
 use receipts::verify::{CheckName, VerifyOptions, VerifyReport};
 
@@ -168,6 +169,10 @@ pub struct RoundView {
     pub decision: Field<String>,
     /// The SLA entries were measured at, `p95:e2e:300ms`.
     pub sla: Field<String>,
+    /// Whether every token count and throughput of the round is the engines' own
+    /// `usage.completion_tokens` (`tokenCount: "usage"`), which renderers mark
+    /// [`SELF_REPORTED`].
+    pub self_reported_tokens: Field<bool>,
     /// sha256 of the request sequence (`requestSequence.digest` regenerates it).
     pub request_sequence_digest: Field<Sha256Hex>,
     /// The tool that ran the round.
@@ -176,12 +181,23 @@ pub struct RoundView {
     pub entries: Vec<EntryView>,
     /// Every step, in order.
     pub steps: Vec<StepView>,
-    /// The five seeds, committed before any entry ran and revealed in the receipt.
+    /// The five seeds (from v3 also `sampleSeed` and `passSeed`), committed before any
+    /// entry ran and revealed in the receipt.
     pub seeds: Vec<SeedView>,
     /// Hardware at both ends of the round.
     pub hardware: HardwareView,
-    /// The drift check: the baseline run again at the end.
+    /// The drift check: the baseline run again at the end (rounds before v3).
     pub drift: Option<DriftView>,
+    /// The passes in the order they ran (v3; empty before): each pass's order, redrawn
+    /// from `passSeed` by `passes.order`, and whether it was void (`passes.void`).
+    pub passes: Vec<PassView>,
+    /// The round's noise floor (v3): the baseline spread and the A/A spread in basis
+    /// points against their bounds, and their verdict (`noise.spread`, `noise.verdict`).
+    pub noise: Option<Field<NoiseCheck>>,
+    /// The load client's self-test before the round opened (v3): the rate it held against
+    /// a null server, its send-lag p50 and p99 and the bound it was held to
+    /// (`client.selfTest`).
+    pub client_self_test: Option<Field<ClientSelfTest>>,
     /// Where each number comes from and which checks vouch for it.
     pub sources: Vec<Source>,
 }
@@ -230,8 +246,12 @@ pub struct EntryView {
     /// `scored`, `disqualified` or `infra_failed`.
     pub status: Field<EntryStatus>,
     /// Speedup against the first baseline run, parts per million (0 = baseline speed);
-    /// `None` unless scored.
+    /// from v3 the median paired score; `None` unless scored.
     pub score_ppm: Field<Option<i64>>,
+    /// The paired score over the counted passes (v3, not for the baseline): median,
+    /// interval `[min, max]` in ppm, passes and the interval's coverage in ppm; verified
+    /// by `paired.score` on the entry's runs.
+    pub paired_score: Option<Field<PairedScore>>,
     /// Median run throughput, milli-requests/s.
     pub throughput_milli_rps: Field<Option<u64>>,
     /// Lowest run throughput, milli-requests/s.
@@ -319,7 +339,7 @@ impl StepView {
 #[serde(rename_all = "camelCase")]
 pub struct SeedView {
     /// The seed's field name: `itemSeed`, `orderSeed`, `scheduleSeed`,
-    /// `correctnessSeed`, `promptSalt`.
+    /// `correctnessSeed`, `promptSalt`, and from v3 `sampleSeed`, `passSeed`.
     pub name: &'static str,
     /// sha256(seed ‖ salt), 64 hex characters.
     pub commitment: Field<Sha256Hex>,
@@ -358,6 +378,19 @@ pub struct DriftView {
     pub within_bound: Field<bool>,
 }
 
+/// One pass of a v3 round.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PassView {
+    /// The pass, from 0.
+    pub index: u32,
+    /// Its runs in the order they ran, by entry index (`control`: the baseline's A/A
+    /// control).
+    pub order: Field<Vec<PassSlot>>,
+    /// Whether a baseline run of it failed: then nothing of it counts.
+    pub void: Field<bool>,
+}
+
 /// Where a number of the view comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -383,6 +416,35 @@ pub const SOURCES: &[Source] = &[
         checks: &["round.scores", "round.throughput", "subject"],
     },
     Source {
+        field: "entries[].pairedScore",
+        unit: "ppm of speedup: median, [min, max]; coverage in ppm",
+        from: "v3: per counted pass, the entry's throughput over the same pass's first \
+               baseline run; median (lower middle), min and max of those ratios − 10^6, \
+               coverage 1 − 2^(1−passes)",
+        checks: &["paired.score", "paired.ratio", "passes.void", "subject"],
+    },
+    Source {
+        field: "noise",
+        unit: "basis points",
+        from: "v3: spread ⌈(max − min) × 10^4 / median⌉ of the first baseline runs (against \
+               the drift bound) and of the A/A control's paired ratios (against the margin)",
+        checks: &["noise.spread", "noise.verdict"],
+    },
+    Source {
+        field: "clientSelfTest",
+        unit: "milli-requests/s, µs",
+        from: "v3: the load client against a null server at the campaign's maximum rate \
+               before the round opened; send-lag p99 at most the campaign's bound",
+        checks: &["client.selfTest", "inputs.campaign"],
+    },
+    Source {
+        field: "passes[].order",
+        unit: "entry indexes",
+        from: "v3: redrawn from the revealed passSeed (Fisher–Yates on ChaCha20, one stream \
+               per pass)",
+        checks: &["passes.order", "seeds.commitments"],
+    },
+    Source {
         field: "entries[].throughputMilliRps",
         unit: "milli-requests/s",
         from: "median (lower middle) of the runs' throughputs, each the highest passing \
@@ -398,9 +460,14 @@ pub const SOURCES: &[Source] = &[
     Source {
         field: "leaderAfter",
         unit: "patch and miner, null = the baseline",
-        from: "the leader rule applied by the runner to the scores and the margin \
-               (not recomputed by the verifier)",
-        checks: &["round.scores", "round.throughput", "subject"],
+        from: "the leader rule applied by the runner to the scores and the margin; v3: \
+               the paired decision rule, recomputed from the passes",
+        checks: &[
+            "round.scores",
+            "round.throughput",
+            "subject",
+            "paired.decision",
+        ],
     },
     Source {
         field: "settledInMs",
@@ -597,6 +664,10 @@ impl RoundView {
             })
             .collect();
         let scores_ok = signed && score_ok.iter().all(|&ok| ok);
+        // From v3 the seat is recomputed from the passes.
+        let v3 = PredicateVersion::of(report.predicate_type.as_deref().unwrap_or(""))
+            == Some(PredicateVersion::V3);
+        let seat_ok = scores_ok && (!v3 || checks.passed(CheckName::PairedDecision, "outcome"));
 
         let entries: Vec<EntryView> = record
             .entries
@@ -619,6 +690,20 @@ impl RoundView {
                     patch_short: Field::new(e.patch.as_ref().map(Sha256Hex::short), patch_ok),
                     status: Field::new(e.status, signed),
                     score_ppm: Field::new(e.score_ppm, s_ok),
+                    // It rests on the entry's runs in every pass (their probe logs
+                    // intact) and on the baseline's.
+                    paired_score: e.paired_score.map(|p| {
+                        let runs_ok = std::iter::once(e)
+                            .chain(record.entries.first())
+                            .flat_map(|entry| &entry.passes)
+                            .filter_map(|row| row.probe_log.as_deref())
+                            .all(|log| checks.file(log));
+                        Field::new(
+                            p,
+                            s_ok && runs_ok
+                                && checks.passed(CheckName::PairedScore, &entry_target(e.index)),
+                        )
+                    }),
                     throughput_milli_rps: Field::new(e.throughput_milli_rps, t_ok),
                     throughput_min_milli_rps: Field::new(e.throughput_min_milli_rps, t_ok),
                     throughput_max_milli_rps: Field::new(e.throughput_max_milli_rps, t_ok),
@@ -713,8 +798,17 @@ impl RoundView {
             ("correctnessSeed", &s.correctness_seed),
             ("promptSalt", &s.prompt_salt),
         ];
+        let v3_rows = [
+            ("sampleSeed", s.sample_seed.as_ref()),
+            ("passSeed", s.pass_seed.as_ref()),
+        ];
         let seeds = seed_rows
             .into_iter()
+            .chain(
+                v3_rows
+                    .into_iter()
+                    .filter_map(|(name, reveal)| Some((name, reveal?))),
+            )
             .map(|(name, reveal)| {
                 let ok =
                     signed && checks.passed(CheckName::SeedCommitments, &format!("seeds.{name}"));
@@ -736,6 +830,38 @@ impl RoundView {
                 bound_bp: Field::new(d.bound_bp, signed),
                 within_bound: Field::new(d.within_bound, ok),
             }
+        });
+
+        let passes = record
+            .passes
+            .iter()
+            .enumerate()
+            .map(|(position, pass)| {
+                let target = format!("passes[{position}]");
+                PassView {
+                    index: pass.index,
+                    order: Field::new(
+                        pass.order.clone(),
+                        signed && checks.passed(CheckName::PassOrder, &target),
+                    ),
+                    void: Field::new(
+                        pass.void,
+                        signed && checks.passed(CheckName::PassVoid, &target),
+                    ),
+                }
+            })
+            .collect();
+        let noise = record.noise.map(|n| {
+            let ok = signed
+                && checks.passed(CheckName::NoiseSpread, "noise")
+                && checks.passed(CheckName::NoiseVerdict, "noise");
+            Field::new(n, ok)
+        });
+        let client_self_test = record.client_self_test.clone().map(|t| {
+            Field::new(
+                t,
+                signed && checks.passed(CheckName::ClientSelfTest, "clientSelfTest"),
+            )
         });
 
         let outcome = &record.outcome;
@@ -762,11 +888,12 @@ impl RoundView {
             settled_in_ms: Field::new(record.started_at.millis_until(record.ended_at), signed),
             top_score,
             leader_before: Field::new(outcome.leader_before.clone(), signed),
-            leader_after: Field::new(outcome.leader_after.clone(), scores_ok),
-            leader_changed: Field::new(outcome.changed, scores_ok),
+            leader_after: Field::new(outcome.leader_after.clone(), seat_ok),
+            leader_changed: Field::new(outcome.changed, seat_ok),
             margin_bp: Field::new(outcome.margin_bp, signed),
-            decision: Field::new(outcome.decision.to_string(), scores_ok),
+            decision: Field::new(outcome.decision.to_string(), seat_ok),
             sla: Field::new(record.sla.to_string(), signed),
+            self_reported_tokens: Field::new(record.token_count == Some(TokenCount::Usage), signed),
             request_sequence_digest: Field::new(
                 record.request_sequence_digest.clone(),
                 signed && checks.passed(CheckName::RequestSequence, "requestSequenceDigest"),
@@ -781,6 +908,9 @@ impl RoundView {
                 changed: Field::new(record.hardware.changed, signed),
             },
             drift,
+            passes,
+            noise,
+            client_self_test,
             sources: SOURCES.to_vec(),
         }
     }
@@ -1011,6 +1141,134 @@ pub fn format_score_ppm(ppm: i64) -> String {
     let abs = ppm.unsigned_abs();
     format!("{sign}{}.{:04}", abs / 1_000_000, (abs % 1_000_000) / 100)
 }
+
+/// A score for people as a percentage, truncated toward zero to 2 decimals, with its
+/// sign: `275_600` ppm → `+27.56 %`, `-19_608` → `-1.96 %`, `0` → `0.00 %`.
+pub fn format_score_percent(ppm: i64) -> String {
+    let sign = match ppm.signum() {
+        1 => "+",
+        -1 => "-",
+        _ => "",
+    };
+    let hundredths = ppm.unsigned_abs() / 100;
+    format!("{sign}{}.{:02} %", hundredths / 100, hundredths % 100)
+}
+
+/// An interval bound in percent to 1 decimal, rounded outward so that the interval
+/// printed never looks narrower than it is (`up` for the upper bound): `254_901` ppm →
+/// `+25.4` down, `+25.5` up; `-19_608` → `-2.0` down, `-1.9` up.
+fn format_bound(ppm: i64, up: bool) -> String {
+    let tenths = if up {
+        ppm.div_euclid(1_000) + i64::from(ppm.rem_euclid(1_000) != 0)
+    } else {
+        ppm.div_euclid(1_000)
+    };
+    let sign = match tenths.signum() {
+        1 => "+",
+        -1 => "-",
+        _ => "",
+    };
+    let abs = tenths.unsigned_abs();
+    format!("{sign}{}.{}", abs / 10, abs % 10)
+}
+
+/// A share for people in percent, truncated to at most 2 decimals, trailing zeros
+/// dropped: `750_000` ppm → `75 %`, `937_500` → `93.75 %`, `992_187` → `99.21 %`.
+pub fn format_ppm_percent(ppm: u64) -> String {
+    trimmed_percent(ppm / 100)
+}
+
+/// Basis points in percent, exactly, trailing zeros dropped: `1000` → `10 %`, `310` →
+/// `3.1 %`, `125` → `1.25 %`.
+pub fn format_bp_percent(bp: u64) -> String {
+    trimmed_percent(bp)
+}
+
+/// Hundredths of a percent as `12.5 %`.
+fn trimmed_percent(hundredths: u64) -> String {
+    let (whole, frac) = (hundredths / 100, hundredths % 100);
+    match frac {
+        0 => format!("{whole} %"),
+        f if f % 10 == 0 => format!("{whole}.{} %", f / 10),
+        f => format!("{whole}.{f:02} %"),
+    }
+}
+
+/// A paired score for people: `+27.56 % [+25.4, +27.6] (75 % coverage, 3 passes)` — the
+/// median ([`format_score_percent`]), the interval in percent rounded outward, the
+/// interval's coverage and the passes it rests on.
+pub fn format_paired_score(score: &PairedScore) -> String {
+    format!(
+        "{} [{}, {}] ({} coverage, {} {})",
+        format_score_percent(score.median_ppm),
+        format_bound(score.min_ppm, false),
+        format_bound(score.max_ppm, true),
+        format_ppm_percent(score.coverage_ppm),
+        score.passes,
+        if score.passes == 1 { "pass" } else { "passes" }
+    )
+}
+
+/// A round's noise floor for people: `noise floor: A/A spread 3.1 % (margin 10 %),
+/// baseline spread 4.2 % (drift bound 50 %): quiet` (`—` for a spread not measured); the
+/// verdict is `quiet`, `inconclusive` (the A/A spread is over the margin), `baseline
+/// drift` (the baseline spread is over the drift bound: infra_failed) or `unmeasured`
+/// (fewer than 2 counted passes).
+pub fn format_noise(noise: &NoiseCheck) -> String {
+    let spread = |bp: Option<u64>| bp.map_or_else(|| "—".to_owned(), format_bp_percent);
+    let verdict = match noise.verdict {
+        NoiseVerdict::Quiet => "quiet",
+        NoiseVerdict::Inconclusive => "inconclusive",
+        NoiseVerdict::BaselineDrift => "baseline drift",
+        NoiseVerdict::Unmeasured => "unmeasured",
+    };
+    format!(
+        "noise floor: A/A spread {} (margin {}), baseline spread {} (drift bound {}): {verdict}",
+        spread(noise.aa_spread_bp),
+        format_bp_percent(u64::from(noise.margin_bp)),
+        spread(noise.baseline_spread_bp),
+        format_bp_percent(u64::from(noise.drift_bound_bp)),
+    )
+}
+
+/// The load client's self-test for people: `client self-test: 128 req/s held, send lag
+/// p50 80 µs, p99 1 900 µs (bound 2 000 µs)` (the rate achieved, to the nearest req/s).
+pub fn format_client_self_test(test: &ClientSelfTest) -> String {
+    format!(
+        "client self-test: {} req/s held, send lag p50 {} µs, p99 {} µs (bound {} µs)",
+        format_grouped(test.achieved_milli_rps.saturating_add(500) / 1000),
+        format_grouped(test.send_lag_p50_us),
+        format_grouped(test.send_lag_p99_us),
+        format_grouped(test.send_lag_bound_us),
+    )
+}
+
+/// `n` with its digits grouped in threes by spaces: `1 900`, `10 000 000`.
+pub fn format_grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(' ');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A pass order for people, by entry index: `1 0 2 0c` (`0` = the baseline, `0c` = its
+/// A/A control).
+pub fn format_pass_order(order: &[PassSlot]) -> String {
+    let slots: Vec<String> = order
+        .iter()
+        .map(|s| format!("{}{}", s.entry, if s.control { "c" } else { "" }))
+        .collect();
+    slots.join(" ")
+}
+
+/// The mark after a throughput counted from the engines' self-reported token counts
+/// ([`RoundView::self_reported_tokens`]).
+pub const SELF_REPORTED: &str = "(self-reported)";
 
 /// A throughput for people: milli-requests/s as req/s with 3 decimals, `31_035` →
 /// `31.035 req/s`.

@@ -412,3 +412,20 @@ fn throughputs_and_durations_read_for_people() {
     assert_eq!(format_duration_ms(8_220_000), "2h 17m");
     assert_eq!(format_duration_ms(-5), "-5ms");
 }
+
+/// A round whose campaign counts the engines' own `usage` marks its throughputs
+/// self-reported; one that counted token ids (every round before v3) does not.
+#[test]
+fn self_reported_token_counts_are_marked() {
+    use receipts::model::TokenCount;
+    let dir = fixture("v1-round");
+    let report = verifier::verify_bundle(&dir, &keyring(), &VerifyOptions::default());
+    let (mut record, _) = receipts::layout::read_round_record(&dir).expect("a round record");
+    let ids = RoundView::from_record(&dir, &record, &report);
+    assert!(!ids.self_reported_tokens.value);
+    assert!(ids.self_reported_tokens.verified);
+    record.token_count = Some(TokenCount::Usage);
+    let usage = RoundView::from_record(&dir, &record, &report);
+    assert!(usage.self_reported_tokens.value);
+    assert_eq!(verifier::view::SELF_REPORTED, "(self-reported)");
+}

@@ -49,6 +49,21 @@ pub struct Campaign {
     /// Independent runs per entry; the entry's throughput is their median (default 3).
     #[serde(default = "defaults::runs")]
     pub runs: u32,
+    /// The order of the runs within a round: `"interleaved"` (the default, also when
+    /// absent: `runs` passes, each running every entry once in an order drawn from the
+    /// round's `passSeed`) or `"sequential"` (each entry's runs back to back, for
+    /// backends slow to start). Absent (`None`) unless written, so campaigns frozen
+    /// before it keep their digest. An unknown value is refused by the parser, naming
+    /// the field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pass_order: Option<PassOrder>,
+    /// How the load generator counts output tokens: `"ids"` (the token ids it observed;
+    /// the default, also when absent) or `"usage"` (the engine's self-reported
+    /// `usage.completion_tokens`, for an engine API that cannot return token ids). Absent
+    /// (`None`, meaning `"ids"`) unless written, so campaigns frozen before it keep their
+    /// digest. An unknown value is refused by the parser, naming the field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_count: Option<super::TokenCount>,
     /// The correctness gate.
     #[serde(default)]
     pub correctness: CorrectnessSpec,
@@ -70,6 +85,47 @@ pub struct Campaign {
     /// campaign's receipts; empty means any key of the keyring.
     #[serde(default)]
     pub evaluator_keyids: Vec<String>,
+    /// `true` lets an entry's engine run unsandboxed when neither `bwrap` nor `unshare`
+    /// can run on the host (recorded per entry as sandbox `trusted`); absent or `false`:
+    /// such an entry is `infra_failed` instead (content/threat-model.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trusted_engines: Option<bool>,
+    /// Largest CPU steal time a run may suffer, in permille of the time its CPUs were
+    /// given (`steal ms × 1000 ≤ bound × wall ms × CPUs`); a run over it is re-run once,
+    /// then the entry is `infra_failed`. Absent: 50 (5 %); 1000 switches the check off
+    /// (content/measurement.md, Isolation).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_steal_permille: Option<u32>,
+}
+
+/// The order of a round's runs (content/rounds.md, Passes).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PassOrder {
+    /// `runs` passes; each runs every seated entry once (the baseline twice) in an order
+    /// drawn from the round's `passSeed`, so drift falls on all entries alike.
+    #[default]
+    Interleaved,
+    /// Each entry's runs back to back (the baseline's first runs, each other entry's,
+    /// then the baseline's controls): drift lands on whole entries.
+    Sequential,
+}
+
+impl Campaign {
+    /// The order of a round's runs: `pass_order`, absent = interleaved.
+    pub fn effective_pass_order(&self) -> PassOrder {
+        self.pass_order.unwrap_or_default()
+    }
+
+    /// Whether unsandboxed engines are allowed (`trusted_engines`, absent = `false`).
+    pub fn trusts_engines(&self) -> bool {
+        self.trusted_engines.unwrap_or(false)
+    }
+
+    /// The steal bound in permille: `max_steal_permille`, absent = 50.
+    pub fn effective_max_steal_permille(&self) -> u32 {
+        self.max_steal_permille.unwrap_or(50)
+    }
 }
 
 /// The model under test (content/data-directory.md: model + weight digests).
@@ -160,9 +216,11 @@ pub enum Backend {
     /// `referee engine serve` as a child process, with the patched tree's config.
     #[default]
     Builtin,
-    /// Any command serving the OpenAI-compatible API. `{config}` in an argument is replaced
-    /// by the path of the patched tree's engine config, `{port}` by a free port, `{tree}`
-    /// by the patched tree.
+    /// Any command serving the OpenAI-compatible API on the listening socket it inherits
+    /// as fd 3 (`LISTEN_FDS=1`, `LISTEN_PID`: systemd socket activation), sandboxed.
+    /// `{config}` in an argument is replaced by the path of the patched tree's engine
+    /// config, `{tree}` by the patched tree, `{listen_fd}` by `3`, and `{port}` by that
+    /// socket's port (for messages: a socket the engine binds itself is unreachable).
     Process {
         /// Program and arguments.
         command: Vec<String>,
@@ -573,6 +631,50 @@ pub struct CorrectnessSpec {
     /// Greedy output tokens generated per item.
     #[serde(default = "defaults::correctness_output_tokens")]
     pub output_tokens: u32,
+    /// Completed requests of each timed run's result probe whose outputs the reference
+    /// checks; absent: 8 ([`CorrectnessSpec::effective_load_sample`]); 0 switches the
+    /// check off (recorded `not applicable`); at most 1,000. An `Option` so that campaigns
+    /// frozen before it keep their digest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_sample: Option<u32>,
+    /// Bound on a sampled request's mean gap between the reference's top-1 logprob and
+    /// its logprob of the entry's token, micro-nats; absent: `item_bound_micro_nats`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_bound_micro_nats: Option<u64>,
+    /// Deadline for all of one entry's correctness outputs, and for the reference's
+    /// answers to one entry, seconds; absent: 600; at least 1; capped by
+    /// `rate_search.entry_deadline_s` ([`CorrectnessSpec::effective_deadline_s`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadline_s: Option<u64>,
+}
+
+/// Requests sampled per timed run when `correctness.load_sample` is absent.
+pub const DEFAULT_LOAD_SAMPLE: u32 = 8;
+
+/// The correctness deadline when `correctness.deadline_s` is absent, seconds.
+pub const DEFAULT_CORRECTNESS_DEADLINE_S: u64 = 600;
+
+impl CorrectnessSpec {
+    /// The bound on a sampled request's mean gap, micro-nats: `load_bound_micro_nats`,
+    /// else the item bound.
+    pub fn effective_load_bound_micro_nats(&self) -> u64 {
+        self.load_bound_micro_nats
+            .unwrap_or(self.item_bound_micro_nats)
+    }
+
+    /// Requests sampled per timed run: `load_sample`, else 8.
+    pub fn effective_load_sample(&self) -> u32 {
+        self.load_sample.unwrap_or(DEFAULT_LOAD_SAMPLE)
+    }
+
+    /// The correctness deadline in seconds: `deadline_s` (else 600), at most
+    /// `entry_deadline_s`, at least 1.
+    pub fn effective_deadline_s(&self, rate_search: &RateSearchSpec) -> u64 {
+        self.deadline_s
+            .unwrap_or(DEFAULT_CORRECTNESS_DEADLINE_S)
+            .min(rate_search.entry_deadline_s)
+            .max(1)
+    }
 }
 
 impl Default for CorrectnessSpec {
@@ -585,6 +687,9 @@ impl Default for CorrectnessSpec {
             top_k: defaults::top_k(),
             input_len: defaults::correctness_input_len(),
             output_tokens: defaults::correctness_output_tokens(),
+            load_sample: None,
+            load_bound_micro_nats: None,
+            deadline_s: None,
         }
     }
 }
@@ -704,6 +809,15 @@ impl Campaign {
                 "0 (cores − 1) to 1024",
             );
         }
+        if let Some(bound) = self.max_steal_permille
+            && bound > 1000
+        {
+            return field(
+                "max_steal_permille",
+                bound.to_string(),
+                "at most 1000 (100 %); 1000 switches the steal check off",
+            );
+        }
         if self.drift_bound_bp > 10_000 {
             return field(
                 "drift_bound_bp",
@@ -747,6 +861,12 @@ impl Campaign {
         }
         if c.output_tokens == 0 {
             return field("correctness.output_tokens", "0".into(), "at least 1");
+        }
+        if let Some(n) = c.load_sample.filter(|n| *n > 1000) {
+            return field("correctness.load_sample", n.to_string(), "0 (off) to 1000");
+        }
+        if c.deadline_s == Some(0) {
+            return field("correctness.deadline_s", "0".into(), "at least 1 second");
         }
         if self.overtake_margin_bp > 100_000 {
             return field(

@@ -38,8 +38,27 @@ pub struct ErrorCounts {
     pub timeout: u64,
     /// The stream ended normally with a different number of output tokens than asked.
     pub short_output: u64,
-    /// The connection closed mid-response.
+    /// The connection closed mid-response, or the stream ended without `data: [DONE]`.
     pub connection_closed: u64,
+    /// The engine's `usage.completion_tokens` disagreed with the token ids the client
+    /// observed (absent before round/v3: 0).
+    #[serde(default)]
+    pub usage_mismatch: u64,
+    /// A chunk carried generated text without `token_ids`, so its tokens could not be
+    /// counted (absent before round/v3: 0). Every request of an engine whose API cannot
+    /// return token ids fails so.
+    #[serde(default)]
+    pub no_token_ids: u64,
+    /// More output token ids than asked were streamed (absent before round/v3: 0).
+    #[serde(default)]
+    pub long_output: u64,
+    /// Bytes arrived after `data: [DONE]` (absent before round/v3: 0).
+    #[serde(default)]
+    pub trailing_data: u64,
+    /// With `token_count = "usage"`: the stream reported no `usage.completion_tokens`
+    /// (absent before round/v3: 0).
+    #[serde(default)]
+    pub missing_usage: u64,
 }
 
 impl ErrorCounts {
@@ -52,7 +71,28 @@ impl ErrorCounts {
             + self.timeout
             + self.short_output
             + self.connection_closed
+            + self.usage_mismatch
+            + self.no_token_ids
+            + self.long_output
+            + self.trailing_data
+            + self.missing_usage
     }
+}
+
+/// How output tokens are counted (content/measurement.md, What counts as a completed
+/// request): the campaign's `token_count`, recorded on every probe.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TokenCount {
+    /// The token ids the client observed in the stream (`return_token_ids`): each chunk's
+    /// `token_ids` counted; the engine's `usage.completion_tokens`, when present, must
+    /// agree.
+    #[default]
+    Ids,
+    /// The engine's own `usage.completion_tokens`, required in every stream: counts the
+    /// engine reports about itself, for an API that cannot return token ids. Receipts
+    /// carry it as self-reported.
+    Usage,
 }
 
 /// A probe's latency histograms: HdrHistogram V2+DEFLATE, base64 (the text starts with
@@ -109,14 +149,20 @@ pub struct ProbeRecord {
     pub send_lag_bound_us: u64,
     /// The verdict.
     pub verdict: ProbeVerdict,
-    /// Completed ÷ (last completion − first scheduled send), milli-requests/s.
+    /// Completed ÷ `duration_us`, milli-requests/s, floor-rounded
+    /// ([`crate::rules::score::probe_throughput_milli_rps`]); before round/v3 the client
+    /// divided by the nanoseconds it measured instead.
     pub throughput_milli_rps: u64,
     /// Last completion − first scheduled send of the measured requests, µs.
     pub duration_us: u64,
     /// Prompt bytes of the measured requests.
     pub input_bytes: u64,
-    /// Output tokens received by the measured requests.
+    /// Output tokens of the measured requests, counted as `token_count` says.
     pub output_tokens: u64,
+    /// How `output_tokens` (and every request's length check) was counted; absent in
+    /// probe logs before round/v3, which counted `usage` when reported, else chunks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_count: Option<TokenCount>,
     /// Failures by kind.
     pub errors: ErrorCounts,
     /// The latency histograms.

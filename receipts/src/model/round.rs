@@ -12,10 +12,18 @@ use super::hardware::HardwareFingerprint;
 use super::ids::{CampaignId, MinerId, Seed32, Sha256Hex, Timestamp};
 
 /// `predicateType` of a sealed round. Bumped on any change of [`RoundRecord`]
-/// (ARCHITECTURE.md, Predicate versions): v2 types the outcome's reason and decision, an
-/// entry's infrastructure failure and its engine's backend, records what each engine ran,
-/// and copies the frozen `campaign.json` (and a JSONL prompt source) into `inputs/`.
-pub const ROUND_PREDICATE_TYPE: &str = "https://referee.dev/predicates/round/v2";
+/// (ARCHITECTURE.md, Predicate versions): v3 counts output tokens from the token ids the
+/// client observed, checks the correctness reference's own prompt tokenization and a
+/// sample of the timed run's outputs, sandboxes and pins engines, and applies the leader
+/// rule's failure cases (an infra-failed incumbent keeps its seat); v2 typed the outcome's
+/// reason and decision, an entry's infrastructure failure and its engine's backend,
+/// recorded what each engine ran, and copied the frozen `campaign.json` (and a JSONL
+/// prompt source) into `inputs/`.
+pub const ROUND_PREDICATE_TYPE: &str = "https://referee.dev/predicates/round/v3";
+
+/// `predicateType` of the rounds sealed by v2 builds. `referee verify` still verifies
+/// them; a check that needs what v3 added says `not applicable (v2)`.
+pub const ROUND_PREDICATE_TYPE_V2: &str = "https://referee.dev/predicates/round/v2";
 
 /// `predicateType` of the rounds sealed before v2. `referee verify` still verifies them:
 /// [`RoundRecord`] reads them (their typed fields were free text then, kept as
@@ -23,7 +31,11 @@ pub const ROUND_PREDICATE_TYPE: &str = "https://referee.dev/predicates/round/v2"
 pub const ROUND_PREDICATE_TYPE_V1: &str = "https://referee.dev/predicates/round/v1";
 
 /// The round predicate versions this build verifies, oldest first.
-pub const ROUND_PREDICATE_TYPES: [&str; 2] = [ROUND_PREDICATE_TYPE_V1, ROUND_PREDICATE_TYPE];
+pub const ROUND_PREDICATE_TYPES: [&str; 3] = [
+    ROUND_PREDICATE_TYPE_V1,
+    ROUND_PREDICATE_TYPE_V2,
+    ROUND_PREDICATE_TYPE,
+];
 
 /// A value that predicate v2 records typed and v1 recorded as free text. Serialized
 /// untagged: a v2 receipt holds the typed object (always a JSON object, so it never reads
@@ -58,8 +70,12 @@ impl<T> TypedOrText<T> {
 }
 
 /// `predicateType` of the "round opened" statement signed before any entry runs
-/// (content/receipts.md).
-pub const ROUND_OPENED_PREDICATE_TYPE: &str = "https://referee.dev/predicates/round-opened/v1";
+/// (content/receipts.md), opened by rounds of predicate v3: v2 commits the seed of the
+/// timed-run output sample too.
+pub const ROUND_OPENED_PREDICATE_TYPE: &str = "https://referee.dev/predicates/round-opened/v2";
+
+/// `predicateType` of the "round opened" statement of rounds of predicates v1 and v2.
+pub const ROUND_OPENED_PREDICATE_TYPE_V1: &str = "https://referee.dev/predicates/round-opened/v1";
 
 /// A sealed round.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -92,10 +108,29 @@ pub struct RoundRecord {
     /// Baseline first, then the incumbent (if not the baseline), then challengers in
     /// commitment order.
     pub entries: Vec<Entry>,
-    /// The baseline run again at the end.
+    /// The baseline run again at the end (rounds before v3; v3 measures drift across
+    /// passes instead, [`RoundRecord::noise`]).
     pub drift: Option<DriftCheck>,
+    /// The passes, in the order they ran (content/rounds.md, Passes); v3, empty before.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub passes: Vec<Pass>,
+    /// The round's measured noise: the baseline's spread across passes and the A/A
+    /// control's; v3, absent before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise: Option<NoiseCheck>,
     /// What the round decided.
     pub outcome: Outcome,
+    /// `usage` when the campaign sets `token_count = "usage"`: every token count and
+    /// throughput of the round is the engines' own `usage.completion_tokens`,
+    /// self-reported (content/measurement.md); absent when the client counted the token
+    /// ids it observed (and before v3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_count: Option<super::measurement::TokenCount>,
+    /// The load client's self-test at setup, before any engine started
+    /// (content/measurement.md, Open loop): what it held against a null server at the
+    /// campaign's maximum rate, and the send-lag bound it was held to; v3, absent before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_self_test: Option<ClientSelfTest>,
     /// Inputs of the round as in-toto ResourceDescriptors: the campaign, miners.json,
     /// each diff (copies under `inputs/`), the baseline commit and images.
     pub inputs: Vec<ResourceDescriptor>,
@@ -195,6 +230,14 @@ pub struct RevealedSeeds {
     pub correctness_seed: SeedReveal,
     /// Mixed into every prompt so no engine can cache answers across rounds.
     pub prompt_salt: SeedReveal,
+    /// Picks the completed requests of each timed run whose outputs the reference checks
+    /// (content/correctness.md, The timed run is checked too); v3, absent before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sample_seed: Option<SeedReveal>,
+    /// Draws the order of the entries' runs in every pass (content/rounds.md, Passes;
+    /// [`crate::rules::passes::pass_order`]); v3, absent before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pass_seed: Option<SeedReveal>,
 }
 
 /// The seed commitments alone, as the round-opened statement publishes them.
@@ -211,6 +254,12 @@ pub struct SeedCommitments {
     pub correctness_seed: Sha256Hex,
     /// sha256(promptSalt ‖ salt).
     pub prompt_salt: Sha256Hex,
+    /// sha256(sampleSeed ‖ salt); round-opened v2, absent in v1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sample_seed: Option<Sha256Hex>,
+    /// sha256(passSeed ‖ salt); round-opened v2, absent in v1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pass_seed: Option<Sha256Hex>,
 }
 
 impl RevealedSeeds {
@@ -222,6 +271,8 @@ impl RevealedSeeds {
             schedule_seed: self.schedule_seed.commitment.clone(),
             correctness_seed: self.correctness_seed.commitment.clone(),
             prompt_salt: self.prompt_salt.commitment.clone(),
+            sample_seed: self.sample_seed.as_ref().map(|s| s.commitment.clone()),
+            pass_seed: self.pass_seed.as_ref().map(|s| s.commitment.clone()),
         }
     }
 }
@@ -257,6 +308,33 @@ pub struct SeatedEntry {
     pub miner: Option<MinerId>,
     /// The diff's sha256, none for the baseline.
     pub patch: Option<Sha256Hex>,
+}
+
+/// The load client's self-test (content/measurement.md, Open loop): the client drove a
+/// null server on loopback at the campaign's maximum rate with the campaign's request
+/// shape, each response held for the SLA bound. The round opened only because the
+/// send-lag p99 was within `sendLagBoundUs` and no request failed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ClientSelfTest {
+    /// The rate asked for (the campaign's maximum), milli-requests/s.
+    pub rate_milli_rps: u64,
+    /// The rate the client actually sent at, milli-requests/s.
+    pub achieved_milli_rps: u64,
+    /// Send-lag p50, µs (nearest rank).
+    pub send_lag_p50_us: u64,
+    /// Send-lag p99, µs (nearest rank).
+    pub send_lag_p99_us: u64,
+    /// The campaign's effective send-lag bound the p99 was held to, µs.
+    pub send_lag_bound_us: u64,
+    /// Measured requests (warm-up excluded).
+    pub requests: u32,
+    /// Measured requests that failed (the null server never fails one).
+    pub failed: u32,
+    /// Most requests in flight at once.
+    pub in_flight_max: u32,
+    /// TCP connections the null server accepted, warm-up included.
+    pub connections: u64,
 }
 
 /// Hardware at both ends of the round.
@@ -354,9 +432,11 @@ pub enum EntryStatus {
     InfraFailed,
 }
 
-/// Why an entry was disqualified: a closed set a miner can look up.
+/// Why an entry was disqualified: a closed set a miner can look up. The reasons v3
+/// added carry their evidence (serialized as `{"prompt_echo_mismatch": {...}}`; the
+/// others stay plain strings).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
+#[serde(rename_all = "snake_case", rename_all_fields = "camelCase")]
 pub enum DisqualificationReason {
     /// The engine exited, or never answered `/health`, before the health deadline.
     EngineDiedBeforeHealthy,
@@ -368,6 +448,42 @@ pub enum DisqualificationReason {
     CorrectnessFailed,
     /// Outputs broke the request contract (wrong length, not greedy-stable, cached).
     ComplianceFailed,
+    /// The prompt token ids the entry echoed for a correctness item differ from the
+    /// reference runtime's own tokenization of the prompt text (content/correctness.md).
+    PromptEchoMismatch {
+        /// The correctness item.
+        item: u32,
+        /// First differing position, tokens from 0.
+        position: u32,
+        /// The reference's id there; `None` when the reference's prompt ends before it.
+        expected: Option<u32>,
+        /// The entry's id there; `None` when the entry's echo ends before it.
+        got: Option<u32>,
+    },
+    /// A sampled request of a timed run: its generated tokens, teacher-forced through
+    /// the reference, have a mean top-1 gap above the bound (content/correctness.md).
+    LoadOutputsDiverge {
+        /// The run, from 0.
+        run: u32,
+        /// The sampled request's workload item (`itemIndex`).
+        item: u32,
+        /// Its mean gap, micro-nats.
+        gap_micro_nats: u64,
+        /// The campaign's bound, micro-nats.
+        bound_micro_nats: u64,
+    },
+    /// The entry's correctness outputs did not all arrive within their deadline.
+    CorrectnessDeadline {
+        /// The deadline, seconds.
+        deadline_s: u64,
+    },
+    /// The incumbent, re-measured alone because its runs had made `infra_failed_rounds`
+    /// rounds in a row `infra_failed`, failed for infrastructure reasons again
+    /// (content/leader-rule.md, Infra-failed incumbent).
+    RemeasureInfraFailed {
+        /// The rounds in a row its runs had made `infra_failed` before this one.
+        infra_failed_rounds: u32,
+    },
 }
 
 impl DisqualificationReason {
@@ -379,6 +495,10 @@ impl DisqualificationReason {
             DisqualificationReason::SlaUnmet => "sla_unmet",
             DisqualificationReason::CorrectnessFailed => "correctness_failed",
             DisqualificationReason::ComplianceFailed => "compliance_failed",
+            DisqualificationReason::PromptEchoMismatch { .. } => "prompt_echo_mismatch",
+            DisqualificationReason::LoadOutputsDiverge { .. } => "load_outputs_diverge",
+            DisqualificationReason::CorrectnessDeadline { .. } => "correctness_deadline",
+            DisqualificationReason::RemeasureInfraFailed { .. } => "remeasure_infra_failed",
         }
     }
 }
@@ -409,6 +529,77 @@ pub struct EngineRef {
     /// in v1 and for an entry that never started).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub command: Option<Vec<String>>,
+    /// How the engine process was confined and pinned (v3; absent before and for an
+    /// entry that never started).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub isolation: Option<EngineIsolation>,
+}
+
+/// How an engine process was confined (content/threat-model.md, The engine's sandbox).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SandboxKind {
+    /// bubblewrap: own user, pid, network and mount namespaces, the filesystem read-only,
+    /// the key and data directories hidden.
+    Bwrap,
+    /// util-linux `unshare`: the same namespaces, every mount remounted read-only, the key
+    /// and data directories hidden (used when `bwrap` is missing).
+    Unshare,
+    /// None: the campaign declares `trusted_engines = true` and neither sandbox could run.
+    Trusted,
+}
+
+/// How an engine's CPU set was enforced (content/measurement.md, Isolation).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CpuPinning {
+    /// `sched_setaffinity(2)` before the engine's exec; the engine could reset it.
+    SchedAffinity,
+    /// Not pinned: the host has one usable core, shared by the engine and the client.
+    None,
+}
+
+/// The isolation of one engine run (v3).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EngineIsolation {
+    /// Its sandbox.
+    pub sandbox: SandboxKind,
+    /// How its CPU set was enforced.
+    pub pinning: CpuPinning,
+    /// The CPUs (kernel numbering) the engine was pinned to.
+    pub engine_cpus: Vec<u32>,
+    /// The CPUs the load generator was pinned to; disjoint from `engineCpus` unless
+    /// `pinning` is `none`.
+    pub client_cpus: Vec<u32>,
+    /// Compute threads the engine was told to use (at most `engineCpus`' count).
+    pub engine_threads: u32,
+}
+
+/// What the host did to a run besides running it: CPU time stolen by the hypervisor and
+/// the cores' clock (v3; content/measurement.md, Isolation).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HostLoad {
+    /// Steal time over the run, summed over the engine's and the client's CPUs, in ms
+    /// (`/proc/stat` ticks converted with the kernel's USER_HZ).
+    pub steal_ms: u64,
+    /// The run's wall time the steal is compared with, in ms.
+    pub wall_ms: u64,
+    /// `scaling_cur_freq` of each pinned CPU at the run's end, in kHz; empty when the
+    /// host does not expose cpufreq.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cpu_freq_khz: Vec<CpuFrequency>,
+}
+
+/// One CPU's clock.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CpuFrequency {
+    /// The CPU (kernel numbering).
+    pub cpu: u32,
+    /// Its current frequency, in kHz.
+    pub khz: u64,
 }
 
 /// An engine backend, as receipts name it (content/rounds.md, Engines).
@@ -454,6 +645,9 @@ pub struct RunSummary {
     pub probes: u32,
     /// Bundle-relative path of the probe log (every probe with its histograms).
     pub probe_log: String,
+    /// Steal time and CPU clock over the run (v3; absent before).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_load: Option<HostLoad>,
 }
 
 /// An entry's correctness verdict (content/correctness.md, Correctness).
@@ -474,6 +668,10 @@ pub struct CorrectnessSummary {
     pub first_failing_group: Option<u32>,
     /// Bundle-relative path of the per-item distances.
     pub items_file: String,
+    /// Bundle-relative path of the timed-run output sample ([`LoadSample`]); v3, absent
+    /// before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_sample_file: Option<String>,
 }
 
 /// The per-item correctness artifact of one entry (`correctness/<entry>.json`): what the
@@ -511,6 +709,76 @@ pub struct CorrectnessItem {
     pub distance_micro_nats: u64,
 }
 
+/// The timed-run output sample of one entry (`correctness/<entry>-load-sample.json`,
+/// content/correctness.md): per run, requests of its result probe drawn with
+/// `sampleSeed`, their generated token ids teacher-forced through the reference. What
+/// the verifier recomputes the selection, the gaps and the verdict from. Integers only.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LoadSample {
+    /// The entry's index in the round (part of each run's sampling identity).
+    pub entry: u32,
+    /// Completed requests sampled per run (the campaign's `correctness.load_sample`).
+    pub sample_size: u32,
+    /// Bound on every sampled request's mean gap, micro-nats.
+    pub bound_micro_nats: u64,
+    /// Every run, in order.
+    pub runs: Vec<LoadSampleRun>,
+}
+
+/// One run of a [`LoadSample`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LoadSampleRun {
+    /// The run, from 0.
+    pub run: u32,
+    /// The probe whose throughput is the run's result, from 0.
+    pub probe: u32,
+    /// Workload items (`itemIndex`) of that probe's measured requests whose token ids
+    /// the client kept and that completed, ascending: what the sample is drawn from.
+    pub completed: Vec<u32>,
+    /// The check of the drawn requests, or why it could not run.
+    pub check: LoadSampleCheck,
+}
+
+/// The check of one run's sample.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(
+    tag = "kind",
+    rename_all = "snake_case",
+    rename_all_fields = "camelCase"
+)]
+pub enum LoadSampleCheck {
+    /// The drawn requests, in the order drawn, each teacher-forced through the reference.
+    Checked {
+        /// The requests.
+        requests: Vec<LoadSampleRequest>,
+    },
+    /// The check did not run: counts neither as passed nor as failed.
+    NotApplicable {
+        /// Why (e.g. the engine's API returned no token ids).
+        reason: String,
+    },
+}
+
+/// One sampled request of a timed run.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LoadSampleRequest {
+    /// The workload item it sent (`itemIndex`).
+    pub item_index: u32,
+    /// sha256 of the item's prompt text.
+    pub prompt_sha256: Sha256Hex,
+    /// The generated token ids the load client observed.
+    pub output_token_ids: Vec<u32>,
+    /// The reference's top-1 logprob at each generated position, micro-nats.
+    pub reference_top1_micro_nats: Vec<i64>,
+    /// The reference's logprob of the entry's token at each position, micro-nats.
+    pub reference_token_micro_nats: Vec<i64>,
+    /// The rounded-half-up mean of (top-1 − token) over positions, micro-nats.
+    pub gap_micro_nats: u64,
+}
+
 /// One entry of the round (a row of the table in content/rounds.md).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -543,15 +811,149 @@ pub struct Entry {
     pub throughput_max_milli_rps: Option<u64>,
     /// The correctness verdict (not for the baseline, which is the reference).
     pub correctness: Option<CorrectnessSummary>,
-    /// Speedup against the round's first baseline run: (T / T_baseline − 1) in parts per
-    /// million, floor-rounded; 0 for the baseline.
+    /// Speedup against the baseline: (T / T_baseline − 1) in parts per million,
+    /// floor-rounded; 0 for the baseline. From v3 the median of the entry's paired
+    /// ratios ([`Entry::paired_score`]); before, against the round's first baseline run.
     pub score_ppm: Option<i64>,
+    /// The entry's runs, one row per attempt in pass order (the baseline's A/A control
+    /// runs are marked `control`); v3, empty before.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub passes: Vec<EntryPass>,
+    /// The paired score over the counted passes, when scored; v3, absent before and for
+    /// the baseline.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paired_score: Option<PairedScore>,
     /// When its first step started.
     pub started_at: Timestamp,
     /// When its last step ended.
     pub ended_at: Timestamp,
     /// Bundle-relative path of the engine's log.
     pub engine_log: Option<String>,
+}
+
+/// One slot of a pass's order: a run of entry `entry`; `control` marks the baseline's
+/// second run of the pass, the A/A control (content/rounds.md, Passes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PassSlot {
+    /// The entry's index in the round (0 = the baseline).
+    pub entry: u32,
+    /// Whether this is the baseline's A/A control run.
+    pub control: bool,
+}
+
+/// One pass of a round: every seated entry run once (the baseline twice), in `order`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Pass {
+    /// The pass, from 0.
+    pub index: u32,
+    /// The runs in the order they ran: drawn with `passSeed` for interleaved passes,
+    /// entry order for sequential ones.
+    pub order: Vec<PassSlot>,
+    /// Whether the baseline's run of this pass failed: then no entry's run of it counts.
+    pub void: bool,
+}
+
+/// How one run of an entry ended (content/rounds.md, Passes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PassStatus {
+    /// The rate search found a throughput meeting the SLA.
+    Measured,
+    /// No rate met the SLA, or the entry's deadline expired.
+    SlaUnmet,
+    /// The engine died before it was healthy or while it was measured.
+    Crashed,
+    /// The run does not count (the client lagged, or the CPUs were stolen from) and was
+    /// run again once.
+    Invalid,
+    /// The runner could not run it (the tree, the backend, a log that could not be kept).
+    InfraFailed,
+    /// It never ran (the round stopped before it).
+    NotRun,
+}
+
+/// One entry's run in one pass: one row per attempt, a re-run after the invalid attempt
+/// it replaces.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EntryPass {
+    /// The pass, from 0.
+    pub pass: u32,
+    /// Whether this is the baseline's A/A control run.
+    pub control: bool,
+    /// How the run ended.
+    pub status: PassStatus,
+    /// Its throughput when measured, milli-requests/s.
+    pub throughput_milli_rps: Option<u64>,
+    /// Its paired ratio: its throughput over the same pass's baseline run,
+    /// `floor(T · 10⁶ / T_baseline)` ppm, when both were measured; none for the
+    /// baseline's own run (its control's is the A/A ratio).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paired_ratio_ppm: Option<u64>,
+    /// Bundle-relative path of its probe log, when written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe_log: Option<String>,
+    /// Bundle-relative path of its engine's log, when kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine_log: Option<String>,
+    /// Steal time and CPU clock over its SLA run, when sampled: a steal over the
+    /// campaign's `max_steal_permille` makes the attempt `invalid` whatever its probe log
+    /// measured (content/measurement.md, Isolation).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_load: Option<HostLoad>,
+}
+
+/// An entry's paired score: per valid pass, its throughput over the baseline's in the
+/// same pass, as a score in parts per million (content/measurement.md, Paired
+/// comparison, passes and noise).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PairedScore {
+    /// The median paired score (the lower middle for an even count), ppm.
+    pub median_ppm: i64,
+    /// The lowest paired score, ppm.
+    pub min_ppm: i64,
+    /// The highest paired score, ppm.
+    pub max_ppm: i64,
+    /// Passes paired.
+    pub passes: u32,
+    /// The distribution-free coverage of [min, max] for the median, 1 − 2^(1−R) with R
+    /// paired passes, ppm rounded down (0 for one pass).
+    pub coverage_ppm: u64,
+}
+
+/// The round's measured noise (content/measurement.md, Paired comparison, passes and
+/// noise): spreads are `⌈(max − min) · 10⁴ / median⌉` basis points across passes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct NoiseCheck {
+    /// The spread of the baseline's first runs' throughputs, basis points; `None` when
+    /// fewer than two passes are valid.
+    pub baseline_spread_bp: Option<u64>,
+    /// The spread of the A/A control's paired ratios, basis points; `None` as above.
+    pub aa_spread_bp: Option<u64>,
+    /// The campaign's drift bound the baseline spread is held to, basis points.
+    pub drift_bound_bp: u32,
+    /// The overtake margin the A/A spread is held to, basis points.
+    pub margin_bp: u32,
+    /// What the spreads mean for the round.
+    pub verdict: NoiseVerdict,
+}
+
+/// What a round's noise means for it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum NoiseVerdict {
+    /// Both spreads are within their bounds: the round can separate contestants.
+    Quiet,
+    /// The baseline spread more than the drift bound: the round is `infra_failed`.
+    BaselineDrift,
+    /// The A/A control spread more than the margin: the round is `inconclusive`.
+    Inconclusive,
+    /// Fewer than two valid passes: no spread could be measured.
+    Unmeasured,
 }
 
 /// The drift check (content/measurement.md, Paired comparison and drift).
@@ -578,9 +980,14 @@ pub struct DriftCheck {
 pub enum RoundStatus {
     /// The round finished and its leader decision stands.
     Complete,
-    /// The baseline failed, drifted or the hardware changed: sealed for the record, no
-    /// leader change, challengers requeued once.
+    /// The baseline failed or drifted, the incumbent failed for infrastructure reasons,
+    /// or the hardware changed: sealed for the record, no leader change, and charged to
+    /// no challenger's one requeue.
     InfraFailed,
+    /// The A/A control spread more than the overtake margin (content/rounds.md, Passes):
+    /// the round cannot separate contestants; no leader change, charged to no
+    /// challenger's one requeue. v3.
+    Inconclusive,
 }
 
 /// A leader: the submission holding the seat.
@@ -611,6 +1018,21 @@ pub struct Outcome {
     pub margin_bp: u32,
     /// Which rule decided (margin met, not met, incumbent disqualified, …).
     pub decision: TypedOrText<SeatRule>,
+    /// Set when the incumbent was re-measured alone (only the baseline and the incumbent
+    /// seated) because its runs had made the rounds before this one `infra_failed`
+    /// (content/leader-rule.md); absent otherwise, and in receipts before v3.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remeasure: Option<IncumbentRemeasure>,
+}
+
+/// Why a round re-measures its incumbent alone (content/leader-rule.md, Infra-failed
+/// incumbent).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct IncumbentRemeasure {
+    /// The rounds in a row, just before this one, that the incumbent's own runs made
+    /// `infra_failed`.
+    pub infra_failed_rounds: u32,
 }
 
 /// Why a round is `infra_failed` (content/leader-rule.md): the round is sealed for the
@@ -637,12 +1059,109 @@ pub enum RoundFailure {
     HardwareChanged,
     /// The reference runtime failed: no entry has a correctness verdict.
     ScorerFailed,
+    /// The baseline's echoed prompt token ids differ from the reference runtime's own
+    /// tokenization (a server that strips BOS, say): no entry's echo can be judged.
+    ReferencePromptMismatch {
+        /// The correctness item.
+        item: u32,
+        /// First differing position, tokens from 0.
+        position: u32,
+        /// The reference's id there; `None` when its prompt ends before it.
+        reference: Option<u32>,
+        /// The baseline's id there; `None` when its echo ends before it.
+        baseline: Option<u32>,
+    },
+    /// The reference runtime did not answer within the correctness deadline.
+    ScorerDeadline {
+        /// The deadline, seconds.
+        deadline_s: u64,
+    },
+    /// The incumbent failed for infrastructure reasons (its entry's `infraFailure` says
+    /// which): the seat cannot be defended or taken this round.
+    IncumbentInfraFailed {
+        /// Rounds in a row, this one included, that the incumbent's runs made
+        /// `infra_failed`.
+        consecutive: u32,
+    },
+    /// Fewer passes counted (the baseline's runs valid in them) than the round needs.
+    TooFewPasses {
+        /// Passes that counted.
+        counted: u32,
+        /// Passes needed.
+        required: u32,
+    },
+    /// A run was still invalid after its one re-run (the client lagged, the CPUs were
+    /// stolen from, the runner failed).
+    RunInvalid {
+        /// The entry's index.
+        entry: u32,
+        /// Whether it was the baseline's A/A control run.
+        control: bool,
+        /// The pass, from 0.
+        pass: u32,
+    },
+    /// A baseline run got no token ids at all: every request of every probe of its run
+    /// in pass `pass` failed `noTokenIds` (with `token_count = "ids"`). The engine's API
+    /// cannot return token ids, so no throughput of the round can be counted; a campaign
+    /// for such an API sets `token_count = "usage"` (self-reported counts).
+    NoTokenIds {
+        /// The pass, from 0.
+        pass: u32,
+        /// Whether it was the baseline's A/A control run.
+        control: bool,
+        /// Measured requests of that run, all failed `noTokenIds`.
+        requests: u64,
+    },
+    /// The A/A control's paired ratios spread more than the overtake margin: the round
+    /// is `inconclusive`.
+    NoiseAboveMargin {
+        /// The A/A spread, basis points.
+        aa_spread_bp: u64,
+        /// The campaign's overtake margin, basis points.
+        margin_bp: u32,
+    },
 }
 
 impl fmt::Display for RoundFailure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             RoundFailure::BaselineFailed => f.write_str("the baseline failed"),
+            RoundFailure::TooFewPasses { counted, required } => write!(
+                f,
+                "{counted} passes counted (the baseline's runs measured in them), fewer than \
+                 the {required} a round needs"
+            ),
+            RoundFailure::RunInvalid {
+                entry,
+                control,
+                pass,
+            } => write!(
+                f,
+                "the run of entry {entry}{} in pass {} was invalid twice (the client, the \
+                 host or the runner, not the engine)",
+                if *control { " (the A/A control)" } else { "" },
+                pass + 1
+            ),
+            RoundFailure::NoTokenIds {
+                pass,
+                control,
+                requests,
+            } => write!(
+                f,
+                "the baseline's engine{} returned no token ids on any of the {requests} \
+                 requests of pass {}: tokens cannot be counted (a campaign for an API \
+                 without token ids sets token_count = \"usage\")",
+                if *control { " (the A/A control)" } else { "" },
+                pass + 1
+            ),
+            RoundFailure::NoiseAboveMargin {
+                aa_spread_bp,
+                margin_bp,
+            } => write!(
+                f,
+                "the baseline's A/A control spread {aa_spread_bp} bp across passes, more than \
+                 the margin of {margin_bp} bp: the round cannot separate contestants"
+            ),
             RoundFailure::DriftBaselineFailed => f.write_str("the drift baseline failed"),
             RoundFailure::Drift { drift_bp, bound_bp } => write!(
                 f,
@@ -653,8 +1172,37 @@ impl fmt::Display for RoundFailure {
                 f.write_str("the hardware changed between setup and teardown")
             }
             RoundFailure::ScorerFailed => f.write_str("the reference runtime failed"),
+            RoundFailure::ReferencePromptMismatch {
+                item,
+                position,
+                reference,
+                baseline,
+            } => write!(
+                f,
+                "correctness item {item}: the baseline's echoed prompt differs from the \
+                 reference's tokenization at position {position} (reference {}, baseline {})",
+                token_or_end(*reference),
+                token_or_end(*baseline)
+            ),
+            RoundFailure::ScorerDeadline { deadline_s } => write!(
+                f,
+                "the reference runtime did not answer within the correctness deadline of \
+                 {deadline_s} s"
+            ),
+            RoundFailure::IncumbentInfraFailed { consecutive: 0 | 1 } => {
+                f.write_str("the incumbent failed for infrastructure reasons")
+            }
+            RoundFailure::IncumbentInfraFailed { consecutive } => write!(
+                f,
+                "the incumbent failed for infrastructure reasons, {consecutive} rounds in a row"
+            ),
         }
     }
+}
+
+/// A token id, or `end` where a sequence ended before the position.
+fn token_or_end(token: Option<u32>) -> String {
+    token.map_or_else(|| "end".to_owned(), |t| t.to_string())
 }
 
 /// Which rule settled the seat (content/leader-rule.md). `margin` in the sentences is
@@ -668,6 +1216,8 @@ impl fmt::Display for RoundFailure {
 pub enum SeatRule {
     /// The round was `infra_failed`: no leader change.
     RoundInfraFailed,
+    /// The round was `inconclusive`: no leader change.
+    RoundInconclusive,
     /// No challenger was scored; the incumbent keeps the seat.
     NoScoredChallenger,
     /// The best challenger met the margin and takes the seat.
@@ -689,15 +1239,26 @@ pub enum SeatRule {
     /// The leader was disqualified and no challenger was scored: the seat falls back to
     /// the baseline.
     IncumbentDisqualifiedFallback,
+    /// The leader was disqualified and the best scored challenger was slower than the
+    /// baseline (score below 0): the seat falls back to the baseline.
+    IncumbentDisqualifiedSlowerThanBaseline {
+        /// The best scored challenger.
+        best: Leader,
+    },
 }
 
 impl fmt::Display for SeatRule {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let name = |l: &Leader| format!("{} ({})", l.patch.short(), l.miner);
         match self {
-            SeatRule::RoundInfraFailed => {
-                f.write_str("infra_failed: no leader change, challengers requeued once")
-            }
+            SeatRule::RoundInfraFailed => f.write_str(
+                "infra_failed: no leader change; challengers requeued without using their one \
+                 requeue",
+            ),
+            SeatRule::RoundInconclusive => f.write_str(
+                "inconclusive: no leader change; challengers requeued without using their one \
+                 requeue",
+            ),
             SeatRule::NoScoredChallenger => {
                 f.write_str("no challenger was scored; the incumbent keeps the seat")
             }
@@ -720,6 +1281,12 @@ impl fmt::Display for SeatRule {
             SeatRule::IncumbentDisqualifiedFallback => f.write_str(
                 "the incumbent was disqualified and no challenger was scored; the seat falls \
                  back to the baseline",
+            ),
+            SeatRule::IncumbentDisqualifiedSlowerThanBaseline { best } => write!(
+                f,
+                "the incumbent was disqualified and the best challenger {} was slower than the \
+                 baseline; the seat falls back to the baseline",
+                name(best)
             ),
         }
     }
@@ -752,6 +1319,15 @@ pub enum EntryInfraFailure {
     /// The client's send lag exceeded its bound: the client, not the engine, was
     /// measured.
     ClientLagged,
+    /// The hypervisor stole more CPU time over the run than the campaign's
+    /// `max_steal_permille` allows (content/measurement.md, Isolation): the host, not the
+    /// engine, was measured.
+    CpuSteal {
+        /// Steal time over the run, summed over the pinned CPUs, ms.
+        steal_ms: u64,
+        /// The run's wall time, ms.
+        wall_ms: u64,
+    },
     /// The scorer could not score the entry.
     ScorerFailed {
         /// What failed.
@@ -776,6 +1352,12 @@ impl fmt::Display for EntryInfraFailure {
             EntryInfraFailure::ClientLagged => f.write_str(
                 "the client's send lag exceeded its bound: the client, not the engine, was \
                  measured",
+            ),
+            EntryInfraFailure::CpuSteal { steal_ms, wall_ms } => write!(
+                f,
+                "the hypervisor stole {steal_ms} ms of CPU time over the run's {wall_ms} ms, \
+                 above the campaign's max_steal_permille: the host, not the engine, was \
+                 measured"
             ),
             EntryInfraFailure::ScorerFailed { detail } => {
                 write!(f, "the scorer could not score it: {detail}")

@@ -38,7 +38,8 @@ pub enum PipelineState {
     BenchQueued,
     /// Seated in a live round.
     RoundAssigned,
-    /// The entry never ran because of infrastructure; one requeue.
+    /// The entry did not run, or its round did not count, because of infrastructure;
+    /// one requeue for its own failure, none used when its round was `infra_failed`.
     InfraFailed,
     /// The round finished and the entry holds a speedup score.
     Scored,
@@ -93,7 +94,8 @@ impl PipelineState {
     /// `bench_queued` (`image_pushed` only where a registry is used, so `building → built`
     /// is legal too); `rejected` from `picked_up` through `building`; `round_assigned →
     /// scored | disqualified | infra_failed`; `infra_failed → bench_queued` (the caller
-    /// enforces "once" with [`Submission::requeues`]).
+    /// enforces "once" with [`Submission::requeues`]; after a round that was
+    /// `infra_failed` as a whole, [`Submission::requeue_uncharged`] does not count it).
     pub fn can_move_to(self, to: PipelineState) -> bool {
         use PipelineState::*;
         matches!(
@@ -233,7 +235,8 @@ pub struct Submission {
     pub size_bytes: u64,
     /// The current state: always the `to` of the last transition event.
     pub state: PipelineState,
-    /// Times it went `infra_failed → bench_queued` (at most 1).
+    /// Times it went `infra_failed → bench_queued` for its own infrastructure failure (at
+    /// most 1); a requeue after a round that was `infra_failed` as a whole is not counted.
     #[serde(default)]
     pub requeues: u32,
     /// Every transition and duplicate, oldest first.
@@ -322,13 +325,24 @@ impl Submission {
         if requeue {
             self.requeues += 1;
         }
+        self.push_transition(to, at, reason.into(), gate, round);
+        Ok(())
+    }
+
+    fn push_transition(
+        &mut self,
+        to: PipelineState,
+        at: Timestamp,
+        reason: String,
+        gate: Option<Gate>,
+        round: Option<u64>,
+    ) {
         self.state = to;
         self.events.push(Event {
             at,
             kind: EventKind::Transition { to, gate, round },
-            reason: reason.into(),
+            reason,
         });
-        Ok(())
     }
 
     /// Records a later commitment of the same bytes as an event on this record.
@@ -407,6 +421,29 @@ impl Submission {
     /// requeued already (the record is unchanged).
     pub fn requeue(&mut self, at: Timestamp, reason: impl Into<String>) -> Result<(), ModelError> {
         self.transition(PipelineState::BenchQueued, at, reason)
+    }
+
+    /// Moves an `infra_failed` submission back to `bench_queued` after a round that was
+    /// `infra_failed` as a whole (content/leader-rule.md): the round is charged to no
+    /// challenger, so [`Submission::requeues`] is unchanged and a spent requeue does not
+    /// stop it.
+    ///
+    /// Errors: [`ModelError::IllegalTransition`] when it is not `infra_failed` (the
+    /// record is unchanged).
+    pub fn requeue_uncharged(
+        &mut self,
+        at: Timestamp,
+        reason: impl Into<String>,
+    ) -> Result<(), ModelError> {
+        if self.state != PipelineState::InfraFailed {
+            return Err(ModelError::IllegalTransition {
+                submission: self.sha256.to_string(),
+                from: self.state,
+                to: PipelineState::BenchQueued,
+            });
+        }
+        self.push_transition(PipelineState::BenchQueued, at, reason.into(), None, None);
+        Ok(())
     }
 
     /// The reason of the last transition event (for `rejected` and `disqualified`, the

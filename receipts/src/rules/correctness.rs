@@ -214,6 +214,23 @@ pub fn verdict_from_artifact(items: &CorrectnessItems) -> (Verdict, bool) {
     (verdict(&recomputed, &spec), consistent)
 }
 
+/// Where two prompt tokenizations first differ: `(position, expected, got)` with `None`
+/// for a side that ended before the position; `None` when they are equal. `expected` is
+/// the reference runtime's own tokenization of the prompt text, `got` what an engine
+/// echoed (content/correctness.md: the reference tokenizes the prompt itself).
+pub fn prompt_difference(expected: &[u32], got: &[u32]) -> Option<(u32, Option<u32>, Option<u32>)> {
+    let position = expected
+        .iter()
+        .zip(got)
+        .position(|(e, g)| e != g)
+        .or_else(|| (expected.len() != got.len()).then(|| expected.len().min(got.len())))?;
+    Some((
+        u32::try_from(position).unwrap_or(u32::MAX),
+        expected.get(position).copied(),
+        got.get(position).copied(),
+    ))
+}
+
 fn integer_mean(values: &[u64]) -> u64 {
     if values.is_empty() {
         return 0;
@@ -349,6 +366,29 @@ mod tests {
         let at_bound = verdict(&[2_000_000, 0, 0, 0, 0, 0], &spec());
         assert_eq!(at_bound.first_failing_item, None);
         assert_eq!(at_bound.first_failing_group, Some(0));
+    }
+
+    #[test]
+    fn a_prompt_difference_names_the_first_differing_position() {
+        assert_eq!(prompt_difference(&[1, 5, 6], &[1, 5, 6]), None);
+        assert_eq!(
+            prompt_difference(&[1, 5, 6], &[1, 7, 6]),
+            Some((1, Some(5), Some(7)))
+        );
+        // A stripped BOS shifts everything: position 0.
+        assert_eq!(
+            prompt_difference(&[1, 5, 6], &[5, 6]),
+            Some((0, Some(1), Some(5)))
+        );
+        // One side ends first.
+        assert_eq!(
+            prompt_difference(&[1, 5], &[1, 5, 6]),
+            Some((2, None, Some(6)))
+        );
+        assert_eq!(
+            prompt_difference(&[1, 5, 6], &[1, 5]),
+            Some((2, Some(6), None))
+        );
     }
 
     #[test]

@@ -66,8 +66,12 @@ const MAX_DECODED_HIGHEST: u64 = 1 << 40;
 
 /// V2 cookies (HdrHistogram's `V2_ENCODING_COOKIE_BASE` and `V2_COMPRESSED_COOKIE_BASE`
 /// with word size 0x10, the only ones the Rust port writes).
-const V2_COOKIE: u32 = 0x1c84_9303;
+const V2_COOKIE: u32 = 0x1c84_9313;
 const V2_COMPRESSED_COOKIE: u32 = 0x1c84_9314;
+
+/// Bytes of a V2 header: cookie, payload length, normalizing offset, significant digits
+/// (4 each), lowest, highest, int-to-double ratio (8 each).
+const V2_HEADER_BYTES: usize = 40;
 
 /// Decodes base64 V2 or V2+DEFLATE text into a histogram, within the size limits:
 /// at most [`MAX_ENCODED_BYTES`] of text, [`MAX_DECODED_BYTES`] inflated, significant
@@ -105,6 +109,15 @@ pub fn decode_histogram(text: &str) -> Result<Histogram<u64>, HistogramError> {
         .and_then(|b| b.try_into().ok())
         .map(u64::from_be_bytes)
         .ok_or_else(|| error("truncated header".into()))?;
+    // The payload (the counts) must be there: the deserializer allocates what the header
+    // declares before it reads, so a forged length of 2^32 − 1 would cost gigabytes.
+    let declared = be_u32(&plain, 4).ok_or_else(|| error("truncated header".into()))?;
+    let present = plain.len().saturating_sub(V2_HEADER_BYTES);
+    if usize::try_from(declared).unwrap_or(usize::MAX) > present {
+        return Err(error(format!(
+            "header declares a payload of {declared} bytes, {present} follow it"
+        )));
+    }
     if digits > 5 || highest > MAX_DECODED_HIGHEST {
         return Err(error(format!(
             "header declares {digits} significant digits and highest value {highest}, \

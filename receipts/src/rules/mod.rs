@@ -10,11 +10,25 @@
 //! - [`histogram`]: the HdrHistogram V2+DEFLATE codec, with size limits on decode;
 //! - [`score`]: median/min/max of runs, the score in ppm, drift, the overtake test;
 //! - [`correctness`]: the logit distance per position, item and group, and the verdict;
-//! - [`leader`]: the leader rule and the round's outcome.
+//! - [`sample`]: the check of the timed run's outputs (which requests, their gap, the
+//!   verdict);
+//! - [`host`]: whether CPU steal over a run makes it invalid;
+//! - [`leader`]: the seat rules: the margin, a disqualified or infra-failed incumbent, its
+//!   re-measure;
+//! - [`paired`]: paired ratios over interleaved passes, their interval and coverage, the
+//!   noise verdicts, the per-pass failure table and the paired decision rule;
+//! - [`passes`]: the order of the runs in each pass, drawn from the pass seed;
+//! - [`outcome`]: the round's outcome (status, typed reason, seat decision) from the
+//!   paired decision and the round's other causes, in their order of precedence.
 
 pub mod correctness;
 pub mod histogram;
+pub mod host;
 pub mod leader;
+pub mod outcome;
+pub mod paired;
+pub mod passes;
+pub mod sample;
 pub mod score;
 pub mod sla;
 pub mod workload;

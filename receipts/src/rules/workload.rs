@@ -412,7 +412,7 @@ const WORDS: [&str; 64] = [
 ];
 
 /// A ChaCha20 generator keyed by `key` on stream `stream`.
-fn chacha(key: &[u8; 32], stream: u64) -> ChaCha20Rng {
+pub(crate) fn chacha(key: &[u8; 32], stream: u64) -> ChaCha20Rng {
     let mut rng = ChaCha20Rng::from_seed(*key);
     rng.set_stream(stream);
     rng
@@ -465,7 +465,7 @@ fn generated_prompt(rng: &mut ChaCha20Rng, len: usize) -> String {
 }
 
 /// Fisher–Yates from the last position down: position `i` swaps with a uniform `j ≤ i`.
-fn shuffle<T>(items: &mut [T], rng: &mut ChaCha20Rng) {
+pub(crate) fn shuffle<T>(items: &mut [T], rng: &mut ChaCha20Rng) {
     for i in (1..items.len()).rev() {
         let j = uniform(rng, i as u64 + 1) as usize;
         items.swap(i, j);
@@ -619,6 +619,8 @@ items = 3
             schedule_seed: reveal(3),
             correctness_seed: reveal(4),
             prompt_salt: reveal(5),
+            sample_seed: None,
+            pass_seed: None,
         };
         let workload = Workload::new(&campaign, &seeds, None).unwrap();
         let mut items = Vec::new();

@@ -12,6 +12,17 @@
 //! time [`Engine::stop`] returns `Ok`); the last 50 lines are the log tail of a
 //! disqualification (content/rounds.md).
 //!
+//! # Sandbox, socket, CPUs
+//! Every engine runs in a sandbox ([`sandbox`]: its own user, pid and network namespaces,
+//! the filesystem read-only, the key and data directories hidden, a clean environment)
+//! and pinned to CPUs disjoint from the load generator's ([`isolation`]). The runner binds
+//! the engine's listening socket itself, on the host's loopback, and passes it to the
+//! engine with the systemd socket-activation convention: the socket is fd 3,
+//! `LISTEN_FDS=1` and `LISTEN_PID` is the engine's pid (content/rounds.md, Engines). A
+//! port the runner cannot bind is the host's fault ([`EngineError::Bind`],
+//! `infra_failed`); whatever the engine prints about ports is its own output and proves
+//! nothing (an engine that exits is disqualified like any other).
+//!
 //! `PR_SET_PDEATHSIG` fires when the *thread* that spawned the engine exits, not the
 //! process. Engines are therefore not [`Send`]: an engine stays on the thread that
 //! started it, and dropping it stops it, so that thread outlives the engine by
@@ -19,19 +30,31 @@
 //! called `run_round`; its tokio runtime only drives the load generator.)
 
 pub mod hardware;
+pub mod isolation;
+pub mod sandbox;
 
 use receipts::fsutil::IoError;
 use std::fs;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::io::{Read, Write};
+use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
+use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::mpsc;
+use std::process::{Child, ExitStatus, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use receipts::model::{Backend, BackendKind};
+use receipts::model::{Backend, BackendKind, EngineIsolation, SandboxKind};
+
+use crate::isolation::CpuPlan;
+use crate::sandbox::{Sandbox, SandboxError, SandboxSpec};
+
+/// The file descriptor an engine's listening socket has (systemd's `SD_LISTEN_FDS_START`).
+pub const LISTEN_FD: i32 = 3;
+
+/// Runs the engine's argv with `LISTEN_PID` set to its own pid (`exec` keeps it), since
+/// no wrapper knows that pid before it exists.
+const LISTEN_PID_TRAMPOLINE: &str = r#"LISTEN_PID=$$; export LISTEN_PID; exec "$@""#;
 
 /// Lines of an engine's log kept as a disqualification's log tail.
 pub const LOG_TAIL_LINES: usize = 50;
@@ -63,10 +86,22 @@ pub enum EngineError {
         /// The last [`LOG_TAIL_LINES`] lines of its log.
         log_tail: Vec<String>,
     },
-    /// An I/O error on a file the engine needs (its log, its pid file).
-    /// An I/O error on a named file.
+    /// An I/O error on a file the engine needs (its log, its pid file, its private tmp).
     #[error(transparent)]
     Io(#[from] IoError),
+    /// The runner could not bind the engine's listening socket: another process holds
+    /// the port (or the host refuses it). The host's fault: `infra_failed`.
+    #[error("binding the engine's socket `{addr}` (is another process holding it?)")]
+    Bind {
+        /// The address.
+        addr: SocketAddr,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The engine could not be sandboxed, and the campaign does not trust engines.
+    #[error(transparent)]
+    Sandbox(#[from] SandboxError),
     /// A method called out of order (e.g. `wait_healthy` before `start`).
     #[error("engine not started")]
     NotStarted,
@@ -86,13 +121,40 @@ pub struct EngineSettings {
     pub program: PathBuf,
     /// The campaign's `hardware.memory_limit_mb`.
     pub memory_limit_mb: u64,
-    /// Threads the engine may use ([`engine_threads`] of the campaign's value).
+    /// Threads the engine may use ([`CpuPlan::engine_threads`] of the campaign's value).
     pub threads: u32,
     /// The campaign's model name, served as such.
     pub served_model_name: String,
     /// The round's pid file: every engine's process group is recorded there while it
     /// runs, so [`EngineBackend::sweep_leftovers`] can kill what a killed runner left.
     pub pid_file: PathBuf,
+    /// How every engine is sandboxed and pinned.
+    pub confinement: Confinement,
+}
+
+/// How an engine process is confined: its sandbox, what it hides, its CPUs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Confinement {
+    /// The sandbox ([`Sandbox::detect`] with the campaign's `trusted_engines`).
+    pub sandbox: Sandbox,
+    /// Directories the engine must not see: the key directory (`--key-dir` or
+    /// `receipts::layout::default_key_dir`) and the data directory.
+    pub hidden: Vec<PathBuf>,
+    /// The CPUs of the engine and of the load generator.
+    pub cpus: CpuPlan,
+}
+
+impl Confinement {
+    /// What the receipt records of an engine run with `threads` compute threads.
+    pub fn record(&self, threads: u32) -> EngineIsolation {
+        EngineIsolation {
+            sandbox: self.sandbox.kind(),
+            pinning: self.cpus.pinning,
+            engine_cpus: self.cpus.engine.clone(),
+            client_cpus: self.cpus.client.clone(),
+            engine_threads: threads,
+        }
+    }
 }
 
 /// A backend: makes the engines of a round, and cleans up after a runner that was killed.
@@ -140,7 +202,7 @@ impl EngineBackend for BuiltinBackend {
         BackendKind::Builtin
     }
 
-    fn engine(&self, _tree: &Path, config: &Path, log: &Path) -> Box<dyn Engine> {
+    fn engine(&self, tree: &Path, config: &Path, log: &Path) -> Box<dyn Engine> {
         let s = &self.settings;
         Box::new(BuiltinEngine::new(BuiltinOptions {
             program: s.program.clone(),
@@ -148,8 +210,10 @@ impl EngineBackend for BuiltinBackend {
             memory_limit_mb: s.memory_limit_mb,
             threads: s.threads,
             served_model_name: s.served_model_name.clone(),
+            tree: tree.to_path_buf(),
             log: log.to_path_buf(),
             pid_file: s.pid_file.clone(),
+            confinement: s.confinement.clone(),
         }))
     }
 
@@ -176,6 +240,7 @@ impl EngineBackend for ProcessBackend {
             config: config.to_path_buf(),
             log: log.to_path_buf(),
             pid_file: self.settings.pid_file.clone(),
+            confinement: self.settings.confinement.clone(),
         }))
     }
 
@@ -194,10 +259,16 @@ pub trait Engine {
     /// substituted; `None` before [`Engine::start`] succeeded.
     fn command(&self) -> Option<&[String]>;
 
-    /// Starts the engine in its own process group.
+    /// How it was sandboxed and pinned, for the receipt; `None` before [`Engine::start`]
+    /// succeeded.
+    fn isolation(&self) -> Option<EngineIsolation>;
+
+    /// Binds its listening socket and starts the engine on it, sandboxed and pinned, in
+    /// its own process group.
     ///
-    /// Errors: [`EngineError::Spawn`] when the program cannot be started,
-    /// [`EngineError::Io`] for its log or pid file.
+    /// Errors: [`EngineError::Bind`] when the runner cannot bind the socket,
+    /// [`EngineError::Spawn`] when the program cannot be started, [`EngineError::Io`] for
+    /// its log, pid file or private tmp.
     fn start(&mut self) -> Result<(), EngineError>;
 
     /// Waits until `/health` answers 200, at most `deadline`.
@@ -245,28 +316,23 @@ pub struct BuiltinOptions {
     pub config: PathBuf,
     /// `--memory-limit-mb`: the campaign's `hardware.memory_limit_mb`.
     pub memory_limit_mb: u64,
-    /// `--threads`: the campaign's `hardware.engine_threads`, or cores − 1.
+    /// `--threads`: [`CpuPlan::engine_threads`] of the campaign's
+    /// `hardware.engine_threads` (at most the engine's CPUs).
     pub threads: u32,
     /// `--served-model-name`: the campaign's model name.
     pub served_model_name: String,
+    /// The patched tree (read-only in the sandbox).
+    pub tree: PathBuf,
     /// Where its log goes.
     pub log: PathBuf,
     /// Its pid file while it runs.
     pub pid_file: PathBuf,
+    /// Its sandbox and CPUs.
+    pub confinement: Confinement,
 }
 
-/// The threads an engine may use: the campaign's value, or cores − 1 (at least 1) so the
-/// load generator is not starved (content/measurement.md, Open loop).
-pub fn engine_threads(campaign_threads: u32) -> u32 {
-    if campaign_threads > 0 {
-        return campaign_threads;
-    }
-    let cores = thread::available_parallelism().map_or(1, |n| n.get());
-    u32::try_from(cores.saturating_sub(1).max(1)).unwrap_or(1)
-}
-
-/// `referee engine serve --config <tree>/engine.toml --port 0 …` as a child process; the
-/// port comes from its first stdout line, `listening on http://127.0.0.1:<port>`.
+/// `referee engine serve --config <tree>/engine.toml --listen-fd 3 …` as a child process,
+/// on the socket the runner bound.
 ///
 /// Not [`Send`] (see the crate docs: the thread that starts an engine must outlive it):
 ///
@@ -278,8 +344,6 @@ pub fn engine_threads(campaign_threads: u32) -> u32 {
 pub struct BuiltinEngine {
     options: BuiltinOptions,
     child: Option<ChildEngine>,
-    endpoint_rx: Option<mpsc::Receiver<String>>,
-    endpoint: Option<String>,
 }
 
 impl BuiltinEngine {
@@ -288,8 +352,6 @@ impl BuiltinEngine {
         Self {
             options,
             child: None,
-            endpoint_rx: None,
-            endpoint: None,
         }
     }
 }
@@ -303,58 +365,49 @@ impl Engine for BuiltinEngine {
         self.child.as_ref().map(|c| c.argv.as_slice())
     }
 
+    fn isolation(&self) -> Option<EngineIsolation> {
+        self.child
+            .as_ref()
+            .map(|_| self.options.confinement.record(self.options.threads))
+    }
+
     fn start(&mut self) -> Result<(), EngineError> {
         let o = &self.options;
-        let mut command = Command::new(&o.program);
-        command
-            .arg("engine")
-            .arg("serve")
-            .arg("--config")
-            .arg(&o.config)
-            .args(["--port", "0", "--memory-limit-mb"])
-            .arg(o.memory_limit_mb.to_string())
-            .arg("--threads")
-            .arg(o.threads.to_string())
-            .arg("--served-model-name")
-            .arg(&o.served_model_name);
-        let (tx, rx) = mpsc::channel();
-        self.child = Some(ChildEngine::spawn(command, &o.log, &o.pid_file, Some(tx))?);
-        self.endpoint_rx = Some(rx);
+        let argv: Vec<String> = [
+            o.program.to_string_lossy().into_owned(),
+            "engine".into(),
+            "serve".into(),
+            "--config".into(),
+            o.config.to_string_lossy().into_owned(),
+            "--listen-fd".into(),
+            LISTEN_FD.to_string(),
+            "--memory-limit-mb".into(),
+            o.memory_limit_mb.to_string(),
+            "--threads".into(),
+            o.threads.to_string(),
+            "--served-model-name".into(),
+            o.served_model_name.clone(),
+        ]
+        .into();
+        let listener = bind_listener(loopback(0))?;
+        self.child = Some(ChildEngine::spawn(
+            &argv,
+            &o.tree,
+            &o.confinement,
+            &listener,
+            &o.log,
+            &o.pid_file,
+        )?);
         Ok(())
     }
 
     fn wait_healthy(&mut self, deadline: Duration) -> Result<(), EngineError> {
-        let started = Instant::now();
         let child = self.child.as_mut().ok_or(EngineError::NotStarted)?;
-        let rx = self.endpoint_rx.as_ref().ok_or(EngineError::NotStarted)?;
-        // First the port from stdout, then /health.
-        let endpoint = loop {
-            match rx.recv_timeout(Duration::from_millis(HEALTH_POLL_MS)) {
-                Ok(endpoint) => break endpoint,
-                Err(mpsc::RecvTimeoutError::Disconnected) => {
-                    // stdout closed without the line: the process is exiting.
-                    let status = child.wait_exit(Duration::from_millis(STOP_GRACE_MS));
-                    return Err(child.died(exit_detail(status)));
-                }
-                Err(mpsc::RecvTimeoutError::Timeout) => {}
-            }
-            if let Some(status) = child.exited() {
-                return Err(child.died(exit_detail(Some(status))));
-            }
-            if started.elapsed() >= deadline {
-                return Err(child.died(no_answer(deadline)));
-            }
-        };
-        self.endpoint = Some(endpoint.clone());
-        child.wait_health(
-            &endpoint,
-            deadline.saturating_sub(started.elapsed()),
-            deadline,
-        )
+        child.wait_health(deadline)
     }
 
     fn endpoint(&self) -> Option<String> {
-        self.endpoint.clone()
+        self.child.as_ref().map(ChildEngine::endpoint)
     }
 
     fn log_path(&self) -> &Path {
@@ -373,7 +426,9 @@ impl Engine for BuiltinEngine {
 /// Options of the process backend.
 #[derive(Clone, Debug)]
 pub struct ProcessOptions {
-    /// Program and arguments; `{config}`, `{port}` and `{tree}` are substituted.
+    /// Program and arguments; `{config}`, `{tree}`, `{listen_fd}` (3) and `{port}` (the
+    /// port of the socket it inherits, for its messages: the engine cannot bind it) are
+    /// substituted.
     pub command: Vec<String>,
     /// The patched tree.
     pub tree: PathBuf,
@@ -383,10 +438,12 @@ pub struct ProcessOptions {
     pub log: PathBuf,
     /// Its pid file while it runs.
     pub pid_file: PathBuf,
+    /// Its sandbox and CPUs.
+    pub confinement: Confinement,
 }
 
-/// Any command serving the OpenAI-compatible API (a llama.cpp server, `vllm serve`), on
-/// a free port chosen by the runner.
+/// Any command serving the OpenAI-compatible API on the listening socket it inherits as
+/// fd 3 (`LISTEN_FDS=1`, `LISTEN_PID`: systemd's socket activation).
 ///
 /// Not [`Send`] (see the crate docs: the thread that starts an engine must outlive it):
 ///
@@ -398,7 +455,6 @@ pub struct ProcessOptions {
 pub struct ProcessEngine {
     options: ProcessOptions,
     child: Option<ChildEngine>,
-    endpoint: Option<String>,
 }
 
 impl ProcessEngine {
@@ -407,7 +463,6 @@ impl ProcessEngine {
         Self {
             options,
             child: None,
-            endpoint: None,
         }
     }
 }
@@ -421,45 +476,58 @@ impl Engine for ProcessEngine {
         self.child.as_ref().map(|c| c.argv.as_slice())
     }
 
+    fn isolation(&self) -> Option<EngineIsolation> {
+        // A process engine is told no thread count: it gets its CPUs.
+        let cpus = u32::try_from(self.options.confinement.cpus.engine.len()).unwrap_or(u32::MAX);
+        self.child
+            .as_ref()
+            .map(|_| self.options.confinement.record(cpus))
+    }
+
     fn start(&mut self) -> Result<(), EngineError> {
         let o = &self.options;
-        let port = free_port().map_err(|source| {
-            EngineError::Io(IoError {
-                action: "finding a free port on",
-                path: PathBuf::from("127.0.0.1"),
+        if o.command.is_empty() {
+            return Err(EngineError::Spawn {
+                program: String::new(),
+                source: std::io::Error::other("empty command"),
+            });
+        }
+        let listener = bind_listener(loopback(0))?;
+        let port = listener
+            .local_addr()
+            .map_err(|source| EngineError::Bind {
+                addr: loopback(0),
                 source,
-            })
-        })?;
-        let args: Vec<String> = o
+            })?
+            .port();
+        let argv: Vec<String> = o
             .command
             .iter()
             .map(|arg| {
                 arg.replace("{config}", &o.config.to_string_lossy())
                     .replace("{port}", &port.to_string())
+                    .replace("{listen_fd}", &LISTEN_FD.to_string())
                     .replace("{tree}", &o.tree.to_string_lossy())
             })
             .collect();
-        let Some((program, rest)) = args.split_first() else {
-            return Err(EngineError::Spawn {
-                program: String::new(),
-                source: std::io::Error::other("empty command"),
-            });
-        };
-        let mut command = Command::new(program);
-        command.args(rest).current_dir(&o.tree);
-        self.child = Some(ChildEngine::spawn(command, &o.log, &o.pid_file, None)?);
-        self.endpoint = Some(format!("http://127.0.0.1:{port}"));
+        self.child = Some(ChildEngine::spawn(
+            &argv,
+            &o.tree,
+            &o.confinement,
+            &listener,
+            &o.log,
+            &o.pid_file,
+        )?);
         Ok(())
     }
 
     fn wait_healthy(&mut self, deadline: Duration) -> Result<(), EngineError> {
         let child = self.child.as_mut().ok_or(EngineError::NotStarted)?;
-        let endpoint = self.endpoint.clone().ok_or(EngineError::NotStarted)?;
-        child.wait_health(&endpoint, deadline, deadline)
+        child.wait_health(deadline)
     }
 
     fn endpoint(&self) -> Option<String> {
-        self.endpoint.clone()
+        self.child.as_ref().map(ChildEngine::endpoint)
     }
 
     fn log_path(&self) -> &Path {
@@ -513,6 +581,11 @@ struct ChildEngine {
     child: Child,
     /// The command line as spawned.
     argv: Vec<String>,
+    /// The address of the socket it inherited.
+    addr: SocketAddr,
+    /// Its private `HOME`/`TMPDIR`, removed after it (fields drop after [`Drop::drop`]
+    /// has stopped it).
+    _tmp: tempfile::TempDir,
     log: PathBuf,
     /// The log, kept open to fsync it when the engine stops.
     log_file: fs::File,
@@ -526,8 +599,9 @@ struct ChildEngine {
 }
 
 impl ChildEngine {
-    /// Spawns `command` in a new process group with stdout and stderr into `log`. With
-    /// `endpoint_tx`, stdout is scanned for `listening on <url>` and the URL sent once.
+    /// Spawns `argv` (program first) in `confinement`'s sandbox, pinned to its engine
+    /// CPUs, in a new process group, with `listener` as fd [`LISTEN_FD`] and stdout and
+    /// stderr into `log`.
     ///
     /// Call it on a thread that outlives the engine (`PR_SET_PDEATHSIG` is per thread);
     /// `ChildEngine` not being `Send` keeps it there.
@@ -536,10 +610,12 @@ impl ChildEngine {
     /// that copies its stdout), the child's group is killed and the child reaped before
     /// the error is returned: nothing is left running that no pid file names.
     fn spawn(
-        mut command: Command,
+        argv: &[String],
+        tree: &Path,
+        confinement: &Confinement,
+        listener: &TcpListener,
         log: &Path,
         pid_file: &Path,
-        endpoint_tx: Option<mpsc::Sender<String>>,
     ) -> Result<Self, EngineError> {
         let io = |action, path: &Path| {
             let path = path.to_path_buf();
@@ -551,6 +627,10 @@ impl ChildEngine {
                 })
             }
         };
+        let addr = listener.local_addr().map_err(|source| EngineError::Bind {
+            addr: loopback(0),
+            source,
+        })?;
         if let Some(parent) = log.parent() {
             fs::create_dir_all(parent).map_err(io("creating", parent))?;
         }
@@ -561,21 +641,64 @@ impl ChildEngine {
             .map_err(io("opening", log))?;
         let stderr = log_file.try_clone().map_err(io("opening", log))?;
         let sync_handle = log_file.try_clone().map_err(io("opening", log))?;
+        let tmp = tempfile::Builder::new()
+            .prefix("referee-engine-")
+            .tempdir()
+            .map_err(io(
+                "creating the engine's private tmp in",
+                &std::env::temp_dir(),
+            ))?;
+        let spec = SandboxSpec {
+            tree: tree.to_path_buf(),
+            hidden: confinement.hidden.clone(),
+            tmp: tmp.path().to_path_buf(),
+        };
+        let activated: Vec<String> = ["/bin/sh", "-c", LISTEN_PID_TRAMPOLINE, "referee-engine"]
+            .into_iter()
+            .map(str::to_owned)
+            .chain(argv.iter().cloned())
+            .collect();
+        let mut command = confinement.sandbox.command(&spec, &activated);
         command
+            .env("LISTEN_FDS", "1")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::from(stderr))
             .process_group(0);
-        #[cfg(target_os = "linux")]
-        // SAFETY: the closure runs between fork and exec and only calls prctl(2), which
-        // is async-signal-safe.
+        let listen_fd = listener.as_raw_fd();
+        let mask = confinement.cpus.engine_mask();
+        // SAFETY: the closure runs between fork and exec and only calls prctl(2),
+        // sched_setaffinity(2), dup2(2) and fcntl(2), which are async-signal-safe, on
+        // values prepared before the fork.
         unsafe {
-            command.pre_exec(|| {
+            command.pre_exec(move || {
+                #[cfg(target_os = "linux")]
                 libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                if let Some(mask) = mask.as_ref()
+                    && libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), mask) != 0
+                {
+                    return Err(std::io::Error::last_os_error());
+                }
+                // dup2 clears close-on-exec on the copy; a socket already at fd 3 keeps
+                // its flag, so clear it there.
+                let rc = if listen_fd == LISTEN_FD {
+                    libc::fcntl(LISTEN_FD, libc::F_SETFD, 0)
+                } else {
+                    libc::dup2(listen_fd, LISTEN_FD)
+                };
+                if rc < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
                 Ok(())
             });
         }
         let program = command.get_program().to_string_lossy().into_owned();
+        // The group leader's argv[0] once it runs: the sandbox tool, which forks the
+        // engine; unsandboxed, the trampoline execs into the engine's own program.
+        let leader = match confinement.sandbox.kind() {
+            SandboxKind::Trusted => argv.first().cloned().unwrap_or_default(),
+            SandboxKind::Bwrap | SandboxKind::Unshare => program.clone(),
+        };
         let argv: Vec<String> = std::iter::once(command.get_program())
             .chain(command.get_args())
             .map(|arg| arg.to_string_lossy().into_owned())
@@ -584,8 +707,8 @@ impl ChildEngine {
             program: program.clone(),
             source,
         })?;
-        // The pid file lets a resumed round kill this group if the runner dies; the
-        // program is recorded as given, which is the child's argv[0].
+        // The pid file lets a resumed round kill this group if the runner dies, naming
+        // the leader's argv[0] so a recycled pid is left alone.
         let recorded = (|| {
             if let Some(parent) = pid_file.parent() {
                 fs::create_dir_all(parent).map_err(io("creating", parent))?;
@@ -595,7 +718,7 @@ impl ChildEngine {
                 .append(true)
                 .open(pid_file)
                 .map_err(io("opening", pid_file))?;
-            writeln!(pids, "{} {program}", child.id()).map_err(io("writing", pid_file))
+            writeln!(pids, "{} {leader}", child.id()).map_err(io("writing", pid_file))
         })();
         if let Err(e) = recorded {
             kill_and_reap(&mut child);
@@ -607,7 +730,7 @@ impl ChildEngine {
                 let mut log_file = log_file;
                 let spawned = thread::Builder::new()
                     .name("engine-stdout".into())
-                    .spawn(move || copy_stdout(stdout, &mut log_file, endpoint_tx));
+                    .spawn(move || copy_stdout(stdout, &mut log_file));
                 match spawned {
                     Ok(handle) => Some(handle),
                     Err(source) => {
@@ -621,6 +744,8 @@ impl ChildEngine {
         Ok(Self {
             child,
             argv,
+            addr,
+            _tmp: tmp,
             log: log.to_path_buf(),
             log_file: sync_handle,
             pid_file: pid_file.to_path_buf(),
@@ -629,6 +754,11 @@ impl ChildEngine {
             log_error: None,
             _not_send: std::marker::PhantomData,
         })
+    }
+
+    /// The base URL of its socket, `http://127.0.0.1:<port>`.
+    fn endpoint(&self) -> String {
+        format!("http://{}", self.addr)
     }
 
     fn exited(&mut self) -> Option<ExitStatus> {
@@ -646,21 +776,15 @@ impl ChildEngine {
         None
     }
 
-    /// Polls `GET <endpoint>/health` until 200, the process exits, or `remaining`
-    /// passes (`deadline` is the whole deadline, for the message).
-    fn wait_health(
-        &mut self,
-        endpoint: &str,
-        remaining: Duration,
-        deadline: Duration,
-    ) -> Result<(), EngineError> {
-        let until = Instant::now() + remaining;
-        let address = endpoint.trim_start_matches("http://").to_owned();
+    /// Polls `GET /health` on its socket until 200, the process exits, or `deadline`
+    /// passes.
+    fn wait_health(&mut self, deadline: Duration) -> Result<(), EngineError> {
+        let until = Instant::now() + deadline;
         loop {
             if let Some(status) = self.exited() {
-                return Err(self.died(exit_detail(Some(status))));
+                return Err(self.died(status.to_string()));
             }
-            if health_ok(&address) {
+            if health_ok(self.addr) {
                 return Ok(());
             }
             if Instant::now() >= until {
@@ -751,51 +875,38 @@ fn kill_and_reap(child: &mut Child) {
     let _ = child.wait();
 }
 
-/// Copies the engine's stdout into its log, sending the URL of the first `listening on`
-/// line. Returns the first error writing the log (it goes on reading stdout after one,
-/// so the engine never blocks on a full pipe).
+/// Copies the engine's stdout into its log. Returns the first error writing the log (it
+/// goes on reading stdout after one, so the engine never blocks on a full pipe).
 fn copy_stdout(
-    stdout: std::process::ChildStdout,
+    mut stdout: std::process::ChildStdout,
     log: &mut fs::File,
-    endpoint_tx: Option<mpsc::Sender<String>>,
 ) -> Option<std::io::Error> {
-    let mut endpoint_tx = endpoint_tx;
-    let mut reader = BufReader::new(stdout);
-    let mut line = Vec::new();
+    let mut buffer = [0u8; 8192];
     let mut error = None;
     loop {
-        line.clear();
-        match reader.read_until(b'\n', &mut line) {
-            Ok(0) | Err(_) => break,
-            Ok(_) => {
+        match stdout.read(&mut buffer) {
+            Ok(0) => break,
+            Ok(n) => {
                 if error.is_none()
-                    && let Err(e) = log.write_all(&line)
+                    && let Err(e) = log.write_all(&buffer[..n])
                 {
                     error = Some(e);
                 }
-                if let Some(tx) = endpoint_tx.as_ref() {
-                    let text = String::from_utf8_lossy(&line);
-                    if let Some(url) = text.trim().strip_prefix("listening on ") {
-                        let _ = tx.send(url.trim().to_owned());
-                        endpoint_tx = None;
-                    }
-                }
             }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => break,
         }
     }
     error
 }
 
 /// One `GET /health` over plain HTTP/1.1; true on status 200.
-fn health_ok(address: &str) -> bool {
-    let Ok(addr) = address.parse::<std::net::SocketAddr>() else {
-        return false;
-    };
+fn health_ok(addr: SocketAddr) -> bool {
     let Ok(mut stream) = TcpStream::connect_timeout(&addr, Duration::from_millis(500)) else {
         return false;
     };
     let _ = stream.set_read_timeout(Some(Duration::from_millis(2_000)));
-    let request = format!("GET /health HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n");
+    let request = format!("GET /health HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
     if stream.write_all(request.as_bytes()).is_err() {
         return false;
     }
@@ -803,16 +914,18 @@ fn health_ok(address: &str) -> bool {
     stream.read_exact(&mut head).is_ok() && head.starts_with(b"HTTP/1.") && &head[9..12] == b"200"
 }
 
-/// A free TCP port on 127.0.0.1 (bound and released; the engine binds it next).
-fn free_port() -> std::io::Result<u16> {
-    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+/// `127.0.0.1:<port>`.
+fn loopback(port: u16) -> SocketAddr {
+    SocketAddr::from((Ipv4Addr::LOCALHOST, port))
 }
 
-fn exit_detail(status: Option<ExitStatus>) -> String {
-    match status {
-        Some(status) => status.to_string(),
-        None => "stdout closed before it printed `listening on`".into(),
-    }
+/// Binds an engine's listening socket at `addr` in the runner (port 0: any free one).
+/// It is held from here on, so no other process can take it before the engine serves.
+///
+/// Errors: [`EngineError::Bind`] — the host's fault (another process holds the port),
+/// never the engine's.
+pub fn bind_listener(addr: SocketAddr) -> Result<TcpListener, EngineError> {
+    TcpListener::bind(addr).map_err(|source| EngineError::Bind { addr, source })
 }
 
 fn no_answer(deadline: Duration) -> String {
@@ -822,15 +935,31 @@ fn no_answer(deadline: Duration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::process::Command;
 
-    fn process(dir: &Path, script: &str) -> ProcessEngine {
-        ProcessEngine::new(ProcessOptions {
-            command: vec!["sh".into(), "-c".into(), script.into()],
+    /// Unsandboxed and unpinned: these tests are about the process's life; the sandbox
+    /// has its own (`tests/sandbox.rs`).
+    fn trusted() -> Confinement {
+        Confinement {
+            sandbox: Sandbox::probe(SandboxKind::Trusted).unwrap(),
+            hidden: Vec::new(),
+            cpus: CpuPlan::split(&[0]),
+        }
+    }
+
+    fn options(dir: &Path, command: Vec<String>) -> ProcessOptions {
+        ProcessOptions {
+            command,
             tree: dir.to_path_buf(),
             config: dir.join("engine.toml"),
             log: dir.join("engine.log"),
             pid_file: dir.join("engines.pid"),
-        })
+            confinement: trusted(),
+        }
+    }
+
+    fn process(dir: &Path, script: &str) -> ProcessEngine {
+        ProcessEngine::new(options(dir, vec!["sh".into(), "-c".into(), script.into()]))
     }
 
     #[test]
@@ -884,7 +1013,8 @@ mod tests {
     fn a_healthy_server_is_found_and_its_group_killed_on_stop() {
         let dir = tempfile::tempdir().unwrap();
         // A one-shot HTTP server answering 200 forever, with a grandchild in the group.
-        let python = "import http.server,sys\nclass H(http.server.BaseHTTPRequestHandler):\n  def do_GET(s):\n    s.send_response(200); s.end_headers()\n  def log_message(s,*a): pass\nhttp.server.HTTPServer(('127.0.0.1', int(sys.argv[1])), H).serve_forever()\n";
+        // It serves on the socket it inherits (fd 3), as socket activation says.
+        let python = "import http.server,os,socket,sys\nclass H(http.server.BaseHTTPRequestHandler):\n  def do_GET(s):\n    s.send_response(200); s.end_headers()\n  def log_message(s,*a): pass\nassert os.environ['LISTEN_FDS'] == '1' and os.environ['LISTEN_PID'] == str(os.getpid())\nsrv = http.server.HTTPServer(('127.0.0.1', 0), H, bind_and_activate=False)\nsrv.socket = socket.socket(fileno=3)\nsrv.serve_forever()\n";
         fs::write(dir.path().join("server.py"), python).unwrap();
         if Command::new("python3")
             .arg("-c")
@@ -895,7 +1025,7 @@ mod tests {
             eprintln!("SKIPPED: python3 not found to serve /health");
             return;
         }
-        let mut engine = process(dir.path(), "sleep 30 & exec python3 server.py {port}");
+        let mut engine = process(dir.path(), "sleep 30 & exec python3 server.py");
         engine.start().unwrap();
         engine.wait_healthy(Duration::from_secs(20)).unwrap();
         assert!(dir.path().join("engines.pid").exists());
@@ -973,11 +1103,8 @@ mod tests {
         let not_a_dir = dir.path().join("not-a-dir");
         fs::write(&not_a_dir, b"").unwrap();
         let mut engine = ProcessEngine::new(ProcessOptions {
-            command: vec!["sleep".into(), marker.clone()],
-            tree: dir.path().to_path_buf(),
-            config: dir.path().join("engine.toml"),
-            log: dir.path().join("engine.log"),
             pid_file: not_a_dir.join("engines.pid"),
+            ..options(dir.path(), vec!["sleep".into(), marker.clone()])
         });
         let err = engine.start().unwrap_err();
         assert!(
@@ -1001,12 +1128,12 @@ mod tests {
     fn a_log_that_cannot_be_written_fails_the_stop() {
         let dir = tempfile::tempdir().unwrap();
         let mut engine = ProcessEngine::new(ProcessOptions {
-            command: vec!["sh".into(), "-c".into(), "echo hello; exec sleep 30".into()],
-            tree: dir.path().to_path_buf(),
-            config: dir.path().join("engine.toml"),
             // Every write fails with ENOSPC.
             log: PathBuf::from("/dev/full"),
-            pid_file: dir.path().join("engines.pid"),
+            ..options(
+                dir.path(),
+                vec!["sh".into(), "-c".into(), "echo hello; exec sleep 30".into()],
+            )
         });
         engine.start().unwrap();
         thread::sleep(Duration::from_millis(300));
@@ -1023,9 +1150,102 @@ mod tests {
         engine.stop().unwrap();
     }
 
+    /// Unsandboxed, the trampoline execs into the engine: the pid file names the engine's
+    /// program, so a resumed round still finds and kills it.
     #[test]
-    fn threads_leave_a_core_for_the_client() {
-        assert_eq!(engine_threads(3), 3);
-        assert!(engine_threads(0) >= 1);
+    fn an_unsandboxed_engine_is_named_by_its_own_program() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut engine = ProcessEngine::new(options(dir.path(), vec!["sleep".into(), "30".into()]));
+        engine.start().unwrap();
+        let pid_file = dir.path().join("engines.pid");
+        let line = fs::read_to_string(&pid_file).unwrap();
+        let (pid, program) = line.trim().split_once(' ').unwrap();
+        assert_eq!(program, "sleep");
+        let cmdline = format!("/proc/{pid}/cmdline");
+        let started = Instant::now();
+        while !fs::read(&cmdline)
+            .unwrap_or_default()
+            .starts_with(b"sleep\0")
+        {
+            assert!(
+                started.elapsed() < Duration::from_secs(5),
+                "sleep never started"
+            );
+            thread::sleep(Duration::from_millis(5));
+        }
+        assert_eq!(kill_leftovers(&pid_file), 1);
+        let started = Instant::now();
+        while engine.is_running() {
+            assert!(started.elapsed() < Duration::from_secs(5), "not killed");
+            thread::sleep(Duration::from_millis(5));
+        }
+        engine.stop().unwrap();
+    }
+
+    /// The port is the runner's: held by another process, it is the host's fault
+    /// (`infra_failed`), found by the runner's own bind.
+    #[test]
+    fn a_port_held_by_another_process_is_a_bind_error() {
+        let held = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = held.local_addr().unwrap();
+        match bind_listener(addr) {
+            Err(EngineError::Bind { addr: a, source }) => {
+                assert_eq!(a, addr);
+                assert_eq!(source.kind(), std::io::ErrorKind::AddrInUse);
+            }
+            other => panic!("expected a bind error, got {other:?}"),
+        }
+    }
+
+    /// An engine saying the address is in use proves nothing: the runner holds a free
+    /// socket for it, so its exit is its own fault (disqualified, never `infra_failed`).
+    #[test]
+    fn an_engine_claiming_address_in_use_died_before_healthy() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = "echo \"OSError: [Errno 98] Address already in use: port {port}\" >&2; exit 1";
+        let mut engine = process(dir.path(), script);
+        engine.start().unwrap();
+        let port = engine
+            .endpoint()
+            .unwrap()
+            .rsplit(':')
+            .next()
+            .unwrap()
+            .to_owned();
+        match engine.wait_healthy(Duration::from_secs(20)) {
+            Err(EngineError::DiedBeforeHealthy { detail, log_tail }) => {
+                assert_eq!(detail, "exit status: 1");
+                assert_eq!(
+                    log_tail,
+                    vec![format!(
+                        "OSError: [Errno 98] Address already in use: port {port}"
+                    )]
+                );
+            }
+            other => panic!("expected DiedBeforeHealthy, got {other:?}"),
+        }
+    }
+
+    /// The engine inherits the runner's socket as fd 3, with `LISTEN_FDS=1` and its own
+    /// pid as `LISTEN_PID`, and a clean environment.
+    #[test]
+    fn the_engine_inherits_its_socket_as_fd_3() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = "echo fds=$LISTEN_FDS pid_ok=$([ \"$LISTEN_PID\" = $$ ] && echo y) \
+                      home_is_tmp=$([ \"$HOME\" = \"$TMPDIR\" ] && echo y) \
+                      fd3=$(readlink /proc/self/fd/3 | cut -c1-8) {listen_fd}; exec sleep 30";
+        let mut engine = process(dir.path(), script);
+        engine.start().unwrap();
+        let log = dir.path().join("engine.log");
+        let started = Instant::now();
+        while fs::read_to_string(&log).unwrap_or_default().is_empty() {
+            assert!(started.elapsed() < Duration::from_secs(10), "no output");
+            thread::sleep(Duration::from_millis(20));
+        }
+        engine.stop().unwrap();
+        assert_eq!(
+            fs::read_to_string(&log).unwrap(),
+            "fds=1 pid_ok=y home_is_tmp=y fd3=socket:[ 3\n"
+        );
     }
 }

@@ -31,9 +31,9 @@ use receipts::rules::histogram::new_latency_histogram;
 use receipts::rules::sla::nearest_rank_value;
 use receipts::rules::workload::{Item, UNIT_GAP_NS};
 
-/// The fixed completion: one token, usage, done.
+/// The fixed completion: one token (with its id), usage, done.
 const BODY: &str = concat!(
-    "data: {\"choices\":[{\"index\":0,\"text\":\"x\"}]}\n\n",
+    "data: {\"choices\":[{\"index\":0,\"text\":\"x\",\"token_ids\":[120]}]}\n\n",
     "data: {\"choices\":[],\"usage\":{\"completion_tokens\":1}}\n\n",
     "data: [DONE]\n\n"
 );

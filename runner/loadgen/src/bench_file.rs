@@ -4,6 +4,7 @@
 //! ```toml
 //! model = "referee-builtin"     # optional: the served model name (--model overrides)
 //! runs = 1                      # searches per entry (default 1 here; campaigns use 3)
+//! token_count = "ids"           # or "usage": a campaign's `token_count` (default "ids")
 //! [workload]                    # a campaign's [workload] table (WorkloadSpec)
 //! input_len = { kind = "uniform", min = 32, max = 128 }
 //! output_len = { kind = "fixed", value = 16 }
@@ -22,7 +23,7 @@ use std::path::Path;
 
 use receipts::model::{
     CorrectnessSpec, ModelError, RateSearchSpec, RevealedSeeds, Seed32, SeedReveal, Sha256Hex,
-    WorkloadSpec,
+    TokenCount, WorkloadSpec,
 };
 use serde::Deserialize;
 
@@ -38,6 +39,9 @@ pub struct BenchFile {
     /// Searches per `--search` (default 1).
     #[serde(default = "one")]
     pub runs: u32,
+    /// How output tokens are counted, as a campaign's `token_count` (default `"ids"`).
+    #[serde(default)]
+    pub token_count: TokenCount,
     /// The workload mix.
     #[serde(default)]
     pub workload: WorkloadSpec,
@@ -172,6 +176,8 @@ impl BenchFile {
             schedule_seed: seed(s.schedule, "schedule"),
             correctness_seed: seed(s.correctness, "correctness"),
             prompt_salt: seed(s.prompt_salt, "prompt_salt"),
+            sample_seed: None,
+            pass_seed: None,
         }
     }
 }
@@ -197,5 +203,23 @@ mod tests {
         assert!(error.to_string().contains("`runs`"), "{error}");
         let error = BenchFile::from_toml("w.toml", "[workload]\nbogus = 1\n").unwrap_err();
         assert!(error.to_string().contains("bogus"), "{error}");
+        let error = BenchFile::from_toml("w.toml", "token_count = \"chunks\"\n").unwrap_err();
+        let message = error.to_string();
+        assert!(
+            message.contains("w.toml")
+                && message.contains("token_count")
+                && message.contains("chunks"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn token_count_defaults_to_ids() {
+        assert_eq!(
+            BenchFile::from_toml("w.toml", "").unwrap().token_count,
+            TokenCount::Ids
+        );
+        let file = BenchFile::from_toml("w.toml", "token_count = \"usage\"\n").unwrap();
+        assert_eq!(file.token_count, TokenCount::Usage);
     }
 }

@@ -8,18 +8,25 @@
 //! *scheduled* send time, so a stalled server shows in the tail instead of being hidden
 //! behind late sends; the client's own lag (actual − scheduled send) is recorded too.
 //! Requests stream (`stream: true`, SSE) so time to first token and inter-token gaps are
-//! measured, and fix their output length (`max_tokens` = `min_tokens`, `ignore_eos`,
-//! `temperature: 0`). Every request has a deadline after its scheduled time, so a probe
-//! ends by its last scheduled send plus the deadline, whatever the server does.
+//! measured, fix their output length (`max_tokens` = `min_tokens`, `ignore_eos`,
+//! `temperature: 0`) and ask for the generated token ids (`return_token_ids`): output
+//! tokens are the ids the client saw, never the engine's own `usage` (unless the campaign
+//! says `token_count = "usage"`). Every request body is built from its workload item
+//! alone, so every entry of a round is sent the same bytes. Every request has a deadline
+//! after its scheduled time, so a probe ends by its last scheduled send plus the
+//! deadline, whatever the server does.
 
 #![deny(missing_docs)]
 
 pub mod bench_file;
 mod executor;
+pub mod nullserver;
 mod pacer;
 pub mod search;
+pub mod selftest;
 pub mod sse;
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
@@ -28,13 +35,17 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
-use receipts::model::{ErrorCounts, LatencyKind, ProbeHistograms, ProbeRecord, Sla};
+use receipts::model::{ErrorCounts, LatencyKind, ProbeHistograms, ProbeRecord, Sla, TokenCount};
 
-pub use executor::{HttpProbeExecutor, MeasureConfig, measure_workload};
+pub use executor::{
+    HttpProbeExecutor, MeasureConfig, ProbeOutputs, WorkloadMeasurement, measure_runs_with_outputs,
+    measure_workload, measure_workload_with_outputs,
+};
 use pacer::Pacer;
 use receipts::rules::histogram::{HistogramError, encode_histogram, new_latency_histogram};
-use sse::{SseEvent, SseParser};
+use sse::{Chunk, SseError, SseEvent, SseParser};
 
+use receipts::rules::score::probe_throughput_milli_rps;
 use receipts::rules::sla::{nearest_rank_value, over_bound_count, required_requests, verdict};
 use receipts::rules::workload::{Item, WorkloadError, scheduled_offset_ns};
 use search::ProgressSink;
@@ -62,7 +73,7 @@ pub enum LoadError {
     /// The client's runtime or pacer timer could not be started.
     #[error("starting the load generator's {what}")]
     Runtime {
-        /// `runtime` or `pacer timer`.
+        /// `runtime`, `pacer timer` or `null server`.
         what: &'static str,
         /// The OS error.
         #[source]
@@ -95,10 +106,20 @@ pub enum RequestErrorKind {
     BadBody,
     /// The deadline passed first.
     Timeout,
-    /// The stream ended normally with a different number of output tokens than asked.
+    /// The stream ended normally with fewer output tokens than asked.
     ShortOutput,
-    /// The connection closed before `data: [DONE]`.
+    /// The connection closed, or the stream ended, before `data: [DONE]`.
     ConnectionClosed,
+    /// The engine's `usage.completion_tokens` disagreed with the token ids observed.
+    UsageMismatch,
+    /// A chunk carried generated text without `token_ids` (`token_count = "ids"`).
+    NoTokenIds,
+    /// More output token ids than asked arrived.
+    LongOutput,
+    /// Bytes arrived after `data: [DONE]`.
+    TrailingData,
+    /// The stream reported no `usage.completion_tokens` (`token_count = "usage"`).
+    MissingUsage,
 }
 
 /// Adds one failure of `kind` to `counts`.
@@ -111,6 +132,11 @@ pub fn count_error(counts: &mut ErrorCounts, kind: RequestErrorKind) {
         RequestErrorKind::Timeout => &mut counts.timeout,
         RequestErrorKind::ShortOutput => &mut counts.short_output,
         RequestErrorKind::ConnectionClosed => &mut counts.connection_closed,
+        RequestErrorKind::UsageMismatch => &mut counts.usage_mismatch,
+        RequestErrorKind::NoTokenIds => &mut counts.no_token_ids,
+        RequestErrorKind::LongOutput => &mut counts.long_output,
+        RequestErrorKind::TrailingData => &mut counts.trailing_data,
+        RequestErrorKind::MissingUsage => &mut counts.missing_usage,
     };
     *slot += 1;
 }
@@ -120,6 +146,8 @@ pub fn count_error(counts: &mut ErrorCounts, kind: RequestErrorKind) {
 pub struct RequestSample {
     /// A warm-up request (excluded from every figure).
     pub warmup: bool,
+    /// The workload item's `item_index` (its identity within its sub-stream).
+    pub item_index: u32,
     /// Scheduled send, ns after the probe's start.
     pub scheduled_ns: u64,
     /// Actual − scheduled send, ns (time spent in the pacer, the runtime and any client
@@ -129,15 +157,24 @@ pub struct RequestSample {
     pub input_bytes: u64,
     /// Output tokens asked for.
     pub max_tokens: u32,
-    /// Output tokens received (`usage.completion_tokens` when the server reports it, else
-    /// streamed chunks).
+    /// Output tokens received, counted as the plan's [`TokenCount`] says: the token ids
+    /// streamed (default), or the engine's `usage.completion_tokens`. Set for failed
+    /// requests too, as far as the stream got.
     pub output_tokens: u64,
-    /// Scheduled send to the last byte, or to the failure, ns.
+    /// Scheduled send to `data: [DONE]`, or to the failure, ns.
     pub e2e_ns: u64,
-    /// Scheduled send to the first token, ns.
+    /// Scheduled send to the first chunk carrying a token id (with `token_count =
+    /// "usage"`: carrying text or a token id), ns.
     pub ttft_ns: Option<u64>,
-    /// Gaps between consecutive token chunks, ns.
+    /// Inter-token gaps, ns: for each chunk after the first that carries `k` token ids,
+    /// the gap since the previous such chunk, then `k − 1` zeros (its other tokens
+    /// arrived with it); the first chunk adds `k − 1` zeros. A completed request has
+    /// `output_tokens − 1` of them. (With `token_count = "usage"`, every chunk with text
+    /// or ids counts as one arrival, `k` = 1.)
     pub itl_ns: Vec<u64>,
+    /// The generated token ids as streamed, in order, for a request whose plan entry
+    /// keeps them ([`PlannedRequest::keep_token_ids`]); empty otherwise.
+    pub token_ids: Vec<u32>,
     /// Why it failed; `None` for a completed request.
     pub error: Option<RequestErrorKind>,
 }
@@ -165,6 +202,8 @@ pub struct PlannedRequest {
     pub scheduled_ns: u64,
     /// A warm-up request.
     pub warmup: bool,
+    /// Keep the request's observed token ids in [`RequestSample::token_ids`].
+    pub keep_token_ids: bool,
 }
 
 /// A probe's requests with their schedule (content/measurement.md, Probe).
@@ -174,6 +213,8 @@ pub struct ProbePlan {
     pub requests: Vec<PlannedRequest>,
     /// Every request's deadline after its scheduled send, ms.
     pub deadline_ms: u64,
+    /// How output tokens are counted ([`TokenCount::Ids`] from [`ProbePlan::new`]).
+    pub token_count: TokenCount,
 }
 
 impl ProbePlan {
@@ -181,7 +222,8 @@ impl ProbePlan {
     /// `warmup` are warm-up; then the fewest measured items, at least `min_requests`,
     /// whose scheduled span (first to last measured send) reaches `min_duration_ms`. If
     /// the sub-stream runs out first, every item is used (the workload sizes sub-streams
-    /// so that practically never happens).
+    /// so that practically never happens). Tokens are counted from ids; no request keeps
+    /// its ids.
     pub fn new(
         items: Vec<Item>,
         rate_milli_rps: u64,
@@ -215,11 +257,21 @@ impl ProbePlan {
                 item,
                 scheduled_ns,
                 warmup: i < warmup,
+                keep_token_ids: false,
             })
             .collect();
         Self {
             requests,
             deadline_ms,
+            token_count: TokenCount::Ids,
+        }
+    }
+
+    /// Marks the measured requests whose `item_index` is in `items` to keep their
+    /// observed token ids (warm-up requests never keep them).
+    pub fn keep_token_ids(&mut self, items: &BTreeSet<u32>) {
+        for request in &mut self.requests {
+            request.keep_token_ids = !request.warmup && items.contains(&request.item.item_index);
         }
     }
 
@@ -333,6 +385,7 @@ impl LoadClient {
             http: self.http.clone(),
             url,
             deadline: Duration::from_millis(plan.deadline_ms),
+            token_count: plan.token_count,
             in_flight: self.in_flight.clone(),
             done: AtomicU32::new(0),
         });
@@ -344,6 +397,8 @@ impl LoadClient {
                 body: request_body(&target.model, &r.item),
                 scheduled_ns: r.scheduled_ns,
                 warmup: r.warmup,
+                item_index: r.item.item_index,
+                keep_token_ids: r.keep_token_ids,
                 input_bytes: r.item.prompt.len() as u64,
                 max_tokens: r.item.max_tokens,
             })
@@ -433,6 +488,7 @@ struct SendContext {
     http: HttpClient,
     url: hyper::Uri,
     deadline: Duration,
+    token_count: TokenCount,
     in_flight: Option<Arc<tokio::sync::Semaphore>>,
     done: AtomicU32,
 }
@@ -441,12 +497,17 @@ struct PreparedRequest {
     body: Bytes,
     scheduled_ns: u64,
     warmup: bool,
+    item_index: u32,
+    keep_token_ids: bool,
     input_bytes: u64,
     max_tokens: u32,
 }
 
 /// The completions request of `item`: streamed, greedy, output length fixed
-/// (content/measurement.md: `ignore_eos`, `min_tokens` = `max_tokens`, as vLLM accepts).
+/// (content/measurement.md: `ignore_eos`, `min_tokens` = `max_tokens`, as vLLM accepts),
+/// generated token ids asked for (vLLM's `return_token_ids`). Only the item and the
+/// campaign's model name go in: nothing of the entry, the run, the counting mode or which
+/// requests keep their ids, so every entry of a round is sent the same bytes.
 fn request_body(model: &str, item: &Item) -> Bytes {
     let body = serde_json::json!({
         "model": model,
@@ -457,6 +518,7 @@ fn request_body(model: &str, item: &Item) -> Bytes {
         "temperature": 0,
         "stream": true,
         "stream_options": { "include_usage": true },
+        "return_token_ids": true,
     });
     Bytes::from(body.to_string())
 }
@@ -473,6 +535,7 @@ async fn send_one(
 ) -> RequestSample {
     let mut sample = RequestSample {
         warmup: request.warmup,
+        item_index: request.item_index,
         scheduled_ns: request.scheduled_ns,
         input_bytes: request.input_bytes,
         max_tokens: request.max_tokens,
@@ -480,39 +543,49 @@ async fn send_one(
     };
     let deadline = scheduled + context.deadline;
     let mut sent = false;
+    let keep = request.keep_token_ids;
     let outcome = tokio::time::timeout_at(
         tokio::time::Instant::from_std(deadline),
-        exchange(&context, request.body, scheduled, &mut sample, &mut sent),
+        exchange(
+            &context,
+            request.body,
+            scheduled,
+            keep,
+            &mut sample,
+            &mut sent,
+        ),
     )
     .await;
     let error = match outcome {
-        Ok(Ok(())) => {
-            if sample.output_tokens == u64::from(sample.max_tokens) {
-                None
-            } else {
-                Some(RequestErrorKind::ShortOutput)
-            }
-        }
+        Ok(Ok(())) => match sample.output_tokens.cmp(&u64::from(sample.max_tokens)) {
+            std::cmp::Ordering::Equal => None,
+            std::cmp::Ordering::Less => Some(RequestErrorKind::ShortOutput),
+            std::cmp::Ordering::Greater => Some(RequestErrorKind::LongOutput),
+        },
         Ok(Err(kind)) => Some(kind),
         Err(_) => Some(RequestErrorKind::Timeout),
     };
+    // One instant for both: a request never handed to the HTTP client (queued in the
+    // client, or past its deadline before it was sent) has its lag equal to its e2e.
+    let now = Instant::now();
     if !sent {
-        // Never handed to the HTTP client (queued in the client until the deadline).
-        sample.send_lag_ns = nanos(Instant::now().saturating_duration_since(scheduled));
+        sample.send_lag_ns = nanos(now.saturating_duration_since(scheduled));
     }
     if error.is_some() {
-        sample.e2e_ns = nanos(Instant::now().saturating_duration_since(scheduled));
+        sample.e2e_ns = nanos(now.saturating_duration_since(scheduled));
     }
     sample.error = error;
     context.done.fetch_add(1, Ordering::Relaxed);
     sample
 }
 
-/// The HTTP exchange: waits for an in-flight slot (if capped), sends, reads the stream.
+/// The HTTP exchange: waits for an in-flight slot (if capped), sends, reads the stream to
+/// its end (nothing may follow `data: [DONE]`) and sets the sample's output tokens.
 async fn exchange(
     context: &SendContext,
     body: Bytes,
     scheduled: Instant,
+    keep_token_ids: bool,
     sample: &mut RequestSample,
     sent: &mut bool,
 ) -> Result<(), RequestErrorKind> {
@@ -525,7 +598,14 @@ async fn exchange(
         ),
         None => None,
     };
-    sample.send_lag_ns = nanos(Instant::now().saturating_duration_since(scheduled));
+    let now = Instant::now();
+    if now >= scheduled + context.deadline {
+        // Its deadline passed before it left the client (a client behind its schedule, or
+        // the in-flight cap): failed here, not sent late to a server that would work on
+        // an answer nobody waits for, on a connection dropped at once.
+        return Err(RequestErrorKind::Timeout);
+    }
+    sample.send_lag_ns = nanos(now.saturating_duration_since(scheduled));
     *sent = true;
     let mut request = hyper::Request::new(Full::new(body));
     *request.method_mut() = hyper::Method::POST;
@@ -557,44 +637,126 @@ async fn exchange(
     let mut body = response.into_body();
     let mut parser = SseParser::default();
     let mut events = Vec::new();
-    let mut chunks = 0u64;
-    let mut usage = None;
-    let mut last_token: Option<Instant> = None;
+    let mut count = TokenCounter {
+        mode: context.token_count,
+        max_tokens: u64::from(sample.max_tokens),
+        keep_token_ids,
+        scheduled,
+        observed: 0,
+        usage: None,
+        last_arrival: None,
+    };
     let mut done = false;
+    // Read to the end of the body: bytes after `[DONE]` are an error, not ignored.
     while let Some(frame) = body.frame().await {
         let frame = frame.map_err(|e| classify_hyper(&e))?;
         let Some(bytes) = frame.data_ref() else {
             continue; // trailers
         };
         let now = Instant::now();
-        parser
-            .feed(bytes, &mut events)
-            .map_err(|_| RequestErrorKind::BadBody)?;
+        let fed = parser.feed(bytes, &mut events);
         for event in events.drain(..) {
             match event {
-                SseEvent::Token => {
-                    chunks += 1;
-                    match last_token {
-                        None => sample.ttft_ns = Some(nanos(now - scheduled)),
-                        Some(previous) => sample.itl_ns.push(nanos(now - previous)),
-                    }
-                    last_token = Some(now);
+                SseEvent::Chunk(chunk) => count.chunk(chunk, now, sample)?,
+                SseEvent::Done => {
+                    done = true;
+                    sample.e2e_ns = nanos(now - scheduled);
                 }
-                SseEvent::Usage { completion_tokens } => usage = Some(completion_tokens),
-                SseEvent::Done => done = true,
-                SseEvent::Other => {}
             }
         }
-        if done {
-            sample.e2e_ns = nanos(now - scheduled);
-            break;
-        }
+        fed.map_err(|e| match e {
+            SseError::AfterDone { .. } => RequestErrorKind::TrailingData,
+            SseError::Malformed { .. } => RequestErrorKind::BadBody,
+        })?;
     }
     if !done {
         return Err(RequestErrorKind::ConnectionClosed);
     }
-    sample.output_tokens = usage.unwrap_or(chunks);
-    Ok(())
+    count.finish(sample)
+}
+
+/// Counts a stream's output tokens as the plan's [`TokenCount`] says and records token
+/// arrivals (TTFT, inter-token gaps) into the sample.
+struct TokenCounter {
+    mode: TokenCount,
+    max_tokens: u64,
+    keep_token_ids: bool,
+    scheduled: Instant,
+    /// Token ids seen so far.
+    observed: u64,
+    /// The last `usage.completion_tokens` the engine reported.
+    usage: Option<u64>,
+    last_arrival: Option<Instant>,
+}
+
+impl TokenCounter {
+    /// One chunk arrived at `now`. Errors: [`RequestErrorKind::NoTokenIds`] for text
+    /// without ids (ids mode), [`RequestErrorKind::LongOutput`] as soon as more ids than
+    /// asked arrived (which also bounds what is kept).
+    fn chunk(
+        &mut self,
+        chunk: Chunk,
+        now: Instant,
+        sample: &mut RequestSample,
+    ) -> Result<(), RequestErrorKind> {
+        if let Some(tokens) = chunk.completion_tokens {
+            self.usage = Some(tokens);
+        }
+        let ids = match (self.mode, chunk.token_ids) {
+            (TokenCount::Ids, None) if chunk.has_text => {
+                return Err(RequestErrorKind::NoTokenIds);
+            }
+            (_, ids) => ids.unwrap_or_default(),
+        };
+        self.observed += ids.len() as u64;
+        if self.mode == TokenCount::Ids {
+            sample.output_tokens = self.observed;
+            // Before anything is recorded: bounds the gaps and ids a request holds.
+            if self.observed > self.max_tokens {
+                return Err(RequestErrorKind::LongOutput);
+            }
+        }
+        // Tokens that arrived with this chunk: its ids, or (usage mode) one per chunk
+        // with text or ids, since only the arrival is timed there.
+        let arrived = match self.mode {
+            TokenCount::Ids => ids.len(),
+            TokenCount::Usage => usize::from(chunk.has_text || !ids.is_empty()),
+        };
+        if arrived > 0 {
+            match self.last_arrival {
+                None => sample.ttft_ns = Some(nanos(now - self.scheduled)),
+                Some(previous) => sample.itl_ns.push(nanos(now - previous)),
+            }
+            sample.itl_ns.extend(std::iter::repeat_n(0, arrived - 1));
+            self.last_arrival = Some(now);
+        }
+        if self.keep_token_ids && self.observed <= self.max_tokens {
+            sample.token_ids.extend_from_slice(&ids);
+        }
+        Ok(())
+    }
+
+    /// The stream ended with `[DONE]`: sets the sample's output tokens. Errors:
+    /// [`RequestErrorKind::UsageMismatch`] when a reported usage disagrees with the ids
+    /// observed (ids mode); [`RequestErrorKind::MissingUsage`] when none was reported
+    /// (usage mode).
+    fn finish(&self, sample: &mut RequestSample) -> Result<(), RequestErrorKind> {
+        match self.mode {
+            TokenCount::Ids => {
+                sample.output_tokens = self.observed;
+                match self.usage {
+                    Some(reported) if reported != self.observed => {
+                        Err(RequestErrorKind::UsageMismatch)
+                    }
+                    _ => Ok(()),
+                }
+            }
+            TokenCount::Usage => {
+                sample.output_tokens = self.usage.ok_or(RequestErrorKind::MissingUsage)?;
+                Ok(())
+            }
+        }
+    }
 }
 
 /// Maps a client error before the response to a kind.
@@ -633,13 +795,16 @@ pub struct ProbeContext {
     pub sla: Sla,
     /// Send-lag p99 bound, µs.
     pub send_lag_bound_us: u64,
+    /// How the probe's output tokens were counted (recorded on the probe).
+    pub token_count: TokenCount,
 }
 
 /// Builds a probe's record from its samples (content/measurement.md, Probe): histograms in µs of
 /// the measured requests (latencies of completed ones only), the SLA percentile with
 /// failed requests ranked last, the over-bound count (failed requests plus completed ones
 /// whose bucket exceeds the bound, see [`over_bound_count`]), send-lag p50/p99, the
-/// verdict, and throughput = completed ÷ (last completion − first scheduled send).
+/// verdict, the duration (last completion − first scheduled send, truncated to µs) and the
+/// throughput [`probe_throughput_milli_rps`] of the completed count over that duration.
 ///
 /// Errors: [`LoadError::Histogram`] if a histogram cannot be encoded.
 pub fn summarize_probe(
@@ -696,13 +861,9 @@ pub fn summarize_probe(
     };
     let send_lag_p50_us = lag_at(p50);
     let send_lag_p99_us = lag_at(p99);
-    let duration_ns = last_completion_ns.saturating_sub(first_scheduled_ns);
-    let throughput_milli_rps = if completed == 0 || duration_ns == 0 {
-        0
-    } else {
-        let t = u128::from(completed) * 1_000_000_000_000 / u128::from(duration_ns);
-        u64::try_from(t).unwrap_or(u64::MAX)
-    };
+    // Truncated to the µs the log records, so the throughput follows from the log alone.
+    let duration_us = last_completion_ns.saturating_sub(first_scheduled_ns) / 1000;
+    let throughput_milli_rps = probe_throughput_milli_rps(completed, duration_us);
     Ok(ProbeRecord {
         run: context.run,
         probe: context.probe,
@@ -728,9 +889,10 @@ pub fn summarize_probe(
             context.send_lag_bound_us,
         ),
         throughput_milli_rps,
-        duration_us: duration_ns / 1000,
+        duration_us,
         input_bytes,
         output_tokens,
+        token_count: Some(context.token_count),
         errors,
         histograms: ProbeHistograms {
             e2e: encode_histogram(&e2e)?,
@@ -786,8 +948,42 @@ mod tests {
             serde_json::json!({
                 "model": "m", "prompt": "p", "max_tokens": 1, "min_tokens": 1,
                 "ignore_eos": true, "temperature": 0, "stream": true,
-                "stream_options": {"include_usage": true}
+                "stream_options": {"include_usage": true}, "return_token_ids": true
             })
+        );
+    }
+
+    #[test]
+    fn probe_throughput_is_recomputable_from_the_recorded_fields() {
+        // 3 completed, the last 1 000 000 999 ns after the first scheduled send: the log
+        // records 1 000 000 µs, and the throughput is 3 000 milli-req/s, the figure those
+        // fields give (the nanoseconds would give 2 999).
+        let samples: Vec<RequestSample> =
+            [(0, 1_000), (400_000_000, 1_000), (999_000_000, 1_000_999)]
+                .into_iter()
+                .map(|(scheduled_ns, e2e_ns)| RequestSample {
+                    scheduled_ns,
+                    e2e_ns,
+                    max_tokens: 1,
+                    output_tokens: 1,
+                    ..RequestSample::default()
+                })
+                .collect();
+        let context = ProbeContext {
+            run: 0,
+            probe: 0,
+            sub_stream: 0,
+            rate_milli_rps: 3_000,
+            sla: "p50:e2e:10ms".parse::<Sla>().unwrap(),
+            send_lag_bound_us: 2_000,
+            token_count: TokenCount::Ids,
+        };
+        let record = summarize_probe(&context, &samples).unwrap();
+        assert_eq!((record.completed, record.duration_us), (3, 1_000_000));
+        assert_eq!(record.throughput_milli_rps, 3_000);
+        assert_eq!(
+            record.throughput_milli_rps,
+            probe_throughput_milli_rps(record.completed, record.duration_us)
         );
     }
 }

@@ -135,11 +135,24 @@ pub async fn search_entry<E: ProbeExecutor>(
     spec: &RateSearchSpec,
     progress: &dyn ProgressSink,
 ) -> Result<EntryMeasurement, LoadError> {
+    search_runs(executor, 0..runs, spec, progress).await
+}
+
+/// [`search_entry`] over the runs numbered `runs` only (each on its own sub-streams): a
+/// round's pass `p` measures run `p` of each entry on a fresh engine.
+///
+/// Errors: the executor's.
+pub async fn search_runs<E: ProbeExecutor>(
+    executor: &mut E,
+    runs: std::ops::Range<u32>,
+    spec: &RateSearchSpec,
+    progress: &dyn ProgressSink,
+) -> Result<EntryMeasurement, LoadError> {
     let deadline =
         tokio::time::Instant::now() + std::time::Duration::from_secs(spec.entry_deadline_s);
     let mut measured = Vec::new();
     let mut stopped = None;
-    for run in 0..runs {
+    for run in runs {
         let (result, expired) = search_run(executor, run, spec, deadline, progress).await?;
         let found = result.throughput_milli_rps.is_some();
         let invalid_probe = (!result.valid).then(|| result.probes.len() as u32 - 1);

@@ -1,40 +1,62 @@
 //! Incremental parser of an OpenAI completions stream (`text/event-stream`): bytes in,
-//! events out. Each `data:` event is one JSON chunk; `data: [DONE]` ends the stream.
-//! Every chunk with a non-empty `choices` array counts as one streamed token arrival; a
-//! `usage.completion_tokens` field (vLLM's `stream_options.include_usage`) overrides the
-//! count when present. Events are parsed in place: a read that holds whole events is not
-//! copied.
+//! events out. Each `data:` event is one JSON chunk; `data: [DONE]` ends the stream, and
+//! any byte after it is an error. A chunk reports what the client can count itself — the
+//! `token_ids` of its one choice (vLLM's `return_token_ids`) — and the engine's own
+//! `usage.completion_tokens` (vLLM's `stream_options.include_usage`), never one from the
+//! other. Events are parsed in place: a read that holds whole events is not copied.
 
 use std::borrow::Cow;
+
+use serde_json::Value;
 
 /// What one complete event of the stream carried.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SseEvent {
-    /// A chunk with at least one choice: one token arrival.
-    Token,
-    /// A chunk reporting usage: the server's count of output tokens.
-    Usage {
-        /// `usage.completion_tokens`.
-        completion_tokens: u64,
-    },
-    /// A chunk with neither (e.g. an empty keep-alive object).
-    Other,
+    /// A JSON chunk.
+    Chunk(Chunk),
     /// `data: [DONE]`.
     Done,
 }
 
+/// One JSON chunk of the stream.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Chunk {
+    /// The `token_ids` of the chunk's choice (possibly empty); `None` when it has no
+    /// choice (a usage-only or keep-alive chunk) or its choice carries no `token_ids`.
+    pub token_ids: Option<Vec<u32>>,
+    /// Whether the choice carries generated text (a non-empty `text`).
+    pub has_text: bool,
+    /// `usage.completion_tokens`, when the chunk reports it: the engine's own count.
+    pub completion_tokens: Option<u64>,
+}
+
 /// The stream is not an OpenAI completions stream.
 #[derive(Debug, thiserror::Error)]
-#[error("bad event stream: {message}")]
-pub struct SseError {
-    /// What is wrong, with the offending text cut to 200 bytes.
-    pub message: String,
+pub enum SseError {
+    /// An event that is not JSON or `[DONE]`, a chunk of the wrong shape, an `error`
+    /// object from the server, or an event over 1 MiB.
+    #[error("bad event stream: {message}")]
+    Malformed {
+        /// What is wrong, with the offending text cut to 200 bytes.
+        message: String,
+    },
+    /// Bytes arrived after `data: [DONE]`.
+    #[error("bad event stream: {bytes} bytes after `data: [DONE]`")]
+    AfterDone {
+        /// How many arrived in the read that carried them.
+        bytes: usize,
+    },
+}
+
+fn malformed(message: String) -> SseError {
+    SseError::Malformed { message }
 }
 
 /// Buffers bytes until a blank line ends an event.
 #[derive(Debug, Default)]
 pub struct SseParser {
     buffer: Vec<u8>,
+    done: bool,
 }
 
 /// Largest event accepted, bytes: a server streaming garbage without blank lines must
@@ -44,34 +66,58 @@ const MAX_EVENT_BYTES: usize = 1 << 20;
 impl SseParser {
     /// Feeds `bytes`; appends every event completed by them to `out`.
     ///
-    /// Errors: an event that is not JSON or `[DONE]`, an `error` object from the server,
-    /// or an event over 1 MiB.
+    /// Errors: [`SseError::AfterDone`] for any byte after `data: [DONE]` (an event, a
+    /// comment, a blank line); [`SseError::Malformed`] for an event that is not JSON or
+    /// `[DONE]`, a chunk of the wrong shape (`choices` not a list, more than one choice,
+    /// a choice that is not an object, `text` not a string, `token_ids` not a list of
+    /// 32-bit ids, `usage` without an integer `completion_tokens`), an `error` object
+    /// from the server, or an event over 1 MiB.
     pub fn feed(&mut self, bytes: &[u8], out: &mut Vec<SseEvent>) -> Result<(), SseError> {
+        if self.done {
+            return match bytes.len() {
+                0 => Ok(()),
+                n => Err(SseError::AfterDone { bytes: n }),
+            };
+        }
         if self.buffer.is_empty() {
             // The usual case: parse straight from the read, keep only a partial tail.
-            let rest = parse_events(bytes, out)?;
+            let rest = parse_events(bytes, out, &mut self.done)?;
             self.buffer.extend_from_slice(rest);
         } else {
             self.buffer.extend_from_slice(bytes);
-            let consumed = self.buffer.len() - parse_events(&self.buffer, out)?.len();
+            let rest = parse_events(&self.buffer, out, &mut self.done)?.len();
+            let consumed = self.buffer.len() - rest;
             self.buffer.drain(..consumed);
         }
         if self.buffer.len() > MAX_EVENT_BYTES {
-            return Err(SseError {
-                message: format!("event longer than {MAX_EVENT_BYTES} bytes"),
-            });
+            return Err(malformed(format!(
+                "event longer than {MAX_EVENT_BYTES} bytes"
+            )));
         }
         Ok(())
     }
 }
 
-/// Parses every complete event of `bytes` into `out`; returns the incomplete tail.
-fn parse_events<'a>(mut bytes: &'a [u8], out: &mut Vec<SseEvent>) -> Result<&'a [u8], SseError> {
+/// Parses every complete event of `bytes` into `out`; returns the incomplete tail. Sets
+/// `done` at `[DONE]`, after which any byte is an error.
+fn parse_events<'a>(
+    mut bytes: &'a [u8],
+    out: &mut Vec<SseEvent>,
+    done: &mut bool,
+) -> Result<&'a [u8], SseError> {
     while let Some((end, sep)) = find_event_end(bytes) {
-        if let Some(parsed) = parse_event(&bytes[..end])? {
-            out.push(parsed);
-        }
+        let parsed = parse_event(&bytes[..end])?;
         bytes = &bytes[end + sep..];
+        if let Some(parsed) = parsed {
+            let is_done = parsed == SseEvent::Done;
+            out.push(parsed);
+            if is_done {
+                *done = true;
+                if !bytes.is_empty() {
+                    return Err(SseError::AfterDone { bytes: bytes.len() });
+                }
+            }
+        }
     }
     Ok(bytes)
 }
@@ -90,9 +136,7 @@ fn find_event_end(buffer: &[u8]) -> Option<(usize, usize)> {
 }
 
 fn parse_event(event: &[u8]) -> Result<Option<SseEvent>, SseError> {
-    let text = std::str::from_utf8(event).map_err(|_| SseError {
-        message: "event is not UTF-8".into(),
-    })?;
+    let text = std::str::from_utf8(event).map_err(|_| malformed("event is not UTF-8".into()))?;
     let mut data = Cow::Borrowed("");
     for line in text.lines() {
         if let Some(rest) = line.strip_prefix("data:") {
@@ -113,31 +157,59 @@ fn parse_event(event: &[u8]) -> Result<Option<SseEvent>, SseError> {
     if data.trim() == "[DONE]" {
         return Ok(Some(SseEvent::Done));
     }
-    let value: serde_json::Value = serde_json::from_str(&data).map_err(|e| SseError {
-        message: format!("`{}`: {e}", cut(&data)),
-    })?;
-    if value.get("error").is_some() {
-        return Err(SseError {
-            message: format!("server error event `{}`", cut(&data)),
-        });
+    let value: Value =
+        serde_json::from_str(&data).map_err(|e| malformed(format!("`{}`: {e}", cut(&data))))?;
+    parse_chunk(&value)
+        .map(|chunk| Some(SseEvent::Chunk(chunk)))
+        .map_err(|why| malformed(format!("{why} in `{}`", cut(&data))))
+}
+
+/// Reads a chunk's choice and usage (module docs); the error says what is wrong.
+fn parse_chunk(value: &Value) -> Result<Chunk, &'static str> {
+    let Value::Object(fields) = value else {
+        return Err("a chunk that is not an object");
+    };
+    if fields.get("error").is_some() {
+        return Err("a server error event");
     }
-    if value
-        .get("choices")
-        .and_then(|c| c.as_array())
-        .is_some_and(|c| !c.is_empty())
-    {
-        return Ok(Some(SseEvent::Token));
+    let mut chunk = Chunk::default();
+    let choices = match fields.get("choices") {
+        None | Some(Value::Null) => &[][..],
+        Some(Value::Array(choices)) => choices.as_slice(),
+        Some(_) => return Err("`choices` that is not a list"),
+    };
+    match choices {
+        [] => {}
+        [Value::Object(choice)] => {
+            chunk.has_text = match choice.get("text") {
+                None | Some(Value::Null) => false,
+                Some(Value::String(text)) => !text.is_empty(),
+                Some(_) => return Err("a `text` that is not a string"),
+            };
+            chunk.token_ids = match choice.get("token_ids") {
+                None | Some(Value::Null) => None,
+                Some(Value::Array(ids)) => Some(
+                    ids.iter()
+                        .map(|id| id.as_u64().and_then(|id| u32::try_from(id).ok()))
+                        .collect::<Option<Vec<u32>>>()
+                        .ok_or("a `token_ids` entry that is not a 32-bit token id")?,
+                ),
+                Some(_) => return Err("`token_ids` that is not a list"),
+            };
+        }
+        [_] => return Err("a choice that is not an object"),
+        _ => return Err("more than one choice (requests ask for one)"),
     }
-    if let Some(tokens) = value
-        .get("usage")
-        .and_then(|u| u.get("completion_tokens"))
-        .and_then(|t| t.as_u64())
-    {
-        return Ok(Some(SseEvent::Usage {
-            completion_tokens: tokens,
-        }));
-    }
-    Ok(Some(SseEvent::Other))
+    chunk.completion_tokens = match fields.get("usage") {
+        None | Some(Value::Null) => None,
+        Some(usage) => Some(
+            usage
+                .get("completion_tokens")
+                .and_then(Value::as_u64)
+                .ok_or("`usage` without an integer `completion_tokens`")?,
+        ),
+    };
+    Ok(chunk)
 }
 
 fn cut(text: &str) -> &str {
@@ -161,72 +233,131 @@ mod tests {
         Ok(out)
     }
 
+    fn ids(token_ids: &[u32], has_text: bool) -> SseEvent {
+        SseEvent::Chunk(Chunk {
+            token_ids: Some(token_ids.to_vec()),
+            has_text,
+            completion_tokens: None,
+        })
+    }
+
+    fn usage(completion_tokens: u64) -> SseEvent {
+        SseEvent::Chunk(Chunk {
+            completion_tokens: Some(completion_tokens),
+            ..Chunk::default()
+        })
+    }
+
     #[test]
     fn events_split_across_reads() {
         let events = parse_all(&[
-            b"data: {\"choices\":[{\"text\":\"a\"}]}\n",
-            b"\ndata: {\"choices\":[{\"text\":\"b\"}]}\r\n\r\n: keep-alive\n\n",
-            b"data: {\"choices\":[],\"usage\":{\"completion_tokens\":2}}\n\ndata: [DONE]\n\n",
+            b"data: {\"choices\":[{\"text\":\"a\",\"token_ids\":[7]}]}\n",
+            b"\ndata: {\"choices\":[{\"text\":\"bc\",\"token_ids\":[8,9]}]}\r\n\r\n: keep-alive\n\n",
+            b"data: {\"choices\":[],\"usage\":{\"completion_tokens\":3}}\n\ndata: [DONE]\n\n",
         ])
         .unwrap();
         assert_eq!(
             events,
             vec![
-                SseEvent::Token,
-                SseEvent::Token,
-                SseEvent::Usage {
-                    completion_tokens: 2
-                },
+                ids(&[7], true),
+                ids(&[8, 9], true),
+                usage(3),
                 SseEvent::Done
             ]
         );
     }
 
     #[test]
-    fn odd_chunks() {
+    fn chunk_shapes() {
+        let no_ids = |has_text| {
+            SseEvent::Chunk(Chunk {
+                has_text,
+                ..Chunk::default()
+            })
+        };
         let cases: [(&[u8], SseEvent); 9] = [
-            (b"data: {\"choices\":[]}\n\n", SseEvent::Other),
+            (b"data: {\"choices\":[]}\n\n", no_ids(false)),
             (
                 b"data: {\"choices\":null,\"usage\":null}\n\n",
-                SseEvent::Other,
+                no_ids(false),
             ),
-            (b"data: {\"choices\":{\"a\":1}}\n\n", SseEvent::Other),
-            (b"data: {\"usage\":[5]}\n\n", SseEvent::Other),
+            (b"data: {}\n\n", no_ids(false)),
+            // A finish-only choice: no text, no ids.
             (
-                b"data: {\"usage\":{\"completion_tokens\":1.5}}\n\n",
-                SseEvent::Other,
+                b"data: {\"choices\":[{\"text\":\"\",\"finish_reason\":\"length\"}]}\n\n",
+                no_ids(false),
             ),
-            (b"data: [1,2]\n\n", SseEvent::Other),
+            (b"data: {\"choices\":[{\"text\":\"x\"}]}\n\n", no_ids(true)),
+            (
+                b"data: {\"choices\":[{\"text\":\"\",\"token_ids\":[]}]}\n\n",
+                ids(&[], false),
+            ),
             (
                 b"data: {\"usage\":{\"completion_tokens\":2,\"completion_tokens\":3}}\n\n",
-                SseEvent::Usage {
-                    completion_tokens: 3,
-                },
+                usage(3),
             ),
             (
-                b"data: {\"choices\":[1],\"choices\":[]}\n\n",
-                SseEvent::Other,
+                b"data: {\"choices\":[{\"token_ids\":[1]}],\"choices\":[]}\n\n",
+                no_ids(false),
             ),
             (
-                b"data: {\"ch\\u006fices\":[{}]}\n\ndata: [DONE]\n\n",
-                SseEvent::Token,
+                b"data: {\"ch\\u006fices\":[{\"token_ids\":[4294967295]}]}\n\ndata: [DONE]\n\n",
+                ids(&[u32::MAX], false),
             ),
         ];
         for (bytes, expected) in cases {
             let events = parse_all(&[bytes]).unwrap();
             assert_eq!(events[0], expected, "{}", String::from_utf8_lossy(bytes));
         }
-        assert!(parse_all(&[b"data: {\"error\":null}\n\n"]).is_err());
         // A multi-line data field is joined with newlines.
         assert_eq!(
-            parse_all(&[b"data: {\"choices\":\ndata: [0]}\n\n"]).unwrap(),
-            vec![SseEvent::Token]
+            parse_all(&[b"data: {\"choices\":\ndata: [{\"token_ids\":[5]}]}\n\n"]).unwrap(),
+            vec![ids(&[5], false)]
         );
     }
 
     #[test]
-    fn garbage_is_an_error() {
-        assert!(parse_all(&[b"data: {nope\n\n"]).is_err());
-        assert!(parse_all(&[b"data: {\"error\":{\"message\":\"x\"}}\n\n"]).is_err());
+    fn wrong_shapes_and_garbage_are_malformed() {
+        for bytes in [
+            &b"data: {nope\n\n"[..],
+            b"data: {\"error\":{\"message\":\"x\"}}\n\n",
+            b"data: {\"error\":null}\n\n",
+            b"data: [1,2]\n\n",
+            b"data: {\"choices\":{\"a\":1}}\n\n",
+            b"data: {\"choices\":[1]}\n\n",
+            b"data: {\"choices\":[{},{}]}\n\n",
+            b"data: {\"choices\":[{\"text\":5}]}\n\n",
+            b"data: {\"choices\":[{\"token_ids\":7}]}\n\n",
+            b"data: {\"choices\":[{\"token_ids\":[-1]}]}\n\n",
+            b"data: {\"choices\":[{\"token_ids\":[4294967296]}]}\n\n",
+            b"data: {\"choices\":[{\"token_ids\":[1.5]}]}\n\n",
+            b"data: {\"usage\":[5]}\n\n",
+            b"data: {\"usage\":{\"completion_tokens\":1.5}}\n\n",
+        ] {
+            let error = parse_all(&[bytes]).unwrap_err();
+            assert!(
+                matches!(error, SseError::Malformed { .. }),
+                "{}: {error:?}",
+                String::from_utf8_lossy(bytes)
+            );
+        }
+    }
+
+    #[test]
+    fn bytes_after_done_are_an_error() {
+        let after_done = |reads: &[&[u8]]| match parse_all(reads) {
+            Err(SseError::AfterDone { bytes }) => bytes,
+            other => panic!("{other:?}"),
+        };
+        // In the same read, in a later read, a comment, a lone newline.
+        assert_eq!(after_done(&[b"data: [DONE]\n\ndata: {}\n\n"]), 10);
+        assert_eq!(after_done(&[b"data: [DONE]\n\n", b"x"]), 1);
+        assert_eq!(after_done(&[b"data: [DO", b"NE]\n\n: ping\n\n"]), 8);
+        assert_eq!(after_done(&[b"data: [DONE]\n\n\n"]), 1);
+        // An empty read after it is no byte.
+        assert_eq!(
+            parse_all(&[b"data: [DONE]\n\n", b""]).unwrap(),
+            vec![SseEvent::Done]
+        );
     }
 }

@@ -11,6 +11,7 @@ use loadgen::search::{NoProgress, ProbeExecutor, search_entry};
 use loadgen::{LoadError, ProbeContext, ProbePlan, RequestErrorKind, RequestSample};
 use receipts::model::{
     Campaign, MeasurementOutcome, Percentile, ProbeRecord, ProbeVerdict, Sla, SlaUnmetReason,
+    TokenCount,
 };
 use receipts::rules::histogram::{decode_histogram, new_latency_histogram};
 use receipts::rules::sla::{certified, max_probes_per_run, nearest_rank_value, required_requests};
@@ -118,6 +119,7 @@ fn context(sla: &str) -> ProbeContext {
         rate_milli_rps: 1000,
         sla: sla.parse::<Sla>().unwrap(),
         send_lag_bound_us: 2_000,
+        token_count: TokenCount::Ids,
     }
 }
 
@@ -281,6 +283,7 @@ impl ProbeExecutor for SimulatedServer<'_> {
             rate_milli_rps,
             sla: self.sla.clone(),
             send_lag_bound_us: spec.effective_send_lag_bound_us(&self.sla),
+            token_count: TokenCount::Ids,
         };
         loadgen::summarize_probe(&context, &samples)
     }

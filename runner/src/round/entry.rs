@@ -15,29 +15,20 @@ use std::time::Duration;
 
 use receipts::fsutil::IoError;
 use receipts::model::{
-    CorrectnessItem, CorrectnessItems, CorrectnessSummary, Disqualification,
-    DisqualificationReason, EngineRef, EntryMeasurement, MeasurementOutcome, Phase, ProbeRecord,
-    Role, Sha256Hex, Step, StepStatus, Timestamp,
+    CorrectnessItems, CorrectnessSummary, Disqualification, DisqualificationReason, EngineRef,
+    EntryMeasurement, MeasurementOutcome, Phase, ProbeRecord, Role, RoundFailure, Sha256Hex, Step,
+    StepStatus, Timestamp,
 };
-use serde::{Deserialize, Serialize};
 
 use super::record::{EntryRecord, EntryResult, EntryVerdict, PlannedEntry, ScorerRecord};
 use super::{Ctx, RoundError, StepRun};
-use crate::correctness::CompletionsClient;
+use crate::correctness::{
+    self as gate, CompletionsClient, GateError, ItemOutput, KeptRequest, KeptRun,
+};
+use engines::isolation::{self, CpuPlan, CpuTimes};
 use engines::{Engine, EngineError, LOG_TAIL_LINES, log_tail};
 use loadgen::search::ProgressSink;
 use receipts::rules::correctness;
-
-/// One correctness item as the entry answered it (kept in `.work/`: raw float logprobs).
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct ItemOutput {
-    index: u32,
-    prompt_sha256: Sha256Hex,
-    prompt_token_ids: Vec<u32>,
-    token_ids: Vec<u32>,
-    top_k: Vec<Vec<(u32, i64)>>,
-}
 
 /// Why a step of an entry's group, or of the scorer's, could not do its work. The
 /// journal and the receipt record it as its message chain ([`error_chain`]) inside a
@@ -67,36 +58,18 @@ pub(crate) enum StepError {
     /// The load generator could not run.
     #[error(transparent)]
     Load(#[from] loadgen::LoadError),
-    /// An engine's completions API failed for one correctness item.
-    #[error("{what} of item {item}")]
-    Client {
-        /// `correctness outputs` or `reference logprobs`.
-        what: &'static str,
-        /// The correctness item.
-        item: u32,
-        /// The cause.
-        #[source]
-        source: crate::correctness::ClientError,
-    },
-    /// The two sides of a distance do not fit together.
+    /// The correctness outputs or the reference's answers.
     #[error(transparent)]
-    Correctness(#[from] receipts::rules::correctness::CorrectnessError),
+    Gate(#[from] GateError),
     /// The round's workload could not be built.
     #[error(transparent)]
     Workload(#[from] receipts::rules::workload::WorkloadError),
     /// A step that needs the round's seeds ran before setup (a corrupt journal).
     #[error("the round has no seeds before setup")]
     NoSeeds,
-    /// A correctness output of the wrong length.
-    #[error("correctness item {item}: {got} output tokens, asked for {asked}")]
-    OutputLength {
-        /// The correctness item.
-        item: u32,
-        /// Token ids observed.
-        got: usize,
-        /// `max_tokens` asked.
-        asked: u32,
-    },
+    /// The scorer found no prompt echo of the baseline to check the reference against.
+    #[error("the baseline's prompt echo is missing: no entry's echo can be judged")]
+    NoBaselineEcho,
 }
 
 impl StepError {
@@ -106,8 +79,39 @@ impl StepError {
     fn is_entrys_fault(&self) -> bool {
         matches!(
             self,
-            Self::Client { .. } | Self::OutputLength { .. } | Self::Correctness(_)
+            Self::Gate(
+                GateError::Client { .. }
+                    | GateError::OutputLength { .. }
+                    | GateError::Correctness(_)
+                    | GateError::Deadline { .. }
+            )
         )
+    }
+
+    /// The round's typed failure when the reference runtime (the scorer) ran past its
+    /// deadline: the reference is no miner's engine, so its stall fails the round.
+    fn scorer_deadline(&self) -> Option<RoundFailure> {
+        match self {
+            Self::Gate(GateError::Deadline { deadline_s, .. }) => {
+                Some(RoundFailure::ScorerDeadline {
+                    deadline_s: *deadline_s,
+                })
+            }
+            _ => None,
+        }
+    }
+
+    /// The entry's typed disqualification for a failed correctness step, when it has
+    /// one (the deadline; other faults are `compliance_failed` with their message).
+    fn disqualification(&self) -> Option<DisqualificationReason> {
+        match self {
+            Self::Gate(GateError::Deadline { deadline_s, .. }) => {
+                Some(DisqualificationReason::CorrectnessDeadline {
+                    deadline_s: *deadline_s,
+                })
+            }
+            _ => None,
+        }
     }
 }
 
@@ -119,13 +123,35 @@ struct Tree {
     config_sha256: Sha256Hex,
 }
 
-/// Which run of an entry a group is.
+/// Which run of an entry a group is: its run in pass `pass` (content/rounds.md, Passes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum GroupKind {
-    /// The entry's own group: the baseline, the incumbent or a candidate.
-    Entry,
-    /// The baseline again at the end of the round (the drift check).
-    DriftBaseline,
+pub(crate) struct RunSpec {
+    /// The pass, from 0.
+    pub pass: u32,
+    /// Whether this is the baseline's A/A control run of the pass.
+    pub control: bool,
+    /// Whether this re-runs an invalid first attempt.
+    pub rerun: bool,
+    /// Whether the entry's correctness outputs are taken on this run's engine, right
+    /// after its SLA run (once per entry: its first run that meets the SLA).
+    pub takes_outputs: bool,
+}
+
+impl RunSpec {
+    /// The run in words, for step names: `pass 2`, `A/A control, pass 1`,
+    /// `pass 3, re-run`.
+    fn label(&self) -> String {
+        let control = if self.control { "A/A control, " } else { "" };
+        let rerun = if self.rerun { ", re-run" } else { "" };
+        format!("{control}pass {}{rerun}", self.pass + 1)
+    }
+
+    /// The run's file-name suffix: `pass-2`, `control-pass-1`, `pass-3-rerun`.
+    fn slug(&self) -> String {
+        let control = if self.control { "control-" } else { "" };
+        let rerun = if self.rerun { "-rerun" } else { "" };
+        format!("{control}pass-{}{rerun}", self.pass + 1)
+    }
 }
 
 /// The engine steps already run when a group ends early: the ones after them are
@@ -138,8 +164,11 @@ enum Reached {
     Sla,
 }
 
-/// Runs one entry's group: the baseline, the incumbent, a candidate, or the drift
-/// baseline. Correctness outputs are taken for every entry but the baseline.
+/// Runs one entry's run of one pass on a fresh engine: the baseline's (or its A/A
+/// control), the incumbent's or a candidate's. Correctness outputs are taken on it when
+/// `run.takes_outputs` and its SLA was met. The CPU time the hypervisor stole over its
+/// SLA run is recorded (`/proc/stat` before and after); over the campaign's
+/// `max_steal_permille` the run is invalid, and its outputs wait for its re-run.
 ///
 /// The engine is stopped before the last step it ran ends, so a log that could not be
 /// kept in full fails that step and makes the entry `infra_failed`. A bundle file that
@@ -150,21 +179,17 @@ enum Reached {
 pub(crate) fn run_entry(
     ctx: &mut Ctx<'_>,
     planned: &PlannedEntry,
-    kind: GroupKind,
+    run: &RunSpec,
 ) -> Result<EntryRecord, RoundError> {
-    let drift = kind == GroupKind::DriftBaseline;
-    let group = if drift {
-        "Drift baseline".to_owned()
-    } else {
-        planned.group.clone()
-    };
-    let slug = if drift {
-        "drift-baseline".to_owned()
-    } else {
-        planned.slug.clone()
-    };
+    let group = planned.group.clone();
+    // Step names carry the run: `Baseline, A/A control, pass 2, running SLA`.
+    let name = format!("{group}, {}", run.label());
+    let slug = format!("{}-{}", planned.slug, run.slug());
     let started_at = Timestamp::now();
-    let wants_outputs = planned.role != Role::Baseline && !drift;
+    // The baseline answers too, its prompt echo only: the scorer checks it against the
+    // reference's tokenization before any entry's (content/correctness.md).
+    let baseline = planned.role == Role::Baseline;
+    let wants_outputs = run.takes_outputs;
     let mut steps: Vec<Step> = Vec::new();
     let engine_log_rel = format!("logs/engines/{slug}.log");
     let engine_log = ctx.bundle.join(&engine_log_rel);
@@ -172,7 +197,9 @@ pub(crate) fn run_entry(
     let probe_log = ctx.bundle.join(&probe_log_rel);
     let mut record = EntryRecord {
         index: planned.index,
-        drift,
+        pass: run.pass,
+        control: run.control,
+        rerun: run.rerun,
         steps: Vec::new(),
         started_at,
         ended_at: started_at,
@@ -181,9 +208,12 @@ pub(crate) fn run_entry(
             config_sha256: Sha256Hex::digest(b""),
             image: None,
             command: None,
+            isolation: None,
         },
         engine_log: None,
         probe_log: None,
+        host_load: None,
+        steal_exceeded: false,
         result: EntryResult::InfraFailed {
             reason: "not run".into(),
         },
@@ -192,7 +222,7 @@ pub(crate) fn run_entry(
     // Start → healthy.
     let mut start = ctx.begin(
         &group,
-        &format!("{group}, starting the engine"),
+        &format!("{name}, starting the engine"),
         Phase::StartingEngine,
     );
     // A killed run of this group left its logs: the engine log would be appended to, and
@@ -202,16 +232,34 @@ pub(crate) fn run_entry(
         start.line(&reason);
         steps.push(ctx.finish(start, StepStatus::Failed)?);
         record.result = EntryResult::InfraFailed { reason };
-        return close(ctx, record, steps, &group, wants_outputs, Reached::Start);
+        return close(
+            ctx,
+            record,
+            steps,
+            (&group, &name),
+            wants_outputs,
+            Reached::Start,
+        );
     }
-    let tree = match prepare(ctx, planned.patch.as_ref(), &format!("trees/{slug}")) {
+    let tree = match prepare(
+        ctx,
+        planned.patch.as_ref(),
+        &format!("trees/{}", planned.slug),
+    ) {
         Ok(tree) => tree,
         Err(error) => {
             let reason = error_chain(&error);
             start.line(&format!("preparing the tree failed: {reason}"));
             steps.push(ctx.finish(start, StepStatus::Failed)?);
             record.result = EntryResult::InfraFailed { reason };
-            return close(ctx, record, steps, &group, wants_outputs, Reached::Start);
+            return close(
+                ctx,
+                record,
+                steps,
+                (&group, &name),
+                wants_outputs,
+                Reached::Start,
+            );
         }
     };
     record.engine.config_sha256 = tree.config_sha256.clone();
@@ -232,9 +280,17 @@ pub(crate) fn run_entry(
         };
         stop_engine(ctx, engine.as_mut(), &mut start, &mut record.result);
         steps.push(ctx.finish(start, StepStatus::Failed)?);
-        return close(ctx, record, steps, &group, wants_outputs, Reached::Start);
+        return close(
+            ctx,
+            record,
+            steps,
+            (&group, &name),
+            wants_outputs,
+            Reached::Start,
+        );
     }
     record.engine.command = engine.command().map(<[String]>::to_vec);
+    record.engine.isolation = engine.isolation();
     let deadline = Duration::from_secs(ctx.frozen.campaign.health_deadline_s);
     match engine.wait_healthy(deadline) {
         Ok(()) => {
@@ -254,7 +310,14 @@ pub(crate) fn run_entry(
             });
             stop_engine(ctx, engine.as_mut(), &mut start, &mut record.result);
             steps.push(ctx.finish(start, StepStatus::Failed)?);
-            return close(ctx, record, steps, &group, wants_outputs, Reached::Start);
+            return close(
+                ctx,
+                record,
+                steps,
+                (&group, &name),
+                wants_outputs,
+                Reached::Start,
+            );
         }
         Err(e) => {
             start.line(&format!("{e}"));
@@ -263,21 +326,57 @@ pub(crate) fn run_entry(
             };
             stop_engine(ctx, engine.as_mut(), &mut start, &mut record.result);
             steps.push(ctx.finish(start, StepStatus::Failed)?);
-            return close(ctx, record, steps, &group, wants_outputs, Reached::Start);
+            return close(
+                ctx,
+                record,
+                steps,
+                (&group, &name),
+                wants_outputs,
+                Reached::Start,
+            );
         }
     }
     let endpoint = engine.endpoint().unwrap_or_default();
 
     // SLA runs.
-    let mut sla = ctx.begin(&group, &format!("{group}, running SLA"), Phase::RunningSla);
-    let measurement = match measure(ctx, &endpoint, &mut sla) {
+    let mut sla = ctx.begin(&group, &format!("{name}, running SLA"), Phase::RunningSla);
+    // Token ids are kept for the timed-run sample only on the run whose correctness
+    // outputs are taken, and never for the baseline (it is not judged).
+    let keep = if wants_outputs && !baseline {
+        sample_pool(ctx, planned.index)
+    } else {
+        std::collections::BTreeSet::new()
+    };
+    // The host's steal over the measured part: `/proc/stat` sampled around it.
+    let before = CpuTimes::now();
+    let measuring = std::time::Instant::now();
+    let measured = measure(ctx, &endpoint, run.pass, keep, &mut sla);
+    let wall_ms = u64::try_from(measuring.elapsed().as_millis()).unwrap_or(u64::MAX);
+    match (before, CpuTimes::now()) {
+        (Ok(before), Ok(after)) => {
+            let bound = ctx.frozen.campaign.effective_max_steal_permille();
+            let line = note_host_load(&mut record, &ctx.cpus, (&before, &after), wall_ms, bound);
+            sla.line(&line);
+        }
+        (Err(e), _) | (_, Err(e)) => {
+            sla.line(&format!("host load not measured: {}", error_chain(&e)));
+        }
+    }
+    let (measurement, kept_runs) = match measured {
         Ok(m) => m,
         Err(error) => {
             let reason = error_chain(&error);
             sla.line(&reason);
             record.result = stop_after_failure(ctx, engine.as_mut(), &mut sla, reason);
             steps.push(ctx.finish(sla, StepStatus::Failed)?);
-            return close(ctx, record, steps, &group, wants_outputs, Reached::Sla);
+            return close(
+                ctx,
+                record,
+                steps,
+                (&group, &name),
+                wants_outputs,
+                Reached::Sla,
+            );
         }
     };
     if let Err(e) = super::write_artifact(&probe_log, &measurement) {
@@ -286,7 +385,14 @@ pub(crate) fn run_entry(
         record.result = EntryResult::InfraFailed { reason };
         stop_engine(ctx, engine.as_mut(), &mut sla, &mut record.result);
         steps.push(ctx.finish(sla, StepStatus::Failed)?);
-        return close(ctx, record, steps, &group, wants_outputs, Reached::Sla);
+        return close(
+            ctx,
+            record,
+            steps,
+            (&group, &name),
+            wants_outputs,
+            Reached::Sla,
+        );
     }
     record.probe_log = Some(probe_log_rel);
     sla.line(&format!(
@@ -304,24 +410,33 @@ pub(crate) fn run_entry(
             "the engine exited during the SLA runs".into(),
         );
         steps.push(ctx.finish(sla, StepStatus::Failed)?);
-        return close(ctx, record, steps, &group, wants_outputs, Reached::Sla);
+        return close(
+            ctx,
+            record,
+            steps,
+            (&group, &name),
+            wants_outputs,
+            Reached::Sla,
+        );
     }
-    let sla_ok = measurement.outcome == MeasurementOutcome::Measured;
+    // A run the host stole from is invalid: its outputs wait for its re-run.
+    let sla_ok = measurement.outcome == MeasurementOutcome::Measured && !record.steal_exceeded;
 
     // Correctness outputs, one request at a time, when the SLA was met; the engine's last
     // step is then this one, else the SLA runs.
     let takes_outputs = wants_outputs && sla_ok;
     let mut outputs = None;
     let mut outputs_error = None;
+    let mut outputs_disqualification = None;
     let mut infra_error = None;
     let (mut last, last_ok) = if takes_outputs {
         steps.push(ctx.finish(sla, StepStatus::Ok)?);
         let mut step = ctx.begin(
             &group,
-            &format!("{group}, running correctness"),
+            &format!("{name}, running correctness"),
             Phase::RunningCorrectness,
         );
-        let taken = match take_outputs(ctx, &endpoint, &slug, &mut step) {
+        let taken = match take_outputs(ctx, &endpoint, &slug, &mut step, baseline, kept_runs) {
             Ok(rel) => {
                 outputs = Some(rel);
                 true
@@ -329,10 +444,17 @@ pub(crate) fn run_entry(
             Err(error) => {
                 let reason = error_chain(&error);
                 step.line(&reason);
-                if error.is_entrys_fault() {
-                    outputs_error = Some(reason);
-                } else {
-                    infra_error = Some(reason);
+                // The baseline is no miner's: its failure is the infrastructure's.
+                match error.disqualification() {
+                    _ if baseline || !error.is_entrys_fault() => infra_error = Some(reason),
+                    Some(dq) => {
+                        outputs_disqualification = Some(Disqualification {
+                            reason: dq,
+                            detail: reason,
+                            log_tail: log_tail(engine.log_path(), LOG_TAIL_LINES),
+                        });
+                    }
+                    None => outputs_error = Some(reason),
                 }
                 false
             }
@@ -348,6 +470,7 @@ pub(crate) fn run_entry(
             measurement: Box::new(measurement),
             outputs,
             outputs_error,
+            outputs_disqualification,
         },
     };
     let kept = stop_engine(ctx, engine.as_mut(), &mut last, &mut result);
@@ -369,7 +492,7 @@ pub(crate) fn run_entry(
     if wants_outputs && !takes_outputs {
         steps.push(ctx.skipped(
             &group,
-            &format!("{group}, running correctness"),
+            &format!("{name}, running correctness"),
             Phase::RunningCorrectness,
         )?);
     }
@@ -379,24 +502,53 @@ pub(crate) fn run_entry(
     Ok(record)
 }
 
+/// Records the host's load over a run on `record` from the `/proc/stat` samples
+/// `(before, after)` it over the plan's CPUs and its wall time (ms): a steal over
+/// `max_steal_permille` of their time ([`isolation::steal_exceeds`]) makes the run invalid
+/// ([`super::passes::outcome_of`] reads it so, and the pass loop runs it again once).
+/// Returns the step log's line.
+fn note_host_load(
+    record: &mut EntryRecord,
+    cpus: &CpuPlan,
+    (before, after): (&CpuTimes, &CpuTimes),
+    wall_ms: u64,
+    max_steal_permille: u32,
+) -> String {
+    let load = isolation::host_load(cpus, before, after, wall_ms);
+    let count = u32::try_from(cpus.all().len()).unwrap_or(u32::MAX);
+    record.steal_exceeded = isolation::steal_exceeds(&load, count, max_steal_permille);
+    let line = format!(
+        "host: {} ms stolen from {count} CPUs over {} ms (bound {max_steal_permille} ‰){}",
+        load.steal_ms,
+        load.wall_ms,
+        if record.steal_exceeded {
+            ": the run is invalid"
+        } else {
+            ""
+        }
+    );
+    record.host_load = Some(load);
+    line
+}
+
 /// Fills in the skipped steps of a group that ended early at `reached` and closes the
 /// record; its correctness step is skipped too when the group has one (`wants_outputs`).
 fn close(
     ctx: &mut Ctx<'_>,
     mut record: EntryRecord,
     mut steps: Vec<Step>,
-    group: &str,
+    (group, name): (&str, &str),
     wants_outputs: bool,
     reached: Reached,
 ) -> Result<EntryRecord, RoundError> {
     ctx.engine_stopped();
     if reached == Reached::Start {
-        steps.push(ctx.skipped(group, &format!("{group}, running SLA"), Phase::RunningSla)?);
+        steps.push(ctx.skipped(group, &format!("{name}, running SLA"), Phase::RunningSla)?);
     }
     if wants_outputs {
         steps.push(ctx.skipped(
             group,
-            &format!("{group}, running correctness"),
+            &format!("{name}, running correctness"),
             Phase::RunningCorrectness,
         )?);
     }
@@ -484,6 +636,7 @@ pub(crate) fn run_scorer(
         steps: Vec::new(),
         verdicts: Vec::new(),
         failure: None,
+        round_failure: None,
     };
     let mut start = ctx.begin(group, "Scorer, starting the engine", Phase::StartingEngine);
     let engine_log = ctx.bundle.join("logs/engines/scorer.log");
@@ -528,36 +681,7 @@ pub(crate) fn run_scorer(
     };
     let endpoint = engine.endpoint().unwrap_or_default();
     let mut scoring = ctx.begin(group, "Scorer, running the shared scorer", Phase::Scoring);
-    let mut all_scored = true;
-    for (planned, outputs_rel) in entries {
-        let verdict = score_entry(ctx, &endpoint, planned, outputs_rel);
-        match &verdict {
-            Ok(summary) => scoring.line(&format!(
-                "{}: {} items, max item {} µnat, max group mean {} µnat, {}",
-                planned.group,
-                summary.items,
-                summary.max_item_micro_nats,
-                summary.max_group_mean_micro_nats,
-                if summary.passed { "passed" } else { "failed" }
-            )),
-            Err(e) => {
-                all_scored = false;
-                scoring.line(&format!("{}: {}", planned.group, error_chain(e)));
-            }
-        }
-        record.verdicts.push(match verdict {
-            Ok(summary) => EntryVerdict {
-                index: planned.index,
-                summary: Some(summary),
-                error: None,
-            },
-            Err(error) => EntryVerdict {
-                index: planned.index,
-                summary: None,
-                error: Some(error_chain(&error)),
-            },
-        });
-    }
+    let all_scored = score_all(ctx, &endpoint, entries, &mut scoring, &mut record);
     let alive = engine.is_running();
     let stopped = engine.stop();
     ctx.engine_stopped();
@@ -587,60 +711,181 @@ pub(crate) fn run_scorer(
     Ok(record)
 }
 
-/// Computes one entry's distances against the reference at `endpoint` and writes its
-/// per-item artifact.
-fn score_entry(
+/// The scorer's work once the reference runs at `endpoint`: the reference tokenizes
+/// every correctness prompt; the baseline's echo is checked against it first (a
+/// difference makes the round `infra_failed`: no entry's echo could be judged); then
+/// each entry is judged. The reference's stall past the correctness deadline makes the
+/// round `infra_failed` too. Fills `record`'s verdicts and failure; returns whether
+/// every entry got a verdict.
+fn score_all(
     ctx: &Ctx<'_>,
     endpoint: &str,
-    planned: &PlannedEntry,
-    outputs_rel: &str,
-) -> Result<CorrectnessSummary, StepError> {
-    let items_file = format!("correctness/{}.json", planned.slug);
-    let items_path = ctx.bundle.join(&items_file);
-    // A killed run's artifact is not this verdict's.
-    remove_stale(&[&items_path])?;
-    let path = ctx.work.join(outputs_rel);
-    let bytes = fs::read(&path).map_err(IoError::at("reading", &path))?;
-    let outputs: Vec<ItemOutput> =
-        serde_json::from_slice(&bytes).map_err(|e| StepError::Parse {
-            path: path.clone(),
-            message: e.to_string(),
-        })?;
-    let spec = &ctx.frozen.campaign.correctness;
+    entries: &[(PlannedEntry, String)],
+    scoring: &mut StepRun,
+    record: &mut ScorerRecord,
+) -> bool {
     let client = CompletionsClient::new(
         endpoint,
         &ctx.frozen.campaign.model.name,
         request_timeout_ms(ctx),
     );
-    let mut items = Vec::with_capacity(outputs.len());
-    for output in &outputs {
-        let reference = ctx
-            .runtime
-            .block_on(client.teacher_forced(
-                &output.prompt_token_ids,
-                &output.token_ids,
-                spec.top_k,
-            ))
-            .map_err(|source| StepError::Client {
-                what: "reference logprobs",
-                item: output.index,
-                source,
-            })?;
-        let positions = correctness::item_positions_micro_nats(
-            output.index,
-            spec.top_k,
-            &output.top_k,
-            &reference,
-        )?;
-        items.push(CorrectnessItem {
-            index: output.index,
-            prompt_sha256: output.prompt_sha256.clone(),
-            prompt_tokens: u32::try_from(output.prompt_token_ids.len()).unwrap_or(u32::MAX),
-            output_token_ids: output.token_ids.clone(),
-            distance_micro_nats: correctness::item_distance_micro_nats(&positions),
-            position_micro_nats: positions,
+    let deadline = correctness_deadline(ctx);
+    let prompts = ctx.workload().and_then(|w| {
+        let items = w.correctness_items();
+        Ok(ctx.runtime.block_on(gate::within(
+            deadline,
+            "reference tokenization",
+            gate::reference_prompts(&client, &items),
+        ))?)
+    });
+    let prompts = match prompts {
+        Ok(prompts) => prompts,
+        Err(error) => {
+            let round = error.scorer_deadline();
+            reference_failed(scoring, record, &error, round);
+            return false;
+        }
+    };
+    let baseline = entries.iter().find(|(p, _)| p.role == Role::Baseline);
+    let echo = match baseline {
+        Some((_, rel)) => {
+            read_outputs(ctx, rel).map(|o| gate::baseline_echo_failure(&o.items, &prompts))
+        }
+        None => Err(StepError::NoBaselineEcho),
+    };
+    match echo {
+        Ok(None) => scoring.line("the baseline echoes the reference's prompt tokenization"),
+        Ok(Some(failure)) => {
+            scoring.line(&failure.to_string());
+            record.failure = Some(failure.to_string());
+            record.round_failure = Some(failure);
+            return false;
+        }
+        Err(error) => {
+            reference_failed(scoring, record, &error, None);
+            return false;
+        }
+    }
+    let mut all_scored = true;
+    for (planned, outputs_rel) in entries.iter().filter(|(p, _)| p.role != Role::Baseline) {
+        let judged = score_entry(ctx, &client, deadline, planned, outputs_rel, &prompts);
+        let verdict = EntryVerdict {
+            index: planned.index,
+            summary: None,
+            error: None,
+            disqualification: None,
+        };
+        record.verdicts.push(match judged {
+            Ok(Judged::Summary(summary, load_dq)) => {
+                scoring.line(&format!(
+                    "{}: {} items, max item {} µnat, max group mean {} µnat, {}",
+                    planned.group,
+                    summary.items,
+                    summary.max_item_micro_nats,
+                    summary.max_group_mean_micro_nats,
+                    if summary.passed { "passed" } else { "failed" }
+                ));
+                if let Some(dq) = &load_dq {
+                    scoring.line(&format!("{}: {}", planned.group, dq.detail));
+                }
+                EntryVerdict {
+                    summary: Some(summary),
+                    disqualification: load_dq,
+                    ..verdict
+                }
+            }
+            Ok(Judged::Disqualified(dq)) => {
+                scoring.line(&format!("{}: {}", planned.group, dq.detail));
+                EntryVerdict {
+                    disqualification: Some(dq),
+                    ..verdict
+                }
+            }
+            Err(error) => {
+                all_scored = false;
+                if let Some(round) = error.scorer_deadline() {
+                    reference_failed(scoring, record, &error, Some(round));
+                    return false;
+                }
+                scoring.line(&format!("{}: {}", planned.group, error_chain(&error)));
+                EntryVerdict {
+                    error: Some(error_chain(&error)),
+                    ..verdict
+                }
+            }
         });
     }
+    all_scored
+}
+
+/// Records that the reference runtime failed (the round is then `infra_failed`, typed
+/// `round` when it is more than `scorer_failed`).
+fn reference_failed(
+    scoring: &mut StepRun,
+    record: &mut ScorerRecord,
+    error: &StepError,
+    round: Option<RoundFailure>,
+) {
+    let reason = format!("the reference runtime failed: {}", error_chain(error));
+    scoring.line(&reason);
+    record.failure = Some(reason);
+    record.round_failure = round;
+}
+
+/// An entry as the scorer judged it.
+enum Judged {
+    /// Its distances were computed (the gate passed or failed), with the timed-run
+    /// sample's disqualification when a sampled request diverged.
+    Summary(CorrectnessSummary, Option<Disqualification>),
+    /// It echoed a prompt that is not the reference's.
+    Disqualified(Disqualification),
+}
+
+/// What an entry's run saved in `.work/` for the scorer: its correctness outputs and
+/// the kept requests of its timed runs.
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+struct SavedOutputs {
+    items: Vec<ItemOutput>,
+    load: Vec<KeptRun>,
+}
+
+/// An entry's correctness outputs, as its group saved them in `.work/`.
+fn read_outputs(ctx: &Ctx<'_>, outputs_rel: &str) -> Result<SavedOutputs, StepError> {
+    let path = ctx.work.join(outputs_rel);
+    let bytes = fs::read(&path).map_err(IoError::at("reading", &path))?;
+    serde_json::from_slice(&bytes).map_err(|e| StepError::Parse {
+        path: path.clone(),
+        message: e.to_string(),
+    })
+}
+
+/// Judges one entry against the reference (`client`), within `deadline`: its echoed
+/// prompts against the reference's `prompts`, then the reference teacher-forced on its
+/// own prompt ids ‖ the entry's greedy tokens; writes the per-item artifact.
+fn score_entry(
+    ctx: &Ctx<'_>,
+    client: &CompletionsClient,
+    deadline: Duration,
+    planned: &PlannedEntry,
+    outputs_rel: &str,
+    prompts: &[Vec<u32>],
+) -> Result<Judged, StepError> {
+    let items_file = format!("correctness/{}.json", planned.slug);
+    let items_path = ctx.bundle.join(&items_file);
+    let sample_file = format!("correctness/{}-load-sample.json", planned.slug);
+    let sample_path = ctx.bundle.join(&sample_file);
+    // A killed run's artifacts are not this verdict's.
+    remove_stale(&[&items_path, &sample_path])?;
+    let saved = read_outputs(ctx, outputs_rel)?;
+    if let Some(dq) = gate::echo_disqualification(&saved.items, prompts) {
+        return Ok(Judged::Disqualified(dq));
+    }
+    let spec = &ctx.frozen.campaign.correctness;
+    let items = ctx.runtime.block_on(gate::within(
+        deadline,
+        "reference logprobs",
+        gate::reference_items(client, &saved.items, prompts, spec.top_k),
+    ))?;
     let artifact = CorrectnessItems {
         top_k: spec.top_k,
         group_size: spec.group_size,
@@ -649,8 +894,29 @@ fn score_entry(
         items,
     };
     super::write_artifact(&items_path, &artifact)?;
+    // The timed runs' sample: only where the client kept requests (a sample seed and
+    // `load_sample` > 0), recorded `not applicable` run by run where it cannot judge.
+    let seed = ctx.setup_seeds()?.sample_seed;
+    let (load_sample_file, load_dq) = match seed {
+        Some(seed) if !saved.load.is_empty() => {
+            let sample_spec = gate::SampleSpec {
+                seed: &seed.seed,
+                entry: planned.index,
+                size: spec.effective_load_sample(),
+                bound_micro_nats: spec.effective_load_bound_micro_nats(),
+            };
+            let sample = ctx.runtime.block_on(gate::within(
+                deadline,
+                "reference logprobs of the timed-run sample",
+                gate::check_load_sample(client, sample_spec, &saved.load),
+            ))?;
+            super::write_artifact(&sample_path, &sample)?;
+            (Some(sample_file), gate::load_disqualification(&sample))
+        }
+        _ => (None, None),
+    };
     let (verdict, _) = correctness::verdict_from_artifact(&artifact);
-    Ok(CorrectnessSummary {
+    let summary = CorrectnessSummary {
         items: u32::try_from(artifact.items.len()).unwrap_or(u32::MAX),
         passed: verdict.passed,
         max_item_micro_nats: verdict.max_item_micro_nats,
@@ -658,16 +924,21 @@ fn score_entry(
         first_failing_item: verdict.first_failing_item,
         first_failing_group: verdict.first_failing_group,
         items_file,
-    })
+        load_sample_file,
+    };
+    Ok(Judged::Summary(summary, load_dq))
 }
 
-/// Greedy outputs of every correctness item, one request at a time, saved under
+/// Greedy outputs of every correctness item, one request at a time (the baseline's:
+/// its prompt echo alone, `echo_only`), all within the correctness deadline, saved under
 /// `.work/`; returns that file's `.work`-relative path.
 fn take_outputs(
     ctx: &Ctx<'_>,
     endpoint: &str,
     slug: &str,
     step: &mut StepRun,
+    echo_only: bool,
+    load: Vec<KeptRun>,
 ) -> Result<String, StepError> {
     let items = ctx.workload()?.correctness_items();
     let spec = &ctx.frozen.campaign.correctness;
@@ -676,35 +947,25 @@ fn take_outputs(
         &ctx.frozen.campaign.model.name,
         request_timeout_ms(ctx),
     );
-    let mut outputs = Vec::with_capacity(items.len());
-    for item in &items {
-        let greedy = ctx
-            .runtime
-            .block_on(client.greedy(&item.prompt, item.max_tokens, spec.top_k))
-            .map_err(|source| StepError::Client {
-                what: "correctness outputs",
-                item: item.item_index,
-                source,
-            })?;
-        if greedy.token_ids.len() != usize::try_from(item.max_tokens).unwrap_or(usize::MAX) {
-            return Err(StepError::OutputLength {
-                item: item.item_index,
-                got: greedy.token_ids.len(),
-                asked: item.max_tokens,
-            });
-        }
-        outputs.push(ItemOutput {
-            index: item.item_index,
-            prompt_sha256: item.prompt_sha256.clone(),
-            prompt_token_ids: greedy.prompt_token_ids,
-            token_ids: greedy.token_ids,
-            top_k: greedy.top_k,
-        });
-    }
+    let outputs = ctx.runtime.block_on(gate::within(
+        correctness_deadline(ctx),
+        "correctness outputs",
+        gate::take_outputs(&client, &items, spec.top_k, echo_only),
+    ))?;
     step.line(&format!("{} correctness items answered", outputs.len()));
+    if !load.is_empty() {
+        let kept: usize = load.iter().map(|r| r.requests.len()).sum();
+        step.line(&format!(
+            "{kept} requests of the timed runs' result probes kept for the sample"
+        ));
+    }
     let rel = format!("outputs/{slug}.json");
     let path = ctx.work.join(&rel);
-    let bytes = serde_json::to_vec(&outputs).map_err(|e| StepError::Parse {
+    let saved = SavedOutputs {
+        items: outputs,
+        load,
+    };
+    let bytes = serde_json::to_vec(&saved).map_err(|e| StepError::Parse {
         path: path.clone(),
         message: e.to_string(),
     })?;
@@ -755,12 +1016,15 @@ fn full_precision(config: &Path) -> Result<(), StepError> {
     Ok(())
 }
 
-/// The SLA runs through the load generator: the one seam to `ratesearch`.
+/// The SLA run of pass `pass` (run number `pass`, on its own sub-streams) through the
+/// load generator: the one seam to `ratesearch`.
 fn measure(
     ctx: &Ctx<'_>,
     endpoint: &str,
+    pass: u32,
+    keep_token_ids: std::collections::BTreeSet<u32>,
     step: &mut StepRun,
-) -> Result<EntryMeasurement, StepError> {
+) -> Result<(EntryMeasurement, Vec<KeptRun>), StepError> {
     let sink = ProbeLines {
         progress: ctx.progress,
         lines: std::sync::Mutex::new(Vec::new()),
@@ -770,16 +1034,67 @@ fn measure(
         model: ctx.frozen.campaign.model.name.clone(),
     };
     let workload = ctx.workload()?;
-    let result = ctx.runtime.block_on(loadgen::measure_workload(
+    let mut config = loadgen::MeasureConfig::from_campaign(&ctx.frozen.campaign);
+    config.keep_token_ids = keep_token_ids;
+    let result = ctx.runtime.block_on(loadgen::measure_runs_with_outputs(
         &target,
         &workload,
-        &loadgen::MeasureConfig::from_campaign(&ctx.frozen.campaign),
+        &config,
+        pass..pass.saturating_add(1),
         &sink,
     ));
     for line in sink.lines.into_inner().unwrap_or_default() {
         step.line(&line);
     }
-    Ok(result?)
+    let measured = result?;
+    let kept = measured
+        .result_outputs
+        .iter()
+        .map(|probe| kept_run(&workload, probe))
+        .collect();
+    Ok((measured.measurement, kept))
+}
+
+/// The workload items whose token ids the load client keeps for entry `entry`
+/// ([`receipts::rules::sample::keep_pool`]); none without a sample seed (a round opened
+/// before v3) or with `correctness.load_sample = 0`.
+fn sample_pool(ctx: &Ctx<'_>, entry: u32) -> std::collections::BTreeSet<u32> {
+    let n = ctx.frozen.campaign.correctness.effective_load_sample();
+    let seeds = ctx.setup_seeds().ok();
+    match (seeds.and_then(|s| s.sample_seed), ctx.workload()) {
+        (Some(seed), Ok(workload)) if n > 0 => {
+            receipts::rules::sample::keep_pool(&seed.seed, entry, workload.sub_stream_len(), n)
+                .into_iter()
+                .collect()
+        }
+        _ => std::collections::BTreeSet::new(),
+    }
+}
+
+/// A run's result probe as the load client kept it, with each request's prompt from the
+/// workload.
+fn kept_run(
+    workload: &receipts::rules::workload::Workload,
+    probe: &loadgen::ProbeOutputs,
+) -> KeptRun {
+    let items = workload.sub_stream(probe.sub_stream);
+    KeptRun {
+        run: probe.run,
+        probe: probe.probe,
+        requests: probe
+            .samples
+            .iter()
+            .filter_map(|sample| {
+                let item = items.iter().find(|i| i.item_index == sample.item_index)?;
+                Some(KeptRequest {
+                    item_index: sample.item_index,
+                    prompt: item.prompt.clone(),
+                    completed: sample.completed(),
+                    token_ids: (!sample.token_ids.is_empty()).then(|| sample.token_ids.clone()),
+                })
+            })
+            .collect(),
+    }
 }
 
 /// Forwards probe progress to the round's progress and keeps a line per probe for the
@@ -810,6 +1125,17 @@ impl ProgressSink for ProbeLines<'_> {
     }
 }
 
+/// The deadline of one entry's correctness outputs, and of the reference's answers for
+/// one entry (`correctness.deadline_s`, capped by the entry deadline).
+fn correctness_deadline(ctx: &Ctx<'_>) -> Duration {
+    let campaign = &ctx.frozen.campaign;
+    Duration::from_secs(
+        campaign
+            .correctness
+            .effective_deadline_s(&campaign.rate_search),
+    )
+}
+
 fn request_timeout_ms(ctx: &Ctx<'_>) -> u64 {
     ctx.frozen
         .campaign
@@ -832,4 +1158,151 @@ pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
         source = cause.source();
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use receipts::model::{BackendKind, CpuPinning};
+    use receipts::rules::paired::RunOutcome;
+    use receipts::rules::workload::Item;
+
+    /// `/proc/stat` as recorded on the 2-core development host (under a hypervisor),
+    /// and five seconds later: 11 ticks of steal over both CPUs.
+    const STAT_BEFORE: &str = "cpu  1154496 0 201216 736880 19043 0 10104 18872 0 0
+cpu0 565666 0 94445 389520 7112 0 4395 9018 0 0
+cpu1 588829 0 106771 347359 11931 0 5709 9854 0 0
+intr 167802614 0 9 0 0 0
+";
+    const STAT_AFTER: &str = "cpu  1154993 0 201312 737246 19073 0 10105 18883 0 0
+cpu0 565755 0 94475 389876 7131 0 4395 9025 0 0
+cpu1 589238 0 106836 347370 11942 0 5710 9858 0 0
+";
+
+    /// A run that measured 10 000 milli-req/s at the SLA.
+    fn measured_run() -> EntryRecord {
+        let at = Timestamp::now();
+        EntryRecord {
+            index: 1,
+            pass: 0,
+            control: false,
+            rerun: false,
+            steps: Vec::new(),
+            started_at: at,
+            ended_at: at,
+            engine: EngineRef {
+                backend: BackendKind::Builtin,
+                config_sha256: Sha256Hex::digest(b""),
+                image: None,
+                command: None,
+                isolation: None,
+            },
+            engine_log: None,
+            probe_log: None,
+            host_load: None,
+            steal_exceeded: false,
+            result: EntryResult::Measured {
+                measurement: Box::new(EntryMeasurement {
+                    runs: Vec::new(),
+                    throughput_milli_rps: Some(10_000),
+                    throughput_min_milli_rps: Some(10_000),
+                    throughput_max_milli_rps: Some(10_000),
+                    valid: true,
+                    outcome: MeasurementOutcome::Measured,
+                }),
+                outputs: None,
+                outputs_error: None,
+                outputs_disqualification: None,
+            },
+        }
+    }
+
+    /// The recorded steal (110 ms of the 2 CPUs' 2 × 5 000 ms, 11 ‰) is within a bound of
+    /// 50 ‰ and over one of 10 ‰: there the run reads as invalid to the pass loop, which
+    /// runs it again once, and the receipt's run carries the load.
+    #[test]
+    fn a_recorded_steal_over_the_bound_makes_the_run_invalid() {
+        let before = CpuTimes::parse(STAT_BEFORE).unwrap();
+        let after = CpuTimes::parse(STAT_AFTER).unwrap();
+        let plan = CpuPlan::split(&[0, 1]);
+        assert_eq!(plan.pinning, CpuPinning::SchedAffinity);
+
+        let mut within = measured_run();
+        let line = note_host_load(&mut within, &plan, (&before, &after), 5_000, 50);
+        assert_eq!(
+            line,
+            "host: 110 ms stolen from 2 CPUs over 5000 ms (bound 50 ‰)"
+        );
+        assert!(!within.steal_exceeded);
+        assert_eq!(
+            super::super::passes::outcome_of(&within),
+            RunOutcome::Measured { milli_rps: 10_000 }
+        );
+
+        let mut stolen = measured_run();
+        let line = note_host_load(&mut stolen, &plan, (&before, &after), 5_000, 10);
+        assert_eq!(
+            line,
+            "host: 110 ms stolen from 2 CPUs over 5000 ms (bound 10 ‰): the run is invalid"
+        );
+        assert!(stolen.steal_exceeded);
+        let load = stolen.host_load.as_ref().unwrap();
+        assert_eq!((load.steal_ms, load.wall_ms), (110, 5_000));
+        assert_eq!(
+            super::super::passes::outcome_of(&stolen),
+            RunOutcome::Invalid
+        );
+        // The journal keeps it across a resume.
+        let json = serde_json::to_string(&stolen).unwrap();
+        let back: EntryRecord = serde_json::from_str(&json).unwrap();
+        assert_eq!(super::super::passes::outcome_of(&back), RunOutcome::Invalid);
+    }
+
+    /// Regression (issue 10): an entry that stalled its correctness outputs hung the round,
+    /// and a stalling reference was no different from a stalling entry. The entry's stall
+    /// disqualifies it (`correctness_deadline`); the reference's fails the round.
+    #[tokio::test]
+    async fn a_stall_past_the_deadline_is_the_entrys_disqualification_or_the_rounds_failure() {
+        let url = gate::fake::serve(gate::fake::stalling()).await;
+        let client = CompletionsClient::new(&url, "m", 60_000);
+        let items = vec![Item {
+            item_index: 0,
+            prompt_sha256: Sha256Hex::digest(b"ab"),
+            prompt: "ab".into(),
+            max_tokens: 2,
+            arrival_unit_ns: 0,
+        }];
+        let deadline = Duration::from_millis(150);
+        let stalled: StepError = gate::within(
+            deadline,
+            "correctness outputs",
+            gate::take_outputs(&client, &items, 2, false),
+        )
+        .await
+        .unwrap_err()
+        .into();
+        assert!(stalled.is_entrys_fault());
+        assert_eq!(
+            stalled.disqualification(),
+            Some(DisqualificationReason::CorrectnessDeadline { deadline_s: 1 })
+        );
+        assert_eq!(
+            error_chain(&stalled),
+            "correctness outputs: no complete answer within the deadline of 1 s"
+        );
+        let scorer: StepError = gate::within(
+            deadline,
+            "reference tokenization",
+            gate::reference_prompts(&client, &items),
+        )
+        .await
+        .unwrap_err()
+        .into();
+        assert_eq!(
+            scorer.scorer_deadline(),
+            Some(RoundFailure::ScorerDeadline { deadline_s: 1 })
+        );
+        // Any other failure of the reference is no deadline.
+        assert_eq!(StepError::NoBaselineEcho.scorer_deadline(), None);
+    }
 }

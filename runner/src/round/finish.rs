@@ -1,7 +1,9 @@
 //! The end of a round: every entry's typed status from its journal records, the scores
 //! and the leader rule ([`receipts::rules::leader`]), the `RoundRecord` predicate sealed through
 //! `receipts::bundle::seal_bundle`, the rename of the bundle into `rounds/<n>/`, and the
-//! submissions moved to `scored` / `disqualified` / `infra_failed` (requeued once).
+//! submissions moved to `scored` / `disqualified` / `infra_failed` (requeued once for its
+//! own failure; after a round that was `infra_failed` as a whole without using that one
+//! requeue). What happens to each entry per outcome is content/rounds.md's table.
 
 use std::fs;
 
@@ -9,14 +11,15 @@ use receipts::bundle::seal_bundle;
 use receipts::fsutil::sync_dir;
 use receipts::model::{
     BackendKind, CampaignRef, CorrectnessItems, CorrectnessSpec, CorrectnessSummary,
-    Disqualification, DisqualificationReason, DriftCheck, Entry, EntryInfraFailure, EntryStatus,
-    HardwareCheck, Leader, MeasurementOutcome, PipelineState, ROUND_PREDICATE_TYPE, Role,
-    RoundRecord, RoundStatus, RunSummary, Sha256Hex, SlaUnmetReason, Step, Timestamp, Tool,
-    TypedOrText,
+    Disqualification, DisqualificationReason, Entry, EntryInfraFailure, EntryStatus, HardwareCheck,
+    MeasurementOutcome, Outcome, PipelineState, ROUND_PREDICATE_TYPE, Role, RoundFailure,
+    RoundRecord, RoundStatus, RunSummary, Sha256Hex, SlaUnmetReason, Step, Submission, Timestamp,
+    Tool, TypedOrText,
 };
 
 use super::record::{
-    EntryRecord, EntryResult, EntryVerdict, PlannedEntry, Record, SealedRecord, SubmissionUpdate,
+    EntryRecord, EntryResult, EntryVerdict, PlannedEntry, Record, RequeueCharge, SealedRecord,
+    SubmissionUpdate,
 };
 use super::setup::ROUND_OPENED_FILE;
 use super::{Ctx, RoundError, io};
@@ -24,7 +27,9 @@ use engines::{LOG_TAIL_LINES, log_tail};
 use intake::store::CampaignStore;
 use receipts::layout::read_round_record;
 use receipts::rules::correctness;
-use receipts::rules::leader::{self, Contender, LeaderInput};
+use receipts::rules::paired::{PairedDecision, PairedFailure, Slot};
+
+use super::passes;
 
 /// Seals the round (unless a previous run already did), moves the bundle into place and
 /// updates the submissions.
@@ -80,8 +85,8 @@ pub(crate) fn seal_and_finish(ctx: &mut Ctx<'_>) -> Result<(Sha256Hex, RoundReco
     Ok((digest, record))
 }
 
-/// Moves each challenger's submission record (idempotent: only from `round_assigned`);
-/// an `infra_failed` one is requeued if it has not been yet.
+/// Moves each challenger's submission record (idempotent: only from `round_assigned`)
+/// with [`move_submission`].
 fn apply_updates(ctx: &Ctx<'_>, updates: &[SubmissionUpdate]) -> Result<(), RoundError> {
     let model_error = |e: receipts::model::ModelError| RoundError::Record {
         round: ctx.round,
@@ -94,17 +99,38 @@ fn apply_updates(ctx: &Ctx<'_>, updates: &[SubmissionUpdate]) -> Result<(), Roun
             continue;
         }
         let now = super::next_event_at(&submission);
-        submission
-            .round_transition(update.to, ctx.round, now, update.reason.clone())
-            .map_err(model_error)?;
-        if submission.can_requeue() {
-            submission
-                .requeue(now, format!("requeued once after round {}", ctx.round))
-                .map_err(model_error)?;
-        }
+        move_submission(&mut submission, update, ctx.round, now).map_err(model_error)?;
         ctx.campaign_dir.save_submission(&submission)?;
     }
     Ok(())
+}
+
+/// Moves a `round_assigned` submission to its round outcome; an `infra_failed` one goes
+/// back to `bench_queued`: without using its one requeue when the round was
+/// `infra_failed` as a whole ([`RequeueCharge::Uncharged`]), else once.
+///
+/// Errors: [`receipts::model::ModelError::IllegalTransition`] for a move the transition
+/// table forbids.
+fn move_submission(
+    submission: &mut Submission,
+    update: &SubmissionUpdate,
+    round: u64,
+    now: Timestamp,
+) -> Result<(), receipts::model::ModelError> {
+    submission.round_transition(update.to, round, now, update.reason.clone())?;
+    if submission.state != PipelineState::InfraFailed {
+        return Ok(());
+    }
+    match update.requeue {
+        RequeueCharge::Uncharged => submission.requeue_uncharged(
+            now,
+            format!("round {round} was infra_failed: requeued without using its one requeue"),
+        ),
+        RequeueCharge::Charged if submission.can_requeue() => {
+            submission.requeue(now, format!("requeued once after round {round}"))
+        }
+        RequeueCharge::Charged => Ok(()),
+    }
 }
 
 /// The round record and the submission moves, from the journal.
@@ -131,139 +157,156 @@ fn build(ctx: &Ctx<'_>) -> Result<(RoundRecord, Vec<SubmissionUpdate>), RoundErr
         })
         .ok_or_else(|| missing("scorer"))?;
 
+    // Each entry's status from its representative run: the run that took its
+    // correctness outputs (normally its first), else its first.
     let mut entries: Vec<Entry> = setup
         .entries
         .iter()
         .map(|planned| {
             let verdict = scorer.verdicts.iter().find(|v| v.index == planned.index);
-            match ctx.entry_record(planned.index, super::entry::GroupKind::Entry) {
+            match representative(ctx, planned.index) {
                 Some(record) => entry_from(ctx, planned, record, verdict),
                 None => not_run(planned, ctx.backend.kind(), setup.started_at),
             }
         })
         .collect();
 
-    // Drift, hardware and the leader rule.
-    let baseline_first = entries
-        .first()
-        .filter(|e| e.status == EntryStatus::Scored)
-        .and_then(|e| e.throughput_milli_rps);
-    let drift_record = ctx.entry_record(0, super::entry::GroupKind::DriftBaseline);
-    let drift_milli_rps = drift_record.and_then(measured_throughput);
-    let drift = baseline_first.map(|first| {
-        let drift_bp = drift_milli_rps.and_then(|d| receipts::rules::score::drift_bp(first, d));
-        DriftCheck {
-            first_milli_rps: first,
-            drift_milli_rps,
-            drift_bp,
-            bound_bp: ctx.frozen.campaign.drift_bound_bp,
-            within_bound: drift_bp
-                .is_some_and(|d| d <= u64::from(ctx.frozen.campaign.drift_bound_bp)),
-            runs: drift_record.map(run_summaries).unwrap_or_default(),
+    // The passes (content/rounds.md, Passes): an entry its correctness outputs or the
+    // scorer failed cannot be seated, whatever its throughput.
+    let excluded: Vec<u32> = entries
+        .iter()
+        .filter(|e| {
+            e.role != Role::Baseline
+                && e.status != EntryStatus::Scored
+                && ctx.outputs_record(e.index).is_some()
+        })
+        .map(|e| e.index)
+        .collect();
+    let records: Vec<&EntryRecord> = ctx
+        .records
+        .iter()
+        .filter_map(|r| match r {
+            Record::Entry(e) => Some(e.as_ref()),
+            _ => None,
+        })
+        .collect();
+    let campaign = &ctx.frozen.campaign;
+    let view = passes::view(
+        &setup.entries,
+        ctx.pass_orders(&setup.entries),
+        &records,
+        &excluded,
+        campaign.drift_bound_bp,
+        campaign.overtake_margin_bp,
+    );
+    for ((entry, planned), passed) in entries.iter_mut().zip(&setup.entries).zip(&view.entries) {
+        // The run that disqualified it, when its first one did not.
+        if let Some(pass) = passed.disqualified_in
+            && let Some(record) = records
+                .iter()
+                .rev()
+                .find(|r| r.index == entry.index && !r.control && r.pass == pass)
+        {
+            let verdict = scorer.verdicts.iter().find(|v| v.index == entry.index);
+            *entry = entry_from(ctx, planned, record, verdict);
         }
-    });
+        // Its own runs (last attempts) in the passes that are not void, and its
+        // throughput their median when every one of them has one.
+        entry.runs = view
+            .passes
+            .iter()
+            .filter(|pass| !pass.void)
+            .filter_map(|pass| {
+                records
+                    .iter()
+                    .rev()
+                    .find(|r| r.index == entry.index && !r.control && r.pass == pass.index)
+            })
+            .flat_map(|r| run_summaries(r))
+            .collect();
+        entry.passes = passed.passes.clone();
+        entry.paired_score = passed.paired_score;
+        let throughputs: Option<Vec<u64>> =
+            entry.runs.iter().map(|r| r.throughput_milli_rps).collect();
+        let spread = throughputs
+            .as_deref()
+            .and_then(receipts::rules::score::run_throughputs);
+        entry.throughput_milli_rps = spread.map(|(median, _, _)| median);
+        entry.throughput_min_milli_rps = spread.map(|(_, min, _)| min);
+        entry.throughput_max_milli_rps = spread.map(|(_, _, max)| max);
+        // A baseline whose runs counted in no pass (each void: it or its A/A control
+        // failed there) measured nothing the round can use.
+        if entry.role == Role::Baseline
+            && entry.status == EntryStatus::Scored
+            && entry.throughput_milli_rps.is_none()
+        {
+            entry.status = EntryStatus::InfraFailed;
+            entry.infra_failure = Some(TypedOrText::Typed(EntryInfraFailure::BaselineFailed {
+                detail: "its run or its A/A control failed in every pass".into(),
+            }));
+        }
+        entry.score_ppm = match (entry.role, entry.status, passed.paired_score) {
+            (Role::Baseline, EntryStatus::Scored, _) => Some(0),
+            (_, EntryStatus::Scored, Some(score)) => Some(score.median_ppm),
+            _ => None,
+        };
+    }
     let hardware = HardwareCheck {
         changed: setup.hardware != teardown.hardware,
         at_start: setup.hardware.clone(),
         at_end: teardown.hardware.clone(),
     };
-    let contenders: Vec<Contender> = entries
+    let incumbent_infra_failed = entries
         .iter()
-        .filter(|e| e.role == Role::Challenger)
-        .filter_map(|e| {
-            Some(Contender {
-                leader: Leader {
-                    patch: e.patch.clone()?,
-                    miner: e.miner.clone()?,
-                },
-                throughput_milli_rps: (e.status == EntryStatus::Scored)
-                    .then_some(e.throughput_milli_rps)
-                    .flatten(),
-            })
-        })
-        .collect();
-    let incumbent_milli_rps = entries
-        .iter()
-        .find(|e| e.role == Role::Incumbent && e.status == EntryStatus::Scored)
-        .and_then(|e| e.throughput_milli_rps);
-    let input = LeaderInput {
-        leader_before: setup.leader_before.clone(),
-        incumbent_milli_rps,
-        baseline_first_milli_rps: baseline_first,
-        baseline_drift_milli_rps: drift_milli_rps,
-        drift_bound_bp: ctx.frozen.campaign.drift_bound_bp,
-        margin_bp: ctx.frozen.campaign.overtake_margin_bp,
-        hardware_changed: hardware.changed,
-        scorer_failed: scorer.failure.is_some(),
-        challengers: &contenders,
-    };
-    let decision = leader::decide(&input);
-    let outcome = decision.to_outcome(&input);
+        .any(|e| e.role == Role::Incumbent && e.status == EntryStatus::InfraFailed);
+    let outcome = passes::outcome(
+        &view,
+        &setup.entries,
+        &passes::OutcomeInput {
+            leader_before: setup.leader_before.clone(),
+            margin_bp: campaign.overtake_margin_bp,
+            hardware_changed: hardware.changed,
+            baseline_without_token_ids: ctx.baseline_without_token_ids(),
+            // The scorer's typed failure (the baseline's prompt echo, its deadline) says why.
+            scorer_failure: scorer.failure.as_ref().map(|_| {
+                scorer
+                    .round_failure
+                    .clone()
+                    .unwrap_or(RoundFailure::ScorerFailed)
+            }),
+            incumbent_infra_failed,
+            incumbent_infra_failed_rounds: setup.incumbent_infra_failed_rounds,
+        },
+    );
+    // An incumbent re-measured alone that failed for infrastructure reasons again.
+    let remeasure_failed = outcome.remeasure.is_some()
+        && (incumbent_infra_failed
+            || matches!(
+                view.decision,
+                PairedDecision::InfraFailed(
+                    PairedFailure::RunInvalid {
+                        slot: Slot::Incumbent,
+                        ..
+                    } | PairedFailure::RerunMissing {
+                        slot: Slot::Incumbent,
+                        ..
+                    }
+                )
+            ));
 
-    // Scores against the first baseline run; an infra_failed round scores no one.
+    settle_entries(
+        &mut entries,
+        remeasure_failed,
+        setup.incumbent_infra_failed_rounds,
+        &outcome,
+    );
+    // Only a scored entry carries its paired score.
     for entry in &mut entries {
-        if outcome.status == RoundStatus::InfraFailed && entry.role != Role::Baseline {
-            entry.status = EntryStatus::InfraFailed;
-            entry.score_ppm = None;
-            entry.infra_failure =
-                outcome
-                    .reason
-                    .as_ref()
-                    .and_then(TypedOrText::typed)
-                    .map(|failure| {
-                        TypedOrText::Typed(EntryInfraFailure::RoundInfraFailed {
-                            failure: failure.clone(),
-                        })
-                    });
-            continue;
-        }
-        if entry.status == EntryStatus::Scored {
-            entry.score_ppm = match (entry.throughput_milli_rps, baseline_first) {
-                (Some(t), Some(b)) => receipts::rules::score::score_ppm(t, b),
-                _ => None,
-            };
+        if entry.status != EntryStatus::Scored {
+            entry.paired_score = None;
         }
     }
-
-    let updates = entries
-        .iter()
-        .filter(|e| e.role == Role::Challenger)
-        .filter_map(|e| {
-            let patch = e.patch.clone()?;
-            let (to, reason) = match e.status {
-                EntryStatus::Scored => (
-                    PipelineState::Scored,
-                    format!(
-                        "round {}: scored {} ppm ({} milli-req/s)",
-                        ctx.round,
-                        e.score_ppm.unwrap_or(0),
-                        e.throughput_milli_rps.unwrap_or(0)
-                    ),
-                ),
-                EntryStatus::Disqualified => (
-                    PipelineState::Disqualified,
-                    format!(
-                        "round {}: {}",
-                        ctx.round,
-                        e.disqualification
-                            .as_ref()
-                            .map_or("disqualified".to_owned(), |d| d.detail.clone())
-                    ),
-                ),
-                EntryStatus::InfraFailed => (
-                    PipelineState::InfraFailed,
-                    format!(
-                        "round {}: {}",
-                        ctx.round,
-                        e.infra_failure
-                            .as_ref()
-                            .map_or_else(|| "infra_failed".to_owned(), ToString::to_string)
-                    ),
-                ),
-            };
-            Some(SubmissionUpdate { patch, to, reason })
-        })
-        .collect();
+    let updates = submission_updates(&entries, ctx.round, outcome.status);
 
     let mut steps: Vec<Step> = ctx
         .records
@@ -302,24 +345,119 @@ fn build(ctx: &Ctx<'_>) -> Result<(RoundRecord, Vec<SubmissionUpdate>), RoundErr
         ended_at,
         steps,
         entries,
-        drift,
+        drift: None,
+        passes: view.passes,
+        noise: Some(view.noise),
         outcome,
+        token_count: ctx.self_reported_tokens(),
+        client_self_test: setup.client_self_test.clone(),
         inputs: setup.inputs.clone(),
         round_opened: ROUND_OPENED_FILE.into(),
     };
     Ok((record, updates))
 }
 
-/// The throughput of a measured, valid run that met the SLA.
-fn measured_throughput(record: &EntryRecord) -> Option<u64> {
-    match &record.result {
-        EntryResult::Measured { measurement, .. }
-            if measurement.valid && measurement.outcome == MeasurementOutcome::Measured =>
-        {
-            measurement.throughput_milli_rps
+/// Each entry's status once the round is decided (content/rounds.md, What happens to
+/// each entry). In an `infra_failed` round no one is scored: an entry its own runs
+/// disqualified stays disqualified; an incumbent that caused the failure keeps its own
+/// `infraFailure`; every other entry but the baseline becomes `infra_failed` with
+/// `round_infra_failed` and no disqualification. In a round that counts, an incumbent
+/// that failed its re-measure is disqualified; scores are taken against the first
+/// baseline run (`baseline_first`, milli-requests/s).
+fn settle_entries(
+    entries: &mut [Entry],
+    remeasure_failed: bool,
+    infra_failed_rounds: u32,
+    outcome: &Outcome,
+) {
+    let round_failed = outcome.status != RoundStatus::Complete;
+    let failure = outcome.reason.as_ref().and_then(TypedOrText::typed);
+    for entry in entries.iter_mut() {
+        if round_failed && entry.role != Role::Baseline {
+            entry.score_ppm = None;
+            let caused_it = entry.role == Role::Incumbent
+                && matches!(failure, Some(RoundFailure::IncumbentInfraFailed { .. }));
+            if entry.status == EntryStatus::Disqualified || caused_it {
+                continue;
+            }
+            entry.status = EntryStatus::InfraFailed;
+            entry.disqualification = None;
+            entry.infra_failure = failure.map(|failure| {
+                TypedOrText::Typed(EntryInfraFailure::RoundInfraFailed {
+                    failure: failure.clone(),
+                })
+            });
+            continue;
         }
-        _ => None,
+        if entry.role == Role::Incumbent && remeasure_failed {
+            let cause = entry
+                .infra_failure
+                .take()
+                .map_or_else(|| "infra_failed".to_owned(), |f| f.to_string());
+            entry.status = EntryStatus::Disqualified;
+            entry.disqualification = Some(Disqualification {
+                reason: DisqualificationReason::RemeasureInfraFailed {
+                    infra_failed_rounds,
+                },
+                detail: format!(
+                    "re-measured alone after its runs made the last {infra_failed_rounds} \
+                     rounds infra_failed, it failed for infrastructure reasons again: {cause}"
+                ),
+                log_tail: Vec::new(),
+            });
+        }
     }
+}
+
+/// Each challenger's submission move after round `round` (whose status is `status`),
+/// with the reason its event records.
+fn submission_updates(entries: &[Entry], round: u64, status: RoundStatus) -> Vec<SubmissionUpdate> {
+    entries
+        .iter()
+        .filter(|e| e.role == Role::Challenger)
+        .filter_map(|e| {
+            let patch = e.patch.clone()?;
+            let (to, reason) = match e.status {
+                EntryStatus::Scored => (
+                    PipelineState::Scored,
+                    format!(
+                        "round {round}: scored {} ppm ({} milli-req/s)",
+                        e.score_ppm.unwrap_or(0),
+                        e.throughput_milli_rps.unwrap_or(0)
+                    ),
+                ),
+                EntryStatus::Disqualified => (
+                    PipelineState::Disqualified,
+                    format!(
+                        "round {round}: {}",
+                        e.disqualification
+                            .as_ref()
+                            .map_or("disqualified".to_owned(), |d| d.detail.clone())
+                    ),
+                ),
+                EntryStatus::InfraFailed => (
+                    PipelineState::InfraFailed,
+                    format!(
+                        "round {round}: {}",
+                        e.infra_failure
+                            .as_ref()
+                            .map_or_else(|| "infra_failed".to_owned(), ToString::to_string)
+                    ),
+                ),
+            };
+            let requeue = if status != RoundStatus::Complete {
+                RequeueCharge::Uncharged
+            } else {
+                RequeueCharge::Charged
+            };
+            Some(SubmissionUpdate {
+                patch,
+                to,
+                reason,
+                requeue,
+            })
+        })
+        .collect()
 }
 
 fn run_summaries(record: &EntryRecord) -> Vec<RunSummary> {
@@ -333,10 +471,18 @@ fn run_summaries(record: &EntryRecord) -> Vec<RunSummary> {
                 rate_milli_rps: run.rate_milli_rps,
                 probes: u32::try_from(run.probes.len()).unwrap_or(u32::MAX),
                 probe_log: probe_log.clone(),
+                host_load: record.host_load.clone(),
             })
             .collect(),
         _ => Vec::new(),
     }
+}
+
+/// The run an entry's status is read from: the one that took its correctness outputs
+/// (normally its first), else its first run.
+fn representative<'c>(ctx: &'c Ctx<'_>, index: u32) -> Option<&'c EntryRecord> {
+    ctx.outputs_record(index)
+        .or_else(|| ctx.entry_runs(index).find(|r| !r.control))
 }
 
 /// An entry whose group never ran (cannot happen once the journal is complete; kept
@@ -352,6 +498,7 @@ fn not_run(planned: &PlannedEntry, backend: BackendKind, at: Timestamp) -> Entry
             config_sha256: Sha256Hex::digest(b""),
             image: None,
             command: None,
+            isolation: None,
         },
         status: EntryStatus::InfraFailed,
         disqualification: None,
@@ -362,6 +509,8 @@ fn not_run(planned: &PlannedEntry, backend: BackendKind, at: Timestamp) -> Entry
         throughput_max_milli_rps: None,
         correctness: None,
         score_ppm: None,
+        passes: Vec::new(),
+        paired_score: None,
         started_at: at,
         ended_at: at,
         engine_log: None,
@@ -399,15 +548,16 @@ fn entry_from(
     };
     match &record.result {
         EntryResult::Disqualified(d) => {
-            entry.status = if planned.role == Role::Baseline {
+            // The baseline is never disqualified: its failure is the round's.
+            if planned.role == Role::Baseline {
+                entry.status = EntryStatus::InfraFailed;
                 entry.infra_failure = Some(TypedOrText::Typed(EntryInfraFailure::BaselineFailed {
                     detail: d.detail.clone(),
                 }));
-                EntryStatus::InfraFailed
             } else {
-                EntryStatus::Disqualified
-            };
-            entry.disqualification = Some(d.clone());
+                entry.status = EntryStatus::Disqualified;
+                entry.disqualification = Some(d.clone());
+            }
         }
         EntryResult::InfraFailed { reason } => {
             entry.status = EntryStatus::InfraFailed;
@@ -418,6 +568,7 @@ fn entry_from(
         EntryResult::Measured {
             measurement,
             outputs_error,
+            outputs_disqualification,
             ..
         } => {
             entry.throughput_milli_rps = measurement.throughput_milli_rps;
@@ -427,6 +578,12 @@ fn entry_from(
             if !measurement.valid {
                 entry.status = EntryStatus::InfraFailed;
                 entry.infra_failure = Some(TypedOrText::Typed(EntryInfraFailure::ClientLagged));
+            } else if let (true, Some(load)) = (record.steal_exceeded, &record.host_load) {
+                entry.status = EntryStatus::InfraFailed;
+                entry.infra_failure = Some(TypedOrText::Typed(EntryInfraFailure::CpuSteal {
+                    steal_ms: load.steal_ms,
+                    wall_ms: load.wall_ms,
+                }));
             } else if let MeasurementOutcome::SlaUnmet { reason } = measurement.outcome {
                 let sla = &ctx.frozen.campaign.sla;
                 let detail = match reason {
@@ -453,6 +610,9 @@ fn entry_from(
                 }
             } else if planned.role == Role::Baseline {
                 entry.status = EntryStatus::Scored;
+            } else if let Some(dq) = outputs_disqualification {
+                entry.status = EntryStatus::Disqualified;
+                entry.disqualification = Some(dq.clone());
             } else if let Some(error) = outputs_error {
                 disqualify(
                     &mut entry,
@@ -462,6 +622,13 @@ fn entry_from(
                 );
             } else {
                 match verdict {
+                    Some(EntryVerdict {
+                        disqualification: Some(dq),
+                        ..
+                    }) => {
+                        entry.status = EntryStatus::Disqualified;
+                        entry.disqualification = Some(dq.clone());
+                    }
                     Some(EntryVerdict {
                         summary: Some(summary),
                         ..
@@ -569,6 +736,7 @@ mod tests {
             top_k: 5,
             input_len: receipts::model::LengthDist::Fixed { value: 8 },
             output_tokens: 6,
+            ..CorrectnessSpec::default()
         }
     }
 
@@ -609,6 +777,7 @@ mod tests {
             first_failing_item: v.first_failing_item,
             first_failing_group: v.first_failing_group,
             items_file: "correctness/candidate-1-miner-a.json".into(),
+            load_sample_file: None,
         }
     }
 
@@ -636,5 +805,321 @@ mod tests {
             correctness_detail(&summary, &spec(), Some(&items)),
             "logit distance of item 4 (2500000 µnat) above the item bound of 2000000 µnat"
         );
+    }
+}
+
+/// The leader rule's failure cases as the runner applies them: entry statuses, submission
+/// moves and the requeue budget (content/rounds.md, What happens to each entry).
+#[cfg(test)]
+mod outcome_tests {
+    use receipts::model::{Leader, MinerId, Submission};
+    use receipts::rules::leader::{self, Contender, IncumbentRun, LeaderInput};
+
+    use super::super::preflight::Previous;
+    use super::*;
+
+    const BASELINE: u64 = 10_000;
+
+    fn leader(n: u8) -> Leader {
+        Leader {
+            patch: Sha256Hex::digest(&[n]),
+            miner: format!("miner-{n}").parse::<MinerId>().unwrap(),
+        }
+    }
+
+    /// An entry of `role` (challengers and the incumbent are `leader(n)`), `scored` at the
+    /// throughput, else as `not_run` left it (`infra_failed`, `not_run`).
+    fn entry(index: u32, role: Role, n: u8, scored: Option<u64>) -> Entry {
+        let who = (role != Role::Baseline).then(|| leader(n));
+        let planned = PlannedEntry {
+            index,
+            role,
+            miner: who.as_ref().map(|l| l.miner.clone()),
+            patch: who.as_ref().map(|l| l.patch.clone()),
+            group: format!("entry {index}"),
+            slug: format!("entry-{index}"),
+        };
+        let mut entry = not_run(&planned, BackendKind::Process, Timestamp::now());
+        if let Some(t) = scored {
+            entry.status = EntryStatus::Scored;
+            entry.infra_failure = None;
+            entry.throughput_milli_rps = Some(t);
+        }
+        entry
+    }
+
+    fn disqualified(mut entry: Entry) -> Entry {
+        entry.status = EntryStatus::Disqualified;
+        entry.infra_failure = None;
+        entry.disqualification = Some(Disqualification {
+            reason: DisqualificationReason::CorrectnessFailed,
+            detail: "logit distance of item 3 above the item bound".into(),
+            log_tail: Vec::new(),
+        });
+        entry
+    }
+
+    /// The challengers as the leader rule sees them, in seating (commitment) order.
+    fn contenders(entries: &[Entry]) -> Vec<Contender> {
+        entries
+            .iter()
+            .filter(|e| e.role == Role::Challenger)
+            .filter_map(|e| {
+                Some(Contender {
+                    leader: Leader {
+                        patch: e.patch.clone()?,
+                        miner: e.miner.clone()?,
+                    },
+                    throughput_milli_rps: (e.status == EntryStatus::Scored)
+                        .then_some(e.throughput_milli_rps)
+                        .flatten(),
+                })
+            })
+            .collect()
+    }
+
+    /// How the incumbent's own runs ended: its entry's status (a scored entry without a
+    /// throughput, or no incumbent entry at all, cannot happen and counts as infrastructure).
+    fn incumbent_run(entries: &[Entry]) -> IncumbentRun {
+        match entries
+            .iter()
+            .find(|e| e.role == Role::Incumbent)
+            .map(|e| (e.status, e.throughput_milli_rps))
+        {
+            Some((EntryStatus::Scored, Some(throughput_milli_rps))) => IncumbentRun::Scored {
+                throughput_milli_rps,
+            },
+            Some((EntryStatus::Disqualified, _)) => IncumbentRun::Disqualified,
+            _ => IncumbentRun::InfraFailed,
+        }
+    }
+
+    /// What `build` does after the entries' own statuses: the leader rule, the settled
+    /// entries and the submission moves.
+    fn decide(
+        entries: &mut [Entry],
+        leader_before: Option<Leader>,
+        infra_failed_rounds: u32,
+        drift_milli_rps: u64,
+    ) -> (Outcome, Vec<SubmissionUpdate>) {
+        let contenders = contenders(entries);
+        let input = LeaderInput {
+            leader_before,
+            incumbent: incumbent_run(entries),
+            incumbent_infra_failed_rounds: infra_failed_rounds,
+            baseline_first_milli_rps: Some(BASELINE),
+            baseline_drift_milli_rps: Some(drift_milli_rps),
+            drift_bound_bp: 500,
+            margin_bp: 100,
+            hardware_changed: false,
+            scorer_failed: false,
+            challengers: &contenders,
+        };
+        let outcome = leader::decide(&input).to_outcome(&input);
+        settle_entries(
+            entries,
+            input.incumbent_failed_remeasure(),
+            infra_failed_rounds,
+            &outcome,
+        );
+        let updates = submission_updates(entries, 7, outcome.status);
+        (outcome, updates)
+    }
+
+    /// `leader(n)`'s submission, seated in round 7; `requeues` already spent.
+    fn seated(n: u8, requeues: u32) -> Submission {
+        let sha = leader(n).patch;
+        let at = Timestamp::now();
+        let mut submission = Submission::committed(
+            sha.clone(),
+            "tiny".parse().unwrap(),
+            leader(n).miner,
+            sha,
+            6,
+            at,
+        );
+        for to in [
+            PipelineState::PickedUp,
+            PipelineState::Fetched,
+            PipelineState::Verified,
+            PipelineState::Applied,
+            PipelineState::SurfaceOk,
+            PipelineState::Building,
+            PipelineState::Built,
+            PipelineState::BenchQueued,
+        ] {
+            submission.transition(to, at, "test").unwrap();
+        }
+        submission.requeues = requeues;
+        submission
+            .round_transition(PipelineState::RoundAssigned, 7, at, "seated in round 7")
+            .unwrap();
+        submission
+    }
+
+    fn moved(n: u8, requeues: u32, update: &SubmissionUpdate) -> (PipelineState, u32) {
+        let mut submission = seated(n, requeues);
+        move_submission(&mut submission, update, 7, Timestamp::now()).unwrap();
+        (submission.state, submission.requeues)
+    }
+
+    /// Regression: a round that was infra_failed as a whole (here: drift) used up each
+    /// challenger's one requeue, so a second such round left it `infra_failed` for good.
+    #[test]
+    fn a_round_level_infra_failure_leaves_the_challengers_requeue_untouched() {
+        let mut entries = [
+            entry(0, Role::Baseline, 0, Some(BASELINE)),
+            entry(1, Role::Challenger, 1, Some(50_000)),
+            entry(2, Role::Challenger, 2, None),
+        ];
+        let (outcome, updates) = decide(&mut entries, None, 0, 10_600);
+        assert_eq!(outcome.status, RoundStatus::InfraFailed);
+        for entry in &entries[1..] {
+            assert_eq!(entry.status, EntryStatus::InfraFailed);
+            assert_eq!(entry.score_ppm, None);
+            assert_eq!(entry.disqualification, None);
+            assert_eq!(
+                entry.infra_failure,
+                Some(TypedOrText::Typed(EntryInfraFailure::RoundInfraFailed {
+                    failure: RoundFailure::Drift {
+                        drift_bp: 600,
+                        bound_bp: 500
+                    }
+                }))
+            );
+        }
+        assert_eq!(
+            updates.iter().map(|u| u.requeue).collect::<Vec<_>>(),
+            [RequeueCharge::Uncharged, RequeueCharge::Uncharged]
+        );
+        // Back in the queue with the budget as it was, even a spent one.
+        assert_eq!(moved(1, 0, &updates[0]), (PipelineState::BenchQueued, 0));
+        assert_eq!(moved(2, 1, &updates[1]), (PipelineState::BenchQueued, 1));
+
+        // The challenger's own infrastructure failure in a round that counts uses it.
+        let mut own = [
+            entry(0, Role::Baseline, 0, Some(BASELINE)),
+            entry(1, Role::Challenger, 1, None),
+        ];
+        let (outcome, updates) = decide(&mut own, None, 0, BASELINE);
+        assert_eq!(outcome.status, RoundStatus::Complete);
+        assert_eq!(updates[0].requeue, RequeueCharge::Charged);
+        assert_eq!(moved(1, 0, &updates[0]), (PipelineState::BenchQueued, 1));
+        assert_eq!(moved(1, 1, &updates[0]), (PipelineState::InfraFailed, 1));
+    }
+
+    /// Regression: in an infra_failed round a challenger its own runs disqualified was
+    /// turned `infra_failed` with its disqualification left on it, and requeued.
+    #[test]
+    fn a_disqualified_challenger_is_not_requeued_and_no_entry_keeps_a_stale_disqualification() {
+        let mut entries = [
+            entry(0, Role::Baseline, 0, Some(BASELINE)),
+            disqualified(entry(1, Role::Challenger, 1, Some(50_000))),
+            entry(2, Role::Challenger, 2, Some(20_000)),
+        ];
+        let (outcome, updates) = decide(&mut entries, None, 0, 10_600);
+        assert_eq!(outcome.status, RoundStatus::InfraFailed);
+        assert_eq!(entries[1].status, EntryStatus::Disqualified);
+        assert_eq!(
+            entries[1].disqualification.as_ref().map(|d| d.reason),
+            Some(DisqualificationReason::CorrectnessFailed)
+        );
+        assert_eq!(entries[1].infra_failure, None);
+        assert_eq!(entries[2].status, EntryStatus::InfraFailed);
+        assert_eq!(entries[2].disqualification, None);
+        assert_eq!(updates[0].to, PipelineState::Disqualified);
+        assert_eq!(moved(1, 0, &updates[0]), (PipelineState::Disqualified, 0));
+        assert_eq!(moved(2, 0, &updates[1]), (PipelineState::BenchQueued, 0));
+    }
+
+    /// Regression: an infra-failed incumbent counted as disqualified and a challenger
+    /// slower than the baseline took its seat. Now the round is infra_failed; after two
+    /// such rounds in a row the next seats no challenger, and an incumbent failing there
+    /// again is disqualified.
+    #[test]
+    fn an_incumbent_infra_failed_twice_is_remeasured_alone_then_disqualified() {
+        let incumbent = leader(9);
+        let mut previous = Previous {
+            receipt: None,
+            leader: Some(incumbent.clone()),
+            incumbent_infra_failed_rounds: 0,
+        };
+        for round in 1..=2u32 {
+            assert!(previous.seats_challengers(), "round {round}");
+            let mut entries = [
+                entry(0, Role::Baseline, 0, Some(BASELINE)),
+                entry(1, Role::Incumbent, 9, None),
+                entry(2, Role::Challenger, 2, Some(5_000)),
+            ];
+            let (outcome, updates) = decide(
+                &mut entries,
+                previous.leader.clone(),
+                previous.incumbent_infra_failed_rounds,
+                BASELINE,
+            );
+            assert_eq!(outcome.status, RoundStatus::InfraFailed, "round {round}");
+            assert_eq!(
+                outcome.reason,
+                Some(TypedOrText::Typed(RoundFailure::IncumbentInfraFailed {
+                    consecutive: round
+                }))
+            );
+            assert_eq!(outcome.leader_after, Some(incumbent.clone()));
+            // The incumbent keeps its own cause; the challenger's round did not count.
+            assert_eq!(
+                entries[1].infra_failure,
+                Some(TypedOrText::Typed(EntryInfraFailure::NotRun))
+            );
+            assert_eq!(entries[2].status, EntryStatus::InfraFailed);
+            assert_eq!(updates[0].requeue, RequeueCharge::Uncharged);
+            previous = Previous {
+                receipt: None,
+                leader: outcome.leader_after.clone(),
+                incumbent_infra_failed_rounds: leader::incumbent_infra_failed_rounds(&outcome),
+            };
+        }
+        // Round 3 seats the baseline and the incumbent only.
+        assert!(!previous.seats_challengers());
+        let mut alone = [
+            entry(0, Role::Baseline, 0, Some(BASELINE)),
+            entry(1, Role::Incumbent, 9, None),
+        ];
+        let (outcome, updates) = decide(
+            &mut alone,
+            previous.leader.clone(),
+            previous.incumbent_infra_failed_rounds,
+            BASELINE,
+        );
+        assert!(updates.is_empty());
+        assert_eq!(outcome.status, RoundStatus::Complete);
+        assert_eq!(outcome.leader_after, None);
+        assert!(outcome.changed);
+        assert_eq!(
+            outcome.remeasure,
+            Some(receipts::model::IncumbentRemeasure {
+                infra_failed_rounds: 2
+            })
+        );
+        assert_eq!(alone[1].status, EntryStatus::Disqualified);
+        assert_eq!(alone[1].infra_failure, None);
+        let disqualification = alone[1].disqualification.as_ref().unwrap();
+        assert_eq!(
+            disqualification.reason,
+            DisqualificationReason::RemeasureInfraFailed {
+                infra_failed_rounds: 2
+            }
+        );
+        assert_eq!(
+            disqualification.detail,
+            "re-measured alone after its runs made the last 2 rounds infra_failed, it failed \
+             for infrastructure reasons again: the entry did not run"
+        );
+        // The round after seats challengers again.
+        let after = Previous {
+            receipt: None,
+            leader: outcome.leader_after.clone(),
+            incumbent_infra_failed_rounds: leader::incumbent_infra_failed_rounds(&outcome),
+        };
+        assert!(after.seats_challengers());
     }
 }

@@ -1,25 +1,28 @@
-//! The round executor (content/rounds.md; the finished round of content/rounds.md):
-//! takes a campaign's `bench_queued` submissions, runs the steps of 003 in order —
-//! Setup (hardware fingerprint; seeds drawn from the OS and their commitments signed
-//! into the "round opened" statement before any entry runs), Baseline, Incumbent (the
-//! leader, if any), each Candidate, Scorer, Drift baseline, Teardown — then scores,
-//! applies the leader rule and seals the bundle through `receipts`.
+//! The round executor (content/rounds.md): takes a campaign's `bench_queued`
+//! submissions, runs the steps in order — Setup (hardware fingerprint; seeds drawn from
+//! the OS and their commitments signed into the "round opened" statement before any
+//! entry runs), then `runs` passes in each of which every seated entry runs once on a
+//! fresh engine (the baseline twice, its second run the A/A control) in an order drawn
+//! from the committed `passSeed` ([`passes`]), each entry's correctness outputs on its
+//! first run that meets the SLA, then the Scorer and Teardown — then scores the entries
+//! on their paired ratios, applies the leader rule and seals the bundle through
+//! `receipts`.
 //!
-//! Every finished group of steps is appended to the journal (`.work/round-<n>/`, fsynced)
-//! before the next starts, so [`run_round`] called again after a kill resumes by itself
-//! after the last finished group. The bundle is built in `.work/round-<n>/bundle/` and
+//! Every finished run is appended to the journal (`.work/round-<n>/`, fsynced) before
+//! the next starts, so [`run_round`] called again after a kill resumes by itself after
+//! the last finished run. The bundle is built in `.work/round-<n>/bundle/` and
 //! renamed into `rounds/<n>/` only once sealed: a half-written bundle never appears.
 //! The round lock (`.round.lock`) keeps two runners apart for the whole round; the records
 //! lock (`.lock`) is taken only while seating and scoring challengers, so ingest goes on
 //! while a round runs (new submissions wait for the next round). Before a round opens or
-//! resumes, the
-//! preflight checks refuse an untrusted key, a corrupt `miners.json`, a previous round
-//! that does not verify and an edited campaign.
+//! resumes, the preflight checks refuse an untrusted key, a corrupt `miners.json`, a
+//! previous round that does not verify and an edited campaign.
 //!
 //! The library draws nothing: progress goes through [`RoundProgress`].
 
 mod entry;
 mod finish;
+mod passes;
 mod preflight;
 pub mod record;
 mod setup;
@@ -35,9 +38,13 @@ use receipts::model::{
 };
 
 use crate::journal::{Journal, JournalError};
+use engines::isolation::CpuPlan;
 use engines::{EngineBackend, EngineSettings};
 use intake::store::CampaignStore;
 use receipts::layout::{CampaignDir, DataDir, DataError};
+use receipts::model::{PassOrder, PassSlot, Seed32, TokenCount};
+use receipts::rules::paired::{Attempt, RunOutcome};
+use receipts::rules::passes::ScheduledRun;
 use receipts::rules::workload::Workload;
 use record::{PlannedEntry, Record, SetupRecord};
 
@@ -212,6 +219,32 @@ pub enum RoundError {
         /// The state its event moved to.
         state: &'static str,
     },
+    /// The load client could not keep its schedule against a null server at the
+    /// campaign's maximum rate (content/measurement.md, Open loop): every probe near that
+    /// rate would measure the client, not the engine, so the round did not open; nothing
+    /// was sealed and no submission was seated.
+    #[error(
+        "round {round} did not open: {refusal}; run the round on a dedicated client machine \
+         (more CPUs for the load client), or give the campaign a larger \
+         `rate_search.send_lag_bound_us`"
+    )]
+    ClientTooSlow {
+        /// The round.
+        round: u64,
+        /// What the self-test missed: the bound, by how much, the rate and the requests
+        /// in flight.
+        refusal: loadgen::selftest::SelfTestRefusal,
+    },
+    /// The load client's self-test could not run (its null server or client would not
+    /// start).
+    #[error("round {round}: running the load client's self-test")]
+    SelfTest {
+        /// The round.
+        round: u64,
+        /// The cause.
+        #[source]
+        source: loadgen::LoadError,
+    },
     /// The failpoint of [`RoundOptions::abort_after_record`] fired.
     #[error("aborted by the failpoint after journal record {after}")]
     Aborted {
@@ -256,14 +289,28 @@ pub fn run_round(
     for dir in [campaign_dir.work_dir(), campaign_dir.root().to_path_buf()] {
         receipts::fsutil::sync_dir(&dir).map_err(io("syncing", &dir))?;
     }
+    // Engines are sandboxed (the key and data directories hidden) and pinned apart from
+    // the load generator (content/threat-model.md, content/measurement.md).
+    let cpus = engines::isolation::CpuPlan::for_this_process()?;
+    let confinement = engines::Confinement {
+        sandbox: engines::sandbox::Sandbox::detect(frozen.campaign.trusts_engines())
+            .map_err(engines::EngineError::from)?,
+        hidden: std::iter::once(options.data.root().to_path_buf())
+            .chain(receipts::layout::default_key_dir())
+            .collect(),
+        cpus: cpus.clone(),
+    };
     let backend = engines::backend_for(
         &frozen.campaign.backend,
         EngineSettings {
             program: options.engine_program.clone(),
             memory_limit_mb: frozen.campaign.hardware.memory_limit_mb,
-            threads: engines::engine_threads(frozen.campaign.hardware.engine_threads),
+            threads: confinement
+                .cpus
+                .engine_threads(frozen.campaign.hardware.engine_threads),
             served_model_name: frozen.campaign.model.name.clone(),
             pid_file: work.join("engines.pid"),
+            confinement,
         },
     )?;
     // Leftover engines of a killed runner go first.
@@ -278,6 +325,14 @@ pub fn run_round(
             given: key.keyid().to_owned(),
         });
     }
+    // The load generator runs on the client's CPUs, beside the engine: every thread of
+    // this process is pinned there now, before the round's runtime is built, since a
+    // thread inherits its affinity from the thread that creates it — the runtime's
+    // workers, and the load client's own runtime, which `loadgen` builds inside
+    // `block_on` on this thread (where the load's top-level future runs too). Engines
+    // are forked from this thread and set their own CPUs before their exec. The guard
+    // gives the CPUs back when the round ends, after the runtimes (declared before them).
+    let _pinned = ClientPinning::new(cpus.clone())?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -298,6 +353,7 @@ pub fn run_round(
         work,
         bundle,
         runtime,
+        cpus,
         progress,
         next_step: u32::try_from(next_step).unwrap_or(u32::MAX),
         setup: None,
@@ -377,6 +433,28 @@ fn pick_round(campaign_dir: &CampaignDir) -> Result<u64, RoundError> {
     }
 }
 
+/// The load generator's CPUs for the length of a round: [`CpuPlan::pin_client`] when
+/// made, [`CpuPlan::unpin_client`] when dropped.
+struct ClientPinning(CpuPlan);
+
+impl ClientPinning {
+    /// Pins every thread of this process to the plan's client CPUs.
+    ///
+    /// Errors: [`RoundError::Io`] naming the thread that could not be pinned.
+    fn new(plan: CpuPlan) -> Result<Self, RoundError> {
+        plan.pin_client()?;
+        Ok(Self(plan))
+    }
+}
+
+impl Drop for ClientPinning {
+    fn drop(&mut self) {
+        // Best effort: a thread that cannot be given its CPUs back only keeps a later
+        // round of this process on fewer CPUs, which that round's plan then records.
+        let _ = self.0.unpin_client();
+    }
+}
+
 /// Steps a journal record holds.
 fn record_steps(record: &Record) -> usize {
     match record {
@@ -408,6 +486,8 @@ pub(crate) struct Ctx<'a> {
     /// `.work/round-<n>/bundle/`.
     bundle: PathBuf,
     runtime: tokio::runtime::Runtime,
+    /// How the CPUs are split between the engines and the load generator.
+    cpus: CpuPlan,
     progress: &'a dyn RoundProgress,
     next_step: u32,
     setup: Option<SetupRecord>,
@@ -420,7 +500,8 @@ pub(crate) struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
-    /// Runs the groups not yet journaled, then seals and finishes.
+    /// Runs the groups not yet journaled — setup, every run of every pass, the scorer,
+    /// teardown — then seals and finishes.
     fn run(&mut self) -> Result<(Sha256Hex, RoundRecord), RoundError> {
         if let Some(Record::Setup(setup)) = self.records.first() {
             self.setup = Some(setup.as_ref().clone());
@@ -434,20 +515,28 @@ impl Ctx<'_> {
             .as_ref()
             .map(|s| s.entries.clone())
             .unwrap_or_default();
-        for planned in &entries {
-            if self
-                .entry_record(planned.index, entry::GroupKind::Entry)
-                .is_none()
-            {
-                let record = entry::run_entry(self, planned, entry::GroupKind::Entry)?;
-                self.append(Record::Entry(Box::new(record)))?;
-            }
-        }
+        let schedule = self.schedule(&entries);
+        let mut done: Vec<passes::RunDone> = self
+            .records
+            .iter()
+            .filter_map(|r| match r {
+                Record::Entry(e) => Some(passes::run_done(e)),
+                _ => None,
+            })
+            .collect();
+        passes::run_passes(
+            &schedule,
+            &mut done,
+            &mut EngineRuns {
+                ctx: self,
+                entries: &entries,
+            },
+        )?;
         if !self.records.iter().any(|r| matches!(r, Record::Scorer(_))) {
             let with_outputs: Vec<(PlannedEntry, String)> = entries
                 .iter()
                 .filter_map(|planned| {
-                    self.entry_record(planned.index, entry::GroupKind::Entry)
+                    self.outputs_record(planned.index)
                         .and_then(|r| match &r.result {
                             record::EntryResult::Measured {
                                 outputs: Some(outputs),
@@ -463,14 +552,6 @@ impl Ctx<'_> {
                 entry::run_scorer(self, &with_outputs)?
             };
             self.append(Record::Scorer(scorer))?;
-        }
-        if self
-            .entry_record(0, entry::GroupKind::DriftBaseline)
-            .is_none()
-            && let Some(baseline) = entries.first()
-        {
-            let record = entry::run_entry(self, baseline, entry::GroupKind::DriftBaseline)?;
-            self.append(Record::Entry(Box::new(record)))?;
         }
         if !self
             .records
@@ -504,13 +585,75 @@ impl Ctx<'_> {
         Ok(())
     }
 
-    /// The journaled record of entry `index`'s group of `kind`, when it ran.
-    fn entry_record(&self, index: u32, kind: entry::GroupKind) -> Option<&record::EntryRecord> {
-        let drift = kind == entry::GroupKind::DriftBaseline;
-        self.records.iter().find_map(|r| match r {
-            Record::Entry(e) if e.index == index && e.drift == drift => Some(e.as_ref()),
+    /// Every run of the round in the order they run: the campaign's `pass_order` over
+    /// its `runs` passes, drawn from the round's `passSeed`; a round whose seeds carry
+    /// none (seeds of a round sealed before v3, given again) runs in entry order.
+    fn schedule(&self, entries: &[PlannedEntry]) -> Vec<ScheduledRun> {
+        let (order, seed) = self.pass_plan();
+        let count = u32::try_from(entries.len()).unwrap_or(u32::MAX);
+        receipts::rules::passes::schedule(order, &seed, self.frozen.campaign.runs, count)
+    }
+
+    /// Each pass's recorded order ([`receipts::rules::passes::order_of_pass`]), as
+    /// [`Ctx::schedule`] runs them.
+    fn pass_orders(&self, entries: &[PlannedEntry]) -> Vec<Vec<PassSlot>> {
+        let (order, seed) = self.pass_plan();
+        let count = u32::try_from(entries.len()).unwrap_or(u32::MAX);
+        (0..self.frozen.campaign.runs)
+            .map(|pass| receipts::rules::passes::order_of_pass(order, &seed, pass, count))
+            .collect()
+    }
+
+    /// The order of the round's passes and the seed it is drawn from.
+    fn pass_plan(&self) -> (PassOrder, Seed32) {
+        let pass_seed = self.setup.as_ref().and_then(|s| s.seeds.pass_seed.as_ref());
+        match pass_seed {
+            Some(reveal) => (self.frozen.campaign.effective_pass_order(), reveal.seed),
+            None => (PassOrder::Sequential, Seed32([0; 32])),
+        }
+    }
+
+    /// The journaled runs of entry `index`, in journal order (re-runs after the runs
+    /// they replace).
+    fn entry_runs(&self, index: u32) -> impl Iterator<Item = &record::EntryRecord> {
+        self.records.iter().filter_map(move |r| match r {
+            Record::Entry(e) if e.index == index => Some(e.as_ref()),
             _ => None,
         })
+    }
+
+    /// The round's failure when a baseline run got no token ids at all
+    /// ([`receipts::rules::outcome::without_token_ids`] over its probes, first in journal
+    /// order): the runner cannot count this engine's tokens. Never under
+    /// `token_count = "usage"`, where ids are not asked for.
+    fn baseline_without_token_ids(&self) -> Option<receipts::model::RoundFailure> {
+        if self.frozen.campaign.token_count == Some(TokenCount::Usage) {
+            return None;
+        }
+        self.entry_runs(0).find_map(|run| match &run.result {
+            record::EntryResult::Measured { measurement, .. } => {
+                measurement.runs.iter().find_map(|r| {
+                    let requests = receipts::rules::outcome::without_token_ids(&r.probes)?;
+                    Some(receipts::model::RoundFailure::NoTokenIds {
+                        pass: run.pass,
+                        control: run.control,
+                        requests,
+                    })
+                })
+            }
+            _ => None,
+        })
+    }
+
+    /// The round record's `tokenCount`: `usage` when the campaign counts the engines'
+    /// self-reported `usage.completion_tokens`, else absent.
+    fn self_reported_tokens(&self) -> Option<TokenCount> {
+        (self.frozen.campaign.token_count == Some(TokenCount::Usage)).then_some(TokenCount::Usage)
+    }
+
+    /// The run of entry `index` that took its correctness outputs (or tried to), if any.
+    fn outputs_record(&self, index: u32) -> Option<&record::EntryRecord> {
+        self.entry_runs(index).find(|e| e.result.took_outputs())
     }
 
     /// A scorer group with nothing to score: both steps skipped.
@@ -531,6 +674,7 @@ impl Ctx<'_> {
             steps,
             verdicts: Vec::new(),
             failure: None,
+            round_failure: None,
         })
     }
 
@@ -641,6 +785,43 @@ impl Ctx<'_> {
     fn skipped(&mut self, group: &str, name: &str, phase: Phase) -> Result<Step, RoundError> {
         let step = self.begin(group, name, phase);
         self.finish(step, StepStatus::Skipped)
+    }
+}
+
+/// The round's engines as the pass loop's [`passes::RunExecutor`]: each attempt runs on
+/// a fresh engine and is journaled before the next starts.
+struct EngineRuns<'c, 'a> {
+    ctx: &'c mut Ctx<'a>,
+    entries: &'c [PlannedEntry],
+}
+
+impl passes::RunExecutor for EngineRuns<'_, '_> {
+    type Error = RoundError;
+
+    fn run(&mut self, run: ScheduledRun, attempt: Attempt) -> Result<RunOutcome, RoundError> {
+        let planned = self
+            .entries
+            .iter()
+            .find(|e| e.index == run.slot.entry)
+            .ok_or_else(|| RoundError::Record {
+                round: self.ctx.round,
+                message: format!(
+                    "the schedule names entry {}, which is not seated",
+                    run.slot.entry
+                ),
+            })?;
+        // Correctness outputs once per entry, on its first run that meets the SLA.
+        let takes_outputs = !run.slot.control && self.ctx.outputs_record(planned.index).is_none();
+        let spec = entry::RunSpec {
+            pass: run.pass,
+            control: run.slot.control,
+            rerun: attempt == Attempt::Rerun,
+            takes_outputs,
+        };
+        let record = entry::run_entry(self.ctx, planned, &spec)?;
+        let outcome = passes::outcome_of(&record);
+        self.ctx.append(Record::Entry(Box::new(record)))?;
+        Ok(outcome)
     }
 }
 

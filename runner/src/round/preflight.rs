@@ -5,12 +5,14 @@
 //! bundle verifies against that keyring before its seat (`outcome.leaderAfter`) and its
 //! Statement digest are taken, with the campaign unchanged since that round ran (a
 //! campaign is frozen once a round has run). Each refusal is a typed [`RoundError`] and
-//! happens before anything of the round is written.
+//! happens before anything of the round is written. The verified previous round also says
+//! whether the next one re-measures its incumbent alone (content/leader-rule.md).
 
 use receipts::keys::{Keyring, PrivateKey};
 use receipts::model::{
     Campaign, FrozenCampaign, Leader, ROUND_PREDICATE_TYPES, Sha256Hex, Timestamp,
 };
+use receipts::rules::leader;
 use receipts::verify::VerifyOptions;
 use verifier::verify_bundle;
 
@@ -50,6 +52,18 @@ pub(crate) struct Previous {
     pub receipt: Option<Sha256Hex>,
     /// Its `outcome.leaderAfter`: the incumbent of the next round.
     pub leader: Option<Leader>,
+    /// Rounds in a row, ending with it, that the incumbent's runs made `infra_failed`
+    /// ([`leader::incumbent_infra_failed_rounds`] of its outcome).
+    pub incumbent_infra_failed_rounds: u32,
+}
+
+impl Previous {
+    /// Whether the next round seats the queued challengers: not when it re-measures the
+    /// incumbent alone ([`leader::remeasures_alone`]), which seats only the baseline and
+    /// the incumbent.
+    pub fn seats_challengers(&self) -> bool {
+        self.leader.is_none() || !leader::remeasures_alone(self.incumbent_infra_failed_rounds)
+    }
 }
 
 /// Refuses a data directory that holds a private key ([`check_no_private_keys`], first),
@@ -168,6 +182,7 @@ pub(crate) fn check_previous(
     }
     Ok(Previous {
         receipt: Some(digest),
+        incumbent_infra_failed_rounds: leader::incumbent_infra_failed_rounds(&record.outcome),
         leader: record.outcome.leader_after,
     })
 }

@@ -1,14 +1,17 @@
-//! What the round journal holds: one record per finished group of steps (`Setup`,
-//! `Baseline`, `Incumbent`, `Candidate i of n`, `Scorer`, `Drift baseline`, `Teardown`,
-//! then `Sealed`). A group is the unit of resume: an engine lives only within its group,
-//! so a round killed mid-group runs that group again from its start.
+//! What the round journal holds: one record per finished group of steps — `Setup`, then
+//! one per run of an entry in a pass (`(pass, slot)`, and its one re-run when the first
+//! was invalid, content/rounds.md, Passes), `Scorer`, `Teardown`, then `Sealed`. A run is
+//! the unit of resume: an engine lives only within its run, so a round killed mid-run
+//! runs that run again from its start, after the last journaled one
+//! ([`super::passes::remaining`]).
 //!
 //! These records stay in `.work/` (they hold the seeds before they are revealed and the
 //! raw float logprobs); the bundle gets integer artifacts only.
 
 use receipts::model::{
-    CorrectnessSummary, Disqualification, EngineRef, EntryMeasurement, HardwareFingerprint, Leader,
-    MinerId, PipelineState, ResourceDescriptor, RevealedSeeds, Role, Sha256Hex, Step, Timestamp,
+    ClientSelfTest, CorrectnessSummary, Disqualification, EngineRef, EntryMeasurement,
+    HardwareFingerprint, HostLoad, Leader, MinerId, PipelineState, ResourceDescriptor,
+    RevealedSeeds, Role, RoundFailure, Sha256Hex, Step, Timestamp,
 };
 use serde::{Deserialize, Serialize};
 
@@ -18,7 +21,8 @@ use serde::{Deserialize, Serialize};
 pub enum Record {
     /// The round opened: seeds committed and signed, entries seated.
     Setup(Box<SetupRecord>),
-    /// One entry's engine run (baseline, incumbent, a candidate, or the drift baseline).
+    /// One entry's engine run in one pass (the baseline's run or its A/A control, the
+    /// incumbent's, a candidate's).
     Entry(Box<EntryRecord>),
     /// The scorer's verdicts.
     Scorer(ScorerRecord),
@@ -69,6 +73,11 @@ pub struct SetupRecord {
     pub entries: Vec<PlannedEntry>,
     /// The seat when the round opened.
     pub leader_before: Option<Leader>,
+    /// Rounds in a row, just before this one, that the incumbent's runs made
+    /// `infra_failed` (from the previous round's outcome); at
+    /// `receipts::rules::leader::REMEASURE_AFTER_ROUNDS` this round seats no challenger.
+    #[serde(default)]
+    pub incumbent_infra_failed_rounds: u32,
     /// sha256 of the previous round's Statement.
     pub previous_receipt: Option<Sha256Hex>,
     /// sha256 of `miners.json` when the round opened.
@@ -78,6 +87,10 @@ pub struct SetupRecord {
     /// keyid of the key that signed the round-opened statement: a resume must sign with
     /// the same key.
     pub signer_keyid: String,
+    /// The load client's self-test, run before the round opened (absent in a journal an
+    /// older runner wrote).
+    #[serde(default)]
+    pub client_self_test: Option<ClientSelfTest>,
 }
 
 /// How an entry's engine run ended, before the scorer's verdict.
@@ -92,25 +105,45 @@ pub enum EntryResult {
         outputs: Option<String>,
         /// Why correctness outputs could not be taken (a compliance failure).
         outputs_error: Option<String>,
+        /// The typed disqualification its correctness outputs earned (the deadline).
+        #[serde(default)]
+        outputs_disqualification: Option<Disqualification>,
     },
     /// Disqualified before or while running (died before healthy, crashed).
     Disqualified(Disqualification),
-    /// It never ran because of infrastructure (the tree could not be prepared, the load
-    /// generator failed).
+    /// It ran on infrastructure that did not hold (the tree could not be prepared, the
+    /// load generator failed, a log could not be kept): the run is invalid and run again
+    /// once.
     InfraFailed {
         /// Why.
         reason: String,
     },
 }
 
-/// An entry group's result.
+impl EntryResult {
+    /// Whether this run took the entry's correctness outputs, or tried to and the entry's
+    /// answers failed (then they are not taken again).
+    pub fn took_outputs(&self) -> bool {
+        matches!(
+            self,
+            EntryResult::Measured { outputs, outputs_error, outputs_disqualification, .. }
+                if outputs.is_some() || outputs_error.is_some() || outputs_disqualification.is_some()
+        )
+    }
+}
+
+/// One run of an entry in one pass.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct EntryRecord {
-    /// The entry index ([`PlannedEntry::index`]); the drift baseline repeats 0.
+    /// The entry index ([`PlannedEntry::index`]).
     pub index: u32,
-    /// Whether this is the drift baseline.
-    pub drift: bool,
+    /// The pass, from 0.
+    pub pass: u32,
+    /// Whether this is the baseline's A/A control run of the pass.
+    pub control: bool,
+    /// Whether this is the re-run of an invalid first attempt.
+    pub rerun: bool,
     /// Its steps.
     pub steps: Vec<Step>,
     /// When its first step started.
@@ -123,6 +156,14 @@ pub struct EntryRecord {
     pub engine_log: Option<String>,
     /// Bundle-relative path of the probe log.
     pub probe_log: Option<String>,
+    /// What the host did over its SLA run (CPU steal, clocks); `None` when the run did not
+    /// reach it or `/proc/stat` could not be read.
+    #[serde(default)]
+    pub host_load: Option<HostLoad>,
+    /// Whether the steal of `host_load` exceeded the campaign's `max_steal_permille`:
+    /// the run is invalid (re-run once) whatever it measured.
+    #[serde(default)]
+    pub steal_exceeded: bool,
     /// The result.
     pub result: EntryResult,
 }
@@ -137,6 +178,10 @@ pub struct EntryVerdict {
     pub summary: Option<CorrectnessSummary>,
     /// Why they could not be (a compliance failure of the entry's outputs).
     pub error: Option<String>,
+    /// A typed disqualification from the scorer (an echoed prompt that is not the
+    /// reference's, timed-run outputs that diverge); then `summary` is `None`.
+    #[serde(default)]
+    pub disqualification: Option<Disqualification>,
 }
 
 /// The scorer group's result.
@@ -149,6 +194,10 @@ pub struct ScorerRecord {
     pub verdicts: Vec<EntryVerdict>,
     /// Why the reference runtime itself failed (then the round is `infra_failed`).
     pub failure: Option<String>,
+    /// The typed round failure when it is more than `scorer_failed` (the baseline's
+    /// prompt echo, the scorer's deadline).
+    #[serde(default)]
+    pub round_failure: Option<RoundFailure>,
 }
 
 /// The teardown group's result.
@@ -171,6 +220,20 @@ pub struct SubmissionUpdate {
     pub to: PipelineState,
     /// The reason recorded on its event.
     pub reason: String,
+    /// For `infra_failed`: whether its move back to `bench_queued` uses its one requeue.
+    #[serde(default)]
+    pub requeue: RequeueCharge,
+}
+
+/// Whether an `infra_failed` challenger's requeue uses its one requeue.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RequeueCharge {
+    /// Its own infrastructure failure in a round that counts: requeued once.
+    #[default]
+    Charged,
+    /// The round was `infra_failed` as a whole: requeued without using it.
+    Uncharged,
 }
 
 /// The sealed bundle, waiting to be renamed into `rounds/<n>/`.

@@ -12,16 +12,18 @@ use receipts::layout::{
     CAMPAIGN_INPUT, CAMPAIGN_TOML_INPUT, MINERS_INPUT, PROMPTS_INPUT, patch_input,
 };
 use receipts::model::{
-    CampaignRef, EventKind, Leader, MinerRegistry, Phase, PipelineState,
+    CampaignRef, ClientSelfTest, EventKind, Leader, MinerRegistry, Phase, PipelineState,
     ROUND_OPENED_PREDICATE_TYPE, ResourceDescriptor, RevealedSeeds, Role, RoundOpened, SeatedEntry,
     Seed32, SeedReveal, Sha256Hex, StepStatus, Submission, Timestamp,
 };
 use receipts::statement::{DigestSet, Statement, Subject};
 
 use super::record::{PlannedEntry, SetupRecord};
-use super::{Ctx, RoundError, io};
+use super::{Ctx, RoundError, StepRun, io};
 use intake::store::CampaignStore;
+use loadgen::selftest::{SelfTestConfig, SelfTestReport, self_test};
 use receipts::rules::workload::Workload;
+use verifier::view::format_client_self_test;
 
 /// Bundle-relative path of the signed "round opened" statement.
 pub(crate) const ROUND_OPENED_FILE: &str = "round-opened.dsse.json";
@@ -60,20 +62,46 @@ pub(crate) fn run_setup(ctx: &mut Ctx<'_>) -> Result<SetupRecord, RoundError> {
         Some(seeds) => seeds.clone(),
         None => draw_seeds()?,
     };
-    let request_sequence_digest =
-        Workload::new(&ctx.frozen.campaign, &seeds, ctx.prompt_source.as_deref())
-            .and_then(|w| w.request_sequence_digest())
-            .map_err(RoundError::Workload)?;
+    let workload = Workload::new(&ctx.frozen.campaign, &seeds, ctx.prompt_source.as_deref())
+        .map_err(RoundError::Workload)?;
+    let request_sequence_digest = workload
+        .request_sequence_digest()
+        .map_err(RoundError::Workload)?;
     open.line(&format!(
         "request-sequence digest {request_sequence_digest}"
     ));
+    // Before any engine starts and before anything of the round is committed (no
+    // submission seated, nothing signed): a client that cannot keep the campaign's
+    // schedule refuses the round here.
+    let client_self_test = match test_client(ctx, &workload, &mut open) {
+        Ok(test) => test,
+        Err(e) => {
+            open.line(&format!("refused: {e}"));
+            ctx.finish(open, StepStatus::Failed)?;
+            // Nothing of the round was committed (no journal record, no seat, nothing
+            // signed): its work directory goes, and the next `referee round` opens it
+            // afresh.
+            fs::remove_dir_all(&ctx.work).map_err(io("removing", &ctx.work))?;
+            return Err(e);
+        }
+    };
 
     // The previous round (verified before the round opened): its Statement digest
     // chains this one; its seat is the incumbent's.
     let previous_receipt = ctx.previous.receipt.clone();
     let leader_before = ctx.previous.leader.clone();
 
-    let challengers = seat_challengers(ctx, leader_before.as_ref())?;
+    // An incumbent whose runs made the last rounds infra_failed is re-measured alone
+    // (content/leader-rule.md): the queued challengers wait for the next round.
+    let challengers = if ctx.previous.seats_challengers() {
+        seat_challengers(ctx, leader_before.as_ref())?
+    } else {
+        open.line(&format!(
+            "re-measuring the incumbent alone: its runs made the last {} rounds infra_failed",
+            ctx.previous.incumbent_infra_failed_rounds
+        ));
+        Vec::new()
+    };
     let mut entries = vec![PlannedEntry {
         index: 0,
         role: Role::Baseline,
@@ -161,14 +189,77 @@ pub(crate) fn run_setup(ctx: &mut Ctx<'_>) -> Result<SetupRecord, RoundError> {
         request_sequence_digest,
         entries,
         leader_before,
+        incumbent_infra_failed_rounds: ctx.previous.incumbent_infra_failed_rounds,
         previous_receipt,
         miners_digest,
         inputs,
         signer_keyid: ctx.key.keyid().to_owned(),
+        client_self_test: Some(client_self_test),
     })
 }
 
-/// Five fresh 32-byte seeds and salts from the OS (content/measurement.md, Seeds).
+/// Runs the load client's self-test (content/measurement.md, Open loop) on this thread's
+/// runtime, so the client is built, pinned, as every probe's is: against a null server
+/// at the campaign's maximum rate with `workload`'s request shape, each response held
+/// for the SLA bound. Logs its figures to `step`.
+///
+/// Errors: [`RoundError::ClientTooSlow`] when the send-lag p99 is over the campaign's
+/// effective bound or a request failed; [`RoundError::SelfTest`] when the null server or
+/// the client cannot start.
+fn test_client(
+    ctx: &Ctx<'_>,
+    workload: &Workload,
+    step: &mut StepRun,
+) -> Result<ClientSelfTest, RoundError> {
+    let campaign = &ctx.frozen.campaign;
+    let bound_us = campaign
+        .rate_search
+        .effective_send_lag_bound_us(&campaign.sla);
+    let client = loadgen::MeasureConfig::from_campaign(campaign).client;
+    let config = SelfTestConfig::for_campaign(campaign, workload, client);
+    let report =
+        ctx.runtime
+            .block_on(self_test(&config))
+            .map_err(|source| RoundError::SelfTest {
+                round: ctx.round,
+                source,
+            })?;
+    let recorded = recorded(&report, bound_us);
+    step.line(&format!(
+        "{}; {} requests at {} milli-req/s, {} failed, at most {} in flight, {} connections",
+        format_client_self_test(&recorded),
+        report.requests,
+        report.rate_milli_rps,
+        report.failed,
+        report.in_flight_max,
+        report.connections
+    ));
+    report
+        .check(bound_us)
+        .map_err(|refusal| RoundError::ClientTooSlow {
+            round: ctx.round,
+            refusal,
+        })?;
+    Ok(recorded)
+}
+
+/// The self-test's figures as the receipt records them, with the bound they were held to,
+/// µs.
+fn recorded(report: &SelfTestReport, bound_us: u64) -> ClientSelfTest {
+    ClientSelfTest {
+        rate_milli_rps: report.rate_milli_rps,
+        achieved_milli_rps: report.achieved_milli_rps,
+        send_lag_p50_us: report.send_lag_p50_us,
+        send_lag_p99_us: report.send_lag_p99_us,
+        send_lag_bound_us: bound_us,
+        requests: report.requests,
+        failed: report.failed,
+        in_flight_max: report.in_flight_max,
+        connections: report.connections,
+    }
+}
+
+/// Fresh 32-byte seeds and salts from the OS (content/measurement.md, Seeds).
 fn draw_seeds() -> Result<RevealedSeeds, RoundError> {
     let draw = || -> Result<SeedReveal, RoundError> {
         let mut seed = [0u8; 32];
@@ -185,6 +276,8 @@ fn draw_seeds() -> Result<RevealedSeeds, RoundError> {
         schedule_seed: draw()?,
         correctness_seed: draw()?,
         prompt_salt: draw()?,
+        pass_seed: Some(draw()?),
+        sample_seed: Some(draw()?),
     })
 }
 
@@ -328,4 +421,40 @@ fn sign_opened(
     })?;
     let path = ctx.bundle.join(ROUND_OPENED_FILE);
     receipts::fsutil::write_atomic(&path, &bytes, 0o644).map_err(io("writing", &path))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The refusal names the bound missed, by how much, the rate and the requests in
+    /// flight, and says what to do.
+    #[test]
+    fn a_client_over_the_bound_refuses_the_round_with_a_hint() {
+        let report = SelfTestReport {
+            rate_milli_rps: 128_000,
+            achieved_milli_rps: 127_600,
+            send_lag_p50_us: 80,
+            send_lag_p99_us: 2_840,
+            requests: 256,
+            failed: 0,
+            in_flight_max: 39,
+            connections: 40,
+        };
+        let refusal = report.check(2_000).unwrap_err();
+        let error = RoundError::ClientTooSlow { round: 3, refusal };
+        assert_eq!(
+            error.to_string(),
+            "round 3 did not open: the load client cannot keep its schedule: send-lag p99 \
+             2 840 µs > bound 2 000 µs at 128 req/s with 39 requests in flight (self-test \
+             against a null server); run the round on a dedicated client machine (more CPUs \
+             for the load client), or give the campaign a larger \
+             `rate_search.send_lag_bound_us`"
+        );
+        assert_eq!(
+            format_client_self_test(&recorded(&report, 2_000)),
+            "client self-test: 128 req/s held, send lag p50 80 µs, p99 2 840 µs (bound \
+             2 000 µs)"
+        );
+    }
 }

@@ -13,5 +13,7 @@ pub fn seeds() -> RevealedSeeds {
         schedule_seed: reveal(3),
         correctness_seed: reveal(4),
         prompt_salt: reveal(5),
+        sample_seed: None,
+        pass_seed: None,
     }
 }

@@ -1,0 +1,17 @@
+//! The host's share of a run (content/measurement.md, Isolation): whether the CPU time a
+//! hypervisor stole over a run makes it invalid. The runner samples the steal; the
+//! verifier recomputes the verdict from the receipt's `hostLoad`.
+
+use crate::model::HostLoad;
+
+/// Whether a run is invalid for steal: `steal_ms × 1000 > max_permille × wall_ms × cpus`
+/// (the steal over the `cpus` CPUs the run was given, in permille of their time). A bound
+/// of 1000 or more never invalidates a run.
+pub fn steal_exceeds(load: &HostLoad, cpus: u32, max_permille: u32) -> bool {
+    if max_permille >= 1000 {
+        return false;
+    }
+    let stolen = u128::from(load.steal_ms) * 1000;
+    let allowed = u128::from(max_permille) * u128::from(load.wall_ms) * u128::from(cpus.max(1));
+    stolen > allowed
+}

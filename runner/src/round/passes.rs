@@ -1,0 +1,854 @@
+//! The pass loop (content/rounds.md, Passes): runs every scheduled run of the round
+//! ([`receipts::rules::passes::schedule`]) that the journal does not hold yet, re-runs an
+//! invalid run once right after it, and turns the journaled runs into what the paired
+//! rules read ([`receipts::rules::paired`]). The run itself is a [`RunExecutor`]: the
+//! round's engines in [`super::Ctx`], a simulated machine in the tests.
+
+use receipts::model::{
+    EntryPass, Leader, MeasurementOutcome, NoiseCheck, NoiseVerdict, Outcome, PairedScore, Pass,
+    PassSlot, PassStatus, Role,
+};
+pub(crate) use receipts::rules::outcome::OutcomeInput;
+use receipts::rules::outcome::{OutcomeEntry, round_outcome};
+use receipts::rules::paired::{
+    self, Attempt, EntryFate, PairedDecision, RoundRuns, RunFate, RunOutcome, RunRecord, SeatedRuns,
+};
+use receipts::rules::passes::ScheduledRun;
+
+use super::record::{EntryRecord, EntryResult, PlannedEntry};
+
+/// One journaled attempt of a scheduled run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct RunDone {
+    /// Which run.
+    pub run: ScheduledRun,
+    /// Which attempt.
+    pub attempt: Attempt,
+    /// What it gave.
+    pub outcome: RunOutcome,
+}
+
+/// Runs one attempt of one scheduled run and journals it before returning.
+pub(crate) trait RunExecutor {
+    /// What stops the round (a step log or the journal that cannot be written).
+    type Error;
+    /// Runs `attempt` of `run`.
+    ///
+    /// Errors: whatever stops the round; a failing engine is an outcome instead.
+    fn run(&mut self, run: ScheduledRun, attempt: Attempt) -> Result<RunOutcome, Self::Error>;
+}
+
+/// The failure table's view of a slot: either baseline run, or an entry's.
+fn role_of(slot: PassSlot) -> paired::Role {
+    if slot.entry == 0 {
+        paired::Role::Baseline
+    } else {
+        paired::Role::Entry
+    }
+}
+
+/// Whether an attempt is an invalid first one, to be run again once.
+fn wants_rerun(done: &RunDone) -> bool {
+    paired::run_fate(
+        role_of(done.run.slot),
+        RunRecord {
+            outcome: done.outcome,
+            attempt: done.attempt,
+        },
+    ) == RunFate::RerunOnce
+}
+
+/// The attempts still to run after the journaled ones (`done`, in journal order), in
+/// schedule order: every scheduled run without an attempt, and the re-run of one whose
+/// only attempt was an invalid first one. A journal holding the first `k` attempts of a
+/// round resumes at attempt `k + 1`.
+pub(crate) fn remaining(
+    schedule: &[ScheduledRun],
+    done: &[RunDone],
+) -> Vec<(ScheduledRun, Attempt)> {
+    schedule
+        .iter()
+        .filter_map(|run| {
+            let last = done.iter().rev().find(|d| d.run == *run);
+            match last {
+                None => Some((*run, Attempt::First)),
+                Some(last) if wants_rerun(last) => Some((*run, Attempt::Rerun)),
+                Some(_) => None,
+            }
+        })
+        .collect()
+}
+
+/// Runs every attempt [`remaining`] after `done`, appending each to `done` as it
+/// finishes; an invalid first attempt is run again at once.
+///
+/// Errors: the executor's (the round stops; `done` holds what finished).
+pub(crate) fn run_passes<E: RunExecutor>(
+    schedule: &[ScheduledRun],
+    done: &mut Vec<RunDone>,
+    executor: &mut E,
+) -> Result<(), E::Error> {
+    for (run, first) in remaining(schedule, done) {
+        let mut attempt = first;
+        loop {
+            let outcome = executor.run(run, attempt)?;
+            let finished = RunDone {
+                run,
+                attempt,
+                outcome,
+            };
+            done.push(finished);
+            if !wants_rerun(&finished) {
+                break;
+            }
+            attempt = Attempt::Rerun;
+        }
+    }
+    Ok(())
+}
+
+/// The rules' outcome of one journaled run: a measured, valid run that met the SLA
+/// counts its throughput; an unmet SLA is `SlaUnmet`; an engine that died is `Crashed`;
+/// a client that lagged, CPU steal over the bound or infrastructure that failed make it
+/// `Invalid` (re-run once).
+pub(crate) fn outcome_of(record: &EntryRecord) -> RunOutcome {
+    match &record.result {
+        EntryResult::Measured { .. } if record.steal_exceeded => RunOutcome::Invalid,
+        EntryResult::Measured { measurement, .. } if !measurement.valid => RunOutcome::Invalid,
+        EntryResult::Measured { measurement, .. } => match measurement.outcome {
+            MeasurementOutcome::Measured => RunOutcome::Measured {
+                milli_rps: measurement.throughput_milli_rps.unwrap_or(0),
+            },
+            MeasurementOutcome::SlaUnmet { .. } => RunOutcome::SlaUnmet,
+            MeasurementOutcome::Invalid { .. } => RunOutcome::Invalid,
+        },
+        EntryResult::Disqualified(_) => RunOutcome::Crashed,
+        EntryResult::InfraFailed { .. } => RunOutcome::Invalid,
+    }
+}
+
+/// A journaled run record as the pass loop sees it.
+pub(crate) fn run_done(record: &EntryRecord) -> RunDone {
+    RunDone {
+        run: ScheduledRun {
+            pass: record.pass,
+            slot: PassSlot {
+                entry: record.index,
+                control: record.control,
+            },
+        },
+        attempt: if record.rerun {
+            Attempt::Rerun
+        } else {
+            Attempt::First
+        },
+        outcome: outcome_of(record),
+    }
+}
+
+/// The last attempt of every slot's run in every pass, as the paired rules read them:
+/// the baseline's two runs, the incumbent (seated only when `leader_before` is a
+/// leader) and the challengers in commitment (index) order. A run with no attempt reads
+/// as invalid after its re-run: the round cannot count it. The runs of an entry in
+/// `excluded` (disqualified by its correctness outputs, or failed by the scorer) read as
+/// crashed: the decision cannot seat it.
+pub(crate) fn round_runs(
+    entries: &[PlannedEntry],
+    passes: u32,
+    done: &[RunDone],
+    excluded: &[u32],
+) -> RoundRuns {
+    let runs_of = |slot: PassSlot| -> Vec<RunRecord> {
+        (0..passes)
+            .map(|pass| {
+                let run = ScheduledRun { pass, slot };
+                let last = done.iter().rev().find(|d| d.run == run);
+                match last {
+                    None => RunRecord {
+                        outcome: RunOutcome::Invalid,
+                        attempt: Attempt::Rerun,
+                    },
+                    Some(d) => RunRecord {
+                        outcome: match d.outcome {
+                            RunOutcome::Measured { .. } if excluded.contains(&slot.entry) => {
+                                RunOutcome::Crashed
+                            }
+                            outcome => outcome,
+                        },
+                        attempt: d.attempt,
+                    },
+                }
+            })
+            .collect()
+    };
+    let seated = |planned: &PlannedEntry| -> Option<SeatedRuns> {
+        Some(SeatedRuns {
+            leader: Leader {
+                patch: planned.patch.clone()?,
+                miner: planned.miner.clone()?,
+            },
+            runs: runs_of(PassSlot {
+                entry: planned.index,
+                control: false,
+            }),
+        })
+    };
+    RoundRuns {
+        baseline_first: runs_of(PassSlot {
+            entry: 0,
+            control: false,
+        }),
+        baseline_control: runs_of(PassSlot {
+            entry: 0,
+            control: true,
+        }),
+        incumbent: entries
+            .iter()
+            .find(|e| e.role == Role::Incumbent)
+            .and_then(seated),
+        challengers: entries
+            .iter()
+            .filter(|e| e.role == Role::Challenger)
+            .filter_map(seated)
+            .collect(),
+    }
+}
+
+/// The status of a run in the round record.
+fn pass_status(outcome: RunOutcome, record: Option<&EntryRecord>) -> PassStatus {
+    match (outcome, record.map(|r| &r.result)) {
+        (_, None) => PassStatus::NotRun,
+        (_, Some(EntryResult::InfraFailed { .. })) => PassStatus::InfraFailed,
+        (RunOutcome::Measured { milli_rps }, _) if milli_rps > 0 => PassStatus::Measured,
+        (RunOutcome::Measured { .. } | RunOutcome::SlaUnmet, _) => PassStatus::SlaUnmet,
+        (RunOutcome::Crashed, _) => PassStatus::Crashed,
+        (RunOutcome::Invalid, _) => PassStatus::Invalid,
+    }
+}
+
+/// What the passes put into the round record.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct PassesView {
+    /// The round's passes, with their order and whether each is void.
+    pub passes: Vec<Pass>,
+    /// Each seated entry's runs and paired score, in `entries` order.
+    pub entries: Vec<EntryPasses>,
+    /// The round's noise.
+    pub noise: NoiseCheck,
+    /// What the paired rules decided.
+    pub decision: PairedDecision,
+}
+
+/// One entry's passes in the round record.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct EntryPasses {
+    /// One row per attempt of its runs, pass by pass (the baseline's A/A control rows
+    /// after its own).
+    pub passes: Vec<EntryPass>,
+    /// Its paired score over the counted passes, when the passes score it (never for
+    /// the baseline).
+    pub paired_score: Option<PairedScore>,
+    /// The pass whose run disqualified it (the failure table), when one did.
+    pub disqualified_in: Option<u32>,
+}
+
+/// Reads the journaled runs for the round record: one row per attempt with its status
+/// and paired ratio, which passes are void (a baseline run of it voids it in the failure
+/// table), each entry's paired score, the noise check (both spreads over the passes in
+/// which both baseline runs count; unmeasured below [`paired::MIN_PASSES`] of them) and
+/// the paired rules' decision with `drift_bound_bp` and `margin_bp`. `orders[p]` is pass
+/// `p`'s recorded order; `records` the journaled runs in journal order.
+pub(crate) fn view(
+    entries: &[PlannedEntry],
+    orders: Vec<Vec<PassSlot>>,
+    records: &[&EntryRecord],
+    excluded: &[u32],
+    drift_bound_bp: u32,
+    margin_bp: u32,
+) -> PassesView {
+    let count = u32::try_from(orders.len()).unwrap_or(u32::MAX);
+    let done: Vec<RunDone> = records.iter().map(|r| run_done(r)).collect();
+    let runs = round_runs(entries, count, &done, excluded);
+    let decision = paired::decide_paired(&runs, drift_bound_bp, margin_bp);
+    let settled = paired::settle_passes(&runs).ok();
+    let fate = |records: &[RunRecord], pass: u32| {
+        records
+            .get(usize::try_from(pass).unwrap_or(usize::MAX))
+            .map(|r| paired::run_fate(paired::Role::Baseline, *r))
+    };
+    let passes = orders
+        .into_iter()
+        .zip(0..)
+        .map(|(order, index)| Pass {
+            index,
+            order,
+            void: [&runs.baseline_first, &runs.baseline_control]
+                .iter()
+                .any(|slot| fate(slot, index) == Some(RunFate::VoidsPass)),
+        })
+        .collect();
+    // The baseline's run of each pass, when measured: what every row's ratio divides by.
+    let baseline_of = |pass: u32| -> Option<u64> {
+        match runs
+            .baseline_first
+            .get(usize::try_from(pass).ok()?)?
+            .outcome
+        {
+            RunOutcome::Measured { milli_rps } if milli_rps > 0 => Some(milli_rps),
+            _ => None,
+        }
+    };
+    let rows = |entry: u32, control: bool| -> Vec<EntryPass> {
+        let mut rows: Vec<(u32, EntryPass)> = records
+            .iter()
+            .filter(|r| r.index == entry && r.control == control)
+            .map(|r| {
+                let outcome = outcome_of(r);
+                let throughput = match outcome {
+                    RunOutcome::Measured { milli_rps } if milli_rps > 0 => Some(milli_rps),
+                    _ => None,
+                };
+                let own_baseline_run = entry == 0 && !control;
+                let ratio = match (own_baseline_run, throughput, baseline_of(r.pass)) {
+                    (false, Some(t), Some(b)) => paired::paired_ratio_ppm(t, b),
+                    _ => None,
+                };
+                let row = EntryPass {
+                    pass: r.pass,
+                    control,
+                    status: pass_status(outcome, Some(r)),
+                    throughput_milli_rps: throughput,
+                    paired_ratio_ppm: ratio,
+                    probe_log: r.probe_log.clone(),
+                    engine_log: r.engine_log.clone(),
+                    host_load: r.host_load.clone(),
+                };
+                (r.pass, row)
+            })
+            .collect();
+        // Pass by pass; a re-run stays after the attempt it replaces.
+        rows.sort_by_key(|(pass, _)| *pass);
+        rows.into_iter().map(|(_, row)| row).collect()
+    };
+    let score = |s: paired::PairedScore| PairedScore {
+        median_ppm: s.median_ppm,
+        min_ppm: s.min_ppm,
+        max_ppm: s.max_ppm,
+        passes: s.passes,
+        coverage_ppm: s.coverage_ppm,
+    };
+    let mut challengers = settled.as_ref().map(|s| s.challengers.iter());
+    let views = entries
+        .iter()
+        .map(|planned| {
+            let mut passes = rows(planned.index, false);
+            let fate: Option<&EntryFate> = match planned.role {
+                Role::Baseline => {
+                    passes.extend(rows(planned.index, true));
+                    None
+                }
+                Role::Incumbent => settled.as_ref().and_then(|s| s.incumbent.as_ref()),
+                Role::Challenger => challengers.as_mut().and_then(Iterator::next),
+            };
+            let baseline_first = settled.as_ref().map_or(&[][..], |s| &s.baseline_first);
+            EntryPasses {
+                passes,
+                paired_score: match fate {
+                    Some(EntryFate::Scored(t)) => {
+                        paired::paired_score(t, baseline_first).map(score)
+                    }
+                    _ => None,
+                },
+                disqualified_in: match fate {
+                    Some(EntryFate::Disqualified { pass, .. }) => u32::try_from(*pass).ok(),
+                    _ => None,
+                },
+            }
+        })
+        .collect();
+    PassesView {
+        passes,
+        entries: views,
+        noise: noise(&runs, drift_bound_bp, margin_bp),
+        decision,
+    }
+}
+
+/// The round's noise (content/noise.md, The two verdicts): the spread of the baseline's
+/// runs and of the A/A control's paired ratios over the passes in which both baseline
+/// runs count, and [`paired::noise_verdict`]'s verdict; unmeasured below
+/// [`paired::MIN_PASSES`] such passes.
+fn noise(runs: &RoundRuns, drift_bound_bp: u32, margin_bp: u32) -> NoiseCheck {
+    let counts = |r: &RunRecord| match paired::run_fate(paired::Role::Baseline, *r) {
+        RunFate::Counts(milli_rps) => Some(milli_rps),
+        _ => None,
+    };
+    let (first, control): (Vec<u64>, Vec<u64>) = runs
+        .baseline_first
+        .iter()
+        .zip(&runs.baseline_control)
+        .filter_map(|(f, c)| Some((counts(f)?, counts(c)?)))
+        .unzip();
+    if first.len() < paired::MIN_PASSES {
+        return NoiseCheck {
+            baseline_spread_bp: None,
+            aa_spread_bp: None,
+            drift_bound_bp,
+            margin_bp,
+            verdict: NoiseVerdict::Unmeasured,
+        };
+    }
+    let ratios: Option<Vec<u64>> = control
+        .iter()
+        .zip(&first)
+        .map(|(c, f)| paired::paired_ratio_ppm(*c, *f))
+        .collect();
+    let verdict = match paired::noise_verdict(&first, &control, drift_bound_bp, margin_bp) {
+        paired::NoiseVerdict::Decides { .. } => NoiseVerdict::Quiet,
+        paired::NoiseVerdict::MachineChanged { .. } => NoiseVerdict::BaselineDrift,
+        paired::NoiseVerdict::Inconclusive { .. } => NoiseVerdict::Inconclusive,
+    };
+    NoiseCheck {
+        baseline_spread_bp: paired::spread_bp(&first),
+        aa_spread_bp: ratios.as_deref().and_then(paired::spread_bp),
+        drift_bound_bp,
+        margin_bp,
+        verdict,
+    }
+}
+
+/// The round's outcome ([`round_outcome`], content/leader-rule.md with the passes of
+/// content/noise.md) from the paired rules' decision in `view`, the round's seated
+/// `entries` with their paired scores in `view` (in the same order), and `input`.
+pub(crate) fn outcome(
+    view: &PassesView,
+    entries: &[PlannedEntry],
+    input: &OutcomeInput,
+) -> Outcome {
+    let seated: Vec<OutcomeEntry> = entries
+        .iter()
+        .zip(&view.entries)
+        .map(|(planned, passes)| OutcomeEntry {
+            index: planned.index,
+            role: planned.role,
+            leader: planned
+                .patch
+                .clone()
+                .zip(planned.miner.clone())
+                .map(|(patch, miner)| Leader { patch, miner }),
+            paired_median_ppm: passes.paired_score.map(|s| s.median_ppm),
+        })
+        .collect();
+    round_outcome(&view.decision, &seated, input)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use receipts::model::{
+        MinerId, PassOrder, RoundFailure, RoundStatus, SeatRule, Seed32, Sha256Hex, TypedOrText,
+    };
+    use receipts::rules::paired::{PairedFailure, decide_paired};
+    use receipts::rules::passes::schedule;
+
+    use super::*;
+
+    fn planned(index: u32, role: Role) -> PlannedEntry {
+        let miner: Option<MinerId> = (index > 0).then(|| format!("miner-{index}").parse().unwrap());
+        PlannedEntry {
+            index,
+            role,
+            patch: (index > 0).then(|| Sha256Hex::digest(&[index as u8])),
+            group: format!("entry {index}"),
+            slug: format!("entry-{index}"),
+            miner,
+        }
+    }
+
+    /// Baseline, the leader as incumbent, one challenger.
+    fn seated() -> Vec<PlannedEntry> {
+        vec![
+            planned(0, Role::Baseline),
+            planned(1, Role::Incumbent),
+            planned(2, Role::Challenger),
+        ]
+    }
+
+    /// A machine on tokio's paused clock: every run takes `RUN` of virtual time and
+    /// measures `speed[entry]` milli-req/s, times 0.7 while the machine is slowed
+    /// (virtual time in `slow`).
+    struct SlowingMachine {
+        runtime: tokio::runtime::Runtime,
+        opened: tokio::time::Instant,
+        speed: Vec<u64>,
+        slow: std::ops::Range<Duration>,
+        ran: Vec<ScheduledRun>,
+        invalid_first: Option<ScheduledRun>,
+    }
+
+    const RUN: Duration = Duration::from_secs(100);
+
+    impl SlowingMachine {
+        fn new(speed: Vec<u64>, slow: std::ops::Range<Duration>) -> Self {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_time()
+                .start_paused(true)
+                .build()
+                .unwrap();
+            let opened = runtime.block_on(async { tokio::time::Instant::now() });
+            Self {
+                runtime,
+                opened,
+                speed,
+                slow,
+                ran: Vec::new(),
+                invalid_first: None,
+            }
+        }
+    }
+
+    impl RunExecutor for SlowingMachine {
+        type Error = std::convert::Infallible;
+
+        fn run(&mut self, run: ScheduledRun, attempt: Attempt) -> Result<RunOutcome, Self::Error> {
+            self.ran.push(run);
+            let opened = self.opened;
+            let started = self.runtime.block_on(async move {
+                let started = opened.elapsed();
+                tokio::time::sleep(RUN).await;
+                started
+            });
+            if self.invalid_first == Some(run) && attempt == Attempt::First {
+                return Ok(RunOutcome::Invalid);
+            }
+            let speed = self.speed[run.slot.entry as usize];
+            let milli_rps = if self.slow.contains(&started) {
+                speed * 7 / 10
+            } else {
+                speed
+            };
+            Ok(RunOutcome::Measured { milli_rps })
+        }
+    }
+
+    /// A no-op challenger (as fast as the incumbent), three passes, and the machine
+    /// slowed to 0.7× from 300 s to 600 s of the round (the sequential incumbent's runs).
+    fn slowed_round(order: PassOrder) -> (PairedDecision, Vec<RunDone>) {
+        let entries = seated();
+        let runs = schedule(order, &Seed32([7; 32]), 3, 3);
+        let mut machine = SlowingMachine::new(
+            vec![10_000, 10_000, 10_000],
+            Duration::from_secs(300)..Duration::from_secs(600),
+        );
+        let mut done = Vec::new();
+        run_passes(&runs, &mut done, &mut machine).unwrap();
+        assert_eq!(machine.ran, runs);
+        let decision = decide_paired(&round_runs(&entries, 3, &done, &[]), 500, 100);
+        (decision, done)
+    }
+
+    #[test]
+    fn a_machine_slowing_mid_round_seats_a_no_op_challenger_only_under_sequential_passes() {
+        let leader_after = |d: &PairedDecision| match d {
+            PairedDecision::Seat { leader_after, .. } => leader_after.clone(),
+            _ => None,
+        };
+        let (sequential, _) = slowed_round(PassOrder::Sequential);
+        let challenger = Leader {
+            patch: Sha256Hex::digest(&[2]),
+            miner: "miner-2".parse().unwrap(),
+        };
+        // Sequential: the incumbent ran slowed, the challenger did not, the baseline's
+        // runs all fell outside the slow spell: a false seat change nothing detects.
+        assert_eq!(
+            sequential,
+            PairedDecision::Seat {
+                leader_after: Some(challenger.clone()),
+                rule: SeatRule::MarginMet { winner: challenger },
+            }
+        );
+        // Interleaved: the slow spell hits the baseline too; its spread across passes
+        // (3000 bp) exceeds the drift bound and the round is infra_failed.
+        let (interleaved, done) = slowed_round(PassOrder::Interleaved);
+        assert_eq!(
+            interleaved,
+            PairedDecision::InfraFailed(PairedFailure::MachineChanged {
+                spread_bp: 3000,
+                bound_bp: 500,
+            })
+        );
+        assert_eq!(leader_after(&interleaved), None);
+        assert_eq!(done.len(), 12);
+    }
+
+    #[test]
+    fn an_invalid_run_is_run_again_once_right_after_it() {
+        let runs = schedule(PassOrder::Interleaved, &Seed32([7; 32]), 2, 3);
+        let mut machine =
+            SlowingMachine::new(vec![10_000, 10_000, 11_000], Duration::ZERO..Duration::ZERO);
+        machine.invalid_first = Some(runs[2]);
+        let mut done = Vec::new();
+        run_passes(&runs, &mut done, &mut machine).unwrap();
+        assert_eq!(done.len(), 9);
+        assert_eq!(
+            (done[2].run, done[2].attempt, done[2].outcome),
+            (runs[2], Attempt::First, RunOutcome::Invalid)
+        );
+        assert_eq!((done[3].run, done[3].attempt), (runs[2], Attempt::Rerun));
+        assert_eq!(done[4].run, runs[3]);
+    }
+
+    #[test]
+    fn a_journal_with_k_finished_runs_resumes_at_run_k_plus_1() {
+        let runs = schedule(PassOrder::Interleaved, &Seed32([7; 32]), 3, 3);
+        let mut machine =
+            SlowingMachine::new(vec![10_000, 10_000, 11_000], Duration::ZERO..Duration::ZERO);
+        machine.invalid_first = Some(runs[4]);
+        let mut all = Vec::new();
+        run_passes(&runs, &mut all, &mut machine).unwrap();
+        assert_eq!(all.len(), 13);
+        // After any k journaled attempts, the next to run is attempt k + 1 of an
+        // unbroken round (an invalid first attempt's re-run included).
+        for k in 0..=all.len() {
+            let next = remaining(&runs, &all[..k]).first().copied();
+            assert_eq!(
+                next,
+                all.get(k).map(|d| (d.run, d.attempt)),
+                "after {k} attempts"
+            );
+        }
+        // Resuming after 5 attempts (the invalid first attempt of run 4 among them) runs
+        // its re-run first, then the rest, and ends where an unbroken round ends.
+        let mut resumed = all[..5].to_vec();
+        let mut again =
+            SlowingMachine::new(vec![10_000, 10_000, 11_000], Duration::ZERO..Duration::ZERO);
+        run_passes(&runs, &mut resumed, &mut again).unwrap();
+        assert_eq!(again.ran[0], runs[4]);
+        assert_eq!(resumed, all);
+    }
+
+    /// A journaled run of `entry` in `pass` that measured `milli_rps` (0: SLA unmet).
+    fn record(entry: u32, control: bool, pass: u32, milli_rps: u64) -> EntryRecord {
+        use receipts::model::{
+            BackendKind, EngineRef, EntryMeasurement, SlaUnmetReason, Timestamp,
+        };
+        let at = Timestamp::now();
+        EntryRecord {
+            index: entry,
+            pass,
+            control,
+            rerun: false,
+            steps: Vec::new(),
+            started_at: at,
+            ended_at: at,
+            engine: EngineRef {
+                backend: BackendKind::Builtin,
+                config_sha256: Sha256Hex::digest(b""),
+                image: None,
+                command: None,
+                isolation: None,
+            },
+            engine_log: None,
+            probe_log: Some(format!("probes/{entry}-{pass}.json")),
+            host_load: None,
+            steal_exceeded: false,
+            result: EntryResult::Measured {
+                measurement: Box::new(EntryMeasurement {
+                    runs: Vec::new(),
+                    throughput_milli_rps: (milli_rps > 0).then_some(milli_rps),
+                    throughput_min_milli_rps: None,
+                    throughput_max_milli_rps: None,
+                    valid: true,
+                    outcome: if milli_rps > 0 {
+                        MeasurementOutcome::Measured
+                    } else {
+                        MeasurementOutcome::SlaUnmet {
+                            reason: SlaUnmetReason::NoPassingRate,
+                        }
+                    },
+                }),
+                outputs: None,
+                outputs_error: None,
+                outputs_disqualification: None,
+            },
+        }
+    }
+
+    fn infra(mut record: EntryRecord) -> EntryRecord {
+        record.result = EntryResult::InfraFailed {
+            reason: "the tree".into(),
+        };
+        record
+    }
+
+    /// Three passes of the baseline (its control 1 % off), the incumbent and one
+    /// challenger at the given throughputs.
+    fn three_passes(incumbent: [u64; 3], challenger: [u64; 3]) -> Vec<EntryRecord> {
+        (0..3u32)
+            .flat_map(|p| {
+                [
+                    record(0, false, p, 10_000),
+                    record(0, true, p, 10_100),
+                    record(1, false, p, incumbent[p as usize]),
+                    record(2, false, p, challenger[p as usize]),
+                ]
+            })
+            .collect()
+    }
+
+    fn decided(records: &[EntryRecord], input: &OutcomeInput) -> (PassesView, Outcome) {
+        let entries = seated();
+        let refs: Vec<&EntryRecord> = records.iter().collect();
+        let orders = (0..3)
+            .map(|p| receipts::rules::passes::pass_order(&Seed32([7; 32]), p, 3))
+            .collect();
+        let view = view(&entries, orders, &refs, &[], 500, 100);
+        let outcome = outcome(&view, &entries, input);
+        (view, outcome)
+    }
+
+    fn input() -> OutcomeInput {
+        OutcomeInput {
+            leader_before: Some(Leader {
+                patch: Sha256Hex::digest(&[1]),
+                miner: "miner-1".parse().unwrap(),
+            }),
+            margin_bp: 100,
+            hardware_changed: false,
+            baseline_without_token_ids: None,
+            scorer_failure: None,
+            incumbent_infra_failed: false,
+            incumbent_infra_failed_rounds: 0,
+        }
+    }
+
+    #[test]
+    fn the_view_scores_pairs_and_measures_the_noise() {
+        let records = three_passes([10_000, 10_000, 10_000], [11_000, 12_000, 10_500]);
+        let (view, outcome) = decided(&records, &input());
+        assert_eq!(
+            view.passes.iter().map(|p| p.void).collect::<Vec<_>>(),
+            [false; 3]
+        );
+        assert_eq!(
+            view.entries[2].paired_score,
+            Some(PairedScore {
+                median_ppm: 100_000,
+                min_ppm: 50_000,
+                max_ppm: 200_000,
+                passes: 3,
+                coverage_ppm: 750_000,
+            })
+        );
+        assert_eq!(view.entries[0].paired_score, None);
+        assert_eq!(view.entries[0].passes.len(), 6);
+        // The A/A control's row carries its ratio, the baseline's own run none.
+        assert_eq!(view.entries[0].passes[0].paired_ratio_ppm, None);
+        assert_eq!(view.entries[0].passes[3].paired_ratio_ppm, Some(1_010_000));
+        assert_eq!(view.entries[2].passes[1].paired_ratio_ppm, Some(1_200_000));
+        assert_eq!(
+            view.noise,
+            NoiseCheck {
+                baseline_spread_bp: Some(0),
+                aa_spread_bp: Some(0),
+                drift_bound_bp: 500,
+                margin_bp: 100,
+                verdict: NoiseVerdict::Quiet,
+            }
+        );
+        let winner = Leader {
+            patch: Sha256Hex::digest(&[2]),
+            miner: "miner-2".parse().unwrap(),
+        };
+        assert_eq!(outcome.status, RoundStatus::Complete);
+        assert_eq!(outcome.leader_after, Some(winner.clone()));
+        assert_eq!(
+            outcome.decision,
+            TypedOrText::Typed(SeatRule::MarginMet { winner })
+        );
+    }
+
+    #[test]
+    fn a_baseline_failing_in_a_pass_voids_it_and_an_entry_failing_in_one_is_disqualified() {
+        let mut records = three_passes([10_000, 10_000, 10_000], [11_000, 0, 11_000]);
+        records[4] = record(0, false, 1, 0);
+        let (view, _) = decided(&records, &input());
+        assert_eq!(
+            view.passes.iter().map(|p| p.void).collect::<Vec<_>>(),
+            [false, true, false]
+        );
+        // The challenger's unmet SLA fell in the void pass: it counts neither way.
+        assert_eq!(view.entries[2].disqualified_in, None);
+        assert_eq!(view.entries[2].paired_score.map(|s| s.passes), Some(2));
+        assert_eq!(view.entries[2].passes[1].status, PassStatus::SlaUnmet);
+        let records = three_passes([10_000, 10_000, 10_000], [11_000, 0, 11_000]);
+        let (view, _) = decided(&records, &input());
+        assert_eq!(view.entries[2].disqualified_in, Some(1));
+        assert_eq!(view.entries[2].paired_score, None);
+    }
+
+    /// The leader rule's failure cases hold on passes: an incumbent invalid twice fails
+    /// the round (counting the rounds in a row), and when re-measured alone it is
+    /// disqualified; a disqualified incumbent's seat goes only to a challenger at least
+    /// as fast as the baseline; the A/A noise above the margin is inconclusive.
+    #[test]
+    fn the_leader_rules_failure_cases_hold_on_passes() {
+        let mut records = three_passes([10_000, 10_000, 10_000], [12_000, 12_000, 12_000]);
+        records.push({
+            let mut rerun = infra(record(1, false, 1, 0));
+            rerun.rerun = true;
+            rerun
+        });
+        records[6] = infra(record(1, false, 1, 0));
+        let (_, failed) = decided(&records, &input());
+        assert_eq!(failed.status, RoundStatus::InfraFailed);
+        assert_eq!(
+            failed.reason,
+            Some(TypedOrText::Typed(RoundFailure::IncumbentInfraFailed {
+                consecutive: 1
+            }))
+        );
+        assert_eq!(failed.leader_after, input().leader_before);
+        let remeasured = OutcomeInput {
+            incumbent_infra_failed_rounds: 2,
+            ..input()
+        };
+        let (_, dropped) = decided(&records, &remeasured);
+        assert_eq!(dropped.status, RoundStatus::Complete);
+        assert_eq!(dropped.leader_after, None);
+        assert_eq!(
+            dropped.decision,
+            TypedOrText::Typed(SeatRule::IncumbentDisqualifiedFallback)
+        );
+
+        // A crashed incumbent, a challenger slower than the baseline.
+        let mut records = three_passes([10_000, 10_000, 10_000], [9_000, 9_000, 9_000]);
+        records[2].result = EntryResult::Disqualified(receipts::model::Disqualification {
+            reason: receipts::model::DisqualificationReason::EngineCrashed,
+            detail: "gone".into(),
+            log_tail: Vec::new(),
+        });
+        let (_, slower) = decided(&records, &input());
+        assert_eq!(slower.leader_after, None);
+        assert!(matches!(
+            slower.decision,
+            TypedOrText::Typed(SeatRule::IncumbentDisqualifiedSlowerThanBaseline { .. })
+        ));
+
+        // The A/A control 3 % apart across passes, the margin 1 %.
+        let mut records = three_passes([10_000, 10_000, 10_000], [12_000, 12_000, 12_000]);
+        records[5] = record(0, true, 1, 10_400);
+        let (view, noisy) = decided(&records, &input());
+        assert_eq!(noisy.status, RoundStatus::Inconclusive);
+        assert_eq!(noisy.leader_after, input().leader_before);
+        assert_eq!(
+            noisy.reason,
+            Some(TypedOrText::Typed(RoundFailure::NoiseAboveMargin {
+                aa_spread_bp: 298,
+                margin_bp: 100,
+            }))
+        );
+        assert_eq!(view.noise.verdict, NoiseVerdict::Inconclusive);
+    }
+}

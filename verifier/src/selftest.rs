@@ -1,0 +1,188 @@
+//! The load client's self-test (content/measurement.md, Open loop): before a v3 round
+//! opened, the client drove a null server at the campaign's maximum rate, and the round
+//! opened only because its send-lag p99 was within the campaign's bound. `client.selfTest`
+//! recomputes that verdict from the recorded figures and the bound from the frozen
+//! campaign copy (`inputs/campaign.json`).
+
+use receipts::model::{ClientSelfTest, FrozenCampaign};
+use receipts::verify::{CheckName, FailureReason, VerifyReport};
+
+use crate::PredicateVersion;
+use crate::files::{recomputed, same};
+
+/// The predicate file, as failure messages name it.
+const RECEIPT: &str = "receipt.dsse.json";
+
+/// The check's target: the predicate field it reads.
+const TARGET: &str = "clientSelfTest";
+
+/// `client.selfTest` on a round's recorded self-test (`RoundRecord::client_self_test`),
+/// a round of `version`: `not applicable (v1/v2)` before
+/// v3; on v3, failed when the self-test is absent, when its recorded bound is not the
+/// campaign's effective send-lag bound (`campaign`, when `inputs.campaign` passed; not
+/// run otherwise), when its send-lag p99 is over that bound, or when a request failed.
+pub(crate) fn check_self_test(
+    report: &mut VerifyReport,
+    recorded: Option<&ClientSelfTest>,
+    campaign: Option<&FrozenCampaign>,
+    version: PredicateVersion,
+) {
+    let target = Some(TARGET.to_owned());
+    if version != PredicateVersion::V3 {
+        report.not_applicable(CheckName::ClientSelfTest, target, version.name());
+        return;
+    }
+    let Some(test) = recorded else {
+        report.fail(
+            CheckName::ClientSelfTest,
+            target,
+            recomputed(
+                RECEIPT,
+                TARGET,
+                "absent",
+                "the self-test the round opened on",
+            ),
+        );
+        return;
+    };
+    let Some(campaign) = campaign else {
+        report.fail(
+            CheckName::ClientSelfTest,
+            target,
+            FailureReason::NotRun {
+                blocked_by: CheckName::InputsCampaign,
+            },
+        );
+        return;
+    };
+    let bound_us = campaign
+        .campaign
+        .rate_search
+        .effective_send_lag_bound_us(&campaign.campaign.sla);
+    let result = same(
+        RECEIPT,
+        "clientSelfTest.sendLagBoundUs",
+        test.send_lag_bound_us,
+        bound_us,
+    )
+    .and_then(|()| {
+        if test.send_lag_p99_us > bound_us {
+            Err(recomputed(
+                RECEIPT,
+                "clientSelfTest.sendLagP99Us",
+                format!("{} µs", test.send_lag_p99_us),
+                format!("at most the bound, {bound_us} µs"),
+            ))
+        } else {
+            Ok(())
+        }
+    })
+    .and_then(|()| same(RECEIPT, "clientSelfTest.failed", test.failed, 0));
+    report.record(CheckName::ClientSelfTest, target, result);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use receipts::model::Campaign;
+
+    const CAMPAIGN: &str = r#"
+id = "demo"
+runs = 3
+[model]
+name = "m"
+[baseline]
+repo = "baseline"
+commit = "0123456789abcdef0123456789abcdef01234567"
+[workload]
+input_len = { kind = "uniform", min = 4, max = 40 }
+output_len = { kind = "uniform", min = 1, max = 8 }
+[rate_search]
+min_rate_milli_rps = 1000
+max_rate_milli_rps = 4000
+send_lag_bound_us = 2000
+[correctness]
+items = 6
+input_len = { kind = "fixed", value = 12 }
+output_tokens = 4
+"#;
+
+    fn campaign() -> FrozenCampaign {
+        FrozenCampaign::freeze(Campaign::from_toml("campaign.toml", CAMPAIGN).unwrap()).unwrap()
+    }
+
+    fn test(p99_us: u64, bound_us: u64) -> ClientSelfTest {
+        ClientSelfTest {
+            rate_milli_rps: 4_000,
+            achieved_milli_rps: 3_998,
+            send_lag_p50_us: 80,
+            send_lag_p99_us: p99_us,
+            send_lag_bound_us: bound_us,
+            requests: 40,
+            failed: 0,
+            in_flight_max: 2,
+            connections: 2,
+        }
+    }
+
+    /// The one `client.selfTest` check recorded for `self_test` in a round of `version`.
+    fn check(self_test: Option<ClientSelfTest>, version: PredicateVersion) -> VerifyReport {
+        let mut report = VerifyReport::new(std::path::Path::new("bundle"));
+        check_self_test(&mut report, self_test.as_ref(), Some(&campaign()), version);
+        assert_eq!(report.checks.len(), 1);
+        report
+    }
+
+    #[test]
+    fn a_self_test_within_the_campaign_bound_passes() {
+        let report = check(Some(test(1_900, 2_000)), PredicateVersion::V3);
+        assert!(report.checks[0].passed, "{:?}", report.checks[0]);
+        assert_eq!(report.checks[0].target.as_deref(), Some("clientSelfTest"));
+    }
+
+    /// A forged p99 over the bound (the round should have been refused) fails.
+    #[test]
+    fn a_send_lag_p99_over_the_bound_fails() {
+        let report = check(Some(test(2_001, 2_000)), PredicateVersion::V3);
+        assert_eq!(
+            report.checks[0].reason,
+            Some(recomputed(
+                RECEIPT,
+                "clientSelfTest.sendLagP99Us",
+                "2001 µs",
+                "at most the bound, 2000 µs"
+            ))
+        );
+    }
+
+    /// A bound raised in the receipt to fit the p99 is not the campaign's.
+    #[test]
+    fn a_bound_other_than_the_campaigns_fails() {
+        let report = check(Some(test(2_500, 3_000)), PredicateVersion::V3);
+        assert_eq!(
+            report.checks[0].reason,
+            Some(recomputed(
+                RECEIPT,
+                "clientSelfTest.sendLagBoundUs",
+                "3000",
+                "2000"
+            ))
+        );
+    }
+
+    #[test]
+    fn absent_fails_on_v3_and_is_not_applicable_before() {
+        let report = check(None, PredicateVersion::V3);
+        assert_eq!(
+            report.checks[0].reason,
+            Some(recomputed(
+                RECEIPT,
+                TARGET,
+                "absent",
+                "the self-test the round opened on"
+            ))
+        );
+        let report = check(None, PredicateVersion::V2);
+        assert_eq!(report.checks[0].not_applicable, Some("v2"));
+    }
+}

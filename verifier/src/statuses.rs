@@ -1,0 +1,84 @@
+//! Statuses against what they stand on (content/verifying.md, Decision): a scored entry
+//! has a throughput and, unless it is the baseline (the reference), a passed correctness
+//! verdict; a disqualified entry has its typed reason (a `correctness_failed` one a
+//! failed verdict); an `infra_failed` entry has its reason, and so has an `infra_failed`
+//! round. v1 wrote no entry infrastructure reason: that part is not applicable there.
+
+use receipts::model::{DisqualificationReason, EntryStatus, Role, RoundRecord, RoundStatus};
+use receipts::verify::{CheckName, FailureReason, VerifyReport};
+
+use crate::PredicateVersion;
+
+/// `status.consistent`: once per entry, then once for the round.
+pub(crate) fn check_statuses(
+    report: &mut VerifyReport,
+    record: &RoundRecord,
+    version: PredicateVersion,
+) {
+    for entry in &record.entries {
+        let field = format!("entries[{}].status", entry.index);
+        let problem = match entry.status {
+            EntryStatus::Scored => {
+                let correctness = entry.correctness.as_ref();
+                if entry.throughput_milli_rps.is_none() {
+                    Some("it has no throughput".to_owned())
+                } else if entry.role != Role::Baseline && !correctness.is_some_and(|c| c.passed) {
+                    Some(match correctness {
+                        None => "it has no correctness verdict".to_owned(),
+                        Some(_) => "its correctness verdict failed".to_owned(),
+                    })
+                } else if entry.disqualification.is_some() {
+                    Some("it carries a disqualification".to_owned())
+                } else {
+                    None
+                }
+            }
+            EntryStatus::Disqualified => match &entry.disqualification {
+                None => Some("it has no disqualification reason".to_owned()),
+                Some(d)
+                    if d.reason == DisqualificationReason::CorrectnessFailed
+                        && entry.correctness.as_ref().is_none_or(|c| c.passed) =>
+                {
+                    Some(
+                        "its reason is correctness_failed and its correctness verdict is not a \
+                         failed one"
+                            .to_owned(),
+                    )
+                }
+                Some(_) => None,
+            },
+            EntryStatus::InfraFailed if version == PredicateVersion::V1 => {
+                report.not_applicable(CheckName::StatusConsistent, Some(field), version.name());
+                continue;
+            }
+            EntryStatus::InfraFailed => entry
+                .infra_failure
+                .is_none()
+                .then(|| "it has no infrastructure failure reason".to_owned()),
+        };
+        let status = match entry.status {
+            EntryStatus::Scored => "scored",
+            EntryStatus::Disqualified => "disqualified",
+            EntryStatus::InfraFailed => "infra_failed",
+        };
+        let result = match problem {
+            None => Ok(()),
+            Some(problem) => Err(FailureReason::StatusInconsistent {
+                field: field.clone(),
+                status: status.to_owned(),
+                problem,
+            }),
+        };
+        report.record(CheckName::StatusConsistent, Some(field), result);
+    }
+    let field = "outcome.status".to_owned();
+    let result = match (record.outcome.status, &record.outcome.reason) {
+        (RoundStatus::InfraFailed, None) => Err(FailureReason::StatusInconsistent {
+            field: field.clone(),
+            status: "infra_failed".to_owned(),
+            problem: "it has no reason".to_owned(),
+        }),
+        _ => Ok(()),
+    };
+    report.record(CheckName::StatusConsistent, Some(field), result);
+}

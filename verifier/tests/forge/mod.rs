@@ -1,0 +1,186 @@
+//! Forging a real round bundle the way an evaluator holding a key could: copy
+//! `fixtures/v2-round/`, change a file or the predicate, recompute every subject's digest
+//! and re-sign the Statement (and the round-opened statement) with a fresh key that the
+//! test's keyring trusts. Steps 1–6 then pass, so only a check that recomputes from the
+//! bundle's raw files can catch the change.
+
+#![allow(dead_code)]
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use receipts::bundle::{ENVELOPE_FILE, MAX_ENVELOPE_BYTES, sign_statement};
+use receipts::dsse::Envelope;
+use receipts::keys::{Keyring, PrivateKey, TrustedKey};
+use receipts::model::{Sha256Hex, Timestamp};
+use receipts::statement::Statement;
+use receipts::verify::{CheckName, FailureReason, VerifyOptions, VerifyReport};
+use serde_json::Value;
+
+/// The round-opened file of the fixture.
+pub const OPENED: &str = "round-opened.dsse.json";
+
+/// The forger's key: fresh, and the only one the test's keyring trusts.
+pub fn key() -> PrivateKey {
+    PrivateKey::from_seed(&[0x5a; 32])
+}
+
+/// A keyring of [`key`], valid from the epoch on.
+pub fn keyring() -> Keyring {
+    Keyring::new(vec![TrustedKey {
+        key: key().public().clone(),
+        valid_from: Timestamp::from_unix_seconds(0).expect("epoch"),
+        valid_until: None,
+    }])
+    .expect("keyring")
+}
+
+/// `fixtures/v2-round`.
+pub fn fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/v2-round")
+}
+
+/// Copies the directory `from` to `to` (created).
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for entry in std::fs::read_dir(from).expect("read_dir") {
+        let entry = entry.expect("entry");
+        let target = to.join(entry.file_name());
+        if entry.file_type().expect("type").is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).expect("copy");
+        }
+    }
+}
+
+/// The Statement of the envelope `file` of the bundle `dir`, as JSON.
+pub fn statement(dir: &Path, file: &str) -> Value {
+    let bytes = std::fs::read(dir.join(file)).expect("envelope");
+    let envelope = Envelope::from_json(&bytes, MAX_ENVELOPE_BYTES).expect("envelope parses");
+    serde_json::from_slice(&envelope.payload).expect("statement")
+}
+
+/// Re-signs the envelope `file` of `dir` over `statement` with [`key`], every subject's
+/// digest recomputed from the files as they are now.
+pub fn sign(dir: &Path, file: &str, statement: Value) {
+    sign_with(dir, file, statement, &key());
+}
+
+/// [`sign`] with `signer` instead of [`key`].
+pub fn sign_with(dir: &Path, file: &str, mut statement: Value, signer: &PrivateKey) {
+    if let Some(subjects) = statement["subject"].as_array_mut() {
+        for subject in subjects {
+            let name = subject["name"].as_str().expect("name").to_owned();
+            let bytes = std::fs::read(dir.join(&name)).unwrap_or_default();
+            subject["digest"]["sha256"] = Value::String(Sha256Hex::digest(&bytes).to_string());
+        }
+    }
+    let statement: Statement = serde_json::from_value(statement).expect("statement shape");
+    let envelope = sign_statement(&statement, &[signer]).expect("signs");
+    std::fs::write(dir.join(file), envelope.to_file_bytes().expect("canonical")).expect("write");
+}
+
+/// Applies `edit` to the whole Statement of the envelope `file` of `dir` (its
+/// `predicateType` included) and re-signs it with [`key`].
+pub fn resign(dir: &Path, file: &str, edit: impl FnOnce(&mut Value)) {
+    let mut value = statement(dir, file);
+    edit(&mut value);
+    sign(dir, file, value);
+}
+
+/// Copies the fixture to `dir`, applies `files` to the copy, `opened` to the
+/// round-opened predicate and `receipt` to the receipt's predicate, and re-signs both.
+pub fn forge_into(
+    dir: &Path,
+    files: impl FnOnce(&Path),
+    opened: impl FnOnce(&mut Value),
+    receipt: impl FnOnce(&mut Value),
+) {
+    copy_dir(&fixture(), dir);
+    files(dir);
+    resign(dir, OPENED, |s| opened(&mut s["predicate"]));
+    resign(dir, ENVELOPE_FILE, |s| receipt(&mut s["predicate"]));
+}
+
+/// Forges the fixture with `files` and `receipt` (the round-opened predicate unchanged)
+/// and verifies it.
+pub fn forged(files: impl FnOnce(&Path), receipt: impl FnOnce(&mut Value)) -> VerifyReport {
+    let dir = tempfile::tempdir().expect("tempdir");
+    forge_into(dir.path(), files, |_| {}, receipt);
+    verify(dir.path())
+}
+
+/// Forges the fixture with `opened` applied to the round-opened predicate only and
+/// verifies it.
+pub fn forged_opened(opened: impl FnOnce(&mut Value)) -> VerifyReport {
+    let dir = tempfile::tempdir().expect("tempdir");
+    forge_into(dir.path(), |_| {}, opened, |_| {});
+    verify(dir.path())
+}
+
+/// Edits the JSON file `name` of `dir` (written back pretty, as the runner writes it).
+pub fn edit_json(dir: &Path, name: &str, edit: impl FnOnce(&mut Value)) {
+    let path = dir.join(name);
+    let mut value: Value =
+        serde_json::from_slice(&std::fs::read(&path).expect("read")).expect("json");
+    edit(&mut value);
+    std::fs::write(&path, serde_json::to_vec_pretty(&value).expect("json")).expect("write");
+}
+
+/// Verifies `dir` against [`keyring`], key validity now.
+pub fn verify(dir: &Path) -> VerifyReport {
+    verifier::verify_bundle(dir, &keyring(), &VerifyOptions::default())
+}
+
+/// The names of the checks that failed for a reason of their own (not the ones only
+/// not run because another failed).
+pub fn failed(report: &VerifyReport) -> BTreeSet<&'static str> {
+    report
+        .failures()
+        .filter(|c| !matches!(c.reason, Some(FailureReason::NotRun { .. })))
+        .map(|c| c.name.as_str())
+        .collect()
+}
+
+/// Asserts that exactly `name` failed (the checks only blocked by it aside) and returns
+/// its first failure's reason.
+pub fn only(report: &VerifyReport, name: CheckName) -> FailureReason {
+    assert_eq!(
+        failed(report),
+        [name.as_str()].into_iter().collect(),
+        "{:#?}",
+        report.failures().collect::<Vec<_>>()
+    );
+    report
+        .failures()
+        .find(|c| c.name == name)
+        .and_then(|c| c.reason.clone())
+        .expect("a reason")
+}
+
+/// Every failure of `report` in order, the ones only not run included: (check, target,
+/// reason).
+pub fn failures(report: &VerifyReport) -> Vec<(CheckName, Option<String>, FailureReason)> {
+    report
+        .failures()
+        .map(|c| {
+            (
+                c.name,
+                c.target.clone(),
+                c.reason.clone().expect("a reason"),
+            )
+        })
+        .collect()
+}
+
+/// The reason of a check that recomputed `field` of `file` and found `recomputed` where
+/// the bundle claims `claimed`.
+pub fn recomputed(file: &str, field: &str, claimed: &str, recomputed: &str) -> FailureReason {
+    FailureReason::Recomputed {
+        file: file.to_owned(),
+        field: field.to_owned(),
+        claimed: claimed.to_owned(),
+        recomputed: recomputed.to_owned(),
+    }
+}

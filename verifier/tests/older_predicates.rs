@@ -1,0 +1,94 @@
+//! Rounds sealed by earlier predicate versions still verify. v1 (`fixtures/v1-round/`, made with the
+//! commit before the layout change, `ec7952f`: a tiny campaign of the end-to-end tests at
+//! a fixed rate of 10 req/s, one challenger raising `max_num_seqs` 1 → 8, sealed by
+//! `referee round`) still verifies: every check it can support passes, including the
+//! checks v2 added (its `inputs/campaign.toml` has the schema-1 digest it recorded, the
+//! request sequence regenerates from its seeds).
+//!
+//! The fixture was made with: `referee keygen`, `keyring add --valid-from
+//! 2026-01-01T00:00:00Z`, `campaign add`, `miner add fast`, `ingest` (commitment
+//! `f98bb888…18dfc`), `round`, then `cp -a data/tiny/rounds/1 fixtures/v1-round`.
+//!
+//! `fixtures/v2-round/` is the same campaign and patch sealed by the last v2 build
+//! (`427bb03`, with the baseline repository rebuilt by `git`, hence another commit id),
+//! the same commands, keyring `fixtures/v2-keyring.json`.
+
+use std::path::Path;
+
+use receipts::keys::Keyring;
+use receipts::model::{ROUND_PREDICATE_TYPE_V1, ROUND_PREDICATE_TYPE_V2};
+use receipts::verify::{CheckName, VerifyOptions};
+
+fn fixture(name: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+#[test]
+fn a_v1_round_still_verifies() {
+    still_verifies("v1", ROUND_PREDICATE_TYPE_V1);
+}
+
+#[test]
+fn a_v2_round_still_verifies() {
+    still_verifies("v2", ROUND_PREDICATE_TYPE_V2);
+}
+
+/// `fixtures/<version>-round` verifies against `fixtures/<version>-keyring.json` with
+/// `predicate_type`, every round check passing and only those of what v3 added marked
+/// not applicable.
+fn still_verifies(version: &str, predicate_type: &str) {
+    let keyring =
+        Keyring::load(&fixture(&format!("{version}-keyring.json"))).expect("keyring loads");
+    let report = verifier::verify_bundle(
+        &fixture(&format!("{version}-round")),
+        &keyring,
+        &VerifyOptions::default(),
+    );
+    assert!(
+        report.passed(),
+        "{:#?}",
+        report.failures().collect::<Vec<_>>()
+    );
+    assert_eq!(report.predicate_type.as_deref(), Some(predicate_type));
+    let passed = |name| report.checks.iter().any(|c| c.name == name && c.passed);
+    for name in [
+        CheckName::RoundOpenedSignature,
+        CheckName::SeedCommitments,
+        CheckName::InputsCampaign,
+        CheckName::InputsMiners,
+        CheckName::InputsPatches,
+        CheckName::RequestSequence,
+        CheckName::RoundThroughput,
+        CheckName::RoundScores,
+    ] {
+        assert!(passed(name), "{} did not pass", name.as_str());
+    }
+    // Only what v3 added is beyond the bundle's version: its two seeds and the paired
+    // checks of its passes, each `not applicable (vN)`.
+    let not_applicable: Vec<(&str, Option<&str>, &str)> = report
+        .checks
+        .iter()
+        .filter_map(|c| Some((c.name.as_str(), c.target.as_deref(), c.not_applicable?)))
+        .collect();
+    let mut v3_only = vec![
+        ("seeds.commitments", Some("seeds.sampleSeed"), version),
+        ("seeds.commitments", Some("seeds.passSeed"), version),
+    ];
+    for name in [
+        "passes.order",
+        "passes.void",
+        "paired.ratio",
+        "paired.score",
+        "noise.spread",
+        "noise.verdict",
+        "paired.decision",
+    ] {
+        v3_only.push((name, None, version));
+    }
+    v3_only.push(("round.tokenCount", Some("tokenCount"), version));
+    v3_only.push(("host.steal", None, version));
+    v3_only.push(("client.selfTest", Some("clientSelfTest"), version));
+    assert_eq!(not_applicable, v3_only);
+}

@@ -1,0 +1,1369 @@
+//! The paired checks of a v3 round (content/noise.md): a hand-built round of 3
+//! interleaved passes — the baseline, two challengers, known throughputs — passes every
+//! one of them, and each forged number, re-sealed with the same trusted key, fails
+//! exactly its check with the claimed and the recomputed value.
+
+#[path = "../../receipts/tests/common/mod.rs"]
+mod common;
+
+use std::path::Path;
+
+use common::*;
+use receipts::bundle::{seal_bundle, sign_statement};
+use receipts::layout::{CAMPAIGN_INPUT, MINERS_INPUT, patch_input};
+use receipts::model::{
+    BackendKind, Campaign, CampaignRef, EngineRef, Entry, EntryMeasurement, EntryPass, EntryStatus,
+    ErrorCounts, FrozenCampaign, HardwareCheck, HardwareFingerprint, HostLoad, Leader,
+    MeasurementOutcome, MinerId, NoiseCheck, NoiseVerdict, Outcome, PairedScore, Pass, PassStatus,
+    ProbeHistograms, ProbeRecord, ROUND_OPENED_PREDICATE_TYPE, ROUND_PREDICATE_TYPE, RevealedSeeds,
+    Role, RoundFailure, RoundOpened, RoundRecord, RoundStatus, RunMeasurement, RunSummary,
+    SeatRule, SeatedEntry, Seed32, SeedReveal, Sha256Hex, Sla, SlaUnmetReason, TokenCount, Tool,
+    TypedOrText,
+};
+use receipts::rules::histogram::{encode_histogram, new_latency_histogram};
+use receipts::rules::passes::pass_order;
+use receipts::rules::score::probe_throughput_milli_rps;
+use receipts::rules::sla::{nearest_rank_value, required_requests, verdict};
+use receipts::rules::workload::Workload;
+use receipts::statement::{DigestSet, Statement, Subject};
+use receipts::verify::{CheckName, FailureReason, VerifyReport};
+use verifier::view::{
+    format_bp_percent, format_noise, format_paired_score, format_pass_order, format_ppm_percent,
+    format_score_percent,
+};
+
+const OPENED_FILE: &str = "round-opened.dsse.json";
+
+/// 3 interleaved passes, a 10 % margin and a 50 % drift bound.
+const CAMPAIGN_TOML: &str = r#"
+id = "demo"
+runs = 3
+overtake_margin_bp = 1000
+drift_bound_bp = 5000
+[model]
+name = "m"
+[baseline]
+repo = "baseline"
+commit = "0123456789abcdef0123456789abcdef01234567"
+[workload]
+input_len = { kind = "uniform", min = 4, max = 40 }
+output_len = { kind = "uniform", min = 1, max = 8 }
+[rate_search]
+min_rate_milli_rps = 1000
+max_rate_milli_rps = 4000
+min_probe_duration_ms = 1000
+min_probe_requests = 10
+warmup_requests = 2
+rate_tolerance_bp = 2500
+[correctness]
+items = 6
+input_len = { kind = "fixed", value = 12 }
+output_tokens = 4
+"#;
+
+const MINERS_BYTES: &[u8] = b"{\"miners\": []}\n";
+
+/// The checks this file is about (with the host's steal and the token count, which the
+/// passes' rows and the outcome read).
+const PAIRED_CHECKS: [CheckName; 11] = [
+    CheckName::SeedCommitments,
+    CheckName::RoundScores,
+    CheckName::PassOrder,
+    CheckName::PassVoid,
+    CheckName::PairedRatio,
+    CheckName::PairedScore,
+    CheckName::NoiseSpread,
+    CheckName::NoiseVerdict,
+    CheckName::PairedDecision,
+    CheckName::HostSteal,
+    CheckName::TokenCount,
+];
+
+/// The first baseline run of passes 0, 1, 2, milli-requests/s: spread
+/// ⌈(10 200 − 9 900) · 10⁴ / 10 000⌉ = 300 bp.
+const BASELINE: [u64; 3] = [10_000, 10_200, 9_900];
+/// The A/A control: ratios 1 010 000, 1 000 000, 1 005 050 ppm, spread
+/// ⌈10 000 · 10⁴ / 1 005 050⌉ = 100 bp.
+const CONTROL: [u64; 3] = [10_100, 10_200, 9_950];
+/// alice: ratios 1 275 600, 1 254 901, 1 262 626 — score +262 626 [+254 901, +275 600].
+const ALICE: [u64; 3] = [12_756, 12_800, 12_500];
+/// bob: ratios 1 050 000, 980 392, 1 040 404 — score +40 404 [−19 608, +50 000].
+const BOB: [u64; 3] = [10_500, 10_000, 10_300];
+
+/// carol, the incumbent: ratios 1 250 000, 1 225 490, 1 262 626 — score +250 000
+/// [+225 490, +262 626]. Against her, alice's per-pass ratios are 1 020 480, 1 024 000
+/// and 1 000 000: short of the 10 % margin.
+const CAROL: [u64; 3] = [12_500, 12_500, 12_500];
+
+fn frozen_campaign() -> FrozenCampaign {
+    FrozenCampaign::freeze(Campaign::from_toml("campaign.toml", CAMPAIGN_TOML).expect("campaign"))
+        .expect("freezes")
+}
+
+fn diff(index: u32) -> Vec<u8> {
+    format!("diff --git a/engine.toml b/engine.toml\n# entry {index}\n").into_bytes()
+}
+
+fn patch(index: u32) -> Sha256Hex {
+    Sha256Hex::digest(&diff(index))
+}
+
+fn reveal(byte: u8) -> SeedReveal {
+    SeedReveal::commit(Seed32([byte; 32]), Seed32([byte ^ 0xff; 32]))
+}
+
+fn leader(index: u32, miner: &str) -> Leader {
+    Leader {
+        patch: patch(index),
+        miner: miner.parse::<MinerId>().expect("miner id"),
+    }
+}
+
+/// A measured run; its paired ratio against the first baseline run of its pass (none
+/// for the baseline's own run).
+fn row(pass: usize, control: bool, milli_rps: u64, ratio_ppm: Option<u64>) -> EntryPass {
+    EntryPass {
+        pass: pass as u32,
+        control,
+        status: PassStatus::Measured,
+        throughput_milli_rps: Some(milli_rps),
+        paired_ratio_ppm: ratio_ppm,
+        probe_log: None,
+        engine_log: None,
+        host_load: None,
+    }
+}
+
+/// The paired ratios of `runs` against [`BASELINE`], ppm, as the constants' docs give
+/// them.
+fn ratios(runs: &[u64]) -> [u64; 3] {
+    match runs {
+        r if r == CONTROL => [1_010_000, 1_000_000, 1_005_050],
+        r if r == ALICE => [1_275_600, 1_254_901, 1_262_626],
+        r if r == BOB => [1_050_000, 980_392, 1_040_404],
+        r if r == CAROL => [1_250_000, 1_225_490, 1_262_626],
+        other => panic!("no ratios for {other:?}"),
+    }
+}
+
+/// A scored entry with one measured run per pass (the baseline also its controls).
+fn entry(index: u32, miner: Option<&str>, runs: &[u64], score: Option<PairedScore>) -> Entry {
+    let mut passes: Vec<EntryPass> = runs
+        .iter()
+        .enumerate()
+        .map(|(pass, t)| row(pass, false, *t, (index > 0).then(|| ratios(runs)[pass])))
+        .collect();
+    if index == 0 {
+        let control = ratios(&CONTROL);
+        passes.extend(
+            CONTROL
+                .iter()
+                .enumerate()
+                .map(|(pass, t)| row(pass, true, *t, Some(control[pass]))),
+        );
+    }
+    Entry {
+        index,
+        role: if index == 0 {
+            Role::Baseline
+        } else {
+            Role::Challenger
+        },
+        miner: miner.map(|m| m.parse::<MinerId>().expect("miner id")),
+        patch: miner.map(|_| patch(index)),
+        engine: EngineRef {
+            backend: BackendKind::Builtin,
+            config_sha256: Sha256Hex::digest(b"engine.toml"),
+            image: None,
+            command: None,
+            isolation: None,
+        },
+        status: EntryStatus::Scored,
+        disqualification: None,
+        infra_failure: None,
+        runs: vec![],
+        throughput_milli_rps: None,
+        throughput_min_milli_rps: None,
+        throughput_max_milli_rps: None,
+        correctness: None,
+        score_ppm: Some(score.map_or(0, |s| s.median_ppm)),
+        passes,
+        paired_score: score,
+        started_at: time("2026-05-01T10:00:00Z"),
+        ended_at: time("2026-05-01T10:05:00Z"),
+        engine_log: None,
+    }
+}
+
+fn score(median_ppm: i64, min_ppm: i64, max_ppm: i64) -> PairedScore {
+    PairedScore {
+        median_ppm,
+        min_ppm,
+        max_ppm,
+        passes: 3,
+        coverage_ppm: 750_000,
+    }
+}
+
+fn fingerprint() -> HardwareFingerprint {
+    HardwareFingerprint {
+        cpu_model: "test cpu".into(),
+        cpu_count: 2,
+        cpu_features: vec!["avx2".into()],
+        memory_bytes: 1 << 33,
+        os: "linux".into(),
+        kernel: "6.1".into(),
+        gpus: vec![],
+    }
+}
+
+/// The honest round: alice clears the margin against the baseline in every pass and
+/// takes the seat; bob is scored below her.
+fn round() -> (RoundRecord, RoundOpened) {
+    let entries = vec![
+        entry(0, None, &BASELINE, None),
+        entry(
+            1,
+            Some("alice"),
+            &ALICE,
+            Some(score(262_626, 254_901, 275_600)),
+        ),
+        entry(2, Some("bob"), &BOB, Some(score(40_404, -19_608, 50_000))),
+    ];
+    let seeds = RevealedSeeds {
+        item_seed: reveal(1),
+        order_seed: reveal(2),
+        schedule_seed: reveal(3),
+        correctness_seed: reveal(4),
+        prompt_salt: reveal(5),
+        sample_seed: Some(reveal(6)),
+        pass_seed: Some(reveal(7)),
+    };
+    let passes = (0..3)
+        .map(|index| Pass {
+            index,
+            order: pass_order(&Seed32([7; 32]), index, 3),
+            void: false,
+        })
+        .collect();
+    let campaign = CampaignRef {
+        id: "demo".parse().expect("campaign id"),
+        digest: frozen_campaign().digest,
+    };
+    let opened = RoundOpened {
+        round: 1,
+        campaign: campaign.clone(),
+        miners_digest: Sha256Hex::digest(MINERS_BYTES),
+        previous_receipt: None,
+        entries: entries
+            .iter()
+            .map(|e| SeatedEntry {
+                role: e.role,
+                miner: e.miner.clone(),
+                patch: e.patch.clone(),
+            })
+            .collect(),
+        seed_commitments: seeds.commitments(),
+        opened_at: time("2026-05-01T09:59:00Z"),
+    };
+    let record = RoundRecord {
+        round: 1,
+        campaign,
+        miners_digest: Sha256Hex::digest(MINERS_BYTES),
+        previous_receipt: None,
+        tool: Tool {
+            name: "referee".into(),
+            version: "0.1.0".into(),
+            git_commit: "unknown".into(),
+            cpu_features: vec![],
+        },
+        request_sequence_digest: Workload::new(&frozen_campaign().campaign, &seeds, None)
+            .and_then(|w| w.request_sequence_digest())
+            .expect("digest"),
+        seeds,
+        sla: Sla::default(),
+        hardware: HardwareCheck {
+            at_start: fingerprint(),
+            at_end: fingerprint(),
+            changed: false,
+        },
+        started_at: time("2026-05-01T09:58:00Z"),
+        ended_at: time("2026-05-01T10:30:00Z"),
+        steps: vec![],
+        entries,
+        drift: None,
+        passes,
+        noise: Some(NoiseCheck {
+            baseline_spread_bp: Some(300),
+            aa_spread_bp: Some(100),
+            drift_bound_bp: 5000,
+            margin_bp: 1000,
+            verdict: NoiseVerdict::Quiet,
+        }),
+        outcome: Outcome {
+            status: RoundStatus::Complete,
+            reason: None,
+            leader_before: None,
+            leader_after: Some(leader(1, "alice")),
+            changed: true,
+            margin_bp: 1000,
+            decision: TypedOrText::Typed(SeatRule::MarginMet {
+                winner: leader(1, "alice"),
+            }),
+            remeasure: None,
+        },
+        token_count: None,
+        client_self_test: None,
+        inputs: vec![],
+        round_opened: OPENED_FILE.into(),
+    };
+    (record, opened)
+}
+
+/// The input copies: the frozen campaign, miners.json, each entry's diff.
+fn inputs(record: &RoundRecord) -> Vec<(String, Vec<u8>)> {
+    let mut files = vec![
+        (CAMPAIGN_INPUT.to_owned(), frozen_campaign().bytes),
+        (MINERS_INPUT.to_owned(), MINERS_BYTES.to_vec()),
+    ];
+    for entry in record.entries.iter().filter(|e| e.patch.is_some()) {
+        files.push((patch_input(&patch(entry.index)), diff(entry.index)));
+    }
+    files
+}
+
+/// Seals `record` and `opened` (both signed by the operator) into `dir`.
+fn seal(dir: &Path, record: &RoundRecord, opened: &RoundOpened) {
+    std::fs::create_dir_all(dir.join("inputs/patches")).expect("mkdir");
+    let files = inputs(record);
+    for (name, bytes) in &files {
+        std::fs::write(dir.join(name), bytes).expect("write");
+    }
+    let statement = Statement::new(
+        files
+            .iter()
+            .map(|(name, bytes)| Subject {
+                name: name.clone(),
+                digest: DigestSet {
+                    sha256: Sha256Hex::digest(bytes),
+                },
+            })
+            .collect(),
+        ROUND_OPENED_PREDICATE_TYPE,
+        serde_json::to_value(opened).expect("round-opened json"),
+    );
+    let envelope = sign_statement(&statement, &[&operator()]).expect("signs");
+    std::fs::write(
+        dir.join(OPENED_FILE),
+        envelope.to_file_bytes().expect("canonical"),
+    )
+    .expect("write");
+    seal_bundle(
+        dir,
+        ROUND_PREDICATE_TYPE,
+        &serde_json::to_value(record).expect("round json"),
+        &[&operator()],
+    )
+    .expect("seals");
+}
+
+fn verify_round(record: &RoundRecord, opened: &RoundOpened) -> VerifyReport {
+    verify_with_logs(record, opened, &[])
+}
+
+/// [`verify_round`] with probe logs (bundle-relative path, content) in the bundle.
+fn verify_with_logs(
+    record: &RoundRecord,
+    opened: &RoundOpened,
+    logs: &[(&str, &EntryMeasurement)],
+) -> VerifyReport {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir_all(dir.path().join("probes")).expect("mkdir");
+    for (name, log) in logs {
+        let bytes = serde_json::to_vec(log).expect("probe log json");
+        std::fs::write(dir.path().join(name), bytes).expect("write");
+    }
+    seal(dir.path(), record, opened);
+    verifier::verify_bundle(dir.path(), &keyring(), &options())
+}
+
+/// The failures among this file's checks.
+fn paired_failures(report: &VerifyReport) -> Vec<(CheckName, Option<String>, FailureReason)> {
+    report
+        .failures()
+        .filter(|c| PAIRED_CHECKS.contains(&c.name))
+        .map(|c| (c.name, c.target.clone(), c.reason.clone().expect("reason")))
+        .collect()
+}
+
+/// The one failure a forgery must cause: `check` on `target`, `field` claimed and
+/// recomputed.
+fn only(
+    record: &RoundRecord,
+    opened: &RoundOpened,
+) -> (CheckName, Option<String>, String, String, String) {
+    let failed = paired_failures(&verify_round(record, opened));
+    assert_eq!(failed.len(), 1, "{failed:#?}");
+    let (name, target, reason) = failed.into_iter().next().expect("one failure");
+    match reason {
+        FailureReason::Recomputed {
+            file,
+            field,
+            claimed,
+            recomputed,
+        } => {
+            assert_eq!(file, "receipt.dsse.json");
+            (name, target, field, claimed, recomputed)
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+fn failure(
+    name: CheckName,
+    target: &str,
+    field: &str,
+    claimed: &str,
+    recomputed: &str,
+) -> (CheckName, Option<String>, String, String, String) {
+    (
+        name,
+        Some(target.to_owned()),
+        field.to_owned(),
+        claimed.to_owned(),
+        recomputed.to_owned(),
+    )
+}
+
+#[test]
+fn the_honest_round_passes_every_paired_check() {
+    let (record, opened) = round();
+    let report = verify_round(&record, &opened);
+    assert_eq!(paired_failures(&report), vec![]);
+    let passed = |name: CheckName| {
+        report
+            .checks
+            .iter()
+            .filter(|c| c.name == name && c.passed)
+            .count()
+    };
+    // passes (the count), passes[0..3].
+    assert_eq!(passed(CheckName::PassOrder), 4);
+    assert_eq!(passed(CheckName::PassVoid), 3);
+    // 6 baseline rows (3 runs, 3 controls), 3 per challenger.
+    assert_eq!(passed(CheckName::PairedRatio), 12);
+    assert_eq!(passed(CheckName::PairedScore), 3);
+    assert_eq!(passed(CheckName::RoundScores), 3);
+    assert_eq!(passed(CheckName::NoiseSpread), 1);
+    assert_eq!(passed(CheckName::NoiseVerdict), 1);
+    assert_eq!(passed(CheckName::PairedDecision), 1);
+    assert!(
+        report
+            .checks
+            .iter()
+            .any(|c| c.name == CheckName::SeedCommitments
+                && c.target.as_deref() == Some("seeds.passSeed")
+                && c.passed)
+    );
+}
+
+#[test]
+fn a_forged_pass_order_fails() {
+    let (mut record, opened) = round();
+    let honest = record.passes[1].order.clone();
+    record.passes[1].order.swap(0, 1);
+    assert_eq!(
+        only(&record, &opened),
+        failure(
+            CheckName::PassOrder,
+            "passes[1]",
+            "passes[1].order",
+            &format_pass_order(&record.passes[1].order),
+            &format_pass_order(&honest),
+        )
+    );
+}
+
+#[test]
+fn a_pass_seed_that_is_not_the_committed_one_fails() {
+    let (mut record, opened) = round();
+    record.seeds.pass_seed = Some(reveal(8));
+    let failed = paired_failures(&verify_round(&record, &opened));
+    assert!(
+        failed.iter().any(|(name, target, reason)| {
+            *name == CheckName::SeedCommitments
+                && target.as_deref() == Some("seeds.passSeed")
+                && matches!(reason, FailureReason::SeedCommitmentMismatch { .. })
+        }),
+        "{failed:#?}"
+    );
+}
+
+#[test]
+fn a_forged_paired_ratio_fails() {
+    let (mut record, opened) = round();
+    record.entries[2].passes[1].paired_ratio_ppm = Some(1_000_000);
+    assert_eq!(
+        only(&record, &opened),
+        failure(
+            CheckName::PairedRatio,
+            "entries[2].passes[1]",
+            "entries[2].passes[1].pairedRatioPpm",
+            "1000000",
+            "980392",
+        )
+    );
+}
+
+#[test]
+fn a_ratio_on_the_baselines_own_run_fails() {
+    let (mut record, opened) = round();
+    record.entries[0].passes[0].paired_ratio_ppm = Some(1_000_000);
+    assert_eq!(
+        only(&record, &opened),
+        failure(
+            CheckName::PairedRatio,
+            "entries[0].passes[0]",
+            "entries[0].passes[0].pairedRatioPpm",
+            "1000000",
+            "none",
+        )
+    );
+}
+
+#[test]
+fn a_forged_median_fails() {
+    let (mut record, opened) = round();
+    if let Some(score) = &mut record.entries[2].paired_score {
+        score.median_ppm = 40_405;
+    }
+    record.entries[2].score_ppm = Some(40_404);
+    assert_eq!(
+        only(&record, &opened),
+        failure(
+            CheckName::PairedScore,
+            "entries[2]",
+            "entries[2].pairedScore.medianPpm",
+            "40405",
+            "40404",
+        )
+    );
+}
+
+#[test]
+fn a_forged_interval_bound_fails() {
+    let (mut record, opened) = round();
+    if let Some(score) = &mut record.entries[1].paired_score {
+        score.min_ppm = 260_000;
+    }
+    assert_eq!(
+        only(&record, &opened),
+        failure(
+            CheckName::PairedScore,
+            "entries[1]",
+            "entries[1].pairedScore.minPpm",
+            "260000",
+            "254901",
+        )
+    );
+}
+
+#[test]
+fn a_score_that_is_not_the_paired_median_fails() {
+    let (mut record, opened) = round();
+    record.entries[1].score_ppm = Some(275_600);
+    assert_eq!(
+        only(&record, &opened),
+        failure(
+            CheckName::RoundScores,
+            "entries[1]",
+            "entries[1].scorePpm",
+            "275600",
+            "262626",
+        )
+    );
+}
+
+#[test]
+fn a_forged_spread_fails() {
+    let (mut record, opened) = round();
+    if let Some(noise) = &mut record.noise {
+        noise.aa_spread_bp = Some(99);
+    }
+    assert_eq!(
+        only(&record, &opened),
+        failure(
+            CheckName::NoiseSpread,
+            "noise",
+            "noise.aaSpreadBp",
+            "99",
+            "100",
+        )
+    );
+}
+
+#[test]
+fn a_forged_verdict_fails() {
+    let (mut record, opened) = round();
+    if let Some(noise) = &mut record.noise {
+        noise.verdict = NoiseVerdict::Inconclusive;
+    }
+    assert_eq!(
+        only(&record, &opened),
+        failure(
+            CheckName::NoiseVerdict,
+            "noise",
+            "noise.verdict",
+            "Inconclusive",
+            "Quiet",
+        )
+    );
+}
+
+#[test]
+fn a_forged_seat_fails() {
+    let (mut record, opened) = round();
+    record.outcome.leader_after = Some(leader(2, "bob"));
+    record.outcome.decision = TypedOrText::Typed(SeatRule::MarginMet {
+        winner: leader(2, "bob"),
+    });
+    assert_eq!(
+        only(&record, &opened),
+        failure(
+            CheckName::PairedDecision,
+            "outcome",
+            "outcome.leaderAfter",
+            &format!("{} (bob)", patch(2).short()),
+            &format!("{} (alice)", patch(1).short()),
+        )
+    );
+}
+
+#[test]
+fn a_kept_seat_the_challenger_cleared_fails() {
+    let (mut record, opened) = round();
+    record.outcome.leader_after = None;
+    record.outcome.changed = false;
+    record.outcome.decision = TypedOrText::Typed(SeatRule::MarginNotMet {
+        best: leader(1, "alice"),
+    });
+    let (name, _, field, claimed, _) = only(&record, &opened);
+    assert_eq!(
+        (name, field.as_str(), claimed.as_str()),
+        (
+            CheckName::PairedDecision,
+            "outcome.leaderAfter",
+            "the baseline"
+        )
+    );
+}
+
+/// The hardware is read from the two fingerprints, not from the receipt's reason: a
+/// machine that changed mid-round seats nobody, whatever the passes say.
+#[test]
+fn a_seat_taken_on_hardware_that_changed_fails() {
+    let (mut record, opened) = round();
+    record.hardware.at_end.cpu_count = 4;
+    record.hardware.changed = true;
+    assert_eq!(
+        only(&record, &opened),
+        failure(
+            CheckName::PairedDecision,
+            "outcome",
+            "outcome.status",
+            "Complete",
+            "InfraFailed",
+        )
+    );
+}
+
+#[test]
+fn a_pass_hidden_as_void_fails() {
+    let (mut record, opened) = round();
+    record.passes[2].void = true;
+    assert_eq!(
+        only(&record, &opened),
+        failure(
+            CheckName::PassVoid,
+            "passes[2]",
+            "passes[2].void",
+            "true",
+            "false",
+        )
+    );
+}
+
+/// The baseline crashed in passes 0 and 1: both are void, only one pass counts, the
+/// round is `infra_failed` with `too_few_passes` and nobody is scored.
+fn two_void_passes() -> (RoundRecord, RoundOpened) {
+    let (mut record, opened) = round();
+    for pass in 0..2 {
+        record.passes[pass].void = true;
+        let baseline = &mut record.entries[0].passes[pass];
+        baseline.status = PassStatus::Crashed;
+        baseline.throughput_milli_rps = None;
+        // Nothing to pair with in these passes.
+        for entry in &mut record.entries {
+            for row in entry.passes.iter_mut().filter(|r| r.pass == pass as u32) {
+                row.paired_ratio_ppm = None;
+            }
+        }
+    }
+    for entry in &mut record.entries[1..] {
+        entry.status = EntryStatus::InfraFailed;
+        entry.score_ppm = None;
+        entry.paired_score = None;
+    }
+    let failure = RoundFailure::TooFewPasses {
+        counted: 1,
+        required: 2,
+    };
+    record.noise = Some(NoiseCheck {
+        baseline_spread_bp: None,
+        aa_spread_bp: None,
+        drift_bound_bp: 5000,
+        margin_bp: 1000,
+        verdict: NoiseVerdict::Unmeasured,
+    });
+    record.outcome = Outcome {
+        status: RoundStatus::InfraFailed,
+        reason: Some(TypedOrText::Typed(failure)),
+        leader_before: None,
+        leader_after: None,
+        changed: false,
+        margin_bp: 1000,
+        decision: TypedOrText::Typed(SeatRule::RoundInfraFailed),
+        remeasure: None,
+    };
+    (record, opened)
+}
+
+#[test]
+fn fewer_than_two_counted_passes_make_the_round_infra_failed() {
+    let (record, opened) = two_void_passes();
+    let report = verify_round(&record, &opened);
+    assert_eq!(paired_failures(&report), vec![]);
+}
+
+#[test]
+fn a_round_with_one_counted_pass_that_claims_a_seat_fails() {
+    let (mut record, opened) = two_void_passes();
+    record.outcome.status = RoundStatus::Complete;
+    record.outcome.reason = None;
+    assert_eq!(
+        only(&record, &opened),
+        failure(
+            CheckName::PairedDecision,
+            "outcome",
+            "outcome.status",
+            "Complete",
+            "InfraFailed",
+        )
+    );
+}
+
+#[test]
+fn scores_read_as_percentages_with_their_interval() {
+    assert_eq!(
+        format_paired_score(&score(262_626, 254_901, 275_600)),
+        "+26.26 % [+25.4, +27.6] (75 % coverage, 3 passes)"
+    );
+    // The interval is rounded outward: never printed narrower than it is.
+    assert_eq!(
+        format_paired_score(&score(40_404, -19_608, 50_000)),
+        "+4.04 % [-2.0, +5.0] (75 % coverage, 3 passes)"
+    );
+    assert_eq!(format_score_percent(-19_608), "-1.96 %");
+    assert_eq!(format_score_percent(0), "0.00 %");
+    assert_eq!(format_ppm_percent(937_500), "93.75 %");
+    assert_eq!(format_ppm_percent(992_187), "99.21 %");
+    assert_eq!(format_bp_percent(310), "3.1 %");
+    assert_eq!(format_bp_percent(125), "1.25 %");
+}
+
+#[test]
+fn the_noise_floor_reads_against_its_bounds() {
+    let (record, _) = round();
+    let noise = record.noise.expect("noise");
+    assert_eq!(
+        format_noise(&noise),
+        "noise floor: A/A spread 1 % (margin 10 %), baseline spread 3 % (drift bound 50 %): quiet"
+    );
+    let (record, _) = two_void_passes();
+    assert_eq!(
+        format_noise(&record.noise.expect("noise")),
+        "noise floor: A/A spread — (margin 10 %), baseline spread — (drift bound 50 %): unmeasured"
+    );
+}
+
+#[test]
+fn the_view_shows_passes_scores_and_noise_verified() {
+    let (record, opened) = round();
+    let dir = tempfile::tempdir().expect("tempdir");
+    seal(dir.path(), &record, &opened);
+    let report = verifier::verify_bundle(dir.path(), &keyring(), &options());
+    let view = verifier::RoundView::from_record(dir.path(), &record, &report);
+    let alice = view
+        .entry(1)
+        .and_then(|e| e.paired_score.clone())
+        .expect("score");
+    assert_eq!(alice.value, score(262_626, 254_901, 275_600));
+    assert!(alice.verified);
+    assert_eq!(view.passes.len(), 3);
+    assert!(
+        view.passes
+            .iter()
+            .all(|p| p.order.verified && p.void.verified)
+    );
+    assert_eq!(view.passes[1].order.value, record.passes[1].order);
+    let noise = view.noise.expect("noise");
+    assert!(noise.verified);
+    assert_eq!(noise.value.aa_spread_bp, Some(100));
+    assert!(view.leader_after.verified && view.decision.verified);
+    let pass_seed = view
+        .seeds
+        .iter()
+        .find(|s| s.name == "passSeed")
+        .expect("passSeed");
+    assert!(pass_seed.commitment.verified);
+}
+
+#[test]
+fn a_forged_verdict_leaves_the_noise_unverified_in_the_view() {
+    let (mut record, opened) = round();
+    if let Some(noise) = &mut record.noise {
+        noise.verdict = NoiseVerdict::Inconclusive;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    seal(dir.path(), &record, &opened);
+    let report = verifier::verify_bundle(dir.path(), &keyring(), &options());
+    let view = verifier::RoundView::from_record(dir.path(), &record, &report);
+    assert!(!view.noise.expect("noise").verified);
+}
+
+#[test]
+fn a_forged_seat_is_unverified_in_the_view() {
+    let (mut record, opened) = round();
+    record.outcome.leader_after = Some(leader(2, "bob"));
+    let dir = tempfile::tempdir().expect("tempdir");
+    seal(dir.path(), &record, &opened);
+    let report = verifier::verify_bundle(dir.path(), &keyring(), &options());
+    let view = verifier::RoundView::from_record(dir.path(), &record, &report);
+    assert!(!view.leader_after.verified);
+    assert!(!view.decision.verified);
+    assert!(view.entries.iter().all(|e| e.score_ppm.verified));
+}
+
+/// The A/A control of pass 2 ran at 11 000 milli-req/s: ratios 1 010 000, 1 000 000,
+/// 1 111 111, spread ⌈111 111 · 10⁴ / 1 010 000⌉ = 1 101 bp, over the 10 % margin: the
+/// round is `inconclusive` and the seat stays with the baseline.
+fn noisy_control() -> (RoundRecord, RoundOpened) {
+    let (mut record, opened) = round();
+    let control = &mut record.entries[0].passes[5];
+    assert!(control.control && control.pass == 2);
+    control.throughput_milli_rps = Some(11_000);
+    control.paired_ratio_ppm = Some(1_111_111);
+    record.noise = Some(NoiseCheck {
+        baseline_spread_bp: Some(300),
+        aa_spread_bp: Some(1_101),
+        drift_bound_bp: 5000,
+        margin_bp: 1000,
+        verdict: NoiseVerdict::Inconclusive,
+    });
+    record.outcome = Outcome {
+        status: RoundStatus::Inconclusive,
+        reason: Some(TypedOrText::Typed(RoundFailure::NoiseAboveMargin {
+            aa_spread_bp: 1_101,
+            margin_bp: 1000,
+        })),
+        leader_before: None,
+        leader_after: None,
+        changed: false,
+        margin_bp: 1000,
+        decision: TypedOrText::Typed(SeatRule::RoundInconclusive),
+        remeasure: None,
+    };
+    (record, opened)
+}
+
+#[test]
+fn an_inconclusive_round_keeps_the_seat() {
+    let (record, opened) = noisy_control();
+    assert_eq!(paired_failures(&verify_round(&record, &opened)), vec![]);
+}
+
+#[test]
+fn an_inconclusive_round_that_claims_the_seat_fails() {
+    let (mut record, opened) = noisy_control();
+    record.outcome.status = RoundStatus::Complete;
+    record.outcome.reason = None;
+    record.outcome.leader_after = Some(leader(1, "alice"));
+    record.outcome.changed = true;
+    record.outcome.decision = TypedOrText::Typed(SeatRule::MarginMet {
+        winner: leader(1, "alice"),
+    });
+    assert_eq!(
+        only(&record, &opened),
+        failure(
+            CheckName::PairedDecision,
+            "outcome",
+            "outcome.status",
+            "Complete",
+            "Inconclusive",
+        )
+    );
+}
+
+#[test]
+fn a_quiet_verdict_over_a_noisy_control_fails() {
+    let (mut record, opened) = noisy_control();
+    if let Some(noise) = &mut record.noise {
+        noise.verdict = NoiseVerdict::Quiet;
+    }
+    assert_eq!(
+        only(&record, &opened),
+        failure(
+            CheckName::NoiseVerdict,
+            "noise",
+            "noise.verdict",
+            "Quiet",
+            "Inconclusive",
+        )
+    );
+}
+
+#[test]
+fn a_re_run_after_an_invalid_attempt_counts() {
+    let (mut record, opened) = round();
+    let mut invalid = record.entries[1].passes[0].clone();
+    invalid.status = PassStatus::Invalid;
+    invalid.throughput_milli_rps = None;
+    invalid.paired_ratio_ppm = None;
+    record.entries[1].passes.insert(0, invalid);
+    assert_eq!(paired_failures(&verify_round(&record, &opened)), vec![]);
+    // Without its re-run the round is infra_failed (`run_invalid`): the claimed seat and
+    // the scores fail.
+    record.entries[1].passes.remove(1);
+    let failed = paired_failures(&verify_round(&record, &opened));
+    let decision: Vec<&FailureReason> = failed
+        .iter()
+        .filter(|(name, _, _)| *name == CheckName::PairedDecision)
+        .map(|(_, _, reason)| reason)
+        .collect();
+    assert_eq!(
+        decision,
+        [&FailureReason::Recomputed {
+            file: "receipt.dsse.json".into(),
+            field: "outcome.status".into(),
+            claimed: "Complete".into(),
+            recomputed: "InfraFailed".into(),
+        }]
+    );
+    assert!(
+        failed
+            .iter()
+            .any(|(name, target, _)| *name == CheckName::PairedScore
+                && target.as_deref() == Some("entries[1]"))
+    );
+}
+
+#[test]
+fn a_v3_round_without_passes_fails() {
+    let (mut record, opened) = round();
+    record.passes.clear();
+    let failed = paired_failures(&verify_round(&record, &opened));
+    assert!(
+        failed.contains(&(
+            CheckName::PassOrder,
+            Some("passes".to_owned()),
+            FailureReason::Recomputed {
+                file: "receipt.dsse.json".into(),
+                field: "passes.length".into(),
+                claimed: "0".into(),
+                recomputed: "3".into(),
+            }
+        )),
+        "{failed:#?}"
+    );
+}
+
+/// carol holds the seat; alice, the best challenger, beats the baseline by more than
+/// carol does but not carol by the margin in every pass: carol keeps the seat.
+fn defended_seat() -> (RoundRecord, RoundOpened) {
+    let (mut record, _) = round();
+    let mut carol = entry(
+        1,
+        Some("carol"),
+        &CAROL,
+        Some(score(250_000, 225_490, 262_626)),
+    );
+    carol.role = Role::Incumbent;
+    let alice = entry(
+        2,
+        Some("alice"),
+        &ALICE,
+        Some(score(262_626, 254_901, 275_600)),
+    );
+    record.entries = vec![record.entries[0].clone(), carol, alice];
+    record.outcome.leader_before = Some(leader(1, "carol"));
+    record.outcome.leader_after = Some(leader(1, "carol"));
+    record.outcome.changed = false;
+    record.outcome.decision = TypedOrText::Typed(SeatRule::MarginNotMet {
+        best: leader(2, "alice"),
+    });
+    let opened = RoundOpened {
+        entries: record
+            .entries
+            .iter()
+            .map(|e| SeatedEntry {
+                role: e.role,
+                miner: e.miner.clone(),
+                patch: e.patch.clone(),
+            })
+            .collect(),
+        ..round().1
+    };
+    (record, opened)
+}
+
+#[test]
+fn an_incumbent_defends_against_a_challenger_short_of_the_margin() {
+    let (record, opened) = defended_seat();
+    assert_eq!(paired_failures(&verify_round(&record, &opened)), vec![]);
+}
+
+#[test]
+fn a_seat_taken_without_clearing_the_margin_fails() {
+    let (mut record, opened) = defended_seat();
+    record.outcome.leader_after = Some(leader(2, "alice"));
+    record.outcome.changed = true;
+    record.outcome.decision = TypedOrText::Typed(SeatRule::MarginMet {
+        winner: leader(2, "alice"),
+    });
+    assert_eq!(
+        only(&record, &opened),
+        failure(
+            CheckName::PairedDecision,
+            "outcome",
+            "outcome.leaderAfter",
+            &format!("{} (alice)", patch(2).short()),
+            &format!("{} (carol)", patch(1).short()),
+        )
+    );
+}
+
+/// The probe log of one run whose 10 measured requests all failed: `no_token_ids` of them
+/// for want of token ids (the rest `bad_body`), recorded as counted by `token_count`.
+/// Every figure is the one the rules give, so it passes every measurement check.
+fn failed_log(no_token_ids: u64, token_count: TokenCount) -> EntryMeasurement {
+    let sla = Sla::default();
+    let encode = |h| encode_histogram(&h).expect("encodes");
+    let mut send_lag = new_latency_histogram();
+    send_lag.record_n(0, 10).expect("records");
+    let requests = 10;
+    let over_bound = requests;
+    let probe = ProbeRecord {
+        run: 0,
+        probe: 0,
+        sub_stream: 0,
+        rate_milli_rps: 1_000,
+        warmup_requests: 2,
+        requests: 10,
+        completed: 0,
+        over_bound: 10,
+        percentile_us: nearest_rank_value(&new_latency_histogram(), sla.percentile, requests),
+        required_requests: required_requests(over_bound, sla.percentile),
+        send_lag_p50_us: 0,
+        send_lag_p99_us: 0,
+        send_lag_bound_us: (sla.bound_us() / 100).max(2_000),
+        verdict: verdict(
+            requests,
+            over_bound,
+            sla.percentile,
+            0,
+            (sla.bound_us() / 100).max(2_000),
+        ),
+        throughput_milli_rps: probe_throughput_milli_rps(0, 1_000_000),
+        duration_us: 1_000_000,
+        input_bytes: 100,
+        output_tokens: 0,
+        token_count: Some(token_count),
+        errors: ErrorCounts {
+            no_token_ids,
+            bad_body: requests - no_token_ids,
+            ..ErrorCounts::default()
+        },
+        histograms: ProbeHistograms {
+            e2e: encode(new_latency_histogram()),
+            ttft: encode(new_latency_histogram()),
+            tpot: encode(new_latency_histogram()),
+            itl: encode(new_latency_histogram()),
+            send_lag: encode(send_lag),
+        },
+    };
+    EntryMeasurement {
+        runs: vec![RunMeasurement {
+            run: 0,
+            throughput_milli_rps: None,
+            rate_milli_rps: None,
+            probes: vec![probe],
+            valid: true,
+        }],
+        throughput_milli_rps: None,
+        throughput_min_milli_rps: None,
+        throughput_max_milli_rps: None,
+        valid: true,
+        outcome: MeasurementOutcome::SlaUnmet {
+            reason: SlaUnmetReason::NoPassingRate,
+        },
+    }
+}
+
+const BASELINE_LOG: &str = "probes/baseline-pass-0.json";
+
+/// [`two_void_passes`] where the baseline's run of pass 0 got no token ids: its 10
+/// requests all failed `no_token_ids` (its log [`BASELINE_LOG`]). The round is
+/// `infra_failed` with `no_token_ids`, named before its too few passes.
+fn without_token_ids() -> (RoundRecord, RoundOpened) {
+    let (mut record, opened) = two_void_passes();
+    let baseline = &mut record.entries[0].passes[0];
+    assert!(!baseline.control && baseline.pass == 0);
+    baseline.status = PassStatus::SlaUnmet;
+    baseline.probe_log = Some(BASELINE_LOG.into());
+    record.outcome.reason = Some(TypedOrText::Typed(RoundFailure::NoTokenIds {
+        pass: 0,
+        control: false,
+        requests: 10,
+    }));
+    (record, opened)
+}
+
+/// The failures of the measurement checks of the probe logs.
+fn log_failures(report: &VerifyReport) -> Vec<(CheckName, Option<String>)> {
+    report
+        .failures()
+        .filter(|c| {
+            c.name.as_str().starts_with("probe")
+                || matches!(
+                    c.name,
+                    CheckName::RunResult | CheckName::EntryMeasurement | CheckName::FilesNamed
+                )
+        })
+        .map(|c| (c.name, c.target.clone()))
+        .collect()
+}
+
+#[test]
+fn a_baseline_run_without_token_ids_makes_the_round_infra_failed() {
+    let (record, opened) = without_token_ids();
+    let log = failed_log(10, TokenCount::Ids);
+    let report = verify_with_logs(&record, &opened, &[(BASELINE_LOG, &log)]);
+    assert_eq!(paired_failures(&report), vec![]);
+    assert_eq!(log_failures(&report), vec![]);
+}
+
+#[test]
+fn a_hidden_baseline_run_without_token_ids_fails() {
+    let (mut record, opened) = without_token_ids();
+    record.outcome.reason = Some(TypedOrText::Typed(RoundFailure::TooFewPasses {
+        counted: 1,
+        required: 2,
+    }));
+    let log = failed_log(10, TokenCount::Ids);
+    let failed = paired_failures(&verify_with_logs(&record, &opened, &[(BASELINE_LOG, &log)]));
+    assert_eq!(
+        failed,
+        vec![(
+            CheckName::PairedDecision,
+            Some("outcome".to_owned()),
+            FailureReason::Recomputed {
+                file: "receipt.dsse.json".into(),
+                field: "outcome.reason".into(),
+                claimed: "TooFewPasses { counted: 1, required: 2 }".into(),
+                recomputed: format!(
+                    "NoTokenIds {{ pass: 0, control: false, requests: 10 }} (from `{BASELINE_LOG}`)"
+                ),
+            }
+        )]
+    );
+}
+
+#[test]
+fn a_claimed_run_without_token_ids_the_logs_contradict_fails() {
+    let (record, opened) = without_token_ids();
+    // One of its 10 requests failed for another reason: it got token ids.
+    let log = failed_log(9, TokenCount::Ids);
+    let failed = paired_failures(&verify_with_logs(&record, &opened, &[(BASELINE_LOG, &log)]));
+    assert_eq!(
+        failed,
+        vec![(
+            CheckName::PairedDecision,
+            Some("outcome".to_owned()),
+            FailureReason::Recomputed {
+                file: "receipt.dsse.json".into(),
+                field: "outcome.reason".into(),
+                claimed: "NoTokenIds { pass: 0, control: false, requests: 10 }".into(),
+                recomputed: "no baseline run without token ids (from the baseline's probe logs)"
+                    .into(),
+            }
+        )]
+    );
+}
+
+#[test]
+fn a_round_token_count_that_is_not_the_campaigns_fails() {
+    let (mut record, opened) = round();
+    record.token_count = Some(TokenCount::Usage);
+    assert_eq!(
+        only(&record, &opened),
+        failure(
+            CheckName::TokenCount,
+            "tokenCount",
+            "tokenCount",
+            "Usage",
+            "Ids"
+        )
+    );
+}
+
+#[test]
+fn a_probe_log_counted_otherwise_than_the_campaign_fails() {
+    let (record, opened) = without_token_ids();
+    let log = failed_log(10, TokenCount::Usage);
+    let report = verify_with_logs(&record, &opened, &[(BASELINE_LOG, &log)]);
+    assert_eq!(
+        paired_failures(&report),
+        vec![(
+            CheckName::TokenCount,
+            Some(BASELINE_LOG.to_owned()),
+            FailureReason::Recomputed {
+                file: BASELINE_LOG.into(),
+                field: "runs[0].probes[0].tokenCount".into(),
+                claimed: "Usage".into(),
+                recomputed: "Ids".into(),
+            }
+        )]
+    );
+    // Honest, the round's own and the log's pass.
+    let (record, opened) = without_token_ids();
+    let log = failed_log(10, TokenCount::Ids);
+    let report = verify_with_logs(&record, &opened, &[(BASELINE_LOG, &log)]);
+    let passed: Vec<Option<&str>> = report
+        .checks
+        .iter()
+        .filter(|c| c.name == CheckName::TokenCount && c.passed)
+        .map(|c| c.target.as_deref())
+        .collect();
+    assert_eq!(passed, [Some("tokenCount"), Some(BASELINE_LOG)]);
+}
+
+/// A host load of `steal_ms` stolen over 5 000 ms: on the 1 CPU of these entries the
+/// campaign's default bound (50 ‰) allows 250 ms.
+fn load(steal_ms: u64) -> HostLoad {
+    HostLoad {
+        steal_ms,
+        wall_ms: 5_000,
+        cpu_freq_khz: vec![],
+    }
+}
+
+#[test]
+fn a_measured_run_within_the_steal_bound_passes() {
+    let (mut record, opened) = round();
+    record.entries[1].passes[0].host_load = Some(load(250));
+    let report = verify_round(&record, &opened);
+    assert_eq!(paired_failures(&report), vec![]);
+    assert!(report.checks.iter().any(|c| c.name == CheckName::HostSteal
+        && c.target.as_deref() == Some("entries[1].passes[0]")
+        && c.passed));
+}
+
+#[test]
+fn a_measured_run_over_the_steal_bound_fails() {
+    let (mut record, opened) = round();
+    record.entries[1].passes[0].host_load = Some(load(251));
+    assert_eq!(
+        only(&record, &opened),
+        failure(
+            CheckName::HostSteal,
+            "entries[1].passes[0]",
+            "entries[1].passes[0].status",
+            "Measured",
+            "Invalid (hostLoad over the steal bound (251 ms stolen from 1 CPUs over 5000 ms, \
+             bound 50 ‰))",
+        )
+    );
+}
+
+const STOLEN_LOG: &str = "probes/alice-pass-0.json";
+
+/// [`round`] where alice's first attempt of pass 0 was invalid for steal (its log
+/// measured, SLA unmet) and was re-run.
+fn stolen_attempt(steal_ms: u64) -> (RoundRecord, RoundOpened) {
+    let (mut record, opened) = round();
+    let mut stolen = record.entries[1].passes[0].clone();
+    stolen.status = PassStatus::Invalid;
+    stolen.throughput_milli_rps = None;
+    stolen.paired_ratio_ppm = None;
+    stolen.probe_log = Some(STOLEN_LOG.into());
+    stolen.host_load = Some(load(steal_ms));
+    record.entries[1].passes.insert(0, stolen);
+    (record, opened)
+}
+
+#[test]
+fn an_attempt_invalid_for_steal_over_the_bound_passes() {
+    let (record, opened) = stolen_attempt(251);
+    let log = failed_log(0, TokenCount::Ids);
+    let report = verify_with_logs(&record, &opened, &[(STOLEN_LOG, &log)]);
+    assert_eq!(paired_failures(&report), vec![]);
+    assert_eq!(log_failures(&report), vec![]);
+}
+
+#[test]
+fn an_attempt_invalid_for_steal_within_the_bound_fails() {
+    let (record, opened) = stolen_attempt(250);
+    let log = failed_log(0, TokenCount::Ids);
+    let report = verify_with_logs(&record, &opened, &[(STOLEN_LOG, &log)]);
+    assert_eq!(
+        paired_failures(&report),
+        vec![(
+            CheckName::HostSteal,
+            Some("entries[1].passes[0]".to_owned()),
+            FailureReason::Recomputed {
+                file: "receipt.dsse.json".into(),
+                field: "entries[1].passes[0].status".into(),
+                claimed: "Invalid".into(),
+                recomputed: format!(
+                    "SlaUnmet {{ reason: NoPassingRate }} (from `{STOLEN_LOG}`; hostLoad within \
+                     the steal bound (250 ms stolen from 1 CPUs over 5000 ms, bound 50 ‰))"
+                ),
+            }
+        )]
+    );
+    assert_eq!(log_failures(&report), vec![]);
+}
+
+#[test]
+fn a_scored_entry_with_a_run_over_the_steal_bound_fails() {
+    let (mut record, opened) = round();
+    record.entries[2].runs = vec![RunSummary {
+        run: 0,
+        throughput_milli_rps: Some(10_300),
+        rate_milli_rps: Some(11_000),
+        probes: 1,
+        probe_log: "probes/bob.json".into(),
+        host_load: Some(load(400)),
+    }];
+    assert_eq!(
+        only(&record, &opened),
+        failure(
+            CheckName::HostSteal,
+            "entries[2]",
+            "entries[2].status",
+            "Scored",
+            "InfraFailed (run 0: hostLoad over the steal bound (400 ms stolen from 1 CPUs over \
+             5000 ms, bound 50 ‰))",
+        )
+    );
+}

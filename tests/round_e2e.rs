@@ -49,6 +49,9 @@ runs = {runs}
 overtake_margin_bp = 1000
 drift_bound_bp = {drift}
 health_deadline_s = 20
+# These tests run on shared 2-core VMs whose CPU steal reaches 5 %; they test rounds,
+# not the steal bound (its own tests are in runner and engines).
+max_steal_permille = 500
 {backend}
 [model]
 name = "tiny"

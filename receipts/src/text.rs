@@ -8,6 +8,8 @@
 //! invisible code points make a path read differently from what it is. So every such
 //! character is shown as a Rust-style escape: `\r`, `\n`, `\t`, `\\`, and `\u{…}` for the
 //! rest.
+//!
+//! Numbers in the same output read as people write them: [`format_grouped`].
 
 use std::borrow::Cow;
 
@@ -52,6 +54,20 @@ fn needs_escape(c: char) -> bool {
         )
 }
 
+/// `n` with its digits grouped in threes by spaces, as people write large numbers in
+/// human output: `2 840`, `10 000 000`.
+pub fn format_grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(' ');
+        }
+        out.push(c);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -81,5 +97,14 @@ mod tests {
         assert_eq!(escape_untrusted("\u{feff}bom"), "\\u{feff}bom");
         // The backslash is escaped too, so `\u{1b}` in the output is never literal text.
         assert_eq!(escape_untrusted("a\\u{1b}"), "a\\\\u{1b}");
+    }
+
+    #[test]
+    fn numbers_are_grouped_in_threes() {
+        assert_eq!(format_grouped(0), "0");
+        assert_eq!(format_grouped(999), "999");
+        assert_eq!(format_grouped(2_840), "2 840");
+        assert_eq!(format_grouped(10_000_000), "10 000 000");
+        assert_eq!(format_grouped(u64::MAX), "18 446 744 073 709 551 615");
     }
 }

@@ -1,12 +1,12 @@
 //! The paired-pass arithmetic of content/noise.md on hand-made rounds: ratios, spreads,
 //! coverage, the two noise verdicts, the failure table and the decision rule's edges.
 
-use receipts::model::{Leader, SeatRule, Sha256Hex};
+use receipts::model::{self, Leader, NoiseCheck, PairedScore, SeatRule, Sha256Hex};
 use receipts::rules::paired::{
     Attempt, DisqualifyingRun, EntryFate, MIN_PASSES, NoiseVerdict, PairedDecision, PairedFailure,
-    PairedScore, Role, RoundRuns, RunFate, RunOutcome, RunRecord, SeatedRuns, Slot, clears_margin,
-    decide_paired, median_coverage_ppm, noise_verdict, paired_ratio_ppm, paired_score, run_fate,
-    settle_passes, spread_bp,
+    Role, RoundRuns, RunFate, RunOutcome, RunRecord, SeatedRuns, Slot, clears_margin,
+    decide_paired, median_coverage_ppm, noise_check, noise_verdict, paired_ratio_ppm, paired_score,
+    run_fate, settle_passes, spread_bp,
 };
 use receipts::rules::score::score_ppm;
 
@@ -498,5 +498,49 @@ fn an_invalid_run_is_rerun_once_then_fails_the_round() {
             runs: 2,
             passes: 3,
         })
+    );
+}
+
+/// The noise a record carries: both spreads over the passes in which both baseline runs
+/// count (a crashed control voids its pass), the bounds, and the verdict; unmeasured
+/// below two such passes.
+#[test]
+fn the_recorded_noise_spans_the_passes_both_baseline_runs_count_in() {
+    let mut quiet = round(
+        &[10_000, 10_200, 10_100, 9_000],
+        &[10_100, 10_200, 10_100, 9_000],
+        None,
+        &[],
+    );
+    quiet.baseline_control[3] = first(RunOutcome::Crashed);
+    let expected = |margin_bp, verdict| NoiseCheck {
+        baseline_spread_bp: Some(199),
+        aa_spread_bp: Some(100),
+        drift_bound_bp: 500,
+        margin_bp,
+        verdict,
+    };
+    assert_eq!(
+        noise_check(&quiet, 500, 100),
+        expected(100, model::NoiseVerdict::Quiet)
+    );
+    assert_eq!(
+        noise_check(&quiet, 500, 99),
+        expected(99, model::NoiseVerdict::Inconclusive)
+    );
+    assert_eq!(
+        noise_check(&quiet, 198, 100).verdict,
+        model::NoiseVerdict::BaselineDrift
+    );
+    let one_pass = round(&[10_000, 10_000], &[10_000, 0], None, &[]);
+    assert_eq!(
+        noise_check(&one_pass, 500, 100),
+        NoiseCheck {
+            baseline_spread_bp: None,
+            aa_spread_bp: None,
+            drift_bound_bp: 500,
+            margin_bp: 100,
+            verdict: model::NoiseVerdict::Unmeasured,
+        }
     );
 }

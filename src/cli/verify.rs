@@ -310,8 +310,10 @@ fn check_line(out: &mut impl Write, check: &Check) -> std::io::Result<()> {
 }
 
 /// A bundle's report: its failures and not-applicable checks first, then one line per
-/// group of checks, then the verdict.
-fn print_report(out: &mut impl Write, report: &VerifyReport) -> std::io::Result<()> {
+/// group of checks, then the verdict (also what `referee demo` prints of its round).
+///
+/// Errors: writing to `out` failed.
+pub(super) fn print_report(out: &mut impl Write, report: &VerifyReport) -> std::io::Result<()> {
     writeln!(out, "bundle {}", report.bundle.display())?;
     for group_name in GROUPS {
         for check in report.failures().filter(|c| group(c) == group_name) {

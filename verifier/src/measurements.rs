@@ -286,7 +286,10 @@ fn check_pass(
 
 /// `host.steal` of an entry: an entry `infra_failed` for CPU steal (`cpu_steal`) has a
 /// run (a run summary or a pass row) whose `hostLoad` is the one it names and is over
-/// the bound; a scored entry has no run summary over it (its runs would be invalid).
+/// the bound; a scored entry's counted runs are within it: no run summary over it, and no
+/// pass whose last attempt (after its one re-run) is an `invalid` row over it (invalid
+/// twice, which makes the round infra_failed and the entry `cpu_steal`). A first attempt
+/// re-run after it may be over: it is not counted.
 fn check_entry_steal(report: &mut VerifyReport, entry: &Entry, steal: &Steal) {
     let at = format!("entries[{}]", entry.index);
     let loads = || {
@@ -318,16 +321,37 @@ fn check_entry_steal(report: &mut VerifyReport, entry: &Entry, steal: &Steal) {
             )),
         }
     } else if entry.status == EntryStatus::Scored {
-        let over = entry
-            .runs
-            .iter()
-            .find_map(|r| Some((r.run, r.host_load.as_ref()?)).filter(|(_, l)| steal.exceeds(l)));
-        match over {
-            Some((run, load)) => Err(recomputed(
+        let over_run = entry.runs.iter().find_map(|r| {
+            let load = r.host_load.as_ref().filter(|l| steal.exceeds(l))?;
+            Some(format!("run {}: hostLoad {}", r.run, steal.describe(load)))
+        });
+        let last_attempt = |(i, row): &(usize, &EntryPass)| {
+            !entry.passes[i + 1..]
+                .iter()
+                .any(|later| later.pass == row.pass && later.control == row.control)
+        };
+        let over_pass = || {
+            entry
+                .passes
+                .iter()
+                .enumerate()
+                .filter(last_attempt)
+                .find_map(|(i, row)| {
+                    let load = row.host_load.as_ref().filter(|l| steal.exceeds(l))?;
+                    (row.status == PassStatus::Invalid).then(|| {
+                        format!(
+                            "passes[{i}]: invalid on its last attempt, hostLoad {}",
+                            steal.describe(load)
+                        )
+                    })
+                })
+        };
+        match over_run.or_else(over_pass) {
+            Some(why) => Err(recomputed(
                 RECEIPT,
                 format!("{at}.status"),
                 "Scored",
-                format!("InfraFailed (run {run}: hostLoad {})", steal.describe(load)),
+                format!("InfraFailed ({why})"),
             )),
             None => Ok(()),
         }

@@ -18,14 +18,13 @@ use std::path::Path;
 
 use receipts::model::{
     DisqualificationReason, Entry, EntryInfraFailure, EntryMeasurement, EntryPass, EntryStatus,
-    FrozenCampaign, Leader, NoiseCheck, NoiseVerdict, PairedScore, PassStatus, Role, RoundFailure,
-    RoundRecord, TokenCount, TypedOrText,
+    FrozenCampaign, Leader, PairedScore, PassStatus, Role, RoundFailure, RoundRecord, TokenCount,
+    TypedOrText,
 };
 use receipts::rules::leader::incumbent_infra_failed_rounds;
 use receipts::rules::outcome::{OutcomeEntry, OutcomeInput, round_outcome, without_token_ids};
 use receipts::rules::paired::{
-    self, Attempt, EntryFate, MIN_PASSES, RoundRuns, RunFate, RunOutcome, RunRecord, SeatedRuns,
-    SettledPasses,
+    self, Attempt, EntryFate, RoundRuns, RunFate, RunOutcome, RunRecord, SeatedRuns, SettledPasses,
 };
 use receipts::rules::passes::order_of_pass;
 use receipts::verify::{CheckName, FailureReason, VerifyReport};
@@ -147,21 +146,6 @@ impl Runs {
                     .map(|r| paired::run_fate(paired::Role::Baseline, *r))
                     == Some(RunFate::VoidsPass)
             })
-    }
-
-    /// The first baseline runs and the A/A control runs of the passes in which both
-    /// count, milli-requests/s.
-    fn baseline_counted(&self) -> (Vec<u64>, Vec<u64>) {
-        let count = |record: &RunRecord| match paired::run_fate(paired::Role::Baseline, *record) {
-            RunFate::Counts(milli_rps) => Some(milli_rps),
-            _ => None,
-        };
-        self.rounds
-            .baseline_first
-            .iter()
-            .zip(&self.rounds.baseline_control)
-            .filter_map(|(first, control)| Some((count(first)?, count(control)?)))
-            .unzip()
     }
 }
 
@@ -334,14 +318,7 @@ fn expected_score(
     let EntryFate::Scored(throughputs) = fate else {
         return None;
     };
-    let score = paired::paired_score(throughputs, &settled.baseline_first)?;
-    Some(PairedScore {
-        median_ppm: score.median_ppm,
-        min_ppm: score.min_ppm,
-        max_ppm: score.max_ppm,
-        passes: score.passes,
-        coverage_ppm: score.coverage_ppm,
-    })
+    paired::paired_score(throughputs, &settled.baseline_first)
 }
 
 /// `paired.score` (median, min, max, coverage) and `round.scores` (`scorePpm`: the
@@ -399,39 +376,6 @@ fn check_scores(
     }
 }
 
-/// The noise a round's baseline runs give (content/noise.md, The two verdicts): both
-/// spreads over the passes in which both baseline runs count, and the verdict of
-/// [`paired::noise_verdict`]; unmeasured below [`MIN_PASSES`] such passes.
-fn expected_noise(runs: &Runs, drift_bound_bp: u32, margin_bp: u32) -> NoiseCheck {
-    let (first, control) = runs.baseline_counted();
-    if first.len() < MIN_PASSES {
-        return NoiseCheck {
-            baseline_spread_bp: None,
-            aa_spread_bp: None,
-            drift_bound_bp,
-            margin_bp,
-            verdict: NoiseVerdict::Unmeasured,
-        };
-    }
-    let ratios: Option<Vec<u64>> = control
-        .iter()
-        .zip(&first)
-        .map(|(c, f)| paired::paired_ratio_ppm(*c, *f))
-        .collect();
-    let verdict = match paired::noise_verdict(&first, &control, drift_bound_bp, margin_bp) {
-        paired::NoiseVerdict::Decides { .. } => NoiseVerdict::Quiet,
-        paired::NoiseVerdict::MachineChanged { .. } => NoiseVerdict::BaselineDrift,
-        paired::NoiseVerdict::Inconclusive { .. } => NoiseVerdict::Inconclusive,
-    };
-    NoiseCheck {
-        baseline_spread_bp: paired::spread_bp(&first),
-        aa_spread_bp: ratios.as_deref().and_then(paired::spread_bp),
-        drift_bound_bp,
-        margin_bp,
-        verdict,
-    }
-}
-
 /// `noise.spread` (the baseline spread and the A/A spread, basis points, and the bounds
 /// they are held to: the campaign's) and `noise.verdict` (the verdict they give, the
 /// baseline's first); `noise` as target.
@@ -457,7 +401,7 @@ fn check_noise(
                 frozen.campaign.overtake_margin_bp,
             )
         });
-    let expected = expected_noise(runs, drift_bound_bp, margin_bp);
+    let expected = paired::noise_check(&runs.rounds, drift_bound_bp, margin_bp);
     let spread = same(
         RECEIPT,
         "noise.baselineSpreadBp",

@@ -267,26 +267,7 @@ fn check_seeds(
         check_v3_seed(report, record, name, reveal.as_ref(), published, version);
     }
     for (name, reveal, published) in rows {
-        let result = if !reveal.is_consistent() {
-            Err(FailureReason::SeedInconsistent {
-                seed: name.to_owned(),
-                commitment: reveal.commitment.clone(),
-                actual: SeedReveal::commit(reveal.seed, reveal.salt).commitment,
-            })
-        } else {
-            match published {
-                None => Err(FailureReason::NotRun {
-                    blocked_by: CheckName::RoundOpenedSignature,
-                }),
-                Some(p) if *p == reveal.commitment => Ok(()),
-                Some(p) => Err(FailureReason::SeedCommitmentMismatch {
-                    file: record.round_opened.clone(),
-                    seed: name.to_owned(),
-                    receipt: reveal.commitment.clone(),
-                    round_opened: p.clone(),
-                }),
-            }
-        };
+        let result = seed_commitment(record, name, reveal, published.map(Some));
         report.record(CheckName::SeedCommitments, Some(name.to_owned()), result);
     }
 }
@@ -317,7 +298,21 @@ fn check_v3_seed(
         }
         return;
     };
-    let result = if !reveal.is_consistent() {
+    let result = seed_commitment(record, name, reveal, published);
+    report.record(CheckName::SeedCommitments, target, result);
+}
+
+/// One seed's `seeds.commitments` result: `reveal` is consistent (its seed and salt give
+/// its commitment) and is the commitment `published` by the round-opened statement
+/// (`None` when that statement did not verify, `Some(None)` when it has no commitment for
+/// this seed); `name` is the seed's field (`seeds.itemSeed`).
+fn seed_commitment(
+    record: &RoundRecord,
+    name: &str,
+    reveal: &SeedReveal,
+    published: Option<Option<&Sha256Hex>>,
+) -> Result<(), FailureReason> {
+    if !reveal.is_consistent() {
         Err(FailureReason::SeedInconsistent {
             seed: name.to_owned(),
             commitment: reveal.commitment.clone(),
@@ -342,8 +337,7 @@ fn check_v3_seed(
                 reveal.commitment.as_str(),
             )),
         }
-    };
-    report.record(CheckName::SeedCommitments, target, result);
+    }
 }
 
 /// `correctness.loadSample`, once per entry naming a timed-run sample file.

@@ -29,6 +29,7 @@ use receipts::model::{
     PassSlot, Phase, Role, RoundRecord, RoundStatus, Seed32, SeedReveal, Sha256Hex, StepStatus,
     Timestamp, TokenCount, Tool,
 };
+use receipts::text::format_grouped;
 use receipts::verify::{CheckName, VerifyOptions, VerifyReport};
 
 use crate::{PredicateVersion, verify_bundle};
@@ -1241,19 +1242,6 @@ pub fn format_client_self_test(test: &ClientSelfTest) -> String {
         format_grouped(test.send_lag_p99_us),
         format_grouped(test.send_lag_bound_us),
     )
-}
-
-/// `n` with its digits grouped in threes by spaces: `1 900`, `10 000 000`.
-pub fn format_grouped(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(' ');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// A pass order for people, by entry index: `1 0 2 0c` (`0` = the baseline, `0c` = its

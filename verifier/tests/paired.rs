@@ -1367,3 +1367,40 @@ fn a_scored_entry_with_a_run_over_the_steal_bound_fails() {
         )
     );
 }
+
+/// Regression (demo round 1): a scored entry whose pass was still invalid for steal after
+/// its re-run. Its run summaries may leave that run out; its pass rows show it is no
+/// counted run, so the entry is `infra_failed` (`cpu_steal`), not scored. Its first
+/// attempt, over the bound too, is allowed (it was re-run).
+#[test]
+fn a_scored_entry_whose_re_run_was_invalid_for_steal_fails() {
+    let (mut record, opened) = stolen_attempt(251);
+    let rerun = &mut record.entries[1].passes[1];
+    assert_eq!((rerun.pass, rerun.control), (0, false));
+    rerun.status = PassStatus::Invalid;
+    rerun.throughput_milli_rps = None;
+    rerun.paired_ratio_ppm = None;
+    rerun.host_load = Some(load(300));
+    let log = failed_log(0, TokenCount::Ids);
+    let report = verify_with_logs(&record, &opened, &[(STOLEN_LOG, &log)]);
+    let steal: Vec<_> = paired_failures(&report)
+        .into_iter()
+        .filter(|(name, _, _)| *name == CheckName::HostSteal)
+        .collect();
+    assert_eq!(
+        steal,
+        vec![(
+            CheckName::HostSteal,
+            Some("entries[1]".to_owned()),
+            FailureReason::Recomputed {
+                file: "receipt.dsse.json".into(),
+                field: "entries[1].status".into(),
+                claimed: "Scored".into(),
+                recomputed: "InfraFailed (passes[1]: invalid on its last attempt, hostLoad over \
+                             the steal bound (300 ms stolen from 1 CPUs over 5000 ms, bound 50 \
+                             ‰))"
+                .into(),
+            }
+        )]
+    );
+}

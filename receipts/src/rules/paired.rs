@@ -19,7 +19,7 @@
 
 use std::fmt;
 
-use crate::model::{Leader, SeatRule};
+use crate::model::{self, Leader, NoiseCheck, PairedScore, SeatRule};
 use crate::rules::score::{run_throughputs, score_ppm};
 
 /// Parts per million in one (a paired ratio of 1).
@@ -71,21 +71,6 @@ pub fn median_coverage_ppm(passes: u32) -> u64 {
         Some(shift) if shift >= 20 => PPM_ONE - 1,
         Some(shift) => PPM_ONE - PPM_ONE.div_ceil(1 << shift),
     }
-}
-
-/// An entry's score over the counted passes (content/noise.md, Score and interval).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct PairedScore {
-    /// The median over passes of the paired ratio − 1, ppm (lower middle of an even count).
-    pub median_ppm: i64,
-    /// The smallest paired ratio − 1, ppm: the interval's lower end.
-    pub min_ppm: i64,
-    /// The largest paired ratio − 1, ppm: the interval's upper end.
-    pub max_ppm: i64,
-    /// Counted passes.
-    pub passes: u32,
-    /// Coverage of `[min_ppm, max_ppm]` for the median, ppm ([`median_coverage_ppm`]).
-    pub coverage_ppm: u64,
 }
 
 /// The paired score of an entry from its throughputs and the first baseline run of the
@@ -201,6 +186,45 @@ pub fn noise_verdict(
     NoiseVerdict::Decides {
         baseline_spread_bp,
         control_spread_bp,
+    }
+}
+
+/// The round's noise as its record carries it (content/noise.md, The two verdicts): the
+/// spread of the first baseline runs and of the A/A control's paired ratios over the
+/// passes in which both baseline runs count ([`run_fate`]), both basis points, the bounds
+/// they are held to (`drift_bound_bp`, `margin_bp`) and [`noise_verdict`]'s verdict on
+/// them; unmeasured below [`MIN_PASSES`] such passes.
+pub fn noise_check(round: &RoundRuns, drift_bound_bp: u32, margin_bp: u32) -> NoiseCheck {
+    let counts = |record: &RunRecord| match run_fate(Role::Baseline, *record) {
+        RunFate::Counts(milli_rps) => Some(milli_rps),
+        _ => None,
+    };
+    let (first, control): (Vec<u64>, Vec<u64>) = round
+        .baseline_first
+        .iter()
+        .zip(&round.baseline_control)
+        .filter_map(|(first, control)| Some((counts(first)?, counts(control)?)))
+        .unzip();
+    if first.len() < MIN_PASSES {
+        return NoiseCheck {
+            baseline_spread_bp: None,
+            aa_spread_bp: None,
+            drift_bound_bp,
+            margin_bp,
+            verdict: model::NoiseVerdict::Unmeasured,
+        };
+    }
+    let verdict = match noise_verdict(&first, &control, drift_bound_bp, margin_bp) {
+        NoiseVerdict::Decides { .. } => model::NoiseVerdict::Quiet,
+        NoiseVerdict::MachineChanged { .. } => model::NoiseVerdict::BaselineDrift,
+        NoiseVerdict::Inconclusive { .. } => model::NoiseVerdict::Inconclusive,
+    };
+    NoiseCheck {
+        baseline_spread_bp: spread_bp(&first),
+        aa_spread_bp: pass_ratios_ppm(&control, &first).and_then(|ratios| spread_bp(&ratios)),
+        drift_bound_bp,
+        margin_bp,
+        verdict,
     }
 }
 

@@ -13,6 +13,7 @@ use receipts::model::{Campaign, Percentile};
 use receipts::rules::histogram::new_latency_histogram;
 use receipts::rules::sla::nearest_rank_value;
 use receipts::rules::workload::{Item, Workload};
+use receipts::text::format_grouped;
 
 use crate::nullserver::{NullServer, NullServerConfig};
 use crate::search::NoProgress;
@@ -117,7 +118,7 @@ pub enum SelfTestRefusal {
     #[error(
         "the load client cannot keep its schedule: send-lag p99 {} µs > bound {} µs at {} \
          with {} in flight (self-test against a null server)",
-        grouped(*p99_us), grouped(*bound_us), rate(*rate_milli_rps), count_of(*in_flight)
+        format_grouped(*p99_us), format_grouped(*bound_us), rate(*rate_milli_rps), count_of(*in_flight)
     )]
     SendLag {
         /// Measured send-lag p99, µs.
@@ -133,7 +134,7 @@ pub enum SelfTestRefusal {
     #[error(
         "the load client failed {} of {} against a null server at {} with {} in flight: \
          bound 0 failed requests",
-        grouped(u64::from(*failed)), count_of(*requests), rate(*rate_milli_rps),
+        format_grouped(u64::from(*failed)), count_of(*requests), rate(*rate_milli_rps),
         count_of(*in_flight)
     )]
     Failed {
@@ -284,22 +285,9 @@ fn most_overlapping(intervals: &[(u64, u64)]) -> u32 {
     most as u32
 }
 
-/// `n` with its digits grouped in threes by spaces: `2 840`.
-fn grouped(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(' ');
-        }
-        out.push(c);
-    }
-    out
-}
-
 /// A rate in milli-requests/s as requests/s: `40 req/s`, `127.5 req/s`.
 fn rate(milli_rps: u64) -> impl fmt::Display {
-    let whole = grouped(milli_rps / 1000);
+    let whole = format_grouped(milli_rps / 1000);
     match milli_rps % 1000 {
         0 => format!("{whole} req/s"),
         frac => format!("{whole}.{}", format!("{frac:03}").trim_end_matches('0')) + " req/s",
@@ -310,7 +298,7 @@ fn rate(milli_rps: u64) -> impl fmt::Display {
 fn count_of(n: u32) -> String {
     match n {
         1 => "1 request".into(),
-        n => format!("{} requests", grouped(u64::from(n))),
+        n => format!("{} requests", format_grouped(u64::from(n))),
     }
 }
 
@@ -372,10 +360,6 @@ mod tests {
 
     #[test]
     fn numbers_read_as_people_write_them() {
-        assert_eq!(grouped(0), "0");
-        assert_eq!(grouped(999), "999");
-        assert_eq!(grouped(2_840), "2 840");
-        assert_eq!(grouped(10_000_000), "10 000 000");
         assert_eq!(rate(40_000).to_string(), "40 req/s");
         assert_eq!(rate(127_500).to_string(), "127.5 req/s");
         assert_eq!(rate(1).to_string(), "0.001 req/s");

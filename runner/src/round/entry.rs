@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use receipts::fsutil::IoError;
 use receipts::model::{
-    CorrectnessItems, CorrectnessSummary, Disqualification, DisqualificationReason, EngineRef,
+    CorrectnessItems, CorrectnessSummary, Disqualification, DisqualificationReason,
     EntryMeasurement, MeasurementOutcome, Phase, ProbeRecord, Role, RoundFailure, Sha256Hex, Step,
     StepStatus, Timestamp,
 };
@@ -195,29 +195,14 @@ pub(crate) fn run_entry(
     let engine_log = ctx.bundle.join(&engine_log_rel);
     let probe_log_rel = format!("probes/{slug}.json");
     let probe_log = ctx.bundle.join(&probe_log_rel);
-    let mut record = EntryRecord {
-        index: planned.index,
-        pass: run.pass,
-        control: run.control,
-        rerun: run.rerun,
-        steps: Vec::new(),
+    let mut record = EntryRecord::not_run(
+        planned.index,
+        run.pass,
+        run.control,
+        run.rerun,
         started_at,
-        ended_at: started_at,
-        engine: EngineRef {
-            backend: ctx.backend.kind(),
-            config_sha256: Sha256Hex::digest(b""),
-            image: None,
-            command: None,
-            isolation: None,
-        },
-        engine_log: None,
-        probe_log: None,
-        host_load: None,
-        steal_exceeded: false,
-        result: EntryResult::InfraFailed {
-            reason: "not run".into(),
-        },
-    };
+        ctx.backend.kind(),
+    );
 
     // Start → healthy.
     let mut start = ctx.begin(
@@ -1183,24 +1168,6 @@ cpu1 589238 0 106836 347370 11942 0 5710 9858 0 0
     fn measured_run() -> EntryRecord {
         let at = Timestamp::now();
         EntryRecord {
-            index: 1,
-            pass: 0,
-            control: false,
-            rerun: false,
-            steps: Vec::new(),
-            started_at: at,
-            ended_at: at,
-            engine: EngineRef {
-                backend: BackendKind::Builtin,
-                config_sha256: Sha256Hex::digest(b""),
-                image: None,
-                command: None,
-                isolation: None,
-            },
-            engine_log: None,
-            probe_log: None,
-            host_load: None,
-            steal_exceeded: false,
             result: EntryResult::Measured {
                 measurement: Box::new(EntryMeasurement {
                     runs: Vec::new(),
@@ -1214,6 +1181,7 @@ cpu1 589238 0 106836 347370 11942 0 5710 9858 0 0
                 outputs_error: None,
                 outputs_disqualification: None,
             },
+            ..EntryRecord::not_run(1, 0, false, false, at, BackendKind::Builtin)
         }
     }
 

@@ -19,7 +19,7 @@ use receipts::model::{
 
 use super::record::{
     EntryRecord, EntryResult, EntryVerdict, PlannedEntry, Record, RequeueCharge, SealedRecord,
-    SubmissionUpdate,
+    SubmissionUpdate, unconfigured_engine,
 };
 use super::setup::ROUND_OPENED_FILE;
 use super::{Ctx, RoundError, io};
@@ -294,11 +294,29 @@ fn build(ctx: &Ctx<'_>) -> Result<(RoundRecord, Vec<SubmissionUpdate>), RoundErr
                 )
             ));
 
+    // The run still invalid after its re-run that made the round infra_failed: its
+    // entry's own cause (CPU steal, client lag, the runner), read from that last attempt.
+    let invalid_run = match outcome.reason.as_ref().and_then(TypedOrText::typed) {
+        Some(RoundFailure::RunInvalid {
+            entry,
+            control,
+            pass,
+        }) => records
+            .iter()
+            .rev()
+            .find(|r| r.index == *entry && r.control == *control && r.pass == *pass)
+            .zip(setup.entries.iter().find(|p| p.index == *entry))
+            .map(|(record, planned)| entry_from(ctx, planned, record, None))
+            .filter(|own| own.status == EntryStatus::InfraFailed)
+            .and_then(|own| Some((own.index, own.infra_failure?))),
+        _ => None,
+    };
     settle_entries(
         &mut entries,
         remeasure_failed,
         setup.incumbent_infra_failed_rounds,
         &outcome,
+        invalid_run,
     );
     // Only a scored entry carries its paired score.
     for entry in &mut entries {
@@ -361,18 +379,31 @@ fn build(ctx: &Ctx<'_>) -> Result<(RoundRecord, Vec<SubmissionUpdate>), RoundErr
 /// each entry). In an `infra_failed` round no one is scored: an entry its own runs
 /// disqualified stays disqualified; an incumbent that caused the failure keeps its own
 /// `infraFailure`; every other entry but the baseline becomes `infra_failed` with
-/// `round_infra_failed` and no disqualification. In a round that counts, an incumbent
-/// that failed its re-measure is disqualified; scores are taken against the first
-/// baseline run (`baseline_first`, milli-requests/s).
+/// `round_infra_failed` and no disqualification. `invalid_run` is the entry (index) whose
+/// run was invalid twice and made the round infra_failed, with its own cause
+/// (`cpu_steal`, `client_lagged`, `runner`): it is `infra_failed` with that cause, the
+/// baseline included, unless its own runs disqualified it. In a round that counts, an
+/// incumbent that failed its re-measure is disqualified; scores are taken against the
+/// first baseline run (`baseline_first`, milli-requests/s).
 fn settle_entries(
     entries: &mut [Entry],
     remeasure_failed: bool,
     infra_failed_rounds: u32,
     outcome: &Outcome,
+    invalid_run: Option<(u32, TypedOrText<EntryInfraFailure>)>,
 ) {
     let round_failed = outcome.status != RoundStatus::Complete;
     let failure = outcome.reason.as_ref().and_then(TypedOrText::typed);
     for entry in entries.iter_mut() {
+        if let Some((_, cause)) = invalid_run.as_ref().filter(|(index, _)| {
+            round_failed && *index == entry.index && entry.status != EntryStatus::Disqualified
+        }) {
+            entry.status = EntryStatus::InfraFailed;
+            entry.score_ppm = None;
+            entry.disqualification = None;
+            entry.infra_failure = Some(cause.clone());
+            continue;
+        }
         if round_failed && entry.role != Role::Baseline {
             entry.score_ppm = None;
             let caused_it = entry.role == Role::Incumbent
@@ -493,13 +524,7 @@ fn not_run(planned: &PlannedEntry, backend: BackendKind, at: Timestamp) -> Entry
         role: planned.role,
         miner: planned.miner.clone(),
         patch: planned.patch.clone(),
-        engine: receipts::model::EngineRef {
-            backend,
-            config_sha256: Sha256Hex::digest(b""),
-            image: None,
-            command: None,
-            isolation: None,
-        },
+        engine: unconfigured_engine(backend),
         status: EntryStatus::InfraFailed,
         disqualification: None,
         infra_failure: Some(TypedOrText::Typed(EntryInfraFailure::NotRun)),
@@ -921,6 +946,7 @@ mod outcome_tests {
             input.incumbent_failed_remeasure(),
             infra_failed_rounds,
             &outcome,
+            None,
         );
         let updates = submission_updates(entries, 7, outcome.status);
         (outcome, updates)
@@ -928,32 +954,10 @@ mod outcome_tests {
 
     /// `leader(n)`'s submission, seated in round 7; `requeues` already spent.
     fn seated(n: u8, requeues: u32) -> Submission {
-        let sha = leader(n).patch;
-        let at = Timestamp::now();
-        let mut submission = Submission::committed(
-            sha.clone(),
-            "tiny".parse().unwrap(),
-            leader(n).miner,
-            sha,
-            6,
-            at,
-        );
-        for to in [
-            PipelineState::PickedUp,
-            PipelineState::Fetched,
-            PipelineState::Verified,
-            PipelineState::Applied,
-            PipelineState::SurfaceOk,
-            PipelineState::Building,
-            PipelineState::Built,
-            PipelineState::BenchQueued,
-        ] {
-            submission.transition(to, at, "test").unwrap();
-        }
+        let seat = leader(n);
+        let mut submission =
+            super::super::tests::assigned(&seat.patch, seat.miner, 7, Timestamp::now());
         submission.requeues = requeues;
-        submission
-            .round_transition(PipelineState::RoundAssigned, 7, at, "seated in round 7")
-            .unwrap();
         submission
     }
 
@@ -1030,6 +1034,52 @@ mod outcome_tests {
         assert_eq!(updates[0].to, PipelineState::Disqualified);
         assert_eq!(moved(1, 0, &updates[0]), (PipelineState::Disqualified, 0));
         assert_eq!(moved(2, 0, &updates[1]), (PipelineState::BenchQueued, 0));
+    }
+
+    /// Regression (demo round 1): the baseline's run of pass 1 was over the steal bound on
+    /// both attempts, which made the round infra_failed, yet the baseline stayed `scored`
+    /// (score 0) with that run among its runs. Now it is `infra_failed` with `cpu_steal`
+    /// (its own cause), the others as any infra_failed round leaves them.
+    #[test]
+    fn the_run_invalid_twice_for_steal_makes_its_entry_infra_failed_baseline_included() {
+        let mut entries = [
+            entry(0, Role::Baseline, 0, Some(BASELINE)),
+            entry(1, Role::Challenger, 1, Some(19_000)),
+            disqualified(entry(2, Role::Challenger, 2, Some(15_000))),
+        ];
+        entries[0].score_ppm = Some(0);
+        let failure = RoundFailure::RunInvalid {
+            entry: 0,
+            control: false,
+            pass: 0,
+        };
+        let outcome = Outcome {
+            status: RoundStatus::InfraFailed,
+            reason: Some(TypedOrText::Typed(failure.clone())),
+            leader_before: None,
+            leader_after: None,
+            changed: false,
+            margin_bp: 1_000,
+            decision: TypedOrText::Typed(receipts::model::SeatRule::RoundInfraFailed),
+            remeasure: None,
+        };
+        let steal = TypedOrText::Typed(EntryInfraFailure::CpuSteal {
+            steal_ms: 1_510,
+            wall_ms: 14_388,
+        });
+        settle_entries(&mut entries, false, 0, &outcome, Some((0, steal.clone())));
+        assert_eq!(entries[0].status, EntryStatus::InfraFailed);
+        assert_eq!(entries[0].infra_failure, Some(steal));
+        assert_eq!(entries[0].score_ppm, None);
+        assert_eq!(entries[1].status, EntryStatus::InfraFailed);
+        assert_eq!(
+            entries[1].infra_failure,
+            Some(TypedOrText::Typed(EntryInfraFailure::RoundInfraFailed {
+                failure
+            }))
+        );
+        assert_eq!(entries[2].status, EntryStatus::Disqualified);
+        assert_eq!(entries[2].infra_failure, None);
     }
 
     /// Regression: an infra-failed incumbent counted as disqualified and a challenger

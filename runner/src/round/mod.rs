@@ -942,6 +942,41 @@ mod tests {
         DataDir::new(root).campaign(&"tiny".parse().unwrap())
     }
 
+    /// A submission of patch `sha` to campaign `tiny` by `miner` at `at`, taken through
+    /// intake to `bench_queued` and assigned to round `round`.
+    pub(crate) fn assigned(
+        sha: &Sha256Hex,
+        miner: receipts::model::MinerId,
+        round: u64,
+        at: Timestamp,
+    ) -> receipts::model::Submission {
+        use receipts::model::{PipelineState, Submission};
+        let mut submission = Submission::committed(
+            sha.clone(),
+            "tiny".parse().unwrap(),
+            miner,
+            sha.clone(),
+            6,
+            at,
+        );
+        for to in [
+            PipelineState::PickedUp,
+            PipelineState::Fetched,
+            PipelineState::Verified,
+            PipelineState::Applied,
+            PipelineState::SurfaceOk,
+            PipelineState::Building,
+            PipelineState::Built,
+            PipelineState::BenchQueued,
+        ] {
+            submission.transition(to, at, "test").unwrap();
+        }
+        submission
+            .round_transition(PipelineState::RoundAssigned, round, at, format!("r{round}"))
+            .unwrap();
+        submission
+    }
+
     /// Regression: a `.work/` that could not be listed was taken for an empty one, so the
     /// round a killed runner left there was skipped and a new one opened beside it.
     #[test]
@@ -972,34 +1007,12 @@ mod tests {
     /// with new seeds although a submission's record names round 2.
     #[test]
     fn a_round_number_a_submission_names_is_never_reused() {
-        use receipts::model::{PipelineState, Submission};
+        use receipts::model::PipelineState;
         let dir = tempfile::tempdir().unwrap();
         let campaign = campaign_dir(dir.path());
         fs::create_dir_all(campaign.rounds_dir().join("1")).unwrap();
         let sha = Sha256Hex::digest(b"a diff");
-        let mut submission = Submission::committed(
-            sha.clone(),
-            "tiny".parse().unwrap(),
-            "miner-a".parse().unwrap(),
-            sha.clone(),
-            6,
-            Timestamp::now(),
-        );
-        for to in [
-            PipelineState::PickedUp,
-            PipelineState::Fetched,
-            PipelineState::Verified,
-            PipelineState::Applied,
-            PipelineState::SurfaceOk,
-            PipelineState::Building,
-            PipelineState::Built,
-            PipelineState::BenchQueued,
-        ] {
-            submission.transition(to, Timestamp::now(), "test").unwrap();
-        }
-        submission
-            .round_transition(PipelineState::RoundAssigned, 1, Timestamp::now(), "r1")
-            .unwrap();
+        let mut submission = assigned(&sha, "miner-a".parse().unwrap(), 1, Timestamp::now());
         intake::store::write_json(&campaign.submission_json(&sha), &submission).unwrap();
         // Round 1 is sealed: its number is behind us.
         assert_eq!(pick_round(&campaign).unwrap(), 2);

@@ -5,8 +5,8 @@
 //! round's engines in [`super::Ctx`], a simulated machine in the tests.
 
 use receipts::model::{
-    EntryPass, Leader, MeasurementOutcome, NoiseCheck, NoiseVerdict, Outcome, PairedScore, Pass,
-    PassSlot, PassStatus, Role,
+    EntryPass, Leader, MeasurementOutcome, NoiseCheck, Outcome, PairedScore, Pass, PassSlot,
+    PassStatus, Role,
 };
 pub(crate) use receipts::rules::outcome::OutcomeInput;
 use receipts::rules::outcome::{OutcomeEntry, round_outcome};
@@ -330,13 +330,6 @@ pub(crate) fn view(
         rows.sort_by_key(|(pass, _)| *pass);
         rows.into_iter().map(|(_, row)| row).collect()
     };
-    let score = |s: paired::PairedScore| PairedScore {
-        median_ppm: s.median_ppm,
-        min_ppm: s.min_ppm,
-        max_ppm: s.max_ppm,
-        passes: s.passes,
-        coverage_ppm: s.coverage_ppm,
-    };
     let mut challengers = settled.as_ref().map(|s| s.challengers.iter());
     let views = entries
         .iter()
@@ -354,9 +347,7 @@ pub(crate) fn view(
             EntryPasses {
                 passes,
                 paired_score: match fate {
-                    Some(EntryFate::Scored(t)) => {
-                        paired::paired_score(t, baseline_first).map(score)
-                    }
+                    Some(EntryFate::Scored(t)) => paired::paired_score(t, baseline_first),
                     _ => None,
                 },
                 disqualified_in: match fate {
@@ -369,51 +360,8 @@ pub(crate) fn view(
     PassesView {
         passes,
         entries: views,
-        noise: noise(&runs, drift_bound_bp, margin_bp),
+        noise: paired::noise_check(&runs, drift_bound_bp, margin_bp),
         decision,
-    }
-}
-
-/// The round's noise (content/noise.md, The two verdicts): the spread of the baseline's
-/// runs and of the A/A control's paired ratios over the passes in which both baseline
-/// runs count, and [`paired::noise_verdict`]'s verdict; unmeasured below
-/// [`paired::MIN_PASSES`] such passes.
-fn noise(runs: &RoundRuns, drift_bound_bp: u32, margin_bp: u32) -> NoiseCheck {
-    let counts = |r: &RunRecord| match paired::run_fate(paired::Role::Baseline, *r) {
-        RunFate::Counts(milli_rps) => Some(milli_rps),
-        _ => None,
-    };
-    let (first, control): (Vec<u64>, Vec<u64>) = runs
-        .baseline_first
-        .iter()
-        .zip(&runs.baseline_control)
-        .filter_map(|(f, c)| Some((counts(f)?, counts(c)?)))
-        .unzip();
-    if first.len() < paired::MIN_PASSES {
-        return NoiseCheck {
-            baseline_spread_bp: None,
-            aa_spread_bp: None,
-            drift_bound_bp,
-            margin_bp,
-            verdict: NoiseVerdict::Unmeasured,
-        };
-    }
-    let ratios: Option<Vec<u64>> = control
-        .iter()
-        .zip(&first)
-        .map(|(c, f)| paired::paired_ratio_ppm(*c, *f))
-        .collect();
-    let verdict = match paired::noise_verdict(&first, &control, drift_bound_bp, margin_bp) {
-        paired::NoiseVerdict::Decides { .. } => NoiseVerdict::Quiet,
-        paired::NoiseVerdict::MachineChanged { .. } => NoiseVerdict::BaselineDrift,
-        paired::NoiseVerdict::Inconclusive { .. } => NoiseVerdict::Inconclusive,
-    };
-    NoiseCheck {
-        baseline_spread_bp: paired::spread_bp(&first),
-        aa_spread_bp: ratios.as_deref().and_then(paired::spread_bp),
-        drift_bound_bp,
-        margin_bp,
-        verdict,
     }
 }
 
@@ -447,7 +395,8 @@ mod tests {
     use std::time::Duration;
 
     use receipts::model::{
-        MinerId, PassOrder, RoundFailure, RoundStatus, SeatRule, Seed32, Sha256Hex, TypedOrText,
+        MinerId, NoiseVerdict, PassOrder, RoundFailure, RoundStatus, SeatRule, Seed32, Sha256Hex,
+        TypedOrText,
     };
     use receipts::rules::paired::{PairedFailure, decide_paired};
     use receipts::rules::passes::schedule;
@@ -630,29 +579,9 @@ mod tests {
 
     /// A journaled run of `entry` in `pass` that measured `milli_rps` (0: SLA unmet).
     fn record(entry: u32, control: bool, pass: u32, milli_rps: u64) -> EntryRecord {
-        use receipts::model::{
-            BackendKind, EngineRef, EntryMeasurement, SlaUnmetReason, Timestamp,
-        };
-        let at = Timestamp::now();
+        use receipts::model::{BackendKind, EntryMeasurement, SlaUnmetReason, Timestamp};
         EntryRecord {
-            index: entry,
-            pass,
-            control,
-            rerun: false,
-            steps: Vec::new(),
-            started_at: at,
-            ended_at: at,
-            engine: EngineRef {
-                backend: BackendKind::Builtin,
-                config_sha256: Sha256Hex::digest(b""),
-                image: None,
-                command: None,
-                isolation: None,
-            },
-            engine_log: None,
             probe_log: Some(format!("probes/{entry}-{pass}.json")),
-            host_load: None,
-            steal_exceeded: false,
             result: EntryResult::Measured {
                 measurement: Box::new(EntryMeasurement {
                     runs: Vec::new(),
@@ -672,6 +601,14 @@ mod tests {
                 outputs_error: None,
                 outputs_disqualification: None,
             },
+            ..EntryRecord::not_run(
+                entry,
+                pass,
+                control,
+                false,
+                Timestamp::now(),
+                BackendKind::Builtin,
+            )
         }
     }
 

@@ -9,7 +9,7 @@
 //! raw float logprobs); the bundle gets integer artifacts only.
 
 use receipts::model::{
-    ClientSelfTest, CorrectnessSummary, Disqualification, EngineRef, EntryMeasurement,
+    BackendKind, ClientSelfTest, CorrectnessSummary, Disqualification, EngineRef, EntryMeasurement,
     HardwareFingerprint, HostLoad, Leader, MinerId, PipelineState, ResourceDescriptor,
     RevealedSeeds, Role, RoundFailure, Sha256Hex, Step, Timestamp,
 };
@@ -166,6 +166,52 @@ pub struct EntryRecord {
     pub steal_exceeded: bool,
     /// The result.
     pub result: EntryResult,
+}
+
+impl EntryRecord {
+    /// The record of a run of entry `index` in pass `pass` (`control`: the baseline's A/A
+    /// control; `rerun`: the re-run of an invalid first attempt) before anything of it
+    /// ran: started and ended `at`, its engine on `backend` with nothing configured yet
+    /// ([`unconfigured_engine`]), no steps, logs or host load, and `infra_failed` ("not
+    /// run") until its result replaces that.
+    pub(crate) fn not_run(
+        index: u32,
+        pass: u32,
+        control: bool,
+        rerun: bool,
+        at: Timestamp,
+        backend: BackendKind,
+    ) -> Self {
+        EntryRecord {
+            index,
+            pass,
+            control,
+            rerun,
+            steps: Vec::new(),
+            started_at: at,
+            ended_at: at,
+            engine: unconfigured_engine(backend),
+            engine_log: None,
+            probe_log: None,
+            host_load: None,
+            steal_exceeded: false,
+            result: EntryResult::InfraFailed {
+                reason: "not run".into(),
+            },
+        }
+    }
+}
+
+/// An engine on `backend` with nothing configured: the SHA-256 of an empty config, no
+/// image, command or isolation (an entry that never got as far as its engine).
+pub(crate) fn unconfigured_engine(backend: BackendKind) -> EngineRef {
+    EngineRef {
+        backend,
+        config_sha256: Sha256Hex::digest(b""),
+        image: None,
+        command: None,
+        isolation: None,
+    }
 }
 
 /// The scorer's verdict on one entry.

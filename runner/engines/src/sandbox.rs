@@ -209,9 +209,10 @@ fn bwrap(spec: &SandboxSpec, hidden: &[PathBuf], argv: &[String]) -> Command {
         "/dev".as_ref(),
         "--proc".as_ref(),
         "/proc".as_ref(),
-        "--tmpfs".as_ref(),
-        "/tmp".as_ref(),
     ]);
+    // `/tmp` stays visible read-only like the rest of the filesystem (the engine's own
+    // program may live there, e.g. a checkout under /tmp); the data and key directories
+    // are hidden explicitly wherever they are.
     for device in gpu_devices() {
         push(&[
             "--dev-bind".as_ref(),

@@ -4,17 +4,18 @@
 //! way", "`receipts` has no async, no network") written as tests, so a change that
 //! breaks one fails CI instead of drifting in unnoticed:
 //!
-//! 1. `receipts` and `verifier` never depend, transitively through normal dependencies,
-//!    on `git2`, `hyper`, `tokio`, `cudarc`, `reqwest` or `axum`: the trust core and the
-//!    offline verifier stay sync, offline and GPU-free.
+//! 1. `receipts`, `verifier` and `site` never depend, transitively through normal
+//!    dependencies, on `git2`, `hyper`, `tokio`, `cudarc`, `reqwest` or `axum`: the trust
+//!    core and the offline verifier stay sync, offline and GPU-free, and the static site
+//!    links no HTTP stack (`referee site serve` lives in the binary).
 //! 2. `verifier` depends on `receipts` and on no other workspace member; `receipts`
-//!    depends on no workspace member.
+//!    depends on no workspace member; `site` depends on `receipts` and `verifier` only.
 //! 3. `intake`, `loadgen` and `engines` depend neither on `runner` nor on each other;
 //!    `loadgen` does not depend on `git2`; `intake` does not depend on `hyper` directly
 //!    (it reaches tokio through `engine`, which is allowed).
 //! 4. No workspace member depends on the root package `referee` (the CLI sits on top),
 //!    and `runner` depends on `verifier`, `intake`, `loadgen` and `engines`.
-//! 5. Inside `receipts`, `runner`, `loadgen`, `intake`, `engines` and `verifier`, the
+//! 5. Inside `receipts`, `runner`, `loadgen`, `intake`, `engines`, `verifier` and `site`, the
 //!    top-level modules do not import each other in a cycle (a heuristic scan of
 //!    `crate::` and `super::` paths; see [`scan_module_edges`]).
 //!
@@ -35,8 +36,8 @@ use serde_json::Value;
 const FORBIDDEN_IN_CORE: [&str; 6] = ["git2", "hyper", "tokio", "cudarc", "reqwest", "axum"];
 
 /// Crates whose top-level modules must not import each other in a cycle (rule 5).
-const CYCLE_CHECKED: [&str; 6] = [
-    "receipts", "runner", "loadgen", "intake", "engines", "verifier",
+const CYCLE_CHECKED: [&str; 7] = [
+    "receipts", "runner", "loadgen", "intake", "engines", "verifier", "site",
 ];
 
 // ---------------------------------------------------------------------------------------
@@ -385,7 +386,7 @@ fn closure_helper_sees_known_dependencies() {
 fn receipts_and_verifier_reach_no_io_or_async_crates() {
     let g = graph();
     let mut violations = Vec::new();
-    for from in ["receipts", "verifier"] {
+    for from in ["receipts", "verifier", "site"] {
         for bad in FORBIDDEN_IN_CORE {
             if let Some(path) = g.normal_path(from, bad) {
                 violations.push(arrow(&path));
@@ -393,8 +394,8 @@ fn receipts_and_verifier_reach_no_io_or_async_crates() {
         }
     }
     assert_no_violations(
-        "rule 1 (receipts and verifier never depend on git2, hyper, tokio, cudarc, reqwest, \
-         axum)",
+        "rule 1 (receipts, verifier and site never depend on git2, hyper, tokio, cudarc, \
+         reqwest, axum)",
         &violations,
     );
 }
@@ -405,6 +406,7 @@ fn verifier_depends_only_on_receipts_and_receipts_on_no_member() {
     let g = graph();
     let mut violations = member_violations(g, "receipts", &[]);
     violations.extend(member_violations(g, "verifier", &["receipts"]));
+    violations.extend(member_violations(g, "site", &["receipts", "verifier"]));
     if !g.direct_normal("verifier").contains("receipts") {
         violations.push(format!(
             "verifier does not depend on receipts; its normal dependencies are {:?}",
@@ -412,7 +414,8 @@ fn verifier_depends_only_on_receipts_and_receipts_on_no_member() {
         ));
     }
     assert_no_violations(
-        "rule 2 (verifier depends on receipts and no other member; receipts on no member)",
+        "rule 2 (verifier depends on receipts and no other member; receipts on no member; \
+         site on receipts and verifier only)",
         &violations,
     );
 }

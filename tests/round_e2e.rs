@@ -18,7 +18,7 @@ use receipts::layout::DataDir;
 use receipts::layout::read_round_record;
 use receipts::model::{
     CorrectnessItems, DisqualificationReason, EntryStatus, MinerId, PipelineState, Role,
-    RoundRecord, RoundStatus, Sha256Hex, Timestamp,
+    RoundRecord, RoundStatus, SeatRule, Sha256Hex, Timestamp, TypedOrText,
 };
 use receipts::verify::VerifyOptions;
 use referee::demo::{config_diff, set_key, write_config_repo};
@@ -127,6 +127,19 @@ fn fixture_with(
     drift_bound_bp: u32,
     edits: &[(&str, &str, &str)],
 ) -> Fixture {
+    fixture_campaign(rates, backend, runs, drift_bound_bp, "", edits)
+}
+
+/// [`fixture_with`], the campaign text's `bound_ms = 250` replaced by `sla_bound` when it
+/// is not empty.
+fn fixture_campaign(
+    rates: &str,
+    backend: &str,
+    runs: u32,
+    drift_bound_bp: u32,
+    sla_bound: &str,
+    edits: &[(&str, &str, &str)],
+) -> Fixture {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
     let source = dir.path().join("src");
@@ -139,7 +152,15 @@ fn fixture_with(
             .replace("{rates}", rates)
             .replace("{backend}", backend)
             .replace("{runs}", &runs.to_string())
-            .replace("{drift}", &drift_bound_bp.to_string()),
+            .replace("{drift}", &drift_bound_bp.to_string())
+            .replace(
+                "bound_ms = 250",
+                if sla_bound.is_empty() {
+                    "bound_ms = 250"
+                } else {
+                    sla_bound
+                },
+            ),
     )
     .unwrap();
     let data_dir = DataDir::new(&data);
@@ -298,6 +319,28 @@ fn a_round_scores_disqualifies_and_seals() {
         assert_eq!(verdict.passed, summary.passed);
         assert_eq!(verdict.max_item_micro_nats, summary.max_item_micro_nats);
         assert_eq!(items.items.len(), 3);
+        // Both sides' top-k, cut to the campaign's 5, give every stored distance.
+        for item in &items.items {
+            let (entry_top_k, reference_top_k) = (
+                item.entry_top_k.as_deref().unwrap(),
+                item.reference_top_k.as_deref().unwrap(),
+            );
+            assert!(
+                entry_top_k
+                    .iter()
+                    .chain(reference_top_k)
+                    .all(|p| p.len() <= 5)
+            );
+            assert_eq!(
+                receipts::rules::correctness::item_positions_micro_nats(
+                    item.index,
+                    5,
+                    entry_top_k,
+                    reference_top_k
+                ),
+                Ok(item.position_micro_nats.clone())
+            );
+        }
     }
     assert!(!int4.correctness.as_ref().unwrap().passed);
     assert!(record.entries[1].correctness.as_ref().unwrap().passed);
@@ -927,6 +970,113 @@ fn a_tampered_previous_round_or_an_edited_campaign_is_refused() {
             "signature.trusted",
         ],
     );
+}
+
+/// Copies the bundle directory `from` over `to`, file by file.
+fn copy_bundle(from: &Path, to: &Path) {
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            std::fs::create_dir_all(&target).unwrap();
+            copy_bundle(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// Issue 13: a previous round forged and re-signed with the evaluator's own key — every
+/// signature valid, every digest matching — is refused by preflight before round 2
+/// writes anything, naming the check that recomputed the forged number from the bundle:
+/// the seat handed to the entry the rule did not seat (`paired.decision`), and a
+/// reference logprob rewritten under the stored distances (`correctness.distances`).
+#[test]
+fn a_previous_round_forged_and_re_signed_with_the_evaluator_key_is_refused() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    // 4 requests/s against a bound of 750 ms (half the request deadline), so that the
+    // baseline meets the SLA on a loaded machine and the challenger reaches the
+    // correctness gate.
+    let fixture = fixture_campaign(
+        "min_rate_milli_rps = 4000\nmax_rate_milli_rps = 4000",
+        "",
+        1,
+        5000,
+        "bound_ms = 750",
+        &[("fast", "max_num_seqs", "8")],
+    );
+    ok(&round(&fixture, None, None));
+    let (bundle, record) = sealed(&fixture, 1);
+    assert_eq!(
+        record.outcome.status,
+        RoundStatus::Complete,
+        "{:?}",
+        record.outcome
+    );
+    let pristine = fixture._dir.path().join("round-1");
+    std::fs::create_dir_all(&pristine).unwrap();
+    copy_bundle(&bundle, &pristine);
+    let evaluator = PrivateKey::load(&fixture.key).unwrap();
+    let reseal = |record: &RoundRecord| {
+        receipts::bundle::seal_bundle(
+            &bundle,
+            receipts::model::ROUND_PREDICATE_TYPE,
+            &serde_json::to_value(record).unwrap(),
+            &[&evaluator],
+        )
+        .unwrap();
+    };
+    let does_not_verify = format!("the previous round `{}` does not verify", bundle.display());
+
+    // The seat handed to the entry the rule did not seat.
+    let challenger = &record.entries[1];
+    let other = receipts::model::Leader {
+        patch: challenger.patch.clone().unwrap(),
+        miner: challenger.miner.clone().unwrap(),
+    };
+    let mut forged = record.clone();
+    let (seat, rule) = match &record.outcome.leader_after {
+        None => (Some(other.clone()), SeatRule::MarginMet { winner: other }),
+        Some(_) => (None, SeatRule::MarginNotMet { best: other }),
+    };
+    forged.outcome.changed = seat.is_some();
+    forged.outcome.leader_after = seat;
+    forged.outcome.decision = TypedOrText::Typed(rule);
+    reseal(&forged);
+    let output = round(&fixture, None, None);
+    refused(
+        &fixture,
+        &output,
+        2,
+        &[
+            &does_not_verify,
+            "paired.decision `outcome`: `receipt.dsse.json` outcome.leaderAfter is",
+        ],
+    );
+
+    // A reference logprob rewritten (−100 nats), the stored distances left as they were.
+    copy_bundle(&pristine, &bundle);
+    let items_file = bundle.join(&challenger.correctness.as_ref().unwrap().items_file);
+    let mut items: CorrectnessItems =
+        serde_json::from_slice(&std::fs::read(&items_file).unwrap()).unwrap();
+    items.items[0].reference_top_k.as_mut().unwrap()[0][0].1 = -100_000_000;
+    std::fs::write(&items_file, serde_json::to_vec(&items).unwrap()).unwrap();
+    reseal(&record);
+    let output = round(&fixture, None, None);
+    refused(
+        &fixture,
+        &output,
+        2,
+        &[
+            &does_not_verify,
+            "correctness.distances `entries[1].correctness`: `correctness/",
+            "items[0].positionMicroNats[0] is",
+        ],
+    );
+
+    // Restored, round 1 verifies again.
+    copy_bundle(&pristine, &bundle);
+    sealed(&fixture, 1);
 }
 
 /// Every file the receipt names is in the bundle: step logs, engine logs, probe logs and

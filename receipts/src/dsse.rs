@@ -179,7 +179,7 @@ impl RawEnvelope {
     pub fn parse(bytes: &[u8], limit: usize) -> Result<(Self, Value), EnvelopeError> {
         let value = canonical::parse_strict(bytes, limit).map_err(EnvelopeError::Json)?;
         check_case_folds(&value)?;
-        let raw = serde_json::from_value(value.clone()).map_err(|e| {
+        let raw = Self::deserialize(&value).map_err(|e| {
             EnvelopeError::Json(StrictJsonError::Shape {
                 message: e.to_string(),
             })

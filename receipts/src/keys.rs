@@ -123,6 +123,16 @@ pub enum KeyError {
         /// Its keyid.
         keyid: String,
     },
+    /// A keyring entry whose `role` and `origin` do not fit: a log or witness key
+    /// without an origin (or with one that cannot name a note key), or an evaluator key
+    /// with one.
+    #[error("key `{keyid}`: {problem}")]
+    BadRole {
+        /// Its keyid.
+        keyid: String,
+        /// What is wrong.
+        problem: &'static str,
+    },
     /// A validity window that ends before it starts.
     #[error("key `{keyid}`: validUntil `{valid_until}` is before validFrom `{valid_from}`")]
     BadValidity {
@@ -523,7 +533,40 @@ impl TrustedKey {
     }
 }
 
-/// A keyring entry as stored: the `.pub` dict plus `validFrom`/`validUntil`.
+/// What a keyring key may sign; a key is accepted only in its role.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum KeyRole {
+    /// Round receipts and round-opened statements (DSSE envelopes). The default, so
+    /// keyrings written before roles existed parse unchanged.
+    #[default]
+    Evaluator,
+    /// Checkpoints of the transparency log named by the key's origin.
+    Log,
+    /// Cosignatures of checkpoints, as the witness named by the key's origin.
+    Witness,
+}
+
+impl KeyRole {
+    fn is_evaluator(&self) -> bool {
+        *self == Self::Evaluator
+    }
+}
+
+/// A trusted log or witness key: the key, its role, and the name its note signatures
+/// carry (a log's origin line, a witness's name).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RoleKey {
+    /// The key and its validity window.
+    pub trusted: TrustedKey,
+    /// [`KeyRole::Log`] or [`KeyRole::Witness`].
+    pub role: KeyRole,
+    /// The log's origin or the witness's name: non-empty, no whitespace, no `+`.
+    pub origin: String,
+}
+
+/// A keyring entry as stored: the `.pub` dict plus `validFrom`/`validUntil`, and `role`
+/// (absent for an evaluator key) and `origin` (log and witness keys only).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct KeyringEntryFile {
@@ -534,6 +577,10 @@ struct KeyringEntryFile {
     valid_from: Timestamp,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     valid_until: Option<Timestamp>,
+    #[serde(default, skip_serializing_if = "KeyRole::is_evaluator")]
+    role: KeyRole,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    origin: Option<String>,
 }
 
 /// The trusted public keys (`data/keyring.json`, content/receipts.md §Keys): a JSON array of
@@ -542,6 +589,7 @@ struct KeyringEntryFile {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Keyring {
     keys: Vec<TrustedKey>,
+    role_keys: Vec<RoleKey>,
 }
 
 impl Keyring {
@@ -581,11 +629,31 @@ impl Keyring {
                 keyid: entry.keyid,
             };
             let key = file.validate(&name, &format!("[{index}]."))?;
-            ring.add(TrustedKey {
+            let trusted = TrustedKey {
                 key,
                 valid_from: entry.valid_from,
                 valid_until: entry.valid_until,
-            })?;
+            };
+            match (entry.role, entry.origin) {
+                (KeyRole::Evaluator, None) => ring.add(trusted)?,
+                (KeyRole::Evaluator, Some(_)) => {
+                    return Err(KeyError::BadRole {
+                        keyid: trusted.key.keyid().to_owned(),
+                        problem: "an evaluator key has no origin",
+                    });
+                }
+                (role, Some(origin)) => ring.add_role_key(RoleKey {
+                    trusted,
+                    role,
+                    origin,
+                })?,
+                (_, None) => {
+                    return Err(KeyError::BadRole {
+                        keyid: trusted.key.keyid().to_owned(),
+                        problem: "a log or witness key needs an origin",
+                    });
+                }
+            }
         }
         Ok(ring)
     }
@@ -594,10 +662,11 @@ impl Keyring {
     ///
     /// Errors: [`KeyError::Io`].
     pub fn save(&self, path: &Path) -> Result<(), KeyError> {
-        let entries: Vec<KeyringEntryFile> = self
-            .keys
-            .iter()
-            .map(|trusted| {
+        let evaluator = self.keys.iter().map(|k| (k, KeyRole::Evaluator, None));
+        let others = (self.role_keys.iter()).map(|k| (&k.trusted, k.role, Some(k.origin.clone())));
+        let entries: Vec<KeyringEntryFile> = evaluator
+            .chain(others)
+            .map(|(trusted, role, origin)| {
                 let file = trusted.key.to_file();
                 KeyringEntryFile {
                     keytype: file.keytype,
@@ -606,6 +675,8 @@ impl Keyring {
                     keyid: file.keyid,
                     valid_from: trusted.valid_from,
                     valid_until: trusted.valid_until,
+                    role,
+                    origin,
                 }
             })
             .collect();
@@ -623,12 +694,62 @@ impl Keyring {
         })
     }
 
-    /// Adds a key.
+    /// Adds an evaluator key.
     ///
-    /// Errors: [`KeyError::DuplicateKey`] when the same public key is already present;
-    /// [`KeyError::BadValidity`] when `validUntil` < `validFrom`.
+    /// Errors: [`KeyError::DuplicateKey`] when the same public key is already present (in
+    /// any role); [`KeyError::BadValidity`] when `validUntil` < `validFrom`.
     pub fn add(&mut self, key: TrustedKey) -> Result<(), KeyError> {
-        if self.find(key.key.as_bytes()).is_some() {
+        self.check_new(&key)?;
+        self.keys.push(key);
+        Ok(())
+    }
+
+    /// Adds a log or witness key.
+    ///
+    /// Errors: as [`Keyring::add`], plus [`KeyError::BadRole`] for the evaluator role or
+    /// an origin that cannot name a note key (empty, whitespace or `+`).
+    pub fn add_role_key(&mut self, key: RoleKey) -> Result<(), KeyError> {
+        let bad = |problem| KeyError::BadRole {
+            keyid: key.trusted.key.keyid().to_owned(),
+            problem,
+        };
+        if key.role == KeyRole::Evaluator {
+            return Err(bad("an evaluator key has no origin"));
+        }
+        if key.origin.is_empty() || key.origin.chars().any(|c| c.is_whitespace() || c == '+') {
+            return Err(bad("origin is empty or holds whitespace or `+`"));
+        }
+        self.check_new(&key.trusted)?;
+        self.role_keys.push(key);
+        Ok(())
+    }
+
+    /// The trusted key of `role` (log or witness) named `origin`, with these public key
+    /// bytes: a log's key is accepted only for its own origin, never as an evaluator's.
+    pub fn find_role_key(
+        &self,
+        role: KeyRole,
+        origin: &str,
+        public: &[u8; 32],
+    ) -> Option<&RoleKey> {
+        (self.role_keys.iter())
+            .find(|k| k.role == role && k.origin == origin && k.trusted.key.as_bytes() == public)
+    }
+
+    /// Every log and witness key, in file order.
+    pub fn role_keys(&self) -> &[RoleKey] {
+        &self.role_keys
+    }
+
+    /// Whether `key` may join the ring: a public key not yet in it, a valid window.
+    fn check_new(&self, key: &TrustedKey) -> Result<(), KeyError> {
+        let bytes = key.key.as_bytes();
+        if self.find(bytes).is_some()
+            || self
+                .role_keys
+                .iter()
+                .any(|k| k.trusted.key.as_bytes() == bytes)
+        {
             return Err(KeyError::DuplicateKey {
                 keyid: key.key.keyid().to_owned(),
             });
@@ -642,16 +763,15 @@ impl Keyring {
                 valid_until: until,
             });
         }
-        self.keys.push(key);
         Ok(())
     }
 
-    /// The key with these public key bytes.
+    /// The evaluator key with these public key bytes.
     pub fn find(&self, public: &[u8; 32]) -> Option<&TrustedKey> {
         self.keys.iter().find(|k| k.key.as_bytes() == public)
     }
 
-    /// Every key, in file order.
+    /// Every evaluator key, in file order.
     pub fn keys(&self) -> &[TrustedKey] {
         &self.keys
     }

@@ -14,4 +14,5 @@ pub mod rules;
 pub mod schema;
 pub mod statement;
 pub mod text;
+pub mod tlog;
 pub mod verify;

@@ -1,10 +1,12 @@
 //! The JSON Schema of the round predicate, generated from [`RoundRecord`] by schemars and
 //! committed at `receipts/schema/round-v3.schema.json` (content/receipts.md, Statement:
 //! publish the schema at a stable path). The v1 and v2 schemas stay committed beside it, as they
-//! were published. The test `schema_is_current` fails when the committed file is
-//! stale; `UPDATE_SCHEMA=1 cargo test -p receipts --test schema` rewrites it.
+//! were published. The rerun predicate's ([`RerunRecord`]) is committed at
+//! `receipts/schema/rerun-v1.schema.json`. The tests `schema_is_current` and
+//! `rerun_schema_is_current` fail when a committed file is stale; `UPDATE_SCHEMA=1 cargo
+//! test -p receipts --test schema` rewrites them.
 
-use crate::model::{ROUND_PREDICATE_TYPE, RoundRecord};
+use crate::model::{RERUN_PREDICATE_TYPE, ROUND_PREDICATE_TYPE, RerunRecord, RoundRecord};
 
 /// Path of the committed schema, relative to the `receipts` crate root.
 pub const ROUND_SCHEMA_PATH: &str = "schema/round-v3.schema.json";
@@ -14,6 +16,23 @@ pub const ROUND_SCHEMA_PATH: &str = "schema/round-v3.schema.json";
 pub fn round_schema_json() -> String {
     let mut schema = schemars::schema_for!(RoundRecord);
     schema.insert("$id".to_owned(), ROUND_PREDICATE_TYPE.into());
+    pretty(&schema)
+}
+
+/// Path of the committed schema of the rerun predicate, relative to the `receipts` crate
+/// root.
+pub const RERUN_SCHEMA_PATH: &str = "schema/rerun-v1.schema.json";
+
+/// The JSON Schema (draft 2020-12) of [`RerunRecord`], with `$id` set to
+/// [`RERUN_PREDICATE_TYPE`], pretty-printed with a trailing newline.
+pub fn rerun_schema_json() -> String {
+    let mut schema = schemars::schema_for!(RerunRecord);
+    schema.insert("$id".to_owned(), RERUN_PREDICATE_TYPE.into());
+    pretty(&schema)
+}
+
+/// A schema pretty-printed with a trailing newline.
+fn pretty(schema: &schemars::Schema) -> String {
     // A schema of plain types always serializes; fall back to its debug form rather than
     // panic should that ever change.
     let mut text =

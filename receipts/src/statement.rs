@@ -11,9 +11,9 @@ use serde_json::Value;
 
 use crate::canonical::{self, CanonicalError};
 use crate::model::{
-    ROUND_OPENED_PREDICATE_TYPE, ROUND_OPENED_PREDICATE_TYPE_V1, ROUND_PREDICATE_TYPE,
-    ROUND_PREDICATE_TYPE_V1, ROUND_PREDICATE_TYPE_V2, ROUND_PREDICATE_TYPES, RoundOpened,
-    RoundRecord, Sha256Hex,
+    RERUN_PREDICATE_TYPE, ROUND_OPENED_PREDICATE_TYPE, ROUND_OPENED_PREDICATE_TYPE_V1,
+    ROUND_PREDICATE_TYPE, ROUND_PREDICATE_TYPE_V1, ROUND_PREDICATE_TYPE_V2, ROUND_PREDICATE_TYPES,
+    RerunRecord, RoundOpened, RoundRecord, Sha256Hex,
 };
 
 /// `_type` of an in-toto Statement v1.
@@ -74,12 +74,14 @@ impl Statement {
 }
 
 /// Whether `predicate_type` is one of referee's own: a round predicate of any version this
-/// build verifies ([`ROUND_PREDICATE_TYPES`]) or [`ROUND_OPENED_PREDICATE_TYPE`]. Such a
-/// payload gets a schema check ([`check_predicate`]) and must be canonical JSON.
+/// build verifies ([`ROUND_PREDICATE_TYPES`]), [`ROUND_OPENED_PREDICATE_TYPE`] or
+/// [`RERUN_PREDICATE_TYPE`]. Such a payload gets a schema check ([`check_predicate`]) and
+/// must be canonical JSON.
 pub fn is_referee_predicate_type(predicate_type: &str) -> bool {
     ROUND_PREDICATE_TYPES.contains(&predicate_type)
         || predicate_type == ROUND_OPENED_PREDICATE_TYPE
         || predicate_type == ROUND_OPENED_PREDICATE_TYPE_V1
+        || predicate_type == RERUN_PREDICATE_TYPE
 }
 
 /// Checks `predicate` against the schema of `predicate_type`: a JSON object always; for
@@ -115,6 +117,9 @@ pub fn check_predicate(predicate_type: &str, predicate: &Value) -> Result<(), St
                 .map(drop)
                 .map_err(|e| e.to_string())
         }
+        RERUN_PREDICATE_TYPE => RerunRecord::deserialize(predicate)
+            .map(drop)
+            .map_err(|e| e.to_string()),
         _ => Ok(()),
     }
 }

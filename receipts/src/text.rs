@@ -54,6 +54,131 @@ fn needs_escape(c: char) -> bool {
         )
 }
 
+/// A log tail for people, from the bytes a log holds: invalid UTF-8 is shown as U+FFFD;
+/// terminal escape sequences are removed — CSI (`ESC [` … final byte, colours and cursor
+/// moves), OSC (`ESC ]` … BEL or `ESC \`, window titles and OSC 8 hyperlinks, whose
+/// visible text stays), DCS/SOS/PM/APC strings (`ESC P`/`X`/`^`/`_` … `ESC \`), the
+/// 8-bit C1 forms of these (U+009B, U+009D, U+0090, U+0098, U+009E, U+009F), and the
+/// two- and three-character `ESC` sequences; a string sequence left open ends at the
+/// line's end, so it hides no later line. `\r\n` becomes `\n`. Then the last `max_chars`
+/// characters are kept (cut on a character boundary, `…` in front when something was
+/// cut), and every line is escaped with [`escape_untrusted`] (lone CRs, other controls,
+/// bidi and invisible code points shown visibly), the lines joined by real `\n`s for a
+/// `<pre>`. The result is plain text: an HTML renderer still HTML-escapes it.
+pub fn log_tail_for_display(bytes: &[u8], max_chars: usize) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    let stripped = strip_terminal_escapes(&text);
+    let count = stripped.chars().count();
+    let kept = match count.checked_sub(max_chars) {
+        Some(cut) if cut > 0 => {
+            let start = stripped
+                .char_indices()
+                .nth(cut)
+                .map_or(stripped.len(), |(i, _)| i);
+            format!("…{}", &stripped[start..])
+        }
+        _ => stripped,
+    };
+    kept.split('\n')
+        .map(escape_untrusted)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// `text` without terminal escape sequences, `\r\n` as `\n` ([`log_tail_for_display`]).
+fn strip_terminal_escapes(text: &str) -> String {
+    /// Where a sequence being skipped stands.
+    #[derive(Clone, Copy)]
+    enum State {
+        Text,
+        /// After ESC.
+        Escape,
+        /// After `ESC` and intermediate bytes (`ESC ( B`): one final byte ends it.
+        Intermediate,
+        /// Inside a CSI: parameters and intermediates until a final byte.
+        Csi,
+        /// Inside an OSC (`osc`: BEL ends it too) or a DCS, SOS, PM or APC string, until
+        /// ST; `escape`: just after an ESC, whose `\` makes the ST.
+        Str {
+            osc: bool,
+            escape: bool,
+        },
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut state = State::Text;
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        state = match state {
+            State::Text => match c {
+                '\u{1b}' => State::Escape,
+                '\u{9b}' => State::Csi,
+                '\u{9d}' => State::Str {
+                    osc: true,
+                    escape: false,
+                },
+                '\u{90}' | '\u{98}' | '\u{9e}' | '\u{9f}' => State::Str {
+                    osc: false,
+                    escape: false,
+                },
+                '\r' if chars.peek() == Some(&'\n') => State::Text,
+                c => {
+                    out.push(c);
+                    State::Text
+                }
+            },
+            State::Escape => match c {
+                '[' => State::Csi,
+                ']' => State::Str {
+                    osc: true,
+                    escape: false,
+                },
+                'P' | 'X' | '^' | '_' => State::Str {
+                    osc: false,
+                    escape: false,
+                },
+                '\u{20}'..='\u{2f}' => State::Intermediate,
+                '\u{30}'..='\u{7e}' => State::Text,
+                // A lone ESC: dropped, what follows is text again.
+                '\u{1b}' => State::Escape,
+                c => {
+                    out.push(c);
+                    State::Text
+                }
+            },
+            State::Intermediate => match c {
+                '\u{20}'..='\u{2f}' => State::Intermediate,
+                '\u{30}'..='\u{7e}' => State::Text,
+                c => {
+                    out.push(c);
+                    State::Text
+                }
+            },
+            State::Csi => match c {
+                '\u{20}'..='\u{3f}' => State::Csi,
+                '\u{40}'..='\u{7e}' => State::Text,
+                // Malformed: the sequence ends, the character is text.
+                '\u{1b}' => State::Escape,
+                c => {
+                    out.push(c);
+                    State::Text
+                }
+            },
+            State::Str { osc, escape } => match c {
+                '\n' => {
+                    out.push('\n');
+                    State::Text
+                }
+                '\u{7}' if osc => State::Text,
+                '\u{9c}' => State::Text,
+                '\\' if escape => State::Text,
+                '\u{1b}' => State::Str { osc, escape: true },
+                _ => State::Str { osc, escape: false },
+            },
+        };
+    }
+    out
+}
+
 /// `n` with its digits grouped in threes by spaces, as people write large numbers in
 /// human output: `2 840`, `10 000 000`.
 pub fn format_grouped(n: u64) -> String {
@@ -97,6 +222,52 @@ mod tests {
         assert_eq!(escape_untrusted("\u{feff}bom"), "\\u{feff}bom");
         // The backslash is escaped too, so `\u{1b}` in the output is never literal text.
         assert_eq!(escape_untrusted("a\\u{1b}"), "a\\\\u{1b}");
+    }
+
+    #[test]
+    fn log_tails_lose_terminal_escapes_and_keep_their_lines() {
+        // Colours (CSI), a window title (OSC ended by BEL), an OSC 8 hyperlink (ended by
+        // ST) whose text stays, a charset switch (ESC ( B) and a cursor save (ESC 7).
+        let log = b"\x1b[31;1mERROR\x1b[0m boom\r\n\x1b]0;pwned\x07title gone\n\
+            see \x1b]8;;https://evil.example/\x1b\\the docs\x1b]8;;\x1b\\ now\n\
+            \x1b(Bcharset\x1b7 saved";
+        assert_eq!(
+            log_tail_for_display(log, 1000),
+            "ERROR boom\ntitle gone\nsee the docs now\ncharset saved"
+        );
+    }
+
+    #[test]
+    fn log_tails_strip_c1_forms_and_open_strings_end_at_the_line() {
+        // 8-bit CSI (U+009B) and OSC (U+009D, ended by U+009C); a DCS left open swallows
+        // the rest of its line only.
+        let log = "\u{9b}32mgreen\u{9d}2;t\u{9c}!\n\u{1b}Pq#0;2;0;0;0 sixel\nnext line";
+        assert_eq!(
+            log_tail_for_display(log.as_bytes(), 1000),
+            "green!\n\nnext line"
+        );
+    }
+
+    #[test]
+    fn log_tails_show_bad_utf8_controls_and_bidi_visibly() {
+        let log = b"bad \xff\xfe byte\ta\rb \xe2\x80\xae evil\x08";
+        assert_eq!(
+            log_tail_for_display(log, 1000),
+            "bad \u{fffd}\u{fffd} byte\\ta\\rb \\u{202e} evil\\u{8}"
+        );
+    }
+
+    #[test]
+    fn log_tails_keep_the_end_cut_on_a_character_boundary() {
+        // 8 characters, 3 of them multi-byte: the last 5 are kept whole.
+        let log = "éé\nabç€z".as_bytes();
+        assert_eq!(log_tail_for_display(log, 5), "…abç€z");
+        assert_eq!(log_tail_for_display(log, 6), "…\nabç€z");
+        assert_eq!(log_tail_for_display(log, 8), "éé\nabç€z");
+        assert_eq!(log_tail_for_display(log, 0), "…");
+        assert_eq!(log_tail_for_display(b"", 0), "");
+        // A truncated escape never shows: the cut is made after stripping.
+        assert_eq!(log_tail_for_display(b"\x1b[31mred", 3), "red");
     }
 
     #[test]

@@ -245,6 +245,12 @@ pub enum CheckName {
     /// campaign's bounds, every item present.
     #[serde(rename = "correctness.verdict")]
     CorrectnessVerdict,
+    /// Correctness: every stored per-position distance of an entry's per-item file,
+    /// recomputed from the raw top-k of the entry and of the reference the file stores
+    /// (`not applicable (no raw logprobs)` for a file without them);
+    /// `entries[i].correctness` as target.
+    #[serde(rename = "correctness.distances")]
+    CorrectnessDistances,
     /// Correctness: an entry's timed-run sample (`loadSampleFile`) recomputed: each run's
     /// selection from the revealed `sampleSeed`, each request's gap from its stored
     /// reference logprobs, the bound the campaign's, and the verdict the entry's status
@@ -285,8 +291,9 @@ pub enum CheckName {
     /// then the A/A spread against the margin); `noise` as target.
     #[serde(rename = "noise.verdict")]
     NoiseVerdict,
-    /// Passes (v3): the outcome (status, seat, rule, margin) recomputed by the paired
-    /// decision rule from the passes; `outcome` as target.
+    /// Passes (v3): the outcome (status, reason, seat, rule, margin, remeasure)
+    /// recomputed by the paired decision rule from the passes, and a re-measuring round
+    /// seating no challenger; `outcome` as target.
     #[serde(rename = "paired.decision")]
     PairedDecision,
     /// Chain: the round's `previousReceipt` is the Statement digest of the round before it
@@ -294,12 +301,23 @@ pub enum CheckName {
     #[serde(rename = "chain.previousReceipt")]
     ChainPrevious,
     /// Chain: the incumbent seated (and `leaderBefore`) is the previous round's
-    /// `leaderAfter`.
+    /// `leaderAfter`; from v3, `outcome.remeasure` is the one the previous round's
+    /// outcome calls for.
     #[serde(rename = "chain.incumbent")]
     ChainIncumbent,
     /// Chain: every round of a chain names the same campaign id and digest.
     #[serde(rename = "chain.campaign")]
     ChainCampaign,
+    /// Rerun bundle: `original.statement.json` is a subject, hashes to the predicate's
+    /// `original.statementDigest` and is the round Statement (type, campaign, round) it
+    /// names; `original` as target.
+    #[serde(rename = "rerun.original")]
+    RerunOriginal,
+    /// Rerun bundle: the tolerance follows from its basis, each part's verdict from its
+    /// findings and the overall verdict from the parts (`receipts::rules::rerun`);
+    /// `verdict` as target.
+    #[serde(rename = "rerun.verdict")]
+    RerunVerdict,
 }
 
 impl CheckName {
@@ -345,6 +363,7 @@ impl CheckName {
             CheckName::HostSteal => "host.steal",
             CheckName::TokenCount => "round.tokenCount",
             CheckName::CorrectnessVerdict => "correctness.verdict",
+            CheckName::CorrectnessDistances => "correctness.distances",
             CheckName::LoadSample => "correctness.loadSample",
             CheckName::StatusConsistent => "status.consistent",
             CheckName::Timeline => "timeline",
@@ -358,6 +377,8 @@ impl CheckName {
             CheckName::ChainPrevious => "chain.previousReceipt",
             CheckName::ChainIncumbent => "chain.incumbent",
             CheckName::ChainCampaign => "chain.campaign",
+            CheckName::RerunOriginal => "rerun.original",
+            CheckName::RerunVerdict => "rerun.verdict",
         }
     }
 }
@@ -1100,13 +1121,13 @@ pub fn verify_envelope(
         return None;
     };
     if !options.foreign {
-        let canonical = canonical::to_canonical_vec(&value).is_ok_and(|c| c == bytes);
+        let canonical = canonical::is_canonical(&value, &bytes);
         report.record(
             CheckName::EnvelopeCanonical,
             None,
             canonical
                 .then_some(())
-                .ok_or(FailureReason::NonCanonicalEnvelope {
+                .ok_or_else(|| FailureReason::NonCanonicalEnvelope {
                     file: file.to_owned(),
                 }),
         );
@@ -1283,13 +1304,13 @@ fn decode_field(
 ) -> Option<Vec<u8>> {
     match dsse::decode_base64(text) {
         Ok(bytes) => {
-            let standard = foreign || dsse::encode_base64(&bytes) == text;
+            let standard = foreign || is_standard_padded(text);
             report.record(
                 CheckName::Base64,
                 Some(field.to_owned()),
                 standard
                     .then_some(())
-                    .ok_or(FailureReason::NonStandardBase64 {
+                    .ok_or_else(|| FailureReason::NonStandardBase64 {
                         file: file.to_owned(),
                         field: field.to_owned(),
                     }),
@@ -1309,6 +1330,18 @@ fn decode_field(
             None
         }
     }
+}
+
+/// Whether `text`, which [`dsse::decode_base64`] decoded, is referee's form: standard
+/// alphabet, padded (what [`dsse::encode_base64`] of its bytes gives back), told from the
+/// text alone. A decoded text with `-` or `_` was read in the URL-safe alphabet; one
+/// without them was read in the standard one (the URL-safe alphabet adds nothing else,
+/// and the standard one is tried first with the same padding and trailing-bit rules, so
+/// the decoding is that text's only one). A standard text is its bytes' encoding exactly
+/// when its length is a multiple of 4: with `=` the decoder demanded canonical padding,
+/// without `=` none was due.
+fn is_standard_padded(text: &str) -> bool {
+    text.len().is_multiple_of(4) && !text.bytes().any(|b| b == b'-' || b == b'_')
 }
 
 /// Step 4: build the PAE once, `verify_strict` each 64-byte signature against every
@@ -1475,7 +1508,7 @@ fn check_statement(
     let predicate_type = string_field("predicateType");
     // referee signs its own predicates only as canonical bytes; another tool's need not be.
     if parse_passed && statement::is_referee_predicate_type(&predicate_type) {
-        let canonical = canonical::to_canonical_vec(&value).is_ok_and(|c| c == payload);
+        let canonical = canonical::is_canonical(&value, payload);
         report.record(
             CheckName::StatementCanonical,
             None,
@@ -1633,5 +1666,49 @@ fn not_regular(entry: &bundle::BundleEntry) -> FailureReason {
     FailureReason::NotRegularFile {
         name: entry.name.clone(),
         kind: kind.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::is_standard_padded;
+    use crate::dsse;
+
+    /// Every way a DSSE tool may write bytes: each alphabet, padded or not.
+    fn spellings(bytes: &[u8]) -> Vec<String> {
+        use base64::Engine as _;
+        use base64::engine::general_purpose::{
+            STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD,
+        };
+        vec![
+            STANDARD.encode(bytes),
+            STANDARD_NO_PAD.encode(bytes),
+            URL_SAFE.encode(bytes),
+            URL_SAFE_NO_PAD.encode(bytes),
+        ]
+    }
+
+    proptest! {
+        /// The text test agrees with re-encoding, on every spelling of any bytes and on
+        /// arbitrary base64-like text, wherever the strict decoder accepts the text.
+        #[test]
+        fn standard_form_is_what_reencoding_gives(
+            bytes in prop::collection::vec(any::<u8>(), 0..40),
+            noise in "[A-Za-z0-9+/_=-]{0,12}",
+        ) {
+            let mut texts = spellings(&bytes);
+            texts.push(noise);
+            for text in texts {
+                if let Ok(decoded) = dsse::decode_base64(&text) {
+                    prop_assert_eq!(
+                        is_standard_padded(&text),
+                        dsse::encode_base64(&decoded) == text,
+                        "{}", text
+                    );
+                }
+            }
+        }
     }
 }

@@ -88,8 +88,9 @@ fn cyberphone_structures_float_is_refused() {
 }
 
 /// RFC 8785 Appendix B: IEEE 754 bit patterns and their JSON text. Checked against the
-/// canonicalizer crate we emit through; our own emitter refuses every one of them that is
-/// a float, and accepts the integers below 2^53.
+/// `serde_json_canonicalizer` crate (the reference our own writer is tested against); our
+/// own emitter refuses every one of them that is a float, and accepts the integers below
+/// 2^53.
 #[test]
 fn rfc8785_appendix_b_numbers() {
     const TABLE: &[(u64, &str)] = &[

@@ -71,6 +71,11 @@ fn bad_values_are_named() {
     invalid("[correctness]\nitems = 2", "correctness.items");
     invalid("[correctness]\ntop_k = 21", "correctness.top_k");
     invalid(
+        "[correctness]\nitems = 2001\noutput_tokens = 20",
+        "`correctness.items` has invalid value `2001 (× output_tokens 20)`: items × output_tokens at \
+         most 40000",
+    );
+    invalid(
         "[rate_search]\nmin_rate_milli_rps = 9000\nmax_rate_milli_rps = 10",
         "min_rate_milli_rps",
     );

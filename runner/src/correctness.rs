@@ -560,7 +560,10 @@ pub fn load_disqualification(sample: &LoadSample) -> Option<Disqualification> {
 }
 
 /// Each item's distances: the reference teacher-forced on its own prompt ids followed by
-/// the entry's generated ids, compared position by position with the entry's top-k.
+/// the entry's generated ids, compared position by position with the entry's top-k. Both
+/// sides' top-k are stored with the item as the distances are computed from them, cut to
+/// `top_k` ([`correctness::top_k`], the formula's first step), so the verifier recomputes
+/// every distance and no engine grows the file by listing more tokens.
 ///
 /// Errors: a failed reference request, or sides that do not fit together.
 pub async fn reference_items(
@@ -583,11 +586,17 @@ pub async fn reference_items(
                 item: output.index,
                 source,
             })?;
+        let cut = |side: &[Vec<(u32, i64)>]| -> Vec<Vec<(u32, i64)>> {
+            side.iter()
+                .map(|position| correctness::top_k(position, top_k))
+                .collect()
+        };
+        let (entry_top_k, reference_top_k) = (cut(&output.top_k), cut(&forced.top_k));
         let positions = correctness::item_positions_micro_nats(
             output.index,
             top_k,
-            &output.top_k,
-            &forced.top_k,
+            &entry_top_k,
+            &reference_top_k,
         )?;
         items.push(CorrectnessItem {
             index: output.index,
@@ -596,6 +605,8 @@ pub async fn reference_items(
             output_token_ids: output.token_ids.clone(),
             distance_micro_nats: correctness::item_distance_micro_nats(&positions),
             position_micro_nats: positions,
+            entry_top_k: Some(entry_top_k),
+            reference_top_k: Some(reference_top_k),
         });
     }
     Ok(items)
@@ -978,6 +989,66 @@ mod tests {
         let distances: Vec<u64> = scored.iter().map(|i| i.distance_micro_nats).collect();
         assert_eq!(distances, vec![0, 0]);
         assert_eq!(scored[1].prompt_tokens, 6);
+    }
+
+    /// Issue 13: the per-item file held only the distances, so their first step could
+    /// not be checked. Both sides' top-k are stored as the distances were computed from
+    /// them, cut to k: an entry listing 50 extra tokens does not grow the file.
+    #[tokio::test]
+    async fn both_sides_top_k_are_stored_cut_to_k_as_the_distances_were_computed() {
+        let reference = client(fake::honest()).await;
+        // The right token at −0.3 instead of −0.1, and tokens 300..350 at −9.0 besides.
+        let entry = client(Arc::new(|request: &Value| {
+            let mut answer = fake::greedy(request, &fake::prompt_ids(request));
+            let top = answer["choices"][0]["logprobs"]["top_logprobs"]
+                .as_array_mut()
+                .unwrap();
+            for map in top.iter_mut().filter_map(Value::as_object_mut) {
+                for lp in map.values_mut() {
+                    if lp.as_f64() == Some(-0.1) {
+                        *lp = serde_json::json!(-0.3);
+                    }
+                }
+                for extra in 300..350 {
+                    map.insert(format!("token_id:{extra}"), serde_json::json!(-9.0));
+                }
+            }
+            Some(answer)
+        }))
+        .await;
+        let items = items(&["ab"], 2);
+        let prompts = reference_prompts(&reference, &items).await.unwrap();
+        let outputs = take_outputs(&entry, &items, 2, false).await.unwrap();
+        assert_eq!(outputs[0].top_k[0].len(), 51);
+        let scored = reference_items(&reference, &outputs, &prompts, 2)
+            .await
+            .unwrap();
+        // "ab" is [1, 97, 98]: the outputs are 99 and 100. The entry's two largest are
+        // the right token and, of the 50 ties at −9.0, the lowest id.
+        let item = &scored[0];
+        assert_eq!(item.output_token_ids, vec![99, 100]);
+        assert_eq!(
+            item.entry_top_k,
+            Some(vec![
+                vec![(99, -300_000), (300, -9_000_000)],
+                vec![(100, -300_000), (300, -9_000_000)],
+            ])
+        );
+        assert_eq!(
+            item.reference_top_k,
+            Some(vec![vec![(99, -100_000)], vec![(100, -100_000)]])
+        );
+        // Token 300 against the reference's k-th (−0.1): 8.9 nats at each position.
+        assert_eq!(item.position_micro_nats, vec![8_900_000, 8_900_000]);
+        assert_eq!(
+            correctness::item_positions_micro_nats(
+                0,
+                2,
+                item.entry_top_k.as_deref().unwrap(),
+                item.reference_top_k.as_deref().unwrap()
+            ),
+            Ok(item.position_micro_nats.clone())
+        );
     }
 
     /// Regression (issue 10): a baseline server that strips BOS made every honest entry

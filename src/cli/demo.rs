@@ -41,6 +41,9 @@ pub struct DemoArgs {
     /// With `--prepare`: the directory to write them into; default `<data>/.demo`.
     #[arg(long, requires = "prepare", value_name = "DIR")]
     pub dir: Option<PathBuf>,
+    /// Where to build the site from the verified round (`referee site build --out`).
+    #[arg(long, value_name = "DIR", default_value = "public")]
+    pub site: PathBuf,
 }
 
 /// Runs the demo (or, with `--prepare`, only writes its campaign's files).
@@ -213,11 +216,31 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
     let report = verify_bundle(&summary.bundle, &keyring, &VerifyOptions::default());
     // The lines `referee verify` prints (a closed stdout is not a failure, see `main`).
     print_report(&mut std::io::stdout().lock(), &report)?;
-    Ok(if report.passed() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
+    if !report.passed() {
+        return Ok(ExitCode::from(1));
+    }
+
+    // Render the public site from what verified.
+    step(&format!(
+        "referee site build --data {d} --out {}",
+        args.site.display()
+    ));
+    let options = ::site::BuildOptions {
+        data: data.root().to_owned(),
+        keyring: data.keyring_path(),
+        out: args.site.clone(),
+        base_url: String::new(),
+        clean: false,
+        at: None,
+    };
+    let built = ::site::build_site(&options)
+        .with_context(|| format!("building the site into `{}`", args.site.display()))?;
+    print!("{}", super::site::render_summary(&built, &args.site));
+    note(&format!(
+        "preview it with `referee site serve --dir {}` (http://127.0.0.1:8000/)",
+        args.site.display()
+    ));
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Refuses a key directory inside the data directory (which is published).

@@ -7,9 +7,11 @@ mod demo;
 mod engine;
 mod ingest;
 mod keys;
+mod log;
 mod round;
 mod seal;
 mod show;
+mod site;
 mod verify;
 
 use std::io::IsTerminal;
@@ -139,6 +141,15 @@ enum Command {
         after_help = "Exit status: 0 when every round verifies; 1 when a round that does not was skipped; 2 on a usage or I/O error."
     )]
     Leader(show::CampaignArgs),
+    /// The public site: build it from verified receipts, preview it, check it.
+    #[command(subcommand)]
+    #[command(
+        after_help = "Exit status: 0 on success; 1 when `site check` finds a problem; 2 on a usage or I/O error, or a private key inside the data directory."
+    )]
+    Site(site::SiteCommand),
+    /// The transparency log: init, append, checkpoint, prove, consistency, verify, witness.
+    #[command(subcommand, after_help = log::LOG_EXIT_CODES)]
+    Log(log::LogCommand),
     /// Run the demo end to end: key, campaign, miners, ingest, round, verify.
     #[command(
         after_help = "Exit status: 0 when the demo's round verifies; 1 when it does not; 2 on a usage or I/O error."
@@ -169,7 +180,9 @@ impl Cli {
             Command::Show(args) => show::run_show(args),
             Command::Rounds(args) => show::run_rounds(args),
             Command::Leader(args) => show::run_leader(args),
+            Command::Site(cmd) => site::run(cmd),
             Command::Demo(args) => demo::run(args),
+            Command::Log(cmd) => log::run(cmd),
         }
     }
 }

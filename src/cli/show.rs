@@ -82,11 +82,15 @@ pub struct TrustArgs {
 }
 
 impl TrustArgs {
-    fn keyring(&self) -> anyhow::Result<Keyring> {
-        let path = self
-            .keyring
+    /// `--keyring`, else `<data>/keyring.json`.
+    pub fn keyring_path(&self) -> PathBuf {
+        self.keyring
             .clone()
-            .unwrap_or_else(|| DataDir::new(&self.data.data).keyring_path());
+            .unwrap_or_else(|| DataDir::new(&self.data.data).keyring_path())
+    }
+
+    fn keyring(&self) -> anyhow::Result<Keyring> {
+        let path = self.keyring_path();
         Keyring::load(&path).with_context(|| format!("loading the keyring `{}`", path.display()))
     }
 

@@ -31,20 +31,33 @@ use std::io::IsTerminal;
 
 use serde::Serialize;
 
+use std::sync::Mutex;
+use std::time::Duration;
+
 use anyhow::Context;
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use receipts::bundle::ENVELOPE_FILE;
-use receipts::keys::{Keyring, PublicKey, TrustedKey};
-use receipts::model::Timestamp;
+use receipts::keys::{Keyring, PrivateKey, PublicKey, TrustedKey};
+use receipts::model::{
+    Comparison, EntryStatus, Phase, RERUN_PREDICATE_TYPE, RerunRecord, RerunVerdict, Role,
+    Severity, Step, StepStatus, Timestamp, ToleranceBasis,
+};
+use receipts::text::escape_untrusted;
 use receipts::verify::{Check, VerifyOptions, VerifyReport};
+use referee::rerun::{RerunError, RerunOptions, default_out, rerun, write_bundle};
+use runner::round::RoundProgress;
 use verifier::archive::{ArchiveSummary, find_bundles, verify_archive};
+use verifier::rerun::read_rerun_record;
 use verifier::verify_bundle;
+use verifier::view::{format_bp_percent, format_noise, format_score_percent};
 
 use super::DataArgs;
 
 /// Exit codes of `referee verify`, shown in its `--help`.
 pub const VERIFY_EXIT_CODES: &str = "Exit status: 0 when every check of every bundle passed; 1 when a \
-check failed; 2 when a bundle is missing, or on a usage or I/O error (e.g. an unreadable keyring).";
+check failed; 2 when a bundle is missing, or on a usage or I/O error (e.g. an unreadable keyring). \
+With --rerun: 0 GOOD or NOISY; 1 BAD, or the bundle does not verify; 2 on a usage or I/O error; \
+3 FAIL, or nothing could be re-run (UNKWN).";
 
 /// Arguments of `referee verify`.
 #[derive(clap::Args, Debug)]
@@ -83,18 +96,44 @@ pub struct VerifyArgs {
     /// Statement and files are checked as strictly as without it.
     #[arg(long)]
     pub foreign: bool,
+    /// Re-run the one round/v3 bundle given and compare (content/verifying.md, Re-running
+    /// a round): regenerate its workload from the revealed seeds, apply each recorded diff
+    /// to the pinned baseline through the gates, run the entries on the recorded backend,
+    /// then print GOOD, NOISY, BAD, FAIL or UNKWN per entry and overall.
+    #[arg(long, conflicts_with_all = ["campaign", "foreign"])]
+    pub rerun: bool,
+    /// With --rerun: the entries to re-run, comma-separated: `baseline`, a slug
+    /// (`candidate-1-miner-a`), a miner, or at least 4 hex characters of a patch's sha256;
+    /// default all. The baseline always runs: every paired score is against it.
+    #[arg(long, value_delimiter = ',', requires = "rerun")]
+    pub entries: Vec<String>,
+    /// With --rerun: the baseline git repository holding the pinned commit; default the
+    /// campaign's `baseline.git` of the data directory the bundle lies in.
+    #[arg(long, requires = "rerun", value_name = "REPO")]
+    pub baseline: Option<PathBuf>,
+    /// With --rerun: sign the result into a rerun bundle with this private key.
+    #[arg(long, requires = "rerun")]
+    pub key: Option<PathBuf>,
+    /// With --key: where the rerun bundle goes; default `<data>/<campaign>/reruns/<n>` for
+    /// a round of a data directory, else `<bundle>.rerun` beside the bundle.
+    #[arg(long, requires = "key", value_name = "DIR")]
+    pub out: Option<PathBuf>,
 }
 
 /// Verifies every bundle and prints the reports.
 pub fn run(args: VerifyArgs) -> anyhow::Result<ExitCode> {
     let keyring_path = args
         .keyring
+        .clone()
         .unwrap_or_else(|| args.data.data.join("keyring.json"));
     let keyring = load_keyring(&keyring_path)?;
     let mut options = VerifyOptions::at(args.at.unwrap_or_else(Timestamp::now));
     options.threshold = args.threshold;
-    options.expected_predicate_type = args.predicate_type;
+    options.expected_predicate_type = args.predicate_type.clone();
     options.foreign = args.foreign;
+    if args.rerun {
+        return run_rerun(&args, &keyring, options);
+    }
     let mut paths = args.bundles.clone();
     if let Some(campaign) = &args.campaign {
         paths.push(args.data.data.join(campaign).join("rounds"));
@@ -147,6 +186,301 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::from(1)
     })
+}
+
+/// `referee verify --rerun <bundle>`: re-runs it, prints the verdicts (or `--json`), and
+/// with `--key` seals the result into a rerun bundle.
+///
+/// Errors: a usage error (not exactly one bundle), an unreadable key, a re-run that
+/// cannot be made ([`RerunError`], except a bundle that does not verify: its report is
+/// printed and the exit code is 1).
+fn run_rerun(
+    args: &VerifyArgs,
+    keyring: &Keyring,
+    options: VerifyOptions,
+) -> anyhow::Result<ExitCode> {
+    let [bundle] = args.bundles.as_slice() else {
+        anyhow::bail!("--rerun re-runs one bundle, {} given", args.bundles.len());
+    };
+    let key = match &args.key {
+        Some(path) => Some(
+            PrivateKey::load(path)
+                .with_context(|| format!("loading the key `{}`", path.display()))?,
+        ),
+        None => None,
+    };
+    let out = args.out.clone().unwrap_or_else(|| default_out(bundle));
+    if key.is_some() && std::fs::symlink_metadata(&out).is_ok() {
+        anyhow::bail!(RerunError::OutExists { path: out });
+    }
+    let rerun_options = RerunOptions {
+        bundle: bundle.clone(),
+        keyring,
+        verify: options,
+        baseline: args.baseline.clone(),
+        entries: args.entries.clone(),
+        engine_program: std::env::current_exe().context("locating the referee executable")?,
+    };
+    let progress = RerunProgress::new(!args.json);
+    let result = rerun(&rerun_options, &progress);
+    progress.finish();
+    let rerun = match result {
+        Ok(rerun) => rerun,
+        Err(RerunError::Unverified { report, .. }) => {
+            let mut out = std::io::stdout().lock();
+            if args.json {
+                let text = serde_json::to_string_pretty(&[JsonOutcome::from(report.as_ref())])?;
+                writeln!(out, "{text}")?;
+            } else {
+                print_report(&mut out, &report)?;
+                writeln!(out, "not re-run: the bundle does not verify")?;
+            }
+            return Ok(ExitCode::from(1));
+        }
+        Err(other) => {
+            return Err(
+                anyhow::Error::new(other).context(format!("re-running `{}`", bundle.display()))
+            );
+        }
+    };
+    let sealed = match &key {
+        Some(key) => Some((
+            write_bundle(&rerun, &out, key)
+                .with_context(|| format!("writing the rerun bundle `{}`", out.display()))?,
+            key.keyid().to_owned(),
+        )),
+        None => None,
+    };
+    let mut stdout = std::io::stdout().lock();
+    if args.json {
+        let json = RerunJson {
+            bundle,
+            verdict: rerun.record.verdict,
+            exit_code: rerun.exit_code(),
+            record: &rerun.record,
+            rerun_bundle: sealed.as_ref().map(|_| out.as_path()),
+            statement_digest: sealed.as_ref().map(|(s, _)| s.statement_digest.to_string()),
+            signed_by: sealed.as_ref().map(|(_, keyid)| keyid.as_str()),
+        };
+        let text = serde_json::to_string_pretty(&json)?;
+        writeln!(stdout, "{text}")?;
+    } else {
+        print_rerun(&mut stdout, bundle, &rerun.record)?;
+        if let Some((sealed, keyid)) = &sealed {
+            writeln!(
+                stdout,
+                "rerun bundle {}: statement sha256 {}, {} subjects, signed by {keyid}",
+                out.display(),
+                sealed.statement_digest,
+                sealed.subjects
+            )?;
+        }
+    }
+    Ok(ExitCode::from(rerun.exit_code()))
+}
+
+/// `referee verify --rerun --json`: the verdict, the exit code, the rerun record and
+/// the rerun bundle written, if any.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct RerunJson<'a> {
+    bundle: &'a Path,
+    verdict: RerunVerdict,
+    exit_code: u8,
+    record: &'a RerunRecord,
+    rerun_bundle: Option<&'a Path>,
+    statement_digest: Option<String>,
+    signed_by: Option<&'a str>,
+}
+
+/// A re-run for people: what was re-run, the tolerance, the round's and each entry's
+/// verdict with what moved (old → new), then the overall verdict.
+///
+/// Errors: writing to `out` failed.
+fn print_rerun(out: &mut impl Write, bundle: &Path, record: &RerunRecord) -> std::io::Result<()> {
+    let original = &record.original;
+    writeln!(
+        out,
+        "rerun of {}: round {} of `{}`, statement sha256 {}",
+        bundle.display(),
+        original.round,
+        original.campaign.id,
+        original.statement_digest
+    )?;
+    let tolerance = format_bp_percent(record.tolerance.tolerance_bp);
+    match &record.tolerance.basis {
+        ToleranceBasis::Noise {
+            original_aa_spread_bp,
+            rerun_aa_spread_bp,
+            factor,
+        } => writeln!(
+            out,
+            "  speed tolerance ±{tolerance}: {factor} × √(A/A spread² of the original, {}, + of the re-run, {})",
+            format_bp_percent(*original_aa_spread_bp),
+            format_bp_percent(*rerun_aa_spread_bp)
+        )?,
+        ToleranceBasis::DriftBound { .. } => writeln!(
+            out,
+            "  speed tolerance ±{tolerance}: the campaign's drift bound (a round measured no A/A spread: one run per entry, or fewer than 2 counted passes)"
+        )?,
+    }
+    if let Some(noise) = &record.noise {
+        writeln!(out, "  re-run {}", format_noise(noise))?;
+    }
+    print_part(out, "round", &record.round)?;
+    for entry in &record.entries {
+        let name = match (&entry.miner, &entry.patch) {
+            (Some(miner), Some(patch)) => {
+                format!("{} {miner} {}", role_word(entry.role), patch.short())
+            }
+            _ => role_word(entry.role).to_owned(),
+        };
+        print_part(out, &name, &entry.comparison)?;
+        if let Some(rerun) = &entry.rerun {
+            let score = |ppm: Option<i64>| ppm.map_or_else(|| "—".to_owned(), format_score_percent);
+            writeln!(
+                out,
+                "      {} {} → {} {}",
+                status_word(entry.original_status),
+                score(entry.original_score_ppm),
+                status_word(rerun.status),
+                score(rerun.score_ppm)
+            )?;
+        }
+    }
+    let count = |v: RerunVerdict| {
+        record
+            .entries
+            .iter()
+            .filter(|e| e.comparison.verdict == v)
+            .count()
+    };
+    let counts: Vec<String> = [
+        RerunVerdict::Good,
+        RerunVerdict::Noisy,
+        RerunVerdict::Bad,
+        RerunVerdict::Fail,
+        RerunVerdict::Unkwn,
+    ]
+    .into_iter()
+    .filter(|v| count(*v) > 0)
+    .map(|v| format!("{} {v}", count(v)))
+    .collect();
+    writeln!(
+        out,
+        "result: {} ({} of {} entries)",
+        record.verdict,
+        counts.join(", "),
+        record.entries.len()
+    )
+}
+
+/// One part's verdict line, its reason (escaped: it may quote an engine's log) and each
+/// finding, old → new.
+fn print_part(out: &mut impl Write, name: &str, part: &Comparison) -> std::io::Result<()> {
+    match &part.reason {
+        Some(reason) => writeln!(
+            out,
+            "  {:<5} {name}: {}",
+            part.verdict.as_str(),
+            escape_untrusted(reason)
+        )?,
+        None => writeln!(out, "  {:<5} {name}", part.verdict.as_str())?,
+    }
+    for finding in &part.findings {
+        let severity = match finding.severity {
+            Severity::Bad => "moved",
+            Severity::Noisy => "noisy",
+        };
+        writeln!(out, "      {severity}: {}", finding.check)?;
+    }
+    Ok(())
+}
+
+fn role_word(role: Role) -> &'static str {
+    match role {
+        Role::Baseline => "baseline",
+        Role::Incumbent => "incumbent",
+        Role::Challenger => "challenger",
+    }
+}
+
+fn status_word(status: EntryStatus) -> &'static str {
+    match status {
+        EntryStatus::Scored => "scored",
+        EntryStatus::Disqualified => "disqualified",
+        EntryStatus::InfraFailed => "infra_failed",
+    }
+}
+
+/// A re-run's progress on stderr, on a terminal only: a bar per entry (and per setup,
+/// scorer and teardown group) counting its measured runs, with the step running now.
+struct RerunProgress {
+    multi: MultiProgress,
+    bars: Mutex<Vec<(String, ProgressBar)>>,
+}
+
+impl RerunProgress {
+    /// Drawn when `draw` and stderr is a terminal, else hidden.
+    fn new(draw: bool) -> Self {
+        let target = if draw && std::io::stderr().is_terminal() {
+            ProgressDrawTarget::stderr()
+        } else {
+            ProgressDrawTarget::hidden()
+        };
+        Self {
+            multi: MultiProgress::with_draw_target(target),
+            bars: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The bar of `group`, added below the others on its first step.
+    fn bar(&self, group: &str) -> ProgressBar {
+        let mut bars = self.bars.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, bar)) = bars.iter().find(|(g, _)| g == group) {
+            return bar.clone();
+        }
+        let bar = self.multi.add(ProgressBar::new_spinner());
+        // The round's own groups run no entry: no runs to count.
+        let template = if matches!(group, "Setup" | "Scorer" | "Teardown") {
+            "{spinner} {prefix:<44}          {wide_msg}"
+        } else {
+            "{spinner} {prefix:<44} {pos:>2} runs  {wide_msg}"
+        };
+        if let Ok(style) = ProgressStyle::with_template(template) {
+            bar.set_style(style);
+        }
+        bar.set_prefix(group.to_owned());
+        bar.enable_steady_tick(Duration::from_millis(200));
+        bars.push((group.to_owned(), bar.clone()));
+        bar
+    }
+
+    /// Clears every bar.
+    fn finish(&self) {
+        let bars = self.bars.lock().unwrap_or_else(|e| e.into_inner());
+        for (_, bar) in bars.iter() {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+impl RoundProgress for RerunProgress {
+    fn step_started(&self, _index: u32, group: &str, name: &str) {
+        let step = name.strip_prefix(group).unwrap_or(name);
+        self.bar(group)
+            .set_message(step.trim_start_matches([',', ' ']).to_owned());
+    }
+
+    fn step_finished(&self, step: &Step) {
+        let bar = self.bar(&step.group);
+        if step.phase == Phase::RunningSla && step.status == StepStatus::Ok {
+            bar.inc(1);
+        }
+        if step.status == StepStatus::Failed {
+            bar.set_message(format!("failed: {}", step.name));
+        }
+    }
 }
 
 /// One path argument: a bundle, an archive of bundles (a progress bar on a terminal
@@ -265,13 +599,14 @@ impl<'a> From<&'a VerifyReport> for JsonOutcome<'a> {
 }
 
 /// The groups checks are shown in, in order.
-const GROUPS: [&str; 6] = [
+const GROUPS: [&str; 7] = [
     "envelope",
     "files",
     "measurements",
     "correctness",
     "decision",
     "chain",
+    "rerun",
 ];
 
 /// The group of a check, by its name.
@@ -287,6 +622,7 @@ fn group(check: &Check) -> &'static str {
         "round" if name == "round.throughput" => "measurements",
         "correctness" => "correctness",
         "chain" => "chain",
+        "rerun" => "rerun",
         _ => "decision",
     }
 }
@@ -349,6 +685,20 @@ pub(super) fn print_report(out: &mut impl Write, report: &VerifyReport) -> std::
     }
     if let Some(digest) = &report.statement_digest {
         writeln!(out, "  statement sha256 {digest}")?;
+    }
+    // A rerun bundle says which receipt it re-ran, once its checks vouch for it.
+    if report.passed()
+        && report.predicate_type.as_deref() == Some(RERUN_PREDICATE_TYPE)
+        && let Ok(rerun) = read_rerun_record(&report.bundle)
+    {
+        writeln!(
+            out,
+            "  re-ran round {} of `{}`, statement sha256 {}: {}",
+            rerun.original.round,
+            rerun.original.campaign.id,
+            rerun.original.statement_digest,
+            rerun.verdict
+        )?;
     }
     if report.passed() {
         writeln!(out, "  signed by {}", report.signed_by.join(", "))?;

@@ -64,10 +64,21 @@ pub fn verify_archive(
     options: &VerifyOptions,
     progress: &(dyn Fn() + Sync),
 ) -> Vec<VerifyReport> {
+    verify_archive_with(bundles, keyring, &|_| options.clone(), progress)
+}
+
+/// [`verify_archive`] with the options of each bundle chosen by `options_for` (the site
+/// verifies each bundle as of its own seal time).
+pub fn verify_archive_with(
+    bundles: &[PathBuf],
+    keyring: &Keyring,
+    options_for: &(dyn Fn(&Path) -> VerifyOptions + Sync),
+    progress: &(dyn Fn() + Sync),
+) -> Vec<VerifyReport> {
     let verified: Vec<_> = bundles
         .par_iter()
         .map(|dir| {
-            let result = verify_round_bundle(dir, keyring, options);
+            let result = verify_round_bundle(dir, keyring, &options_for(dir));
             progress();
             result
         })

@@ -5,13 +5,23 @@
 //! its `previousReceipt` is the Statement digest of the round before it
 //! ([`FailureReason::ChainFork`]); every round names the first round's campaign id and
 //! digest (`chain.campaign`); and the incumbent each round seated, and its
-//! `leaderBefore`, is the `leaderAfter` of the round before (`chain.incumbent`). Each
-//! check is recorded in the later round's report.
+//! `leaderBefore`, is the `leaderAfter` of the round before, and from v3 its
+//! `outcome.remeasure` is the one the round before called for (`chain.incumbent`). Each
+//! check is recorded in the later round's report. [`verify_last_round`] runs them on the
+//! last link alone, for a runner about to build the next round.
 
 use std::path::Path;
 
-use receipts::model::{Leader, Role, RoundRecord, Sha256Hex};
-use receipts::verify::{CheckName, FailureReason, VerifyReport};
+use receipts::bundle::ENVELOPE_FILE;
+use receipts::keys::Keyring;
+use receipts::layout::read_round_record;
+use receipts::model::{
+    CampaignRef, IncumbentRemeasure, Leader, ROUND_PREDICATE_TYPE, Role, RoundRecord, Sha256Hex,
+};
+use receipts::rules::leader::{incumbent_infra_failed_rounds, remeasure_of};
+use receipts::verify::{CheckName, FailureReason, VerifyOptions, VerifyReport};
+
+use crate::files::{recomputed, show as show_value};
 
 /// One bundle of a chain: its place (the number of its directory), its report and its
 /// record (`None` when the predicate did not pass a round schema).
@@ -77,34 +87,113 @@ pub(crate) fn check_chain(chain: &Path, links: &mut [Link<'_>]) {
         link.report
             .record(CheckName::ChainPrevious, Some(bundle.clone()), order);
         if let Some(campaign) = &campaign {
-            let result = if record.campaign.id != campaign.id {
-                Err(FailureReason::ChainCampaign {
-                    round: record.round,
-                    field: "campaign.id".to_owned(),
-                    claimed: record.campaign.id.to_string(),
-                    chain_value: campaign.id.to_string(),
-                })
-            } else if record.campaign.digest != campaign.digest {
-                Err(FailureReason::ChainCampaign {
-                    round: record.round,
-                    field: "campaign.digest".to_owned(),
-                    claimed: record.campaign.digest.to_string(),
-                    chain_value: campaign.digest.to_string(),
-                })
-            } else {
-                Ok(())
-            };
+            let result = same_campaign(record, campaign);
             link.report
                 .record(CheckName::ChainCampaign, Some(bundle.clone()), result);
         }
         if let Some((_, Some(before))) = &previous {
-            let result = incumbent(record, before);
+            let result = seat(link.report, record, before);
             link.report
                 .record(CheckName::ChainIncumbent, Some(bundle.clone()), result);
         }
         previous = Some((link.report.statement_digest.clone(), Some(record)));
         expected = place.saturating_add(1);
     }
+}
+
+/// [`verify_round_bundle`](crate::verify_round_bundle) of the last sealed round of a
+/// campaign, the bundle `dir`, with the checks across rounds against the round just before
+/// it, the bundle `before` (`None` for round 1): what a runner checks before it builds
+/// the next round on `dir` (content/verifying.md, Across rounds). `dir` is round
+/// `before`'s round + 1 and its `previousReceipt` is `before`'s Statement sha256
+/// (`chain.previousReceipt`), names its campaign (`chain.campaign`) and seats its leader
+/// (`chain.incumbent`), each recorded in `dir`'s report. `before` itself is not verified
+/// again: `dir`'s signature covers its digest, and the rounds before it were checked so
+/// when each was the last. A `before` that cannot be read fails `chain.previousReceipt`.
+pub fn verify_last_round(
+    dir: &Path,
+    before: Option<&Path>,
+    keyring: &Keyring,
+    options: &VerifyOptions,
+) -> VerifyReport {
+    let (mut report, record) = crate::verify_round_bundle(dir, keyring, options);
+    let (Some(record), Some(before)) = (record, before) else {
+        return report;
+    };
+    let bundle = Some(dir.display().to_string());
+    let (previous, digest) = match read_round_record(before) {
+        Ok(read) => read,
+        Err(e) => {
+            let reason = FailureReason::ArtifactUnreadable {
+                file: before.display().to_string(),
+                message: e.to_string(),
+            };
+            report.fail(CheckName::ChainPrevious, bundle, reason);
+            return report;
+        }
+    };
+    let order = if record.round != previous.round.saturating_add(1) {
+        Err(FailureReason::ChainGap {
+            chain: dir
+                .parent()
+                .map_or_else(String::new, |p| p.display().to_string()),
+            expected: previous.round.saturating_add(1),
+            found: record.round,
+            bundle: dir.display().to_string(),
+        })
+    } else if record.previous_receipt.as_ref() != Some(&digest) {
+        Err(FailureReason::ChainFork {
+            round: record.round,
+            claimed: record.previous_receipt.clone(),
+            recomputed: Some(digest),
+        })
+    } else {
+        Ok(())
+    };
+    report.record(CheckName::ChainPrevious, bundle.clone(), order);
+    let result = same_campaign(&record, &previous.campaign);
+    report.record(CheckName::ChainCampaign, bundle.clone(), result);
+    let result = seat(&report, &record, &previous);
+    report.record(CheckName::ChainIncumbent, bundle, result);
+    report
+}
+
+/// `chain.campaign`: `record` names the chain's `campaign` id and digest.
+fn same_campaign(record: &RoundRecord, campaign: &CampaignRef) -> Result<(), FailureReason> {
+    let differs = |field: &str, claimed: String, chain_value: String| {
+        Err(FailureReason::ChainCampaign {
+            round: record.round,
+            field: field.to_owned(),
+            claimed,
+            chain_value,
+        })
+    };
+    if record.campaign.id != campaign.id {
+        differs(
+            "campaign.id",
+            record.campaign.id.to_string(),
+            campaign.id.to_string(),
+        )
+    } else if record.campaign.digest != campaign.digest {
+        differs(
+            "campaign.digest",
+            record.campaign.digest.to_string(),
+            campaign.digest.to_string(),
+        )
+    } else {
+        Ok(())
+    }
+}
+
+/// `chain.incumbent` of `record` (its report `report`, for its predicate version) after
+/// `before`: [`incumbent`], then [`remeasure`].
+fn seat(
+    report: &VerifyReport,
+    record: &RoundRecord,
+    before: &RoundRecord,
+) -> Result<(), FailureReason> {
+    let v3 = report.predicate_type.as_deref() == Some(ROUND_PREDICATE_TYPE);
+    incumbent(record, before).and_then(|()| remeasure(record, before, v3))
 }
 
 /// `chain.incumbent`: `record`'s `leaderBefore` and its seated incumbent (none when the
@@ -140,6 +229,30 @@ fn incumbent(record: &RoundRecord, before: &RoundRecord) -> Result<(), FailureRe
         (Some(_), _) => Ok(()),
         (None, Some(_)) => Err(fail("entries (no incumbent seated)".to_owned(), None)),
     }
+}
+
+/// `chain.incumbent`, from v3 (`outcome.remeasure` is absent before): `record`'s
+/// `remeasure` is the one [`remeasure_of`] gives for its seat after the rounds in a row
+/// that `before`'s outcome counts against the incumbent
+/// ([`incumbent_infra_failed_rounds`]), so no round claims a re-measure, which seats no
+/// challenger, that the round before did not call for.
+fn remeasure(record: &RoundRecord, before: &RoundRecord, v3: bool) -> Result<(), FailureReason> {
+    let rounds = incumbent_infra_failed_rounds(&before.outcome);
+    let expected = remeasure_of(record.outcome.leader_before.as_ref(), rounds);
+    let count = |r: Option<IncumbentRemeasure>| show_value(r.map(|r| r.infra_failed_rounds));
+    if !v3 || record.outcome.remeasure == expected {
+        return Ok(());
+    }
+    Err(recomputed(
+        ENVELOPE_FILE,
+        format!("round {} outcome.remeasure", record.round),
+        count(record.outcome.remeasure),
+        format!(
+            "{} (round {} left {rounds} rounds in a row infra_failed by the incumbent)",
+            count(expected),
+            before.round
+        ),
+    ))
 }
 
 /// A seat, rendered: `<patch short> (<miner>)`, or `baseline`.

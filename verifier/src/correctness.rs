@@ -1,40 +1,127 @@
 //! The correctness verdict recomputed from an entry's per-item file (content/verifying.md,
-//! Correctness): every item present, in order; each item's distance the rounded mean of
-//! its stored position distances; the verdict of `receipts::rules::correctness` with the
-//! campaign's own bounds (not the bounds the file writes), equal to the entry's summary.
-//! Raw top-k logprobs are not in today's files, so the position distances themselves are
-//! taken as stored.
+//! Correctness): every per-position distance from the raw top-k of the entry and of the
+//! reference the file stores, with `receipts::rules::correctness` — the runner's own
+//! code — compared exactly (`correctness.distances`); then every item present, in order,
+//! each item's distance the rounded mean of its stored position distances, and the
+//! verdict of `receipts::rules::correctness` with the campaign's own bounds (not the
+//! bounds the file writes), equal to the entry's summary (`correctness.verdict`).
+//!
+//! A file without raw top-k (written before they were recorded: every v1 and v2 bundle,
+//! and v3 bundles sealed before) has its position distances taken as stored:
+//! `correctness.distances` is `not applicable (no raw logprobs)` there, never passed. A
+//! file where some items carry them and others do not fails.
 
 use std::path::Path;
 
 use receipts::model::{CorrectnessItems, CorrectnessSpec, CorrectnessSummary, FrozenCampaign};
-use receipts::rules::correctness::{item_distance_micro_nats, verdict_from_artifact};
+use receipts::rules::correctness::{
+    item_distance_micro_nats, item_positions_micro_nats, verdict_from_artifact,
+};
 use receipts::verify::{CheckName, FailureReason, VerifyReport};
 
 use crate::files::{read_json, same};
 
-/// `correctness.verdict`, once per entry with a correctness summary.
+/// How `not applicable` names a per-item file without raw top-k.
+const NO_RAW_LOGPROBS: &str = "no raw logprobs";
+
+/// `correctness.verdict` and `correctness.distances`, once each per entry with a
+/// correctness summary; the distances are not run when the file cannot be read.
 pub(crate) fn check_correctness(
     report: &mut VerifyReport,
     dir: &Path,
     record: &receipts::model::RoundRecord,
     campaign: Option<&FrozenCampaign>,
 ) {
+    let spec = campaign.map(|c| &c.campaign.correctness);
     for entry in &record.entries {
         let Some(summary) = &entry.correctness else {
             continue;
         };
         let at = format!("entries[{}].correctness", entry.index);
-        let result = read_json::<CorrectnessItems>(dir, &summary.items_file).and_then(|items| {
-            recompute(
-                &at,
-                summary,
-                &items,
-                campaign.map(|c| &c.campaign.correctness),
-            )
-        });
-        report.record(CheckName::CorrectnessVerdict, Some(at), result);
+        let items = read_json::<CorrectnessItems>(dir, &summary.items_file);
+        let verdict = items
+            .as_ref()
+            .map_err(Clone::clone)
+            .and_then(|items| recompute(&at, summary, items, spec));
+        report.record(CheckName::CorrectnessVerdict, Some(at.clone()), verdict);
+        let distances = match &items {
+            Ok(items) => distances(&summary.items_file, items, spec),
+            Err(_) => Some(Err(FailureReason::NotRun {
+                blocked_by: CheckName::CorrectnessVerdict,
+            })),
+        };
+        match distances {
+            Some(result) => {
+                report.record(CheckName::CorrectnessDistances, Some(at), result);
+            }
+            None => {
+                report.not_applicable(CheckName::CorrectnessDistances, Some(at), NO_RAW_LOGPROBS)
+            }
+        }
     }
+}
+
+/// `correctness.distances` over the per-item file `file`: each item's position distances
+/// recomputed by [`item_positions_micro_nats`] from its `entryTopK` and `referenceTopK`
+/// with the campaign's `top_k` (the file's without a campaign), as many positions as
+/// output tokens, each equal to the stored `positionMicroNats`. `None` when no item
+/// carries raw top-k.
+fn distances(
+    file: &str,
+    items: &CorrectnessItems,
+    spec: Option<&CorrectnessSpec>,
+) -> Option<Result<(), FailureReason>> {
+    if items
+        .items
+        .iter()
+        .all(|i| i.entry_top_k.is_none() && i.reference_top_k.is_none())
+    {
+        return None;
+    }
+    let k = spec.map_or(items.top_k, |s| s.top_k);
+    let unusable = |message: String| FailureReason::ArtifactUnreadable {
+        file: file.to_owned(),
+        message,
+    };
+    Some(items.items.iter().try_for_each(|item| {
+        let at = format!("items[{}]", item.index);
+        let (Some(entry), Some(reference)) = (&item.entry_top_k, &item.reference_top_k) else {
+            let missing = if item.entry_top_k.is_none() {
+                "entryTopK"
+            } else {
+                "referenceTopK"
+            };
+            return Err(unusable(format!(
+                "{at} has no {missing}, which other items of the file have"
+            )));
+        };
+        same(
+            file,
+            &format!("{at}.entryTopK positions"),
+            entry.len(),
+            item.output_token_ids.len(),
+        )?;
+        let positions = item_positions_micro_nats(item.index, k, entry, reference)
+            .map_err(|e| unusable(e.to_string()))?;
+        same(
+            file,
+            &format!("{at}.positionMicroNats positions"),
+            item.position_micro_nats.len(),
+            positions.len(),
+        )?;
+        item.position_micro_nats
+            .iter()
+            .zip(&positions)
+            .enumerate()
+            .try_for_each(|(p, (claimed, recomputed))| {
+                same(
+                    file,
+                    &format!("{at}.positionMicroNats[{p}]"),
+                    *claimed,
+                    *recomputed,
+                )
+            })
+    }))
 }
 
 /// The file's items are 0, 1, … (as many as the campaign asks, and as the summary says),
@@ -127,4 +214,61 @@ fn recompute(
         summary.first_failing_group,
         verdict.first_failing_group,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use receipts::model::{CorrectnessItem, MAX_CORRECTNESS_POSITIONS, Sha256Hex};
+
+    /// A per-item file with every integer at its widest (item indices, token ids and
+    /// prompt lengths 2³² − 1, distances 2⁶⁴ − 1, logprobs −10⁹ nats, top-k 20 on both
+    /// sides), `items` items of `positions` positions, as the runner writes it (one line,
+    /// a newline): its size in bytes.
+    fn widest_file_bytes(items: usize, positions: usize) -> usize {
+        let side = vec![vec![(u32::MAX, -1_000_000_000_000_000i64); 20]; positions];
+        let item = CorrectnessItem {
+            index: u32::MAX,
+            prompt_sha256: Sha256Hex::digest(b"prompt"),
+            prompt_tokens: u32::MAX,
+            output_token_ids: vec![u32::MAX; positions],
+            position_micro_nats: vec![u64::MAX; positions],
+            distance_micro_nats: u64::MAX,
+            entry_top_k: Some(side.clone()),
+            reference_top_k: Some(side),
+        };
+        let file = CorrectnessItems {
+            top_k: 20,
+            group_size: u32::MAX,
+            group_mean_bound_micro_nats: u64::MAX,
+            item_bound_micro_nats: u64::MAX,
+            items: vec![item; items],
+        };
+        serde_json::to_vec(&file).unwrap().len() + 1
+    }
+
+    /// A campaign at the positions cap (`items × output_tokens`), one position an item
+    /// or all in one item, writes a file the verifier still reads. Every value at its
+    /// widest, the size is linear in items and in positions: measured on small files.
+    #[test]
+    fn the_largest_correctness_file_a_campaign_allows_is_read() {
+        let base = widest_file_bytes(1, 1);
+        let per_item = widest_file_bytes(2, 1) - base;
+        let per_position = widest_file_bytes(1, 2) - base;
+        let size = |items: usize, positions: usize| {
+            base + (items - 1) * (per_item + (positions - 1) * per_position)
+                + (positions - 1) * per_position
+        };
+        assert_eq!(size(3, 4), widest_file_bytes(3, 4));
+        let cap = usize::try_from(MAX_CORRECTNESS_POSITIONS).unwrap();
+        for (items, positions) in [(cap, 1), (1, cap)] {
+            let bytes = size(items, positions);
+            assert!(
+                bytes <= crate::files::MAX_ARTIFACT_BYTES,
+                "{items} items of {positions} positions: {bytes} bytes"
+            );
+        }
+        // 57.9 MiB and 48.7 MiB of the 64 MiB read.
+        assert_eq!((size(cap, 1), size(1, cap)), (60_760_134, 51_040_377));
+    }
 }

@@ -16,8 +16,10 @@ use receipts::statement::Statement;
 use receipts::verify::{CheckName, FailureReason, VerifyReport};
 
 /// Largest raw JSON file (probe log, correctness file) read, bytes: a probe log holds a
-/// few KiB of histograms per probe, far below this.
-const MAX_ARTIFACT_BYTES: usize = 64 << 20;
+/// few KiB of histograms per probe, far below this; a per-item correctness file with
+/// both sides' top-k stays below it at any campaign's size
+/// (`receipts::model::MAX_CORRECTNESS_POSITIONS`).
+pub(crate) const MAX_ARTIFACT_BYTES: usize = 64 << 20;
 
 /// Every `(predicate field, path)` the round `record` names.
 fn named_paths(record: &RoundRecord) -> Vec<(String, String)> {
@@ -109,8 +111,10 @@ pub(crate) fn check_named(report: &mut VerifyReport, statement: &Statement, reco
 
 /// The bundle file `name` parsed strictly as `T`: a name that is not a safe bundle path,
 /// a missing or oversized file, or JSON that does not fit is
-/// [`FailureReason::ArtifactUnreadable`] naming the file.
-pub(crate) fn read_json<T: DeserializeOwned>(dir: &Path, name: &str) -> Result<T, FailureReason> {
+/// [`FailureReason::ArtifactUnreadable`] naming the file. Public (as
+/// [`crate::read_bundle_json`]) so a renderer of a verified bundle reads its probe logs
+/// and correctness files exactly as the checks did.
+pub fn read_json<T: DeserializeOwned>(dir: &Path, name: &str) -> Result<T, FailureReason> {
     let unreadable = |message: String| FailureReason::ArtifactUnreadable {
         file: name.to_owned(),
         message,

@@ -21,8 +21,8 @@ use serde::Deserialize;
 
 use receipts::keys::Keyring;
 use receipts::model::{
-    ROUND_OPENED_PREDICATE_TYPE, ROUND_OPENED_PREDICATE_TYPE_V1, ROUND_PREDICATE_TYPE,
-    ROUND_PREDICATE_TYPE_V1, ROUND_PREDICATE_TYPE_V2, RoundRecord,
+    RERUN_PREDICATE_TYPE, ROUND_OPENED_PREDICATE_TYPE, ROUND_OPENED_PREDICATE_TYPE_V1,
+    ROUND_PREDICATE_TYPE, ROUND_PREDICATE_TYPE_V1, ROUND_PREDICATE_TYPE_V2, RoundRecord,
 };
 use receipts::verify::{VerifyOptions, VerifyReport, verify_envelope_and_files};
 
@@ -33,12 +33,16 @@ mod files;
 mod inputs;
 mod measurements;
 mod paired;
+pub mod rerun;
 mod round;
 mod selftest;
 mod statuses;
 mod timeline;
 pub mod view;
 
+pub use chain::verify_last_round;
+pub use files::read_json as read_bundle_json;
+pub use paired::recomputed_outcome;
 pub use view::RoundView;
 
 /// A round predicate version this build verifies.
@@ -93,10 +97,13 @@ impl PredicateVersion {
 /// `inputs.patches`, `requestSequence.digest`, `round.throughput`, `round.scores`, and
 /// the checks recomputed from the bundle's raw files: `files.named`, `probes.log`,
 /// `probe.*`, `run.result`, `entry.measurement`, `drift.recomputed`,
-/// `hardware.changed`, `correctness.verdict`, `status.consistent`, `timeline`, and from
+/// `hardware.changed`, `correctness.verdict`, `correctness.distances`,
+/// `status.consistent`, `timeline`, and from
 /// v3 `host.steal`, `round.tokenCount` and the paired checks of its passes: `passes.order`, `passes.void`, `paired.ratio`,
 /// `paired.score`, `noise.spread`, `noise.verdict`, `paired.decision`); every
-/// one reported. Never fails: I/O problems are failed checks naming the file.
+/// one reported. A rerun bundle (predicate type [`RERUN_PREDICATE_TYPE`]) gets the re-run
+/// checks of [`rerun`] instead of the round checks. Never fails: I/O problems are failed
+/// checks naming the file.
 pub fn verify_bundle(dir: &Path, keyring: &Keyring, options: &VerifyOptions) -> VerifyReport {
     verify_round_bundle(dir, keyring, options).0
 }
@@ -110,6 +117,12 @@ pub fn verify_round_bundle(
     options: &VerifyOptions,
 ) -> (VerifyReport, Option<RoundRecord>) {
     let (mut report, statement) = verify_envelope_and_files(dir, keyring, options);
+    if let Some(statement) = &statement
+        && report.predicate_type.as_deref() == Some(RERUN_PREDICATE_TYPE)
+    {
+        rerun::check_rerun(&mut report, dir, statement);
+        return (report, None);
+    }
     let version = report
         .predicate_type
         .as_deref()

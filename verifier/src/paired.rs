@@ -637,7 +637,9 @@ fn same_seat(
 /// infra-failed incumbent make it `infra_failed`, an A/A spread beyond the margin
 /// `inconclusive` (`noise_above_margin`), all without a seat change; otherwise the seat
 /// and the rule that gave it — against `outcome.marginBp`, `status`, `reason`,
-/// `leaderBefore`, `leaderAfter`, `changed` and `decision`; `outcome` as target.
+/// `leaderBefore`, `leaderAfter`, `changed`, `decision` and `remeasure` (every field of
+/// the outcome), and a re-measuring round seats no challenger ([`remeasured_alone`]);
+/// `outcome` as target.
 fn check_decision(
     report: &mut VerifyReport,
     dir: &Path,
@@ -715,8 +717,64 @@ fn check_decision(
             outcome.decision.typed(),
             expected.decision.typed(),
         )
-    });
+    })
+    .and_then(|()| {
+        same(
+            RECEIPT,
+            "outcome.remeasure",
+            outcome.remeasure.map(|r| r.infra_failed_rounds),
+            expected.remeasure.map(|r| r.infra_failed_rounds),
+        )
+    })
+    .and_then(|()| remeasured_alone(record));
     report.record(CheckName::PairedDecision, target, result);
+}
+
+/// The outcome the paired decision rule gives `record`'s passes under `frozen`'s drift
+/// bound and margin: what `paired.decision` compares a receipt's outcome with
+/// ([`round_outcome`] over [`paired::decide_paired`] and the rest of the record, the
+/// baseline's probe logs in `dir` read for a run without token ids). `referee verify
+/// --rerun` decides a re-run's passes with the original round's roles so.
+///
+/// Errors: the reason a baseline probe log of `dir` cannot be read.
+pub fn recomputed_outcome(
+    dir: &Path,
+    record: &RoundRecord,
+    frozen: &FrozenCampaign,
+) -> Result<receipts::model::Outcome, FailureReason> {
+    let campaign = &frozen.campaign;
+    let runs = Runs::of(record);
+    let settled = paired::settle_passes(&runs.rounds);
+    let decision = paired::decide_paired(
+        &decision_runs(record, &runs),
+        campaign.drift_bound_bp,
+        campaign.overtake_margin_bp,
+    );
+    let without_ids = baseline_without_token_ids(dir, record, frozen)?;
+    let leader_before = runs.rounds.incumbent.as_ref().map(|s| s.leader.clone());
+    let input = outcome_input(
+        record,
+        leader_before,
+        campaign.overtake_margin_bp,
+        without_ids.map(|(failure, _)| failure),
+    );
+    let entries = outcome_entries(record, &runs, settled.as_ref().ok());
+    Ok(round_outcome(&decision, &entries, &input))
+}
+
+/// A round that re-measures its incumbent alone (`outcome.remeasure`) seats only the
+/// baseline and the incumbent (content/leader-rule.md): a challenger among its entries is
+/// a failure naming it.
+fn remeasured_alone(record: &RoundRecord) -> Result<(), FailureReason> {
+    match record.entries.iter().find(|e| e.role == Role::Challenger) {
+        Some(challenger) if record.outcome.remeasure.is_some() => Err(recomputed(
+            RECEIPT,
+            format!("entries[{}].role", challenger.index),
+            "challenger",
+            "no challenger: outcome.remeasure seats only the baseline and the incumbent",
+        )),
+        _ => Ok(()),
+    }
 }
 
 #[cfg(test)]

@@ -64,6 +64,22 @@ fn the_re_signed_round_passes_every_check() {
             name.as_str()
         );
     }
+    // The fixture's correctness file predates the raw top-k: its distances are taken as
+    // stored, `not applicable`, never passed.
+    let distances: Vec<_> = report
+        .checks
+        .iter()
+        .filter(|c| c.name == CheckName::CorrectnessDistances)
+        .map(|c| (c.target.as_deref(), c.passed, c.not_applicable))
+        .collect();
+    assert_eq!(
+        distances,
+        vec![(
+            Some("entries[1].correctness"),
+            false,
+            Some("no raw logprobs")
+        )]
+    );
     // Three probe logs of one probe each.
     let count = |name| report.checks.iter().filter(|c| c.name == name).count();
     // round, campaign.id, campaign.digest, minersDigest, previousReceipt, 2 entries.
@@ -341,6 +357,131 @@ fn a_correctness_file_missing_an_item_fails_correctness_verdict() {
             index: 1,
             found: 2,
             expected: 3,
+        }
+    );
+}
+
+/// The fixture with the raw top-k of [`add_raw_top_k`] in the candidate's correctness
+/// file, `files` applied after, and `receipt` applied to the predicate.
+fn forged_with_raw_top_k(
+    files: impl FnOnce(&Path),
+    receipt: impl FnOnce(&mut Value),
+) -> VerifyReport {
+    forged(
+        |dir| {
+            add_raw_top_k(dir, CANDIDATE_ITEMS);
+            files(dir);
+        },
+        receipt,
+    )
+}
+
+#[test]
+fn raw_top_k_that_give_the_stored_distances_pass_correctness_distances() {
+    let report = forged_with_raw_top_k(|_| {}, |_| {});
+    assert!(
+        report.passed(),
+        "{:#?}",
+        report.failures().collect::<Vec<_>>()
+    );
+    let distances: Vec<_> = report
+        .checks
+        .iter()
+        .filter(|c| c.name == CheckName::CorrectnessDistances)
+        .map(|c| (c.target.as_deref(), c.passed))
+        .collect();
+    assert_eq!(distances, vec![(Some("entries[1].correctness"), true)]);
+}
+
+#[test]
+fn a_rewritten_raw_logprob_fails_correctness_distances() {
+    // The reference's logprob of item 0's first output token, −0.05 → −0.25 nats: the
+    // position's distance is 0.2 nats, not the 0 the file stores.
+    let report = forged_with_raw_top_k(
+        |dir| {
+            edit_json(dir, CANDIDATE_ITEMS, |items| {
+                let pairs = items["items"][0]["referenceTopK"][0]
+                    .as_array_mut()
+                    .unwrap();
+                let last = pairs.len() - 1;
+                assert_eq!(pairs[last][1], json!(RAW_LOGPROBS[0]));
+                pairs[last][1] = json!(-250_000);
+            })
+        },
+        |_| {},
+    );
+    assert_eq!(
+        only(&report, CheckName::CorrectnessDistances),
+        recomputed(
+            CANDIDATE_ITEMS,
+            "items[0].positionMicroNats[0]",
+            "0",
+            "200000"
+        )
+    );
+}
+
+#[test]
+fn a_rewritten_distance_with_raw_logprobs_left_alone_fails_correctness_distances() {
+    // Item 0's first position 0 → 3 µnat, its mean (3 + 3) / 6 = 1 and the summary's
+    // largest item 1, all consistent with each other: only the raw top-k say otherwise.
+    let report = forged_with_raw_top_k(
+        |dir| {
+            edit_json(dir, CANDIDATE_ITEMS, |items| {
+                items["items"][0]["positionMicroNats"][0] = json!(3);
+                items["items"][0]["distanceMicroNats"] = json!(1);
+            })
+        },
+        |p| p["entries"][1]["correctness"]["maxItemMicroNats"] = json!(1),
+    );
+    assert_eq!(
+        only(&report, CheckName::CorrectnessDistances),
+        recomputed(CANDIDATE_ITEMS, "items[0].positionMicroNats[0]", "3", "0")
+    );
+}
+
+#[test]
+fn a_swapped_token_id_fails_correctness_distances() {
+    // Item 1, position 2: the entry's top token becomes id 300, which the reference does
+    // not list. Each side takes the other's k-th logprob (−6.0) for the token it lacks:
+    // |−0.05 − (−6.0)| = 5.95 nats.
+    let report = forged_with_raw_top_k(
+        |dir| {
+            edit_json(dir, CANDIDATE_ITEMS, |items| {
+                items["items"][1]["entryTopK"][2][0][0] = json!(300);
+            })
+        },
+        |_| {},
+    );
+    assert_eq!(
+        only(&report, CheckName::CorrectnessDistances),
+        recomputed(
+            CANDIDATE_ITEMS,
+            "items[1].positionMicroNats[2]",
+            "0",
+            "5950000"
+        )
+    );
+}
+
+#[test]
+fn raw_top_k_left_out_of_one_item_fails_correctness_distances() {
+    let report = forged_with_raw_top_k(
+        |dir| {
+            edit_json(dir, CANDIDATE_ITEMS, |items| {
+                items["items"][2]
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("referenceTopK");
+            })
+        },
+        |_| {},
+    );
+    assert_eq!(
+        only(&report, CheckName::CorrectnessDistances),
+        FailureReason::ArtifactUnreadable {
+            file: CANDIDATE_ITEMS.into(),
+            message: "items[2] has no referenceTopK, which other items of the file have".into(),
         }
     );
 }

@@ -13,12 +13,12 @@ use receipts::bundle::{seal_bundle, sign_statement};
 use receipts::layout::{CAMPAIGN_INPUT, MINERS_INPUT, patch_input};
 use receipts::model::{
     BackendKind, Campaign, CampaignRef, EngineRef, Entry, EntryMeasurement, EntryPass, EntryStatus,
-    ErrorCounts, FrozenCampaign, HardwareCheck, HardwareFingerprint, HostLoad, Leader,
-    MeasurementOutcome, MinerId, NoiseCheck, NoiseVerdict, Outcome, PairedScore, Pass, PassStatus,
-    ProbeHistograms, ProbeRecord, ROUND_OPENED_PREDICATE_TYPE, ROUND_PREDICATE_TYPE, RevealedSeeds,
-    Role, RoundFailure, RoundOpened, RoundRecord, RoundStatus, RunMeasurement, RunSummary,
-    SeatRule, SeatedEntry, Seed32, SeedReveal, Sha256Hex, Sla, SlaUnmetReason, TokenCount, Tool,
-    TypedOrText,
+    ErrorCounts, FrozenCampaign, HardwareCheck, HardwareFingerprint, HostLoad, IncumbentRemeasure,
+    Leader, MeasurementOutcome, MinerId, NoiseCheck, NoiseVerdict, Outcome, PairedScore, Pass,
+    PassStatus, ProbeHistograms, ProbeRecord, ROUND_OPENED_PREDICATE_TYPE, ROUND_PREDICATE_TYPE,
+    RevealedSeeds, Role, RoundFailure, RoundOpened, RoundRecord, RoundStatus, RunMeasurement,
+    RunSummary, SeatRule, SeatedEntry, Seed32, SeedReveal, Sha256Hex, Sla, SlaUnmetReason,
+    TokenCount, Tool, TypedOrText,
 };
 use receipts::rules::histogram::{encode_histogram, new_latency_histogram};
 use receipts::rules::passes::pass_order;
@@ -1049,6 +1049,197 @@ fn a_seat_taken_without_clearing_the_margin_fails() {
             &format!("{} (alice)", patch(2).short()),
             &format!("{} (carol)", patch(1).short()),
         )
+    );
+}
+
+/// The passes of a round of `entries` entries, in the order redrawn from its `passSeed`.
+fn passes_of(entries: u32) -> Vec<Pass> {
+    (0..3)
+        .map(|index| Pass {
+            index,
+            order: pass_order(&Seed32([7; 32]), index, entries),
+            void: false,
+        })
+        .collect()
+}
+
+/// The entries of `record` as its round-opened statement seats them.
+fn seated(record: &RoundRecord) -> Vec<SeatedEntry> {
+    record
+        .entries
+        .iter()
+        .map(|e| SeatedEntry {
+            role: e.role,
+            miner: e.miner.clone(),
+            patch: e.patch.clone(),
+        })
+        .collect()
+}
+
+/// carol, the incumbent, re-measured alone after her runs made 2 rounds in a row
+/// `infra_failed`: only the baseline and carol seated, and she keeps the seat.
+fn remeasured() -> (RoundRecord, RoundOpened) {
+    let (mut record, opened) = defended_seat();
+    record.entries.truncate(2);
+    record.passes = passes_of(2);
+    record.outcome.decision = TypedOrText::Typed(SeatRule::NoScoredChallenger);
+    record.outcome.remeasure = Some(IncumbentRemeasure {
+        infra_failed_rounds: 2,
+    });
+    let opened = RoundOpened {
+        entries: seated(&record),
+        ..opened
+    };
+    (record, opened)
+}
+
+#[test]
+fn an_incumbent_re_measured_alone_keeps_the_seat() {
+    let (record, opened) = remeasured();
+    assert_eq!(paired_failures(&verify_round(&record, &opened)), vec![]);
+}
+
+/// Regression (issue 13): `outcome.remeasure` was the one field of the outcome the
+/// verifier did not compare with its recomputation.
+#[test]
+fn a_remeasure_below_the_threshold_fails() {
+    let (mut record, opened) = remeasured();
+    record.outcome.remeasure = Some(IncumbentRemeasure {
+        infra_failed_rounds: 1,
+    });
+    assert_eq!(
+        only(&record, &opened),
+        failure(
+            CheckName::PairedDecision,
+            "outcome",
+            "outcome.remeasure",
+            "1",
+            "none"
+        )
+    );
+}
+
+#[test]
+fn a_remeasure_without_an_incumbent_fails() {
+    let (mut record, opened) = round();
+    record.outcome.remeasure = Some(IncumbentRemeasure {
+        infra_failed_rounds: 2,
+    });
+    assert_eq!(
+        only(&record, &opened),
+        failure(
+            CheckName::PairedDecision,
+            "outcome",
+            "outcome.remeasure",
+            "2",
+            "none"
+        )
+    );
+}
+
+#[test]
+fn a_remeasure_round_that_seats_a_challenger_fails() {
+    let (mut record, opened) = defended_seat();
+    record.outcome.remeasure = Some(IncumbentRemeasure {
+        infra_failed_rounds: 2,
+    });
+    assert_eq!(
+        only(&record, &opened),
+        failure(
+            CheckName::PairedDecision,
+            "outcome",
+            "entries[2].role",
+            "challenger",
+            "no challenger: outcome.remeasure seats only the baseline and the incumbent",
+        )
+    );
+}
+
+/// Round 1 ([`round`]: alice takes the seat) and round 2 after it: alice defends alone,
+/// with `remeasure` as given, sealed as `demo/rounds/{1,2}` under `data`; the reports of
+/// both, as the archive verifies them (chain checks included).
+fn chain_of_two(data: &Path, remeasure: Option<IncumbentRemeasure>) -> Vec<VerifyReport> {
+    use receipts::bundle::{ENVELOPE_FILE, read_statement_digest};
+    use verifier::archive::{find_bundles, verify_archive};
+    let (first, first_opened) = round();
+    let first_dir = data.join("demo/rounds/1");
+    seal(&first_dir, &first, &first_opened);
+    let digest = read_statement_digest(&first_dir.join(ENVELOPE_FILE)).expect("digest");
+    let (mut second, opened) = round();
+    second.round = 2;
+    second.previous_receipt = Some(digest.clone());
+    second.entries.truncate(2);
+    second.passes = passes_of(2);
+    second.entries[1].role = Role::Incumbent;
+    let alice = Some(leader(1, "alice"));
+    second.outcome.leader_before = alice.clone();
+    second.outcome.leader_after = alice;
+    second.outcome.changed = false;
+    second.outcome.decision = TypedOrText::Typed(SeatRule::NoScoredChallenger);
+    second.outcome.remeasure = remeasure;
+    let opened = RoundOpened {
+        round: 2,
+        previous_receipt: Some(digest),
+        entries: seated(&second),
+        ..opened
+    };
+    seal(&data.join("demo/rounds/2"), &second, &opened);
+    let bundles = find_bundles(data).expect("bundles");
+    verify_archive(&bundles, &keyring(), &options(), &|| {})
+}
+
+/// Regression (issue 13): a round could claim to re-measure its incumbent alone — and
+/// so seat no challenger — when the round before had not failed for her at all.
+#[test]
+fn a_remeasure_the_previous_round_did_not_call_for_fails_chain_incumbent() {
+    // The chain's checks of round 2 (the hand-built rounds carry no probe logs, so only
+    // this file's checks and the chain's are read).
+    let chain = |report: &VerifyReport| -> Vec<(CheckName, Option<FailureReason>)> {
+        report
+            .checks
+            .iter()
+            .filter(|c| c.name.as_str().starts_with("chain."))
+            .map(|c| (c.name, c.reason.clone()))
+            .collect()
+    };
+    let data = tempfile::tempdir().expect("tempdir");
+    let honest = chain_of_two(data.path(), None);
+    assert_eq!(paired_failures(&honest[1]), vec![]);
+    assert_eq!(
+        chain(&honest[1]),
+        vec![
+            (CheckName::ChainPrevious, None),
+            (CheckName::ChainCampaign, None),
+            (CheckName::ChainIncumbent, None),
+        ]
+    );
+
+    // Within round 2 a re-measure after 2 rounds is consistent; only round 1 says
+    // otherwise: it failed for nobody.
+    let data = tempfile::tempdir().expect("tempdir");
+    let forged = chain_of_two(
+        data.path(),
+        Some(IncumbentRemeasure {
+            infra_failed_rounds: 2,
+        }),
+    );
+    assert_eq!(paired_failures(&forged[1]), vec![]);
+    assert_eq!(
+        chain(&forged[1]),
+        vec![
+            (CheckName::ChainPrevious, None),
+            (CheckName::ChainCampaign, None),
+            (
+                CheckName::ChainIncumbent,
+                Some(FailureReason::Recomputed {
+                    file: "receipt.dsse.json".into(),
+                    field: "round 2 outcome.remeasure".into(),
+                    claimed: "2".into(),
+                    recomputed:
+                        "none (round 1 left 0 rounds in a row infra_failed by the incumbent)".into(),
+                })
+            ),
+        ]
     );
 }
 

@@ -654,6 +654,13 @@ pub const DEFAULT_LOAD_SAMPLE: u32 = 8;
 /// The correctness deadline when `correctness.deadline_s` is absent, seconds.
 pub const DEFAULT_CORRECTNESS_DEADLINE_S: u64 = 600;
 
+/// The most generated positions (`correctness.items × correctness.output_tokens`) a
+/// campaign may ask for. An entry's per-item correctness file stores both sides' top-k
+/// at every position; at `top_k` 20 and the widest integers an engine can answer (token
+/// ids up to 2³² − 1, logprobs down to −10⁹ nats) it stays under 58 MiB here, within the
+/// 64 MiB the verifier reads of one file (content/correctness.md, The per-item file).
+pub const MAX_CORRECTNESS_POSITIONS: u64 = 40_000;
+
 impl CorrectnessSpec {
     /// The bound on a sampled request's mean gap, micro-nats: `load_bound_micro_nats`,
     /// else the item bound.
@@ -861,6 +868,17 @@ impl Campaign {
         }
         if c.output_tokens == 0 {
             return field("correctness.output_tokens", "0".into(), "at least 1");
+        }
+        if u64::from(c.items) * u64::from(c.output_tokens) > MAX_CORRECTNESS_POSITIONS {
+            return field(
+                "correctness.items",
+                format!("{} (× output_tokens {})", c.items, c.output_tokens),
+                &format!(
+                    "items × output_tokens at most {MAX_CORRECTNESS_POSITIONS}, so that the \
+                     per-item file with both sides' top-k stays within the verifier's read \
+                     limit"
+                ),
+            );
         }
         if let Some(n) = c.load_sample.filter(|n| *n > 1000) {
             return field("correctness.load_sample", n.to_string(), "0 (off) to 1000");

@@ -6,6 +6,7 @@ pub mod campaign;
 pub mod hardware;
 pub mod ids;
 pub mod measurement;
+pub mod rerun;
 pub mod round;
 pub mod submission;
 
@@ -13,6 +14,7 @@ pub use campaign::*;
 pub use hardware::*;
 pub use ids::*;
 pub use measurement::*;
+pub use rerun::*;
 pub use round::*;
 pub use submission::*;
 

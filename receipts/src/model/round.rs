@@ -675,7 +675,8 @@ pub struct CorrectnessSummary {
 }
 
 /// The per-item correctness artifact of one entry (`correctness/<entry>.json`): what the
-/// verifier recomputes the verdict from (content/correctness.md §Correctness). Integers only.
+/// verifier recomputes the distances and the verdict from (content/correctness.md
+/// §Correctness). Integers only.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CorrectnessItems {
@@ -707,6 +708,15 @@ pub struct CorrectnessItem {
     pub position_micro_nats: Vec<u64>,
     /// The item's distance: the rounded-half-up mean of `positionMicroNats`.
     pub distance_micro_nats: u64,
+    /// The entry's top-k at each generated position, as `[token id, logprob in
+    /// micro-nats]` pairs quantized as read and cut to the file's `topK`
+    /// (`receipts::rules::correctness::top_k`): what `positionMicroNats` is computed
+    /// from. Absent in files written before they were recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entry_top_k: Option<Vec<Vec<(u32, i64)>>>,
+    /// The reference's teacher-forced top-k at each position, in the same form.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference_top_k: Option<Vec<Vec<(u32, i64)>>>,
 }
 
 /// The timed-run output sample of one entry (`correctness/<entry>-load-sample.json`,

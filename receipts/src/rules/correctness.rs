@@ -60,13 +60,27 @@ pub fn quantize_logprob(logprob_nats: f64) -> Option<i64> {
     Some((logprob_nats * 1e6).round() as i64)
 }
 
+/// One side's `k` largest logprobs, largest first (ties: lower token id first): the first
+/// step of [`position_distance_micro_nats`], which vLLM-style servers need because they
+/// add the chosen token to the list when it is not among the top k. What the runner
+/// stores as a side's raw top-k (`entryTopK`, `referenceTopK` of the per-item file), so
+/// the stored lists are exactly what the distance is computed from, and no engine can
+/// grow the file by listing more than `k` tokens. `k` 0 counts as 1. Cutting twice cuts
+/// nothing more.
+pub fn top_k(side: &TopK, k: u32) -> Vec<(u32, i64)> {
+    let k = usize::try_from(k.max(1)).unwrap_or(usize::MAX);
+    let mut sorted = side.to_vec();
+    sorted.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    sorted.truncate(k);
+    sorted
+}
+
 /// The distance at one position, in micro-nats: the largest |lp_entry(t) − lp_ref(t)|
 /// over the union of both top-k token sets, a token missing from a side taking that
 /// side's k-th logprob (content/correctness.md §Correctness).
 ///
-/// Each side is first cut to its `k` largest logprobs (ties: lower token id first),
-/// because vLLM-style servers add the chosen token to the list when it is not among the
-/// top k; the k-th logprob is then the smallest one kept.
+/// Each side is first cut to its `k` largest logprobs ([`top_k`]); the k-th logprob is
+/// then the smallest one kept.
 ///
 /// Errors: an empty side (`item`/`position` name it).
 pub fn position_distance_micro_nats(
@@ -76,19 +90,16 @@ pub fn position_distance_micro_nats(
     item: u32,
     position: usize,
 ) -> Result<u64, CorrectnessError> {
-    let k = usize::try_from(k.max(1)).unwrap_or(usize::MAX);
     let top = |side: &TopK, name: &'static str| -> Result<Vec<(u32, i64)>, CorrectnessError> {
-        let mut sorted = side.to_vec();
-        sorted.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-        sorted.truncate(k);
-        if sorted.is_empty() {
+        let kept = top_k(side, k);
+        if kept.is_empty() {
             return Err(CorrectnessError::EmptyTopK {
                 item,
                 position,
                 side: name,
             });
         }
-        Ok(sorted)
+        Ok(kept)
     };
     let entry = top(entry, "entry")?;
     let reference = top(reference, "reference")?;
@@ -290,6 +301,26 @@ mod tests {
         assert_eq!(
             position_distance_micro_nats(&q(&entry), &q(&reference), 2, 0, 0),
             Ok(500_000)
+        );
+    }
+
+    #[test]
+    fn the_cut_keeps_the_k_largest_lower_ids_first_and_cuts_nothing_twice() {
+        let side = [
+            (9, -2_000_000),
+            (4, -1_000_000),
+            (7, -2_000_000),
+            (1, -3_000_000),
+        ];
+        let cut = top_k(&side, 2);
+        assert_eq!(cut, vec![(4, -1_000_000), (7, -2_000_000)]);
+        assert_eq!(top_k(&cut, 2), cut);
+        assert_eq!(top_k(&side, 0), vec![(4, -1_000_000)]);
+        // The distance on the cut sides is the distance on the raw ones.
+        let reference = [(4, -1_500_000), (5, -2_500_000)];
+        assert_eq!(
+            position_distance_micro_nats(&cut, &reference, 2, 0, 0),
+            position_distance_micro_nats(&side, &reference, 2, 0, 0)
         );
     }
 

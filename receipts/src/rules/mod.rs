@@ -19,7 +19,9 @@
 //!   noise verdicts, the per-pass failure table and the paired decision rule;
 //! - [`passes`]: the order of the runs in each pass, drawn from the pass seed;
 //! - [`outcome`]: the round's outcome (status, typed reason, seat decision) from the
-//!   paired decision and the round's other causes, in their order of precedence.
+//!   paired decision and the round's other causes, in their order of precedence;
+//! - [`rerun`]: a re-run's speed tolerance from both rounds' noise floors, its
+//!   comparison rules and verdicts.
 
 pub mod correctness;
 pub mod histogram;
@@ -28,6 +30,7 @@ pub mod leader;
 pub mod outcome;
 pub mod paired;
 pub mod passes;
+pub mod rerun;
 pub mod sample;
 pub mod score;
 pub mod sla;

@@ -107,7 +107,7 @@ pub const RECORDS_LOCK_WAIT: std::time::Duration = std::time::Duration::from_sec
 
 /// Takes the exclusive lock on `path` (created in `root` if missing) without waiting;
 /// `None` when another process holds it.
-fn try_lock(root: &Path, path: &Path) -> Result<Option<CampaignLock>, DataError> {
+pub(crate) fn try_lock(root: &Path, path: &Path) -> Result<Option<CampaignLock>, DataError> {
     fs::create_dir_all(root).map_err(|source| {
         DataError::Io(IoError {
             action: "creating",
@@ -146,7 +146,23 @@ pub struct CampaignLock {
 
 /// Writes a record as pretty JSON (with a trailing newline), atomically, creating parent
 /// directories.
+///
+/// Errors: [`DataError::Parse`] when it does not serialize, [`DataError::Io`] naming the
+/// directory or file that cannot be written.
 pub fn write_json<T: serde::Serialize>(path: &Path, value: &T) -> Result<(), DataError> {
+    write_serialized(path, serde_json::to_vec_pretty(value))
+}
+
+/// [`write_json`] without indentation, one line: for an artifact of many small numbers
+/// (the per-item correctness file and its top-k lists), which pretty JSON would make
+/// about four times larger.
+///
+/// Errors: as [`write_json`].
+pub fn write_json_compact<T: serde::Serialize>(path: &Path, value: &T) -> Result<(), DataError> {
+    write_serialized(path, serde_json::to_vec(value))
+}
+
+fn write_serialized(path: &Path, bytes: serde_json::Result<Vec<u8>>) -> Result<(), DataError> {
     if let Some(parent) = path.parent() {
         fs::create_dir_all(parent).map_err(|source| {
             DataError::Io(IoError {
@@ -156,7 +172,7 @@ pub fn write_json<T: serde::Serialize>(path: &Path, value: &T) -> Result<(), Dat
             })
         })?;
     }
-    let mut bytes = serde_json::to_vec_pretty(value).map_err(|e| DataError::Parse {
+    let mut bytes = bytes.map_err(|e| DataError::Parse {
         path: path.to_path_buf(),
         message: e.to_string(),
     })?;

@@ -878,7 +878,8 @@ fn score_entry(
         item_bound_micro_nats: spec.item_bound_micro_nats,
         items,
     };
-    super::write_artifact(&items_path, &artifact)?;
+    // One line: both sides' top-k at every position, pretty, would be ~4× the size.
+    intake::store::write_json_compact(&items_path, &artifact)?;
     // The timed runs' sample: only where the client kept requests (a sample seed and
     // `load_sample` > 0), recorded `not applicable` run by run where it cannot judge.
     let seed = ctx.setup_seeds()?.sample_seed;

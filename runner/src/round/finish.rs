@@ -787,6 +787,8 @@ mod tests {
                     output_token_ids: vec![1],
                     position_micro_nats: vec![d],
                     distance_micro_nats: d,
+                    entry_top_k: None,
+                    reference_top_k: None,
                 })
                 .collect(),
         }

@@ -2,11 +2,13 @@
 //! private key file lies inside the data directory, which is published; the
 //! signing key is trusted now by the data directory's keyring (and, when the campaign
 //! lists `evaluator_keyids`, one of them); `miners.json` parses; and the previous round's
-//! bundle verifies against that keyring before its seat (`outcome.leaderAfter`) and its
-//! Statement digest are taken, with the campaign unchanged since that round ran (a
-//! campaign is frozen once a round has run). Each refusal is a typed [`RoundError`] and
-//! happens before anything of the round is written. The verified previous round also says
-//! whether the next one re-measures its incumbent alone (content/leader-rule.md).
+//! bundle verifies against that keyring — every number recomputed from its files, and
+//! its link to the round before it (`verifier::verify_last_round`) — before its seat
+//! (`outcome.leaderAfter`) and its Statement digest are taken, with the campaign
+//! unchanged since that round ran (a campaign is frozen once a round has run). Each
+//! refusal is a typed [`RoundError`] and happens before anything of the round is written.
+//! The verified previous round also says whether the next one re-measures its incumbent
+//! alone (content/leader-rule.md).
 
 use receipts::keys::{Keyring, PrivateKey};
 use receipts::model::{
@@ -14,7 +16,7 @@ use receipts::model::{
 };
 use receipts::rules::leader;
 use receipts::verify::VerifyOptions;
-use verifier::verify_bundle;
+use verifier::verify_last_round;
 
 use super::RoundError;
 use receipts::layout::{CampaignDir, DataDir, DataError, default_key_dir, read_round_record};
@@ -113,9 +115,10 @@ pub(crate) fn check_key(
     })
 }
 
-/// Verifies the last sealed round of `campaign_dir` (if any) against `keyring` at `now`
-/// and checks that `campaign` has the digest that round recorded; returns its Statement
-/// digest and seat.
+/// Verifies the last sealed round of `campaign_dir` (if any) against `keyring` at `now`,
+/// with the checks across rounds against the round before it
+/// ([`verify_last_round`]), and checks that `campaign` has the digest that round
+/// recorded; returns its Statement digest and seat.
 ///
 /// Errors: [`RoundError::PreviousUnverified`] naming the bundle and every failed check;
 /// [`RoundError::PreviousRound`] when its predicate cannot be read;
@@ -126,13 +129,20 @@ pub(crate) fn check_previous(
     keyring: &Keyring,
     now: Timestamp,
 ) -> Result<Previous, RoundError> {
-    let Some(&previous) = campaign_dir.round_numbers()?.last() else {
+    let rounds = campaign_dir.round_numbers()?;
+    let Some(&previous) = rounds.last() else {
         return Ok(Previous::default());
     };
     let dir = campaign_dir.round_dir(previous);
+    let before = rounds
+        .len()
+        .checked_sub(2)
+        .and_then(|i| rounds.get(i))
+        .map(|&n| campaign_dir.round_dir(n));
     // A previous round of any predicate version this build verifies seats its leader, so
-    // a campaign goes on across an upgrade (ARCHITECTURE.md, Predicate versions).
-    let report = verify_bundle(&dir, keyring, &VerifyOptions::at(now));
+    // a campaign goes on across an upgrade (ARCHITECTURE.md, Predicate versions). Every
+    // check of its bundle, and the chain's against the round before it.
+    let report = verify_last_round(&dir, before.as_deref(), keyring, &VerifyOptions::at(now));
     let predicate_type = report.predicate_type.clone().unwrap_or_default();
     if report.passed() && !ROUND_PREDICATE_TYPES.contains(&predicate_type.as_str()) {
         return Err(RoundError::PreviousUnverified {
@@ -215,6 +225,125 @@ mod tests {
             "7ca7a7a7a4aab47969e60acf17a90f699aacf2adac1d8ccd6680af65888ff97e"
         );
         assert_eq!(previous.leader, None);
+    }
+
+    /// Signs the round-opened statement and the receipt of the bundle `dir` again with
+    /// `key`, `edit` applied to both predicates first and every subject rehashed: what an
+    /// evaluator holding the key can do.
+    fn resign(dir: &std::path::Path, key: &PrivateKey, edit: impl Fn(&mut serde_json::Value)) {
+        use receipts::bundle::{ENVELOPE_FILE, MAX_ENVELOPE_BYTES, sign_statement};
+        for file in ["round-opened.dsse.json", ENVELOPE_FILE] {
+            let bytes = std::fs::read(dir.join(file)).unwrap();
+            let envelope = receipts::dsse::Envelope::from_json(&bytes, MAX_ENVELOPE_BYTES).unwrap();
+            let mut statement: serde_json::Value =
+                serde_json::from_slice(&envelope.payload).unwrap();
+            edit(&mut statement["predicate"]);
+            for subject in statement["subject"].as_array_mut().unwrap() {
+                let name = subject["name"].as_str().unwrap().to_owned();
+                let digest = Sha256Hex::digest(&std::fs::read(dir.join(&name)).unwrap());
+                subject["digest"]["sha256"] = serde_json::json!(digest.to_string());
+            }
+            let statement = serde_json::from_value(statement).unwrap();
+            let envelope = sign_statement(&statement, &[key]).unwrap();
+            std::fs::write(dir.join(file), envelope.to_file_bytes().unwrap()).unwrap();
+        }
+    }
+
+    /// Issue 13: preflight verified the previous round alone, so a round 2 re-signed with
+    /// the evaluator's key that forks off another round 1, or seats a leader round 1 did
+    /// not leave, handed the next round its seat. Its link to round 1 is checked too.
+    #[test]
+    fn a_previous_round_that_does_not_follow_the_one_before_is_refused() {
+        use receipts::keys::TrustedKey;
+        use receipts::verify::FailureReason;
+        use serde_json::{Value, json};
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let fixture = root.join("verifier/tests/fixtures/v2-round");
+        let data = tempfile::tempdir().unwrap();
+        let campaign_dir = DataDir::new(data.path()).campaign(&"tiny".parse().unwrap());
+        let key = PrivateKey::from_seed(&[0x5a; 32]);
+        let keyring = Keyring::new(vec![TrustedKey {
+            key: key.public().clone(),
+            valid_from: Timestamp::from_unix_seconds(0).unwrap(),
+            valid_until: None,
+        }])
+        .unwrap();
+        let first = campaign_dir.round_dir(1);
+        std::fs::create_dir_all(&first).unwrap();
+        copy_tree(&fixture, &first);
+        resign(&first, &key, |_| {});
+        std::fs::copy(
+            fixture.join("inputs/campaign.json"),
+            campaign_dir.campaign_json(),
+        )
+        .unwrap();
+        let frozen = campaign_dir.load_campaign().unwrap();
+        let (_, first_digest) = read_round_record(&first).unwrap();
+        let second = campaign_dir.round_dir(2);
+        // Round 2: the fixture again, numbered 2 after `previous`, `leaderBefore` set.
+        let previous_round = |previous: &Sha256Hex, leader_before: Value| {
+            if second.exists() {
+                std::fs::remove_dir_all(&second).unwrap();
+            }
+            std::fs::create_dir_all(&second).unwrap();
+            copy_tree(&fixture, &second);
+            resign(&second, &key, |p| {
+                p["round"] = json!(2);
+                p["previousReceipt"] = json!(previous.to_string());
+                if let Some(outcome) = p.get_mut("outcome") {
+                    outcome["leaderBefore"] = leader_before.clone();
+                }
+            });
+            check_previous(&campaign_dir, &frozen, &keyring, Timestamp::now())
+        };
+        let refused = |result: Result<Previous, RoundError>| match result {
+            Err(RoundError::PreviousUnverified { bundle, failures }) => {
+                assert_eq!(bundle, second);
+                failures
+            }
+            other => panic!("{other:?}"),
+        };
+        let at = |name: &str, reason: FailureReason| {
+            vec![format!("{name} `{}`: {reason}", second.display())]
+        };
+
+        let honest = previous_round(&first_digest, Value::Null).unwrap();
+        let (_, second_digest) = read_round_record(&second).unwrap();
+        assert_eq!(honest.receipt, Some(second_digest));
+        assert_eq!(honest.leader, None);
+
+        let other = Sha256Hex::digest(b"another round 1");
+        assert_eq!(
+            refused(previous_round(&other, Value::Null)),
+            at(
+                "chain.previousReceipt",
+                FailureReason::ChainFork {
+                    round: 2,
+                    claimed: Some(other.clone()),
+                    recomputed: Some(first_digest.clone()),
+                }
+            )
+        );
+
+        let fast = json!({
+            "miner": "fast",
+            "patch": "f98bb8888a2454cec792fdb3057f7a3f604e2afd317a4b644b9913f86e318dfc",
+        });
+        assert_eq!(
+            refused(previous_round(&first_digest, fast)),
+            at(
+                "chain.incumbent",
+                FailureReason::ChainIncumbent {
+                    round: 2,
+                    field: "outcome.leaderBefore".into(),
+                    claimed: "f98bb8888a2454cec792fdb3057f7a3f604e2afd317a4b644b9913f86e318dfc \
+                              (fast)"
+                        .into(),
+                    previous: 1,
+                    recomputed: "baseline".into(),
+                }
+            )
+        );
     }
 
     fn copy_tree(from: &std::path::Path, to: &std::path::Path) {

@@ -128,6 +128,44 @@ pub fn edit_json(dir: &Path, name: &str, edit: impl FnOnce(&mut Value)) {
     std::fs::write(&path, serde_json::to_vec_pretty(&value).expect("json")).expect("write");
 }
 
+/// The logprobs, micro-nats, of the five tokens [`add_raw_top_k`] lists at a position:
+/// the output token first, then tokens `t + 1000·j`.
+pub const RAW_LOGPROBS: [i64; 5] = [-50_000, -3_100_000, -4_200_000, -5_000_000, -6_000_000];
+
+/// Adds to every item of the per-item correctness file `name` of `dir` the raw top-k of
+/// both sides that give its stored distances of 0 (the fixture's): at each position the
+/// output token `t` and tokens `t + 1000·j` with [`RAW_LOGPROBS`], the same on both
+/// sides, the reference's listed in reverse (order is no part of the formula).
+pub fn add_raw_top_k(dir: &Path, name: &str) {
+    edit_json(dir, name, |items| {
+        for item in items["items"].as_array_mut().expect("items") {
+            let sides: Vec<Value> = item["outputTokenIds"]
+                .as_array()
+                .expect("output ids")
+                .iter()
+                .map(|t| {
+                    let t = t.as_u64().expect("id");
+                    let pairs: Vec<Value> = (0u64..)
+                        .zip(RAW_LOGPROBS)
+                        .map(|(j, lp)| serde_json::json!([t + 1000 * j, lp]))
+                        .collect();
+                    Value::Array(pairs)
+                })
+                .collect();
+            let reversed: Vec<Value> = sides
+                .iter()
+                .map(|position| {
+                    let mut pairs = position.as_array().expect("pairs").clone();
+                    pairs.reverse();
+                    Value::Array(pairs)
+                })
+                .collect();
+            item["entryTopK"] = Value::Array(sides);
+            item["referenceTopK"] = Value::Array(reversed);
+        }
+    });
+}
+
 /// Verifies `dir` against [`keyring`], key validity now.
 pub fn verify(dir: &Path) -> VerifyReport {
     verifier::verify_bundle(dir, &keyring(), &VerifyOptions::default())

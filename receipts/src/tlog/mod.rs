@@ -1,0 +1,14 @@
+//! The transparency log's formats and proofs, pure (content/transparency-log.md): the
+//! RFC 6962 Merkle tree with inclusion and consistency proofs (`merkle`), C2SP signed
+//! notes with Ed25519 note signatures (`note`), tlog-checkpoint (`checkpoint`), the
+//! entry referee logs for an envelope (`entry`),
+//! tlog-tiles paths, tiles and entry bundles (`tiles`) and tlog-cosignature witness lines
+//! (`cosignature`). No file is written here: the log's store lives with the runner, and
+//! the verifier needs only this.
+
+pub mod checkpoint;
+pub mod cosignature;
+pub mod entry;
+pub mod merkle;
+pub mod note;
+pub mod tiles;

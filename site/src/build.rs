@@ -1,0 +1,716 @@
+//! The build: load and verify the archive, list every job (a page with the files beside
+//! it, a static file, the files for machines) with its output paths and cache key, run
+//! the jobs whose key changed in parallel (rayon), and write each file whose bytes
+//! changed with `write_atomic`. Identical input gives byte-identical output: nothing
+//! reads a clock except the stage timings reported in [`BuildSummary`].
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
+
+use rayon::prelude::*;
+use receipts::fsutil::{IoError, write_atomic};
+use receipts::layout::DataDir;
+use receipts::model::{MinerId, Sha256Hex, Timestamp};
+use serde::Serialize;
+
+use crate::archive::{Archive, CampaignArchive};
+use crate::cache::{GlobalKey, JobRecord, MANIFEST_FILE, Manifest, foreign_file, remove_files};
+use crate::docs::{DocPage, Docs};
+use crate::error::SiteError;
+use crate::load::{load_archive, load_keyring};
+use crate::machine::{self, SitemapPage};
+use crate::pages::submission::PatchIndex;
+use crate::pages::{self, ExtraFile, PageOut};
+use crate::paths::{EntrySlug, SiteDir, SitePath};
+use crate::render::{Renderer, STATIC_FILES, SiteInfo, templates_digest};
+
+/// Mode of every file the build writes.
+const FILE_MODE: u32 = 0o644;
+
+/// What `referee site build` was asked.
+#[derive(Clone, Debug)]
+pub struct BuildOptions {
+    /// The data directory.
+    pub data: PathBuf,
+    /// The trusted keyring file (`keyring.json`).
+    pub keyring: PathBuf,
+    /// The output directory (created when missing).
+    pub out: PathBuf,
+    /// The URL the site is published at (`https://example.org/referee/`); empty when
+    /// unknown. A missing final `/` is added.
+    pub base_url: String,
+    /// Remove the previous build's files first (only files its manifest lists), so
+    /// everything is rendered and written again.
+    pub clean: bool,
+    /// Verify every bundle as of this instant instead of its own seal time.
+    pub at: Option<Timestamp>,
+}
+
+/// What a build did. Timings are wall-clock milliseconds, reported only (never part of
+/// the output).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BuildSummary {
+    /// HTML pages the site has.
+    pub html_pages: usize,
+    /// HTML pages written (new or changed).
+    pub html_written: usize,
+    /// Other files written (new or changed): CSV, JSON, receipts, feeds, the stylesheet.
+    pub other_written: usize,
+    /// Files left as they were: their job's key did not change, or their bytes did not.
+    pub unchanged: usize,
+    /// Files of the previous build the site no longer has, removed.
+    pub removed: usize,
+    /// Jobs run (the rest were skipped by the cache).
+    pub jobs_run: usize,
+    /// Jobs in all.
+    pub jobs: usize,
+    /// Bundles verified.
+    pub verified_rounds: usize,
+    /// Bundles that failed verification (on the rejected page).
+    pub rejected_rounds: usize,
+    /// Loading the data directory and verifying every bundle, ms.
+    pub verify_ms: u64,
+    /// Listing, rendering and writing, ms.
+    pub render_write_ms: u64,
+}
+
+/// Builds the site described by `options`.
+///
+/// Errors: every [`SiteError`]: the data directory holds a private key, a record or the
+/// keyring does not parse, the output directory holds files no site build wrote, an id
+/// cannot name a path, a template fails, a file cannot be written.
+pub fn build_site(options: &BuildOptions) -> Result<BuildSummary, SiteError> {
+    let started = Instant::now();
+    let base_url = normalize_base_url(&options.base_url)?;
+    let (keyring, keyring_json) = load_keyring(&options.keyring)?;
+    let archive = load_archive(
+        &DataDir::new(&options.data),
+        &keyring,
+        keyring_json,
+        options.at,
+    )?;
+    let verify_ms = elapsed_ms(started);
+
+    let started = Instant::now();
+    let docs = crate::docs::load().map_err(|e| SiteError::Docs {
+        message: e.to_string(),
+    })?;
+    let info = SiteInfo {
+        base_url,
+        docs: docs.nav(),
+    };
+    let renderer = Renderer::new(info)?;
+    let mut summary = write_site(
+        &archive,
+        &docs,
+        &renderer,
+        &options.out,
+        options.clean,
+        options.at,
+    )?;
+    summary.verify_ms = verify_ms;
+    summary.render_write_ms = elapsed_ms(started);
+    Ok(summary)
+}
+
+/// `url` with a final `/`, or empty.
+///
+/// Errors: [`SiteError::InvalidOption`] for a URL that is not `http(s)://…` or holds a
+/// character that would need escaping in an attribute or XML.
+fn normalize_base_url(url: &str) -> Result<String, SiteError> {
+    if url.is_empty() {
+        return Ok(String::new());
+    }
+    let refuse = |message: &str| SiteError::InvalidOption {
+        field: "--base-url",
+        value: receipts::text::escape_untrusted(url).into_owned(),
+        message: message.to_owned(),
+    };
+    if !(url.starts_with("https://") || url.starts_with("http://")) {
+        return Err(refuse("must start with https:// or http://"));
+    }
+    if url.chars().any(|c| {
+        c.is_whitespace()
+            || c.is_control()
+            || matches!(c, '"' | '\'' | '<' | '>' | '&' | '\\' | '?' | '#')
+    }) {
+        return Err(refuse(
+            "must be a plain URL without spaces, quotes, <, >, &, \\, ? or #",
+        ));
+    }
+    Ok(if url.ends_with('/') {
+        url.to_owned()
+    } else {
+        format!("{url}/")
+    })
+}
+
+fn elapsed_ms(since: Instant) -> u64 {
+    u64::try_from(since.elapsed().as_millis()).unwrap_or(u64::MAX)
+}
+
+/// What a job makes.
+enum Kind<'a> {
+    Static(&'static str, &'static str),
+    Index,
+    Campaign(&'a CampaignArchive),
+    Round(&'a CampaignArchive, usize),
+    Entry(&'a CampaignArchive, usize, u32),
+    Miner(&'a MinerId),
+    Submission(&'a Sha256Hex),
+    Rejected,
+    Doc(&'a DocPage),
+    Machine,
+}
+
+/// One job: its name in the manifest, its key, what it makes.
+struct Job<'a> {
+    name: String,
+    key: Sha256Hex,
+    kind: Kind<'a>,
+}
+
+/// One file a job made.
+struct Output {
+    path: SitePath,
+    bytes: Vec<u8>,
+    html: bool,
+}
+
+/// The jobs of the site, each with its key, and the sitemap's pages. Every id that names
+/// an output path is validated here, before anything is written.
+fn jobs<'a>(
+    archive: &'a Archive,
+    index: &PatchIndex<'a>,
+    docs: &'a Docs,
+    global: &GlobalKey,
+) -> Result<(Vec<Job<'a>>, Vec<SitemapPage>), SiteError> {
+    let mut jobs = Vec::new();
+    let mut sitemap = Vec::new();
+
+    for (name, text) in STATIC_FILES {
+        let key = global.job(&format!("static:{name}")).finish();
+        jobs.push(Job {
+            name: format!("static:{name}"),
+            key,
+            kind: Kind::Static(name, text),
+        });
+    }
+
+    // The index and the rejected page are small: keyed by their models' bytes.
+    let index_page = pages::index::page(archive)?;
+    jobs.push(Job {
+        name: "index".to_owned(),
+        key: model_key(global, "index", &index_page)?,
+        kind: Kind::Index,
+    });
+    let newest = archive
+        .campaigns
+        .iter()
+        .filter_map(|c| c.rounds.last().map(|r| r.record.ended_at))
+        .max();
+    sitemap.push(SitemapPage {
+        dir: SiteDir::root(),
+        lastmod: newest,
+    });
+    let rejected_page = pages::rejected::page(archive)?;
+    jobs.push(Job {
+        name: "rejected".to_owned(),
+        key: model_key(global, "rejected", &rejected_page)?,
+        kind: Kind::Rejected,
+    });
+    sitemap.push(SitemapPage {
+        dir: SiteDir::rejected(),
+        lastmod: None,
+    });
+
+    for campaign in &archive.campaigns {
+        let id = &campaign.id;
+        let mut h = global.job(&format!("campaign:{id}"));
+        h.part(campaign.campaign.digest.as_str().as_bytes());
+        for r in &campaign.rounds {
+            h.part(r.statement_digest.as_str().as_bytes());
+        }
+        for b in archive.rejected.iter().filter(|b| &b.campaign == id) {
+            h.part(b.number.to_string().as_bytes());
+        }
+        jobs.push(Job {
+            name: format!("campaign:{id}"),
+            key: h.finish(),
+            kind: Kind::Campaign(campaign),
+        });
+        sitemap.push(SitemapPage {
+            dir: SiteDir::campaign(id),
+            lastmod: campaign.rounds.last().map(|r| r.record.ended_at),
+        });
+        for (i, round) in campaign.rounds.iter().enumerate() {
+            let previous = i.checked_sub(1).and_then(|p| campaign.rounds.get(p));
+            let next = campaign.rounds.get(i + 1);
+            let name = format!("round:{id}:{}", round.number);
+            let mut h = global.job(&name);
+            h.part(round.statement_digest.as_str().as_bytes())
+                .part(round.verified_at.to_string().as_bytes())
+                .part(previous.map_or(&[][..], |p| p.statement_digest.as_str().as_bytes()))
+                .part(
+                    next.map_or(String::new(), |n| n.number.to_string())
+                        .as_bytes(),
+                );
+            jobs.push(Job {
+                name,
+                key: h.finish(),
+                kind: Kind::Round(campaign, i),
+            });
+            sitemap.push(SitemapPage {
+                dir: SiteDir::round(id, round.number),
+                lastmod: Some(round.record.ended_at),
+            });
+            for entry in &round.record.entries {
+                let slug: EntrySlug = pages::entry::entry_slug(&round.record, entry.index)?;
+                let name = format!("entry:{id}:{}:{}", round.number, slug.as_str());
+                let mut h = global.job(&name);
+                h.part(round.statement_digest.as_str().as_bytes())
+                    .part(round.verified_at.to_string().as_bytes());
+                jobs.push(Job {
+                    name,
+                    key: h.finish(),
+                    kind: Kind::Entry(campaign, i, entry.index),
+                });
+                sitemap.push(SitemapPage {
+                    dir: SiteDir::entry(id, round.number, &slug),
+                    lastmod: Some(round.record.ended_at),
+                });
+            }
+        }
+    }
+
+    let patches = index.patches();
+    let patch_keys: Vec<Result<Sha256Hex, SiteError>> = patches
+        .par_iter()
+        .map(|patch| {
+            let mut h = global.job(&format!("submission:{patch}"));
+            for s in index.records(patch) {
+                h.part(&json(s)?);
+            }
+            for a in index.appearances(patch) {
+                h.part(&json(a)?);
+            }
+            Ok(h.finish())
+        })
+        .collect();
+    for (patch, key) in patches.into_iter().zip(patch_keys) {
+        jobs.push(Job {
+            name: format!("submission:{patch}"),
+            key: key?,
+            kind: Kind::Submission(patch),
+        });
+        sitemap.push(SitemapPage {
+            dir: SiteDir::submission(patch),
+            lastmod: None,
+        });
+    }
+
+    for miner in index.miners() {
+        let mut h = global.job(&format!("miner:{miner}"));
+        for c in &archive.campaigns {
+            if let Some(m) = c.miners.miners.iter().find(|m| &m.id == miner) {
+                h.part(c.id.as_str().as_bytes())
+                    .part(m.registered_at.to_string().as_bytes());
+            }
+        }
+        for (ci, patch) in index.of_miner(miner) {
+            h.part(ci.to_string().as_bytes())
+                .part(patch.as_str().as_bytes());
+            for s in index.records(patch) {
+                h.part(&json(s)?);
+            }
+            for a in index.appearances(patch) {
+                h.part(&json(a)?);
+            }
+        }
+        jobs.push(Job {
+            name: format!("miner:{miner}"),
+            key: h.finish(),
+            kind: Kind::Miner(miner),
+        });
+        sitemap.push(SitemapPage {
+            dir: SiteDir::miner(miner),
+            lastmod: None,
+        });
+    }
+
+    for doc in docs.all() {
+        let name = format!(
+            "doc:{}",
+            doc.dir.as_str().trim_end_matches('/').replace('/', ":")
+        );
+        let mut h = global.job(&name);
+        h.part(&json(doc)?);
+        jobs.push(Job {
+            name,
+            key: h.finish(),
+            kind: Kind::Doc(doc),
+        });
+        sitemap.push(SitemapPage {
+            dir: doc.dir.clone(),
+            lastmod: None,
+        });
+    }
+
+    // The files for machines depend on the whole archive and on the page list: they are
+    // made on every build (and written only when their bytes changed).
+    jobs.push(Job {
+        name: "machine".to_owned(),
+        key: always(),
+        kind: Kind::Machine,
+    });
+    Ok((jobs, sitemap))
+}
+
+/// `value` as JSON bytes, for a key.
+fn json<T: Serialize + ?Sized>(value: &T) -> Result<Vec<u8>, SiteError> {
+    serde_json::to_vec(value).map_err(|e| SiteError::Serialize {
+        path: "(cache key)".to_owned(),
+        message: e.to_string(),
+    })
+}
+
+/// The key of a job whose output is a function of `page` alone.
+fn model_key<M: Serialize>(
+    global: &GlobalKey,
+    name: &str,
+    page: &PageOut<M>,
+) -> Result<Sha256Hex, SiteError> {
+    let mut h = global.job(name);
+    h.part(page.template.as_bytes());
+    h.part(
+        &serde_json::to_vec(&page.model).map_err(|e| SiteError::Serialize {
+            path: page.dir.page().to_string(),
+            message: e.to_string(),
+        })?,
+    );
+    for f in &page.files {
+        h.part(f.path.as_str().as_bytes()).part(&f.bytes);
+    }
+    Ok(h.finish())
+}
+
+/// Renders `page` and returns it with the files beside it.
+fn emit<M: Serialize>(renderer: &Renderer, page: PageOut<M>) -> Result<Vec<Output>, SiteError> {
+    let path = page.dir.page();
+    let html = renderer.render(page.template, &path, &page.model)?;
+    let mut out = vec![Output {
+        path,
+        bytes: html.into_bytes(),
+        html: true,
+    }];
+    out.extend(
+        page.files
+            .into_iter()
+            .map(|ExtraFile { path, bytes }| Output {
+                path,
+                bytes,
+                html: false,
+            }),
+    );
+    Ok(out)
+}
+
+fn machine_outputs(files: Vec<machine::MachineFile>) -> impl Iterator<Item = Output> {
+    files.into_iter().map(|(path, bytes)| Output {
+        path,
+        bytes,
+        html: false,
+    })
+}
+
+/// Runs one job.
+fn run_job(
+    job: &Job<'_>,
+    archive: &Archive,
+    index: &PatchIndex<'_>,
+    renderer: &Renderer,
+    sitemap: &[SitemapPage],
+) -> Result<Vec<Output>, SiteError> {
+    match &job.kind {
+        Kind::Static(name, text) => Ok(vec![Output {
+            path: SiteDir::root().file(name)?,
+            bytes: text.as_bytes().to_vec(),
+            html: false,
+        }]),
+        Kind::Index => emit(renderer, pages::index::page(archive)?),
+        Kind::Rejected => emit(renderer, pages::rejected::page(archive)?),
+        Kind::Campaign(c) => emit(renderer, pages::campaign::page(archive, c)?),
+        Kind::Round(c, i) => {
+            let round = &c.rounds[*i];
+            let previous = i.checked_sub(1).and_then(|p| c.rounds.get(p));
+            let next = c.rounds.get(i + 1).map(|r| r.number);
+            let mut out = emit(
+                renderer,
+                pages::round::round_page(&c.id, round, previous, next)?,
+            )?;
+            out.extend(machine_outputs(machine::round_files(&c.id, round)?.files));
+            Ok(out)
+        }
+        Kind::Entry(c, i, entry) => emit(
+            renderer,
+            pages::entry::entry_page(&c.id, &c.rounds[*i], *entry)?,
+        ),
+        Kind::Miner(m) => emit(renderer, pages::miner::page(archive, index, m)?),
+        Kind::Submission(p) => emit(renderer, pages::submission::page(index, p)?),
+        Kind::Doc(doc) => {
+            let path = doc.dir.page();
+            let html = renderer.render("doc.html", &path, doc)?;
+            Ok(vec![Output {
+                path,
+                bytes: html.into_bytes(),
+                html: true,
+            }])
+        }
+        Kind::Machine => {
+            let base = &renderer.info().base_url;
+            let mut files = machine::site_files(archive, base)?;
+            files.extend(machine::sitemap(base, sitemap)?);
+            Ok(machine_outputs(files).collect())
+        }
+    }
+}
+
+/// The key of a job that runs on every build (and of one whose last run failed).
+fn always() -> Sha256Hex {
+    Sha256Hex::from_bytes([0; 32])
+}
+
+/// A job that failed, and what it wrote before.
+struct Failed {
+    done: Done,
+    error: SiteError,
+}
+
+/// What one job did.
+struct Done {
+    name: String,
+    record: JobRecord,
+    html_pages: usize,
+    html_written: usize,
+    other_written: usize,
+    unchanged: usize,
+}
+
+/// Lists, renders and writes the site of `archive` into `out`, skipping the jobs whose
+/// key the manifest already holds; then removes the previous build's files the site no
+/// longer has and writes the manifest.
+///
+/// Errors: as [`build_site`].
+pub(crate) fn write_site(
+    archive: &Archive,
+    docs: &Docs,
+    renderer: &Renderer,
+    out: &Path,
+    clean: bool,
+    at: Option<Timestamp>,
+) -> Result<BuildSummary, SiteError> {
+    let mut previous = Manifest::load(out)?;
+    if let Some(file) = foreign_file(out, previous.as_ref())? {
+        return Err(SiteError::NotOurOutput {
+            dir: out.to_owned(),
+            file,
+        });
+    }
+    let mut removed = 0;
+    if clean && let Some(manifest) = previous.take() {
+        removed += remove_files(out, manifest.files())?;
+    }
+    let previous = previous.unwrap_or_default();
+
+    let nav = serde_json::to_vec(&renderer.info().docs).map_err(|e| SiteError::Serialize {
+        path: MANIFEST_FILE.to_owned(),
+        message: e.to_string(),
+    })?;
+    let global = GlobalKey::new(
+        &templates_digest(),
+        &archive.keyring_json,
+        &renderer.info().base_url,
+        &nav,
+        &at.map(|t| t.to_string()).unwrap_or_default(),
+    );
+    let index = PatchIndex::new(archive);
+    let (jobs, sitemap) = jobs(archive, &index, docs, &global)?;
+    let mut names = BTreeSet::new();
+    for job in &jobs {
+        if !names.insert(job.name.as_str()) {
+            return Err(SiteError::DuplicateOutput {
+                path: job.name.clone(),
+            });
+        }
+    }
+
+    let cached = AtomicUsize::new(0);
+    let results: Vec<Result<Done, Box<Failed>>> = jobs
+        .par_iter()
+        .map(|job| {
+            if let Some(record) = previous.jobs.get(&job.name)
+                && record.key == job.key
+                && job.key != always()
+            {
+                cached.fetch_add(1, Ordering::Relaxed);
+                let html = record
+                    .files
+                    .iter()
+                    .filter(|f| f.as_str().ends_with(".html"))
+                    .count();
+                return Ok(Done {
+                    name: job.name.clone(),
+                    record: record.clone(),
+                    html_pages: html,
+                    html_written: 0,
+                    other_written: 0,
+                    unchanged: record.files.len(),
+                });
+            }
+            let mut done = Done {
+                name: job.name.clone(),
+                record: JobRecord {
+                    key: job.key.clone(),
+                    files: Vec::new(),
+                },
+                html_pages: 0,
+                html_written: 0,
+                other_written: 0,
+                unchanged: 0,
+            };
+            let outputs = match run_job(job, archive, &index, renderer, &sitemap) {
+                Ok(outputs) => outputs,
+                Err(error) => return Err(Box::new(Failed { done, error })),
+            };
+            for o in outputs {
+                done.html_pages += usize::from(o.html);
+                match write_if_changed(&o.path.under(out), &o.bytes) {
+                    Ok(true) if o.html => done.html_written += 1,
+                    Ok(true) => done.other_written += 1,
+                    Ok(false) => done.unchanged += 1,
+                    Err(error) => return Err(Box::new(Failed { done, error })),
+                }
+                done.record.files.push(o.path);
+            }
+            done.record.files.sort();
+            Ok(done)
+        })
+        .collect();
+    let mut done = Vec::with_capacity(results.len());
+    let mut failed = Vec::new();
+    for result in results {
+        match result {
+            Ok(d) => done.push(d),
+            Err(f) => failed.push(f),
+        }
+    }
+    if !failed.is_empty() {
+        // Keep every file written so far listed as ours, under a key that runs its job
+        // again: the next build then neither refuses the directory nor trusts a half
+        // written job.
+        let mut manifest = previous.clone();
+        for d in &done {
+            manifest.jobs.insert(d.name.clone(), d.record.clone());
+        }
+        for f in &failed {
+            let mut files = f.done.record.files.clone();
+            if let Some(old) = previous.jobs.get(&f.done.name) {
+                files.extend(old.files.iter().cloned());
+            }
+            files.sort();
+            files.dedup();
+            manifest.jobs.insert(
+                f.done.name.clone(),
+                JobRecord {
+                    key: always(),
+                    files,
+                },
+            );
+        }
+        write_if_changed(&out.join(MANIFEST_FILE), &manifest.to_bytes())?;
+        if let Some(first) = failed.into_iter().next() {
+            return Err(first.error);
+        }
+    }
+
+    let mut manifest = Manifest::default();
+    let mut owner: BTreeMap<&SitePath, &str> = BTreeMap::new();
+    let mut summary = BuildSummary {
+        jobs: jobs.len(),
+        jobs_run: jobs.len() - cached.into_inner(),
+        verified_rounds: archive.campaigns.iter().map(|c| c.rounds.len()).sum(),
+        rejected_rounds: archive.rejected.len(),
+        removed,
+        ..BuildSummary::default()
+    };
+    for d in &done {
+        for f in &d.record.files {
+            if owner.insert(f, &d.name).is_some() {
+                return Err(SiteError::DuplicateOutput {
+                    path: f.to_string(),
+                });
+            }
+        }
+        summary.html_pages += d.html_pages;
+        summary.html_written += d.html_written;
+        summary.other_written += d.other_written;
+        summary.unchanged += d.unchanged;
+    }
+    let stale: Vec<&SitePath> = previous
+        .files()
+        .filter(|f| !owner.contains_key(f))
+        .collect();
+    summary.removed += remove_files(out, stale)?;
+    for d in done {
+        manifest.jobs.insert(d.name, d.record);
+    }
+    write_if_changed(&out.join(MANIFEST_FILE), &manifest.to_bytes())?;
+    Ok(summary)
+}
+
+/// Writes `bytes` to `path` (parents created) unless the file already holds exactly
+/// them; whether it wrote.
+///
+/// Errors: [`SiteError::Io`] naming the file or directory.
+fn write_if_changed(path: &Path, bytes: &[u8]) -> Result<bool, SiteError> {
+    match std::fs::read(path) {
+        Ok(existing) if existing == bytes => return Ok(false),
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(source) => return Err(IoError::at("reading", path)(source).into()),
+    }
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(IoError::at("creating", parent))?;
+    }
+    write_atomic(path, bytes, FILE_MODE).map_err(IoError::at("writing", path))?;
+    Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base_urls() {
+        assert_eq!(normalize_base_url("").unwrap(), "");
+        assert_eq!(
+            normalize_base_url("https://x.org/r").unwrap(),
+            "https://x.org/r/"
+        );
+        assert_eq!(
+            normalize_base_url("https://x.org/").unwrap(),
+            "https://x.org/"
+        );
+        for bad in [
+            "ftp://x",
+            "x.org",
+            "https://x.org/\"><script>",
+            "https://x y",
+            "https://x/?q",
+        ] {
+            assert!(normalize_base_url(bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,27 @@
+//! referee's public site: a static directory rendered only from bundles that verify.
+//!
+//! The build ([`build::build_site`]) loads every sealed round of a data directory and
+//! verifies each bundle with the offline verifier as of its own seal time
+//! ([`load::load_archive`]), builds plain page models ([`pages`]), renders them through
+//! the tera templates of `templates/`, embedded in the binary ([`render`]), in parallel,
+//! and writes the output atomically, skipping what an earlier build already wrote the same
+//! way ([`cache`]). Every output path is made from validated ids ([`paths`]).
+//! It links `receipts` and `verifier` only: no HTTP stack (`referee site serve` lives in
+//! the binary).
+
+pub mod archive;
+pub mod build;
+pub mod cache;
+pub mod check;
+pub mod docs;
+pub mod error;
+pub mod load;
+pub mod machine;
+pub mod pages;
+pub mod paths;
+pub mod render;
+pub mod svg;
+
+pub use build::{BuildOptions, BuildSummary, build_site};
+pub use error::SiteError;
+pub use load::load_archive;

@@ -1,0 +1,409 @@
+//! A campaign's page `/c/<campaign>/`: its rules in plain words from the frozen campaign
+//! (SLA, overtake margin, correctness bounds, runs, hardware), the table of its verified
+//! rounds, and the leader history as an SVG step chart drawn at build time with the same
+//! numbers as a table beside it.
+
+use receipts::model::{Campaign, LatencyKind, LengthDist, PassOrder, Sla};
+use receipts::text::format_grouped;
+use serde::Serialize;
+use verifier::view::{format_bp_percent, format_duration_ms, format_score_ppm};
+
+use crate::archive::{Archive, CampaignArchive};
+use crate::error::SiteError;
+use crate::pages::index::{opt, seat_score};
+use crate::pages::{PageOut, TableLinks, TableRow, seat_label, table_files, untrusted, wire_name};
+use crate::paths::SiteDir;
+use crate::svg::{LeaderPoint, leader_history};
+
+/// The model of `/c/<campaign>/`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct CampaignModel {
+    /// The campaign id.
+    pub id: String,
+    /// Its title (untrusted), or the id.
+    pub title: String,
+    /// sha256 of the frozen `campaign.json` every round names.
+    pub digest: String,
+    /// The rules, in plain words, in reading order.
+    pub rules: Vec<Rule>,
+    /// Verified rounds, newest first.
+    pub rounds: Vec<RoundRow>,
+    /// The rounds table as CSV and JSON.
+    pub rounds_table: TableLinks,
+    /// The leader history as SVG (from `site::svg`, escaped there).
+    pub history_svg: String,
+    /// The leader history, oldest round first.
+    pub history: Vec<HistoryRow>,
+    /// The history table as CSV and JSON.
+    pub history_table: TableLinks,
+    /// Rounds of this campaign whose bundle failed verification (listed on `rejected/`).
+    pub rejected_rounds: Vec<u64>,
+}
+
+/// One rule of the campaign.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Rule {
+    /// What it is about (`Service level`, `Overtake margin`).
+    pub term: &'static str,
+    /// The rule in words (may quote the evaluator's campaign file, made safe).
+    pub text: String,
+}
+
+/// A row of the rounds table.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct RoundRow {
+    /// The round number.
+    pub round: u64,
+    /// Its page.
+    pub href: SiteDir,
+    /// `complete`, `infra_failed` or `inconclusive`.
+    pub status: String,
+    /// Entries scored.
+    pub scored: usize,
+    /// Entries disqualified.
+    pub disqualified: usize,
+    /// Entries that failed for infrastructure.
+    pub infra_failed: usize,
+    /// The top score, `+0.5099`; `None` when nothing was scored.
+    pub top_score: Option<String>,
+    /// The top score, ppm.
+    pub top_score_ppm: Option<i64>,
+    /// The seat after the round.
+    pub leader_after: String,
+    /// Whether the seat changed.
+    pub leader_changed: bool,
+    /// How long the round took, `2h 17m`-style (`verifier::view::format_duration_ms`).
+    pub settled_in: String,
+    /// `endedAt − startedAt`, milliseconds.
+    pub settled_in_ms: i64,
+    /// When teardown ended (RFC 3339).
+    pub ended_at: String,
+}
+
+impl TableRow for RoundRow {
+    const COLUMNS: &'static [&'static str] = &[
+        "round",
+        "status",
+        "scored",
+        "disqualified",
+        "infra_failed",
+        "top_score_ppm",
+        "leader_after",
+        "leader_changed",
+        "settled_in_ms",
+        "ended_at",
+    ];
+
+    fn cells(&self) -> Vec<String> {
+        vec![
+            self.round.to_string(),
+            self.status.clone(),
+            self.scored.to_string(),
+            self.disqualified.to_string(),
+            self.infra_failed.to_string(),
+            opt(self.top_score_ppm),
+            self.leader_after.clone(),
+            self.leader_changed.to_string(),
+            self.settled_in_ms.to_string(),
+            self.ended_at.clone(),
+        ]
+    }
+}
+
+/// A row of the leader history.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct HistoryRow {
+    /// The round number.
+    pub round: u64,
+    /// Its page.
+    pub href: SiteDir,
+    /// Who held the seat after it.
+    pub leader: String,
+    /// The holder's submission page (none for the baseline).
+    pub leader_href: Option<SiteDir>,
+    /// The holder's score in that round, `+0.5099`; `None` when it was not scored there.
+    pub score: Option<String>,
+    /// The same, ppm.
+    pub score_ppm: Option<i64>,
+    /// Whether the seat changed in that round.
+    pub changed: bool,
+}
+
+impl TableRow for HistoryRow {
+    const COLUMNS: &'static [&'static str] = &["round", "leader", "score_ppm", "seat_changed"];
+
+    fn cells(&self) -> Vec<String> {
+        vec![
+            self.round.to_string(),
+            self.leader.clone(),
+            opt(self.score_ppm),
+            self.changed.to_string(),
+        ]
+    }
+}
+
+/// Builds `/c/<campaign>/` for `campaign` of `archive`.
+///
+/// Errors: [`SiteError::Serialize`] when a table does not serialise.
+pub fn page(
+    archive: &Archive,
+    campaign: &CampaignArchive,
+) -> Result<PageOut<CampaignModel>, SiteError> {
+    let dir = SiteDir::campaign(&campaign.id);
+    let id = &campaign.id;
+    let mut rounds: Vec<RoundRow> = campaign
+        .rounds
+        .iter()
+        .map(|r| {
+            let view = &r.view;
+            let counts = view.counts.value;
+            let top = view.top_score.as_ref().map(|t| t.score_ppm.value);
+            RoundRow {
+                round: r.number,
+                href: SiteDir::round(id, r.number),
+                status: wire_name(&r.record.outcome.status),
+                scored: counts.scored,
+                disqualified: counts.disqualified,
+                infra_failed: counts.infra_failed,
+                top_score: top.map(format_score_ppm),
+                top_score_ppm: top,
+                leader_after: seat_label(r.record.outcome.leader_after.as_ref()),
+                leader_changed: view.leader_changed.value,
+                settled_in: format_duration_ms(view.settled_in_ms.value),
+                settled_in_ms: view.settled_in_ms.value,
+                ended_at: r.record.ended_at.to_string(),
+            }
+        })
+        .collect();
+    rounds.reverse();
+    let history: Vec<HistoryRow> = campaign
+        .rounds
+        .iter()
+        .map(|r| {
+            let seat = r.record.outcome.leader_after.as_ref();
+            let score_ppm = seat_score(seat, r);
+            HistoryRow {
+                round: r.number,
+                href: SiteDir::round(id, r.number),
+                leader: seat_label(seat),
+                leader_href: seat.map(|l| SiteDir::submission(&l.patch)),
+                score: score_ppm.map(format_score_ppm),
+                score_ppm,
+                changed: r.view.leader_changed.value,
+            }
+        })
+        .collect();
+    let points: Vec<LeaderPoint> = history
+        .iter()
+        .filter_map(|h| {
+            h.score_ppm.map(|score_ppm| LeaderPoint {
+                round: h.round,
+                score_ppm,
+                seat: h.leader.clone(),
+            })
+        })
+        .collect();
+    let history_svg = leader_history(
+        "leader-history",
+        &format!("Leader history of {id}: the seat holder's score after each round"),
+        &points,
+    );
+    let (rounds_table, rounds_files) = table_files(&dir, "rounds", &rounds)?;
+    let (history_table, history_files) = table_files(&dir, "leader-history", &history)?;
+    let title = &campaign.campaign.campaign.title;
+    let model = CampaignModel {
+        id: id.to_string(),
+        title: if title.is_empty() {
+            id.to_string()
+        } else {
+            untrusted(title)
+        },
+        digest: campaign.campaign.digest.to_string(),
+        rules: rules(&campaign.campaign.campaign),
+        rounds,
+        rounds_table,
+        history_svg,
+        history,
+        history_table,
+        rejected_rounds: archive
+            .rejected
+            .iter()
+            .filter(|b| b.campaign == campaign.id)
+            .map(|b| b.number)
+            .collect(),
+    };
+    Ok(PageOut {
+        dir,
+        template: "campaign.html",
+        model,
+        files: rounds_files.into_iter().chain(history_files).collect(),
+    })
+}
+
+/// The campaign's rules in plain words.
+pub fn rules(c: &Campaign) -> Vec<Rule> {
+    let correctness = &c.correctness;
+    let order = match c.effective_pass_order() {
+        PassOrder::Interleaved => {
+            "in interleaved passes (each pass runs every entry once, in an order drawn from the round's pass seed)"
+        }
+        PassOrder::Sequential => "back to back",
+    };
+    let hardware = &c.hardware;
+    let threads = match hardware.engine_threads {
+        0 => "all cores but one".to_owned(),
+        1 => "1 thread".to_owned(),
+        n => format!("{n} threads"),
+    };
+    vec![
+        Rule {
+            term: "Model",
+            text: format!("Every entry serves the model {}.", untrusted(&c.model.name)),
+        },
+        Rule {
+            term: "Service level",
+            text: sla_words(&c.sla),
+        },
+        Rule {
+            term: "Throughput",
+            text: format!(
+                "An entry's throughput is the highest request rate (searched between {} and {}, open loop) at which it meets the service level.",
+                verifier::view::format_milli_rps(c.rate_search.min_rate_milli_rps),
+                verifier::view::format_milli_rps(c.rate_search.max_rate_milli_rps),
+            ),
+        },
+        Rule {
+            term: "Runs",
+            text: format!(
+                "Each entry runs {} {order}; its score is the median against the baseline's runs.",
+                times(c.runs)
+            ),
+        },
+        Rule {
+            term: "Overtake margin",
+            text: format!(
+                "A challenger takes the seat only when it is at least {} faster than the current leader ({} basis points).",
+                format_bp_percent(u64::from(c.overtake_margin_bp)),
+                c.overtake_margin_bp
+            ),
+        },
+        Rule {
+            term: "Correctness",
+            text: format!(
+                "On {} fresh items ({} output tokens each, prompts of {}), grouped by {}, the distance of an entry's top-{} log-probabilities from the reference's must stay within {} nats for every group's mean and within {} nats for every single item.",
+                format_grouped(u64::from(correctness.items)),
+                correctness.output_tokens,
+                tokens(&correctness.input_len),
+                correctness.group_size,
+                correctness.top_k,
+                nats(correctness.group_mean_bound_micro_nats),
+                nats(correctness.item_bound_micro_nats),
+            ),
+        },
+        Rule {
+            term: "Workload",
+            text: format!(
+                "Prompts of {}, outputs of {}.",
+                tokens(&c.workload.input_len),
+                tokens(&c.workload.output_len)
+            ),
+        },
+        Rule {
+            term: "Hardware",
+            text: format!(
+                "Hardware class {}; an engine may use {} MiB of memory and {threads}.",
+                untrusted(&hardware.class),
+                format_grouped(hardware.memory_limit_mb)
+            ),
+        },
+        Rule {
+            term: "Stability",
+            text: format!(
+                "The round does not count (infra failed) when the baseline drifts by more than {}; a run that loses more than {} of its CPU time to steal is run again once, then its entry is infra failed.",
+                format_bp_percent(u64::from(c.drift_bound_bp)),
+                verifier::view::format_ppm_percent(
+                    u64::from(c.effective_max_steal_permille()) * 1000
+                )
+            ),
+        },
+    ]
+}
+
+/// `p95:e2e:300ms` in words.
+fn sla_words(sla: &Sla) -> String {
+    let permille = sla.percentile.permille();
+    let percentile = if permille.is_multiple_of(10) {
+        ordinal(permille / 10)
+    } else {
+        format!("{}.{}th", permille / 10, permille % 10)
+    };
+    let latency = match sla.latency {
+        LatencyKind::E2e => "end-to-end latency (scheduled send to last byte)",
+        LatencyKind::Ttft => "time to first token",
+        LatencyKind::Tpot => "time per output token",
+    };
+    format!(
+        "The {percentile} percentile of {latency} must stay within {} ms ({sla}).",
+        format_grouped(sla.bound_ms)
+    )
+}
+
+/// `once`, `twice`, `3 times`.
+fn times(n: u32) -> String {
+    match n {
+        1 => "once".to_owned(),
+        2 => "twice".to_owned(),
+        n => format!("{n} times"),
+    }
+}
+
+fn ordinal(n: u32) -> String {
+    let suffix = match (n % 10, n % 100) {
+        (_, 11..=13) => "th",
+        (1, _) => "st",
+        (2, _) => "nd",
+        (3, _) => "rd",
+        _ => "th",
+    };
+    format!("{n}{suffix}")
+}
+
+/// Micro-nats as nats, trailing zeros dropped: `200_000` → `0.2`, `2_000_000` → `2`.
+fn nats(micro: u64) -> String {
+    let whole = micro / 1_000_000;
+    let frac = micro % 1_000_000;
+    if frac == 0 {
+        whole.to_string()
+    } else {
+        let digits = format!("{frac:06}");
+        format!("{whole}.{}", digits.trim_end_matches('0'))
+    }
+}
+
+fn tokens(dist: &LengthDist) -> String {
+    match *dist {
+        LengthDist::Fixed { value } => format!("{value} tokens"),
+        LengthDist::Uniform { min, max } => format!("{min} to {max} tokens"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words() {
+        assert_eq!(nats(200_000), "0.2");
+        assert_eq!(nats(2_000_000), "2");
+        assert_eq!(nats(1_250_000), "1.25");
+        assert_eq!(ordinal(1), "1st");
+        assert_eq!(ordinal(12), "12th");
+        assert_eq!(ordinal(95), "95th");
+        assert_eq!(ordinal(52), "52nd");
+        let sla: Sla = "p99.9:ttft:1500ms".parse().unwrap();
+        assert_eq!(
+            sla_words(&sla),
+            "The 99.9th percentile of time to first token must stay within 1 500 ms (p99.9:ttft:1500ms)."
+        );
+    }
+}

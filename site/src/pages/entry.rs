@@ -1,0 +1,1291 @@
+//! The entry page, `/c/<campaign>/r/<n>/e/<slug>/`: one entry of a round in full — its
+//! provenance (the patch digest and the diff itself, highlighted by [`super::diff`]; the
+//! engine's backend, config digest, command line and isolation; the hardware), its rate
+//! search per run (probe rate against the SLA percentile, the bound, pass and fail) as an
+//! SVG chart with its table, latency percentiles of TTFT, TPOT, ITL and e2e decoded from
+//! the HdrHistogram blobs of each run's result probe with a percentile plot, the per-item
+//! correctness distances with the group means and both bounds, the timed-run output
+//! sample, and the tail of its engine log.
+//!
+//! The files are the bundle's own and are read as the verifier read them
+//! ([`verifier::read_bundle_json`]: a safe bundle path, a size limit, strict JSON;
+//! histograms through [`decode_histogram`] with its limits). A file that cannot be read
+//! is said so on the page; it never fails the build (the bundle verified, so it does not
+//! happen unless the directory changed under the build). Untrusted text is escaped when
+//! the model is built, as on the round page.
+
+use std::collections::BTreeMap;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::Path;
+
+use serde::Serialize;
+
+use receipts::bundle::check_subject_name;
+use receipts::layout::patch_input;
+use receipts::model::{
+    CampaignId, CorrectnessItems, Entry, EntryMeasurement, HostLoad, LatencyKind, LoadSample,
+    LoadSampleCheck, PassStatus, Percentile, ProbeRecord, ProbeVerdict, Role, RoundRecord,
+    RunMeasurement,
+};
+use receipts::rules::correctness::verdict_from_artifact;
+use receipts::rules::histogram::decode_histogram;
+use receipts::rules::sla::nearest_rank_value;
+use receipts::text::log_tail_for_display;
+use verifier::read_bundle_json;
+use verifier::view::{format_duration_ms, format_milli_rps};
+
+use super::diff::{HighlightedDiff, highlight};
+use super::round::{
+    DisqualificationRow, Shown, disqualification_row, entry_status_class, entry_status_name,
+    file_verified, format_micro_nats, role_name, score_cells, untrusted, untrusted_clipped,
+};
+use super::{ExtraFile, PageOut, TableLinks, TableRow, table_files};
+use crate::archive::VerifiedRound;
+use crate::error::SiteError;
+use crate::paths::{EntrySlug, SiteDir};
+use crate::svg::{
+    CorrectnessData, PercentilePoint, PercentileSeries, RateProbe, correctness_chart,
+    percentile_plot, rate_search,
+};
+
+/// The template of the entry page.
+pub const TEMPLATE: &str = "entry.html";
+
+/// Bytes read from the end of an engine log.
+pub const ENGINE_LOG_TAIL_BYTES: u64 = 64 << 10;
+
+/// Characters of the engine log's tail shown.
+pub const ENGINE_LOG_CHARS: usize = 8_000;
+
+/// Largest diff read, bytes (intake refuses far smaller ones).
+pub const MAX_DIFF_BYTES: usize = 16 << 20;
+
+/// Characters of an engine's command line shown.
+pub const COMMAND_CHARS: usize = 4_000;
+
+/// The percentiles of the latency tables, in tenths of a percent, and their labels; the
+/// table adds the maximum.
+pub const TABLE_PERCENTILES: [(u32, &str); 5] = [
+    (500, "p50"),
+    (900, "p90"),
+    (950, "p95"),
+    (990, "p99"),
+    (999, "p99.9"),
+];
+
+/// The percentiles the percentile plot samples, tenths of a percent (what nearest rank
+/// over a [`Percentile`] can name).
+pub const PLOT_PERCENTILES: [u32; 7] = [500, 750, 900, 950, 990, 995, 999];
+
+/// The entry's slug as the bundle names its files: `baseline`, `incumbent-<miner>`,
+/// `candidate-<k>-<miner>` (k counting challengers from 1 in run order), `entry-<i>` for
+/// an entry without a miner that is not the baseline.
+///
+/// Errors: [`SiteError::InvalidId`] when there is no entry `index` or the slug cannot
+/// name a path.
+pub fn entry_slug(record: &RoundRecord, index: u32) -> Result<EntrySlug, SiteError> {
+    let Some(entry) = record.entries.iter().find(|e| e.index == index) else {
+        return Err(SiteError::InvalidId {
+            field: "entry index",
+            value: index.to_string(),
+            rule: "an entry of the round",
+        });
+    };
+    let text = match (entry.role, &entry.miner) {
+        (Role::Baseline, _) => "baseline".to_owned(),
+        (Role::Incumbent, Some(miner)) => format!("incumbent-{miner}"),
+        (Role::Challenger, Some(miner)) => {
+            let k = record
+                .entries
+                .iter()
+                .filter(|e| e.role == Role::Challenger && e.index <= index)
+                .count();
+            format!("candidate-{k}-{miner}")
+        }
+        (_, None) => format!("entry-{index}"),
+    };
+    EntrySlug::new(&text)
+}
+
+/// The entry page's model.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct EntryPage {
+    /// The campaign id.
+    pub campaign: String,
+    /// The round number.
+    pub round: u64,
+    /// The entry's slug.
+    pub slug: String,
+    /// `Round 2 · candidate-1-fast`.
+    pub title: String,
+    /// The round page, relative to the site root.
+    pub round_href: String,
+    /// `baseline`, `incumbent`, `challenger`.
+    pub role: Shown,
+    /// The miner.
+    pub miner: Option<Shown>,
+    /// The miner's page.
+    pub miner_href: Option<String>,
+    /// The submission's page.
+    pub patch_href: Option<String>,
+    /// `scored`, `disqualified`, `infra_failed`.
+    pub status: Shown,
+    /// CSS class of the status.
+    pub status_class: &'static str,
+    /// The score.
+    pub score: Shown,
+    /// The paired interval (v3) or the runs' range.
+    pub spread: Option<Shown>,
+    /// Median run throughput.
+    pub throughput: Shown,
+    /// How long the entry took.
+    pub duration: Shown,
+    /// Why it was disqualified.
+    pub disqualification: Option<DisqualificationRow>,
+    /// Why it is `infra_failed`.
+    pub infra_failure: Option<Shown>,
+    /// The SLA, `p95:e2e:300ms`.
+    pub sla: String,
+    /// Where it came from.
+    pub provenance: Provenance,
+    /// Every run (from v3 every run of every pass), in order.
+    pub runs: Vec<RunView>,
+    /// Every probe of every run as CSV and JSON.
+    pub probes_table: TableLinks,
+    /// The latency percentiles as CSV and JSON.
+    pub latency_table: TableLinks,
+    /// The SLA latency of each run's result probe by percentile, SVG (ours).
+    pub percentile_chart: String,
+    /// The correctness distances.
+    pub correctness: Option<CorrectnessView>,
+    /// The timed-run output sample (v3).
+    pub load_sample: Option<LoadSampleView>,
+    /// The engine log's tail.
+    pub engine_log: Option<LogView>,
+}
+
+/// Where the entry came from.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Provenance {
+    /// sha256 of the diff; `None` for the baseline.
+    pub patch: Option<Shown>,
+    /// The bundle file of the diff (`inputs/patches/<sha256>.diff`).
+    pub patch_file: Option<String>,
+    /// The diff, highlighted (markup of ours, for `| safe`).
+    pub diff: Option<HighlightedDiff>,
+    /// Why the diff cannot be shown.
+    pub diff_error: Option<String>,
+    /// The engine's backend.
+    pub backend: Shown,
+    /// sha256 of the engine config of the (patched) tree.
+    pub config_sha256: Shown,
+    /// The image, for the docker backend.
+    pub image: Option<String>,
+    /// The command line the runner started (v2 on), shell-quoted.
+    pub command: Option<Shown>,
+    /// How the engine was confined and pinned (v3).
+    pub isolation: Vec<Fact>,
+    /// The round's hardware at setup, in one line.
+    pub hardware: Shown,
+    /// The tool that ran the round.
+    pub tool: Shown,
+}
+
+/// A label and a value.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Fact {
+    /// The label.
+    pub label: &'static str,
+    /// The value.
+    pub value: String,
+}
+
+/// One run of the entry with its rate search.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct RunView {
+    /// `run 1`, `pass 2`, `A/A control, pass 1`.
+    pub label: String,
+    /// An id for the page's fragments and the chart (`run-0`).
+    pub id: String,
+    /// v3: how the run ended (`measured`, `sla_unmet`, …).
+    pub status: Option<&'static str>,
+    /// v3: whether its pass was void (a baseline run of it failed: nothing of it counts).
+    pub void: bool,
+    /// Its throughput.
+    pub throughput: String,
+    /// v3: its paired ratio against the same pass's baseline run, `0.901775`.
+    pub paired_ratio: Option<String>,
+    /// CPU steal over the run, `1 450 ms of 7 766 ms`.
+    pub host_load: Option<String>,
+    /// The probe log, bundle-relative; verified when it matches its subject.
+    pub probe_log: Option<Shown>,
+    /// The engine log of the run, bundle-relative.
+    pub engine_log: Option<String>,
+    /// Why the probe log cannot be shown.
+    pub error: Option<String>,
+    /// The rate search as SVG (ours); empty when there is no probe log.
+    pub chart: String,
+    /// Its probes.
+    pub probes: Vec<ProbeRow>,
+    /// The probe the latency table is of: the result probe, else the last one.
+    pub latency_probe: Option<String>,
+    /// Latency percentiles of that probe.
+    pub latency: Vec<LatencyRow>,
+}
+
+/// One probe of a rate search.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ProbeRow {
+    /// Its position in the search, from 0.
+    pub probe: u32,
+    /// Target rate.
+    pub rate: String,
+    /// Measured requests sent.
+    pub requests: u32,
+    /// Completed.
+    pub completed: u32,
+    /// Over the bound, failed included.
+    pub over_bound: u32,
+    /// The SLA percentile (`—` when its rank fell on a failed request).
+    pub percentile: String,
+    /// `pass`, `fail`, `invalid`.
+    pub verdict: &'static str,
+    /// CSS class of the verdict.
+    pub verdict_class: &'static str,
+    /// Its throughput.
+    pub throughput: String,
+    /// Send-lag p99.
+    pub send_lag_p99: String,
+    /// Failed requests.
+    pub errors: u64,
+    /// Whether its throughput is the run's result.
+    pub result: bool,
+}
+
+/// One latency of one probe by percentile.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct LatencyRow {
+    /// `TTFT`, `TPOT`, `ITL`, `e2e`.
+    pub metric: &'static str,
+    /// Samples recorded.
+    pub samples: u64,
+    /// p50, p90, p95, p99, p99.9 and the maximum, for people; or why the histogram does
+    /// not decode (one cell).
+    pub cells: Vec<String>,
+}
+
+/// The correctness distances of the entry.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct CorrectnessView {
+    /// The verdict in short.
+    pub summary: Shown,
+    /// The per-item file, bundle-relative.
+    pub file: String,
+    /// Why the file cannot be shown.
+    pub error: Option<String>,
+    /// The chart, SVG (ours).
+    pub chart: String,
+    /// The item bound.
+    pub item_bound: String,
+    /// The group-mean bound.
+    pub group_bound: String,
+    /// Every item.
+    pub items: Vec<ItemRow>,
+    /// Every group.
+    pub groups: Vec<GroupRow>,
+    /// The items as CSV and JSON.
+    pub table: Option<TableLinks>,
+}
+
+/// One correctness item.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ItemRow {
+    /// Its index.
+    pub index: u32,
+    /// Its group.
+    pub group: u32,
+    /// Prompt tokens.
+    pub prompt_tokens: u32,
+    /// Output tokens.
+    pub output_tokens: usize,
+    /// Its distance.
+    pub distance: String,
+    /// Whether it is over the item bound.
+    pub over: bool,
+}
+
+/// One correctness group.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct GroupRow {
+    /// Its index.
+    pub index: u32,
+    /// `0–2`.
+    pub items: String,
+    /// Its mean distance.
+    pub mean: String,
+    /// Whether it is over the group bound.
+    pub over: bool,
+}
+
+/// The timed-run output sample.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct LoadSampleView {
+    /// The sample file, bundle-relative.
+    pub file: String,
+    /// Why it cannot be shown.
+    pub error: Option<String>,
+    /// Its bound.
+    pub bound: String,
+    /// One row per run.
+    pub runs: Vec<LoadSampleRow>,
+}
+
+/// One run of the output sample.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct LoadSampleRow {
+    /// The run, from 0.
+    pub run: u32,
+    /// Its result probe.
+    pub probe: u32,
+    /// Completed requests sampled from.
+    pub completed: usize,
+    /// `8 checked, largest gap 0.123456 nats` or `not applicable: …`.
+    pub check: String,
+    /// Whether a sampled gap is over the bound.
+    pub over: bool,
+}
+
+/// A log's tail.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct LogView {
+    /// The file, bundle-relative.
+    pub file: String,
+    /// The tail ([`log_tail_for_display`]), or why it cannot be read.
+    pub tail: String,
+    /// Whether the file matches its subject.
+    pub verified: bool,
+}
+
+/// A row of `probes.csv` / `probes.json`: raw integers in their units.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProbeTableRow {
+    /// The run's label.
+    pub run_label: String,
+    /// The run, from 0, as the probe log numbers it.
+    pub run: u32,
+    /// The probe, from 0.
+    pub probe: u32,
+    /// Target rate, milli-requests/s.
+    pub rate_milli_rps: u64,
+    /// Measured requests.
+    pub requests: u32,
+    /// Completed.
+    pub completed: u32,
+    /// Over the bound.
+    pub over_bound: u32,
+    /// The SLA percentile, µs.
+    pub percentile_us: Option<u64>,
+    /// The SLA bound, µs.
+    pub bound_us: u64,
+    /// `pass`, `fail`, `invalid`.
+    pub verdict: &'static str,
+    /// Throughput, milli-requests/s.
+    pub throughput_milli_rps: u64,
+    /// Measured duration, µs.
+    pub duration_us: u64,
+    /// Send-lag p50, µs.
+    pub send_lag_p50_us: u64,
+    /// Send-lag p99, µs.
+    pub send_lag_p99_us: u64,
+    /// Failed requests.
+    pub errors: u64,
+}
+
+impl TableRow for ProbeTableRow {
+    const COLUMNS: &'static [&'static str] = &[
+        "runLabel",
+        "run",
+        "probe",
+        "rateMilliRps",
+        "requests",
+        "completed",
+        "overBound",
+        "percentileUs",
+        "boundUs",
+        "verdict",
+        "throughputMilliRps",
+        "durationUs",
+        "sendLagP50Us",
+        "sendLagP99Us",
+        "errors",
+    ];
+
+    fn cells(&self) -> Vec<String> {
+        vec![
+            self.run_label.clone(),
+            self.run.to_string(),
+            self.probe.to_string(),
+            self.rate_milli_rps.to_string(),
+            self.requests.to_string(),
+            self.completed.to_string(),
+            self.over_bound.to_string(),
+            self.percentile_us
+                .map(|p| p.to_string())
+                .unwrap_or_default(),
+            self.bound_us.to_string(),
+            self.verdict.to_owned(),
+            self.throughput_milli_rps.to_string(),
+            self.duration_us.to_string(),
+            self.send_lag_p50_us.to_string(),
+            self.send_lag_p99_us.to_string(),
+            self.errors.to_string(),
+        ]
+    }
+}
+
+/// A row of `latency.csv` / `latency.json`: one latency of one run's latency probe, µs.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LatencyTableRow {
+    /// The run's label.
+    pub run_label: String,
+    /// The probe, from 0.
+    pub probe: u32,
+    /// `ttft`, `tpot`, `itl`, `e2e`.
+    pub metric: &'static str,
+    /// Samples recorded.
+    pub samples: u64,
+    /// Nearest-rank p50, µs.
+    pub p50_us: u64,
+    /// p90, µs.
+    pub p90_us: u64,
+    /// p95, µs.
+    pub p95_us: u64,
+    /// p99, µs.
+    pub p99_us: u64,
+    /// p99.9, µs.
+    pub p999_us: u64,
+    /// The maximum, µs.
+    pub max_us: u64,
+}
+
+impl TableRow for LatencyTableRow {
+    const COLUMNS: &'static [&'static str] = &[
+        "runLabel", "probe", "metric", "samples", "p50Us", "p90Us", "p95Us", "p99Us", "p999Us",
+        "maxUs",
+    ];
+
+    fn cells(&self) -> Vec<String> {
+        vec![
+            self.run_label.clone(),
+            self.probe.to_string(),
+            self.metric.to_owned(),
+            self.samples.to_string(),
+            self.p50_us.to_string(),
+            self.p90_us.to_string(),
+            self.p95_us.to_string(),
+            self.p99_us.to_string(),
+            self.p999_us.to_string(),
+            self.max_us.to_string(),
+        ]
+    }
+}
+
+/// A row of `correctness.csv` / `correctness.json`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CorrectnessTableRow {
+    /// The item.
+    pub item: u32,
+    /// Its group.
+    pub group: u32,
+    /// Prompt tokens.
+    pub prompt_tokens: u32,
+    /// Output tokens.
+    pub output_tokens: usize,
+    /// Its distance, micro-nats.
+    pub distance_micro_nats: u64,
+    /// The item bound, micro-nats.
+    pub item_bound_micro_nats: u64,
+    /// Its group's mean, micro-nats.
+    pub group_mean_micro_nats: u64,
+    /// The group-mean bound, micro-nats.
+    pub group_mean_bound_micro_nats: u64,
+}
+
+impl TableRow for CorrectnessTableRow {
+    const COLUMNS: &'static [&'static str] = &[
+        "item",
+        "group",
+        "promptTokens",
+        "outputTokens",
+        "distanceMicroNats",
+        "itemBoundMicroNats",
+        "groupMeanMicroNats",
+        "groupMeanBoundMicroNats",
+    ];
+
+    fn cells(&self) -> Vec<String> {
+        vec![
+            self.item.to_string(),
+            self.group.to_string(),
+            self.prompt_tokens.to_string(),
+            self.output_tokens.to_string(),
+            self.distance_micro_nats.to_string(),
+            self.item_bound_micro_nats.to_string(),
+            self.group_mean_micro_nats.to_string(),
+            self.group_mean_bound_micro_nats.to_string(),
+        ]
+    }
+}
+
+/// Every entry page of `round`, a round of `campaign`, in entry order.
+///
+/// Errors: as [`entry_page`].
+pub fn entry_pages(
+    campaign: &CampaignId,
+    round: &VerifiedRound,
+) -> Result<Vec<PageOut<EntryPage>>, SiteError> {
+    round
+        .record
+        .entries
+        .iter()
+        .map(|e| entry_page(campaign, round, e.index))
+        .collect()
+}
+
+/// A latency for people, truncated: `850 µs`, `4.25 ms`, `198.3 ms`, `12.5 s`.
+pub fn format_latency_us(us: u64) -> String {
+    if us < 1_000 {
+        format!("{us} µs")
+    } else if us < 10_000 {
+        format!("{}.{:02} ms", us / 1_000, (us % 1_000) / 10)
+    } else if us < 10_000_000 {
+        format!("{}.{} ms", us / 1_000, (us % 1_000) / 100)
+    } else {
+        format!("{}.{} s", us / 1_000_000, (us % 1_000_000) / 100_000)
+    }
+}
+
+/// The page of entry `index` of `round`, with `probes`, `latency` and (when the entry
+/// has a correctness file) `correctness` as CSV and JSON beside it.
+///
+/// Errors: [`SiteError::InvalidId`] when there is no such entry or its slug cannot name a
+/// path, [`SiteError::Serialize`] when a table does not serialise.
+pub fn entry_page(
+    campaign: &CampaignId,
+    round: &VerifiedRound,
+    index: u32,
+) -> Result<PageOut<EntryPage>, SiteError> {
+    let record = &round.record;
+    let view = &round.view;
+    let slug = entry_slug(record, index)?;
+    let (Some(entry), Some(ev)) = (
+        record.entries.iter().find(|e| e.index == index),
+        view.entry(index),
+    ) else {
+        return Err(SiteError::InvalidId {
+            field: "entry index",
+            value: index.to_string(),
+            rule: "an entry of the round",
+        });
+    };
+    let dir = SiteDir::entry(campaign, round.number, &slug);
+    let bundle = round.dir.as_path();
+    let (score, spread, throughput) = score_cells(view, ev);
+
+    let mut runs = Vec::new();
+    let mut probe_rows = Vec::new();
+    let mut latency_rows = Vec::new();
+    let mut series = Vec::new();
+    let mut logs: BTreeMap<String, Result<EntryMeasurement, String>> = BTreeMap::new();
+    for (i, source) in run_sources(record, entry).into_iter().enumerate() {
+        let run = run_view(
+            round,
+            &source,
+            i,
+            &mut logs,
+            &mut probe_rows,
+            &mut latency_rows,
+            &mut series,
+        );
+        runs.push(run);
+    }
+    let percentile_chart = percentile_plot(
+        "percentiles",
+        &format!(
+            "{} latency of each run's result probe by percentile",
+            record.sla.latency
+        ),
+        &series,
+    );
+
+    let mut files: Vec<ExtraFile> = Vec::new();
+    let (probes_table, probe_files) = table_files(&dir, "probes", &probe_rows)?;
+    files.extend(probe_files);
+    let (latency_table, latency_files) = table_files(&dir, "latency", &latency_rows)?;
+    files.extend(latency_files);
+    let correctness = match &ev.correctness {
+        Some(summary) => {
+            let (view, table) = correctness_view(bundle, &dir, summary)?;
+            files.extend(table);
+            Some(view)
+        }
+        None => None,
+    };
+    let load_sample = entry
+        .correctness
+        .as_ref()
+        .and_then(|c| c.load_sample_file.as_deref())
+        .map(|file| load_sample_view(bundle, file));
+
+    let engine_log = ev.engine_log.as_ref().map(|log| LogView {
+        file: untrusted(&log.value),
+        tail: read_log_tail(bundle, &log.value),
+        verified: log.verified,
+    });
+
+    let model = EntryPage {
+        campaign: campaign.to_string(),
+        round: round.number,
+        slug: slug.as_str().to_owned(),
+        title: format!("Round {} · {}", round.number, slug.as_str()),
+        round_href: SiteDir::round(campaign, round.number).as_str().to_owned(),
+        role: Shown::of(&ev.role, |r| role_name(*r).to_owned()),
+        miner: ev
+            .miner
+            .value
+            .as_ref()
+            .map(|m| Shown::new(untrusted(m.as_str()), ev.miner.verified)),
+        miner_href: ev
+            .miner
+            .value
+            .as_ref()
+            .map(|m| SiteDir::miner(m).as_str().to_owned()),
+        patch_href: ev
+            .patch
+            .value
+            .as_ref()
+            .map(|p| SiteDir::submission(p).as_str().to_owned()),
+        status: Shown::of(&ev.status, |s| entry_status_name(*s).to_owned()),
+        status_class: entry_status_class(ev.status.value),
+        score,
+        spread,
+        throughput,
+        duration: Shown::of(&ev.duration_ms, |d| format_duration_ms(*d)),
+        disqualification: disqualification_row(ev),
+        infra_failure: ev
+            .infra_failure
+            .as_ref()
+            .map(|i| Shown::of(i, |t| untrusted(t))),
+        sla: untrusted(&record.sla.to_string()),
+        provenance: provenance(round, entry, ev),
+        runs,
+        probes_table,
+        latency_table,
+        percentile_chart,
+        correctness,
+        load_sample,
+        engine_log,
+    };
+    Ok(PageOut {
+        dir,
+        template: TEMPLATE,
+        model,
+        files,
+    })
+}
+
+/// One run of an entry as the round record names it.
+struct RunSource<'a> {
+    label: String,
+    status: Option<PassStatus>,
+    void: bool,
+    throughput_milli_rps: Option<u64>,
+    paired_ratio_ppm: Option<u64>,
+    host_load: Option<&'a HostLoad>,
+    probe_log: Option<&'a str>,
+    engine_log: Option<&'a str>,
+    /// The run number in the probe log (a v1/v2 log holds every run of the entry);
+    /// `None`: every run of the log (a v3 pass log holds one).
+    run: Option<u32>,
+}
+
+/// The entry's runs: from v3 every attempt of every pass of `record`, before every run.
+fn run_sources<'a>(record: &RoundRecord, entry: &'a Entry) -> Vec<RunSource<'a>> {
+    if entry.passes.is_empty() {
+        return entry
+            .runs
+            .iter()
+            .map(|r| RunSource {
+                label: format!("run {}", r.run + 1),
+                status: None,
+                void: false,
+                throughput_milli_rps: r.throughput_milli_rps,
+                paired_ratio_ppm: None,
+                host_load: r.host_load.as_ref(),
+                probe_log: Some(r.probe_log.as_str()),
+                engine_log: None,
+                run: Some(r.run),
+            })
+            .collect();
+    }
+    let mut seen: BTreeMap<(u32, bool), u32> = BTreeMap::new();
+    entry
+        .passes
+        .iter()
+        .map(|p| {
+            let attempt = seen.entry((p.pass, p.control)).or_insert(0);
+            *attempt += 1;
+            let control = if p.control { "A/A control, " } else { "" };
+            let rerun = if *attempt > 1 { ", re-run" } else { "" };
+            RunSource {
+                label: format!("{control}pass {}{rerun}", p.pass + 1),
+                status: Some(p.status),
+                void: record.passes.iter().any(|q| q.index == p.pass && q.void),
+                throughput_milli_rps: p.throughput_milli_rps,
+                paired_ratio_ppm: p.paired_ratio_ppm,
+                host_load: p.host_load.as_ref(),
+                probe_log: p.probe_log.as_deref(),
+                engine_log: p.engine_log.as_deref(),
+                run: None,
+            }
+        })
+        .collect()
+}
+
+fn pass_status_name(status: PassStatus) -> &'static str {
+    match status {
+        PassStatus::Measured => "measured",
+        PassStatus::SlaUnmet => "sla_unmet",
+        PassStatus::Crashed => "crashed",
+        PassStatus::Invalid => "invalid",
+        PassStatus::InfraFailed => "infra_failed",
+        PassStatus::NotRun => "not_run",
+    }
+}
+
+fn verdict_name(verdict: ProbeVerdict) -> (&'static str, &'static str) {
+    match verdict {
+        ProbeVerdict::Pass => ("pass", "ok"),
+        ProbeVerdict::Fail => ("fail", "bad"),
+        ProbeVerdict::Invalid => ("invalid", "warn"),
+    }
+}
+
+/// The probe whose throughput is the run's result: the last passing probe at the run's
+/// rate.
+fn result_probe(run: &RunMeasurement) -> Option<&ProbeRecord> {
+    let rate = run.rate_milli_rps?;
+    run.probes
+        .iter()
+        .rev()
+        .find(|p| p.verdict == ProbeVerdict::Pass && p.rate_milli_rps == rate)
+}
+
+/// One run's view, its probes and latency rows appended to the tables and its SLA
+/// latency to the percentile plot's series.
+fn run_view(
+    round: &VerifiedRound,
+    source: &RunSource<'_>,
+    i: usize,
+    logs: &mut BTreeMap<String, Result<EntryMeasurement, String>>,
+    probe_rows: &mut Vec<ProbeTableRow>,
+    latency_rows: &mut Vec<LatencyTableRow>,
+    series: &mut Vec<PercentileSeries>,
+) -> RunView {
+    let sla = &round.record.sla;
+    let bound_us = sla.bound_ms.saturating_mul(1_000);
+    let mut out = RunView {
+        label: source.label.clone(),
+        id: format!("run-{i}"),
+        status: source.status.map(pass_status_name),
+        void: source.void,
+        throughput: source
+            .throughput_milli_rps
+            .map_or_else(|| "—".to_owned(), format_milli_rps),
+        paired_ratio: source
+            .paired_ratio_ppm
+            .map(|r| format!("{}.{:06}", r / 1_000_000, r % 1_000_000)),
+        host_load: source.host_load.map(|h| {
+            format!(
+                "CPU steal {} ms of {} ms",
+                receipts::text::format_grouped(h.steal_ms),
+                receipts::text::format_grouped(h.wall_ms)
+            )
+        }),
+        probe_log: source
+            .probe_log
+            .map(|p| Shown::new(untrusted(p), file_verified(&round.report, p))),
+        engine_log: source.engine_log.map(untrusted),
+        error: None,
+        chart: String::new(),
+        probes: Vec::new(),
+        latency_probe: None,
+        latency: Vec::new(),
+    };
+    let Some(file) = source.probe_log else {
+        return out;
+    };
+    let log = logs.entry(file.to_owned()).or_insert_with(|| {
+        read_bundle_json::<EntryMeasurement>(&round.dir, file)
+            .map_err(|e| untrusted(&e.to_string()))
+    });
+    let log = match log {
+        Ok(log) => log,
+        Err(message) => {
+            out.error = Some(message.clone());
+            return out;
+        }
+    };
+    let measured: Vec<&RunMeasurement> = log
+        .runs
+        .iter()
+        .filter(|r| source.run.is_none_or(|n| r.run == n))
+        .collect();
+    let mut chart_probes = Vec::new();
+    let mut chosen = None;
+    for run in &measured {
+        chosen = chosen.or(run.rate_milli_rps);
+        let result = result_probe(run);
+        for probe in &run.probes {
+            let (verdict, verdict_class) = verdict_name(probe.verdict);
+            chart_probes.push(RateProbe::from(probe));
+            out.probes.push(ProbeRow {
+                probe: probe.probe,
+                rate: format_milli_rps(probe.rate_milli_rps),
+                requests: probe.requests,
+                completed: probe.completed,
+                over_bound: probe.over_bound,
+                percentile: probe
+                    .percentile_us
+                    .map_or_else(|| "—".to_owned(), format_latency_us),
+                verdict,
+                verdict_class,
+                throughput: format_milli_rps(probe.throughput_milli_rps),
+                send_lag_p99: format_latency_us(probe.send_lag_p99_us),
+                errors: probe.errors.total(),
+                result: result.is_some_and(|r| std::ptr::eq(r, probe)),
+            });
+            probe_rows.push(ProbeTableRow {
+                run_label: source.label.clone(),
+                run: probe.run,
+                probe: probe.probe,
+                rate_milli_rps: probe.rate_milli_rps,
+                requests: probe.requests,
+                completed: probe.completed,
+                over_bound: probe.over_bound,
+                percentile_us: probe.percentile_us,
+                bound_us,
+                verdict,
+                throughput_milli_rps: probe.throughput_milli_rps,
+                duration_us: probe.duration_us,
+                send_lag_p50_us: probe.send_lag_p50_us,
+                send_lag_p99_us: probe.send_lag_p99_us,
+                errors: probe.errors.total(),
+            });
+        }
+        let Some(probe) = result.or(run.probes.last()) else {
+            continue;
+        };
+        out.latency_probe = Some(if result.is_some() {
+            format!("probe {} (the run's result)", probe.probe)
+        } else {
+            format!("probe {} (the last; no rate passed)", probe.probe)
+        });
+        let h = &probe.histograms;
+        for (metric, key, text) in [
+            ("TTFT", "ttft", h.ttft.as_str()),
+            ("TPOT", "tpot", h.tpot.as_str()),
+            ("ITL", "itl", h.itl.as_str()),
+            ("e2e", "e2e", h.e2e.as_str()),
+        ] {
+            let histogram = match decode_histogram(text) {
+                Ok(histogram) => histogram,
+                Err(e) => {
+                    out.latency.push(LatencyRow {
+                        metric,
+                        samples: 0,
+                        cells: vec![untrusted(&e.to_string())],
+                    });
+                    continue;
+                }
+            };
+            let at = |permille: u32| {
+                Percentile::from_permille(permille)
+                    .ok()
+                    .and_then(|p| nearest_rank_value(&histogram, p, 0))
+                    .unwrap_or(0)
+            };
+            let values: Vec<u64> = TABLE_PERCENTILES
+                .iter()
+                .map(|(p, _)| at(*p))
+                .chain(std::iter::once(histogram.max()))
+                .collect();
+            out.latency.push(LatencyRow {
+                metric,
+                samples: histogram.len(),
+                cells: values.iter().map(|v| format_latency_us(*v)).collect(),
+            });
+            latency_rows.push(LatencyTableRow {
+                run_label: source.label.clone(),
+                probe: probe.probe,
+                metric: key,
+                samples: histogram.len(),
+                p50_us: values[0],
+                p90_us: values[1],
+                p95_us: values[2],
+                p99_us: values[3],
+                p999_us: values[4],
+                max_us: values[5],
+            });
+            let sla_metric = match sla.latency {
+                LatencyKind::E2e => "e2e",
+                LatencyKind::Ttft => "ttft",
+                LatencyKind::Tpot => "tpot",
+            };
+            if key == sla_metric && !histogram.is_empty() {
+                series.push(PercentileSeries {
+                    name: format!("{} {metric}", source.label),
+                    points: PLOT_PERCENTILES
+                        .iter()
+                        .map(|p| PercentilePoint {
+                            quantile_ppm: p * 1_000,
+                            latency_us: at(*p),
+                        })
+                        .collect(),
+                });
+            }
+        }
+    }
+    out.chart = rate_search(
+        &out.id,
+        &format!("Rate search, {}", source.label),
+        sla,
+        &chart_probes,
+        chosen,
+    );
+    out
+}
+
+/// The entry's provenance.
+fn provenance(round: &VerifiedRound, entry: &Entry, ev: &verifier::view::EntryView) -> Provenance {
+    let view = &round.view;
+    let patch_file = entry.patch.as_ref().map(patch_input);
+    let (diff, diff_error) = match &patch_file {
+        Some(file) => match read_bundle_file(&round.dir, file, MAX_DIFF_BYTES) {
+            Ok(bytes) => (Some(highlight(&bytes)), None),
+            Err(message) => (None, Some(message)),
+        },
+        None => (None, None),
+    };
+    let engine = &entry.engine;
+    let signed = ev.backend.verified;
+    let isolation = engine
+        .isolation
+        .as_ref()
+        .map(|i| {
+            let cpus = |c: &[u32]| c.iter().map(u32::to_string).collect::<Vec<_>>().join(", ");
+            vec![
+                Fact {
+                    label: "Sandbox",
+                    value: match i.sandbox {
+                        receipts::model::SandboxKind::Bwrap => "bubblewrap",
+                        receipts::model::SandboxKind::Unshare => "unshare",
+                        receipts::model::SandboxKind::Trusted => "none (trusted engines)",
+                    }
+                    .to_owned(),
+                },
+                Fact {
+                    label: "CPU pinning",
+                    value: match i.pinning {
+                        receipts::model::CpuPinning::SchedAffinity => "sched_setaffinity",
+                        receipts::model::CpuPinning::None => "none (one usable core)",
+                    }
+                    .to_owned(),
+                },
+                Fact {
+                    label: "Engine CPUs",
+                    value: cpus(&i.engine_cpus),
+                },
+                Fact {
+                    label: "Client CPUs",
+                    value: cpus(&i.client_cpus),
+                },
+                Fact {
+                    label: "Engine threads",
+                    value: i.engine_threads.to_string(),
+                },
+            ]
+        })
+        .unwrap_or_default();
+    let hw = &view.hardware.at_start;
+    let tenths_gib = u128::from(hw.value.memory_bytes) * 10 / (1 << 30);
+    Provenance {
+        patch: ev
+            .patch
+            .value
+            .as_ref()
+            .map(|p| Shown::new(p.to_string(), ev.patch.verified)),
+        patch_file,
+        diff,
+        diff_error,
+        backend: Shown::of(&ev.backend, |b| b.as_str().to_owned()),
+        config_sha256: Shown::new(engine.config_sha256.to_string(), signed),
+        image: engine
+            .image
+            .as_ref()
+            .map(|i| untrusted(&format!("{}@{}", i.name, i.manifest_digest))),
+        command: engine.command.as_ref().map(|words| {
+            let line: Vec<String> = words.iter().map(|w| shell_word(w)).collect();
+            Shown::new(untrusted_clipped(&line.join(" "), COMMAND_CHARS), signed)
+        }),
+        isolation,
+        hardware: Shown::new(
+            untrusted(&format!(
+                "{} · {} CPUs · {}.{} GiB · {} · kernel {} · {}",
+                hw.value.cpu_model,
+                hw.value.cpu_count,
+                tenths_gib / 10,
+                tenths_gib % 10,
+                hw.value.os,
+                hw.value.kernel,
+                if hw.value.gpus.is_empty() {
+                    "no GPU".to_owned()
+                } else {
+                    hw.value
+                        .gpus
+                        .iter()
+                        .map(|g| g.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                }
+            )),
+            hw.verified,
+        ),
+        tool: Shown::of(&view.tool, |t| {
+            untrusted(&format!(
+                "{} {} (commit {})",
+                t.name, t.version, t.git_commit
+            ))
+        }),
+    }
+}
+
+/// A command-line word as a POSIX shell reads it back: as is when it holds only safe
+/// characters, else in single quotes.
+fn shell_word(word: &str) -> String {
+    let safe = !word.is_empty()
+        && word
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_-./:=,@%+".contains(&b));
+    if safe {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
+/// The correctness section and its table files.
+fn correctness_view(
+    bundle: &Path,
+    dir: &SiteDir,
+    summary: &verifier::view::Field<receipts::model::CorrectnessSummary>,
+) -> Result<(CorrectnessView, Vec<ExtraFile>), SiteError> {
+    let c = &summary.value;
+    let short = Shown::new(
+        format!(
+            "{} · {} items · max item {} · max group mean {}",
+            if c.passed { "passed" } else { "failed" },
+            c.items,
+            format_micro_nats(c.max_item_micro_nats),
+            format_micro_nats(c.max_group_mean_micro_nats)
+        ),
+        summary.verified,
+    );
+    let mut out = CorrectnessView {
+        summary: short,
+        file: untrusted(&c.items_file),
+        error: None,
+        chart: String::new(),
+        item_bound: String::new(),
+        group_bound: String::new(),
+        items: Vec::new(),
+        groups: Vec::new(),
+        table: None,
+    };
+    let items: CorrectnessItems = match read_bundle_json(bundle, &c.items_file) {
+        Ok(items) => items,
+        Err(e) => {
+            out.error = Some(untrusted(&e.to_string()));
+            return Ok((out, Vec::new()));
+        }
+    };
+    let (verdict, _) = verdict_from_artifact(&items);
+    let group_size = items.group_size.max(1);
+    out.item_bound = format_micro_nats(items.item_bound_micro_nats);
+    out.group_bound = format_micro_nats(items.group_mean_bound_micro_nats);
+    out.chart = correctness_chart(
+        "correctness",
+        "Logit distance per correctness item, group means and both bounds",
+        &CorrectnessData::from(&items),
+    );
+    let mean_of = |group: u32| {
+        verdict
+            .group_means_micro_nats
+            .get(usize::try_from(group).unwrap_or(usize::MAX))
+            .copied()
+            .unwrap_or(0)
+    };
+    let mut rows = Vec::new();
+    for (position, item) in items.items.iter().enumerate() {
+        let group = u32::try_from(position).unwrap_or(u32::MAX) / group_size;
+        out.items.push(ItemRow {
+            index: item.index,
+            group,
+            prompt_tokens: item.prompt_tokens,
+            output_tokens: item.output_token_ids.len(),
+            distance: format_micro_nats(item.distance_micro_nats),
+            over: item.distance_micro_nats > items.item_bound_micro_nats,
+        });
+        rows.push(CorrectnessTableRow {
+            item: item.index,
+            group,
+            prompt_tokens: item.prompt_tokens,
+            output_tokens: item.output_token_ids.len(),
+            distance_micro_nats: item.distance_micro_nats,
+            item_bound_micro_nats: items.item_bound_micro_nats,
+            group_mean_micro_nats: mean_of(group),
+            group_mean_bound_micro_nats: items.group_mean_bound_micro_nats,
+        });
+    }
+    let count = u32::try_from(items.items.len()).unwrap_or(u32::MAX);
+    out.groups = verdict
+        .group_means_micro_nats
+        .iter()
+        .enumerate()
+        .map(|(g, mean)| {
+            let g = u32::try_from(g).unwrap_or(u32::MAX);
+            let first = g.saturating_mul(group_size);
+            let last = first
+                .saturating_add(group_size - 1)
+                .min(count.saturating_sub(1));
+            GroupRow {
+                index: g,
+                items: format!("{first}–{last}"),
+                mean: format_micro_nats(*mean),
+                over: *mean > items.group_mean_bound_micro_nats,
+            }
+        })
+        .collect();
+    let (links, files) = table_files(dir, "correctness", &rows)?;
+    out.table = Some(links);
+    Ok((out, files.into()))
+}
+
+/// The timed-run output sample section.
+fn load_sample_view(bundle: &Path, file: &str) -> LoadSampleView {
+    let mut out = LoadSampleView {
+        file: untrusted(file),
+        error: None,
+        bound: String::new(),
+        runs: Vec::new(),
+    };
+    let sample: LoadSample = match read_bundle_json(bundle, file) {
+        Ok(sample) => sample,
+        Err(e) => {
+            out.error = Some(untrusted(&e.to_string()));
+            return out;
+        }
+    };
+    out.bound = format_micro_nats(sample.bound_micro_nats);
+    out.runs = sample
+        .runs
+        .iter()
+        .map(|run| {
+            let (check, over) = match &run.check {
+                LoadSampleCheck::Checked { requests } => {
+                    let largest = requests.iter().map(|r| r.gap_micro_nats).max();
+                    (
+                        format!(
+                            "{} checked, largest gap {}",
+                            requests.len(),
+                            largest.map_or_else(|| "—".to_owned(), format_micro_nats)
+                        ),
+                        largest.is_some_and(|g| g > sample.bound_micro_nats),
+                    )
+                }
+                LoadSampleCheck::NotApplicable { reason } => {
+                    (format!("not applicable: {}", untrusted(reason)), false)
+                }
+            };
+            LoadSampleRow {
+                run: run.run,
+                probe: run.probe,
+                completed: run.completed.len(),
+                check,
+                over,
+            }
+        })
+        .collect();
+    out
+}
+
+/// The bundle file `name`, at most `limit` bytes, or why not (escaped).
+fn read_bundle_file(bundle: &Path, name: &str, limit: usize) -> Result<Vec<u8>, String> {
+    check_subject_name(name).map_err(|rule| format!("`{}`: {rule}", untrusted(name)))?;
+    receipts::fsutil::read_limited(&bundle.join(name), limit).map_err(|e| {
+        format!(
+            "reading `{}`: {}",
+            untrusted(name),
+            untrusted(&e.to_string())
+        )
+    })
+}
+
+/// The last [`ENGINE_LOG_CHARS`] characters of the bundle's log `name`
+/// ([`log_tail_for_display`] of its last [`ENGINE_LOG_TAIL_BYTES`]), or why it cannot be
+/// read.
+fn read_log_tail(bundle: &Path, name: &str) -> String {
+    let read = || -> Result<Vec<u8>, String> {
+        check_subject_name(name).map_err(|rule| format!("`{}`: {rule}", untrusted(name)))?;
+        let path = bundle.join(name);
+        let fail = |e: std::io::Error| format!("reading `{}`: {}", untrusted(name), e);
+        let mut file = std::fs::File::open(&path).map_err(fail)?;
+        let len = file.metadata().map_err(fail)?.len();
+        file.seek(SeekFrom::Start(len.saturating_sub(ENGINE_LOG_TAIL_BYTES)))
+            .map_err(fail)?;
+        let mut bytes = Vec::new();
+        file.take(ENGINE_LOG_TAIL_BYTES)
+            .read_to_end(&mut bytes)
+            .map_err(fail)?;
+        Ok(bytes)
+    };
+    match read() {
+        Ok(bytes) => log_tail_for_display(&bytes, ENGINE_LOG_CHARS),
+        Err(message) => message,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn latencies_for_people() {
+        assert_eq!(format_latency_us(850), "850 µs");
+        assert_eq!(format_latency_us(4_259), "4.25 ms");
+        assert_eq!(format_latency_us(198_399), "198.3 ms");
+        assert_eq!(format_latency_us(12_599_999), "12.5 s");
+    }
+
+    #[test]
+    fn command_words_read_back_by_a_shell() {
+        assert_eq!(shell_word("--threads"), "--threads");
+        assert_eq!(shell_word("/a/b.toml"), "/a/b.toml");
+        assert_eq!(shell_word(""), "''");
+        assert_eq!(shell_word("exec \"$@\""), "'exec \"$@\"'");
+        assert_eq!(shell_word("it's"), r"'it'\''s'");
+    }
+}

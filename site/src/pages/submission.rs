@@ -1,0 +1,316 @@
+//! A submission's page `/s/<patch sha256>/`: its pipeline events from the evaluator's
+//! local record (the gate and reason of a rejection included) and the verified rounds
+//! the patch ran in. Submission records are unsigned (a rejected diff appears in no
+//! bundle): the page says so visibly, unlike the pages built from verified receipts.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use receipts::model::{EventKind, MinerId, Sha256Hex, Submission, Timestamp};
+use serde::Serialize;
+use verifier::view::format_score_ppm;
+
+use crate::archive::Archive;
+use crate::error::SiteError;
+use crate::pages::index::opt;
+use crate::pages::{PageOut, TableLinks, TableRow, table_files, untrusted, wire_name};
+use crate::paths::SiteDir;
+
+/// The model of `/s/<sha256>/`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct SubmissionModel {
+    /// The patch's sha256.
+    pub sha256: String,
+    /// Abbreviated, `e5595a3…88ea1`.
+    pub short: String,
+    /// The evaluator's records of the patch, one per campaign it was committed to, by
+    /// campaign id (unsigned).
+    pub records: Vec<RecordView>,
+    /// Every event of every record, oldest first (unsigned).
+    pub events: Vec<EventRow>,
+    /// The events table as CSV and JSON.
+    pub events_table: TableLinks,
+    /// The verified rounds the patch ran in, by campaign and round.
+    pub rounds: Vec<Appearance>,
+}
+
+/// One record of the patch (the evaluator's unsigned local file).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct RecordView {
+    /// The campaign it was committed to.
+    pub campaign: String,
+    /// The campaign's page.
+    pub campaign_href: SiteDir,
+    /// The miner whose commitment came first.
+    pub miner: String,
+    /// The miner's page.
+    pub miner_href: SiteDir,
+    /// The published commitment.
+    pub commitment: String,
+    /// Size of the diff, bytes.
+    pub size_bytes: u64,
+    /// The current pipeline state (`bench_queued`, `rejected`, …).
+    pub state: String,
+    /// Requeues used after its own infrastructure failure.
+    pub requeues: u32,
+    /// For a rejected submission: the gate that failed and why.
+    pub rejection: Option<Rejection>,
+}
+
+/// Why a submission was rejected.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Rejection {
+    /// The gate (`surface_ok`, `build`, …); `None` when the record names none.
+    pub gate: Option<String>,
+    /// The reason recorded (untrusted, made safe).
+    pub reason: String,
+}
+
+/// One pipeline event.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct EventRow {
+    /// The campaign whose record holds it.
+    pub campaign: String,
+    /// When (RFC 3339).
+    pub at: String,
+    /// `transition`, `duplicate` or `superseded`.
+    pub kind: &'static str,
+    /// For a transition, the new state.
+    pub to: Option<String>,
+    /// For a rejection, the gate that failed.
+    pub gate: Option<String>,
+    /// For a round outcome, the round.
+    pub round: Option<u64>,
+    /// For a round outcome, the round's page.
+    pub round_href: Option<SiteDir>,
+    /// For a duplicate or superseded commitment, whose it was.
+    pub other_miner: Option<String>,
+    /// The reason recorded (untrusted, made safe).
+    pub reason: String,
+}
+
+impl TableRow for EventRow {
+    const COLUMNS: &'static [&'static str] = &[
+        "campaign",
+        "at",
+        "kind",
+        "to",
+        "gate",
+        "round",
+        "other_miner",
+        "reason",
+    ];
+
+    fn cells(&self) -> Vec<String> {
+        vec![
+            self.campaign.clone(),
+            self.at.clone(),
+            self.kind.to_owned(),
+            self.to.clone().unwrap_or_default(),
+            self.gate.clone().unwrap_or_default(),
+            opt(self.round),
+            self.other_miner.clone().unwrap_or_default(),
+            self.reason.clone(),
+        ]
+    }
+}
+
+/// A verified round the patch ran in.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Appearance {
+    /// The campaign.
+    pub campaign: String,
+    /// The round.
+    pub round: u64,
+    /// The round's page.
+    pub href: SiteDir,
+    /// The miner the receipt names.
+    pub miner: String,
+    /// `baseline`, `incumbent` or `challenger`.
+    pub role: String,
+    /// `scored`, `disqualified` or `infra_failed`.
+    pub status: String,
+    /// The score, `+0.5099`, when scored.
+    pub score: Option<String>,
+}
+
+/// What the submission and miner pages look up, built once per build: every patch's
+/// records and verified appearances, and every miner's patches.
+pub struct PatchIndex<'a> {
+    /// Each patch's local records, by campaign order.
+    records: BTreeMap<&'a Sha256Hex, Vec<&'a Submission>>,
+    /// Each patch's verified appearances, in campaign then round order.
+    appearances: BTreeMap<&'a Sha256Hex, Vec<Appearance>>,
+    /// Each miner's patches per campaign: `(campaign index, patch)`, sorted, once each.
+    by_miner: BTreeMap<&'a MinerId, BTreeSet<(usize, &'a Sha256Hex)>>,
+}
+
+impl<'a> PatchIndex<'a> {
+    /// Indexes `archive`.
+    pub fn new(archive: &'a Archive) -> Self {
+        let mut records: BTreeMap<&Sha256Hex, Vec<&Submission>> = BTreeMap::new();
+        let mut appearances: BTreeMap<&Sha256Hex, Vec<Appearance>> = BTreeMap::new();
+        let mut by_miner: BTreeMap<&MinerId, BTreeSet<(usize, &Sha256Hex)>> = BTreeMap::new();
+        for (ci, campaign) in archive.campaigns.iter().enumerate() {
+            for s in &campaign.submissions {
+                records.entry(&s.sha256).or_default().push(s);
+                by_miner
+                    .entry(&s.miner)
+                    .or_default()
+                    .insert((ci, &s.sha256));
+            }
+            for m in &campaign.miners.miners {
+                by_miner.entry(&m.id).or_default();
+            }
+            for round in &campaign.rounds {
+                for (e, view) in round.record.entries.iter().zip(&round.view.entries) {
+                    let Some(patch) = &e.patch else { continue };
+                    if let Some(miner) = &e.miner {
+                        by_miner.entry(miner).or_default().insert((ci, patch));
+                    }
+                    appearances.entry(patch).or_default().push(Appearance {
+                        campaign: campaign.id.to_string(),
+                        round: round.number,
+                        href: SiteDir::round(&campaign.id, round.number),
+                        miner: e
+                            .miner
+                            .as_ref()
+                            .map(|m| untrusted(m.as_str()))
+                            .unwrap_or_default(),
+                        role: wire_name(&e.role),
+                        status: wire_name(&e.status),
+                        score: view.score_ppm.value.map(format_score_ppm),
+                    });
+                }
+            }
+        }
+        Self {
+            records,
+            appearances,
+            by_miner,
+        }
+    }
+
+    /// Every patch the site has a page for: those with a local record and those a
+    /// verified round names, sorted.
+    pub fn patches(&self) -> Vec<&'a Sha256Hex> {
+        let mut all: BTreeSet<&Sha256Hex> = self.records.keys().copied().collect();
+        all.extend(self.appearances.keys().copied());
+        all.into_iter().collect()
+    }
+
+    /// Every miner the site has a page for: registered in a campaign, named by a
+    /// submission record or by an entry of a verified round; sorted.
+    pub fn miners(&self) -> impl Iterator<Item = &'a MinerId> + '_ {
+        self.by_miner.keys().copied()
+    }
+
+    /// The local records of `patch`.
+    pub fn records(&self, patch: &Sha256Hex) -> &[&'a Submission] {
+        self.records.get(patch).map_or(&[], Vec::as_slice)
+    }
+
+    /// The verified rounds `patch` ran in, in campaign then round order.
+    pub fn appearances(&self, patch: &Sha256Hex) -> &[Appearance] {
+        self.appearances.get(patch).map_or(&[], Vec::as_slice)
+    }
+
+    /// `miner`'s patches: `(campaign index, patch)`, by campaign then sha256.
+    pub fn of_miner(&self, miner: &MinerId) -> impl Iterator<Item = (usize, &'a Sha256Hex)> + '_ {
+        self.by_miner.get(miner).into_iter().flatten().copied()
+    }
+}
+
+/// Builds `/s/<patch>/`.
+///
+/// Errors: [`SiteError::Serialize`] when the events table does not serialise.
+pub fn page(
+    index: &PatchIndex<'_>,
+    patch: &Sha256Hex,
+) -> Result<PageOut<SubmissionModel>, SiteError> {
+    let dir = SiteDir::submission(patch);
+    let records = index.records(patch);
+    let mut timed: Vec<(Timestamp, EventRow)> =
+        records.iter().flat_map(|s| event_rows(s)).collect();
+    // Oldest first; a record's own events keep their order (the sort is stable).
+    timed.sort_by(|(a_at, a), (b_at, b)| (a_at, &a.campaign).cmp(&(b_at, &b.campaign)));
+    let events: Vec<EventRow> = timed.into_iter().map(|(_, e)| e).collect();
+    let (events_table, files) = table_files(&dir, "events", &events)?;
+    Ok(PageOut {
+        dir,
+        template: "submission.html",
+        model: SubmissionModel {
+            sha256: patch.to_string(),
+            short: patch.short(),
+            records: records.iter().map(|s| record_view(s)).collect(),
+            events,
+            events_table,
+            rounds: index.appearances(patch).to_vec(),
+        },
+        files: files.into(),
+    })
+}
+
+fn record_view(s: &Submission) -> RecordView {
+    let rejection = (s.state == receipts::model::PipelineState::Rejected).then(|| {
+        let last = s.events.iter().rev().find_map(|e| match &e.kind {
+            EventKind::Transition { gate, .. } => Some((gate, &e.reason)),
+            _ => None,
+        });
+        Rejection {
+            gate: last.and_then(|(g, _)| g.map(|g| g.to_string())),
+            reason: last.map(|(_, r)| untrusted(r)).unwrap_or_default(),
+        }
+    });
+    RecordView {
+        campaign: s.campaign.to_string(),
+        campaign_href: SiteDir::campaign(&s.campaign),
+        miner: s.miner.to_string(),
+        miner_href: SiteDir::miner(&s.miner),
+        commitment: s.commitment.to_string(),
+        size_bytes: s.size_bytes,
+        state: s.state.to_string(),
+        requeues: s.requeues,
+        rejection,
+    }
+}
+
+/// The events of `s` with their times.
+fn event_rows(s: &Submission) -> Vec<(Timestamp, EventRow)> {
+    s.events
+        .iter()
+        .map(|e| {
+            let base = EventRow {
+                campaign: s.campaign.to_string(),
+                at: e.at.to_string(),
+                kind: "transition",
+                to: None,
+                gate: None,
+                round: None,
+                round_href: None,
+                other_miner: None,
+                reason: untrusted(&e.reason),
+            };
+            let other = |m: &MinerId| Some(m.to_string());
+            let row = match &e.kind {
+                EventKind::Transition { to, gate, round } => EventRow {
+                    to: Some(to.to_string()),
+                    gate: gate.map(|g| g.to_string()),
+                    round: *round,
+                    round_href: round.map(|n| SiteDir::round(&s.campaign, n)),
+                    ..base
+                },
+                EventKind::Duplicate { miner, .. } => EventRow {
+                    kind: "duplicate",
+                    other_miner: other(miner),
+                    ..base
+                },
+                EventKind::Superseded { miner, .. } => EventRow {
+                    kind: "superseded",
+                    other_miner: other(miner),
+                    ..base
+                },
+            };
+            (e.at, row)
+        })
+        .collect()
+}

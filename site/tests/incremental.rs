@@ -1,0 +1,266 @@
+//! The incremental build: adding one round re-renders only the pages that show it, a
+//! build with nothing new writes nothing, `--clean` removes only the files a site build
+//! wrote, and an output directory holding someone else's file is refused.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use receipts::model::{Sha256Hex, Timestamp};
+use site::{BuildOptions, BuildSummary, SiteError, build_site};
+
+/// Every file under `root`: its inode and mtime (a file `write_atomic` wrote is a new
+/// inode) and its digest.
+fn snapshot(root: &Path) -> BTreeMap<String, (u64, i64, i64, Sha256Hex)> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let entry = entry.unwrap();
+            let path = entry.path();
+            let meta = entry.metadata().unwrap();
+            if meta.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            let rel = path
+                .strip_prefix(root)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            let digest = Sha256Hex::digest(&std::fs::read(&path).unwrap());
+            out.insert(rel, (meta.ino(), meta.mtime(), meta.mtime_nsec(), digest));
+        }
+    }
+    out
+}
+
+/// The files of `after` that are new or were rewritten since `before`, and those gone.
+fn touched(
+    before: &BTreeMap<String, (u64, i64, i64, Sha256Hex)>,
+    after: &BTreeMap<String, (u64, i64, i64, Sha256Hex)>,
+) -> (BTreeSet<String>, BTreeSet<String>) {
+    let changed = after
+        .iter()
+        .filter(|(name, now)| before.get(*name) != Some(now))
+        .map(|(name, _)| name.clone())
+        .collect();
+    let gone = before
+        .keys()
+        .filter(|k| !after.contains_key(*k))
+        .cloned()
+        .collect();
+    (changed, gone)
+}
+
+struct Fixture {
+    _tmp: tempfile::TempDir,
+    data: PathBuf,
+    keyring: PathBuf,
+    out: PathBuf,
+    rounds: PathBuf,
+}
+
+/// The `two-rounds` case with only its round 1, and where its round 2 was put aside.
+fn fixture() -> Fixture {
+    let input = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cases/two-rounds/in");
+    let tmp = tempfile::tempdir().unwrap();
+    copy_dir(&input, &tmp.path().join("in"));
+    let data = tmp.path().join("in/data");
+    let rounds = tmp.path().join("rounds");
+    std::fs::create_dir_all(&rounds).unwrap();
+    for n in ["2", "3"] {
+        std::fs::rename(data.join("tiny/rounds").join(n), rounds.join(n)).unwrap();
+    }
+    Fixture {
+        keyring: tmp.path().join("in/keyring.json"),
+        out: tmp.path().join("site"),
+        data,
+        rounds,
+        _tmp: tmp,
+    }
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+fn build(f: &Fixture, clean: bool) -> Result<BuildSummary, SiteError> {
+    build_site(&BuildOptions {
+        data: f.data.clone(),
+        keyring: f.keyring.clone(),
+        out: f.out.clone(),
+        base_url: "https://scoreboard.example/".to_owned(),
+        clean,
+        at: Some("2026-12-02T00:00:00Z".parse::<Timestamp>().unwrap()),
+    })
+}
+
+fn set(names: &[&str]) -> BTreeSet<String> {
+    names.iter().map(|s| (*s).to_owned()).collect()
+}
+
+#[test]
+fn adding_a_round_rewrites_only_the_pages_that_show_it() {
+    let f = fixture();
+    let first = build(&f, false).unwrap();
+    assert_eq!(first.removed, 0);
+    let before = snapshot(&f.out);
+
+    // Nothing new: only the files for machines are made again, and none is written.
+    let again = build(&f, false).unwrap();
+    assert_eq!(
+        (again.html_written, again.other_written, again.removed),
+        (0, 0, 0)
+    );
+    assert_eq!(again.jobs_run, 1, "only the files for machines are remade");
+    assert_eq!(
+        touched(&before, &snapshot(&f.out)),
+        (BTreeSet::new(), BTreeSet::new())
+    );
+
+    std::fs::rename(f.rounds.join("2"), f.data.join("tiny/rounds/2")).unwrap();
+    let added = build(&f, false).unwrap();
+    let after = snapshot(&f.out);
+    let (changed, gone) = touched(&before, &after);
+    assert_eq!(gone, BTreeSet::new());
+    // Everything of the new round is new (its pages, tables and receipts; the round page
+    // builders decide how many files that is) ...
+    let new_round: BTreeSet<String> = after.keys().filter(|k| of_round_2(k)).cloned().collect();
+    for name in [
+        "c/tiny/r/2/index.html",
+        "c/tiny/r/2/bundle.tar",
+        "c/tiny/r/2/e/baseline/index.html",
+        "c/tiny/r/2/e/candidate-1-fast/index.html",
+        "receipts/tiny/2/receipt.dsse.json",
+    ] {
+        assert!(new_round.contains(name), "{name}");
+    }
+    // ... and exactly these files of before were rewritten.
+    let rewritten: BTreeSet<String> = changed.difference(&new_round).cloned().collect();
+    assert_eq!(
+        rewritten,
+        set(&[
+            // The build manifest.
+            ".referee-site-manifest",
+            // The feeds and indexes for machines.
+            "api/index.json",
+            "c/tiny/feed.xml",
+            "sitemap.xml",
+            // The front page and its table: the last round changed.
+            "campaigns.csv",
+            "campaigns.json",
+            "index.html",
+            // The campaign page and its tables.
+            "c/tiny/index.html",
+            "c/tiny/leader-history.csv",
+            "c/tiny/leader-history.json",
+            "c/tiny/rounds.csv",
+            "c/tiny/rounds.json",
+            // Round 1's page links to the round after it.
+            "c/tiny/r/1/index.html",
+            // The patch that ran in it, and its miner: one more verified round.
+            "m/fast/index.html",
+            "m/fast/submissions.csv",
+            "m/fast/submissions.json",
+            "s/f98bb8888a2454cec792fdb3057f7a3f604e2afd317a4b644b9913f86e318dfc/index.html",
+        ])
+    );
+    let html = |names: &BTreeSet<String>| names.iter().filter(|n| n.ends_with(".html")).count();
+    assert_eq!(added.html_written, html(&new_round) + 5);
+    assert_eq!(
+        added.other_written,
+        new_round.len() - html(&new_round) + 11,
+        "the manifest is not counted"
+    );
+}
+
+/// Whether the output file `name` belongs to round 2 of `tiny`.
+fn of_round_2(name: &str) -> bool {
+    name.starts_with("c/tiny/r/2/") || name.starts_with("receipts/tiny/2/")
+}
+
+#[test]
+fn a_round_that_stops_verifying_is_removed_and_listed_as_rejected() {
+    let f = fixture();
+    std::fs::rename(f.rounds.join("2"), f.data.join("tiny/rounds/2")).unwrap();
+    build(&f, false).unwrap();
+    let of_round: usize = snapshot(&f.out).keys().filter(|k| of_round_2(k)).count();
+    assert!(f.out.join("c/tiny/r/2/index.html").is_file());
+    // One byte of a signed log changes: round 2 no longer verifies.
+    let log = f.data.join("tiny/rounds/2/logs/engines/baseline.log");
+    let mut bytes = std::fs::read(&log).unwrap();
+    bytes.push(b'\n');
+    std::fs::write(&log, bytes).unwrap();
+    let summary = build(&f, false).unwrap();
+    assert_eq!(summary.rejected_rounds, 1);
+    assert!(
+        !f.out.join("c/tiny/r/2").exists(),
+        "its pages and files are removed"
+    );
+    assert!(!f.out.join("receipts/tiny/2").exists());
+    let rejected = std::fs::read_to_string(f.out.join("rejected/index.html")).unwrap();
+    assert!(rejected.contains(r#"<h2 id="tiny-2">"#), "{rejected}");
+    assert_eq!(summary.removed, of_round);
+}
+
+#[test]
+fn clean_removes_only_our_files_and_foreign_directories_are_refused() {
+    let f = fixture();
+    build(&f, false).unwrap();
+    let ours = snapshot(&f.out).len();
+    let summary = build(&f, true).unwrap();
+    assert_eq!(
+        summary.removed,
+        ours - 1,
+        "every file but the manifest, which is rewritten"
+    );
+    assert_eq!(summary.jobs_run, summary.jobs);
+
+    std::fs::write(f.out.join("c/notes.txt"), "mine").unwrap();
+    for clean in [false, true] {
+        let err = build(&f, clean).unwrap_err();
+        assert!(
+            matches!(&err, SiteError::NotOurOutput { file, .. } if file.ends_with("c/notes.txt")),
+            "{err}"
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(f.out.join("c/notes.txt")).unwrap(),
+        "mine"
+    );
+    assert!(f.out.join("index.html").is_file(), "nothing was removed");
+}
+
+#[test]
+fn a_build_that_fails_midway_leaves_a_directory_the_next_build_accepts() {
+    let f = fixture();
+    // A directory where the campaign's rounds table goes: writing it fails.
+    let blocker = f.out.join("c/tiny/rounds.csv");
+    std::fs::create_dir_all(&blocker).unwrap();
+    let err = build(&f, false).unwrap_err();
+    assert!(
+        matches!(&err, SiteError::Io(e) if e.path == blocker),
+        "{err}"
+    );
+    assert!(
+        f.out.join("index.html").is_file(),
+        "other jobs wrote their files"
+    );
+    std::fs::remove_dir(&blocker).unwrap();
+    let summary = build(&f, false).unwrap();
+    assert!(f.out.join("c/tiny/rounds.csv").is_file());
+    assert!(
+        summary.jobs_run < summary.jobs,
+        "the jobs that succeeded are not run again"
+    );
+}

@@ -1,0 +1,143 @@
+//! Snapshots (insta) of the scoreboard's own page models — the front page, the campaign,
+//! miner, submission and rejected pages — over the `two-rounds` case, verified as of a
+//! pinned instant, and the exact CSV of the tables they publish. The leader-history
+//! chart is drawn by `site::svg` and tested there; here it is redacted to its presence.
+
+use std::path::Path;
+
+use receipts::layout::DataDir;
+use receipts::model::Timestamp;
+use site::archive::Archive;
+use site::pages::submission::PatchIndex;
+use site::pages::{self, ExtraFile};
+
+fn archive() -> Archive {
+    let input = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cases/two-rounds/in");
+    let (keyring, json) = site::load::load_keyring(&input.join("keyring.json")).unwrap();
+    let at: Timestamp = "2026-12-02T00:00:00Z".parse().unwrap();
+    site::load_archive(&DataDir::new(input.join("data")), &keyring, json, Some(at)).unwrap()
+}
+
+fn text(file: &ExtraFile) -> (&str, String) {
+    (
+        file.path.as_str(),
+        String::from_utf8(file.bytes.clone()).unwrap(),
+    )
+}
+
+#[test]
+fn the_archive_of_two_verified_rounds_and_one_rejected() {
+    let archive = archive();
+    let campaign = &archive.campaigns[0];
+    assert_eq!(campaign.id.as_str(), "tiny");
+    assert_eq!(
+        campaign.rounds.iter().map(|r| r.number).collect::<Vec<_>>(),
+        [1, 2]
+    );
+    assert_eq!(
+        archive
+            .rejected
+            .iter()
+            .map(|r| (r.campaign.as_str(), r.number))
+            .collect::<Vec<_>>(),
+        [("tiny", 3)]
+    );
+    assert_eq!(
+        campaign.rounds[0].verified_at.to_string(),
+        "2026-12-02T00:00:00Z"
+    );
+}
+
+#[test]
+fn index_model() {
+    let archive = archive();
+    let page = pages::index::page(&archive).unwrap();
+    assert_eq!(page.dir.page().as_str(), "index.html");
+    insta::assert_json_snapshot!("index", page.model);
+    assert_eq!(
+        text(&page.files[0]),
+        (
+            "campaigns.csv",
+            "campaign,title,rounds,leader,score_ppm,last_round,last_round_status,queued_unsigned\r\n\
+             tiny,tiny,2,the baseline,0,2,complete,1\r\n"
+                .to_owned()
+        )
+    );
+}
+
+#[test]
+fn campaign_model() {
+    let archive = archive();
+    let page = pages::campaign::page(&archive, &archive.campaigns[0]).unwrap();
+    assert!(page.model.history_svg.starts_with("<svg "));
+    insta::assert_json_snapshot!("campaign", page.model, { ".history_svg" => "[svg]" });
+    let files: Vec<_> = page.files.iter().map(text).collect();
+    assert_eq!(files[0].0, "c/tiny/rounds.csv");
+    assert_eq!(
+        files[0].1,
+        "round,status,scored,disqualified,infra_failed,top_score_ppm,leader_after,leader_changed,\
+         settled_in_ms,ended_at\r\n\
+         2,complete,2,0,0,0,the baseline,false,3205,2026-12-01T22:12:46.807363Z\r\n\
+         1,complete,2,0,0,0,the baseline,false,3205,2026-12-01T22:12:46.807363Z\r\n"
+    );
+    assert_eq!(files[2].0, "c/tiny/leader-history.csv");
+    assert_eq!(
+        files[2].1,
+        "round,leader,score_ppm,seat_changed\r\n1,the baseline,0,false\r\n2,the baseline,0,false\r\n"
+    );
+}
+
+#[test]
+fn miner_and_submission_models() {
+    let archive = archive();
+    let index = PatchIndex::new(&archive);
+    assert_eq!(
+        index.miners().map(|m| m.as_str()).collect::<Vec<_>>(),
+        ["fast", "later"]
+    );
+    let later = index.miners().nth(1).unwrap();
+    let page = pages::miner::page(&archive, &index, later).unwrap();
+    insta::assert_json_snapshot!("miner_later", page.model);
+    let rejected = index
+        .patches()
+        .into_iter()
+        .find(|p| {
+            index
+                .records(p)
+                .iter()
+                .any(|s| s.state.as_str() == "rejected")
+        })
+        .unwrap();
+    let page = pages::submission::page(&index, rejected).unwrap();
+    let record = &page.model.records[0];
+    let rejection = record.rejection.as_ref().unwrap();
+    assert_eq!(rejection.gate.as_deref(), Some("surface_ok"));
+    // The bidi override is shown, not applied.
+    assert!(
+        !rejection.reason.contains('\u{202e}'),
+        "{}",
+        rejection.reason
+    );
+    insta::assert_json_snapshot!("submission_rejected", page.model);
+    let fast = index
+        .patches()
+        .into_iter()
+        .find(|p| p.as_str().starts_with("f98bb88"))
+        .unwrap();
+    let page = pages::submission::page(&index, fast).unwrap();
+    assert_eq!(
+        page.model
+            .rounds
+            .iter()
+            .map(|a| (a.round, a.status.as_str()))
+            .collect::<Vec<_>>(),
+        [(1, "scored"), (2, "scored")]
+    );
+}
+
+#[test]
+fn rejected_model() {
+    let archive = archive();
+    let page = pages::rejected::page(&archive).unwrap();
+    insta::assert_json_snapshot!("rejected", page.model);
+}

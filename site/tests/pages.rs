@@ -1,0 +1,168 @@
+//! Snapshots of the round and entry page models over the committed v2 fixture bundle
+//! (`verifier/tests/fixtures/v2-round`), verified with its keyring as of its seal time, and
+//! the exact tables they publish beside them. Charts are drawn by `site::svg` and tested
+//! there; here they are redacted to their presence.
+
+use std::path::{Path, PathBuf};
+
+use receipts::keys::Keyring;
+use receipts::layout::read_round_record;
+use receipts::verify::VerifyOptions;
+use site::archive::VerifiedRound;
+use site::pages::{entry, round};
+use verifier::view::RoundView;
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../verifier/tests/fixtures")
+}
+
+/// The v2 fixture round, verified as of its seal time (`endedAt`).
+fn v2_round() -> VerifiedRound {
+    let dir = fixtures().join("v2-round");
+    let keyring = Keyring::load(&fixtures().join("v2-keyring.json")).unwrap();
+    let (record, statement_digest) = read_round_record(&dir).unwrap();
+    let report = verifier::verify_bundle(&dir, &keyring, &VerifyOptions::at(record.ended_at));
+    assert!(
+        report.passed(),
+        "{:?}",
+        report.failures().collect::<Vec<_>>()
+    );
+    let view = RoundView::from_record(&dir, &record, &report);
+    let verified_at = record.ended_at;
+    VerifiedRound {
+        number: record.round,
+        dir,
+        record,
+        view,
+        report,
+        statement_digest,
+        verified_at,
+    }
+}
+
+#[test]
+fn round_page_model_of_the_v2_fixture() {
+    let round = v2_round();
+    let campaign = round.record.campaign.id.clone();
+    let page = round::round_page(&campaign, &round, None, None).unwrap();
+    assert_eq!(page.dir.as_str(), "c/tiny/r/1/");
+    assert_eq!(page.template, "round.html");
+    insta::assert_json_snapshot!("round_v2", page.model);
+    let files: Vec<(&str, String)> = page
+        .files
+        .iter()
+        .map(|f| (f.path.as_str(), String::from_utf8(f.bytes.clone()).unwrap()))
+        .collect();
+    assert_eq!(files[0].0, "c/tiny/r/1/entries.csv");
+    assert_eq!(
+        files[0].1,
+        "index,slug,role,miner,patch,status,scorePpm,scoreMinPpm,scoreMaxPpm,passes,\
+         throughputMilliRps,throughputMinMilliRps,throughputMaxMilliRps,runs,durationMs,reason,\
+         verified\r\n\
+         0,baseline,baseline,,,scored,0,,,,10853,10853,10853,1,943,,true\r\n\
+         1,candidate-1-fast,challenger,fast,\
+         f98bb8888a2454cec792fdb3057f7a3f604e2afd317a4b644b9913f86e318dfc,scored,-11057,,,,\
+         10733,10733,10733,1,1039,,true\r\n"
+    );
+    assert_eq!(files[1].0, "c/tiny/r/1/entries.json");
+}
+
+#[test]
+fn entry_page_models_of_the_v2_fixture() {
+    let round = v2_round();
+    let campaign = round.record.campaign.id.clone();
+    let pages = entry::entry_pages(&campaign, &round).unwrap();
+    let dirs: Vec<&str> = pages.iter().map(|p| p.dir.as_str()).collect();
+    assert_eq!(
+        dirs,
+        ["c/tiny/r/1/e/baseline/", "c/tiny/r/1/e/candidate-1-fast/"]
+    );
+    for page in &pages {
+        assert_eq!(page.template, "entry.html");
+        for run in &page.model.runs {
+            assert!(run.chart.starts_with("<svg"), "{}", run.chart);
+        }
+        assert!(page.model.percentile_chart.starts_with("<svg"));
+    }
+    let redactions = |settings: &mut insta::Settings| {
+        settings.add_redaction(".runs[].chart", "[svg]");
+        settings.add_redaction(".percentile_chart", "[svg]");
+        settings.add_redaction(".correctness.chart", "[svg]");
+    };
+    let mut settings = insta::Settings::clone_current();
+    redactions(&mut settings);
+    settings.bind(|| {
+        insta::assert_json_snapshot!("entry_v2_baseline", pages[0].model);
+        insta::assert_json_snapshot!("entry_v2_candidate", pages[1].model);
+    });
+    let names: Vec<&str> = pages[1].files.iter().map(|f| f.path.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "c/tiny/r/1/e/candidate-1-fast/probes.csv",
+            "c/tiny/r/1/e/candidate-1-fast/probes.json",
+            "c/tiny/r/1/e/candidate-1-fast/latency.csv",
+            "c/tiny/r/1/e/candidate-1-fast/latency.json",
+            "c/tiny/r/1/e/candidate-1-fast/correctness.csv",
+            "c/tiny/r/1/e/candidate-1-fast/correctness.json",
+        ]
+    );
+    let probes = String::from_utf8(pages[1].files[0].bytes.clone()).unwrap();
+    assert_eq!(
+        probes,
+        "runLabel,run,probe,rateMilliRps,requests,completed,overBound,percentileUs,boundUs,\
+         verdict,throughputMilliRps,durationUs,sendLagP50Us,sendLagP99Us,errors\r\n\
+         run 1,0,0,10000,8,8,0,47039,250000,pass,10733,745350,301,367,0\r\n"
+    );
+}
+
+#[test]
+fn both_pages_render_through_their_templates() {
+    let round = v2_round();
+    let campaign = round.record.campaign.id.clone();
+    let page = round::round_page(&campaign, &round, None, None).unwrap();
+    let html = site::render::render(page.template, &page.dir.page(), &page.model).unwrap();
+    for expected in [
+        "<title>Round 1 · complete · tiny · referee</title>",
+        "Round 1 · <span class=\"ok\">complete</span>",
+        "2 scored · 0 disqualified",
+        "-0.0110",
+        "0 is baseline speed",
+        "Unchanged",
+        "held by the baseline",
+        "first baseline 10.853 req/s → drift baseline 10.491 req/s: 334 bp (bound 5000 bp)",
+        "href=\"../../../../c/tiny/r/1/e/candidate-1-fast/\"",
+        "href=\"entries.csv\"",
+        "href=\"../../../../c/tiny/r/1/bundle.tar\"",
+        "href=\"../../../../keys/keyring.json\"",
+        "referee verify --keyring keyring.json --at 2026-12-01T22:12:46.807363Z tiny-round-1",
+        "Run <span class=\"muted\">12/12 steps</span>",
+    ] {
+        assert!(html.contains(expected), "{expected}\n{html}");
+    }
+    for entry in entry::entry_pages(&campaign, &round).unwrap() {
+        let html = site::render::render(entry.template, &entry.dir.page(), &entry.model).unwrap();
+        assert!(
+            html.contains("<h2 id=\"rate-search\">Rate search</h2>"),
+            "{html}"
+        );
+    }
+}
+
+#[test]
+fn entry_slugs_are_the_bundle_file_names() {
+    let mut record = v2_round().record;
+    let mut challenger = record.entries[1].clone();
+    record.entries[1].role = receipts::model::Role::Incumbent;
+    challenger.index = 2;
+    challenger.miner = Some("miner-b.2".parse().unwrap());
+    record.entries.push(challenger);
+    let slugs: Vec<String> = (0..3)
+        .map(|i| entry::entry_slug(&record, i).unwrap().as_str().to_owned())
+        .collect();
+    assert_eq!(
+        slugs,
+        ["baseline", "incumbent-fast", "candidate-1-miner-b.2"]
+    );
+    assert!(entry::entry_slug(&record, 3).is_err());
+}

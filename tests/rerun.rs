@@ -1,0 +1,525 @@
+//! End-to-end tests of `referee verify --rerun` (issue 14) on tiny rounds of the built-in
+//! engine: a faithful round re-runs GOOD and its signed rerun bundle verifies and names
+//! the original; a recorded diff whose knob was changed 160× (`max_num_batched_tokens`
+//! 160 → 1: the prompt prefilled one token per step; the receipt re-signed with the
+//! evaluator's key) is BAD, naming the entry and the paired score; a recorded
+//! diff whose engine cannot start is FAIL; an entry recorded on Docker is UNKWN "image
+//! unavailable". Wall-clock is never asserted.
+//!
+//! Each original round seats the baseline and one challenger whose diff changes nothing
+//! the engine's speed depends on (`kv_cache_budget_mb` 16 → 17), in one pass; the forged
+//! copies replace that diff (renamed to its new sha256 everywhere) and re-sign both
+//! statements with the evaluator's key, so the copy verifies and only a re-run can tell.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::{Mutex, OnceLock};
+
+use intake::gates::BuiltinBuilder;
+use intake::ingest::{IngestRequest, add_campaign, add_miner, ingest};
+use receipts::bundle::{ENVELOPE_FILE, MAX_ENVELOPE_BYTES, sign_statement};
+use receipts::dsse::Envelope;
+use receipts::keys::{Keyring, PrivateKey, TrustedKey, generate_key_pair};
+use receipts::layout::{DataDir, patch_input, read_round_record};
+use receipts::model::{MinerId, PipelineState, Sha256Hex, Timestamp};
+use receipts::statement::Statement;
+use referee::demo::{config_diff, set_key, write_config_repo};
+use serde_json::Value;
+
+/// Rounds measure speed: never two at once.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// The tiny baseline: one layer, one sequence at a time.
+const ENGINE_TOML: &str = "model_seed = 7
+layers = 1
+d_model = 128
+heads = 4
+context = 160
+max_num_seqs = 1
+max_num_batched_tokens = 160
+threads = 1
+weight_dtype = \"f32\"
+kv_cache_dtype = \"f32\"
+kv_cache_budget_mb = 16
+startup_delay_ms = 0
+";
+
+/// A tiny campaign of one pass, so the speed tolerance is the campaign's drift bound;
+/// `{commit}`, `{rates}`, `{drift}`, `{input}` and `{output}` are filled in. The SLA is
+/// loose: the tests run on shared, busy machines and test re-runs, not the SLA.
+const CAMPAIGN_TOML: &str = r#"id = "tiny"
+runs = 1
+overtake_margin_bp = 1000
+drift_bound_bp = {drift}
+health_deadline_s = 20
+max_steal_permille = 500
+
+[model]
+name = "tiny"
+
+[hardware]
+memory_limit_mb = 64
+engine_threads = 1
+
+[baseline]
+repo = "baseline.git"
+commit = "{commit}"
+
+[workload]
+input_len = { kind = "uniform", {input} }
+output_len = { kind = "uniform", {output} }
+
+[sla]
+percentile = "p50"
+latency = "e2e"
+bound_ms = 1000
+
+[rate_search]
+{rates}
+min_probe_duration_ms = 400
+min_probe_requests = 8
+warmup_requests = 1
+send_lag_bound_us = 250000
+rate_tolerance_bp = 5000
+request_deadline_ms = 1500
+entry_deadline_s = 60
+
+[correctness]
+items = 3
+group_size = 3
+top_k = 5
+input_len = { kind = "uniform", min = 8, max = 16 }
+output_tokens = 6
+"#;
+
+/// A campaign's rates, drift bound (bp) and prompt and output lengths.
+struct Shape {
+    rates: &'static str,
+    drift_bound_bp: u32,
+    input_len: &'static str,
+    output_len: &'static str,
+}
+
+/// One probe at 4 requests/s, which every engine here keeps up with: a faithful re-run's
+/// paired score stays within a few percent of the original's. Drift bound 50 %.
+const FIXED_RATE: Shape = Shape {
+    rates: "min_rate_milli_rps = 4000\nmax_rate_milli_rps = 4000",
+    drift_bound_bp: 5000,
+    input_len: "min = 24, max = 48",
+    output_len: "min = 24, max = 32",
+};
+
+/// A rate search from 4 to 32 requests/s over long prompts and short outputs, where
+/// prefilling one prompt token per step instead of the whole prompt costs most of the
+/// throughput (−85 % measured on a busy 2-core VM, whose noise moved a harmless diff's
+/// score by up to 20 %). Drift bound 20 %.
+const LONG_PROMPTS: Shape = Shape {
+    rates: "min_rate_milli_rps = 4000\nmax_rate_milli_rps = 32000",
+    drift_bound_bp: 2000,
+    input_len: "min = 100, max = 140",
+    output_len: "min = 8, max = 12",
+};
+
+/// The challenger's miner.
+const MINER: &str = "same";
+
+/// A sealed original round: its data directory (with the evaluator's keyring), the
+/// evaluator's key, and the challenger's patch.
+struct Original {
+    dir: tempfile::TempDir,
+    data: PathBuf,
+    key: PathBuf,
+    patch: Sha256Hex,
+}
+
+impl Original {
+    /// `rounds/1` of the campaign.
+    fn bundle(&self) -> PathBuf {
+        self.data.join("tiny/rounds/1")
+    }
+
+    /// The campaign's baseline repository in the data directory.
+    fn baseline(&self) -> PathBuf {
+        self.data.join("tiny/baseline.git")
+    }
+
+    fn key(&self) -> PrivateKey {
+        PrivateKey::load(&self.key).unwrap()
+    }
+}
+
+/// The diff setting `key = value` in the baseline's `engine.toml`.
+fn diff(key: &str, value: &str) -> String {
+    config_diff(ENGINE_TOML, &set_key(ENGINE_TOML, key, value)).unwrap()
+}
+
+/// A data directory with the tiny campaign of `shape`, the challenger's harmless diff
+/// ingested, and round 1 run and sealed through the binary.
+fn original(shape: &Shape) -> Original {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let source = dir.path().join("src");
+    let commit = write_config_repo(&source.join("baseline.git"), ENGINE_TOML).unwrap();
+    let campaign_toml = source.join("campaign.toml");
+    std::fs::write(
+        &campaign_toml,
+        CAMPAIGN_TOML
+            .replace("{commit}", &commit.to_string())
+            .replace("{rates}", shape.rates)
+            .replace("{drift}", &shape.drift_bound_bp.to_string())
+            .replace("{input}", shape.input_len)
+            .replace("{output}", shape.output_len),
+    )
+    .unwrap();
+    let data_dir = DataDir::new(&data);
+    add_campaign(&data_dir, &campaign_toml).unwrap();
+    let keys = dir.path().join("keys");
+    std::fs::create_dir_all(&keys).unwrap();
+    generate_key_pair(&keys.join("evaluator")).unwrap();
+    let key = PrivateKey::load(&keys.join("evaluator.key")).unwrap();
+    Keyring::new(vec![TrustedKey {
+        key: key.public().clone(),
+        valid_from: Timestamp::from_unix_seconds(0).unwrap(),
+        valid_until: None,
+    }])
+    .unwrap()
+    .save(&data_dir.keyring_path())
+    .unwrap();
+    let campaign = data_dir.campaign(&"tiny".parse().unwrap());
+    let miner: MinerId = MINER.parse().unwrap();
+    add_miner(&campaign, &miner).unwrap();
+    let diff = diff("kv_cache_budget_mb", "17");
+    let patch = Sha256Hex::digest(diff.as_bytes());
+    let request = IngestRequest {
+        diff: diff.as_bytes(),
+        miner: &miner,
+        commitment: &patch,
+    };
+    let outcome = ingest(&campaign, &request, &BuiltinBuilder).unwrap();
+    assert_eq!(outcome.submission().state, PipelineState::BenchQueued);
+    let round = Command::new(env!("CARGO_BIN_EXE_referee"))
+        .args(["round", "--campaign", "tiny", "--data"])
+        .arg(&data)
+        .arg("--key")
+        .arg(keys.join("evaluator.key"))
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    assert!(round.status.success(), "{}", text(&round));
+    Original {
+        dir,
+        data,
+        key: keys.join("evaluator.key"),
+        patch,
+    }
+}
+
+/// The fixed-rate original, run once for every test that needs it.
+fn fixed_rate() -> &'static Original {
+    static ORIGINAL: OnceLock<Original> = OnceLock::new();
+    ORIGINAL.get_or_init(|| original(&FIXED_RATE))
+}
+
+fn text(output: &Output) -> String {
+    format!(
+        "status {:?}\nstdout:\n{}\nstderr:\n{}",
+        output.status.code(),
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+/// `referee verify --rerun <bundle> --data <data> <extra…>`.
+fn rerun(original: &Original, bundle: &Path, extra: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_referee"))
+        .args(["verify", "--rerun"])
+        .arg(bundle)
+        .arg("--data")
+        .arg(&original.data)
+        .args(extra)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap()
+}
+
+/// The `--json` output of a re-run.
+fn json(output: &Output) -> Value {
+    serde_json::from_slice(&output.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(output)))
+}
+
+/// The statement of the envelope `file` in `dir`, as JSON.
+fn statement(dir: &Path, file: &str) -> Value {
+    let bytes = std::fs::read(dir.join(file)).unwrap();
+    let envelope = Envelope::from_json(&bytes, MAX_ENVELOPE_BYTES).unwrap();
+    serde_json::from_slice(&envelope.payload).unwrap()
+}
+
+/// Re-signs the envelope `file` of `dir` with `key` over its Statement edited by `edit`,
+/// every subject's digest recomputed from the files as they are now.
+fn resign(dir: &Path, file: &str, key: &PrivateKey, edit: impl FnOnce(&mut Value)) {
+    let mut value = statement(dir, file);
+    edit(&mut value);
+    for subject in value["subject"].as_array_mut().unwrap() {
+        let name = subject["name"].as_str().unwrap().to_owned();
+        let bytes = std::fs::read(dir.join(&name)).unwrap();
+        subject["digest"]["sha256"] = Value::String(Sha256Hex::digest(&bytes).to_string());
+    }
+    let statement: Statement = serde_json::from_value(value).unwrap();
+    let envelope = sign_statement(&statement, &[key]).unwrap();
+    std::fs::write(dir.join(file), envelope.to_file_bytes().unwrap()).unwrap();
+}
+
+/// Copies the directory `from` to `to`.
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// A copy of the original bundle (under the original's temp dir, as `name`) whose
+/// challenger's recorded diff is `new_diff`: the file renamed to its sha256, every
+/// mention of the old sha256 in both statements replaced, both re-signed with the
+/// evaluator's key. Returns the copy and the new patch.
+fn forge_diff(original: &Original, name: &str, new_diff: &str) -> (PathBuf, Sha256Hex) {
+    let copy = original.dir.path().join(name);
+    copy_dir(&original.bundle(), &copy);
+    let new = Sha256Hex::digest(new_diff.as_bytes());
+    std::fs::remove_file(copy.join(patch_input(&original.patch))).unwrap();
+    std::fs::write(copy.join(patch_input(&new)), new_diff).unwrap();
+    let replace = |value: &mut Value| {
+        let text = serde_json::to_string(value)
+            .unwrap()
+            .replace(original.patch.as_str(), new.as_str());
+        *value = serde_json::from_str(&text).unwrap();
+    };
+    let key = original.key();
+    resign(&copy, "round-opened.dsse.json", &key, replace);
+    resign(&copy, ENVELOPE_FILE, &key, replace);
+    assert_verifies(original, &copy);
+    (copy, new)
+}
+
+/// `referee verify <dir>` passes against the original's keyring; returns its stdout.
+fn assert_verifies(original: &Original, dir: &Path) -> String {
+    let verify = Command::new(env!("CARGO_BIN_EXE_referee"))
+        .arg("verify")
+        .arg(dir)
+        .arg("--data")
+        .arg(&original.data)
+        .output()
+        .unwrap();
+    assert!(verify.status.success(), "{}", text(&verify));
+    String::from_utf8_lossy(&verify.stdout).into_owned()
+}
+
+#[test]
+fn a_faithful_round_reruns_good_and_its_signed_rerun_verifies_and_names_the_original() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let original = fixed_rate();
+    let out = original.dir.path().join("good.rerun");
+    let output = rerun(
+        original,
+        &original.bundle(),
+        &[
+            "--key",
+            original.key.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--json",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let result = json(&output);
+    assert_eq!(result["verdict"], "good", "{result:#}");
+    assert_eq!(result["exitCode"], 0);
+    let record = &result["record"];
+    let (_, digest) = read_round_record(&original.bundle()).unwrap();
+    assert_eq!(record["original"]["statementDigest"], digest.as_str());
+    assert_eq!(record["original"]["statement"], "original.statement.json");
+    // One pass: no A/A spread, so the campaign's drift bound.
+    assert_eq!(
+        record["tolerance"],
+        serde_json::json!({"toleranceBp": 5000, "basis": {"kind": "drift_bound", "boundBp": 5000}})
+    );
+    let verdicts: Vec<(&str, &str)> = record["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["role"].as_str().unwrap(),
+                e["comparison"]["verdict"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        verdicts,
+        [("baseline", "good"), ("challenger", "good")],
+        "{result:#}"
+    );
+    assert_eq!(record["round"]["verdict"], "good");
+    // The original Statement, byte for byte, is in the rerun bundle.
+    let original_statement = {
+        let bytes = std::fs::read(original.bundle().join(ENVELOPE_FILE)).unwrap();
+        Envelope::from_json(&bytes, MAX_ENVELOPE_BYTES)
+            .unwrap()
+            .payload
+    };
+    assert_eq!(
+        std::fs::read(out.join("original.statement.json")).unwrap(),
+        original_statement
+    );
+    // `referee verify` checks the rerun bundle and says which receipt it re-ran.
+    let stdout = assert_verifies(original, &out);
+    assert!(
+        stdout.contains(&format!(
+            "re-ran round 1 of `tiny`, statement sha256 {digest}: GOOD"
+        )),
+        "{stdout}"
+    );
+    assert!(stdout.contains("ok   rerun: 2 checks passed"), "{stdout}");
+    // A one-byte change to the original's copy fails it.
+    let tampered = original.dir.path().join("tampered.rerun");
+    copy_dir(&out, &tampered);
+    let path = tampered.join("original.statement.json");
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes.push(b' ');
+    std::fs::write(&path, bytes).unwrap();
+    let verify = Command::new(env!("CARGO_BIN_EXE_referee"))
+        .arg("verify")
+        .arg(&tampered)
+        .arg("--data")
+        .arg(&original.data)
+        .output()
+        .unwrap();
+    assert_eq!(verify.status.code(), Some(1), "{}", text(&verify));
+}
+
+#[test]
+fn a_knob_changed_160_fold_in_a_recorded_diff_is_bad_naming_the_entry_and_the_score() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let original = original(&LONG_PROMPTS);
+    // The recorded diff now prefills one prompt token per step instead of 160.
+    let (forged, patch) = forge_diff(
+        &original,
+        "forged-bad",
+        &diff("max_num_batched_tokens", "1"),
+    );
+    let baseline = original.baseline();
+    let output = rerun(
+        &original,
+        &forged,
+        &["--baseline", baseline.to_str().unwrap(), "--json"],
+    );
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output));
+    let result = json(&output);
+    assert_eq!(result["verdict"], "bad", "{result:#}");
+    let entry = &result["record"]["entries"][1];
+    assert_eq!(entry["patch"], patch.as_str());
+    assert_eq!(entry["comparison"]["verdict"], "bad");
+    let findings = entry["comparison"]["findings"].as_array().unwrap();
+    let speedup = findings
+        .iter()
+        .find(|f| f["check"]["kind"] == "speedup")
+        .unwrap_or_else(|| panic!("no speedup finding: {findings:#?}"));
+    assert_eq!(speedup["severity"], "bad");
+    let old = speedup["check"]["originalPpm"].as_i64().unwrap();
+    let new = speedup["check"]["rerunPpm"].as_i64().unwrap();
+    assert_eq!(speedup["check"]["tolerancePpm"], 200_000);
+    assert!((new - old).abs() > 200_000, "{speedup:#}");
+    // The engine config the diff makes is not the one recorded either.
+    assert!(
+        findings
+            .iter()
+            .any(|f| f["check"]["kind"] == "engine_config" && f["severity"] == "bad"),
+        "{findings:#?}"
+    );
+}
+
+#[test]
+fn a_recorded_diff_whose_engine_cannot_start_is_fail_saying_where() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let original = fixed_rate();
+    // A KV cache far over the memory limit: the engine refuses to start.
+    let (forged, _) = forge_diff(original, "forged-fail", &diff("kv_cache_budget_mb", "4096"));
+    let baseline = original.baseline();
+    let output = rerun(
+        original,
+        &forged,
+        &["--baseline", baseline.to_str().unwrap(), "--json"],
+    );
+    assert_eq!(output.status.code(), Some(3), "{}", text(&output));
+    let result = json(&output);
+    assert_eq!(result["verdict"], "fail", "{result:#}");
+    let entries = &result["record"]["entries"];
+    assert_eq!(entries[0]["comparison"]["verdict"], "good");
+    let comparison = &entries[1]["comparison"];
+    assert_eq!(comparison["verdict"], "fail");
+    let reason = comparison["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("pass 1, starting the engine: engine died before becoming healthy"),
+        "{reason}"
+    );
+    assert_eq!(entries[1]["rerun"]["status"], "disqualified");
+    // For people: the entry, its verdict and where the re-run broke.
+    let human = rerun(
+        original,
+        &forged,
+        &["--baseline", baseline.to_str().unwrap(), "--entries", MINER],
+    );
+    assert_eq!(human.status.code(), Some(3), "{}", text(&human));
+    let stdout = String::from_utf8_lossy(&human.stdout);
+    let patch = entries[1]["patch"]
+        .as_str()
+        .unwrap()
+        .parse::<Sha256Hex>()
+        .unwrap();
+    assert!(
+        stdout.contains(&format!(
+            "  FAIL  challenger {MINER} {}: pass 1, starting the engine: engine died before becoming healthy",
+            patch.short()
+        )),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("result: FAIL (1 GOOD, 1 FAIL of 2 entries)"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn an_entry_recorded_on_docker_is_unknown_image_unavailable() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let original = fixed_rate();
+    let copy = original.dir.path().join("docker");
+    copy_dir(&original.bundle(), &copy);
+    resign(&copy, ENVELOPE_FILE, &original.key(), |s| {
+        s["predicate"]["entries"][1]["engine"]["backend"] = Value::String("docker".into());
+    });
+    assert_verifies(original, &copy);
+    let baseline = original.baseline();
+    let output = rerun(
+        original,
+        &copy,
+        &["--baseline", baseline.to_str().unwrap(), "--json"],
+    );
+    // The baseline reproduced; the Docker entry is listed, not tried.
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let result = json(&output);
+    assert_eq!(result["verdict"], "good", "{result:#}");
+    let entries = &result["record"]["entries"];
+    assert_eq!(entries[0]["comparison"]["verdict"], "good");
+    let comparison = &entries[1]["comparison"];
+    assert_eq!(comparison["verdict"], "unkwn");
+    let reason = comparison["reason"].as_str().unwrap();
+    assert!(reason.starts_with("image unavailable: "), "{reason}");
+    assert!(entries[1].get("rerun").is_none(), "{result:#}");
+    assert_eq!(result["record"]["round"]["verdict"], "unkwn");
+}

@@ -666,7 +666,9 @@ fn render(page: &Parsed<'_>, dir: SiteDir, site: &SiteIndex<'_>) -> Result<DocPa
     let mut in_head = false;
     let mut cell = 0usize;
     for (event, range) in &page.events {
-        let line = line_of(page.source, range.start);
+        // Counted only where a link or an image needs it: counting for every event is
+        // quadratic in the page's length.
+        let line = || line_of(page.source, range.start);
         let event = match event.clone() {
             Event::Start(Tag::Link {
                 link_type,
@@ -678,7 +680,7 @@ fn render(page: &Parsed<'_>, dir: SiteDir, site: &SiteIndex<'_>) -> Result<DocPa
                     // Written `mailto:` + the address by pulldown-cmark.
                     dest_url
                 } else {
-                    rewrite_link(page, line, &dest_url, &dir, site)?.into()
+                    rewrite_link(page, line(), &dest_url, &dir, site)?.into()
                 };
                 Event::Start(Tag::Link {
                     link_type,
@@ -693,7 +695,7 @@ fn render(page: &Parsed<'_>, dir: SiteDir, site: &SiteIndex<'_>) -> Result<DocPa
                 title,
                 id,
             }) => {
-                check_image(page, line, &dest_url)?;
+                check_image(page, line(), &dest_url)?;
                 Event::Start(Tag::Image {
                     link_type,
                     dest_url,

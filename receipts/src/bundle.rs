@@ -357,21 +357,12 @@ fn sync_and_hash(path: &Path) -> Result<Sha256Hex, BundleError> {
     Ok(Sha256Hex::from_bytes(hasher.finalize().into()))
 }
 
-/// Bytes read at a time when hashing a file: large reads keep the system calls a small
-/// part of hashing a large file (`io::copy`'s own buffer is 8 KiB), and the buffer stays
-/// below the allocator's mmap threshold and is never zeroed, so a small file costs no
-/// more than before.
-const HASH_READ_BYTES: usize = 64 << 10;
-
 /// sha256 of a file's bytes, streamed.
 ///
 /// Errors: the I/O error.
 pub fn file_sha256(path: &Path) -> io::Result<Sha256Hex> {
-    let file = fs::File::open(path)?;
+    let mut file = fs::File::open(path)?;
     let mut hasher = Sha256::new();
-    io::copy(
-        &mut io::BufReader::with_capacity(HASH_READ_BYTES, file),
-        &mut hasher,
-    )?;
+    io::copy(&mut file, &mut hasher)?;
     Ok(Sha256Hex::from_bytes(hasher.finalize().into()))
 }

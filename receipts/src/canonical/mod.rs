@@ -1,28 +1,20 @@
 //! JSON in and out: RFC 8785 (JCS) canonical emission for everything referee writes, and a
 //! strict parser for everything it reads (content/receipts.md, Statement and Verification step 1).
 //!
-//! Emission is referee's own RFC 8785 writer (`emit`) after a walk that refuses every JSON
+//! Emission goes through `serde_json_canonicalizer` after a walk that refuses every JSON
 //! float and every integer of magnitude 2^53 or more (content/receipts.md, Numbers: JCS rounds
 //! numbers to doubles, and other languages' bindings turn `3` into `3.0`). NaN and
 //! ±Infinity, which JSON cannot write and `serde_json` would silently turn into `null`,
 //! are refused too ([`CanonicalError::NonFinite`]), by a pass over the value as serde
-//! serializes it, before it becomes JSON. Whether bytes already are the canonical form of
-//! a value is answered in place by [`is_canonical`], without emitting a copy (what the
-//! verifier asks of every envelope and payload). Reading goes
+//! serializes it, before it becomes JSON. Reading goes
 //! through [`parse_strict`], a hand-written validator that refuses what `serde_json`
 //! silently accepts (it keeps the last of two duplicate keys), before `serde_json` builds
 //! the value.
 
-mod emit;
 mod finite;
 mod strict;
 
-pub use emit::is_canonical;
-pub(crate) use emit::push_integer;
 pub use strict::{DEFAULT_MAX_DEPTH, StrictJsonError, from_slice_strict, parse_strict};
-
-use std::borrow::Cow;
-use std::fmt;
 
 use serde::Serialize;
 use serde_json::Value;
@@ -86,15 +78,9 @@ pub fn to_canonical_vec<T: Serialize + ?Sized>(value: &T) -> Result<Vec<u8>, Can
         finite::ProbeError::Custom(message) => CanonicalError::Serialize { message },
     })?;
     check_integers(&json)?;
-    let mut out = Vec::with_capacity(128);
-    if emit::write(&json, &mut out) {
-        Ok(out)
-    } else {
-        // `check_integers` refused every number the writer cannot write.
-        Err(CanonicalError::Serialize {
-            message: "a number the canonical writer cannot write".to_owned(),
-        })
-    }
+    serde_json_canonicalizer::to_vec(&json).map_err(|e| CanonicalError::Serialize {
+        message: e.to_string(),
+    })
 }
 
 /// Checks that every number in `value` is an integer below 2^53 in magnitude. (A
@@ -108,7 +94,7 @@ pub fn check_integers(value: &Value) -> Result<(), CanonicalError> {
     walk_numbers(value, &mut path)
 }
 
-fn walk_numbers<'v>(value: &'v Value, path: &mut Vec<Segment<'v>>) -> Result<(), CanonicalError> {
+fn walk_numbers(value: &Value, path: &mut Vec<String>) -> Result<(), CanonicalError> {
     match value {
         Value::Number(n) => {
             let in_range = match (n.as_u64(), n.as_i64()) {
@@ -130,7 +116,7 @@ fn walk_numbers<'v>(value: &'v Value, path: &mut Vec<Segment<'v>>) -> Result<(),
         }
         Value::Array(items) => {
             for (index, item) in items.iter().enumerate() {
-                path.push(Segment::Index(index));
+                path.push(index.to_string());
                 walk_numbers(item, path)?;
                 path.pop();
             }
@@ -138,32 +124,13 @@ fn walk_numbers<'v>(value: &'v Value, path: &mut Vec<Segment<'v>>) -> Result<(),
         }
         Value::Object(map) => {
             for (key, item) in map {
-                path.push(Segment::Key(Cow::Borrowed(key)));
+                path.push(key.clone());
                 walk_numbers(item, path)?;
                 path.pop();
             }
             Ok(())
         }
         Value::Null | Value::Bool(_) | Value::String(_) => Ok(()),
-    }
-}
-
-/// One step of a JSON pointer: an object key or an array index. Walks keep these
-/// (borrowed from the value) and render a pointer only for an error.
-#[derive(Clone, Debug)]
-pub(crate) enum Segment<'a> {
-    /// An object member's key, unescaped.
-    Key(Cow<'a, str>),
-    /// An array element's index.
-    Index(usize),
-}
-
-impl fmt::Display for Segment<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Segment::Key(key) => f.write_str(key),
-            Segment::Index(index) => write!(f, "{index}"),
-        }
     }
 }
 
@@ -188,11 +155,11 @@ pub fn case_fold_collision(
 }
 
 /// An RFC 6901 JSON pointer of `segments` (`~` → `~0`, `/` → `~1`).
-pub(crate) fn pointer<T: fmt::Display>(segments: &[T]) -> String {
+pub(crate) fn pointer(segments: &[String]) -> String {
     let mut out = String::new();
     for segment in segments {
         out.push('/');
-        out.push_str(&segment.to_string().replace('~', "~0").replace('/', "~1"));
+        out.push_str(&segment.replace('~', "~0").replace('/', "~1"));
     }
     out
 }

@@ -249,8 +249,16 @@ pub fn run_with_progress(args: &RoundArgs) -> anyhow::Result<RoundSummary> {
         ),
         Err(_) => None,
     };
+    // Absolute: engines run in their own tree (and sandbox root), where a path relative to
+    // this directory (`--data data`) would name nothing.
+    let data = std::path::absolute(&args.data.data).with_context(|| {
+        format!(
+            "resolving the data directory `{}`",
+            args.data.data.display()
+        )
+    })?;
     let options = RoundOptions {
-        data: DataDir::new(&args.data.data),
+        data: DataDir::new(data),
         campaign,
         engine_program: std::env::current_exe().context("locating the referee executable")?,
         seeds,

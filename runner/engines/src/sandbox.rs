@@ -193,6 +193,11 @@ fn gpu_devices() -> Vec<PathBuf> {
 }
 
 fn bwrap(spec: &SandboxSpec, hidden: &[PathBuf], argv: &[String]) -> Command {
+    // bwrap resolves a relative mount target against its own new root, not the caller's
+    // directory: `--data data` would fail with "Can't mkdir parents … Read-only file
+    // system". A path that cannot be made absolute is passed as given (bwrap names it).
+    let tree = std::path::absolute(&spec.tree).unwrap_or_else(|_| spec.tree.clone());
+    let tmp = std::path::absolute(&spec.tmp).unwrap_or_else(|_| spec.tmp.clone());
     let mut command = Command::new("bwrap");
     let mut args: Vec<OsString> = Vec::new();
     let mut push = |items: &[&std::ffi::OsStr]| args.extend(items.iter().map(OsString::from));
@@ -225,16 +230,16 @@ fn bwrap(spec: &SandboxSpec, hidden: &[PathBuf], argv: &[String]) -> Command {
     }
     push(&[
         "--ro-bind".as_ref(),
-        spec.tree.as_os_str(),
-        spec.tree.as_os_str(),
+        tree.as_os_str(),
+        tree.as_os_str(),
         "--bind".as_ref(),
-        spec.tmp.as_os_str(),
-        spec.tmp.as_os_str(),
+        tmp.as_os_str(),
+        tmp.as_os_str(),
     ]);
     for dir in hidden {
         push(&["--remount-ro".as_ref(), dir.as_os_str()]);
     }
-    push(&["--chdir".as_ref(), spec.tree.as_os_str(), "--".as_ref()]);
+    push(&["--chdir".as_ref(), tree.as_os_str(), "--".as_ref()]);
     command.args(args).args(argv);
     command
 }

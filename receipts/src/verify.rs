@@ -1121,7 +1121,7 @@ pub fn verify_envelope(
         return None;
     };
     if !options.foreign {
-        let canonical = canonical::to_canonical_vec(&value).is_ok_and(|c| c == bytes);
+        let canonical = canonical::is_canonical(&value, &bytes);
         report.record(
             CheckName::EnvelopeCanonical,
             None,
@@ -1508,7 +1508,7 @@ fn check_statement(
     let predicate_type = string_field("predicateType");
     // referee signs its own predicates only as canonical bytes; another tool's need not be.
     if parse_passed && statement::is_referee_predicate_type(&predicate_type) {
-        let canonical = canonical::to_canonical_vec(&value).is_ok_and(|c| c == payload);
+        let canonical = canonical::is_canonical(&value, payload);
         report.record(
             CheckName::StatementCanonical,
             None,

@@ -1,20 +1,28 @@
 //! JSON in and out: RFC 8785 (JCS) canonical emission for everything referee writes, and a
 //! strict parser for everything it reads (content/receipts.md, Statement and Verification step 1).
 //!
-//! Emission goes through `serde_json_canonicalizer` after a walk that refuses every JSON
+//! Emission is referee's own RFC 8785 writer (`emit`) after a walk that refuses every JSON
 //! float and every integer of magnitude 2^53 or more (content/receipts.md, Numbers: JCS rounds
 //! numbers to doubles, and other languages' bindings turn `3` into `3.0`). NaN and
 //! ±Infinity, which JSON cannot write and `serde_json` would silently turn into `null`,
 //! are refused too ([`CanonicalError::NonFinite`]), by a pass over the value as serde
-//! serializes it, before it becomes JSON. Reading goes
+//! serializes it, before it becomes JSON. Whether bytes already are the canonical form of
+//! a value is answered in place by [`is_canonical`], without emitting a copy (what the
+//! verifier asks of every envelope and payload). Reading goes
 //! through [`parse_strict`], a hand-written validator that refuses what `serde_json`
 //! silently accepts (it keeps the last of two duplicate keys), before `serde_json` builds
 //! the value.
 
+mod emit;
 mod finite;
 mod strict;
 
+pub use emit::is_canonical;
+pub(crate) use emit::push_integer;
 pub use strict::{DEFAULT_MAX_DEPTH, StrictJsonError, from_slice_strict, parse_strict};
+
+use std::borrow::Cow;
+use std::fmt;
 
 use serde::Serialize;
 use serde_json::Value;
@@ -78,9 +86,15 @@ pub fn to_canonical_vec<T: Serialize + ?Sized>(value: &T) -> Result<Vec<u8>, Can
         finite::ProbeError::Custom(message) => CanonicalError::Serialize { message },
     })?;
     check_integers(&json)?;
-    serde_json_canonicalizer::to_vec(&json).map_err(|e| CanonicalError::Serialize {
-        message: e.to_string(),
-    })
+    let mut out = Vec::with_capacity(128);
+    if emit::write(&json, &mut out) {
+        Ok(out)
+    } else {
+        // `check_integers` refused every number the writer cannot write.
+        Err(CanonicalError::Serialize {
+            message: "a number the canonical writer cannot write".to_owned(),
+        })
+    }
 }
 
 /// Checks that every number in `value` is an integer below 2^53 in magnitude. (A
@@ -94,7 +108,7 @@ pub fn check_integers(value: &Value) -> Result<(), CanonicalError> {
     walk_numbers(value, &mut path)
 }
 
-fn walk_numbers(value: &Value, path: &mut Vec<String>) -> Result<(), CanonicalError> {
+fn walk_numbers<'v>(value: &'v Value, path: &mut Vec<Segment<'v>>) -> Result<(), CanonicalError> {
     match value {
         Value::Number(n) => {
             let in_range = match (n.as_u64(), n.as_i64()) {
@@ -116,7 +130,7 @@ fn walk_numbers(value: &Value, path: &mut Vec<String>) -> Result<(), CanonicalEr
         }
         Value::Array(items) => {
             for (index, item) in items.iter().enumerate() {
-                path.push(index.to_string());
+                path.push(Segment::Index(index));
                 walk_numbers(item, path)?;
                 path.pop();
             }
@@ -124,13 +138,32 @@ fn walk_numbers(value: &Value, path: &mut Vec<String>) -> Result<(), CanonicalEr
         }
         Value::Object(map) => {
             for (key, item) in map {
-                path.push(key.clone());
+                path.push(Segment::Key(Cow::Borrowed(key)));
                 walk_numbers(item, path)?;
                 path.pop();
             }
             Ok(())
         }
         Value::Null | Value::Bool(_) | Value::String(_) => Ok(()),
+    }
+}
+
+/// One step of a JSON pointer: an object key or an array index. Walks keep these
+/// (borrowed from the value) and render a pointer only for an error.
+#[derive(Clone, Debug)]
+pub(crate) enum Segment<'a> {
+    /// An object member's key, unescaped.
+    Key(Cow<'a, str>),
+    /// An array element's index.
+    Index(usize),
+}
+
+impl fmt::Display for Segment<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Segment::Key(key) => f.write_str(key),
+            Segment::Index(index) => write!(f, "{index}"),
+        }
     }
 }
 
@@ -154,12 +187,76 @@ pub fn case_fold_collision(
     })
 }
 
+/// The length of the longest prefix of `bytes` that a JSON string holds as is: no `"`,
+/// no `\\`, no control character (below 0x20). Eight bytes at a time: a word is looked
+/// at byte by byte only when it holds such a byte (the tests on the whole word are exact).
+pub(crate) fn plain_prefix(bytes: &[u8]) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let special = |b: u8| b == b'"' || b == b'\\' || b < 0x20;
+    let mut words = bytes.chunks_exact(8);
+    let mut at = 0;
+    for chunk in &mut words {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let w = u64::from_le_bytes(word);
+        let quote = w ^ (ONES * u64::from(b'"'));
+        let backslash = w ^ (ONES * u64::from(b'\\'));
+        // A byte is zero, or below 0x20, exactly when a high bit
+        // survives here (for the word as a whole; which byte, the scan says).
+        let zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGHS;
+        let control = w.wrapping_sub(ONES * 0x20) & !w & HIGHS;
+        if zero(quote) | zero(backslash) | control != 0
+            && let Some(i) = chunk.iter().position(|&b| special(b))
+        {
+            return at + i;
+        }
+        at += 8;
+    }
+    at + words
+        .remainder()
+        .iter()
+        .position(|&b| special(b))
+        .unwrap_or(words.remainder().len())
+}
+
 /// An RFC 6901 JSON pointer of `segments` (`~` → `~0`, `/` → `~1`).
-pub(crate) fn pointer(segments: &[String]) -> String {
+pub(crate) fn pointer<T: fmt::Display>(segments: &[T]) -> String {
     let mut out = String::new();
     for segment in segments {
         out.push('/');
-        out.push_str(&segment.replace('~', "~0").replace('/', "~1"));
+        out.push_str(&segment.to_string().replace('~', "~0").replace('/', "~1"));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::plain_prefix;
+
+    proptest! {
+        /// The word-at-a-time scan stops where a byte-at-a-time one does.
+        #[test]
+        fn plain_prefix_is_the_bytewise_scan(
+            bytes in prop::collection::vec(
+                prop_oneof![
+                    1 => Just(b'"'),
+                    1 => Just(b'\\'),
+                    1 => 0u8..0x20,
+                    20 => 0x20u8..=0xff,
+                ],
+                0..80,
+            ),
+            skip in 0usize..4,
+        ) {
+            let bytes = &bytes[skip.min(bytes.len())..];
+            let naive = bytes
+                .iter()
+                .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
+                .unwrap_or(bytes.len());
+            prop_assert_eq!(plain_prefix(bytes), naive);
+        }
+    }
 }

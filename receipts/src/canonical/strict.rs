@@ -4,12 +4,17 @@
 //! inputs over a size limit and nesting deeper than [`DEFAULT_MAX_DEPTH`]. Only input that
 //! passes is handed to `serde_json`, which on its own keeps the last duplicate silently.
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::pointer;
+use super::{Segment, plain_prefix, pointer};
+
+/// Keys of one object compared one by one up to this many; past it they go into a hash
+/// set, so an object of a million keys costs no more than a million lookups.
+const LINEAR_KEYS: usize = 16;
 
 /// Deepest nesting of arrays and objects accepted: below `serde_json`'s recursion limit
 /// (127 levels), so everything this validator accepts `serde_json` also builds.
@@ -101,13 +106,17 @@ fn validate(bytes: &[u8], limit: usize) -> Result<(), StrictJsonError> {
             limit,
         });
     }
-    if let Err(e) = std::str::from_utf8(bytes) {
-        return Err(StrictJsonError::InvalidUtf8 {
-            offset: e.valid_up_to(),
-        });
-    }
+    let text = match std::str::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(e) => {
+            return Err(StrictJsonError::InvalidUtf8 {
+                offset: e.valid_up_to(),
+            });
+        }
+    };
     let mut parser = Validator {
         bytes,
+        text,
         pos: 0,
         path: Vec::new(),
     };
@@ -123,12 +132,42 @@ fn validate(bytes: &[u8], limit: usize) -> Result<(), StrictJsonError> {
 /// A recursive-descent validator over UTF-8 input.
 struct Validator<'a> {
     bytes: &'a [u8],
+    /// The same input as text.
+    text: &'a str,
     pos: usize,
     /// Keys and indexes from the root to the current value, for error paths.
-    path: Vec<String>,
+    path: Vec<Segment<'a>>,
 }
 
-impl Validator<'_> {
+/// The keys of one object seen so far.
+enum Keys<'a> {
+    /// At most [`LINEAR_KEYS`], compared one by one.
+    Few(Vec<Cow<'a, str>>),
+    /// More, hashed.
+    Many(HashSet<Cow<'a, str>>),
+}
+
+impl<'a> Keys<'a> {
+    /// Adds `key`; `false` when it was already there.
+    fn insert(&mut self, key: Cow<'a, str>) -> bool {
+        match self {
+            Keys::Few(keys) if keys.contains(&key) => false,
+            Keys::Few(keys) if keys.len() < LINEAR_KEYS => {
+                keys.push(key);
+                true
+            }
+            Keys::Few(keys) => {
+                let mut set: HashSet<Cow<'a, str>> = keys.drain(..).collect();
+                set.insert(key);
+                *self = Keys::Many(set);
+                true
+            }
+            Keys::Many(set) => set.insert(key),
+        }
+    }
+}
+
+impl<'a> Validator<'a> {
     fn syntax(&self, expected: &'static str) -> StrictJsonError {
         StrictJsonError::Syntax {
             offset: self.pos,
@@ -187,7 +226,7 @@ impl Validator<'_> {
             self.pos += 1;
             return Ok(());
         }
-        let mut keys = HashSet::new();
+        let mut keys = Keys::Few(Vec::new());
         loop {
             if self.peek() != Some(b'"') {
                 return Err(self.syntax("a string key"));
@@ -196,13 +235,13 @@ impl Validator<'_> {
             if !keys.insert(key.clone()) {
                 return Err(StrictJsonError::DuplicateKey {
                     path: pointer(&self.path),
-                    key,
+                    key: key.into_owned(),
                 });
             }
             self.skip_whitespace();
             self.expect(b':', "`:`")?;
             self.skip_whitespace();
-            self.path.push(key);
+            self.path.push(Segment::Key(key));
             self.value(depth)?;
             self.path.pop();
             self.skip_whitespace();
@@ -230,7 +269,7 @@ impl Validator<'_> {
         }
         let mut index = 0usize;
         loop {
-            self.path.push(index.to_string());
+            self.path.push(Segment::Index(index));
             self.value(depth)?;
             self.path.pop();
             index += 1;
@@ -312,11 +351,23 @@ impl Validator<'_> {
         Ok(value)
     }
 
-    /// Reads a string starting at its opening quote and returns it unescaped. The input is
-    /// already known to be UTF-8, so raw bytes are copied through.
-    fn string(&mut self) -> Result<String, StrictJsonError> {
+    /// Reads a string starting at its opening quote and returns it unescaped: borrowed
+    /// from the input when it holds no escape (the common case, no copy), else built. The
+    /// input is already known to be UTF-8, so raw bytes are copied through.
+    fn string(&mut self) -> Result<Cow<'a, str>, StrictJsonError> {
         self.pos += 1;
-        let mut out: Vec<u8> = Vec::new();
+        let start = self.pos;
+        self.pos = start + plain_prefix(&self.bytes[start..]);
+        if self.peek() == Some(b'"') {
+            // Both ends are ASCII quotes, so char boundaries.
+            let text = self.text;
+            let plain = text
+                .get(start..self.pos)
+                .ok_or(StrictJsonError::InvalidUtf8 { offset: start })?;
+            self.pos += 1;
+            return Ok(Cow::Borrowed(plain));
+        }
+        let mut out: Vec<u8> = self.bytes[start..self.pos].to_vec();
         loop {
             let Some(byte) = self.peek() else {
                 return Err(self.syntax("`\"`"));
@@ -326,8 +377,10 @@ impl Validator<'_> {
                     self.pos += 1;
                     // Raw bytes came from valid UTF-8 and escapes were encoded as UTF-8, so
                     // this only fails on a bug; report it as invalid UTF-8 rather than panic.
-                    return String::from_utf8(out).map_err(|e| StrictJsonError::InvalidUtf8 {
-                        offset: self.pos - e.as_bytes().len(),
+                    return String::from_utf8(out).map(Cow::Owned).map_err(|e| {
+                        StrictJsonError::InvalidUtf8 {
+                            offset: self.pos - e.as_bytes().len(),
+                        }
                     });
                 }
                 b'\\' => {
@@ -384,5 +437,52 @@ impl Validator<'_> {
             _ => u32::from(first),
         };
         char::from_u32(code).ok_or(StrictJsonError::LoneSurrogate { offset: escape_at })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{LINEAR_KEYS, StrictJsonError, parse_strict};
+
+    /// An object of `count` distinct keys `k0`, `k1`, … then `extra` members.
+    fn object(count: usize, extra: &str) -> String {
+        let members: Vec<String> = (0..count).map(|i| format!("\"k{i}\":{i}")).collect();
+        format!("{{\"x\":[0,{{{}{extra}}}]}}", members.join(","))
+    }
+
+    #[test]
+    fn duplicates_are_found_before_and_after_keys_are_hashed() {
+        for count in [
+            1,
+            LINEAR_KEYS - 1,
+            LINEAR_KEYS,
+            LINEAR_KEYS + 1,
+            3 * LINEAR_KEYS,
+        ] {
+            let text = object(count, ",\"\\u006b0\":7");
+            assert_eq!(
+                parse_strict(text.as_bytes(), usize::MAX).unwrap_err(),
+                StrictJsonError::DuplicateKey {
+                    path: "/x/1".to_owned(),
+                    key: "k0".to_owned(),
+                },
+                "{count} keys"
+            );
+            let last = format!(",\"k{}\":7", count - 1);
+            assert!(parse_strict(object(count, &last).as_bytes(), usize::MAX).is_err());
+            assert!(parse_strict(object(count, ",\"k\":7").as_bytes(), usize::MAX).is_ok());
+        }
+    }
+
+    #[test]
+    fn error_paths_name_escaped_keys_and_indexes() {
+        let text = br#"{"a\/b~":[1,2,{"q":1,"q":2}]}"#;
+        assert_eq!(
+            parse_strict(text, usize::MAX).unwrap_err(),
+            StrictJsonError::DuplicateKey {
+                path: "/a~1b~0/2".to_owned(),
+                key: "q".to_owned(),
+            }
+        );
     }
 }

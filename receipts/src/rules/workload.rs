@@ -31,14 +31,13 @@
 //! and the engine sees that many tokens plus BOS. For other servers the drawn length is
 //! only approximate in tokens; JSONL prompts have the length of their line.
 
-use crate::canonical::MAX_SAFE_INTEGER;
+use crate::canonical::{MAX_SAFE_INTEGER, push_integer};
 use crate::model::{
     Arrival, Campaign, CorrectnessSpec, LengthDist, PromptSource, RateSearchSpec, RevealedSeeds,
     Sha256Hex, WorkloadSpec,
 };
 use rand_chacha::ChaCha20Rng;
 use rand_core::{RngCore, SeedableRng};
-use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use crate::rules::sla::max_probes_per_run;
@@ -148,15 +147,107 @@ enum Prompts {
     Lines(Vec<String>),
 }
 
-/// One element of the request-sequence digest list (content/measurement.md): field names are the
-/// spec's, serialized as RFC 8785 canonical JSON.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct DigestEntry<'a> {
+/// An item of a sub-stream as the request-sequence digest needs it: no prompt text,
+/// only its sha256.
+struct Drawn {
     item_index: u32,
-    prompt_sha256: &'a str,
     max_tokens: u32,
-    arrival_unit_ns: u64,
+    prompt_sha256: [u8; 32],
+}
+
+/// The request-sequence list (content/measurement.md) written as RFC 8785 canonical JSON
+/// straight into its hash: `[`, then each element `{"arrivalUnitNs":…,"itemIndex":…,
+/// "maxTokens":…,"promptSha256":"…"}` (keys in canonical order, integers in decimal, the
+/// digest in lowercase hex, which needs no escaping) joined by `,`, then `]`. One buffer
+/// is reused for every element.
+struct SequenceHasher {
+    hasher: Sha256,
+    element: Vec<u8>,
+    first: bool,
+}
+
+impl SequenceHasher {
+    fn new() -> Self {
+        let mut hasher = Sha256::new();
+        hasher.update(b"[");
+        Self {
+            hasher,
+            element: Vec::with_capacity(160),
+            first: true,
+        }
+    }
+
+    /// Adds one element.
+    ///
+    /// Errors: [`WorkloadError::TooLarge`] when `arrival_unit_ns` exceeds 2^53 − 1 (the
+    /// largest integer canonical JSON holds exactly).
+    fn add(
+        &mut self,
+        item_index: u32,
+        prompt_sha256: &[u8; 32],
+        max_tokens: u32,
+        arrival_unit_ns: u64,
+    ) -> Result<(), WorkloadError> {
+        if arrival_unit_ns > MAX_SAFE_INTEGER {
+            return Err(WorkloadError::TooLarge {
+                what: format!("arrival offset {arrival_unit_ns} ns"),
+            });
+        }
+        let mut hex = [0u8; 64];
+        hex::encode_to_slice(prompt_sha256, &mut hex).map_err(|e| WorkloadError::Canonical {
+            message: e.to_string(),
+        })?;
+        let out = &mut self.element;
+        out.clear();
+        if !self.first {
+            out.push(b',');
+        }
+        self.first = false;
+        out.extend_from_slice(b"{\"arrivalUnitNs\":");
+        push_integer(out, arrival_unit_ns);
+        out.extend_from_slice(b",\"itemIndex\":");
+        push_integer(out, u64::from(item_index));
+        out.extend_from_slice(b",\"maxTokens\":");
+        push_integer(out, u64::from(max_tokens));
+        out.extend_from_slice(b",\"promptSha256\":\"");
+        out.extend_from_slice(&hex);
+        out.extend_from_slice(b"\"}");
+        self.hasher.update(&self.element);
+        Ok(())
+    }
+
+    fn finish(mut self) -> Sha256Hex {
+        self.hasher.update(b"]");
+        Sha256Hex::from_bytes(self.hasher.finalize().into())
+    }
+}
+
+/// The arrival offsets at 1 request/s of a sub-stream's items in send order: 0 for the
+/// first, then one gap more for each next (Poisson: drawn from `scheduleSeed`; constant:
+/// [`UNIT_GAP_NS`]).
+struct Schedule {
+    rng: ChaCha20Rng,
+    arrival: Arrival,
+    next_ns: Option<u64>,
+}
+
+impl Iterator for Schedule {
+    type Item = u64;
+
+    fn next(&mut self) -> Option<u64> {
+        let offset = match self.next_ns {
+            None => 0,
+            Some(previous) => {
+                let gap = match self.arrival {
+                    Arrival::Poisson => exponential_gap_ns(&mut self.rng),
+                    Arrival::Constant => UNIT_GAP_NS,
+                };
+                previous.saturating_add(gap)
+            }
+        };
+        self.next_ns = Some(offset);
+        Some(offset)
+    }
 }
 
 impl Workload {
@@ -263,37 +354,23 @@ impl Workload {
     /// at 1 request/s (the first at 0).
     pub fn sub_stream(&self, sub_stream: u32) -> Vec<Item> {
         let stream = u64::from(sub_stream);
-        let mut lengths = chacha(&self.seeds.item_seed.seed.0, stream);
-        let mut words = chacha(&prompt_key(&self.seeds.item_seed.seed.0, self), stream);
-        let mut items: Vec<Item> = (0..self.sub_stream_len)
-            .map(|index| {
-                let input_len = draw_length(&mut lengths, &self.spec.input_len);
-                let max_tokens = draw_length(&mut lengths, &self.spec.output_len);
-                let prompt = self.prompt(&mut words, &mut lengths, input_len, sub_stream, index);
-                Item {
-                    item_index: index,
-                    prompt_sha256: Sha256Hex::digest(prompt.as_bytes()),
-                    prompt,
-                    max_tokens,
-                    arrival_unit_ns: 0,
-                }
-            })
-            .collect();
+        let mut items = Vec::with_capacity(self.sub_stream_len as usize);
+        let mut prompt = Vec::new();
+        self.draw_sub_stream(sub_stream, &mut prompt, |item_index, max_tokens, prompt| {
+            items.push(Item {
+                item_index,
+                prompt_sha256: Sha256Hex::digest(prompt),
+                prompt: String::from_utf8_lossy(prompt).into_owned(),
+                max_tokens,
+                arrival_unit_ns: 0,
+            });
+        });
         shuffle(
             &mut items,
             &mut chacha(&self.seeds.order_seed.seed.0, stream),
         );
-        let mut schedule = chacha(&self.seeds.schedule_seed.seed.0, stream);
-        let mut offset_ns = 0u64;
-        for (position, item) in items.iter_mut().enumerate() {
-            if position > 0 {
-                let gap = match self.spec.arrival {
-                    Arrival::Poisson => exponential_gap_ns(&mut schedule),
-                    Arrival::Constant => UNIT_GAP_NS,
-                };
-                offset_ns = offset_ns.saturating_add(gap);
-            }
-            item.arrival_unit_ns = offset_ns;
+        for (item, offset) in items.iter_mut().zip(self.schedule(stream)) {
+            item.arrival_unit_ns = offset;
         }
         items
     }
@@ -302,22 +379,18 @@ impl Workload {
     /// items from `correctnessSeed`, prompt lengths from `correctness.input_len`, each
     /// asking for `correctness.output_tokens`; arrival offsets are 0 (sent one at a time).
     pub fn correctness_items(&self) -> Vec<Item> {
-        let seed = &self.seeds.correctness_seed.seed.0;
-        let mut lengths = chacha(seed, 0);
-        let mut words = chacha(&prompt_key(seed, self), 0);
-        (0..self.correctness.items)
-            .map(|index| {
-                let input_len = draw_length(&mut lengths, &self.correctness.input_len);
-                let prompt = self.prompt(&mut words, &mut lengths, input_len, u32::MAX, index);
-                Item {
-                    item_index: index,
-                    prompt_sha256: Sha256Hex::digest(prompt.as_bytes()),
-                    prompt,
-                    max_tokens: self.correctness.output_tokens,
-                    arrival_unit_ns: 0,
-                }
-            })
-            .collect()
+        let mut items = Vec::with_capacity(self.correctness.items as usize);
+        let mut prompt = Vec::new();
+        self.draw_correctness(&mut prompt, |item_index, prompt| {
+            items.push(Item {
+                item_index,
+                prompt_sha256: Sha256Hex::digest(prompt),
+                prompt: String::from_utf8_lossy(prompt).into_owned(),
+                max_tokens: self.correctness.output_tokens,
+                arrival_unit_ns: 0,
+            });
+        });
+        items
     }
 
     /// The request-sequence digest (content/measurement.md): sha256 of the RFC 8785 canonical JSON
@@ -325,58 +398,114 @@ impl Workload {
     /// sub-streams `0 .. runs × max_probes` in order, each in send order, followed by the
     /// correctness items. It depends on the seeds and the campaign only.
     ///
+    /// It draws exactly what [`Workload::sub_stream`] and [`Workload::correctness_items`]
+    /// draw, but keeps only each prompt's sha256 (one prompt buffer reused throughout) and
+    /// writes the canonical JSON straight into the hash.
+    ///
     /// Errors: [`WorkloadError::TooLarge`] when an offset exceeds 2^53 − 1 ns;
-    /// [`WorkloadError::Canonical`] if an element cannot be canonicalised.
+    /// [`WorkloadError::Canonical`] if an element cannot be written.
     pub fn request_sequence_digest(&self) -> Result<Sha256Hex, WorkloadError> {
-        let mut hasher = Sha256::new();
-        hasher.update(b"[");
-        let mut first = true;
-        let mut add = |item: &Item| -> Result<(), WorkloadError> {
-            if item.arrival_unit_ns > MAX_SAFE_INTEGER {
-                return Err(WorkloadError::TooLarge {
-                    what: format!("arrival offset {} ns", item.arrival_unit_ns),
-                });
-            }
-            let entry = DigestEntry {
-                item_index: item.item_index,
-                prompt_sha256: item.prompt_sha256.as_str(),
-                max_tokens: item.max_tokens,
-                arrival_unit_ns: item.arrival_unit_ns,
-            };
-            let bytes =
-                serde_json_canonicalizer::to_vec(&entry).map_err(|e| WorkloadError::Canonical {
-                    message: e.to_string(),
-                })?;
-            if !first {
-                hasher.update(b",");
-            }
-            first = false;
-            hasher.update(&bytes);
-            Ok(())
-        };
+        let mut list = SequenceHasher::new();
+        let mut prompt = Vec::new();
+        let mut drawn: Vec<Drawn> = Vec::with_capacity(self.sub_stream_len as usize);
         for sub_stream in 0..self.runs * self.max_probes {
-            for item in self.sub_stream(sub_stream) {
-                add(&item)?;
+            let stream = u64::from(sub_stream);
+            drawn.clear();
+            self.draw_sub_stream(sub_stream, &mut prompt, |item_index, max_tokens, prompt| {
+                drawn.push(Drawn {
+                    item_index,
+                    max_tokens,
+                    prompt_sha256: Sha256::digest(prompt).into(),
+                });
+            });
+            shuffle(
+                &mut drawn,
+                &mut chacha(&self.seeds.order_seed.seed.0, stream),
+            );
+            for (item, offset) in drawn.iter().zip(self.schedule(stream)) {
+                list.add(
+                    item.item_index,
+                    &item.prompt_sha256,
+                    item.max_tokens,
+                    offset,
+                )?;
             }
         }
-        for item in self.correctness_items() {
-            add(&item)?;
-        }
-        hasher.update(b"]");
-        Ok(Sha256Hex::from_bytes(hasher.finalize().into()))
+        let mut result = Ok(());
+        self.draw_correctness(&mut prompt, |item_index, prompt| {
+            if result.is_ok() {
+                let digest: [u8; 32] = Sha256::digest(prompt).into();
+                result = list.add(item_index, &digest, self.correctness.output_tokens, 0);
+            }
+        });
+        result?;
+        Ok(list.finish())
     }
 
-    /// Draws one prompt of `input_len` bytes (generated) or one JSONL line (salted).
-    fn prompt(
+    /// Draws the items of sub-stream `sub_stream` in item order (before the order
+    /// shuffle): for each, from `itemSeed` its input length, then its output length (and,
+    /// for a JSONL source, its line), then its prompt's UTF-8 bytes, which are written into
+    /// `prompt` and handed to `each` with the item's index and output tokens.
+    fn draw_sub_stream(
+        &self,
+        sub_stream: u32,
+        prompt: &mut Vec<u8>,
+        mut each: impl FnMut(u32, u32, &[u8]),
+    ) {
+        let stream = u64::from(sub_stream);
+        let mut lengths = chacha(&self.seeds.item_seed.seed.0, stream);
+        let mut words = chacha(&prompt_key(&self.seeds.item_seed.seed.0, self), stream);
+        for index in 0..self.sub_stream_len {
+            let input_len = draw_length(&mut lengths, &self.spec.input_len);
+            let max_tokens = draw_length(&mut lengths, &self.spec.output_len);
+            let text = self.prompt(
+                &mut words,
+                &mut lengths,
+                input_len,
+                sub_stream,
+                index,
+                prompt,
+            );
+            each(index, max_tokens, text);
+        }
+    }
+
+    /// Draws the correctness items in order from `correctnessSeed` (an input length, then
+    /// a prompt each), handing each index and prompt bytes to `each`.
+    fn draw_correctness(&self, prompt: &mut Vec<u8>, mut each: impl FnMut(u32, &[u8])) {
+        let seed = &self.seeds.correctness_seed.seed.0;
+        let mut lengths = chacha(seed, 0);
+        let mut words = chacha(&prompt_key(seed, self), 0);
+        for index in 0..self.correctness.items {
+            let input_len = draw_length(&mut lengths, &self.correctness.input_len);
+            let text = self.prompt(&mut words, &mut lengths, input_len, u32::MAX, index, prompt);
+            each(index, text);
+        }
+    }
+
+    /// The arrival offsets of sub-stream `stream` in send order.
+    fn schedule(&self, stream: u64) -> Schedule {
+        Schedule {
+            rng: chacha(&self.seeds.schedule_seed.seed.0, stream),
+            arrival: self.spec.arrival,
+            next_ns: None,
+        }
+    }
+
+    /// Draws one prompt of `input_len` bytes (generated) or one JSONL line (salted) into
+    /// `out`; returns its UTF-8 bytes (part of `out`).
+    fn prompt<'b>(
         &self,
         words: &mut ChaCha20Rng,
         lengths: &mut ChaCha20Rng,
         input_len: u32,
         sub_stream: u32,
         index: u32,
-    ) -> String {
+        out: &'b mut Vec<u8>,
+    ) -> &'b [u8] {
+        out.clear();
         match &self.prompts {
-            Prompts::Generated => generated_prompt(words, input_len as usize),
+            Prompts::Generated => generated_prompt(words, input_len as usize, out),
             Prompts::Lines(lines) => {
                 let line = &lines[uniform(lengths, lines.len() as u64) as usize];
                 // A per-item tag from the prompt salt: no two rounds send the same text,
@@ -385,8 +514,11 @@ impl Workload {
                 tag.update(self.seeds.prompt_salt.seed.0);
                 tag.update(sub_stream.to_be_bytes());
                 tag.update(index.to_be_bytes());
-                let tag = hex::encode(&tag.finalize()[..4]);
-                format!("[{tag}] {line}")
+                out.push(b'[');
+                out.extend_from_slice(hex::encode(&tag.finalize()[..4]).as_bytes());
+                out.extend_from_slice(b"] ");
+                out.extend_from_slice(line.as_bytes());
+                out
             }
         }
     }
@@ -451,17 +583,42 @@ fn draw_length(rng: &mut ChaCha20Rng, dist: &LengthDist) -> u32 {
     }
 }
 
-/// Words from [`WORDS`] separated by spaces, cut to exactly `len` bytes (ASCII).
-fn generated_prompt(rng: &mut ChaCha20Rng, len: usize) -> String {
-    let mut prompt = String::with_capacity(len + 8);
-    while prompt.len() < len {
-        if !prompt.is_empty() {
-            prompt.push(' ');
+/// Each of [`WORDS`] after one space, in 8 bytes (no word has more than 7 letters: a
+/// longer one fails to compile here), with that length.
+const SPACED_WORDS: [([u8; 8], usize); 64] = spaced_words();
+
+const fn spaced_words() -> [([u8; 8], usize); 64] {
+    let mut out = [([b' '; 8], 0); 64];
+    let mut i = 0;
+    while i < WORDS.len() {
+        let word = WORDS[i].as_bytes();
+        let mut j = 0;
+        while j < word.len() {
+            out[i].0[j + 1] = word[j];
+            j += 1;
         }
-        prompt.push_str(WORDS[uniform(rng, WORDS.len() as u64) as usize]);
+        out[i].1 = word.len() + 1;
+        i += 1;
     }
-    prompt.truncate(len);
-    prompt
+    out
+}
+
+/// Words from [`WORDS`] separated by spaces, cut to exactly `len` bytes (ASCII), drawn
+/// into `buffer` (empty); returns them (part of `buffer`). Every word is copied as its 8
+/// bytes of [`SPACED_WORDS`], space first, so the text starts at the buffer's second byte.
+fn generated_prompt<'b>(rng: &mut ChaCha20Rng, len: usize, buffer: &'b mut Vec<u8>) -> &'b [u8] {
+    if len == 0 {
+        return buffer;
+    }
+    buffer.resize(len + 8, 0);
+    // Bytes written, the leading space included: the text is `filled - 1` bytes long.
+    let mut filled = 0;
+    while filled < len + 1 {
+        let (word, length) = &SPACED_WORDS[uniform(rng, WORDS.len() as u64) as usize];
+        buffer[filled..filled + 8].copy_from_slice(word);
+        filled += length;
+    }
+    &buffer[1..len + 1]
 }
 
 /// Fisher–Yates from the last position down: position `i` swaps with a uniform `j ≤ i`.
@@ -498,19 +655,24 @@ pub fn exponential_gap_ns(rng: &mut ChaCha20Rng) -> u64 {
     ((neg_log2_q32 * LN2_NS_Q32) >> 64) as u64
 }
 
-/// log2(u) in Q32 fixed point (truncated), for u ≥ 1.
+/// log2(u) in Q32 fixed point (truncated), for u ≥ 1. The mantissa y ∈ [1, 2) in Q63
+/// fits in 64 bits before and after each step, so each square is one 64 × 64 → 128-bit
+/// product.
 fn log2_q32(u: u64) -> u128 {
     let top = 63 - u.leading_zeros();
-    let one: u128 = 1 << 63;
-    let mut y: u128 = u128::from(u) << (63 - top);
+    let two: u128 = 1 << 64;
+    let mut y: u64 = u << (63 - top);
     let mut fraction: u128 = 0;
     for _ in 0..LOG_FRACTION_BITS {
-        y = (y * y) >> 63;
+        let square = (u128::from(y) * u128::from(y)) >> 63;
         fraction <<= 1;
-        if y >= 2 * one {
+        // square < 2^65: halved when it reaches 2 (2^64 in Q63), it fits in 64 bits.
+        y = if square >= two {
             fraction |= 1;
-            y >>= 1;
-        }
+            (square >> 1) as u64
+        } else {
+            square as u64
+        };
     }
     (u128::from(top) << LOG_FRACTION_BITS) | fraction
 }
@@ -591,6 +753,20 @@ mod tests {
         assert!((950_000_000..1_050_000_000).contains(&mean), "{mean}");
     }
 
+    /// One element of the request-sequence list, as the spec names its fields.
+    #[derive(serde::Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct DigestEntry<'a> {
+        item_index: u32,
+        prompt_sha256: &'a str,
+        max_tokens: u32,
+        arrival_unit_ns: u64,
+    }
+
+    /// The digest written straight into the hash is sha256 of the list of every item
+    /// [`Workload::sub_stream`] and [`Workload::correctness_items`] build, canonicalised
+    /// by `serde_json_canonicalizer`: for generated prompts with Poisson and constant
+    /// arrivals, and for a JSONL prompt source.
     #[test]
     fn streamed_digest_is_the_canonical_list() {
         use crate::model::{Seed32, SeedReveal};
@@ -611,7 +787,15 @@ warmup_requests = 1
 [correctness]
 items = 3
 "#;
-        let campaign = Campaign::from_toml("c.toml", text).unwrap();
+        let poisson = Campaign::from_toml("c.toml", text).unwrap();
+        let mut constant = poisson.clone();
+        constant.workload.arrival = Arrival::Constant;
+        let jsonl_bytes = b"{\"prompt\": \"alpha\"}\n\n{\"prompt\": \"beta \\\"gamma\\\"\"}\n";
+        let mut jsonl = poisson.clone();
+        jsonl.workload.prompt_source = PromptSource::Jsonl {
+            path: "p.jsonl".into(),
+            sha256: Sha256Hex::digest(jsonl_bytes),
+        };
         let reveal = |b: u8| SeedReveal::commit(Seed32([b; 32]), Seed32([0; 32]));
         let seeds = RevealedSeeds {
             item_seed: reveal(1),
@@ -622,34 +806,42 @@ items = 3
             sample_seed: None,
             pass_seed: None,
         };
-        let workload = Workload::new(&campaign, &seeds, None).unwrap();
-        let mut items = Vec::new();
-        for s in 0..workload.runs() * workload.max_probes() {
-            items.extend(workload.sub_stream(s));
+        for (campaign, file) in [
+            (&poisson, None),
+            (&constant, None),
+            (&jsonl, Some(&jsonl_bytes[..])),
+        ] {
+            let workload = Workload::new(campaign, &seeds, file).unwrap();
+            let mut items = Vec::new();
+            for s in 0..workload.runs() * workload.max_probes() {
+                items.extend(workload.sub_stream(s));
+            }
+            items.extend(workload.correctness_items());
+            let list: Vec<DigestEntry<'_>> = items
+                .iter()
+                .map(|i| DigestEntry {
+                    item_index: i.item_index,
+                    prompt_sha256: i.prompt_sha256.as_str(),
+                    max_tokens: i.max_tokens,
+                    arrival_unit_ns: i.arrival_unit_ns,
+                })
+                .collect();
+            let canonical = serde_json_canonicalizer::to_vec(&list).unwrap();
+            assert!(canonical.starts_with(b"[{\"arrivalUnitNs\":0,\"itemIndex\":"));
+            assert_eq!(
+                workload.request_sequence_digest().unwrap(),
+                Sha256Hex::digest(&canonical)
+            );
         }
-        items.extend(workload.correctness_items());
-        let list: Vec<DigestEntry<'_>> = items
-            .iter()
-            .map(|i| DigestEntry {
-                item_index: i.item_index,
-                prompt_sha256: i.prompt_sha256.as_str(),
-                max_tokens: i.max_tokens,
-                arrival_unit_ns: i.arrival_unit_ns,
-            })
-            .collect();
-        let canonical = serde_json_canonicalizer::to_vec(&list).unwrap();
-        assert!(canonical.starts_with(b"[{\"arrivalUnitNs\":0,\"itemIndex\":"));
-        assert_eq!(
-            workload.request_sequence_digest().unwrap(),
-            Sha256Hex::digest(&canonical)
-        );
     }
 
     #[test]
     fn generated_prompt_has_exact_length() {
         let mut rng = chacha(&[1; 32], 0);
         for len in [1, 2, 7, 64, 255] {
-            assert_eq!(generated_prompt(&mut rng, len).len(), len);
+            let mut buffer = Vec::new();
+            let prompt = generated_prompt(&mut rng, len, &mut buffer);
+            assert_eq!(prompt.len(), len);
         }
     }
 }

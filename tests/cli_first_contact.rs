@@ -4,87 +4,21 @@
 //! `bench serve --rate 0`), a single `.pub` accepted as a keyring, `round --json`,
 //! people's units in `status`, and an interrupted round that says how to resume.
 
+mod support;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-use std::sync::Mutex;
+use std::process::{Command, Stdio};
 
-use intake::gates::BuiltinBuilder;
-use intake::ingest::{IngestRequest, add_campaign, add_miner, ingest};
-use receipts::keys::{Keyring, PrivateKey, TrustedKey, generate_key_pair};
-use receipts::layout::DataDir;
-use receipts::model::{MinerId, PipelineState, Sha256Hex, Timestamp};
-use referee::demo::{BASELINE_ENGINE_TOML, config_diff, set_key, write_config_repo};
+use referee::demo::{BASELINE_ENGINE_TOML, config_diff, set_key};
 
-/// Rounds measure speed: never two at once on a small machine.
-static SERIAL: Mutex<()> = Mutex::new(());
+use support::{
+    Fixture, SERIAL, Tiny, ingest_cli, ok, referee, setup_cli_campaign as setup_campaign, stderr,
+    stdout,
+};
 
-fn referee(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_referee"))
-        .args(args)
-        .current_dir(dir)
-        .env_remove("REFEREE_DATA")
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("run referee")
-}
-
-fn stdout(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
-/// Campaign `cli` (with `extra` in its file) and miner `miner-a` in `dir/data`.
-fn setup_campaign(dir: &Path, extra: &str) {
-    let commit = write_config_repo(&dir.join("src/baseline.git"), BASELINE_ENGINE_TOML)
-        .expect("baseline repo");
-    std::fs::write(
-        dir.join("src/campaign.toml"),
-        format!(
-            "id = \"cli\"\n\n[model]\nname = \"ref-tiny\"\n\n[baseline]\nrepo = \"baseline.git\"\ncommit = \"{commit}\"\n{extra}"
-        ),
-    )
-    .expect("write campaign.toml");
-    let add = referee(
-        dir,
-        &["campaign", "add", "src/campaign.toml", "--data", "data"],
-    );
-    assert_eq!(add.status.code(), Some(0), "{add:?}");
-    let miner = referee(
-        dir,
-        &[
-            "miner",
-            "add",
-            "miner-a",
-            "--campaign",
-            "cli",
-            "--data",
-            "data",
-        ],
-    );
-    assert_eq!(miner.status.code(), Some(0), "{miner:?}");
-}
-
-fn ingest_file(dir: &Path, file: &str, bytes: &[u8]) -> Output {
-    std::fs::write(dir.join(file), bytes).expect("write diff");
-    let commitment = Sha256Hex::digest(bytes).to_string();
-    referee(
-        dir,
-        &[
-            "ingest",
-            file,
-            "--miner",
-            "miner-a",
-            "--commitment",
-            &commitment,
-            "--campaign",
-            "cli",
-            "--data",
-            "data",
-        ],
-    )
+/// `referee ingest <file>` by `miner-a` of campaign `cli`.
+fn ingest_file(dir: &Path, file: &str, bytes: &[u8]) -> std::process::Output {
+    ingest_cli(dir, file, bytes, &[])
 }
 
 /// Regression: `ingest` exited 0 for a rejected submission, so a script could not tell.
@@ -266,139 +200,16 @@ fn bench_rate_0_says_the_minimum() {
 
 // --- rounds -----------------------------------------------------------------------
 
-/// The tiny baseline of tests/round_e2e.rs: one layer, one sequence at a time.
-const ENGINE_TOML: &str = "model_seed = 7
-layers = 1
-d_model = 128
-heads = 4
-context = 160
-max_num_seqs = 1
-max_num_batched_tokens = 160
-threads = 1
-weight_dtype = \"f32\"
-kv_cache_dtype = \"f32\"
-kv_cache_budget_mb = 16
-startup_delay_ms = 0
-";
-
-/// One probe at 10 requests/s: a round in a few seconds. The steal bound is loose: these
-/// tests run on shared VMs and test the CLI, not the bound.
-const CAMPAIGN_TOML: &str = r#"id = "tiny"
-runs = 1
-overtake_margin_bp = 1000
-drift_bound_bp = 5000
-health_deadline_s = 20
-max_steal_permille = 500
-
-[model]
-name = "tiny"
-
-[hardware]
-memory_limit_mb = 64
-engine_threads = 1
-
-[baseline]
-repo = "baseline.git"
-commit = "{commit}"
-
-[workload]
-input_len = { kind = "uniform", min = 24, max = 48 }
-output_len = { kind = "uniform", min = 24, max = 32 }
-
-[sla]
-percentile = "p50"
-latency = "e2e"
-bound_ms = 250
-
-[rate_search]
-min_rate_milli_rps = 10000
-max_rate_milli_rps = 10000
-min_probe_duration_ms = 400
-min_probe_requests = 8
-warmup_requests = 1
-send_lag_bound_us = 250000
-rate_tolerance_bp = 5000
-request_deadline_ms = 1500
-entry_deadline_s = 60
-
-[correctness]
-items = 3
-group_size = 3
-top_k = 5
-input_len = { kind = "uniform", min = 8, max = 16 }
-output_tokens = 6
-"#;
-
-struct Fixture {
-    dir: tempfile::TempDir,
-    data: PathBuf,
-    key: PathBuf,
-}
-
-/// Campaign `tiny`, the evaluator key trusted, one challenger (`miner-a`) queued.
+/// The tiny campaign (tests/support) with one challenger, `miner-a`, queued.
 fn fixture() -> Fixture {
-    let dir = tempfile::tempdir().unwrap();
-    let data = dir.path().join("data");
-    let source = dir.path().join("src");
-    let commit = write_config_repo(&source.join("baseline.git"), ENGINE_TOML).unwrap();
-    let campaign_toml = source.join("campaign.toml");
-    std::fs::write(
-        &campaign_toml,
-        CAMPAIGN_TOML.replace("{commit}", &commit.to_string()),
-    )
-    .unwrap();
-    let data_dir = DataDir::new(&data);
-    add_campaign(&data_dir, &campaign_toml).unwrap();
-    let keys = dir.path().join("keys");
-    std::fs::create_dir_all(&keys).unwrap();
-    generate_key_pair(&keys.join("evaluator")).unwrap();
-    let key = PrivateKey::load(&keys.join("evaluator.key")).unwrap();
-    Keyring::new(vec![TrustedKey {
-        key: key.public().clone(),
-        valid_from: Timestamp::from_unix_seconds(0).unwrap(),
-        valid_until: None,
-    }])
-    .unwrap()
-    .save(&data_dir.keyring_path())
-    .unwrap();
-    let campaign = data_dir.campaign(&"tiny".parse().unwrap());
-    let miner: MinerId = "miner-a".parse().unwrap();
-    add_miner(&campaign, &miner).unwrap();
-    let diff = config_diff(ENGINE_TOML, &set_key(ENGINE_TOML, "max_num_seqs", "4")).unwrap();
-    let commitment = Sha256Hex::digest(diff.as_bytes());
-    let request = IngestRequest {
-        diff: diff.as_bytes(),
-        miner: &miner,
-        commitment: &commitment,
-    };
-    let outcome = ingest(&campaign, &request, &BuiltinBuilder).unwrap();
-    assert_eq!(outcome.submission().state, PipelineState::BenchQueued);
-    Fixture {
-        dir,
-        data,
-        key: keys.join("evaluator.key"),
-    }
+    Fixture::new(&Tiny::default(), &[("miner-a", "max_num_seqs", "4")])
 }
 
+/// The fixture's `referee round` with `extra` arguments.
 fn round_command(fixture: &Fixture, extra: &[&str]) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_referee"));
+    let mut command = fixture.round_command();
+    command.args(extra);
     command
-        .args(["round", "--campaign", "tiny", "--data"])
-        .arg(&fixture.data)
-        .arg("--key")
-        .arg(&fixture.key)
-        .args(extra)
-        .env("NO_COLOR", "1");
-    command
-}
-
-fn ok(output: &Output) {
-    assert!(
-        output.status.success(),
-        "referee failed: {}\n{}",
-        stdout(output),
-        stderr(output)
-    );
 }
 
 /// Regression: `round` had no `--json`, and `status` showed no round facts: now the

@@ -3,88 +3,21 @@
 //! refused unread with nothing stored, a backend that cannot build refused at
 //! `campaign add`.
 
+mod support;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use receipts::model::Sha256Hex;
-use referee::demo::{BASELINE_ENGINE_TOML, write_config_repo};
 
-fn referee(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_referee"))
-        .args(args)
-        .current_dir(dir)
-        .env_remove("REFEREE_DATA")
-        .output()
-        .expect("run referee")
-}
+use support::{
+    ingest_cli, referee, setup_cli_campaign as setup, stderr, stdout,
+    write_cli_campaign as write_campaign,
+};
 
-fn stdout(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
-/// Writes `src/baseline.git` and `src/campaign.toml` (campaign `cli`, `extra` appended)
-/// under `dir`; returns the campaign file.
-fn write_campaign(dir: &Path, extra: &str) -> PathBuf {
-    let commit = write_config_repo(&dir.join("src/baseline.git"), BASELINE_ENGINE_TOML)
-        .expect("baseline repo");
-    let path = dir.join("src/campaign.toml");
-    std::fs::write(
-        &path,
-        format!(
-            "id = \"cli\"\n\n[model]\nname = \"ref-tiny\"\n\n[baseline]\nrepo = \"baseline.git\"\ncommit = \"{commit}\"\n{extra}"
-        ),
-    )
-    .expect("write campaign.toml");
-    path
-}
-
-/// A campaign `cli` in `dir/data` (with `extra` in its file) and miner `miner-a`.
-fn setup(dir: &Path, extra: &str) {
-    write_campaign(dir, extra);
-    let add = referee(
-        dir,
-        &["campaign", "add", "src/campaign.toml", "--data", "data"],
-    );
-    assert_eq!(add.status.code(), Some(0), "{add:?}");
-    let miner = referee(
-        dir,
-        &[
-            "miner",
-            "add",
-            "miner-a",
-            "--campaign",
-            "cli",
-            "--data",
-            "data",
-        ],
-    );
-    assert_eq!(miner.status.code(), Some(0), "{miner:?}");
-}
-
-/// `referee ingest <file>` by `miner-a` with the honest commitment.
+/// `referee ingest <file>` by `miner-a` with the honest commitment, `--json` if `json`.
 fn ingest(dir: &Path, file: &str, bytes: &[u8], json: bool) -> Output {
-    std::fs::write(dir.join(file), bytes).expect("write diff");
-    let commitment = Sha256Hex::digest(bytes).to_string();
-    let mut args = vec![
-        "ingest",
-        file,
-        "--miner",
-        "miner-a",
-        "--commitment",
-        commitment.as_str(),
-        "--campaign",
-        "cli",
-        "--data",
-        "data",
-    ];
-    if json {
-        args.push("--json");
-    }
-    referee(dir, &args)
+    ingest_cli(dir, file, bytes, if json { &["--json"] } else { &[] })
 }
 
 /// `prefix` + `path` C-quoted as git writes a path with bytes outside printable ASCII.
@@ -209,7 +142,10 @@ fn an_oversized_diff_is_rejected_and_not_stored() {
 fn campaign_add_refuses_the_docker_backend() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let dir = tmp.path();
-    write_campaign(dir, "\n[backend]\nkind = \"docker\"\n");
+    write_campaign(
+        dir,
+        "\n[backend]\nkind = \"docker\"\nimage = \"engine:v1\"\n",
+    );
     let add = referee(
         dir,
         &["campaign", "add", "src/campaign.toml", "--data", "data"],

@@ -3,25 +3,16 @@
 //! naming the file; a missing bundle exits 2 (issue 2, Done when). `verify --foreign`
 //! accepts another tool's form of an envelope that plain `verify` refuses (issue 11).
 
+mod support;
+
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use receipts::keys::{Keyring, PrivateKey, TrustedKey, generate_key_pair, is_private_key_seed};
 use receipts::layout::find_private_keys;
 use receipts::model::Timestamp;
 
-fn referee(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_referee"))
-        .args(args)
-        .current_dir(dir)
-        .env_remove("REFEREE_DATA")
-        .output()
-        .expect("run referee")
-}
-
-fn stdout(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
+use support::{copy_dir, referee, stderr, stdout};
 
 fn flip_byte(path: &Path, at: usize) {
     let mut bytes = std::fs::read(path).expect("read");
@@ -233,23 +224,16 @@ fn verify_foreign_accepts_another_tools_envelope() {
 /// `XDG_CONFIG_HOME`, no `REFEREE_KEY_DIR`), so parallel tests never share a key
 /// directory.
 fn referee_with(dir: &Path, args: &[&str], env: &[(&str, &Path)]) -> Output {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_referee"));
+    let mut command = support::bin();
     command
         .args(args)
         .current_dir(dir)
-        .env_remove("REFEREE_DATA")
-        .env_remove("REFEREE_KEY_DIR")
         .env_remove("XDG_CONFIG_HOME")
-        .env("HOME", dir.join("home"))
-        .env("NO_COLOR", "1");
+        .env("HOME", dir.join("home"));
     for (name, value) in env {
         command.env(name, value);
     }
     command.output().expect("run referee")
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
 #[cfg(unix)]
@@ -525,4 +509,92 @@ fn assert_no_key_under(root: &Path, seed: &str) {
             );
         }
     }
+}
+
+// A data directory (issue 13, Across rounds): the verifier's v2 fixture as round 1 of
+// campaign `tiny`, with its challenger's submission record. The records pass with the
+// round; a record edited to say `disqualified` where the receipt scored it fails
+// `submissions.rounds` in a group of its own, the bundle still passing, and exits 1.
+#[test]
+fn verify_a_data_directory_checks_the_submission_records() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path();
+    let fixtures = support::root().join("verifier/tests/fixtures");
+    let data = dir.join("data");
+    copy_dir(&fixtures.join("v2-round"), &data.join("tiny/rounds/1"));
+    std::fs::copy(fixtures.join("v2-keyring.json"), data.join("keyring.json")).expect("keyring");
+    let patch = "f98bb8888a2454cec792fdb3057f7a3f604e2afd317a4b644b9913f86e318dfc";
+    let submissions = data.join("tiny/submissions");
+    std::fs::create_dir_all(&submissions).expect("mkdir");
+    std::fs::copy(
+        fixtures.join(format!("v2-round/inputs/patches/{patch}.diff")),
+        submissions.join(format!("{patch}.diff")),
+    )
+    .expect("diff");
+    let states = [
+        "committed",
+        "picked_up",
+        "fetched",
+        "verified",
+        "applied",
+        "surface_ok",
+        "building",
+        "built",
+        "bench_queued",
+    ];
+    let mut events: Vec<serde_json::Value> = states
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            serde_json::json!({"at": format!("2026-12-01T22:12:41.{i}Z"), "kind": "transition",
+                "to": s, "reason": s})
+        })
+        .collect();
+    for (at, state) in [
+        ("2026-12-01T22:12:43.7Z", "round_assigned"),
+        ("2026-12-01T22:12:46.9Z", "scored"),
+    ] {
+        events.push(
+            serde_json::json!({"at": at, "kind": "transition", "to": state,
+            "round": 1, "reason": state}),
+        );
+    }
+    let mut record = serde_json::json!({"sha256": patch, "campaign": "tiny", "miner": "fast",
+        "commitment": patch, "sizeBytes": 274, "state": "scored", "requeues": 0,
+        "events": events});
+    let path = submissions.join(format!("{patch}.json"));
+    std::fs::write(&path, serde_json::to_vec_pretty(&record).expect("json")).expect("write");
+
+    let honest = referee(dir, &["verify", "data", "--data", "data"]);
+    assert_eq!(
+        stdout(&honest),
+        "bundle data/tiny/rounds/1: PASS\n\
+         submissions data/tiny/submissions: PASS (1 records)\n\
+         archive data: 1 verified, 0 failed\n\
+         submission records of 1 campaign: 1 verified, 0 failed\n\
+         result: PASS\n"
+    );
+    assert_eq!(honest.status.code(), Some(0));
+
+    record["events"][10]["to"] = serde_json::json!("disqualified");
+    record["state"] = serde_json::json!("disqualified");
+    std::fs::write(&path, serde_json::to_vec_pretty(&record).expect("json")).expect("write");
+    let forged = referee(dir, &["verify", "data", "--data", "data"]);
+    let file = format!("submissions/{patch}.json");
+    assert_eq!(
+        stdout(&forged),
+        format!(
+            "bundle data/tiny/rounds/1: PASS\n\
+             submissions data/tiny/submissions\n  \
+             FAIL submissions.rounds {file}: `{file}` events[10].to is disqualified, recomputed \
+             scored (`rounds/1` entries[1] is scored)\n  \
+             FAIL submissions: 1 of 3 checks failed\n\
+             result: FAIL (1 of 3 checks failed)\n\
+             archive data: 1 verified, 0 failed\n\
+             submission records of 1 campaign: 0 verified, 1 failed\n  \
+             submissions.rounds failed in data/tiny/submissions\n\
+             result: FAIL (the submission records of 1 of 1 campaigns failed)\n"
+        )
+    );
+    assert_eq!(forged.status.code(), Some(1));
 }

@@ -1,16 +1,15 @@
 //! `referee show`, `referee rounds` and `referee leader` through the binary (issue 17,
 //! looking at results), on the committed v1 fixture round
-//! (`verifier/tests/fixtures/v1-round`): the text view with its aligned entries table
-//! and exit 0; `--json` as the view-model; a flipped byte marks what it covers
-//! `(unverified)` and exits 1; `rounds` and `leader` on a data directory holding the
-//! fixture as `tiny/rounds/1`.
+//! (`verifier/tests/fixtures/v1-round`): the text views of `show` and `rounds` as golden
+//! outputs (insta snapshots in `tests/snapshots/`) and exit 0; `--json` as the
+//! view-model; a flipped byte marks what it covers `(unverified)` and exits 1; `rounds`
+//! and `leader` on a data directory holding the fixture as `tiny/rounds/1`.
+
+mod support;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
+use support::{copy_dir, referee, root, stdout};
 
 fn fixture_round() -> PathBuf {
     root().join("verifier/tests/fixtures/v1-round")
@@ -18,33 +17,6 @@ fn fixture_round() -> PathBuf {
 
 fn fixture_keyring() -> PathBuf {
     root().join("verifier/tests/fixtures/v1-keyring.json")
-}
-
-fn referee(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_referee"))
-        .args(args)
-        .current_dir(dir)
-        .env_remove("REFEREE_DATA")
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("run referee")
-}
-
-fn stdout(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).expect("mkdir");
-    for entry in std::fs::read_dir(from).expect("list") {
-        let entry = entry.expect("entry");
-        let target = to.join(entry.file_name());
-        if entry.file_type().expect("type").is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).expect("copy");
-        }
-    }
 }
 
 /// A data directory with the fixture as round 1 of `tiny`, its keyring and campaign.
@@ -75,68 +47,13 @@ fn show_prints_the_round_with_its_entries_table_and_exits_0() {
     );
     let text = stdout(&out);
     assert_eq!(out.status.code(), Some(0), "{text}\n{out:?}");
-    assert!(text.starts_with("Round 1 of `tiny` — complete\n"), "{text}");
-    assert!(
-        text.contains("Entries: 2 scored · 0 disqualified\n"),
-        "{text}"
-    );
-    assert!(text.contains("Settled in: 6.6s ("), "{text}");
-    assert!(
-        text.contains("Top score: 0.0000 (0 is baseline speed; held by the baseline)"),
-        "{text}"
-    );
-    assert!(text.contains("Leader: unchanged: the baseline\n"), "{text}");
-    assert!(
-        text.contains("Decision: the best challenger f98bb88…18dfc (fast)"),
-        "{text}"
-    );
-    // The entries table, aligned: every column starts where its header does.
-    let lines: Vec<&str> = text.lines().collect();
-    let header = lines
-        .iter()
-        .position(|l| l.starts_with("Role "))
-        .expect("entries header");
-    let columns: Vec<usize> = [
-        "Miner",
-        "Patch",
-        "Status",
-        "Score",
-        "Throughput",
-        "Duration",
-    ]
-    .iter()
-    .map(|h| lines[header].find(h).expect("column"))
-    .collect();
-    let baseline = lines[header + 1];
-    let challenger = lines[header + 2];
-    assert!(baseline.starts_with("baseline "), "{text}");
-    assert!(challenger.starts_with("challenger "), "{text}");
-    let cell = |line: &str, c: usize| -> String {
-        line.chars()
-            .skip(lines[header][..columns[c]].chars().count())
-            .take_while(|ch| *ch != ' ')
-            .collect()
-    };
-    assert_eq!(cell(challenger, 0), "fast");
-    assert_eq!(cell(challenger, 1), "f98bb88…18dfc");
-    assert_eq!(cell(challenger, 2), "scored");
-    assert_eq!(cell(challenger, 3), "0.0000");
-    assert_eq!(cell(challenger, 4), "5.898");
-    assert_eq!(cell(baseline, 4), "5.898");
-    assert!(challenger.contains("5.898 req/s"), "{challenger}");
-    // The timeline, the seeds and the hardware follow.
-    assert!(text.contains("\nTimeline\n"), "{text}");
-    assert!(text.contains("Releasing the machine"), "{text}");
-    assert!(
-        text.contains(
-            "commitment  44f898d81756384dd6d1bcf68e0765fc58658a472af4425eec4c39b6d5575d08"
-        ),
-        "{text}"
-    );
-    assert!(text.contains("at start: AMD EPYC · 2 CPUs"), "{text}");
-    assert!(!text.contains("(unverified)"), "{text}");
-    let last = lines.last().expect("a last line");
-    assert!(last.starts_with("Verified: yes — 0 of "), "{last}");
+    // The whole view: header facts, the aligned entries table, timeline, seeds, hardware
+    // and the verification line (tests/snapshots/cli_show__show-v1-round.snap; after a
+    // deliberate change, `INSTA_UPDATE=always cargo test -p referee --test cli_show` and
+    // review the diff).
+    // The bundle's path is the checkout's: shown from the repository root.
+    let text = text.replace(path(root()), "<repo>");
+    insta::assert_snapshot!("show-v1-round", text);
 }
 
 #[test]
@@ -288,30 +205,8 @@ fn rounds_lists_each_sealed_round() {
     );
     let text = stdout(&out);
     assert_eq!(out.status.code(), Some(0), "{text}\n{out:?}");
-    let lines: Vec<&str> = text.lines().collect();
-    assert_eq!(lines[0], "Rounds of `tiny`");
-    assert!(lines[1].starts_with("Round  Status"), "{text}");
-    let row: Vec<&str> = lines[2]
-        .split("  ")
-        .map(str::trim)
-        .filter(|c| !c.is_empty())
-        .collect();
-    assert_eq!(
-        row,
-        [
-            "1",
-            "complete",
-            "the baseline",
-            "0.0000",
-            "2 scored · 0 disqualified",
-            "yes"
-        ],
-        "{text}"
-    );
-    assert!(
-        text.contains("Leader: the baseline (as of round 1"),
-        "{text}"
-    );
+    // One line per round (tests/snapshots/cli_show__rounds-v1-round.snap).
+    insta::assert_snapshot!("rounds-v1-round", text);
 
     let out = referee(
         data.path(),

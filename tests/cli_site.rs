@@ -3,28 +3,16 @@
 //! (exit 1) once a linked page is gone, and a data directory holding a private key is
 //! refused (exit 2) before anything is written.
 
+mod support;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
+use support::copy_dir;
+
+/// `referee <args>` in the test's working directory.
 fn referee(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_referee"))
-        .args(args)
-        .env_remove("REFEREE_DATA")
-        .output()
-        .expect("runs referee")
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
+    support::bin().args(args).output().expect("runs referee")
 }
 
 /// The case's input copied into a temp dir: `(tmp, data, keyring)`.
@@ -65,12 +53,35 @@ fn site_build_then_check() {
     assert!(build.status.success(), "{}", text(&build.stderr));
     let stdout = text(&build.stdout);
     let lines: Vec<&str> = stdout.lines().collect();
-    assert_eq!(lines[0], "2 rounds verified, 1 rejected");
+    assert_eq!(
+        lines[0],
+        "2 rounds verified (0 verdicts from the cache), 1 rejected"
+    );
     assert!(lines[1].contains(" HTML pages ("), "{stdout}");
     assert!(lines[2].starts_with("verify "), "{stdout}");
     assert_eq!(
         lines[3],
         format!("open {}", out.join("index.html").display())
+    );
+
+    // Built again: the two passing bundles' verdicts come from the cache, the rejected
+    // one is verified (and rejected) again.
+    let again = referee(&[
+        "site",
+        "build",
+        "--data",
+        data,
+        "--keyring",
+        keyring,
+        "--out",
+        out_s,
+        "--at",
+        "2026-12-02T00:00:00Z",
+    ]);
+    assert!(again.status.success(), "{}", text(&again.stderr));
+    assert_eq!(
+        text(&again.stdout).lines().next(),
+        Some("2 rounds verified (2 verdicts from the cache), 1 rejected")
     );
 
     let check = referee(&["site", "check", out_s]);

@@ -2,28 +2,17 @@
 //! witness that cosigns and then refuses a truncated or rewritten log, and a log key that
 //! counts only in its role.
 
+mod support;
+
 use std::fs;
 use std::path::Path;
-use std::process::{Command, Output};
 
-fn referee(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_referee"))
-        .args(args)
-        .current_dir(dir)
-        .env_remove("REFEREE_DATA")
-        .env_remove("REFEREE_KEY_DIR")
-        .output()
-        .expect("runs referee")
-}
+use support::referee;
 
+/// `referee <args>` in `dir`, asserted to succeed; its stdout.
 fn ok(dir: &Path, args: &[&str]) -> String {
     let out = referee(dir, args);
-    assert!(
-        out.status.success(),
-        "{args:?}: {}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{args:?}: {}", support::text(&out));
     String::from_utf8(out.stdout).expect("utf-8")
 }
 

@@ -8,6 +8,8 @@
 //! `#` comments — no pipes, redirections, variables or command substitution, which this
 //! test refuses rather than runs.
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -112,20 +114,6 @@ fn words(line: &str, home: &Path, at: usize) -> Vec<String> {
         .collect()
 }
 
-/// Copies the directory tree `from` to `to`.
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
-}
-
 /// Runs `command` in `dir` with the walk-through's environment; returns (success,
 /// stdout, stderr), killing it after [`COMMAND_LIMIT`].
 fn run(mut command: Command, at: usize, line: &str) -> (bool, String, String) {
@@ -155,7 +143,7 @@ fn run(mut command: Command, at: usize, line: &str) -> (bool, String, String) {
 
 #[test]
 fn readme_by_hand_walkthrough_runs() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = support::root();
     let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
     let lines = by_hand_lines(&readme);
     assert!(
@@ -166,7 +154,7 @@ fn readme_by_hand_walkthrough_runs() {
     let tmp = tempfile::tempdir().unwrap();
     let work = tmp.path().join("work");
     let home = tmp.path().join("home");
-    copy_tree(&root.join("examples"), &work.join("examples"));
+    support::copy_dir(&root.join("examples"), &work.join("examples"));
     std::fs::create_dir_all(&home).unwrap();
     let key_dir: PathBuf = home.join(".config/referee/keys");
 
@@ -213,7 +201,7 @@ fn readme_by_hand_walkthrough_runs() {
 /// `REFEREE_REFRESH_DEMO=1` updates `examples/demo/`, not this file).
 #[test]
 fn the_by_hand_campaign_pins_the_demo_baseline() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = support::root();
     let demo = Campaign::from_toml("examples/demo/campaign.toml", referee::demo::CAMPAIGN_TOML)
         .expect("the demo campaign");
     let path = "examples/by-hand/campaign.toml";

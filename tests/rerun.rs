@@ -11,113 +11,55 @@
 //! copies replace that diff (renamed to its new sha256 everywhere) and re-sign both
 //! statements with the evaluator's key, so the copy verifies and only a re-run can tell.
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::{Mutex, OnceLock};
 
-use intake::gates::BuiltinBuilder;
-use intake::ingest::{IngestRequest, add_campaign, add_miner, ingest};
 use receipts::bundle::{ENVELOPE_FILE, MAX_ENVELOPE_BYTES, sign_statement};
 use receipts::dsse::Envelope;
-use receipts::keys::{Keyring, PrivateKey, TrustedKey, generate_key_pair};
-use receipts::layout::{DataDir, patch_input, read_round_record};
-use receipts::model::{MinerId, PipelineState, Sha256Hex, Timestamp};
+use receipts::keys::PrivateKey;
+use receipts::layout::{patch_input, read_round_record};
+use receipts::model::Sha256Hex;
 use receipts::statement::Statement;
-use referee::demo::{config_diff, set_key, write_config_repo};
 use serde_json::Value;
+
+use support::{Fixture, Tiny, copy_dir, text, tiny_diff as diff};
 
 /// Rounds measure speed: never two at once.
 static SERIAL: Mutex<()> = Mutex::new(());
 
-/// The tiny baseline: one layer, one sequence at a time.
-const ENGINE_TOML: &str = "model_seed = 7
-layers = 1
-d_model = 128
-heads = 4
-context = 160
-max_num_seqs = 1
-max_num_batched_tokens = 160
-threads = 1
-weight_dtype = \"f32\"
-kv_cache_dtype = \"f32\"
-kv_cache_budget_mb = 16
-startup_delay_ms = 0
-";
-
-/// A tiny campaign of one pass, so the speed tolerance is the campaign's drift bound;
-/// `{commit}`, `{rates}`, `{drift}`, `{input}` and `{output}` are filled in. The SLA is
-/// loose: the tests run on shared, busy machines and test re-runs, not the SLA.
-const CAMPAIGN_TOML: &str = r#"id = "tiny"
-runs = 1
-overtake_margin_bp = 1000
-drift_bound_bp = {drift}
-health_deadline_s = 20
-max_steal_permille = 500
-
-[model]
-name = "tiny"
-
-[hardware]
-memory_limit_mb = 64
-engine_threads = 1
-
-[baseline]
-repo = "baseline.git"
-commit = "{commit}"
-
-[workload]
-input_len = { kind = "uniform", {input} }
-output_len = { kind = "uniform", {output} }
-
-[sla]
-percentile = "p50"
-latency = "e2e"
-bound_ms = 1000
-
-[rate_search]
-{rates}
-min_probe_duration_ms = 400
-min_probe_requests = 8
-warmup_requests = 1
-send_lag_bound_us = 250000
-rate_tolerance_bp = 5000
-request_deadline_ms = 1500
-entry_deadline_s = 60
-
-[correctness]
-items = 3
-group_size = 3
-top_k = 5
-input_len = { kind = "uniform", min = 8, max = 16 }
-output_tokens = 6
-"#;
-
-/// A campaign's rates, drift bound (bp) and prompt and output lengths.
-struct Shape {
-    rates: &'static str,
-    drift_bound_bp: u32,
-    input_len: &'static str,
-    output_len: &'static str,
-}
+/// The tiny campaign (tests/support) of one pass, so the speed tolerance is the
+/// campaign's drift bound. The SLA is loose (p50 ≤ 1 s): the tests run on shared, busy
+/// machines and test re-runs, not the SLA.
+const LOOSE: Tiny<'static> = Tiny {
+    rates: support::FIXED_RATE,
+    runs: 1,
+    drift_bound_bp: 5000,
+    backend: "",
+    bound_ms: 1000,
+    input_len: "min = 24, max = 48",
+    output_len: "min = 24, max = 32",
+};
 
 /// One probe at 4 requests/s, which every engine here keeps up with: a faithful re-run's
 /// paired score stays within a few percent of the original's. Drift bound 50 %.
-const FIXED_RATE: Shape = Shape {
+const FIXED_RATE: Tiny<'static> = Tiny {
     rates: "min_rate_milli_rps = 4000\nmax_rate_milli_rps = 4000",
-    drift_bound_bp: 5000,
-    input_len: "min = 24, max = 48",
-    output_len: "min = 24, max = 32",
+    ..LOOSE
 };
 
 /// A rate search from 4 to 32 requests/s over long prompts and short outputs, where
 /// prefilling one prompt token per step instead of the whole prompt costs most of the
 /// throughput (−85 % measured on a busy 2-core VM, whose noise moved a harmless diff's
 /// score by up to 20 %). Drift bound 20 %.
-const LONG_PROMPTS: Shape = Shape {
+const LONG_PROMPTS: Tiny<'static> = Tiny {
     rates: "min_rate_milli_rps = 4000\nmax_rate_milli_rps = 32000",
     drift_bound_bp: 2000,
     input_len: "min = 100, max = 140",
     output_len: "min = 8, max = 12",
+    ..LOOSE
 };
 
 /// The challenger's miner.
@@ -148,68 +90,17 @@ impl Original {
     }
 }
 
-/// The diff setting `key = value` in the baseline's `engine.toml`.
-fn diff(key: &str, value: &str) -> String {
-    config_diff(ENGINE_TOML, &set_key(ENGINE_TOML, key, value)).unwrap()
-}
-
-/// A data directory with the tiny campaign of `shape`, the challenger's harmless diff
+/// A data directory with the tiny campaign of `tiny`, the challenger's harmless diff
 /// ingested, and round 1 run and sealed through the binary.
-fn original(shape: &Shape) -> Original {
-    let dir = tempfile::tempdir().unwrap();
-    let data = dir.path().join("data");
-    let source = dir.path().join("src");
-    let commit = write_config_repo(&source.join("baseline.git"), ENGINE_TOML).unwrap();
-    let campaign_toml = source.join("campaign.toml");
-    std::fs::write(
-        &campaign_toml,
-        CAMPAIGN_TOML
-            .replace("{commit}", &commit.to_string())
-            .replace("{rates}", shape.rates)
-            .replace("{drift}", &shape.drift_bound_bp.to_string())
-            .replace("{input}", shape.input_len)
-            .replace("{output}", shape.output_len),
-    )
-    .unwrap();
-    let data_dir = DataDir::new(&data);
-    add_campaign(&data_dir, &campaign_toml).unwrap();
-    let keys = dir.path().join("keys");
-    std::fs::create_dir_all(&keys).unwrap();
-    generate_key_pair(&keys.join("evaluator")).unwrap();
-    let key = PrivateKey::load(&keys.join("evaluator.key")).unwrap();
-    Keyring::new(vec![TrustedKey {
-        key: key.public().clone(),
-        valid_from: Timestamp::from_unix_seconds(0).unwrap(),
-        valid_until: None,
-    }])
-    .unwrap()
-    .save(&data_dir.keyring_path())
-    .unwrap();
-    let campaign = data_dir.campaign(&"tiny".parse().unwrap());
-    let miner: MinerId = MINER.parse().unwrap();
-    add_miner(&campaign, &miner).unwrap();
-    let diff = diff("kv_cache_budget_mb", "17");
-    let patch = Sha256Hex::digest(diff.as_bytes());
-    let request = IngestRequest {
-        diff: diff.as_bytes(),
-        miner: &miner,
-        commitment: &patch,
-    };
-    let outcome = ingest(&campaign, &request, &BuiltinBuilder).unwrap();
-    assert_eq!(outcome.submission().state, PipelineState::BenchQueued);
-    let round = Command::new(env!("CARGO_BIN_EXE_referee"))
-        .args(["round", "--campaign", "tiny", "--data"])
-        .arg(&data)
-        .arg("--key")
-        .arg(keys.join("evaluator.key"))
-        .env("NO_COLOR", "1")
-        .output()
-        .unwrap();
+fn original(tiny: &Tiny<'_>) -> Original {
+    let fixture = Fixture::new(tiny, &[(MINER, "kv_cache_budget_mb", "17")]);
+    let patch = Sha256Hex::digest(diff("kv_cache_budget_mb", "17").as_bytes());
+    let round = fixture.round_command().output().unwrap();
     assert!(round.status.success(), "{}", text(&round));
     Original {
-        dir,
-        data,
-        key: keys.join("evaluator.key"),
+        dir: fixture.dir,
+        data: fixture.data,
+        key: fixture.key,
         patch,
     }
 }
@@ -218,15 +109,6 @@ fn original(shape: &Shape) -> Original {
 fn fixed_rate() -> &'static Original {
     static ORIGINAL: OnceLock<Original> = OnceLock::new();
     ORIGINAL.get_or_init(|| original(&FIXED_RATE))
-}
-
-fn text(output: &Output) -> String {
-    format!(
-        "status {:?}\nstdout:\n{}\nstderr:\n{}",
-        output.status.code(),
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    )
 }
 
 /// `referee verify --rerun <bundle> --data <data> <extra…>`.
@@ -267,20 +149,6 @@ fn resign(dir: &Path, file: &str, key: &PrivateKey, edit: impl FnOnce(&mut Value
     let statement: Statement = serde_json::from_value(value).unwrap();
     let envelope = sign_statement(&statement, &[key]).unwrap();
     std::fs::write(dir.join(file), envelope.to_file_bytes().unwrap()).unwrap();
-}
-
-/// Copies the directory `from` to `to`.
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
 }
 
 /// A copy of the original bundle (under the original's temp dir, as `name`) whose
@@ -501,7 +369,26 @@ fn an_entry_recorded_on_docker_is_unknown_image_unavailable() {
     let copy = original.dir.path().join("docker");
     copy_dir(&original.bundle(), &copy);
     resign(&copy, ENVELOPE_FILE, &original.key(), |s| {
-        s["predicate"]["entries"][1]["engine"]["backend"] = Value::String("docker".into());
+        let engine = &mut s["predicate"]["entries"][1]["engine"];
+        engine["backend"] = Value::String("docker".into());
+        // What a Docker entry records (`engine.docker`, checked by verify), as inspected.
+        let memory_bytes = engine["memoryLimitMb"].as_u64().unwrap_or(64) << 20;
+        engine["docker"] = serde_json::json!({
+            "imageReference": "engine:v1",
+            "imageId": format!("sha256:{}", "a".repeat(64)),
+            "daemonVersion": "20.10.24+dfsg1",
+            "apiVersion": "1.41",
+            "memoryBytes": memory_bytes,
+            "cpusetCpus": "1",
+            "readOnlyRoot": true,
+            "init": true,
+            "unprivileged": true,
+            "network": "referee-test",
+            "networkInternal": true,
+            "tmpfs": {"/tmp": "rw,size=64m"},
+            "binds": ["/data/trees/a:/tree:ro"],
+            "envNames": ["PATH"],
+        });
     });
     assert_verifies(original, &copy);
     let baseline = original.baseline();

@@ -7,194 +7,60 @@
 //! one run, margin 10 %, drift bound 50 %, short probes. The round is run through the
 //! binary, the setup (campaign, miners, ingest) through the library.
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::Mutex;
 
-use intake::gates::BuiltinBuilder;
-use intake::ingest::{IngestRequest, add_campaign, add_miner, ingest};
 use receipts::keys::{Keyring, PrivateKey, TrustedKey, generate_key_pair};
-use receipts::layout::DataDir;
-use receipts::layout::read_round_record;
+use receipts::layout::{DataDir, read_round_record};
 use receipts::model::{
-    CorrectnessItems, DisqualificationReason, EntryStatus, MinerId, PipelineState, Role,
-    RoundRecord, RoundStatus, SeatRule, Sha256Hex, Timestamp, TypedOrText,
+    CorrectnessItems, DisqualificationReason, EntryStatus, PipelineState, Role, RoundRecord,
+    RoundStatus, SeatRule, Sha256Hex, Timestamp, TypedOrText,
 };
 use receipts::verify::VerifyOptions;
-use referee::demo::{config_diff, set_key, write_config_repo};
 use verifier::verify_bundle;
 
-/// Rounds measure speed: never two at once on a 2-core machine.
-static SERIAL: Mutex<()> = Mutex::new(());
-
-/// The tiny baseline: one layer, one sequence at a time.
-const ENGINE_TOML: &str = "model_seed = 7
-layers = 1
-d_model = 128
-heads = 4
-context = 160
-max_num_seqs = 1
-max_num_batched_tokens = 160
-threads = 1
-weight_dtype = \"f32\"
-kv_cache_dtype = \"f32\"
-kv_cache_budget_mb = 16
-startup_delay_ms = 0
-";
-
-/// A tiny campaign; `{commit}`, `{runs}`, `{drift}`, `{rates}` and `{backend}` are
-/// filled in.
-const CAMPAIGN_TOML: &str = r#"id = "tiny"
-runs = {runs}
-overtake_margin_bp = 1000
-drift_bound_bp = {drift}
-health_deadline_s = 20
-# These tests run on shared 2-core VMs whose CPU steal reaches 5 %; they test rounds,
-# not the steal bound (its own tests are in runner and engines).
-max_steal_permille = 500
-{backend}
-[model]
-name = "tiny"
-
-[hardware]
-memory_limit_mb = 64
-engine_threads = 1
-
-[baseline]
-repo = "baseline.git"
-commit = "{commit}"
-
-[workload]
-input_len = { kind = "uniform", min = 24, max = 48 }
-output_len = { kind = "uniform", min = 24, max = 32 }
-
-[sla]
-percentile = "p50"
-latency = "e2e"
-bound_ms = 250
-
-[rate_search]
-{rates}
-min_probe_duration_ms = 400
-min_probe_requests = 8
-warmup_requests = 1
-send_lag_bound_us = 250000
-rate_tolerance_bp = 5000
-request_deadline_ms = 1500
-entry_deadline_s = 60
-
-[correctness]
-items = 3
-group_size = 3
-top_k = 5
-input_len = { kind = "uniform", min = 8, max = 16 }
-output_tokens = 6
-"#;
+use support::{FIXED_RATE, Fixture, SERIAL, Tiny, ok};
 
 /// A rate search from 4 to 128 requests/s: scores tell configurations apart.
 const SEARCH_RATES: &str = "min_rate_milli_rps = 4000\nmax_rate_milli_rps = 128000";
 
-/// One probe at 10 requests/s: a round in a few seconds, for the resume tests.
-const FIXED_RATE: &str = "min_rate_milli_rps = 10000\nmax_rate_milli_rps = 10000";
-
-/// A data directory with the tiny campaign added, its miners registered, the evaluator
-/// key trusted and `edits` ingested (one miner each); returns the data dir and key path.
-/// The key lives in a key directory next to the data directory, never inside it (the
-/// data directory is published).
-struct Fixture {
-    _dir: tempfile::TempDir,
-    data: PathBuf,
-    key: PathBuf,
-}
-
-impl Fixture {
-    /// The key directory: `<tmp>/keys/`.
-    fn key_dir(&self) -> PathBuf {
-        self.key.parent().unwrap().to_path_buf()
-    }
-}
-
-fn fixture(rates: &str, edits: &[(&str, &str, &str)]) -> Fixture {
+/// The tiny campaign (tests/support) at `rates`, `edits` ingested (one miner each).
+fn fixture(rates: &'static str, edits: &[(&str, &str, &str)]) -> Fixture {
     fixture_with(rates, "", 1, 5000, edits)
 }
 
 /// [`fixture`] with a top-level `backend = …` line, `runs` passes and a drift bound in
 /// basis points.
 fn fixture_with(
-    rates: &str,
+    rates: &'static str,
     backend: &str,
     runs: u32,
     drift_bound_bp: u32,
     edits: &[(&str, &str, &str)],
 ) -> Fixture {
-    fixture_campaign(rates, backend, runs, drift_bound_bp, "", edits)
+    fixture_campaign(rates, backend, runs, drift_bound_bp, 250, edits)
 }
 
-/// [`fixture_with`], the campaign text's `bound_ms = 250` replaced by `sla_bound` when it
-/// is not empty.
+/// [`fixture_with`] with an SLA bound of `bound_ms`.
 fn fixture_campaign(
-    rates: &str,
+    rates: &'static str,
     backend: &str,
     runs: u32,
     drift_bound_bp: u32,
-    sla_bound: &str,
+    bound_ms: u32,
     edits: &[(&str, &str, &str)],
 ) -> Fixture {
-    let dir = tempfile::tempdir().unwrap();
-    let data = dir.path().join("data");
-    let source = dir.path().join("src");
-    let commit = write_config_repo(&source.join("baseline.git"), ENGINE_TOML).unwrap();
-    let campaign_toml = source.join("campaign.toml");
-    std::fs::write(
-        &campaign_toml,
-        CAMPAIGN_TOML
-            .replace("{commit}", &commit.to_string())
-            .replace("{rates}", rates)
-            .replace("{backend}", backend)
-            .replace("{runs}", &runs.to_string())
-            .replace("{drift}", &drift_bound_bp.to_string())
-            .replace(
-                "bound_ms = 250",
-                if sla_bound.is_empty() {
-                    "bound_ms = 250"
-                } else {
-                    sla_bound
-                },
-            ),
-    )
-    .unwrap();
-    let data_dir = DataDir::new(&data);
-    add_campaign(&data_dir, &campaign_toml).unwrap();
-    let keys = dir.path().join("keys");
-    std::fs::create_dir_all(&keys).unwrap();
-    generate_key_pair(&keys.join("evaluator")).unwrap();
-    let key = PrivateKey::load(&keys.join("evaluator.key")).unwrap();
-    let keyring = Keyring::new(vec![TrustedKey {
-        key: key.public().clone(),
-        valid_from: Timestamp::from_unix_seconds(0).unwrap(),
-        valid_until: None,
-    }])
-    .unwrap();
-    keyring.save(&data_dir.keyring_path()).unwrap();
-    let campaign = data_dir.campaign(&"tiny".parse().unwrap());
-    for (miner, key_name, value) in edits {
-        let miner: MinerId = miner.parse().unwrap();
-        add_miner(&campaign, &miner).unwrap();
-        let diff = config_diff(ENGINE_TOML, &set_key(ENGINE_TOML, key_name, value)).unwrap();
-        let commitment = Sha256Hex::digest(diff.as_bytes());
-        let request = IngestRequest {
-            diff: diff.as_bytes(),
-            miner: &miner,
-            commitment: &commitment,
-        };
-        let outcome = ingest(&campaign, &request, &BuiltinBuilder).unwrap();
-        assert_eq!(outcome.submission().state, PipelineState::BenchQueued);
-    }
-    Fixture {
-        _dir: dir,
-        key: keys.join("evaluator.key"),
-        data,
-    }
+    let tiny = Tiny {
+        rates,
+        backend,
+        runs,
+        drift_bound_bp,
+        bound_ms,
+        ..Tiny::default()
+    };
+    Fixture::new(&tiny, edits)
 }
 
 /// `referee round` on the fixture; `abort_after` sets the kill failpoint.
@@ -203,13 +69,7 @@ fn round(
     abort_after: Option<usize>,
     seeds: Option<&Path>,
 ) -> std::process::Output {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_referee"));
-    command
-        .args(["round", "--campaign", "tiny", "--data"])
-        .arg(&fixture.data)
-        .arg("--key")
-        .arg(&fixture.key)
-        .env("NO_COLOR", "1");
+    let mut command = fixture.round_command();
     if let Some(k) = abort_after {
         command.env("REFEREE_ROUND_ABORT_AFTER", k.to_string());
     }
@@ -230,15 +90,6 @@ fn sealed(fixture: &Fixture, n: u64) -> (PathBuf, RoundRecord) {
     );
     let (record, _) = read_round_record(&bundle).unwrap();
     (bundle, record)
-}
-
-fn ok(output: &std::process::Output) {
-    assert!(
-        output.status.success(),
-        "referee round failed: {}\n{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
 }
 
 #[test]
@@ -497,7 +348,7 @@ fn the_same_seeds_give_the_same_requests_and_verdicts() {
     let first = fixture(FIXED_RATE, &edits);
     ok(&round(&first, None, None));
     let (first_bundle, first_record) = sealed(&first, 1);
-    let seeds_file = first._dir.path().join("seeds.json");
+    let seeds_file = first.dir.path().join("seeds.json");
     std::fs::write(
         &seeds_file,
         serde_json::to_vec(&first_record.seeds).unwrap(),
@@ -640,6 +491,26 @@ fn the_process_backend_runs_any_command_line() {
         record.entries[0].engine.backend,
         receipts::model::BackendKind::Process
     );
+    // Without `[backend.api]`: the default profile, recorded as such, and the memory the
+    // engine was allowed (content/engines.md).
+    assert_eq!(
+        record.entries[0].engine.api,
+        Some(receipts::model::EngineApi {
+            profile: None,
+            tested_against_real_server: false,
+            token_count: receipts::model::TokenCount::Ids,
+            token_ids: receipts::model::TokenIds::Array,
+        })
+    );
+    assert_eq!(record.entries[0].engine.memory_limit_mb, Some(64));
+    assert_eq!(
+        record.entries[0]
+            .engine
+            .isolation
+            .as_ref()
+            .map(|i| i.engine_threads),
+        Some(1)
+    );
     assert_eq!(
         record.entries[0].status,
         EntryStatus::Scored,
@@ -709,13 +580,12 @@ fn round_with_key(
     key: &Path,
     abort_after: Option<usize>,
 ) -> std::process::Output {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_referee"));
+    let mut command = support::bin();
     command
         .args(["round", "--campaign", "tiny", "--data"])
         .arg(&fixture.data)
         .arg("--key")
-        .arg(key)
-        .env("NO_COLOR", "1");
+        .arg(key);
     if let Some(k) = abort_after {
         command.env("REFEREE_ROUND_ABORT_AFTER", k.to_string());
     }
@@ -769,8 +639,8 @@ fn extra_key(
 fn a_private_key_inside_the_data_directory_is_refused_with_the_way_out() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let fixture = fixture(FIXED_RATE, &[]);
-    let home = fixture._dir.path().join("home");
-    let xdg = fixture._dir.path().join("xdg");
+    let home = fixture.dir.path().join("home");
+    let xdg = fixture.dir.path().join("xdg");
     let run = |args: &[&std::ffi::OsStr]| {
         Command::new(env!("CARGO_BIN_EXE_referee"))
             .args(["round", "--campaign", "tiny", "--data"])
@@ -972,20 +842,6 @@ fn a_tampered_previous_round_or_an_edited_campaign_is_refused() {
     );
 }
 
-/// Copies the bundle directory `from` over `to`, file by file.
-fn copy_bundle(from: &Path, to: &Path) {
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            std::fs::create_dir_all(&target).unwrap();
-            copy_bundle(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
-}
-
 /// Issue 13: a previous round forged and re-signed with the evaluator's own key — every
 /// signature valid, every digest matching — is refused by preflight before round 2
 /// writes anything, naming the check that recomputed the forged number from the bundle:
@@ -1002,7 +858,7 @@ fn a_previous_round_forged_and_re_signed_with_the_evaluator_key_is_refused() {
         "",
         1,
         5000,
-        "bound_ms = 750",
+        750,
         &[("fast", "max_num_seqs", "8")],
     );
     ok(&round(&fixture, None, None));
@@ -1013,9 +869,9 @@ fn a_previous_round_forged_and_re_signed_with_the_evaluator_key_is_refused() {
         "{:?}",
         record.outcome
     );
-    let pristine = fixture._dir.path().join("round-1");
+    let pristine = fixture.dir.path().join("round-1");
     std::fs::create_dir_all(&pristine).unwrap();
-    copy_bundle(&bundle, &pristine);
+    support::copy_dir(&bundle, &pristine);
     let evaluator = PrivateKey::load(&fixture.key).unwrap();
     let reseal = |record: &RoundRecord| {
         receipts::bundle::seal_bundle(
@@ -1055,7 +911,7 @@ fn a_previous_round_forged_and_re_signed_with_the_evaluator_key_is_refused() {
     );
 
     // A reference logprob rewritten (−100 nats), the stored distances left as they were.
-    copy_bundle(&pristine, &bundle);
+    support::copy_dir(&pristine, &bundle);
     let items_file = bundle.join(&challenger.correctness.as_ref().unwrap().items_file);
     let mut items: CorrectnessItems =
         serde_json::from_slice(&std::fs::read(&items_file).unwrap()).unwrap();
@@ -1075,7 +931,7 @@ fn a_previous_round_forged_and_re_signed_with_the_evaluator_key_is_refused() {
     );
 
     // Restored, round 1 verifies again.
-    copy_bundle(&pristine, &bundle);
+    support::copy_dir(&pristine, &bundle);
     sealed(&fixture, 1);
 }
 

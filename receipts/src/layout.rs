@@ -502,6 +502,13 @@ pub fn read_round_record(dir: &Path) -> Result<(RoundRecord, Sha256Hex), DataErr
 /// (which is published): `$XDG_CONFIG_HOME/referee/keys` when `XDG_CONFIG_HOME` is an
 /// absolute path, else `$HOME/.config/referee/keys`; `None` when neither is set.
 pub fn default_key_dir() -> Option<PathBuf> {
+    Some(default_config_dir()?.join("keys"))
+}
+
+/// referee's configuration directory: `$XDG_CONFIG_HOME/referee` when `XDG_CONFIG_HOME`
+/// is an absolute path, else `$HOME/.config/referee`; `None` when neither is set. It
+/// holds the key directory and the log checkpoints `referee verify` remembers.
+pub fn default_config_dir() -> Option<PathBuf> {
     let config = std::env::var_os("XDG_CONFIG_HOME")
         .map(PathBuf::from)
         .filter(|p| p.is_absolute())
@@ -510,7 +517,7 @@ pub fn default_key_dir() -> Option<PathBuf> {
                 .filter(|h| !h.is_empty())
                 .map(|h| PathBuf::from(h).join(".config"))
         })?;
-    Some(config.join("referee").join("keys"))
+    Some(config.join("referee"))
 }
 
 /// Largest file [`find_private_keys`] reads to see whether it holds a key seed (a seed

@@ -93,8 +93,9 @@ impl Default for VerifyOptions {
     }
 }
 
-/// The checks, in the order they run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+/// The checks, in the order they run. Deserialized from the dotted names it serializes
+/// to (the site's verdict cache reads them back).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
 pub enum CheckName {
     /// Step 1: the envelope file is strict JSON of the DSSE shape within the size limit.
     #[serde(rename = "envelope.parse")]
@@ -296,6 +297,19 @@ pub enum CheckName {
     /// seating no challenger; `outcome` as target.
     #[serde(rename = "paired.decision")]
     PairedDecision,
+    /// Engines (v3): every entry that started on the Docker backend records its image
+    /// (reference, `sha256:` config id, manifest digest when present), the daemon's
+    /// version, and the sandbox as inspected (read-only root, init, unprivileged, an
+    /// internal network, only read-only binds, the campaign's memory limit); entries of
+    /// one image reference ran one image id; `entries[i]` as target.
+    #[serde(rename = "engine.docker")]
+    EngineDocker,
+    /// Engines (v3): every entry that started on the process backend and records its
+    /// engine API profile (`engine.api`) records the campaign's (`[backend.api]`
+    /// resolved, content/engines.md) and the campaign's memory limit
+    /// (`engine.memoryLimitMb`); `entries[i]` as target.
+    #[serde(rename = "engine.api")]
+    EngineApi,
     /// Chain: the round's `previousReceipt` is the Statement digest of the round before it
     /// in the same campaign, the rounds numbered 1, 2, … without a gap.
     #[serde(rename = "chain.previousReceipt")]
@@ -308,6 +322,26 @@ pub enum CheckName {
     /// Chain: every round of a chain names the same campaign id and digest.
     #[serde(rename = "chain.campaign")]
     ChainCampaign,
+    /// Submission records (archives, a campaign with `submissions/`): a record parses,
+    /// is named for its `sha256`, names the campaign it lies in, and once past `fetched`
+    /// its commitment is its sha256 and its stored diff has that sha256 and `sizeBytes`;
+    /// the record's file as target.
+    #[serde(rename = "submissions.record")]
+    SubmissionRecord,
+    /// Submission records: the event log follows the pipeline's transition table
+    /// (`committed` first, every move one the table allows, a gate exactly on
+    /// `rejected`, a round exactly on round moves and rising, times not going back) and
+    /// `state` and `requeues` are what it gives; the record's file as target.
+    #[serde(rename = "submissions.transitions")]
+    SubmissionTransitions,
+    /// Submission records against the sealed rounds: every round an event names has a
+    /// receipt (or is the round in progress) that seated the submission with its miner,
+    /// each outcome is its entry's status and the requeue after it the rule's, every
+    /// challenger of a receipt has its record moved so, an incumbent's record stays
+    /// `scored` from an earlier round, and a submission queued before a round started
+    /// was seated in it; the record's file (or the round's entry) as target.
+    #[serde(rename = "submissions.rounds")]
+    SubmissionRounds,
     /// Rerun bundle: `original.statement.json` is a subject, hashes to the predicate's
     /// `original.statementDigest` and is the round Statement (type, campaign, round) it
     /// names; `original` as target.
@@ -318,6 +352,29 @@ pub enum CheckName {
     /// `verdict` as target.
     #[serde(rename = "rerun.verdict")]
     RerunVerdict,
+    /// Log (step 7): the checkpoints of the round's tlog-proofs (`rounds/<n>.proof`) are
+    /// signed by the pinned log key (keyring role `log`) for the receipt's origin.
+    #[serde(rename = "log.checkpoint")]
+    LogCheckpoint,
+    /// Log: the round-opened entry, rebuilt from `round-opened.dsse.json`, is included at
+    /// the index the receipt records; fails with `--require-log` for a round not logged.
+    #[serde(rename = "log.roundOpened")]
+    LogRoundOpened,
+    /// Log: the receipt entry, rebuilt from `receipt.dsse.json`, is included.
+    #[serde(rename = "log.receipt")]
+    LogReceipt,
+    /// Log: the opening, sealing and current checkpoints, and an older one the verifier
+    /// holds (`--checkpoint`, or remembered), are prefixes of each other.
+    #[serde(rename = "log.consistency")]
+    LogConsistency,
+    /// Log: the witness cosignature the receipt records is on the opening checkpoint, by
+    /// the pinned witness key (keyring role `witness`), at the recorded time.
+    #[serde(rename = "log.witness")]
+    LogWitness,
+    /// Log, archive: every logged round of every campaign is in the log exactly once, in
+    /// chain order, and the log names no round the archive lacks.
+    #[serde(rename = "log.archive")]
+    LogArchive,
 }
 
 impl CheckName {
@@ -374,11 +431,22 @@ impl CheckName {
             CheckName::NoiseSpread => "noise.spread",
             CheckName::NoiseVerdict => "noise.verdict",
             CheckName::PairedDecision => "paired.decision",
+            CheckName::EngineDocker => "engine.docker",
+            CheckName::EngineApi => "engine.api",
             CheckName::ChainPrevious => "chain.previousReceipt",
             CheckName::ChainIncumbent => "chain.incumbent",
             CheckName::ChainCampaign => "chain.campaign",
+            CheckName::SubmissionRecord => "submissions.record",
+            CheckName::SubmissionTransitions => "submissions.transitions",
+            CheckName::SubmissionRounds => "submissions.rounds",
             CheckName::RerunOriginal => "rerun.original",
             CheckName::RerunVerdict => "rerun.verdict",
+            CheckName::LogCheckpoint => "log.checkpoint",
+            CheckName::LogRoundOpened => "log.roundOpened",
+            CheckName::LogReceipt => "log.receipt",
+            CheckName::LogConsistency => "log.consistency",
+            CheckName::LogWitness => "log.witness",
+            CheckName::LogArchive => "log.archive",
         }
     }
 }
@@ -926,6 +994,54 @@ pub enum FailureReason {
         previous: u64,
         /// The previous round's `leaderAfter`, rendered (`baseline` for none).
         recomputed: String,
+    },
+    /// `--require-log`: the round has no entry in a transparency log.
+    #[error("round {round} was not logged: {why}")]
+    NotLogged {
+        /// The round.
+        round: u64,
+        /// Why: its receipt records no log, or its proofs are missing.
+        why: String,
+    },
+    /// A transparency log file (proof, checkpoint, tile) is missing or fails a check; the
+    /// message is the log library's named error.
+    #[error("`{file}`: {message}")]
+    Log {
+        /// The file.
+        file: String,
+        /// What failed.
+        message: String,
+    },
+    /// A checkpoint is not a prefix of a larger one of the same log.
+    #[error("the checkpoint of size {old} is not a prefix of the one of size {new}: {message}")]
+    LogInconsistent {
+        /// The smaller size.
+        old: u64,
+        /// The larger size.
+        new: u64,
+        /// Why.
+        message: String,
+    },
+    /// The log holds fewer entries than a checkpoint the verifier knows.
+    #[error(
+        "a checkpoint of size {known} ({source_name}) is known, the log's is {size}: the log was truncated or rewritten"
+    )]
+    LogShrank {
+        /// The known checkpoint's size.
+        known: u64,
+        /// Where it came from (`--checkpoint <file>`, remembered `<file>`).
+        source_name: String,
+        /// The log's checkpoint size.
+        size: u64,
+    },
+    /// An entry's `engine.docker` record is missing or not what a sandboxed container
+    /// of the campaign has.
+    #[error("`receipt.dsse.json` {field}: {message}")]
+    DockerRecord {
+        /// The field, e.g. `entries[2].engine.docker.imageId`.
+        field: String,
+        /// What is wrong.
+        message: String,
     },
     /// The check could not run because an earlier one failed.
     #[error("not run: check `{}` failed", blocked_by.as_str())]

@@ -16,14 +16,18 @@ use receipts::rules::paired::{
 use receipts::rules::passes::schedule;
 
 /// Per-run multiplicative noise: a run's throughput is multiplied by `exp(σ · z)`,
-/// `z ~ N(0, 1)`. Fitted to the built-in engine on this machine: <to be filled by the
-/// coordinator from the A/A control of 5 demo runs>; 3 % is a placeholder.
-const SIGMA_PER_RUN: f64 = 0.03;
+/// `z ~ N(0, 1)`. Fitted to the built-in engine on this project's 2-core shared VM: the
+/// A/A control of five consecutive `referee demo` rounds (14 valid pairs, load average
+/// 3.5–7.2 while measured, 2026-12-02), σ = √(mean(ln(control ÷ first))² ÷ 2) = 0.113
+/// (BENCHMARKS.md, "passes, noise and the load client").
+const SIGMA_PER_RUN: f64 = 0.113;
 /// Linear drift over the round, in the order the runs ran: the last run is this much
 /// faster than the first (the sign that favours late runs, which sequential order gives
-/// the challengers). Fitted to the built-in engine on this machine: <to be filled by the
-/// coordinator from the A/A control of 5 demo runs>; 10 % is a placeholder.
-const DRIFT_OVER_ROUND: f64 = 0.10;
+/// the challengers). Fitted to the same five rounds: the least-squares slope of ln
+/// throughput of the baseline's six runs against their position in the round, averaged
+/// over the rounds: +0.161 (per-round slopes −0.29 … +0.60; with σ = 0.113 one round's
+/// slope has a standard error of ≈ 0.15, so most of that spread is per-run noise).
+const DRIFT_OVER_ROUND: f64 = 0.161;
 /// A quiet dedicated machine, assumed (not measured): what the default margin of 1 % needs.
 const QUIET_SIGMA_PER_RUN: f64 = 0.005;
 /// The quiet machine's drift over the round, assumed (not measured).
@@ -37,9 +41,11 @@ const CHALLENGERS: usize = 3;
 const BASE_MILLI_RPS: f64 = 1_000_000.0;
 /// How much faster than the margin the "faster" challenger truly is, basis points.
 const FASTER_BY_BP: u32 = 1_000;
-/// Fewest decided rounds (neither `infra_failed` nor `inconclusive`) a row needs for
-/// rates among decided rounds to be asserted.
-const MIN_DECIDED: u32 = ROUNDS / 20;
+/// Fewest decided rounds (neither `infra_failed` nor `inconclusive`) for the noise floor
+/// to "allow a decision at all" (the issue's words): a quarter of the rounds. Below it the
+/// rule's protection is that it refuses — the round is `inconclusive` — and only the
+/// unconditional rates are asserted; rates among the few decided rounds are printed.
+const MIN_DECIDED: u32 = ROUNDS / 4;
 
 const MINIMAL_CAMPAIGN: &str = r#"
 id = "defaults"
@@ -231,7 +237,7 @@ fn simulate(
 fn noises() -> [Noise; 2] {
     [
         Noise {
-            name: "placeholder",
+            name: "measured",
             sigma: SIGMA_PER_RUN,
             drift: DRIFT_OVER_ROUND,
         },
@@ -276,7 +282,7 @@ fn percent(permille: Option<u32>) -> String {
 
 fn print_table(rows: &[Row]) {
     println!(
-        "{ROUNDS} rounds per row, {CHALLENGERS} challengers + incumbent; noise placeholder: \
+        "{ROUNDS} rounds per row, {CHALLENGERS} challengers + incumbent; noise measured: \
          σ {SIGMA_PER_RUN}, drift {DRIFT_OVER_ROUND}; quiet: σ {QUIET_SIGMA_PER_RUN}, drift \
          {QUIET_DRIFT_OVER_ROUND}"
     );
@@ -344,8 +350,8 @@ fn a_truly_faster_challenger_takes_the_seat_where_the_noise_floor_allows_a_decis
             None => assert!(row.decided() < MIN_DECIDED, "{row:?}"),
         }
     }
-    // The demo's margin decides on the placeholder noise, the default margin on the
-    // quiet machine.
+    // The quiet machine decides at both margins with 3 passes (with 5, the A/A spread of
+    // the default 1 % margin is exceeded more often: 5 pairs have a wider range than 3).
     let decides = |noise: &str, settings: &str, passes: usize| {
         interleaved().any(|row| {
             row.faster
@@ -355,9 +361,20 @@ fn a_truly_faster_challenger_takes_the_seat_where_the_noise_floor_allows_a_decis
                 && row.seated_decided_permille().is_some()
         })
     };
-    for passes in [3, 5] {
-        assert!(decides("placeholder", "demo", passes));
-        assert!(decides("quiet", "default", passes));
+    assert!(decides("quiet", "default", 3));
+    assert!(decides("quiet", "demo", 3));
+    assert!(decides("quiet", "demo", 5));
+}
+
+/// The noise measured on this VM is far above the demo's margin: the simulation says most
+/// such rounds are `inconclusive`, as all five measured demo rounds were (content/noise.md).
+#[test]
+fn at_the_measured_noise_the_demo_round_is_mostly_inconclusive() {
+    for row in
+        interleaved().filter(|row| row.noise.name == "measured" && row.settings.name == "demo")
+    {
+        assert!(row.inconclusive * 2 > ROUNDS, "{row:?}");
+        assert!(row.seated_decided_permille().is_none(), "{row:?}");
     }
 }
 
@@ -375,7 +392,9 @@ fn a_no_op_interval_contains_zero_about_as_often_as_its_coverage() {
 
 #[test]
 fn sequential_order_seats_no_ops_under_drift_far_more_often() {
-    for noise in noises() {
+    // Where the noise floor allows a decision; at the measured noise nearly every round is
+    // inconclusive in either order, which hides the difference (both rows are printed).
+    for noise in noises().into_iter().filter(|noise| noise.name == "quiet") {
         let find = |order, settings: &str| {
             table()
                 .iter()
@@ -388,11 +407,7 @@ fn sequential_order_seats_no_ops_under_drift_far_more_often() {
                 })
                 .unwrap()
         };
-        let settings = if noise.name == "quiet" {
-            "default"
-        } else {
-            "demo"
-        };
+        let settings = "default";
         let interleaved = find(PassOrder::Interleaved, settings);
         let sequential = find(PassOrder::Sequential, settings);
         assert!(

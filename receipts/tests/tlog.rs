@@ -801,3 +801,115 @@ fn keyring_keys_count_only_in_their_role() {
         Err(KeyError::DuplicateKey { .. })
     ));
 }
+
+/// C2SP tlog-proof: the spec's layout (header, `extra`, `index`, hashes, empty line,
+/// checkpoint), two proofs in one file, and each damage a named failure.
+#[test]
+fn tlog_proofs_round_trip_and_refuse_damage() {
+    use receipts::tlog::proof::{TlogProof, TlogProofError, round_proof_path};
+    let (key, log) = log_key();
+    let leaves = leaf_hashes();
+    let checkpoint = Checkpoint {
+        origin: log.name().to_owned(),
+        size: 8,
+        root: tree_root(&leaves[..], 8).expect("root"),
+        extensions: vec![],
+    };
+    let note = checkpoint.sign(&key).expect("sign").to_bytes();
+    let proof = |index: u64, extra: &str| TlogProof {
+        extra: Some(extra.as_bytes().to_vec()),
+        index,
+        proof: prove_inclusion(&leaves[..], index, 8).expect("prove"),
+        checkpoint: note.clone(),
+    };
+    let (opened, receipt) = (proof(2, "round-opened"), proof(3, "receipt"));
+    let text = String::from_utf8(opened.to_bytes()).expect("utf-8");
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines[..4],
+        [
+            "c2sp.org/tlog-proof@v1",
+            "extra cm91bmQtb3BlbmVk",
+            "index 2",
+            STANDARD.encode(leaves[3]).as_str()
+        ]
+    );
+    assert_eq!(lines[6], "");
+    assert_eq!(lines[7], log.name());
+    let mut file = opened.to_bytes();
+    file.extend(receipt.to_bytes());
+    let parsed = TlogProof::parse_all(&file).expect("parses");
+    assert_eq!(parsed, vec![opened.clone(), receipt]);
+    assert_eq!(
+        parsed[0].verify(&leaves[2], &log).expect("verifies"),
+        checkpoint
+    );
+    // The wrong leaf, a truncated proof, a flipped hash, an index beyond the size.
+    assert!(matches!(
+        parsed[0].verify(&leaves[3], &log),
+        Err(TlogProofError::Inclusion {
+            index: 2,
+            size: 8,
+            source: ProofError::RootMismatch
+        })
+    ));
+    let mut short = opened.clone();
+    short.proof.pop();
+    assert!(matches!(
+        short.verify(&leaves[2], &log),
+        Err(TlogProofError::Inclusion {
+            source: ProofError::WrongLength {
+                got: 2,
+                expected: 3
+            },
+            ..
+        })
+    ));
+    let mut beyond = opened.clone();
+    beyond.index = 8;
+    assert!(matches!(
+        beyond.verify(&leaves[2], &log),
+        Err(TlogProofError::Inclusion {
+            source: ProofError::IndexBeyondSize { index: 8, size: 8 },
+            ..
+        })
+    ));
+    // A checkpoint of another key.
+    let other = PrivateKey::from_seed(&[99; 32]);
+    let mut forged = opened.clone();
+    forged.checkpoint = checkpoint.sign(&other).expect("sign").to_bytes();
+    assert!(matches!(
+        forged.verify(&leaves[2], &log),
+        Err(TlogProofError::Checkpoint(CheckpointError::Note(
+            NoteError::NotSignedBy { .. }
+        )))
+    ));
+    for (bytes, reason) in [
+        (
+            &b"c2sp.org/tlog-proof@v2\nindex 0\n\n"[..],
+            "the first line is not `c2sp.org/tlog-proof@v1`",
+        ),
+        (
+            b"c2sp.org/tlog-proof@v1\nindex 01\n\n",
+            "no `index <n>` line with a decimal index",
+        ),
+        (
+            b"c2sp.org/tlog-proof@v1\nindex 1\nAAAA\n\n",
+            "a proof line is not base64 of 32 bytes",
+        ),
+        (
+            b"c2sp.org/tlog-proof@v1\nindex 1\n",
+            "no empty line before the checkpoint",
+        ),
+    ] {
+        assert_eq!(
+            TlogProof::parse(bytes),
+            Err(TlogProofError::Malformed { reason }),
+            "{reason}"
+        );
+    }
+    assert_eq!(
+        round_proof_path(std::path::Path::new("data/demo/rounds/12")),
+        std::path::Path::new("data/demo/rounds/12.proof")
+    );
+}

@@ -13,6 +13,7 @@
 use std::future::Future;
 use std::time::Duration;
 
+use loadgen::sse::parse_token_id;
 use receipts::model::{
     CorrectnessItem, Disqualification, DisqualificationReason, LoadSample, LoadSampleCheck,
     LoadSampleRequest, LoadSampleRun, RoundFailure, Seed32, Sha256Hex,
@@ -742,11 +743,6 @@ async fn sample_run(
         });
     }
     Ok(LoadSampleCheck::Checked { requests })
-}
-
-/// `token_id:<id>` (vLLM's `return_tokens_as_token_ids` form) → the id.
-fn parse_token_id(token: &str) -> Option<u32> {
-    token.strip_prefix("token_id:")?.parse().ok()
 }
 
 /// In-test OpenAI-compatible completions servers on 127.0.0.1 (raw HTTP/1.1 over tokio),

@@ -145,8 +145,8 @@ fn run() -> Result<()> {
             println!(
                 "{{\"html_pages\":{},\"html_written\":{},\"other_written\":{},\"unchanged\":{},\
                  \"removed\":{},\"jobs_run\":{},\"jobs\":{},\"verified_rounds\":{},\
-                 \"rejected_rounds\":{},\"verify_ms\":{},\"render_write_ms\":{},\"wall_ms\":{},\
-                 \"peak_rss_kib\":{}}}",
+                 \"rejected_rounds\":{},\"cached_verdicts\":{},\"verify_ms\":{},\
+                 \"render_write_ms\":{},\"wall_ms\":{},\"peak_rss_kib\":{}}}",
                 summary.html_pages,
                 summary.html_written,
                 summary.other_written,
@@ -156,6 +156,7 @@ fn run() -> Result<()> {
                 summary.jobs,
                 summary.verified_rounds,
                 summary.rejected_rounds,
+                summary.cached_verdicts,
                 summary.verify_ms,
                 summary.render_write_ms,
                 wall_ms,

@@ -10,7 +10,8 @@
 //! The manifest lives in the output directory as [`MANIFEST_FILE`], one line per job:
 //! `<key> <job> <file> <file>…` (job names and site paths hold no spaces: they are built
 //! from validated ids). It also says which files are ours, so `--clean` removes only
-//! them and a build refuses an output directory holding anything else.
+//! them, and a build refuses an output directory without a manifest that holds any file
+//! ([`any_file`]) and refuses to write over a file the manifest does not list.
 
 use std::collections::BTreeMap;
 use std::io;
@@ -22,6 +23,7 @@ use sha2::{Digest, Sha256};
 
 use crate::error::SiteError;
 use crate::paths::SitePath;
+use crate::verdicts::VERDICTS_FILE;
 
 /// The manifest's file name in the output directory.
 pub const MANIFEST_FILE: &str = ".referee-site-manifest";
@@ -107,7 +109,7 @@ pub struct Manifest {
 impl Manifest {
     /// Reads the manifest of `out`; `None` when there is none. A manifest that does not
     /// parse is `None` too (the build then refuses a non-empty directory, see
-    /// [`foreign_file`]).
+    /// [`any_file`]).
     ///
     /// Errors: [`SiteError::Io`] when it exists but cannot be read.
     pub fn load(out: &Path) -> Result<Option<Self>, SiteError> {
@@ -160,17 +162,16 @@ impl Manifest {
     }
 }
 
-/// The first file under `out` (sorted walk) that `manifest` does not list: not ours.
-/// The manifest itself and temp files a killed writer left are ours; `None` for an
-/// output directory that does not exist or holds only our files.
+/// The first file under `out` (sorted walk), the manifest, the verdict cache
+/// ([`VERDICTS_FILE`]) and temp files a killed writer left aside: what
+/// makes a directory without a manifest someone else's. `None` for an output directory
+/// that does not exist or holds no such file. A directory with a manifest is not walked
+/// (at 1,000 rounds that walk over 82,500 files was 38 % of an incremental build): the
+/// manifest says which files are ours, and the build refuses to write a file it does not
+/// list that is already there.
 ///
 /// Errors: [`SiteError::Io`] when a directory cannot be listed.
-pub fn foreign_file(out: &Path, manifest: Option<&Manifest>) -> Result<Option<PathBuf>, SiteError> {
-    let ours: std::collections::BTreeSet<PathBuf> = manifest
-        .into_iter()
-        .flat_map(Manifest::files)
-        .map(|f| f.under(out))
-        .collect();
+pub fn any_file(out: &Path) -> Result<Option<PathBuf>, SiteError> {
     let mut stack = vec![out.to_path_buf()];
     while let Some(dir) = stack.pop() {
         let entries = match std::fs::read_dir(&dir) {
@@ -189,12 +190,10 @@ pub fn foreign_file(out: &Path, manifest: Option<&Manifest>) -> Result<Option<Pa
                 .map_err(|source| SiteError::from(IoError::at("listing", &path)(source)))?;
             let name = entry.file_name();
             let name = name.to_string_lossy();
+            let ours = dir == out && (name == MANIFEST_FILE || name == VERDICTS_FILE);
             if kind.is_dir() {
                 stack.push(path);
-            } else if !(ours.contains(&path)
-                || (dir == out && name == MANIFEST_FILE)
-                || is_temp_file_name(&name))
-            {
+            } else if !(ours || is_temp_file_name(&name)) {
                 return Ok(Some(path));
             }
         }
@@ -306,13 +305,16 @@ mod tests {
                 files: vec![page.clone()],
             },
         );
-        assert_eq!(foreign_file(out, Some(&m)).unwrap(), None);
-        assert_eq!(foreign_file(out, None).unwrap(), Some(page.under(out)));
+        assert_eq!(any_file(out).unwrap(), Some(page.under(out)));
         std::fs::write(out.join("c/notes.txt"), "mine").unwrap();
-        assert_eq!(
-            foreign_file(out, Some(&m)).unwrap(),
-            Some(out.join("c/notes.txt"))
-        );
+        assert_eq!(any_file(out).unwrap(), Some(out.join("c/notes.txt")));
+        let empty = tmp.path().join("empty");
+        std::fs::create_dir_all(empty.join("a/b")).unwrap();
+        std::fs::write(empty.join(MANIFEST_FILE), "m").unwrap();
+        std::fs::write(empty.join(VERDICTS_FILE), "v").unwrap();
+        std::fs::write(empty.join("a/.tmpAbC123"), "torn").unwrap();
+        assert_eq!(any_file(&empty).unwrap(), None);
+        assert_eq!(any_file(&tmp.path().join("missing")).unwrap(), None);
         assert_eq!(remove_files(out, m.files()).unwrap(), 1);
         assert!(!out.join("c/demo").exists());
         assert!(out.join("c/notes.txt").exists());

@@ -1037,7 +1037,7 @@ mod tests {
         write("keys/keyring.json", "[]");
         let report = check_site(dir.path()).unwrap();
         assert_eq!(problems(&report), []);
-        assert_eq!(report.pages, 19);
+        assert_eq!(report.pages, 21);
         assert!(report.internal_links > 500, "{}", report.internal_links);
         let rounds = fs::read_to_string(dir.path().join("docs/rounds/index.html")).unwrap();
         for expected in [

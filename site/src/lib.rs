@@ -5,7 +5,8 @@
 //! ([`load::load_archive`]), builds plain page models ([`pages`]), renders them through
 //! the tera templates of `templates/`, embedded in the binary ([`render`]), in parallel,
 //! and writes the output atomically, skipping what an earlier build already wrote the same
-//! way ([`cache`]). Every output path is made from validated ids ([`paths`]).
+//! way ([`cache`]); bundles that did not change since the last build are not verified
+//! again ([`verdicts`]). Every output path is made from validated ids ([`paths`]).
 //! It links `receipts` and `verifier` only: no HTTP stack (`referee site serve` lives in
 //! the binary).
 
@@ -17,10 +18,12 @@ pub mod docs;
 pub mod error;
 pub mod load;
 pub mod machine;
+pub mod names;
 pub mod pages;
 pub mod paths;
 pub mod render;
 pub mod svg;
+pub mod verdicts;
 
 pub use build::{BuildOptions, BuildSummary, build_site};
 pub use error::SiteError;

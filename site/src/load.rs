@@ -7,16 +7,18 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use receipts::fsutil::IoError;
 use receipts::keys::Keyring;
 use receipts::layout::{DataDir, find_private_keys, read_round_record};
 use receipts::model::{CampaignId, RoundRecord, Sha256Hex, Timestamp};
-use receipts::verify::VerifyOptions;
+use receipts::verify::{VerifyOptions, VerifyReport};
 use verifier::view::RoundView;
 
 use crate::archive::{Archive, CampaignArchive, RejectedBundle, VerifiedRound};
 use crate::error::SiteError;
+use crate::verdicts::{Verdicts, bundle_digest, verdict_key};
 
 /// Largest keyring file read, bytes.
 const MAX_KEYRING_BYTES: usize = 1 << 20;
@@ -37,20 +39,53 @@ pub fn load_keyring(path: &Path) -> Result<(Keyring, Vec<u8>), SiteError> {
 }
 
 /// Loads and verifies everything under `data` against `keyring` (whose file bytes are
-/// `keyring_json`). Each bundle is verified as of `at` when given, else as of the
-/// `endedAt` its own record states (a bundle whose record cannot be read is verified as
-/// of the Unix epoch: it fails either way). A bundle is verified only when every check
-/// passed and it records the round its directory names.
+/// `keyring_json`): [`load_archive_cached`] without a verdict cache.
 ///
-/// Errors: [`SiteError::PrivateKeyInside`] when the data directory holds a private key
-/// file (it must not be published); [`SiteError::Data`] when a campaign, its miners or a
-/// submission record cannot be read or parsed (naming the file); [`SiteError::Io`] when
-/// a directory cannot be listed.
+/// Errors: as [`load_archive_cached`].
 pub fn load_archive(
     data: &DataDir,
     keyring: &Keyring,
     keyring_json: Vec<u8>,
     at: Option<Timestamp>,
+) -> Result<Archive, SiteError> {
+    load_archive_cached(data, keyring, keyring_json, at, &Verdicts::default())
+}
+
+/// What is known of one bundle before it is verified.
+struct Prepared {
+    /// Its round record, when it reads (handed to the checks across rounds on a hit).
+    record: Option<RoundRecord>,
+    /// The round its record states.
+    claimed_round: Option<u64>,
+    /// sha256 of its Statement.
+    statement_digest: Option<Sha256Hex>,
+    /// The instant it is verified at.
+    at: Timestamp,
+    /// Its verdict's key, when its files could all be read.
+    key: Option<Sha256Hex>,
+    /// Its cached verdict.
+    cached: Option<VerifyReport>,
+}
+
+/// Loads and verifies everything under `data` against `keyring` (whose file bytes are
+/// `keyring_json`). Each bundle is verified as of `at` when given, else as of the
+/// `endedAt` its own record states (a bundle whose record cannot be read is verified as
+/// of the Unix epoch: it fails either way). A bundle whose own checks `verdicts` holds
+/// under its key ([`crate::verdicts`]: its content digest, the keyring, the instant,
+/// the version) is not verified again; the checks across rounds run on every bundle.
+/// A bundle is verified only when every check passed and it records the round its
+/// directory names. The verdicts found are added to `verdicts`.
+///
+/// Errors: [`SiteError::PrivateKeyInside`] when the data directory holds a private key
+/// file (it must not be published); [`SiteError::Data`] when a campaign, its miners or a
+/// submission record cannot be read or parsed (naming the file); [`SiteError::Io`] when
+/// a directory cannot be listed.
+pub fn load_archive_cached(
+    data: &DataDir,
+    keyring: &Keyring,
+    keyring_json: Vec<u8>,
+    at: Option<Timestamp>,
+    verdicts: &Verdicts,
 ) -> Result<Archive, SiteError> {
     let files = find_private_keys(data.root())?;
     if !files.is_empty() {
@@ -81,36 +116,71 @@ pub fn load_archive(
         });
     }
 
-    let records: Vec<Option<(RoundRecord, Sha256Hex)>> = {
-        use rayon::prelude::*;
-        bundles
-            .par_iter()
-            .map(|(_, _, dir)| read_round_record(dir).ok())
-            .collect()
-    };
     let epoch = Timestamp::from_unix_seconds(0).map_err(|e| SiteError::InvalidOption {
         field: "at",
         value: "0".to_owned(),
         message: e.to_string(),
     })?;
-    let times: Vec<Timestamp> = records
-        .iter()
-        .map(|record| at.unwrap_or_else(|| record.as_ref().map_or(epoch, |(r, _)| r.ended_at)))
-        .collect();
+    let prepared: Vec<Mutex<Prepared>> = {
+        use rayon::prelude::*;
+        bundles
+            .par_iter()
+            .map(|(_, _, dir)| {
+                let (record, statement_digest) = match read_round_record(dir) {
+                    Ok((record, digest)) => (Some(record), Some(digest)),
+                    Err(_) => (None, None),
+                };
+                let at = at.unwrap_or_else(|| record.as_ref().map_or(epoch, |r| r.ended_at));
+                let key = bundle_digest(dir)
+                    .ok()
+                    .map(|digest| verdict_key(&keyring_json, at, &digest));
+                let cached = key.as_ref().and_then(|k| verdicts.get(k, dir)).filter(|r| {
+                    r.statement_digest.is_some() && r.statement_digest == statement_digest
+                });
+                Mutex::new(Prepared {
+                    claimed_round: record.as_ref().map(|r| r.round),
+                    record,
+                    statement_digest,
+                    at,
+                    key,
+                    cached,
+                })
+            })
+            .collect()
+    };
     let dirs: Vec<PathBuf> = bundles.iter().map(|(_, _, d)| d.clone()).collect();
-    let time_of: BTreeMap<&Path, Timestamp> = dirs
+    let place: BTreeMap<&Path, usize> = dirs
         .iter()
-        .map(PathBuf::as_path)
-        .zip(times.iter().copied())
+        .enumerate()
+        .map(|(i, d)| (d.as_path(), i))
         .collect();
-    let options_for = |dir: &Path| VerifyOptions::at(time_of.get(dir).copied().unwrap_or(epoch));
-    let reports = verifier::archive::verify_archive_with(&dirs, keyring, &options_for, &|| {});
+    let verify = |dir: &Path| -> (VerifyReport, Option<RoundRecord>) {
+        let Some(mut p) = place.get(dir).and_then(|i| prepared[*i].lock().ok()) else {
+            return verifier::verify_round_bundle(dir, keyring, &VerifyOptions::at(epoch));
+        };
+        if let Some(report) = p.cached.take() {
+            return (report, p.record.take());
+        }
+        p.record = None;
+        let (report, record) =
+            verifier::verify_round_bundle(dir, keyring, &VerifyOptions::at(p.at));
+        if let Some(key) = p.key.take() {
+            verdicts.put(key, &report);
+        }
+        (report, record)
+    };
+    let (reports, records) = verifier::archive::check_archive_by(&dirs, &verify, &|| {});
 
     let mut rejected = Vec::new();
-    let loaded = bundles.into_iter().zip(records).zip(reports).zip(times);
-    for ((((campaign, number, dir), record), report), verified_at) in loaded {
-        match record {
-            Some((record, statement_digest)) if report.passed() && record.round == number => {
+    let loaded = bundles
+        .into_iter()
+        .zip(reports.into_iter().zip(records))
+        .zip(prepared);
+    for (((campaign, number, dir), (report, record)), prepared) in loaded {
+        let prepared = prepared.into_inner().unwrap_or_else(|e| e.into_inner());
+        let verified_at = prepared.at;
+        match (record, prepared.statement_digest) {
+            (Some(record), Some(statement_digest)) if report.passed() && record.round == number => {
                 let view = RoundView::from_record(&dir, &record, &report);
                 campaigns[campaign].rounds.push(VerifiedRound {
                     number,
@@ -122,14 +192,13 @@ pub fn load_archive(
                     verified_at,
                 });
             }
-            record => {
-                let claimed = record.as_ref().map(|(r, _)| r.round);
+            _ => {
                 rejected.push(RejectedBundle {
                     campaign: campaigns[campaign].id.clone(),
                     number,
                     dir,
                     report,
-                    recorded_round: claimed.filter(|r| *r != number),
+                    recorded_round: prepared.claimed_round.filter(|r| *r != number),
                     verified_at,
                 });
             }

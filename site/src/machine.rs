@@ -28,7 +28,7 @@ use receipts::bundle::{self, ENVELOPE_FILE, EntryKind, MAX_ENVELOPE_BYTES};
 use receipts::fsutil::{IoError, read_limited};
 use receipts::model::{
     CampaignId, Leader, MinerId, RERUN_PREDICATE_TYPE, ROUND_PREDICATE_TYPE,
-    ROUND_PREDICATE_TYPE_V1, ROUND_PREDICATE_TYPE_V2, RoundStatus, Sha256Hex, Timestamp,
+    ROUND_PREDICATE_TYPE_V1, ROUND_PREDICATE_TYPE_V2, Sha256Hex, Timestamp,
 };
 use receipts::text::escape_untrusted;
 use receipts::verify::CheckName;
@@ -37,6 +37,7 @@ use verifier::view::{CurrentLeader, Headline, RoundRow, format_leader, format_sc
 
 use crate::archive::{Archive, CampaignArchive, RejectedBundle, VerifiedRound};
 use crate::error::SiteError;
+use crate::names::round_status_name;
 use crate::paths::{SiteDir, SitePath};
 
 /// A file for machines: where it goes, relative to the site root, and its bytes.
@@ -271,7 +272,7 @@ fn api_round<'a>(
     let receipts = receipts_dir(campaign, round.number)?;
     Ok(ApiRound {
         round: round.number,
-        status: status_name(round.record.outcome.status),
+        status: round_status_name(round.record.outcome.status),
         predicate_type: round.report.predicate_type.as_deref(),
         statement_digest: &round.statement_digest,
         started_at: round.record.started_at,
@@ -345,15 +346,6 @@ pub fn current_leader(campaign: &CampaignArchive, rejected: &[RejectedBundle]) -
         });
     let rows: Vec<RoundRow> = verified.chain(failed).collect();
     CurrentLeader::of(&rows)
-}
-
-/// A round's status as its receipt spells it: `complete`, `infra_failed`, `inconclusive`.
-fn status_name(status: RoundStatus) -> &'static str {
-    match status {
-        RoundStatus::Complete => "complete",
-        RoundStatus::InfraFailed => "infra_failed",
-        RoundStatus::Inconclusive => "inconclusive",
-    }
 }
 
 /// `value` as pretty JSON with a trailing newline.
@@ -713,7 +705,7 @@ pub fn campaign_feed(campaign: &CampaignArchive, base_url: &str) -> Result<Machi
         xml.push_str(&format!("    <id>{TAG_PREFIX}round/{digest}/{n}</id>\n"));
         xml.push_str(&format!(
             "    <title>Round {n} · {}</title>\n",
-            status_name(round.record.outcome.status).replace('_', " ")
+            round_status_name(round.record.outcome.status).replace('_', " ")
         ));
         xml.push_str(&format!(
             "    <updated>{}</updated>\n",

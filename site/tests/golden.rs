@@ -42,7 +42,8 @@ fn cases() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cases")
 }
 
-/// Every file under `root` (the build manifest aside) by `/`-separated relative path.
+/// Every file under `root` (the build manifest and the verdict cache aside) by
+/// `/`-separated relative path.
 fn tree(root: &Path) -> BTreeMap<String, Vec<u8>> {
     let mut out = BTreeMap::new();
     let mut stack = vec![root.to_path_buf()];
@@ -60,6 +61,7 @@ fn tree(root: &Path) -> BTreeMap<String, Vec<u8>> {
                 .to_string_lossy()
                 .replace('\\', "/");
             if rel != site::cache::MANIFEST_FILE
+                && rel != site::verdicts::VERDICTS_FILE
                 && !NOT_FROM_THE_ARCHIVE.iter().any(|d| rel.starts_with(d))
             {
                 let mut bytes = std::fs::read(&path).unwrap();

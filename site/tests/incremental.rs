@@ -150,8 +150,9 @@ fn adding_a_round_rewrites_only_the_pages_that_show_it() {
     assert_eq!(
         rewritten,
         set(&[
-            // The build manifest.
+            // The build manifest, and the verdict cache: round 2's verdict added.
             ".referee-site-manifest",
+            ".referee-site-verdicts",
             // The feeds and indexes for machines.
             "api/index.json",
             "c/tiny/feed.xml",
@@ -180,8 +181,59 @@ fn adding_a_round_rewrites_only_the_pages_that_show_it() {
     assert_eq!(
         added.other_written,
         new_round.len() - html(&new_round) + 11,
-        "the manifest is not counted"
+        "the manifest and the verdict cache are not counted"
     );
+    assert_eq!(
+        (added.verified_rounds, added.cached_verdicts),
+        (2, 1),
+        "round 1 is not verified again"
+    );
+}
+
+#[test]
+fn verdicts_are_cached_until_a_bundle_or_the_keyring_changes() {
+    let f = fixture();
+    std::fs::rename(f.rounds.join("2"), f.data.join("tiny/rounds/2")).unwrap();
+    let first = build(&f, false).unwrap();
+    assert_eq!((first.verified_rounds, first.cached_verdicts), (2, 0));
+    let again = build(&f, false).unwrap();
+    assert_eq!((again.verified_rounds, again.cached_verdicts), (2, 2));
+    assert_eq!(
+        build(&f, true).unwrap().cached_verdicts,
+        0,
+        "--clean verifies again"
+    );
+
+    // A tampered file of a bundle that passed before: its content digest changed, so it
+    // is verified again, and fails.
+    let log = f.data.join("tiny/rounds/2/logs/engines/baseline.log");
+    let mut bytes = std::fs::read(&log).unwrap();
+    bytes[0] ^= 1;
+    std::fs::write(&log, &bytes).unwrap();
+    let tampered = build(&f, false).unwrap();
+    assert_eq!(
+        (
+            tampered.verified_rounds,
+            tampered.rejected_rounds,
+            tampered.cached_verdicts
+        ),
+        (1, 1, 1)
+    );
+    // So is an added file (every file of a bundle must be a subject).
+    bytes[0] ^= 1;
+    std::fs::write(&log, &bytes).unwrap();
+    assert_eq!(build(&f, false).unwrap().verified_rounds, 2);
+    std::fs::write(f.data.join("tiny/rounds/2/extra.txt"), "x").unwrap();
+    let added = build(&f, false).unwrap();
+    assert_eq!((added.verified_rounds, added.cached_verdicts), (1, 1));
+    std::fs::remove_file(f.data.join("tiny/rounds/2/extra.txt")).unwrap();
+
+    // Another keyring (the same keys, other bytes): every bundle is verified again.
+    let mut keyring = std::fs::read(&f.keyring).unwrap();
+    keyring.push(b'\n');
+    std::fs::write(&f.keyring, keyring).unwrap();
+    let rekeyed = build(&f, false).unwrap();
+    assert_eq!((rekeyed.verified_rounds, rekeyed.cached_verdicts), (2, 0));
 }
 
 /// Whether the output file `name` belongs to round 2 of `tiny`.
@@ -214,31 +266,46 @@ fn a_round_that_stops_verifying_is_removed_and_listed_as_rejected() {
 }
 
 #[test]
-fn clean_removes_only_our_files_and_foreign_directories_are_refused() {
+fn clean_removes_only_our_files_and_foreign_files_are_never_overwritten() {
     let f = fixture();
     build(&f, false).unwrap();
     let ours = snapshot(&f.out).len();
     let summary = build(&f, true).unwrap();
     assert_eq!(
         summary.removed,
-        ours - 1,
-        "every file but the manifest, which is rewritten"
+        ours - 2,
+        "every file but the manifest and the verdict cache, which are rewritten"
     );
     assert_eq!(summary.jobs_run, summary.jobs);
 
+    // A file of someone else's beside ours is left alone, by a build and by --clean.
     std::fs::write(f.out.join("c/notes.txt"), "mine").unwrap();
     for clean in [false, true] {
-        let err = build(&f, clean).unwrap_err();
-        assert!(
-            matches!(&err, SiteError::NotOurOutput { file, .. } if file.ends_with("c/notes.txt")),
-            "{err}"
-        );
+        build(&f, clean).unwrap();
     }
     assert_eq!(
         std::fs::read_to_string(f.out.join("c/notes.txt")).unwrap(),
         "mine"
     );
+
+    // One where the build would write a page it never wrote there is refused, not
+    // overwritten.
+    let theirs = f.out.join("c/tiny/r/2/index.html");
+    std::fs::create_dir_all(theirs.parent().unwrap()).unwrap();
+    std::fs::write(&theirs, "mine").unwrap();
+    std::fs::rename(f.rounds.join("2"), f.data.join("tiny/rounds/2")).unwrap();
+    let err = build(&f, false).unwrap_err();
+    assert!(
+        matches!(&err, SiteError::NotOurOutput { file, .. } if *file == theirs),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(&theirs).unwrap(), "mine");
     assert!(f.out.join("index.html").is_file(), "nothing was removed");
+
+    // A directory without a manifest holding any file is not a site's: refused at once.
+    std::fs::remove_file(f.out.join(site::cache::MANIFEST_FILE)).unwrap();
+    let err = build(&f, false).unwrap_err();
+    assert!(matches!(&err, SiteError::NotOurOutput { .. }), "{err}");
 }
 
 #[test]

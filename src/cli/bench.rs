@@ -1,9 +1,11 @@
 //! `referee bench serve`: measure any OpenAI-compatible server open-loop, like
 //! `vllm bench serve`, with referee's rules (content/measurement.md): one probe at a fixed rate
-//! (`--rate`) or the full SLA rate search (`--search`). A progress bar on stderr, a table
-//! on stdout, and with `--json` the same record a round embeds (a `ProbeRecord` for
-//! `--rate`, an `EntryMeasurement` for `--search`).
+//! (`--rate`) or the full SLA rate search (`--search`), the same search a round runs
+//! (`loadgen::search`). A progress bar on stderr (a plain line per probe when stderr is
+//! not a terminal), a table on stdout, and with `--json` the same record a round embeds
+//! (a `ProbeRecord` for `--rate`, an `EntryMeasurement` for `--search`).
 
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -13,9 +15,11 @@ use loadgen::bench_file::BenchFile;
 use loadgen::search::{ProbeExecutor, ProgressSink};
 use loadgen::{ClientConfig, HttpProbeExecutor, MeasureConfig, Target, measure_workload};
 use receipts::model::{
-    EntryMeasurement, MeasurementOutcome, Percentile, ProbeRecord, ProbeVerdict, PromptSource, Sla,
+    EntryMeasurement, MeasurementOutcome, Percentile, ProbeRecord, ProbeVerdict, PromptSource,
+    RateSearchSpec, Sla, SlaUnmetReason,
 };
 use receipts::rules::histogram::decode_histogram;
+use receipts::rules::search::{at_ceiling, probe_unreachable};
 use receipts::rules::sla::nearest_rank_value;
 use receipts::rules::workload::Workload;
 
@@ -27,8 +31,9 @@ pub enum BenchCommand {
 }
 
 /// Exit codes of `referee bench serve`, shown in its `--help`.
-pub const BENCH_EXIT_CODES: &str = "Exit status: 0 when measured; 1 when `--search` met no SLA or \
-was invalid (send lag over its bound); 2 on a usage or I/O error (e.g. the server unreachable).";
+pub const BENCH_EXIT_CODES: &str = "Exit status: 0 when measured; 1 when the probe or `--search` met \
+no SLA or was invalid (send lag over its bound); 2 on a usage or I/O error, and when the server \
+is unreachable (its first requests refused or reset).";
 
 /// Arguments of `referee bench serve`.
 #[derive(clap::Args, Debug)]
@@ -101,13 +106,15 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         base_url: args.url.clone(),
         model,
     };
+    let api = file.api_profile();
     let config = MeasureConfig {
         sla: args.sla.clone(),
         client: ClientConfig {
             worker_threads: args.threads.max(1),
             max_in_flight: None,
         },
-        token_count: file.token_count,
+        token_count: api.token_count,
+        api: std::sync::Arc::new(api),
         ..MeasureConfig::default()
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -120,9 +127,13 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
             let mut executor = HttpProbeExecutor::new(&target, &workload, &config, &progress)?;
             executor.probe(0, 0, rate_milli_rps).await
         });
-        progress.bar.finish_and_clear();
+        progress.finish();
         let record = record.with_context(|| format!("measuring `{}`", args.url))?;
         print_probe_log(std::slice::from_ref(&record), &args.sla);
+        if probe_unreachable(&record) {
+            write_json(args.json.as_ref(), &record)?;
+            return Err(unreachable(&args.url, &record));
+        }
         print_metrics(&record)?;
         write_json(args.json.as_ref(), &record)?;
         // Like `--search`: exit 1 when the probe did not meet the SLA (every request failing
@@ -133,10 +144,21 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         });
     }
     let entry = runtime.block_on(measure_workload(&target, &workload, &config, &progress));
-    progress.bar.finish_and_clear();
+    progress.finish();
     let entry = entry.with_context(|| format!("measuring `{}`", args.url))?;
     let probes: Vec<ProbeRecord> = entry.runs.iter().flat_map(|r| r.probes.clone()).collect();
     print_probe_log(&probes, &args.sla);
+    if entry.outcome
+        == (MeasurementOutcome::SlaUnmet {
+            reason: SlaUnmetReason::Unreachable,
+        })
+        && let Some(last) = probes.last()
+    {
+        println!();
+        print_entry(&entry, workload.rate_search());
+        write_json(args.json.as_ref(), &entry)?;
+        return Err(unreachable(&args.url, last));
+    }
     if let Some(best) = best_probe(&entry) {
         println!();
         println!(
@@ -147,7 +169,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         print_metrics(best)?;
     }
     println!();
-    print_entry(&entry);
+    print_entry(&entry, workload.rate_search());
     write_json(args.json.as_ref(), &entry)?;
     Ok(match entry.outcome {
         MeasurementOutcome::Measured => ExitCode::SUCCESS,
@@ -155,6 +177,22 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
             ExitCode::from(1)
         }
     })
+}
+
+/// The error of a probe whose server refused or reset its first requests
+/// ([`probe_unreachable`]): `main` prints it and exits 2.
+fn unreachable(url: &str, probe: &ProbeRecord) -> anyhow::Error {
+    let how = if probe.errors.connect > 0 {
+        "connection refused"
+    } else {
+        "connection reset"
+    };
+    anyhow::anyhow!(
+        "`{url}` is unreachable: {how} (run {} probe {}: its first requests failed so before \
+         any was answered, and the rest were not sent); is the server running on that address?",
+        probe.run,
+        probe.probe
+    )
 }
 
 /// `12`, `12.5`, `0.125` requests/s → milli-requests/s, no floats.
@@ -186,49 +224,73 @@ fn parse_rate(text: &str) -> anyhow::Result<u64> {
     Ok(rate)
 }
 
-/// The indicatif bar the search reports to.
+/// What the search reports to: an indicatif bar when stderr is a terminal, else one
+/// plain line when each probe starts and one when it ends (a hidden bar prints nothing).
 struct BarProgress {
-    bar: ProgressBar,
+    bar: Option<ProgressBar>,
 }
 
 impl BarProgress {
     fn new() -> Self {
+        if !std::io::stderr().is_terminal() {
+            return Self { bar: None };
+        }
         let bar = ProgressBar::new(0);
         if let Ok(style) = ProgressStyle::with_template(
             "{spinner} {msg} [{bar:30}] {pos}/{len} requests {elapsed_precise}",
         ) {
             bar.set_style(style.progress_chars("=> "));
         }
-        Self { bar }
+        Self { bar: Some(bar) }
+    }
+
+    fn finish(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
     }
 }
 
 impl ProgressSink for BarProgress {
     fn probe_started(&self, run: u32, probe: u32, rate_milli_rps: u64, requests: u32) {
-        self.bar.set_length(u64::from(requests));
-        self.bar.set_position(0);
-        self.bar.set_message(format!(
-            "run {run} probe {probe} at {} req/s",
-            milli(rate_milli_rps)
-        ));
+        let message = format!("run {run} probe {probe} at {} req/s", milli(rate_milli_rps));
+        match &self.bar {
+            Some(bar) => {
+                bar.set_length(u64::from(requests));
+                bar.set_position(0);
+                bar.set_message(message);
+            }
+            None => eprintln!("{message}: {requests} requests…"),
+        }
     }
 
     fn requests_done(&self, done: u32) {
-        self.bar.set_position(u64::from(done));
+        if let Some(bar) = &self.bar {
+            bar.set_position(u64::from(done));
+        }
     }
 
     fn probe_finished(&self, record: &ProbeRecord) {
-        self.bar.println(format!(
-            "run {} probe {}: {} req/s → {} req/s, {} over bound of {}, {}",
-            record.run,
-            record.probe,
-            milli(record.rate_milli_rps),
-            milli(record.throughput_milli_rps),
-            record.over_bound,
-            record.requests,
-            verdict_name(record.verdict)
-        ));
+        let line = probe_line(record);
+        match &self.bar {
+            Some(bar) => bar.println(line),
+            None => eprintln!("{line}"),
+        }
     }
+}
+
+/// `run 0 probe 2: 16.000 req/s → 15.874 req/s, 0 over bound of 130, pass`.
+fn probe_line(record: &ProbeRecord) -> String {
+    format!(
+        "run {} probe {}: {} req/s → {} req/s, {} over bound of {}, {}",
+        record.run,
+        record.probe,
+        milli(record.rate_milli_rps),
+        milli(record.throughput_milli_rps),
+        record.over_bound,
+        record.requests,
+        verdict_name(record)
+    )
 }
 
 /// `1234` milli → `1.234`.
@@ -236,9 +298,10 @@ fn milli(value: u64) -> String {
     format!("{}.{:03}", value / 1000, value % 1000)
 }
 
-fn verdict_name(verdict: ProbeVerdict) -> &'static str {
-    match verdict {
+fn verdict_name(record: &ProbeRecord) -> &'static str {
+    match record.verdict {
         ProbeVerdict::Pass => "pass",
+        ProbeVerdict::Fail if probe_unreachable(record) => "fail (unreachable)",
         ProbeVerdict::Fail => "fail",
         ProbeVerdict::Invalid => "invalid (send lag)",
     }
@@ -270,7 +333,7 @@ fn print_probe_log(probes: &[ProbeRecord], sla: &Sla) {
             p.over_bound,
             percentile,
             format!("{}/{}", p.send_lag_p50_us, p.send_lag_p99_us),
-            verdict_name(p.verdict)
+            verdict_name(p)
         );
     }
 }
@@ -309,14 +372,18 @@ fn print_metrics(record: &ProbeRecord) -> anyhow::Result<()> {
     }
     let e = &record.errors;
     println!(
-        "errors: {} (connect {}, http 4xx {}, http 5xx {}, bad body {}, timeout {}, short output {}, connection closed {})",
+        "errors: {} (connect {}, http 4xx {}, http 5xx {}, bad body {}, timeout {}, wrong length {} (fewer {}, more {}), no tokens {}, usage mismatch {}, connection closed {})",
         e.total(),
         e.connect,
         e.http4xx,
         e.http5xx,
         e.bad_body,
         e.timeout,
+        e.short_output + e.long_output,
         e.short_output,
+        e.long_output,
+        e.no_token_ids,
+        e.usage_mismatch,
         e.connection_closed
     );
     println!(
@@ -344,13 +411,18 @@ fn best_probe(entry: &EntryMeasurement) -> Option<&ProbeRecord> {
         .max_by_key(|p| p.rate_milli_rps)
 }
 
-fn print_entry(entry: &EntryMeasurement) {
+fn print_entry(entry: &EntryMeasurement, spec: &RateSearchSpec) {
     for run in &entry.runs {
         println!(
-            "run {}: {} req/s at a rate of {} req/s, {} probes{}",
+            "run {}: {} req/s at a rate of {} req/s{}, {} probes{}",
             run.run,
             run.throughput_milli_rps.map_or_else(|| "-".into(), milli),
             run.rate_milli_rps.map_or_else(|| "-".into(), milli),
+            if at_ceiling(run.rate_milli_rps, spec) {
+                " (the maximum)"
+            } else {
+                ""
+            },
             run.probes.len(),
             if run.valid {
                 ""
@@ -359,7 +431,24 @@ fn print_entry(entry: &EntryMeasurement) {
             }
         );
     }
+    let ceiling = entry
+        .runs
+        .iter()
+        .any(|run| at_ceiling(run.rate_milli_rps, spec));
     match entry.outcome {
+        MeasurementOutcome::Measured if ceiling => println!(
+            "throughput at the SLA: ≥ max rate (ceiling): every probe passed up to \
+             max_rate_milli_rps = {} req/s ({} req/s measured, median; min {}, max {}); raise \
+             rate_search.max_rate_milli_rps to find the limit",
+            milli(spec.max_rate_milli_rps),
+            entry.throughput_milli_rps.map_or_else(|| "-".into(), milli),
+            entry
+                .throughput_min_milli_rps
+                .map_or_else(|| "-".into(), milli),
+            entry
+                .throughput_max_milli_rps
+                .map_or_else(|| "-".into(), milli),
+        ),
         MeasurementOutcome::Measured => println!(
             "throughput at the SLA: {} req/s (median; min {}, max {})",
             entry.throughput_milli_rps.map_or_else(|| "-".into(), milli),
@@ -371,7 +460,27 @@ fn print_entry(entry: &EntryMeasurement) {
                 .map_or_else(|| "-".into(), milli),
         ),
         MeasurementOutcome::SlaUnmet { reason } => {
-            println!("sla_unmet: {reason:?}");
+            let (name, why) = match reason {
+                SlaUnmetReason::NoPassingRate => (
+                    "no_passing_rate",
+                    format!(
+                        "no probe passed, down to min_rate_milli_rps = {} req/s",
+                        milli(spec.min_rate_milli_rps)
+                    ),
+                ),
+                SlaUnmetReason::DeadlineExpired => (
+                    "deadline_expired",
+                    format!(
+                        "entry_deadline_s = {} s expired before the runs finished",
+                        spec.entry_deadline_s
+                    ),
+                ),
+                SlaUnmetReason::Unreachable => (
+                    "unreachable",
+                    "the server refused or reset every request of the last probe".to_owned(),
+                ),
+            };
+            println!("sla_unmet: {name}: {why}");
         }
         MeasurementOutcome::Invalid { run, probe } => println!(
             "invalid: send-lag p99 over its bound in run {run} probe {probe} (the client was \

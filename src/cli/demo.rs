@@ -26,6 +26,9 @@ use super::round::{RoundArgs, print_summary, run_with_progress};
 use super::verify::print_report;
 use super::{DataArgs, EVALUATOR_KEY, KeyDirArgs};
 
+/// The origin line of the demo's transparency log.
+const DEMO_LOG_ORIGIN: &str = "referee.example/log";
+
 /// Arguments of `referee demo`.
 #[derive(clap::Args, Debug)]
 pub struct DemoArgs {
@@ -116,6 +119,25 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
         if fresh { "new; " } else { "" }
     ));
 
+    // The data directory's transparency log, with its own key in the key directory: the
+    // round logs its round-opened statement before any entry runs, and its receipt.
+    if !intake::log::LogStore::dir_of(&data_path)
+        .join("config.toml")
+        .exists()
+    {
+        step(&format!(
+            "referee log init --data {d} --key-dir {kd} --origin {DEMO_LOG_ORIGIN}"
+        ));
+        let created = super::log::init_log(&data_path, &key_dir, &keyring_path, DEMO_LOG_ORIGIN)
+            .context("creating the demo's transparency log")?;
+        note(&format!(
+            "log `{}` signed by its own key `{}`; verifier key {}",
+            intake::log::LogStore::dir_of(&data_path).display(),
+            created.key_path.display(),
+            created.vkey
+        ));
+    }
+
     // The campaign, from the embedded demo files.
     let source = data_path.join(".demo");
     let campaign_toml = stage(&source).context("writing the demo's baseline repository")?;
@@ -204,6 +226,9 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
         key: Some(key_path.clone()),
         key_dir: args.key_dir.clone(),
         seeds: None,
+        log_key: None,
+        require_witness: false,
+        witness_timeout: 0,
     })?;
     print_summary(&summary);
 
@@ -213,7 +238,13 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
         summary.bundle.display()
     ));
     let keyring = Keyring::load(&data.keyring_path()).context("loading the keyring")?;
-    let report = verify_bundle(&summary.bundle, &keyring, &VerifyOptions::default());
+    let mut report = verify_bundle(&summary.bundle, &keyring, &VerifyOptions::default());
+    verifier::tlog::check_bundle_log(
+        &mut report,
+        &summary.bundle,
+        &keyring,
+        &verifier::tlog::LogOptions::default(),
+    );
     // The lines `referee verify` prints (a closed stdout is not a failure, see `main`).
     print_report(&mut std::io::stdout().lock(), &report)?;
     if !report.passed() {

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
-use receipts::keys::{Keyring, PublicKey, TrustedKey, generate_key_pair};
+use receipts::keys::{KeyRole, Keyring, PublicKey, RoleKey, TrustedKey, generate_key_pair};
 use receipts::layout::{DataError, find_private_keys};
 use receipts::model::Timestamp;
 
@@ -62,6 +62,22 @@ pub struct KeyringAddArgs {
     /// First instant they no longer count (RFC 3339 UTC); default open-ended.
     #[arg(long)]
     pub valid_until: Option<Timestamp>,
+    /// `log` or `witness`: trust the key only in that role, for the log origin or the
+    /// witness name given with `--origin` (content/transparency-log.md); default an
+    /// evaluator key.
+    #[arg(long, value_parser = parse_role, requires = "origin")]
+    pub role: Option<KeyRole>,
+    /// With --role: the log's origin line, or the witness's name in its cosignatures.
+    #[arg(long, requires = "role")]
+    pub origin: Option<String>,
+}
+
+fn parse_role(s: &str) -> Result<KeyRole, String> {
+    match s {
+        "log" => Ok(KeyRole::Log),
+        "witness" => Ok(KeyRole::Witness),
+        other => Err(format!("`{other}` is not `log` or `witness`")),
+    }
 }
 
 /// Generates the key pair, prints its keyid and public key path.
@@ -116,6 +132,33 @@ pub fn run_keyring(command: KeyringCommand) -> anyhow::Result<ExitCode> {
             let keyring = args
                 .keyring
                 .unwrap_or_else(|| args.data.data.join("keyring.json"));
+            if let (Some(role), Some(origin)) = (args.role, args.origin) {
+                let mut ring = if keyring.exists() {
+                    Keyring::load(&keyring)?
+                } else {
+                    Keyring::default()
+                };
+                ring.add_role_key(RoleKey {
+                    trusted: TrustedKey {
+                        key,
+                        valid_from: args.valid_from.unwrap_or_else(Timestamp::now),
+                        valid_until: args.valid_until,
+                    },
+                    role,
+                    origin: origin.clone(),
+                })?;
+                ring.save(&keyring)?;
+                println!(
+                    "trusted {keyid} as {} `{origin}` in {}",
+                    if role == KeyRole::Log {
+                        "log"
+                    } else {
+                        "witness"
+                    },
+                    keyring.display()
+                );
+                return Ok(ExitCode::SUCCESS);
+            }
             add_to_keyring(
                 &keyring,
                 key,

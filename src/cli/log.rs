@@ -221,26 +221,45 @@ pub fn run(command: LogCommand) -> anyhow::Result<ExitCode> {
     }
 }
 
-fn init(args: InitArgs) -> anyhow::Result<ExitCode> {
-    let dir = args.key_dir.resolve()?;
-    super::keys::create_key_dir(&dir)?;
-    let stem = dir.join(LOG_KEY);
+/// A log created by [`init_log`].
+pub struct CreatedLog {
+    /// The log.
+    pub store: LogStore,
+    /// `<key-dir>/log.key`.
+    pub key_path: PathBuf,
+    /// The log's verifier key string (`origin+hash+base64`).
+    pub vkey: String,
+}
+
+/// Creates the log of `data` with origin `origin`: its key `<key_dir>/log.key` (generated
+/// unless there; never the evaluator key), trusted in the keyring at `keyring_path` with
+/// role `log` (shared by `referee log init` and `referee demo`).
+///
+/// Errors: the log key is the evaluator key; the data directory already has a log; key,
+/// keyring or log I/O.
+pub fn init_log(
+    data: &Path,
+    key_dir: &Path,
+    keyring_path: &Path,
+    origin: &str,
+) -> anyhow::Result<CreatedLog> {
+    super::keys::create_key_dir(key_dir)?;
+    let stem = key_dir.join(LOG_KEY);
     let key_path = stem.with_extension("key");
     if !key_path.exists() {
         generate_key_pair(&stem).context("generating the log key")?;
     }
     let key = PrivateKey::load(&key_path)?;
-    let evaluator = dir.join(format!("{EVALUATOR_KEY}.pub"));
+    let evaluator = key_dir.join(format!("{EVALUATOR_KEY}.pub"));
     if evaluator.is_file() && PublicKey::load(&evaluator)?.as_bytes() == key.public().as_bytes() {
         anyhow::bail!(
             "the log key `{}` is the evaluator key: a log needs its own key",
             key_path.display()
         );
     }
-    let store = LogStore::init(&args.common.data.data, &args.origin, &key)?;
-    let keyring_path = args.common.keyring_path();
+    let store = LogStore::init(data, origin, &key)?;
     let mut keyring = if keyring_path.exists() {
-        Keyring::load(&keyring_path)?
+        Keyring::load(keyring_path)?
     } else {
         Keyring::default()
     };
@@ -251,20 +270,41 @@ fn init(args: InitArgs) -> anyhow::Result<ExitCode> {
             valid_until: None,
         },
         role: KeyRole::Log,
-        origin: args.origin.clone(),
+        origin: origin.to_owned(),
     })?;
-    keyring.save(&keyring_path)?;
+    keyring.save(keyring_path)?;
     let vkey = store.verifier(key.public())?.to_vkey();
+    Ok(CreatedLog {
+        store,
+        key_path,
+        vkey,
+    })
+}
+
+fn init(args: InitArgs) -> anyhow::Result<ExitCode> {
+    let keyring_path = args.common.keyring_path();
+    let created = init_log(
+        &args.common.data.data,
+        &args.key_dir.resolve()?,
+        &keyring_path,
+        &args.origin,
+    )?;
+    let CreatedLog {
+        store,
+        key_path,
+        vkey,
+    } = created;
+    let keyid = store.config().keyid.clone();
     if args.common.json {
         println!(
             "{}",
-            json!({"origin": args.origin, "keyid": key.keyid(), "vkey": vkey})
+            json!({"origin": args.origin, "keyid": keyid, "vkey": vkey})
         );
     } else {
         println!(
             "log {} created, origin {}",
             LogStore::dir_of(&args.common.data.data).display(),
-            args.origin
+            store.config().origin
         );
         println!(
             "log key {} (trusted in {})",

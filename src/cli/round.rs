@@ -68,6 +68,25 @@ pub struct RoundArgs {
     /// from the OS: for re-runs and tests.
     #[arg(long, hide = true)]
     pub seeds: Option<PathBuf>,
+    /// The log key that appends to the data directory's transparency log, when it has
+    /// one (`<data>/log/config.toml`); default `<key-dir>/log.key`.
+    #[arg(long, value_name = "FILE")]
+    pub log_key: Option<PathBuf>,
+    /// Before the first entry runs, wait for a trusted witness (keyring role `witness`)
+    /// to cosign a checkpoint of the data directory's log that holds the round-opened
+    /// entry (content/transparency-log.md); without it the receipt says "round opening
+    /// not witnessed".
+    #[arg(long)]
+    pub require_witness: bool,
+    /// With --require-witness: how long to wait, seconds; then the round stops before
+    /// any entry ran, and the same command resumes it.
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value_t = 600,
+        requires = "require_witness"
+    )]
+    pub witness_timeout: u64,
 }
 
 /// Runs `referee round`.
@@ -108,6 +127,8 @@ fn install_interrupt_handler() -> anyhow::Result<()> {
                     _ = terminate.recv() => {}
                 }
             });
+            // Engines in containers outlive the process unless removed (content/docker.md).
+            engines::docker::remove_live();
             eprintln!("\ninterrupted — run the same command to resume");
             std::process::exit(INTERRUPTED_EXIT);
         })
@@ -263,6 +284,12 @@ pub fn run_with_progress(args: &RoundArgs) -> anyhow::Result<RoundSummary> {
         engine_program: std::env::current_exe().context("locating the referee executable")?,
         seeds,
         abort_after_record,
+        log_key: (args.log_key.clone()).or_else(|| {
+            (args.key_dir.resolve().ok()).map(|d| d.join(format!("{}.key", super::log::LOG_KEY)))
+        }),
+        require_witness: args
+            .require_witness
+            .then(|| Duration::from_secs(args.witness_timeout)),
     };
     let progress = Progress::new();
     let result = run_round(&options, &key, &progress);
@@ -361,6 +388,10 @@ impl RoundProgress for Progress {
             record.verdict
         ));
     }
+
+    fn log_note(&self, line: &str) {
+        self.line(line.to_owned());
+    }
 }
 
 /// Prints the round's table as the scoreboard shows it (content/rounds.md): role, miner,
@@ -383,6 +414,9 @@ pub fn print_summary(summary: &RoundSummary) {
     }
     if let Some(test) = &record.client_self_test {
         println!("{}", format_client_self_test(test));
+    }
+    if let Some(log) = &record.transparency_log {
+        println!("Log: {}", verifier::tlog::format_round_log(log));
     }
     println!("Leader: {}", leader_line(record));
     println!("Decision: {}", record.outcome.decision);

@@ -97,11 +97,12 @@ fn run_build(args: BuildArgs) -> anyhow::Result<ExitCode> {
 /// What `site build` prints (also at the end of `referee demo`).
 pub(super) fn render_summary(s: &BuildSummary, out: &std::path::Path) -> String {
     format!(
-        "{} rounds verified, {} rejected\n\
+        "{} rounds verified ({} verdicts from the cache), {} rejected\n\
          {} HTML pages ({} written), {} other files written, {} unchanged, {} removed\n\
          verify {} ms, render and write {} ms\n\
          open {}\n",
         s.verified_rounds,
+        s.cached_verdicts,
         s.rejected_rounds,
         s.html_pages,
         s.html_written,
@@ -118,6 +119,7 @@ fn summary_json(s: &BuildSummary) -> serde_json::Value {
     serde_json::json!({
         "verifiedRounds": s.verified_rounds,
         "rejectedRounds": s.rejected_rounds,
+        "cachedVerdicts": s.cached_verdicts,
         "htmlPages": s.html_pages,
         "htmlWritten": s.html_written,
         "otherWritten": s.other_written,

@@ -17,11 +17,12 @@
 //!
 //! A path that is a directory without `receipt.dsse.json` (a data directory, a
 //! campaign's `rounds/`, any archive) is verified as an archive: every bundle under it in
-//! parallel, the rounds of each `rounds/` directory also as a chain, a progress bar on a
-//! terminal, then `N verified, M failed` and the failures grouped by check. `--campaign
+//! parallel, the rounds of each `rounds/` directory also as a chain and each campaign's
+//! submission records against its rounds, a progress bar on a terminal, then `N
+//! verified, M failed` and the failures grouped by check. `--campaign
 //! <id>` verifies `<data>/<id>/rounds` so. For people, each bundle's failures come first
 //! (with the recomputed and the claimed value), then one line per group of checks
-//! (envelope, files, measurements, correctness, decision, chain), then the verdict.
+//! (envelope, files, measurements, correctness, decision, chain, log), then the verdict.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -37,17 +38,21 @@ use std::time::Duration;
 use anyhow::Context;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use receipts::bundle::ENVELOPE_FILE;
+use receipts::fsutil::{read_limited, write_atomic};
 use receipts::keys::{Keyring, PrivateKey, PublicKey, TrustedKey};
 use receipts::model::{
     Comparison, EntryStatus, Phase, RERUN_PREDICATE_TYPE, RerunRecord, RerunVerdict, Role,
-    Severity, Step, StepStatus, Timestamp, ToleranceBasis,
+    RoundLog, Severity, Step, StepStatus, Timestamp, ToleranceBasis,
 };
 use receipts::text::escape_untrusted;
-use receipts::verify::{Check, VerifyOptions, VerifyReport};
+use receipts::tlog::note::MAX_NOTE_BYTES;
+use receipts::verify::{Check, CheckName, VerifyOptions, VerifyReport};
 use referee::rerun::{RerunError, RerunOptions, default_out, rerun, write_bundle};
 use runner::round::RoundProgress;
-use verifier::archive::{ArchiveSummary, find_bundles, verify_archive};
+use std::collections::BTreeMap;
+use verifier::archive::{ArchiveSummary, DataReports, find_bundles, verify_data};
 use verifier::rerun::read_rerun_record;
+use verifier::tlog;
 use verifier::verify_bundle;
 use verifier::view::{format_bp_percent, format_noise, format_score_percent};
 
@@ -78,7 +83,9 @@ pub struct VerifyArgs {
     #[command(flatten)]
     pub data: DataArgs,
     /// Print the reports as JSON: an array with one object per bundle, in argument order,
-    /// each with a `passed` boolean, and either the report's fields or an `error`.
+    /// each with a `passed` boolean, and either the report's fields or an `error`; an
+    /// archive's campaigns' submission records follow its bundles, as `{passed,
+    /// submissions, checks}`.
     #[arg(long)]
     pub json: bool,
     /// Check key validity windows at this instant (RFC 3339 UTC) instead of now.
@@ -118,6 +125,22 @@ pub struct VerifyArgs {
     /// a round of a data directory, else `<bundle>.rerun` beside the bundle.
     #[arg(long, requires = "key", value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// Fail a round that is not in a transparency log (its receipt records none, or its
+    /// proofs `rounds/<n>.proof` are missing); by default such a round's log checks are
+    /// `not applicable (not logged)`.
+    #[arg(long)]
+    pub require_log: bool,
+    /// A signed checkpoint of the log kept from before: the rounds' checkpoints and the
+    /// log's current one must be consistent with it (a truncated or rewritten log fails).
+    /// Default: the one remembered in `$XDG_CONFIG_HOME/referee/checkpoints/` (else
+    /// `~/.config/referee/checkpoints/`), which each verification that checked
+    /// consistency advances.
+    #[arg(long, value_name = "FILE")]
+    pub checkpoint: Option<PathBuf>,
+    /// The log's directory (its `checkpoint` and `tile/`); default `<data>/log` of the
+    /// data directory the bundle lies in.
+    #[arg(long, value_name = "DIR")]
+    pub log: Option<PathBuf>,
 }
 
 /// Verifies every bundle and prints the reports.
@@ -139,8 +162,11 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<ExitCode> {
         paths.push(args.data.data.join(campaign).join("rounds"));
     }
     let mut outcomes = Vec::new();
+    let log = LogChecks::new(&args)?;
     for path in &paths {
-        outcomes.push(verify_path(path, &keyring, &options, args.json)?);
+        let mut outcome = verify_path(path, &keyring, &options, args.json)?;
+        log.check(&mut outcome, &keyring)?;
+        outcomes.push(outcome);
     }
     let mut out = std::io::stdout().lock();
     if args.json {
@@ -148,7 +174,12 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<ExitCode> {
             .iter()
             .flat_map(|o| match o {
                 Outcome::Verified(report) => vec![JsonOutcome::from(report)],
-                Outcome::Archive(_, reports) => reports.iter().map(JsonOutcome::from).collect(),
+                Outcome::Archive(_, reports) => reports
+                    .bundles
+                    .iter()
+                    .map(JsonOutcome::from)
+                    .chain(reports.submissions.iter().map(JsonOutcome::records))
+                    .collect(),
                 Outcome::Missing(bundle) => vec![JsonOutcome::Error {
                     bundle,
                     passed: false,
@@ -176,7 +207,11 @@ pub fn run(args: VerifyArgs) -> anyhow::Result<ExitCode> {
     let missing = outcomes.iter().any(|o| matches!(o, Outcome::Missing(_)));
     let passed = outcomes.iter().all(|o| match o {
         Outcome::Verified(r) => r.passed(),
-        Outcome::Archive(_, reports) => reports.iter().all(VerifyReport::passed),
+        Outcome::Archive(_, reports) => reports
+            .bundles
+            .iter()
+            .chain(&reports.submissions)
+            .all(VerifyReport::passed),
         Outcome::Missing(_) => false,
     });
     Ok(if missing {
@@ -513,9 +548,130 @@ fn verify_path<'a>(
     } else {
         ProgressBar::hidden()
     };
-    let reports = verify_archive(&bundles, keyring, options, &|| bar.inc(1));
+    let reports = verify_data(&bundles, keyring, options, &|| bar.inc(1));
     bar.finish_and_clear();
     Ok(Outcome::Archive(path, reports))
+}
+
+/// Step 7, the transparency log, over each verified bundle (and archive), with the
+/// checkpoint the verifier remembers for each log origin.
+struct LogChecks {
+    options: tlog::LogOptions,
+    /// `--checkpoint` given: it is the known checkpoint, and nothing is remembered.
+    explicit: bool,
+    /// `<config>/referee/checkpoints/`, when a config directory is known.
+    memory: Option<PathBuf>,
+}
+
+impl LogChecks {
+    /// Errors: `--checkpoint` cannot be read.
+    fn new(args: &VerifyArgs) -> anyhow::Result<Self> {
+        let known = match &args.checkpoint {
+            Some(path) => Some((
+                read_limited(path, MAX_NOTE_BYTES)
+                    .with_context(|| format!("reading --checkpoint `{}`", path.display()))?,
+                format!("--checkpoint `{}`", path.display()),
+            )),
+            None => None,
+        };
+        Ok(Self {
+            options: tlog::LogOptions {
+                require: args.require_log,
+                log_dir: args.log.clone(),
+                known,
+            },
+            explicit: args.checkpoint.is_some(),
+            memory: receipts::layout::default_config_dir().map(|d| d.join("checkpoints")),
+        })
+    }
+
+    /// `<memory>/<origin, other than [A-Za-z0-9.-] as `_`>.checkpoint`.
+    fn remembered(&self, origin: &str) -> Option<PathBuf> {
+        let name: String = (origin.chars())
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        Some(self.memory.as_ref()?.join(format!("{name}.checkpoint")))
+    }
+
+    /// The log checks of one bundle, against `--checkpoint` or the remembered checkpoint
+    /// of its log; remembers the largest consistent checkpoint seen.
+    ///
+    /// Errors: the remembered checkpoint cannot be written.
+    fn check_bundle(&self, report: &mut VerifyReport, keyring: &Keyring) -> anyhow::Result<()> {
+        let dir = report.bundle.clone();
+        let origin = receipts::layout::read_round_record(&dir)
+            .ok()
+            .and_then(|(record, _)| match record.transparency_log {
+                Some(RoundLog::Logged { origin, .. }) => Some(origin),
+                _ => None,
+            });
+        let memory = origin.as_deref().and_then(|o| self.remembered(o));
+        let mut options = self.options.clone();
+        if !self.explicit
+            && let Some(path) = &memory
+            && let Ok(bytes) = read_limited(path, MAX_NOTE_BYTES)
+        {
+            options.known = Some((bytes, format!("remembered `{}`", path.display())));
+        }
+        let newest = tlog::check_bundle_log(report, &dir, keyring, &options);
+        if let (false, Some(path), Some(bytes)) = (self.explicit, &memory, newest) {
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent)
+                    .with_context(|| format!("creating `{}`", parent.display()))?;
+            }
+            write_atomic(path, &bytes, 0o644)
+                .with_context(|| format!("remembering the checkpoint in `{}`", path.display()))?;
+        }
+        Ok(())
+    }
+
+    /// The log checks of a path's bundles; for an archive also its rounds against each
+    /// whole log ([`tlog::check_archive_log`]), as one more report, for the log.
+    ///
+    /// Errors: as [`LogChecks::check_bundle`].
+    fn check(&self, outcome: &mut Outcome<'_>, keyring: &Keyring) -> anyhow::Result<()> {
+        match outcome {
+            Outcome::Verified(report) => self.check_bundle(report, keyring),
+            Outcome::Archive(_, reports) => {
+                for report in reports.bundles.iter_mut() {
+                    self.check_bundle(report, keyring)?;
+                }
+                let records: Vec<(PathBuf, receipts::model::RoundRecord)> = reports
+                    .bundles
+                    .iter()
+                    .filter_map(|r| {
+                        let (record, _) = receipts::layout::read_round_record(&r.bundle).ok()?;
+                        Some((r.bundle.clone(), record))
+                    })
+                    .collect();
+                let mut by_log: BTreeMap<PathBuf, Vec<tlog::ArchiveRound<'_>>> = BTreeMap::new();
+                for (bundle, record) in &records {
+                    let dir = (self.options.log_dir.clone())
+                        .or_else(|| tlog::default_log_dir(bundle))
+                        .filter(|d| d.join("checkpoint").is_file());
+                    if let Some(dir) = dir {
+                        by_log
+                            .entry(dir)
+                            .or_default()
+                            .push(tlog::ArchiveRound { bundle, record });
+                    }
+                }
+                for (dir, rounds) in by_log {
+                    let report =
+                        tlog::check_archive_log(&dir, &rounds, keyring, self.options.require);
+                    reports.bundles.push(report);
+                }
+                Ok(())
+            }
+            Outcome::Missing(_) => Ok(()),
+        }
+    }
 }
 
 /// `--threshold`: a count of at least 1 (0 would pass a bundle nobody signed).
@@ -557,7 +713,7 @@ fn load_keyring(path: &Path) -> anyhow::Result<Keyring> {
 /// One path argument: a bundle verified, an archive's bundles verified, or missing.
 enum Outcome<'a> {
     Verified(VerifyReport),
-    Archive(&'a Path, Vec<VerifyReport>),
+    Archive(&'a Path, DataReports),
     Missing(&'a Path),
 }
 
@@ -587,6 +743,23 @@ enum JsonOutcome<'a> {
         passed: bool,
         error: String,
     },
+    /// A campaign's submission records: `submissions` names their directory.
+    Records {
+        passed: bool,
+        submissions: &'a Path,
+        checks: &'a [Check],
+    },
+}
+
+impl<'a> JsonOutcome<'a> {
+    /// The report of a campaign's submission records.
+    fn records(report: &'a VerifyReport) -> Self {
+        JsonOutcome::Records {
+            passed: report.passed(),
+            submissions: &report.bundle,
+            checks: &report.checks,
+        }
+    }
 }
 
 impl<'a> From<&'a VerifyReport> for JsonOutcome<'a> {
@@ -599,13 +772,15 @@ impl<'a> From<&'a VerifyReport> for JsonOutcome<'a> {
 }
 
 /// The groups checks are shown in, in order.
-const GROUPS: [&str; 7] = [
+const GROUPS: [&str; 9] = [
     "envelope",
     "files",
     "measurements",
     "correctness",
     "decision",
     "chain",
+    "submissions",
+    "log",
     "rerun",
 ];
 
@@ -622,6 +797,8 @@ fn group(check: &Check) -> &'static str {
         "round" if name == "round.throughput" => "measurements",
         "correctness" => "correctness",
         "chain" => "chain",
+        "submissions" => "submissions",
+        "log" => "log",
         "rerun" => "rerun",
         _ => "decision",
     }
@@ -651,6 +828,43 @@ fn check_line(out: &mut impl Write, check: &Check) -> std::io::Result<()> {
 /// Errors: writing to `out` failed.
 pub(super) fn print_report(out: &mut impl Write, report: &VerifyReport) -> std::io::Result<()> {
     writeln!(out, "bundle {}", report.bundle.display())?;
+    print_checks(out, report)?;
+    if let Some(digest) = &report.statement_digest {
+        writeln!(out, "  statement sha256 {digest}")?;
+    }
+    // A rerun bundle says which receipt it re-ran, once its checks vouch for it.
+    if report.passed()
+        && report.predicate_type.as_deref() == Some(RERUN_PREDICATE_TYPE)
+        && let Ok(rerun) = read_rerun_record(&report.bundle)
+    {
+        writeln!(
+            out,
+            "  re-ran round {} of `{}`, statement sha256 {}: {}",
+            rerun.original.round,
+            rerun.original.campaign.id,
+            rerun.original.statement_digest,
+            rerun.verdict
+        )?;
+    }
+    if report.passed() {
+        writeln!(out, "  signed by {}", report.signed_by.join(", "))?;
+        writeln!(out, "result: PASS")?;
+    } else {
+        let failed = report.failures().count();
+        writeln!(
+            out,
+            "result: FAIL ({failed} of {} checks failed)",
+            report.checks.len()
+        )?;
+    }
+    Ok(())
+}
+
+/// A report's failures (by group) and not-applicable checks, then one line per group of
+/// checks.
+///
+/// Errors: writing to `out` failed.
+fn print_checks(out: &mut impl Write, report: &VerifyReport) -> std::io::Result<()> {
     for group_name in GROUPS {
         for check in report.failures().filter(|c| group(c) == group_name) {
             check_line(out, check)?;
@@ -683,52 +897,53 @@ pub(super) fn print_report(out: &mut impl Write, report: &VerifyReport) -> std::
             )?;
         }
     }
-    if let Some(digest) = &report.statement_digest {
-        writeln!(out, "  statement sha256 {digest}")?;
-    }
-    // A rerun bundle says which receipt it re-ran, once its checks vouch for it.
-    if report.passed()
-        && report.predicate_type.as_deref() == Some(RERUN_PREDICATE_TYPE)
-        && let Ok(rerun) = read_rerun_record(&report.bundle)
-    {
-        writeln!(
-            out,
-            "  re-ran round {} of `{}`, statement sha256 {}: {}",
-            rerun.original.round,
-            rerun.original.campaign.id,
-            rerun.original.statement_digest,
-            rerun.verdict
-        )?;
-    }
-    if report.passed() {
-        writeln!(out, "  signed by {}", report.signed_by.join(", "))?;
-        writeln!(out, "result: PASS")?;
-    } else {
-        let failed = report.failures().count();
-        writeln!(
-            out,
-            "result: FAIL ({failed} of {} checks failed)",
-            report.checks.len()
-        )?;
-    }
     Ok(())
 }
 
-/// An archive: each failed bundle's report, a line per passed bundle, then `N verified,
-/// M failed`, the failed checks with the bundles they failed in, and the verdict.
-fn print_archive(
-    out: &mut impl Write,
-    root: &Path,
-    reports: &[VerifyReport],
-) -> std::io::Result<()> {
-    for report in reports {
+/// A campaign's submission records that failed a check: the checks as for a bundle, then
+/// the count (a passing one is a line in [`print_archive`]).
+///
+/// Errors: writing to `out` failed.
+fn print_records(out: &mut impl Write, report: &VerifyReport) -> std::io::Result<()> {
+    writeln!(out, "submissions {}", report.bundle.display())?;
+    print_checks(out, report)?;
+    writeln!(
+        out,
+        "result: FAIL ({} of {} checks failed)",
+        report.failures().count(),
+        report.checks.len()
+    )
+}
+
+/// An archive: each failed bundle's report, a line per passed bundle, each campaign's
+/// submission records (a line when they pass), then `N verified, M failed`, the same for
+/// the submission records, the failed checks with the bundles (or `submissions/`
+/// directories) they failed in, and the verdict.
+fn print_archive(out: &mut impl Write, root: &Path, reports: &DataReports) -> std::io::Result<()> {
+    for report in &reports.bundles {
         if report.passed() {
             writeln!(out, "bundle {}: PASS", report.bundle.display())?;
         } else {
             print_report(out, report)?;
         }
     }
-    let summary = ArchiveSummary::of(reports);
+    for report in &reports.submissions {
+        if report.passed() {
+            let records = report
+                .checks
+                .iter()
+                .filter(|c| c.name == CheckName::SubmissionRecord)
+                .count();
+            writeln!(
+                out,
+                "submissions {}: PASS ({records} records)",
+                report.bundle.display()
+            )?;
+        } else {
+            print_records(out, report)?;
+        }
+    }
+    let summary = ArchiveSummary::of(&reports.bundles);
     writeln!(
         out,
         "archive {}: {} verified, {} failed",
@@ -736,18 +951,42 @@ fn print_archive(
         summary.verified,
         summary.failed
     )?;
-    for (check, bundles) in &summary.failures_by_check {
+    let records = ArchiveSummary::of(&reports.submissions);
+    if !reports.submissions.is_empty() {
+        let campaigns = if reports.submissions.len() == 1 {
+            "1 campaign".to_owned()
+        } else {
+            format!("{} campaigns", reports.submissions.len())
+        };
+        writeln!(
+            out,
+            "submission records of {campaigns}: {} verified, {} failed",
+            records.verified, records.failed
+        )?;
+    }
+    let mut failures = summary.failures_by_check;
+    failures.extend(records.failures_by_check);
+    for (check, bundles) in &failures {
         let names: Vec<String> = bundles.iter().map(|b| b.display().to_string()).collect();
         writeln!(out, "  {check} failed in {}", names.join(", "))?;
     }
-    if summary.failed == 0 {
-        writeln!(out, "result: PASS")
-    } else {
-        writeln!(
+    match (summary.failed, records.failed) {
+        (0, 0) => writeln!(out, "result: PASS"),
+        (bundles, 0) => writeln!(
             out,
-            "result: FAIL ({} of {} bundles failed)",
-            summary.failed,
-            reports.len()
-        )
+            "result: FAIL ({bundles} of {} bundles failed)",
+            reports.bundles.len()
+        ),
+        (0, campaigns) => writeln!(
+            out,
+            "result: FAIL (the submission records of {campaigns} of {} campaigns failed)",
+            reports.submissions.len()
+        ),
+        (bundles, campaigns) => writeln!(
+            out,
+            "result: FAIL ({bundles} of {} bundles failed; the submission records of {campaigns} of {} campaigns failed)",
+            reports.bundles.len(),
+            reports.submissions.len()
+        ),
     }
 }

@@ -220,6 +220,9 @@ pub fn rerun(
             engine_program: options.engine_program.clone(),
             seeds: Some(original.seeds.clone()),
             abort_after_record: None,
+            // The scratch data directory has no log: a re-run publishes nothing.
+            log_key: None,
+            require_witness: None,
         };
         match run_round(&round_options, &key, progress) {
             Ok(summary) => Inner::Ran(summary.bundle, Box::new(summary.record)),

@@ -137,12 +137,12 @@ fn selects(selector: &str, entry: &Entry, slug: &str) -> bool {
 fn missing_backend(campaign: &Campaign) -> Option<String> {
     match &campaign.backend {
         Backend::Builtin => None,
-        Backend::Docker => Some(
+        Backend::Docker(_) => Some(
             "image unavailable: the campaign runs Docker images and this build has no Docker \
              backend (an image is never rebuilt in its place)"
                 .to_owned(),
         ),
-        Backend::Process { command } => {
+        Backend::Process { command, .. } => {
             let program = command.first().map_or("", String::as_str);
             let found = if program.starts_with('/') {
                 Path::new(program).is_file()
@@ -176,7 +176,7 @@ fn unrunnable(entry: &Entry, campaign: &Campaign) -> Option<String> {
     let campaign_kind = match campaign.backend {
         Backend::Builtin => BackendKind::Builtin,
         Backend::Process { .. } => BackendKind::Process,
-        Backend::Docker => BackendKind::Docker,
+        Backend::Docker(_) => BackendKind::Docker,
     };
     (recorded != campaign_kind).then(|| {
         format!("the entry ran on the {recorded} backend, the campaign's is {campaign_kind}")

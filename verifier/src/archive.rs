@@ -1,8 +1,10 @@
 //! Many bundles at once (content/verifying.md, Archives): every bundle under a directory
 //! (a data directory, a campaign's `rounds/`, any archive of bundles) is verified in
 //! parallel on rayon's pool, one bad bundle never stopping the others; the bundles of
-//! each `rounds/` directory are then checked as a chain ([`crate::chain`]). The summary
-//! counts verified and failed bundles and groups the failures by check.
+//! each `rounds/` directory are then checked as a chain ([`crate::chain`]), and with
+//! [`verify_data`] each campaign's submission records against its rounds
+//! ([`crate::submissions`]). The summary counts verified and failed bundles and groups
+//! the failures by check.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -12,9 +14,11 @@ use rayon::prelude::*;
 use receipts::bundle::ENVELOPE_FILE;
 use receipts::fsutil::IoError;
 use receipts::keys::Keyring;
+use receipts::model::RoundRecord;
 use receipts::verify::{VerifyOptions, VerifyReport};
 
 use crate::chain::{Link, check_chain};
+use crate::submissions::{SUBMISSIONS_DIR, SealedRound, check_submissions};
 use crate::verify_round_bundle;
 
 /// The name of the directory whose bundles form a chain (`<campaign>/rounds/<n>`).
@@ -75,37 +79,126 @@ pub fn verify_archive_with(
     options_for: &(dyn Fn(&Path) -> VerifyOptions + Sync),
     progress: &(dyn Fn() + Sync),
 ) -> Vec<VerifyReport> {
+    verify_chains(bundles, keyring, options_for, progress).0
+}
+
+/// What [`verify_data`] found: a report per bundle and one per campaign whose
+/// submission records were checked.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DataReports {
+    /// One per bundle, in the order given ([`verify_archive`]).
+    pub bundles: Vec<VerifyReport>,
+    /// One per campaign with a `submissions/` directory beside its `rounds/`, for that
+    /// directory (`submissions.record`, `submissions.transitions`,
+    /// `submissions.rounds`), in the order of the campaigns' paths. The records are the
+    /// evaluator's own and unsigned: a failure here is no bundle's.
+    pub submissions: Vec<VerifyReport>,
+}
+
+/// [`verify_archive`], then each campaign's submission records against the pipeline's
+/// transition table and the rounds its `rounds/` directory holds
+/// ([`crate::submissions`]): what `referee verify <data dir>` runs.
+pub fn verify_data(
+    bundles: &[PathBuf],
+    keyring: &Keyring,
+    options: &VerifyOptions,
+    progress: &(dyn Fn() + Sync),
+) -> DataReports {
+    let (reports, records) = verify_chains(bundles, keyring, &|_| options.clone(), progress);
+    let mut campaigns: BTreeMap<&Path, Vec<SealedRound<'_>>> = BTreeMap::new();
+    for (chain, indexes) in chains(bundles) {
+        let Some(campaign) = chain.parent() else {
+            continue;
+        };
+        if !campaign.join(SUBMISSIONS_DIR).is_dir() {
+            continue;
+        }
+        let rounds = campaigns.entry(campaign).or_default();
+        for i in indexes {
+            if let Some(record) = &records[i] {
+                rounds.push(SealedRound {
+                    bundle: &bundles[i],
+                    record,
+                });
+            }
+        }
+    }
+    let submissions = campaigns
+        .into_iter()
+        .map(|(campaign, rounds)| check_submissions(campaign, &rounds))
+        .collect();
+    DataReports {
+        bundles: reports,
+        submissions,
+    }
+}
+
+/// The bundles of each `rounds/` directory among `bundles`, as indexes into it, by the
+/// directory.
+fn chains(bundles: &[PathBuf]) -> BTreeMap<&Path, Vec<usize>> {
+    let mut chains: BTreeMap<&Path, Vec<usize>> = BTreeMap::new();
+    for (i, dir) in bundles.iter().enumerate() {
+        let Some(parent) = dir.parent() else {
+            continue;
+        };
+        if parent.file_name().is_some_and(|n| n == ROUNDS_DIR) {
+            chains.entry(parent).or_default().push(i);
+        }
+    }
+    chains
+}
+
+/// Every bundle verified in parallel, then the chain checks: the reports and the round
+/// records, in the order of `bundles`.
+fn verify_chains(
+    bundles: &[PathBuf],
+    keyring: &Keyring,
+    options_for: &(dyn Fn(&Path) -> VerifyOptions + Sync),
+    progress: &(dyn Fn() + Sync),
+) -> (Vec<VerifyReport>, Vec<Option<RoundRecord>>) {
+    let verify = |dir: &Path| verify_round_bundle(dir, keyring, &options_for(dir));
+    check_archive_by(bundles, &verify, progress)
+}
+
+/// The checks across rounds of [`verify_archive`] over `bundles`, each bundle's own
+/// verification given by `verify` (run in parallel; what [`verify_round_bundle`]
+/// returns: its report and its round record) — the site answers it from its cache of
+/// earlier verdicts for bundles that did not change. Returns the reports, the chain
+/// checks added, and the records, in the order of `bundles`.
+pub fn check_archive_by(
+    bundles: &[PathBuf],
+    verify: &(dyn Fn(&Path) -> (VerifyReport, Option<RoundRecord>) + Sync),
+    progress: &(dyn Fn() + Sync),
+) -> (Vec<VerifyReport>, Vec<Option<RoundRecord>>) {
     let verified: Vec<_> = bundles
         .par_iter()
         .map(|dir| {
-            let result = verify_round_bundle(dir, keyring, &options_for(dir));
+            let result = verify(dir);
             progress();
             result
         })
         .collect();
     let (mut reports, records): (Vec<_>, Vec<_>) = verified.into_iter().unzip();
-    let mut chains: BTreeMap<PathBuf, Vec<Link<'_>>> = BTreeMap::new();
-    for ((dir, report), record) in bundles.iter().zip(reports.iter_mut()).zip(&records) {
-        let Some(parent) = dir.parent() else {
-            continue;
-        };
-        if parent.file_name().is_none_or(|n| n != ROUNDS_DIR) {
-            continue;
-        }
-        let place = dir
-            .file_name()
-            .and_then(|n| n.to_str())
-            .and_then(|n| n.parse::<u64>().ok());
-        chains.entry(parent.to_owned()).or_default().push(Link {
-            place,
-            report,
-            record: record.as_ref(),
-        });
+    let mut slots: Vec<Option<&mut VerifyReport>> = reports.iter_mut().map(Some).collect();
+    for (chain, indexes) in chains(bundles) {
+        let mut links: Vec<Link<'_>> = indexes
+            .into_iter()
+            .filter_map(|i| {
+                let report = slots[i].take()?;
+                let place = bundles[i]
+                    .file_name()
+                    .and_then(|n| n.to_str())
+                    .and_then(|n| n.parse::<u64>().ok());
+                Some(Link {
+                    place,
+                    report,
+                    record: records[i].as_ref(),
+                })
+            })
+            .collect();
+        check_chain(chain, &mut links);
     }
-    for (chain, links) in &mut chains {
-        check_chain(chain, links);
-    }
-    reports
+    (reports, records)
 }
 
 /// What an archive's verification found.

@@ -6,7 +6,8 @@
 //! files of the bundle determine: that the predicate's files are signed (`files`), the
 //! measurements from the probe logs' histograms (`measurements`), the correctness
 //! verdicts from the per-item files (`correctness`), statuses (`statuses`) and the
-//! timeline (`timeline`); across rounds, the chain (`chain`, run by [`archive`]). No
+//! timeline (`timeline`); across rounds, the chain (`chain`, run by [`archive`]) and a
+//! campaign's submission records against its rounds (`submissions`). No
 //! network, no async, no runner: the site and anyone with a bundle and a keyring link
 //! only this and `receipts`.
 //!
@@ -29,6 +30,8 @@ use receipts::verify::{VerifyOptions, VerifyReport, verify_envelope_and_files};
 pub mod archive;
 mod chain;
 mod correctness;
+mod docker;
+mod engine_api;
 mod files;
 mod inputs;
 mod measurements;
@@ -37,7 +40,9 @@ pub mod rerun;
 mod round;
 mod selftest;
 mod statuses;
+mod submissions;
 mod timeline;
+pub mod tlog;
 pub mod view;
 
 pub use chain::verify_last_round;
@@ -100,7 +105,8 @@ impl PredicateVersion {
 /// `hardware.changed`, `correctness.verdict`, `correctness.distances`,
 /// `status.consistent`, `timeline`, and from
 /// v3 `host.steal`, `round.tokenCount` and the paired checks of its passes: `passes.order`, `passes.void`, `paired.ratio`,
-/// `paired.score`, `noise.spread`, `noise.verdict`, `paired.decision`); every
+/// `paired.score`, `noise.spread`, `noise.verdict`, `paired.decision`, and
+/// `engine.docker` for entries run in containers); every
 /// one reported. A rerun bundle (predicate type [`RERUN_PREDICATE_TYPE`]) gets the re-run
 /// checks of [`rerun`] instead of the round checks. Never fails: I/O problems are failed
 /// checks naming the file.
@@ -130,7 +136,19 @@ pub fn verify_round_bundle(
     let (Some(statement), Some(version)) = (statement, version) else {
         return (report, None);
     };
-    round::check_round(&mut report, dir, &statement, keyring, options, version);
-    let record = RoundRecord::deserialize(&statement.predicate).ok();
-    (report, record)
+    // The schema check deserialized the same value: this cannot fail, and if it did the
+    // schema check has already failed the bundle.
+    let Ok(record) = RoundRecord::deserialize(&statement.predicate) else {
+        return (report, None);
+    };
+    round::check_round(
+        &mut report,
+        dir,
+        &statement,
+        &record,
+        keyring,
+        options,
+        version,
+    );
+    (report, Some(record))
 }

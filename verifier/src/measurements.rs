@@ -2,8 +2,10 @@
 //! every probe's histograms decode within the limits of `receipts::rules::histogram`;
 //! its SLA percentile, send-lag percentiles, over-bound count, verdict and throughput
 //! follow from its histograms and counts by `receipts::rules::{sla, score}`; every run's
-//! result is its highest passing probe; an entry's median, min and max follow from its
-//! runs and equal the predicate's; the drift check and the hardware verdict are
+//! result is its highest passing probe, and (with the campaign) its probes are the ones
+//! the campaign's rate search asks for (`receipts::rules::search`, replayed); an
+//! entry's median, min and max follow from its runs and equal the predicate's; the drift
+//! check and the hardware verdict are
 //! recomputed from their numbers; from v3, whether a run was invalid for CPU steal from
 //! its recorded `hostLoad` (`host.steal`) and the token count every log was counted with
 //! against the campaign's (`round.tokenCount`). Nothing an engine reported about itself
@@ -17,14 +19,18 @@ use hdrhistogram::Histogram;
 use receipts::model::{
     DriftCheck, Entry, EntryInfraFailure, EntryMeasurement, EntryPass, EntryStatus, FrozenCampaign,
     HostLoad, LatencyKind, MeasurementOutcome, PassStatus, Percentile, ProbeRecord, ProbeVerdict,
-    RoundRecord, RunMeasurement, RunSummary, Sla, SlaUnmetReason, TokenCount, TypedOrText,
+    RateSearchSpec, RoundRecord, RunMeasurement, RunSummary, Sla, SlaUnmetReason, TokenCount,
+    TypedOrText,
 };
 use receipts::rules::histogram::decode_histogram;
 use receipts::rules::host::steal_exceeds;
 use receipts::rules::score::{
     drift_bp, probe_throughput_milli_rps, probe_throughput_range, run_throughputs,
 };
-use receipts::rules::sla::{nearest_rank_value, over_bound_count, required_requests, verdict};
+use receipts::rules::search::{RateSearch, probe_unreachable};
+use receipts::rules::sla::{
+    max_probes_per_run, nearest_rank_value, over_bound_count, required_requests, verdict,
+};
 use receipts::verify::{CheckName, FailureReason, VerifyReport};
 
 use crate::PredicateVersion;
@@ -58,6 +64,9 @@ struct ProbeRules<'a> {
     /// The campaign's `token_count` (absent = `ids`) every probe must record, from v3
     /// when `inputs.campaign` passed.
     token_count: Option<TokenCount>,
+    /// The campaign's rate search every run's probes must follow, when `inputs.campaign`
+    /// passed.
+    search: Option<&'a RateSearchSpec>,
 }
 
 /// Runs `probes.log`, `probe.*`, `run.result`, `entry.measurement`, `drift.recomputed`,
@@ -82,7 +91,8 @@ pub(crate) fn check_measurements(
         version,
         token_count: campaign
             .filter(|_| version == PredicateVersion::V3)
-            .map(|c| c.campaign.token_count.unwrap_or_default()),
+            .map(|c| c.campaign.api_profile().token_count),
+        search: campaign.map(|c| &c.campaign.rate_search),
     };
     check_token_count(report, record, campaign, version);
     let steal_bound = match (version, campaign) {
@@ -383,7 +393,7 @@ fn check_token_count(
         RECEIPT,
         "tokenCount",
         record.token_count.unwrap_or_default(),
-        frozen.campaign.token_count.unwrap_or_default(),
+        frozen.campaign.api_profile().token_count,
     );
     report.record(CheckName::TokenCount, target, result);
 }
@@ -426,10 +436,19 @@ fn check_log(
             check_probe(report, file, &at, probe, rules);
         }
         let summary = summaries.and_then(|s| s.iter().find(|s| s.run == run.run).copied());
+        // The deadline (a clock the files do not hold) may cut the last run short.
+        let cut_short = r + 1 == log.runs.len()
+            && log.outcome
+                == (MeasurementOutcome::SlaUnmet {
+                    reason: SlaUnmetReason::DeadlineExpired,
+                });
         report.record(
             CheckName::RunResult,
             Some(format!("{file} runs[{r}]")),
-            run_result(file, r, run, summary),
+            run_result(file, r, run, summary).and_then(|()| match rules.search {
+                Some(spec) => search_followed(file, r, run, spec, cut_short),
+                None => Ok(()),
+            }),
         );
     }
     Some(log)
@@ -499,22 +518,12 @@ fn runs_named(
     }
 }
 
-/// The five histograms of a probe, decoded.
+/// The two histograms of a probe the checks read, decoded (the other three only need to
+/// decode).
 struct Decoded {
-    e2e: Histogram<u64>,
-    ttft: Histogram<u64>,
-    tpot: Histogram<u64>,
+    /// The SLA's latency histogram (e2e, TTFT or TPOT).
+    sla: Histogram<u64>,
     send_lag: Histogram<u64>,
-}
-
-impl Decoded {
-    fn sla(&self, latency: LatencyKind) -> &Histogram<u64> {
-        match latency {
-            LatencyKind::E2e => &self.e2e,
-            LatencyKind::Ttft => &self.ttft,
-            LatencyKind::Tpot => &self.tpot,
-        }
-    }
 }
 
 /// `probe.histograms`, then `probe.percentile`, `probe.overBound`, `probe.verdict` on
@@ -533,7 +542,7 @@ fn check_probe(
         target.clone(),
         probe_throughput(file, at, probe, rules.version),
     );
-    let decoded = match decode_all(file, at, probe) {
+    let decoded = match decode_all(file, at, probe, sla.latency) {
         Ok(decoded) => decoded,
         Err(reason) => {
             report.fail(CheckName::ProbeHistograms, target.clone(), reason);
@@ -553,7 +562,7 @@ fn check_probe(
             return;
         }
     };
-    let sla_histogram = decoded.sla(sla.latency);
+    let sla_histogram = &decoded.sla;
     let counts = same(
         file,
         &format!("{at}.completed"),
@@ -656,9 +665,16 @@ fn check_probe(
     report.record(CheckName::ProbeVerdict, target, verdict_result);
 }
 
-/// Decodes every histogram of `probe`; the first that does not decode (bad base64, over
+/// Decodes every histogram of `probe`, keeping the SLA's (`latency`) and send lag's,
+/// which are decoded last (each other one is dropped once it decoded: a decoded
+/// histogram holds 184 KiB of counts); the first that does not decode (bad base64, over
 /// a size limit, truncated) is the failure, naming the field.
-fn decode_all(file: &str, at: &str, probe: &ProbeRecord) -> Result<Decoded, FailureReason> {
+fn decode_all(
+    file: &str,
+    at: &str,
+    probe: &ProbeRecord,
+    latency: LatencyKind,
+) -> Result<Decoded, FailureReason> {
     let h = &probe.histograms;
     let decode = |name: &str, text: &str| {
         decode_histogram(text).map_err(|e| FailureReason::ArtifactUnreadable {
@@ -666,11 +682,23 @@ fn decode_all(file: &str, at: &str, probe: &ProbeRecord) -> Result<Decoded, Fail
             message: e.to_string(),
         })
     };
-    decode("itl", &h.itl)?;
+    let (sla_name, sla_text) = match latency {
+        LatencyKind::E2e => ("e2e", &h.e2e),
+        LatencyKind::Ttft => ("ttft", &h.ttft),
+        LatencyKind::Tpot => ("tpot", &h.tpot),
+    };
+    for (name, text) in [
+        ("itl", &h.itl),
+        ("e2e", &h.e2e),
+        ("ttft", &h.ttft),
+        ("tpot", &h.tpot),
+    ] {
+        if name != sla_name {
+            decode(name, text)?;
+        }
+    }
     Ok(Decoded {
-        e2e: decode("e2e", &h.e2e)?,
-        ttft: decode("ttft", &h.ttft)?,
-        tpot: decode("tpot", &h.tpot)?,
+        sla: decode(sla_name, sla_text)?,
         send_lag: decode("sendLag", &h.send_lag)?,
     })
 }
@@ -778,6 +806,59 @@ fn run_result(
     })
 }
 
+/// `run.result`, with the campaign: the run's probes are the ones its rate search asks for
+/// ([`RateSearch`] replayed over the logged records): each probe's number, sub-stream
+/// (`run × max_probes + probe`) and rate, no probe after the search stopped, and no stop
+/// before it did unless `cut_short` (the entry's deadline expired in this run).
+fn search_followed(
+    file: &str,
+    r: usize,
+    run: &RunMeasurement,
+    spec: &RateSearchSpec,
+    cut_short: bool,
+) -> Result<(), FailureReason> {
+    let max_probes = max_probes_per_run(spec);
+    let mut search = RateSearch::new(spec);
+    for (p, probe) in run.probes.iter().enumerate() {
+        let at = format!("runs[{r}].probes[{p}]");
+        let Some(rate) = search.next_rate() else {
+            return Err(recomputed(
+                file,
+                format!("{at}.rateMilliRps"),
+                probe.rate_milli_rps,
+                "no probe: the rate search had stopped",
+            ));
+        };
+        let number = u32::try_from(p).unwrap_or(u32::MAX);
+        same(file, &format!("{at}.probe"), probe.probe, number)?;
+        same(
+            file,
+            &format!("{at}.subStream"),
+            u64::from(probe.sub_stream),
+            u64::from(run.run) * u64::from(max_probes) + u64::from(number),
+        )?;
+        same(
+            file,
+            &format!("{at}.rateMilliRps"),
+            probe.rate_milli_rps,
+            rate,
+        )?;
+        search.observe(probe);
+    }
+    match search.next_rate() {
+        Some(rate) if !cut_short => Err(recomputed(
+            file,
+            format!("runs[{r}].probes"),
+            format!("{} probes", run.probes.len()),
+            format!(
+                "a probe at {rate} milli-req/s next (`rate_search.start` = {:?})",
+                spec.effective_start()
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// `entry.measurement`: the log's validity and outcome follow from its runs, its median,
 /// min and max are [`run_throughputs`] of them when measured (none otherwise), and the
 /// predicate's entry (or drift baseline) has the same figures.
@@ -806,6 +887,16 @@ fn entry_measurement(
         MeasurementOutcome::SlaUnmet {
             reason: SlaUnmetReason::DeadlineExpired,
         } => valid,
+        // A run with no passing rate stopped at a probe the server never answered.
+        MeasurementOutcome::SlaUnmet {
+            reason: SlaUnmetReason::Unreachable,
+        } => {
+            valid
+                && log.runs.iter().any(|r| {
+                    r.throughput_milli_rps.is_none()
+                        && r.probes.last().is_some_and(probe_unreachable)
+                })
+        }
     };
     same(file, "valid", log.valid, valid)?;
     if !outcome_fits {
@@ -942,6 +1033,120 @@ mod tests {
                 send_lag: String::new(),
             },
         }
+    }
+
+    /// A run of probes at `rates` with `verdicts`, numbered and on their sub-streams as
+    /// the runner numbers them (`max_probes` per run).
+    fn run_of(probes: &[(u64, ProbeVerdict, u64)], max_probes: u32) -> RunMeasurement {
+        let probes = probes
+            .iter()
+            .enumerate()
+            .map(|(i, &(rate, verdict, throughput))| ProbeRecord {
+                probe: i as u32,
+                sub_stream: max_probes + i as u32,
+                rate_milli_rps: rate,
+                verdict,
+                ..probe(throughput)
+            })
+            .collect();
+        RunMeasurement {
+            run: 1,
+            throughput_milli_rps: None,
+            rate_milli_rps: None,
+            probes,
+            valid: true,
+        }
+    }
+
+    #[test]
+    fn a_run_follows_its_campaigns_search() {
+        use ProbeVerdict::{Fail, Pass};
+        let legacy = RateSearchSpec {
+            min_rate_milli_rps: 1_000,
+            max_rate_milli_rps: 8_000,
+            rate_tolerance_bp: 3_500,
+            ..RateSearchSpec::default()
+        };
+        let estimate = RateSearchSpec {
+            start: Some(receipts::model::SearchStart::Estimate),
+            ..legacy.clone()
+        };
+        let budget = max_probes_per_run(&legacy);
+        // Capacity 3 req/s from the minimum: 1, 2, 4 (fail), then 3.
+        let from_min = [
+            (1_000, Pass, 1_000),
+            (2_000, Pass, 2_000),
+            (4_000, Fail, 3_000),
+            (3_000, Pass, 3_000),
+        ];
+        let check = |probes: &[(u64, ProbeVerdict, u64)], spec: &RateSearchSpec, cut: bool| {
+            search_followed("p.json", 0, &run_of(probes, budget), spec, cut)
+        };
+        assert_eq!(check(&from_min, &legacy, false), Ok(()));
+        // The same server from the estimate: 8 fails at 3.1 achieved, start at 2.
+        let from_estimate = [
+            (8_000, Fail, 3_100),
+            (2_000, Pass, 2_000),
+            (4_000, Fail, 3_000),
+            (3_000, Pass, 3_000),
+        ];
+        assert_eq!(check(&from_estimate, &estimate, false), Ok(()));
+        // A log of one search checked against the other's campaign fails at probe 0.
+        assert_eq!(
+            check(&from_estimate, &legacy, false),
+            Err(recomputed(
+                "p.json",
+                "runs[0].probes[0].rateMilliRps",
+                8_000,
+                1_000
+            ))
+        );
+        // A forged rate, a probe after the stop, a stop before the end.
+        let mut forged = from_min;
+        forged[3].0 = 3_500;
+        assert_eq!(
+            check(&forged, &legacy, false),
+            Err(recomputed(
+                "p.json",
+                "runs[0].probes[3].rateMilliRps",
+                3_500,
+                3_000
+            ))
+        );
+        let mut extra = from_min.to_vec();
+        extra.push((3_500, Pass, 3_500));
+        assert_eq!(
+            check(&extra, &legacy, false),
+            Err(recomputed(
+                "p.json",
+                "runs[0].probes[4].rateMilliRps",
+                3_500,
+                "no probe: the rate search had stopped"
+            ))
+        );
+        assert_eq!(
+            check(&from_min[..3], &legacy, false),
+            Err(recomputed(
+                "p.json",
+                "runs[0].probes",
+                "3 probes",
+                "a probe at 3000 milli-req/s next (`rate_search.start` = MinRate)"
+            ))
+        );
+        // …unless the entry's deadline cut the run short.
+        assert_eq!(check(&from_min[..3], &legacy, true), Ok(()));
+        // A probe on another run's sub-stream.
+        let mut run = run_of(&from_min, budget);
+        run.probes[1].sub_stream = 1;
+        assert_eq!(
+            search_followed("p.json", 0, &run, &legacy, false),
+            Err(recomputed(
+                "p.json",
+                "runs[0].probes[1].subStream",
+                1,
+                u64::from(budget) + 1
+            ))
+        );
     }
 
     #[test]

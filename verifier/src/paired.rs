@@ -535,7 +535,7 @@ fn baseline_without_token_ids(
     record: &RoundRecord,
     frozen: &FrozenCampaign,
 ) -> Result<Option<(RoundFailure, String)>, FailureReason> {
-    if frozen.campaign.token_count == Some(TokenCount::Usage) {
+    if frozen.campaign.api_profile().token_count == TokenCount::Usage {
         return Ok(None);
     }
     let Some(baseline) = record.entries.first().filter(|e| e.role == Role::Baseline) else {

@@ -22,53 +22,51 @@ use receipts::statement::Statement;
 use receipts::verify::{CheckName, FailureReason, VerifyOptions, VerifyReport, verify_envelope};
 
 use crate::{
-    PredicateVersion, correctness, files, inputs, measurements, paired, selftest, statuses,
-    timeline,
+    PredicateVersion, correctness, docker, engine_api, files, inputs, measurements, paired,
+    selftest, statuses, timeline,
 };
 
 /// Runs the round checks on the receipt `statement` of the bundle in `dir`, whose
-/// predicate passed the round schema; records every check into `report`.
+/// predicate passed the round schema and is `record`; records every check into `report`.
 pub(crate) fn check_round(
     report: &mut VerifyReport,
     dir: &Path,
     statement: &Statement,
+    record: &RoundRecord,
     keyring: &Keyring,
     options: &VerifyOptions,
     version: PredicateVersion,
 ) {
-    // The schema check deserialized the same value: this cannot fail, and if it did the
-    // schema check has already failed the bundle.
-    let Ok(record) = RoundRecord::deserialize(&statement.predicate) else {
-        return;
-    };
-    let opened = check_round_opened(report, dir, statement, &record, keyring, options, version);
+    let opened = check_round_opened(report, dir, statement, record, keyring, options, version);
     match &opened {
-        Some(opened) => check_matches(report, &record, opened),
+        Some(opened) => check_matches(report, record, opened),
         None => report.not_run(
             &[CheckName::RoundOpenedMatches],
             CheckName::RoundOpenedSignature,
         ),
     }
-    check_seeds(report, &record, opened.as_ref(), version);
-    let campaign = inputs::check_inputs(report, dir, &record, version);
-    check_throughputs(report, &record);
+    check_seeds(report, record, opened.as_ref(), version);
+    let campaign = inputs::check_inputs(report, dir, record, version);
+    check_throughputs(report, record);
     // From v3 a score is the paired median: `paired` checks `round.scores` there.
     if version != PredicateVersion::V3 {
-        check_scores(report, &record);
+        check_scores(report, record);
     }
-    paired::check_paired(report, dir, &record, campaign.as_ref(), version);
-    files::check_named(report, statement, &record);
-    measurements::check_measurements(report, dir, &record, campaign.as_ref(), version);
+    paired::check_paired(report, dir, record, campaign.as_ref(), version);
+    files::check_named(report, statement, record);
+    measurements::check_measurements(report, dir, record, campaign.as_ref(), version);
+    docker::check_docker(report, record, campaign.as_ref(), version);
+    engine_api::check_engine_api(report, record, campaign.as_ref(), version);
     selftest::check_self_test(
         report,
         record.client_self_test.as_ref(),
         campaign.as_ref(),
         version,
     );
-    correctness::check_correctness(report, dir, &record, campaign.as_ref());
-    check_load_samples(report, dir, &record, campaign.as_ref());
-    statuses::check_statuses(report, &record, version);
-    timeline::check_timeline(report, &record, opened.as_ref());
+    correctness::check_correctness(report, dir, record, campaign.as_ref());
+    check_load_samples(report, dir, record, campaign.as_ref());
+    statuses::check_statuses(report, record, version);
+    timeline::check_timeline(report, record, opened.as_ref());
 }
 
 /// `roundOpened.signature`: the file `record.roundOpened` is a subject and passes steps

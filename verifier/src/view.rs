@@ -269,7 +269,9 @@ pub struct EntryView {
     pub duration_ms: Field<i64>,
     /// The backend that ran its engine.
     pub backend: Field<BackendKind>,
-    /// The correctness verdict (not for the baseline); verified with its items file.
+    /// The correctness verdict (not for the baseline); verified when its items file is
+    /// intact and `correctness.verdict` (and `correctness.distances`, unless it is not
+    /// applicable: a file without raw logprobs) recomputed it.
     pub correctness: Option<Field<CorrectnessSummary>>,
     /// Why it was disqualified.
     pub disqualification: Option<DisqualificationView>,
@@ -570,6 +572,21 @@ impl<'a> Checks<'a> {
         found
     }
 
+    /// [`Checks::passed`], or every check `name` for `target` is not applicable (a
+    /// recomputation the bundle's files cannot support, such as distances without raw
+    /// logprobs: the value rests on the checks that did run).
+    fn passed_or_not_applicable(&self, name: CheckName, target: &str) -> bool {
+        let mut recorded = self
+            .report
+            .checks
+            .iter()
+            .filter(|c| c.name == name && c.target.as_deref() == Some(target))
+            .peekable();
+        let not_applicable =
+            recorded.peek().is_some() && recorded.all(|c| c.not_applicable.is_some());
+        not_applicable || self.passed(name, target)
+    }
+
     /// Whether check `name` was recorded and every record of it passed.
     fn all_passed(&self, name: CheckName) -> bool {
         let mut checks = self
@@ -713,8 +730,14 @@ impl RoundView {
                     ended_at: Field::new(e.ended_at, signed),
                     duration_ms: Field::new(e.started_at.millis_until(e.ended_at), signed),
                     backend: Field::new(e.engine.backend, signed),
+                    // Recomputed from its per-item file: the verdict, and the file's
+                    // distances from its raw top-k where it stores them.
                     correctness: e.correctness.as_ref().map(|c| {
-                        let ok = checks.file(&c.items_file);
+                        let at = format!("{}.correctness", entry_target(e.index));
+                        let ok = checks.file(&c.items_file)
+                            && checks.passed(CheckName::CorrectnessVerdict, &at)
+                            && checks
+                                .passed_or_not_applicable(CheckName::CorrectnessDistances, &at);
                         Field::new(c.clone(), ok)
                     }),
                     disqualification: e.disqualification.as_ref().map(|d| DisqualificationView {

@@ -340,6 +340,52 @@ fn a_summary_not_its_distances_fails_correctness_verdict() {
     );
 }
 
+/// The view's correctness of the challenger of the fixture forged with `files` and
+/// `receipt`: its largest item distance and whether it is verified.
+fn viewed_correctness(files: impl FnOnce(&Path), receipt: impl FnOnce(&mut Value)) -> (u64, bool) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    forge_into(dir.path(), files, |_| {}, receipt);
+    let report = verify(dir.path());
+    let (record, _) = receipts::layout::read_round_record(dir.path()).expect("record");
+    let view = verifier::RoundView::from_record(dir.path(), &record, &report);
+    let correctness = view.entries[1].correctness.clone().expect("correctness");
+    (correctness.value.max_item_micro_nats, correctness.verified)
+}
+
+#[test]
+fn a_forged_correctness_number_re_signed_is_unverified_in_the_view() {
+    // Every file intact and signed: only `correctness.verdict` recomputes the number.
+    assert_eq!(
+        viewed_correctness(
+            |_| {},
+            |p| p["entries"][1]["correctness"]["maxItemMicroNats"] = json!(1)
+        ),
+        (1, false)
+    );
+    // A rewritten distance that the verdict agrees with: `correctness.distances` fails.
+    let rewritten = |dir: &Path| {
+        add_raw_top_k(dir, CANDIDATE_ITEMS);
+        edit_json(dir, CANDIDATE_ITEMS, |items| {
+            items["items"][0]["positionMicroNats"][0] = json!(3);
+            items["items"][0]["distanceMicroNats"] = json!(1);
+        });
+    };
+    assert_eq!(
+        viewed_correctness(
+            rewritten,
+            |p| p["entries"][1]["correctness"]["maxItemMicroNats"] = json!(1)
+        ),
+        (1, false)
+    );
+    // The honest round: verified with its distances recomputed, and without raw
+    // logprobs (`correctness.distances` not applicable) on its verdict alone.
+    assert_eq!(
+        viewed_correctness(|dir| add_raw_top_k(dir, CANDIDATE_ITEMS), |_| {}),
+        (0, true)
+    );
+    assert_eq!(viewed_correctness(|_| {}, |_| {}), (0, true));
+}
+
 #[test]
 fn a_correctness_file_missing_an_item_fails_correctness_verdict() {
     let report = forged(

@@ -177,6 +177,9 @@ fn entry(index: u32, miner: Option<&str>, runs: &[u64], score: Option<PairedScor
             image: None,
             command: None,
             isolation: None,
+            api: None,
+            memory_limit_mb: None,
+            docker: None,
         },
         status: EntryStatus::Scored,
         disqualification: None,
@@ -316,6 +319,7 @@ fn round() -> (RoundRecord, RoundOpened) {
         client_self_test: None,
         inputs: vec![],
         round_opened: OPENED_FILE.into(),
+        transparency_log: None,
     };
     (record, opened)
 }

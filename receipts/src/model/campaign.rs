@@ -112,6 +112,24 @@ pub enum PassOrder {
 }
 
 impl Campaign {
+    /// The engine API profile every engine of a round is talked to with: the process
+    /// backend's `[backend.api]` resolved, else [`super::ApiProfile::default`]; its
+    /// `token_count` is the campaign's `token_count` when `[backend.api]` sets none.
+    pub fn api_profile(&self) -> super::ApiProfile {
+        let spec = match &self.backend {
+            Backend::Process { api: Some(api), .. } => api.clone(),
+            _ => super::ApiSpec::default(),
+        };
+        let mut profile = spec.resolve();
+        if spec.token_count.is_none()
+            && spec.profile.is_none()
+            && let Some(count) = self.token_count
+        {
+            profile.token_count = count;
+        }
+        profile
+    }
+
     /// The order of a round's runs: `pass_order`, absent = interleaved.
     pub fn effective_pass_order(&self) -> PassOrder {
         self.pass_order.unwrap_or_default()
@@ -218,15 +236,74 @@ pub enum Backend {
     Builtin,
     /// Any command serving the OpenAI-compatible API on the listening socket it inherits
     /// as fd 3 (`LISTEN_FDS=1`, `LISTEN_PID`: systemd socket activation), sandboxed.
-    /// `{config}` in an argument is replaced by the path of the patched tree's engine
-    /// config, `{tree}` by the patched tree, `{listen_fd}` by `3`, and `{port}` by that
-    /// socket's port (for messages: a socket the engine binds itself is unreachable).
+    /// `{config}` in an argument is replaced by the absolute path of the patched tree's
+    /// engine config, `{tree}` by the patched tree's absolute path, `{listen_fd}` by `3`,
+    /// `{port}` by that socket's port (for messages: a socket the engine binds itself is
+    /// unreachable), `{threads}` by the engine's thread count and `{memory_mb}` by
+    /// `hardware.memory_limit_mb`.
     Process {
         /// Program and arguments.
         command: Vec<String>,
+        /// `[backend.api]`: how referee talks to the server (content/engines.md). Absent:
+        /// [`super::ApiProfile::default`], what referee did before profiles existed, so
+        /// campaigns frozen before it keep their digest.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        api: Option<super::ApiSpec>,
     },
-    /// A container image per entry (the Docker backend issue).
-    Docker,
+    /// A container image per entry, run by a Docker daemon on the engine's host
+    /// (content/docker.md). `kind = "docker"` alone is still valid: every field has a
+    /// default, and absent fields are not written, so older campaigns keep their digest.
+    Docker(DockerSpec),
+}
+
+/// `[backend]` of `kind = "docker"` (content/docker.md): which image, how it is started,
+/// and what the container may see.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema, Default)]
+#[serde(deny_unknown_fields)]
+pub struct DockerSpec {
+    /// The image every entry runs unless a build recorded its own: a tag (`engine:v1`,
+    /// resolved once when the round sets up, then run by its image id) or
+    /// `name@sha256:<manifest digest>`. Absent: the baseline's `image`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image: Option<String>,
+    /// The container's command (the image's entrypoint is kept); empty: the image's own.
+    /// `{config}` and `{tree}` are the patched tree's config and root as mounted in the
+    /// container (`/tree`, read-only), `{port}` the container port, `{threads}` and
+    /// `{memory_mb}` as for the process backend.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub command: Vec<String>,
+    /// The port the engine listens on inside the container (all interfaces); absent: 8000.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub port: Option<u16>,
+    /// The container's whole environment (nothing of the runner's is passed); values get
+    /// the placeholders of `command`.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub env: std::collections::BTreeMap<String, String>,
+    /// GPUs the container gets (`--gpus device=…`: ids or UUIDs); empty: none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gpus: Vec<String>,
+    /// A host directory of model weights, bind-mounted read-only at `/weights`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weights: Option<String>,
+    /// Size of the container's writable `/tmp` (a tmpfs), MiB; absent: 64.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tmpfs_mb: Option<u32>,
+    /// Registry repository built images are pushed to (`registry.example/engines`);
+    /// absent: builds stay on the building host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub registry: Option<String>,
+}
+
+impl DockerSpec {
+    /// The container port: `port`, else 8000.
+    pub fn port(&self) -> u16 {
+        self.port.unwrap_or(8000)
+    }
+
+    /// The `/tmp` tmpfs size, MiB: `tmpfs_mb`, else 64.
+    pub fn tmpfs_mb(&self) -> u32 {
+        self.tmpfs_mb.unwrap_or(64)
+    }
 }
 
 /// The workload mix (content/data-directory.md; content/measurement.md, Seeds).
@@ -564,6 +641,29 @@ pub struct RateSearchSpec {
     /// disqualified with `sla_unmet`.
     #[serde(default = "defaults::entry_deadline_s")]
     pub entry_deadline_s: u64,
+    /// Where each run's bracket starts (content/measurement.md, Run): absent or
+    /// `"min_rate"`, at `min_rate_milli_rps`, doubling up (the search of every campaign
+    /// frozen before the field, which keeps its digest); `"estimate"`, a first probe at
+    /// `max_rate_milli_rps` whose throughput under overload picks the doubling rate the
+    /// bracket starts at ([`SearchStart`]). New campaigns write `start = "estimate"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start: Option<SearchStart>,
+}
+
+/// Where a run's rate search starts its bracket (`rate_search.start`; the search itself is
+/// `receipts::rules::search`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SearchStart {
+    /// Probe `min_rate_milli_rps`, then double while probes pass: the first probes of a
+    /// fast server are long (at 0.5 req/s, 130 requests take 260 s).
+    #[default]
+    MinRate,
+    /// Probe `max_rate_milli_rps` first; unless it passes (the ceiling), start at the
+    /// highest rate `min_rate_milli_rps × 2^k` below it and at most that probe's
+    /// throughput, halving while probes fail and doubling while they pass. On the same
+    /// server it ends in the bracket `min_rate` would, so it finds the same rate.
+    Estimate,
 }
 
 impl Default for RateSearchSpec {
@@ -578,6 +678,7 @@ impl Default for RateSearchSpec {
             rate_tolerance_bp: defaults::rate_tolerance_bp(),
             request_deadline_ms: 0,
             entry_deadline_s: defaults::entry_deadline_s(),
+            start: None,
         }
     }
 }
@@ -591,6 +692,11 @@ impl RateSearchSpec {
         } else {
             (sla.bound_us() / 100).max(2_000)
         }
+    }
+
+    /// Where each run's bracket starts: `start`, absent = [`SearchStart::MinRate`].
+    pub fn effective_start(&self) -> SearchStart {
+        self.start.unwrap_or_default()
     }
 
     /// Every request's deadline in ms: the configured one, else 4 × the SLA bound.
@@ -902,14 +1008,41 @@ impl Campaign {
                 );
             }
         }
-        if let Backend::Process { command } = &self.backend
-            && command.is_empty()
-        {
-            return field(
-                "backend.command",
-                "[]".into(),
-                "a program and its arguments",
-            );
+        if let Backend::Docker(docker) = &self.backend {
+            if docker.port == Some(0) {
+                return field("backend.port", "0".into(), "1 to 65535");
+            }
+            if docker.tmpfs_mb == Some(0) {
+                return field("backend.tmpfs_mb", "0".into(), "at least 1");
+            }
+            if docker.image.is_none() && self.baseline.image.is_none() {
+                return field(
+                    "backend.image",
+                    "none".into(),
+                    "an image reference, here or as baseline.image",
+                );
+            }
+        }
+        if let Backend::Process { command, api } = &self.backend {
+            if command.is_empty() {
+                return field(
+                    "backend.command",
+                    "[]".into(),
+                    "a program and its arguments",
+                );
+            }
+            self.api_profile().validate()?;
+            if let Some(api) = api
+                && (api.token_count.is_some() || api.profile.is_some())
+                && let Some(count) = self.token_count
+                && count != api.resolve().token_count
+            {
+                return field(
+                    "token_count",
+                    format!("{count:?}").to_lowercase(),
+                    "disagrees with backend.api's token_count (write it once, in [backend.api])",
+                );
+            }
         }
         for keyid in &self.evaluator_keyids {
             if keyid.parse::<Sha256Hex>().is_err() {

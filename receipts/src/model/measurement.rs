@@ -89,6 +89,10 @@ pub enum TokenCount {
     /// agree.
     #[default]
     Ids,
+    /// One token per entry of each chunk's `choices[0].logprobs.tokens` (an API that
+    /// streams logprobs but no id arrays, e.g. llama-cpp-python): observed in the
+    /// stream, never the engine's count; `usage`, when present, must agree.
+    Logprobs,
     /// The engine's own `usage.completion_tokens`, required in every stream: counts the
     /// engine reports about itself, for an API that cannot return token ids. Receipts
     /// carry it as self-reported.
@@ -193,6 +197,11 @@ pub enum SlaUnmetReason {
     NoPassingRate,
     /// The entry's deadline (`rate_search.entry_deadline_s`) expired first.
     DeadlineExpired,
+    /// The server was unreachable: a run found no passing rate and its last probe was
+    /// refused or reset on every measured request
+    /// (`receipts::rules::search::probe_unreachable`). Absent before this variant:
+    /// such runs read `no_passing_rate`.
+    Unreachable,
 }
 
 /// How an entry's measurement ended.

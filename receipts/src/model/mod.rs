@@ -2,6 +2,7 @@
 //! and their pipeline, rounds and entries, hardware. Each type's docs name the seed
 //! document or spec it comes from.
 
+pub mod api;
 pub mod campaign;
 pub mod hardware;
 pub mod ids;
@@ -10,6 +11,7 @@ pub mod rerun;
 pub mod round;
 pub mod submission;
 
+pub use api::*;
 pub use campaign::*;
 pub use hardware::*;
 pub use ids::*;

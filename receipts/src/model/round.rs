@@ -120,9 +120,10 @@ pub struct RoundRecord {
     pub noise: Option<NoiseCheck>,
     /// What the round decided.
     pub outcome: Outcome,
-    /// `usage` when the campaign sets `token_count = "usage"`: every token count and
-    /// throughput of the round is the engines' own `usage.completion_tokens`,
-    /// self-reported (content/measurement.md); absent when the client counted the token
+    /// `usage` when the campaign counts tokens with `token_count = "usage"`: every token
+    /// count and throughput of the round is the engines' own `usage.completion_tokens`,
+    /// self-reported (content/measurement.md); `logprobs` when the client counted the
+    /// streamed logprob entries (content/engines.md); absent when it counted the token
     /// ids it observed (and before v3).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub token_count: Option<super::measurement::TokenCount>,
@@ -137,6 +138,48 @@ pub struct RoundRecord {
     /// Bundle-relative path of the "round opened" statement, signed before any entry ran
     /// (a DSSE envelope whose predicate is [`RoundOpened`]).
     pub round_opened: String,
+    /// The round in the data directory's transparency log (content/transparency-log.md):
+    /// where its round-opened statement was logged before any entry ran, and whether a
+    /// witness cosigned that; `notLogged` when the data directory has no log. Absent in
+    /// rounds sealed before the log existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transparency_log: Option<RoundLog>,
+}
+
+/// A round's place in the transparency log ([`RoundRecord::transparency_log`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(
+    tag = "status",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
+pub enum RoundLog {
+    /// The data directory had no log (`log/config.toml`): the round was not logged.
+    NotLogged,
+    /// The round-opened statement was appended, and its checkpoint published, before any
+    /// entry ran; the receipt is appended at seal (its index is known only after).
+    Logged {
+        /// The log's origin line (also its key's name in the keyring, role `log`).
+        origin: String,
+        /// Index (0-based) of the round-opened entry in the log.
+        round_opened_index: u64,
+        /// The witness cosignature on a checkpoint holding the round-opened entry, taken
+        /// before the first entry ran (`referee round --require-witness`); `None`: the
+        /// round opening was not witnessed.
+        opening_witness: Option<OpeningWitness>,
+    },
+}
+
+/// A witness's cosignature on the round's opening checkpoint.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct OpeningWitness {
+    /// The witness's name (its key's origin in the keyring, role `witness`).
+    pub name: String,
+    /// The size of the checkpoint it cosigned, entries (more than `roundOpenedIndex`).
+    pub checkpoint_size: u64,
+    /// The cosignature's timestamp, seconds since the Unix epoch, by the witness's clock.
+    pub timestamp_s: u64,
 }
 
 impl RoundRecord {
@@ -533,6 +576,88 @@ pub struct EngineRef {
     /// entry that never started).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub isolation: Option<EngineIsolation>,
+    /// The engine API profile it was talked to with (v3, optional: absent in older
+    /// bundles and for the built-in engine without `[backend.api]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api: Option<EngineApi>,
+    /// Memory the engine was allowed, MiB (`hardware.memory_limit_mb`, passed as
+    /// `{memory_mb}`; v3, optional: absent in older bundles).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_limit_mb: Option<u64>,
+    /// The container a Docker entry ran in, as the daemon reported it back (v3, optional:
+    /// absent in older bundles and for other backends; content/docker.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub docker: Option<DockerRun>,
+}
+
+/// Whether `digest` is an OCI sha256 digest: `sha256:` and 64 lowercase hex digits (an
+/// image config id, a registry manifest digest).
+pub fn is_sha256_digest(digest: &str) -> bool {
+    digest
+        .strip_prefix("sha256:")
+        .is_some_and(|hex| hex.parse::<Sha256Hex>().is_ok())
+}
+
+/// One Docker entry's image and container, read back from the daemon's `inspect` after
+/// the container started (not from what the runner asked for; content/docker.md).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DockerRun {
+    /// The image reference the campaign (or the entry's build) named, e.g. `engine:v1`.
+    pub image_reference: String,
+    /// `sha256:<64 hex>`: the registry manifest digest, when the image came from a
+    /// registry (its `RepoDigests`); absent for an image built or imported locally.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub manifest_digest: Option<String>,
+    /// `sha256:<64 hex>`: the image config id the container ran.
+    pub image_id: String,
+    /// The daemon's version, e.g. `20.10.24+dfsg1`.
+    pub daemon_version: String,
+    /// The API version negotiated with the daemon, `major.minor`.
+    pub api_version: String,
+    /// The container's memory limit, bytes (`HostConfig.Memory`).
+    pub memory_bytes: u64,
+    /// The CPUs it may run on (`HostConfig.CpusetCpus`, kernel list syntax); empty when
+    /// unpinned.
+    pub cpuset_cpus: String,
+    /// GPUs requested (`HostConfig.DeviceRequests` device ids); empty: none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gpus: Vec<String>,
+    /// The root filesystem is read-only (`HostConfig.ReadonlyRootfs`).
+    pub read_only_root: bool,
+    /// An init process reaps the engine's children (`HostConfig.Init`).
+    pub init: bool,
+    /// The container is not privileged (`HostConfig.Privileged` false).
+    pub unprivileged: bool,
+    /// The network it was attached to, and whether that network is internal (no
+    /// outbound route).
+    pub network: String,
+    /// `Internal` of that network, as inspected.
+    pub network_internal: bool,
+    /// Writable mounts: the tmpfs paths and their options (`HostConfig.Tmpfs`).
+    pub tmpfs: std::collections::BTreeMap<String, String>,
+    /// Bind mounts, `source:target:mode`; every one read-only (`:ro`).
+    pub binds: Vec<String>,
+    /// Names of the environment variables the container has (the image's and the
+    /// campaign's; values are not recorded).
+    pub env_names: Vec<String>,
+}
+
+/// The engine API profile of an entry's engine, as its receipt records it
+/// (content/engines.md).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EngineApi {
+    /// The built-in profile it started from; absent for a profile written field by field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<super::ApiProfileName>,
+    /// `false`: "untested against a real server" — the profile was never run against
+    /// its real server by referee's CI.
+    pub tested_against_real_server: bool,
+    /// How output tokens were counted.
+    pub token_count: super::measurement::TokenCount,
+    /// Where token ids came from.
+    pub token_ids: super::TokenIds,
 }
 
 /// How an engine process was confined (content/threat-model.md, The engine's sandbox).
@@ -547,6 +672,9 @@ pub enum SandboxKind {
     Unshare,
     /// None: the campaign declares `trusted_engines = true` and neither sandbox could run.
     Trusted,
+    /// A Docker container on an internal network, root read-only, a clean environment
+    /// (the Docker backend; its flags as inspected are the entry's `engine.docker`).
+    Docker,
 }
 
 /// How an engine's CPU set was enforced (content/measurement.md, Isolation).
@@ -557,6 +685,8 @@ pub enum CpuPinning {
     SchedAffinity,
     /// Not pinned: the host has one usable core, shared by the engine and the client.
     None,
+    /// The container's cgroup cpuset (`HostConfig.CpusetCpus`): the engine cannot leave it.
+    Cpuset,
 }
 
 /// The isolation of one engine run (v3).

@@ -7,6 +7,8 @@
 //!   request-sequence digest (content/measurement.md, Seeds);
 //! - [`sla`]: nearest-rank percentiles, over-bound counts, MLPerf's early-stopping rule,
 //!   the probe verdict and the probe budget of a run;
+//! - [`search`]: the path of a run's rate search (the rate of each probe, where it
+//!   stops), its two starts, and the unreachable and ceiling tests;
 //! - [`histogram`]: the HdrHistogram V2+DEFLATE codec, with size limits on decode;
 //! - [`score`]: median/min/max of runs, the score in ppm, drift, the overtake test;
 //! - [`correctness`]: the logit distance per position, item and group, and the verdict;
@@ -33,5 +35,6 @@ pub mod passes;
 pub mod rerun;
 pub mod sample;
 pub mod score;
+pub mod search;
 pub mod sla;
 pub mod workload;

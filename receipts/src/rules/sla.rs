@@ -10,7 +10,9 @@ use crate::model::{Percentile, ProbeVerdict, RateSearchSpec};
 /// The most probes one run's search may send: the bracket's probes (the minimum rate,
 /// then doubling, capped at the maximum) plus ⌈log2(10⁴ ÷ tolerance_bp)⌉ + 2 bisection
 /// steps. The search never exceeds it (it stops with the best passing probe so far), so
-/// the workload can reserve one sub-stream per probe ([`crate::rules::workload`]).
+/// the workload can reserve one sub-stream per probe ([`crate::rules::workload`]). Both
+/// starts of [`crate::rules::search`] probe each of those bracket rates at most once, so
+/// the budget, and with it the sub-stream layout, does not depend on the start.
 pub fn max_probes_per_run(spec: &RateSearchSpec) -> u32 {
     let mut rate = spec.min_rate_milli_rps.max(1);
     let mut bracket = 1;

@@ -132,6 +132,35 @@ pub trait TileSource {
     fn read(&self, path: &str) -> Result<Vec<u8>, TileError>;
 }
 
+/// A log's tiles in a directory (a data directory's `log/`, or a copy of it): the reader
+/// the log's store and the verifier share. A bundle is read up to 256 entries of
+/// `2 + 65,535` bytes, a tile up to 256 hashes.
+#[derive(Debug, Clone)]
+pub struct TileDir {
+    /// The directory holding `tile/`.
+    pub dir: std::path::PathBuf,
+}
+
+impl TileSource for TileDir {
+    fn read(&self, path: &str) -> Result<Vec<u8>, TileError> {
+        let limit = if path.starts_with("tile/entries/") {
+            TILE_WIDTH as usize * (2 + MAX_ENTRY_BYTES)
+        } else {
+            32 * TILE_WIDTH as usize
+        };
+        let unavailable = |reason: String| TileError::Unavailable {
+            path: path.to_owned(),
+            reason,
+        };
+        let bytes = crate::fsutil::read_limited(&self.dir.join(path), limit)
+            .map_err(|e| unavailable(e.to_string()))?;
+        if bytes.len() > limit {
+            return Err(unavailable(format!("larger than {limit} bytes")));
+        }
+        Ok(bytes)
+    }
+}
+
 /// Reads tile `tile` from `source` and splits it into its hashes.
 ///
 /// Errors: [`TileError::Unavailable`]; [`TileError::WrongLength`] for a truncated or

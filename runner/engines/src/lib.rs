@@ -29,6 +29,8 @@
 //! construction. (The round executor starts and stops every engine on the thread that
 //! called `run_round`; its tokio runtime only drives the load generator.)
 
+pub mod api;
+pub mod docker;
 pub mod hardware;
 pub mod isolation;
 pub mod sandbox;
@@ -36,7 +38,7 @@ pub mod sandbox;
 use receipts::fsutil::IoError;
 use std::fs;
 use std::io::{Read, Write};
-use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
+use std::net::{Ipv4Addr, SocketAddr, TcpListener};
 use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -77,8 +79,9 @@ pub enum EngineError {
         #[source]
         source: std::io::Error,
     },
-    /// The engine exited, or never answered `/health`, before the deadline: the entry is
-    /// disqualified with `engine_died_before_healthy`.
+    /// The engine exited, or never answered a readiness route (`/health`, else
+    /// `/v1/models`, or the profile's), before the deadline: the entry is disqualified
+    /// with `engine_died_before_healthy`.
     #[error("engine died before becoming healthy ({detail})")]
     DiedBeforeHealthy {
         /// What was seen: `exit status: 1`, `no answer on /health within 30 s`.
@@ -105,12 +108,9 @@ pub enum EngineError {
     /// A method called out of order (e.g. `wait_healthy` before `start`).
     #[error("engine not started")]
     NotStarted,
-    /// The campaign's backend cannot run in this build.
-    #[error("the {backend} backend is not available in this build")]
-    Unsupported {
-        /// The backend.
-        backend: BackendKind,
-    },
+    /// The Docker backend failed (the daemon's own message; content/docker.md).
+    #[error(transparent)]
+    Docker(#[from] docker::DockerError),
 }
 
 /// What every engine of a round gets from the campaign, whatever its backend.
@@ -130,6 +130,15 @@ pub struct EngineSettings {
     pub pid_file: PathBuf,
     /// How every engine is sandboxed and pinned.
     pub confinement: Confinement,
+    /// Readiness routes, polled until one answers 200 (the campaign's engine API
+    /// profile; default `/health`, then `/v1/models`).
+    pub readiness: Vec<String>,
+    /// Environment variables of a process engine's command (the profile's `env`;
+    /// placeholders substituted).
+    pub env: std::collections::BTreeMap<String, String>,
+    /// The campaign's `baseline.image`: the Docker backend refuses an image that is not
+    /// this one (content/docker.md).
+    pub baseline_image: Option<receipts::model::ImageRef>,
 }
 
 /// How an engine process is confined: its sandbox, what it hides, its CPUs.
@@ -174,21 +183,29 @@ pub trait EngineBackend {
 
 /// The backend the campaign names, with `settings` for every engine it makes.
 ///
-/// Errors: [`EngineError::Unsupported`] for the Docker backend, which has no
-/// implementation in this build.
+/// Errors: for the Docker backend, [`EngineError::Docker`] when the daemon (`DOCKER_HOST`,
+/// else the local socket) does not answer, is remote (a measured run is refused), or does
+/// not have the campaign's image.
 pub fn backend_for(
     backend: &Backend,
     settings: EngineSettings,
 ) -> Result<Box<dyn EngineBackend>, EngineError> {
     match backend {
         Backend::Builtin => Ok(Box::new(BuiltinBackend { settings })),
-        Backend::Process { command } => Ok(Box::new(ProcessBackend {
+        Backend::Process { command, .. } => Ok(Box::new(ProcessBackend {
             settings,
             command: command.clone(),
         })),
-        Backend::Docker => Err(EngineError::Unsupported {
-            backend: BackendKind::Docker,
-        }),
+        Backend::Docker(spec) => {
+            let daemon = docker::Daemon::connect(None)?;
+            let baseline = settings.baseline_image.clone();
+            Ok(Box::new(docker::DockerBackend::new(
+                daemon,
+                spec,
+                baseline.as_ref(),
+                settings,
+            )?))
+        }
     }
 }
 
@@ -214,6 +231,7 @@ impl EngineBackend for BuiltinBackend {
             log: log.to_path_buf(),
             pid_file: s.pid_file.clone(),
             confinement: s.confinement.clone(),
+            readiness: s.readiness.clone(),
         }))
     }
 
@@ -234,13 +252,18 @@ impl EngineBackend for ProcessBackend {
     }
 
     fn engine(&self, tree: &Path, config: &Path, log: &Path) -> Box<dyn Engine> {
+        let s = &self.settings;
         Box::new(ProcessEngine::new(ProcessOptions {
             command: self.command.clone(),
             tree: tree.to_path_buf(),
             config: config.to_path_buf(),
             log: log.to_path_buf(),
-            pid_file: self.settings.pid_file.clone(),
-            confinement: self.settings.confinement.clone(),
+            pid_file: s.pid_file.clone(),
+            confinement: s.confinement.clone(),
+            threads: s.threads,
+            memory_limit_mb: s.memory_limit_mb,
+            readiness: s.readiness.clone(),
+            env: s.env.clone(),
         }))
     }
 
@@ -271,7 +294,8 @@ pub trait Engine {
     /// its log, pid file or private tmp.
     fn start(&mut self) -> Result<(), EngineError>;
 
-    /// Waits until `/health` answers 200, at most `deadline`.
+    /// Waits until a readiness route (`/health`, else `/v1/models`, or the profile's)
+    /// answers 200, at most `deadline`.
     ///
     /// Errors: [`EngineError::DiedBeforeHealthy`] when the engine exits or the deadline
     /// passes (the engine is then stopped).
@@ -285,6 +309,12 @@ pub trait Engine {
 
     /// Whether the process is still running.
     fn is_running(&mut self) -> bool;
+
+    /// The container a Docker engine runs in, as inspected after its start, for the
+    /// receipt; `None` for other backends and before [`Engine::start`] succeeded.
+    fn docker(&self) -> Option<receipts::model::DockerRun> {
+        None
+    }
 
     /// Stops the engine and its whole process group (SIGTERM, then SIGKILL after a grace
     /// period), then fsyncs its log. Idempotent: a later call stops nothing and returns
@@ -329,6 +359,8 @@ pub struct BuiltinOptions {
     pub pid_file: PathBuf,
     /// Its sandbox and CPUs.
     pub confinement: Confinement,
+    /// Readiness routes ([`EngineSettings::readiness`]).
+    pub readiness: Vec<String>,
 }
 
 /// `referee engine serve --config <tree>/engine.toml --listen-fd 3 …` as a child process,
@@ -392,6 +424,8 @@ impl Engine for BuiltinEngine {
         let listener = bind_listener(loopback(0))?;
         self.child = Some(ChildEngine::spawn(
             &argv,
+            &[],
+            &o.readiness,
             &o.tree,
             &o.confinement,
             &listener,
@@ -426,9 +460,10 @@ impl Engine for BuiltinEngine {
 /// Options of the process backend.
 #[derive(Clone, Debug)]
 pub struct ProcessOptions {
-    /// Program and arguments; `{config}`, `{tree}`, `{listen_fd}` (3) and `{port}` (the
-    /// port of the socket it inherits, for its messages: the engine cannot bind it) are
-    /// substituted.
+    /// Program and arguments; every [`api::Placeholders`] one is substituted: `{config}`
+    /// and `{tree}` (absolute), `{listen_fd}` (3), `{port}` (the port of the socket it
+    /// inherits, for its messages: the engine cannot bind it), `{threads}`,
+    /// `{memory_mb}`.
     pub command: Vec<String>,
     /// The patched tree.
     pub tree: PathBuf,
@@ -440,6 +475,14 @@ pub struct ProcessOptions {
     pub pid_file: PathBuf,
     /// Its sandbox and CPUs.
     pub confinement: Confinement,
+    /// `{threads}` and `REFEREE_THREADS`: compute threads it may use.
+    pub threads: u32,
+    /// `{memory_mb}` and `REFEREE_MEMORY_MB`: `hardware.memory_limit_mb`.
+    pub memory_limit_mb: u64,
+    /// Readiness routes ([`EngineSettings::readiness`]).
+    pub readiness: Vec<String>,
+    /// Environment variables of its command, placeholders substituted in values.
+    pub env: std::collections::BTreeMap<String, String>,
 }
 
 /// Any command serving the OpenAI-compatible API on the listening socket it inherits as
@@ -477,11 +520,10 @@ impl Engine for ProcessEngine {
     }
 
     fn isolation(&self) -> Option<EngineIsolation> {
-        // A process engine is told no thread count: it gets its CPUs.
-        let cpus = u32::try_from(self.options.confinement.cpus.engine.len()).unwrap_or(u32::MAX);
+        // Told as `{threads}` and `REFEREE_THREADS`.
         self.child
             .as_ref()
-            .map(|_| self.options.confinement.record(cpus))
+            .map(|_| self.options.confinement.record(self.options.threads))
     }
 
     fn start(&mut self) -> Result<(), EngineError> {
@@ -500,18 +542,17 @@ impl Engine for ProcessEngine {
                 source,
             })?
             .port();
+        let placeholders =
+            api::Placeholders::new(&o.tree, &o.config, port, o.threads, o.memory_limit_mb);
         let argv: Vec<String> = o
             .command
             .iter()
-            .map(|arg| {
-                arg.replace("{config}", &o.config.to_string_lossy())
-                    .replace("{port}", &port.to_string())
-                    .replace("{listen_fd}", &LISTEN_FD.to_string())
-                    .replace("{tree}", &o.tree.to_string_lossy())
-            })
+            .map(|arg| placeholders.substitute(arg))
             .collect();
         self.child = Some(ChildEngine::spawn(
             &argv,
+            &placeholders.environment(&o.env),
+            &o.readiness,
             &o.tree,
             &o.confinement,
             &listener,
@@ -583,6 +624,8 @@ struct ChildEngine {
     argv: Vec<String>,
     /// The address of the socket it inherited.
     addr: SocketAddr,
+    /// Its readiness routes.
+    readiness: Vec<String>,
     /// Its private `HOME`/`TMPDIR`, removed after it (fields drop after [`Drop::drop`]
     /// has stopped it).
     _tmp: tempfile::TempDir,
@@ -609,8 +652,11 @@ impl ChildEngine {
     /// Errors: when anything fails after the spawn (recording its pid, starting the thread
     /// that copies its stdout), the child's group is killed and the child reaped before
     /// the error is returned: nothing is left running that no pid file names.
+    #[allow(clippy::too_many_arguments)]
     fn spawn(
         argv: &[String],
+        env: &[(String, String)],
+        readiness: &[String],
         tree: &Path,
         confinement: &Confinement,
         listener: &TcpListener,
@@ -660,6 +706,7 @@ impl ChildEngine {
             .collect();
         let mut command = confinement.sandbox.command(&spec, &activated);
         command
+            .envs(env.iter().map(|(k, v)| (k, v)))
             .env("LISTEN_FDS", "1")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -697,7 +744,7 @@ impl ChildEngine {
         // engine; unsandboxed, the trampoline execs into the engine's own program.
         let leader = match confinement.sandbox.kind() {
             SandboxKind::Trusted => argv.first().cloned().unwrap_or_default(),
-            SandboxKind::Bwrap | SandboxKind::Unshare => program.clone(),
+            SandboxKind::Bwrap | SandboxKind::Unshare | SandboxKind::Docker => program.clone(),
         };
         let argv: Vec<String> = std::iter::once(command.get_program())
             .chain(command.get_args())
@@ -745,6 +792,7 @@ impl ChildEngine {
             child,
             argv,
             addr,
+            readiness: readiness.to_vec(),
             _tmp: tmp,
             log: log.to_path_buf(),
             log_file: sync_handle,
@@ -784,11 +832,16 @@ impl ChildEngine {
             if let Some(status) = self.exited() {
                 return Err(self.died(status.to_string()));
             }
-            if health_ok(self.addr) {
+            if api::ready(self.addr, &self.readiness) {
                 return Ok(());
             }
             if Instant::now() >= until {
-                return Err(self.died(no_answer(deadline)));
+                let detail = format!(
+                    "no answer on {} within {} s",
+                    api::routes_text(&self.readiness),
+                    deadline.as_secs()
+                );
+                return Err(self.died(detail));
             }
             thread::sleep(Duration::from_millis(HEALTH_POLL_MS));
         }
@@ -900,20 +953,6 @@ fn copy_stdout(
     error
 }
 
-/// One `GET /health` over plain HTTP/1.1; true on status 200.
-fn health_ok(addr: SocketAddr) -> bool {
-    let Ok(mut stream) = TcpStream::connect_timeout(&addr, Duration::from_millis(500)) else {
-        return false;
-    };
-    let _ = stream.set_read_timeout(Some(Duration::from_millis(2_000)));
-    let request = format!("GET /health HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
-    if stream.write_all(request.as_bytes()).is_err() {
-        return false;
-    }
-    let mut head = [0u8; 12];
-    stream.read_exact(&mut head).is_ok() && head.starts_with(b"HTTP/1.") && &head[9..12] == b"200"
-}
-
 /// `127.0.0.1:<port>`.
 fn loopback(port: u16) -> SocketAddr {
     SocketAddr::from((Ipv4Addr::LOCALHOST, port))
@@ -926,10 +965,6 @@ fn loopback(port: u16) -> SocketAddr {
 /// never the engine's.
 pub fn bind_listener(addr: SocketAddr) -> Result<TcpListener, EngineError> {
     TcpListener::bind(addr).map_err(|source| EngineError::Bind { addr, source })
-}
-
-fn no_answer(deadline: Duration) -> String {
-    format!("no answer on /health within {} s", deadline.as_secs())
 }
 
 #[cfg(test)]
@@ -955,6 +990,10 @@ mod tests {
             log: dir.join("engine.log"),
             pid_file: dir.join("engines.pid"),
             confinement: trusted(),
+            threads: 1,
+            memory_limit_mb: 512,
+            readiness: vec!["/health".into(), "/v1/models".into()],
+            env: std::collections::BTreeMap::new(),
         }
     }
 
@@ -1226,6 +1265,49 @@ mod tests {
         }
     }
 
+    /// Waits until the engine wrote something to `log` (at most 10 s).
+    fn wait_for_output(log: &Path) {
+        let started = Instant::now();
+        while fs::read_to_string(log).unwrap_or_default().is_empty() {
+            assert!(started.elapsed() < Duration::from_secs(10), "no output");
+            thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// `{threads}`, `{memory_mb}` and absolute `{tree}`/`{config}` reach the command line,
+    /// `REFEREE_THREADS`, `REFEREE_MEMORY_MB` and the profile's `env` its environment.
+    #[test]
+    fn threads_memory_and_the_profiles_env_reach_the_engine() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut engine = ProcessEngine::new(ProcessOptions {
+            threads: 3,
+            memory_limit_mb: 2048,
+            env: [("OMP_NUM_THREADS".to_owned(), "{threads}".to_owned())].into(),
+            ..options(
+                dir.path(),
+                vec![
+                    "sh".into(),
+                    "-c".into(),
+                    "echo t={threads} m={memory_mb} c={config} $REFEREE_THREADS $REFEREE_MEMORY_MB \
+                     $OMP_NUM_THREADS; exec sleep 30"
+                        .into(),
+                ],
+            )
+        });
+        engine.start().unwrap();
+        let log = dir.path().join("engine.log");
+        wait_for_output(&log);
+        assert_eq!(engine.isolation().unwrap().engine_threads, 3);
+        engine.stop().unwrap();
+        assert_eq!(
+            fs::read_to_string(&log).unwrap(),
+            format!(
+                "t=3 m=2048 c={}/engine.toml 3 2048 3\n",
+                dir.path().display()
+            )
+        );
+    }
+
     /// The engine inherits the runner's socket as fd 3, with `LISTEN_FDS=1` and its own
     /// pid as `LISTEN_PID`, and a clean environment.
     #[test]
@@ -1237,11 +1319,7 @@ mod tests {
         let mut engine = process(dir.path(), script);
         engine.start().unwrap();
         let log = dir.path().join("engine.log");
-        let started = Instant::now();
-        while fs::read_to_string(&log).unwrap_or_default().is_empty() {
-            assert!(started.elapsed() < Duration::from_secs(10), "no output");
-            thread::sleep(Duration::from_millis(20));
-        }
+        wait_for_output(&log);
         engine.stop().unwrap();
         assert_eq!(
             fs::read_to_string(&log).unwrap(),

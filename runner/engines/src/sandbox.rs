@@ -98,6 +98,13 @@ impl Sandbox {
         if kind == SandboxKind::Trusted {
             return Ok(sandbox);
         }
+        if kind == SandboxKind::Docker {
+            return Err(
+                "a Docker engine is confined by its container (the docker backend), not by a \
+                 process sandbox"
+                    .to_owned(),
+            );
+        }
         let scratch = || tempfile::tempdir().map_err(|e| format!("creating a scratch dir: {e}"));
         let (hidden, tmp) = (scratch()?, scratch()?);
         let tree = hidden.path().join("tree");
@@ -139,7 +146,8 @@ impl Sandbox {
         let mut command = match self.kind {
             SandboxKind::Bwrap => bwrap(spec, &hidden, argv),
             SandboxKind::Unshare => unshare(spec, &hidden, argv),
-            SandboxKind::Trusted => {
+            // `probe` never makes a Docker sandbox: its engines are containers.
+            SandboxKind::Trusted | SandboxKind::Docker => {
                 let mut command = Command::new(argv.first().map_or("", String::as_str));
                 command.args(argv.iter().skip(1));
                 command
@@ -160,6 +168,7 @@ fn kind_program(kind: SandboxKind) -> &'static str {
         SandboxKind::Bwrap => "bwrap",
         SandboxKind::Unshare => "unshare",
         SandboxKind::Trusted => "(none)",
+        SandboxKind::Docker => "docker",
     }
 }
 

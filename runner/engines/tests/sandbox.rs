@@ -190,6 +190,10 @@ fn assert_reached(kind: SandboxKind) {
             hidden: vec![host.keys.clone(), host.data.clone()],
             cpus: CpuPlan::split(&[0]),
         },
+        threads: 1,
+        memory_limit_mb: 512,
+        readiness: vec!["/health".into()],
+        env: Default::default(),
     });
     engine.start().unwrap();
     engine.wait_healthy(Duration::from_secs(30)).unwrap();

@@ -21,16 +21,16 @@ use receipts::tlog::merkle::{
     Hash, ProofError, empty_root, leaf_hash, prove_consistency, prove_inclusion, tree_root,
 };
 use receipts::tlog::note::{NoteError, NoteSignature, NoteVerifier, SignatureType};
+use receipts::tlog::proof::TlogProof;
 use receipts::tlog::tiles::{
-    MAX_ENTRY_BYTES, TILE_WIDTH, TileError, TileId, TileSource, TiledTree, append_tiles,
+    MAX_ENTRY_BYTES, TILE_WIDTH, TileDir, TileError, TileId, TileSource, TiledTree, append_tiles,
     encode_bundle, read_bundle, tiles_for_size,
 };
 use serde::{Deserialize, Serialize};
 
 use crate::store::{CampaignLock, RECORDS_LOCK_WAIT, try_lock};
 
-/// The log's directory inside a data directory.
-pub const LOG_DIR: &str = "log";
+pub use receipts::tlog::LOG_DIR;
 
 /// Largest `config.toml` or `checkpoint` read, in bytes.
 const MAX_SMALL_FILE_BYTES: usize = 1 << 16;
@@ -300,7 +300,68 @@ impl LogStore {
     pub fn append(&self, key: &PrivateKey, entries: &[Vec<u8>]) -> Result<Appended, LogError> {
         let log = self.verifier(key.public())?;
         let _lock = self.lock()?;
-        let (old, _) = self.checkpoint(&log)?;
+        self.append_locked(key, &log, entries)
+    }
+
+    /// Appends `entry` unless the log already holds one with the same bytes (a round
+    /// resumed after its entry was logged), under the lock; returns its index. Reads every
+    /// entry bundle.
+    ///
+    /// Errors: as [`LogStore::append`].
+    pub fn append_once(&self, key: &PrivateKey, entry: &[u8]) -> Result<u64, LogError> {
+        let log = self.verifier(key.public())?;
+        let _lock = self.lock()?;
+        if let Some(index) = self.position(&log, entry)? {
+            return Ok(index);
+        }
+        Ok(self
+            .append_locked(key, &log, &[entry.to_vec()])?
+            .first_index)
+    }
+
+    /// The index of the first entry with exactly these bytes, if the log holds one.
+    ///
+    /// Errors: as [`LogStore::entries`].
+    pub fn position(&self, log: &NoteVerifier, entry: &[u8]) -> Result<Option<u64>, LogError> {
+        Ok(self
+            .entries(log)?
+            .iter()
+            .position(|e| e == entry)
+            .map(|i| i as u64))
+    }
+
+    /// The C2SP tlog-proof of entry `index` in the signed checkpoint `checkpoint` (its
+    /// note bytes: the current checkpoint or an older one of this log), with `extra`.
+    ///
+    /// Errors: [`LogError::Checkpoint`] for a note that does not open with `log`; as
+    /// [`LogStore::prove`].
+    pub fn tlog_proof(
+        &self,
+        log: &NoteVerifier,
+        index: u64,
+        checkpoint: &[u8],
+        extra: Option<Vec<u8>>,
+    ) -> Result<TlogProof, LogError> {
+        let (opened, _) =
+            Checkpoint::open(checkpoint, log).map_err(|source| LogError::Checkpoint {
+                path: self.checkpoint_path(),
+                source,
+            })?;
+        Ok(TlogProof {
+            extra,
+            index,
+            proof: self.prove(log, index, opened.size)?,
+            checkpoint: checkpoint.to_vec(),
+        })
+    }
+
+    fn append_locked(
+        &self,
+        key: &PrivateKey,
+        log: &NoteVerifier,
+        entries: &[Vec<u8>],
+    ) -> Result<Appended, LogError> {
+        let (old, _) = self.checkpoint(log)?;
         self.check_root(&old)?;
         if let Some(e) = entries.iter().find(|e| e.len() > MAX_ENTRY_BYTES) {
             return Err(TileError::EntryTooLarge { bytes: e.len() }.into());
@@ -492,16 +553,10 @@ impl TileSource for NoTiles {
 
 impl TileSource for LogStore {
     fn read(&self, path: &str) -> Result<Vec<u8>, TileError> {
-        // A bundle holds up to 256 entries of 2 + 65,535 bytes; a tile 256 hashes.
-        let limit = if path.starts_with("tile/entries/") {
-            256 * (2 + MAX_ENTRY_BYTES)
-        } else {
-            32 * 256
-        };
-        read_limited(&self.dir.join(path), limit).map_err(|e| TileError::Unavailable {
-            path: path.to_owned(),
-            reason: e.to_string(),
-        })
+        TileDir {
+            dir: self.dir.clone(),
+        }
+        .read(path)
     }
 }
 
@@ -607,6 +662,27 @@ mod tests {
         let checked = store.verify(&log).unwrap();
         assert_eq!(checked.size, 8);
         assert_eq!(store.entries(&log).unwrap()[3..], next[..]);
+    }
+
+    /// A resumed round logs an envelope once; its tlog-proof against an older
+    /// checkpoint verifies after the log grew.
+    #[test]
+    fn append_once_is_idempotent_and_proofs_hold_against_older_checkpoints() {
+        let (_data, store, key, log) = setup();
+        assert_eq!(store.append_once(&key, &entry(0)).unwrap(), 0);
+        let (_, opening) = store.checkpoint(&log).unwrap();
+        assert_eq!(store.append_once(&key, &entry(0)).unwrap(), 0);
+        assert_eq!(store.append_once(&key, &entry(1)).unwrap(), 1);
+        assert_eq!(store.append_once(&key, &entry(0)).unwrap(), 0);
+        assert_eq!(store.checkpoint(&log).unwrap().0.size, 2);
+        let proof = store
+            .tlog_proof(&log, 0, &opening, Some(b"round-opened".to_vec()))
+            .unwrap();
+        let parsed = TlogProof::parse_all(&proof.to_bytes()).unwrap();
+        assert_eq!(parsed, vec![proof]);
+        let checkpoint = parsed[0].verify(&leaf_hash(&entry(0)), &log).unwrap();
+        assert_eq!(checkpoint.size, 1);
+        assert!(parsed[0].verify(&leaf_hash(&entry(1)), &log).is_err());
     }
 
     #[test]

@@ -427,7 +427,10 @@ fn campaign_add_refuses_a_backend_that_cannot_build_yet() {
     let path = tmp.path().join("campaign.toml");
     std::fs::write(
         &path,
-        format!("{}\n[backend]\nkind = \"docker\"\n", campaign_toml(commit)),
+        format!(
+            "{}\n[backend]\nkind = \"docker\"\nimage = \"engine:v1\"\n",
+            campaign_toml(commit)
+        ),
     )
     .unwrap();
     let err = add_campaign(&data, &path).unwrap_err();

@@ -5,6 +5,8 @@
 //! model = "referee-builtin"     # optional: the served model name (--model overrides)
 //! runs = 1                      # searches per entry (default 1 here; campaigns use 3)
 //! token_count = "ids"           # or "usage": a campaign's `token_count` (default "ids")
+//! [api]                         # optional: a campaign's [backend.api] (ApiSpec,
+//! profile = "llama-cpp-python"  # content/engines.md); its token_count wins
 //! [workload]                    # a campaign's [workload] table (WorkloadSpec)
 //! input_len = { kind = "uniform", min = 32, max = 128 }
 //! output_len = { kind = "fixed", value = 16 }
@@ -22,8 +24,8 @@
 use std::path::Path;
 
 use receipts::model::{
-    CorrectnessSpec, ModelError, RateSearchSpec, RevealedSeeds, Seed32, SeedReveal, Sha256Hex,
-    TokenCount, WorkloadSpec,
+    ApiProfile, ApiSpec, CorrectnessSpec, ModelError, RateSearchSpec, RevealedSeeds, Seed32,
+    SeedReveal, Sha256Hex, TokenCount, WorkloadSpec,
 };
 use serde::Deserialize;
 
@@ -42,6 +44,9 @@ pub struct BenchFile {
     /// How output tokens are counted, as a campaign's `token_count` (default `"ids"`).
     #[serde(default)]
     pub token_count: TokenCount,
+    /// The engine API profile, as a campaign's `[backend.api]`.
+    #[serde(default)]
+    pub api: Option<ApiSpec>,
     /// The workload mix.
     #[serde(default)]
     pub workload: WorkloadSpec,
@@ -73,6 +78,20 @@ pub struct BenchSeeds {
     /// The prompt salt.
     #[serde(default)]
     pub prompt_salt: Option<Seed32>,
+}
+
+impl BenchFile {
+    /// The engine API profile requests follow: `[api]` resolved (its `token_count`, or
+    /// the file's when `[api]` names neither a profile nor a count), else the default
+    /// profile with the file's `token_count`.
+    pub fn api_profile(&self) -> ApiProfile {
+        let spec = self.api.clone().unwrap_or_default();
+        let mut profile = spec.resolve();
+        if spec.profile.is_none() && spec.token_count.is_none() {
+            profile.token_count = self.token_count;
+        }
+        profile
+    }
 }
 
 fn one() -> u32 {
@@ -118,6 +137,7 @@ impl BenchFile {
             value,
             rule: rule.into(),
         };
+        self.api_profile().validate()?;
         for (name, dist) in [
             ("workload.input_len", &self.workload.input_len),
             ("workload.output_len", &self.workload.output_len),

@@ -3,8 +3,11 @@
 //! by [`summarize_probe`]; an entry = [`crate::search::search_entry`] over such probes.
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
-use receipts::model::{Campaign, EntryMeasurement, ProbeRecord, ProbeVerdict, Sla, TokenCount};
+use receipts::model::{
+    ApiProfile, Campaign, EntryMeasurement, ProbeRecord, ProbeVerdict, Sla, TokenCount,
+};
 
 use super::{
     ClientConfig, LoadClient, LoadError, ProbeContext, ProbePlan, RequestSample, Target,
@@ -23,6 +26,9 @@ pub struct MeasureConfig {
     pub client: ClientConfig,
     /// How output tokens are counted (the campaign's `token_count`).
     pub token_count: TokenCount,
+    /// The engine API profile request bodies and token ids follow (the campaign's
+    /// [`Campaign::api_profile`]; its `token_count` is `token_count` above).
+    pub api: Arc<ApiProfile>,
     /// Workload item indices (`Item::item_index`, the same in every sub-stream) whose
     /// measured requests keep their observed token ids ([`RequestSample::token_ids`]).
     /// Empty (the default) keeps none, so memory stays bounded.
@@ -30,13 +36,15 @@ pub struct MeasureConfig {
 }
 
 impl MeasureConfig {
-    /// The campaign's SLA and `token_count` with the default client (2 threads, no
-    /// in-flight cap), keeping no token ids.
+    /// The campaign's SLA and engine API profile (with its `token_count`) with the
+    /// default client (2 threads, no in-flight cap), keeping no token ids.
     pub fn from_campaign(campaign: &Campaign) -> Self {
+        let api = campaign.api_profile();
         Self {
             sla: campaign.sla.clone(),
             client: ClientConfig::default(),
-            token_count: campaign.token_count.unwrap_or_default(),
+            token_count: api.token_count,
+            api: Arc::new(api),
             keep_token_ids: BTreeSet::new(),
         }
     }
@@ -75,6 +83,7 @@ pub struct HttpProbeExecutor<'a> {
     workload: &'a Workload,
     sla: Sla,
     token_count: TokenCount,
+    api: Arc<ApiProfile>,
     keep_token_ids: BTreeSet<u32>,
     outputs: Vec<ProbeOutputs>,
     progress: &'a dyn ProgressSink,
@@ -96,6 +105,7 @@ impl<'a> HttpProbeExecutor<'a> {
             workload,
             sla: config.sla.clone(),
             token_count: config.token_count,
+            api: Arc::clone(&config.api),
             keep_token_ids: config.keep_token_ids.clone(),
             outputs: Vec::new(),
             progress,
@@ -127,6 +137,7 @@ impl ProbeExecutor for HttpProbeExecutor<'_> {
             spec.effective_request_deadline_ms(&self.sla),
         );
         plan.token_count = self.token_count;
+        plan.api = Arc::clone(&self.api);
         plan.keep_token_ids(&self.keep_token_ids);
         self.progress
             .probe_started(run, probe, rate_milli_rps, plan.requests.len() as u32);

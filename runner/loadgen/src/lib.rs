@@ -9,12 +9,16 @@
 //! behind late sends; the client's own lag (actual − scheduled send) is recorded too.
 //! Requests stream (`stream: true`, SSE) so time to first token and inter-token gaps are
 //! measured, fix their output length (`max_tokens` = `min_tokens`, `ignore_eos`,
-//! `temperature: 0`) and ask for the generated token ids (`return_token_ids`): output
-//! tokens are the ids the client saw, never the engine's own `usage` (unless the campaign
-//! says `token_count = "usage"`). Every request body is built from its workload item
-//! alone, so every entry of a round is sent the same bytes. Every request has a deadline
+//! `temperature: 0`) and ask for the generated tokens as the campaign's engine API profile
+//! says (`receipts::model::ApiProfile`: vLLM's `return_token_ids` by default, or streamed
+//! logprobs): output tokens are the tokens the client saw, never the engine's own `usage`
+//! (unless the profile says `token_count = "usage"`), and never chunks. Every request
+//! body is built from its workload item and the campaign's profile alone, so every entry
+//! of a round is sent the same bytes. Every request has a deadline
 //! after its scheduled time, so a probe ends by its last scheduled send plus the
-//! deadline, whatever the server does.
+//! deadline, whatever the server does. A server that refuses or resets the first
+//! [`UNREACHABLE_AFTER`] requests before answering any ends the probe at once
+//! ([`LoadClient::run`]).
 
 #![deny(missing_docs)]
 
@@ -35,7 +39,9 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
-use receipts::model::{ErrorCounts, LatencyKind, ProbeHistograms, ProbeRecord, Sla, TokenCount};
+use receipts::model::{
+    ApiProfile, ErrorCounts, LatencyKind, ProbeHistograms, ProbeRecord, Sla, TokenCount, TokenIds,
+};
 
 pub use executor::{
     HttpProbeExecutor, MeasureConfig, ProbeOutputs, WorkloadMeasurement, measure_runs_with_outputs,
@@ -106,20 +112,49 @@ pub enum RequestErrorKind {
     BadBody,
     /// The deadline passed first.
     Timeout,
-    /// The stream ended normally with fewer output tokens than asked.
+    /// Wrong length: the stream ended normally with fewer output tokens than asked
+    /// (counted as `shortOutput`).
     ShortOutput,
     /// The connection closed, or the stream ended, before `data: [DONE]`.
     ConnectionClosed,
     /// The engine's `usage.completion_tokens` disagreed with the token ids observed.
     UsageMismatch,
-    /// A chunk carried generated text without `token_ids` (`token_count = "ids"`).
+    /// A chunk carried generated text without the tokens the counting mode counts
+    /// (`token_ids` with `token_count = "ids"`, `logprobs.tokens` with `"logprobs"`).
     NoTokenIds,
-    /// More output token ids than asked arrived.
+    /// Wrong length: more output tokens than asked arrived (counted as `longOutput`).
     LongOutput,
     /// Bytes arrived after `data: [DONE]`.
     TrailingData,
     /// The stream reported no `usage.completion_tokens` (`token_count = "usage"`).
     MissingUsage,
+}
+
+impl RequestSample {
+    /// Why the request failed, in words: `wrong length: got N, asked M` for an output of
+    /// the wrong length (either direction), the kind otherwise; `None` when it completed.
+    pub fn failure(&self) -> Option<String> {
+        let kind = self.error?;
+        Some(match kind {
+            RequestErrorKind::ShortOutput | RequestErrorKind::LongOutput => format!(
+                "wrong length: got {}, asked {}",
+                self.output_tokens, self.max_tokens
+            ),
+            RequestErrorKind::Connect => "connection refused".into(),
+            RequestErrorKind::Http4xx => "HTTP 4xx".into(),
+            RequestErrorKind::Http5xx => "HTTP 5xx".into(),
+            RequestErrorKind::BadBody => "not an OpenAI completions stream".into(),
+            RequestErrorKind::Timeout => "deadline passed".into(),
+            RequestErrorKind::ConnectionClosed => "closed before `data: [DONE]`".into(),
+            RequestErrorKind::UsageMismatch => format!(
+                "usage disagrees with the {} tokens observed",
+                self.output_tokens
+            ),
+            RequestErrorKind::NoTokenIds => "text without countable tokens".into(),
+            RequestErrorKind::TrailingData => "bytes after `data: [DONE]`".into(),
+            RequestErrorKind::MissingUsage => "no `usage.completion_tokens`".into(),
+        })
+    }
 }
 
 /// Adds one failure of `kind` to `counts`.
@@ -215,6 +250,10 @@ pub struct ProbePlan {
     pub deadline_ms: u64,
     /// How output tokens are counted ([`TokenCount::Ids`] from [`ProbePlan::new`]).
     pub token_count: TokenCount,
+    /// The engine API profile the request bodies and token ids follow
+    /// ([`ApiProfile::default`] from [`ProbePlan::new`]); its `token_count` is not read
+    /// (`token_count` above is).
+    pub api: Arc<ApiProfile>,
 }
 
 impl ProbePlan {
@@ -264,6 +303,7 @@ impl ProbePlan {
             requests,
             deadline_ms,
             token_count: TokenCount::Ids,
+            api: Arc::new(ApiProfile::default()),
         }
     }
 
@@ -317,6 +357,11 @@ impl Default for ClientConfig {
 /// The pacer starts this long after a probe is handed to it, so its first send is on time.
 const START_LEAD: Duration = Duration::from_millis(20);
 
+/// Requests refused or reset (`connect`, `connectionClosed` before a response) with no
+/// response to any request of the probe yet, after which the probe's remaining requests
+/// are not sent: the server is unreachable (content/measurement.md, Open loop).
+pub const UNREACHABLE_AFTER: u32 = 3;
+
 impl LoadClient {
     /// Starts the client runtime and builds the pooled HTTP/1.1 client.
     ///
@@ -352,7 +397,10 @@ impl LoadClient {
     /// Runs `plan` against `target` open-loop and returns one sample per planned request,
     /// in plan order. Reports finished requests to `progress` every 100 ms. Returns by the
     /// last scheduled send plus the deadline (plus scheduling slack), whatever the server
-    /// does. The caller's runtime must have its time driver enabled.
+    /// does. Once [`UNREACHABLE_AFTER`] requests were refused or reset before the server
+    /// answered any, the requests not yet sent are not sent: each fails with the kind of
+    /// the last refusal, with no send lag, and the probe ends when those in flight do.
+    /// The caller's runtime must have its time driver enabled.
     ///
     /// Errors: [`LoadError::InvalidUrl`] for a base URL that is not `http://`;
     /// [`LoadError::Runtime`] when the pacer timer cannot start; [`LoadError::Task`] if a
@@ -386,15 +434,17 @@ impl LoadClient {
             url,
             deadline: Duration::from_millis(plan.deadline_ms),
             token_count: plan.token_count,
+            token_ids: plan.api.token_ids,
             in_flight: self.in_flight.clone(),
             done: AtomicU32::new(0),
+            reach: Reach::default(),
         });
         // Request bodies are built before the run so the pacing task only hands them over.
         let prepared: Vec<PreparedRequest> = plan
             .requests
             .iter()
             .map(|r| PreparedRequest {
-                body: request_body(&target.model, &r.item),
+                body: request_body(&target.model, &r.item, &plan.api),
                 scheduled_ns: r.scheduled_ns,
                 warmup: r.warmup,
                 item_index: r.item.item_index,
@@ -417,13 +467,23 @@ impl LoadClient {
             })?;
             for (index, request) in prepared.into_iter().enumerate() {
                 let scheduled = start + Duration::from_nanos(request.scheduled_ns);
-                pacer
-                    .wait_until(scheduled)
-                    .await
-                    .map_err(|source| LoadError::Runtime {
-                        what: "pacer timer",
-                        source,
-                    })?;
+                if pacer_context.reach.abandoned().is_none() {
+                    tokio::select! {
+                        waited = pacer.wait_until(scheduled) => {
+                            waited.map_err(|source| LoadError::Runtime {
+                                what: "pacer timer",
+                                source,
+                            })?;
+                        }
+                        () = pacer_context.reach.wake.notified() => {}
+                    }
+                }
+                if let Some(kind) = pacer_context.reach.abandoned() {
+                    // The server refused the first requests: the rest are not sent.
+                    pacer_context.done.fetch_add(1, Ordering::Relaxed);
+                    let _ = samples_tx.send((index, request.unsent(kind)));
+                    continue;
+                }
                 let context = Arc::clone(&pacer_context);
                 let samples_tx = samples_tx.clone();
                 tokio::spawn(async move {
@@ -489,8 +549,47 @@ struct SendContext {
     url: hyper::Uri,
     deadline: Duration,
     token_count: TokenCount,
+    token_ids: TokenIds,
     in_flight: Option<Arc<tokio::sync::Semaphore>>,
     done: AtomicU32,
+    reach: Reach,
+}
+
+/// Whether the server answered any request of the probe, and the refusals before it did.
+#[derive(Default)]
+struct Reach {
+    answered: std::sync::atomic::AtomicBool,
+    refused: AtomicU32,
+    /// Set once [`UNREACHABLE_AFTER`] refusals came before any answer: their last kind.
+    abandoned: std::sync::OnceLock<RequestErrorKind>,
+    /// Wakes the pacer when `abandoned` is set.
+    wake: tokio::sync::Notify,
+}
+
+impl Reach {
+    fn abandoned(&self) -> Option<RequestErrorKind> {
+        self.abandoned.get().copied()
+    }
+
+    /// A request got a response head.
+    fn answered(&self) {
+        self.answered.store(true, Ordering::Relaxed);
+    }
+
+    /// A request failed before any response, as `kind`.
+    fn failed(&self, kind: RequestErrorKind) {
+        let refusal = matches!(
+            kind,
+            RequestErrorKind::Connect | RequestErrorKind::ConnectionClosed
+        );
+        if refusal
+            && !self.answered.load(Ordering::Relaxed)
+            && self.refused.fetch_add(1, Ordering::Relaxed) + 1 >= UNREACHABLE_AFTER
+            && self.abandoned.set(kind).is_ok()
+        {
+            self.wake.notify_one();
+        }
+    }
 }
 
 struct PreparedRequest {
@@ -503,13 +602,34 @@ struct PreparedRequest {
     max_tokens: u32,
 }
 
+impl PreparedRequest {
+    /// The sample of a request not sent because the server was unreachable: failed as
+    /// `kind`, with no send lag and no latency.
+    fn unsent(&self, kind: RequestErrorKind) -> RequestSample {
+        RequestSample {
+            warmup: self.warmup,
+            item_index: self.item_index,
+            scheduled_ns: self.scheduled_ns,
+            input_bytes: self.input_bytes,
+            max_tokens: self.max_tokens,
+            error: Some(kind),
+            ..RequestSample::default()
+        }
+    }
+}
+
 /// The completions request of `item`: streamed, greedy, output length fixed
-/// (content/measurement.md: `ignore_eos`, `min_tokens` = `max_tokens`, as vLLM accepts),
-/// generated token ids asked for (vLLM's `return_token_ids`). Only the item and the
-/// campaign's model name go in: nothing of the entry, the run, the counting mode or which
-/// requests keep their ids, so every entry of a round is sent the same bytes.
-fn request_body(model: &str, item: &Item) -> Bytes {
-    let body = serde_json::json!({
+/// (content/measurement.md: `ignore_eos`, `min_tokens` = `max_tokens`, as vLLM accepts;
+/// llama-cpp-python suppresses EOS below `min_tokens`), usage asked for, and the tokens as
+/// the profile `api` says: `return_token_ids` for [`TokenIds::Array`]; `logprobs: 1` when
+/// the profile counts or identifies tokens by their streamed logprobs, with
+/// `return_tokens_as_token_ids` for [`TokenIds::TokenIdStrings`]; then the profile's
+/// `extra` fields. Only the item, the campaign's model name and its profile go in:
+/// nothing of the entry, the run or which requests keep their ids, so every entry of a
+/// round is sent the same bytes. The default profile gives the body referee sent before
+/// profiles existed.
+pub fn request_body(model: &str, item: &Item, api: &ApiProfile) -> Bytes {
+    let mut body = serde_json::json!({
         "model": model,
         "prompt": item.prompt,
         "max_tokens": item.max_tokens,
@@ -518,8 +638,21 @@ fn request_body(model: &str, item: &Item) -> Bytes {
         "temperature": 0,
         "stream": true,
         "stream_options": { "include_usage": true },
-        "return_token_ids": true,
     });
+    if let serde_json::Value::Object(fields) = &mut body {
+        if api.token_ids == TokenIds::Array {
+            fields.insert("return_token_ids".into(), true.into());
+        }
+        if api.streams_logprobs() {
+            fields.insert("logprobs".into(), 1.into());
+        }
+        if api.token_ids == TokenIds::TokenIdStrings {
+            fields.insert("return_tokens_as_token_ids".into(), true.into());
+        }
+        for (name, value) in &api.extra {
+            fields.insert(name.clone(), value.to_json());
+        }
+    }
     Bytes::from(body.to_string())
 }
 
@@ -619,11 +752,17 @@ async fn exchange(
         hyper::header::ACCEPT,
         hyper::header::HeaderValue::from_static("text/event-stream"),
     );
-    let response = context
-        .http
-        .request(request)
-        .await
-        .map_err(|e| classify(&e))?;
+    let response = match context.http.request(request).await {
+        Ok(response) => {
+            context.reach.answered();
+            response
+        }
+        Err(e) => {
+            let kind = classify(&e);
+            context.reach.failed(kind);
+            return Err(kind);
+        }
+    };
     let status = response.status();
     if status.is_server_error() {
         return Err(RequestErrorKind::Http5xx);
@@ -639,6 +778,8 @@ async fn exchange(
     let mut events = Vec::new();
     let mut count = TokenCounter {
         mode: context.token_count,
+        source: context.token_ids,
+        ids_known: true,
         max_tokens: u64::from(sample.max_tokens),
         keep_token_ids,
         scheduled,
@@ -679,6 +820,10 @@ async fn exchange(
 /// arrivals (TTFT, inter-token gaps) into the sample.
 struct TokenCounter {
     mode: TokenCount,
+    /// Where token ids come from.
+    source: TokenIds,
+    /// Whether every counted token so far came with its id (else none are kept).
+    ids_known: bool,
     max_tokens: u64,
     keep_token_ids: bool,
     scheduled: Instant,
@@ -691,8 +836,9 @@ struct TokenCounter {
 
 impl TokenCounter {
     /// One chunk arrived at `now`. Errors: [`RequestErrorKind::NoTokenIds`] for text
-    /// without ids (ids mode), [`RequestErrorKind::LongOutput`] as soon as more ids than
-    /// asked arrived (which also bounds what is kept).
+    /// without the tokens the mode counts (ids, or logprob tokens),
+    /// [`RequestErrorKind::LongOutput`] as soon as more tokens than asked arrived (which
+    /// also bounds what is kept). A chunk with no token (a finish-only chunk) counts none.
     fn chunk(
         &mut self,
         chunk: Chunk,
@@ -702,25 +848,39 @@ impl TokenCounter {
         if let Some(tokens) = chunk.completion_tokens {
             self.usage = Some(tokens);
         }
-        let ids = match (self.mode, chunk.token_ids) {
-            (TokenCount::Ids, None) if chunk.has_text => {
-                return Err(RequestErrorKind::NoTokenIds);
-            }
-            (_, ids) => ids.unwrap_or_default(),
+        let ids = match self.source {
+            TokenIds::Array => chunk.token_ids,
+            TokenIds::TokenIdStrings => chunk
+                .logprob_tokens
+                .as_ref()
+                .and_then(|tokens| tokens.iter().copied().collect::<Option<Vec<u32>>>()),
+            TokenIds::Tokenizer | TokenIds::None => None,
         };
-        self.observed += ids.len() as u64;
-        if self.mode == TokenCount::Ids {
+        // The tokens this chunk carries, as the mode counts them.
+        let counted = match self.mode {
+            TokenCount::Ids => ids.as_ref().map(Vec::len),
+            TokenCount::Logprobs => chunk.logprob_tokens.as_ref().map(Vec::len),
+            TokenCount::Usage => None,
+        };
+        if self.mode != TokenCount::Usage && counted.is_none() && chunk.has_text {
+            return Err(RequestErrorKind::NoTokenIds);
+        }
+        let counted = counted.unwrap_or(0);
+        self.observed += counted as u64;
+        if self.mode != TokenCount::Usage {
             sample.output_tokens = self.observed;
             // Before anything is recorded: bounds the gaps and ids a request holds.
             if self.observed > self.max_tokens {
                 return Err(RequestErrorKind::LongOutput);
             }
         }
-        // Tokens that arrived with this chunk: its ids, or (usage mode) one per chunk
-        // with text or ids, since only the arrival is timed there.
+        // Tokens that arrived with this chunk; in usage mode one per chunk with text or
+        // ids, since only the arrival is timed there.
         let arrived = match self.mode {
-            TokenCount::Ids => ids.len(),
-            TokenCount::Usage => usize::from(chunk.has_text || !ids.is_empty()),
+            TokenCount::Ids | TokenCount::Logprobs => counted,
+            TokenCount::Usage => {
+                usize::from(chunk.has_text || ids.as_ref().is_some_and(|i| !i.is_empty()))
+            }
         };
         if arrived > 0 {
             match self.last_arrival {
@@ -730,8 +890,27 @@ impl TokenCounter {
             sample.itl_ns.extend(std::iter::repeat_n(0, arrived - 1));
             self.last_arrival = Some(now);
         }
-        if self.keep_token_ids && self.observed <= self.max_tokens {
-            sample.token_ids.extend_from_slice(&ids);
+        if self.keep_token_ids {
+            match ids {
+                Some(ids)
+                    if self.ids_known
+                        && (self.mode == TokenCount::Usage || ids.len() == counted) =>
+                {
+                    // At most `max_tokens` are kept, whatever the server streams.
+                    let room = usize::try_from(self.max_tokens)
+                        .unwrap_or(usize::MAX)
+                        .saturating_sub(sample.token_ids.len());
+                    sample
+                        .token_ids
+                        .extend_from_slice(&ids[..ids.len().min(room)]);
+                }
+                _ if counted > 0 || chunk.has_text => {
+                    // A token without its id: the ids kept would not be the output.
+                    self.ids_known = false;
+                    sample.token_ids.clear();
+                }
+                _ => {}
+            }
         }
         Ok(())
     }
@@ -742,7 +921,7 @@ impl TokenCounter {
     /// (usage mode).
     fn finish(&self, sample: &mut RequestSample) -> Result<(), RequestErrorKind> {
         match self.mode {
-            TokenCount::Ids => {
+            TokenCount::Ids | TokenCount::Logprobs => {
                 sample.output_tokens = self.observed;
                 match self.usage {
                     Some(reported) if reported != self.observed => {
@@ -941,7 +1120,7 @@ mod tests {
 
     #[test]
     fn request_body_fixes_the_output_length() {
-        let body = request_body("m", &items(1)[0]);
+        let body = request_body("m", &items(1)[0], &ApiProfile::default());
         let value: serde_json::Value = serde_json::from_slice(&body).unwrap();
         assert_eq!(
             value,

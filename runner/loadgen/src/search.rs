@@ -1,5 +1,6 @@
-//! The SLA rate search (content/measurement.md, Run and Entry): the bracket-then-bisect search of
-//! each run and the entry's median over `runs` runs, judged with `receipts::rules::sla`.
+//! The SLA rate search (content/measurement.md, Run and Entry): each run's probes as
+//! `receipts::rules::search` directs them (the path the verifier replays), and the entry's
+//! median over `runs` runs, judged with `receipts::rules::sla`.
 //!
 //! The search is generic over a [`ProbeExecutor`], so it runs against a real server
 //! ([`crate::HttpProbeExecutor`]) or, in tests, against a simulated server in tokio's
@@ -11,7 +12,7 @@ use receipts::model::{
     EntryMeasurement, MeasurementOutcome, ProbeRecord, ProbeVerdict, RateSearchSpec,
     RunMeasurement, SlaUnmetReason,
 };
-use receipts::rules::sla::max_probes_per_run;
+use receipts::rules::search::{RateSearch, probe_unreachable};
 
 use crate::LoadError;
 
@@ -44,12 +45,12 @@ pub trait ProgressSink: Sync {
 pub struct NoProgress;
 
 impl ProgressSink for NoProgress {}
-/// One run's search (content/measurement.md, Run): probe the minimum rate, double until a probe
-/// does not pass (or the maximum passes), then bisect between the highest passing and the
-/// lowest failing rate until hi ≤ lo × (1 + tolerance) or they are 1 milli-request/s
-/// apart. The result is the throughput of the highest passing probe. Stops early at
-/// [`max_probes_per_run`] probes, at an `Invalid` probe (the run is then not valid) or at
-/// `deadline`; the second value is true when the deadline stopped it.
+/// One run's search (content/measurement.md, Run): the probes [`RateSearch`] asks for, from
+/// the minimum rate doubling up, or (`rate_search.start = "estimate"`) from a first probe
+/// at the maximum whose throughput picks where the bracket starts; then the bisection.
+/// The result is the throughput of the highest passing probe. Stops where the search
+/// does (an `Invalid` probe makes the run not valid; an unreachable probe before any pass
+/// ends it) or at `deadline`; the second value is true when the deadline stopped it.
 ///
 /// Errors: the executor's.
 pub async fn search_run<E: ProbeExecutor>(
@@ -59,56 +60,28 @@ pub async fn search_run<E: ProbeExecutor>(
     deadline: tokio::time::Instant,
     progress: &dyn ProgressSink,
 ) -> Result<(RunMeasurement, bool), LoadError> {
-    let max_probes = max_probes_per_run(spec);
+    let mut search = RateSearch::new(spec);
     let mut probes: Vec<ProbeRecord> = Vec::new();
-    let mut best: Option<usize> = None;
     let mut expired = false;
-    let mut lo: Option<u64> = None;
-    let mut hi: Option<u64> = None;
-    let mut rate = spec.min_rate_milli_rps.max(1);
-    loop {
-        // Next rate: bracket until the first failure, then bisect.
-        if probes.len() as u32 >= max_probes {
-            break;
-        }
+    while let Some(rate) = search.next_rate() {
         if tokio::time::Instant::now() >= deadline {
             expired = true;
             break;
         }
         let record = executor.probe(run, probes.len() as u32, rate).await?;
         progress.probe_finished(&record);
-        let passed = record.verdict == ProbeVerdict::Pass;
-        let invalid = record.verdict == ProbeVerdict::Invalid;
+        search.observe(&record);
         probes.push(record);
-        if invalid {
-            // The client, not the engine, was measured: nothing after this would count.
-            break;
-        }
-        if passed {
-            best = Some(probes.len() - 1);
-            lo = Some(rate);
-        } else {
-            hi = Some(rate);
-        }
-        rate = match (lo, hi) {
-            (None, _) => break,
-            (Some(lo), None) if lo >= spec.max_rate_milli_rps => break,
-            (Some(lo), None) => lo.saturating_mul(2).min(spec.max_rate_milli_rps),
-            (Some(lo), Some(hi)) => {
-                let within = u128::from(hi) * 10_000
-                    <= u128::from(lo) * (10_000 + u128::from(spec.rate_tolerance_bp));
-                if within || hi - lo <= 1 {
-                    break;
-                }
-                lo + (hi - lo) / 2
-            }
-        };
     }
     if tokio::time::Instant::now() > deadline {
         expired = true;
     }
     let valid = probes.iter().all(|p| p.verdict != ProbeVerdict::Invalid);
-    let best = best.map(|i| &probes[i]);
+    // The highest passing rate, as the verifier reads it from the log.
+    let best = probes
+        .iter()
+        .filter(|p| p.verdict == ProbeVerdict::Pass)
+        .max_by_key(|p| p.rate_milli_rps);
     Ok((
         RunMeasurement {
             run,
@@ -124,8 +97,8 @@ pub async fn search_run<E: ProbeExecutor>(
 /// An entry (content/measurement.md, Entry): `runs` searches, each on its own sub-streams, within
 /// `rate_search.entry_deadline_s` from now. The outcome is `Invalid` when a probe's send
 /// lag exceeded its bound (an infrastructure failure: the client was measured),
-/// `SlaUnmet` when a run finds no passing rate or the deadline expires (later runs are
-/// then skipped); otherwise the throughput is the median run (the lower middle for an
+/// `SlaUnmet` when a run finds no passing rate (`unreachable` when its last probe was
+/// refused or reset throughout) or the deadline expires (later runs are then skipped); otherwise the throughput is the median run (the lower middle for an
 /// even count) with min and max.
 ///
 /// Errors: the executor's.
@@ -164,8 +137,16 @@ pub async fn search_runs<E: ProbeExecutor>(
                 reason: SlaUnmetReason::DeadlineExpired,
             })
         } else if !found {
+            let unreachable = measured
+                .last()
+                .and_then(|r| r.probes.last())
+                .is_some_and(probe_unreachable);
             Some(MeasurementOutcome::SlaUnmet {
-                reason: SlaUnmetReason::NoPassingRate,
+                reason: if unreachable {
+                    SlaUnmetReason::Unreachable
+                } else {
+                    SlaUnmetReason::NoPassingRate
+                },
             })
         } else {
             None

@@ -1,9 +1,12 @@
 //! Incremental parser of an OpenAI completions stream (`text/event-stream`): bytes in,
 //! events out. Each `data:` event is one JSON chunk; `data: [DONE]` ends the stream, and
 //! any byte after it is an error. A chunk reports what the client can count itself — the
-//! `token_ids` of its one choice (vLLM's `return_token_ids`) — and the engine's own
-//! `usage.completion_tokens` (vLLM's `stream_options.include_usage`), never one from the
-//! other. Events are parsed in place: a read that holds whole events is not copied.
+//! `token_ids` of its one choice (vLLM's `return_token_ids`) and the entries of its
+//! `logprobs.tokens` (each one token; its id when written `token_id:<id>`, vLLM's
+//! `return_tokens_as_token_ids`) — and the engine's own `usage.completion_tokens` (vLLM's
+//! `stream_options.include_usage`), never one from the other. A chunk with neither ids
+//! nor logprob tokens (a finish-only chunk) carries no token. Events are parsed in place:
+//! a read that holds whole events is not copied.
 
 use std::borrow::Cow;
 
@@ -24,6 +27,10 @@ pub struct Chunk {
     /// The `token_ids` of the chunk's choice (possibly empty); `None` when it has no
     /// choice (a usage-only or keep-alive chunk) or its choice carries no `token_ids`.
     pub token_ids: Option<Vec<u32>>,
+    /// The entries of the choice's `logprobs.tokens`, each with its id when written
+    /// `token_id:<id>` (else `None`: a token given as text); `None` when the choice has
+    /// no `logprobs` (or no choice).
+    pub logprob_tokens: Option<Vec<Option<u32>>>,
     /// Whether the choice carries generated text (a non-empty `text`).
     pub has_text: bool,
     /// `usage.completion_tokens`, when the chunk reports it: the engine's own count.
@@ -196,6 +203,21 @@ fn parse_chunk(value: &Value) -> Result<Chunk, &'static str> {
                 ),
                 Some(_) => return Err("`token_ids` that is not a list"),
             };
+            chunk.logprob_tokens = match choice.get("logprobs") {
+                None | Some(Value::Null) => None,
+                Some(Value::Object(logprobs)) => match logprobs.get("tokens") {
+                    None | Some(Value::Null) => None,
+                    Some(Value::Array(tokens)) => Some(
+                        tokens
+                            .iter()
+                            .map(|t| t.as_str().map(parse_token_id))
+                            .collect::<Option<Vec<Option<u32>>>>()
+                            .ok_or("a `logprobs.tokens` entry that is not a string")?,
+                    ),
+                    Some(_) => return Err("`logprobs.tokens` that is not a list"),
+                },
+                Some(_) => return Err("`logprobs` that is not an object"),
+            };
         }
         [_] => return Err("a choice that is not an object"),
         _ => return Err("more than one choice (requests ask for one)"),
@@ -210,6 +232,16 @@ fn parse_chunk(value: &Value) -> Result<Chunk, &'static str> {
         ),
     };
     Ok(chunk)
+}
+
+/// The id of a token written `token_id:<id>` (vLLM's `return_tokens_as_token_ids`);
+/// `None` for any other text.
+pub fn parse_token_id(token: &str) -> Option<u32> {
+    let digits = token.strip_prefix("token_id:")?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
 }
 
 fn cut(text: &str) -> &str {
@@ -237,7 +269,15 @@ mod tests {
         SseEvent::Chunk(Chunk {
             token_ids: Some(token_ids.to_vec()),
             has_text,
-            completion_tokens: None,
+            ..Chunk::default()
+        })
+    }
+
+    fn logprobs(tokens: &[Option<u32>], has_text: bool) -> SseEvent {
+        SseEvent::Chunk(Chunk {
+            logprob_tokens: Some(tokens.to_vec()),
+            has_text,
+            ..Chunk::default()
         })
     }
 
@@ -275,7 +315,7 @@ mod tests {
                 ..Chunk::default()
             })
         };
-        let cases: [(&[u8], SseEvent); 9] = [
+        let cases: [(&[u8], SseEvent); 12] = [
             (b"data: {\"choices\":[]}\n\n", no_ids(false)),
             (
                 b"data: {\"choices\":null,\"usage\":null}\n\n",
@@ -303,6 +343,19 @@ mod tests {
             (
                 b"data: {\"ch\\u006fices\":[{\"token_ids\":[4294967295]}]}\n\ndata: [DONE]\n\n",
                 ids(&[u32::MAX], false),
+            ),
+            // Logprob tokens: by id, by text, and a finish-only chunk's null logprobs.
+            (
+                b"data: {\"choices\":[{\"text\":\"ab\",\"logprobs\":{\"tokens\":[\"token_id:7\",\"token_id:8\"]}}]}\n\n",
+                logprobs(&[Some(7), Some(8)], true),
+            ),
+            (
+                b"data: {\"choices\":[{\"text\":\" a\",\"logprobs\":{\"tokens\":[\" a\"],\"top_logprobs\":[{\" a\":-0.1}]}}]}\n\n",
+                logprobs(&[None], true),
+            ),
+            (
+                b"data: {\"choices\":[{\"text\":\"\",\"logprobs\":null,\"finish_reason\":\"length\"}]}\n\n",
+                no_ids(false),
             ),
         ];
         for (bytes, expected) in cases {
@@ -333,6 +386,9 @@ mod tests {
             b"data: {\"choices\":[{\"token_ids\":[1.5]}]}\n\n",
             b"data: {\"usage\":[5]}\n\n",
             b"data: {\"usage\":{\"completion_tokens\":1.5}}\n\n",
+            b"data: {\"choices\":[{\"logprobs\":[1]}]}\n\n",
+            b"data: {\"choices\":[{\"logprobs\":{\"tokens\":\"a\"}}]}\n\n",
+            b"data: {\"choices\":[{\"logprobs\":{\"tokens\":[3]}}]}\n\n",
         ] {
             let error = parse_all(&[bytes]).unwrap_err();
             assert!(
@@ -340,6 +396,22 @@ mod tests {
                 "{}: {error:?}",
                 String::from_utf8_lossy(bytes)
             );
+        }
+    }
+
+    #[test]
+    fn token_id_strings() {
+        assert_eq!(parse_token_id("token_id:0"), Some(0));
+        assert_eq!(parse_token_id("token_id:4294967295"), Some(u32::MAX));
+        for text in [
+            "token_id:",
+            "token_id:4294967296",
+            "token_id:+1",
+            "token_id: 1",
+            "7",
+            "a",
+        ] {
+            assert_eq!(parse_token_id(text), None, "{text}");
         }
     }
 

@@ -2,8 +2,8 @@
 //! (a 1 s stall behind a capped client pool shows from the schedule, not from the send),
 //! typed failures that count over the bound, output tokens counted from the token ids the
 //! client saw (never from chunks or the engine's `usage`), the stream's end enforced,
-//! byte-identical request bodies, kept token ids, a dead server that yields `sla_unmet`
-//! quickly, and one loose live rate search against a token-bucket server.
+//! byte-identical request bodies, kept token ids, a dead or resetting server that yields
+//! `sla_unmet: unreachable` after its first requests, and one loose live rate search against a token-bucket server.
 
 mod load_support;
 
@@ -441,15 +441,99 @@ async fn dead_server_is_sla_unmet_without_hanging() {
     )
     .await
     .unwrap();
+    // Regression: the probe ran its whole schedule and read `no_passing_rate`; now the
+    // first refusals end it, and the entry is `unreachable`.
+    assert_eq!(
+        entry.outcome,
+        MeasurementOutcome::SlaUnmet {
+            reason: SlaUnmetReason::Unreachable
+        }
+    );
+    assert_eq!(entry.runs[0].probes.len(), 1);
+    let probe = &entry.runs[0].probes[0];
+    assert_eq!(probe.errors.connect, u64::from(probe.requests));
+    assert_eq!((probe.requests, probe.completed), (44, 0));
+    assert!(receipts::rules::search::probe_unreachable(probe));
+}
+
+/// A server that accepts every connection and closes it at once, counting them.
+async fn resetting_server() -> (String, Arc<AtomicU64>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let accepted = Arc::new(AtomicU64::new(0));
+    let counter = Arc::clone(&accepted);
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            counter.fetch_add(1, Ordering::SeqCst);
+            drop(stream);
+        }
+    });
+    (url, accepted)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resetting_server_ends_the_probe_after_its_first_requests() {
+    let (base_url, accepted) = resetting_server().await;
+    let campaign = campaign(50_000, 100_000);
+    let workload = Workload::new(&campaign, &seeds(), None).unwrap();
+    let target = Target {
+        base_url,
+        model: "m".into(),
+    };
+    let entry = measure_workload(
+        &target,
+        &workload,
+        &MeasureConfig::from_campaign(&campaign),
+        &NoProgress,
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        entry.outcome,
+        MeasurementOutcome::SlaUnmet {
+            reason: SlaUnmetReason::Unreachable
+        }
+    );
+    let probe = &entry.runs[0].probes[0];
+    // Every measured request counts as reset, sent or not…
+    assert_eq!(probe.errors.connection_closed, u64::from(probe.requests));
+    assert_eq!(probe.requests, 44);
+    // …but only the first few of the 48 were sent: the probe stopped after
+    // UNREACHABLE_AFTER resets (those already in flight at 50 req/s finish too).
+    let sent = accepted.load(Ordering::SeqCst);
+    assert!(
+        (u64::from(loadgen::UNREACHABLE_AFTER)..20).contains(&sent),
+        "{sent} connections"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answering_server_is_not_abandoned() {
+    // Requests that were answered (HTTP 404 here) before any refusal keep the probe
+    // going: it sends its whole schedule and fails on its own counts.
+    let base_url = serve(100).await;
+    let campaign = campaign(50_000, 50_000);
+    let workload = Workload::new(&campaign, &seeds(), None).unwrap();
+    let target = Target {
+        base_url: format!("{base_url}/nowhere"),
+        model: "bucket".into(),
+    };
+    let entry = measure_workload(
+        &target,
+        &workload,
+        &MeasureConfig::from_campaign(&campaign),
+        &NoProgress,
+    )
+    .await
+    .unwrap();
+    let probe = &entry.runs[0].probes[0];
+    assert_eq!((probe.requests, probe.errors.http4xx), (44, 44));
     assert_eq!(
         entry.outcome,
         MeasurementOutcome::SlaUnmet {
             reason: SlaUnmetReason::NoPassingRate
         }
     );
-    let probe = &entry.runs[0].probes[0];
-    assert_eq!(probe.errors.connect, u64::from(probe.requests));
-    assert_eq!(probe.completed, 0);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,7 +1,7 @@
 //! The rate search without a network: nearest-rank percentiles of known histograms, the
 //! early-stopping rule against scipy's binomial CDF (recorded as literals), the probe
 //! summary's over-bound accounting, and whole searches in tokio's paused clock against a
-//! simulated server of known capacity.
+//! simulated server of known capacity, from either start of the bracket.
 
 mod load_support;
 
@@ -10,8 +10,8 @@ use std::time::Duration;
 use loadgen::search::{NoProgress, ProbeExecutor, search_entry};
 use loadgen::{LoadError, ProbeContext, ProbePlan, RequestErrorKind, RequestSample};
 use receipts::model::{
-    Campaign, MeasurementOutcome, Percentile, ProbeRecord, ProbeVerdict, Sla, SlaUnmetReason,
-    TokenCount,
+    Campaign, MeasurementOutcome, Percentile, ProbeRecord, ProbeVerdict, RunMeasurement, Sla,
+    SlaUnmetReason, TokenCount,
 };
 use receipts::rules::histogram::{decode_histogram, new_latency_histogram};
 use receipts::rules::sla::{certified, max_probes_per_run, nearest_rank_value, required_requests};
@@ -275,7 +275,11 @@ impl ProbeExecutor for SimulatedServer<'_> {
                 }
             })
             .collect();
-        tokio::time::sleep(Duration::from_nanos(free_at)).await;
+        // The client's probe ends by its last scheduled send plus the request deadline,
+        // however far behind the server is.
+        let last_scheduled = plan.requests.last().map_or(0, |r| r.scheduled_ns);
+        let ends = free_at.min(last_scheduled + deadline_ms * 1_000_000);
+        tokio::time::sleep(Duration::from_nanos(ends)).await;
         let context = ProbeContext {
             run,
             probe,
@@ -413,4 +417,78 @@ async fn a_lagging_client_makes_the_entry_invalid() {
 
 fn campaign_with_deadline() -> Campaign {
     campaign(&format!("{SEARCH}entry_deadline_s = 20\n"))
+}
+
+/// One run of `extra`'s campaign against a simulated server of capacity
+/// `capacity_milli_rps`, and the virtual time it took.
+async fn one_run(extra: &str, capacity_milli_rps: u64) -> (RunMeasurement, Duration) {
+    let campaign = campaign(extra);
+    let workload = Workload::new(&campaign, &seeds(), None).unwrap();
+    let mut server = SimulatedServer {
+        workload: &workload,
+        sla: campaign.sla.clone(),
+        service_ns: 1_000_000_000_000 / capacity_milli_rps,
+        lagging_from_milli_rps: u64::MAX,
+    };
+    let started = tokio::time::Instant::now();
+    let entry = search_entry(&mut server, 1, &campaign.rate_search, &NoProgress)
+        .await
+        .unwrap();
+    (entry.runs[0].clone(), started.elapsed())
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_estimate_start_finds_the_same_rate_sooner() {
+    // Constant arrivals and a fixed service time: a probe's verdict and throughput depend
+    // on its rate only, so both searches must end on the same probe.
+    let estimate = format!("{SEARCH}start = \"estimate\"\n");
+    for capacity_milli_rps in [1_700u64, 37_300, 212_000, 23_500] {
+        let (legacy, legacy_time) = one_run(SEARCH, capacity_milli_rps).await;
+        let (fast, fast_time) = one_run(&estimate, capacity_milli_rps).await;
+        assert_eq!(
+            (fast.rate_milli_rps, fast.throughput_milli_rps),
+            (legacy.rate_milli_rps, legacy.throughput_milli_rps),
+            "capacity {capacity_milli_rps}"
+        );
+        // The estimate probe at the maximum comes first; the legacy search starts low.
+        assert_eq!(fast.probes[0].rate_milli_rps, 400_000);
+        assert_eq!(legacy.probes[0].rate_milli_rps, 1_000);
+        // Sooner, in virtual time, for a server well above the minimum (at 1.7 req/s the
+        // estimate probe is one probe more).
+        if capacity_milli_rps > 16 * 1_000 {
+            assert!(fast_time < legacy_time, "{fast_time:?} ≥ {legacy_time:?}");
+        }
+        // Every probe on its own sub-stream, within the same budget.
+        let max_probes = max_probes_per_run(&campaign(&estimate).rate_search) as usize;
+        assert!(fast.probes.len() <= max_probes);
+        for (i, probe) in fast.probes.iter().enumerate() {
+            assert_eq!((probe.probe as usize, probe.sub_stream as usize), (i, i));
+        }
+    }
+    // Capacity 37.3 req/s: 400 req/s fails with a throughput between 16 and 32 req/s (the
+    // late requests still hold the simulated server), so the bracket starts at 16 req/s
+    // (1 × 2^4), skipping the four lower rates.
+    let (fast, _) = one_run(&estimate, 37_300).await;
+    assert!((16_000..32_000).contains(&fast.probes[0].throughput_milli_rps));
+    let rates: Vec<u64> = fast.probes.iter().map(|p| p.rate_milli_rps).collect();
+    assert_eq!(&rates[..4], [400_000, 16_000, 32_000, 64_000]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_passing_maximum_is_the_ceiling() {
+    // 1,000 req/s of capacity against a 400 req/s maximum: both searches stop there.
+    let estimate = format!("{SEARCH}start = \"estimate\"\n");
+    let spec = campaign(&estimate).rate_search;
+    let (fast, _) = one_run(&estimate, 1_000_000).await;
+    assert_eq!(fast.probes.len(), 1);
+    assert!(receipts::rules::search::at_ceiling(
+        fast.rate_milli_rps,
+        &spec
+    ));
+    let (legacy, _) = one_run(SEARCH, 1_000_000).await;
+    assert_eq!(legacy.probes.len(), 10);
+    assert!(receipts::rules::search::at_ceiling(
+        legacy.rate_milli_rps,
+        &spec
+    ));
 }

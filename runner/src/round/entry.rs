@@ -276,6 +276,23 @@ pub(crate) fn run_entry(
     }
     record.engine.command = engine.command().map(<[String]>::to_vec);
     record.engine.isolation = engine.isolation();
+    record.engine.docker = engine.docker();
+    if let Some(docker) = &record.engine.docker {
+        record.engine.memory_limit_mb = Some(ctx.frozen.campaign.hardware.memory_limit_mb);
+        record.engine.image =
+            docker
+                .manifest_digest
+                .as_ref()
+                .map(|digest| receipts::model::ImageRef {
+                    name: engines::docker::image::repository(&docker.image_reference).to_owned(),
+                    manifest_digest: digest.clone(),
+                    config_digest: Some(docker.image_id.clone()),
+                });
+    }
+    if let receipts::model::Backend::Process { .. } = ctx.frozen.campaign.backend {
+        record.engine.api = Some(ctx.frozen.campaign.api_profile().record());
+        record.engine.memory_limit_mb = Some(ctx.frozen.campaign.hardware.memory_limit_mb);
+    }
     let deadline = Duration::from_secs(ctx.frozen.campaign.health_deadline_s);
     match engine.wait_healthy(deadline) {
         Ok(()) => {

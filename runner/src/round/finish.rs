@@ -78,6 +78,7 @@ pub(crate) fn seal_and_finish(ctx: &mut Ctx<'_>) -> Result<(Sha256Hex, RoundReco
     ] {
         sync_dir(dir).map_err(io("syncing", dir))?;
     }
+    super::log::log_receipt(ctx, &dest)?;
     ctx.failpoint(ctx.records.len())?;
     let (record, digest) = read_round_record(&dest)?;
     apply_updates(ctx, &sealed.updates)?;
@@ -371,6 +372,7 @@ fn build(ctx: &Ctx<'_>) -> Result<(RoundRecord, Vec<SubmissionUpdate>), RoundErr
         client_self_test: setup.client_self_test.clone(),
         inputs: setup.inputs.clone(),
         round_opened: ROUND_OPENED_FILE.into(),
+        transparency_log: ctx.round_log.clone(),
     };
     Ok((record, updates))
 }
@@ -623,6 +625,9 @@ fn entry_from(
                         "the entry's deadline of {} s expired before its runs finished",
                         ctx.frozen.campaign.rate_search.entry_deadline_s
                     ),
+                    SlaUnmetReason::Unreachable => "the engine was unreachable: its server \
+                        refused or reset every request of a probe before answering any"
+                        .to_owned(),
                 };
                 if planned.role == Role::Baseline {
                     entry.status = EntryStatus::InfraFailed;

@@ -22,6 +22,7 @@
 
 mod entry;
 mod finish;
+mod log;
 mod passes;
 mod preflight;
 pub mod record;
@@ -65,6 +66,13 @@ pub struct RoundOptions {
     /// number of records aborts after the bundle is renamed into place, before the
     /// submission records are updated.
     pub abort_after_record: Option<usize>,
+    /// The log key (`<key-dir>/log.key`) that appends to the data directory's
+    /// transparency log; read only when the data directory has one (`log/config.toml`),
+    /// and then required (content/transparency-log.md).
+    pub log_key: Option<PathBuf>,
+    /// `--require-witness`: before the first entry runs, wait up to this long for a
+    /// trusted witness's cosignature on a checkpoint holding the round-opened entry.
+    pub require_witness: Option<std::time::Duration>,
 }
 
 /// Reports a round's progress. Every method has an empty default.
@@ -77,6 +85,9 @@ pub trait RoundProgress: Sync {
     fn step_finished(&self, _step: &Step) {}
     /// A probe of the rate search ended.
     fn probe_finished(&self, _record: &ProbeRecord) {}
+    /// A line about the round in the transparency log (logged, waiting for a witness,
+    /// witnessed, proofs written), for people.
+    fn log_note(&self, _line: &str) {}
 }
 
 /// What a finished round produced.
@@ -245,6 +256,29 @@ pub enum RoundError {
         #[source]
         source: loadgen::LoadError,
     },
+    /// The data directory's transparency log could not be read or appended to.
+    #[error(transparent)]
+    Log(#[from] intake::log::LogError),
+    /// The round cannot be logged: the log key is missing or wrong, or
+    /// `--require-witness` has no log or no witness key to wait for.
+    #[error("refusing to open the round: {reason}")]
+    LogKey {
+        /// What is missing or wrong.
+        reason: String,
+    },
+    /// `--require-witness`: no trusted witness cosigned a checkpoint holding the
+    /// round-opened entry within the bound; no entry ran.
+    #[error(
+        "round {round} is opened and logged at index {index}, but no trusted witness cosigned a checkpoint holding it within {waited_s} s; no entry ran: have a witness run `referee log witness`, then run the same command to resume"
+    )]
+    NotWitnessed {
+        /// The round.
+        round: u64,
+        /// The round-opened entry's index.
+        index: u64,
+        /// How long the round waited, seconds.
+        waited_s: u64,
+    },
     /// The failpoint of [`RoundOptions::abort_after_record`] fired.
     #[error("aborted by the failpoint after journal record {after}")]
     Aborted {
@@ -280,6 +314,7 @@ pub fn run_round(
     let keyring = preflight::check_key(&options.data, &frozen.campaign, key, now)?;
     campaign_dir.load_miners()?;
     let previous = preflight::check_previous(&campaign_dir, &frozen, &keyring, now)?;
+    let logger = log::open_logger(options, key, &keyring)?;
     let round = pick_round(&campaign_dir)?;
     let work = campaign_dir.work_dir().join(format!("round-{round}"));
     let bundle = work.join("bundle");
@@ -311,6 +346,9 @@ pub fn run_round(
             served_model_name: frozen.campaign.model.name.clone(),
             pid_file: work.join("engines.pid"),
             confinement,
+            readiness: frozen.campaign.api_profile().readiness,
+            env: frozen.campaign.api_profile().env,
+            baseline_image: frozen.campaign.baseline.image.clone(),
         },
     )?;
     // Leftover engines of a killed runner go first.
@@ -361,6 +399,8 @@ pub fn run_round(
         records,
         engine_ms: std::cell::Cell::new(0),
         engine_since: std::cell::Cell::new(None),
+        logger,
+        round_log: None,
     };
     progress.round_started(round, ctx.records.len());
     let sealed = ctx.run()?;
@@ -497,6 +537,10 @@ pub(crate) struct Ctx<'a> {
     engine_ms: std::cell::Cell<u64>,
     /// When the running engine was started.
     engine_since: std::cell::Cell<Option<std::time::Instant>>,
+    /// The data directory's transparency log, when it has one.
+    logger: Option<log::RoundLogger>,
+    /// The round in the log (after setup): what the receipt records.
+    round_log: Option<receipts::model::RoundLog>,
 }
 
 impl Ctx<'_> {
@@ -510,6 +554,8 @@ impl Ctx<'_> {
             self.setup = Some(setup.clone());
             self.append(Record::Setup(Box::new(setup)))?;
         }
+        // Logged (and witnessed, when required) before any entry runs.
+        self.round_log = Some(log::open_round(self)?);
         let entries = self
             .setup
             .as_ref()
@@ -627,7 +673,7 @@ impl Ctx<'_> {
     /// order): the runner cannot count this engine's tokens. Never under
     /// `token_count = "usage"`, where ids are not asked for.
     fn baseline_without_token_ids(&self) -> Option<receipts::model::RoundFailure> {
-        if self.frozen.campaign.token_count == Some(TokenCount::Usage) {
+        if self.frozen.campaign.api_profile().token_count == TokenCount::Usage {
             return None;
         }
         self.entry_runs(0).find_map(|run| match &run.result {
@@ -645,10 +691,12 @@ impl Ctx<'_> {
         })
     }
 
-    /// The round record's `tokenCount`: `usage` when the campaign counts the engines'
-    /// self-reported `usage.completion_tokens`, else absent.
+    /// The round record's `tokenCount`: the engine API profile's counting mode when it is
+    /// not `ids` (`usage`: the engines' self-reported `usage.completion_tokens`;
+    /// `logprobs`: streamed logprob entries), else absent.
     fn self_reported_tokens(&self) -> Option<TokenCount> {
-        (self.frozen.campaign.token_count == Some(TokenCount::Usage)).then_some(TokenCount::Usage)
+        let mode = self.frozen.campaign.api_profile().token_count;
+        (mode != TokenCount::Ids).then_some(mode)
     }
 
     /// The run of entry `index` that took its correctness outputs (or tried to), if any.
@@ -896,6 +944,9 @@ fn outcome_words(outcome: MeasurementOutcome) -> String {
         MeasurementOutcome::SlaUnmet {
             reason: SlaUnmetReason::DeadlineExpired,
         } => "SLA unmet (the entry's deadline expired)".to_owned(),
+        MeasurementOutcome::SlaUnmet {
+            reason: SlaUnmetReason::Unreachable,
+        } => "SLA unmet (unreachable: connections refused or reset)".to_owned(),
         MeasurementOutcome::Invalid { run, probe } => {
             format!("invalid (run {run} probe {probe}: the client's send lag exceeded the bound)")
         }

@@ -211,6 +211,9 @@ pub(crate) fn unconfigured_engine(backend: BackendKind) -> EngineRef {
         image: None,
         command: None,
         isolation: None,
+        api: None,
+        memory_limit_mb: None,
+        docker: None,
     }
 }
 

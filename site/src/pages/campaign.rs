@@ -11,7 +11,9 @@ use verifier::view::{format_bp_percent, format_duration_ms, format_score_ppm};
 use crate::archive::{Archive, CampaignArchive};
 use crate::error::SiteError;
 use crate::pages::index::{opt, seat_score};
-use crate::pages::{PageOut, TableLinks, TableRow, seat_label, table_files, untrusted, wire_name};
+use crate::pages::{
+    PageOut, TableLinks, TableRow, round_status_name, seat_label, table_files, untrusted,
+};
 use crate::paths::SiteDir;
 use crate::svg::{LeaderPoint, leader_history};
 
@@ -161,7 +163,7 @@ pub fn page(
             RoundRow {
                 round: r.number,
                 href: SiteDir::round(id, r.number),
-                status: wire_name(&r.record.outcome.status),
+                status: round_status_name(r.record.outcome.status).to_owned(),
                 scored: counts.scored,
                 disqualified: counts.disqualified,
                 infra_failed: counts.infra_failed,

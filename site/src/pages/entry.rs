@@ -18,6 +18,7 @@ use std::collections::BTreeMap;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
+use hdrhistogram::Histogram;
 use serde::Serialize;
 
 use receipts::bundle::check_subject_name;
@@ -29,17 +30,19 @@ use receipts::model::{
 };
 use receipts::rules::correctness::verdict_from_artifact;
 use receipts::rules::histogram::decode_histogram;
-use receipts::rules::sla::nearest_rank_value;
 use receipts::text::log_tail_for_display;
 use verifier::read_bundle_json;
 use verifier::view::{format_duration_ms, format_milli_rps};
 
 use super::diff::{HighlightedDiff, highlight};
 use super::round::{
-    DisqualificationRow, Shown, disqualification_row, entry_status_class, entry_status_name,
-    file_verified, format_micro_nats, role_name, score_cells, untrusted, untrusted_clipped,
+    DisqualificationRow, Shown, disqualification_row, entry_status_class, file_verified,
+    format_micro_nats, score_cells,
 };
-use super::{ExtraFile, PageOut, TableLinks, TableRow, table_files};
+use super::{
+    ExtraFile, PageOut, TableLinks, TableRow, entry_status_name, role_name, table_files, untrusted,
+    untrusted_clipped,
+};
 use crate::archive::VerifiedRound;
 use crate::error::SiteError;
 use crate::paths::{EntrySlug, SiteDir};
@@ -76,6 +79,47 @@ pub const TABLE_PERCENTILES: [(u32, &str); 5] = [
 /// The percentiles the percentile plot samples, tenths of a percent (what nearest rank
 /// over a [`Percentile`] can name).
 pub const PLOT_PERCENTILES: [u32; 7] = [500, 750, 900, 950, 990, 995, 999];
+
+/// Every percentile of [`TABLE_PERCENTILES`] and [`PLOT_PERCENTILES`], ascending, tenths
+/// of a percent: what one walk of a histogram ([`nearest_rank_values`]) reads.
+const WALKED_PERCENTILES: [u32; 7] = [500, 750, 900, 950, 990, 995, 999];
+
+/// The nearest-rank value of each of `permilles` (tenths of a percent) in `h`, in their
+/// order: for each the value `receipts::rules::sla::nearest_rank_value(h, p, 0)` gives
+/// (the rank's bucket as `highest_equivalent`, in the histogram's unit), or 0 where it
+/// gives none (an empty histogram, a permille no [`Percentile`] names), found in one walk
+/// of the recorded buckets instead of one walk per percentile (a decoded blob has some
+/// 23,500 counters, most of them zero).
+pub fn nearest_rank_values(h: &Histogram<u64>, permilles: &[u32]) -> Vec<u64> {
+    let total = h.len();
+    let mut out = vec![0; permilles.len()];
+    // (rank, position), by rank; a permille without a percentile is left at 0.
+    let mut wanted: Vec<(u64, usize)> = permilles
+        .iter()
+        .enumerate()
+        .filter_map(|(i, p)| {
+            let p = Percentile::from_permille(*p).ok()?;
+            (total > 0).then(|| (p.nearest_rank(total), i))
+        })
+        .collect();
+    wanted.sort_unstable();
+    let mut next = wanted.iter().peekable();
+    let mut seen = 0u64;
+    for bucket in h.iter_recorded() {
+        seen += bucket.count_at_value();
+        while let Some(&&(rank, i)) = next.peek() {
+            if seen < rank {
+                break;
+            }
+            out[i] = h.highest_equivalent(bucket.value_iterated_to());
+            next.next();
+        }
+        if next.peek().is_none() {
+            break;
+        }
+    }
+    out
+}
 
 /// The entry's slug as the bundle names its files: `baseline`, `incumbent-<miner>`,
 /// `candidate-<k>-<miner>` (k counting challengers from 1 in run order), `entry-<i>` for
@@ -912,11 +956,12 @@ fn run_view(
                     continue;
                 }
             };
+            let ranked = nearest_rank_values(&histogram, &WALKED_PERCENTILES);
             let at = |permille: u32| {
-                Percentile::from_permille(permille)
-                    .ok()
-                    .and_then(|p| nearest_rank_value(&histogram, p, 0))
-                    .unwrap_or(0)
+                WALKED_PERCENTILES
+                    .iter()
+                    .position(|p| *p == permille)
+                    .map_or(0, |i| ranked[i])
             };
             let values: Vec<u64> = TABLE_PERCENTILES
                 .iter()
@@ -994,6 +1039,7 @@ fn provenance(round: &VerifiedRound, entry: &Entry, ev: &verifier::view::EntryVi
                         receipts::model::SandboxKind::Bwrap => "bubblewrap",
                         receipts::model::SandboxKind::Unshare => "unshare",
                         receipts::model::SandboxKind::Trusted => "none (trusted engines)",
+                        receipts::model::SandboxKind::Docker => "docker container",
                     }
                     .to_owned(),
                 },
@@ -1002,6 +1048,7 @@ fn provenance(round: &VerifiedRound, entry: &Entry, ev: &verifier::view::EntryVi
                     value: match i.pinning {
                         receipts::model::CpuPinning::SchedAffinity => "sched_setaffinity",
                         receipts::model::CpuPinning::None => "none (one usable core)",
+                        receipts::model::CpuPinning::Cpuset => "cgroup cpuset",
                     }
                     .to_owned(),
                 },
@@ -1278,6 +1325,34 @@ mod tests {
         assert_eq!(format_latency_us(4_259), "4.25 ms");
         assert_eq!(format_latency_us(198_399), "198.3 ms");
         assert_eq!(format_latency_us(12_599_999), "12.5 s");
+    }
+
+    #[test]
+    fn one_walk_gives_every_nearest_rank_value() {
+        use receipts::rules::sla::nearest_rank_value;
+        let mut h = Histogram::<u64>::new_with_bounds(1, 3_600_000_000, 3).unwrap();
+        assert_eq!(nearest_rank_values(&h, &WALKED_PERCENTILES), [0; 7]);
+        // Values spread over many buckets, some repeated, one outlier.
+        for v in (1..=997u64).map(|i| i * i * 37 % 250_000 + 1) {
+            h.record(v).unwrap();
+        }
+        h.record_n(4_259, 40).unwrap();
+        h.record(3_000_000_000).unwrap();
+        let permilles = [999, 500, 1, 750, 900, 950, 990, 995, 1_000, 1_001];
+        let got = nearest_rank_values(&h, &permilles);
+        let expected: Vec<u64> = permilles
+            .iter()
+            .map(|p| {
+                Percentile::from_permille(*p)
+                    .ok()
+                    .and_then(|p| nearest_rank_value(&h, p, 0))
+                    .unwrap_or(0)
+            })
+            .collect();
+        assert_eq!(got, expected);
+        assert_eq!(got[8], 0);
+        assert_eq!(got[9], 0);
+        assert_ne!(got[1], got[0]);
     }
 
     #[test]

@@ -8,7 +8,9 @@ use verifier::view::format_score_ppm;
 
 use crate::archive::{Archive, CampaignArchive, VerifiedRound};
 use crate::error::SiteError;
-use crate::pages::{PageOut, TableLinks, TableRow, seat_label, table_files, untrusted, wire_name};
+use crate::pages::{
+    PageOut, TableLinks, TableRow, round_status_name, seat_label, table_files, untrusted,
+};
 use crate::paths::SiteDir;
 
 /// The model of `/`.
@@ -147,7 +149,7 @@ fn campaign_row(campaign: &CampaignArchive) -> CampaignRow {
         score_ppm,
         last_round: last.map(|r| r.number),
         last_round_href: last.map(|r| SiteDir::round(&campaign.id, r.number)),
-        last_round_status: last.map(|r| wire_name(&r.record.outcome.status)),
+        last_round_status: last.map(|r| round_status_name(r.record.outcome.status).to_owned()),
         queued: campaign
             .submissions
             .iter()

@@ -113,11 +113,25 @@ pub fn table_files<R: TableRow>(
     ))
 }
 
+/// Characters of one untrusted sentence or name shown (the start is kept).
+pub const TEXT_CHARS: usize = 1_000;
+
 /// Untrusted text (from a receipt, a record, a log) as a model string: control, bidi and
-/// invisible characters made visible by `receipts::text::escape_untrusted`; the template
-/// HTML-escapes the rest.
+/// invisible characters made visible by `receipts::text::escape_untrusted` (the template
+/// HTML-escapes the rest), cut to [`TEXT_CHARS`] characters (on a character boundary,
+/// `…` appended) so a 64 KiB token cannot swamp a page.
 pub fn untrusted(text: &str) -> String {
-    receipts::text::escape_untrusted(text).into_owned()
+    untrusted_clipped(text, TEXT_CHARS)
+}
+
+/// [`untrusted`] with another limit: `text` cut to `max` characters (on a character
+/// boundary, `…` appended when cut), then escaped with `escape_untrusted`.
+pub fn untrusted_clipped(text: &str, max: usize) -> String {
+    let escape = receipts::text::escape_untrusted;
+    match text.char_indices().nth(max) {
+        Some((end, _)) => format!("{}…", escape(&text[..end])),
+        None => escape(text).into_owned(),
+    }
 }
 
 /// A seat for people, `e5595a3…88ea1 (miner-fast)` or `the baseline`, made safe with
@@ -126,14 +140,7 @@ pub fn seat_label(leader: Option<&Leader>) -> String {
     untrusted(&verifier::view::format_leader(leader))
 }
 
-/// The name a unit enum serialises to (`infra_failed` for `RoundStatus::InfraFailed`),
-/// as the receipts write it; empty for a value that is not a plain string.
-pub fn wire_name<T: Serialize>(value: &T) -> String {
-    match serde_json::to_value(value) {
-        Ok(serde_json::Value::String(s)) => s,
-        _ => String::new(),
-    }
-}
+pub use crate::names::{entry_status_name, role_name, round_status_name};
 
 fn push_csv_line(out: &mut String, cells: impl IntoIterator<Item = String>) {
     for (i, cell) in cells.into_iter().enumerate() {

@@ -18,10 +18,10 @@ use serde::Serialize;
 
 use receipts::bundle::ENVELOPE_FILE;
 use receipts::model::{
-    CampaignId, EntryStatus, HardwareFingerprint, Leader, Phase, Role, RoundRecord, RoundStatus,
+    CampaignId, EntryStatus, HardwareFingerprint, Leader, Phase, RoundRecord, RoundStatus,
     StepStatus, Timestamp,
 };
-use receipts::text::{escape_untrusted, log_tail_for_display};
+use receipts::text::log_tail_for_display;
 use receipts::verify::{CheckName, VerifyReport};
 use verifier::view::{
     EntryView, Field, RoundView, SELF_REPORTED, format_client_self_test, format_duration_ms,
@@ -30,7 +30,10 @@ use verifier::view::{
 };
 
 use super::entry::entry_slug;
-use super::{PageOut, TableLinks, TableRow, table_files};
+use super::{
+    PageOut, TableLinks, TableRow, entry_status_name, role_name, round_status_name, table_files,
+    untrusted,
+};
 use crate::archive::VerifiedRound;
 use crate::error::SiteError;
 use crate::machine::{bundle_dir_name, bundle_tar_path, keyring_path};
@@ -38,9 +41,6 @@ use crate::paths::SiteDir;
 
 /// Characters of a log tail shown (the end is kept).
 pub const LOG_TAIL_CHARS: usize = 4_000;
-
-/// Characters of one untrusted sentence or name shown (the start is kept).
-pub const TEXT_CHARS: usize = 1_000;
 
 /// The template of the round page.
 pub const TEMPLATE: &str = "round.html";
@@ -66,22 +66,6 @@ impl Shown {
     /// `field` shown by `show`, with its verification.
     pub fn of<T>(field: &Field<T>, show: impl FnOnce(&T) -> String) -> Self {
         Self::new(show(&field.value), field.verified)
-    }
-}
-
-/// Untrusted text for a page: escaped with [`escape_untrusted`] and cut to
-/// [`TEXT_CHARS`] characters (on a character boundary, `…` appended), so a 64 KiB token
-/// cannot swamp a page.
-pub fn untrusted(text: &str) -> String {
-    untrusted_clipped(text, TEXT_CHARS)
-}
-
-/// [`untrusted`] with another limit: `text` cut to `max` characters (on a character
-/// boundary, `…` appended when cut), then escaped with [`escape_untrusted`].
-pub fn untrusted_clipped(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        Some((end, _)) => format!("{}…", escape_untrusted(&text[..end])),
-        None => escape_untrusted(text).into_owned(),
     }
 }
 
@@ -595,38 +579,12 @@ impl TableRow for EntryTableRow {
     }
 }
 
-/// `baseline`, `incumbent`, `challenger`.
-pub fn role_name(role: Role) -> &'static str {
-    match role {
-        Role::Baseline => "baseline",
-        Role::Incumbent => "incumbent",
-        Role::Challenger => "challenger",
-    }
-}
-
-/// `scored`, `disqualified`, `infra_failed`.
-pub fn entry_status_name(status: EntryStatus) -> &'static str {
-    match status {
-        EntryStatus::Scored => "scored",
-        EntryStatus::Disqualified => "disqualified",
-        EntryStatus::InfraFailed => "infra_failed",
-    }
-}
-
 /// The CSS class of an entry status.
 pub fn entry_status_class(status: EntryStatus) -> &'static str {
     match status {
         EntryStatus::Scored => "ok",
         EntryStatus::Disqualified => "bad",
         EntryStatus::InfraFailed => "warn",
-    }
-}
-
-fn round_status_name(status: RoundStatus) -> &'static str {
-    match status {
-        RoundStatus::Complete => "complete",
-        RoundStatus::InfraFailed => "infra_failed",
-        RoundStatus::Inconclusive => "inconclusive",
     }
 }
 
@@ -1278,6 +1236,7 @@ fn hw_gpus(h: &HardwareFingerprint) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pages::untrusted_clipped;
 
     #[test]
     fn steps_name_their_pass() {

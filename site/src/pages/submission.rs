@@ -12,7 +12,9 @@ use verifier::view::format_score_ppm;
 use crate::archive::Archive;
 use crate::error::SiteError;
 use crate::pages::index::opt;
-use crate::pages::{PageOut, TableLinks, TableRow, table_files, untrusted, wire_name};
+use crate::pages::{
+    PageOut, TableLinks, TableRow, entry_status_name, role_name, table_files, untrusted,
+};
 use crate::paths::SiteDir;
 
 /// The model of `/s/<sha256>/`.
@@ -176,8 +178,8 @@ impl<'a> PatchIndex<'a> {
                             .as_ref()
                             .map(|m| untrusted(m.as_str()))
                             .unwrap_or_default(),
-                        role: wire_name(&e.role),
-                        status: wire_name(&e.status),
+                        role: role_name(e.role).to_owned(),
+                        status: entry_status_name(e.status).to_owned(),
                         score: view.score_ppm.value.map(format_score_ppm),
                     });
                 }

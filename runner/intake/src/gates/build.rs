@@ -77,7 +77,7 @@ impl Builder for BuiltinBuilder {
                     engine_config,
                 });
             }
-            Backend::Docker => {
+            Backend::Docker(_) => {
                 return Err(BuildFailure::Infra {
                     message: "docker builds are not implemented yet (the Docker backend issue)"
                         .into(),

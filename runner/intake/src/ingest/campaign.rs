@@ -40,8 +40,8 @@ pub struct AddedCampaign {
 /// `campaign.toml` with every default written out. Adding an identical campaign again is
 /// a no-op.
 ///
-/// A campaign whose backend cannot build submissions yet (`docker`, until its backend
-/// lands) is refused here, before anything is written, rather than frozen with every
+/// A campaign whose backend cannot build submissions yet (`docker`, until its build
+/// worker lands) is refused here, before anything is written, rather than frozen with every
 /// submission then stuck in `building`.
 ///
 /// Errors: [`IngestError::Campaign`] for an invalid file, repository or commit, or the
@@ -63,10 +63,10 @@ pub fn add_campaign(data: &DataDir, campaign_toml: &Path) -> Result<AddedCampaig
     // `IngestError::Campaign` names the file: the message names it no second time.
     let campaign = Campaign::from_toml(&source, &text)
         .map_err(|e| bad(campaign_toml, model_error_message(e, &source)))?;
-    if campaign.backend == Backend::Docker {
+    if matches!(campaign.backend, Backend::Docker(_)) {
         return Err(bad(
             campaign_toml,
-            "backend `docker` cannot build submissions yet (it comes with the Docker backend issue): every ingested diff would stop in `building`; use `builtin` or `process`".into(),
+            "backend `docker` cannot build submissions yet (the Docker build worker, `referee build`, is not in this build): every ingested diff would stop in `building`; use `builtin` or `process`".into(),
         ));
     }
     DeniedGlobs::new(&campaign.surface.denied_paths).map_err(|(pattern, message)| {

@@ -721,6 +721,6 @@ fn backend_name(campaign: &Campaign) -> &'static str {
     match campaign.backend {
         receipts::model::Backend::Builtin => "builtin",
         receipts::model::Backend::Process { .. } => "process",
-        receipts::model::Backend::Docker => "docker",
+        receipts::model::Backend::Docker(_) => "docker",
     }
 }

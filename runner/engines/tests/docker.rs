@@ -1,0 +1,453 @@
+//! The Docker backend against a real daemon (content/docker.md). No registry is reachable
+//! here: the test image is built from a rootfs tarball made in the test — the `referee`
+//! binary (the built-in engine), `bash` (the sandbox probes) and the shared libraries
+//! `ldd` lists for them — by a `FROM scratch` Dockerfile, with the build API and no
+//! network.
+//!
+//! Needs a daemon and the binary: `scripts/dockerd start target/dockerd` (prints the
+//! `DOCKER_HOST` to export), `cargo build -p referee`, then
+//! `cargo test -p engines --test docker -- --ignored` (`.ci/run` does all of it).
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use engines::docker::build::context_tar;
+use engines::docker::{ContainerExit, Daemon, DockerBackend, DockerError, SCOPE_LABEL};
+use engines::isolation::CpuPlan;
+use engines::sandbox::Sandbox;
+use engines::{Confinement, Engine, EngineBackend, EngineError, EngineSettings, LOG_TAIL_LINES};
+use receipts::model::{DockerSpec, ImageRef, SandboxKind};
+
+/// The test image's tag.
+const TAG: &str = "referee-test/engine:tiny";
+
+/// The `referee` binary: `REFEREE_BIN`, else the workspace's debug build.
+fn referee() -> PathBuf {
+    let path = std::env::var_os("REFEREE_BIN").map_or_else(
+        || Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/debug/referee"),
+        PathBuf::from,
+    );
+    assert!(
+        path.is_file(),
+        "{} not found: cargo build -p referee",
+        path.display()
+    );
+    path.canonicalize().unwrap()
+}
+
+fn daemon() -> Daemon {
+    Daemon::connect(None).expect("connecting to DOCKER_HOST (scripts/dockerd start)")
+}
+
+/// `binaries` and every library `ldd` lists for them, at their own paths, as a tar.
+fn rootfs(binaries: &[(&Path, &str)]) -> Vec<u8> {
+    let mut tar = tar::Builder::new(Vec::new());
+    // The daemon's tar reader refuses GNU sparse entries (a debug binary has holes).
+    tar.sparse(false);
+    let mut seen = HashSet::new();
+    for (binary, at) in binaries {
+        tar.append_path_with_name(binary, at.trim_start_matches('/'))
+            .unwrap();
+        let out = Command::new("ldd").arg(binary).output().unwrap();
+        for line in String::from_utf8_lossy(&out.stdout).lines() {
+            // `libc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x…)` or `/lib64/ld-linux…`.
+            let Some(lib) = line
+                .split_whitespace()
+                .find(|w| w.starts_with('/'))
+                .map(str::to_owned)
+            else {
+                continue;
+            };
+            if seen.insert(lib.clone()) {
+                let real = Path::new(&lib).canonicalize().unwrap();
+                tar.append_path_with_name(&real, lib.trim_start_matches('/'))
+                    .unwrap();
+            }
+        }
+    }
+    tar.into_inner().unwrap()
+}
+
+/// Builds the test image once per test binary; returns its id.
+fn image() -> &'static str {
+    static ID: OnceLock<String> = OnceLock::new();
+    ID.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let rootfs = rootfs(&[
+            (&referee(), "/usr/local/bin/referee"),
+            (Path::new("/bin/bash"), "/bin/bash"),
+            (Path::new("/usr/bin/timeout"), "/usr/bin/timeout"),
+        ]);
+        std::fs::write(dir.path().join("rootfs.tar"), rootfs).unwrap();
+        std::fs::create_dir(dir.path().join("tmp")).unwrap();
+        std::fs::write(
+            dir.path().join("Dockerfile"),
+            "FROM scratch\nADD rootfs.tar /\nENV PATH=/usr/local/bin:/usr/bin:/bin\n",
+        )
+        .unwrap();
+        let context = context_tar(dir.path()).unwrap();
+        daemon()
+            .build_image(context, "Dockerfile", TAG)
+            .unwrap()
+            .image_id
+    })
+}
+
+/// A patched tree: the demo baseline's engine config.
+fn tree() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/demo/baseline/engine.toml"),
+        dir.path().join("engine.toml"),
+    )
+    .unwrap();
+    dir
+}
+
+fn settings(work: &Path, memory_limit_mb: u64) -> EngineSettings {
+    EngineSettings {
+        program: referee(),
+        memory_limit_mb,
+        threads: 1,
+        served_model_name: "referee-builtin".into(),
+        pid_file: work.join("engines.pid"),
+        confinement: Confinement {
+            sandbox: Sandbox::probe(SandboxKind::Trusted).unwrap(),
+            hidden: Vec::new(),
+            cpus: CpuPlan::for_this_process().unwrap(),
+        },
+        readiness: vec!["/health".into()],
+        env: BTreeMap::new(),
+        baseline_image: None,
+    }
+}
+
+fn spec(command: &[&str]) -> DockerSpec {
+    image();
+    DockerSpec {
+        image: Some(TAG.into()),
+        command: command.iter().map(|s| (*s).to_owned()).collect(),
+        env: BTreeMap::from([("CAMPAIGN_VAR".into(), "threads={threads}".into())]),
+        tmpfs_mb: Some(8),
+        ..DockerSpec::default()
+    }
+}
+
+const SERVE: &[&str] = &[
+    "referee",
+    "engine",
+    "serve",
+    "--config",
+    "{config}",
+    "--host",
+    "0.0.0.0",
+    "--port",
+    "{port}",
+    "--memory-limit-mb",
+    "{memory_mb}",
+    "--threads",
+    "{threads}",
+    "--served-model-name",
+    "referee-builtin",
+];
+
+/// Containers and networks on the daemon labelled with `scope`.
+fn labelled(daemon: &Daemon, scope: &str) -> (usize, usize) {
+    let docker = daemon.docker().clone();
+    let filters: HashMap<&str, Vec<String>> =
+        HashMap::from([("label", vec![format!("{SCOPE_LABEL}={scope}")])]);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let containers = docker
+            .list_containers(Some(
+                bollard::query_parameters::ListContainersOptionsBuilder::new()
+                    .all(true)
+                    .filters(&filters)
+                    .build(),
+            ))
+            .await
+            .unwrap();
+        let networks = docker
+            .list_networks(Some(
+                bollard::query_parameters::ListNetworksOptionsBuilder::new()
+                    .filters(&filters)
+                    .build(),
+            ))
+            .await
+            .unwrap();
+        (containers.len(), networks.len())
+    })
+}
+
+/// Runs `script` under bash in a container of `memory_mb` MiB: the health check's
+/// detail and log tail, and the typed exit. Checks nothing is left on the daemon.
+fn died(script: &str, memory_mb: u64) -> (String, Vec<String>, Option<ContainerExit>) {
+    let work = tempfile::tempdir().unwrap();
+    let tree = tree();
+    let backend = DockerBackend::new(
+        daemon(),
+        &spec(&["bash", "-c", script]),
+        None,
+        settings(work.path(), memory_mb),
+    )
+    .unwrap();
+    let mut engine = backend.container(
+        tree.path(),
+        &tree.path().join("engine.toml"),
+        &work.path().join("engine.log"),
+    );
+    engine.start().unwrap();
+    let err = engine.wait_healthy(Duration::from_secs(60)).unwrap_err();
+    engine.stop().unwrap();
+    assert_eq!(labelled(&daemon(), backend.scope()), (0, 0), "leftovers");
+    match err {
+        EngineError::DiedBeforeHealthy { detail, log_tail } => {
+            (detail, log_tail, engine.exit().cloned())
+        }
+        other => panic!("expected DiedBeforeHealthy, got {other:?}"),
+    }
+}
+
+#[test]
+#[ignore = "needs dockerd: run scripts/dockerd start target/dockerd; see the module docs"]
+fn the_builtin_engine_serves_from_a_sandboxed_container() {
+    let work = tempfile::tempdir().unwrap();
+    let tree = tree();
+    let connected = daemon();
+    let version = connected.version().to_owned();
+    let backend =
+        DockerBackend::new(connected, &spec(SERVE), None, settings(work.path(), 256)).unwrap();
+    assert_eq!(backend.image().image_id, image());
+    assert_eq!(backend.image().manifest_digest, None);
+    let log = work.path().join("logs/engine.log");
+    let mut engine = backend.engine(tree.path(), &tree.path().join("engine.toml"), &log);
+    engine.start().unwrap();
+    engine.wait_healthy(Duration::from_secs(60)).unwrap();
+    let endpoint = engine.endpoint().unwrap();
+    assert!(
+        endpoint.starts_with("http://") && endpoint.ends_with(":8000"),
+        "{endpoint}"
+    );
+    let run = engine.docker().unwrap();
+    assert_eq!(run.image_reference, TAG);
+    assert_eq!(run.image_id, image());
+    assert_eq!(run.daemon_version, version);
+    assert_eq!(run.memory_bytes, 256 << 20);
+    assert!(run.read_only_root && run.init && run.unprivileged && run.network_internal);
+    assert_eq!(
+        run.tmpfs,
+        BTreeMap::from([("/tmp".into(), "rw,nosuid,nodev,size=8m".into())])
+    );
+    assert_eq!(run.binds, [format!("{}:/tree:ro", tree.path().display())]);
+    assert_eq!(
+        run.env_names,
+        [
+            "REFEREE_THREADS",
+            "REFEREE_MEMORY_MB",
+            "CAMPAIGN_VAR",
+            "PATH"
+        ]
+    );
+    let isolation = engine.isolation().unwrap();
+    assert_eq!(isolation.sandbox, SandboxKind::Docker);
+    assert_eq!(
+        engine.command().unwrap(),
+        SERVE
+            .iter()
+            .map(|a| match *a {
+                "{config}" => "/tree/engine.toml".to_owned(),
+                "{port}" => "8000".to_owned(),
+                "{memory_mb}" => "256".to_owned(),
+                "{threads}" => "1".to_owned(),
+                other => other.to_owned(),
+            })
+            .collect::<Vec<_>>()
+    );
+    assert!(engine.is_running());
+    engine.stop().unwrap();
+    assert!(!engine.is_running());
+    // The engine's own start-up line reached the log through the daemon's log stream.
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(text.contains("listening on http://0.0.0.0:8000"), "{text}");
+    assert_eq!(labelled(&daemon(), backend.scope()), (0, 0));
+}
+
+#[test]
+#[ignore = "needs dockerd: run scripts/dockerd start target/dockerd; see the module docs"]
+fn the_container_reaches_nothing_writes_only_tmp_and_sees_only_its_env() {
+    let script = r#"
+        probe() { timeout 3 bash -c "exec 3<>/dev/tcp/$1/80" 2>/dev/null; }
+        probe 1.1.1.1 && echo outbound=open || echo outbound=blocked
+        probe 10.0.0.1 && echo private=open || echo private=blocked
+        (echo x > /probe) 2>/dev/null && echo root=writable || echo root=read-only
+        (echo x > /tree/probe) 2>/dev/null && echo tree=writable || echo tree=read-only
+        (echo x > /tmp/probe) 2>/dev/null && echo tmp=writable || echo tmp=read-only
+        names=""; while IFS= read -r -d '' v; do names="$names ${v%%=*}"; done < /proc/1/environ
+        echo "env:$names"
+        exit 7"#;
+    let (detail, tail, exit) = died(script, 128);
+    assert_eq!(detail, "container exited with code 7");
+    assert_eq!(exit, Some(ContainerExit::Exited { code: 7 }));
+    assert_eq!(
+        tail,
+        [
+            "outbound=blocked",
+            "private=blocked",
+            "root=read-only",
+            "tree=read-only",
+            "tmp=writable",
+            "env: PATH HOSTNAME REFEREE_THREADS REFEREE_MEMORY_MB CAMPAIGN_VAR HOME",
+        ]
+    );
+}
+
+#[test]
+#[ignore = "needs dockerd: run scripts/dockerd start target/dockerd; see the module docs"]
+fn a_container_that_exits_at_once_gives_its_last_50_lines() {
+    let script =
+        "for ((i=1; i<=60; i++)); do echo line $i >&2; done; echo 'CUDA out of memory' >&2; exit 1";
+    let (detail, tail, _) = died(script, 128);
+    assert_eq!(detail, "container exited with code 1");
+    assert_eq!(tail.len(), LOG_TAIL_LINES);
+    assert_eq!(tail[0], "line 12");
+    assert_eq!(tail.last().map(String::as_str), Some("CUDA out of memory"));
+}
+
+#[test]
+#[ignore = "needs dockerd: run scripts/dockerd start target/dockerd; see the module docs"]
+fn a_container_over_its_memory_limit_is_oom_killed() {
+    let (detail, _, exit) = died("s=x; while :; do s=\"$s$s\"; done", 32);
+    assert_eq!(
+        exit,
+        Some(ContainerExit::OomKilled {
+            code: 137,
+            limit_mb: 32
+        })
+    );
+    assert_eq!(
+        detail,
+        "container killed for running out of memory (limit 32 MiB, exit code 137)"
+    );
+}
+
+#[test]
+#[ignore = "needs dockerd: run scripts/dockerd start target/dockerd; see the module docs"]
+fn a_missing_image_is_refused_with_the_daemons_message() {
+    let err = daemon()
+        .resolve_image("referee-test/absent:v0", false, &mut |_| {})
+        .unwrap_err();
+    match err {
+        DockerError::MissingImage { reference, message } => {
+            assert_eq!(reference, "referee-test/absent:v0");
+            assert_eq!(
+                message,
+                "no such image: referee-test/absent:v0: No such image: referee-test/absent:v0"
+            );
+        }
+        other => panic!("expected MissingImage, got {other:?}"),
+    }
+    // With pull allowed, the pull fails (no registry is reachable) and says why.
+    let err = daemon()
+        .resolve_image("referee-test/absent:v0", true, &mut |_| {})
+        .unwrap_err();
+    assert!(matches!(err, DockerError::MissingImage { .. }), "{err:?}");
+}
+
+#[test]
+#[ignore = "needs dockerd: run scripts/dockerd start target/dockerd; see the module docs"]
+fn an_image_that_is_not_the_pinned_one_is_refused() {
+    let id = image();
+    let zero = format!("sha256:{}", "0".repeat(64));
+    // A digest reference the image does not carry.
+    let err = daemon()
+        .resolve_image(&format!("referee-test/engine@{zero}"), false, &mut |_| {})
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            DockerError::MissingImage { .. } | DockerError::DigestMismatch { .. }
+        ),
+        "{err:?}"
+    );
+    // The campaign pins a config id the tag does not resolve to.
+    let work = tempfile::tempdir().unwrap();
+    let pinned = ImageRef {
+        name: "referee-test/engine".into(),
+        manifest_digest: zero.clone(),
+        config_digest: Some(zero.clone()),
+    };
+    match DockerBackend::new(
+        daemon(),
+        &spec(SERVE),
+        Some(&pinned),
+        settings(work.path(), 256),
+    ) {
+        Err(DockerError::DigestMismatch {
+            reference,
+            expected,
+            actual,
+        }) => {
+            assert_eq!(
+                (reference.as_str(), expected.as_str(), actual.as_str()),
+                (TAG, zero.as_str(), id)
+            );
+        }
+        other => panic!("expected DigestMismatch, got {other:?}"),
+    }
+}
+
+#[test]
+#[ignore = "needs dockerd: run scripts/dockerd start target/dockerd; see the module docs"]
+fn a_killed_runners_containers_are_swept() {
+    let work = tempfile::tempdir().unwrap();
+    let tree = tree();
+    let backend = DockerBackend::new(
+        daemon(),
+        &spec(&["bash", "-c", "while :; do read -r -t 1 || :; done"]),
+        None,
+        settings(work.path(), 64),
+    )
+    .unwrap();
+    let mut engine = backend.engine(
+        tree.path(),
+        &tree.path().join("engine.toml"),
+        &work.path().join("engine.log"),
+    );
+    engine.start().unwrap();
+    // A runner killed with SIGKILL runs no drop: forget the engine.
+    std::mem::forget(engine);
+    assert_eq!(labelled(&daemon(), backend.scope()), (1, 1));
+    assert_eq!(backend.sweep_leftovers(), 1);
+    assert_eq!(labelled(&daemon(), backend.scope()), (0, 0));
+}
+
+#[test]
+#[ignore = "needs dockerd: run scripts/dockerd start target/dockerd; see the module docs"]
+fn a_failing_build_is_typed_with_the_daemons_message() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("Dockerfile"),
+        "FROM scratch\nCOPY missing.txt /\n",
+    )
+    .unwrap();
+    let err = daemon()
+        .build_image(
+            context_tar(dir.path()).unwrap(),
+            "Dockerfile",
+            "referee-test/broken:x",
+        )
+        .unwrap_err();
+    match err {
+        DockerError::BuildFailed { tag, message, .. } => {
+            assert_eq!(tag, "referee-test/broken:x");
+            assert!(message.contains("missing.txt"), "{message}");
+        }
+        other => panic!("expected BuildFailed, got {other:?}"),
+    }
+}

@@ -1,0 +1,276 @@
+//! A round in the data directory's transparency log (content/transparency-log.md): its
+//! round-opened statement is appended, and the new checkpoint published, before any entry
+//! runs ([`open_round`]); with `--require-witness` the round waits, bounded, for a
+//! witness cosignature on a checkpoint that holds that entry; at seal the receipt is
+//! appended and both entries' C2SP tlog-proofs are written to `rounds/<n>.proof`, outside
+//! the bundle ([`log_receipt`]). Appends are idempotent by the entry's bytes (which hold
+//! the envelope's digest): a resumed round never logs an envelope twice. A data directory
+//! without `log/config.toml` runs rounds as before; their receipt says `notLogged`.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use intake::log::{LogError, LogStore};
+use receipts::bundle::ENVELOPE_FILE;
+use receipts::fsutil::{read_limited, write_atomic};
+use receipts::keys::{KeyRole, Keyring, PrivateKey};
+use receipts::model::{OpeningWitness, RoundLog};
+use receipts::tlog::checkpoint::Checkpoint;
+use receipts::tlog::cosignature;
+use receipts::tlog::entry::{EntryKind, LogEntry};
+use receipts::tlog::note::{NoteVerifier, SignatureType};
+use receipts::tlog::proof::round_proof_path;
+
+use super::record::Record;
+use super::setup::ROUND_OPENED_FILE;
+use super::{Ctx, RoundError, RoundOptions, io};
+
+/// `.work/round-<n>/` file holding the checkpoint published when the round opened (with
+/// the witness's cosignature once it has one): its round-opened proof is against it.
+const OPENING_CHECKPOINT: &str = "opening.checkpoint";
+
+/// Largest checkpoint or envelope read here, in bytes.
+const MAX_CHECKPOINT_BYTES: usize = receipts::tlog::note::MAX_NOTE_BYTES;
+
+/// How often a round waiting for a witness reads the checkpoint again.
+const WITNESS_POLL: Duration = Duration::from_millis(250);
+
+/// The data directory's log and what appends to it.
+pub(crate) struct RoundLogger {
+    store: LogStore,
+    key: PrivateKey,
+    verifier: NoteVerifier,
+    /// The keyring's witness keys, as cosignature verifiers.
+    witnesses: Vec<NoteVerifier>,
+    /// `--require-witness`: how long to wait for a cosignature.
+    require_witness: Option<Duration>,
+}
+
+/// The log of `options.data`, when it has one, with its key: refused before the round
+/// opens when the log key is missing, unreadable, not the log's, the evaluator key, or
+/// when `--require-witness` finds no log or no trusted witness key.
+///
+/// Errors: [`RoundError::LogKey`], [`RoundError::Log`].
+pub(crate) fn open_logger(
+    options: &RoundOptions,
+    evaluator: &PrivateKey,
+    keyring: &Keyring,
+) -> Result<Option<RoundLogger>, RoundError> {
+    let refuse = |reason: String| RoundError::LogKey { reason };
+    let store = match LogStore::open(options.data.root()) {
+        Ok(store) => store,
+        Err(LogError::NoLog { .. }) if options.require_witness.is_none() => return Ok(None),
+        Err(LogError::NoLog { path }) => {
+            return Err(refuse(format!(
+                "--require-witness: the data directory has no log (`{}`; run `referee log init`)",
+                path.display()
+            )));
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let path = options.log_key.as_deref().ok_or_else(|| {
+        refuse(
+            "the data directory has a log: the round needs its log key (`<key-dir>/log.key`)"
+                .into(),
+        )
+    })?;
+    let key = PrivateKey::load(path)
+        .map_err(|e| refuse(format!("loading the log key `{}`: {e}", path.display())))?;
+    if key.public().as_bytes() == evaluator.public().as_bytes() {
+        return Err(refuse(format!(
+            "the log key `{}` is the evaluator key: a log needs its own key",
+            path.display()
+        )));
+    }
+    let verifier = store.verifier(key.public())?;
+    let witnesses: Vec<NoteVerifier> = (keyring.role_keys().iter())
+        .filter(|k| k.role == KeyRole::Witness)
+        .filter_map(|k| {
+            NoteVerifier::new(&k.origin, SignatureType::Cosignature, k.trusted.key.clone()).ok()
+        })
+        .collect();
+    if options.require_witness.is_some() && witnesses.is_empty() {
+        return Err(refuse(
+            "--require-witness: the keyring trusts no witness key (role `witness`)".into(),
+        ));
+    }
+    Ok(Some(RoundLogger {
+        store,
+        key,
+        verifier,
+        witnesses,
+        require_witness: options.require_witness,
+    }))
+}
+
+impl RoundLogger {
+    /// The first witness cosignature on the signed checkpoint `bytes`, by a trusted
+    /// witness, on a checkpoint that holds entry `index`.
+    fn witnessed(&self, bytes: &[u8], index: u64) -> Option<OpeningWitness> {
+        let (checkpoint, note) = Checkpoint::open(bytes, &self.verifier).ok()?;
+        if checkpoint.size <= index {
+            return None;
+        }
+        self.witnesses.iter().find_map(|w| {
+            let timestamp_s = cosignature::verify(&note, w).ok()?;
+            Some(OpeningWitness {
+                name: w.name().to_owned(),
+                checkpoint_size: checkpoint.size,
+                timestamp_s,
+            })
+        })
+    }
+
+    /// The current checkpoint's bytes.
+    fn current(&self) -> Result<Vec<u8>, RoundError> {
+        Ok(self.store.checkpoint(&self.verifier)?.1)
+    }
+}
+
+/// The round's log entry of kind `kind` for the envelope file at `path`.
+fn entry_of(ctx: &Ctx<'_>, kind: EntryKind, path: &Path) -> Result<Vec<u8>, RoundError> {
+    let bytes =
+        read_limited(path, receipts::bundle::MAX_ENVELOPE_BYTES).map_err(io("reading", path))?;
+    LogEntry::for_envelope(ctx.frozen.campaign.id.clone(), ctx.round, kind, &bytes)
+        .to_bytes()
+        .map_err(|e| RoundError::Record {
+            round: ctx.round,
+            message: e.to_string(),
+        })
+}
+
+/// Logs the round-opened statement (once) and publishes the checkpoint; with
+/// `--require-witness`, before any entry ran, waits for a witness's cosignature. Returns
+/// what the receipt records.
+///
+/// Errors: [`RoundError::Log`]; [`RoundError::NotWitnessed`] when no witness cosigned
+/// within the bound (the round stays in `.work/`: the same command resumes it and waits
+/// again); [`RoundError::Io`].
+pub(crate) fn open_round(ctx: &Ctx<'_>) -> Result<RoundLog, RoundError> {
+    let Some(logger) = &ctx.logger else {
+        return Ok(RoundLog::NotLogged);
+    };
+    let entry = entry_of(
+        ctx,
+        EntryKind::RoundOpened,
+        &ctx.bundle.join(ROUND_OPENED_FILE),
+    )?;
+    let entries_ran =
+        (ctx.records.iter()).any(|r| matches!(r, Record::Entry(_) | Record::Sealed(_)));
+    let index = if entries_ran {
+        // Entries ran: an opening not logged before them (a log created since) is not
+        // logged now either.
+        match logger.store.position(&logger.verifier, &entry)? {
+            Some(index) => index,
+            None => {
+                ctx.progress.log_note(&format!(
+                    "round {}: not logged: its entries ran before the data directory had a log",
+                    ctx.round
+                ));
+                return Ok(RoundLog::NotLogged);
+            }
+        }
+    } else {
+        logger.store.append_once(&logger.key, &entry)?
+    };
+    let saved = ctx.work.join(OPENING_CHECKPOINT);
+    let opening = match read_limited(&saved, MAX_CHECKPOINT_BYTES) {
+        Ok(bytes) if Checkpoint::open(&bytes, &logger.verifier).is_ok() => bytes,
+        _ => {
+            let bytes = logger.current()?;
+            write_atomic(&saved, &bytes, 0o644).map_err(io("writing", &saved))?;
+            bytes
+        }
+    };
+    let size = Checkpoint::open(&opening, &logger.verifier)
+        .map(|(c, _)| c.size)
+        .unwrap_or_default();
+    ctx.progress.log_note(&format!(
+        "round {}: round-opened statement logged at index {index} of {} (checkpoint size {size})",
+        ctx.round,
+        logger.verifier.name()
+    ));
+    let mut witness = logger.witnessed(&opening, index);
+    if let (None, Some(bound), false) = (&witness, logger.require_witness, entries_ran) {
+        ctx.progress.log_note(&format!(
+            "round {}: waiting up to {} s, before the first entry runs, for a witness to cosign a checkpoint holding entry {index}: the witness runs `referee log witness --log {} --key <witness.key> --name <name> --log-key {}`",
+            ctx.round,
+            bound.as_secs(),
+            LogStore::dir_of(ctx.options.data.root()).display(),
+            logger.verifier.to_vkey()
+        ));
+        let deadline = Instant::now() + bound;
+        loop {
+            let bytes = logger.current()?;
+            if let Some(found) = logger.witnessed(&bytes, index) {
+                write_atomic(&saved, &bytes, 0o644).map_err(io("writing", &saved))?;
+                witness = Some(found);
+                break;
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return Err(RoundError::NotWitnessed {
+                    round: ctx.round,
+                    index,
+                    waited_s: bound.as_secs(),
+                });
+            }
+            std::thread::sleep(WITNESS_POLL.min(deadline - now));
+        }
+    }
+    if let Some(w) = &witness {
+        ctx.progress.log_note(&format!(
+            "round {}: opening witnessed by {} at {} (checkpoint size {})",
+            ctx.round, w.name, w.timestamp_s, w.checkpoint_size
+        ));
+    }
+    Ok(RoundLog::Logged {
+        origin: logger.verifier.name().to_owned(),
+        round_opened_index: index,
+        opening_witness: witness,
+    })
+}
+
+/// Logs the sealed receipt of the bundle `dest` (once) and writes `rounds/<n>.proof`: the
+/// round-opened entry's tlog-proof against the opening checkpoint, then the receipt's
+/// against the checkpoint after it.
+///
+/// Errors: [`RoundError::Log`]; [`RoundError::Io`].
+pub(crate) fn log_receipt(ctx: &Ctx<'_>, dest: &Path) -> Result<(), RoundError> {
+    let (
+        Some(logger),
+        Some(RoundLog::Logged {
+            round_opened_index, ..
+        }),
+    ) = (&ctx.logger, &ctx.round_log)
+    else {
+        return Ok(());
+    };
+    let entry = entry_of(ctx, EntryKind::Receipt, &dest.join(ENVELOPE_FILE))?;
+    let index = logger.store.append_once(&logger.key, &entry)?;
+    let saved = ctx.work.join(OPENING_CHECKPOINT);
+    let opening = read_limited(&saved, MAX_CHECKPOINT_BYTES).map_err(io("reading", &saved))?;
+    let current = logger.current()?;
+    let proofs = [
+        (*round_opened_index, opening, "round-opened"),
+        (index, current, "receipt"),
+    ];
+    let mut bytes = Vec::new();
+    for (index, checkpoint, kind) in proofs {
+        let proof = logger.store.tlog_proof(
+            &logger.verifier,
+            index,
+            &checkpoint,
+            Some(kind.as_bytes().to_vec()),
+        )?;
+        bytes.extend(proof.to_bytes());
+    }
+    let path = round_proof_path(dest);
+    write_atomic(&path, &bytes, 0o644).map_err(io("writing", &path))?;
+    ctx.progress.log_note(&format!(
+        "round {}: receipt logged at index {index}; proofs in {}",
+        ctx.round,
+        path.display()
+    ));
+    Ok(())
+}

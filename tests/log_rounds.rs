@@ -1,0 +1,400 @@
+//! Rounds in the transparency log, end to end through the binary (content/transparency-
+//! log.md): two tiny rounds log four entries whose proofs verify, one by one and as an
+//! archive; a log truncated to a smaller, validly signed checkpoint is caught by
+//! consistency against the checkpoint `verify` remembered (and one given with
+//! `--checkpoint`); a round of a data directory without a log, or whose proofs are gone,
+//! fails `--require-log`; a witness cosigns the opening of a round that requires it, and
+//! without one the round stops before any entry ran.
+
+mod support;
+
+use std::fs;
+use std::path::Path;
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use receipts::layout::read_round_record;
+use receipts::model::{OpeningWitness, RoundLog};
+use serde_json::Value;
+use support::{Fixture, Tiny, bin, ok, serial, stdout, text};
+
+const ORIGIN: &str = "referee.example/log";
+
+/// `referee <args>` in the fixture's directory, with the config directory (remembered
+/// checkpoints) inside it.
+fn run(fixture: &Fixture, args: &[&str]) -> Output {
+    command(fixture, args).output().expect("runs referee")
+}
+
+fn command(fixture: &Fixture, args: &[&str]) -> Command {
+    let mut command = bin();
+    command
+        .args(args)
+        .current_dir(fixture.dir.path())
+        .env("XDG_CONFIG_HOME", fixture.dir.path().join("config"));
+    command
+}
+
+/// `referee log init` into the fixture's data and key directories; the verifier key.
+fn init_log(fixture: &Fixture) -> String {
+    let out = run(
+        fixture,
+        &[
+            "log",
+            "init",
+            "--data",
+            "data",
+            "--key-dir",
+            "keys",
+            "--origin",
+            ORIGIN,
+            "--json",
+        ],
+    );
+    ok(&out);
+    let json: Value = serde_json::from_str(&stdout(&out)).expect("json");
+    json["vkey"].as_str().expect("vkey").to_owned()
+}
+
+/// `referee round` of the tiny campaign with the fixture's key directory, then `extra`.
+fn round(fixture: &Fixture, extra: &[&str]) -> Output {
+    let mut command = fixture.round_command();
+    command
+        .arg("--key-dir")
+        .arg(fixture.key_dir())
+        .args(extra)
+        .env("XDG_CONFIG_HOME", fixture.dir.path().join("config"));
+    command.output().expect("runs referee round")
+}
+
+/// `referee verify --json <args>`: the exit code and each report's checks as
+/// `(name, target, passed, notApplicable)`.
+fn verify(fixture: &Fixture, args: &[&str]) -> (Option<i32>, Vec<Value>) {
+    let mut all = vec!["verify", "--data", "data", "--json"];
+    all.extend_from_slice(args);
+    let out = run(fixture, &all);
+    let reports: Vec<Value> = serde_json::from_str(&stdout(&out)).unwrap_or_else(|e| {
+        panic!("verify output is not JSON ({e}): {}", text(&out));
+    });
+    (out.status.code(), reports)
+}
+
+/// The log checks of a report: `name` → (passed, reason code or n/a text).
+fn log_checks(report: &Value) -> Vec<(String, bool, String)> {
+    (report["checks"].as_array().expect("checks").iter())
+        .filter(|c| c["name"].as_str().is_some_and(|n| n.starts_with("log.")))
+        .map(|c| {
+            let detail = c["reason"]["code"]
+                .as_str()
+                .or(c["notApplicable"].as_str())
+                .unwrap_or("")
+                .to_owned();
+            (
+                c["name"].as_str().unwrap_or("").to_owned(),
+                c["passed"].as_bool().unwrap_or(false),
+                detail,
+            )
+        })
+        .collect()
+}
+
+fn passed(names: &[&str]) -> Vec<(String, bool, String)> {
+    names
+        .iter()
+        .map(|n| ((*n).to_owned(), true, String::new()))
+        .collect()
+}
+
+fn round_log(fixture: &Fixture, n: u64) -> Option<RoundLog> {
+    let bundle = fixture.data.join("tiny/rounds").join(n.to_string());
+    read_round_record(&bundle)
+        .expect("record")
+        .0
+        .transparency_log
+}
+
+const BUNDLE_CHECKS: [&str; 4] = [
+    "log.checkpoint",
+    "log.roundOpened",
+    "log.receipt",
+    "log.consistency",
+];
+
+#[test]
+fn two_logged_rounds_verify_and_a_truncated_log_is_caught() {
+    let _serial = serial();
+    let fixture = Fixture::new(&Tiny::default(), &[]);
+    init_log(&fixture);
+    ok(&round(&fixture, &[]));
+    ok(&round(&fixture, &[]));
+    for (n, index) in [(1, 0), (2, 2)] {
+        assert_eq!(
+            round_log(&fixture, n),
+            Some(RoundLog::Logged {
+                origin: ORIGIN.to_owned(),
+                round_opened_index: index,
+                opening_witness: None,
+            })
+        );
+    }
+    let checkpoint: Value = serde_json::from_str(&stdout(&run(
+        &fixture,
+        &["log", "checkpoint", "--data", "data", "--json"],
+    )))
+    .expect("json");
+    assert_eq!(checkpoint["size"], 4);
+    ok(&run(&fixture, &["log", "verify", "--data", "data"]));
+
+    // Each round on its own: every proof verifies; the opening is not witnessed.
+    for n in ["1", "2"] {
+        let (code, reports) = verify(&fixture, &[&format!("data/tiny/rounds/{n}")]);
+        assert_eq!(code, Some(0), "{reports:?}");
+        let mut expected = passed(&BUNDLE_CHECKS);
+        expected.insert(
+            3,
+            (
+                "log.witness".to_owned(),
+                false,
+                "round opening not witnessed".to_owned(),
+            ),
+        );
+        let mut got = log_checks(&reports[0]);
+        got.sort();
+        expected.sort();
+        assert_eq!(got, expected);
+    }
+    // The archive: both rounds once each, in chain order.
+    let (code, reports) = verify(&fixture, &["data"]);
+    assert_eq!(code, Some(0), "{reports:?}");
+    let log_report = (reports.iter())
+        .find(|r| r["bundle"].as_str().is_some_and(|b| b.ends_with("log")))
+        .expect("a report for the log");
+    assert_eq!(
+        log_checks(log_report),
+        passed(&["log.checkpoint", "log.archive"])
+    );
+    let remembered = fixture
+        .dir
+        .path()
+        .join("config/referee/checkpoints/referee.example_log.checkpoint");
+    let remembered_text = fs::read_to_string(&remembered).expect("remembered checkpoint");
+    assert!(
+        remembered_text.starts_with("referee.example/log\n4\n"),
+        "{remembered_text}"
+    );
+    fs::copy(&remembered, fixture.dir.path().join("seen.checkpoint")).expect("copy");
+
+    // Truncated: the log's checkpoint is now round 1's sealing checkpoint (size 2),
+    // validly signed by the log key; its tiles of size 2 are still there.
+    let proofs = fs::read_to_string(fixture.data.join("tiny/rounds/1.proof")).expect("proof");
+    let receipt_proof = &proofs[proofs.rfind("c2sp.org/tlog-proof@v1").expect("second")..];
+    let checkpoint = &receipt_proof[receipt_proof.find("\n\n").expect("blank") + 2..];
+    assert!(
+        checkpoint.starts_with("referee.example/log\n2\n"),
+        "{checkpoint}"
+    );
+    fs::write(fixture.data.join("log/checkpoint"), checkpoint).expect("truncate");
+    // Round 1's own proofs still verify; the remembered checkpoint says the log shrank.
+    let (code, reports) = verify(&fixture, &["data/tiny/rounds/1"]);
+    assert_eq!(code, Some(1));
+    let shrank = (log_checks(&reports[0]).into_iter())
+        .find(|(name, _, _)| name == "log.consistency")
+        .expect("consistency");
+    assert_eq!(
+        shrank,
+        ("log.consistency".to_owned(), false, "logShrank".to_owned())
+    );
+    // The same from a checkpoint given explicitly, and the memory is not rewound.
+    fs::remove_file(&remembered).expect("forget");
+    let (code, reports) = verify(
+        &fixture,
+        &["--checkpoint", "seen.checkpoint", "data/tiny/rounds/1"],
+    );
+    assert_eq!(code, Some(1));
+    let failures: Vec<&Value> = (reports[0]["checks"].as_array().expect("checks").iter())
+        .filter(|c| c["passed"] == false && c["notApplicable"].is_null())
+        .map(|c| &c["reason"])
+        .collect();
+    assert_eq!(
+        failures,
+        [&serde_json::json!({
+            "code": "logShrank",
+            "known": 4,
+            "sourceName": "--checkpoint `seen.checkpoint`",
+            "size": 2
+        })]
+    );
+    assert!(!remembered.exists());
+    // The archive against the truncated log: round 2's entries are gone.
+    let (code, reports) = verify(&fixture, &["--checkpoint", "seen.checkpoint", "data"]);
+    assert_eq!(code, Some(1));
+    let log_report = (reports.iter())
+        .find(|r| r["bundle"].as_str().is_some_and(|b| b.ends_with("log")))
+        .expect("a report for the log");
+    let reasons: Vec<String> = (log_report["checks"].as_array().expect("checks").iter())
+        .filter(|c| c["name"] == "log.archive")
+        .map(|c| c["reason"]["message"].as_str().unwrap_or("").to_owned())
+        .collect();
+    assert_eq!(
+        reasons,
+        [
+            "`tiny` round 2: no round-opened entry in the log",
+            "`tiny` round 2: no receipt entry in the log"
+        ]
+    );
+
+    // Its proofs gone, round 2 is not in the log as far as a verifier can tell.
+    fs::remove_file(fixture.data.join("tiny/rounds/2.proof")).expect("rm proof");
+    let (code, reports) = verify(&fixture, &["--require-log", "data/tiny/rounds/2"]);
+    assert_eq!(code, Some(1));
+    assert_eq!(
+        log_checks(&reports[0]),
+        [("log.roundOpened".to_owned(), false, "notLogged".to_owned())]
+    );
+}
+
+#[test]
+fn a_round_without_a_log_fails_require_log() {
+    let _serial = serial();
+    let fixture = Fixture::new(&Tiny::default(), &[]);
+    let out = round(&fixture, &[]);
+    ok(&out);
+    assert!(
+        stdout(&out).contains("Log: round not logged (the data directory has no transparency log)"),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(round_log(&fixture, 1), Some(RoundLog::NotLogged));
+    assert!(!fixture.data.join("tiny/rounds/1.proof").exists());
+    let (code, reports) = verify(&fixture, &["data/tiny/rounds/1"]);
+    assert_eq!(code, Some(0), "{reports:?}");
+    assert_eq!(
+        log_checks(&reports[0]),
+        [("log.roundOpened".to_owned(), false, "not logged".to_owned())]
+    );
+    let (code, reports) = verify(&fixture, &["--require-log", "data/tiny/rounds/1"]);
+    assert_eq!(code, Some(1));
+    let check = &reports[0]["checks"]
+        .as_array()
+        .expect("checks")
+        .iter()
+        .find(|c| c["name"] == "log.roundOpened")
+        .expect("log.roundOpened")["reason"];
+    assert_eq!(check["code"], "notLogged");
+    assert_eq!(check["why"], "its receipt records no transparency log");
+}
+
+/// Waits until the log's checkpoint has at least `size` entries.
+fn wait_for_size(path: &Path, size: u64) {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let current = fs::read_to_string(path)
+            .ok()
+            .and_then(|t| t.lines().nth(1).and_then(|l| l.parse::<u64>().ok()));
+        if current.is_some_and(|s| s >= size) {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the round never logged its opening"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn a_witness_cosigns_the_opening_of_a_round_that_requires_it() {
+    let _serial = serial();
+    let fixture = Fixture::new(&Tiny::default(), &[]);
+    let vkey = init_log(&fixture);
+    ok(&run(&fixture, &["keygen", "--out", "witness/w"]));
+    ok(&run(
+        &fixture,
+        &[
+            "keyring",
+            "add",
+            "witness/w.pub",
+            "--data",
+            "data",
+            "--role",
+            "witness",
+            "--origin",
+            "witness.example",
+        ],
+    ));
+    // No witness within a second: the round stops before any entry ran.
+    let out = round(&fixture, &["--require-witness", "--witness-timeout", "1"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains("round 1 is opened and logged at index 0, but no trusted witness cosigned a checkpoint holding it within 1 s; no entry ran"),
+        "{}",
+        text(&out)
+    );
+    assert!(!fixture.data.join("tiny/rounds/1").exists());
+
+    // Resumed, it waits again; a witness cosigns meanwhile.
+    let mut child = fixture.round_command();
+    child
+        .arg("--key-dir")
+        .arg(fixture.key_dir())
+        .args(["--require-witness", "--witness-timeout", "120"])
+        .env("XDG_CONFIG_HOME", fixture.dir.path().join("config"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let child = child.spawn().expect("spawn round");
+    wait_for_size(&fixture.data.join("log/checkpoint"), 1);
+    ok(&run(
+        &fixture,
+        &[
+            "log",
+            "witness",
+            "--log",
+            "data/log",
+            "--key",
+            "witness/w.key",
+            "--name",
+            "witness.example",
+            "--log-key",
+            &vkey,
+        ],
+    ));
+    let out = child.wait_with_output().expect("round ends");
+    ok(&out);
+    // The resumed round logged nothing twice: its opening once, its receipt once.
+    let checkpoint = fs::read_to_string(fixture.data.join("log/checkpoint")).expect("cp");
+    assert!(
+        checkpoint.starts_with("referee.example/log\n2\n"),
+        "{checkpoint}"
+    );
+    match round_log(&fixture, 1) {
+        Some(RoundLog::Logged {
+            round_opened_index: 0,
+            opening_witness:
+                Some(OpeningWitness {
+                    name,
+                    checkpoint_size: 1,
+                    ..
+                }),
+            ..
+        }) => assert_eq!(name, "witness.example"),
+        other => panic!("not a witnessed opening: {other:?}"),
+    }
+    assert!(
+        stdout(&out).contains("opening witnessed by witness.example at "),
+        "{}",
+        text(&out)
+    );
+    let (code, reports) = verify(&fixture, &["data/tiny/rounds/1"]);
+    assert_eq!(code, Some(0), "{reports:?}");
+    let mut got = log_checks(&reports[0]);
+    got.sort();
+    let mut expected = passed(&[
+        "log.checkpoint",
+        "log.roundOpened",
+        "log.receipt",
+        "log.consistency",
+        "log.witness",
+    ]);
+    expected.sort();
+    assert_eq!(got, expected);
+}

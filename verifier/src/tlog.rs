@@ -1,0 +1,629 @@
+//! Step 7 of content/receipts.md, the transparency log (content/transparency-log.md): a
+//! logged round's tlog-proofs (`rounds/<n>.proof`, next to the bundle) are checked
+//! against the pinned log key and origin (keyring role `log`), each entry rebuilt from the
+//! envelope bytes the bundle holds; the round's checkpoints — opening, sealing, the log's
+//! current one (its tiles read with `receipts::tlog`) and an older one the verifier
+//! holds — are checked to be prefixes of each other by consistency proofs built from the
+//! tiles; a witnessed opening's cosignature is checked against the pinned witness key.
+//! [`check_archive_log`] checks an archive's rounds against the whole log: each logged
+//! round exactly once, in chain order, and no round the archive lacks.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use receipts::bundle::ENVELOPE_FILE;
+use receipts::fsutil::read_limited;
+use receipts::keys::{KeyRole, Keyring};
+use receipts::layout::read_round_record;
+use receipts::model::{CampaignId, RoundLog, RoundRecord, Sha256Hex, Timestamp};
+use receipts::tlog::checkpoint::Checkpoint;
+use receipts::tlog::cosignature;
+use receipts::tlog::entry::{EntryKind, LogEntry};
+use receipts::tlog::merkle::{leaf_hash, prove_consistency, tree_root, verify_consistency};
+use receipts::tlog::note::{MAX_NOTE_BYTES, NoteVerifier, SignatureType};
+use receipts::tlog::proof::{MAX_PROOF_FILE_BYTES, TlogProof, round_proof_path};
+use receipts::tlog::tiles::{TileDir, TiledTree, read_bundle, tiles_for_size};
+use receipts::verify::{CheckName, FailureReason, VerifyReport};
+
+/// How the log checks run.
+#[derive(Clone, Debug, Default)]
+pub struct LogOptions {
+    /// `--require-log`: a round without a log entry (or without its proofs) fails.
+    pub require: bool,
+    /// The log's directory (its `checkpoint` and `tile/`); `None`: `<data>/log` of the
+    /// data directory the bundle lies in ([`default_log_dir`]), when it exists.
+    pub log_dir: Option<PathBuf>,
+    /// A signed checkpoint of the log the verifier holds from before (`--checkpoint`, or
+    /// the one it remembers), and where it came from.
+    pub known: Option<(Vec<u8>, String)>,
+}
+
+/// A round's place in the log, for people: `round-opened entry at index 4 of
+/// referee.example/log; round opening not witnessed`, or `round not logged (…)`.
+pub fn format_round_log(log: &RoundLog) -> String {
+    match log {
+        RoundLog::NotLogged => {
+            "round not logged (the data directory has no transparency log)".to_owned()
+        }
+        RoundLog::Logged {
+            origin,
+            round_opened_index,
+            opening_witness,
+        } => {
+            let witness = match opening_witness {
+                None => "round opening not witnessed".to_owned(),
+                Some(w) => {
+                    let at = i64::try_from(w.timestamp_s)
+                        .ok()
+                        .and_then(|t| Timestamp::from_unix_seconds(t).ok())
+                        .map_or_else(|| format!("{} s", w.timestamp_s), |t| t.to_string());
+                    format!(
+                        "opening witnessed by {} at {at} (checkpoint size {})",
+                        w.name, w.checkpoint_size
+                    )
+                }
+            };
+            format!("round-opened entry at index {round_opened_index} of {origin}; {witness}")
+        }
+    }
+}
+
+/// `<data>/log` for a bundle `<data>/<campaign>/rounds/<n>`.
+pub fn default_log_dir(bundle: &Path) -> Option<PathBuf> {
+    Some(
+        bundle
+            .parent()?
+            .parent()?
+            .parent()?
+            .join(receipts::tlog::LOG_DIR),
+    )
+}
+
+/// The pinned log key for `origin`.
+fn log_verifier(keyring: &Keyring, origin: &str) -> Option<NoteVerifier> {
+    let key =
+        (keyring.role_keys().iter()).find(|k| k.role == KeyRole::Log && k.origin == origin)?;
+    NoteVerifier::new(origin, SignatureType::Ed25519, key.trusted.key.clone()).ok()
+}
+
+fn log_failure(file: &Path, message: impl ToString) -> FailureReason {
+    FailureReason::Log {
+        file: file.display().to_string(),
+        message: message.to_string(),
+    }
+}
+
+/// A verified checkpoint and its note bytes.
+struct Seen {
+    checkpoint: Checkpoint,
+    bytes: Vec<u8>,
+    name: String,
+}
+
+/// Runs the log checks of the round bundle `dir` (`log.checkpoint`, `log.roundOpened`,
+/// `log.receipt`, `log.consistency`, `log.witness`) into `report`. Returns the largest
+/// checkpoint that verified and that every other one is consistent with (what a verifier
+/// remembers), when the consistency check passed. A round not logged is `not applicable
+/// (not logged)`, or with `--require-log` a failed `log.roundOpened`. Never fails: a
+/// missing or damaged file is a failed check naming it.
+pub fn check_bundle_log(
+    report: &mut VerifyReport,
+    dir: &Path,
+    keyring: &Keyring,
+    options: &LogOptions,
+) -> Option<Vec<u8>> {
+    let (record, _) = read_round_record(dir).ok()?;
+    let not_logged = |report: &mut VerifyReport, why: &str| {
+        if options.require {
+            report.fail(
+                CheckName::LogRoundOpened,
+                None,
+                FailureReason::NotLogged {
+                    round: record.round,
+                    why: why.to_owned(),
+                },
+            );
+        } else {
+            report.not_applicable(CheckName::LogRoundOpened, None, "not logged");
+        }
+    };
+    let Some(RoundLog::Logged {
+        origin,
+        round_opened_index,
+        opening_witness,
+    }) = &record.transparency_log
+    else {
+        not_logged(report, "its receipt records no transparency log");
+        return None;
+    };
+    let proof_path = round_proof_path(dir);
+    let Some(log) = log_verifier(keyring, origin) else {
+        report.fail(
+            CheckName::LogCheckpoint,
+            None,
+            log_failure(
+                &proof_path,
+                format!("the keyring has no key with role `log` for origin `{origin}`"),
+            ),
+        );
+        return None;
+    };
+    let bytes = match read_limited(&proof_path, MAX_PROOF_FILE_BYTES) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            not_logged(
+                report,
+                &format!("its proofs `{}` are missing", proof_path.display()),
+            );
+            return None;
+        }
+        Err(e) => {
+            report.fail(CheckName::LogCheckpoint, None, log_failure(&proof_path, e));
+            return None;
+        }
+    };
+    let proofs = match TlogProof::parse_all(&bytes) {
+        Ok(proofs) => proofs,
+        Err(e) => {
+            report.fail(CheckName::LogCheckpoint, None, log_failure(&proof_path, e));
+            return None;
+        }
+    };
+    let find = |kind: &str| (proofs.iter()).find(|p| p.extra.as_deref() == Some(kind.as_bytes()));
+    let mut seen = Vec::new();
+    let mut checkpoints_ok = true;
+    for (name, kind, file, check) in [
+        (
+            "round-opened",
+            EntryKind::RoundOpened,
+            record.round_opened.as_str(),
+            CheckName::LogRoundOpened,
+        ),
+        (
+            "receipt",
+            EntryKind::Receipt,
+            ENVELOPE_FILE,
+            CheckName::LogReceipt,
+        ),
+    ] {
+        let target = Some(name.to_owned());
+        let Some(proof) = find(name) else {
+            report.fail(
+                check,
+                target,
+                log_failure(&proof_path, format!("no `{name}` proof in it")),
+            );
+            continue;
+        };
+        let path = dir.join(file);
+        let envelope = match read_limited(&path, receipts::bundle::MAX_ENVELOPE_BYTES) {
+            Ok(bytes) => bytes,
+            Err(e) => {
+                report.fail(check, target, log_failure(&path, e));
+                continue;
+            }
+        };
+        let entry =
+            LogEntry::for_envelope(record.campaign.id.clone(), record.round, kind, &envelope);
+        let Ok(leaf) = entry.leaf_hash() else {
+            report.fail(
+                check,
+                target,
+                log_failure(&path, "the entry does not serialize"),
+            );
+            continue;
+        };
+        match proof.verify(&leaf, &log) {
+            Ok(checkpoint) => {
+                let index_ok = kind != EntryKind::RoundOpened || proof.index == *round_opened_index;
+                report.record(
+                    check,
+                    target,
+                    index_ok.then_some(()).ok_or_else(|| {
+                        log_failure(
+                            &proof_path,
+                            format!(
+                                "the round-opened entry is proved at index {}, the receipt records {round_opened_index}",
+                                proof.index
+                            ),
+                        )
+                    }),
+                );
+                seen.push(Seen {
+                    checkpoint,
+                    bytes: proof.checkpoint.clone(),
+                    name: format!("the {name} proof's checkpoint"),
+                });
+            }
+            Err(receipts::tlog::proof::TlogProofError::Checkpoint(e)) => {
+                checkpoints_ok = false;
+                report.fail(
+                    CheckName::LogCheckpoint,
+                    target.clone(),
+                    log_failure(&proof_path, e),
+                );
+                report.not_run(&[check], CheckName::LogCheckpoint);
+            }
+            Err(e) => report.fail(check, target, log_failure(&proof_path, e)),
+        }
+    }
+    if checkpoints_ok && !seen.is_empty() {
+        report.pass(CheckName::LogCheckpoint, None);
+    }
+    check_witness(report, &record, keyring, opening_witness.as_ref(), &seen);
+    let log_dir = options
+        .log_dir
+        .clone()
+        .or_else(|| default_log_dir(dir))
+        .filter(|d| d.join("checkpoint").is_file());
+    check_consistency(report, &log, log_dir.as_deref(), options, seen)
+}
+
+/// `log.witness`: the recorded cosignature on the opening checkpoint (the round-opened
+/// proof's), by the pinned witness, at the recorded time, before the round ended.
+fn check_witness(
+    report: &mut VerifyReport,
+    record: &RoundRecord,
+    keyring: &Keyring,
+    witness: Option<&receipts::model::OpeningWitness>,
+    seen: &[Seen],
+) {
+    let Some(witness) = witness else {
+        report.not_applicable(CheckName::LogWitness, None, "round opening not witnessed");
+        return;
+    };
+    let target = Some(witness.name.clone());
+    let result = (|| {
+        let fail = |message: String| FailureReason::Log {
+            file: "the round-opened proof's checkpoint".to_owned(),
+            message,
+        };
+        let key = (keyring.role_keys().iter())
+            .find(|k| k.role == KeyRole::Witness && k.origin == witness.name)
+            .ok_or_else(|| {
+                fail(format!(
+                    "the keyring has no key with role `witness` named `{}`",
+                    witness.name
+                ))
+            })?;
+        let verifier = NoteVerifier::new(
+            &witness.name,
+            SignatureType::Cosignature,
+            key.trusted.key.clone(),
+        )
+        .map_err(|e| fail(e.to_string()))?;
+        let opening = (seen.iter())
+            .find(|s| s.name.contains("round-opened"))
+            .ok_or_else(|| fail("no verified round-opened proof".to_owned()))?;
+        if opening.checkpoint.size != witness.checkpoint_size {
+            return Err(fail(format!(
+                "it has size {}, the receipt records a cosigned checkpoint of size {}",
+                opening.checkpoint.size, witness.checkpoint_size
+            )));
+        }
+        let note =
+            receipts::tlog::note::Note::parse(&opening.bytes).map_err(|e| fail(e.to_string()))?;
+        let time = cosignature::verify(&note, &verifier).map_err(|e| fail(e.to_string()))?;
+        if time != witness.timestamp_s {
+            return Err(fail(format!(
+                "cosigned at {time}, the receipt records {}",
+                witness.timestamp_s
+            )));
+        }
+        let cosigned = i64::try_from(time)
+            .ok()
+            .and_then(|t| Timestamp::from_unix_seconds(t).ok())
+            .ok_or_else(|| fail(format!("timestamp {time} is out of range")))?;
+        if cosigned > record.ended_at {
+            return Err(fail(format!(
+                "cosigned at {cosigned}, after the round ended ({})",
+                record.ended_at
+            )));
+        }
+        Ok(())
+    })();
+    report.record(CheckName::LogWitness, target, result);
+}
+
+/// `log.consistency`: every pair of checkpoints seen (the proofs', the log's current one,
+/// the known one), smaller to larger, by a consistency proof from the log's tiles (equal
+/// sizes: equal roots). Returns the largest checkpoint when the check passed.
+fn check_consistency(
+    report: &mut VerifyReport,
+    log: &NoteVerifier,
+    log_dir: Option<&Path>,
+    options: &LogOptions,
+    mut seen: Vec<Seen>,
+) -> Option<Vec<u8>> {
+    if seen.is_empty() {
+        return None;
+    }
+    let mut current_size = None;
+    if let Some(dir) = log_dir {
+        let path = dir.join("checkpoint");
+        let opened = read_limited(&path, MAX_NOTE_BYTES)
+            .map_err(|e| log_failure(&path, e))
+            .and_then(|b| {
+                let (checkpoint, _) =
+                    Checkpoint::open(&b, log).map_err(|e| log_failure(&path, e))?;
+                Ok((checkpoint, b))
+            });
+        match opened {
+            Ok((checkpoint, bytes)) => {
+                current_size = Some(checkpoint.size);
+                seen.push(Seen {
+                    checkpoint,
+                    bytes,
+                    name: format!("`{}`", path.display()),
+                });
+            }
+            Err(reason) => {
+                report.fail(CheckName::LogConsistency, None, reason);
+                return None;
+            }
+        }
+    }
+    if let Some((bytes, source_name)) = &options.known {
+        match Checkpoint::open(bytes, log) {
+            Ok((checkpoint, _)) => seen.push(Seen {
+                checkpoint,
+                bytes: bytes.clone(),
+                name: source_name.clone(),
+            }),
+            Err(e) => {
+                report.fail(
+                    CheckName::LogConsistency,
+                    None,
+                    log_failure(Path::new(source_name), e),
+                );
+                return None;
+            }
+        }
+    }
+    seen.sort_by_key(|s| s.checkpoint.size);
+    let largest = seen.last().map(|s| s.checkpoint.size).unwrap_or_default();
+    if let Some(size) = current_size
+        && largest > size
+        && let Some(known) = seen.last()
+    {
+        report.fail(
+            CheckName::LogConsistency,
+            None,
+            FailureReason::LogShrank {
+                known: known.checkpoint.size,
+                source_name: known.name.clone(),
+                size,
+            },
+        );
+        return None;
+    }
+    let tiles = log_dir.map(|dir| TileDir {
+        dir: dir.to_path_buf(),
+    });
+    let mut unchecked = false;
+    for pair in seen.windows(2) {
+        let (old, new) = (&pair[0].checkpoint, &pair[1].checkpoint);
+        let result = if old.size == new.size {
+            (old.root == new.root)
+                .then_some(())
+                .ok_or("the roots differ".to_owned())
+        } else if let Some(tiles) = &tiles {
+            let tree = TiledTree {
+                source: tiles,
+                size: new.size,
+            };
+            prove_consistency(&tree, old.size, new.size)
+                .and_then(|proof| {
+                    verify_consistency(old.size, new.size, &proof, &old.root, &new.root)
+                })
+                .map_err(|e| e.to_string())
+        } else {
+            unchecked = true;
+            continue;
+        };
+        if let Err(message) = result {
+            report.fail(
+                CheckName::LogConsistency,
+                None,
+                FailureReason::LogInconsistent {
+                    old: old.size,
+                    new: new.size,
+                    message: format!("{} against {}: {message}", pair[0].name, pair[1].name),
+                },
+            );
+            return None;
+        }
+    }
+    if unchecked {
+        report.not_applicable(CheckName::LogConsistency, None, "no log tiles");
+        return None;
+    }
+    report.pass(CheckName::LogConsistency, None);
+    seen.pop().map(|s| s.bytes)
+}
+
+/// One round of the archive: where its bundle is and its record.
+pub struct ArchiveRound<'a> {
+    /// The bundle directory.
+    pub bundle: &'a Path,
+    /// Its round record.
+    pub record: &'a RoundRecord,
+}
+
+/// Checks the rounds of an archive against the whole log in `log_dir`: the log's
+/// checkpoint (pinned key, the origin its rounds record), its entries against the root;
+/// each round whose receipt says it was logged has its round-opened and receipt entries
+/// (digests of its envelope files) exactly once, round-opened before receipt, the rounds
+/// of each campaign in chain order; a round not logged is in the log not at all (with
+/// `require`, a failure itself); and the log names no round of these campaigns the
+/// archive lacks. One report, for the log directory, with `log.checkpoint` and one
+/// `log.archive` check per finding (or one passed).
+pub fn check_archive_log(
+    log_dir: &Path,
+    rounds: &[ArchiveRound<'_>],
+    keyring: &Keyring,
+    require: bool,
+) -> VerifyReport {
+    let mut report = VerifyReport::new(log_dir);
+    let origin = rounds
+        .iter()
+        .find_map(|r| match &r.record.transparency_log {
+            Some(RoundLog::Logged { origin, .. }) => Some(origin.clone()),
+            _ => None,
+        });
+    let checkpoint_path = log_dir.join("checkpoint");
+    let entries = match read_log(log_dir, keyring, origin.as_deref()) {
+        Ok(entries) => {
+            report.pass(CheckName::LogCheckpoint, None);
+            entries
+        }
+        Err(reason) => {
+            report.fail(CheckName::LogCheckpoint, None, reason);
+            report.not_run(&[CheckName::LogArchive], CheckName::LogCheckpoint);
+            return report;
+        }
+    };
+    let mut at: BTreeMap<(CampaignId, u64, bool), Vec<(u64, Sha256Hex)>> = BTreeMap::new();
+    for (index, entry) in entries.iter().enumerate() {
+        if let Some(e) = entry {
+            at.entry((e.campaign.clone(), e.round, e.kind == EntryKind::Receipt))
+                .or_default()
+                .push((index as u64, e.envelope_sha256.clone()));
+        }
+    }
+    let mut findings = Vec::new();
+    let mut by_campaign: BTreeMap<&CampaignId, Vec<&ArchiveRound<'_>>> = BTreeMap::new();
+    for round in rounds {
+        by_campaign
+            .entry(&round.record.campaign.id)
+            .or_default()
+            .push(round);
+    }
+    for (campaign, mut list) in by_campaign {
+        list.sort_by_key(|r| r.record.round);
+        let mut last_index: Option<u64> = None;
+        for round in &list {
+            let n = round.record.round;
+            let logged = matches!(round.record.transparency_log, Some(RoundLog::Logged { .. }));
+            let opened = round.record.round_opened.as_str();
+            for (receipt, file) in [(false, opened), (true, ENVELOPE_FILE)] {
+                let kind = if receipt { "receipt" } else { "round-opened" };
+                let found = at
+                    .remove(&(campaign.clone(), n, receipt))
+                    .unwrap_or_default();
+                let digest = read_limited(
+                    &round.bundle.join(file),
+                    receipts::bundle::MAX_ENVELOPE_BYTES,
+                )
+                .map(|b| Sha256Hex::digest(&b))
+                .ok();
+                match (logged, found.as_slice()) {
+                    (true, [(index, logged_digest)]) => {
+                        if Some(logged_digest) != digest.as_ref() {
+                            findings.push(format!(
+                                "`{campaign}` round {n}: the {kind} entry at index {index} logs sha256 {logged_digest}, `{file}` has another"
+                            ));
+                        }
+                        if last_index.is_some_and(|last| *index < last) {
+                            findings.push(format!(
+                                "`{campaign}` round {n}: the {kind} entry at index {index} comes before an entry of an earlier round or step"
+                            ));
+                        }
+                        last_index = Some(*index);
+                    }
+                    (true, []) => findings.push(format!("`{campaign}` round {n}: no {kind} entry in the log")),
+                    (true, many) => findings.push(format!(
+                        "`{campaign}` round {n}: {} {kind} entries in the log (indices {}), not one",
+                        many.len(),
+                        many.iter().map(|(i, _)| i.to_string()).collect::<Vec<_>>().join(", ")
+                    )),
+                    (false, []) if require => {
+                        if !receipt {
+                            findings.push(format!("`{campaign}` round {n} was not logged"));
+                        }
+                    }
+                    (false, []) => {}
+                    (false, some) => findings.push(format!(
+                        "`{campaign}` round {n}: its receipt says it was not logged, the log holds its {kind} at index {}",
+                        some[0].0
+                    )),
+                }
+            }
+        }
+        // The log's entries of this campaign that no round of the archive claims.
+        let orphans: Vec<String> = at
+            .keys()
+            .filter(|(c, _, _)| c == campaign)
+            .map(|(_, n, receipt)| {
+                format!(
+                    "round {n} {}",
+                    if *receipt { "receipt" } else { "round-opened" }
+                )
+            })
+            .collect();
+        if !orphans.is_empty() {
+            findings.push(format!(
+                "the log holds entries of `{campaign}` the archive lacks: {}",
+                orphans.join(", ")
+            ));
+        }
+    }
+    if findings.is_empty() {
+        report.pass(CheckName::LogArchive, None);
+    }
+    for finding in findings {
+        report.fail(
+            CheckName::LogArchive,
+            None,
+            log_failure(&checkpoint_path, finding),
+        );
+    }
+    report
+}
+
+/// Every entry of the log in `dir` (`None` for one that is not a referee entry), after
+/// its checkpoint opened with the pinned key of `origin` (the only log key of the
+/// keyring when `None`) and the entries' root matched it.
+fn read_log(
+    dir: &Path,
+    keyring: &Keyring,
+    origin: Option<&str>,
+) -> Result<Vec<Option<LogEntry>>, FailureReason> {
+    let path = dir.join("checkpoint");
+    let log = match origin {
+        Some(origin) => log_verifier(keyring, origin),
+        None => (keyring.role_keys().iter())
+            .find(|k| k.role == KeyRole::Log)
+            .and_then(|k| {
+                NoteVerifier::new(&k.origin, SignatureType::Ed25519, k.trusted.key.clone()).ok()
+            }),
+    }
+    .ok_or_else(|| log_failure(&path, "the keyring has no key with role `log` for this log"))?;
+    let bytes = read_limited(&path, MAX_NOTE_BYTES).map_err(|e| log_failure(&path, e))?;
+    let (checkpoint, _) = Checkpoint::open(&bytes, &log).map_err(|e| log_failure(&path, e))?;
+    let tiles = TileDir {
+        dir: dir.to_path_buf(),
+    };
+    let mut raw = Vec::new();
+    for tile in tiles_for_size(checkpoint.size)
+        .into_iter()
+        .filter(|t| t.level == 0)
+    {
+        raw.extend(read_bundle(&tiles, tile).map_err(|e| log_failure(dir, e))?);
+    }
+    let leaves: Vec<_> = raw.iter().map(|e| leaf_hash(e)).collect();
+    let root = tree_root(&leaves[..], checkpoint.size).map_err(|e| log_failure(dir, e))?;
+    if root != checkpoint.root {
+        return Err(log_failure(
+            &path,
+            format!(
+                "the entries' root for size {} is not the checkpoint's",
+                checkpoint.size
+            ),
+        ));
+    }
+    Ok(raw
+        .iter()
+        .map(|e| receipts::canonical::from_slice_strict(e, 1 << 16).ok())
+        .collect())
+}

@@ -184,6 +184,47 @@ fn two_logged_rounds_verify_and_a_truncated_log_is_caught() {
     );
     fs::copy(&remembered, fixture.dir.path().join("seen.checkpoint")).expect("copy");
 
+    // The site serves the log byte for byte under /log/ and each round's proofs beside
+    // its page.
+    let site = fixture.dir.path().join("site");
+    let build = run(
+        &fixture,
+        &["site", "build", "--data", "data", "--out", "site"],
+    );
+    ok(&build);
+    assert!(
+        stdout(&build)
+            .contains("\ntransparency log served under log/: 4 entries of referee.example/log\n"),
+        "{}",
+        text(&build)
+    );
+    let read = |path: &Path| fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    assert_eq!(
+        read(&site.join("log/checkpoint")),
+        read(&fixture.data.join("log/checkpoint"))
+    );
+    assert_eq!(
+        read(&site.join("log/tile/0/000.p/4")),
+        read(&fixture.data.join("log/tile/0/000.p/4"))
+    );
+    assert_eq!(
+        read(&site.join("c/tiny/r/2/round.proof")),
+        read(&fixture.data.join("tiny/rounds/2.proof"))
+    );
+    let index = String::from_utf8(read(&site.join("index.html"))).expect("UTF-8");
+    assert!(
+        index.contains(
+            "<span class=\"mono\">referee.example/log</span>, <strong>4</strong> entries"
+        ),
+        "{index}"
+    );
+    let page = String::from_utf8(read(&site.join("c/tiny/r/2/index.html"))).expect("UTF-8");
+    assert!(
+        page.contains("entry <strong>2</strong> of the log"),
+        "{page}"
+    );
+    ok(&run(&fixture, &["site", "check", "site"]));
+
     // Truncated: the log's checkpoint is now round 1's sealing checkpoint (size 2),
     // validly signed by the log key; its tiles of size 2 are still there.
     let proofs = fs::read_to_string(fixture.data.join("tiny/rounds/1.proof")).expect("proof");
@@ -194,6 +235,25 @@ fn two_logged_rounds_verify_and_a_truncated_log_is_caught() {
         "{checkpoint}"
     );
     fs::write(fixture.data.join("log/checkpoint"), checkpoint).expect("truncate");
+    // A log that no longer holds round 2 is not served, and the front page says why.
+    let build = run(
+        &fixture,
+        &["site", "build", "--data", "data", "--out", "site"],
+    );
+    ok(&build);
+    assert!(
+        stdout(&build).contains("\ntransparency log not served: log.archive: "),
+        "{}",
+        text(&build)
+    );
+    assert!(!site.join("log/checkpoint").exists());
+    let index = fs::read_to_string(site.join("index.html")).expect("index");
+    assert!(
+        index.contains(
+            "The data directory holds a log that did not verify, so it is not served: log.archive"
+        ),
+        "{index}"
+    );
     // Round 1's own proofs still verify; the remembered checkpoint says the log shrank.
     let (code, reports) = verify(&fixture, &["data/tiny/rounds/1"]);
     assert_eq!(code, Some(1));

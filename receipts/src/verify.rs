@@ -573,12 +573,18 @@ pub enum FailureReason {
         file: String,
     },
     /// No signature verifies under any key of the keyring.
-    #[error("none of the {signatures} signatures of `{file}` verifies under a trusted key")]
+    #[error(
+        "none of the {signatures} signatures of `{file}` verifies under a trusted key (the signatures name keyid {})",
+        .keyids.join(", ")
+    )]
     NoTrustedSignature {
         /// The envelope file.
         file: String,
         /// Signatures in the envelope.
         signatures: usize,
+        /// The keyid each signature names (its hint: untrusted, escaped and cut to 64
+        /// characters; `(none)` for an empty one), in envelope order.
+        keyids: Vec<String>,
     },
     /// A signature verified under a keyring key that is not valid at the verification time.
     #[error("`{file}` is signed by key `{keyid}`, which is not valid at {at}")]
@@ -1544,6 +1550,11 @@ fn check_signatures(
         Err(FailureReason::NoTrustedSignature {
             file: file.to_owned(),
             signatures: raw.signatures.len(),
+            keyids: raw
+                .signatures
+                .iter()
+                .map(|s| keyid_hint(&s.keyid))
+                .collect(),
         })
     } else {
         Err(FailureReason::ThresholdNotMet {
@@ -1783,6 +1794,16 @@ fn not_regular(entry: &bundle::BundleEntry) -> FailureReason {
         name: entry.name.clone(),
         kind: kind.to_owned(),
     }
+}
+
+/// A signature's keyid hint as a failure message names it: escaped (untrusted text), cut
+/// to 64 characters (a keyid is 64 hex digits), `(none)` when empty.
+fn keyid_hint(keyid: &str) -> String {
+    if keyid.is_empty() {
+        return "(none)".to_owned();
+    }
+    let cut: String = keyid.chars().take(64).collect();
+    crate::text::escape_untrusted(&cut).into_owned()
 }
 
 #[cfg(test)]

@@ -131,7 +131,8 @@ fn untrusted_key_with_a_trusted_keyid_fails() {
             CheckName::Signatures,
             FailureReason::NoTrustedSignature {
                 file: ENVELOPE_FILE.into(),
-                signatures: 1
+                signatures: 1,
+                keyids: vec![operator().keyid().to_owned()],
             }
         )]
     );
@@ -263,7 +264,8 @@ fn non_64_byte_signatures_fail() {
                     CheckName::Signatures,
                     FailureReason::NoTrustedSignature {
                         file: ENVELOPE_FILE.into(),
-                        signatures: 1
+                        signatures: 1,
+                        keyids: vec![operator().keyid().to_owned()],
                     }
                 ),
             ],

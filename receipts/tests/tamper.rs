@@ -42,7 +42,7 @@ proptest! {
         envelope.payload[at] ^= mask;
         write_envelope(dir.path(), &envelope);
         let failed = failures(&verify(dir.path()));
-        prop_assert!(failed.contains(&(CheckName::Signatures, FailureReason::NoTrustedSignature { file: ENVELOPE_FILE.into(), signatures: 1 })), "{:?}", failed);
+        prop_assert!(failed.contains(&(CheckName::Signatures, FailureReason::NoTrustedSignature { file: ENVELOPE_FILE.into(), signatures: 1, keyids: vec![operator().keyid().to_owned()] })), "{:?}", failed);
     }
 
     /// Any signature byte: no trusted signature, and nothing else is blamed.
@@ -53,7 +53,7 @@ proptest! {
         envelope.signatures[0].sig[position] ^= mask;
         write_envelope(dir.path(), &envelope);
         let failed = failures(&verify(dir.path()));
-        prop_assert_eq!(failed, vec![(CheckName::Signatures, FailureReason::NoTrustedSignature { file: ENVELOPE_FILE.into(), signatures: 1 })]);
+        prop_assert_eq!(failed, vec![(CheckName::Signatures, FailureReason::NoTrustedSignature { file: ENVELOPE_FILE.into(), signatures: 1, keyids: vec![operator().keyid().to_owned()] })]);
     }
 
     /// Any byte of the envelope file itself: verification fails, and the first failure

@@ -23,6 +23,8 @@ pub struct Archive {
     pub rejected: Vec<RejectedBundle>,
     /// The trusted keyring's bytes as read (published at `/keys/keyring.json`).
     pub keyring_json: Vec<u8>,
+    /// The data directory's transparency log: served under `/log/` when it verified.
+    pub log: crate::log::LogState,
 }
 
 /// One campaign and what the data directory holds for it.

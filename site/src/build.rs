@@ -78,6 +78,9 @@ pub struct BuildSummary {
     pub verify_ms: u64,
     /// Listing, rendering and writing, ms.
     pub render_write_ms: u64,
+    /// The transparency log: `served: 4 entries of referee.example/log` or `not served:
+    /// <why>`; `None` when the data directory has none.
+    pub log: Option<String>,
 }
 
 /// Builds the site described by `options`.
@@ -730,6 +733,14 @@ pub(crate) fn write_site(
         verified_rounds: archive.campaigns.iter().map(|c| c.rounds.len()).sum(),
         rejected_rounds: archive.rejected.len(),
         removed,
+        log: match &archive.log {
+            crate::log::LogState::Absent => None,
+            crate::log::LogState::Served(log) => Some(format!(
+                "served under log/: {} entries of {}",
+                log.size, log.origin
+            )),
+            crate::log::LogState::Refused(why) => Some(format!("not served: {why}")),
+        },
         ..BuildSummary::default()
     };
     for d in &done {

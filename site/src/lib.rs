@@ -17,6 +17,7 @@ pub mod check;
 pub mod docs;
 pub mod error;
 pub mod load;
+pub mod log;
 pub mod machine;
 pub mod names;
 pub mod pages;

@@ -208,10 +208,12 @@ pub fn load_archive_cached(
         campaign.rounds.sort_by_key(|r| r.number);
     }
     rejected.sort_by(|a, b| (&a.campaign, a.number).cmp(&(&b.campaign, b.number)));
+    let log = crate::log::load_log(data.root(), &campaigns, keyring);
     Ok(Archive {
         campaigns,
         rejected,
         keyring_json,
+        log,
     })
 }
 

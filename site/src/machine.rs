@@ -842,5 +842,28 @@ pub fn site_files(archive: &Archive, base_url: &str) -> Result<Vec<MachineFile>,
         files.push(campaign_feed(campaign, base_url)?);
     }
     files.push(robots_txt(base_url)?);
+    files.extend(log_files(archive)?);
     Ok(files)
+}
+
+/// The transparency log's files under `log/`, byte for byte, when it verified
+/// ([`crate::log`]); none otherwise.
+///
+/// Errors: [`SiteError::InvalidId`] for a tile path this build did not make.
+pub fn log_files(archive: &Archive) -> Result<Vec<MachineFile>, SiteError> {
+    let crate::log::LogState::Served(log) = &archive.log else {
+        return Ok(Vec::new());
+    };
+    log.files
+        .iter()
+        .map(|(path, bytes)| {
+            let mut dir = SiteDir::fixed("log")?;
+            let mut parts: Vec<&str> = path.split('/').collect();
+            let name = parts.pop().unwrap_or_default();
+            for part in parts {
+                dir = dir.child(part)?;
+            }
+            Ok((dir.file(name)?, bytes.clone()))
+        })
+        .collect()
 }

@@ -116,6 +116,7 @@ fn archive() -> Archive {
         }],
         rejected: vec![rejected],
         keyring_json: std::fs::read(fixture("v2-keyring.json")).expect("keyring bytes"),
+        log: site::log::LogState::Absent,
     }
 }
 

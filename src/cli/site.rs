@@ -96,11 +96,16 @@ fn run_build(args: BuildArgs) -> anyhow::Result<ExitCode> {
 
 /// What `site build` prints (also at the end of `referee demo`).
 pub(super) fn render_summary(s: &BuildSummary, out: &std::path::Path) -> String {
+    let log = s
+        .log
+        .as_ref()
+        .map(|l| format!("transparency log {l}\n"))
+        .unwrap_or_default();
     format!(
         "{} rounds verified ({} verdicts from the cache), {} rejected\n\
          {} HTML pages ({} written), {} other files written, {} unchanged, {} removed\n\
          verify {} ms, render and write {} ms\n\
-         open {}\n",
+         {}open {}\n",
         s.verified_rounds,
         s.cached_verdicts,
         s.rejected_rounds,
@@ -111,6 +116,7 @@ pub(super) fn render_summary(s: &BuildSummary, out: &std::path::Path) -> String 
         s.removed,
         s.verify_ms,
         s.render_write_ms,
+        log,
         out.join("index.html").display()
     )
 }
@@ -129,6 +135,7 @@ fn summary_json(s: &BuildSummary) -> serde_json::Value {
         "jobsRun": s.jobs_run,
         "verifyMs": s.verify_ms,
         "renderWriteMs": s.render_write_ms,
+        "log": s.log,
     })
 }
 

@@ -305,6 +305,7 @@ fn round_opened_signed_by_an_untrusted_key_fails() {
             FailureReason::NoTrustedSignature {
                 file: OPENED.into(),
                 signatures: 1,
+                keyids: vec![stranger.keyid().to_owned()],
             }
         ))
     );

@@ -22,6 +22,22 @@ pub struct IndexModel {
     pub rejected: usize,
     /// The campaigns table as CSV and JSON.
     pub table: TableLinks,
+    /// The transparency log's current checkpoint, when the site serves the log.
+    pub log: Option<LogSummary>,
+    /// Why the data directory's log is not served, when it did not verify.
+    pub log_refused: Option<String>,
+}
+
+/// The transparency log's checkpoint on the front page.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct LogSummary {
+    /// The origin line (untrusted text of the evaluator's log config; escaped by the
+    /// template).
+    pub origin: String,
+    /// The tree size, entries.
+    pub size: u64,
+    /// The root hash, base64, as the checkpoint writes it.
+    pub root: String,
 }
 
 /// A campaign on the front page.
@@ -125,6 +141,18 @@ pub fn page(archive: &Archive) -> Result<PageOut<IndexModel>, SiteError> {
             campaigns,
             rejected: archive.rejected.len(),
             table,
+            log: match &archive.log {
+                crate::log::LogState::Served(log) => Some(LogSummary {
+                    origin: untrusted(&log.origin),
+                    size: log.size,
+                    root: untrusted(&log.root),
+                }),
+                _ => None,
+            },
+            log_refused: match &archive.log {
+                crate::log::LogState::Refused(reason) => Some(untrusted(reason)),
+                _ => None,
+            },
         },
         files: files.into(),
     })

@@ -18,8 +18,8 @@ use serde::Serialize;
 
 use receipts::bundle::ENVELOPE_FILE;
 use receipts::model::{
-    CampaignId, EntryStatus, HardwareFingerprint, Leader, Phase, RoundRecord, RoundStatus,
-    StepStatus, Timestamp,
+    CampaignId, EntryStatus, HardwareFingerprint, Leader, Phase, RoundLog, RoundRecord,
+    RoundStatus, StepStatus, Timestamp,
 };
 use receipts::text::log_tail_for_display;
 use receipts::verify::{CheckName, VerifyReport};
@@ -31,8 +31,8 @@ use verifier::view::{
 
 use super::entry::entry_slug;
 use super::{
-    PageOut, TableLinks, TableRow, entry_status_name, role_name, round_status_name, table_files,
-    untrusted,
+    ExtraFile, PageOut, TableLinks, TableRow, entry_status_name, role_name, round_status_name,
+    table_files, untrusted,
 };
 use crate::archive::VerifiedRound;
 use crate::error::SiteError;
@@ -203,6 +203,24 @@ pub struct RoundPage {
     pub verification: VerificationView,
     /// Where each number comes from.
     pub sources: Vec<SourceRow>,
+    /// The round in the transparency log (v3 rounds that record it).
+    pub log: Option<RoundLogView>,
+}
+
+/// The round in the transparency log (content/transparency-log.md).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct RoundLogView {
+    /// Whether the round was logged at all.
+    pub logged: bool,
+    /// The log's origin line, escaped.
+    pub origin: String,
+    /// Index (0-based) of the round-opened entry.
+    pub round_opened_index: u64,
+    /// `witnessed by <name> (checkpoint of N entries)` or `not witnessed`.
+    pub witness: String,
+    /// The proofs file beside the page (`round.proof`, C2SP tlog-proof), when the data
+    /// directory has `rounds/<n>.proof`.
+    pub proof: Option<String>,
 }
 
 /// The top score and who holds it.
@@ -850,6 +868,8 @@ pub fn round_page(
         bundle_dir,
     };
 
+    let mut files: Vec<ExtraFile> = files.into();
+    let log = round_log(&dir, round, &mut files)?;
     let model = RoundPage {
         campaign: campaign.to_string(),
         round: round.number,
@@ -1002,13 +1022,70 @@ pub fn round_page(
                     .join(", "),
             })
             .collect(),
+        log,
     };
     Ok(PageOut {
         dir,
         template: TEMPLATE,
         model,
-        files: files.into(),
+        files,
     })
+}
+
+/// What the round page shows of the round's log entries, with its proofs file
+/// (`<data>/<campaign>/rounds/<n>.proof`, written at seal beside the bundle) copied
+/// beside the page as `round.proof`.
+///
+/// Errors: [`SiteError::Io`] when the proofs file exists but cannot be read.
+fn round_log(
+    dir: &SiteDir,
+    round: &VerifiedRound,
+    files: &mut Vec<ExtraFile>,
+) -> Result<Option<RoundLogView>, SiteError> {
+    let Some(log) = &round.record.transparency_log else {
+        return Ok(None);
+    };
+    let RoundLog::Logged {
+        origin,
+        round_opened_index,
+        opening_witness,
+    } = log
+    else {
+        return Ok(Some(RoundLogView {
+            logged: false,
+            origin: String::new(),
+            round_opened_index: 0,
+            witness: String::new(),
+            proof: None,
+        }));
+    };
+    let proof_file = round.dir.with_extension("proof");
+    let proof = if proof_file.is_file() {
+        let bytes = std::fs::read(&proof_file)
+            .map_err(receipts::fsutil::IoError::at("reading", &proof_file))?;
+        let path = dir.file("round.proof")?;
+        let href = path.as_str().to_owned();
+        files.push(ExtraFile { path, bytes });
+        Some(href)
+    } else {
+        None
+    };
+    Ok(Some(RoundLogView {
+        logged: true,
+        origin: untrusted(origin),
+        round_opened_index: *round_opened_index,
+        witness: opening_witness.as_ref().map_or_else(
+            || "not witnessed".to_owned(),
+            |w| {
+                format!(
+                    "witnessed by {} (checkpoint of {} entries)",
+                    untrusted(&w.name),
+                    w.checkpoint_size
+                )
+            },
+        ),
+        proof,
+    }))
 }
 
 /// `f98bb88…18dfc (fast)`, escaped.

@@ -38,18 +38,21 @@ fn site_build_then_check() {
         keyring.to_str().unwrap(),
         out.to_str().unwrap(),
     );
-    let build = referee(&[
-        "site",
-        "build",
-        "--data",
-        data,
-        "--keyring",
-        keyring,
-        "--out",
-        out_s,
-        "--at",
-        "2026-12-02T00:00:00Z",
-    ]);
+    let build_site = || {
+        referee(&[
+            "site",
+            "build",
+            "--data",
+            data,
+            "--keyring",
+            keyring,
+            "--out",
+            out_s,
+            "--at",
+            "2026-12-02T00:00:00Z",
+        ])
+    };
+    let build = build_site();
     assert!(build.status.success(), "{}", text(&build.stderr));
     let stdout = text(&build.stdout);
     let lines: Vec<&str> = stdout.lines().collect();
@@ -66,18 +69,7 @@ fn site_build_then_check() {
 
     // Built again: the two passing bundles' verdicts come from the cache, the rejected
     // one is verified (and rejected) again.
-    let again = referee(&[
-        "site",
-        "build",
-        "--data",
-        data,
-        "--keyring",
-        keyring,
-        "--out",
-        out_s,
-        "--at",
-        "2026-12-02T00:00:00Z",
-    ]);
+    let again = build_site();
     assert!(again.status.success(), "{}", text(&again.stderr));
     assert_eq!(
         text(&again.stdout).lines().next(),

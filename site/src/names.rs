@@ -3,6 +3,7 @@
 //! never disagree.
 
 use receipts::model::{EntryStatus, Role, RoundStatus};
+use serde::Serialize;
 
 /// A role as the receipts spell it: `baseline`, `incumbent`, `challenger`.
 pub fn role_name(role: Role) -> &'static str {
@@ -28,5 +29,14 @@ pub fn round_status_name(status: RoundStatus) -> &'static str {
         RoundStatus::Complete => "complete",
         RoundStatus::InfraFailed => "infra_failed",
         RoundStatus::Inconclusive => "inconclusive",
+    }
+}
+
+/// Any unit-variant enum of the receipts as its JSON spells it (`llama-cpp-python`,
+/// `logprobs`); `?` for a value that does not serialise to a string.
+pub fn wire_name<T: Serialize>(value: &T) -> String {
+    match serde_json::to_value(value) {
+        Ok(serde_json::Value::String(name)) => name,
+        _ => "?".to_owned(),
     }
 }

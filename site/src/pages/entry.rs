@@ -41,7 +41,7 @@ use super::round::{
 };
 use super::{
     ExtraFile, PageOut, TableLinks, TableRow, entry_status_name, role_name, table_files, untrusted,
-    untrusted_clipped,
+    untrusted_clipped, wire_name,
 };
 use crate::archive::VerifiedRound;
 use crate::error::SiteError;
@@ -1027,7 +1027,7 @@ fn provenance(round: &VerifiedRound, entry: &Entry, ev: &verifier::view::EntryVi
     };
     let engine = &entry.engine;
     let signed = ev.backend.verified;
-    let isolation = engine
+    let mut isolation = engine
         .isolation
         .as_ref()
         .map(|i| {
@@ -1067,6 +1067,7 @@ fn provenance(round: &VerifiedRound, entry: &Entry, ev: &verifier::view::EntryVi
             ]
         })
         .unwrap_or_default();
+    isolation.extend(engine_facts(engine));
     let hw = &view.hardware.at_start;
     let tenths_gib = u128::from(hw.value.memory_bytes) * 10 / (1 << 30);
     Provenance {
@@ -1315,9 +1316,150 @@ fn read_log_tail(bundle: &Path, name: &str) -> String {
     }
 }
 
+/// What the receipt records of the engine beyond its isolation: its memory limit, its API
+/// profile (content/engines.md) and, on the Docker backend, the container as inspected
+/// (content/docker.md). Each is checked by the verifier (`engine.api`, `engine.docker`).
+fn engine_facts(engine: &receipts::model::EngineRef) -> Vec<Fact> {
+    let mut facts = Vec::new();
+    let mut fact = |label: &'static str, value: String| facts.push(Fact { label, value });
+    if let Some(mb) = engine.memory_limit_mb {
+        fact("Memory limit", format!("{mb} MiB"));
+    }
+    if let Some(api) = &engine.api {
+        let profile = api
+            .profile
+            .as_ref()
+            .map_or("written field by field", |p| p.as_str());
+        let tested = if api.tested_against_real_server {
+            "tested against its real server"
+        } else {
+            "untested against a real server"
+        };
+        fact("API profile", format!("{profile} ({tested})"));
+        fact("Tokens counted from", wire_name(&api.token_count));
+        fact("Token ids from", wire_name(&api.token_ids));
+    }
+    if let Some(d) = &engine.docker {
+        fact("Image", untrusted(&d.image_reference));
+        fact("Image id", untrusted(&d.image_id));
+        if let Some(digest) = &d.manifest_digest {
+            fact("Manifest digest", untrusted(digest));
+        }
+        fact(
+            "Docker daemon",
+            format!(
+                "{} (API {})",
+                untrusted(&d.daemon_version),
+                untrusted(&d.api_version)
+            ),
+        );
+        fact(
+            "Container memory",
+            format!("{} MiB", d.memory_bytes / (1 << 20)),
+        );
+        fact(
+            "Container CPUs",
+            if d.cpuset_cpus.is_empty() {
+                "unpinned".to_owned()
+            } else {
+                untrusted(&d.cpuset_cpus)
+            },
+        );
+        if !d.gpus.is_empty() {
+            fact("GPUs", untrusted(&d.gpus.join(", ")));
+        }
+        let yes = |b: bool| if b { "yes" } else { "no" };
+        fact(
+            "Container sandbox",
+            format!(
+                "read-only root {}, init {}, unprivileged {}, network {} (internal {})",
+                yes(d.read_only_root),
+                yes(d.init),
+                yes(d.unprivileged),
+                untrusted(&d.network),
+                yes(d.network_internal)
+            ),
+        );
+        if !d.binds.is_empty() {
+            fact("Read-only binds", untrusted(&d.binds.join(", ")));
+        }
+    }
+    facts
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_engine_facts_show_the_api_profile_and_the_inspected_container() {
+        use receipts::model::{
+            ApiProfileName, BackendKind, DockerRun, EngineApi, EngineRef, Sha256Hex, TokenCount,
+            TokenIds,
+        };
+        let engine = EngineRef {
+            backend: BackendKind::Docker,
+            config_sha256: Sha256Hex::digest(b""),
+            image: None,
+            command: None,
+            isolation: None,
+            api: Some(EngineApi {
+                profile: Some(ApiProfileName::LlamaCppPython),
+                tested_against_real_server: false,
+                token_count: TokenCount::Logprobs,
+                token_ids: TokenIds::Tokenizer,
+            }),
+            memory_limit_mb: Some(512),
+            docker: Some(DockerRun {
+                image_reference: "engine:v1\u{202e}".into(),
+                manifest_digest: None,
+                image_id: format!("sha256:{}", "a".repeat(64)),
+                daemon_version: "20.10.24+dfsg1".into(),
+                api_version: "1.41".into(),
+                memory_bytes: 512 << 20,
+                cpuset_cpus: "1".into(),
+                gpus: Vec::new(),
+                read_only_root: true,
+                init: true,
+                unprivileged: true,
+                network: "referee-x".into(),
+                network_internal: true,
+                tmpfs: BTreeMap::new(),
+                binds: vec!["/data/trees/a:/tree:ro".into()],
+                env_names: vec!["PATH".into()],
+            }),
+        };
+        let facts: Vec<(&str, String)> = engine_facts(&engine)
+            .into_iter()
+            .map(|f| (f.label, f.value))
+            .collect();
+        let image_id = format!("sha256:{}", "a".repeat(64));
+        assert_eq!(
+            facts,
+            [
+                ("Memory limit", "512 MiB".to_owned()),
+                (
+                    "API profile",
+                    "llama-cpp-python (untested against a real server)".to_owned()
+                ),
+                ("Tokens counted from", "logprobs".to_owned()),
+                ("Token ids from", "tokenizer".to_owned()),
+                ("Image", untrusted("engine:v1\u{202e}")),
+                ("Image id", image_id),
+                ("Docker daemon", "20.10.24+dfsg1 (API 1.41)".to_owned()),
+                ("Container memory", "512 MiB".to_owned()),
+                ("Container CPUs", "1".to_owned()),
+                (
+                    "Container sandbox",
+                    "read-only root yes, init yes, unprivileged yes, network referee-x \
+                     (internal yes)"
+                        .to_owned()
+                ),
+                ("Read-only binds", "/data/trees/a:/tree:ro".to_owned()),
+            ]
+        );
+        assert_ne!(untrusted("engine:v1\u{202e}"), "engine:v1\u{202e}");
+    }
 
     #[test]
     fn latencies_for_people() {

@@ -173,10 +173,24 @@ fn two_logged_rounds_verify_and_a_truncated_log_is_caught() {
         log_checks(log_report),
         passed(&["log.checkpoint", "log.archive"])
     );
-    let remembered = fixture
-        .dir
-        .path()
-        .join("config/referee/checkpoints/referee.example_log.checkpoint");
+    // Remembered under the log's name and its key's id: one file.
+    let memory = fixture.dir.path().join("config/referee/checkpoints");
+    let remembered: Vec<_> = fs::read_dir(&memory)
+        .expect("the checkpoint memory")
+        .map(|e| e.expect("an entry").path())
+        .collect();
+    assert_eq!(remembered.len(), 1, "{remembered:?}");
+    let remembered = remembered[0].clone();
+    let name = remembered
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("");
+    assert!(
+        name.starts_with("referee.example_log.")
+            && name.ends_with(".checkpoint")
+            && name.len() == 47,
+        "{name}"
+    );
     let remembered_text = fs::read_to_string(&remembered).expect("remembered checkpoint");
     assert!(
         remembered_text.starts_with("referee.example/log\n4\n"),

@@ -585,8 +585,14 @@ impl LogChecks {
         })
     }
 
-    /// `<memory>/<origin, other than [A-Za-z0-9.-] as `_`>.checkpoint`.
-    fn remembered(&self, origin: &str) -> Option<PathBuf> {
+    /// `<memory>/<origin, other than [A-Za-z0-9.-] as `_`>.<log keyid, 16 hex>.checkpoint`:
+    /// a log is its origin *and* its key (C2SP signed-note), so a log under another key
+    /// that took the same name is another log, with nothing remembered. `None` when no
+    /// config directory is known or the keyring has no `log` key for `origin`.
+    fn remembered(&self, origin: &str, keyring: &Keyring) -> Option<PathBuf> {
+        let key = (keyring.role_keys().iter())
+            .find(|k| k.role == receipts::keys::KeyRole::Log && k.origin == origin)?;
+        let keyid: String = key.trusted.key.keyid().chars().take(16).collect();
         let name: String = (origin.chars())
             .map(|c| {
                 if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
@@ -596,7 +602,11 @@ impl LogChecks {
                 }
             })
             .collect();
-        Some(self.memory.as_ref()?.join(format!("{name}.checkpoint")))
+        Some(
+            self.memory
+                .as_ref()?
+                .join(format!("{name}.{keyid}.checkpoint")),
+        )
     }
 
     /// The log checks of one bundle, against `--checkpoint` or the remembered checkpoint
@@ -611,7 +621,7 @@ impl LogChecks {
                 Some(RoundLog::Logged { origin, .. }) => Some(origin),
                 _ => None,
             });
-        let memory = origin.as_deref().and_then(|o| self.remembered(o));
+        let memory = origin.as_deref().and_then(|o| self.remembered(o, keyring));
         let mut options = self.options.clone();
         if !self.explicit
             && let Some(path) = &memory

@@ -208,7 +208,15 @@ pub fn load_archive_cached(
         campaign.rounds.sort_by_key(|r| r.number);
     }
     rejected.sort_by(|a, b| (&a.campaign, a.number).cmp(&(&b.campaign, b.number)));
-    let log = crate::log::load_log(data.root(), &campaigns, keyring);
+    let rounds: Vec<verifier::tlog::ArchiveRound<'_>> = (campaigns.iter())
+        .flat_map(|c| &c.rounds)
+        .map(|r| verifier::tlog::ArchiveRound {
+            bundle: &r.dir,
+            record: &r.record,
+        })
+        .collect();
+    let log = crate::log::load_log(data.root(), &rounds, keyring);
+    drop(rounds);
     Ok(Archive {
         campaigns,
         rejected,

@@ -12,8 +12,6 @@ use receipts::keys::Keyring;
 use receipts::tlog::tiles::tiles_for_size;
 use verifier::tlog::{ArchiveRound, check_archive_log};
 
-use crate::archive::CampaignArchive;
-
 /// The log directory under the data directory.
 const LOG_DIR: &str = "log";
 
@@ -43,22 +41,14 @@ pub struct PublicLog {
     pub files: Vec<(String, Vec<u8>)>,
 }
 
-/// Reads and checks the log of the data directory at `data_root` against the verified
-/// rounds of `campaigns`.
-pub fn load_log(data_root: &Path, campaigns: &[CampaignArchive], keyring: &Keyring) -> LogState {
+/// Reads and checks the log of the data directory at `data_root` against the archive's
+/// verified `rounds`.
+pub fn load_log(data_root: &Path, rounds: &[ArchiveRound<'_>], keyring: &Keyring) -> LogState {
     let dir = data_root.join(LOG_DIR);
     if !dir.join("checkpoint").is_file() {
         return LogState::Absent;
     }
-    let rounds: Vec<ArchiveRound<'_>> = campaigns
-        .iter()
-        .flat_map(|c| &c.rounds)
-        .map(|r| ArchiveRound {
-            bundle: &r.dir,
-            record: &r.record,
-        })
-        .collect();
-    let report = check_archive_log(&dir, &rounds, keyring, false);
+    let report = check_archive_log(&dir, rounds, keyring, false);
     if let Some(failure) = report.failures().next() {
         let name = failure.name.as_str();
         return LogState::Refused(match &failure.reason {

@@ -1,7 +1,7 @@
 //! `referee campaign add`, `referee ingest` and `referee status` through the binary
 //! (issue 11): untrusted text escaped in text output and raw in JSON, an oversized diff
-//! refused unread with nothing stored, a backend that cannot build refused at
-//! `campaign add`.
+//! refused unread with nothing stored, a Docker campaign's ingest stopping in `building`
+//! for `referee build`.
 
 mod support;
 
@@ -10,10 +10,7 @@ use std::process::Output;
 
 use receipts::model::Sha256Hex;
 
-use support::{
-    ingest_cli, referee, setup_cli_campaign as setup, stderr, stdout,
-    write_cli_campaign as write_campaign,
-};
+use support::{ingest_cli, referee, setup_cli_campaign as setup, stderr, stdout};
 
 /// `referee ingest <file>` by `miner-a` with the honest commitment, `--json` if `json`.
 fn ingest(dir: &Path, file: &str, bytes: &[u8], json: bool) -> Output {
@@ -136,26 +133,127 @@ fn an_oversized_diff_is_rejected_and_not_stored() {
     assert_eq!(stored.len(), 1, "{stored:?}");
 }
 
-/// Regression: a campaign with the `docker` backend was frozen, and every submission then
-/// stopped in `building`. `campaign add` refuses it with the reason, writing nothing.
+/// A Docker campaign's `ingest` stops in `building` (exit 0, pointing at `referee build`);
+/// `referee build` against a daemon that does not answer exits 2 and leaves the
+/// submission in `building` for the next run.
 #[test]
-fn campaign_add_refuses_the_docker_backend() {
+fn a_docker_ingest_stops_in_building_until_referee_build() {
+    use referee::demo::{BASELINE_ENGINE_TOML, config_diff, set_key};
     let tmp = tempfile::tempdir().expect("tempdir");
     let dir = tmp.path();
-    write_campaign(
+    setup(
         dir,
         "\n[backend]\nkind = \"docker\"\nimage = \"engine:v1\"\n",
     );
-    let add = referee(
-        dir,
-        &["campaign", "add", "src/campaign.toml", "--data", "data"],
-    );
-    assert_eq!(add.status.code(), Some(2), "{add:?}");
-    let message = stderr(&add);
+    let diff = config_diff(
+        BASELINE_ENGINE_TOML,
+        &set_key(BASELINE_ENGINE_TOML, "max_num_seqs", "2"),
+    )
+    .expect("diff");
+    let ingested = ingest(dir, "a.diff", diff.as_bytes(), false);
+    assert_eq!(ingested.status.code(), Some(0), "{ingested:?}");
+    let printed = stdout(&ingested);
+    assert!(printed.contains("state building"), "{printed}");
     assert!(
-        message.contains("backend `docker` cannot build submissions yet"),
-        "{message}"
+        printed
+            .contains("its image is built by the build worker: run `referee build --campaign cli`"),
+        "{printed}"
     );
-    assert!(message.contains("use `builtin` or `process`"), "{message}");
-    assert!(!dir.join("data/cli/campaign.json").exists());
+    let socket = dir.join("no-daemon.sock");
+    let build = support::bin()
+        .args(["build", "--campaign", "cli", "--data", "data", "--once"])
+        .env("DOCKER_HOST", format!("unix://{}", socket.display()))
+        .current_dir(dir)
+        .output()
+        .expect("run referee build");
+    assert_eq!(build.status.code(), Some(2), "{build:?}");
+    let message = stderr(&build);
+    assert!(message.contains("does not answer"), "{message}");
+    let status = referee(
+        dir,
+        &["status", "--campaign", "cli", "--data", "data", "--json"],
+    );
+    let records: serde_json::Value = serde_json::from_slice(&status.stdout).expect("json");
+    assert_eq!(records[0]["state"], "building");
+    assert_eq!(records[0].get("image"), None);
+}
+
+/// Regression: `applied` was logged before `surface_ok` although the surface checks run
+/// first, and a record that superseded a wrong commitment logged the trace with a time
+/// earlier than its own `committed`. `status --json` shows the events in the order they
+/// happened, each dated no earlier than the one before it.
+#[test]
+fn status_lists_the_events_in_causal_order_with_monotonic_times() {
+    use referee::demo::{BASELINE_ENGINE_TOML, config_diff, set_key};
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path();
+    setup(dir, "");
+    let diff = config_diff(
+        BASELINE_ENGINE_TOML,
+        &set_key(BASELINE_ENGINE_TOML, "max_num_seqs", "2"),
+    )
+    .expect("diff");
+    std::fs::write(dir.join("ok.diff"), diff.as_bytes()).expect("write diff");
+    let wrong = Sha256Hex::digest(b"another diff").to_string();
+    let first = referee(
+        dir,
+        &[
+            "ingest",
+            "ok.diff",
+            "--miner",
+            "miner-a",
+            "--commitment",
+            &wrong,
+            "--campaign",
+            "cli",
+            "--data",
+            "data",
+        ],
+    );
+    assert_eq!(first.status.code(), Some(1), "{first:?}");
+    let queued = ingest(dir, "ok.diff", diff.as_bytes(), false);
+    assert_eq!(queued.status.code(), Some(0), "{queued:?}");
+    let sha = Sha256Hex::digest(diff.as_bytes()).to_string();
+    let json = referee(
+        dir,
+        &[
+            "status",
+            &sha,
+            "--campaign",
+            "cli",
+            "--json",
+            "--data",
+            "data",
+        ],
+    );
+    assert_eq!(json.status.code(), Some(0), "{json:?}");
+    let record: serde_json::Value = serde_json::from_slice(&json.stdout).expect("JSON");
+    let events = record["events"].as_array().expect("events");
+    let log: Vec<&str> = events
+        .iter()
+        .map(|e| match e["kind"].as_str() {
+            Some("transition") => e["to"].as_str().expect("to"),
+            other => other.expect("kind"),
+        })
+        .collect();
+    assert_eq!(
+        log,
+        [
+            "committed",
+            "superseded",
+            "picked_up",
+            "fetched",
+            "verified",
+            "surface_ok",
+            "applied",
+            "building",
+            "built",
+            "bench_queued"
+        ]
+    );
+    let times: Vec<receipts::model::Timestamp> = events
+        .iter()
+        .map(|e| e["at"].as_str().expect("at").parse().expect("timestamp"))
+        .collect();
+    assert!(times.windows(2).all(|p| p[0] <= p[1]), "{times:?}");
 }

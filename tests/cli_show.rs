@@ -9,7 +9,7 @@ mod support;
 
 use std::path::{Path, PathBuf};
 
-use support::{copy_dir, referee, root, stdout};
+use support::{Fixture, Tiny, copy_dir, ok, referee, root, serial, stdout};
 
 fn fixture_round() -> PathBuf {
     root().join("verifier/tests/fixtures/v1-round")
@@ -106,7 +106,7 @@ fn show_marks_what_a_flipped_byte_covers_and_exits_1() {
         .expect("challenger row");
     assert!(challenger.contains("0.0000 (unverified)"), "{challenger}");
     assert!(
-        challenger.contains("5.898 req/s (unverified)"),
+        challenger.contains("≥ 5.898 req/s (ceiling) (unverified)"),
         "{challenger}"
     );
     let baseline = text
@@ -297,4 +297,57 @@ fn leader_names_the_seat_and_the_round_it_comes_from() {
     );
     assert_eq!(out.status.code(), Some(1), "{out:?}");
     assert!(stdout(&out).contains("NO ("), "{}", stdout(&out));
+}
+
+/// Issue 17: an entry whose search passed at the campaign's `max_rate` (the tiny
+/// campaign probes one rate, its minimum and maximum) has a throughput that is only a
+/// lower bound. The round's summary table and `referee show` say `≥ … req/s (ceiling)`,
+/// and `show --json` carries `atCeiling`, verified.
+#[test]
+fn an_entry_at_the_max_rate_is_shown_as_a_ceiling() {
+    let _serial = serial();
+    let fixture = Fixture::new(&Tiny::default(), &[]);
+    let round = fixture.round_command().output().expect("round");
+    ok(&round);
+    let data = path(&fixture.data).to_owned();
+    let show = |json: bool| {
+        let mut args = vec![
+            "show",
+            "--campaign",
+            "tiny",
+            "--round",
+            "1",
+            "--data",
+            &data,
+        ];
+        if json {
+            args.push("--json");
+        }
+        referee(fixture.dir.path(), &args)
+    };
+    let out = show(true);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let baseline = &json["entries"][0];
+    // Verified as far as the throughput is (a loaded machine can fail its checks).
+    assert_eq!(
+        baseline["atCeiling"],
+        serde_json::json!({"value": true, "verified": baseline["throughputMilliRps"]["verified"]})
+    );
+    let milli = baseline["throughputMilliRps"]["value"]
+        .as_u64()
+        .expect("a throughput");
+    let cell = format!("≥ {}.{:03} req/s (ceiling)", milli / 1000, milli % 1000);
+    let row = |text: &str| {
+        text.lines()
+            .find(|l| l.trim_start().starts_with("baseline "))
+            .map(str::to_owned)
+            .unwrap_or_else(|| panic!("no baseline row in {text}"))
+    };
+    let summary = row(&stdout(&round));
+    assert!(summary.contains(&format!("  {cell}  ")), "{summary}");
+    let out = show(false);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let shown = row(&stdout(&out));
+    assert!(shown.contains(&format!("  {cell}")), "{shown}");
 }

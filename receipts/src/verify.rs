@@ -1675,9 +1675,20 @@ fn check_statement(
     };
     let predicate_type_passed = report.record(CheckName::PredicateType, None, predicate_ok);
 
-    let statement: Statement = match serde_json::from_value(value) {
-        Ok(statement) => {
+    // The predicate is moved out and put back, not rebuilt node by node by serde: a
+    // `Value` field accepts any JSON, so `Null` in its place leaves every shape error
+    // (a missing `predicate` included) as it was.
+    let mut value = value;
+    let predicate = value
+        .as_object_mut()
+        .and_then(|object| object.get_mut("predicate"))
+        .map(std::mem::take);
+    let statement: Statement = match serde_json::from_value::<Statement>(value) {
+        Ok(mut statement) => {
             report.pass(CheckName::StatementShape, None);
+            if let Some(predicate) = predicate {
+                statement.predicate = predicate;
+            }
             statement
         }
         Err(e) => {

@@ -188,8 +188,8 @@ fn pipeline_walks_the_linear_path_and_records_reasons() {
         PickedUp,
         Fetched,
         Verified,
-        Applied,
         SurfaceOk,
+        Applied,
         Building,
         Built,
         BenchQueued,
@@ -204,6 +204,35 @@ fn pipeline_walks_the_linear_path_and_records_reasons() {
     assert!(s.transition(BenchQueued, at, "again").is_err());
 }
 
+/// Regression: an event appended with a time earlier than the last one (a step back of
+/// the wall clock, a superseded trace copied from an earlier record) made the log go
+/// back in time; it is dated at the last event's time instead.
+#[test]
+fn events_are_never_dated_before_the_last_one() {
+    use PipelineState::*;
+    let mut s = submission();
+    let later = ts("2026-09-17T12:00:05Z");
+    let earlier = ts("2026-09-17T11:00:00Z");
+    s.transition(PickedUp, later, "claimed").unwrap();
+    s.transition(Fetched, earlier, "hashed").unwrap();
+    s.record_duplicate("miner-b".parse().unwrap(), Sha256Hex::digest(b"x"), earlier);
+    let mut other = submission();
+    other.record_superseded(&submission(), earlier);
+    s.record_superseded(&other, earlier);
+    let times: Vec<Timestamp> = s.events.iter().map(|e| e.at).collect();
+    assert_eq!(
+        times,
+        [
+            ts("2026-09-17T12:00:00Z"),
+            later,
+            later,
+            later,
+            later,
+            later
+        ]
+    );
+}
+
 #[test]
 fn transition_table_is_exactly_design_section_2() {
     use PipelineState::*;
@@ -211,9 +240,9 @@ fn transition_table_is_exactly_design_section_2() {
         (Committed, PickedUp),
         (PickedUp, Fetched),
         (Fetched, Verified),
-        (Verified, Applied),
-        (Applied, SurfaceOk),
-        (SurfaceOk, Building),
+        (Verified, SurfaceOk),
+        (SurfaceOk, Applied),
+        (Applied, Building),
         (Building, ImagePushed),
         (Building, Built),
         (ImagePushed, Built),
@@ -250,8 +279,8 @@ fn infra_failed_requeues_once() {
         PickedUp,
         Fetched,
         Verified,
-        Applied,
         SurfaceOk,
+        Applied,
         Building,
         Built,
         BenchQueued,

@@ -1,22 +1,27 @@
 //! The two HTTP sides of the correctness gate, over the OpenAI-compatible
 //! `/v1/completions` API that vLLM, SGLang, llama.cpp and the built-in engine serve
-//! (content/correctness.md §Correctness): an entry's greedy output with top-k logprobs, one
-//! request at a time (batching may change numerics), with token ids returned instead of
-//! text (`return_tokens_as_token_ids`: tokens come back as `"token_id:<id>"`) and the
-//! prompt echoed as token ids; and the reference runtime's side: its own tokenization of
+//! (content/correctness.md §Correctness), in the campaign's API profile (`[backend.api]`,
+//! content/engines.md): an entry's greedy output with top-k logprobs, one request at a
+//! time (batching may change numerics), with token ids returned instead of text
+//! (`return_tokens_as_token_ids`: tokens come back as `"token_id:<id>"`) or, where the
+//! server returns texts, mapped through its tokenizer endpoint, and the prompt echoed
+//! (BOS put back where the profile says the echo strips it); and the reference runtime's side: its own tokenization of
 //! a prompt text ([`CompletionsClient::tokenize`]; an entry's echo is evidence of nothing)
 //! and its teacher-forced logprobs over prompt + an output (`echo` with `max_tokens` 1).
 //!
 //! Each request has the client's timeout; the overall deadlines of the correctness step
 //! and of the scorer are the caller's (`round::entry`).
 
+use std::collections::HashMap;
 use std::future::Future;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use loadgen::sse::parse_token_id;
 use receipts::model::{
-    CorrectnessItem, Disqualification, DisqualificationReason, LoadSample, LoadSampleCheck,
-    LoadSampleRequest, LoadSampleRun, RoundFailure, Seed32, Sha256Hex,
+    ApiProfile, ApiProfileName, BosEcho, CorrectnessItem, Disqualification, DisqualificationReason,
+    LoadSample, LoadSampleCheck, LoadSampleRequest, LoadSampleRun, RoundFailure, Seed32, Sha256Hex,
+    TokenIds,
 };
 use receipts::rules::correctness::{self, CorrectnessError, quantize_logprob};
 use receipts::rules::sample::{self, SampleError};
@@ -56,6 +61,14 @@ pub enum ClientError {
         /// What is wrong.
         problem: String,
     },
+    /// The campaign's API profile says the server lacks what the request needs.
+    #[error("the engine's API profile lacks {feature}: set `{field}` in `[backend.api]`")]
+    Unsupported {
+        /// What is missing.
+        feature: &'static str,
+        /// The `[backend.api]` field that would provide it.
+        field: &'static str,
+    },
 }
 
 /// One greedy generation: the token ids and, per generated position, the top-k.
@@ -92,56 +105,114 @@ impl TeacherForced {
 }
 
 /// A client for one engine at `base_url` (e.g. `http://127.0.0.1:8000`), serving model
-/// `model`.
+/// `model`, speaking the campaign's API profile ([`CompletionsClient::with_api`]).
 #[derive(Clone, Debug)]
 pub struct CompletionsClient {
     http: reqwest::Client,
+    base: String,
     url: String,
     model: String,
+    api: Arc<ApiProfile>,
+    /// Token texts already mapped to ids with the profile's tokenizer endpoint.
+    ids: Arc<Mutex<HashMap<String, u32>>>,
+}
+
+/// Whether the profile's server takes vLLM's `ignore_eos`: every one but
+/// llama-cpp-python's, whose `CreateCompletionRequest` has no such field (it suppresses
+/// EOS below `min_tokens`, which every request sends).
+fn takes_ignore_eos(api: &ApiProfile) -> bool {
+    api.name != Some(ApiProfileName::LlamaCppPython)
+}
+
+/// Whether logprob tokens come back as `"token_id:<id>"` strings when asked with vLLM's
+/// `return_tokens_as_token_ids` (the default profile and `token_ids = "array"` or
+/// `"token_id_strings"`); otherwise they are texts, mapped with the tokenizer endpoint.
+fn id_strings(api: &ApiProfile) -> bool {
+    matches!(api.token_ids, TokenIds::Array | TokenIds::TokenIdStrings)
 }
 
 impl CompletionsClient {
-    /// A client with a per-request timeout in ms.
+    /// A client with a per-request timeout in ms, under [`ApiProfile::default`].
     pub fn new(base_url: &str, model: &str, timeout_ms: u64) -> Self {
         let http = reqwest::Client::builder()
             .timeout(Duration::from_millis(timeout_ms))
             .no_proxy()
             .build()
             .unwrap_or_else(|_| reqwest::Client::new());
+        let base = base_url.trim_end_matches('/').to_owned();
         Self {
             http,
-            url: format!("{}/v1/completions", base_url.trim_end_matches('/')),
+            url: format!("{base}/v1/completions"),
+            base,
             model: model.to_owned(),
+            api: Arc::new(ApiProfile::default()),
+            ids: Arc::default(),
+        }
+    }
+
+    /// The same client speaking the profile `api` (the campaign's `[backend.api]`):
+    /// which vLLM extensions are sent, its extra fields, where token ids come from, and
+    /// how its echo shows BOS.
+    pub fn with_api(mut self, api: ApiProfile) -> Self {
+        self.api = Arc::new(api);
+        self
+    }
+
+    /// A completions request body under the profile: `model`, `prompt`, `max_tokens`,
+    /// temperature 0, `echo`, `logprobs: top_k`; with `fixed_length` also `min_tokens`
+    /// = `max_tokens` and, where the server takes it, `ignore_eos`;
+    /// `return_tokens_as_token_ids` only where logprob tokens are `token_id:<id>`
+    /// strings; then the profile's `extra` fields. Never `stream_options` (nothing is
+    /// streamed here).
+    pub fn body(&self, prompt: Value, max_tokens: u32, top_k: u32, fixed_length: bool) -> Value {
+        let mut body = serde_json::Map::new();
+        body.insert("model".into(), self.model.clone().into());
+        body.insert("prompt".into(), prompt);
+        body.insert("max_tokens".into(), max_tokens.into());
+        if fixed_length {
+            body.insert("min_tokens".into(), max_tokens.into());
+            if takes_ignore_eos(&self.api) {
+                body.insert("ignore_eos".into(), true.into());
+            }
+        }
+        body.insert("temperature".into(), 0.into());
+        body.insert("echo".into(), true.into());
+        body.insert("logprobs".into(), top_k.into());
+        if id_strings(&self.api) {
+            body.insert("return_tokens_as_token_ids".into(), true.into());
+        }
+        for (name, value) in &self.api.extra {
+            body.insert(name.clone(), value.to_json());
+        }
+        Value::Object(body)
+    }
+
+    /// The BOS the server consumed but left out of its echo (`bos = "stripped"`).
+    fn stripped_bos(&self) -> Option<u32> {
+        match self.api.bos {
+            BosEcho::Stripped => self.api.bos_token_id,
+            BosEcho::AsConsumed => None,
         }
     }
 
     /// The entry's greedy output for the text `prompt`: exactly `max_tokens` tokens
-    /// (`ignore_eos`, `min_tokens` = `max_tokens`, temperature 0) with the top `top_k`
-    /// logprobs at each generated position. The request sets `echo`, so the response
-    /// also carries the prompt as the engine tokenized it; those ids are what the
-    /// reference is teacher-forced on.
+    /// (`min_tokens` = `max_tokens`, `ignore_eos` where the server takes it, temperature
+    /// 0) with the top `top_k` logprobs at each generated position. The request sets
+    /// `echo`, so the response also carries the prompt as the engine tokenized it (with
+    /// `bos = "stripped"`, the profile's BOS put back in front: the prompt as the model
+    /// consumed it); those ids are what the reference is teacher-forced on.
     ///
     /// Errors: HTTP failures, error statuses, responses without per-position top-k or
-    /// with fewer tokens than asked for.
+    /// with fewer tokens than asked for, token texts the profile cannot map to ids.
     pub async fn greedy(
         &self,
         prompt: &str,
         max_tokens: u32,
         top_k: u32,
     ) -> Result<GreedyOutput, ClientError> {
-        let body = json!({
-            "model": self.model,
-            "prompt": prompt,
-            "max_tokens": max_tokens,
-            "min_tokens": max_tokens,
-            "ignore_eos": true,
-            "temperature": 0,
-            "echo": true,
-            "logprobs": top_k,
-            "return_tokens_as_token_ids": true,
-        });
+        let body = self.body(prompt.into(), max_tokens, top_k, true);
         let logprobs = self.post(&body).await?;
-        let mut all = self.tokens(&logprobs, 0)?;
+        let mut all = self.tokens(&logprobs, 0).await?;
         let generated = usize::try_from(max_tokens).unwrap_or(usize::MAX);
         let Some(prompt_len) = all.len().checked_sub(generated) else {
             return Err(self.shape(
@@ -149,8 +220,11 @@ impl CompletionsClient {
                 &format!("{} tokens, fewer than the {generated} asked for", all.len()),
             ));
         };
-        let top_k = self.top_logprobs(&logprobs, prompt_len, generated)?;
+        let top_k = self.top_logprobs(&logprobs, prompt_len, generated).await?;
         let token_ids = all.split_off(prompt_len);
+        if let Some(bos) = self.stripped_bos() {
+            all.insert(0, bos);
+        }
         Ok(GreedyOutput {
             prompt_token_ids: all,
             token_ids,
@@ -159,8 +233,8 @@ impl CompletionsClient {
     }
 
     /// The server's own tokenization of the text `prompt`: the echo of a one-token
-    /// greedy request. Asked of the reference runtime, whose ids are the ones every
-    /// entry is judged on.
+    /// greedy request, BOS as the model consumed it. Asked of the reference runtime,
+    /// whose ids are the ones every entry is judged on.
     ///
     /// Errors: as [`CompletionsClient::greedy`].
     pub async fn tokenize(&self, prompt: &str) -> Result<Vec<u32>, ClientError> {
@@ -170,9 +244,11 @@ impl CompletionsClient {
     /// The reference's teacher-forced logprobs at each position of `continuation` after
     /// `prompt`: one `echo` request over `prompt ‖ continuation` whose prompt logprobs at
     /// positions `prompt.len()..` are the distributions that predicted each continuation
-    /// token (top-k, and the logprob of the token itself).
+    /// token (top-k, and the logprob of the token itself). With `bos = "stripped"` the
+    /// leading BOS is the server's to add: the ids sent and echoed are the rest.
     ///
-    /// Errors: as [`CompletionsClient::greedy`], and an echo that does not cover the
+    /// Errors: as [`CompletionsClient::greedy`]; [`ClientError::Unsupported`] when the
+    /// profile says prompts may not be token ids; an echo that does not cover the
     /// sequence.
     pub async fn teacher_forced(
         &self,
@@ -180,18 +256,23 @@ impl CompletionsClient {
         continuation: &[u32],
         top_k: u32,
     ) -> Result<TeacherForced, ClientError> {
-        let sequence: Vec<u32> = prompt.iter().chain(continuation).copied().collect();
-        let body = json!({
-            "model": self.model,
-            "prompt": sequence,
-            "max_tokens": 1,
-            "temperature": 0,
-            "echo": true,
-            "logprobs": top_k,
-            "return_tokens_as_token_ids": true,
-        });
+        if !self.api.token_id_prompts {
+            return Err(ClientError::Unsupported {
+                feature: "token-id prompts (teacher forcing sends the prompt and output as ids)",
+                field: "backend.api.token_id_prompts",
+            });
+        }
+        let mut sequence: Vec<u32> = prompt.iter().chain(continuation).copied().collect();
+        let mut from = prompt.len();
+        if let Some(bos) = self.stripped_bos()
+            && sequence.first() == Some(&bos)
+        {
+            sequence.remove(0);
+            from -= 1;
+        }
+        let body = self.body(json!(sequence), 1, top_k, false);
         let logprobs = self.post(&body).await?;
-        let echoed = self.tokens(&logprobs, 0)?;
+        let echoed = self.tokens(&logprobs, 0).await?;
         if echoed.len() < sequence.len() || echoed[..sequence.len()] != sequence[..] {
             return Err(self.shape(
                 "choices[0].logprobs.tokens",
@@ -199,8 +280,10 @@ impl CompletionsClient {
             ));
         }
         Ok(TeacherForced {
-            top_k: self.top_logprobs(&logprobs, prompt.len(), continuation.len())?,
-            token_micro_nats: self.token_logprobs(&logprobs, prompt.len(), continuation.len())?,
+            top_k: self
+                .top_logprobs(&logprobs, from, continuation.len())
+                .await?,
+            token_micro_nats: self.token_logprobs(&logprobs, from, continuation.len())?,
         })
     }
 
@@ -236,56 +319,113 @@ impl CompletionsClient {
             .collect()
     }
 
-    async fn post(&self, body: &Value) -> Result<Value, ClientError> {
+    /// POSTs `body` to `url`; the JSON answer.
+    async fn post_json(&self, url: &str, body: &Value) -> Result<Value, ClientError> {
         let http = |source| ClientError::Http {
-            url: self.url.clone(),
+            url: url.to_owned(),
             source,
         };
-        let response = self
-            .http
-            .post(&self.url)
-            .json(body)
-            .send()
-            .await
-            .map_err(http)?;
+        let response = self.http.post(url).json(body).send().await.map_err(http)?;
         let status = response.status();
         let text = response.text().await.map_err(http)?;
         if !status.is_success() {
             return Err(ClientError::Status {
-                url: self.url.clone(),
+                url: url.to_owned(),
                 status: status.as_u16(),
                 body: text.chars().take(500).collect(),
             });
         }
-        let mut value: Value = serde_json::from_str(&text)
-            .map_err(|e| self.shape("<body>", &format!("not JSON: {e}")))?;
+        serde_json::from_str(&text).map_err(|e| ClientError::Shape {
+            url: url.to_owned(),
+            field: "<body>".into(),
+            problem: format!("not JSON: {e}"),
+        })
+    }
+
+    /// A completions request's `choices[0].logprobs`.
+    async fn post(&self, body: &Value) -> Result<Value, ClientError> {
+        let mut value = self.post_json(&self.url, body).await?;
         match value.pointer_mut("/choices/0/logprobs") {
             Some(logprobs) if logprobs.is_object() => Ok(logprobs.take()),
             _ => Err(self.shape("choices[0].logprobs", "missing or not an object")),
         }
     }
 
+    /// The id of a logprob token as the profile gives it: `token_id:<id>` strictly, or
+    /// a text that the tokenizer endpoint maps to exactly one id (a leading BOS the
+    /// endpoint adds, `bos_token_id`, left out).
+    async fn token_id(&self, field: &str, token: &str) -> Result<u32, ClientError> {
+        if id_strings(&self.api) {
+            return parse_token_id(token)
+                .ok_or_else(|| self.shape(field, &format!("`{token}` is not `token_id:<id>`")));
+        }
+        let Some(tokenizer) = &self.api.tokenizer else {
+            return Err(ClientError::Unsupported {
+                feature: "token ids of logprob tokens (the server returns texts and the \
+                          profile names no tokenizer endpoint)",
+                field: "backend.api.tokenizer",
+            });
+        };
+        let cached = self.ids.lock().ok().and_then(|ids| ids.get(token).copied());
+        if let Some(id) = cached {
+            return Ok(id);
+        }
+        let url = format!("{}{}", self.base, tokenizer.route);
+        let mut body = serde_json::Map::new();
+        body.insert("model".into(), self.model.clone().into());
+        body.insert(tokenizer.field.clone(), token.into());
+        let answer = self.post_json(&url, &Value::Object(body)).await?;
+        let tokenizer_shape = |problem: String| ClientError::Shape {
+            url: url.clone(),
+            field: "tokens".into(),
+            problem,
+        };
+        let mut ids: Vec<u32> = answer
+            .get("tokens")
+            .and_then(Value::as_array)
+            .ok_or_else(|| tokenizer_shape("missing or not an array".into()))?
+            .iter()
+            .map(|v| v.as_u64().and_then(|v| u32::try_from(v).ok()))
+            .collect::<Option<_>>()
+            .ok_or_else(|| tokenizer_shape("not an array of token ids".into()))?;
+        if ids.len() > 1
+            && self.api.bos_token_id.is_some()
+            && ids.first() == self.api.bos_token_id.as_ref()
+        {
+            ids.remove(0);
+        }
+        let [id] = ids[..] else {
+            return Err(tokenizer_shape(format!(
+                "the token text {token:?} of `{field}` tokenizes to {} ids, not one",
+                ids.len()
+            )));
+        };
+        if let Ok(mut cache) = self.ids.lock() {
+            cache.insert(token.to_owned(), id);
+        }
+        Ok(id)
+    }
+
     /// `logprobs.tokens[from..]` as token ids.
-    fn tokens(&self, logprobs: &Value, from: usize) -> Result<Vec<u32>, ClientError> {
+    async fn tokens(&self, logprobs: &Value, from: usize) -> Result<Vec<u32>, ClientError> {
         let field = "choices[0].logprobs.tokens";
         let tokens = logprobs
             .get("tokens")
             .and_then(Value::as_array)
             .ok_or_else(|| self.shape(field, "missing or not an array"))?;
-        tokens
-            .iter()
-            .skip(from)
-            .map(|t| {
-                t.as_str()
-                    .and_then(parse_token_id)
-                    .ok_or_else(|| self.shape(field, &format!("`{t}` is not `token_id:<id>`")))
-            })
-            .collect()
+        let mut ids = Vec::with_capacity(tokens.len().saturating_sub(from));
+        for t in tokens.iter().skip(from) {
+            let text = t
+                .as_str()
+                .ok_or_else(|| self.shape(field, &format!("`{t}` is not a string")))?;
+            ids.push(self.token_id(field, text).await?);
+        }
+        Ok(ids)
     }
 
     /// `logprobs.top_logprobs[from..from + count]` as `(token id, logprob in micro-nats)`
     /// lists, each logprob quantized as it is read.
-    fn top_logprobs(
+    async fn top_logprobs(
         &self,
         logprobs: &Value,
         from: usize,
@@ -306,25 +446,22 @@ impl CompletionsClient {
                 ),
             ));
         }
-        positions[from..from + count]
-            .iter()
-            .map(|position| {
-                let map = position
-                    .as_object()
-                    .ok_or_else(|| self.shape(field, "a position is not an object"))?;
-                map.iter()
-                    .map(|(token, lp)| {
-                        let id = parse_token_id(token).ok_or_else(|| {
-                            self.shape(field, &format!("`{token}` is not `token_id:<id>`"))
-                        })?;
-                        let lp = lp.as_f64().and_then(quantize_logprob).ok_or_else(|| {
-                            self.shape(field, &format!("logprob `{lp}` is not a finite number"))
-                        })?;
-                        Ok((id, lp))
-                    })
-                    .collect()
-            })
-            .collect()
+        let mut all = Vec::with_capacity(count);
+        for position in &positions[from..from + count] {
+            let map = position
+                .as_object()
+                .ok_or_else(|| self.shape(field, "a position is not an object"))?;
+            let mut listed = Vec::with_capacity(map.len());
+            for (token, lp) in map {
+                let id = self.token_id(field, token).await?;
+                let lp = lp.as_f64().and_then(quantize_logprob).ok_or_else(|| {
+                    self.shape(field, &format!("logprob `{lp}` is not a finite number"))
+                })?;
+                listed.push((id, lp));
+            }
+            all.push(listed);
+        }
+        Ok(all)
     }
 
     fn shape(&self, field: &str, problem: &str) -> ClientError {
@@ -1212,21 +1349,184 @@ mod tests {
         assert_eq!(parse_token_id("token_id:-1"), None);
     }
 
-    #[test]
-    fn top_logprobs_are_read_by_position() {
+    fn profile(name: receipts::model::ApiProfileName) -> ApiProfile {
+        receipts::model::ApiSpec {
+            profile: Some(name),
+            bos_token_id: Some(1),
+            ..receipts::model::ApiSpec::default()
+        }
+        .resolve()
+    }
+
+    /// A server recording every body it gets, answering with `behaviour`.
+    async fn recording(behaviour: fake::Behaviour) -> (String, Arc<std::sync::Mutex<Vec<Value>>>) {
+        let bodies = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let seen = Arc::clone(&bodies);
+        let url = fake::serve(Arc::new(move |request: &Value| {
+            seen.lock().unwrap().push(request.clone());
+            behaviour(request)
+        }))
+        .await;
+        (url, bodies)
+    }
+
+    /// Issue 15: the correctness client sent vLLM's extensions to every server. Each
+    /// request body now follows the profile: the default (and vllm) as before; under
+    /// llama-cpp-python no `ignore_eos`, no `return_tokens_as_token_ids`, its extra fields.
+    #[tokio::test]
+    async fn request_bodies_follow_the_profile() {
+        use receipts::model::ApiProfileName as N;
+        let client = CompletionsClient::new("http://127.0.0.1:1", "m", 1000);
+        let vllm_greedy = json!({
+            "model": "m", "prompt": "ab", "max_tokens": 3, "min_tokens": 3,
+            "ignore_eos": true, "temperature": 0, "echo": true, "logprobs": 2,
+            "return_tokens_as_token_ids": true,
+        });
+        assert_eq!(client.body("ab".into(), 3, 2, true), vllm_greedy);
+        let vllm = client.clone().with_api(profile(N::Vllm));
+        assert_eq!(vllm.body("ab".into(), 3, 2, true), vllm_greedy);
+        assert_eq!(
+            vllm.body(json!([1, 97]), 1, 2, false),
+            json!({
+                "model": "m", "prompt": [1, 97], "max_tokens": 1, "temperature": 0,
+                "echo": true, "logprobs": 2, "return_tokens_as_token_ids": true,
+            })
+        );
+        let lcp = client.clone().with_api(profile(N::LlamaCppPython));
+        assert_eq!(
+            lcp.body("ab".into(), 3, 2, true),
+            json!({
+                "model": "m", "prompt": "ab", "max_tokens": 3, "min_tokens": 3,
+                "temperature": 0, "echo": true, "logprobs": 2,
+                "repeat_penalty": 1.0, "top_k": 1,
+            })
+        );
+        let server = client.with_api(profile(N::LlamaServer));
+        assert_eq!(
+            server.body("ab".into(), 3, 2, true),
+            json!({
+                "model": "m", "prompt": "ab", "max_tokens": 3, "min_tokens": 3,
+                "ignore_eos": true, "temperature": 0, "echo": true, "logprobs": 2,
+                "cache_prompt": false, "top_k": 1,
+            })
+        );
+    }
+
+    /// llama-cpp-python as issue 15 found it: logprobs keyed by token text, the echo
+    /// without BOS, `POST /extras/tokenize {"input"}` adding BOS.
+    fn text_keyed() -> fake::Behaviour {
+        let text = |t: &Value| -> Value {
+            let id = t.as_str().and_then(parse_token_id).unwrap();
+            json!(char::from(u8::try_from(id).unwrap()).to_string())
+        };
+        Arc::new(move |request: &Value| {
+            if let Some(input) = request["input"].as_str() {
+                return Some(json!({"tokens": fake::tokenize(input)}));
+            }
+            let mut answer = fake::greedy(request, &fake::prompt_ids(request));
+            let logprobs = &mut answer["choices"][0]["logprobs"];
+            let mut tokens: Vec<Value> = logprobs["tokens"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(text)
+                .collect();
+            let mut lps = logprobs["token_logprobs"].as_array().unwrap().clone();
+            let mut top: Vec<Value> = logprobs["top_logprobs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|position| match position.as_object() {
+                    Some(map) => Value::Object(
+                        map.iter()
+                            .map(|(k, v)| (text(&json!(k)).as_str().unwrap().to_owned(), v.clone()))
+                            .collect(),
+                    ),
+                    None => Value::Null,
+                })
+                .collect();
+            if request["echo"] == json!(true) {
+                tokens.remove(0);
+                lps.remove(0);
+                top.remove(0);
+            }
+            *logprobs = json!({"tokens": tokens, "token_logprobs": lps, "top_logprobs": top});
+            Some(answer)
+        })
+    }
+
+    /// Issue 15: text-keyed logprobs were "not `token_id:<id>`" and the echo lacked the
+    /// BOS the model consumed. Under the llama-cpp-python profile the texts map to ids
+    /// through its tokenizer endpoint (its BOS left out), and the BOS is put back in
+    /// front of the echo, so the echo is the honest reference's tokenization.
+    #[tokio::test]
+    async fn text_keyed_logprobs_map_through_the_tokenizer_and_bos_is_put_back() {
+        use receipts::model::ApiProfileName as N;
+        let (url, bodies) = recording(text_keyed()).await;
+        let entry = CompletionsClient::new(&url, "m", 5_000).with_api(profile(N::LlamaCppPython));
+        let items = items(&["ab"], 2);
+        let outputs = take_outputs(&entry, &items, 2, false).await.unwrap();
+        assert_eq!(outputs[0].prompt_token_ids, vec![1, 97, 98]);
+        assert_eq!(outputs[0].token_ids, vec![99, 100]);
+        let mut top = outputs[0].top_k.clone();
+        top.iter_mut().for_each(|p| p.sort_unstable());
+        assert_eq!(top, vec![vec![(99, -100_000)], vec![(100, -100_000)]]);
+        let reference = client(fake::honest()).await;
+        let prompts = reference_prompts(&reference, &items).await.unwrap();
+        assert_eq!(echo_disqualification(&outputs, &prompts), None);
+        // One completions request, then one tokenizer request per distinct text.
+        let seen = bodies.lock().unwrap().clone();
+        assert_eq!(seen[1], json!({"model": "m", "input": "a"}));
+        let asked: Vec<&str> = seen[1..]
+            .iter()
+            .map(|b| b["input"].as_str().unwrap())
+            .collect();
+        assert_eq!(asked, ["a", "b", "c", "d"]);
+        // Teacher forcing needs token-id prompts, which this profile says the server
+        // refuses: an error naming the field, before any request.
+        let refused = entry.teacher_forced(&[1, 97], &[98], 2).await.unwrap_err();
+        assert_eq!(
+            refused.to_string(),
+            "the engine's API profile lacks token-id prompts (teacher forcing sends the \
+             prompt and output as ids): set `backend.api.token_id_prompts` in `[backend.api]`"
+        );
+        assert_eq!(bodies.lock().unwrap().len(), 5);
+    }
+
+    /// Text-keyed logprobs under a profile with no tokenizer endpoint cannot be mapped:
+    /// an error naming the field, never a guessed id.
+    #[tokio::test]
+    async fn text_tokens_without_a_tokenizer_name_the_field() {
+        let api = ApiProfile {
+            token_count: receipts::model::TokenCount::Usage,
+            token_ids: receipts::model::TokenIds::None,
+            ..ApiProfile::default()
+        };
+        let client = client(text_keyed()).await.with_api(api);
+        let error = client.greedy("ab", 2, 2).await.unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "the engine's API profile lacks token ids of logprob tokens (the server returns \
+             texts and the profile names no tokenizer endpoint): set \
+             `backend.api.tokenizer` in `[backend.api]`"
+        );
+    }
+
+    #[tokio::test]
+    async fn top_logprobs_are_read_by_position() {
         let client = CompletionsClient::new("http://127.0.0.1:1", "m", 1000);
         let logprobs = json!({
             "tokens": ["token_id:1", "token_id:2", "token_id:3"],
             "top_logprobs": [null, {"token_id:2": -0.5, "token_id:9": -1.5}, {"token_id:3": -0.25}],
         });
-        assert_eq!(client.tokens(&logprobs, 1).unwrap(), vec![2, 3]);
-        let mut top = client.top_logprobs(&logprobs, 1, 2).unwrap();
+        assert_eq!(client.tokens(&logprobs, 1).await.unwrap(), vec![2, 3]);
+        let mut top = client.top_logprobs(&logprobs, 1, 2).await.unwrap();
         top[0].sort_by_key(|(t, _)| *t);
         assert_eq!(
             top,
             vec![vec![(2, -500_000), (9, -1_500_000)], vec![(3, -250_000)]]
         );
-        assert!(client.top_logprobs(&logprobs, 0, 1).is_err());
-        assert!(client.top_logprobs(&logprobs, 2, 2).is_err());
+        assert!(client.top_logprobs(&logprobs, 0, 1).await.is_err());
+        assert!(client.top_logprobs(&logprobs, 2, 2).await.is_err());
     }
 }

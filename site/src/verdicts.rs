@@ -109,11 +109,12 @@ struct Line {
 }
 
 /// The verdicts of a build: those read from the previous build's cache, and those this
-/// build found, written back by [`Verdicts::save`] for the bundles it saw.
+/// build found, written back by [`Verdicts::to_bytes`] for the bundles it saw.
 #[derive(Default)]
 pub struct Verdicts {
-    /// The previous build's lines, by key (parsed when looked up).
-    old: HashMap<Sha256Hex, String>,
+    /// The previous build's lines, by key (parsed when looked up; a line looked up moves
+    /// to `new` or is dropped, so no line is held twice).
+    old: Mutex<HashMap<Sha256Hex, String>>,
     /// The lines of this build: hits and new verdicts, by key.
     new: Mutex<HashMap<Sha256Hex, String>>,
     /// Lookups answered from the cache.
@@ -145,17 +146,22 @@ impl Verdicts {
             })
             .collect();
         Ok(Self {
-            old,
+            old: Mutex::new(old),
             ..Self::default()
         })
     }
 
     /// The cached report of the bundle `dir` under `key`, with `bundle` set to `dir`;
     /// `None` on a miss (or a line that does not parse). A hit is kept for
-    /// [`Verdicts::save`].
+    /// [`Verdicts::to_bytes`].
     pub fn get(&self, key: &Sha256Hex, dir: &Path) -> Option<VerifyReport> {
-        let text = self.old.get(key)?;
-        let line: Line = serde_json::from_str(text).ok()?;
+        let taken = self.old.lock().ok()?.remove(key);
+        let text = match taken {
+            Some(text) => text,
+            // Looked up before (two bundles with the same content and instant).
+            None => self.new.lock().ok()?.get(key)?.clone(),
+        };
+        let line: Line = serde_json::from_str(&text).ok()?;
         if &line.key != key {
             return None;
         }
@@ -185,7 +191,7 @@ impl Verdicts {
         if !report.passed() {
             return None;
         }
-        self.keep(key.clone(), text.clone());
+        self.keep(key.clone(), text);
         self.hits.fetch_add(1, Ordering::Relaxed);
         Some(report)
     }
@@ -231,14 +237,16 @@ impl Verdicts {
 
     /// The cache's bytes: the header, then this build's verdicts by key.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let new = self.new.lock().map(|n| n.clone()).unwrap_or_default();
-        let mut lines: Vec<(Sha256Hex, String)> = new.into_iter().collect();
-        lines.sort();
-        let mut out = String::with_capacity(lines.iter().map(|(_, l)| l.len() + 1).sum());
+        let new = self.new.lock().unwrap_or_else(|e| e.into_inner());
+        let mut lines: Vec<(&Sha256Hex, &String)> = new.iter().collect();
+        lines.sort_unstable_by_key(|(key, _)| *key);
+        let mut out = String::with_capacity(
+            HEADER.len() + 1 + lines.iter().map(|(_, l)| l.len() + 1).sum::<usize>(),
+        );
         out.push_str(HEADER);
         out.push('\n');
         for (_, line) in lines {
-            out.push_str(&line);
+            out.push_str(line);
             out.push('\n');
         }
         out.into_bytes()
@@ -301,7 +309,7 @@ mod tests {
         std::fs::write(tmp.path().join(VERDICTS_FILE), cache.to_bytes()).unwrap();
 
         let read = Verdicts::load(tmp.path()).unwrap();
-        assert_eq!(read.old.len(), 1);
+        assert_eq!(read.old.lock().unwrap().len(), 1);
         assert_eq!(read.get(&key, &dir), Some(report));
         assert_eq!(read.get(&Sha256Hex::digest(b"f"), &dir), None);
         assert_eq!(read.get(&Sha256Hex::digest(b"other"), &dir), None);
@@ -313,7 +321,38 @@ mod tests {
         );
 
         std::fs::write(tmp.path().join(VERDICTS_FILE), "referee-site-verdicts 0\n").unwrap();
-        assert!(Verdicts::load(tmp.path()).unwrap().old.is_empty());
+        assert!(
+            Verdicts::load(tmp.path())
+                .unwrap()
+                .old
+                .lock()
+                .unwrap()
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn a_hit_moves_its_line_and_a_second_lookup_still_hits() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("b");
+        let report = passed_report(&dir);
+        let (key, other) = (Sha256Hex::digest(b"k"), Sha256Hex::digest(b"o"));
+        let cache = Verdicts::default();
+        cache.put(key.clone(), &report);
+        cache.put(other.clone(), &report);
+        std::fs::write(tmp.path().join(VERDICTS_FILE), cache.to_bytes()).unwrap();
+
+        let read = Verdicts::load(tmp.path()).unwrap();
+        assert_eq!(read.get(&key, &dir), Some(report.clone()));
+        // The line moved from the previous build's lines to this build's.
+        assert_eq!(read.old.lock().unwrap().len(), 1);
+        assert_eq!(read.new.lock().unwrap().len(), 1);
+        assert_eq!(read.get(&key, &dir), Some(report));
+        assert_eq!(read.hits(), 2);
+        // Only the line looked up is written back, after the header.
+        let bytes = String::from_utf8(read.to_bytes()).unwrap();
+        assert_eq!(bytes.lines().count(), 2);
+        assert!(bytes.lines().nth(1).unwrap().contains(key.as_str()));
     }
 
     #[test]

@@ -111,7 +111,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         sla: args.sla.clone(),
         client: ClientConfig {
             worker_threads: args.threads.max(1),
-            max_in_flight: None,
+            ..ClientConfig::default()
         },
         token_count: api.token_count,
         api: std::sync::Arc::new(api),

@@ -17,8 +17,7 @@ use super::DataArgs;
 pub enum CampaignCommand {
     /// Freeze a campaign.toml into the data directory: validate it, copy the pinned
     /// baseline commit into `<data>/<id>/baseline.git`, write the frozen campaign.toml
-    /// with every default, print its digest. Re-adding the same campaign is a no-op. A
-    /// campaign whose backend cannot build submissions yet (`docker`) is refused.
+    /// with every default, print its digest. Re-adding the same campaign is a no-op.
     Add(CampaignAddArgs),
 }
 

@@ -101,6 +101,13 @@ pub fn run_ingest(args: IngestArgs) -> anyhow::Result<ExitCode> {
             )?;
         }
         print_log(&mut out, submission)?;
+        if submission.state == PipelineState::Building {
+            writeln!(
+                out,
+                "its image is built by the build worker: run `referee build --campaign {}`",
+                args.campaign
+            )?;
+        }
     }
     // A duplicate changes nothing: the first submission keeps its state, so it exits 0.
     Ok(match outcome {

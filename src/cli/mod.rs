@@ -2,6 +2,7 @@
 //! into a library crate and prints the result.
 
 mod bench;
+mod build;
 mod campaign;
 mod demo;
 mod engine;
@@ -120,6 +121,8 @@ enum Command {
     Miner(campaign::MinerCommand),
     /// Ingest a submitted diff and run it through the gates.
     Ingest(ingest::IngestArgs),
+    /// Build the images of a Docker campaign's submissions waiting in `building`.
+    Build(build::BuildArgs),
     /// Show submissions and their pipeline events.
     Status(ingest::StatusArgs),
     /// Run a round: baseline, incumbent and queued challengers; score; seal.
@@ -175,6 +178,7 @@ impl Cli {
             Command::Campaign(cmd) => campaign::run_campaign(cmd),
             Command::Miner(cmd) => campaign::run_miner(cmd),
             Command::Ingest(args) => ingest::run_ingest(args),
+            Command::Build(args) => build::run(args),
             Command::Status(args) => ingest::run_status(args),
             Command::Round(args) => round::run(args),
             Command::Show(args) => show::run_show(args),

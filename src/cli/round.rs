@@ -12,13 +12,15 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use receipts::keys::PrivateKey;
 use receipts::layout::{DataDir, DataError};
 use receipts::model::{
-    CampaignId, EntryStatus, ProbeRecord, Role, RoundRecord, RoundStatus, Step, StepStatus,
-    TokenCount,
+    CampaignId, EntryStatus, ProbeRecord, RateSearchSpec, Role, RoundRecord, RoundStatus, Step,
+    StepStatus, TokenCount,
 };
+use receipts::rules::search::at_ceiling;
 use receipts::text::escape_untrusted;
 use runner::round::{RoundError, RoundOptions, RoundProgress, RoundSummary, run_round};
 use verifier::view::{
-    SELF_REPORTED, format_client_self_test, format_noise, format_paired_score, format_score_percent,
+    SELF_REPORTED, format_client_self_test, format_entry_throughput, format_noise,
+    format_paired_score, format_score_percent,
 };
 
 use super::keys::hint_key_dir;
@@ -408,7 +410,12 @@ pub fn print_summary(summary: &RoundSummary) {
             RoundStatus::Inconclusive => "inconclusive",
         }
     );
-    print!("{}", table(record));
+    // A sealed bundle holds its campaign: the ceiling is the rate search's maximum.
+    let rate_search = verifier::read_campaign_copy(&summary.bundle)
+        .1
+        .ok()
+        .map(|frozen| frozen.campaign.rate_search);
+    print!("{}", table(record, rate_search.as_ref()));
     if let Some(noise) = &record.noise {
         println!("{}", format_noise(noise));
     }
@@ -478,8 +485,8 @@ fn leader_line(record: &RoundRecord) -> String {
 }
 
 /// The entries table as text; throughputs counted from self-reported token counts are
-/// marked so.
-fn table(record: &RoundRecord) -> String {
+/// marked so, and one a run measured at `rate_search`'s maximum is `≥ … req/s (ceiling)`.
+fn table(record: &RoundRecord, rate_search: Option<&RateSearchSpec>) -> String {
     let self_reported = if record.token_count == Some(TokenCount::Usage) {
         format!(" {SELF_REPORTED}")
     } else {
@@ -516,7 +523,13 @@ fn table(record: &RoundRecord) -> String {
             status.to_owned(),
             score_cell(record, entry),
             entry.throughput_milli_rps.map_or("—".to_owned(), |t| {
-                format!("{} req/s{self_reported}", format_milli(t))
+                let ceiling = rate_search.is_some_and(|spec| {
+                    entry
+                        .runs
+                        .iter()
+                        .any(|r| at_ceiling(r.rate_milli_rps, spec))
+                });
+                format!("{}{self_reported}", format_entry_throughput(t, ceiling))
             }),
             format_ms(entry.started_at.millis_until(entry.ended_at)),
         ]);

@@ -25,9 +25,9 @@ use receipts::text::escape_untrusted;
 use receipts::verify::VerifyOptions;
 use verifier::view::{
     CampaignRounds, EntryCounts, Field, RoundRow, RoundView, SELF_REPORTED, Unreadable,
-    Verification, format_client_self_test, format_duration_ms, format_leader, format_milli_rps,
-    format_noise, format_paired_score, format_pass_order, format_score_percent, format_score_ppm,
-    format_time_of_day, short_seed,
+    Verification, format_client_self_test, format_duration_ms, format_entry_throughput,
+    format_leader, format_milli_rps, format_noise, format_paired_score, format_pass_order,
+    format_score_percent, format_score_ppm, format_time_of_day, short_seed,
 };
 
 use super::DataArgs;
@@ -535,13 +535,17 @@ fn render_entries(view: &RoundView) -> String {
                 }),
                 None => field(&e.score_ppm, |s| s.map_or("—".to_owned(), format_score_ppm)),
             },
-            field(&e.throughput_milli_rps, |t| match t {
-                Some(t) if view.self_reported_tokens.value => {
-                    format!("{} {SELF_REPORTED}", format_milli_rps(*t))
-                }
-                Some(t) => format_milli_rps(*t),
-                None => "—".to_owned(),
-            }),
+            mark(
+                match e.throughput_milli_rps.value {
+                    Some(t) if view.self_reported_tokens.value => format!(
+                        "{} {SELF_REPORTED}",
+                        format_entry_throughput(t, e.at_ceiling.value)
+                    ),
+                    Some(t) => format_entry_throughput(t, e.at_ceiling.value),
+                    None => "—".to_owned(),
+                },
+                e.throughput_milli_rps.verified && (!e.at_ceiling.value || e.at_ceiling.verified),
+            ),
             field(&e.duration_ms, |d| format_duration_ms(*d)),
         ]);
         let mut who = role(e.role.value).to_owned();

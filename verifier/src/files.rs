@@ -4,6 +4,7 @@
 //! (`files.named`), so the file the verifier recomputes from is the file that was
 //! signed. The raw files are read here too, strictly and within a size limit.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde::de::DeserializeOwned;
@@ -11,7 +12,7 @@ use serde::de::DeserializeOwned;
 use receipts::bundle;
 use receipts::canonical::from_slice_strict;
 use receipts::fsutil::read_limited;
-use receipts::model::RoundRecord;
+use receipts::model::{EntryMeasurement, RoundRecord};
 use receipts::statement::Statement;
 use receipts::verify::{CheckName, FailureReason, VerifyReport};
 
@@ -123,6 +124,37 @@ pub fn read_json<T: DeserializeOwned>(dir: &Path, name: &str) -> Result<T, Failu
     let bytes =
         read_limited(&dir.join(name), MAX_ARTIFACT_BYTES).map_err(|e| unreadable(e.to_string()))?;
     from_slice_strict(&bytes, MAX_ARTIFACT_BYTES).map_err(|e| unreadable(e.to_string()))
+}
+
+/// The probe logs of one bundle, each read and parsed ([`read_json`]) once however many
+/// checks read it: `paired` reads the baseline's (its runs without token ids), then
+/// `measurements` every one. Held for the round checks of one bundle.
+pub(crate) struct ProbeLogs<'d> {
+    /// The bundle's directory.
+    dir: &'d Path,
+    /// Each log read so far, by bundle-relative name, or why it could not be read.
+    parsed: BTreeMap<String, Result<EntryMeasurement, FailureReason>>,
+}
+
+impl<'d> ProbeLogs<'d> {
+    /// No log read yet, of the bundle in `dir`.
+    pub(crate) fn new(dir: &'d Path) -> Self {
+        Self {
+            dir,
+            parsed: BTreeMap::new(),
+        }
+    }
+
+    /// The probe log `file`, read on its first call: the same value or failure as
+    /// [`read_json`] gives for it.
+    pub(crate) fn get(&mut self, file: &str) -> Result<&EntryMeasurement, FailureReason> {
+        let dir = self.dir;
+        self.parsed
+            .entry(file.to_owned())
+            .or_insert_with(|| read_json(dir, file))
+            .as_ref()
+            .map_err(FailureReason::clone)
+    }
 }
 
 /// A recomputed value differing from the claimed one in `file`'s `field`, both rendered.

@@ -55,16 +55,11 @@ pub(crate) fn check_inputs(
     campaign
 }
 
-/// `inputs.campaign`: the campaign copy the bundle holds — `inputs/campaign.json`, or a
-/// schema-1 `inputs/campaign.toml` — has the digest the predicate records. Returns the
-/// campaign when it does.
-fn check_campaign(
-    report: &mut VerifyReport,
-    dir: &Path,
-    record: &RoundRecord,
-) -> Option<FrozenCampaign> {
-    let recorded = &record.campaign.digest;
-    let (file, parsed) = if dir.join(CAMPAIGN_INPUT).is_file() {
+/// The campaign copy the bundle in `dir` holds, parsed: `inputs/campaign.json`, or a
+/// schema-1 `inputs/campaign.toml` when there is no JSON copy; with the file's
+/// bundle-relative name. Its digest is `inputs.campaign`'s to check.
+pub fn read_campaign_copy(dir: &Path) -> (&'static str, Result<FrozenCampaign, FailureReason>) {
+    if dir.join(CAMPAIGN_INPUT).is_file() {
         let parsed = read(dir, CAMPAIGN_INPUT).and_then(|bytes| {
             FrozenCampaign::from_json(CAMPAIGN_INPUT, &bytes)
                 .map_err(|e| invalid(CAMPAIGN_INPUT, e))
@@ -76,7 +71,19 @@ fn check_campaign(
                 .map_err(|e| invalid(CAMPAIGN_TOML_INPUT, e))
         });
         (CAMPAIGN_TOML_INPUT, parsed)
-    };
+    }
+}
+
+/// `inputs.campaign`: the campaign copy the bundle holds — `inputs/campaign.json`, or a
+/// schema-1 `inputs/campaign.toml` — has the digest the predicate records. Returns the
+/// campaign when it does.
+fn check_campaign(
+    report: &mut VerifyReport,
+    dir: &Path,
+    record: &RoundRecord,
+) -> Option<FrozenCampaign> {
+    let recorded = &record.campaign.digest;
+    let (file, parsed) = read_campaign_copy(dir);
     let result = parsed.and_then(|frozen| {
         if &frozen.digest != recorded {
             return Err(FailureReason::InputDigestMismatch {

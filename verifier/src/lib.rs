@@ -47,6 +47,7 @@ pub mod view;
 
 pub use chain::verify_last_round;
 pub use files::read_json as read_bundle_json;
+pub use inputs::read_campaign_copy;
 pub use paired::recomputed_outcome;
 pub use view::RoundView;
 

@@ -28,13 +28,11 @@ use receipts::rules::score::{
     drift_bp, probe_throughput_milli_rps, probe_throughput_range, run_throughputs,
 };
 use receipts::rules::search::{RateSearch, probe_unreachable};
-use receipts::rules::sla::{
-    max_probes_per_run, nearest_rank_value, over_bound_count, required_requests, verdict,
-};
+use receipts::rules::sla::{max_probes_per_run, required_requests, verdict, walk};
 use receipts::verify::{CheckName, FailureReason, VerifyReport};
 
 use crate::PredicateVersion;
-use crate::files::{read_json, recomputed, same, show};
+use crate::files::{ProbeLogs, recomputed, same, show};
 
 /// The predicate file, as failure messages name it.
 const RECEIPT: &str = "receipt.dsse.json";
@@ -70,13 +68,13 @@ struct ProbeRules<'a> {
 }
 
 /// Runs `probes.log`, `probe.*`, `run.result`, `entry.measurement`, `drift.recomputed`,
-/// `hardware.changed`, `host.steal` and `round.tokenCount` on `record` of the bundle in
-/// `dir`, a round of `version`. `campaign` (when `inputs.campaign` passed) supplies the
+/// `hardware.changed`, `host.steal` and `round.tokenCount` on `record` of the bundle
+/// whose probe logs `logs` reads, a round of `version`. `campaign` (when `inputs.campaign` passed) supplies the
 /// send-lag, drift and steal bounds and the token count; `host.steal` and
 /// `round.tokenCount` are `not applicable` before v3.
 pub(crate) fn check_measurements(
     report: &mut VerifyReport,
-    dir: &std::path::Path,
+    logs: &mut ProbeLogs<'_>,
     record: &RoundRecord,
     campaign: Option<&FrozenCampaign>,
     version: PredicateVersion,
@@ -118,7 +116,7 @@ pub(crate) fn check_measurements(
             )),
             status: None,
         };
-        check_series(report, dir, &entry.runs, &claim, &rules);
+        check_series(report, logs, &entry.runs, &claim, &rules);
         let steal = steal_bound.map(|bound| Steal {
             cpus: run_cpus(entry),
             bound,
@@ -128,7 +126,7 @@ pub(crate) fn check_measurements(
         }
         for (j, pass) in entry.passes.iter().enumerate() {
             let at = format!("entries[{}].passes[{j}]", entry.index);
-            check_pass(report, dir, &at, pass, steal.as_ref(), &rules);
+            check_pass(report, logs, &at, pass, steal.as_ref(), &rules);
         }
     }
     if let Some(drift) = &record.drift {
@@ -139,7 +137,7 @@ pub(crate) fn check_measurements(
             spread: None,
             status: None,
         };
-        check_series(report, dir, &drift.runs, &claim, &rules);
+        check_series(report, logs, &drift.runs, &claim, &rules);
         check_drift(report, record, drift, campaign);
     }
     let changed = record.hardware.at_start != record.hardware.at_end;
@@ -159,7 +157,7 @@ pub(crate) fn check_measurements(
 /// are compared when one file holds every run.
 fn check_series(
     report: &mut VerifyReport,
-    dir: &std::path::Path,
+    logs: &mut ProbeLogs<'_>,
     runs: &[RunSummary],
     claim: &Claim,
     rules: &ProbeRules<'_>,
@@ -170,9 +168,9 @@ fn check_series(
     }
     let single_file = by_file.len() == 1;
     for (file, summaries) in by_file {
-        let log = check_log(report, dir, file, Some(&summaries), rules);
+        let log = check_log(report, logs, file, Some(&summaries), rules);
         if let (Some(log), true) = (log, single_file) {
-            check_claim(report, file, &log, claim);
+            check_claim(report, file, log, claim);
         }
     }
 }
@@ -233,7 +231,7 @@ impl Steal {
 /// and it claims none of the log's figures.
 fn check_pass(
     report: &mut VerifyReport,
-    dir: &std::path::Path,
+    logs: &mut ProbeLogs<'_>,
     at: &str,
     pass: &EntryPass,
     steal: Option<&Steal>,
@@ -259,7 +257,7 @@ fn check_pass(
     let Some(file) = &pass.probe_log else {
         return;
     };
-    let Some(log) = check_log(report, dir, file, None, rules) else {
+    let Some(log) = check_log(report, logs, file, None, rules) else {
         return;
     };
     let log_invalid = matches!(log.outcome, MeasurementOutcome::Invalid { .. });
@@ -291,7 +289,7 @@ fn check_pass(
         spread: None,
         status: Some(pass.status),
     };
-    check_claim(report, file, &log, &claim);
+    check_claim(report, file, log, &claim);
 }
 
 /// `host.steal` of an entry: an entry `infra_failed` for CPU steal (`cpu_steal`) has a
@@ -402,14 +400,14 @@ fn check_token_count(
 /// it names runs), every probe, every run's result and (with `rules.token_count`) the
 /// token count every probe recorded (`round.tokenCount`, the log as target). Returns the
 /// log when `probes.log` passed, for the figures a claim reads from it ([`check_claim`]).
-fn check_log(
+fn check_log<'l>(
     report: &mut VerifyReport,
-    dir: &std::path::Path,
+    logs: &'l mut ProbeLogs<'_>,
     file: &str,
     summaries: Option<&[&RunSummary]>,
     rules: &ProbeRules<'_>,
-) -> Option<EntryMeasurement> {
-    let log: EntryMeasurement = match read_json(dir, file) {
+) -> Option<&'l EntryMeasurement> {
+    let log = match logs.get(file) {
         Ok(log) => log,
         Err(reason) => {
             report.fail(CheckName::ProbeLog, Some(file.to_owned()), reason);
@@ -419,7 +417,7 @@ fn check_log(
     if !report.record(
         CheckName::ProbeLog,
         Some(file.to_owned()),
-        runs_named(file, &log, summaries),
+        runs_named(file, log, summaries),
     ) {
         return None;
     }
@@ -427,7 +425,7 @@ fn check_log(
         report.record(
             CheckName::TokenCount,
             Some(file.to_owned()),
-            probe_token_counts(file, &log, expected),
+            probe_token_counts(file, log, expected),
         );
     }
     for (r, run) in log.runs.iter().enumerate() {
@@ -580,18 +578,26 @@ fn check_probe(
     report.record(CheckName::ProbeHistograms, target.clone(), counts);
 
     let failed = u64::from(probe.requests).saturating_sub(u64::from(probe.completed));
-    let lag_at = |permille| {
-        Percentile::from_permille(permille)
-            .ok()
-            .and_then(|p| nearest_rank_value(&decoded.send_lag, p, 0))
-            .unwrap_or(0)
-    };
-    let (lag_p50, lag_p99) = (lag_at(500), lag_at(990));
+    // One walk per histogram for every figure read from it.
+    let lag = walk(
+        &decoded.send_lag,
+        [Percentile::P50, Percentile::P99],
+        0,
+        None,
+    );
+    let [lag_p50, lag_p99] = lag.values.map(|value| value.unwrap_or(0));
+    let sla_walk = walk(
+        sla_histogram,
+        [sla.percentile],
+        failed,
+        Some(sla.bound_us()),
+    );
+    let [sla_percentile] = sla_walk.values;
     let percentile = same(
         file,
         &format!("{at}.percentileUs"),
         probe.percentile_us,
-        nearest_rank_value(sla_histogram, sla.percentile, failed),
+        sla_percentile,
     )
     .and_then(|()| {
         same(
@@ -611,7 +617,7 @@ fn check_probe(
     });
     report.record(CheckName::ProbePercentile, target.clone(), percentile);
 
-    let over_bound = failed + over_bound_count(sla_histogram, sla.bound_us());
+    let over_bound = failed + sla_walk.over_bound;
     let required = (over_bound <= REQUIRED_REQUESTS_LIMIT)
         .then(|| required_requests(over_bound, sla.percentile))
         .flatten();

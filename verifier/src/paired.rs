@@ -17,9 +17,8 @@
 use std::path::Path;
 
 use receipts::model::{
-    DisqualificationReason, Entry, EntryInfraFailure, EntryMeasurement, EntryPass, EntryStatus,
-    FrozenCampaign, Leader, PairedScore, PassStatus, Role, RoundFailure, RoundRecord, TokenCount,
-    TypedOrText,
+    DisqualificationReason, Entry, EntryInfraFailure, EntryPass, EntryStatus, FrozenCampaign,
+    Leader, PairedScore, PassStatus, Role, RoundFailure, RoundRecord, TokenCount, TypedOrText,
 };
 use receipts::rules::leader::incumbent_infra_failed_rounds;
 use receipts::rules::outcome::{OutcomeEntry, OutcomeInput, round_outcome, without_token_ids};
@@ -30,7 +29,7 @@ use receipts::rules::passes::order_of_pass;
 use receipts::verify::{CheckName, FailureReason, VerifyReport};
 
 use crate::PredicateVersion;
-use crate::files::{read_json, recomputed, same};
+use crate::files::{ProbeLogs, recomputed, same};
 use crate::view::{format_leader, format_pass_order};
 
 /// The file every claim these checks compare is written in.
@@ -47,7 +46,7 @@ const CHECKS: [CheckName; 7] = [
     CheckName::PairedDecision,
 ];
 
-/// Runs the paired checks on `record` of the bundle in `dir` (`passes.order`, `passes.void`, `paired.ratio`,
+/// Runs the paired checks on `record` of the bundle whose probe logs `logs` reads (`passes.order`, `passes.void`, `paired.ratio`,
 /// `paired.score`, `noise.spread`, `noise.verdict`, `paired.decision`) and, for v3, the
 /// `round.scores` check of every entry (its `scorePpm` is its paired median). `campaign`
 /// is the bundle's frozen campaign when `inputs.campaign` passed: the checks that need
@@ -55,7 +54,7 @@ const CHECKS: [CheckName; 7] = [
 /// the baseline's probe logs (whether a run of it got no token ids at all).
 pub(crate) fn check_paired(
     report: &mut VerifyReport,
-    dir: &Path,
+    logs: &mut ProbeLogs<'_>,
     record: &RoundRecord,
     campaign: Option<&FrozenCampaign>,
     version: PredicateVersion,
@@ -79,7 +78,7 @@ pub(crate) fn check_paired(
     match campaign {
         Some(frozen) => {
             let settled = settled.as_ref().ok();
-            check_decision(report, dir, record, &runs, settled, frozen);
+            check_decision(report, logs, record, &runs, settled, frozen);
         }
         None => report.not_run(&[CheckName::PairedDecision], CheckName::InputsCampaign),
     }
@@ -531,7 +530,7 @@ fn outcome_input(
 /// `noTokenIds`), with the log it was read from; never under the campaign's
 /// `token_count = "usage"`. A probe log that cannot be read is the error.
 fn baseline_without_token_ids(
-    dir: &Path,
+    logs: &mut ProbeLogs<'_>,
     record: &RoundRecord,
     frozen: &FrozenCampaign,
 ) -> Result<Option<(RoundFailure, String)>, FailureReason> {
@@ -547,7 +546,7 @@ fn baseline_without_token_ids(
         let Some(file) = &row.probe_log else {
             continue;
         };
-        let log: EntryMeasurement = read_json(dir, file)?;
+        let log = logs.get(file)?;
         if let Some(requests) = log
             .runs
             .iter()
@@ -642,7 +641,7 @@ fn same_seat(
 /// `outcome` as target.
 fn check_decision(
     report: &mut VerifyReport,
-    dir: &Path,
+    logs: &mut ProbeLogs<'_>,
     record: &RoundRecord,
     runs: &Runs,
     settled: Option<&SettledPasses>,
@@ -656,7 +655,7 @@ fn check_decision(
         campaign.overtake_margin_bp,
     );
     let target = Some("outcome".to_owned());
-    let without_ids = match baseline_without_token_ids(dir, record, frozen) {
+    let without_ids = match baseline_without_token_ids(logs, record, frozen) {
         Ok(found) => found,
         Err(reason) => {
             report.fail(CheckName::PairedDecision, target, reason);
@@ -750,7 +749,7 @@ pub fn recomputed_outcome(
         campaign.drift_bound_bp,
         campaign.overtake_margin_bp,
     );
-    let without_ids = baseline_without_token_ids(dir, record, frozen)?;
+    let without_ids = baseline_without_token_ids(&mut ProbeLogs::new(dir), record, frozen)?;
     let leader_before = runs.rounds.incumbent.as_ref().map(|s| s.leader.clone());
     let input = outcome_input(
         record,

@@ -52,9 +52,11 @@ pub(crate) fn check_round(
     if version != PredicateVersion::V3 {
         check_scores(report, record);
     }
-    paired::check_paired(report, dir, record, campaign.as_ref(), version);
+    // Each probe log parsed once for both readers.
+    let mut logs = files::ProbeLogs::new(dir);
+    paired::check_paired(report, &mut logs, record, campaign.as_ref(), version);
     files::check_named(report, statement, record);
-    measurements::check_measurements(report, dir, record, campaign.as_ref(), version);
+    measurements::check_measurements(report, &mut logs, record, campaign.as_ref(), version);
     docker::check_docker(report, record, campaign.as_ref(), version);
     engine_api::check_engine_api(report, record, campaign.as_ref(), version);
     selftest::check_self_test(

@@ -12,7 +12,8 @@
 //!   `committed`; a gate exactly on `rejected`; a round exactly on `round_assigned`,
 //!   `scored`, `disqualified` and `infra_failed`, each outcome the round of the
 //!   assignment before it and every assignment a later round than the one before;
-//!   transition times never going back; `state` the last move's and `requeues` at most 1.
+//!   no event dated before the one before it (duplicates and superseded traces
+//!   included); `state` the last move's and `requeues` at most 1.
 //! - `submissions.rounds`: each round an event names has a receipt that seated the
 //!   submission as a challenger with the record's miner (a `round_assigned` to the round
 //!   in progress, `.work/round-<n>/`, aside); each outcome is the state its entry's
@@ -30,7 +31,7 @@ use std::path::Path;
 use receipts::fsutil::read_limited;
 use receipts::model::{
     EntryStatus, EventKind, PipelineState, Role, RoundRecord, RoundStatus, Sha256Hex, Submission,
-    Timestamp,
+    SubmissionImage, Timestamp,
 };
 use receipts::verify::{CheckName, FailureReason, VerifyReport};
 
@@ -210,6 +211,20 @@ fn check_transitions(file: &str, submission: &Submission) -> Result<(), FailureR
             "committed (a record starts committed)",
         ));
     }
+    // Every event (duplicates and superseded traces included) at or after the one
+    // before it: the log is in the order things happened.
+    for (index, pair) in submission.events.windows(2).enumerate() {
+        if let [before, event] = pair
+            && event.at < before.at
+        {
+            return Err(recomputed(
+                file,
+                format!("events[{}].at", index + 1),
+                event.at,
+                format!("at or after {} (events[{index}])", before.at),
+            ));
+        }
+    }
     let mut assigned: Option<u64> = None;
     let mut requeue_moves = 0u32;
     for (i, m) in moves.iter().enumerate() {
@@ -232,14 +247,6 @@ fn check_transitions(file: &str, submission: &Submission) -> Result<(), FailureR
                     field("to"),
                     format!("{from} → {}", m.to),
                     allowed,
-                ));
-            }
-            if m.at < before.at {
-                return Err(recomputed(
-                    file,
-                    field("at"),
-                    m.at,
-                    format!("at or after {} (events[{}])", before.at, before.index),
                 ));
             }
             if from == PipelineState::InfraFailed && m.to == PipelineState::BenchQueued {
@@ -331,6 +338,16 @@ impl Campaign<'_> {
         }
         if submission.campaign.as_str() != self.id {
             return Err(recomputed(file, "campaign", &submission.campaign, &self.id));
+        }
+        if let Some(image) = &submission.image
+            && !SubmissionImage::is_image_id(&image.image_id)
+        {
+            return Err(recomputed(
+                file,
+                "image.imageId",
+                &image.image_id,
+                "sha256:<64 lowercase hex> (an image config id)",
+            ));
         }
         let fetched = submission.events.iter().any(|e| {
             matches!(

@@ -29,9 +29,11 @@ use receipts::model::{
     PassSlot, Phase, Role, RoundRecord, RoundStatus, Seed32, SeedReveal, Sha256Hex, StepStatus,
     Timestamp, TokenCount, Tool,
 };
+use receipts::rules::search::at_ceiling;
 use receipts::text::format_grouped;
 use receipts::verify::{CheckName, VerifyOptions, VerifyReport};
 
+use crate::inputs::read_campaign_copy;
 use crate::{PredicateVersion, verify_bundle};
 
 /// A value of the view and whether it was verified. Serialized as
@@ -259,6 +261,11 @@ pub struct EntryView {
     pub throughput_min_milli_rps: Field<Option<u64>>,
     /// Highest run throughput, milli-requests/s.
     pub throughput_max_milli_rps: Field<Option<u64>>,
+    /// Whether a run of it passed at the campaign's `rate_search.max_rate_milli_rps`,
+    /// the search's ceiling (`receipts::rules::search::at_ceiling`): its throughput at
+    /// the SLA is at least the one measured, shown `≥ … req/s (ceiling)`. Verified with
+    /// the throughput and `inputs.campaign`.
+    pub at_ceiling: Field<bool>,
     /// Runs measured.
     pub runs: Field<usize>,
     /// When its first step started.
@@ -660,6 +667,10 @@ impl RoundView {
         let signed = checks.signed;
         let matches = |field: &str| signed && checks.passed(CheckName::RoundOpenedMatches, field);
         let campaign_ok = checks.all_passed(CheckName::InputsCampaign);
+        let rate_search = read_campaign_copy(dir)
+            .1
+            .ok()
+            .map(|frozen| frozen.campaign.rate_search);
 
         // Throughputs rest on round.throughput and on the probe logs of the runs; a score
         // on its throughput, the first baseline's and round.scores.
@@ -725,6 +736,12 @@ impl RoundView {
                     throughput_milli_rps: Field::new(e.throughput_milli_rps, t_ok),
                     throughput_min_milli_rps: Field::new(e.throughput_min_milli_rps, t_ok),
                     throughput_max_milli_rps: Field::new(e.throughput_max_milli_rps, t_ok),
+                    at_ceiling: Field::new(
+                        rate_search.as_ref().is_some_and(|spec| {
+                            e.runs.iter().any(|r| at_ceiling(r.rate_milli_rps, spec))
+                        }),
+                        t_ok && campaign_ok,
+                    ),
                     runs: Field::new(e.runs.len(), t_ok),
                     started_at: Field::new(e.started_at, signed),
                     ended_at: Field::new(e.ended_at, signed),
@@ -1280,6 +1297,16 @@ pub fn format_pass_order(order: &[PassSlot]) -> String {
 /// The mark after a throughput counted from the engines' self-reported token counts
 /// ([`RoundView::self_reported_tokens`]).
 pub const SELF_REPORTED: &str = "(self-reported)";
+
+/// An entry's throughput for people: [`format_milli_rps`], as `≥ 31.035 req/s
+/// (ceiling)` when it was measured at the search's ceiling ([`EntryView::at_ceiling`]).
+pub fn format_entry_throughput(milli_rps: u64, at_ceiling: bool) -> String {
+    if at_ceiling {
+        format!("≥ {} (ceiling)", format_milli_rps(milli_rps))
+    } else {
+        format_milli_rps(milli_rps)
+    }
+}
 
 /// A throughput for people: milli-requests/s as req/s with 3 decimals, `31_035` →
 /// `31.035 req/s`.

@@ -39,8 +39,8 @@ fn through_the_gates() -> Vec<Value> {
         "picked_up",
         "fetched",
         "verified",
-        "applied",
         "surface_ok",
+        "applied",
         "building",
         "built",
         "bench_queued",
@@ -197,6 +197,36 @@ fn a_stored_diff_that_is_not_the_sha256_fails_submissions_record() {
 }
 
 #[test]
+fn an_image_id_that_is_not_a_config_id_fails_submissions_record() {
+    let data = tempfile::tempdir().expect("tempdir");
+    data_dir(
+        data.path(),
+        |_| {},
+        |record| {
+            record["image"] = json!({
+                "tag": format!("referee/tiny:{PATCH}"),
+                "imageId": "sha256:ABC",
+                "buildLogSha256": "0".repeat(64),
+            });
+        },
+    );
+    let reason = only_failure(
+        &submissions(data.path()),
+        CheckName::SubmissionRecord,
+        &record_file(PATCH),
+    );
+    assert_eq!(
+        reason,
+        recomputed(
+            &record_file(PATCH),
+            "image.imageId",
+            "sha256:ABC",
+            "sha256:<64 lowercase hex> (an image config id)",
+        )
+    );
+}
+
+#[test]
 fn an_out_of_order_transition_fails_submissions_transitions() {
     // `fetched` moved before `picked_up`: the table has no `committed → fetched`.
     let data = tempfile::tempdir().expect("tempdir");
@@ -222,6 +252,70 @@ fn an_out_of_order_transition_fails_submissions_transitions() {
             "events[1].to",
             "committed → fetched",
             "one of picked_up (the moves from `committed`)",
+        )
+    );
+}
+
+#[test]
+fn applied_before_surface_ok_fails_submissions_transitions() {
+    // The surface checks run before the apply: `verified → applied` is not a move.
+    let data = tempfile::tempdir().expect("tempdir");
+    data_dir(
+        data.path(),
+        |_| {},
+        |r| {
+            let events = r["events"].as_array_mut().expect("events");
+            events.swap(4, 5);
+            events[4]["at"] = json!("2026-12-01T22:12:41.4Z");
+            events[5]["at"] = json!("2026-12-01T22:12:41.5Z");
+        },
+    );
+    let reason = only_failure(
+        &submissions(data.path()),
+        CheckName::SubmissionTransitions,
+        &record_file(PATCH),
+    );
+    assert_eq!(
+        reason,
+        recomputed(
+            &record_file(PATCH),
+            "events[4].to",
+            "verified → applied",
+            "one of surface_ok, rejected (the moves from `verified`)",
+        )
+    );
+}
+
+#[test]
+fn an_event_earlier_than_its_predecessor_fails_submissions_transitions() {
+    // A superseded trace dated before the commitment recorded ahead of it: no transition
+    // goes back, but the log does.
+    let data = tempfile::tempdir().expect("tempdir");
+    data_dir(
+        data.path(),
+        |_| {},
+        |r| {
+            let events = r["events"].as_array_mut().expect("events");
+            events.insert(
+                1,
+                json!({"at": "2026-12-01T22:00:00Z", "kind": "superseded", "miner": "someone",
+                "commitment": "3".repeat(64), "committedAt": "2026-12-01T22:00:00Z",
+                "reason": "an earlier commitment was not valid"}),
+            );
+        },
+    );
+    let reason = only_failure(
+        &submissions(data.path()),
+        CheckName::SubmissionTransitions,
+        &record_file(PATCH),
+    );
+    assert_eq!(
+        reason,
+        recomputed(
+            &record_file(PATCH),
+            "events[1].at",
+            "2026-12-01T22:00:00Z",
+            "at or after 2026-12-01T22:12:41Z (events[0])",
         )
     );
 }

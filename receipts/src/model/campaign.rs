@@ -444,6 +444,11 @@ impl FromStr for LatencyKind {
 pub struct Percentile(u32);
 
 impl Percentile {
+    /// The median, p50 (500 tenths of a percent): the send-lag median every probe records.
+    pub const P50: Self = Self(500);
+    /// p99 (990 tenths of a percent): the send-lag tail every probe records.
+    pub const P99: Self = Self(990);
+
     /// `permille` in 1..=999 (tenths of a percent).
     pub fn from_permille(permille: u32) -> Result<Self, ModelError> {
         if (1..=999).contains(&permille) {

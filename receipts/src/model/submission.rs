@@ -24,10 +24,10 @@ pub enum PipelineState {
     Fetched,
     /// Registered miner; every `index` blob id matches the pinned baseline.
     Verified,
+    /// Path constraints hold (checked on the parse, before anything is written).
+    SurfaceOk,
     /// The diff applies cleanly onto the baseline checkout.
     Applied,
-    /// Path constraints hold.
-    SurfaceOk,
     /// The build is running.
     Building,
     /// The engine image is pushed (only where a registry is used).
@@ -56,8 +56,8 @@ impl PipelineState {
         PipelineState::PickedUp,
         PipelineState::Fetched,
         PipelineState::Verified,
-        PipelineState::Applied,
         PipelineState::SurfaceOk,
+        PipelineState::Applied,
         PipelineState::Building,
         PipelineState::ImagePushed,
         PipelineState::Built,
@@ -103,9 +103,9 @@ impl PipelineState {
             (Committed, PickedUp)
                 | (PickedUp, Fetched)
                 | (Fetched, Verified)
-                | (Verified, Applied)
-                | (Applied, SurfaceOk)
-                | (SurfaceOk, Building)
+                | (Verified, SurfaceOk)
+                | (SurfaceOk, Applied)
+                | (Applied, Building)
                 | (Building, ImagePushed)
                 | (Building, Built)
                 | (ImagePushed, Built)
@@ -114,7 +114,7 @@ impl PipelineState {
                 | (RoundAssigned, Scored | Disqualified | InfraFailed)
                 | (InfraFailed, BenchQueued)
                 | (
-                    PickedUp | Fetched | Verified | Applied | SurfaceOk | Building,
+                    PickedUp | Fetched | Verified | SurfaceOk | Applied | Building,
                     Rejected
                 )
         )
@@ -241,6 +241,35 @@ pub struct Submission {
     pub requeues: u32,
     /// Every transition and duplicate, oldest first.
     pub events: Vec<Event>,
+    /// The engine image `referee build` built from the patched tree (Docker campaigns
+    /// only; content/docker.md, Building): what a round runs for this submission.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image: Option<SubmissionImage>,
+}
+
+/// The image a Docker build produced for a submission, recorded on its `built` move.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SubmissionImage {
+    /// The tag it was given: `referee/<campaign>:<submission sha256>`.
+    pub tag: String,
+    /// Its image config id, `sha256:<64 hex>`: the id a round runs it by.
+    pub image_id: String,
+    /// The registry manifest digest, `sha256:<64 hex>`, only when it was pushed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub manifest_digest: Option<String>,
+    /// sha256 of the daemon's build output, as it streamed.
+    pub build_log_sha256: Sha256Hex,
+}
+
+impl SubmissionImage {
+    /// Whether `id` has the form of an image config id: `sha256:` and 64 lowercase hex
+    /// digits.
+    pub fn is_image_id(id: &str) -> bool {
+        id.strip_prefix("sha256:").is_some_and(|hex| {
+            hex.len() == 64 && hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+        })
+    }
 }
 
 impl Submission {
@@ -261,6 +290,7 @@ impl Submission {
             size_bytes,
             state: PipelineState::Committed,
             requeues: 0,
+            image: None,
             events: vec![Event {
                 at,
                 kind: EventKind::Transition {
@@ -338,6 +368,7 @@ impl Submission {
         round: Option<u64>,
     ) {
         self.state = to;
+        let at = self.not_before_last(at);
         self.events.push(Event {
             at,
             kind: EventKind::Transition { to, gate, round },
@@ -345,13 +376,22 @@ impl Submission {
         });
     }
 
-    /// Records a later commitment of the same bytes as an event on this record.
+    /// `at`, or the time of the last event when `at` is earlier (a step back of the wall
+    /// clock): every event is dated at or after the one before it, whichever method
+    /// appends it (content/submitting.md, The pipeline).
+    fn not_before_last(&self, at: Timestamp) -> Timestamp {
+        self.events.last().map_or(at, |last| at.max(last.at))
+    }
+
+    /// Records a later commitment of the same bytes as an event on this record (dated
+    /// no earlier than the last event).
     pub fn record_duplicate(&mut self, miner: MinerId, commitment: Sha256Hex, at: Timestamp) {
         let reason = format!(
             "duplicate of {} committed first by `{}`; skipped",
             self.sha256.short(),
             self.miner
         );
+        let at = self.not_before_last(at);
         self.events.push(Event {
             at,
             kind: EventKind::Duplicate { miner, commitment },
@@ -380,8 +420,12 @@ impl Submission {
     }
 
     /// Records, on this new record, the earlier record of the same bytes whose commitment
-    /// was not valid (see [`EventKind::Superseded`]).
+    /// was not valid (see [`EventKind::Superseded`]). The traces `earlier` carried are
+    /// copied too; each keeps its original commitment time in `committedAt`, and as an
+    /// event of this record is dated `at` (no earlier than the last event), when this
+    /// record took it over, so the events stay in time order.
     pub fn record_superseded(&mut self, earlier: &Submission, at: Timestamp) {
+        let at = self.not_before_last(at);
         // Keep the traces `earlier` itself carried, so a chain of invalid commitments
         // loses nothing.
         self.events.extend(
@@ -389,7 +433,7 @@ impl Submission {
                 .events
                 .iter()
                 .filter(|e| matches!(e.kind, EventKind::Superseded { .. }))
-                .cloned(),
+                .map(|e| Event { at, ..e.clone() }),
         );
         let committed_at = earlier.events.first().map_or(at, |e| e.at);
         let reason = format!(

@@ -68,24 +68,35 @@ impl Placeholders {
     }
 }
 
-/// Whether one of `routes` answers `GET` with 200 at `addr`, tried in order over plain
-/// HTTP/1.1 (a server without `/health` is found on `/v1/models`).
+/// Whether the engine at `addr` is ready: `routes` are tried in order over plain HTTP/1.1
+/// and the first one the server has decides — 200 is ready, any other answer (503 while
+/// it loads) is not. A route the server does not have (404, 405, 501) passes to the next,
+/// so a server without `/health` is found on `/v1/models`, but an engine whose `/health`
+/// still says 503 is not taken as ready because `/v1/models` already answers.
 pub fn ready(addr: SocketAddr, routes: &[String]) -> bool {
-    routes.iter().any(|route| answers_200(addr, route))
+    for route in routes {
+        match status_of(addr, route) {
+            Some(200) => return true,
+            Some(404 | 405 | 501) => {}
+            _ => return false,
+        }
+    }
+    false
 }
 
-/// One `GET route` over plain HTTP/1.1; true on status 200.
-fn answers_200(addr: SocketAddr, route: &str) -> bool {
-    let Ok(mut stream) = TcpStream::connect_timeout(&addr, Duration::from_millis(500)) else {
-        return false;
-    };
+/// The status code of one `GET route` over plain HTTP/1.1, `None` when there is no
+/// well-formed answer.
+fn status_of(addr: SocketAddr, route: &str) -> Option<u16> {
+    let mut stream = TcpStream::connect_timeout(&addr, Duration::from_millis(500)).ok()?;
     let _ = stream.set_read_timeout(Some(Duration::from_millis(2_000)));
     let request = format!("GET {route} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
-    if stream.write_all(request.as_bytes()).is_err() {
-        return false;
-    }
+    stream.write_all(request.as_bytes()).ok()?;
     let mut head = [0u8; 12];
-    stream.read_exact(&mut head).is_ok() && head.starts_with(b"HTTP/1.") && &head[9..12] == b"200"
+    stream.read_exact(&mut head).ok()?;
+    if !head.starts_with(b"HTTP/1.") {
+        return None;
+    }
+    std::str::from_utf8(&head[9..12]).ok()?.parse().ok()
 }
 
 /// `/health or /v1/models`: the routes, for messages.
@@ -131,8 +142,9 @@ mod tests {
         );
     }
 
-    /// A server answering 404 on `/health` and 200 on `/v1/models` is ready under the
-    /// default routes, and not under `/health` alone.
+    /// A server answering 404 on `/health`, 503 on `/ready` and 200 on `/v1/models` is ready
+    /// under the default routes, not under `/health` alone, and not while `/ready` says
+    /// 503 (the built-in engine's `/v1/models` answers before its weights are drawn).
     #[test]
     fn readiness_falls_back_to_the_next_route() {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
@@ -145,6 +157,8 @@ mod tests {
                 let head = String::from_utf8_lossy(&buf[..n]);
                 let status = if head.starts_with("GET /v1/models ") {
                     "200 OK"
+                } else if head.starts_with("GET /ready ") {
+                    "503 Service Unavailable"
                 } else {
                     "404 Not Found"
                 };
@@ -156,6 +170,8 @@ mod tests {
         let routes = |r: &[&str]| r.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
         assert!(ready(addr, &routes(&["/health", "/v1/models"])));
         assert!(!ready(addr, &routes(&["/health"])));
+        // A route the server has decides: 503 there is not ready, whatever follows.
+        assert!(!ready(addr, &routes(&["/ready", "/v1/models"])));
         assert_eq!(
             routes_text(&routes(&["/health", "/v1/models"])),
             "/health or /v1/models"

@@ -271,7 +271,8 @@ fn state_before(gate: Gate) -> PipelineState {
     match gate {
         Gate::Fetched => PipelineState::PickedUp,
         Gate::Verified => PipelineState::Fetched,
-        Gate::SurfaceOk | Gate::Applied => PipelineState::Verified,
+        Gate::SurfaceOk => PipelineState::Verified,
+        Gate::Applied => PipelineState::SurfaceOk,
         Gate::Build => PipelineState::Building,
     }
 }
@@ -339,8 +340,8 @@ fn check_benign(name: &str, files: &[(&str, Option<&str>)], changed: &[&str]) {
             PickedUp,
             Fetched,
             Verified,
-            Applied,
             SurfaceOk,
+            Applied,
             Building,
             Built,
             BenchQueued

@@ -7,8 +7,8 @@ mod support;
 
 use intake::gates::BuiltinBuilder;
 use intake::ingest::{
-    IngestError, IngestOutcome, IngestRequest, add_campaign, add_miner, find_submission, ingest,
-    ingest_reader, requeue,
+    IngestError, IngestOutcome, IngestRequest, add_campaign, add_miner, build_pending,
+    find_submission, ingest, ingest_reader, requeue,
 };
 use intake::store::CampaignStore;
 use receipts::model::{EventKind, Gate, MinerId, PipelineState, Sha256Hex, Timestamp};
@@ -417,36 +417,114 @@ fn an_oversized_diff_leaves_a_recorded_hash_alone() {
     );
 }
 
-/// Regression: a campaign with the `docker` backend was frozen, and every diff ingested
-/// into it then stopped in `building`; `campaign add` refuses it, writing nothing.
-#[test]
-fn campaign_add_refuses_a_backend_that_cannot_build_yet() {
-    let tmp = tempfile::tempdir().unwrap();
-    let commit = support::build_repo(&tmp.path().join("src-repo"), &corpus_baseline());
-    let data = receipts::layout::DataDir::new(tmp.path().join("data"));
-    let path = tmp.path().join("campaign.toml");
-    std::fs::write(
-        &path,
-        format!(
+/// The builder `referee build` injects, faked: the Docker one lives in the binary over
+/// `engines::docker` (intake links no bollard).
+struct FakeImageBuilder {
+    fail: Option<&'static str>,
+}
+
+impl intake::gates::Builder for FakeImageBuilder {
+    fn build(
+        &self,
+        tree: &std::path::Path,
+        campaign: &receipts::model::Campaign,
+        _submission: &Sha256Hex,
+    ) -> Result<intake::gates::BuildOutput, intake::gates::BuildFailure> {
+        if let Some(message) = self.fail {
+            return Err(intake::gates::BuildFailure::Rejected(
+                intake::gates::Violation::ImageBuildFailed {
+                    message: message.into(),
+                },
+            ));
+        }
+        Ok(intake::gates::BuildOutput {
+            engine_config: tree.join(&campaign.baseline.engine_config_path),
+            summary: "image built".into(),
+            image: Some(receipts::model::SubmissionImage {
+                tag: "referee/gates-test:x".into(),
+                image_id: format!("sha256:{}", "a".repeat(64)),
+                manifest_digest: None,
+                build_log_sha256: Sha256Hex::digest(b"Step 1/1 : FROM base\n"),
+            }),
+        })
+    }
+}
+
+fn docker_fixture() -> support::Fixture {
+    support::fixture_with(
+        &corpus_baseline(),
+        &format!(
             "{}\n[backend]\nkind = \"docker\"\nimage = \"engine:v1\"\n",
-            campaign_toml(commit)
+            support::SMALL_LIMITS
         ),
     )
-    .unwrap();
-    let err = add_campaign(&data, &path).unwrap_err();
-    assert!(matches!(err, IngestError::Campaign { .. }), "{err:?}");
-    let message = err.to_string();
-    assert!(
-        message.contains("backend `docker` cannot build submissions yet"),
-        "{message}"
+}
+
+/// A Docker campaign's ingest stops in `building` (a build can take hours); `referee
+/// build`'s [`build_pending`] builds it and records the image, `built → bench_queued`.
+#[test]
+fn a_docker_submission_waits_in_building_until_the_build_worker_records_its_image() {
+    let fx = docker_fixture();
+    let queued = ingest_bytes(&fx, &corpus("benign_config_batched_tokens"), MINER)
+        .submission()
+        .clone();
+    assert_eq!(queued.state, PipelineState::Building);
+    assert_eq!(
+        queued.last_reason(),
+        Some("queued for the image build of the `docker` backend: `referee build` builds it")
     );
-    assert!(
-        !data
-            .root()
-            .join("gates-test")
-            .join("campaign.json")
-            .exists()
+    assert_eq!(queued.image, None);
+    let moved = build_pending(&fx.campaign_dir, &FakeImageBuilder { fail: None }, None).unwrap();
+    assert_eq!(moved.len(), 1);
+    let record = fx.campaign_dir.load_submission(&queued.sha256).unwrap();
+    assert_eq!(record, moved[0]);
+    assert_eq!(record.state, PipelineState::BenchQueued);
+    let states: Vec<PipelineState> = record.events[record.events.len() - 2..]
+        .iter()
+        .filter_map(|e| match e.kind {
+            EventKind::Transition { to, .. } => Some(to),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(states, [PipelineState::Built, PipelineState::BenchQueued]);
+    let image = record.image.unwrap();
+    assert_eq!(image.image_id, format!("sha256:{}", "a".repeat(64)));
+    assert_eq!(image.manifest_digest, None);
+    // Nothing left to build: a second run moves nothing.
+    let again = build_pending(&fx.campaign_dir, &FakeImageBuilder { fail: None }, None).unwrap();
+    assert_eq!(again, []);
+}
+
+/// A failed image build is `rejected` at gate `build` with the daemon's message.
+#[test]
+fn a_failed_image_build_is_rejected_at_build_with_the_daemons_message() {
+    let fx = docker_fixture();
+    let sha = ingest_bytes(&fx, &corpus("benign_config_batched_tokens"), MINER)
+        .submission()
+        .sha256
+        .clone();
+    let builder = FakeImageBuilder {
+        fail: Some("dockerfile parse error line 1: unknown instruction: FORM"),
+    };
+    let moved = build_pending(&fx.campaign_dir, &builder, Some(1)).unwrap();
+    assert_eq!(moved.len(), 1);
+    let record = fx.campaign_dir.load_submission(&sha).unwrap();
+    assert_eq!(record.state, PipelineState::Rejected);
+    assert_eq!(record.image, None);
+    assert_eq!(
+        record.last_reason(),
+        Some(
+            "build: the image build failed: dockerfile parse error line 1: unknown instruction: FORM"
+        )
     );
+    assert!(matches!(
+        record.events.last().unwrap().kind,
+        EventKind::Transition {
+            to: PipelineState::Rejected,
+            gate: Some(Gate::Build),
+            ..
+        }
+    ));
 }
 
 /// Regression: a prefix under 4 characters answered "no submission", as if it had been
@@ -515,6 +593,56 @@ fn a_superseding_record_keeps_its_events_in_time_order_and_table_order() {
         .collect();
     assert_eq!(transitions, table);
     assert_eq!(transitions.last(), Some(&PipelineState::BenchQueued));
+}
+
+/// Regression: `applied` was recorded before `surface_ok` although the surface checks
+/// run first; the log now says what happened in the order it happened, the superseded
+/// trace right after the commitment.
+#[test]
+fn the_events_of_a_superseding_record_are_in_causal_order() {
+    let fx = fixture(&corpus_baseline());
+    let bytes = corpus("benign_config_batched_tokens");
+    let miner: MinerId = MINER.parse().unwrap();
+    let wrong = Sha256Hex::digest(b"some other diff");
+    let right = Sha256Hex::digest(&bytes);
+    for commitment in [&wrong, &right] {
+        let request = IngestRequest {
+            diff: &bytes,
+            miner: &miner,
+            commitment,
+        };
+        ingest(&fx.campaign_dir, &request, &BuiltinBuilder).unwrap();
+    }
+    let submission = fx.campaign_dir.load_submission(&right).unwrap();
+    let log: Vec<String> = submission
+        .events
+        .iter()
+        .map(|e| match &e.kind {
+            EventKind::Transition { to, .. } => to.to_string(),
+            EventKind::Superseded { .. } => "(superseded)".to_owned(),
+            EventKind::Duplicate { .. } => "(duplicate)".to_owned(),
+        })
+        .collect();
+    assert_eq!(
+        log,
+        [
+            "committed",
+            "(superseded)",
+            "picked_up",
+            "fetched",
+            "verified",
+            "surface_ok",
+            "applied",
+            "building",
+            "built",
+            "bench_queued"
+        ]
+    );
+    assert!(
+        submission.events.windows(2).all(|p| p[0].at <= p[1].at),
+        "{:#?}",
+        submission.events
+    );
 }
 
 /// Regression: `miner add` and `ingest` with a campaign never added created

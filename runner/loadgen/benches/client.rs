@@ -20,7 +20,8 @@
 //! (400), `--client-threads` (1), `--server-threads` (1), `--client-cpu`/`--server-cpu`
 //! (pin each to one CPU; default unpinned), `--server-process` (the server in a child
 //! process, so that each has its own open-files limit; its connections are then not
-//! counted), `--client-nice` (the client threads' nice value, default 0), `--bound-us`
+//! counted), `--no-keep-awake` (no `SCHED_IDLE` spinner on the client's CPUs), `--no-realtime` (the
+//! client's threads under the normal policy, not `SCHED_FIFO`), `--client-nice` (the client threads' nice value, default 0), `--bound-us`
 //! (2000), `--serve-only` (only the null server, at `--hold-ms`/`--token-gap-us`: prints
 //! its URL and serves until killed, for a peer client side by side; `scripts/bench-clients`),
 //! `--target URL` (load that already running null server instead of starting one; its
@@ -55,6 +56,8 @@ struct Options {
     bound_us: u64,
     client_nice: i32,
     server_process: bool,
+    no_keep_awake: bool,
+    no_realtime: bool,
     serve: bool,
     serve_only: bool,
     target: Option<String>,
@@ -77,6 +80,8 @@ fn options() -> Options {
         bound_us: 2_000,
         client_nice: 0,
         server_process: false,
+        no_keep_awake: false,
+        no_realtime: false,
         serve: false,
         serve_only: false,
         target: None,
@@ -105,6 +110,16 @@ fn options() -> Options {
             "--client-nice" => o.client_nice = v.parse().unwrap_or(0),
             "--server-process" => {
                 o.server_process = true;
+                i += 1;
+                continue;
+            }
+            "--no-realtime" => {
+                o.no_realtime = true;
+                i += 1;
+                continue;
+            }
+            "--no-keep-awake" => {
+                o.no_keep_awake = true;
                 i += 1;
                 continue;
             }
@@ -334,6 +349,8 @@ fn campaign_self_test(o: &Options, path: &str) {
     let client = ClientConfig {
         worker_threads: o.client_threads,
         max_in_flight: None,
+        keep_awake: !o.no_keep_awake,
+        realtime: !o.no_realtime,
     };
     let mut config = SelfTestConfig::for_campaign(&campaign, &workload, client);
     let bound = campaign
@@ -446,6 +463,8 @@ fn main() {
         let client = LoadClient::new(ClientConfig {
             worker_threads: o.client_threads,
             max_in_flight: None,
+            keep_awake: !o.no_keep_awake,
+            realtime: !o.no_realtime,
         })
         .expect("load client");
         let count = u32::try_from(rate_milli_rps * seconds / 1000).unwrap_or(u32::MAX);

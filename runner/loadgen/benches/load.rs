@@ -141,7 +141,7 @@ fn main() {
     };
     let client = LoadClient::new(ClientConfig {
         worker_threads: options.client_threads,
-        max_in_flight: None,
+        ..ClientConfig::default()
     })
     .expect("load client");
     let driver = tokio::runtime::Builder::new_current_thread()

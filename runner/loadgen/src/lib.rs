@@ -26,6 +26,7 @@ pub mod bench_file;
 mod executor;
 pub mod nullserver;
 mod pacer;
+mod scheduling;
 pub mod search;
 pub mod selftest;
 pub mod sse;
@@ -333,6 +334,7 @@ pub struct LoadClient {
     runtime: Option<tokio::runtime::Runtime>,
     http: HttpClient,
     in_flight: Option<Arc<tokio::sync::Semaphore>>,
+    keep_awake: bool,
 }
 
 /// How the load client runs.
@@ -343,6 +345,14 @@ pub struct ClientConfig {
     /// Cap on requests in flight; beyond it sends wait inside the client (and the wait
     /// shows as send lag). `None` (the default) = unbounded, as an open-loop run needs.
     pub max_in_flight: Option<usize>,
+    /// Keeps the client's CPUs from idling during a probe with one `SCHED_IDLE` spinner
+    /// per CPU (default true): an idle vCPU wakes for the pacer milliseconds late (see
+    /// `awake`). Off only to measure what it changes.
+    pub keep_awake: bool,
+    /// Runs the client's threads under `SCHED_FIFO` where the process may (root or
+    /// `CAP_SYS_NICE`; default true), so a busy neighbour process on the client's CPUs
+    /// cannot hold the pacer for a time slice (see `scheduling::raise_to_realtime`).
+    pub realtime: bool,
 }
 
 impl Default for ClientConfig {
@@ -350,6 +360,8 @@ impl Default for ClientConfig {
         Self {
             worker_threads: 2,
             max_in_flight: None,
+            keep_awake: true,
+            realtime: true,
         }
     }
 }
@@ -367,9 +379,15 @@ impl LoadClient {
     ///
     /// Errors: [`LoadError::Runtime`] when threads cannot be started.
     pub fn new(config: ClientConfig) -> Result<Self, LoadError> {
+        let realtime = config.realtime;
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(config.worker_threads.max(1))
             .thread_name("referee-load")
+            .on_thread_start(move || {
+                if realtime {
+                    scheduling::raise_to_realtime();
+                }
+            })
             .enable_all()
             .build()
             .map_err(|source| LoadError::Runtime {
@@ -391,6 +409,7 @@ impl LoadClient {
             in_flight: config
                 .max_in_flight
                 .map(|n| Arc::new(tokio::sync::Semaphore::new(n.max(1)))),
+            keep_awake: config.keep_awake,
         })
     }
 
@@ -459,6 +478,8 @@ impl LoadClient {
         // probe: hundreds of MB at high rates, and the allocator's page faults with it).
         let (samples_tx, mut samples_rx) = tokio::sync::mpsc::unbounded_channel();
         let pacer_context = Arc::clone(&context);
+        // From before the first send to the end of the probe (dropped on return).
+        let _awake = self.keep_awake.then(scheduling::KeepAwake::start);
         let start = Instant::now() + START_LEAD;
         let pacing = runtime.spawn(async move {
             let pacer = Pacer::new().map_err(|source| LoadError::Runtime {

@@ -275,6 +275,7 @@ async fn coordinated_omission_shows_from_the_schedule() {
     let client = LoadClient::new(ClientConfig {
         worker_threads: 2,
         max_in_flight: Some(1),
+        ..ClientConfig::default()
     })
     .unwrap();
     let samples = client

@@ -32,6 +32,7 @@ async fn an_impossible_rate_is_refused_naming_the_bound() {
     let client = ClientConfig {
         worker_threads: 1,
         max_in_flight: Some(1),
+        ..ClientConfig::default()
     };
     let report = self_test(&config(10_000_000_000, 40, 20, client))
         .await

@@ -730,7 +730,8 @@ fn score_all(
         endpoint,
         &ctx.frozen.campaign.model.name,
         request_timeout_ms(ctx),
-    );
+    )
+    .with_api(ctx.frozen.campaign.api_profile());
     let deadline = correctness_deadline(ctx);
     let prompts = ctx.workload().and_then(|w| {
         let items = w.correctness_items();
@@ -949,7 +950,8 @@ fn take_outputs(
         endpoint,
         &ctx.frozen.campaign.model.name,
         request_timeout_ms(ctx),
-    );
+    )
+    .with_api(ctx.frozen.campaign.api_profile());
     let outputs = ctx.runtime.block_on(gate::within(
         correctness_deadline(ctx),
         "correctness outputs",

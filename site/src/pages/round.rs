@@ -25,8 +25,8 @@ use receipts::text::log_tail_for_display;
 use receipts::verify::{CheckName, VerifyReport};
 use verifier::view::{
     EntryView, Field, RoundView, SELF_REPORTED, format_client_self_test, format_duration_ms,
-    format_leader, format_milli_rps, format_noise, format_paired_score, format_pass_order,
-    format_score_percent, format_score_ppm, format_time_of_day,
+    format_entry_throughput, format_leader, format_milli_rps, format_noise, format_paired_score,
+    format_pass_order, format_score_percent, format_score_ppm, format_time_of_day,
 };
 
 use super::entry::entry_slug;
@@ -666,13 +666,17 @@ pub fn score_cells(view: &RoundView, e: &EntryView) -> (Shown, Option<Shown>, Sh
             _ => None,
         },
     };
-    let throughput = Shown::of(&e.throughput_milli_rps, |t| match t {
-        Some(t) if view.self_reported_tokens.value => {
-            format!("{} {SELF_REPORTED}", format_milli_rps(*t))
-        }
-        Some(t) => format_milli_rps(*t),
-        None => "—".to_owned(),
-    });
+    let ceiling = e.at_ceiling.value;
+    let throughput = Shown::new(
+        match e.throughput_milli_rps.value {
+            Some(t) if view.self_reported_tokens.value => {
+                format!("{} {SELF_REPORTED}", format_entry_throughput(t, ceiling))
+            }
+            Some(t) => format_entry_throughput(t, ceiling),
+            None => "—".to_owned(),
+        },
+        e.throughput_milli_rps.verified && (!ceiling || e.at_ceiling.verified),
+    );
     (score, spread, throughput)
 }
 

@@ -2,13 +2,14 @@
 //! trait. For the built-in engine that is parsing and range-checking the patched
 //! engine config with the engine's own parser (`engine::config::EngineConfig::from_toml`;
 //! content/submitting.md: whether it fits in memory is the engine's business at start). Docker
-//! builds come with the Docker backend issue, behind the same trait.
+//! builds run in `referee build` (content/docker.md, Building), whose builder (in the
+//! binary, over `engines::docker`) implements the same trait.
 
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use receipts::model::{Backend, Campaign};
+use receipts::model::{Backend, Campaign, Sha256Hex, SubmissionImage};
 
 use super::Violation;
 
@@ -19,6 +20,8 @@ pub struct BuildOutput {
     pub engine_config: PathBuf,
     /// One line for the `built` event, e.g. which config was checked.
     pub summary: String,
+    /// The image built (Docker campaigns), recorded on the submission.
+    pub image: Option<SubmissionImage>,
 }
 
 /// Why a build failed.
@@ -38,11 +41,17 @@ pub enum BuildFailure {
 
 /// Builds a patched tree for a campaign.
 pub trait Builder {
-    /// Builds `tree` (a checked-out, patched tree) for `campaign`.
+    /// Builds `tree` (a checked-out, patched tree) of the submission whose diff hashes to
+    /// `submission` for `campaign` (an image is tagged with that hash).
     ///
     /// Errors: [`BuildFailure::Rejected`] when the tree is at fault,
     /// [`BuildFailure::Infra`] otherwise.
-    fn build(&self, tree: &Path, campaign: &Campaign) -> Result<BuildOutput, BuildFailure>;
+    fn build(
+        &self,
+        tree: &Path,
+        campaign: &Campaign,
+        submission: &Sha256Hex,
+    ) -> Result<BuildOutput, BuildFailure>;
 }
 
 /// The builder of every backend without images: the built-in engine (its config parsed
@@ -51,7 +60,12 @@ pub trait Builder {
 pub struct BuiltinBuilder;
 
 impl Builder for BuiltinBuilder {
-    fn build(&self, tree: &Path, campaign: &Campaign) -> Result<BuildOutput, BuildFailure> {
+    fn build(
+        &self,
+        tree: &Path,
+        campaign: &Campaign,
+        _submission: &Sha256Hex,
+    ) -> Result<BuildOutput, BuildFailure> {
         let relative = &campaign.baseline.engine_config_path;
         let engine_config = tree.join(relative);
         let missing = || {
@@ -75,11 +89,13 @@ impl Builder for BuiltinBuilder {
                 return Ok(BuildOutput {
                     summary: format!("engine config `{relative}` present (process backend)"),
                     engine_config,
+                    image: None,
                 });
             }
             Backend::Docker(_) => {
                 return Err(BuildFailure::Infra {
-                    message: "docker builds are not implemented yet (the Docker backend issue)"
+                    message: "a docker campaign's images are built by `referee build`, not by \
+                              this builder"
                         .into(),
                 });
             }
@@ -104,6 +120,7 @@ impl Builder for BuiltinBuilder {
                 "engine config `{relative}` parses and every value is in range (built-in engine)"
             ),
             engine_config,
+            image: None,
         })
     }
 }

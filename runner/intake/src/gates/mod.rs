@@ -21,12 +21,12 @@
 //! there". A submission is rejected at the earliest gate any of its violations belongs
 //! to (a diff whose blob ids do not match is never `verified`).
 //!
-//! Order. The pipeline of content/submitting.md lists `applied` before
-//! `surface_ok`, and the transition table of `receipts::model::PipelineState` is linear
-//! (`verified → applied → surface_ok → building`). The surface checks must nevertheless
-//! run before the apply writes a single file (issue 5), so the ingest runs them first on
-//! the parse, then applies, then records `applied` and `surface_ok` in the table's order;
-//! a surface rejection is recorded as `rejected` at gate `surface_ok` from `verified`.
+//! Order. The surface checks run before the apply writes a single file, and the
+//! pipeline records them in that order: the transition table of
+//! `receipts::model::PipelineState` (content/submitting.md, The pipeline) is `verified →
+//! surface_ok → applied → building`, each event recorded when its gate ran. A surface
+//! rejection is `rejected` at gate `surface_ok` from `verified`, an apply failure
+//! `rejected` at gate `applied` from `surface_ok`.
 
 pub mod apply;
 pub mod baseline;
@@ -314,6 +314,12 @@ pub enum Violation {
         /// The engine's message, naming the file, the field and the value.
         message: String,
     },
+    /// `build`: the image build of the patched tree's Dockerfile failed.
+    #[error("the image build failed: {message}")]
+    ImageBuildFailed {
+        /// The daemon's message, then the last lines of the build output.
+        message: String,
+    },
 }
 
 /// A path rule of the surface checks (content/submitting.md; the CVEs of issue 5).
@@ -377,7 +383,7 @@ impl Violation {
             DoesNotApply { .. } | ChangedSetMismatch { .. } | NotRegularFile { .. } => {
                 Gate::Applied
             }
-            NoEngineConfig { .. } | BadEngineConfig { .. } => Gate::Build,
+            NoEngineConfig { .. } | BadEngineConfig { .. } | ImageBuildFailed { .. } => Gate::Build,
             _ => Gate::SurfaceOk,
         }
     }
@@ -434,7 +440,8 @@ impl Violation {
             | ChangedSetMismatch { .. }
             | NotRegularFile { .. }
             | NoEngineConfig { .. }
-            | BadEngineConfig { .. } => 5,
+            | BadEngineConfig { .. }
+            | ImageBuildFailed { .. } => 5,
         }
     }
 }

@@ -10,9 +10,7 @@ use std::path::{Path, PathBuf};
 
 use git2::{ObjectType, Oid, Repository};
 use receipts::fsutil::write_atomic;
-use receipts::model::{
-    Backend, Campaign, FrozenCampaign, MinerId, RegisteredMiner, Sha256Hex, Timestamp,
-};
+use receipts::model::{Campaign, FrozenCampaign, MinerId, RegisteredMiner, Sha256Hex, Timestamp};
 
 use super::IngestError;
 use crate::gates::surface::DeniedGlobs;
@@ -40,12 +38,8 @@ pub struct AddedCampaign {
 /// `campaign.toml` with every default written out. Adding an identical campaign again is
 /// a no-op.
 ///
-/// A campaign whose backend cannot build submissions yet (`docker`, until its build
-/// worker lands) is refused here, before anything is written, rather than frozen with every
-/// submission then stuck in `building`.
-///
-/// Errors: [`IngestError::Campaign`] for an invalid file, repository or commit, or the
-/// `docker` backend; [`IngestError::CampaignConflict`] when a different campaign has the
+/// Errors: [`IngestError::Campaign`] for an invalid file, repository or commit;
+/// [`IngestError::CampaignConflict`] when a different campaign has the
 /// id.
 pub fn add_campaign(data: &DataDir, campaign_toml: &Path) -> Result<AddedCampaign, IngestError> {
     let bad = |path: &Path, message: String| IngestError::Campaign {
@@ -63,12 +57,6 @@ pub fn add_campaign(data: &DataDir, campaign_toml: &Path) -> Result<AddedCampaig
     // `IngestError::Campaign` names the file: the message names it no second time.
     let campaign = Campaign::from_toml(&source, &text)
         .map_err(|e| bad(campaign_toml, model_error_message(e, &source)))?;
-    if matches!(campaign.backend, Backend::Docker(_)) {
-        return Err(bad(
-            campaign_toml,
-            "backend `docker` cannot build submissions yet (the Docker build worker, `referee build`, is not in this build): every ingested diff would stop in `building`; use `builtin` or `process`".into(),
-        ));
-    }
     DeniedGlobs::new(&campaign.surface.denied_paths).map_err(|(pattern, message)| {
         bad(
             campaign_toml,

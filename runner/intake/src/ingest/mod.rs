@@ -4,12 +4,14 @@
 //! — and the one requeue after `infra_failed`.
 //!
 //! The walk. `committed → picked_up → fetched` (the bytes hash to the commitment) `→
-//! verified` (registered miner; `index` blob ids match the pinned commit) `→ applied →
-//! surface_ok → building → built → bench_queued`. The surface checks run on the parse
-//! *before* the apply writes anything; a surface violation is recorded as `rejected` at
-//! gate `surface_ok` from `verified`, and on success `applied` and `surface_ok` are
-//! recorded in the table's order (see [`crate::gates`] for why). The apply and the
-//! build happen in a temporary directory removed on every path out.
+//! verified` (registered miner; `index` blob ids match the pinned commit) `→ surface_ok
+//! → applied → building → built → bench_queued`, each event recorded when its gate ran,
+//! so the log is in causal order: the surface checks run on the parse *before* the apply
+//! writes anything (see [`crate::gates`]); a surface violation is `rejected` at gate
+//! `surface_ok` from `verified`, an apply failure `rejected` at gate `applied` from
+//! `surface_ok`. Every event is dated no earlier than the one before it
+//! (`Submission`'s appenders keep that). The apply and the build happen in a temporary
+//! directory removed on every path out.
 //!
 //! Dedupe. The first *valid* commitment of a hash wins: a later ingest of the same bytes
 //! (by any miner, the same included) is a `duplicate` event on the first record, never a
@@ -48,7 +50,8 @@ use std::path::{Path, PathBuf};
 
 use receipts::fsutil::write_atomic;
 use receipts::model::{
-    Campaign, Gate, MinerId, ModelError, PipelineState, Sha256Hex, Submission, Timestamp,
+    Campaign, Gate, MinerId, ModelError, PipelineState, Sha256Hex, Submission, SubmissionImage,
+    Timestamp,
 };
 
 use crate::gates::surface::{DeniedGlobs, Inspection, Refusal, inspect};
@@ -288,17 +291,17 @@ fn refuse_unread(
         Timestamp::now(),
     );
     if let Some(earlier) = &earlier {
-        supersede(&mut submission, earlier);
+        submission.record_superseded(earlier, Timestamp::now());
     }
     submission.transition(
         PipelineState::PickedUp,
-        next_at(&submission),
+        Timestamp::now(),
         "gates job claimed by this referee worker",
     )?;
     let violations = Violations::one(violation);
     submission.reject(
         violations.gate(),
-        next_at(&submission),
+        Timestamp::now(),
         format!(
             "{}; nothing was stored, and the record is keyed by the commitment (the sha256 of bytes not read is unknown)",
             violations.reason()
@@ -327,8 +330,11 @@ fn ingest_locked(
         // at `fetched` or `verified` never held the slot.
         Some(earlier) if earlier.never_held_slot() => Some(earlier),
         Some(mut submission) => {
-            let at = next_at(&submission);
-            submission.record_duplicate(request.miner.clone(), request.commitment.clone(), at);
+            submission.record_duplicate(
+                request.miner.clone(),
+                request.commitment.clone(),
+                Timestamp::now(),
+            );
             campaign_dir.save_submission(&submission)?;
             let bytes = read(&campaign_dir.submission_diff(&sha256))?;
             walk(campaign_dir, campaign, &mut submission, &bytes, builder)?;
@@ -360,7 +366,7 @@ fn ingest_locked(
         Timestamp::now(),
     );
     if let Some(earlier) = &superseded {
-        supersede(&mut submission, earlier);
+        submission.record_superseded(earlier, Timestamp::now());
     }
     campaign_dir.save_submission(&submission)?;
     walk(
@@ -385,7 +391,7 @@ pub fn requeue(
     reason: &str,
 ) -> Result<Submission, IngestError> {
     let mut submission = campaign_dir.load_submission(sha256)?;
-    submission.requeue(next_at(&submission), reason)?;
+    submission.requeue(Timestamp::now(), reason)?;
     campaign_dir.save_submission(&submission)?;
     Ok(submission)
 }
@@ -452,19 +458,30 @@ fn walk(
             ),
             PipelineState::PickedUp => gates.fetched(submission),
             PipelineState::Fetched => gates.verified(submission)?,
-            PipelineState::Verified => gates.applied()?,
-            PipelineState::Applied => Step::To(PipelineState::SurfaceOk, gates.surface_reason()?),
-            PipelineState::SurfaceOk => Step::To(
+            PipelineState::Verified => gates.surface_ok()?,
+            PipelineState::SurfaceOk => gates.applied()?,
+            PipelineState::Applied if is_docker(campaign) => Step::To(
+                PipelineState::Building,
+                "queued for the image build of the `docker` backend: `referee build` builds it"
+                    .into(),
+            ),
+            PipelineState::Applied => Step::To(
                 PipelineState::Building,
                 format!("build started for the `{}` backend", backend_name(campaign)),
             ),
-            PipelineState::Building => gates.build(submission, builder)?,
+            // An image build can take hours: `referee build` runs it, outside the lock.
+            PipelineState::Building if is_docker(campaign) => return Ok(()),
+            PipelineState::Building => {
+                let (step, image) = gates.build(submission, builder)?;
+                submission.image = image;
+                step
+            }
             PipelineState::Built => {
                 Step::To(PipelineState::BenchQueued, "waiting for a round".into())
             }
             _ => return Ok(()),
         };
-        let at = next_at(submission);
+        let at = Timestamp::now();
         match step {
             Step::To(to, reason) => submission.transition(to, at, reason)?,
             Step::Reject(violations) => {
@@ -475,37 +492,69 @@ fn walk(
     }
 }
 
-/// The time of the next event of `submission`: now, or the last event's time when the
-/// clock reads earlier (a step of the wall clock, or a trace copied from an earlier
-/// record), so a record's events never go back in time.
-fn next_at(submission: &Submission) -> Timestamp {
-    let now = Timestamp::now();
-    submission
-        .events
-        .last()
-        .map_or(now, |last| std::cmp::max(now, last.at))
+/// Builds every submission of the campaign that waits in `building` (a Docker campaign's
+/// `referee build`, content/docker.md): each one's diff is applied onto a fresh checkout
+/// and built with `builder` *outside* the campaign's records lock (a build can take
+/// hours); the lock is taken only to record the result — the image on the record,
+/// `building → built → bench_queued`, or `rejected` at gate `build` with the daemon's
+/// message as the reason. A record that left `building` while it was built (another
+/// worker) is left as it is. At most `limit` submissions are built, oldest first.
+///
+/// Returns the records it moved, in the order built.
+///
+/// Errors: [`IngestError::BuildInfra`] when a build fails for a reason that is not the
+/// tree's (the daemon does not answer): that record stays in `building` for the next
+/// run; data directory errors.
+pub fn build_pending(
+    campaign_dir: &CampaignDir,
+    builder: &dyn Builder,
+    limit: Option<usize>,
+) -> Result<Vec<Submission>, IngestError> {
+    let campaign = campaign_dir.load_campaign()?.campaign;
+    let mut waiting: Vec<Submission> = campaign_dir
+        .list_submissions()?
+        .into_iter()
+        .filter(|s| s.state == PipelineState::Building)
+        .collect();
+    waiting.sort_by_key(|s| s.events.first().map(|e| e.at));
+    waiting.truncate(limit.unwrap_or(usize::MAX));
+    let mut moved = Vec::new();
+    for waiting in waiting {
+        let bytes = read(&campaign_dir.submission_diff(&waiting.sha256))?;
+        let mut gates = Gates {
+            campaign_dir,
+            campaign: &campaign,
+            bytes: &bytes,
+            prepared: None,
+        };
+        let (step, image) = gates.build(&waiting, builder)?;
+        let _lock = campaign_dir.lock()?;
+        let mut submission = campaign_dir.load_submission(&waiting.sha256)?;
+        if submission.state != PipelineState::Building {
+            continue;
+        }
+        match step {
+            Step::To(to, reason) => {
+                submission.image = image;
+                submission.transition(to, Timestamp::now(), reason)?;
+                submission.transition(
+                    PipelineState::BenchQueued,
+                    Timestamp::now(),
+                    "waiting for a round",
+                )?;
+            }
+            Step::Reject(violations) => {
+                submission.reject(violations.gate(), Timestamp::now(), violations.reason())?;
+            }
+        }
+        campaign_dir.save_submission(&submission)?;
+        moved.push(submission);
+    }
+    Ok(moved)
 }
 
-/// Records on the new `submission` the `earlier` record of the same bytes that never held
-/// the slot. The traces `earlier` carried keep their original commitment time in
-/// `committedAt`; as events of this record they are dated when this record took them
-/// over, so the events stay in time order.
-fn supersede(submission: &mut Submission, earlier: &Submission) {
-    let from = submission.events.len();
-    let at = next_at(submission);
-    submission.record_superseded(earlier, at);
-    let mut last = from
-        .checked_sub(1)
-        .and_then(|i| submission.events.get(i))
-        .map(|e| e.at);
-    for event in &mut submission.events[from..] {
-        if let Some(previous) = last
-            && event.at < previous
-        {
-            event.at = previous;
-        }
-        last = Some(event.at);
-    }
+fn is_docker(campaign: &Campaign) -> bool {
+    matches!(campaign.backend, receipts::model::Backend::Docker(_))
 }
 
 /// The outcome of one gate.
@@ -605,25 +654,36 @@ impl Gates<'_> {
         })
     }
 
-    fn surface_reason(&mut self) -> Result<String, IngestError> {
-        Ok(format!(
-            "path, mode and content rules hold for {} (checked on libgit2's parse before applying)",
-            self.approved_paths()?
+    /// `surface_ok`: the pure checks on the parse, before anything is written; a
+    /// violation at a later gate (`applied`, `build`) is left to that gate.
+    fn surface_ok(&mut self) -> Result<Step, IngestError> {
+        if let Err(refusal) = &self.prepared()?.inspection
+            && refusal.violations.gate() == Gate::SurfaceOk
+        {
+            return Ok(Step::Reject(refusal.violations.clone()));
+        }
+        Ok(Step::To(
+            PipelineState::SurfaceOk,
+            format!(
+                "path, mode and content rules hold for {} (checked on libgit2's parse before applying)",
+                self.approved_paths()?
+            ),
         ))
     }
 
+    /// The `building` step and the image it built, if any.
     fn build(
         &mut self,
         submission: &Submission,
         builder: &dyn Builder,
-    ) -> Result<Step, IngestError> {
+    ) -> Result<(Step, Option<SubmissionImage>), IngestError> {
         let tree = match self.tree()? {
             Ok(tree) => tree,
-            Err(v) => return Ok(Step::Reject(v)),
+            Err(v) => return Ok((Step::Reject(v), None)),
         };
-        match builder.build(&tree, self.campaign) {
-            Ok(output) => Ok(Step::To(PipelineState::Built, output.summary)),
-            Err(BuildFailure::Rejected(v)) => Ok(Step::Reject(Violations::one(v))),
+        match builder.build(&tree, self.campaign, &submission.sha256) {
+            Ok(output) => Ok((Step::To(PipelineState::Built, output.summary), output.image)),
+            Err(BuildFailure::Rejected(v)) => Ok((Step::Reject(Violations::one(v)), None)),
             Err(BuildFailure::Infra { message }) => Err(IngestError::BuildInfra {
                 sha256: submission.sha256.clone(),
                 message,

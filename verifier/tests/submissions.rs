@@ -226,25 +226,31 @@ fn an_image_id_that_is_not_a_config_id_fails_submissions_record() {
     );
 }
 
-#[test]
-fn an_out_of_order_transition_fails_submissions_transitions() {
-    // `fetched` moved before `picked_up`: the table has no `committed → fetched`.
+/// The `submissions.transitions` failure of the patch's record with events `i` and `i + 1`
+/// swapped (and re-dated in their new order, so only the order of states is wrong).
+fn transitions_failure_with_events_swapped(i: usize) -> FailureReason {
     let data = tempfile::tempdir().expect("tempdir");
     data_dir(
         data.path(),
         |_| {},
         |r| {
             let events = r["events"].as_array_mut().expect("events");
-            events.swap(1, 2);
-            events[1]["at"] = json!("2026-12-01T22:12:41.1Z");
-            events[2]["at"] = json!("2026-12-01T22:12:41.2Z");
+            events.swap(i, i + 1);
+            events[i]["at"] = json!(format!("2026-12-01T22:12:41.{i}Z"));
+            events[i + 1]["at"] = json!(format!("2026-12-01T22:12:41.{}Z", i + 1));
         },
     );
-    let reason = only_failure(
+    only_failure(
         &submissions(data.path()),
         CheckName::SubmissionTransitions,
         &record_file(PATCH),
-    );
+    )
+}
+
+#[test]
+fn an_out_of_order_transition_fails_submissions_transitions() {
+    // `fetched` moved before `picked_up`: the table has no `committed → fetched`.
+    let reason = transitions_failure_with_events_swapped(1);
     assert_eq!(
         reason,
         recomputed(
@@ -259,22 +265,7 @@ fn an_out_of_order_transition_fails_submissions_transitions() {
 #[test]
 fn applied_before_surface_ok_fails_submissions_transitions() {
     // The surface checks run before the apply: `verified → applied` is not a move.
-    let data = tempfile::tempdir().expect("tempdir");
-    data_dir(
-        data.path(),
-        |_| {},
-        |r| {
-            let events = r["events"].as_array_mut().expect("events");
-            events.swap(4, 5);
-            events[4]["at"] = json!("2026-12-01T22:12:41.4Z");
-            events[5]["at"] = json!("2026-12-01T22:12:41.5Z");
-        },
-    );
-    let reason = only_failure(
-        &submissions(data.path()),
-        CheckName::SubmissionTransitions,
-        &record_file(PATCH),
-    );
+    let reason = transitions_failure_with_events_swapped(4);
     assert_eq!(
         reason,
         recomputed(

@@ -215,17 +215,50 @@ pub fn config_diff(old: &str, new: &str) -> Result<String, DemoError> {
     Ok(String::from_utf8_lossy(&buf).into_owned())
 }
 
+/// `text` with `key = value` in its `[table]`: the table's `key = …` line replaced, or
+/// the line added right under the table's header (the header appended when missing).
+pub fn set_table_key(text: &str, table: &str, key: &str, value: &str) -> String {
+    let header = format!("[{table}]");
+    let prefix = format!("{key} =");
+    let setting = format!("{key} = {value}");
+    let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    match lines.iter().position(|line| line.trim() == header) {
+        None => lines.extend([header, setting]),
+        Some(start) => {
+            let body = start + 1;
+            let end = lines[body..]
+                .iter()
+                .position(|line| line.starts_with('['))
+                .map_or(lines.len(), |i| body + i);
+            match lines[body..end].iter().position(|l| l.starts_with(&prefix)) {
+                Some(i) => lines[body + i] = setting,
+                None => lines.insert(body, setting),
+            }
+        }
+    }
+    lines.join("\n") + "\n"
+}
+
 /// Writes the demo's source files into `dir` — `baseline.git` and `campaign.toml` (its
 /// `baseline.commit` set to the commit just built, which equals the pinned one while
-/// `demo_files_are_current` passes) — and returns the campaign file's path, ready for
-/// `referee campaign add`.
+/// `demo_files_are_current` passes; with `send_lag_bound_us`, µs, its
+/// `rate_search.send_lag_bound_us` set for a busy machine) — and returns the campaign
+/// file's path, ready for `referee campaign add`.
 ///
 /// Errors: [`DemoError`].
-pub fn stage(dir: &Path) -> Result<PathBuf, DemoError> {
+pub fn stage(dir: &Path, send_lag_bound_us: Option<u64>) -> Result<PathBuf, DemoError> {
     fs::create_dir_all(dir).map_err(IoError::at("creating", dir))?;
     let commit = write_baseline_repo(&dir.join("baseline.git"))?;
     let campaign = dir.join("campaign.toml");
-    let text = set_key(CAMPAIGN_TOML, "commit", &format!("\"{commit}\""));
+    let mut text = set_key(CAMPAIGN_TOML, "commit", &format!("\"{commit}\""));
+    if let Some(bound) = send_lag_bound_us {
+        text = set_table_key(
+            &text,
+            "rate_search",
+            "send_lag_bound_us",
+            &bound.to_string(),
+        );
+    }
     receipts::fsutil::write_atomic(&campaign, text.as_bytes(), 0o644)
         .map_err(IoError::at("writing", &campaign))?;
     Ok(campaign)
@@ -290,5 +323,39 @@ mod tests {
     fn set_key_replaces_one_line() {
         assert_eq!(set_key("a = 1\nb = 2\n", "b", "3"), "a = 1\nb = 3\n");
         assert_eq!(set_key("ab = 1\n", "a", "3"), "ab = 1\n");
+    }
+
+    /// The key is replaced inside its table only, added under the header when the table
+    /// lacks it, and the table appended when the text lacks it.
+    #[test]
+    fn set_table_key_touches_one_table() {
+        let text = "a = 1\n[t]\nb = 2\n[u]\na = 3\n";
+        assert_eq!(
+            set_table_key(text, "t", "a", "9"),
+            "a = 1\n[t]\na = 9\nb = 2\n[u]\na = 3\n"
+        );
+        assert_eq!(
+            set_table_key(text, "u", "a", "9"),
+            "a = 1\n[t]\nb = 2\n[u]\na = 9\n"
+        );
+        assert_eq!(
+            set_table_key("a = 1\n", "v", "a", "9"),
+            "a = 1\n[v]\na = 9\n"
+        );
+    }
+
+    /// `stage` with a bound writes it into the campaign's `[rate_search]`, and the file
+    /// still parses as a campaign with that bound.
+    #[test]
+    fn stage_sets_the_send_lag_bound() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = stage(dir.path(), Some(250_000)).unwrap();
+        let text = fs::read_to_string(&path).unwrap();
+        let campaign = Campaign::from_toml("campaign.toml", &text).unwrap();
+        assert_eq!(campaign.rate_search.send_lag_bound_us, 250_000);
+        let path = stage(&dir.path().join("plain"), None).unwrap();
+        let text = fs::read_to_string(&path).unwrap();
+        let campaign = Campaign::from_toml("campaign.toml", &text).unwrap();
+        assert_eq!(campaign.rate_search.send_lag_bound_us, 0);
     }
 }

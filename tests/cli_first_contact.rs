@@ -360,3 +360,38 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     }
     out
 }
+
+/// A demo whose client self-test misses its bound (1 µs: no machine holds it) does not
+/// open its round, exits 2, and says how to run the demo on a busy machine; the round's
+/// own refusal (figures, bound) follows as the cause.
+#[test]
+fn a_demo_on_a_busy_machine_says_how_to_run_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let output = referee(
+        tmp.path(),
+        &[
+            "demo",
+            "--data",
+            "data",
+            "--key-dir",
+            "keys",
+            "--send-lag-bound-us",
+            "1",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    let message = stderr(&output);
+    assert!(
+        message.contains(
+            "error: the demo's round did not open on this busy machine: run it when the \
+             machine is quieter, or with a looser bound in a new data directory, e.g. \
+             `referee demo --data demo-busy --send-lag-bound-us 100000`"
+        ),
+        "{message}"
+    );
+    assert!(
+        message.contains("the load client cannot keep its schedule")
+            && message.contains("> bound 1 µs"),
+        "{message}"
+    );
+}

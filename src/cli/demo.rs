@@ -26,6 +26,26 @@ use super::round::{RoundArgs, print_summary, run_with_progress};
 use super::verify::print_report;
 use super::{DataArgs, EVALUATOR_KEY, KeyDirArgs};
 
+/// A round that did not open because the load client missed its send-lag bound gets the
+/// demo's own way out: a looser bound in a new data directory.
+fn busy_machine_hint(error: anyhow::Error) -> anyhow::Error {
+    let client_too_slow = error.chain().any(|cause| {
+        matches!(
+            cause.downcast_ref::<runner::round::RoundError>(),
+            Some(runner::round::RoundError::ClientTooSlow { .. })
+        )
+    });
+    if client_too_slow {
+        error.context(
+            "the demo's round did not open on this busy machine: run it when the machine is \
+             quieter, or with a looser bound in a new data directory, e.g. `referee demo \
+             --data demo-busy --send-lag-bound-us 100000` (the receipt records the bound)",
+        )
+    } else {
+        error
+    }
+}
+
 /// The origin line of the demo's transparency log.
 const DEMO_LOG_ORIGIN: &str = "referee.example/log";
 
@@ -47,13 +67,20 @@ pub struct DemoArgs {
     /// Where to build the site from the verified round (`referee site build --out`).
     #[arg(long, value_name = "DIR", default_value = "public")]
     pub site: PathBuf,
+    /// The load client's send-lag bound, µs, written into the demo campaign's
+    /// `rate_search.send_lag_bound_us` for a busy machine (default: the campaign rule,
+    /// max(2 ms, 1 % of the SLA) = 5 ms). A round whose client self-test misses the bound
+    /// does not open. Fixed when the campaign is first frozen in `--data`: another value
+    /// later needs a new data directory.
+    #[arg(long, value_name = "MICROSECONDS")]
+    pub send_lag_bound_us: Option<u64>,
 }
 
 /// Runs the demo (or, with `--prepare`, only writes its campaign's files).
 pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
     if args.prepare {
         let dir = args.dir.unwrap_or_else(|| args.data.data.join(".demo"));
-        let campaign_toml = stage(&dir).with_context(|| {
+        let campaign_toml = stage(&dir, args.send_lag_bound_us).with_context(|| {
             format!(
                 "writing the demo's baseline repository and campaign into `{}`",
                 dir.display()
@@ -140,7 +167,8 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
 
     // The campaign, from the embedded demo files.
     let source = data_path.join(".demo");
-    let campaign_toml = stage(&source).context("writing the demo's baseline repository")?;
+    let campaign_toml =
+        stage(&source, args.send_lag_bound_us).context("writing the demo's baseline repository")?;
     step(&format!(
         "referee campaign add --data {d} {}",
         campaign_toml.display()
@@ -229,7 +257,8 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
         log_key: None,
         require_witness: false,
         witness_timeout: 0,
-    })?;
+    })
+    .map_err(busy_machine_hint)?;
     print_summary(&summary);
 
     // Verify what was sealed.

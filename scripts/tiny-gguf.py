@@ -6,12 +6,17 @@
 Needs the `gguf` and `numpy` packages (scripts/provision-llama-cpp-python installs both
 into the cached venv). The same seed gives the same bytes on every machine.
 
-The vocabulary is a sentencepiece ("llama") one built so that every token decodes to its
-own text, valid UTF-8, distinct from every other token's: `<unk>`, `<s>` (BOS, id 1),
-`</s>` (EOS, id 2), the printable ASCII characters, `▁`, and the prefixes of
-`▁<word>` pieces (ASCII text only: a character outside them has no token). So a server that keys logprobs by token text (llama-cpp-python) still
-names each token unambiguously, and its tokenizer endpoint maps each text back to its id.
-The weights are small normal draws (scaled so the logits are neither flat nor one-hot).
+The vocabulary is a sentencepiece ("llama") one of single characters, so that every token
+decodes to its own text, valid UTF-8, distinct from every other token's, and every text
+has exactly one tokenization: `<unk>`, `<s>` (BOS, id 1), `</s>` (EOS, id 2), the printable
+ASCII characters and `▁` (ASCII text only: a character outside them has no token). So a
+server that keys logprobs by token text (llama-cpp-python) still names each token
+unambiguously, its tokenizer endpoint maps each text back to its id, and any generated
+sequence detokenizes to a text that tokenizes back to it (no piece merges with another:
+an earlier vocabulary with `▁<word>` prefixes let `▁i` `f` come back as `▁if`).
+The weights are small normal draws (scaled so the logits are neither flat nor one-hot),
+except that greedy decoding can never pick `<unk>` or `<s>` (see `main`): every generated
+text then tokenizes back to its ids, which teacher forcing from text checks.
 """
 
 import argparse
@@ -24,25 +29,21 @@ try:
 except ImportError:
     sys.exit("tiny-gguf.py: the `gguf` package is missing (run scripts/provision-llama-cpp-python)")
 
-WORDS = (
-    "the of and to in is that for it as with was on be by at this are from or an have not "
-    "but they which one you all were her she there would their we him been has when who will "
-    "more no if out so said what up its about into than them can only other new some could "
-    "time these two may then do first any my now such like our over man me even most made"
-).split()
-
 D_MODEL = 64
 N_HEAD = 4
 N_LAYER = 2
 D_FF = 128
 CONTEXT = 512
+UNK_ID, BOS_ID = 0, 1
+# The constant of hidden dimension 0, and how far it pushes `<unk>` and `<s>` down.
+CONSTANT_DIM = 4.0
+CONTROL_PENALTY = 100.0
 
 
 def vocabulary():
-    """Control tokens, then one piece per printable ASCII character and `▁`, then every
-    prefix of every `▁<word>`: sentencepiece merges a word piece by piece, so each
-    intermediate piece must exist; no byte tokens, whose texts would collide with the
-    characters'. Longer pieces score higher, so the merge prefers them."""
+    """Control tokens, then one piece per printable ASCII character and `▁`; no byte
+    tokens, whose texts would collide with the characters', and no longer pieces, which
+    would give some texts two tokenizations."""
     tokens, scores, types = [], [], []
     for text, kind in (("<unk>", gguf.TokenType.UNKNOWN), ("<s>", gguf.TokenType.CONTROL),
                        ("</s>", gguf.TokenType.CONTROL)):
@@ -50,11 +51,6 @@ def vocabulary():
         scores.append(0.0)
         types.append(kind)
     pieces = [chr(c) for c in range(0x21, 0x7F)] + ["\u2581"]
-    for word in WORDS:
-        for end in range(2, len(word) + 2):
-            piece = "\u2581" + word[: end - 1]
-            if piece not in pieces:
-                pieces.append(piece)
     for piece in pieces:
         tokens.append(piece)
         scores.append(float(len(piece)))
@@ -91,24 +87,45 @@ def main():
     writer.add_eos_token_id(2)
     writer.add_add_bos_token(True)
     writer.add_add_eos_token(False)
+    # No space put in front of the text to tokenize: a logprob token's text (` for`) then
+    # tokenizes back to that one token, as the tokenizer endpoint must map it.
+    writer.add_add_space_prefix(False)
 
     def weight(*shape, scale=None):
         scale = scale if scale is not None else 1.0 / np.sqrt(shape[-1])
         return (rng.standard_normal(shape) * scale).astype(np.float32)
 
     # numpy shapes are ggml's reversed: (rows = outputs, columns = inputs).
-    writer.add_tensor("token_embd.weight", weight(vocab, D_MODEL, scale=1.0))
+    # Hidden dimension 0 is a constant CONSTANT_DIM in every embedding, and no attention
+    # or feed-forward output writes it, so after the final norm it is positive at every
+    # position; the output rows of `<unk>` and `<s>` read only it, negatively, so greedy
+    # decoding never picks them (their text is empty or `▅`, which would not tokenize
+    # back to the ids: teacher forcing from text needs every generated id to round-trip).
+    # `</s>` stays a normal row, so EOS suppression is still exercised.
+    embeddings = weight(vocab, D_MODEL, scale=1.0)
+    embeddings[:, 0] = CONSTANT_DIM
+    writer.add_tensor("token_embd.weight", embeddings)
     for layer in range(N_LAYER):
         block = f"blk.{layer}"
         writer.add_tensor(f"{block}.attn_norm.weight", np.ones(D_MODEL, dtype=np.float32))
         for name in ("attn_q", "attn_k", "attn_v", "attn_output"):
-            writer.add_tensor(f"{block}.{name}.weight", weight(D_MODEL, D_MODEL))
+            w = weight(D_MODEL, D_MODEL)
+            if name == "attn_output":
+                w[0, :] = 0.0
+            writer.add_tensor(f"{block}.{name}.weight", w)
         writer.add_tensor(f"{block}.ffn_norm.weight", np.ones(D_MODEL, dtype=np.float32))
         writer.add_tensor(f"{block}.ffn_gate.weight", weight(D_FF, D_MODEL))
         writer.add_tensor(f"{block}.ffn_up.weight", weight(D_FF, D_MODEL))
-        writer.add_tensor(f"{block}.ffn_down.weight", weight(D_MODEL, D_FF))
+        down = weight(D_MODEL, D_FF)
+        down[0, :] = 0.0
+        writer.add_tensor(f"{block}.ffn_down.weight", down)
     writer.add_tensor("output_norm.weight", np.ones(D_MODEL, dtype=np.float32))
-    writer.add_tensor("output.weight", weight(vocab, D_MODEL, scale=3.0 / np.sqrt(D_MODEL)))
+    output = weight(vocab, D_MODEL, scale=3.0 / np.sqrt(D_MODEL))
+    output[:, 0] = 0.0
+    output[UNK_ID, :] = 0.0
+    output[BOS_ID, :] = 0.0
+    output[UNK_ID, 0] = output[BOS_ID, 0] = -CONTROL_PENALTY
+    writer.add_tensor("output.weight", output)
 
     writer.write_header_to_file()
     writer.write_kv_data_to_file()

@@ -171,6 +171,13 @@ pub fn write_baseline_repo(dest: &Path) -> Result<Oid, DemoError> {
 ///
 /// Errors: [`DemoError::Git`].
 pub fn write_config_repo(dest: &Path, engine_toml: &str) -> Result<Oid, DemoError> {
+    write_files_repo(dest, &[("engine.toml", engine_toml)])
+}
+
+/// [`write_baseline_repo`] with the top-level `files` (`(name, text)`, mode 0644).
+///
+/// Errors: [`DemoError::Git`].
+fn write_files_repo(dest: &Path, files: &[(&str, &str)]) -> Result<Oid, DemoError> {
     let git = |e: git2::Error| DemoError::Git {
         path: dest.to_path_buf(),
         message: e.message().to_owned(),
@@ -179,9 +186,11 @@ pub fn write_config_repo(dest: &Path, engine_toml: &str) -> Result<Oid, DemoErro
         Ok(repo) => repo,
         Err(_) => Repository::init_bare(dest).map_err(git)?,
     };
-    let blob = repo.blob(engine_toml.as_bytes()).map_err(git)?;
     let mut tree = repo.treebuilder(None).map_err(git)?;
-    tree.insert("engine.toml", blob, 0o100_644).map_err(git)?;
+    for (name, text) in files {
+        let blob = repo.blob(text.as_bytes()).map_err(git)?;
+        tree.insert(name, blob, 0o100_644).map_err(git)?;
+    }
     let tree = repo.find_tree(tree.write().map_err(git)?).map_err(git)?;
     let signature =
         Signature::new(AUTHOR.0, AUTHOR.1, &Time::new(COMMIT_TIME_S, 0)).map_err(git)?;
@@ -264,6 +273,69 @@ pub fn stage(dir: &Path, send_lag_bound_us: Option<u64>) -> Result<PathBuf, Demo
     Ok(campaign)
 }
 
+/// The Docker demo (`examples/docker-demo/`, content/docker.md): a campaign with
+/// `backend = "docker"` whose baseline tree has a `Dockerfile` `FROM` the base image
+/// [`DOCKER_BASE_IMAGE`] (the `referee` binary and its libraries, imported locally:
+/// `engines::docker::build::rootfs_context`), and one submission that changes an engine
+/// setting. Its whole round runs in `tests/docker_demo.rs`.
+pub mod docker {
+    use std::path::{Path, PathBuf};
+
+    use super::{DemoError, IoError, config_diff, set_key, write_files_repo};
+
+    /// The base image the baseline's `Dockerfile` is `FROM`.
+    pub const DOCKER_BASE_IMAGE: &str = "referee-demo/base:1";
+
+    /// The baseline's engine config (`examples/docker-demo/baseline/engine.toml`).
+    pub const ENGINE_TOML: &str = include_str!("../examples/docker-demo/baseline/engine.toml");
+
+    /// The baseline's `Dockerfile` (`examples/docker-demo/baseline/Dockerfile`).
+    pub const DOCKERFILE: &str = include_str!("../examples/docker-demo/baseline/Dockerfile");
+
+    /// The campaign (`examples/docker-demo/campaign.toml`); `baseline.repo` is
+    /// `baseline.git` next to it.
+    pub const CAMPAIGN_TOML: &str = include_str!("../examples/docker-demo/campaign.toml");
+
+    /// The campaign's id.
+    pub const CAMPAIGN_ID: &str = "demo-docker";
+
+    /// The submission (`examples/docker-demo/submissions/faster-batching.diff`): batches
+    /// 4 sequences instead of 1.
+    pub const SUBMISSION_DIFF: &str =
+        include_str!("../examples/docker-demo/submissions/faster-batching.diff");
+
+    /// The setting the submission changes, and to what.
+    pub const SUBMISSION_EDIT: (&str, &str) = ("max_num_seqs", "4");
+
+    /// The submission's diff as `git diff` writes it from the baseline's config.
+    ///
+    /// Errors: [`DemoError::Git`].
+    pub fn submission_diff() -> Result<String, DemoError> {
+        let (key, value) = SUBMISSION_EDIT;
+        config_diff(ENGINE_TOML, &set_key(ENGINE_TOML, key, value))
+    }
+
+    /// The baseline's files: `engine.toml` and `Dockerfile`.
+    pub fn baseline_files() -> [(&'static str, &'static str); 2] {
+        [("engine.toml", ENGINE_TOML), ("Dockerfile", DOCKERFILE)]
+    }
+
+    /// Writes `baseline.git` (one commit of [`baseline_files`], by the demo's fixed
+    /// author at its fixed time) and `campaign.toml` (pinning that commit) into `dir`;
+    /// returns the campaign file's path.
+    ///
+    /// Errors: [`DemoError`].
+    pub fn stage(dir: &Path) -> Result<PathBuf, DemoError> {
+        std::fs::create_dir_all(dir).map_err(IoError::at("creating", dir))?;
+        let commit = write_files_repo(&dir.join("baseline.git"), &baseline_files())?;
+        let campaign = dir.join("campaign.toml");
+        let text = set_key(CAMPAIGN_TOML, "commit", &format!("\"{commit}\""));
+        receipts::fsutil::write_atomic(&campaign, text.as_bytes(), 0o644)
+            .map_err(IoError::at("writing", &campaign))?;
+        Ok(campaign)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -317,6 +389,41 @@ mod tests {
         if !refresh {
             assert_eq!(campaign.baseline.commit, commit.to_string());
         }
+    }
+
+    /// The Docker demo's committed diff and pinned commit are what its baseline files
+    /// give (`REFEREE_REFRESH_DEMO=1` rewrites them).
+    #[test]
+    fn docker_demo_files_are_current() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/docker-demo");
+        let dir = tempfile::tempdir().unwrap();
+        let staged = fs::read_to_string(docker::stage(dir.path()).unwrap()).unwrap();
+        let expected = [
+            ("campaign.toml", staged),
+            (
+                "submissions/faster-batching.diff",
+                docker::submission_diff().unwrap(),
+            ),
+        ];
+        for (name, text) in expected {
+            let path = root.join(name);
+            if std::env::var_os("REFEREE_REFRESH_DEMO").is_some() {
+                fs::write(&path, &text).unwrap();
+            } else {
+                assert_eq!(
+                    fs::read_to_string(&path).unwrap_or_default(),
+                    text,
+                    "`examples/docker-demo/{name}` is stale: rerun with REFEREE_REFRESH_DEMO=1"
+                );
+            }
+        }
+        let campaign = Campaign::from_toml("campaign.toml", docker::CAMPAIGN_TOML).unwrap();
+        assert!(
+            matches!(campaign.backend, receipts::model::Backend::Docker(_)),
+            "{:?}",
+            campaign.backend
+        );
+        assert!(docker::DOCKERFILE.contains(&format!("FROM {}", docker::DOCKER_BASE_IMAGE)));
     }
 
     #[test]

@@ -46,6 +46,18 @@ pub const TEMP_PREFIX: &str = ".tmp";
 /// Errors: the underlying I/O error; `path` is untouched when it fails, and the temp file
 /// is removed.
 pub fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
+    write_atomic_with(path, mode, &mut |file| file.write_all(bytes))
+}
+
+/// [`write_atomic`] of the bytes `write` writes to the temp file (buffer them, it is
+/// handed the file itself): for a file too large to be built in memory first.
+///
+/// Errors: as [`write_atomic`], and whatever `write` returns.
+pub fn write_atomic_with(
+    path: &Path,
+    mode: u32,
+    write: &mut dyn FnMut(&mut fs::File) -> io::Result<()>,
+) -> io::Result<()> {
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -64,7 +76,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
     let _ = mode;
     // Dropping the temp file on any error below removes it.
     let mut tmp = builder.tempfile_in(dir)?;
-    tmp.as_file_mut().write_all(bytes)?;
+    write(tmp.as_file_mut())?;
     tmp.as_file().sync_all()?;
     tmp.persist(path).map_err(|e| e.error)?;
     sync_dir(dir)

@@ -232,6 +232,13 @@ pub enum CheckName {
     /// effective send-lag bound; `clientSelfTest` as target.
     #[serde(rename = "client.selfTest")]
     ClientSelfTest,
+    /// Measurements (v3): the capability probe's findings are well formed (one per
+    /// feature, in order; `not_needed` exactly on the features the campaign's API profile
+    /// does not need; a missing one names a profile field that fixes it) and agree
+    /// with the round: a missing finding and no entry ran, under a `process` backend
+    /// only; `capabilityProbe` as target.
+    #[serde(rename = "capability.probe")]
+    CapabilityProbe,
     /// Measurements (v3): a run is invalid for CPU steal exactly when its recorded
     /// `hostLoad` is over the campaign's `max_steal_permille` (a pass row `invalid` while
     /// its probe log measured, an entry's `cpu_steal` failure), and a measured or scored
@@ -342,6 +349,12 @@ pub enum CheckName {
     /// was seated in it; the record's file (or the round's entry) as target.
     #[serde(rename = "submissions.rounds")]
     SubmissionRounds,
+    /// Submission records against the sealed rounds of a Docker campaign: every entry
+    /// that ran the submission (as a challenger or the incumbent) ran the image its
+    /// record holds, `engine.docker.imageId` equal to the record's `image.imageId`; the
+    /// record's file as target.
+    #[serde(rename = "submissions.image")]
+    SubmissionImage,
     /// Rerun bundle: `original.statement.json` is a subject, hashes to the predicate's
     /// `original.statementDigest` and is the round Statement (type, campaign, round) it
     /// names; `original` as target.
@@ -417,6 +430,7 @@ impl CheckName {
             CheckName::DriftRecomputed => "drift.recomputed",
             CheckName::HardwareChanged => "hardware.changed",
             CheckName::ClientSelfTest => "client.selfTest",
+            CheckName::CapabilityProbe => "capability.probe",
             CheckName::HostSteal => "host.steal",
             CheckName::TokenCount => "round.tokenCount",
             CheckName::CorrectnessVerdict => "correctness.verdict",
@@ -439,6 +453,7 @@ impl CheckName {
             CheckName::SubmissionRecord => "submissions.record",
             CheckName::SubmissionTransitions => "submissions.transitions",
             CheckName::SubmissionRounds => "submissions.rounds",
+            CheckName::SubmissionImage => "submissions.image",
             CheckName::RerunOriginal => "rerun.original",
             CheckName::RerunVerdict => "rerun.verdict",
             CheckName::LogCheckpoint => "log.checkpoint",

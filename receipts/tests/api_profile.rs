@@ -72,7 +72,7 @@ fn an_api_table_parses_freezes_and_round_trips() {
         p.record(),
         EngineApi {
             profile: Some(ApiProfileName::LlamaCppPython),
-            tested_against_real_server: false,
+            tested_against_real_server: true,
             token_count: TokenCount::Logprobs,
             token_ids: TokenIds::Tokenizer,
         }
@@ -102,4 +102,63 @@ fn api_errors_name_the_field() {
         "field `token_count` has invalid value `ids`: disagrees with backend.api's token_count \
          (write it once, in [backend.api])"
     );
+}
+
+/// Issue 15: the campaign names the scorer's reference runtime. Absent, the frozen
+/// campaign has no `reference` key (old campaigns keep their digest) and the reference is
+/// the baseline at full precision; `"baseline"` freezes as written and reads back.
+#[test]
+fn the_reference_runtime_is_named_in_correctness_and_absent_freezes_as_before() {
+    let old = FrozenCampaign::freeze(Campaign::from_toml("c.toml", PROCESS).unwrap()).unwrap();
+    let json = String::from_utf8(old.bytes.clone()).unwrap();
+    assert!(!json.contains("reference"), "{json}");
+    let c = Campaign::from_toml("c.toml", PROCESS).unwrap();
+    assert_eq!(
+        c.correctness.effective_reference(),
+        ReferenceRuntime::BaselineFullPrecision
+    );
+    let named = format!("{PROCESS}[correctness]\nreference = \"baseline\"\n");
+    let c = Campaign::from_toml("c.toml", &named).unwrap();
+    assert_eq!(
+        c.correctness.effective_reference(),
+        ReferenceRuntime::Baseline
+    );
+    assert_eq!(ReferenceRuntime::Baseline.as_str(), "baseline");
+    let frozen = FrozenCampaign::freeze(c).unwrap();
+    let json = String::from_utf8(frozen.bytes.clone()).unwrap();
+    assert!(json.contains(r#""reference":"baseline""#), "{json}");
+    assert_ne!(frozen.digest, old.digest);
+    let explicit = format!("{PROCESS}[correctness]\nreference = \"baseline-full-precision\"\n");
+    assert_eq!(
+        Campaign::from_toml("c.toml", &explicit)
+            .unwrap()
+            .correctness
+            .effective_reference(),
+        ReferenceRuntime::BaselineFullPrecision
+    );
+    assert!(
+        Campaign::from_toml(
+            "c.toml",
+            &format!("{PROCESS}[correctness]\nreference = \"teacher\"\n")
+        )
+        .is_err()
+    );
+}
+
+/// The llama-cpp-python profile teacher-forces from text: it names the server's
+/// detokenizer (`POST /extras/detokenize {"tokens"}` → `{"text"}`) next to its tokenizer.
+#[test]
+fn the_llama_cpp_python_profile_names_its_detokenizer() {
+    let text =
+        format!("{PROCESS}[backend.api]\nprofile = \"llama-cpp-python\"\nbos_token_id = 1\n");
+    let p = Campaign::from_toml("c.toml", &text).unwrap().api_profile();
+    assert!(!p.token_id_prompts);
+    assert_eq!(
+        p.detokenizer,
+        Some(Detokenizer {
+            route: "/extras/detokenize".into(),
+            field: "tokens".into(),
+        })
+    );
+    assert_eq!(ApiProfile::default().detokenizer, None);
 }

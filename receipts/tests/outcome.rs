@@ -40,6 +40,7 @@ fn input() -> OutcomeInput {
         margin_bp: 100,
         hardware_changed: false,
         baseline_without_token_ids: None,
+        capability_missing: None,
         scorer_failure: None,
         incumbent_infra_failed: false,
         incumbent_infra_failed_rounds: 0,
@@ -122,6 +123,37 @@ fn step_0_a_baseline_without_token_ids_comes_before_the_passes_failures() {
     assert_eq!(
         round_outcome(&too_few, &entries(0), &input),
         kept(RoundStatus::InfraFailed, no_ids, SeatRule::RoundInfraFailed)
+    );
+}
+
+/// A baseline lacking a feature under the campaign's profile (the capability probe)
+/// decides before everything else, a run without token ids included: no entry ran.
+#[test]
+fn step_00_a_missing_capability_comes_before_everything() {
+    let missing = RoundFailure::CapabilityMissing {
+        feature: receipts::model::CapabilityFeature::TokenIdPrompts,
+        field: "backend.api.token_id_prompts".into(),
+    };
+    let too_few = PairedDecision::InfraFailed(PairedFailure::TooFewPasses {
+        counted: 0,
+        required: 3,
+    });
+    let input = OutcomeInput {
+        capability_missing: Some(missing.clone()),
+        baseline_without_token_ids: Some(RoundFailure::NoTokenIds {
+            pass: 0,
+            control: false,
+            requests: 40,
+        }),
+        ..everything_failed()
+    };
+    assert_eq!(
+        round_outcome(&too_few, &entries(0), &input),
+        kept(
+            RoundStatus::InfraFailed,
+            missing,
+            SeatRule::RoundInfraFailed
+        )
     );
 }
 

@@ -19,9 +19,8 @@ use std::time::Duration;
 
 use loadgen::sse::parse_token_id;
 use receipts::model::{
-    ApiProfile, ApiProfileName, BosEcho, CorrectnessItem, Disqualification, DisqualificationReason,
-    LoadSample, LoadSampleCheck, LoadSampleRequest, LoadSampleRun, RoundFailure, Seed32, Sha256Hex,
-    TokenIds,
+    ApiProfile, BosEcho, CorrectnessItem, Disqualification, DisqualificationReason, LoadSample,
+    LoadSampleCheck, LoadSampleRequest, LoadSampleRun, RoundFailure, Seed32, Sha256Hex, TokenIds,
 };
 use receipts::rules::correctness::{self, CorrectnessError, quantize_logprob};
 use receipts::rules::sample::{self, SampleError};
@@ -69,6 +68,35 @@ pub enum ClientError {
         /// The `[backend.api]` field that would provide it.
         field: &'static str,
     },
+    /// Teacher forcing from text (`token_id_prompts = false`): the server's own
+    /// tokenization of the text of an id sequence (its detokenizer endpoint) is not that
+    /// sequence, so the text would make the model see other tokens than the ones judged:
+    /// the sequence cannot be teacher-forced on this server.
+    #[error(
+        "teacher forcing from text: the server's tokenization of the text {text:?} differs \
+         from the {len} ids it was made of at position {position} (id {}, text's {}): \
+         the sequence cannot be teacher-forced without token-id prompts \
+         (`backend.api.token_id_prompts`)",
+        token_or_end(*.expected),
+        token_or_end(*.got)
+    )]
+    TextRoundTrip {
+        /// The detokenized text (engine-controlled; escaped by `{:?}`).
+        text: String,
+        /// How many ids the sequence has, BOS included.
+        len: usize,
+        /// The first position where the two differ.
+        position: u32,
+        /// The sequence's id there; `None` when it ended before.
+        expected: Option<u32>,
+        /// The text's tokenization's id there; `None` when it ended before.
+        got: Option<u32>,
+    },
+}
+
+/// A token id, or `end` for a side that ended before the position.
+fn token_or_end(token: Option<u32>) -> String {
+    token.map_or_else(|| "end".to_owned(), |t| t.to_string())
 }
 
 /// One greedy generation: the token ids and, per generated position, the top-k.
@@ -115,13 +143,6 @@ pub struct CompletionsClient {
     api: Arc<ApiProfile>,
     /// Token texts already mapped to ids with the profile's tokenizer endpoint.
     ids: Arc<Mutex<HashMap<String, u32>>>,
-}
-
-/// Whether the profile's server takes vLLM's `ignore_eos`: every one but
-/// llama-cpp-python's, whose `CreateCompletionRequest` has no such field (it suppresses
-/// EOS below `min_tokens`, which every request sends).
-fn takes_ignore_eos(api: &ApiProfile) -> bool {
-    api.name != Some(ApiProfileName::LlamaCppPython)
 }
 
 /// Whether logprob tokens come back as `"token_id:<id>"` strings when asked with vLLM's
@@ -171,7 +192,7 @@ impl CompletionsClient {
         body.insert("max_tokens".into(), max_tokens.into());
         if fixed_length {
             body.insert("min_tokens".into(), max_tokens.into());
-            if takes_ignore_eos(&self.api) {
+            if self.api.ignore_eos {
                 body.insert("ignore_eos".into(), true.into());
             }
         }
@@ -247,22 +268,21 @@ impl CompletionsClient {
     /// token (top-k, and the logprob of the token itself). With `bos = "stripped"` the
     /// leading BOS is the server's to add: the ids sent and echoed are the rest.
     ///
-    /// Errors: as [`CompletionsClient::greedy`]; [`ClientError::Unsupported`] when the
-    /// profile says prompts may not be token ids; an echo that does not cover the
-    /// sequence.
+    /// Where prompts may be token ids (`token_id_prompts`) the ids are sent as they are.
+    /// Otherwise the prompt is their text ([`CompletionsClient::text_of`]: the
+    /// detokenizer endpoint, checked to tokenize back to exactly `prompt ‖
+    /// continuation`).
+    ///
+    /// Errors: as [`CompletionsClient::greedy`]; as [`CompletionsClient::text_of`]
+    /// without token-id prompts; an echo that does not cover the sequence.
     pub async fn teacher_forced(
         &self,
         prompt: &[u32],
         continuation: &[u32],
         top_k: u32,
     ) -> Result<TeacherForced, ClientError> {
-        if !self.api.token_id_prompts {
-            return Err(ClientError::Unsupported {
-                feature: "token-id prompts (teacher forcing sends the prompt and output as ids)",
-                field: "backend.api.token_id_prompts",
-            });
-        }
-        let mut sequence: Vec<u32> = prompt.iter().chain(continuation).copied().collect();
+        let full: Vec<u32> = prompt.iter().chain(continuation).copied().collect();
+        let mut sequence = full.clone();
         let mut from = prompt.len();
         if let Some(bos) = self.stripped_bos()
             && sequence.first() == Some(&bos)
@@ -270,7 +290,12 @@ impl CompletionsClient {
             sequence.remove(0);
             from -= 1;
         }
-        let body = self.body(json!(sequence), 1, top_k, false);
+        let prompt_value = if self.api.token_id_prompts {
+            json!(sequence)
+        } else {
+            json!(self.text_of(&sequence, &full).await?)
+        };
+        let body = self.body(prompt_value, 1, top_k, false);
         let logprobs = self.post(&body).await?;
         let echoed = self.tokens(&logprobs, 0).await?;
         if echoed.len() < sequence.len() || echoed[..sequence.len()] != sequence[..] {
@@ -285,6 +310,86 @@ impl CompletionsClient {
                 .await?,
             token_micro_nats: self.token_logprobs(&logprobs, from, continuation.len())?,
         })
+    }
+
+    /// The text to send for the ids `sent` (the sequence without the BOS the server puts
+    /// in front of a text prompt): the detokenizer endpoint's `text` for them, checked by
+    /// the round trip — the tokenizer endpoint's ids for that text (BOS as the endpoint
+    /// adds it, which is what the completions API consumes for a text prompt) must be
+    /// exactly `full`, the sequence as the model is to consume it.
+    ///
+    /// Errors: [`ClientError::Unsupported`] for a profile without a detokenizer or a
+    /// tokenizer endpoint; HTTP failures, error statuses and answers without `text` or
+    /// `tokens`; [`ClientError::TextRoundTrip`] when the text tokenizes otherwise.
+    pub async fn text_of(&self, sent: &[u32], full: &[u32]) -> Result<String, ClientError> {
+        let Some(detokenizer) = &self.api.detokenizer else {
+            return Err(ClientError::Unsupported {
+                feature: "a detokenizer endpoint (without token-id prompts, teacher forcing \
+                          sends the text of the ids)",
+                field: "backend.api.detokenizer",
+            });
+        };
+        let Some(tokenizer) = &self.api.tokenizer else {
+            return Err(ClientError::Unsupported {
+                feature: "a tokenizer endpoint (without token-id prompts, the text teacher \
+                          forcing sends is checked to tokenize back to the ids)",
+                field: "backend.api.tokenizer",
+            });
+        };
+        let url = format!("{}{}", self.base, detokenizer.route);
+        let mut body = serde_json::Map::new();
+        body.insert("model".into(), self.model.clone().into());
+        body.insert(detokenizer.field.clone(), json!(sent));
+        let answer = self.post_json(&url, &Value::Object(body)).await?;
+        let text = answer
+            .get("text")
+            .and_then(Value::as_str)
+            .ok_or_else(|| ClientError::Shape {
+                url: url.clone(),
+                field: "text".into(),
+                problem: "missing or not a string".into(),
+            })?
+            .to_owned();
+        let back = self.tokenize_text(tokenizer, &text).await?;
+        match correctness::prompt_difference(full, &back) {
+            None => Ok(text),
+            Some((position, expected, got)) => Err(ClientError::TextRoundTrip {
+                text,
+                len: full.len(),
+                position,
+                expected,
+                got,
+            }),
+        }
+    }
+
+    /// The tokenizer endpoint's ids for `text`, as it answers them (BOS included where
+    /// it adds one).
+    ///
+    /// Errors: HTTP failures, error statuses, an answer without a `tokens` array of ids.
+    async fn tokenize_text(
+        &self,
+        tokenizer: &receipts::model::Tokenizer,
+        text: &str,
+    ) -> Result<Vec<u32>, ClientError> {
+        let url = format!("{}{}", self.base, tokenizer.route);
+        let mut body = serde_json::Map::new();
+        body.insert("model".into(), self.model.clone().into());
+        body.insert(tokenizer.field.clone(), text.into());
+        let answer = self.post_json(&url, &Value::Object(body)).await?;
+        let shape = |problem: &str| ClientError::Shape {
+            url: url.clone(),
+            field: "tokens".into(),
+            problem: problem.to_owned(),
+        };
+        answer
+            .get("tokens")
+            .and_then(Value::as_array)
+            .ok_or_else(|| shape("missing or not an array"))?
+            .iter()
+            .map(|v| v.as_u64().and_then(|v| u32::try_from(v).ok()))
+            .collect::<Option<_>>()
+            .ok_or_else(|| shape("not an array of token ids"))
     }
 
     /// `logprobs.token_logprobs[from..from + count]` in micro-nats, quantized as read.
@@ -370,24 +475,7 @@ impl CompletionsClient {
         if let Some(id) = cached {
             return Ok(id);
         }
-        let url = format!("{}{}", self.base, tokenizer.route);
-        let mut body = serde_json::Map::new();
-        body.insert("model".into(), self.model.clone().into());
-        body.insert(tokenizer.field.clone(), token.into());
-        let answer = self.post_json(&url, &Value::Object(body)).await?;
-        let tokenizer_shape = |problem: String| ClientError::Shape {
-            url: url.clone(),
-            field: "tokens".into(),
-            problem,
-        };
-        let mut ids: Vec<u32> = answer
-            .get("tokens")
-            .and_then(Value::as_array)
-            .ok_or_else(|| tokenizer_shape("missing or not an array".into()))?
-            .iter()
-            .map(|v| v.as_u64().and_then(|v| u32::try_from(v).ok()))
-            .collect::<Option<_>>()
-            .ok_or_else(|| tokenizer_shape("not an array of token ids".into()))?;
+        let mut ids = self.tokenize_text(tokenizer, token).await?;
         if ids.len() > 1
             && self.api.bos_token_id.is_some()
             && ids.first() == self.api.bos_token_id.as_ref()
@@ -395,10 +483,14 @@ impl CompletionsClient {
             ids.remove(0);
         }
         let [id] = ids[..] else {
-            return Err(tokenizer_shape(format!(
-                "the token text {token:?} of `{field}` tokenizes to {} ids, not one",
-                ids.len()
-            )));
+            return Err(ClientError::Shape {
+                url: format!("{}{}", self.base, tokenizer.route),
+                field: "tokens".into(),
+                problem: format!(
+                    "the token text {token:?} of `{field}` tokenizes to {} ids, not one",
+                    ids.len()
+                ),
+            });
         };
         if let Ok(mut cache) = self.ids.lock() {
             cache.insert(token.to_owned(), id);
@@ -1413,8 +1505,19 @@ mod tests {
     }
 
     /// llama-cpp-python as issue 15 found it: logprobs keyed by token text, the echo
-    /// without BOS, `POST /extras/tokenize {"input"}` adding BOS.
+    /// without BOS, `POST /extras/tokenize {"input"}` adding BOS, `POST
+    /// /extras/detokenize {"tokens"}` answering the text of the ids (BOS as nothing).
     fn text_keyed() -> fake::Behaviour {
+        detokenizing(|ids| {
+            ids.iter()
+                .filter(|&&id| id != 1)
+                .map(|&id| char::from(u8::try_from(id).unwrap()))
+                .collect()
+        })
+    }
+
+    /// [`text_keyed`] with the detokenizer answering `text(ids)`.
+    fn detokenizing(text_of: fn(&[u32]) -> String) -> fake::Behaviour {
         let text = |t: &Value| -> Value {
             let id = t.as_str().and_then(parse_token_id).unwrap();
             json!(char::from(u8::try_from(id).unwrap()).to_string())
@@ -1422,6 +1525,13 @@ mod tests {
         Arc::new(move |request: &Value| {
             if let Some(input) = request["input"].as_str() {
                 return Some(json!({"tokens": fake::tokenize(input)}));
+            }
+            if let Some(ids) = request["tokens"].as_array() {
+                let ids: Vec<u32> = ids
+                    .iter()
+                    .map(|v| u32::try_from(v.as_u64().unwrap()).unwrap())
+                    .collect();
+                return Some(json!({"text": text_of(&ids)}));
             }
             let mut answer = fake::greedy(request, &fake::prompt_ids(request));
             let logprobs = &mut answer["choices"][0]["logprobs"];
@@ -1482,15 +1592,122 @@ mod tests {
             .map(|b| b["input"].as_str().unwrap())
             .collect();
         assert_eq!(asked, ["a", "b", "c", "d"]);
-        // Teacher forcing needs token-id prompts, which this profile says the server
-        // refuses: an error naming the field, before any request.
-        let refused = entry.teacher_forced(&[1, 97], &[98], 2).await.unwrap_err();
+        assert_eq!(seen.len(), 5);
+    }
+
+    /// Issue 15: teacher forcing sent token-id prompts, which llama-cpp-python refuses
+    /// (HTTP 500), so no entry could be judged. Under a profile without token-id prompts
+    /// the ids are detokenized by the server (the BOS it adds left out), the text's
+    /// tokenization checked to be exactly the ids, and the text sent with `echo`.
+    #[tokio::test]
+    async fn without_token_id_prompts_teacher_forcing_sends_the_round_tripped_text() {
+        use receipts::model::ApiProfileName as N;
+        let (url, bodies) = recording(text_keyed()).await;
+        let reference =
+            CompletionsClient::new(&url, "m", 5_000).with_api(profile(N::LlamaCppPython));
+        let forced = reference
+            .teacher_forced(&[1, 97], &[98, 7], 2)
+            .await
+            .unwrap();
         assert_eq!(
-            refused.to_string(),
-            "the engine's API profile lacks token-id prompts (teacher forcing sends the \
-             prompt and output as ids): set `backend.api.token_id_prompts` in `[backend.api]`"
+            forced,
+            TeacherForced {
+                top_k: vec![vec![(98, -100_000)], vec![(7, -4_000_000), (99, -100_000)]],
+                token_micro_nats: vec![-100_000, -4_000_000],
+            }
         );
-        assert_eq!(bodies.lock().unwrap().len(), 5);
+        let seen = bodies.lock().unwrap().clone();
+        assert_eq!(
+            seen[..3],
+            [
+                json!({"model": "m", "tokens": [97, 98, 7]}),
+                json!({"model": "m", "input": "ab\u{7}"}),
+                json!({
+                    "model": "m", "prompt": "ab\u{7}", "max_tokens": 1, "temperature": 0,
+                    "echo": true, "logprobs": 2, "repeat_penalty": 1.0, "top_k": 1,
+                }),
+            ]
+        );
+        // The echo's texts are then mapped to ids, one tokenizer request per text
+        let asked: Vec<&str> = seen[3..]
+            .iter()
+            .map(|b| b["input"].as_str().unwrap())
+            .collect();
+        // (the echo's `a` `b` `\u{7}`, the generated `\u{8}`, then `c` of the top-k).
+        assert_eq!(asked, ["a", "b", "\u{7}", "\u{8}", "c"]);
+    }
+
+    /// Issue 15: a text that does not tokenize back to its ids would teacher-force the
+    /// reference on other tokens than the entry's: a typed error naming the first
+    /// differing position, and no completions request is sent.
+    #[tokio::test]
+    async fn a_text_that_does_not_round_trip_is_a_typed_error_not_a_score() {
+        use receipts::model::ApiProfileName as N;
+        // A detokenizer that writes `b` (98) as `a`.
+        let (url, bodies) = recording(detokenizing(|ids| {
+            ids.iter()
+                .filter(|&&id| id != 1)
+                .map(|&id| {
+                    if id == 98 {
+                        'a'
+                    } else {
+                        char::from(u8::try_from(id).unwrap())
+                    }
+                })
+                .collect()
+        }))
+        .await;
+        let reference =
+            CompletionsClient::new(&url, "m", 5_000).with_api(profile(N::LlamaCppPython));
+        let error = reference
+            .teacher_forced(&[1, 97], &[98, 99], 2)
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(
+                error,
+                ClientError::TextRoundTrip {
+                    len: 4,
+                    position: 2,
+                    expected: Some(98),
+                    got: Some(97),
+                    ..
+                }
+            ),
+            "{error:?}"
+        );
+        assert_eq!(
+            error.to_string(),
+            "teacher forcing from text: the server's tokenization of the text \"aac\" differs \
+             from the 4 ids it was made of at position 2 (id 98, text's 97): the sequence \
+             cannot be teacher-forced without token-id prompts (`backend.api.token_id_prompts`)"
+        );
+        let seen = bodies.lock().unwrap().clone();
+        assert_eq!(
+            seen,
+            [
+                json!({"model": "m", "tokens": [97, 98, 99]}),
+                json!({"model": "m", "input": "aac"}),
+            ]
+        );
+        // A profile without token-id prompts and without a detokenizer names the field.
+        let api = ApiProfile {
+            detokenizer: None,
+            ..profile(N::LlamaCppPython)
+        };
+        let bare = CompletionsClient::new(&url, "m", 5_000).with_api(api);
+        let error = bare.teacher_forced(&[1, 97], &[98], 2).await.unwrap_err();
+        assert!(
+            matches!(
+                error,
+                ClientError::Unsupported {
+                    field: "backend.api.detokenizer",
+                    ..
+                }
+            ),
+            "{error:?}"
+        );
+        assert_eq!(bodies.lock().unwrap().len(), 2);
     }
 
     /// Text-keyed logprobs under a profile with no tokenizer endpoint cannot be mapped:

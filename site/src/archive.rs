@@ -5,13 +5,19 @@
 //! The loader (`load_archive`) builds them; they are the contract between the loader
 //! and the page builders.
 
-use std::path::PathBuf;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
 
 use receipts::model::{
-    CampaignId, FrozenCampaign, MinerRegistry, RoundRecord, Sha256Hex, Submission, Timestamp,
+    CampaignId, EntryStatus, FrozenCampaign, Leader, MinerId, MinerRegistry, Role, RoundRecord,
+    RoundStatus, Sha256Hex, Submission, Timestamp,
 };
-use receipts::verify::VerifyReport;
-use verifier::view::RoundView;
+use receipts::verify::{CheckName, VerifyReport};
+use verifier::tlog::LogLink;
+use verifier::view::{Headline, RoundView};
+
+use crate::error::SiteError;
+use crate::paths::EntrySlug;
 
 /// Everything the site renders.
 #[derive(Clone, Debug)]
@@ -34,8 +40,10 @@ pub struct CampaignArchive {
     pub id: CampaignId,
     /// The frozen campaign (`campaign.json`).
     pub campaign: FrozenCampaign,
-    /// Rounds whose bundle verified, by round number ascending.
-    pub rounds: Vec<VerifiedRound>,
+    /// Rounds whose bundle verified, by round number ascending: what the pages across
+    /// rounds read of each (its record and view are loaded again for its own pages,
+    /// `site::load::load_round`).
+    pub rounds: Vec<RoundSummary>,
     /// The evaluator's unsigned submission records, by patch sha256 (unsigned: pages
     /// built from them say so).
     pub submissions: Vec<Submission>,
@@ -52,15 +60,184 @@ pub struct VerifiedRound {
     pub dir: PathBuf,
     /// The round predicate.
     pub record: RoundRecord,
-    /// The view-model `referee show` renders.
+    /// The view-model `referee show` renders (what verification said is its
+    /// `verification`).
     pub view: RoundView,
-    /// What verification said.
-    pub report: VerifyReport,
+    /// The bundle files, by bundle-relative name, that a passed `subject` check covers
+    /// (their digest is the one the signed Statement records) and no `subject` check
+    /// failed for: what the pages need of the report beyond the view, which is not kept
+    /// (757 checks a round of the demo's size).
+    pub verified_files: BTreeSet<String>,
     /// sha256 of the Statement bytes (the next round's `previousReceipt`); it covers
     /// every file of the bundle, so it keys the pages built from it.
     pub statement_digest: Sha256Hex,
     /// The instant key validity was checked at: the round's `endedAt`, or `--at`.
     pub verified_at: Timestamp,
+}
+
+impl VerifiedRound {
+    /// The round numbered `number` of the bundle `dir`, its record `record` (whose
+    /// Statement's sha256 is `statement_digest`) verified as of `verified_at` with the
+    /// report `report` (which passed): its view built from them, and of the report only
+    /// what [`VerifiedRound::verified_files`] holds.
+    pub fn new(
+        number: u64,
+        dir: &Path,
+        record: RoundRecord,
+        report: &VerifyReport,
+        statement_digest: Sha256Hex,
+        verified_at: Timestamp,
+    ) -> Self {
+        let view = RoundView::from_record(dir, &record, report);
+        Self {
+            number,
+            dir: dir.to_owned(),
+            record,
+            view,
+            verified_files: verified_files(report),
+            statement_digest,
+            verified_at,
+        }
+    }
+
+    /// Whether the bundle file `name` (bundle-relative) is covered by a passed `subject`
+    /// check and no such check failed, in a report that passed.
+    pub fn file_verified(&self, name: &str) -> bool {
+        self.verified_files.contains(name)
+    }
+}
+
+/// The bundle files of `report`, by bundle-relative name, that a passed `subject` check
+/// covers and no `subject` check failed for; none when the report did not pass.
+pub fn verified_files(report: &VerifyReport) -> BTreeSet<String> {
+    if !report.passed() {
+        return BTreeSet::new();
+    }
+    let subjects = || {
+        (report.checks.iter())
+            .filter(|c| c.name == CheckName::Subject)
+            .filter_map(|c| Some((c.target.as_deref()?, c.passed)))
+    };
+    let failed: BTreeSet<&str> = subjects().filter(|(_, ok)| !ok).map(|(t, _)| t).collect();
+    subjects()
+        .filter(|(t, ok)| *ok && !failed.contains(t))
+        .map(|(t, _)| t.to_owned())
+        .collect()
+}
+
+/// What the pages and files across rounds (index, campaign, miner, submission, feed,
+/// `api/index.json`, the sitemap, a round page's "since the previous round") read of one
+/// verified round, and what its own pages need to load it again: a few KB where its
+/// record and view are hundreds, so a build holds one per round.
+#[derive(Clone, Debug)]
+pub struct RoundSummary {
+    /// Round number within the campaign, from 1.
+    pub number: u64,
+    /// The bundle directory.
+    pub dir: PathBuf,
+    /// sha256 of the Statement bytes ([`VerifiedRound::statement_digest`]).
+    pub statement_digest: Sha256Hex,
+    /// The instant key validity was checked at ([`VerifiedRound::verified_at`]).
+    pub verified_at: Timestamp,
+    /// The predicate type its verification read (`view.verification.predicateType`).
+    pub predicate_type: Option<String>,
+    /// `outcome.status` of its record.
+    pub status: RoundStatus,
+    /// `startedAt` of its record.
+    pub started_at: Timestamp,
+    /// `endedAt` of its record (its seal time).
+    pub ended_at: Timestamp,
+    /// `outcome.leaderBefore` of its record (`None`: the baseline).
+    pub leader_before: Option<Leader>,
+    /// `outcome.leaderAfter` of its record (`None`: the baseline).
+    pub leader_after: Option<Leader>,
+    /// `outcome.changed` of its record.
+    pub changed: bool,
+    /// Its view's headline (status, seat after, seat changed, top score, counts,
+    /// decision), as `referee show` rows give it.
+    pub headline: Headline,
+    /// Its view's `settledInMs`: `startedAt` to `endedAt`, ms.
+    pub settled_in_ms: i64,
+    /// Its entries, in record order.
+    pub entries: Vec<EntrySummary>,
+    /// What the transparency log check reads of its record.
+    pub log: LogLink,
+    /// Its checks across rounds alone (no own check): added to its view's
+    /// `verification` when it is loaded again.
+    pub chain: VerifyReport,
+    /// The verdict cache key its own checks are kept under in this build's verdicts
+    /// (`site::verdicts`), when they are: its report is read back from there instead
+    /// of verifying it again.
+    pub verdict_key: Option<Sha256Hex>,
+}
+
+/// One entry of a [`RoundSummary`].
+#[derive(Clone, Debug)]
+pub struct EntrySummary {
+    /// Its `index`.
+    pub index: u32,
+    /// Its slug (`baseline`, `incumbent-<miner>`, `candidate-<k>-<miner>`).
+    pub slug: EntrySlug,
+    /// Its role.
+    pub role: Role,
+    /// Its status.
+    pub status: EntryStatus,
+    /// Its miner (`None` for the baseline).
+    pub miner: Option<MinerId>,
+    /// Its patch's sha256 (`None` for the baseline).
+    pub patch: Option<Sha256Hex>,
+    /// Its score, ppm, when scored.
+    pub score_ppm: Option<i64>,
+}
+
+impl RoundSummary {
+    /// The summary of `round`, with no check across rounds and no verdict key (the
+    /// loader sets [`RoundSummary::chain`] and [`RoundSummary::verdict_key`]).
+    ///
+    /// Errors: [`SiteError::InvalidId`] when an entry's miner cannot name a path.
+    pub fn of(round: &VerifiedRound) -> Result<Self, SiteError> {
+        let record = &round.record;
+        let view = &round.view;
+        let entries = (record.entries.iter().zip(&view.entries))
+            .map(|(e, v)| {
+                Ok(EntrySummary {
+                    index: e.index,
+                    slug: EntrySlug::of(record, e.index)?,
+                    role: e.role,
+                    status: e.status,
+                    miner: e.miner.clone(),
+                    patch: e.patch.clone(),
+                    score_ppm: v.score_ppm.value,
+                })
+            })
+            .collect::<Result<_, SiteError>>()?;
+        Ok(Self {
+            number: round.number,
+            dir: round.dir.clone(),
+            statement_digest: round.statement_digest.clone(),
+            verified_at: round.verified_at,
+            predicate_type: view.verification.predicate_type.clone(),
+            status: record.outcome.status,
+            started_at: record.started_at,
+            ended_at: record.ended_at,
+            leader_before: record.outcome.leader_before.clone(),
+            leader_after: record.outcome.leader_after.clone(),
+            changed: record.outcome.changed,
+            headline: Headline {
+                status: view.status.value,
+                leader_after: view.leader_after.value.clone(),
+                leader_changed: view.leader_changed.value,
+                top_score_ppm: view.top_score.as_ref().map(|t| t.score_ppm.value),
+                counts: view.counts.value,
+                decision: view.decision.value.clone(),
+            },
+            settled_in_ms: view.settled_in_ms.value,
+            entries,
+            log: LogLink::of(record),
+            chain: VerifyReport::new(&round.dir),
+            verdict_key: None,
+        })
+    }
 }
 
 /// A bundle that did not verify.

@@ -5,6 +5,7 @@
 //! reads a clock except the stage timings reported in [`BuildSummary`].
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -12,15 +13,16 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 use receipts::fsutil::{IoError, write_atomic};
+use receipts::keys::Keyring;
 use receipts::layout::DataDir;
 use receipts::model::{MinerId, Sha256Hex, Timestamp};
 use serde::Serialize;
 
-use crate::archive::{Archive, CampaignArchive};
+use crate::archive::{Archive, CampaignArchive, VerifiedRound};
 use crate::cache::{GlobalKey, JobRecord, MANIFEST_FILE, Manifest, any_file, remove_files};
 use crate::docs::{DocPage, Docs, DocsIndex};
 use crate::error::SiteError;
-use crate::load::{load_archive_cached, load_keyring};
+use crate::load::{load_archive_cached, load_keyring, load_round};
 use crate::machine::{self, SitemapPage};
 use crate::pages::submission::PatchIndex;
 use crate::pages::{self, ExtraFile, PageOut};
@@ -122,6 +124,7 @@ pub fn build_site(options: &BuildOptions) -> Result<BuildSummary, SiteError> {
             dir: &options.out,
             clean: options.clean,
             at: options.at,
+            keyring: &keyring,
             verdicts: &verdicts,
         },
     )?;
@@ -237,7 +240,8 @@ struct Output {
 }
 
 /// The jobs of the site, each with its key, and the sitemap's pages. Every id that names
-/// an output path is validated here, before anything is written.
+/// an output path is validated here (an entry's slug when the archive was loaded,
+/// [`crate::archive::RoundSummary::of`]), before anything is written.
 fn jobs<'a>(
     archive: &'a Archive,
     index: &PatchIndex<'a>,
@@ -266,7 +270,7 @@ fn jobs<'a>(
     let newest = archive
         .campaigns
         .iter()
-        .filter_map(|c| c.rounds.last().map(|r| r.record.ended_at))
+        .filter_map(|c| c.rounds.last().map(|r| r.ended_at))
         .max();
     sitemap.push(SitemapPage {
         dir: SiteDir::root(),
@@ -300,7 +304,7 @@ fn jobs<'a>(
         });
         sitemap.push(SitemapPage {
             dir: SiteDir::campaign(id),
-            lastmod: campaign.rounds.last().map(|r| r.record.ended_at),
+            lastmod: campaign.rounds.last().map(|r| r.ended_at),
         });
         for (i, round) in campaign.rounds.iter().enumerate() {
             let previous = i.checked_sub(1).and_then(|p| campaign.rounds.get(p));
@@ -321,10 +325,10 @@ fn jobs<'a>(
             });
             sitemap.push(SitemapPage {
                 dir: SiteDir::round(id, round.number),
-                lastmod: Some(round.record.ended_at),
+                lastmod: Some(round.ended_at),
             });
-            for entry in &round.record.entries {
-                let slug: EntrySlug = pages::entry::entry_slug(&round.record, entry.index)?;
+            for entry in &round.entries {
+                let slug: &EntrySlug = &entry.slug;
                 let name = format!("entry:{id}:{}:{}", round.number, slug.as_str());
                 let mut h = global.job(&name);
                 h.part(round.statement_digest.as_str().as_bytes())
@@ -335,8 +339,8 @@ fn jobs<'a>(
                     kind: Kind::Entry(campaign, i, entry.index),
                 });
                 sitemap.push(SitemapPage {
-                    dir: SiteDir::entry(id, round.number, &slug),
-                    lastmod: Some(round.record.ended_at),
+                    dir: SiteDir::entry(id, round.number, slug),
+                    lastmod: Some(round.ended_at),
                 });
             }
         }
@@ -482,15 +486,61 @@ fn machine_outputs(files: Vec<machine::MachineFile>) -> impl Iterator<Item = Out
     })
 }
 
-/// Runs one job.
+/// What the jobs read.
+struct Inputs<'a> {
+    archive: &'a Archive,
+    index: &'a PatchIndex<'a>,
+    docs: &'a LazyDocs,
+    renderer: &'a Renderer,
+    sitemap: &'a [SitemapPage],
+    /// For [`load_round`].
+    keyring: &'a Keyring,
+    /// For [`load_round`].
+    verdicts: &'a Verdicts,
+}
+
+/// Whether `a` and `b` render the same round (its page and its entries' pages): such
+/// jobs run one after the other on one thread, sharing the round loaded once.
+fn same_round(a: &Job<'_>, b: &Job<'_>) -> bool {
+    let round = |job: &Job<'_>| match &job.kind {
+        Kind::Round(c, i) | Kind::Entry(c, i, _) => Some((std::ptr::from_ref(*c), *i)),
+        _ => None,
+    };
+    round(a).is_some() && round(a) == round(b)
+}
+
+/// Round `i` of `campaign`: the one in `slot` (the round the job before on this thread
+/// loaded: every job of a group renders the same round, [`same_round`]), else loaded
+/// ([`load_round`]) into it.
+///
+/// Errors: as [`load_round`].
+fn loaded<'s>(
+    slot: &'s mut Option<VerifiedRound>,
+    campaign: &CampaignArchive,
+    i: usize,
+    inputs: &Inputs<'_>,
+) -> Result<&'s VerifiedRound, SiteError> {
+    let round = match slot.take() {
+        Some(round) => round,
+        None => load_round(&campaign.rounds[i], inputs.keyring, inputs.verdicts)?,
+    };
+    Ok(slot.insert(round))
+}
+
+/// Runs one job; a round's or an entry's with the round in `slot` ([`loaded`]).
 fn run_job(
     job: &Job<'_>,
-    archive: &Archive,
-    index: &PatchIndex<'_>,
-    docs: &LazyDocs,
-    renderer: &Renderer,
-    sitemap: &[SitemapPage],
+    inputs: &Inputs<'_>,
+    slot: &mut Option<VerifiedRound>,
 ) -> Result<Vec<Output>, SiteError> {
+    let Inputs {
+        archive,
+        index,
+        docs,
+        renderer,
+        sitemap,
+        ..
+    } = *inputs;
     match &job.kind {
         Kind::Static(name, text) => Ok(vec![Output {
             path: SiteDir::root().file(name)?,
@@ -501,7 +551,7 @@ fn run_job(
         Kind::Rejected => emit(renderer, pages::rejected::page(archive)?),
         Kind::Campaign(c) => emit(renderer, pages::campaign::page(archive, c)?),
         Kind::Round(c, i) => {
-            let round = &c.rounds[*i];
+            let round = loaded(slot, c, *i, inputs)?;
             let previous = i.checked_sub(1).and_then(|p| c.rounds.get(p));
             let next = c.rounds.get(i + 1).map(|r| r.number);
             let mut out = emit(
@@ -513,7 +563,7 @@ fn run_job(
         }
         Kind::Entry(c, i, entry) => emit(
             renderer,
-            pages::entry::entry_page(&c.id, &c.rounds[*i], *entry)?,
+            pages::entry::entry_page(&c.id, loaded(slot, c, *i, inputs)?, *entry)?,
         ),
         Kind::Miner(m) => emit(renderer, pages::miner::page(archive, index, m)?),
         Kind::Submission(p) => emit(renderer, pages::submission::page(index, p)?),
@@ -534,6 +584,74 @@ fn run_job(
             Ok(machine_outputs(files).collect())
         }
     }
+}
+
+/// Runs `job` (with the round in `slot`, [`run_job`]) unless `previous` holds its key
+/// (counted in `cached`), and writes its files under `out`, refusing to overwrite a
+/// file no build of ours wrote (`known` lists ours).
+fn run_one(
+    job: &Job<'_>,
+    inputs: &Inputs<'_>,
+    previous: &Manifest,
+    known: &HashSet<SitePath>,
+    out: &Path,
+    cached: &AtomicUsize,
+    slot: &mut Option<VerifiedRound>,
+) -> Result<Done, Box<Failed>> {
+    if let Some(record) = previous.jobs.get(&job.name)
+        && record.key == job.key
+        && job.key != always()
+    {
+        cached.fetch_add(1, Ordering::Relaxed);
+        let html = record
+            .files
+            .iter()
+            .filter(|f| f.as_str().ends_with(".html"))
+            .count();
+        return Ok(Done {
+            name: job.name.clone(),
+            record: record.clone(),
+            html_pages: html,
+            html_written: 0,
+            other_written: 0,
+            unchanged: record.files.len(),
+        });
+    }
+    let mut done = Done {
+        name: job.name.clone(),
+        record: JobRecord {
+            key: job.key.clone(),
+            files: Vec::new(),
+        },
+        html_pages: 0,
+        html_written: 0,
+        other_written: 0,
+        unchanged: 0,
+    };
+    let outputs = match run_job(job, inputs, slot) {
+        Ok(outputs) => outputs,
+        Err(error) => return Err(Box::new(Failed { done, error })),
+    };
+    for o in outputs {
+        done.html_pages += usize::from(o.html);
+        let path = o.path.under(out);
+        if !known.contains(&o.path) && std::fs::symlink_metadata(&path).is_ok_and(|m| !m.is_dir()) {
+            let error = SiteError::NotOurOutput {
+                dir: out.to_owned(),
+                file: path,
+            };
+            return Err(Box::new(Failed { done, error }));
+        }
+        match write_if_changed(&path, &o.bytes) {
+            Ok(true) if o.html => done.html_written += 1,
+            Ok(true) => done.other_written += 1,
+            Ok(false) => done.unchanged += 1,
+            Err(error) => return Err(Box::new(Failed { done, error })),
+        }
+        done.record.files.push(o.path);
+    }
+    done.record.files.sort();
+    Ok(done)
 }
 
 /// The key of a job that runs on every build (and of one whose last run failed).
@@ -566,7 +684,11 @@ pub(crate) struct Target<'a> {
     pub clean: bool,
     /// The `--at` instant (part of every key).
     pub at: Option<Timestamp>,
-    /// The verdicts of this build, saved beside the manifest.
+    /// The trusted keyring (a round whose own report the verdicts do not keep is
+    /// verified again when its pages are rendered, [`load_round`]).
+    pub keyring: &'a Keyring,
+    /// The verdicts of this build, saved beside the manifest; the rounds' own reports
+    /// are read back from them when their pages are rendered.
     pub verdicts: &'a Verdicts,
 }
 
@@ -585,6 +707,7 @@ pub(crate) fn write_site(
         dir: out,
         clean,
         at,
+        keyring,
         verdicts,
     } = *target;
     let mut previous = Manifest::load(out)?;
@@ -626,66 +749,28 @@ pub(crate) fn write_site(
         }
     }
 
+    let inputs = Inputs {
+        archive,
+        index: &index,
+        docs,
+        renderer,
+        sitemap: &sitemap,
+        keyring,
+        verdicts,
+    };
     let cached = AtomicUsize::new(0);
-    let results: Vec<Result<Done, Box<Failed>>> = jobs
+    // A round's page and its entries' pages are one group, run on one thread: the round
+    // is loaded again from its bundle once for them (when one of them runs) and dropped
+    // after the last, so no more rounds are held at once than there are threads.
+    let groups: Vec<&[Job<'_>]> = jobs.chunk_by(same_round).collect();
+    let results: Vec<Result<Done, Box<Failed>>> = groups
         .par_iter()
-        .map(|job| {
-            if let Some(record) = previous.jobs.get(&job.name)
-                && record.key == job.key
-                && job.key != always()
-            {
-                cached.fetch_add(1, Ordering::Relaxed);
-                let html = record
-                    .files
-                    .iter()
-                    .filter(|f| f.as_str().ends_with(".html"))
-                    .count();
-                return Ok(Done {
-                    name: job.name.clone(),
-                    record: record.clone(),
-                    html_pages: html,
-                    html_written: 0,
-                    other_written: 0,
-                    unchanged: record.files.len(),
-                });
-            }
-            let mut done = Done {
-                name: job.name.clone(),
-                record: JobRecord {
-                    key: job.key.clone(),
-                    files: Vec::new(),
-                },
-                html_pages: 0,
-                html_written: 0,
-                other_written: 0,
-                unchanged: 0,
-            };
-            let outputs = match run_job(job, archive, &index, docs, renderer, &sitemap) {
-                Ok(outputs) => outputs,
-                Err(error) => return Err(Box::new(Failed { done, error })),
-            };
-            for o in outputs {
-                done.html_pages += usize::from(o.html);
-                let path = o.path.under(out);
-                if !known.contains(&o.path)
-                    && std::fs::symlink_metadata(&path).is_ok_and(|m| !m.is_dir())
-                {
-                    let error = SiteError::NotOurOutput {
-                        dir: out.to_owned(),
-                        file: path,
-                    };
-                    return Err(Box::new(Failed { done, error }));
-                }
-                match write_if_changed(&path, &o.bytes) {
-                    Ok(true) if o.html => done.html_written += 1,
-                    Ok(true) => done.other_written += 1,
-                    Ok(false) => done.unchanged += 1,
-                    Err(error) => return Err(Box::new(Failed { done, error })),
-                }
-                done.record.files.push(o.path);
-            }
-            done.record.files.sort();
-            Ok(done)
+        .flat_map_iter(|group| {
+            let mut slot: Option<VerifiedRound> = None;
+            group
+                .iter()
+                .map(|job| run_one(job, &inputs, &previous, &known, out, &cached, &mut slot))
+                .collect::<Vec<_>>()
         })
         .collect();
     let mut done = Vec::with_capacity(results.len());
@@ -770,25 +855,62 @@ pub(crate) fn write_site(
 
 /// Syncs everything written under `out` ([`sync_output`]), then writes the verdict cache
 /// and `manifest` there, each atomically and durably ([`write_atomic`]) when its bytes
-/// changed.
+/// changed. The verdict cache (≈ 67 KB per round) is streamed: compared with the file
+/// there and written through a buffer, never built in memory.
 ///
 /// Errors: [`SiteError::Io`] naming the directory or the file.
 fn write_manifest(out: &Path, manifest: &Manifest, verdicts: &Verdicts) -> Result<(), SiteError> {
     std::fs::create_dir_all(out).map_err(IoError::at("creating", out))?;
     sync_output(out)?;
-    for (name, bytes) in [
-        (VERDICTS_FILE, verdicts.to_bytes()),
-        (MANIFEST_FILE, manifest.to_bytes()),
-    ] {
-        let path = out.join(name);
-        // The verdict cache is ≈ 67 KB per round: compared only when the length matches.
-        let same_len = std::fs::metadata(&path).is_ok_and(|m| m.len() == bytes.len() as u64);
-        if same_len && std::fs::read(&path).is_ok_and(|existing| existing == bytes) {
-            continue;
-        }
+    let path = out.join(VERDICTS_FILE);
+    if !holds(&path, &mut |w| verdicts.write_to(w)) {
+        let mut write = |file: &mut std::fs::File| {
+            let mut w = std::io::BufWriter::new(file);
+            verdicts.write_to(&mut w)?;
+            w.flush()
+        };
+        receipts::fsutil::write_atomic_with(&path, FILE_MODE, &mut write)
+            .map_err(IoError::at("writing", &path))?;
+    }
+    let path = out.join(MANIFEST_FILE);
+    let bytes = manifest.to_bytes();
+    if !holds(&path, &mut |w| w.write_all(&bytes)) {
         write_atomic(&path, &bytes, FILE_MODE).map_err(IoError::at("writing", &path))?;
     }
     Ok(())
+}
+
+/// Whether the file `path` holds exactly the bytes `write` writes, compared as they
+/// are written (nothing is built in memory); `false` when it cannot be read.
+fn holds(path: &Path, write: &mut dyn FnMut(&mut dyn Write) -> std::io::Result<()>) -> bool {
+    /// Compares what it is given with the next bytes of `file`.
+    struct Compare {
+        file: std::io::BufReader<std::fs::File>,
+        same: bool,
+        buf: Vec<u8>,
+    }
+    impl Write for Compare {
+        fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+            if self.same {
+                self.buf.resize(data.len(), 0);
+                self.same = self.file.read_exact(&mut self.buf).is_ok() && self.buf == data;
+            }
+            Ok(data.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let Ok(file) = std::fs::File::open(path) else {
+        return false;
+    };
+    let mut compare = Compare {
+        file: std::io::BufReader::new(file),
+        same: true,
+        buf: Vec::new(),
+    };
+    // Then nothing more in the file.
+    write(&mut compare).is_ok() && compare.same && compare.file.read(&mut [0]).is_ok_and(|n| n == 0)
 }
 
 /// Writes `bytes` to `path` (parents created) unless the file already holds exactly

@@ -26,6 +26,15 @@ pub enum SiteError {
         /// The docs error, as its `Display` writes it.
         message: String,
     },
+    /// A verified round's bundle changed between its verification and the rendering of
+    /// its pages, which read it again (`site::load::load_round`).
+    #[error("the bundle `{}` changed while the site was built: {message}; build again", .dir.display())]
+    BundleChanged {
+        /// The bundle directory.
+        dir: PathBuf,
+        /// What changed.
+        message: String,
+    },
     /// The data directory holds private key files: it is published, so the build refuses
     /// it before anything is written.
     #[error(

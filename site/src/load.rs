@@ -3,7 +3,8 @@
 //! the offline verifier as of its own seal time (its `endedAt`), or as of `--at`, so the
 //! output does not change with the clock. Bundles are verified in parallel, then checked
 //! as a chain per campaign; one that fails any check is a [`RejectedBundle`], never a
-//! [`VerifiedRound`].
+//! [`RoundSummary`] of the archive ([`load_round`] loads a verified round again, as a
+//! [`VerifiedRound`], for its own pages).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -12,13 +13,14 @@ use std::sync::Mutex;
 use receipts::fsutil::IoError;
 use receipts::keys::Keyring;
 use receipts::layout::{DataDir, find_private_keys, read_round_record};
-use receipts::model::{CampaignId, RoundRecord, Sha256Hex, Timestamp};
+use receipts::model::{CampaignId, Sha256Hex, Timestamp};
 use receipts::verify::{VerifyOptions, VerifyReport};
-use verifier::view::RoundView;
+use verifier::ChainLink;
+use verifier::view::Verification;
 
-use crate::archive::{Archive, CampaignArchive, RejectedBundle, VerifiedRound};
+use crate::archive::{Archive, CampaignArchive, RejectedBundle, RoundSummary, VerifiedRound};
 use crate::error::SiteError;
-use crate::verdicts::{Verdicts, bundle_digest, verdict_key};
+use crate::verdicts::{Verdicts, bundle_digest, bundle_stamp, stamp_limit, verdict_key};
 
 /// Largest keyring file read, bytes.
 const MAX_KEYRING_BYTES: usize = 1 << 20;
@@ -51,35 +53,80 @@ pub fn load_archive(
     load_archive_cached(data, keyring, keyring_json, at, &Verdicts::default())
 }
 
-/// What is known of one bundle before it is verified.
+/// What is known of one bundle once its own checks ran (on its verifying thread: its
+/// record is read there, not before, so that no more records are held at once than
+/// there are threads).
 struct Prepared {
-    /// Its round record, when it reads (handed to the checks across rounds on a hit).
-    record: Option<RoundRecord>,
     /// The round its record states.
     claimed_round: Option<u64>,
     /// sha256 of its Statement.
     statement_digest: Option<Sha256Hex>,
     /// The instant it is verified at.
     at: Timestamp,
-    /// Its verdict's key, when its files could all be read.
-    key: Option<Sha256Hex>,
-    /// Its cached verdict.
-    cached: Option<VerifyReport>,
+    /// What was made of it when its own checks passed: its report is not kept past that.
+    built: Option<Built>,
+}
+
+/// What a bundle whose own checks passed keeps of them, its record and its view, until
+/// the checks across rounds say whether it is verified.
+struct Built {
+    /// The round its record states.
+    round: u64,
+    /// Its summary, made from its view (built from its own report: no field the summary
+    /// takes rests on a check across rounds), or why it could not be.
+    summary: Result<RoundSummary, SiteError>,
+}
+
+/// `own` (the summary of a bundle's own checks) with the checks across rounds of
+/// `chain` (a report holding only those) added, as [`Verification::of`] the report
+/// holding both (own checks first) says.
+fn with_chain_checks(own: Verification, chain: &VerifyReport) -> Verification {
+    let chain = Verification::of(chain);
+    let mut failures = own.failures;
+    failures.extend(chain.failures);
+    Verification {
+        passed: own.passed && chain.passed,
+        checks: own.checks + chain.checks,
+        failed: failures.len(),
+        not_applicable: own.not_applicable + chain.not_applicable,
+        failures,
+        ..own
+    }
+}
+
+/// `report` without its checks: what the checks across rounds read of it (its bundle,
+/// Statement digest and type), and where they are recorded.
+fn without_checks(report: &VerifyReport) -> VerifyReport {
+    VerifyReport {
+        bundle: report.bundle.clone(),
+        checks: Vec::new(),
+        statement_digest: report.statement_digest.clone(),
+        predicate_type: report.predicate_type.clone(),
+        signed_by: report.signed_by.clone(),
+    }
 }
 
 /// Loads and verifies everything under `data` against `keyring` (whose file bytes are
 /// `keyring_json`). Each bundle is verified as of `at` when given, else as of the
 /// `endedAt` its own record states (a bundle whose record cannot be read is verified as
 /// of the Unix epoch: it fails either way). A bundle whose own checks `verdicts` holds
-/// under its key ([`crate::verdicts`]: its content digest, the keyring, the instant,
-/// the version) is not verified again; the checks across rounds run on every bundle.
+/// under its key ([`crate::verdicts`]: its metadata stamp, else its content digest, the
+/// keyring, the instant, the version) is not verified again; the checks across rounds
+/// run on every bundle. Reads the clock once, for the stamps' racy window only
+/// ([`stamp_limit`]): the output does not depend on it.
 /// A bundle is verified only when every check passed and it records the round its
-/// directory names. The verdicts found are added to `verdicts`.
+/// directory names. The verdicts found are added to `verdicts`. A bundle's report,
+/// record and view are held only while its [`RoundSummary`] and [`ChainLink`] are made
+/// (one bundle per verifying thread): the checks across rounds run on the links, and
+/// [`load_round`] loads a round again for its own pages. A bundle whose own checks
+/// passed but whose checks across rounds failed is verified once more for the rejected
+/// page's list of checks.
 ///
 /// Errors: [`SiteError::PrivateKeyInside`] when the data directory holds a private key
 /// file (it must not be published); [`SiteError::Data`] when a campaign, its miners or a
 /// submission record cannot be read or parsed (naming the file); [`SiteError::Io`] when
-/// a directory cannot be listed.
+/// a directory cannot be listed; [`SiteError::InvalidId`] when a verified round's entry
+/// cannot name a path.
 pub fn load_archive_cached(
     data: &DataDir,
     keyring: &Keyring,
@@ -121,78 +168,118 @@ pub fn load_archive_cached(
         value: "0".to_owned(),
         message: e.to_string(),
     })?;
-    let prepared: Vec<Mutex<Prepared>> = {
-        use rayon::prelude::*;
-        bundles
-            .par_iter()
-            .map(|(_, _, dir)| {
-                let (record, statement_digest) = match read_round_record(dir) {
-                    Ok((record, digest)) => (Some(record), Some(digest)),
-                    Err(_) => (None, None),
-                };
-                let at = at.unwrap_or_else(|| record.as_ref().map_or(epoch, |r| r.ended_at));
-                let key = bundle_digest(dir)
-                    .ok()
-                    .map(|digest| verdict_key(&keyring_json, at, &digest));
-                let cached = key.as_ref().and_then(|k| verdicts.get(k, dir)).filter(|r| {
-                    r.statement_digest.is_some() && r.statement_digest == statement_digest
-                });
-                Mutex::new(Prepared {
-                    claimed_round: record.as_ref().map(|r| r.round),
-                    record,
-                    statement_digest,
-                    at,
-                    key,
-                    cached,
-                })
+    let not_after = stamp_limit(std::time::SystemTime::now());
+    let prepared: Vec<Mutex<Prepared>> = (bundles.iter())
+        .map(|_| {
+            Mutex::new(Prepared {
+                claimed_round: None,
+                statement_digest: None,
+                at: at.unwrap_or(epoch),
+                built: None,
             })
-            .collect()
-    };
+        })
+        .collect();
     let dirs: Vec<PathBuf> = bundles.iter().map(|(_, _, d)| d.clone()).collect();
     let place: BTreeMap<&Path, usize> = dirs
         .iter()
         .enumerate()
         .map(|(i, d)| (d.as_path(), i))
         .collect();
-    let verify = |dir: &Path| -> (VerifyReport, Option<RoundRecord>) {
-        let Some(mut p) = place.get(dir).and_then(|i| prepared[*i].lock().ok()) else {
-            return verifier::verify_round_bundle(dir, keyring, &VerifyOptions::at(epoch));
+    let verify = |dir: &Path| -> (VerifyReport, Option<ChainLink>) {
+        let Some((i, mut p)) = place
+            .get(dir)
+            .and_then(|i| Some((*i, prepared[*i].lock().ok()?)))
+        else {
+            let (report, record) =
+                verifier::verify_round_bundle(dir, keyring, &VerifyOptions::at(epoch));
+            return (report, record.as_ref().map(ChainLink::of));
         };
-        if let Some(report) = p.cached.take() {
-            return (report, p.record.take());
-        }
-        p.record = None;
-        let (report, record) =
-            verifier::verify_round_bundle(dir, keyring, &VerifyOptions::at(p.at));
-        if let Some(key) = p.key.take() {
-            verdicts.put(key, &report);
-        }
-        (report, record)
+        // Its record, read here: it says the instant it is verified at.
+        let (mut read, statement_digest) = match read_round_record(dir) {
+            Ok((record, digest)) => (Some(record), Some(digest)),
+            Err(_) => (None, None),
+        };
+        p.at = at.unwrap_or_else(|| read.as_ref().map_or(epoch, |r| r.ended_at));
+        p.claimed_round = read.as_ref().map(|r| r.round);
+        p.statement_digest = statement_digest;
+        let same_statement = |r: &VerifyReport| {
+            r.statement_digest.is_some() && r.statement_digest == p.statement_digest
+        };
+        let stamp = bundle_stamp(dir, not_after)
+            .ok()
+            .flatten()
+            .map(|stamp| verdict_key(&keyring_json, p.at, &stamp));
+        // Unchanged metadata: the files are not read again.
+        let by_stamp = (stamp.as_ref())
+            .and_then(|s| verdicts.get_by_stamp(s, dir))
+            .filter(|(_, r)| same_statement(r));
+        let (report, record, verdict_key) = match by_stamp {
+            Some((key, report)) => (report, read.take(), Some(key)),
+            None => {
+                let key = bundle_digest(dir)
+                    .ok()
+                    .map(|digest| verdict_key(&keyring_json, p.at, &digest));
+                let cached = (key.as_ref())
+                    .and_then(|k| verdicts.get(k, stamp.as_ref(), dir))
+                    .filter(same_statement);
+                match cached {
+                    Some(report) => (report, read.take(), key),
+                    None => {
+                        // Freed before verifying reads it again.
+                        drop(read.take());
+                        let (report, record) =
+                            verifier::verify_round_bundle(dir, keyring, &VerifyOptions::at(p.at));
+                        let kept = key.filter(|_| report.passed());
+                        if let Some(key) = &kept {
+                            verdicts.put(key.clone(), stamp, &report);
+                        }
+                        (report, record, kept)
+                    }
+                }
+            }
+        };
+        let link = record.as_ref().map(ChainLink::of);
+        let report = match (record, p.statement_digest.clone()) {
+            (Some(record), Some(digest)) if report.passed() => {
+                let round = record.round;
+                let at = p.at;
+                let verified = VerifiedRound::new(bundles[i].1, dir, record, &report, digest, at);
+                let summary = RoundSummary::of(&verified).map(|summary| RoundSummary {
+                    verdict_key,
+                    ..summary
+                });
+                p.built = Some(Built { round, summary });
+                without_checks(&report)
+            }
+            _ => report,
+        };
+        (report, link)
     };
-    let (reports, records) = verifier::archive::check_archive_by(&dirs, &verify, &|| {});
+    let reports = verifier::archive::check_archive_links(&dirs, &verify, &|| {});
 
     let mut rejected = Vec::new();
-    let loaded = bundles
-        .into_iter()
-        .zip(reports.into_iter().zip(records))
-        .zip(prepared);
-    for (((campaign, number, dir), (report, record)), prepared) in loaded {
+    let loaded = bundles.into_iter().zip(reports).zip(prepared);
+    for (((campaign, number, dir), report), prepared) in loaded {
         let prepared = prepared.into_inner().unwrap_or_else(|e| e.into_inner());
         let verified_at = prepared.at;
-        match (record, prepared.statement_digest) {
-            (Some(record), Some(statement_digest)) if report.passed() && record.round == number => {
-                let view = RoundView::from_record(&dir, &record, &report);
-                campaigns[campaign].rounds.push(VerifiedRound {
-                    number,
-                    dir,
-                    record,
-                    view,
-                    report,
-                    statement_digest,
-                    verified_at,
+        match prepared.built {
+            Some(built) if report.passed() && built.round == number => {
+                campaigns[campaign].rounds.push(RoundSummary {
+                    chain: report,
+                    ..built.summary?
                 });
             }
-            _ => {
+            built => {
+                // Own checks that passed were not kept: run them again, the checks
+                // across rounds after them, as in one report.
+                let report = if built.is_some() {
+                    let options = VerifyOptions::at(verified_at);
+                    let (mut own, _) = verifier::verify_round_bundle(&dir, keyring, &options);
+                    own.checks.extend(report.checks);
+                    own
+                } else {
+                    report
+                };
                 rejected.push(RejectedBundle {
                     campaign: campaigns[campaign].id.clone(),
                     number,
@@ -212,7 +299,7 @@ pub fn load_archive_cached(
         .flat_map(|c| &c.rounds)
         .map(|r| verifier::tlog::ArchiveRound {
             bundle: &r.dir,
-            record: &r.record,
+            record: &r.log,
         })
         .collect();
     let log = crate::log::load_log(data.root(), &rounds, keyring);
@@ -223,6 +310,56 @@ pub fn load_archive_cached(
         keyring_json,
         log,
     })
+}
+
+/// The round `round` of the archive, loaded again for its own pages: its record read
+/// from its bundle, its own report read back from `verdicts` (under
+/// [`RoundSummary::verdict_key`]) or, when they do not keep it, its bundle verified again
+/// against `keyring` as of [`RoundSummary::verified_at`]; its view built from them and
+/// its checks across rounds ([`RoundSummary::chain`]) added, exactly as when the
+/// archive was loaded.
+///
+/// Errors: [`SiteError::BundleChanged`] when the bundle's record no longer reads, its
+/// Statement is not the one verified, or its own checks no longer pass.
+pub fn load_round(
+    round: &RoundSummary,
+    keyring: &Keyring,
+    verdicts: &Verdicts,
+) -> Result<VerifiedRound, SiteError> {
+    let changed = |message: String| SiteError::BundleChanged {
+        dir: round.dir.clone(),
+        message,
+    };
+    let (record, digest) = read_round_record(&round.dir).map_err(|e| changed(e.to_string()))?;
+    if digest != round.statement_digest {
+        return Err(changed(format!(
+            "its Statement's sha256 is {digest}, {} when it was verified",
+            round.statement_digest
+        )));
+    }
+    let kept = (round.verdict_key.as_ref())
+        .and_then(|key| verdicts.report(key, &round.dir))
+        .filter(|r| r.statement_digest.as_ref() == Some(&digest));
+    let own = match kept {
+        Some(report) => report,
+        None => {
+            let options = VerifyOptions::at(round.verified_at);
+            verifier::verify_round_bundle(&round.dir, keyring, &options).0
+        }
+    };
+    if !own.passed() {
+        return Err(changed("its own checks no longer pass".to_owned()));
+    }
+    let mut loaded = VerifiedRound::new(
+        round.number,
+        &round.dir,
+        record,
+        &own,
+        digest,
+        round.verified_at,
+    );
+    loaded.view.verification = with_chain_checks(loaded.view.verification, &round.chain);
+    Ok(loaded)
 }
 
 /// The campaign directories of the data directory, sorted: every subdirectory whose name

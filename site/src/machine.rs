@@ -33,9 +33,9 @@ use receipts::model::{
 use receipts::text::escape_untrusted;
 use receipts::verify::CheckName;
 use serde::Serialize;
-use verifier::view::{CurrentLeader, Headline, RoundRow, format_leader, format_score_ppm};
+use verifier::view::{CurrentLeader, RoundRow, format_leader, format_score_ppm};
 
-use crate::archive::{Archive, CampaignArchive, RejectedBundle, VerifiedRound};
+use crate::archive::{Archive, CampaignArchive, RejectedBundle, RoundSummary, VerifiedRound};
 use crate::error::SiteError;
 use crate::names::round_status_name;
 use crate::paths::{SiteDir, SitePath};
@@ -243,7 +243,7 @@ fn api_campaign<'a>(
     rejected: &[RejectedBundle],
 ) -> Result<ApiCampaign<'a>, SiteError> {
     let leader = current_leader(campaign, rejected);
-    let mut rounds: Vec<&VerifiedRound> = campaign.rounds.iter().collect();
+    let mut rounds: Vec<&RoundSummary> = campaign.rounds.iter().collect();
     rounds.sort_by_key(|r| r.number);
     Ok(ApiCampaign {
         id: &campaign.id,
@@ -266,21 +266,21 @@ fn api_campaign<'a>(
 
 fn api_round<'a>(
     campaign: &CampaignId,
-    round: &'a VerifiedRound,
+    round: &'a RoundSummary,
 ) -> Result<ApiRound<'a>, SiteError> {
-    let counts = round.view.counts.value;
+    let counts = round.headline.counts;
     let receipts = receipts_dir(campaign, round.number)?;
     Ok(ApiRound {
         round: round.number,
-        status: round_status_name(round.record.outcome.status),
-        predicate_type: round.report.predicate_type.as_deref(),
+        status: round_status_name(round.status),
+        predicate_type: round.predicate_type.as_deref(),
         statement_digest: &round.statement_digest,
-        started_at: round.record.started_at,
-        ended_at: round.record.ended_at,
-        leader_before: ApiSeat::of(round.record.outcome.leader_before.as_ref()),
-        leader_after: ApiSeat::of(round.record.outcome.leader_after.as_ref()),
-        leader_changed: round.record.outcome.changed,
-        top_score_ppm: round.view.top_score.as_ref().map(|t| t.score_ppm.value),
+        started_at: round.started_at,
+        ended_at: round.ended_at,
+        leader_before: ApiSeat::of(round.leader_before.as_ref()),
+        leader_after: ApiSeat::of(round.leader_after.as_ref()),
+        leader_changed: round.changed,
+        top_score_ppm: round.headline.top_score_ppm,
         entries: ApiCounts {
             scored: counts.scored,
             disqualified: counts.disqualified,
@@ -324,14 +324,7 @@ pub fn current_leader(campaign: &CampaignArchive, rejected: &[RejectedBundle]) -
         verified: true,
         failed_checks: 0,
         error: None,
-        headline: Some(Headline {
-            status: r.view.status.value,
-            leader_after: r.view.leader_after.value.clone(),
-            leader_changed: r.view.leader_changed.value,
-            top_score_ppm: r.view.top_score.as_ref().map(|t| t.score_ppm.value),
-            counts: r.view.counts.value,
-            decision: r.view.decision.value.clone(),
-        }),
+        headline: Some(r.headline.clone()),
     });
     let failed = rejected
         .iter()
@@ -650,11 +643,11 @@ pub fn campaign_feed(campaign: &CampaignArchive, base_url: &str) -> Result<Machi
     } else {
         format!("{base_url}{path}")
     };
-    let mut rounds: Vec<&VerifiedRound> = campaign.rounds.iter().collect();
+    let mut rounds: Vec<&RoundSummary> = campaign.rounds.iter().collect();
     rounds.sort_by_key(|r| std::cmp::Reverse(r.number));
     let updated = rounds
         .iter()
-        .map(|r| r.record.ended_at.to_rfc3339())
+        .map(|r| r.ended_at.to_rfc3339())
         .max()
         .unwrap_or_else(|| "1970-01-01T00:00:00Z".to_owned());
     let digest = &campaign.campaign.digest;
@@ -685,14 +678,13 @@ pub fn campaign_feed(campaign: &CampaignArchive, base_url: &str) -> Result<Machi
     ));
     for round in rounds {
         let n = round.number;
-        let view = &round.view;
-        let counts = view.counts.value;
-        let top = view.top_score.as_ref().map_or_else(
+        let counts = round.headline.counts;
+        let top = round.headline.top_score_ppm.map_or_else(
             || "no score".to_owned(),
-            |t| format!("top score {}", format_score_ppm(t.score_ppm.value)),
+            |t| format!("top score {}", format_score_ppm(t)),
         );
-        let seat = format_leader(round.record.outcome.leader_after.as_ref());
-        let seat = if round.record.outcome.changed {
+        let seat = format_leader(round.leader_after.as_ref());
+        let seat = if round.changed {
             format!("leader now {seat}")
         } else {
             format!("leader unchanged: {seat}")
@@ -705,11 +697,11 @@ pub fn campaign_feed(campaign: &CampaignArchive, base_url: &str) -> Result<Machi
         xml.push_str(&format!("    <id>{TAG_PREFIX}round/{digest}/{n}</id>\n"));
         xml.push_str(&format!(
             "    <title>Round {n} · {}</title>\n",
-            round_status_name(round.record.outcome.status).replace('_', " ")
+            round_status_name(round.status).replace('_', " ")
         ));
         xml.push_str(&format!(
             "    <updated>{}</updated>\n",
-            round.record.ended_at.to_rfc3339()
+            round.ended_at.to_rfc3339()
         ));
         xml.push_str(&format!(
             "    <link rel=\"alternate\" type=\"text/html\" href=\"{}\"/>\n",

@@ -11,7 +11,7 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use receipts::model::{CampaignId, MinerId, Sha256Hex};
+use receipts::model::{CampaignId, MinerId, Role, RoundRecord, Sha256Hex};
 use serde::{Serialize, Serializer};
 
 use crate::error::SiteError;
@@ -52,6 +52,36 @@ impl EntrySlug {
     /// The slug as written.
     pub fn as_str(&self) -> &str {
         &self.0
+    }
+
+    /// The slug of entry `index` of `record`, as the bundle names its files: `baseline`,
+    /// `incumbent-<miner>`, `candidate-<k>-<miner>` (k counting challengers from 1 in
+    /// run order), `entry-<i>` for an entry without a miner that is not the baseline.
+    ///
+    /// Errors: [`SiteError::InvalidId`] when there is no entry `index` or the slug cannot
+    /// name a path.
+    pub fn of(record: &RoundRecord, index: u32) -> Result<Self, SiteError> {
+        let Some(entry) = record.entries.iter().find(|e| e.index == index) else {
+            return Err(SiteError::InvalidId {
+                field: "entry index",
+                value: index.to_string(),
+                rule: "an entry of the round",
+            });
+        };
+        let text = match (entry.role, &entry.miner) {
+            (Role::Baseline, _) => "baseline".to_owned(),
+            (Role::Incumbent, Some(miner)) => format!("incumbent-{miner}"),
+            (Role::Challenger, Some(miner)) => {
+                let k = record
+                    .entries
+                    .iter()
+                    .filter(|e| e.role == Role::Challenger && e.index <= index)
+                    .count();
+                format!("candidate-{k}-{miner}")
+            }
+            (_, None) => format!("entry-{index}"),
+        };
+        Self::new(&text)
     }
 }
 

@@ -6,10 +6,24 @@
 //! is the workspace's), the keyring's bytes, the instant the bundle is verified at and
 //! the bundle's content digest ([`bundle_digest`]: every file of its directory, by
 //! name, kind and bytes), so a changed file, an added or removed one, another keyring or
-//! another `--at` misses and verifies again; a tampered bundle is caught whatever an
-//! earlier build said. Only a bundle's own checks are cached (a report that passed them
-//! all): the checks across rounds run on every build, on every bundle
-//! ([`verifier::archive::check_archive_by`]). A failed verdict is not cached.
+//! another `--at` misses and verifies again. Only a bundle's own checks are cached (a
+//! report that passed them all): the checks across rounds run on every build, on every
+//! bundle ([`verifier::archive::check_archive_links`]). A failed verdict is not cached.
+//!
+//! An entry also records the bundle's metadata stamp ([`bundle_stamp`]: every entry's
+//! name, kind, device, inode, mode, length, mtime and ctime), so a build finds an
+//! unchanged bundle without reading and hashing its files (at 1,000 rounds of the
+//! benchmark, ≈ 300 MiB read on every build); a stamp that differs falls back to the
+//! content digest.
+//! What that trusts, and what it does not (content/site.md, Building again): every write,
+//! rename or `touch` through the filesystem sets the ctime to the present and an
+//! unprivileged process cannot set it back, so a bundle tampered with after an earlier
+//! build passed it has another stamp and is hashed and verified again; an entry changed
+//! within [`RACY_SECONDS`] of the build (a write in the same timestamp tick would leave
+//! its stamp as it was) gives no stamp. Not caught: a change that keeps the ctime — the
+//! clock set back by root, the block device written directly, a filesystem that does not
+//! keep ctimes — by someone who could as well write the output directory; `--clean`
+//! (or deleting the cache) checks every bundle by content again.
 //!
 //! The cache lives beside the manifest as [`VERDICTS_FILE`], one JSON object per line
 //! after a header; a line that does not parse is a miss. `--clean` starts without it.
@@ -19,6 +33,7 @@ use std::io;
 use std::path::Path;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, SystemTime};
 
 use receipts::fsutil::{IoError, read_limited};
 use receipts::model::{Sha256Hex, Timestamp};
@@ -32,7 +47,12 @@ use crate::error::SiteError;
 pub const VERDICTS_FILE: &str = ".referee-site-verdicts";
 
 /// Its first line.
-const HEADER: &str = "referee-site-verdicts 1";
+const HEADER: &str = "referee-site-verdicts 2";
+
+/// Seconds before a build within which a changed entry gives its bundle no stamp
+/// ([`bundle_stamp`]): file timestamps advance in ticks (a jiffy on Linux), so a write
+/// right after the stamp was read could leave it as it was.
+pub const RACY_SECONDS: u64 = 2;
 
 /// Largest verdict cache read, bytes.
 const MAX_VERDICTS_BYTES: usize = 1 << 30;
@@ -96,11 +116,85 @@ pub fn bundle_digest(dir: &Path) -> io::Result<Sha256Hex> {
     Ok(Sha256Hex::from_bytes(h.finalize().into()))
 }
 
+/// The metadata stamp of the bundle directory `dir`: sha256 over every entry under it,
+/// depth first in name order (symlinks not followed), each as its `/`-separated relative
+/// name, its kind (`f`, `d`, `l` with its target, `o`), its device, inode and mode, its
+/// length, and its mtime and ctime to the nanosecond — no file is read. `None` when an
+/// entry's mtime or ctime is later than `not_after` (the build passes its start less
+/// [`RACY_SECONDS`]): such a bundle is checked by [`bundle_digest`].
+///
+/// Errors: the I/O error of a directory or entry that cannot be listed or stat'ed.
+pub fn bundle_stamp(dir: &Path, not_after: SystemTime) -> io::Result<Option<Sha256Hex>> {
+    use std::os::unix::fs::MetadataExt;
+    let limit = not_after
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(i64::MIN, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
+    fn walk(h: &mut Sha256, root: &Path, dir: &Path, limit: i64) -> io::Result<bool> {
+        let mut entries: Vec<std::fs::DirEntry> =
+            std::fs::read_dir(dir)?.collect::<Result<_, _>>()?;
+        entries.sort_by_key(std::fs::DirEntry::file_name);
+        for entry in entries {
+            let path = entry.path();
+            let name = path.strip_prefix(root).unwrap_or(&path);
+            let meta = entry.metadata()?;
+            // Seconds compared: a later second may hold a later tick.
+            if meta.mtime() >= limit || meta.ctime() >= limit {
+                return Ok(false);
+            }
+            let mut part = |bytes: &[u8]| {
+                h.update((bytes.len() as u64).to_le_bytes());
+                h.update(bytes);
+            };
+            part(name.to_string_lossy().as_bytes());
+            let kind = meta.file_type();
+            part(if kind.is_dir() {
+                b"d"
+            } else if kind.is_file() {
+                b"f"
+            } else if kind.is_symlink() {
+                b"l"
+            } else {
+                b"o"
+            });
+            for n in [meta.dev(), meta.ino(), u64::from(meta.mode()), meta.size()] {
+                part(&n.to_le_bytes());
+            }
+            for (s, ns) in [
+                (meta.mtime(), meta.mtime_nsec()),
+                (meta.ctime(), meta.ctime_nsec()),
+            ] {
+                part(&s.to_le_bytes());
+                part(&ns.to_le_bytes());
+            }
+            if kind.is_symlink() {
+                part(std::fs::read_link(&path)?.to_string_lossy().as_bytes());
+            } else if kind.is_dir() && !walk(h, root, &path, limit)? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+    let mut h = Sha256::new();
+    // Kept apart from every content digest ([`bundle_digest`] has no such part).
+    h.update(b"referee-bundle-stamp 1");
+    Ok(walk(&mut h, dir, dir, limit)?.then(|| Sha256Hex::from_bytes(h.finalize().into())))
+}
+
+/// The instant [`bundle_stamp`] trusts entries up to, for a build starting at `now`:
+/// [`RACY_SECONDS`] before it.
+pub fn stamp_limit(now: SystemTime) -> SystemTime {
+    now.checked_sub(Duration::from_secs(RACY_SECONDS))
+        .unwrap_or(SystemTime::UNIX_EPOCH)
+}
+
 /// One cached verdict: a bundle's own checks, every one passed or not applicable.
 #[derive(Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Line {
     key: Sha256Hex,
+    /// [`verdict_key`] over the bundle's [`bundle_stamp`] instead of its content digest,
+    /// when it had one.
+    stamp: Option<Sha256Hex>,
     statement_digest: Option<Sha256Hex>,
     predicate_type: Option<String>,
     signed_by: Vec<String>,
@@ -115,6 +209,8 @@ pub struct Verdicts {
     /// The previous build's lines, by key (parsed when looked up; a line looked up moves
     /// to `new` or is dropped, so no line is held twice).
     old: Mutex<HashMap<Sha256Hex, String>>,
+    /// The previous build's stamps ([`Line::stamp`]), each to its line's key.
+    stamps: Mutex<HashMap<Sha256Hex, Sha256Hex>>,
     /// The lines of this build: hits and new verdicts, by key.
     new: Mutex<HashMap<Sha256Hex, String>>,
     /// Lookups answered from the cache.
@@ -138,72 +234,87 @@ impl Verdicts {
         if lines.next() != Some(HEADER) {
             return Ok(Self::default());
         }
-        let old = lines
-            .filter_map(|line| {
-                // The key leads each line: `{"key":"<64 hex>",…`.
-                let key = line.get(8..72)?.parse().ok()?;
-                Some((key, line.to_owned()))
-            })
-            .collect();
+        let mut old = HashMap::new();
+        let mut stamps = HashMap::new();
+        for line in lines {
+            // The key leads each line, then the stamp:
+            // `{"key":"<64 hex>","stamp":"<64 hex>"|null,…`.
+            let Some(Ok(key)) = line.get(8..72).map(str::parse::<Sha256Hex>) else {
+                continue;
+            };
+            if let Some(Ok(stamp)) = line
+                .get(72..83)
+                .filter(|s| *s == r#"","stamp":""#)
+                .and_then(|_| line.get(83..147))
+                .map(str::parse::<Sha256Hex>)
+            {
+                stamps.insert(stamp, key.clone());
+            }
+            old.insert(key, line.to_owned());
+        }
         Ok(Self {
             old: Mutex::new(old),
+            stamps: Mutex::new(stamps),
             ..Self::default()
         })
     }
 
+    /// The cached report of the bundle `dir` whose stamp key ([`verdict_key`] over its
+    /// [`bundle_stamp`]) is `stamp`: [`Verdicts::get`] under the key of the line that
+    /// recorded that stamp, with that key (the one [`Verdicts::report`] reads it back
+    /// under); `None` when no line did.
+    pub fn get_by_stamp(&self, stamp: &Sha256Hex, dir: &Path) -> Option<(Sha256Hex, VerifyReport)> {
+        let key = self.stamps.lock().ok()?.get(stamp)?.clone();
+        let report = self.get(&key, Some(stamp), dir)?;
+        Some((key, report))
+    }
+
     /// The cached report of the bundle `dir` under `key`, with `bundle` set to `dir`;
     /// `None` on a miss (or a line that does not parse). A hit is kept for
-    /// [`Verdicts::to_bytes`].
-    pub fn get(&self, key: &Sha256Hex, dir: &Path) -> Option<VerifyReport> {
+    /// [`Verdicts::to_bytes`], recording `stamp` (the bundle's stamp key now, when it
+    /// has one) in place of the stamp the line held.
+    pub fn get(
+        &self,
+        key: &Sha256Hex,
+        stamp: Option<&Sha256Hex>,
+        dir: &Path,
+    ) -> Option<VerifyReport> {
         let taken = self.old.lock().ok()?.remove(key);
         let text = match taken {
             Some(text) => text,
             // Looked up before (two bundles with the same content and instant).
             None => self.new.lock().ok()?.get(key)?.clone(),
         };
-        let line: Line = serde_json::from_str(&text).ok()?;
-        if &line.key != key {
-            return None;
-        }
-        let checks = line
-            .checks
-            .into_iter()
-            .map(|(name, target, not_applicable)| {
-                Some(Check {
-                    name,
-                    target,
-                    passed: not_applicable.is_none(),
-                    reason: None,
-                    not_applicable: match not_applicable {
-                        Some(version) => Some(intern(version)?),
-                        None => None,
-                    },
-                })
-            })
-            .collect::<Option<Vec<Check>>>()?;
-        let report = VerifyReport {
-            bundle: dir.to_owned(),
-            checks,
-            statement_digest: line.statement_digest,
-            predicate_type: line.predicate_type,
-            signed_by: line.signed_by,
+        let (mut line, report) = parse_line(&text, key, dir)?;
+        let text = if line.stamp.as_ref() == stamp {
+            text
+        } else {
+            line.stamp = stamp.cloned();
+            serde_json::to_string(&line).ok()?
         };
-        if !report.passed() {
-            return None;
-        }
         self.keep(key.clone(), text);
         self.hits.fetch_add(1, Ordering::Relaxed);
         Some(report)
     }
 
-    /// Records `report` (a bundle's own checks) under `key` when it passed; a failed
-    /// report is not cached.
-    pub fn put(&self, key: Sha256Hex, report: &VerifyReport) {
+    /// The report this build keeps under `key` (found by [`Verdicts::get`] or recorded
+    /// by [`Verdicts::put`]), with `bundle` set to `dir`: how a round's own checks are
+    /// read back when its pages are rendered, long after its verification. Not a
+    /// lookup: nothing moves, no hit is counted. `None` when no line is kept there.
+    pub fn report(&self, key: &Sha256Hex, dir: &Path) -> Option<VerifyReport> {
+        let text = self.new.lock().ok()?.get(key)?.clone();
+        parse_line(&text, key, dir).map(|(_, report)| report)
+    }
+
+    /// Records `report` (a bundle's own checks) under `key`, with the bundle's stamp key
+    /// `stamp` when it has one, when it passed; a failed report is not cached.
+    pub fn put(&self, key: Sha256Hex, stamp: Option<Sha256Hex>, report: &VerifyReport) {
         if !report.passed() {
             return;
         }
         let line = Line {
             key: key.clone(),
+            stamp,
             statement_digest: report.statement_digest.clone(),
             predicate_type: report.predicate_type.clone(),
             signed_by: report.signed_by.clone(),
@@ -229,28 +340,73 @@ impl Verdicts {
         self.hits.load(Ordering::Relaxed)
     }
 
-    fn keep(&self, key: Sha256Hex, line: String) {
+    /// Keeps `line` under `key` for [`Verdicts::to_bytes`], at its length: a line
+    /// `serde_json` just wrote holds up to twice its length of capacity, and the lines
+    /// are held until the build ends (≈ 67 KB each at the demo's size).
+    fn keep(&self, key: Sha256Hex, mut line: String) {
+        line.shrink_to_fit();
         if let Ok(mut new) = self.new.lock() {
             new.insert(key, line);
         }
     }
 
-    /// The cache's bytes: the header, then this build's verdicts by key.
-    pub fn to_bytes(&self) -> Vec<u8> {
+    /// Writes the cache to `w`: the header, then this build's verdicts by key, a line
+    /// each. Streamed (≈ 67 KB a line at the demo's size, so never built in memory).
+    ///
+    /// Errors: what `w` returns.
+    pub fn write_to(&self, w: &mut dyn io::Write) -> io::Result<()> {
         let new = self.new.lock().unwrap_or_else(|e| e.into_inner());
         let mut lines: Vec<(&Sha256Hex, &String)> = new.iter().collect();
         lines.sort_unstable_by_key(|(key, _)| *key);
-        let mut out = String::with_capacity(
-            HEADER.len() + 1 + lines.iter().map(|(_, l)| l.len() + 1).sum::<usize>(),
-        );
-        out.push_str(HEADER);
-        out.push('\n');
+        writeln!(w, "{HEADER}")?;
         for (_, line) in lines {
-            out.push_str(line);
-            out.push('\n');
+            w.write_all(line.as_bytes())?;
+            w.write_all(b"\n")?;
         }
-        out.into_bytes()
+        Ok(())
     }
+
+    /// The cache's bytes ([`Verdicts::write_to`]), in memory.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        // Writing to a `Vec` does not fail.
+        let _ = self.write_to(&mut out);
+        out
+    }
+}
+
+/// The line `text` kept under `key` and its report, with `bundle` set to `dir`; `None`
+/// when it does not parse, holds another key, names a check no verifier wrote, or did
+/// not pass.
+fn parse_line(text: &str, key: &Sha256Hex, dir: &Path) -> Option<(Line, VerifyReport)> {
+    let line: Line = serde_json::from_str(text).ok()?;
+    if &line.key != key {
+        return None;
+    }
+    let checks = line
+        .checks
+        .iter()
+        .map(|(name, target, not_applicable)| {
+            Some(Check {
+                name: *name,
+                target: target.clone(),
+                passed: not_applicable.is_none(),
+                reason: None,
+                not_applicable: match not_applicable {
+                    Some(version) => Some(intern(version.clone())?),
+                    None => None,
+                },
+            })
+        })
+        .collect::<Option<Vec<Check>>>()?;
+    let report = VerifyReport {
+        bundle: dir.to_owned(),
+        checks,
+        statement_digest: line.statement_digest.clone(),
+        predicate_type: line.predicate_type.clone(),
+        signed_by: line.signed_by.clone(),
+    };
+    report.passed().then_some((line, report))
 }
 
 /// `version` as the `&'static str` a [`Check`] holds: the same value the verifier used
@@ -296,7 +452,7 @@ mod tests {
         let report = passed_report(&dir);
         let key = Sha256Hex::digest(b"k");
         let cache = Verdicts::default();
-        cache.put(key.clone(), &report);
+        cache.put(key.clone(), None, &report);
         let mut failed = passed_report(&dir);
         failed.fail(
             CheckName::File,
@@ -305,14 +461,14 @@ mod tests {
                 blocked_by: CheckName::Subject,
             },
         );
-        cache.put(Sha256Hex::digest(b"f"), &failed);
+        cache.put(Sha256Hex::digest(b"f"), None, &failed);
         std::fs::write(tmp.path().join(VERDICTS_FILE), cache.to_bytes()).unwrap();
 
         let read = Verdicts::load(tmp.path()).unwrap();
         assert_eq!(read.old.lock().unwrap().len(), 1);
-        assert_eq!(read.get(&key, &dir), Some(report));
-        assert_eq!(read.get(&Sha256Hex::digest(b"f"), &dir), None);
-        assert_eq!(read.get(&Sha256Hex::digest(b"other"), &dir), None);
+        assert_eq!(read.get(&key, None, &dir), Some(report));
+        assert_eq!(read.get(&Sha256Hex::digest(b"f"), None, &dir), None);
+        assert_eq!(read.get(&Sha256Hex::digest(b"other"), None, &dir), None);
         // Only what this build looked up (or found) is written back.
         assert_eq!(read.to_bytes(), cache.to_bytes());
         assert_eq!(
@@ -338,21 +494,99 @@ mod tests {
         let report = passed_report(&dir);
         let (key, other) = (Sha256Hex::digest(b"k"), Sha256Hex::digest(b"o"));
         let cache = Verdicts::default();
-        cache.put(key.clone(), &report);
-        cache.put(other.clone(), &report);
+        cache.put(key.clone(), None, &report);
+        cache.put(other.clone(), None, &report);
         std::fs::write(tmp.path().join(VERDICTS_FILE), cache.to_bytes()).unwrap();
 
         let read = Verdicts::load(tmp.path()).unwrap();
-        assert_eq!(read.get(&key, &dir), Some(report.clone()));
+        assert_eq!(read.get(&key, None, &dir), Some(report.clone()));
         // The line moved from the previous build's lines to this build's.
         assert_eq!(read.old.lock().unwrap().len(), 1);
         assert_eq!(read.new.lock().unwrap().len(), 1);
-        assert_eq!(read.get(&key, &dir), Some(report));
+        assert_eq!(read.get(&key, None, &dir), Some(report));
         assert_eq!(read.hits(), 2);
         // Only the line looked up is written back, after the header.
         let bytes = String::from_utf8(read.to_bytes()).unwrap();
         assert_eq!(bytes.lines().count(), 2);
         assert!(bytes.lines().nth(1).unwrap().contains(key.as_str()));
+    }
+
+    #[test]
+    fn a_stamp_finds_its_verdict_and_a_new_stamp_replaces_it() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("b");
+        let report = passed_report(&dir);
+        let (key, stamp, later) = (
+            Sha256Hex::digest(b"k"),
+            Sha256Hex::digest(b"s"),
+            Sha256Hex::digest(b"t"),
+        );
+        let cache = Verdicts::default();
+        cache.put(key.clone(), Some(stamp.clone()), &report);
+        std::fs::write(tmp.path().join(VERDICTS_FILE), cache.to_bytes()).unwrap();
+
+        let read = Verdicts::load(tmp.path()).unwrap();
+        assert_eq!(
+            read.stamps.lock().unwrap().get(&stamp),
+            Some(&key),
+            "the stamp is read from its fixed place in the line"
+        );
+        assert_eq!(
+            read.get_by_stamp(&stamp, &dir),
+            Some((key.clone(), report.clone()))
+        );
+        assert_eq!(read.report(&key, &dir), Some(report.clone()));
+        assert_eq!(read.hits(), 1, "reading a kept report back is not a hit");
+        assert_eq!(read.get_by_stamp(&later, &dir), None);
+        assert_eq!(
+            read.to_bytes(),
+            cache.to_bytes(),
+            "the line is kept as it was"
+        );
+
+        // Found by its content key under another stamp: the line records the new one.
+        let read = Verdicts::load(tmp.path()).unwrap();
+        assert_eq!(read.get(&key, Some(&later), &dir), Some(report.clone()));
+        std::fs::write(tmp.path().join(VERDICTS_FILE), read.to_bytes()).unwrap();
+        let again = Verdicts::load(tmp.path()).unwrap();
+        assert_eq!(again.get_by_stamp(&stamp, &dir), None);
+        assert_eq!(again.get_by_stamp(&later, &dir), Some((key, report)));
+        assert_eq!(again.hits(), 1);
+    }
+
+    #[test]
+    fn the_stamp_sees_a_rewrite_that_keeps_length_and_mtime() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        std::fs::create_dir_all(dir.join("probes")).unwrap();
+        std::fs::write(dir.join("probes/a.json"), "[1]").unwrap();
+        let later = SystemTime::now() + Duration::from_secs(3600);
+        let first = bundle_stamp(dir, later).unwrap().expect("a stamp");
+        assert_eq!(bundle_stamp(dir, later).unwrap(), Some(first.clone()));
+        // Changed after the limit (within the racy window): no stamp.
+        assert_eq!(
+            bundle_stamp(dir, stamp_limit(SystemTime::now())).unwrap(),
+            None
+        );
+        assert_ne!(Some(first.clone()), bundle_digest(dir).ok());
+
+        let path = dir.join("probes/a.json");
+        let mtime = std::fs::metadata(&path).unwrap().modified().unwrap();
+        // Past the timestamp tick, so the ctime of the rewrite differs.
+        std::thread::sleep(Duration::from_millis(50));
+        std::fs::write(&path, "[2]").unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_modified(mtime)
+            .unwrap();
+        assert_eq!(std::fs::metadata(&path).unwrap().modified().unwrap(), mtime);
+        let rewritten = bundle_stamp(dir, later).unwrap().expect("a stamp");
+        assert_ne!(rewritten, first, "same length and mtime, another ctime");
+        std::fs::create_dir(dir.join("empty")).unwrap();
+        assert_ne!(bundle_stamp(dir, later).unwrap(), Some(rewritten));
+        assert!(bundle_stamp(&dir.join("missing"), later).is_err());
     }
 
     #[test]

@@ -19,7 +19,6 @@ use receipts::model::{Disqualification, DisqualificationReason, EntryStatus, Typ
 use receipts::verify::VerifyOptions;
 use site::archive::VerifiedRound;
 use site::pages::{entry, round};
-use verifier::view::RoundView;
 
 const SCRIPT: &str = "<script>alert(1)</script><SCRIPT src=x></SCRIPT>";
 const BREAKOUT: &str = "\" onmouseover=\"alert(2)\" x=\"";
@@ -110,17 +109,15 @@ fn hostile_round(tmp: &Path) -> VerifiedRound {
     log.extend_from_slice(token().as_bytes());
     std::fs::write(dir.join(record.entries[1].engine_log.clone().unwrap()), log).unwrap();
 
-    let view = RoundView::from_record(&dir, &record, &report);
     let verified_at = record.ended_at;
-    VerifiedRound {
-        number: record.round,
-        dir,
+    VerifiedRound::new(
+        record.round,
+        &dir,
         record,
-        view,
-        report,
+        &report,
         statement_digest,
         verified_at,
-    }
+    )
 }
 
 /// Every tag of `html` with its attributes, names and values as written.

@@ -7,6 +7,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use receipts::model::{Sha256Hex, Timestamp};
+use site::verdicts::Verdicts;
 use site::{BuildOptions, BuildSummary, SiteError, build_site};
 
 /// Every file under `root`: its inode and mtime (a file `write_atomic` wrote is a new
@@ -236,6 +237,61 @@ fn verdicts_are_cached_until_a_bundle_or_the_keyring_changes() {
     assert_eq!((rekeyed.verified_rounds, rekeyed.cached_verdicts), (2, 0));
 }
 
+/// The stamps the verdict cache of `out` records, one per line (`null` for none).
+fn cached_stamps(out: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(out.join(site::verdicts::VERDICTS_FILE)).unwrap();
+    text.lines()
+        .skip(1)
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            v["stamp"].as_str().unwrap_or("null").to_owned()
+        })
+        .collect()
+}
+
+#[test]
+fn a_bundle_rewritten_with_its_length_and_mtime_kept_is_verified_again() {
+    let f = fixture();
+    std::fs::rename(f.rounds.join("2"), f.data.join("tiny/rounds/2")).unwrap();
+    // Files changed within the racy window get no stamp: checked by content.
+    let fresh = build(&f, false).unwrap();
+    assert_eq!((fresh.verified_rounds, fresh.cached_verdicts), (2, 0));
+    assert_eq!(cached_stamps(&f.out), ["null", "null"]);
+    std::thread::sleep(std::time::Duration::from_secs(
+        site::verdicts::RACY_SECONDS + 1,
+    ));
+    let stamped = build(&f, false).unwrap();
+    assert_eq!((stamped.verified_rounds, stamped.cached_verdicts), (2, 2));
+    let stamps = cached_stamps(&f.out);
+    assert!(stamps.iter().all(|s| s.len() == 64), "{stamps:?}");
+    let again = build(&f, false).unwrap();
+    assert_eq!((again.verified_rounds, again.cached_verdicts), (2, 2));
+    assert_eq!(cached_stamps(&f.out), stamps, "hits by stamp keep it");
+
+    // One byte flipped, length and mtime set back: the ctime moved, so the bundle is
+    // hashed and verified again, and fails.
+    let log = f.data.join("tiny/rounds/2/logs/engines/baseline.log");
+    let mtime = std::fs::metadata(&log).unwrap().modified().unwrap();
+    let mut bytes = std::fs::read(&log).unwrap();
+    bytes[0] ^= 1;
+    std::fs::write(&log, &bytes).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&log)
+        .unwrap()
+        .set_modified(mtime)
+        .unwrap();
+    let tampered = build(&f, false).unwrap();
+    assert_eq!(
+        (
+            tampered.verified_rounds,
+            tampered.rejected_rounds,
+            tampered.cached_verdicts
+        ),
+        (1, 1, 1)
+    );
+}
+
 /// Whether the output file `name` belongs to round 2 of `tiny`.
 fn of_round_2(name: &str) -> bool {
     name.starts_with("c/tiny/r/2/") || name.starts_with("receipts/tiny/2/")
@@ -263,6 +319,79 @@ fn a_round_that_stops_verifying_is_removed_and_listed_as_rejected() {
     let rejected = std::fs::read_to_string(f.out.join("rejected/index.html")).unwrap();
     assert!(rejected.contains(r#"<h2 id="tiny-2">"#), "{rejected}");
     assert_eq!(summary.removed, of_round);
+}
+
+#[test]
+fn a_round_failing_only_across_rounds_is_rejected_with_every_check() {
+    let f = fixture();
+    // Round 2 without round 1: its own checks pass, `chain.previousReceipt` fails.
+    std::fs::remove_dir_all(f.data.join("tiny/rounds/1")).unwrap();
+    let round_2 = f.data.join("tiny/rounds/2");
+    std::fs::rename(f.rounds.join("2"), &round_2).unwrap();
+    let (keyring, keyring_json) = site::load::load_keyring(&f.keyring).unwrap();
+    let at: Timestamp = "2026-12-02T00:00:00Z".parse().unwrap();
+    let data = receipts::layout::DataDir::new(&f.data);
+    let archive = site::load_archive(&data, &keyring, keyring_json, Some(at)).unwrap();
+    assert!(archive.campaigns[0].rounds.is_empty());
+    let [rejected] = &archive.rejected[..] else {
+        panic!("{:?}", archive.rejected.len());
+    };
+    // The report the verifier gives the same rounds directory, own checks first.
+    let options = receipts::verify::VerifyOptions::at(at);
+    let expected = verifier::archive::verify_archive(&[round_2], &keyring, &options, &|| {});
+    assert_eq!(rejected.report, expected[0]);
+    let failed: Vec<_> = rejected.report.failures().map(|c| c.name).collect();
+    assert_eq!(failed, [receipts::verify::CheckName::ChainPrevious]);
+    assert!(rejected.report.checks.len() > 100, "own checks kept");
+}
+
+#[test]
+fn a_round_is_loaded_again_for_its_pages_as_verified_and_a_changed_bundle_fails() {
+    let f = fixture();
+    let round_2 = f.data.join("tiny/rounds/2");
+    std::fs::rename(f.rounds.join("2"), &round_2).unwrap();
+    let (keyring, keyring_json) = site::load::load_keyring(&f.keyring).unwrap();
+    let at: Timestamp = "2026-12-02T00:00:00Z".parse().unwrap();
+    let data = receipts::layout::DataDir::new(&f.data);
+    let verdicts = Verdicts::default();
+    let archive =
+        site::load::load_archive_cached(&data, &keyring, keyring_json, Some(at), &verdicts)
+            .unwrap();
+    let summary = &archive.campaigns[0].rounds[1];
+    assert_eq!(summary.number, 2);
+    // What the verifier says of both rounds, chain checks included.
+    let options = receipts::verify::VerifyOptions::at(at);
+    let bundles = [f.data.join("tiny/rounds/1"), round_2.clone()];
+    let expected = verifier::archive::verify_archive(&bundles, &keyring, &options, &|| {});
+    let expected = verifier::view::Verification::of(&expected[1]);
+
+    // Its own checks read back from this build's verdicts (no lookup: no hit), or
+    // verified again without them: the same round either way.
+    let kept = site::load::load_round(summary, &keyring, &verdicts).unwrap();
+    assert_eq!(verdicts.hits(), 0);
+    assert_eq!(kept.view.verification, expected);
+    let again = site::load::load_round(summary, &keyring, &Verdicts::default()).unwrap();
+    assert_eq!(again.view, kept.view);
+    assert_eq!(again.verified_files, kept.verified_files);
+    assert_eq!(kept.statement_digest, summary.statement_digest);
+
+    // Round 1's receipt put in round 2's place after it was verified: refused.
+    std::fs::copy(
+        f.data.join("tiny/rounds/1/receipt.dsse.json"),
+        round_2.join("receipt.dsse.json"),
+    )
+    .unwrap();
+    let one = &archive.campaigns[0].rounds[0].statement_digest;
+    let err = site::load::load_round(summary, &keyring, &verdicts).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "the bundle `{}` changed while the site was built: its Statement's sha256 is \
+             {one}, {} when it was verified; build again",
+            round_2.display(),
+            summary.statement_digest
+        )
+    );
 }
 
 #[test]

@@ -15,13 +15,12 @@ use receipts::model::{
     Timestamp,
 };
 use receipts::verify::VerifyOptions;
-use site::archive::{Archive, CampaignArchive, RejectedBundle, VerifiedRound};
+use site::archive::{Archive, CampaignArchive, RejectedBundle, RoundSummary, VerifiedRound};
 use site::machine::{
     self, MachineFile, SitemapPage, SkippedEntry, bundle_tar, campaign_feed, round_files,
     site_files, sitemap,
 };
 use site::paths::SiteDir;
-use verifier::view::RoundView;
 
 const BASE: &str = "https://scores.example/referee/";
 
@@ -48,16 +47,13 @@ fn verified(dir: &Path, number: u64) -> VerifiedRound {
         "{:#?}",
         report.failures().collect::<Vec<_>>()
     );
-    let view = RoundView::from_record(dir, &record, &report);
-    VerifiedRound {
-        number,
-        dir: dir.to_owned(),
-        verified_at: record.ended_at,
-        record,
-        view,
-        report,
-        statement_digest,
-    }
+    let verified_at = record.ended_at;
+    VerifiedRound::new(number, dir, record, &report, statement_digest, verified_at)
+}
+
+/// What the archive holds of `round`.
+fn summary(round: &VerifiedRound) -> RoundSummary {
+    RoundSummary::of(round).expect("a summary")
 }
 
 /// Campaign `tiny`: round 1 is the fixture; round 2 is round 1 sealed again a day later
@@ -110,7 +106,7 @@ fn archive() -> Archive {
         campaigns: vec![CampaignArchive {
             id: "tiny".parse().expect("an id"),
             campaign,
-            rounds: vec![round1, round2],
+            rounds: vec![summary(&round1), summary(&round2)],
             submissions: Vec::new(),
             miners,
         }],
@@ -295,7 +291,7 @@ fn identical_input_gives_identical_bytes() {
         ]
     );
     let archive = archive();
-    let round = &archive.campaigns[0].rounds[0];
+    let round = &verified(&fixture("v2-round"), 1);
     let id = &archive.campaigns[0].id;
     assert_eq!(
         round_files(id, round).expect("round files"),
@@ -309,7 +305,7 @@ fn the_keyring_and_the_receipts_are_published_as_stored() {
     let files = site_files(&archive, "").expect("files");
     assert_eq!(find(&files, "keys/keyring.json").1, archive.keyring_json);
 
-    let round = &archive.campaigns[0].rounds[0];
+    let round = &verified(&fixture("v2-round"), 1);
     let out = round_files(&archive.campaigns[0].id, round).expect("round files");
     let paths: Vec<&str> = out.files.iter().map(|(p, _)| p.as_str()).collect();
     assert_eq!(
@@ -416,8 +412,17 @@ fn the_bundle_tarball_extracts_into_a_bundle_that_verifies() {
             .map(|c| (c.name, c.target.clone(), c.passed, c.not_applicable))
             .collect::<Vec<_>>()
     };
-    assert_eq!(outcomes(&report), outcomes(&round.report));
-    assert_eq!(report.statement_digest, round.report.statement_digest);
+    let original = verifier::verify_bundle(
+        &dir,
+        &keyring("v2"),
+        &VerifyOptions::at(round.record.ended_at),
+    );
+    assert_eq!(outcomes(&report), outcomes(&original));
+    assert_eq!(report.statement_digest, original.statement_digest);
+    assert_eq!(
+        report.statement_digest.as_ref(),
+        Some(&round.statement_digest)
+    );
 }
 
 fn copy_dir(from: &Path, to: &Path) {

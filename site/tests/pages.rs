@@ -10,7 +10,6 @@ use receipts::layout::read_round_record;
 use receipts::verify::VerifyOptions;
 use site::archive::VerifiedRound;
 use site::pages::{entry, round};
-use verifier::view::RoundView;
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../verifier/tests/fixtures")
@@ -27,17 +26,15 @@ fn v2_round() -> VerifiedRound {
         "{:?}",
         report.failures().collect::<Vec<_>>()
     );
-    let view = RoundView::from_record(&dir, &record, &report);
     let verified_at = record.ended_at;
-    VerifiedRound {
-        number: record.round,
-        dir,
+    VerifiedRound::new(
+        record.round,
+        &dir,
         record,
-        view,
-        report,
+        &report,
         statement_digest,
         verified_at,
-    }
+    )
 }
 
 #[test]
@@ -158,11 +155,16 @@ fn entry_slugs_are_the_bundle_file_names() {
     challenger.miner = Some("miner-b.2".parse().unwrap());
     record.entries.push(challenger);
     let slugs: Vec<String> = (0..3)
-        .map(|i| entry::entry_slug(&record, i).unwrap().as_str().to_owned())
+        .map(|i| {
+            site::paths::EntrySlug::of(&record, i)
+                .unwrap()
+                .as_str()
+                .to_owned()
+        })
         .collect();
     assert_eq!(
         slugs,
         ["baseline", "incumbent-fast", "candidate-1-miner-b.2"]
     );
-    assert!(entry::entry_slug(&record, 3).is_err());
+    assert!(site::paths::EntrySlug::of(&record, 3).is_err());
 }

@@ -652,12 +652,12 @@ impl LogChecks {
                 for report in reports.bundles.iter_mut() {
                     self.check_bundle(report, keyring)?;
                 }
-                let records: Vec<(PathBuf, receipts::model::RoundRecord)> = reports
+                let records: Vec<(PathBuf, tlog::LogLink)> = reports
                     .bundles
                     .iter()
                     .filter_map(|r| {
                         let (record, _) = receipts::layout::read_round_record(&r.bundle).ok()?;
-                        Some((r.bundle.clone(), record))
+                        Some((r.bundle.clone(), tlog::LogLink::of(&record)))
                     })
                     .collect();
                 let mut by_log: BTreeMap<PathBuf, Vec<tlog::ArchiveRound<'_>>> = BTreeMap::new();

@@ -1,9 +1,9 @@
 //! Which entries of the original round the re-run runs: the ones `--entries` selects
 //! (the baseline always: every paired score is against it), on the backend the receipt
-//! recorded for each — the campaign's, which is the one the runner can run. An entry
-//! recorded on Docker is not tried (this build has no Docker backend, and an image is
-//! never rebuilt in its place), nor is any entry of a campaign whose process command is
-//! not found here.
+//! recorded for each — the campaign's, which is the one the runner can run. A Docker
+//! entry runs the image id its receipt recorded (`engine.docker.imageId`; an image is
+//! never rebuilt in its place, so one without that record is not tried), and no entry of
+//! a campaign whose process command is not found here is tried.
 
 use std::path::Path;
 
@@ -132,16 +132,13 @@ fn selects(selector: &str, entry: &Entry, slug: &str) -> bool {
             .is_some_and(|p| p.as_str().starts_with(&selector.to_ascii_lowercase()))
 }
 
-/// Why the campaign's backend cannot run here: Docker (no backend in this build), or a
-/// process command whose program is not found (by its path, or on the sandbox's `PATH`).
+/// Why the campaign's backend cannot run here: a process command whose program is not
+/// found (by its path, or on the sandbox's `PATH`). A Docker campaign's daemon and images
+/// are the round's to find (an unreachable daemon stops it, a missing image fails its
+/// entry).
 fn missing_backend(campaign: &Campaign) -> Option<String> {
     match &campaign.backend {
-        Backend::Builtin => None,
-        Backend::Docker(_) => Some(
-            "image unavailable: the campaign runs Docker images and this build has no Docker \
-             backend (an image is never rebuilt in its place)"
-                .to_owned(),
-        ),
+        Backend::Builtin | Backend::Docker(_) => None,
         Backend::Process { command, .. } => {
             let program = command.first().map_or("", String::as_str);
             let found = if program.starts_with('/') {
@@ -159,19 +156,17 @@ fn missing_backend(campaign: &Campaign) -> Option<String> {
     }
 }
 
-/// Why one entry cannot run on the campaign's backend: it was recorded on Docker (its
-/// image is not available here), or on another backend than the campaign's.
+/// Why one entry cannot run on the campaign's backend: it was recorded on another
+/// backend than the campaign's, or on Docker without the image id it ran (an image is
+/// never rebuilt in its place).
 fn unrunnable(entry: &Entry, campaign: &Campaign) -> Option<String> {
     let recorded = entry.engine.backend;
-    if recorded == BackendKind::Docker {
-        let image = entry.engine.image.as_ref().map_or_else(
-            || "none recorded".to_owned(),
-            |image| format!("`{}@{}`", image.name, image.manifest_digest),
+    if recorded == BackendKind::Docker && entry.engine.docker.is_none() {
+        return Some(
+            "image unavailable: the entry ran on Docker and its receipt records no image id \
+             (`engine.docker.imageId`); an image is never rebuilt in its place"
+                .to_owned(),
         );
-        return Some(format!(
-            "image unavailable: the entry ran on Docker (image {image}) and this build has no \
-             Docker backend (an image is never rebuilt in its place)"
-        ));
     }
     let campaign_kind = match campaign.backend {
         Backend::Builtin => BackendKind::Builtin,

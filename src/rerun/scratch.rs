@@ -3,19 +3,21 @@
 //! commit copied out of the baseline repository by intake's `campaign add` (which checks
 //! the commit and its engine config), `inputs/miners.json`, a JSONL prompt source from
 //! `inputs/prompts.jsonl`, a keyring trusting only the scratch key, and each recorded
-//! diff ingested through intake's gates. It lives in the system's temporary directory
+//! diff ingested through intake's gates (on Docker, "built" as the image id the original
+//! entry ran). It lives in the system's temporary directory
 //! and is removed when the re-run is dropped.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use intake::gates::BuiltinBuilder;
-use intake::ingest::{IngestRequest, add_campaign, ingest};
+use intake::gates::{BuildFailure, BuildOutput, Builder, BuiltinBuilder};
+use intake::ingest::{IngestRequest, add_campaign, build_pending, ingest};
 use receipts::fsutil::{IoError, write_atomic};
 use receipts::keys::{Keyring, PrivateKey, TrustedKey};
 use receipts::layout::{CampaignDir, DataDir, DataError, MINERS_INPUT, PROMPTS_INPUT, patch_input};
 use receipts::model::{
-    Entry, FrozenCampaign, PipelineState, PromptSource, RoundRecord, Sha256Hex, Timestamp,
+    Campaign, DockerRun, Entry, FrozenCampaign, PipelineState, PromptSource, RoundRecord,
+    Sha256Hex, SubmissionImage, Timestamp,
 };
 
 use super::RerunError;
@@ -158,7 +160,18 @@ pub(crate) fn ingest_entry(
         commitment: patch,
     };
     let outcome = ingest(campaign_dir, &request, &BuiltinBuilder).map_err(RerunError::Setup)?;
-    let submission = outcome.submission();
+    let mut submission = outcome.submission().clone();
+    // A Docker campaign's ingest stops in `building`: the image is the one the original
+    // entry ran, by its recorded id, never one rebuilt here.
+    if submission.state == PipelineState::Building
+        && let Some(run) = &entry.engine.docker
+    {
+        let builder = RecordedImage { patch, run };
+        let moved = build_pending(campaign_dir, &builder, None).map_err(RerunError::Setup)?;
+        if let Some(built) = moved.into_iter().find(|s| &s.sha256 == patch) {
+            submission = built;
+        }
+    }
     if submission.state == PipelineState::BenchQueued {
         return Ok(None);
     }
@@ -167,6 +180,48 @@ pub(crate) fn ingest_entry(
         submission.state.as_str(),
         submission.last_reason().unwrap_or("no reason recorded")
     )))
+}
+
+/// The "build" of a re-run's Docker entry: the image the original entry ran, by the id
+/// its receipt recorded (`engine.docker.imageId`), for the one submission it belongs to.
+/// Nothing is built; the round finds the image on the daemon by that id or fails the
+/// entry (content/verifying.md, Re-running a round).
+struct RecordedImage<'a> {
+    patch: &'a Sha256Hex,
+    run: &'a DockerRun,
+}
+
+impl Builder for RecordedImage<'_> {
+    fn build(
+        &self,
+        tree: &Path,
+        campaign: &Campaign,
+        submission: &Sha256Hex,
+    ) -> Result<BuildOutput, BuildFailure> {
+        if submission != self.patch {
+            return Err(BuildFailure::Infra {
+                message: format!(
+                    "the re-run holds the recorded image of {}, not of {submission}",
+                    self.patch
+                ),
+            });
+        }
+        let summary = format!(
+            "not rebuilt: the image the original round ran, `{}` (`{}`), by its recorded id",
+            self.run.image_id, self.run.image_reference
+        );
+        Ok(BuildOutput {
+            engine_config: tree.join(&campaign.baseline.engine_config_path),
+            image: Some(SubmissionImage {
+                tag: self.run.image_reference.clone(),
+                image_id: self.run.image_id.clone(),
+                manifest_digest: self.run.manifest_digest.clone(),
+                // The re-run's build output is this one line.
+                build_log_sha256: Sha256Hex::digest(summary.as_bytes()),
+            }),
+            summary,
+        })
+    }
 }
 
 /// `relative` (a campaign's path, relative to its directory) inside `root`.

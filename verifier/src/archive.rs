@@ -17,7 +17,7 @@ use receipts::keys::Keyring;
 use receipts::model::RoundRecord;
 use receipts::verify::{VerifyOptions, VerifyReport};
 
-use crate::chain::{Link, check_chain};
+use crate::chain::{ChainLink, Link, check_chain};
 use crate::submissions::{SUBMISSIONS_DIR, SealedRound, check_submissions};
 use crate::verify_round_bundle;
 
@@ -170,18 +170,55 @@ pub fn check_archive_by(
     verify: &(dyn Fn(&Path) -> (VerifyReport, Option<RoundRecord>) + Sync),
     progress: &(dyn Fn() + Sync),
 ) -> (Vec<VerifyReport>, Vec<Option<RoundRecord>>) {
-    let verified: Vec<_> = bundles
+    let (mut reports, records) = verify_each(bundles, verify, progress);
+    let links: Vec<Option<ChainLink>> = records
+        .iter()
+        .map(|r| r.as_ref().map(ChainLink::of))
+        .collect();
+    check_chains(bundles, &mut reports, &links);
+    (reports, records)
+}
+
+/// [`check_archive_by`] where each bundle's own verification hands over only its
+/// [`ChainLink`] (`None` when its predicate did not pass a round schema) instead of its
+/// whole record, so no record outlives its bundle's own checks (the site builds at any
+/// number of rounds in flat memory this way). The same checks, recorded the same way:
+/// returns the reports with the chain checks added, in the order of `bundles`.
+pub fn check_archive_links(
+    bundles: &[PathBuf],
+    verify: &(dyn Fn(&Path) -> (VerifyReport, Option<ChainLink>) + Sync),
+    progress: &(dyn Fn() + Sync),
+) -> Vec<VerifyReport> {
+    let (mut reports, links) = verify_each(bundles, verify, progress);
+    check_chains(bundles, &mut reports, &links);
+    reports
+}
+
+/// `verify` of every bundle of `bundles` in parallel (calling `progress` after each),
+/// unzipped, in the order of `bundles`.
+fn verify_each<T: Send>(
+    bundles: &[PathBuf],
+    verify: &(dyn Fn(&Path) -> (VerifyReport, Option<T>) + Sync),
+    progress: &(dyn Fn() + Sync),
+) -> (Vec<VerifyReport>, Vec<Option<T>>) {
+    bundles
         .par_iter()
         .map(|dir| {
             let result = verify(dir);
             progress();
             result
         })
-        .collect();
-    let (mut reports, records): (Vec<_>, Vec<_>) = verified.into_iter().unzip();
+        .collect::<Vec<_>>()
+        .into_iter()
+        .unzip()
+}
+
+/// The chain checks over the bundles of each `rounds/` directory among `bundles`, whose
+/// reports and chain links are `reports` and `links` (same order), recorded in `reports`.
+fn check_chains(bundles: &[PathBuf], reports: &mut [VerifyReport], links: &[Option<ChainLink>]) {
     let mut slots: Vec<Option<&mut VerifyReport>> = reports.iter_mut().map(Some).collect();
     for (chain, indexes) in chains(bundles) {
-        let mut links: Vec<Link<'_>> = indexes
+        let mut chain_links: Vec<Link<'_>> = indexes
             .into_iter()
             .filter_map(|i| {
                 let report = slots[i].take()?;
@@ -192,13 +229,12 @@ pub fn check_archive_by(
                 Some(Link {
                     place,
                     report,
-                    record: records[i].as_ref(),
+                    record: links[i].as_ref(),
                 })
             })
             .collect();
-        check_chain(chain, &mut links);
+        check_chain(chain, &mut chain_links);
     }
-    (reports, records)
 }
 
 /// What an archive's verification found.

@@ -23,15 +23,64 @@ use receipts::verify::{CheckName, FailureReason, VerifyOptions, VerifyReport};
 
 use crate::files::{recomputed, show as show_value};
 
+/// What the checks across rounds read of one round's record, and nothing else: a few
+/// hundred bytes where the record is tens of kilobytes, so an archive's records can be
+/// dropped as soon as each round's own checks ran ([`crate::archive::check_archive_links`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChainLink {
+    /// `round`: the round number the predicate states.
+    pub round: u64,
+    /// `previousReceipt`: the Statement sha256 of the round before (`None` for round 1).
+    pub previous_receipt: Option<Sha256Hex>,
+    /// `campaign`: its id and digest.
+    pub campaign: CampaignRef,
+    /// `outcome.leaderBefore` (`None`: the baseline).
+    pub leader_before: Option<Leader>,
+    /// `outcome.leaderAfter` (`None`: the baseline).
+    pub leader_after: Option<Leader>,
+    /// `outcome.remeasure` (v3; `None` before).
+    pub remeasure: Option<IncumbentRemeasure>,
+    /// [`incumbent_infra_failed_rounds`] of its `outcome`: the rounds in a row its
+    /// outcome counts against the incumbent (what the next round's `remeasure` follows).
+    pub incumbent_infra_failed_rounds: u32,
+    /// The first entry whose role is `incumbent`: its `index`, and its seat when it
+    /// names both a patch and a miner; `None` when no incumbent is seated.
+    pub incumbent: Option<(u32, Option<Leader>)>,
+}
+
+impl ChainLink {
+    /// The fields of `record` the chain checks read.
+    pub fn of(record: &RoundRecord) -> Self {
+        let incumbent = record
+            .entries
+            .iter()
+            .find(|e| e.role == Role::Incumbent)
+            .map(|e| {
+                let seat = e.patch.clone().zip(e.miner.clone());
+                (e.index, seat.map(|(patch, miner)| Leader { patch, miner }))
+            });
+        Self {
+            round: record.round,
+            previous_receipt: record.previous_receipt.clone(),
+            campaign: record.campaign.clone(),
+            leader_before: record.outcome.leader_before.clone(),
+            leader_after: record.outcome.leader_after.clone(),
+            remeasure: record.outcome.remeasure,
+            incumbent_infra_failed_rounds: incumbent_infra_failed_rounds(&record.outcome),
+            incumbent,
+        }
+    }
+}
+
 /// One bundle of a chain: its place (the number of its directory), its report and its
-/// record (`None` when the predicate did not pass a round schema).
+/// chain link (`None` when the predicate did not pass a round schema).
 pub(crate) struct Link<'a> {
     /// The number its directory name holds; `None` for a name that is not a number.
     pub place: Option<u64>,
     /// Its report, where the chain checks are recorded.
     pub report: &'a mut VerifyReport,
-    /// Its round record.
-    pub record: Option<&'a RoundRecord>,
+    /// What the checks read of its round record.
+    pub record: Option<&'a ChainLink>,
 }
 
 /// Runs the chain checks over `links` of the rounds directory `chain`, sorted by place
@@ -44,7 +93,7 @@ pub(crate) fn check_chain(chain: &Path, links: &mut [Link<'_>]) {
         .find_map(|l| l.record)
         .map(|r| r.campaign.clone());
     let mut expected = 1u64;
-    let mut previous: Option<(Option<Sha256Hex>, Option<&RoundRecord>)> = None;
+    let mut previous: Option<(Option<Sha256Hex>, Option<&ChainLink>)> = None;
     for link in links.iter_mut() {
         let bundle = link.report.bundle.display().to_string();
         let Some(record) = link.record else {
@@ -151,6 +200,7 @@ pub fn verify_last_round(
         Ok(())
     };
     report.record(CheckName::ChainPrevious, bundle.clone(), order);
+    let (record, previous) = (ChainLink::of(&record), ChainLink::of(&previous));
     let result = same_campaign(&record, &previous.campaign);
     report.record(CheckName::ChainCampaign, bundle.clone(), result);
     let result = seat(&report, &record, &previous);
@@ -159,7 +209,7 @@ pub fn verify_last_round(
 }
 
 /// `chain.campaign`: `record` names the chain's `campaign` id and digest.
-fn same_campaign(record: &RoundRecord, campaign: &CampaignRef) -> Result<(), FailureReason> {
+fn same_campaign(record: &ChainLink, campaign: &CampaignRef) -> Result<(), FailureReason> {
     let differs = |field: &str, claimed: String, chain_value: String| {
         Err(FailureReason::ChainCampaign {
             round: record.round,
@@ -189,8 +239,8 @@ fn same_campaign(record: &RoundRecord, campaign: &CampaignRef) -> Result<(), Fai
 /// `before`: [`incumbent`], then [`remeasure`].
 fn seat(
     report: &VerifyReport,
-    record: &RoundRecord,
-    before: &RoundRecord,
+    record: &ChainLink,
+    before: &ChainLink,
 ) -> Result<(), FailureReason> {
     let v3 = report.predicate_type.as_deref() == Some(ROUND_PREDICATE_TYPE);
     incumbent(record, before).and_then(|()| remeasure(record, before, v3))
@@ -198,8 +248,8 @@ fn seat(
 
 /// `chain.incumbent`: `record`'s `leaderBefore` and its seated incumbent (none when the
 /// seat is the baseline's) are `before`'s `leaderAfter`.
-fn incumbent(record: &RoundRecord, before: &RoundRecord) -> Result<(), FailureReason> {
-    let seat = before.outcome.leader_after.as_ref();
+fn incumbent(record: &ChainLink, before: &ChainLink) -> Result<(), FailureReason> {
+    let seat = before.leader_after.as_ref();
     let fail = |field: String, claimed: Option<&Leader>| FailureReason::ChainIncumbent {
         round: record.round,
         field,
@@ -207,24 +257,17 @@ fn incumbent(record: &RoundRecord, before: &RoundRecord) -> Result<(), FailureRe
         previous: before.round,
         recomputed: show(seat),
     };
-    if record.outcome.leader_before.as_ref() != seat {
+    if record.leader_before.as_ref() != seat {
         return Err(fail(
             "outcome.leaderBefore".to_owned(),
-            record.outcome.leader_before.as_ref(),
+            record.leader_before.as_ref(),
         ));
     }
-    let seated = record.entries.iter().find(|e| e.role == Role::Incumbent);
-    let seated_leader = seated.and_then(|e| {
-        Some(Leader {
-            patch: e.patch.clone()?,
-            miner: e.miner.clone()?,
-        })
-    });
-    match (seated, seat) {
+    match (&record.incumbent, seat) {
         (None, None) => Ok(()),
-        (Some(e), _) if seated_leader.as_ref() != seat => Err(fail(
-            format!("entries[{}] (the incumbent)", e.index),
-            seated_leader.as_ref(),
+        (Some((index, seated)), _) if seated.as_ref() != seat => Err(fail(
+            format!("entries[{index}] (the incumbent)"),
+            seated.as_ref(),
         )),
         (Some(_), _) => Ok(()),
         (None, Some(_)) => Err(fail("entries (no incumbent seated)".to_owned(), None)),
@@ -236,17 +279,17 @@ fn incumbent(record: &RoundRecord, before: &RoundRecord) -> Result<(), FailureRe
 /// that `before`'s outcome counts against the incumbent
 /// ([`incumbent_infra_failed_rounds`]), so no round claims a re-measure, which seats no
 /// challenger, that the round before did not call for.
-fn remeasure(record: &RoundRecord, before: &RoundRecord, v3: bool) -> Result<(), FailureReason> {
-    let rounds = incumbent_infra_failed_rounds(&before.outcome);
-    let expected = remeasure_of(record.outcome.leader_before.as_ref(), rounds);
+fn remeasure(record: &ChainLink, before: &ChainLink, v3: bool) -> Result<(), FailureReason> {
+    let rounds = before.incumbent_infra_failed_rounds;
+    let expected = remeasure_of(record.leader_before.as_ref(), rounds);
     let count = |r: Option<IncumbentRemeasure>| show_value(r.map(|r| r.infra_failed_rounds));
-    if !v3 || record.outcome.remeasure == expected {
+    if !v3 || record.remeasure == expected {
         return Ok(());
     }
     Err(recomputed(
         ENVELOPE_FILE,
         format!("round {} outcome.remeasure", record.round),
-        count(record.outcome.remeasure),
+        count(record.remeasure),
         format!(
             "{} (round {} left {rounds} rounds in a row infra_failed by the incumbent)",
             count(expected),

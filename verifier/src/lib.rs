@@ -28,6 +28,7 @@ use receipts::model::{
 use receipts::verify::{VerifyOptions, VerifyReport, verify_envelope_and_files};
 
 pub mod archive;
+mod capability;
 mod chain;
 mod correctness;
 mod docker;
@@ -45,7 +46,7 @@ mod timeline;
 pub mod tlog;
 pub mod view;
 
-pub use chain::verify_last_round;
+pub use chain::{ChainLink, verify_last_round};
 pub use files::read_json as read_bundle_json;
 pub use inputs::read_campaign_copy;
 pub use paired::recomputed_outcome;

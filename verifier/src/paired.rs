@@ -517,6 +517,7 @@ fn outcome_input(
         margin_bp,
         hardware_changed: record.hardware.at_start != record.hardware.at_end,
         baseline_without_token_ids,
+        capability_missing: crate::capability::failure(record),
         scorer_failure,
         incumbent_infra_failed,
         incumbent_infra_failed_rounds,

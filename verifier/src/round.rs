@@ -65,6 +65,7 @@ pub(crate) fn check_round(
         campaign.as_ref(),
         version,
     );
+    crate::capability::check_capability(report, record, campaign.as_ref(), version);
     correctness::check_correctness(report, dir, record, campaign.as_ref());
     check_load_samples(report, dir, record, campaign.as_ref());
     statuses::check_statuses(report, record, version);

@@ -2,9 +2,10 @@
 //! opened, the client drove a null server at the campaign's maximum rate, and the round
 //! opened only because its send-lag p99 was within the campaign's bound. `client.selfTest`
 //! recomputes that verdict from the recorded figures and the bound from the frozen
-//! campaign copy (`inputs/campaign.json`).
+//! campaign copy (`inputs/campaign.json`), and checks that the client's recorded
+//! scheduling (policy, priority) is one the kernel can report.
 
-use receipts::model::{ClientSelfTest, FrozenCampaign};
+use receipts::model::{ClientPolicy, ClientScheduling, ClientSelfTest, FrozenCampaign};
 use receipts::verify::{CheckName, FailureReason, VerifyReport};
 
 use crate::PredicateVersion;
@@ -77,8 +78,32 @@ pub(crate) fn check_self_test(
             Ok(())
         }
     })
-    .and_then(|()| same(RECEIPT, "clientSelfTest.failed", test.failed, 0));
+    .and_then(|()| same(RECEIPT, "clientSelfTest.failed", test.failed, 0))
+    .and_then(|()| test.scheduling.as_ref().map_or(Ok(()), check_scheduling));
     report.record(CheckName::ClientSelfTest, target, result);
+}
+
+/// The recorded scheduling is one the kernel can report: a real-time priority of 1–99
+/// under `fifo`, 0 under `normal` (the figures themselves are observations of the
+/// evaluator's machine: nothing in the bundle recomputes them).
+fn check_scheduling(scheduling: &ClientScheduling) -> Result<(), FailureReason> {
+    let allowed = match scheduling.policy {
+        ClientPolicy::Fifo => 1..=99,
+        ClientPolicy::Normal => 0..=0,
+    };
+    if allowed.contains(&scheduling.priority) {
+        Ok(())
+    } else {
+        Err(recomputed(
+            RECEIPT,
+            "clientSelfTest.scheduling.priority",
+            scheduling.priority.to_string(),
+            match scheduling.policy {
+                ClientPolicy::Fifo => "1–99 under policy fifo",
+                ClientPolicy::Normal => "0 under policy normal",
+            },
+        ))
+    }
 }
 
 #[cfg(test)]
@@ -122,6 +147,11 @@ output_tokens = 4
             failed: 0,
             in_flight_max: 2,
             connections: 2,
+            scheduling: Some(ClientScheduling {
+                policy: ClientPolicy::Fifo,
+                priority: 10,
+                awake_cpus: 1,
+            }),
         }
     }
 
@@ -168,6 +198,37 @@ output_tokens = 4
                 "2000"
             ))
         );
+    }
+
+    /// A priority the kernel cannot report for the recorded policy fails; a round sealed
+    /// before the scheduling was recorded passes without it.
+    #[test]
+    fn a_scheduling_the_kernel_cannot_report_fails() {
+        for (policy, priority, expected) in [
+            (ClientPolicy::Fifo, 0, "1–99 under policy fifo"),
+            (ClientPolicy::Fifo, 100, "1–99 under policy fifo"),
+            (ClientPolicy::Normal, 10, "0 under policy normal"),
+        ] {
+            let mut forged = test(1_900, 2_000);
+            forged.scheduling = Some(ClientScheduling {
+                policy,
+                priority,
+                awake_cpus: 1,
+            });
+            let report = check(Some(forged), PredicateVersion::V3);
+            assert_eq!(
+                report.checks[0].reason,
+                Some(recomputed(
+                    RECEIPT,
+                    "clientSelfTest.scheduling.priority",
+                    priority,
+                    expected
+                ))
+            );
+        }
+        let mut older = test(1_900, 2_000);
+        older.scheduling = None;
+        assert!(check(Some(older), PredicateVersion::V3).checks[0].passed);
     }
 
     #[test]

@@ -1,10 +1,13 @@
 //! Statuses against what they stand on (content/verifying.md, Decision): a scored entry
 //! has a throughput and, unless it is the baseline (the reference), a passed correctness
 //! verdict; a disqualified entry has its typed reason (a `correctness_failed` one a
-//! failed verdict); an `infra_failed` entry has its reason, and so has an `infra_failed`
+//! failed verdict, an `engine_oom_killed` one a Docker engine at that memory limit); an `infra_failed` entry has its reason, and so has an `infra_failed`
 //! round. v1 wrote no entry infrastructure reason: that part is not applicable there.
 
-use receipts::model::{DisqualificationReason, EntryStatus, Role, RoundRecord, RoundStatus};
+use receipts::model::{
+    BackendKind, Disqualification, DisqualificationReason, EntryStatus, Role, RoundRecord,
+    RoundStatus,
+};
 use receipts::verify::{CheckName, FailureReason, VerifyReport};
 
 use crate::PredicateVersion;
@@ -44,6 +47,23 @@ pub(crate) fn check_statuses(
                          failed one"
                             .to_owned(),
                     )
+                }
+                Some(Disqualification {
+                    reason: DisqualificationReason::EngineOomKilled { limit_mb, .. },
+                    ..
+                }) if entry.engine.backend != BackendKind::Docker
+                    || entry.engine.memory_limit_mb != Some(*limit_mb) =>
+                {
+                    Some(format!(
+                        "its reason is engine_oom_killed at a limit of {limit_mb} MiB, but its \
+                         engine is a {} one with a memory limit of {} (a kill is read from a \
+                         Docker container's state, at the container's limit)",
+                        entry.engine.backend.as_str(),
+                        entry
+                            .engine
+                            .memory_limit_mb
+                            .map_or_else(|| "none".to_owned(), |mb| format!("{mb} MiB"))
+                    ))
                 }
                 Some(_) => None,
             },

@@ -24,6 +24,9 @@
 //!   seating it as the incumbent finds it `scored` by an earlier round; and a submission
 //!   `bench_queued` when a round that seats challengers started was seated in it. A
 //!   challenger of a receipt without a record fails with the round's entry as target.
+//! - `submissions.image` (only for a record some sealed round ran in a Docker
+//!   container): every such entry, challenger or incumbent, ran the image the record
+//!   holds (`engine.docker.imageId` = `image.imageId`; content/docker.md).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -105,7 +108,12 @@ pub(crate) fn check_submissions(campaign_dir: &Path, rounds: &[SealedRound<'_>])
         let result = check_transitions(&file, &submission);
         report.record(CheckName::SubmissionTransitions, target.clone(), result);
         let result = campaign.check_rounds(&file, &submission);
-        report.record(CheckName::SubmissionRounds, target, result);
+        report.record(CheckName::SubmissionRounds, target.clone(), result);
+        let runs = campaign.container_runs(&submission);
+        if !runs.is_empty() {
+            let result = check_image(&file, &submission, &runs);
+            report.record(CheckName::SubmissionImage, target, result);
+        }
     }
     campaign.check_every_challenger_has_a_record(&mut report, &held);
     report
@@ -324,6 +332,38 @@ fn check_transitions(file: &str, submission: &Submission) -> Result<(), FailureR
     Ok(())
 }
 
+/// `submissions.image` of `submission`, the record in `file`, against `runs` (its
+/// entries that ran in a Docker container, [`Campaign::container_runs`]): every one ran
+/// the image its record holds (content/docker.md, Images by digest).
+fn check_image(
+    file: &str,
+    submission: &Submission,
+    runs: &[(String, u32, &str)],
+) -> Result<(), FailureReason> {
+    for (round, index, ran) in runs {
+        let Some(image) = &submission.image else {
+            return Err(recomputed(
+                file,
+                "image",
+                "none",
+                format!(
+                    "the image `{round}` entries[{index}] ran ({ran}): a Docker entry runs the \
+                     image `referee build` recorded"
+                ),
+            ));
+        };
+        if image.image_id != *ran {
+            return Err(recomputed(
+                file,
+                "image.imageId",
+                &image.image_id,
+                format!("{ran} (`{round}` entries[{index}].engine.docker.imageId)"),
+            ));
+        }
+    }
+    Ok(())
+}
+
 impl Campaign<'_> {
     /// `submissions.record` of `submission`, read from the file `file` named `name`.
     fn check_record(
@@ -411,6 +451,21 @@ impl Campaign<'_> {
     fn in_progress(&self, n: u64) -> bool {
         let next = self.rounds.keys().next_back().map_or(1, |last| last + 1);
         n == next && self.dir.join(format!(".work/round-{n}")).is_dir()
+    }
+
+    /// The entries of the sealed rounds that ran `submission` in a Docker container, as
+    /// the challenger or the incumbent: `(round bundle, entry index, image id)`.
+    fn container_runs(&self, submission: &Submission) -> Vec<(String, u32, &str)> {
+        self.rounds
+            .values()
+            .flat_map(|round| {
+                round.record.entries.iter().filter_map(move |e| {
+                    let docker = e.engine.docker.as_ref()?;
+                    (e.role != Role::Baseline && e.patch.as_ref() == Some(&submission.sha256))
+                        .then(|| (self.round_name(round), e.index, docker.image_id.as_str()))
+                })
+            })
+            .collect()
     }
 
     /// `submissions.rounds` of `submission`, the record in `file`.

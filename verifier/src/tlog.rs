@@ -442,12 +442,39 @@ fn check_consistency(
     seen.pop().map(|s| s.bytes)
 }
 
-/// One round of the archive: where its bundle is and its record.
+/// What [`check_archive_log`] reads of one round's record: a few hundred bytes, so an
+/// archive's records need not be held to check it against the log.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LogLink {
+    /// `campaign.id`.
+    pub campaign: CampaignId,
+    /// `round`.
+    pub round: u64,
+    /// `roundOpened`: the bundle-relative name of its round-opened envelope.
+    pub round_opened: String,
+    /// `transparencyLog` (`None` before v3).
+    pub transparency_log: Option<RoundLog>,
+}
+
+impl LogLink {
+    /// The fields of `record` the archive's log check reads.
+    pub fn of(record: &RoundRecord) -> Self {
+        Self {
+            campaign: record.campaign.id.clone(),
+            round: record.round,
+            round_opened: record.round_opened.clone(),
+            transparency_log: record.transparency_log.clone(),
+        }
+    }
+}
+
+/// One round of the archive: where its bundle is and what the log check reads of its
+/// record.
 pub struct ArchiveRound<'a> {
     /// The bundle directory.
     pub bundle: &'a Path,
-    /// Its round record.
-    pub record: &'a RoundRecord,
+    /// Its round record's [`LogLink`].
+    pub record: &'a LogLink,
 }
 
 /// Checks the rounds of an archive against the whole log in `log_dir`: the log's
@@ -495,7 +522,7 @@ pub fn check_archive_log(
     let mut by_campaign: BTreeMap<&CampaignId, Vec<&ArchiveRound<'_>>> = BTreeMap::new();
     for round in rounds {
         by_campaign
-            .entry(&round.record.campaign.id)
+            .entry(&round.record.campaign)
             .or_default()
             .push(round);
     }

@@ -24,10 +24,11 @@ use serde::Serialize;
 use receipts::keys::Keyring;
 use receipts::layout::{DataDir, DataError, MINERS_INPUT, patch_input, read_round_record};
 use receipts::model::{
-    BackendKind, CampaignId, ClientSelfTest, CorrectnessSummary, DisqualificationReason,
-    EntryStatus, HardwareFingerprint, Leader, MinerId, NoiseCheck, NoiseVerdict, PairedScore,
-    PassSlot, Phase, Role, RoundRecord, RoundStatus, Seed32, SeedReveal, Sha256Hex, StepStatus,
-    Timestamp, TokenCount, Tool,
+    BackendKind, CampaignId, CapabilityFinding, CapabilityProbe, ClientPolicy, ClientScheduling,
+    ClientSelfTest, CorrectnessSummary, DisqualificationReason, EntryStatus, FindingStatus,
+    HardwareFingerprint, Leader, MinerId, NoiseCheck, NoiseVerdict, PairedScore, PassSlot, Phase,
+    Role, RoundRecord, RoundStatus, Seed32, SeedReveal, Sha256Hex, StepStatus, Timestamp,
+    TokenCount, Tool,
 };
 use receipts::rules::search::at_ceiling;
 use receipts::text::format_grouped;
@@ -201,6 +202,9 @@ pub struct RoundView {
     /// a null server, its send-lag p50 and p99 and the bound it was held to
     /// (`client.selfTest`).
     pub client_self_test: Option<Field<ClientSelfTest>>,
+    /// The capability probe of the baseline engine before any entry ran (v3, `process`
+    /// backends): one finding per feature the round needs (`capability.probe`).
+    pub capability_probe: Option<Field<CapabilityProbe>>,
     /// Where each number comes from and which checks vouch for it.
     pub sources: Vec<Source>,
 }
@@ -904,6 +908,12 @@ impl RoundView {
                 signed && checks.passed(CheckName::ClientSelfTest, "clientSelfTest"),
             )
         });
+        let capability_probe = record.capability_probe.clone().map(|p| {
+            Field::new(
+                p,
+                signed && checks.passed(CheckName::CapabilityProbe, "capabilityProbe"),
+            )
+        });
 
         let outcome = &record.outcome;
         RoundView {
@@ -952,6 +962,7 @@ impl RoundView {
             passes,
             noise,
             client_self_test,
+            capability_probe,
             sources: SOURCES.to_vec(),
         }
     }
@@ -1273,15 +1284,54 @@ pub fn format_noise(noise: &NoiseCheck) -> String {
 }
 
 /// The load client's self-test for people: `client self-test: 128 req/s held, send lag
-/// p50 80 µs, p99 1 900 µs (bound 2 000 µs)` (the rate achieved, to the nearest req/s).
+/// p50 80 µs, p99 1 900 µs (bound 2 000 µs); SCHED_FIFO 10, 2 CPUs kept awake` (the rate
+/// achieved, to the nearest req/s; the scheduling part only where the round recorded it).
 pub fn format_client_self_test(test: &ClientSelfTest) -> String {
-    format!(
+    let figures = format!(
         "client self-test: {} req/s held, send lag p50 {} µs, p99 {} µs (bound {} µs)",
         format_grouped(test.achieved_milli_rps.saturating_add(500) / 1000),
         format_grouped(test.send_lag_p50_us),
         format_grouped(test.send_lag_p99_us),
         format_grouped(test.send_lag_bound_us),
-    )
+    );
+    match &test.scheduling {
+        None => figures,
+        Some(scheduling) => format!("{figures}; {}", format_client_scheduling(scheduling)),
+    }
+}
+
+/// One finding of the capability probe for people: `streamedLength: ok — 8 tokens
+/// counted by ids, asked 8`, a missing one ending `(set `backend.api.token_count`)`. The
+/// detail is the engine's doing in part: a page escapes the line.
+pub fn format_capability_finding(finding: &CapabilityFinding) -> String {
+    let status = match finding.status {
+        FindingStatus::Ok => "ok",
+        FindingStatus::Missing => "missing",
+        FindingStatus::NotAsked => "not asked",
+        FindingStatus::NotNeeded => "not needed",
+    };
+    match &finding.field {
+        Some(field) => format!(
+            "{}: {status} — {} (set `{field}`)",
+            finding.feature, finding.detail
+        ),
+        None => format!("{}: {status} — {}", finding.feature, finding.detail),
+    }
+}
+
+/// How the client's threads were scheduled, for people: `SCHED_FIFO 10, 2 CPUs kept
+/// awake`, `normal policy, no CPU kept awake`.
+pub fn format_client_scheduling(scheduling: &ClientScheduling) -> String {
+    let policy = match scheduling.policy {
+        ClientPolicy::Fifo => format!("SCHED_FIFO {}", scheduling.priority),
+        ClientPolicy::Normal => "normal policy".to_owned(),
+    };
+    let awake = match scheduling.awake_cpus {
+        0 => "no CPU".to_owned(),
+        1 => "1 CPU".to_owned(),
+        n => format!("{} CPUs", format_grouped(u64::from(n))),
+    };
+    format!("{policy}, {awake} kept awake")
 }
 
 /// A pass order for people, by entry index: `1 0 2 0c` (`0` = the baseline, `0c` = its

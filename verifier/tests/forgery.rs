@@ -552,6 +552,33 @@ fn a_disqualified_entry_without_a_reason_fails_status_consistent() {
 }
 
 #[test]
+fn an_oom_kill_on_an_engine_without_a_container_fails_status_consistent() {
+    let report = forged(
+        |_| {},
+        |p| {
+            p["entries"][1]["status"] = json!("disqualified");
+            p["entries"][1]["scorePpm"] = Value::Null;
+            p["entries"][1]["disqualification"] = json!({
+                "reason": {"engine_oom_killed": {"limitMb": 64, "exitCode": 137}},
+                "detail": "container killed for running out of memory (limit 64 MiB, exit code 137)",
+                "logTail": [],
+            });
+        },
+    );
+    assert_eq!(
+        only(&report, CheckName::StatusConsistent),
+        FailureReason::StatusInconsistent {
+            field: "entries[1].status".into(),
+            status: "disqualified".into(),
+            problem: "its reason is engine_oom_killed at a limit of 64 MiB, but its engine is a \
+                      builtin one with a memory limit of none (a kill is read from a Docker \
+                      container's state, at the container's limit)"
+                .into(),
+        }
+    );
+}
+
+#[test]
 fn an_infra_failed_round_without_a_reason_fails_status_consistent() {
     let report = forged(|_| {}, |p| p["outcome"]["status"] = json!("infra_failed"));
     assert_eq!(

@@ -91,6 +91,7 @@ fn still_verifies(version: &str, predicate_type: &str) {
     v3_only.push(("round.tokenCount", Some("tokenCount"), version));
     v3_only.push(("host.steal", None, version));
     v3_only.push(("client.selfTest", Some("clientSelfTest"), version));
+    v3_only.push(("capability.probe", Some("capabilityProbe"), version));
     // Its correctness file predates the raw top-k: the distances are taken as stored.
     v3_only.push((
         "correctness.distances",

@@ -317,6 +317,7 @@ fn round() -> (RoundRecord, RoundOpened) {
         },
         token_count: None,
         client_self_test: None,
+        capability_probe: None,
         inputs: vec![],
         round_opened: OPENED_FILE.into(),
         transparency_log: None,

@@ -226,6 +226,110 @@ fn an_image_id_that_is_not_a_config_id_fails_submissions_record() {
     );
 }
 
+/// The image `sha256:<c × 64>`.
+fn image_id(c: char) -> String {
+    format!("sha256:{}", c.to_string().repeat(64))
+}
+
+/// The challenger's receipt entry as a Docker container run of image `id`.
+fn ran_in_container(receipt: &mut Value, id: &str) {
+    let run = receipts::model::DockerRun {
+        image_reference: format!("referee/tiny:{PATCH}"),
+        manifest_digest: None,
+        image_id: id.to_owned(),
+        daemon_version: "20.10.24+dfsg1".into(),
+        api_version: "1.41".into(),
+        memory_bytes: 256 << 20,
+        cpuset_cpus: String::new(),
+        gpus: Vec::new(),
+        read_only_root: true,
+        init: true,
+        unprivileged: true,
+        network: "referee-net".into(),
+        network_internal: true,
+        tmpfs: std::collections::BTreeMap::new(),
+        binds: Vec::new(),
+        env_names: Vec::new(),
+    };
+    receipt["entries"][1]["engine"]["docker"] = serde_json::to_value(run).expect("json");
+}
+
+/// The record's built image: `sha256:<c × 64>`.
+fn built(record: &mut Value, c: char) {
+    record["image"] = json!({
+        "tag": format!("referee/tiny:{PATCH}"),
+        "imageId": image_id(c),
+        "buildLogSha256": "0".repeat(64),
+    });
+}
+
+#[test]
+fn a_container_that_ran_the_records_image_passes_submissions_image() {
+    let data = tempfile::tempdir().expect("tempdir");
+    data_dir(
+        data.path(),
+        |p| ran_in_container(p, &image_id('a')),
+        |r| built(r, 'a'),
+    );
+    let report = submissions(data.path());
+    assert_eq!(failures(&report), vec![]);
+    let image: Vec<Option<String>> = report
+        .checks
+        .iter()
+        .filter(|c| c.name == CheckName::SubmissionImage)
+        .map(|c| c.target.clone())
+        .collect();
+    assert_eq!(image, [Some(record_file(PATCH))]);
+}
+
+#[test]
+fn a_container_that_ran_another_image_fails_submissions_image() {
+    let data = tempfile::tempdir().expect("tempdir");
+    data_dir(
+        data.path(),
+        |p| ran_in_container(p, &image_id('b')),
+        |r| built(r, 'a'),
+    );
+    let reason = only_failure(
+        &submissions(data.path()),
+        CheckName::SubmissionImage,
+        &record_file(PATCH),
+    );
+    assert_eq!(
+        reason,
+        recomputed(
+            &record_file(PATCH),
+            "image.imageId",
+            &image_id('a'),
+            &format!(
+                "{} (`rounds/1` entries[1].engine.docker.imageId)",
+                image_id('b')
+            ),
+        )
+    );
+    // A record with no image at all, for an entry that ran a container.
+    let data = tempfile::tempdir().expect("tempdir");
+    data_dir(data.path(), |p| ran_in_container(p, &image_id('b')), |_| {});
+    let reason = only_failure(
+        &submissions(data.path()),
+        CheckName::SubmissionImage,
+        &record_file(PATCH),
+    );
+    assert_eq!(
+        reason,
+        recomputed(
+            &record_file(PATCH),
+            "image",
+            "none",
+            &format!(
+                "the image `rounds/1` entries[1] ran ({}): a Docker entry runs the image \
+                 `referee build` recorded",
+                image_id('b')
+            ),
+        )
+    );
+}
+
 /// The `submissions.transitions` failure of the patch's record with events `i` and `i + 1`
 /// swapped (and re-dated in their new order, so only the order of states is wrong).
 fn transitions_failure_with_events_swapped(i: usize) -> FailureReason {

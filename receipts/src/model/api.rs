@@ -53,9 +53,11 @@ impl ApiProfileName {
 
     /// Whether this profile was run against its real server by referee's own CI
     /// (`.ci/run`); `false` means "untested against a real server", which the docs and
-    /// every receipt that uses it say.
+    /// every receipt that uses it say. Only `llama-cpp-python` is: `.ci/run` runs
+    /// scripts/llama-cpp-python-bench, whose round against llama-cpp-python 0.3.36's
+    /// server must end `complete` with both entries scored (content/engines.md).
     pub fn tested_against_real_server(self) -> bool {
-        false
+        matches!(self, Self::LlamaCppPython)
     }
 
     /// The profile's fields. Sources, per server:
@@ -75,7 +77,9 @@ impl ApiProfileName {
     ///   so tokens are counted from `usage`.
     /// - **llama-cpp-python** 0.3.36 (read from the installed package): `llama_cpp/server/app.py`
     ///   (routes: no `/health`; `GET /v1/models`; `POST /extras/tokenize` `{"input"}` →
-    ///   `{"tokens"}`, BOS added, special tokens parsed) and `llama_cpp/server/settings.py`
+    ///   `{"tokens"}`, BOS added, special tokens parsed; `POST /extras/detokenize`
+    ///   `{"tokens": [ids…]}` → `{"text"}`, `Llama.detokenize` without special tokens, so a
+    ///   BOS decodes to nothing) and `llama_cpp/server/settings.py`
     ///   (`interrupt_requests`, default true: a stream is cut when another request
     ///   arrives unless the server runs with `--interrupt_requests False`) and
     ///   `llama_cpp/server/types.py` (`CreateCompletionRequest`: `prompt` is a string or
@@ -83,7 +87,9 @@ impl ApiProfileName {
     ///   40, `repeat_penalty` default 1.1, no `ignore_eos`, no `stream_options`):
     ///   logprobs come keyed by token *text*, each streamed token with its own
     ///   `logprobs.tokens` entry, so tokens are counted from those entries and their ids
-    ///   found with `/tokenize`; the echo strips BOS.
+    ///   found with `/tokenize`; the echo strips BOS. Prompts are texts only, so the
+    ///   reference is teacher-forced from the detokenized ids, checked to tokenize back
+    ///   to them (`token_id_prompts = false`, `detokenizer`).
     pub fn profile(self) -> ApiProfile {
         let base = ApiProfile {
             name: Some(self),
@@ -131,7 +137,12 @@ impl ApiProfileName {
                     route: "/extras/tokenize".into(),
                     field: "input".into(),
                 }),
+                detokenizer: Some(Detokenizer {
+                    route: "/extras/detokenize".into(),
+                    field: "tokens".into(),
+                }),
                 token_id_prompts: false,
+                ignore_eos: false,
                 bos: BosEcho::Stripped,
                 extra: [
                     (
@@ -195,6 +206,18 @@ pub struct Tokenizer {
     pub route: String,
     /// The request field holding the text: `prompt` (vLLM), `content` (llama-server),
     /// `input` (llama-cpp-python).
+    pub field: String,
+}
+
+/// A detokenizer endpoint: `POST <route>` with `{"<field>": [ids…]}` (plus `model`),
+/// answered with `{"text": "…"}`: the text of the ids, for teacher forcing from text on a
+/// server without token-id prompts (`token_id_prompts = false`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Detokenizer {
+    /// The route, e.g. `/extras/detokenize` (llama-cpp-python).
+    pub route: String,
+    /// The request field holding the ids: `tokens` (llama-cpp-python).
     pub field: String,
 }
 
@@ -324,9 +347,20 @@ pub struct ApiSpec {
     /// prompt ids.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tokenizer: Option<Tokenizer>,
-    /// Whether prompts may be sent as token-id lists (teacher forcing sends them).
+    /// The detokenizer endpoint, for teacher forcing from text when prompts may not be
+    /// token ids.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detokenizer: Option<Detokenizer>,
+    /// Whether prompts may be sent as token-id lists (teacher forcing sends them; without
+    /// them it sends the text of the ids, `detokenizer`, checked to tokenize back to
+    /// them with `tokenizer`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub token_id_prompts: Option<bool>,
+    /// Whether requests carry vLLM's `ignore_eos: true` (default true; false for a
+    /// server whose request has no such field and suppresses EOS below `min_tokens`,
+    /// which every request sends).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ignore_eos: Option<bool>,
     /// How the echo shows BOS ([`BosEcho`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bos: Option<BosEcho>,
@@ -375,8 +409,14 @@ impl ApiSpec {
         if let Some(tokenizer) = &self.tokenizer {
             profile.tokenizer = Some(tokenizer.clone());
         }
+        if let Some(detokenizer) = &self.detokenizer {
+            profile.detokenizer = Some(detokenizer.clone());
+        }
         if let Some(prompts) = self.token_id_prompts {
             profile.token_id_prompts = prompts;
+        }
+        if let Some(ignore_eos) = self.ignore_eos {
+            profile.ignore_eos = ignore_eos;
         }
         if let Some(bos) = self.bos {
             profile.bos = bos;
@@ -404,7 +444,7 @@ impl ApiSpec {
 impl ApiProfile {
     /// Checks the profile; errors name the `backend.api.*` field.
     ///
-    /// Errors: [`ModelError::InvalidField`] for a readiness route or tokenizer route not
+    /// Errors: [`ModelError::InvalidField`] for a readiness, tokenizer or detokenizer route not
     /// starting with `/`, an empty readiness list, `extra` naming a field referee sets
     /// itself ([`RESERVED_FIELDS`]), an environment variable name outside
     /// `[A-Za-z_][A-Za-z0-9_]*` (or `LISTEN_FDS`/`LISTEN_PID`), `token_ids =
@@ -433,6 +473,15 @@ impl ApiProfile {
             return field(
                 "tokenizer.route",
                 t.route.clone(),
+                "a route starting with `/`",
+            );
+        }
+        if let Some(d) = &p.detokenizer
+            && !d.route.starts_with('/')
+        {
+            return field(
+                "detokenizer.route",
+                d.route.clone(),
                 "a route starting with `/`",
             );
         }
@@ -498,8 +547,12 @@ pub struct ApiProfile {
     pub token_ids: TokenIds,
     /// The tokenizer endpoint, if the server has one.
     pub tokenizer: Option<Tokenizer>,
+    /// The detokenizer endpoint, if the server has one.
+    pub detokenizer: Option<Detokenizer>,
     /// Whether prompts may be token-id lists.
     pub token_id_prompts: bool,
+    /// Whether requests carry `ignore_eos: true` ([`ApiSpec::ignore_eos`]).
+    pub ignore_eos: bool,
     /// How the echo shows BOS.
     pub bos: BosEcho,
     /// The BOS id, with [`BosEcho::Stripped`].
@@ -521,7 +574,9 @@ impl Default for ApiProfile {
             token_count: TokenCount::Ids,
             token_ids: TokenIds::Array,
             tokenizer: None,
+            detokenizer: None,
             token_id_prompts: true,
+            ignore_eos: true,
             bos: BosEcho::AsConsumed,
             bos_token_id: None,
             extra: BTreeMap::new(),
@@ -579,6 +634,13 @@ mod tests {
         spec.validate().unwrap();
         let p = spec.resolve();
         assert_eq!(p.readiness, ["/v1/models"]);
+        assert!(!p.ignore_eos);
+        assert!(ApiProfile::default().ignore_eos);
+        let kept = ApiSpec {
+            ignore_eos: Some(true),
+            ..spec.clone()
+        };
+        assert!(kept.resolve().ignore_eos);
         assert_eq!(p.token_count, TokenCount::Logprobs);
         assert_eq!(p.token_ids, TokenIds::Tokenizer);
         assert_eq!(p.extra["top_k"], ExtraValue::Int(2));
@@ -627,6 +689,11 @@ mod tests {
                 "tokenizer",
             ),
             ("token_ids = \"none\"", "backend.api.token_ids", "none"),
+            (
+                "detokenizer = { route = \"detokenize\", field = \"tokens\" }",
+                "backend.api.detokenizer.route",
+                "detokenize",
+            ),
             (
                 "profile = \"llama-cpp-python\"",
                 "backend.api.bos_token_id",

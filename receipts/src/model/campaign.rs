@@ -757,6 +757,38 @@ pub struct CorrectnessSpec {
     /// `rate_search.entry_deadline_s` ([`CorrectnessSpec::effective_deadline_s`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deadline_s: Option<u64>,
+    /// The reference runtime the scorer runs ([`ReferenceRuntime`]); absent: the
+    /// baseline at full precision ([`CorrectnessSpec::effective_reference`]). An `Option`
+    /// so that campaigns frozen before it keep their digest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference: Option<ReferenceRuntime>,
+}
+
+/// The reference runtime of the correctness gate (content/correctness.md, The reference
+/// runtime): what the scorer starts, under the baseline's command, to teacher-force every
+/// entry's outputs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReferenceRuntime {
+    /// The baseline tree with its engine config rewritten to full precision
+    /// (`weight_dtype` and `kv_cache_dtype` = `f32`, keys of the built-in engine's TOML
+    /// config): the default.
+    #[default]
+    BaselineFullPrecision,
+    /// The baseline tree and engine config unmodified: for an engine whose config is not
+    /// the built-in engine's TOML (llama-cpp-python's JSON, say), which then judges
+    /// entries against the baseline exactly as it is measured.
+    Baseline,
+}
+
+impl ReferenceRuntime {
+    /// The kebab-case name, as written in `campaign.toml`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::BaselineFullPrecision => "baseline-full-precision",
+            Self::Baseline => "baseline",
+        }
+    }
 }
 
 /// Requests sampled per timed run when `correctness.load_sample` is absent.
@@ -778,6 +810,11 @@ impl CorrectnessSpec {
     pub fn effective_load_bound_micro_nats(&self) -> u64 {
         self.load_bound_micro_nats
             .unwrap_or(self.item_bound_micro_nats)
+    }
+
+    /// The reference runtime: `reference`, else the baseline at full precision.
+    pub fn effective_reference(&self) -> ReferenceRuntime {
+        self.reference.unwrap_or_default()
     }
 
     /// Requests sampled per timed run: `load_sample`, else 8.
@@ -808,6 +845,7 @@ impl Default for CorrectnessSpec {
             load_sample: None,
             load_bound_micro_nats: None,
             deadline_s: None,
+            reference: None,
         }
     }
 }

@@ -4,6 +4,7 @@
 
 pub mod api;
 pub mod campaign;
+pub mod capability;
 pub mod hardware;
 pub mod ids;
 pub mod measurement;
@@ -13,6 +14,7 @@ pub mod submission;
 
 pub use api::*;
 pub use campaign::*;
+pub use capability::*;
 pub use hardware::*;
 pub use ids::*;
 pub use measurement::*;

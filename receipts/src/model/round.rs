@@ -132,6 +132,12 @@ pub struct RoundRecord {
     /// campaign's maximum rate, and the send-lag bound it was held to; v3, absent before.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_self_test: Option<ClientSelfTest>,
+    /// The capability probe of the baseline engine at setup, before any entry ran
+    /// (content/engines.md, The capability probe): one finding per feature the round
+    /// needs under the campaign's API profile. Absent for the built-in engine (its API is
+    /// referee's own) and in rounds sealed before the probe existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capability_probe: Option<super::capability::CapabilityProbe>,
     /// Inputs of the round as in-toto ResourceDescriptors: the campaign, miners.json,
     /// each diff (copies under `inputs/`), the baseline commit and images.
     pub inputs: Vec<ResourceDescriptor>,
@@ -378,6 +384,35 @@ pub struct ClientSelfTest {
     pub in_flight_max: u32,
     /// TCP connections the null server accepted, warm-up included.
     pub connections: u64,
+    /// How the client's threads were scheduled, as the kernel reported it (absent in
+    /// rounds sealed before it was recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scheduling: Option<ClientScheduling>,
+}
+
+/// How the load client's threads were scheduled during the self-test
+/// (content/measurement.md, How the client's threads are scheduled): read back from the
+/// kernel, not what was asked. Every probe of the round runs on the same client.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ClientScheduling {
+    /// The policy of the client runtime's threads.
+    pub policy: ClientPolicy,
+    /// Their real-time priority (1–99) under `fifo`; 0 under `normal`.
+    pub priority: u8,
+    /// CPUs a `SCHED_IDLE` spinner kept awake for the length of the self-test (0: none,
+    /// or the client was run with the CPUs left to idle).
+    pub awake_cpus: u32,
+}
+
+/// A scheduling policy of the load client's threads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ClientPolicy {
+    /// `SCHED_FIFO`: the process could run real-time (root or `CAP_SYS_NICE`).
+    Fifo,
+    /// The normal policy (`SCHED_OTHER`): it could not, or was not asked to.
+    Normal,
 }
 
 /// Hardware at both ends of the round.
@@ -485,6 +520,16 @@ pub enum DisqualificationReason {
     EngineDiedBeforeHealthy,
     /// The engine died while being measured.
     EngineCrashed,
+    /// The kernel killed the engine for passing its memory limit, before it was healthy
+    /// or while it was measured: the Docker backend reads it from the container's
+    /// inspected state (`State.OOMKilled`, `State.ExitCode`; content/docker.md).
+    EngineOomKilled {
+        /// The limit it passed (the container's, the campaign's
+        /// `hardware.memory_limit_mb`), MiB.
+        limit_mb: u64,
+        /// The container's exit code (137: SIGKILL).
+        exit_code: i64,
+    },
     /// No rate met the SLA, or the entry's deadline expired (content/measurement.md).
     SlaUnmet,
     /// The logit distance exceeded a bound (content/correctness.md, Correctness).
@@ -535,6 +580,7 @@ impl DisqualificationReason {
         match self {
             DisqualificationReason::EngineDiedBeforeHealthy => "engine_died_before_healthy",
             DisqualificationReason::EngineCrashed => "engine_crashed",
+            DisqualificationReason::EngineOomKilled { .. } => "engine_oom_killed",
             DisqualificationReason::SlaUnmet => "sla_unmet",
             DisqualificationReason::CorrectnessFailed => "correctness_failed",
             DisqualificationReason::ComplianceFailed => "compliance_failed",
@@ -1252,6 +1298,14 @@ pub enum RoundFailure {
         /// Measured requests of that run, all failed `noTokenIds`.
         requests: u64,
     },
+    /// The capability probe found the baseline engine lacking a feature the round needs
+    /// under the campaign's API profile (its finding in `capabilityProbe`): no entry ran.
+    CapabilityMissing {
+        /// The first missing feature.
+        feature: super::capability::CapabilityFeature,
+        /// The `[backend.api]` field that would fix it.
+        field: String,
+    },
     /// The A/A control's paired ratios spread more than the overtake margin: the round
     /// is `inconclusive`.
     NoiseAboveMargin {
@@ -1293,6 +1347,12 @@ impl fmt::Display for RoundFailure {
                  without token ids sets token_count = \"usage\")",
                 if *control { " (the A/A control)" } else { "" },
                 pass + 1
+            ),
+            RoundFailure::CapabilityMissing { feature, field } => write!(
+                f,
+                "the baseline engine lacks what the round needs under the campaign's API \
+                 profile (feature `{feature}`, capability probe): set `{field}` to what its \
+                 server supports"
             ),
             RoundFailure::NoiseAboveMargin {
                 aa_spread_bp,

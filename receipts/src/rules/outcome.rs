@@ -4,7 +4,9 @@
 //! besides its passes. The runner seals what [`round_outcome`] returns and the verifier
 //! recomputes it from the receipt; this is the one place the precedence is written.
 //!
-//! In order, the first that applies decides:
+//! Before everything: the capability probe found the baseline engine lacking a feature
+//! the round needs (`capability_missing`): `infra_failed` — no entry ran, so nothing else
+//! can decide. Then, in order, the first that applies decides:
 //!
 //! 0. a baseline run that got no token ids at all ([`without_token_ids`]):
 //!    `infra_failed` with `no_token_ids` — the cause of the passes' failures that follow
@@ -59,6 +61,10 @@ pub struct OutcomeInput {
     /// [`without_token_ids`] over its probes; never with `token_count = "usage"`), when
     /// one did.
     pub baseline_without_token_ids: Option<RoundFailure>,
+    /// The capability probe's first missing feature
+    /// ([`RoundFailure::CapabilityMissing`], from the receipt's `capabilityProbe`), when
+    /// the baseline engine lacked one: no entry ran.
+    pub capability_missing: Option<RoundFailure>,
     /// Why the scorer failed the round (`scorer_failed`, `reference_prompt_mismatch`,
     /// `scorer_deadline`), when it did.
     pub scorer_failure: Option<RoundFailure>,
@@ -110,6 +116,9 @@ pub fn round_outcome(
         Decision::InfraFailed(failure) => infra_failed(failure),
     };
 
+    if let Some(failure) = &input.capability_missing {
+        return infra_failed(failure.clone());
+    }
     if let Some(failure) = &input.baseline_without_token_ids {
         return infra_failed(failure.clone());
     }

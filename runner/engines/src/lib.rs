@@ -1,8 +1,8 @@
 //! Engines: one trait ([`Engine`]: start → wait_healthy → endpoint → logs → stop) and
 //! the backends that implement it (content/rounds.md, Engines): `builtin` runs `referee engine
 //! serve` with the patched tree's config as a child process, `process` runs any command
-//! line that serves the OpenAI-compatible API. Docker comes behind the same trait in its
-//! own issue.
+//! line that serves the OpenAI-compatible API, `docker` runs each entry as a container
+//! of its own image ([`docker`], content/docker.md).
 //!
 //! Every engine runs in its own process group, so stopping it kills whatever it spawned;
 //! on Linux it also gets `PR_SET_PDEATHSIG`, so it dies with the runner. Its group id is
@@ -46,7 +46,7 @@ use std::process::{Child, ExitStatus, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use receipts::model::{Backend, BackendKind, EngineIsolation, SandboxKind};
+use receipts::model::{Backend, BackendKind, EngineIsolation, SandboxKind, SubmissionImage};
 
 use crate::isolation::CpuPlan;
 use crate::sandbox::{Sandbox, SandboxError, SandboxSpec};
@@ -173,8 +173,16 @@ pub trait EngineBackend {
     fn kind(&self) -> BackendKind;
 
     /// An engine (not started) for the patched tree at `tree` whose engine config is
-    /// `config`, logging to `log`.
-    fn engine(&self, tree: &Path, config: &Path, log: &Path) -> Box<dyn Engine>;
+    /// `config`, logging to `log`. `image` is the image `referee build` recorded on the
+    /// entry's submission: the Docker backend runs it by its id (`None`: the campaign's
+    /// image, for the baseline and the scorer); the backends without images ignore it.
+    fn engine(
+        &self,
+        tree: &Path,
+        config: &Path,
+        log: &Path,
+        image: Option<&SubmissionImage>,
+    ) -> Box<dyn Engine>;
 
     /// Stops whatever engines a killed runner of this round left running; returns how
     /// many it stopped. Runs before a round (re)starts.
@@ -219,7 +227,13 @@ impl EngineBackend for BuiltinBackend {
         BackendKind::Builtin
     }
 
-    fn engine(&self, tree: &Path, config: &Path, log: &Path) -> Box<dyn Engine> {
+    fn engine(
+        &self,
+        tree: &Path,
+        config: &Path,
+        log: &Path,
+        _image: Option<&SubmissionImage>,
+    ) -> Box<dyn Engine> {
         let s = &self.settings;
         Box::new(BuiltinEngine::new(BuiltinOptions {
             program: s.program.clone(),
@@ -251,7 +265,13 @@ impl EngineBackend for ProcessBackend {
         BackendKind::Process
     }
 
-    fn engine(&self, tree: &Path, config: &Path, log: &Path) -> Box<dyn Engine> {
+    fn engine(
+        &self,
+        tree: &Path,
+        config: &Path,
+        log: &Path,
+        _image: Option<&SubmissionImage>,
+    ) -> Box<dyn Engine> {
         let s = &self.settings;
         Box::new(ProcessEngine::new(ProcessOptions {
             command: self.command.clone(),
@@ -313,6 +333,13 @@ pub trait Engine {
     /// The container a Docker engine runs in, as inspected after its start, for the
     /// receipt; `None` for other backends and before [`Engine::start`] succeeded.
     fn docker(&self) -> Option<receipts::model::DockerRun> {
+        None
+    }
+
+    /// How a Docker engine's container ended, from its inspected state (`State.ExitCode`,
+    /// `State.OOMKilled`): the round types an out-of-memory kill from it. `None` while it
+    /// runs, and for the other backends.
+    fn container_exit(&self) -> Option<docker::ContainerExit> {
         None
     }
 

@@ -8,18 +8,17 @@
 //! `DOCKER_HOST` to export), `cargo build -p referee`, then
 //! `cargo test -p engines --test docker -- --ignored` (`.ci/run` does all of it).
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use engines::docker::build::context_tar;
+use engines::docker::build::{context_tar, rootfs_context};
 use engines::docker::{ContainerExit, Daemon, DockerBackend, DockerError, SCOPE_LABEL};
 use engines::isolation::CpuPlan;
 use engines::sandbox::Sandbox;
 use engines::{Confinement, Engine, EngineBackend, EngineError, EngineSettings, LOG_TAIL_LINES};
-use receipts::model::{DockerSpec, ImageRef, SandboxKind};
+use receipts::model::{DockerSpec, ImageRef, SandboxKind, Sha256Hex, SubmissionImage};
 
 /// The test image's tag.
 const TAG: &str = "referee-test/engine:tiny";
@@ -42,53 +41,16 @@ fn daemon() -> Daemon {
     Daemon::connect(None).expect("connecting to DOCKER_HOST (scripts/dockerd start)")
 }
 
-/// `binaries` and every library `ldd` lists for them, at their own paths, as a tar.
-fn rootfs(binaries: &[(&Path, &str)]) -> Vec<u8> {
-    let mut tar = tar::Builder::new(Vec::new());
-    // The daemon's tar reader refuses GNU sparse entries (a debug binary has holes).
-    tar.sparse(false);
-    let mut seen = HashSet::new();
-    for (binary, at) in binaries {
-        tar.append_path_with_name(binary, at.trim_start_matches('/'))
-            .unwrap();
-        let out = Command::new("ldd").arg(binary).output().unwrap();
-        for line in String::from_utf8_lossy(&out.stdout).lines() {
-            // `libc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x…)` or `/lib64/ld-linux…`.
-            let Some(lib) = line
-                .split_whitespace()
-                .find(|w| w.starts_with('/'))
-                .map(str::to_owned)
-            else {
-                continue;
-            };
-            if seen.insert(lib.clone()) {
-                let real = Path::new(&lib).canonicalize().unwrap();
-                tar.append_path_with_name(&real, lib.trim_start_matches('/'))
-                    .unwrap();
-            }
-        }
-    }
-    tar.into_inner().unwrap()
-}
-
 /// Builds the test image once per test binary; returns its id.
 fn image() -> &'static str {
     static ID: OnceLock<String> = OnceLock::new();
     ID.get_or_init(|| {
-        let dir = tempfile::tempdir().unwrap();
-        let rootfs = rootfs(&[
+        let context = rootfs_context(&[
             (&referee(), "/usr/local/bin/referee"),
             (Path::new("/bin/bash"), "/bin/bash"),
             (Path::new("/usr/bin/timeout"), "/usr/bin/timeout"),
-        ]);
-        std::fs::write(dir.path().join("rootfs.tar"), rootfs).unwrap();
-        std::fs::create_dir(dir.path().join("tmp")).unwrap();
-        std::fs::write(
-            dir.path().join("Dockerfile"),
-            "FROM scratch\nADD rootfs.tar /\nENV PATH=/usr/local/bin:/usr/bin:/bin\n",
-        )
+        ])
         .unwrap();
-        let context = context_tar(dir.path()).unwrap();
         daemon()
             .build_image(context, "Dockerfile", TAG)
             .unwrap()
@@ -201,6 +163,7 @@ fn died(script: &str, memory_mb: u64) -> (String, Vec<String>, Option<ContainerE
         tree.path(),
         &tree.path().join("engine.toml"),
         &work.path().join("engine.log"),
+        None,
     );
     engine.start().unwrap();
     let err = engine.wait_healthy(Duration::from_secs(60)).unwrap_err();
@@ -208,7 +171,7 @@ fn died(script: &str, memory_mb: u64) -> (String, Vec<String>, Option<ContainerE
     assert_eq!(labelled(&daemon(), backend.scope()), (0, 0), "leftovers");
     match err {
         EngineError::DiedBeforeHealthy { detail, log_tail } => {
-            (detail, log_tail, engine.exit().cloned())
+            (detail, log_tail, engine.container_exit())
         }
         other => panic!("expected DiedBeforeHealthy, got {other:?}"),
     }
@@ -226,7 +189,7 @@ fn the_builtin_engine_serves_from_a_sandboxed_container() {
     assert_eq!(backend.image().image_id, image());
     assert_eq!(backend.image().manifest_digest, None);
     let log = work.path().join("logs/engine.log");
-    let mut engine = backend.engine(tree.path(), &tree.path().join("engine.toml"), &log);
+    let mut engine = backend.engine(tree.path(), &tree.path().join("engine.toml"), &log, None);
     engine.start().unwrap();
     engine.wait_healthy(Duration::from_secs(60)).unwrap();
     let endpoint = engine.endpoint().unwrap();
@@ -317,6 +280,85 @@ fn a_container_that_exits_at_once_gives_its_last_50_lines() {
     assert_eq!(tail.len(), LOG_TAIL_LINES);
     assert_eq!(tail[0], "line 12");
     assert_eq!(tail.last().map(String::as_str), Some("CUDA out of memory"));
+}
+
+/// A submission's built image, as `referee build` records it, with image id `id`.
+fn built(id: &str) -> SubmissionImage {
+    SubmissionImage {
+        tag: "referee/tiny:built".into(),
+        image_id: id.to_owned(),
+        manifest_digest: None,
+        build_log_sha256: Sha256Hex::digest(b""),
+    }
+}
+
+#[test]
+#[ignore = "needs dockerd: run scripts/dockerd start target/dockerd; see the module docs"]
+fn a_submissions_image_runs_by_its_id_and_another_id_is_refused() {
+    let work = tempfile::tempdir().unwrap();
+    let tree = tree();
+    // The backend resolves the campaign's image (a tag) at setup; a submission's entry
+    // runs its own image by id instead.
+    let backend = DockerBackend::new(
+        daemon(),
+        &spec(&["bash", "-c", "while :; do read -r -t 1 || :; done"]),
+        None,
+        settings(work.path(), 64),
+    )
+    .unwrap();
+    let config = tree.path().join("engine.toml");
+    let mut engine = backend.container(
+        tree.path(),
+        &config,
+        &work.path().join("ok.log"),
+        Some(&built(image())),
+    );
+    engine.start().unwrap();
+    let run = engine.docker().unwrap();
+    assert_eq!(
+        (run.image_reference.as_str(), run.image_id.as_str()),
+        ("referee/tiny:built", image())
+    );
+    engine.stop().unwrap();
+    // An id the daemon answers with another id (a prefix of the real one) is refused:
+    // the recorded id is what runs, or nothing.
+    let short = &image()[..19];
+    let mut engine = backend.container(
+        tree.path(),
+        &config,
+        &work.path().join("short.log"),
+        Some(&built(short)),
+    );
+    match engine.start() {
+        Err(EngineError::Docker(DockerError::DigestMismatch {
+            reference,
+            expected,
+            actual,
+        })) => assert_eq!(
+            (reference.as_str(), expected.as_str(), actual.as_str()),
+            ("referee/tiny:built", short, image())
+        ),
+        other => panic!("expected DigestMismatch, got {other:?}"),
+    }
+    // An id the daemon does not hold.
+    let zero = format!("sha256:{}", "0".repeat(64));
+    let mut engine = backend.container(
+        tree.path(),
+        &config,
+        &work.path().join("zero.log"),
+        Some(&built(&zero)),
+    );
+    match engine.start() {
+        Err(EngineError::Docker(DockerError::MissingImage { reference, message })) => {
+            assert_eq!(reference, zero);
+            assert_eq!(
+                message,
+                format!("no such image: {zero}: No such image: {zero}")
+            );
+        }
+        other => panic!("expected MissingImage, got {other:?}"),
+    }
+    assert_eq!(labelled(&daemon(), backend.scope()), (0, 0));
 }
 
 #[test]
@@ -418,6 +460,7 @@ fn a_killed_runners_containers_are_swept() {
         tree.path(),
         &tree.path().join("engine.toml"),
         &work.path().join("engine.log"),
+        None,
     );
     engine.start().unwrap();
     // A runner killed with SIGKILL runs no drop: forget the engine.

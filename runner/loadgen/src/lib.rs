@@ -41,7 +41,8 @@ use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use receipts::model::{
-    ApiProfile, ErrorCounts, LatencyKind, ProbeHistograms, ProbeRecord, Sla, TokenCount, TokenIds,
+    ApiProfile, ClientScheduling, ErrorCounts, LatencyKind, ProbeHistograms, ProbeRecord, Sla,
+    TokenCount, TokenIds,
 };
 
 pub use executor::{
@@ -335,6 +336,8 @@ pub struct LoadClient {
     http: HttpClient,
     in_flight: Option<Arc<tokio::sync::Semaphore>>,
     keep_awake: bool,
+    /// CPUs a spinner kept awake for the length of the last probe that ended.
+    awake_cpus: AtomicU32,
 }
 
 /// How the load client runs.
@@ -410,6 +413,29 @@ impl LoadClient {
                 .max_in_flight
                 .map(|n| Arc::new(tokio::sync::Semaphore::new(n.max(1)))),
             keep_awake: config.keep_awake,
+            awake_cpus: AtomicU32::new(0),
+        })
+    }
+
+    /// How this client's threads are scheduled ([`ClientScheduling`]): the policy and
+    /// priority one of its runtime's threads reads back from the kernel (they all start
+    /// alike), and the CPUs kept awake for the length of the last probe that ended.
+    ///
+    /// Errors: [`LoadError::Task`] if the reading task died.
+    pub async fn scheduling(&self) -> Result<ClientScheduling, LoadError> {
+        let runtime = self.runtime.as_ref().ok_or_else(|| LoadError::Task {
+            message: "the client runtime was shut down".into(),
+        })?;
+        let (policy, priority) = runtime
+            .spawn(async { scheduling::current_policy() })
+            .await
+            .map_err(|e| LoadError::Task {
+                message: format!("the task reading the client's policy failed: {e}"),
+            })?;
+        Ok(ClientScheduling {
+            policy,
+            priority,
+            awake_cpus: self.awake_cpus.load(Ordering::Relaxed),
         })
     }
 
@@ -479,7 +505,7 @@ impl LoadClient {
         let (samples_tx, mut samples_rx) = tokio::sync::mpsc::unbounded_channel();
         let pacer_context = Arc::clone(&context);
         // From before the first send to the end of the probe (dropped on return).
-        let _awake = self.keep_awake.then(scheduling::KeepAwake::start);
+        let mut awake = self.keep_awake.then(scheduling::KeepAwake::start);
         let start = Instant::now() + START_LEAD;
         let pacing = runtime.spawn(async move {
             let pacer = Pacer::new().map_err(|source| LoadError::Runtime {
@@ -544,6 +570,8 @@ impl LoadClient {
             tokio::select! {
                 result = &mut collect => {
                     progress.requests_done(context.done.load(Ordering::Relaxed));
+                    let spun = awake.as_mut().map_or(0, scheduling::KeepAwake::stop);
+                    self.awake_cpus.store(u32::try_from(spun).unwrap_or(u32::MAX), Ordering::Relaxed);
                     return result;
                 }
                 _ = tokio::time::sleep(Duration::from_millis(100)) => {
@@ -640,8 +668,9 @@ impl PreparedRequest {
 }
 
 /// The completions request of `item`: streamed, greedy, output length fixed
-/// (content/measurement.md: `ignore_eos`, `min_tokens` = `max_tokens`, as vLLM accepts;
-/// llama-cpp-python suppresses EOS below `min_tokens`), usage asked for, and the tokens as
+/// (content/measurement.md: `min_tokens` = `max_tokens` and, where the profile says the
+/// server takes it, `ignore_eos`, as vLLM accepts; llama-cpp-python suppresses EOS below
+/// `min_tokens`), usage asked for, and the tokens as
 /// the profile `api` says: `return_token_ids` for [`TokenIds::Array`]; `logprobs: 1` when
 /// the profile counts or identifies tokens by their streamed logprobs, with
 /// `return_tokens_as_token_ids` for [`TokenIds::TokenIdStrings`]; then the profile's
@@ -655,12 +684,14 @@ pub fn request_body(model: &str, item: &Item, api: &ApiProfile) -> Bytes {
         "prompt": item.prompt,
         "max_tokens": item.max_tokens,
         "min_tokens": item.max_tokens,
-        "ignore_eos": true,
         "temperature": 0,
         "stream": true,
         "stream_options": { "include_usage": true },
     });
     if let serde_json::Value::Object(fields) = &mut body {
+        if api.ignore_eos {
+            fields.insert("ignore_eos".into(), true.into());
+        }
         if api.token_ids == TokenIds::Array {
             fields.insert("return_token_ids".into(), true.into());
         }
@@ -959,6 +990,66 @@ impl TokenCounter {
     }
 }
 
+/// Counts the output tokens of a whole completions stream `body` (the bytes of one
+/// `text/event-stream` response to a request of `max_tokens` tokens) exactly as a probe's
+/// request counts them under `api`'s `token_count` and `token_ids`: the capability probe
+/// of a round asks the baseline so (content/engines.md). Returns the sample with
+/// `max_tokens`, the `output_tokens` counted, the token ids seen (at most `max_tokens`)
+/// and `error` set as a probe would set it: `None` only for exactly `max_tokens` tokens
+/// and a reported usage that agrees ([`RequestSample::failure`] says why otherwise) —
+/// with the last `usage.completion_tokens` the stream reported, if any.
+pub fn count_stream(
+    body: &[u8],
+    api: &ApiProfile,
+    max_tokens: u32,
+) -> (RequestSample, Option<u64>) {
+    let now = Instant::now();
+    let mut sample = RequestSample {
+        max_tokens,
+        ..RequestSample::default()
+    };
+    let mut count = TokenCounter {
+        mode: api.token_count,
+        source: api.token_ids,
+        ids_known: true,
+        max_tokens: u64::from(max_tokens),
+        keep_token_ids: true,
+        scheduled: now,
+        observed: 0,
+        usage: None,
+        last_arrival: None,
+    };
+    let mut parser = SseParser::default();
+    let mut events = Vec::new();
+    let counted = (|| {
+        let fed = parser.feed(body, &mut events);
+        let mut done = false;
+        for event in events.drain(..) {
+            match event {
+                SseEvent::Chunk(chunk) => count.chunk(chunk, now, &mut sample)?,
+                SseEvent::Done => done = true,
+            }
+        }
+        fed.map_err(|e| match e {
+            SseError::AfterDone { .. } => RequestErrorKind::TrailingData,
+            SseError::Malformed { .. } => RequestErrorKind::BadBody,
+        })?;
+        if !done {
+            return Err(RequestErrorKind::ConnectionClosed);
+        }
+        count.finish(&mut sample)
+    })();
+    sample.error = match counted {
+        Ok(()) => match sample.output_tokens.cmp(&u64::from(max_tokens)) {
+            std::cmp::Ordering::Equal => None,
+            std::cmp::Ordering::Less => Some(RequestErrorKind::ShortOutput),
+            std::cmp::Ordering::Greater => Some(RequestErrorKind::LongOutput),
+        },
+        Err(kind) => Some(kind),
+    };
+    (sample, count.usage)
+}
+
 /// Maps a client error before the response to a kind.
 fn classify(error: &hyper_util::client::legacy::Error) -> RequestErrorKind {
     if error.is_connect() {
@@ -1108,6 +1199,52 @@ pub fn summarize_probe(
 mod tests {
     use super::*;
     use receipts::model::Sha256Hex;
+
+    /// A whole stream counted as a probe's request is: a finish-only chunk is no token,
+    /// the length must be the one asked, and a reported usage must agree.
+    #[test]
+    fn count_stream_counts_as_a_probe_does() {
+        let api = ApiProfile::default();
+        let stream = |ids: &[&str], usage: Option<u64>| {
+            let mut text = String::new();
+            for id in ids {
+                text.push_str(&format!(
+                    "data: {{\"choices\":[{{\"text\":\"x\",\"token_ids\":[{id}]}}]}}\n\n"
+                ));
+            }
+            text.push_str("data: {\"choices\":[{\"text\":\"\",\"finish_reason\":\"length\"}]}\n\n");
+            if let Some(n) = usage {
+                text.push_str(&format!(
+                    "data: {{\"choices\":[],\"usage\":{{\"completion_tokens\":{n}}}}}\n\n"
+                ));
+            }
+            text.push_str("data: [DONE]\n\n");
+            text
+        };
+        let (sample, usage) = count_stream(stream(&["5", "6", "7"], Some(3)).as_bytes(), &api, 3);
+        assert_eq!(
+            (sample.error, sample.output_tokens, usage),
+            (None, 3, Some(3))
+        );
+        assert_eq!(sample.token_ids, vec![5, 6, 7]);
+        let (short, _) = count_stream(stream(&["5", "6"], None).as_bytes(), &api, 3);
+        assert_eq!(
+            short.failure().as_deref(),
+            Some("wrong length: got 2, asked 3")
+        );
+        let (disagrees, usage) =
+            count_stream(stream(&["5", "6", "7"], Some(4)).as_bytes(), &api, 3);
+        assert_eq!(
+            (disagrees.error, usage),
+            (Some(RequestErrorKind::UsageMismatch), Some(4))
+        );
+        let (cut, _) = count_stream(
+            b"data: {\"choices\":[{\"text\":\"x\",\"token_ids\":[1]}]}\n\n",
+            &api,
+            1,
+        );
+        assert_eq!(cut.error, Some(RequestErrorKind::ConnectionClosed));
+    }
 
     fn items(count: u32) -> Vec<Item> {
         (0..count)

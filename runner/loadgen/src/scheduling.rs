@@ -15,6 +15,8 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+
+use receipts::model::ClientPolicy;
 use std::thread::JoinHandle;
 
 /// Spinner threads, one per CPU of the creating thread's affinity; stopped and joined on
@@ -47,7 +49,7 @@ impl KeepAwake {
 
 impl KeepAwake {
     /// Stops and joins the spinners; returns how many of them spun.
-    fn stop(&mut self) -> usize {
+    pub(crate) fn stop(&mut self) -> usize {
         self.stop.store(true, Ordering::Relaxed);
         self.threads
             .drain(..)
@@ -127,6 +129,30 @@ pub(crate) fn raise_to_realtime() {
     }
 }
 
+/// The calling thread's policy and real-time priority as the kernel reports them
+/// (`sched_getscheduler`, `sched_getparam`): `(Fifo, 1–99)`, else `(Normal, 0)` — any
+/// policy but `SCHED_FIFO` reads as normal, since the client asks for nothing else.
+pub(crate) fn current_policy() -> (ClientPolicy, u8) {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: pid 0 is the calling thread; the call reads its policy only. The result
+        // carries SCHED_RESET_ON_FORK as a flag when it is set.
+        let policy = unsafe { libc::sched_getscheduler(0) } & !libc::SCHED_RESET_ON_FORK;
+        if policy == libc::SCHED_FIFO {
+            let mut param = libc::sched_param { sched_priority: 0 };
+            // SAFETY: `param` is a valid sched_param to write into; pid 0 is the calling
+            // thread.
+            if unsafe { libc::sched_getparam(0, &mut param) } == 0 {
+                return (
+                    ClientPolicy::Fifo,
+                    u8::try_from(param.sched_priority).unwrap_or(0),
+                );
+            }
+        }
+    }
+    (ClientPolicy::Normal, 0)
+}
+
 /// The load client's real-time priority: low among real-time threads (1–99), so kernel
 /// threads that run real-time keep precedence; above every normal thread.
 #[cfg(target_os = "linux")]
@@ -172,20 +198,35 @@ mod tests {
     #[cfg(target_os = "linux")]
     #[test]
     fn realtime_where_permitted_and_never_inherited_by_a_process() {
-        let (own, child) = std::thread::spawn(|| {
+        let (before, own, read_back, child) = std::thread::spawn(|| {
+            let before = current_policy();
             raise_to_realtime();
             let own = policy(&std::fs::read_to_string("/proc/thread-self/sched").unwrap());
             let out = std::process::Command::new("cat")
                 .arg("/proc/self/sched")
                 .output()
                 .unwrap();
-            (own, policy(&String::from_utf8_lossy(&out.stdout)))
+            (
+                before,
+                own,
+                current_policy(),
+                policy(&String::from_utf8_lossy(&out.stdout)),
+            )
         })
         .join()
         .unwrap();
         // SAFETY: geteuid has no arguments and cannot fail.
         let root = unsafe { libc::geteuid() } == 0;
         assert_eq!(own, if root { "1" } else { "0" });
+        assert_eq!(before, (ClientPolicy::Normal, 0));
+        assert_eq!(
+            read_back,
+            if root {
+                (ClientPolicy::Fifo, 10)
+            } else {
+                (ClientPolicy::Normal, 0)
+            }
+        );
         assert_eq!(child, "0");
     }
 

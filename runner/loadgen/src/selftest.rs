@@ -9,7 +9,7 @@
 
 use std::fmt;
 
-use receipts::model::{Campaign, Percentile};
+use receipts::model::{Campaign, ClientScheduling, Percentile};
 use receipts::rules::histogram::new_latency_histogram;
 use receipts::rules::sla::nearest_rank_value;
 use receipts::rules::workload::{Item, Workload};
@@ -89,7 +89,7 @@ pub fn constant_items(count: u32, prompt_bytes: usize, max_tokens: u32) -> Vec<I
 
 /// What the self-test measured (measured requests only; integers in the unit their name
 /// carries).
-#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SelfTestReport {
     /// The rate asked for, milli-requests/s.
@@ -109,6 +109,8 @@ pub struct SelfTestReport {
     pub in_flight_max: u32,
     /// TCP connections the null server accepted, warm-up included.
     pub connections: u64,
+    /// How the client's threads were scheduled during the test.
+    pub scheduling: ClientScheduling,
 }
 
 /// Why the client cannot measure this campaign on this machine.
@@ -151,8 +153,14 @@ pub enum SelfTestRefusal {
 
 impl SelfTestReport {
     /// Summarises the self-test's samples (warm-up excluded) sent at `rate_milli_rps`;
-    /// `connections` as the null server counted them.
-    pub fn from_samples(rate_milli_rps: u64, samples: &[RequestSample], connections: u64) -> Self {
+    /// `connections` as the null server counted them, `scheduling` as the client read it
+    /// back.
+    pub fn from_samples(
+        rate_milli_rps: u64,
+        samples: &[RequestSample],
+        connections: u64,
+        scheduling: ClientScheduling,
+    ) -> Self {
         let measured: Vec<&RequestSample> = samples.iter().filter(|s| !s.warmup).collect();
         let mut lag = new_latency_histogram();
         for sample in &measured {
@@ -191,6 +199,7 @@ impl SelfTestReport {
             failed: measured.iter().filter(|s| !s.completed()).count() as u32,
             in_flight_max: most_overlapping(&intervals),
             connections,
+            scheduling,
         }
     }
 
@@ -265,6 +274,7 @@ pub async fn self_test_with(
         config.rate_milli_rps,
         &samples,
         0,
+        client.scheduling().await?,
     ))
 }
 
@@ -330,7 +340,12 @@ mod tests {
             sample(20_000_000, 3_000_000, 20_000_000, true),
             sample(30_000_000, 40_000_000, 40_000_000, false),
         ];
-        let report = SelfTestReport::from_samples(100_000, &samples, 2);
+        let scheduling = ClientScheduling {
+            policy: receipts::model::ClientPolicy::Fifo,
+            priority: 10,
+            awake_cpus: 1,
+        };
+        let report = SelfTestReport::from_samples(100_000, &samples, 2, scheduling);
         assert_eq!(
             report,
             SelfTestReport {
@@ -344,6 +359,7 @@ mod tests {
                 failed: 1,
                 in_flight_max: 2,
                 connections: 2,
+                scheduling,
             }
         );
         assert_eq!(

@@ -133,13 +133,13 @@ async fn text_keyed_logprobs_are_counted_per_entry_and_a_finish_chunk_is_no_toke
         assert!(sample.token_ids.is_empty());
     }
     // The body llama-cpp-python needs: logprobs for counting, its greedy fields, and no
-    // vLLM `return_token_ids`.
+    // vLLM `return_token_ids` or `ignore_eos` (`min_tokens` suppresses EOS there).
     let body = bodies.lock().unwrap()[0].clone();
     assert_eq!(
         body,
         serde_json::json!({
             "model": "text-logprobs", "prompt": "p", "max_tokens": 4, "min_tokens": 4,
-            "ignore_eos": true, "temperature": 0, "stream": true,
+            "temperature": 0, "stream": true,
             "stream_options": {"include_usage": true}, "logprobs": 1,
             "repeat_penalty": 1.0, "top_k": 1
         })

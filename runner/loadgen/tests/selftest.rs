@@ -1,12 +1,13 @@
 //! The client's self-test against its null server on 127.0.0.1 (real sockets, so real
 //! time: only loose bounds): an impossible rate is refused naming the bound, a modest one
-//! passes, the client reuses its connections instead of opening one per request, and a
+//! passes and records how its threads were scheduled, the client reuses its connections instead of opening one per request, and a
 //! request whose deadline passed before the client got to it is failed, never sent.
 
 use loadgen::nullserver::{NullServer, NullServerConfig};
 use loadgen::search::NoProgress;
 use loadgen::selftest::{SelfTestConfig, SelfTestRefusal, constant_items, self_test};
 use loadgen::{ClientConfig, LoadClient, ProbePlan, RequestErrorKind, Target};
+use receipts::model::{ClientPolicy, ClientScheduling};
 
 fn config(rate_milli_rps: u64, count: u32, hold_ms: u64, client: ClientConfig) -> SelfTestConfig {
     SelfTestConfig {
@@ -74,11 +75,47 @@ async fn a_modest_rate_passes() {
     assert_eq!((report.requests, report.failed), (20, 0));
     assert_eq!(report.check(50_000), Ok(()));
     assert!(report.in_flight_max >= 1);
+    // Read back from the kernel: FIFO where the process may (root here and in CI), and
+    // one spinner per CPU the test's thread may run on.
+    // SAFETY: geteuid has no arguments and cannot fail.
+    let root = unsafe { libc::geteuid() } == 0;
+    let cpus = std::thread::available_parallelism().unwrap().get() as u32;
+    assert_eq!(
+        report.scheduling,
+        ClientScheduling {
+            policy: if root {
+                ClientPolicy::Fifo
+            } else {
+                ClientPolicy::Normal
+            },
+            priority: if root { 10 } else { 0 },
+            awake_cpus: cpus,
+        }
+    );
     // Within 20 % of the rate asked for (the loose bound real time allows).
     assert!(
         (40_000..=60_000).contains(&report.achieved_milli_rps),
         "achieved {} milli-req/s",
         report.achieved_milli_rps
+    );
+}
+
+/// With both switched off the record says so: the normal policy, no CPU kept awake.
+#[tokio::test]
+async fn a_client_left_to_the_normal_policy_records_it() {
+    let client = ClientConfig {
+        keep_awake: false,
+        realtime: false,
+        ..ClientConfig::default()
+    };
+    let report = self_test(&config(50_000, 10, 0, client)).await.unwrap();
+    assert_eq!(
+        report.scheduling,
+        ClientScheduling {
+            policy: ClientPolicy::Normal,
+            priority: 0,
+            awake_cpus: 0,
+        }
     );
 }
 

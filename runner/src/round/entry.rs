@@ -15,9 +15,9 @@ use std::time::Duration;
 
 use receipts::fsutil::IoError;
 use receipts::model::{
-    CorrectnessItems, CorrectnessSummary, Disqualification, DisqualificationReason,
-    EntryMeasurement, MeasurementOutcome, Phase, ProbeRecord, Role, RoundFailure, Sha256Hex, Step,
-    StepStatus, Timestamp,
+    Backend, CorrectnessItems, CorrectnessSummary, Disqualification, DisqualificationReason,
+    EntryMeasurement, MeasurementOutcome, Phase, ProbeRecord, ReferenceRuntime, Role, RoundFailure,
+    Sha256Hex, Step, StepStatus, Timestamp,
 };
 
 use super::record::{EntryRecord, EntryResult, EntryVerdict, PlannedEntry, ScorerRecord};
@@ -25,6 +25,7 @@ use super::{Ctx, RoundError, StepRun};
 use crate::correctness::{
     self as gate, CompletionsClient, GateError, ItemOutput, KeptRequest, KeptRun,
 };
+use engines::docker::ContainerExit;
 use engines::isolation::{self, CpuPlan, CpuTimes};
 use engines::{Engine, EngineError, LOG_TAIL_LINES, log_tail};
 use loadgen::search::ProgressSink;
@@ -67,6 +68,17 @@ pub(crate) enum StepError {
     /// A step that needs the round's seeds ran before setup (a corrupt journal).
     #[error("the round has no seeds before setup")]
     NoSeeds,
+    /// A miner's entry of a Docker campaign whose submission record holds no built
+    /// image (`referee build` records one on its way to `bench_queued`).
+    #[error(
+        "submission {} has no built image on its record: a Docker campaign runs each \
+         entry from the image `referee build` recorded for it (content/docker.md)",
+        patch.as_ref().map_or_else(|| "(none)".to_owned(), ToString::to_string)
+    )]
+    NoImage {
+        /// The entry's diff.
+        patch: Option<Sha256Hex>,
+    },
     /// The scorer found no prompt echo of the baseline to check the reference against.
     #[error("the baseline's prompt echo is missing: no entry's echo can be judged")]
     NoBaselineEcho,
@@ -116,11 +128,11 @@ impl StepError {
 }
 
 /// A patched tree ready to serve.
-struct Tree {
-    root: PathBuf,
-    config: PathBuf,
+pub(crate) struct Tree {
+    pub(crate) root: PathBuf,
+    pub(crate) config: PathBuf,
     /// sha256 of its engine config, read once.
-    config_sha256: Sha256Hex,
+    pub(crate) config_sha256: Sha256Hex,
 }
 
 /// Which run of an entry a group is: its run in pass `pass` (content/rounds.md, Passes).
@@ -253,7 +265,34 @@ pub(crate) fn run_entry(
         tree.root.display(),
         record.engine.config_sha256
     ));
-    let mut engine = ctx.backend.engine(&tree.root, &tree.config, &engine_log);
+    // A Docker campaign's miner entry runs the image built for its submission, and
+    // nothing else (never the baseline's image with its tree mounted).
+    let docker = matches!(ctx.frozen.campaign.backend, Backend::Docker(_));
+    if docker && !baseline && planned.image.is_none() {
+        let reason = error_chain(&StepError::NoImage {
+            patch: planned.patch.clone(),
+        });
+        start.line(&reason);
+        steps.push(ctx.finish(start, StepStatus::Failed)?);
+        record.result = EntryResult::InfraFailed { reason };
+        return close(
+            ctx,
+            record,
+            steps,
+            (&group, &name),
+            wants_outputs,
+            Reached::Start,
+        );
+    }
+    let mut engine = ctx.backend.engine(
+        &tree.root,
+        &tree.config,
+        &engine_log,
+        planned.image.as_ref(),
+    );
+    if let Some(image) = &planned.image {
+        start.line(&format!("image `{}` ({})", image.tag, image.image_id));
+    }
     ctx.engine_started();
     let started = engine.start();
     // The log is named only once it exists (a start can fail before opening it).
@@ -306,7 +345,10 @@ pub(crate) fn run_entry(
             let detail = format!("engine died before becoming healthy ({detail})");
             start.line(&detail);
             record.result = EntryResult::Disqualified(Disqualification {
-                reason: DisqualificationReason::EngineDiedBeforeHealthy,
+                reason: death_reason(
+                    engine.container_exit(),
+                    DisqualificationReason::EngineDiedBeforeHealthy,
+                ),
                 detail,
                 log_tail,
             });
@@ -478,7 +520,10 @@ pub(crate) fn run_entry(
     let kept = stop_engine(ctx, engine.as_mut(), &mut last, &mut result);
     if kept && crashed {
         result = EntryResult::Disqualified(Disqualification {
-            reason: DisqualificationReason::EngineCrashed,
+            reason: death_reason(
+                engine.container_exit(),
+                DisqualificationReason::EngineCrashed,
+            ),
             detail: "the engine exited while being measured".into(),
             log_tail: log_tail(engine.log_path(), LOG_TAIL_LINES),
         });
@@ -596,7 +641,10 @@ fn stop_after_failure(
     };
     if stop_engine(ctx, engine, step, &mut result) && crashed {
         result = EntryResult::Disqualified(Disqualification {
-            reason: DisqualificationReason::EngineCrashed,
+            reason: death_reason(
+                engine.container_exit(),
+                DisqualificationReason::EngineCrashed,
+            ),
             detail: format!("the engine exited while being measured ({reason})"),
             log_tail: log_tail(engine.log_path(), LOG_TAIL_LINES),
         });
@@ -604,9 +652,28 @@ fn stop_after_failure(
     result
 }
 
+/// The typed reason of an engine that died, from how its container ended
+/// ([`Engine::container_exit`]): `engine_oom_killed` when the kernel killed it for passing
+/// its memory limit (the inspected `State.OOMKilled`; content/docker.md), else
+/// `otherwise`.
+fn death_reason(
+    exit: Option<ContainerExit>,
+    otherwise: DisqualificationReason,
+) -> DisqualificationReason {
+    match exit {
+        Some(ContainerExit::OomKilled { code, limit_mb }) => {
+            DisqualificationReason::EngineOomKilled {
+                limit_mb,
+                exit_code: code,
+            }
+        }
+        Some(ContainerExit::Exited { .. }) | None => otherwise,
+    }
+}
+
 /// Removes files a killed run of a group left; one that is not there (or whose directory
 /// is not) is fine.
-fn remove_stale(paths: &[&Path]) -> Result<(), StepError> {
+pub(crate) fn remove_stale(paths: &[&Path]) -> Result<(), StepError> {
     for path in paths {
         match fs::remove_file(path) {
             Ok(()) => {}
@@ -621,8 +688,8 @@ fn remove_stale(paths: &[&Path]) -> Result<(), StepError> {
     Ok(())
 }
 
-/// The scorer's group: the baseline at full precision as the reference runtime,
-/// teacher-forced on each entry's prompt and greedy tokens; writes each entry's per-item
+/// The scorer's group: the campaign's reference runtime (`correctness.reference`: the
+/// baseline at full precision by default, or the baseline unmodified), teacher-forced on each entry's prompt and greedy tokens; writes each entry's per-item
 /// artifact `correctness/<slug>.json` and returns the verdicts. An entry whose verdict
 /// could not be computed (its artifact could not be written, say) fails the scoring step
 /// and gets an error verdict, which names no artifact.
@@ -646,13 +713,24 @@ pub(crate) fn run_scorer(
     let started = (|| -> Result<(), StepError> {
         remove_stale(&[&engine_log])?;
         let tree = prepare(ctx, None, "trees/reference")?;
-        full_precision(&tree.config)?;
+        let reference = ctx.frozen.campaign.correctness.effective_reference();
+        let what = match reference {
+            ReferenceRuntime::BaselineFullPrecision => {
+                full_precision(&tree.config)?;
+                "the baseline at full precision"
+            }
+            ReferenceRuntime::Baseline => "the baseline, its config unmodified",
+        };
         let config = fs::read(&tree.config).map_err(IoError::at("reading", &tree.config))?;
         start.line(&format!(
-            "reference runtime: the baseline at full precision, config sha256 {}",
+            "reference runtime ({}): {what}, config sha256 {}",
+            reference.as_str(),
             Sha256Hex::digest(&config)
         ));
-        let engine = engine.insert(ctx.backend.engine(&tree.root, &tree.config, &engine_log));
+        let engine = engine.insert(
+            ctx.backend
+                .engine(&tree.root, &tree.config, &engine_log, None),
+        );
         ctx.engine_started();
         engine.start()?;
         engine.wait_healthy(Duration::from_secs(ctx.frozen.campaign.health_deadline_s))?;
@@ -983,7 +1061,11 @@ fn take_outputs(
 
 /// Checks out the pinned baseline (with `patch` applied) into `.work/<rel>` and returns
 /// its root and engine config. The one seam to the gates' `prepare_tree`.
-fn prepare(ctx: &Ctx<'_>, patch: Option<&Sha256Hex>, rel: &str) -> Result<Tree, StepError> {
+pub(crate) fn prepare(
+    ctx: &Ctx<'_>,
+    patch: Option<&Sha256Hex>,
+    rel: &str,
+) -> Result<Tree, StepError> {
     let dest = ctx.work.join(rel);
     if dest.exists() {
         fs::remove_dir_all(&dest).map_err(IoError::at("removing", &dest))?;
@@ -1141,7 +1223,7 @@ fn correctness_deadline(ctx: &Ctx<'_>) -> Duration {
     )
 }
 
-fn request_timeout_ms(ctx: &Ctx<'_>) -> u64 {
+pub(crate) fn request_timeout_ms(ctx: &Ctx<'_>) -> u64 {
     ctx.frozen
         .campaign
         .rate_search
@@ -1292,5 +1374,33 @@ cpu1 589238 0 106836 347370 11942 0 5710 9858 0 0
         );
         // Any other failure of the reference is no deadline.
         assert_eq!(StepError::NoBaselineEcho.scorer_deadline(), None);
+    }
+
+    #[test]
+    fn an_oom_killed_container_is_typed_and_other_exits_keep_their_reason() {
+        assert_eq!(
+            death_reason(
+                Some(ContainerExit::OomKilled {
+                    code: 137,
+                    limit_mb: 64
+                }),
+                DisqualificationReason::EngineCrashed
+            ),
+            DisqualificationReason::EngineOomKilled {
+                limit_mb: 64,
+                exit_code: 137
+            }
+        );
+        assert_eq!(
+            death_reason(
+                Some(ContainerExit::Exited { code: 1 }),
+                DisqualificationReason::EngineDiedBeforeHealthy
+            ),
+            DisqualificationReason::EngineDiedBeforeHealthy
+        );
+        assert_eq!(
+            death_reason(None, DisqualificationReason::EngineCrashed),
+            DisqualificationReason::EngineCrashed
+        );
     }
 }

@@ -167,7 +167,13 @@ fn build(ctx: &Ctx<'_>) -> Result<(RoundRecord, Vec<SubmissionUpdate>), RoundErr
             let verdict = scorer.verdicts.iter().find(|v| v.index == planned.index);
             match representative(ctx, planned.index) {
                 Some(record) => entry_from(ctx, planned, record, verdict),
-                None => not_run(planned, ctx.backend.kind(), setup.started_at),
+                // Not run (the capability probe stopped the round): dated when setup
+                // ended, after the round opened.
+                None => not_run(
+                    planned,
+                    ctx.backend.kind(),
+                    setup.steps.last().map_or(setup.started_at, |s| s.ended_at),
+                ),
             }
         })
         .collect();
@@ -268,6 +274,7 @@ fn build(ctx: &Ctx<'_>) -> Result<(RoundRecord, Vec<SubmissionUpdate>), RoundErr
             margin_bp: campaign.overtake_margin_bp,
             hardware_changed: hardware.changed,
             baseline_without_token_ids: ctx.baseline_without_token_ids(),
+            capability_missing: ctx.capability_failure(),
             // The scorer's typed failure (the baseline's prompt echo, its deadline) says why.
             scorer_failure: scorer.failure.as_ref().map(|_| {
                 scorer
@@ -370,6 +377,7 @@ fn build(ctx: &Ctx<'_>) -> Result<(RoundRecord, Vec<SubmissionUpdate>), RoundErr
         outcome,
         token_count: ctx.self_reported_tokens(),
         client_self_test: setup.client_self_test.clone(),
+        capability_probe: setup.capability_probe.clone(),
         inputs: setup.inputs.clone(),
         round_opened: ROUND_OPENED_FILE.into(),
         transparency_log: ctx.round_log.clone(),
@@ -870,6 +878,7 @@ mod outcome_tests {
             patch: who.as_ref().map(|l| l.patch.clone()),
             group: format!("entry {index}"),
             slug: format!("entry-{index}"),
+            image: None,
         };
         let mut entry = not_run(&planned, BackendKind::Process, Timestamp::now());
         if let Some(t) = scored {

@@ -20,6 +20,7 @@
 //!
 //! The library draws nothing: progress goes through [`RoundProgress`].
 
+mod capability;
 mod entry;
 mod finish;
 mod log;
@@ -561,7 +562,13 @@ impl Ctx<'_> {
             .as_ref()
             .map(|s| s.entries.clone())
             .unwrap_or_default();
-        let schedule = self.schedule(&entries);
+        // A baseline engine lacking what the round needs runs no entry: the round is
+        // sealed `infra_failed` naming the feature (content/engines.md).
+        let schedule = if self.capability_failure().is_some() {
+            Vec::new()
+        } else {
+            self.schedule(&entries)
+        };
         let mut done: Vec<passes::RunDone> = self
             .records
             .iter()
@@ -689,6 +696,15 @@ impl Ctx<'_> {
             }
             _ => None,
         })
+    }
+
+    /// The capability probe's failure (its first missing finding), when setup's probe
+    /// found one.
+    fn capability_failure(&self) -> Option<receipts::model::RoundFailure> {
+        self.setup
+            .as_ref()
+            .and_then(|s| s.capability_probe.as_ref())
+            .and_then(capability::failure)
     }
 
     /// The round record's `tokenCount`: the engine API profile's counting mode when it is

@@ -412,6 +412,7 @@ mod tests {
             group: format!("entry {index}"),
             slug: format!("entry-{index}"),
             miner,
+            image: None,
         }
     }
 
@@ -654,6 +655,7 @@ mod tests {
             margin_bp: 100,
             hardware_changed: false,
             baseline_without_token_ids: None,
+            capability_missing: None,
             scorer_failure: None,
             incumbent_infra_failed: false,
             incumbent_infra_failed_rounds: 0,

@@ -11,7 +11,7 @@
 use receipts::model::{
     BackendKind, ClientSelfTest, CorrectnessSummary, Disqualification, EngineRef, EntryMeasurement,
     HardwareFingerprint, HostLoad, Leader, MinerId, PipelineState, ResourceDescriptor,
-    RevealedSeeds, Role, RoundFailure, Sha256Hex, Step, Timestamp,
+    RevealedSeeds, Role, RoundFailure, Sha256Hex, Step, SubmissionImage, Timestamp,
 };
 use serde::{Deserialize, Serialize};
 
@@ -51,6 +51,11 @@ pub struct PlannedEntry {
     /// File-name form of the entry, one per entry and unique within the round:
     /// `baseline`, `incumbent-miner-a`, `candidate-2-miner-b` (bundle files and step logs).
     pub slug: String,
+    /// The image `referee build` recorded on its submission (Docker campaigns), read when
+    /// it was seated: the entry runs it by its id. `None` for the baseline and for the
+    /// backends without images.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image: Option<SubmissionImage>,
 }
 
 /// The setup group's result.
@@ -91,6 +96,10 @@ pub struct SetupRecord {
     /// older runner wrote).
     #[serde(default)]
     pub client_self_test: Option<ClientSelfTest>,
+    /// The capability probe of the baseline engine (absent for the built-in engine and
+    /// in a journal an older runner wrote).
+    #[serde(default)]
+    pub capability_probe: Option<receipts::model::CapabilityProbe>,
 }
 
 /// How an entry's engine run ended, before the scorer's verdict.

@@ -12,7 +12,7 @@ use receipts::layout::{
     CAMPAIGN_INPUT, CAMPAIGN_TOML_INPUT, MINERS_INPUT, PROMPTS_INPUT, patch_input,
 };
 use receipts::model::{
-    CampaignRef, ClientSelfTest, EventKind, Leader, MinerRegistry, Phase, PipelineState,
+    Backend, CampaignRef, ClientSelfTest, EventKind, Leader, MinerRegistry, Phase, PipelineState,
     ROUND_OPENED_PREDICATE_TYPE, ResourceDescriptor, RevealedSeeds, Role, RoundOpened, SeatedEntry,
     Seed32, SeedReveal, Sha256Hex, StepStatus, Submission, Timestamp,
 };
@@ -109,9 +109,16 @@ pub(crate) fn run_setup(ctx: &mut Ctx<'_>) -> Result<SetupRecord, RoundError> {
         patch: None,
         group: "Baseline".into(),
         slug: "baseline".into(),
+        image: None,
     }];
     if let Some(leader) = &leader_before {
+        // A Docker campaign's incumbent runs the image built for its submission.
+        let image = match ctx.frozen.campaign.backend {
+            Backend::Docker(_) => ctx.campaign_dir.load_submission(&leader.patch)?.image,
+            Backend::Builtin | Backend::Process { .. } => None,
+        };
         entries.push(PlannedEntry {
+            image,
             index: 1,
             role: Role::Incumbent,
             miner: Some(leader.miner.clone()),
@@ -136,6 +143,7 @@ pub(crate) fn run_setup(ctx: &mut Ctx<'_>) -> Result<SetupRecord, RoundError> {
             slug: format!("candidate-{}-{}", i + 1, submission.miner),
             miner: Some(submission.miner),
             patch: Some(submission.sha256),
+            image: submission.image,
         });
     }
     for planned in &entries {
@@ -179,6 +187,15 @@ pub(crate) fn run_setup(ctx: &mut Ctx<'_>) -> Result<SetupRecord, RoundError> {
         ctx.key.keyid()
     ));
     steps.push(ctx.finish(open, StepStatus::Ok)?);
+    // Before any entry runs: what the baseline engine can do under the campaign's API
+    // profile (content/engines.md, The capability probe).
+    let capability_probe = match super::capability::probe_baseline(ctx, &workload)? {
+        Some((probe, step)) => {
+            steps.push(step);
+            Some(probe)
+        }
+        None => None,
+    };
 
     Ok(SetupRecord {
         round: ctx.round,
@@ -195,6 +212,7 @@ pub(crate) fn run_setup(ctx: &mut Ctx<'_>) -> Result<SetupRecord, RoundError> {
         inputs,
         signer_keyid: ctx.key.keyid().to_owned(),
         client_self_test: Some(client_self_test),
+        capability_probe,
     })
 }
 
@@ -256,6 +274,7 @@ fn recorded(report: &SelfTestReport, bound_us: u64) -> ClientSelfTest {
         failed: report.failed,
         in_flight_max: report.in_flight_max,
         connections: report.connections,
+        scheduling: Some(report.scheduling),
     }
 }
 
@@ -440,6 +459,11 @@ mod tests {
             failed: 0,
             in_flight_max: 39,
             connections: 40,
+            scheduling: receipts::model::ClientScheduling {
+                policy: receipts::model::ClientPolicy::Fifo,
+                priority: 10,
+                awake_cpus: 1,
+            },
         };
         let refusal = report.check(2_000).unwrap_err();
         let error = RoundError::ClientTooSlow { round: 3, refusal };
@@ -454,7 +478,7 @@ mod tests {
         assert_eq!(
             format_client_self_test(&recorded(&report, 2_000)),
             "client self-test: 128 req/s held, send lag p50 80 µs, p99 2 840 µs (bound \
-             2 000 µs)"
+             2 000 µs); SCHED_FIFO 10, 1 CPU kept awake"
         );
     }
 }

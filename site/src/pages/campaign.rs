@@ -157,23 +157,22 @@ pub fn page(
         .rounds
         .iter()
         .map(|r| {
-            let view = &r.view;
-            let counts = view.counts.value;
-            let top = view.top_score.as_ref().map(|t| t.score_ppm.value);
+            let counts = r.headline.counts;
+            let top = r.headline.top_score_ppm;
             RoundRow {
                 round: r.number,
                 href: SiteDir::round(id, r.number),
-                status: round_status_name(r.record.outcome.status).to_owned(),
+                status: round_status_name(r.status).to_owned(),
                 scored: counts.scored,
                 disqualified: counts.disqualified,
                 infra_failed: counts.infra_failed,
                 top_score: top.map(format_score_ppm),
                 top_score_ppm: top,
-                leader_after: seat_label(r.record.outcome.leader_after.as_ref()),
-                leader_changed: view.leader_changed.value,
-                settled_in: format_duration_ms(view.settled_in_ms.value),
-                settled_in_ms: view.settled_in_ms.value,
-                ended_at: r.record.ended_at.to_string(),
+                leader_after: seat_label(r.leader_after.as_ref()),
+                leader_changed: r.headline.leader_changed,
+                settled_in: format_duration_ms(r.settled_in_ms),
+                settled_in_ms: r.settled_in_ms,
+                ended_at: r.ended_at.to_string(),
             }
         })
         .collect();
@@ -182,7 +181,7 @@ pub fn page(
         .rounds
         .iter()
         .map(|r| {
-            let seat = r.record.outcome.leader_after.as_ref();
+            let seat = r.leader_after.as_ref();
             let score_ppm = seat_score(seat, r);
             HistoryRow {
                 round: r.number,
@@ -191,7 +190,7 @@ pub fn page(
                 leader_href: seat.map(|l| SiteDir::submission(&l.patch)),
                 score: score_ppm.map(format_score_ppm),
                 score_ppm,
-                changed: r.view.leader_changed.value,
+                changed: r.headline.leader_changed,
             }
         })
         .collect();

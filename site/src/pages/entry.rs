@@ -25,7 +25,7 @@ use receipts::bundle::check_subject_name;
 use receipts::layout::patch_input;
 use receipts::model::{
     CampaignId, CorrectnessItems, Entry, EntryMeasurement, HostLoad, LatencyKind, LoadSample,
-    LoadSampleCheck, PassStatus, Percentile, ProbeRecord, ProbeVerdict, Role, RoundRecord,
+    LoadSampleCheck, PassStatus, Percentile, ProbeRecord, ProbeVerdict, RoundRecord,
     RunMeasurement,
 };
 use receipts::rules::correctness::verdict_from_artifact;
@@ -36,8 +36,8 @@ use verifier::view::{format_duration_ms, format_milli_rps};
 
 use super::diff::{HighlightedDiff, highlight};
 use super::round::{
-    DisqualificationRow, Shown, disqualification_row, entry_status_class, file_verified,
-    format_micro_nats, score_cells,
+    DisqualificationRow, Shown, disqualification_row, entry_status_class, format_micro_nats,
+    score_cells,
 };
 use super::{
     ExtraFile, PageOut, TableLinks, TableRow, entry_status_name, role_name, table_files, untrusted,
@@ -119,36 +119,6 @@ pub fn nearest_rank_values(h: &Histogram<u64>, permilles: &[u32]) -> Vec<u64> {
         }
     }
     out
-}
-
-/// The entry's slug as the bundle names its files: `baseline`, `incumbent-<miner>`,
-/// `candidate-<k>-<miner>` (k counting challengers from 1 in run order), `entry-<i>` for
-/// an entry without a miner that is not the baseline.
-///
-/// Errors: [`SiteError::InvalidId`] when there is no entry `index` or the slug cannot
-/// name a path.
-pub fn entry_slug(record: &RoundRecord, index: u32) -> Result<EntrySlug, SiteError> {
-    let Some(entry) = record.entries.iter().find(|e| e.index == index) else {
-        return Err(SiteError::InvalidId {
-            field: "entry index",
-            value: index.to_string(),
-            rule: "an entry of the round",
-        });
-    };
-    let text = match (entry.role, &entry.miner) {
-        (Role::Baseline, _) => "baseline".to_owned(),
-        (Role::Incumbent, Some(miner)) => format!("incumbent-{miner}"),
-        (Role::Challenger, Some(miner)) => {
-            let k = record
-                .entries
-                .iter()
-                .filter(|e| e.role == Role::Challenger && e.index <= index)
-                .count();
-            format!("candidate-{k}-{miner}")
-        }
-        (_, None) => format!("entry-{index}"),
-    };
-    EntrySlug::new(&text)
 }
 
 /// The entry page's model.
@@ -624,7 +594,7 @@ pub fn entry_page(
 ) -> Result<PageOut<EntryPage>, SiteError> {
     let record = &round.record;
     let view = &round.view;
-    let slug = entry_slug(record, index)?;
+    let slug = EntrySlug::of(record, index)?;
     let (Some(entry), Some(ev)) = (
         record.entries.iter().find(|e| e.index == index),
         view.entry(index),
@@ -861,7 +831,7 @@ fn run_view(
         }),
         probe_log: source
             .probe_log
-            .map(|p| Shown::new(untrusted(p), file_verified(&round.report, p))),
+            .map(|p| Shown::new(untrusted(p), round.file_verified(p))),
         engine_log: source.engine_log.map(untrusted),
         error: None,
         chart: String::new(),

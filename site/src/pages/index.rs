@@ -6,7 +6,7 @@ use receipts::model::{Leader, PipelineState};
 use serde::Serialize;
 use verifier::view::format_score_ppm;
 
-use crate::archive::{Archive, CampaignArchive, VerifiedRound};
+use crate::archive::{Archive, CampaignArchive, RoundSummary};
 use crate::error::SiteError;
 use crate::pages::{
     PageOut, TableLinks, TableRow, round_status_name, seat_label, table_files, untrusted,
@@ -105,25 +105,21 @@ pub(crate) fn opt<T: ToString>(value: Option<T>) -> String {
 
 /// The seat after the last verified round of `campaign` and that round (`None` before
 /// any round verified: the baseline holds the seat).
-pub fn current_seat(campaign: &CampaignArchive) -> (Option<&Leader>, Option<&VerifiedRound>) {
+pub fn current_seat(campaign: &CampaignArchive) -> (Option<&Leader>, Option<&RoundSummary>) {
     let last = campaign.rounds.last();
-    (
-        last.and_then(|r| r.record.outcome.leader_after.as_ref()),
-        last,
-    )
+    (last.and_then(|r| r.leader_after.as_ref()), last)
 }
 
 /// The score the seat holder got in `round`, ppm: the baseline's is 0; a miner's is its
 /// scored entry's; `None` when the holder was not scored in the round.
-pub fn seat_score(seat: Option<&Leader>, round: &VerifiedRound) -> Option<i64> {
+pub fn seat_score(seat: Option<&Leader>, round: &RoundSummary) -> Option<i64> {
     match seat {
         None => Some(0),
         Some(leader) => round
-            .view
             .entries
             .iter()
-            .find(|e| e.patch.value.as_ref() == Some(&leader.patch))
-            .and_then(|e| e.score_ppm.value),
+            .find(|e| e.patch.as_ref() == Some(&leader.patch))
+            .and_then(|e| e.score_ppm),
     }
 }
 
@@ -177,7 +173,7 @@ fn campaign_row(campaign: &CampaignArchive) -> CampaignRow {
         score_ppm,
         last_round: last.map(|r| r.number),
         last_round_href: last.map(|r| SiteDir::round(&campaign.id, r.number)),
-        last_round_status: last.map(|r| round_status_name(r.record.outcome.status).to_owned()),
+        last_round_status: last.map(|r| round_status_name(r.status).to_owned()),
         queued: campaign
             .submissions
             .iter()

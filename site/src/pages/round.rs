@@ -18,26 +18,25 @@ use serde::Serialize;
 
 use receipts::bundle::ENVELOPE_FILE;
 use receipts::model::{
-    CampaignId, EntryStatus, HardwareFingerprint, Leader, Phase, RoundLog, RoundRecord,
-    RoundStatus, StepStatus, Timestamp,
+    CampaignId, EntryStatus, HardwareFingerprint, Leader, MinerId, Phase, RoundLog, RoundRecord,
+    RoundStatus, Sha256Hex, StepStatus, Timestamp,
 };
 use receipts::text::log_tail_for_display;
-use receipts::verify::{CheckName, VerifyReport};
 use verifier::view::{
-    EntryView, Field, RoundView, SELF_REPORTED, format_client_self_test, format_duration_ms,
-    format_entry_throughput, format_leader, format_milli_rps, format_noise, format_paired_score,
-    format_pass_order, format_score_percent, format_score_ppm, format_time_of_day,
+    EntryView, Field, RoundView, SELF_REPORTED, format_capability_finding, format_client_self_test,
+    format_duration_ms, format_entry_throughput, format_leader, format_milli_rps, format_noise,
+    format_paired_score, format_pass_order, format_score_percent, format_score_ppm,
+    format_time_of_day,
 };
 
-use super::entry::entry_slug;
 use super::{
     ExtraFile, PageOut, TableLinks, TableRow, entry_status_name, role_name, round_status_name,
     table_files, untrusted,
 };
-use crate::archive::VerifiedRound;
+use crate::archive::{RoundSummary, VerifiedRound};
 use crate::error::SiteError;
 use crate::machine::{bundle_dir_name, bundle_tar_path, keyring_path};
-use crate::paths::SiteDir;
+use crate::paths::{EntrySlug, SiteDir};
 
 /// Characters of a log tail shown (the end is kept).
 pub const LOG_TAIL_CHARS: usize = 4_000;
@@ -67,6 +66,17 @@ impl Shown {
     pub fn of<T>(field: &Field<T>, show: impl FnOnce(&T) -> String) -> Self {
         Self::new(show(&field.value), field.verified)
     }
+}
+
+/// The capability probe on the round page: each finding a line for people.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct CapabilityShown {
+    /// One line per finding ([`format_capability_finding`]), escaped.
+    pub findings: Vec<String>,
+    /// How long the probe took, ms.
+    pub duration_ms: u64,
+    /// Whether `capability.probe` passed.
+    pub verified: bool,
 }
 
 /// A point in time: for people (`Dec 2, 2026, 01:22 UTC`) and for `<time datetime>`.
@@ -181,6 +191,9 @@ pub struct RoundPage {
     pub noise: Option<Shown>,
     /// The load client's self-test (v3).
     pub client_self_test: Option<Shown>,
+    /// The capability probe of the baseline engine (v3, `process` backends): one line per
+    /// finding, escaped, with the probe's duration.
+    pub capability_probe: Option<CapabilityShown>,
     /// The passes in the order they ran (v3).
     pub passes: Vec<PassRow>,
     /// The drift check (before v3).
@@ -703,23 +716,6 @@ pub fn disqualification_row(e: &EntryView) -> Option<DisqualificationRow> {
     })
 }
 
-/// Whether the bundle file `name` is covered by a passed `subject` check (its digest is
-/// the one the signed Statement records) and no such check failed.
-pub fn file_verified(report: &VerifyReport, name: &str) -> bool {
-    let mut found = false;
-    for check in report
-        .checks
-        .iter()
-        .filter(|c| c.name == CheckName::Subject && c.target.as_deref() == Some(name))
-    {
-        if !check.passed {
-            return false;
-        }
-        found = true;
-    }
-    found && report.passed()
-}
-
 /// The round page of `round`, a round of `campaign`, with `previous` (the verified round
 /// before it, for what changed) and `next` (the number of the verified round after it).
 /// Returns the page and the entries table as `entries.csv` and `entries.json` beside it.
@@ -729,7 +725,7 @@ pub fn file_verified(report: &VerifyReport, name: &str) -> bool {
 pub fn round_page(
     campaign: &CampaignId,
     round: &VerifiedRound,
-    previous: Option<&VerifiedRound>,
+    previous: Option<&RoundSummary>,
     next: Option<u64>,
 ) -> Result<PageOut<RoundPage>, SiteError> {
     let view = &round.view;
@@ -740,7 +736,7 @@ pub fn round_page(
     let mut entries = Vec::new();
     let mut table = Vec::new();
     for e in &view.entries {
-        let slug = entry_slug(record, e.index)?;
+        let slug = EntrySlug::of(record, e.index)?;
         let (score, spread, throughput) = score_cells(view, e);
         let leads = e.patch.value.is_some()
             && view.leader_after.value.as_ref().map(|l| &l.patch) == e.patch.value.as_ref();
@@ -937,6 +933,16 @@ pub fn round_page(
             .client_self_test
             .as_ref()
             .map(|t| Shown::of(t, format_client_self_test)),
+        capability_probe: view.capability_probe.as_ref().map(|p| CapabilityShown {
+            findings: p
+                .value
+                .findings
+                .iter()
+                .map(|f| untrusted(&format_capability_finding(f)))
+                .collect(),
+            duration_ms: p.value.duration_ms,
+            verified: p.verified,
+        }),
         passes: view
             .passes
             .iter()
@@ -1099,24 +1105,30 @@ fn seat(leader: &Leader) -> String {
 
 /// What changed since `previous`: the seat, and the submissions seated in one round and
 /// not the other (by patch).
-fn changes(campaign: &CampaignId, view: &RoundView, previous: Option<&VerifiedRound>) -> Changes {
-    let seated = |v: &RoundView| -> Vec<(String, receipts::model::Sha256Hex)> {
-        v.entries
-            .iter()
-            .filter_map(|e| {
-                let patch = e.patch.value.clone()?;
-                let miner = e
-                    .miner
-                    .value
-                    .as_ref()
-                    .map_or_else(String::new, |m| untrusted(m.as_str()));
-                Some((miner, patch))
+fn changes(campaign: &CampaignId, view: &RoundView, previous: Option<&RoundSummary>) -> Changes {
+    // Each entry's `(miner, patch)`, escaped, for those with a patch.
+    fn seated<'a>(
+        entries: impl Iterator<Item = (Option<&'a MinerId>, Option<&'a Sha256Hex>)>,
+    ) -> Vec<(String, Sha256Hex)> {
+        entries
+            .filter_map(|(miner, patch)| {
+                let miner = miner.map_or_else(String::new, |m| untrusted(m.as_str()));
+                Some((miner, patch?.clone()))
             })
             .collect()
-    };
-    let now = seated(view);
-    let before = previous.map(|p| seated(&p.view)).unwrap_or_default();
-    let change = |(miner, patch): &(String, receipts::model::Sha256Hex)| SeatChange {
+    }
+    let now =
+        seated((view.entries.iter()).map(|e| (e.miner.value.as_ref(), e.patch.value.as_ref())));
+    let before = previous
+        .map(|p| {
+            seated(
+                p.entries
+                    .iter()
+                    .map(|e| (e.miner.as_ref(), e.patch.as_ref())),
+            )
+        })
+        .unwrap_or_default();
+    let change = |(miner, patch): &(String, Sha256Hex)| SeatChange {
         miner: miner.clone(),
         patch_short: patch.short(),
         href: SiteDir::submission(patch).as_str().to_owned(),

@@ -164,7 +164,7 @@ impl<'a> PatchIndex<'a> {
                 by_miner.entry(&m.id).or_default();
             }
             for round in &campaign.rounds {
-                for (e, view) in round.record.entries.iter().zip(&round.view.entries) {
+                for e in &round.entries {
                     let Some(patch) = &e.patch else { continue };
                     if let Some(miner) = &e.miner {
                         by_miner.entry(miner).or_default().insert((ci, patch));
@@ -180,7 +180,7 @@ impl<'a> PatchIndex<'a> {
                             .unwrap_or_default(),
                         role: role_name(e.role).to_owned(),
                         status: entry_status_name(e.status).to_owned(),
-                        score: view.score_ppm.value.map(format_score_ppm),
+                        score: e.score_ppm.map(format_score_ppm),
                     });
                 }
             }

@@ -26,6 +26,73 @@ pub struct BuiltImage {
     pub log_sha256: Sha256Hex,
 }
 
+/// The Dockerfile of a [`rootfs_context`].
+const ROOTFS_DOCKERFILE: &str =
+    "FROM scratch\nADD rootfs.tar /\nENV PATH=/usr/local/bin:/usr/bin:/bin\n";
+
+/// A build context (tar) for a base image that needs no registry: `binaries`, each
+/// `(path on this host, path in the image)`, and every shared library `ldd` lists for
+/// them at its own path, packed as `rootfs.tar` beside a `Dockerfile` that is
+/// `FROM scratch`, `ADD rootfs.tar /` and `PATH=/usr/local/bin:/usr/bin:/bin`. Build it
+/// with [`Daemon::build_image`] (`Dockerfile`): the Docker tests' image and the Docker
+/// demo's base image (`examples/docker-demo/`) are made so.
+///
+/// Errors: [`IoError`] naming the binary `ldd` could not run on, or the file that could
+/// not be read.
+pub fn rootfs_context(binaries: &[(&Path, &str)]) -> Result<Vec<u8>, IoError> {
+    let mut rootfs = tar::Builder::new(Vec::new());
+    // The daemon's tar reader refuses GNU sparse entries (a debug binary has holes).
+    rootfs.sparse(false);
+    let mut seen = std::collections::BTreeSet::new();
+    for (binary, at) in binaries {
+        rootfs
+            .append_path_with_name(binary, at.trim_start_matches('/'))
+            .map_err(IoError::at("adding to the rootfs", binary))?;
+        let out = std::process::Command::new("ldd")
+            .arg(binary)
+            .output()
+            .map_err(IoError::at("running ldd on", binary))?;
+        for line in String::from_utf8_lossy(&out.stdout).lines() {
+            // `libc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x…)` or `/lib64/ld-linux…`.
+            let Some(lib) = line.split_whitespace().find(|w| w.starts_with('/')) else {
+                continue;
+            };
+            if seen.insert(lib.to_owned()) {
+                let lib = Path::new(lib);
+                let real = lib
+                    .canonicalize()
+                    .map_err(IoError::at("resolving the library", lib))?;
+                rootfs
+                    .append_path_with_name(&real, lib.strip_prefix("/").unwrap_or(lib))
+                    .map_err(IoError::at("adding to the rootfs", &real))?;
+            }
+        }
+    }
+    let rootfs = rootfs
+        .into_inner()
+        .map_err(IoError::at("writing", Path::new("rootfs.tar")))?;
+    let mut context = tar::Builder::new(Vec::new());
+    for (name, bytes) in [
+        ("rootfs.tar", rootfs.as_slice()),
+        ("Dockerfile", ROOTFS_DOCKERFILE.as_bytes()),
+    ] {
+        let mut header = tar::Header::new_gnu();
+        header.set_size(bytes.len() as u64);
+        header.set_mode(0o644);
+        header.set_cksum();
+        context
+            .append_data(&mut header, name, bytes)
+            .map_err(IoError::at(
+                "writing the build context entry",
+                Path::new(name),
+            ))?;
+    }
+    context.into_inner().map_err(IoError::at(
+        "writing the build context of",
+        Path::new("rootfs.tar"),
+    ))
+}
+
 /// The tar stream of `dir` as a build context: every file and directory below it except
 /// `.git`, paths relative to `dir`, symlinks kept as links, no sparse entries.
 ///

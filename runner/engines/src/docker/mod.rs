@@ -54,6 +54,7 @@ use futures_util::StreamExt;
 use receipts::fsutil::IoError;
 use receipts::model::{
     BackendKind, CpuPinning, DockerRun, DockerSpec, EngineIsolation, ImageRef, SandboxKind,
+    SubmissionImage,
 };
 use sha2::{Digest, Sha256};
 
@@ -387,8 +388,14 @@ impl EngineBackend for DockerBackend {
         BackendKind::Docker
     }
 
-    fn engine(&self, tree: &Path, config: &Path, log: &Path) -> Box<dyn Engine> {
-        Box::new(self.container(tree, config, log))
+    fn engine(
+        &self,
+        tree: &Path,
+        config: &Path,
+        log: &Path,
+        image: Option<&SubmissionImage>,
+    ) -> Box<dyn Engine> {
+        Box::new(self.container(tree, config, log, image))
     }
 
     fn sweep_leftovers(&self) -> usize {
@@ -397,12 +404,30 @@ impl EngineBackend for DockerBackend {
 }
 
 impl DockerBackend {
-    /// [`EngineBackend::engine`] as its concrete type (its typed [`DockerEngine::exit`]).
-    pub fn container(&self, tree: &Path, config: &Path, log: &Path) -> DockerEngine {
+    /// [`EngineBackend::engine`] as its concrete type (its container's id).
+    /// With `image` (a submission's build) the container runs that image by its id,
+    /// never by its tag: the start inspects the id on the daemon and refuses a missing
+    /// image ([`DockerError::MissingImage`]) or one the daemon holds under another id
+    /// ([`DockerError::DigestMismatch`]); without, the image resolved at setup.
+    pub fn container(
+        &self,
+        tree: &Path,
+        config: &Path,
+        log: &Path,
+        image: Option<&SubmissionImage>,
+    ) -> DockerEngine {
+        let image = image.map_or_else(
+            || self.image.clone(),
+            |built| ResolvedImage {
+                reference: built.tag.clone(),
+                image_id: built.image_id.clone(),
+                manifest_digest: built.manifest_digest.clone(),
+            },
+        );
         DockerEngine {
             daemon: Arc::clone(&self.daemon),
             spec: self.spec.clone(),
-            image: self.image.clone(),
+            image,
             settings: self.settings.clone(),
             scope: self.scope.clone(),
             tree: tree.to_path_buf(),
@@ -487,12 +512,6 @@ struct Running {
 }
 
 impl DockerEngine {
-    /// How the container ended, once it has (typed; the health check's detail says the
-    /// same).
-    pub fn exit(&self) -> Option<&ContainerExit> {
-        self.exit.as_ref()
-    }
-
     /// The container's id, once started.
     pub fn container_id(&self) -> Option<&str> {
         self.running.as_ref().map(|r| r.container.as_str())
@@ -903,6 +922,10 @@ impl Engine for DockerEngine {
 
     fn docker(&self) -> Option<DockerRun> {
         self.running.as_ref().map(|r| r.record.clone())
+    }
+
+    fn container_exit(&self) -> Option<ContainerExit> {
+        self.exit.clone()
     }
 
     fn start(&mut self) -> Result<(), EngineError> {

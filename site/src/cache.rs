@@ -138,22 +138,32 @@ impl Manifest {
         Some(Self { jobs })
     }
 
-    /// The manifest's bytes.
-    pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = String::with_capacity(self.jobs.len() * 160);
-        out.push_str(HEADER);
-        out.push('\n');
+    /// Writes the manifest to `w`: the header, then a line per job in name order (its
+    /// key, its name and its files, space-separated). Streamed: at 1,000 rounds of the
+    /// benchmark the manifest is ≈ 6.4 MB, never built in memory by a build.
+    ///
+    /// Errors: what `w` returns.
+    pub fn write_to(&self, w: &mut dyn io::Write) -> io::Result<()> {
+        writeln!(w, "{HEADER}")?;
         for (name, job) in &self.jobs {
-            out.push_str(job.key.as_str());
-            out.push(' ');
-            out.push_str(name);
+            w.write_all(job.key.as_str().as_bytes())?;
+            w.write_all(b" ")?;
+            w.write_all(name.as_bytes())?;
             for f in &job.files {
-                out.push(' ');
-                out.push_str(f.as_str());
+                w.write_all(b" ")?;
+                w.write_all(f.as_str().as_bytes())?;
             }
-            out.push('\n');
+            w.write_all(b"\n")?;
         }
-        out.into_bytes()
+        Ok(())
+    }
+
+    /// The manifest's bytes ([`Manifest::write_to`]), in memory.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.jobs.len() * 160);
+        // Writing to a `Vec` does not fail.
+        let _ = self.write_to(&mut out);
+        out
     }
 
     /// Every file the manifest lists.

@@ -26,16 +26,21 @@
 //! (or deleting the cache) checks every bundle by content again.
 //!
 //! The cache lives beside the manifest as [`VERDICTS_FILE`], one JSON object per line
-//! after a header; a line that does not parse is a miss. `--clean` starts without it.
+//! after a header, in key order; a line that does not parse is a miss. `--clean` starts
+//! without it. A build holds no line in memory: the previous cache's lines are found by
+//! offset in its file, this build's in a spill file they are appended to as they are
+//! found, copied into the new cache in key order at the end.
 
 use std::collections::HashMap;
-use std::io;
-use std::path::Path;
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Read};
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime};
 
-use receipts::fsutil::{IoError, read_limited};
+use receipts::fsutil::IoError;
 use receipts::model::{Sha256Hex, Timestamp};
 use receipts::verify::{Check, CheckName, VerifyReport};
 use serde::{Deserialize, Serialize};
@@ -54,8 +59,8 @@ const HEADER: &str = "referee-site-verdicts 2";
 /// right after the stamp was read could leave it as it was.
 pub const RACY_SECONDS: u64 = 2;
 
-/// Largest verdict cache read, bytes.
-const MAX_VERDICTS_BYTES: usize = 1 << 30;
+/// Most bytes of a verdict cache read (a longer one is read up to there).
+const MAX_VERDICTS_BYTES: u64 = 1 << 30;
 
 /// The key of a bundle's verdict: sha256 over length-prefixed parts — the referee
 /// version, sha256 of the keyring's bytes, the instant it is verified at (RFC 3339) and
@@ -202,60 +207,131 @@ struct Line {
     checks: Vec<(CheckName, Option<String>, Option<String>)>,
 }
 
-/// The verdicts of a build: those read from the previous build's cache, and those this
-/// build found, written back by [`Verdicts::to_bytes`] for the bundles it saw.
-#[derive(Default)]
+/// The verdicts of a build: those of the previous build's cache, and those this build
+/// found, written back by [`Verdicts::write_to`] for the bundles it saw. No line is held
+/// in memory (≈ 67 KB each at the demo's size, so ≈ 0.65 GiB at 10,000 rounds): the
+/// previous build's lines stay in its cache file and this build's go to a spill file as
+/// they are found, each found again by its offset.
 pub struct Verdicts {
-    /// The previous build's lines, by key (parsed when looked up; a line looked up moves
-    /// to `new` or is dropped, so no line is held twice).
-    old: Mutex<HashMap<Sha256Hex, String>>,
+    /// The previous build's lines, by key (parsed when looked up; a line looked up is
+    /// copied to `new` and forgotten here, so no line is read twice from here).
+    old: Mutex<Lines>,
     /// The previous build's stamps ([`Line::stamp`]), each to its line's key.
     stamps: Mutex<HashMap<Sha256Hex, Sha256Hex>>,
-    /// The lines of this build: hits and new verdicts, by key.
-    new: Mutex<HashMap<Sha256Hex, String>>,
+    /// The lines of this build: hits and new verdicts, by key, in a spill file.
+    new: Mutex<Spill>,
     /// Lookups answered from the cache.
     hits: AtomicUsize,
 }
 
+/// Lines of a file, by key: each line's offset and length (without its `\n`).
+#[derive(Default)]
+struct Lines {
+    /// The file; `None` for no lines.
+    file: Option<File>,
+    index: HashMap<Sha256Hex, (u64, usize)>,
+}
+
+impl Lines {
+    /// The line under `key`; `None` when there is none or it cannot be read (a miss).
+    fn read(&self, key: &Sha256Hex) -> Option<String> {
+        let &(offset, len) = self.index.get(key)?;
+        let mut bytes = vec![0; len];
+        self.file.as_ref()?.read_exact_at(&mut bytes, offset).ok()?;
+        String::from_utf8(bytes).ok()
+    }
+}
+
+/// The spill file of this build's lines: an unnamed temp file (`O_TMPFILE`, gone when
+/// the build ends) in the output directory, appended to.
+struct Spill {
+    /// Where the file is made when the first line is kept.
+    dir: PathBuf,
+    /// The file and its index.
+    lines: Lines,
+    /// Its length, bytes.
+    len: u64,
+    /// The first error making or writing it, reported by [`Verdicts::write_to`] (a line
+    /// that could not be kept would be missing from the cache).
+    error: Option<io::Error>,
+}
+
 impl Verdicts {
-    /// The cache of the output directory `out`; empty when there is none or it does not
-    /// parse.
+    /// No verdicts: the cache of a build without one (`--clean`, or no output directory
+    /// yet); this build's lines spill into `out` (made when the first line is kept).
+    pub fn empty(out: &Path) -> Self {
+        Self {
+            old: Mutex::default(),
+            stamps: Mutex::default(),
+            new: Mutex::new(Spill {
+                dir: out.to_owned(),
+                lines: Lines::default(),
+                len: 0,
+                error: None,
+            }),
+            hits: AtomicUsize::new(0),
+        }
+    }
+
+    /// The cache of the output directory `out`, indexed (its lines are read when looked
+    /// up; only the first [`MAX_VERDICTS_BYTES`] are read); empty when there is none or
+    /// its header is not this version's. This build's lines spill into `out`.
     ///
     /// Errors: [`SiteError::Io`] when it exists but cannot be read.
     pub fn load(out: &Path) -> Result<Self, SiteError> {
+        let empty = Self::empty(out);
         let path = out.join(VERDICTS_FILE);
-        let bytes = match read_limited(&path, MAX_VERDICTS_BYTES) {
-            Ok(bytes) => bytes,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Self::default()),
+        let file = match File::open(&path) {
+            Ok(file) => file,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(empty),
             Err(source) => return Err(IoError::at("reading", &path)(source).into()),
         };
-        let text = String::from_utf8_lossy(&bytes);
-        let mut lines = text.lines();
-        if lines.next() != Some(HEADER) {
-            return Ok(Self::default());
-        }
-        let mut old = HashMap::new();
+        let at = IoError::at("reading", &path);
+        let mut reader = BufReader::new(file.try_clone().map_err(at)?).take(MAX_VERDICTS_BYTES);
+        let mut line = Vec::new();
+        let mut offset = 0u64;
+        let mut index = HashMap::new();
         let mut stamps = HashMap::new();
-        for line in lines {
+        loop {
+            line.clear();
+            let at = IoError::at("reading", &path);
+            let n = reader.read_until(b'\n', &mut line).map_err(at)?;
+            if n == 0 {
+                break;
+            }
+            let start = offset;
+            offset += n as u64;
+            let text = line.strip_suffix(b"\n").unwrap_or(&line);
+            if start == 0 {
+                if text != HEADER.as_bytes() {
+                    return Ok(empty);
+                }
+                continue;
+            }
             // The key leads each line, then the stamp:
             // `{"key":"<64 hex>","stamp":"<64 hex>"|null,…`.
-            let Some(Ok(key)) = line.get(8..72).map(str::parse::<Sha256Hex>) else {
+            let field = |range: std::ops::Range<usize>| {
+                text.get(range)
+                    .and_then(|b| std::str::from_utf8(b).ok())
+                    .and_then(|s| s.parse::<Sha256Hex>().ok())
+            };
+            let Some(key) = field(8..72) else {
                 continue;
             };
-            if let Some(Ok(stamp)) = line
-                .get(72..83)
-                .filter(|s| *s == r#"","stamp":""#)
-                .and_then(|_| line.get(83..147))
-                .map(str::parse::<Sha256Hex>)
+            if text.get(72..83) == Some(br#"","stamp":""#.as_slice())
+                && let Some(stamp) = field(83..147)
             {
                 stamps.insert(stamp, key.clone());
             }
-            old.insert(key, line.to_owned());
+            index.insert(key, (start, text.len()));
         }
         Ok(Self {
-            old: Mutex::new(old),
+            old: Mutex::new(Lines {
+                file: Some(file),
+                index,
+            }),
             stamps: Mutex::new(stamps),
-            ..Self::default()
+            ..empty
         })
     }
 
@@ -271,7 +347,7 @@ impl Verdicts {
 
     /// The cached report of the bundle `dir` under `key`, with `bundle` set to `dir`;
     /// `None` on a miss (or a line that does not parse). A hit is kept for
-    /// [`Verdicts::to_bytes`], recording `stamp` (the bundle's stamp key now, when it
+    /// [`Verdicts::write_to`], recording `stamp` (the bundle's stamp key now, when it
     /// has one) in place of the stamp the line held.
     pub fn get(
         &self,
@@ -279,20 +355,24 @@ impl Verdicts {
         stamp: Option<&Sha256Hex>,
         dir: &Path,
     ) -> Option<VerifyReport> {
-        let taken = self.old.lock().ok()?.remove(key);
-        let text = match taken {
-            Some(text) => text,
+        let taken = {
+            let mut old = self.old.lock().ok()?;
+            let text = old.read(key);
+            old.index.remove(key);
+            text
+        };
+        let (text, kept) = match taken {
+            Some(text) => (text, false),
             // Looked up before (two bundles with the same content and instant).
-            None => self.new.lock().ok()?.get(key)?.clone(),
+            None => (self.new.lock().ok()?.lines.read(key)?, true),
         };
         let (mut line, report) = parse_line(&text, key, dir)?;
-        let text = if line.stamp.as_ref() == stamp {
-            text
-        } else {
+        if line.stamp.as_ref() != stamp {
             line.stamp = stamp.cloned();
-            serde_json::to_string(&line).ok()?
-        };
-        self.keep(key.clone(), text);
+            self.keep(key.clone(), &serde_json::to_string(&line).ok()?);
+        } else if !kept {
+            self.keep(key.clone(), &text);
+        }
         self.hits.fetch_add(1, Ordering::Relaxed);
         Some(report)
     }
@@ -302,7 +382,7 @@ impl Verdicts {
     /// read back when its pages are rendered, long after its verification. Not a
     /// lookup: nothing moves, no hit is counted. `None` when no line is kept there.
     pub fn report(&self, key: &Sha256Hex, dir: &Path) -> Option<VerifyReport> {
-        let text = self.new.lock().ok()?.get(key)?.clone();
+        let text = self.new.lock().ok()?.lines.read(key)?;
         parse_line(&text, key, dir).map(|(_, report)| report)
     }
 
@@ -331,7 +411,7 @@ impl Verdicts {
                 .collect(),
         };
         if let Ok(text) = serde_json::to_string(&line) {
-            self.keep(key, text);
+            self.keep(key, &text);
         }
     }
 
@@ -340,27 +420,61 @@ impl Verdicts {
         self.hits.load(Ordering::Relaxed)
     }
 
-    /// Keeps `line` under `key` for [`Verdicts::to_bytes`], at its length: a line
-    /// `serde_json` just wrote holds up to twice its length of capacity, and the lines
-    /// are held until the build ends (≈ 67 KB each at the demo's size).
-    fn keep(&self, key: Sha256Hex, mut line: String) {
-        line.shrink_to_fit();
-        if let Ok(mut new) = self.new.lock() {
-            new.insert(key, line);
+    /// Appends `line` to the spill file (made on the first line) under `key`, replacing
+    /// the line kept there before; an error is kept for [`Verdicts::write_to`].
+    fn keep(&self, key: Sha256Hex, line: &str) {
+        let Ok(mut spill) = self.new.lock() else {
+            return;
+        };
+        let spill = &mut *spill;
+        if spill.error.is_some() {
+            return;
+        }
+        let written = match &spill.lines.file {
+            Some(file) => file.write_all_at(line.as_bytes(), spill.len),
+            None => std::fs::create_dir_all(&spill.dir)
+                .and_then(|()| tempfile::tempfile_in(&spill.dir))
+                .and_then(|file| {
+                    file.write_all_at(line.as_bytes(), 0)?;
+                    spill.lines.file = Some(file);
+                    Ok(())
+                }),
+        };
+        match written {
+            Ok(()) => {
+                spill.lines.index.insert(key, (spill.len, line.len()));
+                spill.len += line.len() as u64;
+            }
+            Err(e) => spill.error = Some(e),
         }
     }
 
     /// Writes the cache to `w`: the header, then this build's verdicts by key, a line
-    /// each. Streamed (≈ 67 KB a line at the demo's size, so never built in memory).
+    /// each, copied from the spill file (streamed: one line in memory at a time).
     ///
-    /// Errors: what `w` returns.
+    /// Errors: what `w` returns, the error that kept a line from the spill file, or one
+    /// reading it back.
     pub fn write_to(&self, w: &mut dyn io::Write) -> io::Result<()> {
-        let new = self.new.lock().unwrap_or_else(|e| e.into_inner());
-        let mut lines: Vec<(&Sha256Hex, &String)> = new.iter().collect();
+        let spill = self.new.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(e) = &spill.error {
+            return Err(io::Error::new(
+                e.kind(),
+                format!(
+                    "keeping a verdict in a temp file in {}: {e}",
+                    spill.dir.display()
+                ),
+            ));
+        }
+        let mut lines: Vec<(&Sha256Hex, &(u64, usize))> = spill.lines.index.iter().collect();
         lines.sort_unstable_by_key(|(key, _)| *key);
         writeln!(w, "{HEADER}")?;
-        for (_, line) in lines {
-            w.write_all(line.as_bytes())?;
+        let mut bytes = Vec::new();
+        for (_, &(offset, len)) in lines {
+            bytes.resize(len, 0);
+            if let Some(file) = &spill.lines.file {
+                file.read_exact_at(&mut bytes, offset)?;
+            }
+            w.write_all(&bytes)?;
             w.write_all(b"\n")?;
         }
         Ok(())
@@ -372,6 +486,13 @@ impl Verdicts {
         // Writing to a `Vec` does not fail.
         let _ = self.write_to(&mut out);
         out
+    }
+}
+
+impl Default for Verdicts {
+    /// No verdicts, spilling into the system's temp directory ([`Verdicts::empty`]).
+    fn default() -> Self {
+        Self::empty(&std::env::temp_dir())
     }
 }
 
@@ -465,7 +586,7 @@ mod tests {
         std::fs::write(tmp.path().join(VERDICTS_FILE), cache.to_bytes()).unwrap();
 
         let read = Verdicts::load(tmp.path()).unwrap();
-        assert_eq!(read.old.lock().unwrap().len(), 1);
+        assert_eq!(read.old.lock().unwrap().index.len(), 1);
         assert_eq!(read.get(&key, None, &dir), Some(report));
         assert_eq!(read.get(&Sha256Hex::digest(b"f"), None, &dir), None);
         assert_eq!(read.get(&Sha256Hex::digest(b"other"), None, &dir), None);
@@ -483,6 +604,7 @@ mod tests {
                 .old
                 .lock()
                 .unwrap()
+                .index
                 .is_empty()
         );
     }
@@ -501,14 +623,35 @@ mod tests {
         let read = Verdicts::load(tmp.path()).unwrap();
         assert_eq!(read.get(&key, None, &dir), Some(report.clone()));
         // The line moved from the previous build's lines to this build's.
-        assert_eq!(read.old.lock().unwrap().len(), 1);
-        assert_eq!(read.new.lock().unwrap().len(), 1);
+        assert_eq!(read.old.lock().unwrap().index.len(), 1);
+        assert_eq!(read.new.lock().unwrap().lines.index.len(), 1);
         assert_eq!(read.get(&key, None, &dir), Some(report));
         assert_eq!(read.hits(), 2);
         // Only the line looked up is written back, after the header.
         let bytes = String::from_utf8(read.to_bytes()).unwrap();
         assert_eq!(bytes.lines().count(), 2);
         assert!(bytes.lines().nth(1).unwrap().contains(key.as_str()));
+    }
+
+    #[test]
+    fn a_line_that_cannot_be_spilled_fails_the_write() {
+        let tmp = tempfile::tempdir().unwrap();
+        // The spill file's directory is a file: no temp file can be made in it.
+        let blocked = tmp.path().join("out");
+        std::fs::write(&blocked, "").unwrap();
+        let report = passed_report(&blocked);
+        let key = Sha256Hex::digest(b"k");
+        let cache = Verdicts::empty(&blocked);
+        cache.put(key.clone(), None, &report);
+        assert_eq!(cache.report(&key, &blocked), None);
+        let error = cache.write_to(&mut Vec::new()).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            format!(
+                "keeping a verdict in a temp file in {}: File exists (os error 17)",
+                blocked.display()
+            )
+        );
     }
 
     #[test]

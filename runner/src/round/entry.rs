@@ -227,15 +227,14 @@ pub(crate) fn run_entry(
     if let Err(error) = remove_stale(&[&engine_log, &probe_log]) {
         let reason = error_chain(&error);
         start.line(&reason);
-        steps.push(ctx.finish(start, StepStatus::Failed)?);
-        record.result = EntryResult::InfraFailed { reason };
-        return close(
+        return failed_before_the_engine(
             ctx,
+            start,
             record,
             steps,
             (&group, &name),
             wants_outputs,
-            Reached::Start,
+            reason,
         );
     }
     let tree = match prepare(
@@ -247,15 +246,14 @@ pub(crate) fn run_entry(
         Err(error) => {
             let reason = error_chain(&error);
             start.line(&format!("preparing the tree failed: {reason}"));
-            steps.push(ctx.finish(start, StepStatus::Failed)?);
-            record.result = EntryResult::InfraFailed { reason };
-            return close(
+            return failed_before_the_engine(
                 ctx,
+                start,
                 record,
                 steps,
                 (&group, &name),
                 wants_outputs,
-                Reached::Start,
+                reason,
             );
         }
     };
@@ -273,15 +271,14 @@ pub(crate) fn run_entry(
             patch: planned.patch.clone(),
         });
         start.line(&reason);
-        steps.push(ctx.finish(start, StepStatus::Failed)?);
-        record.result = EntryResult::InfraFailed { reason };
-        return close(
+        return failed_before_the_engine(
             ctx,
+            start,
             record,
             steps,
             (&group, &name),
             wants_outputs,
-            Reached::Start,
+            reason,
         );
     }
     let mut engine = ctx.backend.engine(
@@ -580,6 +577,25 @@ fn note_host_load(
 
 /// Fills in the skipped steps of a group that ended early at `reached` and closes the
 /// record; its correctness step is skipped too when the group has one (`wants_outputs`).
+/// An entry whose start step failed before any engine was made (stale logs, the tree,
+/// no image): the step failed, the entry `infra_failed` for `reason`, the rest of its
+/// group closed as [`close`] does.
+///
+/// Errors: as [`close`].
+fn failed_before_the_engine(
+    ctx: &mut Ctx<'_>,
+    start: StepRun,
+    mut record: EntryRecord,
+    mut steps: Vec<Step>,
+    names: (&str, &str),
+    wants_outputs: bool,
+    reason: String,
+) -> Result<EntryRecord, RoundError> {
+    steps.push(ctx.finish(start, StepStatus::Failed)?);
+    record.result = EntryResult::InfraFailed { reason };
+    close(ctx, record, steps, names, wants_outputs, Reached::Start)
+}
+
 fn close(
     ctx: &mut Ctx<'_>,
     mut record: EntryRecord,

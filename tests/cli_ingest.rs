@@ -17,6 +17,24 @@ fn ingest(dir: &Path, file: &str, bytes: &[u8], json: bool) -> Output {
     ingest_cli(dir, file, bytes, if json { &["--json"] } else { &[] })
 }
 
+/// `referee status <sha> --json` of campaign `cli`, which must exit 0: the record.
+fn status_json(dir: &Path, sha: &str) -> serde_json::Value {
+    let json = referee(
+        dir,
+        &[
+            "status",
+            sha,
+            "--campaign",
+            "cli",
+            "--json",
+            "--data",
+            "data",
+        ],
+    );
+    assert_eq!(json.status.code(), Some(0), "{json:?}");
+    serde_json::from_slice(&json.stdout).expect("JSON")
+}
+
 /// `prefix` + `path` C-quoted as git writes a path with bytes outside printable ASCII.
 fn c_quoted(prefix: &str, path: &str) -> String {
     let mut out = String::from("\"");
@@ -74,20 +92,7 @@ fn untrusted_paths_are_escaped_in_text_and_raw_in_json() {
     assert!(stdout(&log).contains(escaped), "{log:?}");
     assert!(!stdout(&log).contains(raw_chars), "{log:?}");
 
-    let json = referee(
-        dir,
-        &[
-            "status",
-            &sha,
-            "--campaign",
-            "cli",
-            "--json",
-            "--data",
-            "data",
-        ],
-    );
-    assert_eq!(json.status.code(), Some(0), "{json:?}");
-    let record: serde_json::Value = serde_json::from_slice(&json.stdout).expect("JSON");
+    let record = status_json(dir, &sha);
     let reason = record["events"]
         .as_array()
         .and_then(|events| events.last())
@@ -214,20 +219,7 @@ fn status_lists_the_events_in_causal_order_with_monotonic_times() {
     let queued = ingest(dir, "ok.diff", diff.as_bytes(), false);
     assert_eq!(queued.status.code(), Some(0), "{queued:?}");
     let sha = Sha256Hex::digest(diff.as_bytes()).to_string();
-    let json = referee(
-        dir,
-        &[
-            "status",
-            &sha,
-            "--campaign",
-            "cli",
-            "--json",
-            "--data",
-            "data",
-        ],
-    );
-    assert_eq!(json.status.code(), Some(0), "{json:?}");
-    let record: serde_json::Value = serde_json::from_slice(&json.stdout).expect("JSON");
+    let record = status_json(dir, &sha);
     let events = record["events"].as_array().expect("events");
     let log: Vec<&str> = events
         .iter()

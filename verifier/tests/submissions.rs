@@ -199,17 +199,7 @@ fn a_stored_diff_that_is_not_the_sha256_fails_submissions_record() {
 #[test]
 fn an_image_id_that_is_not_a_config_id_fails_submissions_record() {
     let data = tempfile::tempdir().expect("tempdir");
-    data_dir(
-        data.path(),
-        |_| {},
-        |record| {
-            record["image"] = json!({
-                "tag": format!("referee/tiny:{PATCH}"),
-                "imageId": "sha256:ABC",
-                "buildLogSha256": "0".repeat(64),
-            });
-        },
-    );
+    data_dir(data.path(), |_| {}, |record| built(record, "sha256:ABC"));
     let reason = only_failure(
         &submissions(data.path()),
         CheckName::SubmissionRecord,
@@ -254,11 +244,11 @@ fn ran_in_container(receipt: &mut Value, id: &str) {
     receipt["entries"][1]["engine"]["docker"] = serde_json::to_value(run).expect("json");
 }
 
-/// The record's built image: `sha256:<c × 64>`.
-fn built(record: &mut Value, c: char) {
+/// The record's built image, with image id `id`.
+fn built(record: &mut Value, id: &str) {
     record["image"] = json!({
         "tag": format!("referee/tiny:{PATCH}"),
-        "imageId": image_id(c),
+        "imageId": id,
         "buildLogSha256": "0".repeat(64),
     });
 }
@@ -269,7 +259,7 @@ fn a_container_that_ran_the_records_image_passes_submissions_image() {
     data_dir(
         data.path(),
         |p| ran_in_container(p, &image_id('a')),
-        |r| built(r, 'a'),
+        |r| built(r, &image_id('a')),
     );
     let report = submissions(data.path());
     assert_eq!(failures(&report), vec![]);
@@ -288,7 +278,7 @@ fn a_container_that_ran_another_image_fails_submissions_image() {
     data_dir(
         data.path(),
         |p| ran_in_container(p, &image_id('b')),
-        |r| built(r, 'a'),
+        |r| built(r, &image_id('a')),
     );
     let reason = only_failure(
         &submissions(data.path()),

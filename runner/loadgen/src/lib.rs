@@ -828,17 +828,12 @@ async fn exchange(
     let mut body = response.into_body();
     let mut parser = SseParser::default();
     let mut events = Vec::new();
-    let mut count = TokenCounter {
-        mode: context.token_count,
-        source: context.token_ids,
-        ids_known: true,
-        max_tokens: u64::from(sample.max_tokens),
+    let mut count = TokenCounter::new(
+        (context.token_count, context.token_ids),
+        sample.max_tokens,
         keep_token_ids,
         scheduled,
-        observed: 0,
-        usage: None,
-        last_arrival: None,
-    };
+    );
     let mut done = false;
     // Read to the end of the body: bytes after `[DONE]` are an error, not ignored.
     while let Some(frame) = body.frame().await {
@@ -857,10 +852,7 @@ async fn exchange(
                 }
             }
         }
-        fed.map_err(|e| match e {
-            SseError::AfterDone { .. } => RequestErrorKind::TrailingData,
-            SseError::Malformed { .. } => RequestErrorKind::BadBody,
-        })?;
+        fed.map_err(stream_error)?;
     }
     if !done {
         return Err(RequestErrorKind::ConnectionClosed);
@@ -886,7 +878,38 @@ struct TokenCounter {
     last_arrival: Option<Instant>,
 }
 
+/// What a stream that does not parse makes of its request: bytes after `[DONE]` are
+/// trailing data, anything else a bad body.
+fn stream_error(error: SseError) -> RequestErrorKind {
+    match error {
+        SseError::AfterDone { .. } => RequestErrorKind::TrailingData,
+        SseError::Malformed { .. } => RequestErrorKind::BadBody,
+    }
+}
+
 impl TokenCounter {
+    /// A counter of one request's stream: tokens counted and identified as `(mode,
+    /// source)` say, at most `max_tokens`, ids kept if `keep_token_ids`, latencies from
+    /// `scheduled`.
+    fn new(
+        (mode, source): (TokenCount, TokenIds),
+        max_tokens: u32,
+        keep_token_ids: bool,
+        scheduled: Instant,
+    ) -> Self {
+        Self {
+            mode,
+            source,
+            ids_known: true,
+            max_tokens: u64::from(max_tokens),
+            keep_token_ids,
+            scheduled,
+            observed: 0,
+            usage: None,
+            last_arrival: None,
+        }
+    }
+
     /// One chunk arrived at `now`. Errors: [`RequestErrorKind::NoTokenIds`] for text
     /// without the tokens the mode counts (ids, or logprob tokens),
     /// [`RequestErrorKind::LongOutput`] as soon as more tokens than asked arrived (which
@@ -1008,17 +1031,7 @@ pub fn count_stream(
         max_tokens,
         ..RequestSample::default()
     };
-    let mut count = TokenCounter {
-        mode: api.token_count,
-        source: api.token_ids,
-        ids_known: true,
-        max_tokens: u64::from(max_tokens),
-        keep_token_ids: true,
-        scheduled: now,
-        observed: 0,
-        usage: None,
-        last_arrival: None,
-    };
+    let mut count = TokenCounter::new((api.token_count, api.token_ids), max_tokens, true, now);
     let mut parser = SseParser::default();
     let mut events = Vec::new();
     let counted = (|| {
@@ -1030,10 +1043,7 @@ pub fn count_stream(
                 SseEvent::Done => done = true,
             }
         }
-        fed.map_err(|e| match e {
-            SseError::AfterDone { .. } => RequestErrorKind::TrailingData,
-            SseError::Malformed { .. } => RequestErrorKind::BadBody,
-        })?;
+        fed.map_err(stream_error)?;
         if !done {
             return Err(RequestErrorKind::ConnectionClosed);
         }

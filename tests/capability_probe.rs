@@ -333,4 +333,12 @@ fn a_baseline_lacking_a_feature_fails_the_round_naming_it_and_disqualifies_no_on
         CheckName::CapabilityProbe,
         "capabilityProbe.findings[5].status",
     );
+    // A probe longer than the timeline step it ran in.
+    let mut forged = record.clone();
+    forged.capability_probe.as_mut().unwrap().duration_ms = 3_600_000;
+    reseal_and_fail(
+        &forged,
+        CheckName::CapabilityProbe,
+        "capabilityProbe.durationMs",
+    );
 }

@@ -6,8 +6,8 @@
 //! that no entry ran after a missing finding.
 
 use receipts::model::{
-    ApiProfile, Backend, CapabilityFeature, CapabilityProbe, FindingStatus, FrozenCampaign,
-    RoundFailure, RoundRecord,
+    ApiProfile, Backend, CAPABILITY_PROBE_STEP, CapabilityFeature, CapabilityProbe, FindingStatus,
+    FrozenCampaign, RoundFailure, RoundRecord,
 };
 use receipts::verify::{CheckName, FailureReason, VerifyReport};
 
@@ -81,6 +81,7 @@ pub(crate) fn check_capability(
             "absent: the built-in engine is not probed",
         )),
         Some(probe) => well_formed(probe, &campaign.campaign.api_profile())
+            .and_then(|()| within_its_step(record, probe))
             .and_then(|()| nothing_ran(record, probe)),
     };
     report.record(CheckName::CapabilityProbe, target, result);
@@ -153,6 +154,39 @@ fn well_formed(probe: &CapabilityProbe, api: &ApiProfile) -> Result<(), FailureR
         }
     }
     Ok(())
+}
+
+/// The probe's `durationMs` (the runner's monotonic clock, from engine start to stop)
+/// fits inside its own timeline step (`endedAt − startedAt`, the wall clock), with 2 ms
+/// for the rounding of both and 0.1 % for the wall clock's slew.
+fn within_its_step(record: &RoundRecord, probe: &CapabilityProbe) -> Result<(), FailureReason> {
+    let Some(step) = record
+        .steps
+        .iter()
+        .find(|s| s.name == CAPABILITY_PROBE_STEP)
+    else {
+        return Err(recomputed(
+            RECEIPT,
+            "steps",
+            "no step",
+            format!("a step `{CAPABILITY_PROBE_STEP}`, the one the capability probe ran in"),
+        ));
+    };
+    let step_ms = u64::try_from(step.started_at.millis_until(step.ended_at)).unwrap_or(0);
+    let bound_ms = step_ms + 2 + step_ms / 1000;
+    if probe.duration_ms <= bound_ms {
+        Ok(())
+    } else {
+        Err(recomputed(
+            RECEIPT,
+            "capabilityProbe.durationMs",
+            probe.duration_ms,
+            format!(
+                "at most {bound_ms} (its step `{CAPABILITY_PROBE_STEP}`, index {}, lasted {step_ms} ms)",
+                step.index
+            ),
+        ))
+    }
 }
 
 /// After a missing finding no entry ran: no run summary, no pass row with a probe log.

@@ -12,6 +12,9 @@ use serde::{Deserialize, Serialize};
 
 use super::ApiProfile;
 
+/// The name of the timeline step the probe runs in: its `durationMs` fits inside it.
+pub const CAPABILITY_PROBE_STEP: &str = "Probing the baseline engine's API";
+
 /// What the baseline engine was asked, in the order the probe asks it.
 #[derive(
     Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,

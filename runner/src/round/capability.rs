@@ -10,8 +10,8 @@
 use std::time::{Duration, Instant};
 
 use receipts::model::{
-    ApiProfile, Backend, CapabilityFeature, CapabilityFinding, CapabilityProbe, FindingStatus,
-    Phase, RoundFailure, Step, StepStatus,
+    ApiProfile, Backend, CAPABILITY_PROBE_STEP, CapabilityFeature, CapabilityFinding,
+    CapabilityProbe, FindingStatus, Phase, RoundFailure, Step, StepStatus,
 };
 use receipts::rules::workload::Workload;
 
@@ -46,11 +46,7 @@ pub(crate) fn probe_baseline(
     if matches!(ctx.frozen.campaign.backend, Backend::Builtin) {
         return Ok(None);
     }
-    let mut step = ctx.begin(
-        "Setup",
-        "Probing the baseline engine's API",
-        Phase::StartingEngine,
-    );
+    let mut step = ctx.begin("Setup", CAPABILITY_PROBE_STEP, Phase::StartingEngine);
     let started = Instant::now();
     let engine_log = ctx.bundle.join("logs/engines/capability-probe.log");
     let record_error = |e: &dyn std::error::Error| RoundError::Record {

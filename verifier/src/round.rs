@@ -62,6 +62,7 @@ pub(crate) fn check_round(
     selftest::check_self_test(
         report,
         record.client_self_test.as_ref(),
+        record.hardware.at_start.cpu_count,
         campaign.as_ref(),
         version,
     );

@@ -25,6 +25,7 @@ const TARGET: &str = "clientSelfTest";
 pub(crate) fn check_self_test(
     report: &mut VerifyReport,
     recorded: Option<&ClientSelfTest>,
+    cpu_count: u32,
     campaign: Option<&FrozenCampaign>,
     version: PredicateVersion,
 ) {
@@ -79,14 +80,27 @@ pub(crate) fn check_self_test(
         }
     })
     .and_then(|()| same(RECEIPT, "clientSelfTest.failed", test.failed, 0))
-    .and_then(|()| test.scheduling.as_ref().map_or(Ok(()), check_scheduling));
+    .and_then(|()| {
+        test.scheduling
+            .as_ref()
+            .map_or(Ok(()), |s| check_scheduling(s, cpu_count))
+    });
     report.record(CheckName::ClientSelfTest, target, result);
 }
 
 /// The recorded scheduling is one the kernel can report: a real-time priority of 1–99
-/// under `fifo`, 0 under `normal` (the figures themselves are observations of the
-/// evaluator's machine: nothing in the bundle recomputes them).
-fn check_scheduling(scheduling: &ClientScheduling) -> Result<(), FailureReason> {
+/// under `fifo`, 0 under `normal`, and at most one CPU kept awake per CPU of the machine
+/// (`hardware.atStart.cpuCount`); the figures themselves are observations of the
+/// evaluator's machine, which nothing in the bundle recomputes.
+fn check_scheduling(scheduling: &ClientScheduling, cpu_count: u32) -> Result<(), FailureReason> {
+    if scheduling.awake_cpus > cpu_count {
+        return Err(recomputed(
+            RECEIPT,
+            "clientSelfTest.scheduling.awakeCpus",
+            scheduling.awake_cpus,
+            format!("at most the machine's {cpu_count} CPUs (hardware.atStart.cpuCount)"),
+        ));
+    }
     let allowed = match scheduling.policy {
         ClientPolicy::Fifo => 1..=99,
         ClientPolicy::Normal => 0..=0,
@@ -158,7 +172,13 @@ output_tokens = 4
     /// The one `client.selfTest` check recorded for `self_test` in a round of `version`.
     fn check(self_test: Option<ClientSelfTest>, version: PredicateVersion) -> VerifyReport {
         let mut report = VerifyReport::new(std::path::Path::new("bundle"));
-        check_self_test(&mut report, self_test.as_ref(), Some(&campaign()), version);
+        check_self_test(
+            &mut report,
+            self_test.as_ref(),
+            2,
+            Some(&campaign()),
+            version,
+        );
         assert_eq!(report.checks.len(), 1);
         report
     }
@@ -226,6 +246,22 @@ output_tokens = 4
                 ))
             );
         }
+        // More CPUs kept awake than the machine has (2 in these tests).
+        let mut forged = test(1_900, 2_000);
+        forged.scheduling = Some(ClientScheduling {
+            policy: ClientPolicy::Fifo,
+            priority: 10,
+            awake_cpus: 3,
+        });
+        assert_eq!(
+            check(Some(forged), PredicateVersion::V3).checks[0].reason,
+            Some(recomputed(
+                RECEIPT,
+                "clientSelfTest.scheduling.awakeCpus",
+                3,
+                "at most the machine's 2 CPUs (hardware.atStart.cpuCount)"
+            ))
+        );
         let mut older = test(1_900, 2_000);
         older.scheduling = None;
         assert!(check(Some(older), PredicateVersion::V3).checks[0].passed);

@@ -341,4 +341,8 @@ fn a_baseline_lacking_a_feature_fails_the_round_naming_it_and_disqualifies_no_on
         CheckName::CapabilityProbe,
         "capabilityProbe.durationMs",
     );
+    // The probe dropped from a v4 receipt (a v3 one says `not applicable (v3)`).
+    let mut forged = record.clone();
+    forged.capability_probe = None;
+    reseal_and_fail(&forged, CheckName::CapabilityProbe, "absent");
 }

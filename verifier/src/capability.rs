@@ -33,8 +33,8 @@ pub(crate) fn failure(record: &RoundRecord) -> Option<RoundFailure> {
 
 /// `capability.probe` on a round of `version` under `campaign` (when `inputs.campaign`
 /// passed): `not applicable (v1/v2)` before v3, and on a v3 round without a probe under
-/// a non-built-in backend (sealed before the probe existed); otherwise failed when the
-/// built-in engine was probed, when the findings are not one per
+/// a non-built-in backend (sealed before the probe existed); otherwise failed when a v4
+/// round under a non-built-in backend has no probe, when the built-in engine was probed, when the findings are not one per
 /// [`CapabilityFeature::ALL`] in order, when a finding's `field` is present on a finding
 /// that is not missing or is not one of its feature's fields on a missing one, when a
 /// finding is `not_asked` before any missing one, when a finding is `not_needed` although
@@ -49,7 +49,7 @@ pub(crate) fn check_capability(
     version: PredicateVersion,
 ) {
     let target = Some(TARGET.to_owned());
-    if version != PredicateVersion::V3 {
+    if version < PredicateVersion::V3 {
         report.not_applicable(CheckName::CapabilityProbe, target, version.name());
         return;
     }
@@ -66,7 +66,9 @@ pub(crate) fn check_capability(
     let builtin = matches!(campaign.campaign.backend, Backend::Builtin);
     let result = match &record.capability_probe {
         None if builtin => Ok(()),
-        None => {
+        // v3 builds recorded the probe only late (ARCHITECTURE.md, Predicate versions);
+        // v4 requires it.
+        None if version == PredicateVersion::V3 => {
             report.not_applicable(
                 CheckName::CapabilityProbe,
                 target,
@@ -74,6 +76,12 @@ pub(crate) fn check_capability(
             );
             return;
         }
+        None => Err(recomputed(
+            RECEIPT,
+            TARGET,
+            "absent",
+            "the findings of the probe a round on a real engine opens with",
+        )),
         Some(_) if builtin => Err(recomputed(
             RECEIPT,
             TARGET,

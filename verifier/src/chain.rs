@@ -15,12 +15,11 @@ use std::path::Path;
 use receipts::bundle::ENVELOPE_FILE;
 use receipts::keys::Keyring;
 use receipts::layout::read_round_record;
-use receipts::model::{
-    CampaignRef, IncumbentRemeasure, Leader, ROUND_PREDICATE_TYPE, Role, RoundRecord, Sha256Hex,
-};
+use receipts::model::{CampaignRef, IncumbentRemeasure, Leader, Role, RoundRecord, Sha256Hex};
 use receipts::rules::leader::{incumbent_infra_failed_rounds, remeasure_of};
 use receipts::verify::{CheckName, FailureReason, VerifyOptions, VerifyReport};
 
+use crate::PredicateVersion;
 use crate::files::{recomputed, show as show_value};
 
 /// What the checks across rounds read of one round's record, and nothing else: a few
@@ -242,7 +241,11 @@ fn seat(
     record: &ChainLink,
     before: &ChainLink,
 ) -> Result<(), FailureReason> {
-    let v3 = report.predicate_type.as_deref() == Some(ROUND_PREDICATE_TYPE);
+    let v3 = report
+        .predicate_type
+        .as_deref()
+        .and_then(PredicateVersion::of)
+        >= Some(PredicateVersion::V3);
     incumbent(record, before).and_then(|()| remeasure(record, before, v3))
 }
 

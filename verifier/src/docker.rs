@@ -33,7 +33,7 @@ pub(crate) fn check_docker(
     let mut ids: BTreeMap<&str, &str> = BTreeMap::new();
     for entry in started {
         let target = Some(format!("entries[{}]", entry.index));
-        if version != PredicateVersion::V3 {
+        if version < PredicateVersion::V3 {
             report.not_applicable(CheckName::EngineDocker, target, version.name());
             continue;
         }

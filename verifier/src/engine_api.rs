@@ -28,7 +28,7 @@ pub(crate) fn check_engine_api(
     });
     for entry in recorded {
         let target = Some(format!("entries[{}]", entry.index));
-        if version != PredicateVersion::V3 {
+        if version < PredicateVersion::V3 {
             report.not_applicable(CheckName::EngineApi, target, version.name());
             continue;
         }

@@ -23,7 +23,8 @@ use serde::Deserialize;
 use receipts::keys::Keyring;
 use receipts::model::{
     RERUN_PREDICATE_TYPE, ROUND_OPENED_PREDICATE_TYPE, ROUND_OPENED_PREDICATE_TYPE_V1,
-    ROUND_PREDICATE_TYPE, ROUND_PREDICATE_TYPE_V1, ROUND_PREDICATE_TYPE_V2, RoundRecord,
+    ROUND_PREDICATE_TYPE, ROUND_PREDICATE_TYPE_V1, ROUND_PREDICATE_TYPE_V2,
+    ROUND_PREDICATE_TYPE_V3, RoundRecord,
 };
 use receipts::verify::{VerifyOptions, VerifyReport, verify_envelope_and_files};
 
@@ -52,8 +53,9 @@ pub use inputs::read_campaign_copy;
 pub use paired::recomputed_outcome;
 pub use view::RoundView;
 
-/// A round predicate version this build verifies.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// A round predicate version this build verifies, ordered oldest first (a check of what
+/// `V3` added applies from `V3` on: `version >= PredicateVersion::V3`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum PredicateVersion {
     /// `…/round/v1`: scores against the first baseline run, free-text outcome, the
     /// campaign copied as `inputs/campaign.toml`, no JSONL prompt copy.
@@ -65,6 +67,9 @@ pub enum PredicateVersion {
     /// tokenization, the timed-run output sample, sandboxed and pinned engines, the
     /// leader rule's failure cases.
     V3,
+    /// `…/round/v4`: what late v3 builds recorded optionally is required — the capability
+    /// probe of a round on a real engine and the client's scheduling in its self-test.
+    V4,
 }
 
 impl PredicateVersion {
@@ -73,7 +78,8 @@ impl PredicateVersion {
         match predicate_type {
             ROUND_PREDICATE_TYPE_V1 => Some(PredicateVersion::V1),
             ROUND_PREDICATE_TYPE_V2 => Some(PredicateVersion::V2),
-            ROUND_PREDICATE_TYPE => Some(PredicateVersion::V3),
+            ROUND_PREDICATE_TYPE_V3 => Some(PredicateVersion::V3),
+            ROUND_PREDICATE_TYPE => Some(PredicateVersion::V4),
             _ => None,
         }
     }
@@ -83,16 +89,17 @@ impl PredicateVersion {
     pub fn round_opened_type(&self) -> &'static str {
         match self {
             PredicateVersion::V1 | PredicateVersion::V2 => ROUND_OPENED_PREDICATE_TYPE_V1,
-            PredicateVersion::V3 => ROUND_OPENED_PREDICATE_TYPE,
+            PredicateVersion::V3 | PredicateVersion::V4 => ROUND_OPENED_PREDICATE_TYPE,
         }
     }
 
-    /// `v1`, `v2`, `v3`: how `not applicable (vN)` names it.
+    /// `v1` … `v4`: how `not applicable (vN)` names it.
     pub fn name(&self) -> &'static str {
         match self {
             PredicateVersion::V1 => "v1",
             PredicateVersion::V2 => "v2",
             PredicateVersion::V3 => "v3",
+            PredicateVersion::V4 => "v4",
         }
     }
 }

@@ -88,7 +88,7 @@ pub(crate) fn check_measurements(
         }),
         version,
         token_count: campaign
-            .filter(|_| version == PredicateVersion::V3)
+            .filter(|_| version >= PredicateVersion::V3)
             .map(|c| c.campaign.api_profile().token_count),
         search: campaign.map(|c| &c.campaign.rate_search),
     };
@@ -98,11 +98,13 @@ pub(crate) fn check_measurements(
             report.not_applicable(CheckName::HostSteal, None, version.name());
             None
         }
-        (PredicateVersion::V3, None) => {
+        (PredicateVersion::V3 | PredicateVersion::V4, None) => {
             report.not_run(&[CheckName::HostSteal], CheckName::InputsCampaign);
             None
         }
-        (PredicateVersion::V3, Some(c)) => Some(c.campaign.effective_max_steal_permille()),
+        (PredicateVersion::V3 | PredicateVersion::V4, Some(c)) => {
+            Some(c.campaign.effective_max_steal_permille())
+        }
     };
     for entry in &record.entries {
         let at = format!("entries[{}]", entry.index);
@@ -379,7 +381,7 @@ fn check_token_count(
     version: PredicateVersion,
 ) {
     let target = Some("tokenCount".to_owned());
-    if version != PredicateVersion::V3 {
+    if version < PredicateVersion::V3 {
         report.not_applicable(CheckName::TokenCount, target, version.name());
         return;
     }
@@ -723,7 +725,7 @@ fn probe_throughput(
         PredicateVersion::V1 | PredicateVersion::V2 => {
             probe_throughput_range(probe.completed, probe.duration_us)
         }
-        PredicateVersion::V3 => {
+        PredicateVersion::V3 | PredicateVersion::V4 => {
             let exact = probe_throughput_milli_rps(probe.completed, probe.duration_us);
             (exact, exact)
         }

@@ -59,7 +59,7 @@ pub(crate) fn check_paired(
     campaign: Option<&FrozenCampaign>,
     version: PredicateVersion,
 ) {
-    if version != PredicateVersion::V3 {
+    if version < PredicateVersion::V3 {
         for name in CHECKS {
             report.not_applicable(name, None, version.name());
         }

@@ -19,9 +19,10 @@ const TARGET: &str = "clientSelfTest";
 
 /// `client.selfTest` on a round's recorded self-test (`RoundRecord::client_self_test`),
 /// a round of `version`: `not applicable (v1/v2)` before
-/// v3; on v3, failed when the self-test is absent, when its recorded bound is not the
+/// v3; from v3, failed when the self-test is absent, when its recorded bound is not the
 /// campaign's effective send-lag bound (`campaign`, when `inputs.campaign` passed; not
-/// run otherwise), when its send-lag p99 is over that bound, or when a request failed.
+/// run otherwise), when its send-lag p99 is over that bound, when a request failed, or
+/// when its scheduling is one the kernel cannot report — or, from v4, is absent.
 pub(crate) fn check_self_test(
     report: &mut VerifyReport,
     recorded: Option<&ClientSelfTest>,
@@ -30,7 +31,7 @@ pub(crate) fn check_self_test(
     version: PredicateVersion,
 ) {
     let target = Some(TARGET.to_owned());
-    if version != PredicateVersion::V3 {
+    if version < PredicateVersion::V3 {
         report.not_applicable(CheckName::ClientSelfTest, target, version.name());
         return;
     }
@@ -80,10 +81,16 @@ pub(crate) fn check_self_test(
         }
     })
     .and_then(|()| same(RECEIPT, "clientSelfTest.failed", test.failed, 0))
-    .and_then(|()| {
-        test.scheduling
-            .as_ref()
-            .map_or(Ok(()), |s| check_scheduling(s, cpu_count))
+    .and_then(|()| match &test.scheduling {
+        Some(s) => check_scheduling(s, cpu_count),
+        // v3 builds recorded the scheduling only late; v4 requires it.
+        None if version == PredicateVersion::V3 => Ok(()),
+        None => Err(recomputed(
+            RECEIPT,
+            "clientSelfTest.scheduling",
+            "absent",
+            "the client's scheduling as the kernel reported it",
+        )),
     });
     report.record(CheckName::ClientSelfTest, target, result);
 }
@@ -185,8 +192,11 @@ output_tokens = 4
 
     #[test]
     fn a_self_test_within_the_campaign_bound_passes() {
-        let report = check(Some(test(1_900, 2_000)), PredicateVersion::V3);
-        assert!(report.checks[0].passed, "{:?}", report.checks[0]);
+        for version in [PredicateVersion::V3, PredicateVersion::V4] {
+            let report = check(Some(test(1_900, 2_000)), version);
+            assert!(report.checks[0].passed, "{:?}", report.checks[0]);
+        }
+        let report = check(Some(test(1_900, 2_000)), PredicateVersion::V4);
         assert_eq!(report.checks[0].target.as_deref(), Some("clientSelfTest"));
     }
 
@@ -262,9 +272,25 @@ output_tokens = 4
                 "at most the machine's 2 CPUs (hardware.atStart.cpuCount)"
             ))
         );
-        let mut older = test(1_900, 2_000);
-        older.scheduling = None;
-        assert!(check(Some(older), PredicateVersion::V3).checks[0].passed);
+    }
+
+    /// A v3 round sealed before the scheduling was recorded passes without it; a v4 round
+    /// without it fails.
+    #[test]
+    fn no_scheduling_passes_on_v3_and_fails_on_v4() {
+        let mut unscheduled = test(1_900, 2_000);
+        unscheduled.scheduling = None;
+        let v3 = check(Some(unscheduled.clone()), PredicateVersion::V3);
+        assert!(v3.checks[0].passed, "{:?}", v3.checks[0]);
+        assert_eq!(
+            check(Some(unscheduled), PredicateVersion::V4).checks[0].reason,
+            Some(recomputed(
+                RECEIPT,
+                "clientSelfTest.scheduling",
+                "absent",
+                "the client's scheduling as the kernel reported it"
+            ))
+        );
     }
 
     #[test]

@@ -699,7 +699,7 @@ impl RoundView {
         let scores_ok = signed && score_ok.iter().all(|&ok| ok);
         // From v3 the seat is recomputed from the passes.
         let v3 = PredicateVersion::of(report.predicate_type.as_deref().unwrap_or(""))
-            == Some(PredicateVersion::V3);
+            >= Some(PredicateVersion::V3);
         let seat_ok = scores_ok && (!v3 || checks.passed(CheckName::PairedDecision, "outcome"));
 
         let entries: Vec<EntryView> = record

@@ -12,11 +12,16 @@
 //! `fixtures/v2-round/` is the same campaign and patch sealed by the last v2 build
 //! (`427bb03`, with the baseline repository rebuilt by `git`, hence another commit id),
 //! the same commands, keyring `fixtures/v2-keyring.json`.
+//!
+//! `fixtures/v3-round/` is README's by-hand round (`examples/by-hand/campaign.toml`, the
+//! demo's baseline at one fixed rate, `miner-fast`'s `faster-batching.diff`) sealed by the
+//! last v3 build (`f0fd59e`) with README's by-hand commands, keyring
+//! `fixtures/v3-keyring.json`.
 
 use std::path::Path;
 
 use receipts::keys::Keyring;
-use receipts::model::{ROUND_PREDICATE_TYPE_V1, ROUND_PREDICATE_TYPE_V2};
+use receipts::model::{ROUND_PREDICATE_TYPE_V1, ROUND_PREDICATE_TYPE_V2, ROUND_PREDICATE_TYPE_V3};
 use receipts::verify::{CheckName, VerifyOptions};
 
 fn fixture(name: &str) -> std::path::PathBuf {
@@ -33,6 +38,42 @@ fn a_v1_round_still_verifies() {
 #[test]
 fn a_v2_round_still_verifies() {
     still_verifies("v2", ROUND_PREDICATE_TYPE_V2);
+}
+
+/// A v3 round verifies with every check of v3 passing: nothing v4 requires is missing
+/// from it (a built-in engine is not probed; its self-test records the scheduling), so
+/// nothing is `not applicable`.
+#[test]
+fn a_v3_round_still_verifies() {
+    let keyring = Keyring::load(&fixture("v3-keyring.json")).expect("keyring loads");
+    let report = verifier::verify_bundle(&fixture("v3-round"), &keyring, &VerifyOptions::default());
+    assert!(
+        report.passed(),
+        "{:#?}",
+        report.failures().collect::<Vec<_>>()
+    );
+    assert_eq!(
+        report.predicate_type.as_deref(),
+        Some(ROUND_PREDICATE_TYPE_V3)
+    );
+    let not_applicable: Vec<(&str, Option<&str>, &str)> = report
+        .checks
+        .iter()
+        .filter_map(|c| Some((c.name.as_str(), c.target.as_deref(), c.not_applicable?)))
+        .collect();
+    assert_eq!(not_applicable, Vec::new());
+    for name in [
+        CheckName::RequestSequence,
+        CheckName::PairedDecision,
+        CheckName::ClientSelfTest,
+        CheckName::CapabilityProbe,
+    ] {
+        assert!(
+            report.checks.iter().any(|c| c.name == name && c.passed),
+            "{} did not pass",
+            name.as_str()
+        );
+    }
 }
 
 /// `fixtures/<version>-round` verifies against `fixtures/<version>-keyring.json` with

@@ -12,14 +12,23 @@ use super::hardware::HardwareFingerprint;
 use super::ids::{CampaignId, MinerId, Seed32, Sha256Hex, Timestamp};
 
 /// `predicateType` of a sealed round. Bumped on any change of [`RoundRecord`]
-/// (ARCHITECTURE.md, Predicate versions): v3 counts output tokens from the token ids the
-/// client observed, checks the correctness reference's own prompt tokenization and a
+/// (ARCHITECTURE.md, Predicate versions): v4 requires what late v3 builds recorded
+/// optionally — the capability probe's findings of a round on a real engine
+/// (`capabilityProbe`) and the client's scheduling as the kernel reported it
+/// (`clientSelfTest.scheduling`) — so a v4 receipt without them fails `referee verify`
+/// where a v3 one says `not applicable (v3)`; v3 counts output tokens from the token ids
+/// the client observed, checks the correctness reference's own prompt tokenization and a
 /// sample of the timed run's outputs, sandboxes and pins engines, and applies the leader
 /// rule's failure cases (an infra-failed incumbent keeps its seat); v2 typed the outcome's
 /// reason and decision, an entry's infrastructure failure and its engine's backend,
 /// recorded what each engine ran, and copied the frozen `campaign.json` (and a JSONL
 /// prompt source) into `inputs/`.
-pub const ROUND_PREDICATE_TYPE: &str = "https://referee.dev/predicates/round/v3";
+pub const ROUND_PREDICATE_TYPE: &str = "https://referee.dev/predicates/round/v4";
+
+/// `predicateType` of the rounds sealed by v3 builds. `referee verify` still verifies
+/// them; a check of what v4 requires says `not applicable (v3)` where a v3 receipt lacks
+/// it (its builds recorded the capability probe and the client's scheduling only late).
+pub const ROUND_PREDICATE_TYPE_V3: &str = "https://referee.dev/predicates/round/v3";
 
 /// `predicateType` of the rounds sealed by v2 builds. `referee verify` still verifies
 /// them; a check that needs what v3 added says `not applicable (v2)`.
@@ -31,9 +40,10 @@ pub const ROUND_PREDICATE_TYPE_V2: &str = "https://referee.dev/predicates/round/
 pub const ROUND_PREDICATE_TYPE_V1: &str = "https://referee.dev/predicates/round/v1";
 
 /// The round predicate versions this build verifies, oldest first.
-pub const ROUND_PREDICATE_TYPES: [&str; 3] = [
+pub const ROUND_PREDICATE_TYPES: [&str; 4] = [
     ROUND_PREDICATE_TYPE_V1,
     ROUND_PREDICATE_TYPE_V2,
+    ROUND_PREDICATE_TYPE_V3,
     ROUND_PREDICATE_TYPE,
 ];
 

@@ -76,7 +76,6 @@ pub fn model_error_message(error: crate::model::ModelError, source: &str) -> Str
 /// Errors reading or writing the data directory; each names the file.
 #[derive(Debug, thiserror::Error)]
 pub enum DataError {
-    /// An I/O error on `path`.
     /// An I/O error on a named file.
     #[error(transparent)]
     Io(#[from] IoError),
@@ -400,7 +399,30 @@ impl CampaignDir {
     }
 
     /// Every submission record, oldest commitment first (ties by sha256).
+    ///
+    /// Errors: as [`CampaignDir::list_submissions_by`].
     pub fn list_submissions(&self) -> Result<Vec<Submission>, DataError> {
+        let mut out = self.list_submissions_by(|_, _, record| record)?;
+        out.sort_by(|a, b| {
+            let first = |s: &Submission| s.events.first().map(|e| e.at);
+            first(a)
+                .cmp(&first(b))
+                .then_with(|| a.sha256.cmp(&b.sha256))
+        });
+        Ok(out)
+    }
+
+    /// What `keep` makes of each submission record (`submissions/*.json`), given the
+    /// file's path, its bytes as read and the parsed record, in directory order: one
+    /// record is held at a time, so a reader that keeps a summary of each never holds
+    /// every record's events at once.
+    ///
+    /// Errors: [`DataError::Io`] when the directory cannot be listed or a record read,
+    /// [`DataError::Parse`] (naming the file) when a record does not parse.
+    pub fn list_submissions_by<T>(
+        &self,
+        mut keep: impl FnMut(&Path, &[u8], Submission) -> T,
+    ) -> Result<Vec<T>, DataError> {
         let dir = self.submissions_dir();
         let mut out = Vec::new();
         for entry in list_dir(&dir)? {
@@ -415,14 +437,9 @@ impl CampaignDir {
                     source,
                 })
             })?;
-            out.push(parse_json::<Submission>(&path, &bytes)?);
+            let record = parse_json::<Submission>(&path, &bytes)?;
+            out.push(keep(&path, &bytes, record));
         }
-        out.sort_by(|a, b| {
-            let first = |s: &Submission| s.events.first().map(|e| e.at);
-            first(a)
-                .cmp(&first(b))
-                .then_with(|| a.sha256.cmp(&b.sha256))
-        });
         Ok(out)
     }
 

@@ -9,8 +9,8 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use receipts::model::{
-    CampaignId, EntryStatus, FrozenCampaign, Leader, MinerId, MinerRegistry, Role, RoundRecord,
-    RoundStatus, Sha256Hex, Submission, Timestamp,
+    CampaignId, EntryStatus, FrozenCampaign, Leader, MinerId, MinerRegistry, PipelineState, Role,
+    RoundRecord, RoundStatus, Sha256Hex, Submission, Timestamp,
 };
 use receipts::verify::{CheckName, VerifyReport};
 use verifier::tlog::LogLink;
@@ -44,11 +44,70 @@ pub struct CampaignArchive {
     /// rounds read of each (its record and view are loaded again for its own pages,
     /// `site::load::load_round`).
     pub rounds: Vec<RoundSummary>,
-    /// The evaluator's unsigned submission records, by patch sha256 (unsigned: pages
-    /// built from them say so).
-    pub submissions: Vec<Submission>,
+    /// What the pages across submissions read of the evaluator's unsigned submission
+    /// records, by patch sha256 (unsigned: pages built from them say so); a record's
+    /// events are read again for its own page ([`SubmissionSummary::load`]).
+    pub submissions: Vec<SubmissionSummary>,
     /// The evaluator's unsigned miner registry.
     pub miners: MinerRegistry,
+}
+
+/// What the index, miner pages and job keys read of one submission record, and where
+/// to read the whole record again for its own page: a few hundred bytes where a record
+/// with its events is kilobytes, so a build holds one per record.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SubmissionSummary {
+    /// sha256 of the diff ([`Submission::sha256`]).
+    pub sha256: Sha256Hex,
+    /// The campaign it was committed to.
+    pub campaign: CampaignId,
+    /// The miner whose commitment came first.
+    pub miner: MinerId,
+    /// Its pipeline state.
+    pub state: PipelineState,
+    /// When its first event happened (its commitment); `None` for a record without events.
+    pub committed_at: Option<Timestamp>,
+    /// The record file (`submissions/<sha256>.json`).
+    pub path: PathBuf,
+    /// sha256 of the record file's bytes as read: its page's key, and what
+    /// [`SubmissionSummary::load`] checks the file against.
+    pub file_sha256: Sha256Hex,
+}
+
+impl SubmissionSummary {
+    /// The summary of `record`, read from `path` as `bytes`.
+    pub fn of(path: &Path, bytes: &[u8], record: &Submission) -> Self {
+        Self {
+            sha256: record.sha256.clone(),
+            campaign: record.campaign.clone(),
+            miner: record.miner.clone(),
+            state: record.state,
+            committed_at: record.events.first().map(|e| e.at),
+            path: path.to_owned(),
+            file_sha256: Sha256Hex::digest(bytes),
+        }
+    }
+
+    /// The whole record, read again from [`SubmissionSummary::path`].
+    ///
+    /// Errors: [`SiteError::RecordChanged`] when the file no longer reads, its bytes are
+    /// not the ones summarised (sha256 [`SubmissionSummary::file_sha256`]) or it no
+    /// longer parses.
+    pub fn load(&self) -> Result<Submission, SiteError> {
+        let changed = |message: String| SiteError::RecordChanged {
+            path: self.path.clone(),
+            message,
+        };
+        let bytes = std::fs::read(&self.path).map_err(|e| changed(e.to_string()))?;
+        let digest = Sha256Hex::digest(&bytes);
+        if digest != self.file_sha256 {
+            return Err(changed(format!(
+                "its sha256 is {digest}, {} when it was first read",
+                self.file_sha256
+            )));
+        }
+        receipts::layout::parse_json(&self.path, &bytes).map_err(|e| changed(e.to_string()))
+    }
 }
 
 /// A sealed round whose bundle verified.
@@ -255,4 +314,53 @@ pub struct RejectedBundle {
     pub recorded_round: Option<u64>,
     /// The instant key validity was checked at.
     pub verified_at: Timestamp,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A record of the two-rounds golden case.
+    const RECORD: &str = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/cases/two-rounds/in/data/tiny/submissions/",
+        "d8d06706522e765f50262b5e9ccf20a00eba2537d6b7e53cd7f779abc1366c1e.json"
+    );
+
+    #[test]
+    fn a_summarised_record_reads_back_and_a_changed_one_is_refused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("record.json");
+        let bytes = std::fs::read(RECORD).unwrap();
+        std::fs::write(&path, &bytes).unwrap();
+        let record: Submission = receipts::layout::parse_json(&path, &bytes).unwrap();
+        let summary = SubmissionSummary::of(&path, &bytes, &record);
+        assert_eq!(summary.sha256, record.sha256);
+        assert_eq!(summary.state, record.state);
+        assert_eq!(summary.committed_at, Some(record.events[0].at));
+        assert_eq!(summary.file_sha256, Sha256Hex::digest(&bytes));
+        assert_eq!(summary.load().unwrap(), record);
+
+        // The same record, one byte of whitespace more: not the bytes summarised.
+        let mut changed = bytes.clone();
+        changed.push(b'\n');
+        std::fs::write(&path, &changed).unwrap();
+        let err = summary.load().unwrap_err();
+        assert!(matches!(&err, SiteError::RecordChanged { path: p, .. } if p == &path));
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "the submission record `{}` changed while the site was built: its sha256 is {}, \
+                 {} when it was first read; build again",
+                path.display(),
+                Sha256Hex::digest(&changed),
+                summary.file_sha256
+            )
+        );
+        std::fs::remove_file(&path).unwrap();
+        assert!(matches!(
+            summary.load().unwrap_err(),
+            SiteError::RecordChanged { .. }
+        ));
+    }
 }

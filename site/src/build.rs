@@ -352,7 +352,7 @@ fn jobs<'a>(
         .map(|patch| {
             let mut h = global.job(&format!("submission:{patch}"));
             for s in index.records(patch) {
-                h.part(&json(s)?);
+                h.part(s.file_sha256.as_str().as_bytes());
             }
             for a in index.appearances(patch) {
                 h.part(&json(a)?);

@@ -35,6 +35,16 @@ pub enum SiteError {
         /// What changed.
         message: String,
     },
+    /// A submission record changed between the first read of the archive and the
+    /// rendering of its page, which reads it again
+    /// (`site::archive::SubmissionSummary::load`).
+    #[error("the submission record `{}` changed while the site was built: {message}; build again", .path.display())]
+    RecordChanged {
+        /// The record file.
+        path: PathBuf,
+        /// What changed.
+        message: String,
+    },
     /// The data directory holds private key files: it is published, so the build refuses
     /// it before anything is written.
     #[error(

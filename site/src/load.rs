@@ -18,7 +18,9 @@ use receipts::verify::{VerifyOptions, VerifyReport};
 use verifier::ChainLink;
 use verifier::view::Verification;
 
-use crate::archive::{Archive, CampaignArchive, RejectedBundle, RoundSummary, VerifiedRound};
+use crate::archive::{
+    Archive, CampaignArchive, RejectedBundle, RoundSummary, SubmissionSummary, VerifiedRound,
+};
 use crate::error::SiteError;
 use crate::verdicts::{Verdicts, bundle_digest, bundle_stamp, stamp_limit, verdict_key};
 
@@ -149,7 +151,9 @@ pub fn load_archive_cached(
         let dir = data.campaign(&id);
         let campaign = dir.load_campaign()?;
         let miners = dir.load_miners()?;
-        let mut submissions = dir.list_submissions()?;
+        let mut submissions = dir.list_submissions_by(|path, bytes, record| {
+            SubmissionSummary::of(path, bytes, &record)
+        })?;
         submissions.sort_by(|a, b| a.sha256.cmp(&b.sha256));
         for n in dir.round_numbers()? {
             bundles.push((campaigns.len(), n, dir.round_dir(n)));

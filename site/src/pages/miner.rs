@@ -108,7 +108,7 @@ pub fn page(
                 .records(patch)
                 .iter()
                 .find(|s| s.campaign == campaign.id && &s.miner == miner);
-            let committed = record.and_then(|s| s.events.first()).map(|e| e.at);
+            let committed = record.and_then(|s| s.committed_at);
             Some((
                 committed,
                 SubmissionRow {

@@ -9,7 +9,7 @@ use receipts::model::{EventKind, MinerId, Sha256Hex, Submission, Timestamp};
 use serde::Serialize;
 use verifier::view::format_score_ppm;
 
-use crate::archive::Archive;
+use crate::archive::{Archive, SubmissionSummary};
 use crate::error::SiteError;
 use crate::pages::index::opt;
 use crate::pages::{
@@ -139,7 +139,7 @@ pub struct Appearance {
 /// records and verified appearances, and every miner's patches.
 pub struct PatchIndex<'a> {
     /// Each patch's local records, by campaign order.
-    records: BTreeMap<&'a Sha256Hex, Vec<&'a Submission>>,
+    records: BTreeMap<&'a Sha256Hex, Vec<&'a SubmissionSummary>>,
     /// Each patch's verified appearances, in campaign then round order.
     appearances: BTreeMap<&'a Sha256Hex, Vec<Appearance>>,
     /// Each miner's patches per campaign: `(campaign index, patch)`, sorted, once each.
@@ -149,7 +149,7 @@ pub struct PatchIndex<'a> {
 impl<'a> PatchIndex<'a> {
     /// Indexes `archive`.
     pub fn new(archive: &'a Archive) -> Self {
-        let mut records: BTreeMap<&Sha256Hex, Vec<&Submission>> = BTreeMap::new();
+        let mut records: BTreeMap<&Sha256Hex, Vec<&SubmissionSummary>> = BTreeMap::new();
         let mut appearances: BTreeMap<&Sha256Hex, Vec<Appearance>> = BTreeMap::new();
         let mut by_miner: BTreeMap<&MinerId, BTreeSet<(usize, &Sha256Hex)>> = BTreeMap::new();
         for (ci, campaign) in archive.campaigns.iter().enumerate() {
@@ -206,8 +206,8 @@ impl<'a> PatchIndex<'a> {
         self.by_miner.keys().copied()
     }
 
-    /// The local records of `patch`.
-    pub fn records(&self, patch: &Sha256Hex) -> &[&'a Submission] {
+    /// What the archive holds of the local records of `patch`.
+    pub fn records(&self, patch: &Sha256Hex) -> &[&'a SubmissionSummary] {
         self.records.get(patch).map_or(&[], Vec::as_slice)
     }
 
@@ -222,17 +222,19 @@ impl<'a> PatchIndex<'a> {
     }
 }
 
-/// Builds `/s/<patch>/`.
+/// Builds `/s/<patch>/`, reading its records again.
 ///
-/// Errors: [`SiteError::Serialize`] when the events table does not serialise.
+/// Errors: [`SiteError::RecordChanged`] when a record changed since the archive was
+/// loaded; [`SiteError::Serialize`] when the events table does not serialise.
 pub fn page(
     index: &PatchIndex<'_>,
     patch: &Sha256Hex,
 ) -> Result<PageOut<SubmissionModel>, SiteError> {
     let dir = SiteDir::submission(patch);
-    let records = index.records(patch);
-    let mut timed: Vec<(Timestamp, EventRow)> =
-        records.iter().flat_map(|s| event_rows(s)).collect();
+    let records = (index.records(patch).iter())
+        .map(|s| s.load())
+        .collect::<Result<Vec<Submission>, SiteError>>()?;
+    let mut timed: Vec<(Timestamp, EventRow)> = records.iter().flat_map(event_rows).collect();
     // Oldest first; a record's own events keep their order (the sort is stable).
     timed.sort_by(|(a_at, a), (b_at, b)| (a_at, &a.campaign).cmp(&(b_at, &b.campaign)));
     let events: Vec<EventRow> = timed.into_iter().map(|(_, e)| e).collect();
@@ -243,7 +245,7 @@ pub fn page(
         model: SubmissionModel {
             sha256: patch.to_string(),
             short: patch.short(),
-            records: records.iter().map(|s| record_view(s)).collect(),
+            records: records.iter().map(record_view).collect(),
             events,
             events_table,
             rounds: index.appearances(patch).to_vec(),

@@ -13,7 +13,7 @@ use sha2::{Digest, Sha256};
 
 use crate::canonical::CanonicalError;
 use crate::dsse::{Envelope, EnvelopeError, IN_TOTO_PAYLOAD_TYPE, RawEnvelope};
-use crate::fsutil::{read_limited, sync_dir, write_atomic};
+use crate::fsutil::{self, read_limited, sync_dir, write_atomic};
 use crate::keys::PrivateKey;
 use crate::model::Sha256Hex;
 use crate::statement::{self, DigestSet, Statement, Subject};
@@ -368,19 +368,29 @@ thread_local! {
         std::cell::RefCell::new(vec![0; HASH_READ_BYTES]);
 }
 
-/// sha256 of a file's bytes, streamed.
+/// sha256 of a regular file's bytes, streamed: opened with [`fsutil::open_regular`]
+/// (never through a symlink), read to the length `fstat` gave it (so a file that fits the
+/// buffer takes one `read`), or to its end when that length is 0.
 ///
-/// Errors: the I/O error.
+/// Errors: the I/O error; a path that is not a regular file is an
+/// [`io::ErrorKind::InvalidInput`] error naming what it is.
 pub fn file_sha256(path: &Path) -> io::Result<Sha256Hex> {
     use std::io::Read;
-    let mut file = fs::File::open(path)?;
+    let (mut file, length) = fsutil::open_regular(path)?;
     let mut hasher = Sha256::new();
     // Not re-entered: nothing below calls back into this function.
     HASH_BUFFER.with_borrow_mut(|buffer| {
+        let mut left = length;
         loop {
             match file.read(buffer) {
                 Ok(0) => return Ok(()),
-                Ok(n) => hasher.update(&buffer[..n]),
+                Ok(n) => {
+                    hasher.update(&buffer[..n]);
+                    left = left.saturating_sub(n as u64);
+                    if length > 0 && left == 0 {
+                        return Ok(());
+                    }
+                }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(e),
             }

@@ -173,18 +173,20 @@ pub fn decode_base64(text: &str) -> Result<Vec<u8>, String> {
 impl RawEnvelope {
     /// Parses envelope JSON strictly (at most `limit` bytes): duplicate keys, invalid
     /// UTF-8 and lone surrogates are refused, unknown keys are ignored unless they equal a
-    /// known key up to case. Returns the envelope and the parsed value.
+    /// known key up to case. Returns the envelope and whether `bytes` are RFC 8785
+    /// canonical JSON (told by the same strict pass, see [`canonical::scan_strict`]).
     ///
     /// Errors: [`EnvelopeError::Json`], [`EnvelopeError::CaseFoldCollision`].
-    pub fn parse(bytes: &[u8], limit: usize) -> Result<(Self, Value), EnvelopeError> {
-        let value = canonical::parse_strict(bytes, limit).map_err(EnvelopeError::Json)?;
+    pub fn parse(bytes: &[u8], limit: usize) -> Result<(Self, bool), EnvelopeError> {
+        let (value, scan) =
+            canonical::from_slice_scanned::<Value>(bytes, limit).map_err(EnvelopeError::Json)?;
         check_case_folds(&value)?;
         let raw = Self::deserialize(&value).map_err(|e| {
             EnvelopeError::Json(StrictJsonError::Shape {
                 message: e.to_string(),
             })
         })?;
-        Ok((raw, value))
+        Ok((raw, scan.canonical))
     }
 
     /// Decodes `payload` and every `sig` (see [`decode_base64`]).
@@ -221,10 +223,11 @@ impl RawEnvelope {
 /// Refuses unknown keys that case-fold to a known key, at the top level and in each
 /// signature (content/receipts.md, Verification step 1).
 fn check_case_folds(value: &Value) -> Result<(), EnvelopeError> {
-    let check = |object, known: &[&'static str]| match canonical::case_fold_collision(object, known)
-    {
-        Some((key, known)) => Err(EnvelopeError::CaseFoldCollision { key, known }),
-        None => Ok(()),
+    let check = |object: &serde_json::Map<String, Value>, known: &[&'static str]| {
+        match canonical::case_fold_collision(object.keys().map(String::as_str), known) {
+            Some((key, known)) => Err(EnvelopeError::CaseFoldCollision { key, known }),
+            None => Ok(()),
+        }
     };
     if let Value::Object(top) = value {
         check(top, &["payload", "payloadType", "signatures"])?;

@@ -1,9 +1,10 @@
 //! Files: atomic writes (every file referee writes appears whole or not at all), bounded
-//! reads, directory syncs, the sweep of temp files a killed writer left, and [`IoError`],
-//! the one shape of an I/O error on a named file that every crate's error enum wraps.
+//! reads, regular files opened without following a symlink, directory syncs, the sweep of
+//! temp files a killed writer left, and [`IoError`], the one shape of an I/O error on a
+//! named file that every crate's error enum wraps.
 
 use std::fs;
-use std::io::{self, Write};
+use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 
 /// An I/O error on a named file: what was being done, the file, the cause. Every error
@@ -147,20 +148,141 @@ pub fn remove_temp_files(dir: &Path) -> Result<Vec<PathBuf>, IoError> {
     Ok(removed)
 }
 
-/// Reads at most `limit + 1` bytes of `path`, so a caller comparing the length with
-/// `limit` can refuse an oversized file without reading all of it. The buffer is sized
-/// from the file's length first, so a whole file takes one `read` plus the one that sees
-/// its end (an unsized buffer grows from 32 bytes: 14 reads for 77 KiB).
+/// Reads at most `limit + 1` bytes of `path` (a symlink is followed), so a caller
+/// comparing the length with `limit` can refuse an oversized file without reading all of
+/// it: [`read_to_limit`] of the file and the length `fstat` gives it.
 ///
 /// Errors: the underlying I/O error.
 pub fn read_limited(path: &Path, limit: usize) -> io::Result<Vec<u8>> {
-    use std::io::Read;
     let file = fs::File::open(path)?;
     let length = file.metadata().map_or(0, |m| m.len());
-    let capacity = usize::try_from(length).unwrap_or(usize::MAX).min(limit);
-    let mut bytes = Vec::with_capacity(capacity.saturating_add(1));
-    file.take(limit as u64 + 1).read_to_end(&mut bytes)?;
+    read_to_limit(file, length, limit)
+}
+
+/// Reads `reader`, a file of `length` bytes (as `fstat` gave it; 0 when unknown), up to
+/// `limit + 1` bytes: to its `length` when that is at most `limit`, into a buffer of that
+/// size, so that one `read` ends a whole file (no second `read` to see its end; a file
+/// that grew since is read as it was then), else `limit + 1` bytes, one more than a
+/// caller accepts. A length of 0 is read to the end (a file in `/proc` says 0 and is not
+/// empty).
+///
+/// Errors: the underlying I/O error.
+pub fn read_to_limit(mut reader: impl io::Read, length: u64, limit: usize) -> io::Result<Vec<u8>> {
+    let most = limit.saturating_add(1);
+    let want = match usize::try_from(length) {
+        Ok(0) => {
+            let mut bytes = Vec::new();
+            reader.take(most as u64).read_to_end(&mut bytes)?;
+            return Ok(bytes);
+        }
+        Ok(length) => length.min(most),
+        Err(_) => most,
+    };
+    let mut bytes = vec![0; want];
+    let mut filled = 0;
+    while filled < want {
+        match reader.read(&mut bytes[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    bytes.truncate(filled);
     Ok(bytes)
+}
+
+/// What a path names when it is not a regular file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NotRegular {
+    /// A symbolic link (never followed).
+    Symlink,
+    /// A directory.
+    Directory,
+    /// A FIFO, socket or device.
+    Special,
+}
+
+impl NotRegular {
+    /// How a failure message names it: `symlink`, `directory`, `special file`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NotRegular::Symlink => "symlink",
+            NotRegular::Directory => "directory",
+            NotRegular::Special => "special file",
+        }
+    }
+}
+
+/// Why [`open_regular`] gave no file.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenRegularError {
+    /// The path names something other than a regular file.
+    #[error("not a regular file but a {}", .0.as_str())]
+    NotRegular(NotRegular),
+    /// Opening or `fstat` failed.
+    #[error(transparent)]
+    Io(#[from] io::Error),
+}
+
+impl From<OpenRegularError> for io::Error {
+    fn from(error: OpenRegularError) -> Self {
+        match error {
+            OpenRegularError::Io(e) => e,
+            not_regular @ OpenRegularError::NotRegular(_) => {
+                io::Error::new(io::ErrorKind::InvalidInput, not_regular)
+            }
+        }
+    }
+}
+
+/// Opens `path` for reading only if it is a regular file, never through a symlink, in two
+/// system calls: `open` with `O_NOFOLLOW` (a symlink as the last component is refused),
+/// `O_NONBLOCK` (a FIFO does not block the open) and `O_NOCTTY` (a terminal does not
+/// become the controlling one), then `fstat` of the handle, which tells the kind of what
+/// was opened, so no `lstat` beforehand can be raced. Returns the file and its length in
+/// bytes (for [`read_to_limit`]).
+///
+/// Errors: [`OpenRegularError::NotRegular`] for a symlink, directory or special file (an
+/// `open` refused for one, e.g. `ELOOP` for a symlink, is told apart by an `lstat`);
+/// [`OpenRegularError::Io`] otherwise, with `open`'s error.
+pub fn open_regular(path: &Path) -> Result<(fs::File, u64), OpenRegularError> {
+    let mut options = fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY);
+    }
+    let file = match options.open(path) {
+        Ok(file) => file,
+        Err(e) => {
+            return Err(
+                match fs::symlink_metadata(path).map(|m| kind_of(m.file_type())) {
+                    Ok(Some(kind)) => OpenRegularError::NotRegular(kind),
+                    Ok(None) | Err(_) => OpenRegularError::Io(e),
+                },
+            );
+        }
+    };
+    let metadata = file.metadata()?;
+    match kind_of(metadata.file_type()) {
+        Some(kind) => Err(OpenRegularError::NotRegular(kind)),
+        None => Ok((file, metadata.len())),
+    }
+}
+
+/// `None` for a regular file, else what it is.
+fn kind_of(kind: fs::FileType) -> Option<NotRegular> {
+    if kind.is_file() {
+        None
+    } else if kind.is_symlink() {
+        Some(NotRegular::Symlink)
+    } else if kind.is_dir() {
+        Some(NotRegular::Directory)
+    } else {
+        Some(NotRegular::Special)
+    }
 }
 
 #[cfg(test)]
@@ -217,6 +339,43 @@ mod tests {
         assert_eq!(
             remove_temp_files(dir.path()).unwrap(),
             Vec::<PathBuf>::new()
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn only_regular_files_open_and_reads_stop_at_the_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("file");
+        fs::write(&file, b"0123456789").unwrap();
+        std::os::unix::fs::symlink(&file, dir.path().join("link")).unwrap();
+        // A socket cannot be opened at all: the `lstat` after the failed `open` names it.
+        let _socket = std::os::unix::net::UnixListener::bind(dir.path().join("socket")).unwrap();
+        for (name, kind) in [
+            ("link", NotRegular::Symlink),
+            (".", NotRegular::Directory),
+            ("socket", NotRegular::Special),
+        ] {
+            match open_regular(&dir.path().join(name)) {
+                Err(OpenRegularError::NotRegular(found)) => assert_eq!(found, kind, "{name}"),
+                other => panic!("{name}: {other:?}"),
+            }
+        }
+        match open_regular(&dir.path().join("missing")) {
+            Err(OpenRegularError::Io(e)) => assert_eq!(e.kind(), io::ErrorKind::NotFound),
+            other => panic!("{other:?}"),
+        }
+        let (handle, length) = open_regular(&file).unwrap();
+        assert_eq!(length, 10);
+        assert_eq!(read_to_limit(handle, length, 10).unwrap(), b"0123456789");
+        let (handle, length) = open_regular(&file).unwrap();
+        assert_eq!(read_to_limit(handle, length, 4).unwrap(), b"01234");
+        // A length of 0 (unknown) reads to the end, still within the limit.
+        assert_eq!(read_to_limit(&b"abcdef"[..], 0, 4).unwrap(), b"abcde");
+        assert_eq!(read_to_limit(&b"abc"[..], 0, 4).unwrap(), b"abc");
+        assert_eq!(
+            read_limited(&dir.path().join("link"), 100).unwrap(),
+            b"0123456789"
         );
     }
 

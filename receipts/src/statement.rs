@@ -5,9 +5,16 @@
 //! ([`is_referee_predicate_type`]). A payload of one of referee's types must also be
 //! RFC 8785 canonical JSON, byte for byte, to verify (check `statement.canonical` of
 //! [`crate::verify`]); a payload of another tool's type need not be.
+//!
+//! A Statement is generic over how it holds its predicate: a parsed [`Value`] (the
+//! default, what sealing builds) or the predicate's JSON text ([`PredicateText`], what
+//! verification reads: the predicate is parsed into a typed record only where a check
+//! needs it, never into a `Value`).
 
-use serde::{Deserialize, Serialize};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use crate::canonical::{self, CanonicalError};
 use crate::model::{
@@ -20,9 +27,13 @@ use crate::model::{
 /// `_type` of an in-toto Statement v1.
 pub const STATEMENT_TYPE: &str = "https://in-toto.io/Statement/v1";
 
-/// An in-toto Statement v1.
+/// A predicate as the JSON text it was signed in (without surrounding whitespace).
+pub type PredicateText = Box<RawValue>;
+
+/// An in-toto Statement v1 whose predicate is a `P`: a [`Value`] by default, or its
+/// [`PredicateText`].
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Statement {
+pub struct Statement<P = Value> {
     /// Always [`STATEMENT_TYPE`].
     #[serde(rename = "_type")]
     pub statement_type: String,
@@ -32,7 +43,7 @@ pub struct Statement {
     #[serde(rename = "predicateType")]
     pub predicate_type: String,
     /// The predicate, a JSON object.
-    pub predicate: Value,
+    pub predicate: P,
 }
 
 /// One subject: a bundle file by relative path and sha256 (content/receipts.md: exactly these
@@ -54,9 +65,9 @@ pub struct DigestSet {
     pub sha256: Sha256Hex,
 }
 
-impl Statement {
+impl<P> Statement<P> {
     /// A Statement v1 of `subject` with the given predicate.
-    pub fn new(subject: Vec<Subject>, predicate_type: &str, predicate: Value) -> Self {
+    pub fn new(subject: Vec<Subject>, predicate_type: &str, predicate: P) -> Self {
         Self {
             statement_type: STATEMENT_TYPE.to_owned(),
             subject,
@@ -69,8 +80,21 @@ impl Statement {
     ///
     /// Errors: [`CanonicalError`] when the predicate holds a float or an integer of 2^53
     /// or more.
-    pub fn to_payload(&self) -> Result<Vec<u8>, CanonicalError> {
+    pub fn to_payload(&self) -> Result<Vec<u8>, CanonicalError>
+    where
+        P: Serialize,
+    {
         canonical::to_canonical_vec(self)
+    }
+}
+
+impl Statement<PredicateText> {
+    /// The predicate deserialized from its text into `T` (e.g. a
+    /// [`RoundRecord`](crate::model::RoundRecord)).
+    ///
+    /// Errors: serde_json's, when the predicate does not fit `T`.
+    pub fn predicate_as<T: DeserializeOwned>(&self) -> Result<T, serde_json::Error> {
+        serde_json::from_str(self.predicate.get())
     }
 }
 
@@ -94,7 +118,34 @@ pub fn is_referee_predicate_type(predicate_type: &str) -> bool {
 ///
 /// Errors: a message naming the field that does not fit.
 pub fn check_predicate(predicate_type: &str, predicate: &Value) -> Result<(), String> {
-    if !predicate.is_object() {
+    check_predicate_in(predicate_type, predicate.is_object(), predicate)
+}
+
+/// [`check_predicate`] of a predicate's JSON text (what verification holds), deserialized
+/// from the text itself. The message of a failure is the one [`check_predicate`] gives
+/// for the parsed text (fields named in the same order, no byte positions), so both
+/// forms of one predicate fail alike.
+///
+/// Errors: as [`check_predicate`].
+pub fn check_predicate_text(predicate_type: &str, predicate: &RawValue) -> Result<(), String> {
+    let is_object = predicate.get().starts_with('{');
+    check_predicate_in(predicate_type, is_object, predicate).or_else(|_| {
+        let value: Value = serde_json::from_str(predicate.get()).map_err(|e| e.to_string())?;
+        check_predicate(predicate_type, &value)
+    })
+}
+
+/// The schema check of [`check_predicate`] on any form of the predicate that serde
+/// reads, `is_object` telling whether it is a JSON object.
+fn check_predicate_in<'de, D>(
+    predicate_type: &str,
+    is_object: bool,
+    predicate: D,
+) -> Result<(), String>
+where
+    D: Deserializer<'de> + Copy,
+{
+    if !is_object {
         return Err("the predicate is not a JSON object".to_owned());
     }
     match predicate_type {

@@ -43,10 +43,10 @@ use serde_json::Value;
 use crate::bundle::{self, ENVELOPE_FILE, EntryKind, MAX_ENVELOPE_BYTES};
 use crate::canonical::{self, CanonicalError, StrictJsonError};
 use crate::dsse::{self, EnvelopeError, IN_TOTO_PAYLOAD_TYPE, RawEnvelope, SIGNATURE_LENGTH};
-use crate::fsutil::read_limited;
+use crate::fsutil::{self, OpenRegularError};
 use crate::keys::Keyring;
 use crate::model::{ROUND_PREDICATE_TYPE, Sha256Hex, Timestamp};
-use crate::statement::{self, STATEMENT_TYPE, Statement, Subject};
+use crate::statement::{self, PredicateText, STATEMENT_TYPE, Statement, Subject};
 
 /// How to verify.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -1221,7 +1221,7 @@ pub fn verify_envelope_and_files(
     dir: &Path,
     keyring: &Keyring,
     options: &VerifyOptions,
-) -> (VerifyReport, Option<Statement>) {
+) -> (VerifyReport, Option<Statement<PredicateText>>) {
     let mut report = VerifyReport::new(dir);
     // 1–5. The envelope and its Statement (on failure it reports what could not run).
     let Some(statement) = verify_envelope(dir, ENVELOPE_FILE, keyring, options, &mut report) else {
@@ -1242,7 +1242,7 @@ pub fn verify_envelope(
     keyring: &Keyring,
     options: &VerifyOptions,
     report: &mut VerifyReport,
-) -> Option<Statement> {
+) -> Option<Statement<PredicateText>> {
     const AFTER_PARSE: &[CheckName] = &[
         CheckName::PayloadType,
         CheckName::Base64,
@@ -1253,12 +1253,11 @@ pub fn verify_envelope(
 
     // 1. Parse the envelope strictly; referee's own envelopes are also canonical (another
     // tool's need not be).
-    let Some((bytes, raw, value)) = parse_envelope(dir, file, options, report) else {
+    let Some((raw, canonical)) = parse_envelope(dir, file, options, report) else {
         report.not_run(AFTER_PARSE, CheckName::EnvelopeParse);
         return None;
     };
     if !options.foreign {
-        let canonical = canonical::is_canonical(&value, &bytes);
         report.record(
             CheckName::EnvelopeCanonical,
             None,
@@ -1331,39 +1330,38 @@ pub fn verify_envelope(
 }
 
 /// Step 1: read and strictly parse the envelope `file` (a regular file, never a symlink:
-/// like every other bundle file); records the check.
+/// like every other bundle file; opened with [`fsutil::open_regular`], so the kind is
+/// that of the file read); records the check. Returns the envelope and whether the file
+/// is canonical JSON.
 fn parse_envelope(
     dir: &Path,
     file_name: &str,
     options: &VerifyOptions,
     report: &mut VerifyReport,
-) -> Option<(Vec<u8>, RawEnvelope, Value)> {
+) -> Option<(RawEnvelope, bool)> {
     let file = file_name.to_owned();
     let path = dir.join(file_name);
-    if let Ok(metadata) = std::fs::symlink_metadata(&path) {
-        let kind = metadata.file_type();
-        if !kind.is_file() {
-            let kind = if kind.is_symlink() {
-                "symlink"
-            } else if kind.is_dir() {
-                "directory"
-            } else {
-                "special file"
-            };
+    let read = fsutil::open_regular(&path).and_then(|(handle, length)| {
+        Ok(fsutil::read_to_limit(
+            handle,
+            length,
+            options.max_envelope_bytes,
+        )?)
+    });
+    let bytes = match read {
+        Ok(bytes) => bytes,
+        Err(OpenRegularError::NotRegular(kind)) => {
             report.fail(
                 CheckName::EnvelopeParse,
                 None,
                 FailureReason::NotRegularFile {
                     name: file,
-                    kind: kind.to_owned(),
+                    kind: kind.as_str().to_owned(),
                 },
             );
             return None;
         }
-    }
-    let bytes = match read_limited(&path, options.max_envelope_bytes) {
-        Ok(bytes) => bytes,
-        Err(e) => {
+        Err(OpenRegularError::Io(e)) => {
             let message = e.to_string();
             report.fail(
                 CheckName::EnvelopeParse,
@@ -1374,9 +1372,9 @@ fn parse_envelope(
         }
     };
     match RawEnvelope::parse(&bytes, options.max_envelope_bytes) {
-        Ok((raw, value)) => {
+        Ok((raw, canonical)) => {
             report.pass(CheckName::EnvelopeParse, None);
-            Some((bytes, raw, value))
+            Some((raw, canonical))
         }
         Err(EnvelopeError::Json(e)) => {
             report.fail(CheckName::EnvelopeParse, None, json_reason(file_name, e));
@@ -1585,39 +1583,66 @@ fn check_signatures(
 /// predicate types is canonical, then `_type`, `predicateType`, the v1 shape and the
 /// predicate schema. Returns the Statement when its shape is right; otherwise records
 /// the later checks as not run.
+///
+/// One strict scan of the payload answers the parse, its canonical form and its numbers;
+/// the Statement is read from the text with its predicate kept as text, typed only by the
+/// schema check. A payload the scan and that read do not settle (a number not an integer
+/// below 2^53, a root that is not an object, a shape error) is parsed into a `Value`
+/// as well, so each of its failures is named as the checks on that value name it.
 fn check_statement(
     report: &mut VerifyReport,
     file: &str,
     payload: &[u8],
     options: &VerifyOptions,
-) -> Option<Statement> {
+) -> Option<Statement<PredicateText>> {
     let payload_label = format!("{file} payload");
-    let value = match canonical::parse_strict(payload, options.max_envelope_bytes) {
-        Ok(value) => value,
+    let parse_failed = |report: &mut VerifyReport, e: StrictJsonError| {
+        report.fail(
+            CheckName::StatementParse,
+            None,
+            json_reason(&payload_label, e),
+        );
+        report.not_run(
+            &[
+                CheckName::StatementType,
+                CheckName::PredicateType,
+                CheckName::StatementShape,
+                CheckName::PredicateSchema,
+                CheckName::Subject,
+            ],
+            CheckName::StatementParse,
+        );
+    };
+    let scan = match canonical::scan_strict(payload, options.max_envelope_bytes) {
+        Ok(scan) => scan,
         Err(e) => {
-            report.fail(
-                CheckName::StatementParse,
-                None,
-                json_reason(&payload_label, e),
-            );
-            report.not_run(
-                &[
-                    CheckName::StatementType,
-                    CheckName::PredicateType,
-                    CheckName::StatementShape,
-                    CheckName::PredicateSchema,
-                    CheckName::Subject,
-                ],
-                CheckName::StatementParse,
-            );
+            parse_failed(report, e);
             return None;
         }
     };
+    let typed = serde_json::from_slice::<Statement<PredicateText>>(payload);
     let known = ["_type", "subject", "predicateType", "predicate"];
-    let collision = value
-        .as_object()
-        .and_then(|object| canonical::case_fold_collision(object, &known));
-    let numbers = canonical::check_integers(&value).map_err(|e| match e {
+    let fields = match (typed, scan.root_keys) {
+        (Ok(statement), Some(mut keys)) if scan.integers => {
+            // In the order of the parsed value's keys, which the rare path below reads.
+            keys.sort_unstable();
+            PayloadFields {
+                collision: canonical::case_fold_collision(keys.iter().map(|k| &**k), &known),
+                numbers: Ok(()),
+                statement_type: statement.statement_type.clone(),
+                predicate_type: statement.predicate_type.clone(),
+                shape: Ok(statement),
+            }
+        }
+        (typed, _) => match canonical::parse_strict(payload, options.max_envelope_bytes) {
+            Ok(value) => PayloadFields::of_value(value, typed, &known),
+            Err(e) => {
+                parse_failed(report, e);
+                return None;
+            }
+        },
+    };
+    let numbers = fields.numbers.map_err(|e| match e {
         CanonicalError::Float { path, value }
         | CanonicalError::NonFinite { path, value }
         | CanonicalError::IntegerOutOfRange { path, value } => FailureReason::NonIntegerNumber {
@@ -1630,7 +1655,7 @@ fn check_statement(
             message,
         },
     });
-    let parsed = match collision {
+    let parsed = match fields.collision {
         Some((key, known)) => Err(FailureReason::CaseFoldKey {
             file: payload_label.clone(),
             key,
@@ -1640,21 +1665,13 @@ fn check_statement(
     };
     let parse_passed = report.record(CheckName::StatementParse, None, parsed);
 
-    let string_field = |name: &str| {
-        value
-            .get(name)
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_owned()
-    };
-    let predicate_type = string_field("predicateType");
+    let predicate_type = fields.predicate_type;
     // referee signs its own predicates only as canonical bytes; another tool's need not be.
     if parse_passed && statement::is_referee_predicate_type(&predicate_type) {
-        let canonical = canonical::is_canonical(&value, payload);
         report.record(
             CheckName::StatementCanonical,
             None,
-            canonical
+            scan.canonical
                 .then_some(())
                 .ok_or_else(|| FailureReason::NonCanonicalPayload {
                     file: file.to_owned(),
@@ -1662,7 +1679,7 @@ fn check_statement(
                 }),
         );
     }
-    let statement_type = string_field("_type");
+    let statement_type = fields.statement_type;
     report.record(
         CheckName::StatementType,
         None,
@@ -1690,29 +1707,18 @@ fn check_statement(
     };
     let predicate_type_passed = report.record(CheckName::PredicateType, None, predicate_ok);
 
-    // The predicate is moved out and put back, not rebuilt node by node by serde: a
-    // `Value` field accepts any JSON, so `Null` in its place leaves every shape error
-    // (a missing `predicate` included) as it was.
-    let mut value = value;
-    let predicate = value
-        .as_object_mut()
-        .and_then(|object| object.get_mut("predicate"))
-        .map(std::mem::take);
-    let statement: Statement = match serde_json::from_value::<Statement>(value) {
-        Ok(mut statement) => {
+    let statement = match fields.shape {
+        Ok(statement) => {
             report.pass(CheckName::StatementShape, None);
-            if let Some(predicate) = predicate {
-                statement.predicate = predicate;
-            }
             statement
         }
-        Err(e) => {
+        Err(message) => {
             report.fail(
                 CheckName::StatementShape,
                 None,
                 FailureReason::BadStatement {
                     file: file.to_owned(),
-                    message: e.to_string(),
+                    message,
                 },
             );
             report.not_run(
@@ -1722,7 +1728,7 @@ fn check_statement(
             return None;
         }
     };
-    let schema = statement::check_predicate(&statement.predicate_type, &statement.predicate)
+    let schema = statement::check_predicate_text(&statement.predicate_type, &statement.predicate)
         .map_err(|message| FailureReason::SchemaInvalid {
             file: file.to_owned(),
             predicate_type: statement.predicate_type.clone(),
@@ -1734,8 +1740,68 @@ fn check_statement(
     Some(statement)
 }
 
+/// What step 5 reads off a strictly parsed payload before recording its checks.
+struct PayloadFields {
+    /// A top-level key that case-folds to a known one, with that known key.
+    collision: Option<(String, &'static str)>,
+    /// Whether every number is an integer below 2^53 in magnitude.
+    numbers: Result<(), CanonicalError>,
+    /// `_type` when it is a string, else empty.
+    statement_type: String,
+    /// `predicateType` when it is a string, else empty.
+    predicate_type: String,
+    /// The Statement, or the message of its shape error.
+    shape: Result<Statement<PredicateText>, String>,
+}
+
+impl PayloadFields {
+    /// The fields of the payload parsed into `value`, `typed` being the Statement read
+    /// from the same text. A shape error is named as `serde_json::from_value` names it
+    /// (fields in the value's key order, no byte positions), as it always was.
+    fn of_value(
+        mut value: Value,
+        typed: Result<Statement<PredicateText>, serde_json::Error>,
+        known: &[&'static str],
+    ) -> Self {
+        let collision = value.as_object().and_then(|object| {
+            canonical::case_fold_collision(object.keys().map(String::as_str), known)
+        });
+        let numbers = canonical::check_integers(&value);
+        let string_field = |name: &str| {
+            value
+                .get(name)
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_owned()
+        };
+        let statement_type = string_field("_type");
+        let predicate_type = string_field("predicateType");
+        let shape = typed.map_err(|typed_error| {
+            // The predicate is any JSON: `Null` in its place leaves every shape error (a
+            // missing `predicate` included) as it was, without a copy of it.
+            if let Some(predicate) = value
+                .as_object_mut()
+                .and_then(|object| object.get_mut("predicate"))
+            {
+                *predicate = Value::Null;
+            }
+            serde_json::from_value::<Statement>(value)
+                .err()
+                .unwrap_or(typed_error)
+                .to_string()
+        });
+        Self {
+            collision,
+            numbers,
+            statement_type,
+            predicate_type,
+            shape,
+        }
+    }
+}
+
 /// Step 6: every subject names a regular file with its sha256; every file is named.
-fn check_subjects(report: &mut VerifyReport, dir: &Path, statement: &Statement) {
+fn check_subjects<P>(report: &mut VerifyReport, dir: &Path, statement: &Statement<P>) {
     let entries = match bundle::list_files(dir) {
         Ok(entries) => entries,
         Err(e) => {

@@ -926,6 +926,26 @@ fn statement_problems_are_typed() {
                 value: "3.5".into(),
             },
         ),
+        // `-0` is read as a float; a number no double holds is not JSON to serde_json.
+        (
+            payload_text(&statement).replacen("\"count\":3", "\"count\":-0", 1),
+            FailureReason::NonIntegerNumber {
+                file: ENVELOPE_FILE.into(),
+                path: "/predicate/count".into(),
+                value: "-0.0".into(),
+            },
+        ),
+        (
+            payload_text(&statement).replacen("\"count\":3", "\"count\":1e400", 1),
+            FailureReason::InvalidJson {
+                file: "receipt.dsse.json payload".into(),
+                message: serde_json::from_str::<serde_json::Value>(
+                    &payload_text(&statement).replacen("\"count\":3", "\"count\":1e400", 1),
+                )
+                .unwrap_err()
+                .to_string(),
+            },
+        ),
         (
             payload_text(&statement).replacen("\"count\":3", "\"count\":3,\"count\":4", 1),
             FailureReason::DuplicateKey {
@@ -971,6 +991,11 @@ fn statement_problems_are_typed() {
     let f = failures(&verify(dir.path()));
     assert!(
         matches!(&f[0], (CheckName::StatementShape, FailureReason::BadStatement { message, .. }) if message.contains("gitCommit")),
+        "{f:?}"
+    );
+    // Named as from the parsed value: no byte position.
+    assert!(
+        matches!(&f[0], (_, FailureReason::BadStatement { message, .. }) if !message.contains(" at line ")),
         "{f:?}"
     );
 }

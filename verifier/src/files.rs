@@ -13,7 +13,7 @@ use receipts::bundle;
 use receipts::canonical::from_slice_strict;
 use receipts::fsutil::read_limited;
 use receipts::model::{EntryMeasurement, RoundRecord};
-use receipts::statement::Statement;
+use receipts::statement::{PredicateText, Statement};
 use receipts::verify::{CheckName, FailureReason, VerifyReport};
 
 /// Largest raw JSON file (probe log, correctness file) read, bytes: a probe log holds a
@@ -72,7 +72,11 @@ fn named_paths(record: &RoundRecord) -> Vec<(String, String)> {
 
 /// `files.named`: one check per path the predicate names, passed when a subject of
 /// `statement` has that name (and, for an input, the digest the predicate records).
-pub(crate) fn check_named(report: &mut VerifyReport, statement: &Statement, record: &RoundRecord) {
+pub(crate) fn check_named(
+    report: &mut VerifyReport,
+    statement: &Statement<PredicateText>,
+    record: &RoundRecord,
+) {
     let mut seen = std::collections::BTreeSet::new();
     for (field, file) in named_paths(record) {
         if !seen.insert((field.clone(), file.clone())) {

@@ -18,8 +18,6 @@
 
 use std::path::Path;
 
-use serde::Deserialize;
-
 use receipts::keys::Keyring;
 use receipts::model::{
     RERUN_PREDICATE_TYPE, ROUND_OPENED_PREDICATE_TYPE, ROUND_OPENED_PREDICATE_TYPE_V1,
@@ -145,9 +143,9 @@ pub fn verify_round_bundle(
     let (Some(statement), Some(version)) = (statement, version) else {
         return (report, None);
     };
-    // The schema check deserialized the same value: this cannot fail, and if it did the
+    // The schema check deserialized the same text: this cannot fail, and if it did the
     // schema check has already failed the bundle.
-    let Ok(record) = RoundRecord::deserialize(&statement.predicate) else {
+    let Ok(record) = statement.predicate_as::<RoundRecord>() else {
         return (report, None);
     };
     round::check_round(

@@ -25,7 +25,7 @@ use receipts::rules::rerun::{
     inside_tolerance, item_tolerance_micro_nats, item_within, overall_verdict, speedup_within,
     tolerance_of, tolerance_ppm, verdict_of,
 };
-use receipts::statement::Statement;
+use receipts::statement::{PredicateText, Statement};
 use receipts::verify::{CheckName, FailureReason, VerifyReport};
 
 use crate::files::{recomputed, same};
@@ -33,8 +33,12 @@ use crate::files::{recomputed, same};
 /// The re-run checks on `statement` of the bundle in `dir` (its predicate type is
 /// [`receipts::model::RERUN_PREDICATE_TYPE`]): `rerun.original`, `files.named` and
 /// `rerun.verdict`, or all three not run when the predicate does not fit its schema.
-pub(crate) fn check_rerun(report: &mut VerifyReport, dir: &Path, statement: &Statement) {
-    let Ok(record) = RerunRecord::deserialize(&statement.predicate) else {
+pub(crate) fn check_rerun(
+    report: &mut VerifyReport,
+    dir: &Path,
+    statement: &Statement<PredicateText>,
+) {
+    let Ok(record) = statement.predicate_as::<RerunRecord>() else {
         report.not_run(
             &[
                 CheckName::RerunOriginal,
@@ -73,7 +77,7 @@ pub(crate) fn check_rerun(report: &mut VerifyReport, dir: &Path, statement: &Sta
 /// whose campaign and round are the predicate's.
 fn check_original(
     dir: &Path,
-    statement: &Statement,
+    statement: &Statement<PredicateText>,
     record: &RerunRecord,
 ) -> Result<(), FailureReason> {
     let original = &record.original;

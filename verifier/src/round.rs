@@ -6,8 +6,6 @@
 //! and every entry's throughput and score must be what its runs and the first baseline
 //! give. Runs only when the receipt's predicate fits a round schema.
 
-use serde::Deserialize;
-
 use std::path::Path;
 
 use receipts::bundle;
@@ -18,7 +16,7 @@ use receipts::model::{
 };
 use receipts::rules::sample;
 use receipts::rules::score::{run_throughputs, score_ppm};
-use receipts::statement::Statement;
+use receipts::statement::{PredicateText, Statement};
 use receipts::verify::{CheckName, FailureReason, VerifyOptions, VerifyReport, verify_envelope};
 
 use crate::{
@@ -31,7 +29,7 @@ use crate::{
 pub(crate) fn check_round(
     report: &mut VerifyReport,
     dir: &Path,
-    statement: &Statement,
+    statement: &Statement<PredicateText>,
     record: &RoundRecord,
     keyring: &Keyring,
     options: &VerifyOptions,
@@ -80,7 +78,7 @@ pub(crate) fn check_round(
 fn check_round_opened(
     report: &mut VerifyReport,
     dir: &Path,
-    statement: &Statement,
+    statement: &Statement<PredicateText>,
     record: &RoundRecord,
     keyring: &Keyring,
     options: &VerifyOptions,
@@ -120,7 +118,7 @@ fn check_round_opened(
         return None;
     }
     let opened_statement = opened_statement?;
-    match RoundOpened::deserialize(&opened_statement.predicate) {
+    match opened_statement.predicate_as::<RoundOpened>() {
         Ok(opened) => {
             report.pass(CheckName::RoundOpenedSignature, Some(file.to_owned()));
             Some(opened)

@@ -189,7 +189,7 @@ fn member<S: Sink>(i: usize, key: &str, value: &Value, out: &mut S) -> bool {
 
 /// Orders two keys by their UTF-16 code units (RFC 8785 §3.2.3). Byte order is code
 /// point order, which is the same for ASCII.
-fn utf16_cmp(a: &str, b: &str) -> Ordering {
+pub(super) fn utf16_cmp(a: &str, b: &str) -> Ordering {
     if a.is_ascii() && b.is_ascii() {
         a.as_bytes().cmp(b.as_bytes())
     } else {
@@ -203,7 +203,34 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::is_canonical;
-    use crate::canonical::{parse_strict, to_canonical_vec};
+    use crate::canonical::{check_integers, parse_strict, scan_strict, to_canonical_vec};
+
+    /// What the one-pass scan says of `bytes` (strict JSON) agrees with the checks on the
+    /// parsed value: canonical exactly when [`is_canonical`], integers only exactly when
+    /// [`check_integers`] passes.
+    fn scan_agrees(bytes: &[u8]) -> Result<(), TestCaseError> {
+        let scan = scan_strict(bytes, usize::MAX).expect("strict");
+        let value = parse_strict(bytes, usize::MAX).expect("strict");
+        prop_assert_eq!(
+            scan.canonical,
+            is_canonical(&value, bytes),
+            "{:?}",
+            String::from_utf8_lossy(bytes)
+        );
+        prop_assert_eq!(scan.integers, check_integers(&value).is_ok());
+        let mut keys: Option<Vec<&str>> = scan
+            .root_keys
+            .as_ref()
+            .map(|keys| keys.iter().map(|k| &**k).collect());
+        if let Some(keys) = &mut keys {
+            keys.sort_unstable();
+        }
+        let parsed_keys = value
+            .as_object()
+            .map(|object| object.keys().map(String::as_str).collect::<Vec<_>>());
+        prop_assert_eq!(keys, parsed_keys);
+        Ok(())
+    }
 
     /// Values with integer numbers only, keys and strings from all of Unicode (control
     /// characters, quotes, characters on both sides of the surrogate range).
@@ -246,6 +273,48 @@ mod tests {
             let mut long = ours.clone();
             long.push(b' ');
             prop_assert!(!is_canonical(&value, &long));
+            scan_agrees(&ours)?;
+            scan_agrees(&pretty)?;
+            scan_agrees(&long)?;
+            scan_agrees(&serde_json::to_vec(&value).expect("json"))?;
+        }
+    }
+
+    #[test]
+    fn the_scan_agrees_on_escapes_numbers_and_key_order() {
+        for text in [
+            r#""\/""#,
+            r#""\u001F""#,
+            r#""\u001f""#,
+            r#""\u000a""#,
+            r#""\n""#,
+            r#""\u0041""#,
+            r#""\ud83d\ude02""#,
+            r#""\/""#,
+            "\"\u{7f}\u{1f602}\"",
+            "1.0",
+            "1e2",
+            "-0",
+            "0",
+            "-1",
+            "9007199254740991",
+            "9007199254740992",
+            "-9007199254740991",
+            "-9007199254740992",
+            "99999999999999999999",
+            r#"{"b":1,"a":2}"#,
+            r#"{"a":1,"b":2}"#,
+            r#"{"a":1, "b":2}"#,
+            r#"{"\u0061":1}"#,
+            r#"{"a":{"b":[1.5]},"c":1}"#,
+            "{\"\u{fb33}\":1,\"\u{1f602}\":2}",
+            "{\"\u{1f602}\":2,\"\u{fb33}\":1}",
+            "[]",
+            "{}",
+            " {}",
+            "[true,false,null]",
+        ] {
+            scan_agrees(text.as_bytes()).expect(text);
         }
     }
 

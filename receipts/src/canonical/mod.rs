@@ -7,8 +7,10 @@
 //! ±Infinity, which JSON cannot write and `serde_json` would silently turn into `null`,
 //! are refused too ([`CanonicalError::NonFinite`]), by a pass over the value as serde
 //! serializes it, before it becomes JSON. Whether bytes already are the canonical form of
-//! a value is answered in place by [`is_canonical`], without emitting a copy (what the
-//! verifier asks of every envelope and payload). Reading goes
+//! a value is answered in place by [`is_canonical`], without emitting a copy, or without
+//! any value at all by [`scan_strict`], the strict validator's one pass that also tells
+//! whether the bytes are canonical and carry integers only (what the verifier asks of
+//! every envelope and payload). Reading goes
 //! through [`parse_strict`], a hand-written validator that refuses what `serde_json`
 //! silently accepts (it keeps the last of two duplicate keys), before `serde_json` builds
 //! the value.
@@ -19,7 +21,10 @@ mod strict;
 
 pub use emit::is_canonical;
 pub(crate) use emit::push_integer;
-pub use strict::{DEFAULT_MAX_DEPTH, StrictJsonError, from_slice_strict, parse_strict};
+pub use strict::{
+    DEFAULT_MAX_DEPTH, StrictJsonError, StrictScan, from_slice_scanned, from_slice_strict,
+    parse_strict, scan_strict,
+};
 
 use std::borrow::Cow;
 use std::fmt;
@@ -167,23 +172,24 @@ impl fmt::Display for Segment<'_> {
     }
 }
 
-/// The first key of `object` that is not one of `known` but equals one of them up to
-/// case (e.g. `PayloadType` next to `payloadType`), with the known key it collides with.
-/// Another parser might read such a key as the known one (content/receipts.md, Verification
-/// step 1: no case-fold collisions with known keys).
-pub fn case_fold_collision(
-    object: &serde_json::Map<String, Value>,
+/// The first of `keys` (an object's keys, in the order they are to be looked at) that is
+/// not one of `known` but equals one of them up to case (e.g. `PayloadType` next to
+/// `payloadType`), with the known key it collides with. Another parser might read such a
+/// key as the known one (content/receipts.md, Verification step 1: no case-fold collisions
+/// with known keys).
+pub fn case_fold_collision<'k>(
+    keys: impl IntoIterator<Item = &'k str>,
     known: &[&'static str],
 ) -> Option<(String, &'static str)> {
-    object.keys().find_map(|key| {
-        if known.contains(&key.as_str()) {
+    keys.into_iter().find_map(|key| {
+        if known.contains(&key) {
             return None;
         }
         let folded = key.to_lowercase();
         known
             .iter()
             .find(|k| k.to_lowercase() == folded)
-            .map(|k| (key.clone(), *k))
+            .map(|k| (key.to_owned(), *k))
     })
 }
 

@@ -3,6 +3,8 @@
 //! only after unescaping (`"a"` and `"\u0061"`) — invalid UTF-8, lone surrogate escapes,
 //! inputs over a size limit and nesting deeper than [`DEFAULT_MAX_DEPTH`]. Only input that
 //! passes is handed to `serde_json`, which on its own keeps the last duplicate silently.
+//! The same pass also tells whether the input is RFC 8785 canonical and carries integers
+//! only ([`scan_strict`]), so a verifier needs no parsed value to answer either.
 
 use std::borrow::Cow;
 use std::collections::HashSet;
@@ -10,7 +12,8 @@ use std::collections::HashSet;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::{Segment, plain_prefix, pointer};
+use super::emit::utf16_cmp;
+use super::{MAX_SAFE_INTEGER, Segment, plain_prefix, pointer};
 
 /// Keys of one object compared one by one up to this many; past it they go into a hash
 /// set, so an object of a million keys costs no more than a million lookups.
@@ -75,31 +78,31 @@ pub enum StrictJsonError {
     },
 }
 
-/// Parses `bytes` as strict JSON of at most `limit` bytes.
-///
-/// Errors: [`StrictJsonError`], naming the byte offset or the JSON pointer of the problem.
-pub fn parse_strict(bytes: &[u8], limit: usize) -> Result<Value, StrictJsonError> {
-    validate(bytes, limit)?;
-    serde_json::from_slice(bytes).map_err(|e| StrictJsonError::Shape {
-        message: e.to_string(),
-    })
+/// What one pass of [`scan_strict`] found out about input that is strict JSON.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StrictScan<'a> {
+    /// Whether the input is byte for byte the RFC 8785 canonical form of its value: no
+    /// whitespace, object keys in increasing UTF-16 order, strings escaped as
+    /// `JSON.stringify` escapes them, every number an integer below 2^53 in magnitude
+    /// written in decimal (what [`is_canonical`](super::is_canonical) answers of the
+    /// parsed value and these bytes).
+    pub canonical: bool,
+    /// Whether every number is an integer below 2^53 in magnitude, i.e. whether
+    /// [`check_integers`](super::check_integers) passes on the parsed value (which then
+    /// `serde_json` builds without error).
+    pub integers: bool,
+    /// The root object's keys, unescaped, in input order; `None` when the root is not an
+    /// object.
+    pub root_keys: Option<Vec<Cow<'a, str>>>,
 }
 
-/// Parses `bytes` strictly (as [`parse_strict`]) into `T`.
+/// Checks that `bytes` are strict JSON of at most `limit` bytes, exactly as
+/// [`parse_strict`] does, and in the same pass whether they are canonical and carry
+/// integers only, without building a value.
 ///
-/// Errors: [`StrictJsonError`]; a value of the wrong shape is [`StrictJsonError::Shape`]
-/// with serde's message naming the field.
-pub fn from_slice_strict<T: DeserializeOwned>(
-    bytes: &[u8],
-    limit: usize,
-) -> Result<T, StrictJsonError> {
-    validate(bytes, limit)?;
-    serde_json::from_slice(bytes).map_err(|e| StrictJsonError::Shape {
-        message: e.to_string(),
-    })
-}
-
-fn validate(bytes: &[u8], limit: usize) -> Result<(), StrictJsonError> {
+/// Errors: [`StrictJsonError`] (never [`StrictJsonError::Shape`]), the one
+/// [`parse_strict`] would return first.
+pub fn scan_strict(bytes: &[u8], limit: usize) -> Result<StrictScan<'_>, StrictJsonError> {
     if bytes.len() > limit {
         return Err(StrictJsonError::TooLarge {
             size: bytes.len(),
@@ -119,6 +122,9 @@ fn validate(bytes: &[u8], limit: usize) -> Result<(), StrictJsonError> {
         text,
         pos: 0,
         path: Vec::new(),
+        canonical: true,
+        integers: true,
+        root_keys: None,
     };
     parser.skip_whitespace();
     parser.value(0)?;
@@ -126,7 +132,44 @@ fn validate(bytes: &[u8], limit: usize) -> Result<(), StrictJsonError> {
     if parser.pos != bytes.len() {
         return Err(parser.syntax("end of input"));
     }
-    Ok(())
+    Ok(StrictScan {
+        canonical: parser.canonical,
+        integers: parser.integers,
+        root_keys: parser.root_keys,
+    })
+}
+
+/// Parses `bytes` as strict JSON of at most `limit` bytes.
+///
+/// Errors: [`StrictJsonError`], naming the byte offset or the JSON pointer of the problem.
+pub fn parse_strict(bytes: &[u8], limit: usize) -> Result<Value, StrictJsonError> {
+    from_slice_strict(bytes, limit)
+}
+
+/// Parses `bytes` strictly (as [`parse_strict`]) into `T`.
+///
+/// Errors: [`StrictJsonError`]; a value of the wrong shape is [`StrictJsonError::Shape`]
+/// with serde's message naming the field.
+pub fn from_slice_strict<T: DeserializeOwned>(
+    bytes: &[u8],
+    limit: usize,
+) -> Result<T, StrictJsonError> {
+    from_slice_scanned(bytes, limit).map(|(value, _)| value)
+}
+
+/// [`from_slice_strict`], also returning what the strict pass found ([`scan_strict`]):
+/// whether the bytes are canonical, for instance.
+///
+/// Errors: as [`from_slice_strict`].
+pub fn from_slice_scanned<T: DeserializeOwned>(
+    bytes: &[u8],
+    limit: usize,
+) -> Result<(T, StrictScan<'_>), StrictJsonError> {
+    let scan = scan_strict(bytes, limit)?;
+    let value = serde_json::from_slice(bytes).map_err(|e| StrictJsonError::Shape {
+        message: e.to_string(),
+    })?;
+    Ok((value, scan))
 }
 
 /// A recursive-descent validator over UTF-8 input.
@@ -137,6 +180,12 @@ struct Validator<'a> {
     pos: usize,
     /// Keys and indexes from the root to the current value, for error paths.
     path: Vec<Segment<'a>>,
+    /// No byte so far departs from the canonical form.
+    canonical: bool,
+    /// Every number so far is an integer below 2^53 in magnitude.
+    integers: bool,
+    /// The root object's keys, once it is read.
+    root_keys: Option<Vec<Cow<'a, str>>>,
 }
 
 /// The keys of one object seen so far.
@@ -180,8 +229,12 @@ impl<'a> Validator<'a> {
     }
 
     fn skip_whitespace(&mut self) {
+        let start = self.pos;
         while matches!(self.peek(), Some(b' ' | b'\t' | b'\n' | b'\r')) {
             self.pos += 1;
+        }
+        if self.pos != start {
+            self.canonical = false;
         }
     }
 
@@ -224,14 +277,33 @@ impl<'a> Validator<'a> {
         self.skip_whitespace();
         if self.peek() == Some(b'}') {
             self.pos += 1;
+            if depth == 1 {
+                self.root_keys = Some(Vec::new());
+            }
             return Ok(());
         }
         let mut keys = Keys::Few(Vec::new());
+        let mut previous: Option<Cow<'a, str>> = None;
+        let root = depth == 1;
+        let mut root_keys = Vec::new();
         loop {
             if self.peek() != Some(b'"') {
                 return Err(self.syntax("a string key"));
             }
             let key = self.string()?;
+            if self.canonical {
+                if previous
+                    .as_deref()
+                    .is_some_and(|p| utf16_cmp(p, &key) != std::cmp::Ordering::Less)
+                {
+                    self.canonical = false;
+                } else {
+                    previous = Some(key.clone());
+                }
+            }
+            if root {
+                root_keys.push(key.clone());
+            }
             if !keys.insert(key.clone()) {
                 return Err(StrictJsonError::DuplicateKey {
                     path: pointer(&self.path),
@@ -252,6 +324,9 @@ impl<'a> Validator<'a> {
                 }
                 Some(b'}') => {
                     self.pos += 1;
+                    if root {
+                        self.root_keys = Some(root_keys);
+                    }
                     return Ok(());
                 }
                 _ => return Err(self.syntax("`,` or `}`")),
@@ -305,11 +380,35 @@ impl<'a> Validator<'a> {
         self.pos - start
     }
 
-    /// `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?` (RFC 8259 §6).
+    /// `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?` (RFC 8259 §6). Anything
+    /// but an integer below 2^53 in magnitude (`-0` included, which `serde_json` reads as
+    /// a float) clears `integers` and `canonical`.
     fn number(&mut self) -> Result<(), StrictJsonError> {
-        if self.peek() == Some(b'-') {
+        let negative = self.peek() == Some(b'-');
+        if negative {
             self.pos += 1;
         }
+        let start = self.pos;
+        let safe = self.integer_part()? && {
+            let digits = &self.bytes[start..self.pos];
+            // 2^53 − 1 has 16 digits, so 16 digits cannot overflow a u64.
+            digits.len() <= 16
+                && digits
+                    .iter()
+                    .fold(0u64, |n, d| n * 10 + u64::from(d - b'0'))
+                    <= MAX_SAFE_INTEGER
+                && !(negative && digits == b"0")
+        };
+        if !safe {
+            self.integers = false;
+            self.canonical = false;
+        }
+        Ok(())
+    }
+
+    /// The digits of a number (its sign read) through its fraction and exponent; `true`
+    /// when it has neither.
+    fn integer_part(&mut self) -> Result<bool, StrictJsonError> {
         match self.peek() {
             Some(b'0') => self.pos += 1,
             Some(b'1'..=b'9') => {
@@ -317,13 +416,16 @@ impl<'a> Validator<'a> {
             }
             _ => return Err(self.syntax("a digit")),
         }
+        let mut integer = true;
         if self.peek() == Some(b'.') {
+            integer = false;
             self.pos += 1;
             if self.digits() == 0 {
                 return Err(self.syntax("a digit after `.`"));
             }
         }
         if matches!(self.peek(), Some(b'e' | b'E')) {
+            integer = false;
             self.pos += 1;
             if matches!(self.peek(), Some(b'+' | b'-')) {
                 self.pos += 1;
@@ -332,7 +434,7 @@ impl<'a> Validator<'a> {
                 return Err(self.syntax("a digit in the exponent"));
             }
         }
-        Ok(())
+        Ok(integer)
     }
 
     fn hex4(&mut self) -> Result<u16, StrictJsonError> {
@@ -353,7 +455,8 @@ impl<'a> Validator<'a> {
 
     /// Reads a string starting at its opening quote and returns it unescaped: borrowed
     /// from the input when it holds no escape (the common case, no copy), else built. The
-    /// input is already known to be UTF-8, so raw bytes are copied through.
+    /// input is already known to be UTF-8, so raw bytes are copied through. An escape
+    /// other than the one RFC 8785 writes for its character clears `canonical`.
     fn string(&mut self) -> Result<Cow<'a, str>, StrictJsonError> {
         self.pos += 1;
         let start = self.pos;
@@ -405,6 +508,9 @@ impl<'a> Validator<'a> {
                             return Err(self.syntax("one of `\"\\/bfnrtu` after `\\`"));
                         }
                     };
+                    if self.canonical && !self.is_canonical_escape(kind, ch) {
+                        self.canonical = false;
+                    }
                     let mut buf = [0u8; 4];
                     out.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
                 }
@@ -414,6 +520,29 @@ impl<'a> Validator<'a> {
                     self.pos += 1;
                 }
             }
+        }
+    }
+
+    /// Whether the escape just read (`\` then `kind`, for `ch`) is the one RFC 8785 writes:
+    /// `\"`, `\\`, `\b` `\t` `\n` `\f` `\r`, and `\u00xx` in lowercase hex for every other
+    /// control character; every other character is written raw.
+    fn is_canonical_escape(&self, kind: u8, ch: char) -> bool {
+        const HEX: &[u8; 16] = b"0123456789abcdef";
+        match kind {
+            b'"' | b'\\' | b'b' | b't' | b'n' | b'f' | b'r' => true,
+            b'u' => {
+                let code = u32::from(ch);
+                code < 0x20
+                    && !matches!(code, 0x08 | 0x09 | 0x0a | 0x0c | 0x0d)
+                    && self.bytes[self.pos - 4..self.pos]
+                        == [
+                            b'0',
+                            b'0',
+                            HEX[(code >> 4) as usize],
+                            HEX[(code & 0xf) as usize],
+                        ]
+            }
+            _ => false,
         }
     }
 

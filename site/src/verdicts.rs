@@ -26,10 +26,13 @@
 //! (or deleting the cache) checks every bundle by content again.
 //!
 //! The cache lives beside the manifest as [`VERDICTS_FILE`], one JSON object per line
-//! after a header, in key order; a line that does not parse is a miss. `--clean` starts
-//! without it. A build holds no line in memory: the previous cache's lines are found by
-//! offset in its file, this build's in a spill file they are appended to as they are
-//! found, copied into the new cache in key order at the end.
+//! after a header (in key order when written whole); a line that does not parse is a
+//! miss. `--clean` starts without it. A build holds no line in memory: the previous cache's lines are found by
+//! offset in its file, and stay there when they are found unchanged; this build's other
+//! lines (new verdicts, changed stamps) go to a spill file as they are found. At the end
+//! ([`Verdicts::append_to`]) a build that found every previous line unchanged appends its
+//! other lines to the previous file (adding a round writes one line, not all of them
+//! again); any other build writes the new cache in key order.
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -213,12 +216,20 @@ struct Line {
 /// previous build's lines stay in its cache file and this build's go to a spill file as
 /// they are found, each found again by its offset.
 pub struct Verdicts {
-    /// The previous build's lines, by key (parsed when looked up; a line looked up is
-    /// copied to `new` and forgotten here, so no line is read twice from here).
+    /// The previous build's lines, by key (parsed when looked up; a line looked up moves
+    /// to `retained`, or to `new` when it changes, so no line is read twice from here).
     old: Mutex<Lines>,
+    /// The previous build's lines this build found unchanged, by key: still in its file
+    /// (`old`'s), at their offsets there.
+    retained: Mutex<HashMap<Sha256Hex, (u64, usize)>>,
+    /// Whether the previous build's file can be appended to ([`Verdicts::append_to`]):
+    /// its header is this version's; with its length up to the end of its last complete
+    /// line, bytes, and its number of lines after the header.
+    appendable: Option<(u64, usize)>,
     /// The previous build's stamps ([`Line::stamp`]), each to its line's key.
     stamps: Mutex<HashMap<Sha256Hex, Sha256Hex>>,
-    /// The lines of this build: hits and new verdicts, by key, in a spill file.
+    /// The lines of this build that the previous build's file does not hold as they
+    /// are: new verdicts and hits whose stamp changed, by key, in a spill file.
     new: Mutex<Spill>,
     /// Lookups answered from the cache.
     hits: AtomicUsize,
@@ -235,7 +246,11 @@ struct Lines {
 impl Lines {
     /// The line under `key`; `None` when there is none or it cannot be read (a miss).
     fn read(&self, key: &Sha256Hex) -> Option<String> {
-        let &(offset, len) = self.index.get(key)?;
+        self.read_at(*self.index.get(key)?)
+    }
+
+    /// The line at `(offset, length)` of the file; `None` when it cannot be read.
+    fn read_at(&self, (offset, len): (u64, usize)) -> Option<String> {
         let mut bytes = vec![0; len];
         self.file.as_ref()?.read_exact_at(&mut bytes, offset).ok()?;
         String::from_utf8(bytes).ok()
@@ -262,6 +277,8 @@ impl Verdicts {
     pub fn empty(out: &Path) -> Self {
         Self {
             old: Mutex::default(),
+            retained: Mutex::default(),
+            appendable: None,
             stamps: Mutex::default(),
             new: Mutex::new(Spill {
                 dir: out.to_owned(),
@@ -292,6 +309,8 @@ impl Verdicts {
         let mut offset = 0u64;
         let mut index = HashMap::new();
         let mut stamps = HashMap::new();
+        // Lines read, and the length up to the end of the last complete one.
+        let (mut lines, mut complete) = (0usize, 0u64);
         loop {
             line.clear();
             let at = IoError::at("reading", &path);
@@ -301,7 +320,12 @@ impl Verdicts {
             }
             let start = offset;
             offset += n as u64;
-            let text = line.strip_suffix(b"\n").unwrap_or(&line);
+            // A line cut short (a build that stopped while appending) is not read.
+            let Some(text) = line.strip_suffix(b"\n") else {
+                break;
+            };
+            complete = offset;
+            lines += 1;
             if start == 0 {
                 if text != HEADER.as_bytes() {
                     return Ok(empty);
@@ -325,11 +349,16 @@ impl Verdicts {
             }
             index.insert(key, (start, text.len()));
         }
+        // Its header whole (a file cut inside it is not appended to), nothing past the
+        // limit.
+        let appendable =
+            (lines > 0 && complete < MAX_VERDICTS_BYTES).then_some((complete, lines - 1));
         Ok(Self {
             old: Mutex::new(Lines {
                 file: Some(file),
                 index,
             }),
+            appendable,
             stamps: Mutex::new(stamps),
             ..empty
         })
@@ -355,23 +384,25 @@ impl Verdicts {
         stamp: Option<&Sha256Hex>,
         dir: &Path,
     ) -> Option<VerifyReport> {
-        let taken = {
+        // The previous build's line, or (looked up before: two bundles with the same
+        // content and instant) the one this build kept.
+        let (text, place) = {
             let mut old = self.old.lock().ok()?;
-            let text = old.read(key);
-            old.index.remove(key);
-            text
-        };
-        let (text, kept) = match taken {
-            Some(text) => (text, false),
-            // Looked up before (two bundles with the same content and instant).
-            None => (self.new.lock().ok()?.lines.read(key)?, true),
+            match old.index.remove(key) {
+                Some(at) => (old.read_at(at)?, Some(at)),
+                None => match self.retained.lock().ok()?.get(key).copied() {
+                    Some(at) => (old.read_at(at)?, Some(at)),
+                    None => (self.new.lock().ok()?.lines.read(key)?, None),
+                },
+            }
         };
         let (mut line, report) = parse_line(&text, key, dir)?;
         if line.stamp.as_ref() != stamp {
             line.stamp = stamp.cloned();
             self.keep(key.clone(), &serde_json::to_string(&line).ok()?);
-        } else if !kept {
-            self.keep(key.clone(), &text);
+        } else if let Some(at) = place {
+            // Unchanged: it stays where it is in the previous build's file.
+            self.retained.lock().ok()?.insert(key.clone(), at);
         }
         self.hits.fetch_add(1, Ordering::Relaxed);
         Some(report)
@@ -382,7 +413,11 @@ impl Verdicts {
     /// read back when its pages are rendered, long after its verification. Not a
     /// lookup: nothing moves, no hit is counted. `None` when no line is kept there.
     pub fn report(&self, key: &Sha256Hex, dir: &Path) -> Option<VerifyReport> {
-        let text = self.new.lock().ok()?.lines.read(key)?;
+        let retained = self.retained.lock().ok()?.get(key).copied();
+        let text = match retained {
+            Some(at) => self.old.lock().ok()?.read_at(at)?,
+            None => self.new.lock().ok()?.lines.read(key)?,
+        };
         parse_line(&text, key, dir).map(|(_, report)| report)
     }
 
@@ -423,6 +458,9 @@ impl Verdicts {
     /// Appends `line` to the spill file (made on the first line) under `key`, replacing
     /// the line kept there before; an error is kept for [`Verdicts::write_to`].
     fn keep(&self, key: Sha256Hex, line: &str) {
+        if let Ok(mut retained) = self.retained.lock() {
+            retained.remove(&key);
+        }
         let Ok(mut spill) = self.new.lock() else {
             return;
         };
@@ -450,11 +488,80 @@ impl Verdicts {
     }
 
     /// Writes the cache to `w`: the header, then this build's verdicts by key, a line
-    /// each, copied from the spill file (streamed: one line in memory at a time).
+    /// each, copied from the previous build's file (the lines found unchanged) and from
+    /// the spill file (streamed: one line in memory at a time).
     ///
     /// Errors: what `w` returns, the error that kept a line from the spill file, or one
-    /// reading it back.
+    /// reading a line back.
     pub fn write_to(&self, w: &mut dyn io::Write) -> io::Result<()> {
+        let spill = self.spill()?;
+        let old = self.old.lock().unwrap_or_else(|e| e.into_inner());
+        let retained = self.retained.lock().unwrap_or_else(|e| e.into_inner());
+        let mut lines: Vec<(&Sha256Hex, &Lines, (u64, usize))> = (retained.iter())
+            .map(|(key, at)| (key, &*old, *at))
+            .chain((spill.lines.index.iter()).map(|(key, at)| (key, &spill.lines, *at)))
+            .collect();
+        lines.sort_unstable_by_key(|(key, _, _)| *key);
+        writeln!(w, "{HEADER}")?;
+        copy_lines(lines.into_iter().map(|(_, from, at)| (from, at)), w)
+    }
+
+    /// Appends this build's new lines (new verdicts, changed stamps) to the previous
+    /// build's cache file `path`, by key, and syncs it, when that file can be appended
+    /// to, is still the file its lines were read from, and the lines no lookup of this
+    /// build needs (those of bundles no longer there or changed, those a new line
+    /// replaces: a later line of a key wins when the cache is read) would be at most a
+    /// quarter of those it does: a build that added rounds writes their verdicts, not
+    /// every verdict again (a line cut short by a crash is not read, and is written over
+    /// next time). Returns whether it appended (or had nothing to add); when not, the
+    /// caller writes the whole cache ([`Verdicts::write_to`]) in its place, which holds
+    /// only this build's lines.
+    ///
+    /// Errors: the error that kept a line from the spill file, or what opening, writing
+    /// or syncing `path` returns.
+    pub fn append_to(&self, path: &Path) -> io::Result<bool> {
+        let Some((complete, lines)) = self.appendable else {
+            return Ok(false);
+        };
+        let spill = self.spill()?;
+        let added = spill.lines.index.len();
+        let live = self.retained.lock().map_or(0, |r| r.len()) + added;
+        let unneeded = (lines + added).saturating_sub(live);
+        if unneeded * 4 > live {
+            return Ok(false);
+        }
+        if spill.lines.index.is_empty() {
+            return Ok(true);
+        }
+        let mut lines: Vec<(&Sha256Hex, (u64, usize))> = (spill.lines.index.iter())
+            .map(|(key, at)| (key, *at))
+            .collect();
+        lines.sort_unstable_by_key(|(key, _)| *key);
+        let file = std::fs::OpenOptions::new().write(true).open(path)?;
+        // The file the previous lines were read from, not one put in its place since.
+        let same = {
+            use std::os::unix::fs::MetadataExt;
+            let old = self.old.lock().unwrap_or_else(|e| e.into_inner());
+            let (now, then) = (file.metadata()?, old.file.as_ref().map(File::metadata));
+            matches!(then, Some(Ok(m)) if (m.dev(), m.ino()) == (now.dev(), now.ino()))
+        };
+        if !same {
+            return Ok(false);
+        }
+        file.set_len(complete)?;
+        let mut w = io::BufWriter::new(FileAt {
+            file: &file,
+            offset: complete,
+        });
+        copy_lines(lines.into_iter().map(|(_, at)| (&spill.lines, at)), &mut w)?;
+        io::Write::flush(&mut w)?;
+        drop(w);
+        file.sync_data()?;
+        Ok(true)
+    }
+
+    /// The spill file, or the error that kept a line from it.
+    fn spill(&self) -> io::Result<std::sync::MutexGuard<'_, Spill>> {
         let spill = self.new.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(e) = &spill.error {
             return Err(io::Error::new(
@@ -465,19 +572,7 @@ impl Verdicts {
                 ),
             ));
         }
-        let mut lines: Vec<(&Sha256Hex, &(u64, usize))> = spill.lines.index.iter().collect();
-        lines.sort_unstable_by_key(|(key, _)| *key);
-        writeln!(w, "{HEADER}")?;
-        let mut bytes = Vec::new();
-        for (_, &(offset, len)) in lines {
-            bytes.resize(len, 0);
-            if let Some(file) = &spill.lines.file {
-                file.read_exact_at(&mut bytes, offset)?;
-            }
-            w.write_all(&bytes)?;
-            w.write_all(b"\n")?;
-        }
-        Ok(())
+        Ok(spill)
     }
 
     /// The cache's bytes ([`Verdicts::write_to`]), in memory.
@@ -486,6 +581,43 @@ impl Verdicts {
         // Writing to a `Vec` does not fail.
         let _ = self.write_to(&mut out);
         out
+    }
+}
+
+/// Copies the lines at `(offset, length)` of their files to `w`, each with its `\n`.
+///
+/// Errors: what reading a line or `w` returns.
+fn copy_lines<'a>(
+    lines: impl Iterator<Item = (&'a Lines, (u64, usize))>,
+    w: &mut dyn io::Write,
+) -> io::Result<()> {
+    let mut bytes = Vec::new();
+    for (from, (offset, len)) in lines {
+        bytes.resize(len, 0);
+        if let Some(file) = &from.file {
+            file.read_exact_at(&mut bytes, offset)?;
+        }
+        w.write_all(&bytes)?;
+        w.write_all(b"\n")?;
+    }
+    Ok(())
+}
+
+/// Writes to `file` from `offset` on, advancing.
+struct FileAt<'a> {
+    file: &'a File,
+    offset: u64,
+}
+
+impl io::Write for FileAt<'_> {
+    fn write(&mut self, data: &[u8]) -> io::Result<usize> {
+        let n = self.file.write_at(data, self.offset)?;
+        self.offset += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
     }
 }
 
@@ -622,15 +754,90 @@ mod tests {
 
         let read = Verdicts::load(tmp.path()).unwrap();
         assert_eq!(read.get(&key, None, &dir), Some(report.clone()));
-        // The line moved from the previous build's lines to this build's.
+        // Unchanged, the line stays in the previous build's file: nothing is spilled.
         assert_eq!(read.old.lock().unwrap().index.len(), 1);
-        assert_eq!(read.new.lock().unwrap().lines.index.len(), 1);
-        assert_eq!(read.get(&key, None, &dir), Some(report));
+        assert_eq!(read.retained.lock().unwrap().len(), 1);
+        assert!(read.new.lock().unwrap().lines.index.is_empty());
+        assert_eq!(read.get(&key, None, &dir), Some(report.clone()));
+        assert_eq!(read.report(&key, &dir), Some(report));
         assert_eq!(read.hits(), 2);
-        // Only the line looked up is written back, after the header.
+        // Only the line looked up is written back, after the header: the other line
+        // was not found, so the previous file is not appended to.
+        assert!(!read.append_to(&tmp.path().join(VERDICTS_FILE)).unwrap());
         let bytes = String::from_utf8(read.to_bytes()).unwrap();
         assert_eq!(bytes.lines().count(), 2);
         assert!(bytes.lines().nth(1).unwrap().contains(key.as_str()));
+    }
+
+    #[test]
+    fn a_build_that_found_every_line_appends_its_new_ones() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join(VERDICTS_FILE);
+        let dir = tmp.path().join("b");
+        let report = passed_report(&dir);
+        let [a, b, c] = [b"a", b"b", b"c"].map(|k| Sha256Hex::digest(k));
+        let first = Verdicts::default();
+        first.put(a.clone(), None, &report);
+        first.put(b.clone(), None, &report);
+        // A line cut short by a build that stopped while appending: not read.
+        let mut bytes = first.to_bytes();
+        let whole = bytes.len();
+        bytes.extend_from_slice(br#"{"key":"cut"#);
+        std::fs::write(&path, &bytes).unwrap();
+
+        let read = Verdicts::load(tmp.path()).unwrap();
+        assert_eq!(read.appendable, Some((whole as u64, 2)));
+        for key in [&a, &b] {
+            assert_eq!(read.get(key, None, &dir), Some(report.clone()));
+        }
+        read.put(c.clone(), None, &report);
+        assert!(read.append_to(&path).unwrap());
+        // The previous lines as they were, the cut one written over, the new one after.
+        let mut line = Verdicts::default();
+        line.put(c.clone(), None, &report);
+        let added = line.to_bytes().split_off(HEADER.len() + 1);
+        assert_eq!(
+            std::fs::read(&path).unwrap(),
+            [&bytes[..whole], &added].concat()
+        );
+        assert_eq!(read.report(&c, &dir), Some(report.clone()));
+        line = Verdicts::default();
+        for key in [&a, &b, &c] {
+            line.put(key.clone(), None, &report);
+        }
+        // Read again: the same verdicts as a cache written whole, in key order.
+        let again = Verdicts::load(tmp.path()).unwrap();
+        assert_eq!(again.appendable, Some(((whole + added.len()) as u64, 3)));
+        for key in [&a, &b, &c] {
+            assert_eq!(again.get(key, None, &dir), Some(report.clone()));
+        }
+        assert_eq!(again.to_bytes(), line.to_bytes());
+        // Nothing new: nothing written.
+        let before = std::fs::metadata(&path).unwrap().modified().unwrap();
+        assert!(again.append_to(&path).unwrap());
+        assert_eq!(
+            std::fs::metadata(&path).unwrap().modified().unwrap(),
+            before
+        );
+
+        // One stamp changed of three lines: the replaced line would be a third of those
+        // needed, more than a quarter, so the cache is written whole.
+        let restamped = Verdicts::load(tmp.path()).unwrap();
+        restamped.get(&a, Some(&Sha256Hex::digest(b"stamp")), &dir);
+        for key in [&b, &c] {
+            restamped.get(key, None, &dir);
+        }
+        assert!(!restamped.append_to(&path).unwrap());
+
+        // A file put in the previous one's place is not appended to.
+        let moved = Verdicts::load(tmp.path()).unwrap();
+        for key in [&a, &b, &c] {
+            moved.get(key, None, &dir);
+        }
+        moved.put(Sha256Hex::digest(b"d"), None, &report);
+        std::fs::rename(&path, tmp.path().join("old")).unwrap();
+        std::fs::copy(tmp.path().join("old"), &path).unwrap();
+        assert!(!moved.append_to(&path).unwrap());
     }
 
     #[test]

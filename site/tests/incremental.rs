@@ -237,16 +237,17 @@ fn verdicts_are_cached_until_a_bundle_or_the_keyring_changes() {
     assert_eq!((rekeyed.verified_rounds, rekeyed.cached_verdicts), (2, 0));
 }
 
-/// The stamps the verdict cache of `out` records, one per line (`null` for none).
+/// The stamps the verdict cache of `out` records, one per key in key order (`null` for
+/// none): the last line of each key, the one a build reads.
 fn cached_stamps(out: &Path) -> Vec<String> {
     let text = std::fs::read_to_string(out.join(site::verdicts::VERDICTS_FILE)).unwrap();
-    text.lines()
-        .skip(1)
-        .map(|l| {
-            let v: serde_json::Value = serde_json::from_str(l).unwrap();
-            v["stamp"].as_str().unwrap_or("null").to_owned()
-        })
-        .collect()
+    let mut by_key = BTreeMap::new();
+    for line in text.lines().skip(1) {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        let stamp = v["stamp"].as_str().unwrap_or("null").to_owned();
+        by_key.insert(v["key"].as_str().unwrap().to_owned(), stamp);
+    }
+    by_key.into_values().collect()
 }
 
 #[test]

@@ -444,6 +444,11 @@ impl Template {
 pub struct Store {
     dir: PathBuf,
     known: HashSet<Sha256Hex>,
+    /// Copy instead of hard-linking: a new link changes the ctime of every file sharing
+    /// its inode, so an appended round linked from the store would change the metadata
+    /// stamp of every earlier bundle (`site::verdicts::bundle_stamp`), which no round
+    /// added to a real data directory does.
+    copy: bool,
 }
 
 impl Store {
@@ -458,6 +463,7 @@ impl Store {
         Ok(Self {
             dir,
             known: HashSet::new(),
+            copy: false,
         })
     }
 
@@ -480,11 +486,15 @@ impl Store {
         Ok(())
     }
 
-    /// Hard-links the stored `sha` to `to`.
+    /// Hard-links the stored `sha` to `to` (copies it when [`Store::copy`] is set).
     fn link(&self, sha: &Sha256Hex, to: &Path) -> Result<()> {
         let from = self.dir.join(sha.as_str());
-        std::fs::hard_link(&from, to)
-            .map_err(|e| format!("linking {} to {}: {e}", from.display(), to.display()).into())
+        let done = if self.copy {
+            std::fs::copy(&from, to).map(|_| ())
+        } else {
+            std::fs::hard_link(&from, to)
+        };
+        done.map_err(|e| format!("linking {} to {}: {e}", from.display(), to.display()).into())
     }
 }
 
@@ -707,7 +717,11 @@ impl<'a> Generator<'a> {
             None => None,
         };
         let n = last.map_or(1, |n| n + 1);
-        self.round(n, previous.as_ref())?;
+        // Copied, so the earlier bundles' stamps stay as they were ([`Store::copy`]).
+        self.store.copy = true;
+        let written = self.round(n, previous.as_ref());
+        self.store.copy = false;
+        written?;
         Ok(n)
     }
 

@@ -549,10 +549,8 @@ impl Verdicts {
             return Ok(false);
         }
         file.set_len(complete)?;
-        let mut w = io::BufWriter::new(FileAt {
-            file: &file,
-            offset: complete,
-        });
+        io::Seek::seek(&mut &file, io::SeekFrom::Start(complete))?;
+        let mut w = io::BufWriter::new(&file);
         copy_lines(lines.into_iter().map(|(_, at)| (&spill.lines, at)), &mut w)?;
         io::Write::flush(&mut w)?;
         drop(w);
@@ -601,24 +599,6 @@ fn copy_lines<'a>(
         w.write_all(b"\n")?;
     }
     Ok(())
-}
-
-/// Writes to `file` from `offset` on, advancing.
-struct FileAt<'a> {
-    file: &'a File,
-    offset: u64,
-}
-
-impl io::Write for FileAt<'_> {
-    fn write(&mut self, data: &[u8]) -> io::Result<usize> {
-        let n = self.file.write_at(data, self.offset)?;
-        self.offset += n as u64;
-        Ok(n)
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
 }
 
 impl Default for Verdicts {

@@ -4,7 +4,7 @@
 //! changed with `write_atomic`. Identical input gives byte-identical output: nothing
 //! reads a clock except the stage timings reported in [`BuildSummary`].
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -16,10 +16,14 @@ use receipts::fsutil::{IoError, write_atomic_with};
 use receipts::keys::Keyring;
 use receipts::layout::DataDir;
 use receipts::model::{MinerId, Sha256Hex, Timestamp};
+use rustc_hash::FxHashSet;
 use serde::Serialize;
 
 use crate::archive::{Archive, CampaignArchive, VerifiedRound};
-use crate::cache::{GlobalKey, JobRecord, MANIFEST_FILE, Manifest, any_file, remove_files};
+use crate::cache::{
+    FileOwners, GlobalKey, JobRecord, MANIFEST_FILE, Manifest, any_file, remove_files,
+    write_manifest_to,
+};
 use crate::docs::{DocPage, Docs, DocsIndex};
 use crate::error::SiteError;
 use crate::load::{load_archive_cached, load_keyring, load_round};
@@ -347,33 +351,27 @@ fn jobs<'a>(
     }
 
     let patches = index.patches();
-    let patch_keys: Vec<Result<Sha256Hex, SiteError>> = patches
+    let submissions: Vec<(String, Sha256Hex)> = patches
         .par_iter()
         .map(|patch| {
-            let mut h = global.job(&format!("submission:{patch}"));
+            let name = format!("submission:{patch}");
+            let mut h = global.job(&name);
             for s in index.records(patch) {
                 h.part(s.file_sha256.as_str().as_bytes());
             }
-            for a in index.appearances(patch) {
-                h.part(&json(a)?);
+            // What its rows show is read from the rounds' Statements.
+            for seat in index.seats(patch) {
+                h.part(seat.round.statement_digest.as_str().as_bytes())
+                    .part(&seat.entry.index.to_le_bytes());
             }
-            Ok(h.finish())
+            (name, h.finish())
         })
         .collect();
-    let mut key_of: BTreeMap<&Sha256Hex, Sha256Hex> = BTreeMap::new();
-    for (patch, key) in patches.into_iter().zip(patch_keys) {
-        let key = key?;
-        key_of.insert(patch, key.clone());
-        jobs.push(Job {
-            name: format!("submission:{patch}"),
-            key,
-            kind: Kind::Submission(patch),
-        });
-        sitemap.push(SitemapPage {
-            dir: SiteDir::submission(patch),
-            lastmod: None,
-        });
-    }
+    // A patch's submission key (`patches` is sorted).
+    let key_of = |patch: &Sha256Hex| {
+        let i = patches.binary_search(&patch).ok()?;
+        submissions.get(i).map(|(_, key)| key)
+    };
 
     for miner in index.miners() {
         let mut h = global.job(&format!("miner:{miner}"));
@@ -388,7 +386,7 @@ fn jobs<'a>(
         for (ci, patch) in index.of_miner(miner) {
             h.part(ci.to_string().as_bytes())
                 .part(patch.as_str().as_bytes())
-                .part(key_of.get(patch).map_or(&[][..], |k| k.as_str().as_bytes()));
+                .part(key_of(patch).map_or(&[][..], |k| k.as_str().as_bytes()));
         }
         jobs.push(Job {
             name: format!("miner:{miner}"),
@@ -397,6 +395,17 @@ fn jobs<'a>(
         });
         sitemap.push(SitemapPage {
             dir: SiteDir::miner(miner),
+            lastmod: None,
+        });
+    }
+    for (patch, (name, key)) in patches.into_iter().zip(submissions) {
+        jobs.push(Job {
+            name,
+            key,
+            kind: Kind::Submission(patch),
+        });
+        sitemap.push(SitemapPage {
+            dir: SiteDir::submission(patch),
             lastmod: None,
         });
     }
@@ -420,21 +429,17 @@ fn jobs<'a>(
     }
 
     // The files for machines depend on the whole archive and on the page list: they are
-    // made on every build (and written only when their bytes changed).
-    jobs.push(Job {
-        name: "machine".to_owned(),
-        key: always(),
-        kind: Kind::Machine,
-    });
+    // made on every build (and written only when their bytes changed). First, so that
+    // the longest job of a build that adds a round does not run alone at its end.
+    jobs.insert(
+        0,
+        Job {
+            name: "machine".to_owned(),
+            key: always(),
+            kind: Kind::Machine,
+        },
+    );
     Ok((jobs, sitemap))
-}
-
-/// `value` as JSON bytes, for a key.
-fn json<T: Serialize + ?Sized>(value: &T) -> Result<Vec<u8>, SiteError> {
-    serde_json::to_vec(value).map_err(|e| SiteError::Serialize {
-        path: "(cache key)".to_owned(),
-        message: e.to_string(),
-    })
 }
 
 /// The key of a job whose output is a function of `page` alone.
@@ -588,41 +593,44 @@ fn run_job(
 
 /// Runs `job` (with the round in `slot`, [`run_job`]) unless `previous` holds its key
 /// (counted in `cached`), and writes its files under `out`, refusing to overwrite a
-/// file no build of ours wrote (`known` lists ours).
-fn run_one(
+/// file no build of ours wrote (one `owners` does not list).
+fn run_one<'m>(
     job: &Job<'_>,
     inputs: &Inputs<'_>,
-    previous: &Manifest,
-    known: &HashSet<SitePath>,
+    previous: &'m Manifest,
+    owners: &FileOwners<'_>,
     out: &Path,
     cached: &AtomicUsize,
     slot: &mut Option<VerifiedRound>,
-) -> Result<Done, Box<Failed>> {
-    if let Some(record) = previous.jobs.get(&job.name)
-        && record.key == job.key
+) -> Result<Done<'m>, Box<Failed<'m>>> {
+    let at = previous.index_of(&job.name);
+    if let Some((i, record)) = at.and_then(|i| Some((i, previous.job(i)?)))
+        && record.key == &job.key
         && job.key != always()
     {
         cached.fetch_add(1, Ordering::Relaxed);
-        let html = record
-            .files
-            .iter()
-            .filter(|f| f.as_str().ends_with(".html"))
-            .count();
+        let (mut files, mut html) = (0, 0);
+        for f in record.files() {
+            files += 1;
+            html += usize::from(f.ends_with(".html"));
+        }
         return Ok(Done {
             name: job.name.clone(),
-            record: record.clone(),
+            record: JobRecord::Kept(record),
+            kept: Some(i),
             html_pages: html,
             html_written: 0,
             other_written: 0,
-            unchanged: record.files.len(),
+            unchanged: files,
         });
     }
     let mut done = Done {
         name: job.name.clone(),
-        record: JobRecord {
+        record: JobRecord::Made {
             key: job.key.clone(),
             files: Vec::new(),
         },
+        kept: None,
         html_pages: 0,
         html_written: 0,
         other_written: 0,
@@ -632,26 +640,38 @@ fn run_one(
         Ok(outputs) => outputs,
         Err(error) => return Err(Box::new(Failed { done, error })),
     };
-    for o in outputs {
-        done.html_pages += usize::from(o.html);
-        let path = o.path.under(out);
-        if !known.contains(&o.path) && std::fs::symlink_metadata(&path).is_ok_and(|m| !m.is_dir()) {
-            let error = SiteError::NotOurOutput {
-                dir: out.to_owned(),
-                file: path,
-            };
-            return Err(Box::new(Failed { done, error }));
+    let mut files = Vec::with_capacity(outputs.len());
+    let write = || -> Result<(), SiteError> {
+        for o in outputs {
+            done.html_pages += usize::from(o.html);
+            let path = o.path.under(out);
+            if !owners.contains(o.path.as_str())
+                && std::fs::symlink_metadata(&path).is_ok_and(|m| !m.is_dir())
+            {
+                return Err(SiteError::NotOurOutput {
+                    dir: out.to_owned(),
+                    file: path,
+                });
+            }
+            match write_if_changed(&path, &o.bytes)? {
+                true if o.html => done.html_written += 1,
+                true => done.other_written += 1,
+                false => done.unchanged += 1,
+            }
+            files.push(o.path);
         }
-        match write_if_changed(&path, &o.bytes) {
-            Ok(true) if o.html => done.html_written += 1,
-            Ok(true) => done.other_written += 1,
-            Ok(false) => done.unchanged += 1,
-            Err(error) => return Err(Box::new(Failed { done, error })),
-        }
-        done.record.files.push(o.path);
+        Ok(())
+    };
+    let written = write();
+    files.sort();
+    done.record = JobRecord::Made {
+        key: job.key.clone(),
+        files,
+    };
+    match written {
+        Ok(()) => Ok(done),
+        Err(error) => Err(Box::new(Failed { done, error })),
     }
-    done.record.files.sort();
-    Ok(done)
 }
 
 /// The key of a job that runs on every build (and of one whose last run failed).
@@ -660,15 +680,17 @@ fn always() -> Sha256Hex {
 }
 
 /// A job that failed, and what it wrote before.
-struct Failed {
-    done: Done,
+struct Failed<'m> {
+    done: Done<'m>,
     error: SiteError,
 }
 
 /// What one job did.
-struct Done {
+struct Done<'m> {
     name: String,
-    record: JobRecord,
+    record: JobRecord<'m>,
+    /// Its index in the previous manifest, when it was kept as it was.
+    kept: Option<usize>,
     html_pages: usize,
     html_written: usize,
     other_written: usize,
@@ -719,13 +741,14 @@ pub(crate) fn write_site(
             file,
         });
     }
-    // The files a site build wrote here: the only ones a build may overwrite.
-    let known: HashSet<SitePath> = previous.iter().flat_map(Manifest::files).cloned().collect();
     let mut removed = 0;
     if clean && let Some(manifest) = previous.take() {
         removed += remove_files(out, manifest.files())?;
     }
     let previous = previous.unwrap_or_default();
+    // The files a site build wrote here (the only ones a build may overwrite) and the
+    // jobs that listed them.
+    let owners = previous.owners();
 
     let nav = serde_json::to_vec(&renderer.info().docs).map_err(|e| SiteError::Serialize {
         path: MANIFEST_FILE.to_owned(),
@@ -742,7 +765,7 @@ pub(crate) fn write_site(
     let (jobs, sitemap) = jobs(archive, &index, docs, &global)?;
     // Dropped once checked (a node per job, held to the end before).
     {
-        let mut names = BTreeSet::new();
+        let mut names = FxHashSet::default();
         for job in &jobs {
             if !names.insert(job.name.as_str()) {
                 return Err(SiteError::DuplicateOutput {
@@ -766,13 +789,13 @@ pub(crate) fn write_site(
     // is loaded again from its bundle once for them (when one of them runs) and dropped
     // after the last, so no more rounds are held at once than there are threads.
     let groups: Vec<&[Job<'_>]> = jobs.chunk_by(same_round).collect();
-    let results: Vec<Result<Done, Box<Failed>>> = groups
+    let results: Vec<Result<Done<'_>, Box<Failed<'_>>>> = groups
         .par_iter()
         .flat_map_iter(|group| {
             let mut slot: Option<VerifiedRound> = None;
             group
                 .iter()
-                .map(|job| run_one(job, &inputs, &previous, &known, out, &cached, &mut slot))
+                .map(|job| run_one(job, &inputs, &previous, &owners, out, &cached, &mut slot))
                 .collect::<Vec<_>>()
         })
         .collect();
@@ -788,20 +811,27 @@ pub(crate) fn write_site(
         // Keep every file written so far listed as ours, under a key that runs its job
         // again: the next build then neither refuses the directory nor trusts a half
         // written job.
-        let mut manifest = previous.clone();
+        let mut manifest: BTreeMap<String, JobRecord<'_>> = previous
+            .jobs()
+            .map(|(name, job)| (name.to_owned(), JobRecord::Kept(job)))
+            .collect();
         for d in &done {
-            manifest.jobs.insert(d.name.clone(), d.record.clone());
+            manifest.insert(d.name.clone(), d.record.clone());
         }
         for f in &failed {
-            let mut files = f.done.record.files.clone();
-            if let Some(old) = previous.jobs.get(&f.done.name) {
-                files.extend(old.files.iter().cloned());
-            }
+            let old = previous.get(&f.done.name);
+            let mut files: Vec<SitePath> = f
+                .done
+                .record
+                .files()
+                .chain(old.iter().flat_map(|o| o.files()))
+                .filter_map(SitePath::parse)
+                .collect();
             files.sort();
             files.dedup();
-            manifest.jobs.insert(
+            manifest.insert(
                 f.done.name.clone(),
-                JobRecord {
+                JobRecord::Made {
                     key: always(),
                     files,
                 },
@@ -813,9 +843,10 @@ pub(crate) fn write_site(
         }
     }
 
-    let mut manifest = Manifest::default();
-    // Every file this build's jobs made, sorted (a file made twice is refused).
-    let mut owned: Vec<&SitePath> = Vec::new();
+    // The previous build's jobs this build kept as they were, by index in name order.
+    let mut kept = vec![false; previous.len()];
+    // The files the jobs that ran made, sorted.
+    let mut made: Vec<&SitePath> = Vec::new();
     let mut summary = BuildSummary {
         jobs: jobs.len(),
         jobs_run: jobs.len() - cached.into_inner(),
@@ -833,26 +864,42 @@ pub(crate) fn write_site(
         ..BuildSummary::default()
     };
     for d in &done {
-        owned.extend(&d.record.files);
+        match (&d.record, d.kept) {
+            (JobRecord::Kept(_), Some(i)) => kept[i] = true,
+            (JobRecord::Made { files, .. }, _) => made.extend(files),
+            (JobRecord::Kept(_), None) => {}
+        }
         summary.html_pages += d.html_pages;
         summary.html_written += d.html_written;
         summary.other_written += d.other_written;
         summary.unchanged += d.unchanged;
     }
-    owned.sort_unstable();
-    if let Some(twice) = owned.windows(2).find(|w| w[0] == w[1]) {
+    made.sort_unstable();
+    // A file made twice is refused: by two jobs that ran, or by one that ran and one
+    // kept (whose files are its line of the previous manifest).
+    let by_kept = |f: &str| owners.of(f).any(|i| kept[i]);
+    let twice = made
+        .windows(2)
+        .find(|w| w[0] == w[1])
+        .map(|w| w[0])
+        .or_else(|| made.iter().copied().find(|f| by_kept(f.as_str())));
+    if let Some(twice) = twice {
         return Err(SiteError::DuplicateOutput {
-            path: twice[0].to_string(),
+            path: twice.to_string(),
         });
     }
-    let stale: Vec<&SitePath> = previous
-        .files()
-        .filter(|f| owned.binary_search(f).is_err())
+    // What the previous build's jobs that ran again (or are gone) wrote and nothing
+    // made this time.
+    let stale: Vec<&str> = previous
+        .jobs()
+        .enumerate()
+        .filter(|(i, _)| !kept[*i])
+        .flat_map(|(_, (_, job))| job.files())
+        .filter(|f| made.binary_search_by(|m| m.as_str().cmp(f)).is_err() && !by_kept(f))
         .collect();
     summary.removed += remove_files(out, stale)?;
-    for d in done {
-        manifest.jobs.insert(d.name, d.record);
-    }
+    let manifest: BTreeMap<String, JobRecord<'_>> =
+        done.into_iter().map(|d| (d.name, d.record)).collect();
     write_manifest(out, &manifest, verdicts)?;
     Ok(summary)
 }
@@ -864,7 +911,11 @@ pub(crate) fn write_site(
 /// cache is ≈ 67 MB and the manifest ≈ 6.4 MB, never built in memory.
 ///
 /// Errors: [`SiteError::Io`] naming the directory or the file.
-fn write_manifest(out: &Path, manifest: &Manifest, verdicts: &Verdicts) -> Result<(), SiteError> {
+fn write_manifest(
+    out: &Path,
+    manifest: &BTreeMap<String, JobRecord<'_>>,
+    verdicts: &Verdicts,
+) -> Result<(), SiteError> {
     std::fs::create_dir_all(out).map_err(IoError::at("creating", out))?;
     sync_output(out)?;
     let path = out.join(VERDICTS_FILE);
@@ -874,7 +925,9 @@ fn write_manifest(out: &Path, manifest: &Manifest, verdicts: &Verdicts) -> Resul
     {
         write_streamed(&path, &|w| verdicts.write_to(w))?;
     }
-    write_streamed(&out.join(MANIFEST_FILE), &|w| manifest.write_to(w))
+    write_streamed(&out.join(MANIFEST_FILE), &|w| {
+        write_manifest_to(manifest, w)
+    })
 }
 
 /// Writes what `write` writes to `path` unless the file holds exactly that

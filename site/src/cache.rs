@@ -15,10 +15,12 @@
 
 use std::collections::BTreeMap;
 use std::io;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use receipts::fsutil::{IoError, is_temp_file_name};
 use receipts::model::Sha256Hex;
+use rustc_hash::FxHashMap;
 use sha2::{Digest, Sha256};
 
 use crate::error::SiteError;
@@ -90,20 +92,93 @@ impl KeyHasher {
     }
 }
 
-/// One job's line of the manifest.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct JobRecord {
-    /// The key it was built under.
-    pub key: Sha256Hex,
-    /// The files it wrote, relative to the site root.
-    pub files: Vec<SitePath>,
+/// The previous build's manifest as read: its text, checked once, and where each job's
+/// line lies in it. Nothing is copied out of the text on load: at 2,000 rounds of the
+/// benchmark it lists ≈ 40,000 jobs and 170,000 files, and a build that adds one round
+/// runs ≈ 30 of the jobs (parsing every path into a `SitePath` of its own, then hashing
+/// them all again into a set, was a third of such a build).
+#[derive(Debug, Default)]
+pub struct Manifest {
+    text: String,
+    /// In name order, so that a job is found by binary search.
+    lines: Vec<Line>,
 }
 
-/// The manifest: each job's key and files, by job name.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Manifest {
-    /// Jobs by name.
-    pub jobs: BTreeMap<String, JobRecord>,
+/// Where one job's line lies in [`Manifest::text`].
+#[derive(Debug)]
+struct Line {
+    name: Range<usize>,
+    key: Sha256Hex,
+    /// The files, space-separated, each a valid [`SitePath`] (checked on load).
+    files: Range<usize>,
+}
+
+/// One job's line of the previous manifest: the key it was built under and the files it
+/// wrote.
+#[derive(Clone, Copy, Debug)]
+pub struct PreviousJob<'m> {
+    /// The key it was built under.
+    pub key: &'m Sha256Hex,
+    files: &'m str,
+}
+
+impl<'m> PreviousJob<'m> {
+    /// The files it wrote, relative to the site root (each a valid [`SitePath`]).
+    pub fn files(&self) -> impl Iterator<Item = &'m str> + use<'m> {
+        self.files.split(' ').filter(|f| !f.is_empty())
+    }
+}
+
+/// One job's line of the manifest a build writes.
+#[derive(Clone, Debug)]
+pub enum JobRecord<'m> {
+    /// Not run: its line of the previous manifest, written again as it was.
+    Kept(PreviousJob<'m>),
+    /// Run: the key it was built under and the files it wrote, sorted.
+    Made {
+        /// The key.
+        key: Sha256Hex,
+        /// The files, relative to the site root.
+        files: Vec<SitePath>,
+    },
+}
+
+impl JobRecord<'_> {
+    /// The files it wrote, relative to the site root.
+    pub fn files(&self) -> Box<dyn Iterator<Item = &str> + '_> {
+        match self {
+            Self::Kept(job) => Box::new(job.files()),
+            Self::Made { files, .. } => Box::new(files.iter().map(SitePath::as_str)),
+        }
+    }
+}
+
+/// Which jobs of the previous manifest listed each file: a file listed by no job is no
+/// build's, and a file listed by a job this build did not run is still made by it.
+/// Borrowed from the manifest's text (no path is copied).
+pub struct FileOwners<'m> {
+    /// A file and the first job (its index in name order) that listed it. Fx-hashed:
+    /// the keys are our own paths, and SipHash over 170,000 of them was a tenth of a
+    /// build that adds one round.
+    first: FxHashMap<&'m str, usize>,
+    /// The other jobs that listed a file, for the rare manifest a failed build wrote
+    /// (its failed jobs keep every file they ever wrote, [`JobRecord::Made`]).
+    more: FxHashMap<&'m str, Vec<usize>>,
+}
+
+impl<'m> FileOwners<'m> {
+    /// Whether any job listed `file`.
+    pub fn contains(&self, file: &str) -> bool {
+        self.first.contains_key(file)
+    }
+
+    /// The jobs (indices in name order, as [`Manifest::index_of`] gives) that listed
+    /// `file`.
+    pub fn of(&self, file: &str) -> impl Iterator<Item = usize> + '_ {
+        let first = self.first.get(file).copied();
+        let more = self.more.get(file).into_iter().flatten().copied();
+        first.into_iter().chain(more)
+    }
 }
 
 impl Manifest {
@@ -119,57 +194,143 @@ impl Manifest {
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
             Err(source) => return Err(IoError::at("reading", &path)(source).into()),
         };
-        Ok(std::str::from_utf8(&bytes).ok().and_then(Self::parse))
+        Ok(String::from_utf8(bytes).ok().and_then(Self::parse))
     }
 
-    fn parse(text: &str) -> Option<Self> {
-        let mut lines = text.lines();
-        if lines.next()? != HEADER {
+    /// The manifest in `text`: the header, then `<key> <job> <file> <file>…` per line,
+    /// every file a valid [`SitePath`] and no job twice; `None` otherwise.
+    fn parse(text: String) -> Option<Self> {
+        let mut at = HEADER.len() + 1;
+        if text.get(..at)? != format!("{HEADER}\n") {
             return None;
         }
-        let mut jobs = BTreeMap::new();
-        for line in lines {
-            let mut words = line.split(' ');
-            let key: Sha256Hex = words.next()?.parse().ok()?;
-            let name = words.next()?.to_owned();
-            let files = words.map(SitePath::parse).collect::<Option<Vec<_>>>()?;
-            jobs.insert(name, JobRecord { key, files });
-        }
-        Some(Self { jobs })
-    }
-
-    /// Writes the manifest to `w`: the header, then a line per job in name order (its
-    /// key, its name and its files, space-separated). Streamed: at 1,000 rounds of the
-    /// benchmark the manifest is ≈ 6.4 MB, never built in memory by a build.
-    ///
-    /// Errors: what `w` returns.
-    pub fn write_to(&self, w: &mut dyn io::Write) -> io::Result<()> {
-        writeln!(w, "{HEADER}")?;
-        for (name, job) in &self.jobs {
-            w.write_all(job.key.as_str().as_bytes())?;
-            w.write_all(b" ")?;
-            w.write_all(name.as_bytes())?;
-            for f in &job.files {
-                w.write_all(b" ")?;
-                w.write_all(f.as_str().as_bytes())?;
+        let mut lines = Vec::new();
+        for raw in text[at..].split_inclusive('\n') {
+            let start = at;
+            at += raw.len();
+            let line = raw.strip_suffix('\n').unwrap_or(raw);
+            let (key, rest) = line.split_once(' ')?;
+            let (name, files) = rest.split_once(' ').unwrap_or((rest, ""));
+            let files_ok = files.is_empty() || SitePath::is_valid_list(files);
+            if name.is_empty() || !files_ok {
+                return None;
             }
-            w.write_all(b"\n")?;
+            let name_start = start + key.len() + 1;
+            let files_start = (name_start + name.len() + 1).min(start + line.len());
+            lines.push(Line {
+                name: name_start..name_start + name.len(),
+                key: key.parse().ok()?,
+                files: files_start..start + line.len(),
+            });
         }
-        Ok(())
+        let name = |l: &Line| &text[l.name.clone()];
+        // Written in name order; a manifest edited by hand is sorted again.
+        if !lines.windows(2).all(|w| name(&w[0]) < name(&w[1])) {
+            lines.sort_by(|a, b| name(a).cmp(name(b)));
+            if lines.windows(2).any(|w| name(&w[0]) == name(&w[1])) {
+                return None;
+            }
+        }
+        Some(Self { text, lines })
     }
 
-    /// The manifest's bytes ([`Manifest::write_to`]), in memory.
-    pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(self.jobs.len() * 160);
-        // Writing to a `Vec` does not fail.
-        let _ = self.write_to(&mut out);
-        out
+    /// How many jobs it lists.
+    pub fn len(&self) -> usize {
+        self.lines.len()
+    }
+
+    /// Whether it lists no job.
+    pub fn is_empty(&self) -> bool {
+        self.lines.is_empty()
+    }
+
+    /// The line of the job named `name`.
+    pub fn get(&self, name: &str) -> Option<PreviousJob<'_>> {
+        self.job(self.index_of(name)?)
+    }
+
+    /// The line of the job at `index` (in name order, [`Manifest::index_of`]).
+    pub fn job(&self, index: usize) -> Option<PreviousJob<'_>> {
+        let line = self.lines.get(index)?;
+        Some(PreviousJob {
+            key: &line.key,
+            files: &self.text[line.files.clone()],
+        })
+    }
+
+    /// The index (in name order) of the job named `name`.
+    pub fn index_of(&self, name: &str) -> Option<usize> {
+        self.lines
+            .binary_search_by(|l| self.text[l.name.clone()].cmp(name))
+            .ok()
+    }
+
+    /// Every job: its name and line, in name order.
+    pub fn jobs(&self) -> impl Iterator<Item = (&str, PreviousJob<'_>)> {
+        (self.lines.iter().enumerate())
+            .filter_map(|(i, l)| Some((&self.text[l.name.clone()], self.job(i)?)))
     }
 
     /// Every file the manifest lists.
-    pub fn files(&self) -> impl Iterator<Item = &SitePath> {
-        self.jobs.values().flat_map(|j| j.files.iter())
+    pub fn files(&self) -> impl Iterator<Item = &str> {
+        self.jobs().flat_map(|(_, job)| job.files())
     }
+
+    /// Which jobs listed each file.
+    pub fn owners(&self) -> FileOwners<'_> {
+        let mut owners = FileOwners {
+            first: FxHashMap::with_capacity_and_hasher(self.text.len() / 48, Default::default()),
+            more: FxHashMap::default(),
+        };
+        for (i, (_, job)) in self.jobs().enumerate() {
+            for file in job.files() {
+                if let Some(&first) = owners.first.get(file) {
+                    if first != i {
+                        owners.more.entry(file).or_default().push(i);
+                    }
+                } else {
+                    owners.first.insert(file, i);
+                }
+            }
+        }
+        owners
+    }
+}
+
+/// Writes a manifest to `w`: the header, then a line per job of `jobs` in name order
+/// (its key, its name and its files, space-separated). Streamed: at 1,000 rounds of the
+/// benchmark the manifest is ≈ 6.4 MB, never built in memory by a build.
+///
+/// Errors: what `w` returns.
+pub fn write_manifest_to(
+    jobs: &BTreeMap<String, JobRecord<'_>>,
+    w: &mut dyn io::Write,
+) -> io::Result<()> {
+    writeln!(w, "{HEADER}")?;
+    for (name, job) in jobs {
+        let key = match job {
+            JobRecord::Kept(job) => job.key,
+            JobRecord::Made { key, .. } => key,
+        };
+        w.write_all(key.as_str().as_bytes())?;
+        w.write_all(b" ")?;
+        w.write_all(name.as_bytes())?;
+        match job {
+            JobRecord::Kept(job) if !job.files.is_empty() => {
+                w.write_all(b" ")?;
+                w.write_all(job.files.as_bytes())?;
+            }
+            JobRecord::Kept(_) => {}
+            JobRecord::Made { files, .. } => {
+                for f in files {
+                    w.write_all(b" ")?;
+                    w.write_all(f.as_str().as_bytes())?;
+                }
+            }
+        }
+        w.write_all(b"\n")?;
+    }
+    Ok(())
 }
 
 /// The first file under `out` (sorted walk), the manifest, the verdict cache
@@ -217,11 +378,14 @@ pub fn any_file(out: &Path) -> Result<Option<PathBuf>, SiteError> {
 /// Errors: [`SiteError::Io`] naming the file or directory that could not be removed.
 pub fn remove_files<'a>(
     out: &Path,
-    files: impl IntoIterator<Item = &'a SitePath>,
+    files: impl IntoIterator<Item = &'a str>,
 ) -> Result<usize, SiteError> {
     let mut removed = 0;
     let mut dirs = std::collections::BTreeSet::new();
     for f in files {
+        let Some(f) = SitePath::parse(f) else {
+            continue;
+        };
         let path = f.under(out);
         match std::fs::remove_file(&path) {
             Ok(()) => removed += 1,
@@ -257,33 +421,81 @@ mod tests {
     use super::*;
     use crate::paths::SiteDir;
 
+    fn written(jobs: &BTreeMap<String, JobRecord<'_>>) -> String {
+        let mut out = Vec::new();
+        write_manifest_to(jobs, &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
     #[test]
     fn manifest_round_trips_and_refuses_bad_lines() {
-        let mut m = Manifest::default();
-        m.jobs.insert(
-            "round:demo:1".into(),
-            JobRecord {
+        let round = SiteDir::round(&"demo".parse().unwrap(), 1);
+        let mut jobs = BTreeMap::new();
+        jobs.insert(
+            "round:demo:1".to_owned(),
+            JobRecord::Made {
                 key: Sha256Hex::digest(b"k"),
-                files: vec![
-                    SiteDir::round(&"demo".parse().unwrap(), 1).page(),
-                    SitePath::parse("c/demo/r/1/entries.csv").unwrap(),
-                ],
+                files: vec![round.page(), round.file("entries.csv").unwrap()],
             },
         );
-        let bytes = m.to_bytes();
-        assert_eq!(
-            Manifest::parse(std::str::from_utf8(&bytes).unwrap()),
-            Some(m)
+        jobs.insert(
+            "index".to_owned(),
+            JobRecord::Made {
+                key: Sha256Hex::digest(b"i"),
+                files: vec![],
+            },
         );
-        let key = Sha256Hex::digest(b"k");
+        let text = written(&jobs);
+        let (k, i) = (Sha256Hex::digest(b"k"), Sha256Hex::digest(b"i"));
+        assert_eq!(
+            text,
+            format!(
+                "{HEADER}\n{i} index\n{k} round:demo:1 c/demo/r/1/index.html c/demo/r/1/entries.csv\n"
+            )
+        );
+        let m = Manifest::parse(text.clone()).unwrap();
+        assert_eq!(m.len(), 2);
+        assert_eq!(m.index_of("round:demo:1"), Some(1));
+        let round_job = m.get("round:demo:1").unwrap();
+        assert_eq!(round_job.key, &k);
+        assert_eq!(
+            round_job.files().collect::<Vec<_>>(),
+            ["c/demo/r/1/index.html", "c/demo/r/1/entries.csv"]
+        );
+        assert_eq!(m.get("index").unwrap().files().count(), 0);
+        assert!(m.get("round:demo:2").is_none());
+        // Kept lines are written again byte for byte.
+        let kept: BTreeMap<String, JobRecord<'_>> = m
+            .jobs()
+            .map(|(name, job)| (name.to_owned(), JobRecord::Kept(job)))
+            .collect();
+        assert_eq!(written(&kept), text);
+        // Lines out of order are sorted; the owners of each file are found.
+        let swapped = format!(
+            "{HEADER}\n{k} round:demo:1 c/demo/r/1/index.html\n{i} index c/demo/r/1/index.html"
+        );
+        let m = Manifest::parse(swapped).unwrap();
+        assert_eq!(
+            m.jobs().map(|(n, _)| n).collect::<Vec<_>>(),
+            ["index", "round:demo:1"]
+        );
+        let owners = m.owners();
+        assert_eq!(
+            owners.of("c/demo/r/1/index.html").collect::<Vec<_>>(),
+            [0, 1]
+        );
+        assert!(!owners.contains("c/demo/r/1/entries.csv"));
         for bad in [
             String::new(),
             "referee-site-manifest 2\n".to_owned(),
-            format!("{HEADER}\n{key} job ../../etc/passwd\n"),
-            format!("{HEADER}\n{key} job /abs\n"),
+            format!("{HEADER}\n{k} job ../../etc/passwd\n"),
+            format!("{HEADER}\n{k} job /abs\n"),
+            format!("{HEADER}\n{k} job a.html  b.html\n"),
+            format!("{HEADER}\n{k} \n"),
             format!("{HEADER}\nnothex job a.html\n"),
+            format!("{HEADER}\n{k} job a.html\n{i} job b.html\n"),
         ] {
-            assert_eq!(Manifest::parse(&bad), None, "{bad:?}");
+            assert!(Manifest::parse(bad.clone()).is_none(), "{bad:?}");
         }
     }
 
@@ -307,14 +519,11 @@ mod tests {
         std::fs::create_dir_all(out.join("c/demo")).unwrap();
         std::fs::write(page.under(out), "x").unwrap();
         std::fs::write(out.join(MANIFEST_FILE), "m").unwrap();
-        let mut m = Manifest::default();
-        m.jobs.insert(
-            "campaign:demo".into(),
-            JobRecord {
-                key: Sha256Hex::digest(b"k"),
-                files: vec![page.clone()],
-            },
-        );
+        let m = Manifest::parse(format!(
+            "{HEADER}\n{} campaign:demo {page}\n",
+            Sha256Hex::digest(b"k")
+        ))
+        .unwrap();
         assert_eq!(any_file(out).unwrap(), Some(page.under(out)));
         std::fs::write(out.join("c/notes.txt"), "mine").unwrap();
         assert_eq!(any_file(out).unwrap(), Some(out.join("c/notes.txt")));

@@ -258,8 +258,42 @@ impl SitePath {
     /// Parses a path this module produced (as listed in the build manifest), checking
     /// every segment again; `None` when it is not one.
     pub fn parse(s: &str) -> Option<Self> {
-        let ok = !s.is_empty() && s.split('/').all(is_segment);
-        ok.then(|| Self(s.to_owned()))
+        Self::is_valid(s).then(|| Self(s.to_owned()))
+    }
+
+    /// Whether `s` is a path [`SitePath::parse`] accepts (without making one).
+    pub fn is_valid(s: &str) -> bool {
+        !s.is_empty() && s.split('/').all(is_segment)
+    }
+
+    /// Whether `s` is one or more paths [`SitePath::parse`] accepts, separated by single
+    /// spaces (a manifest line's files), checked in one pass over its bytes: the rule of
+    /// [`is_segment`] for each segment. At 2,000 rounds of the benchmark the manifest
+    /// lists 170,000 files; splitting each into segments first took twice as long.
+    pub fn is_valid_list(s: &str) -> bool {
+        // Bytes of the current segment so far.
+        let mut len = 0;
+        for &b in s.as_bytes() {
+            if b == b'/' || b == b' ' {
+                if len == 0 {
+                    return false;
+                }
+                len = 0;
+            } else if len == 0 {
+                if !b.is_ascii_alphanumeric() {
+                    return false;
+                }
+                len = 1;
+            } else if b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-') {
+                len += 1;
+                if len > 128 {
+                    return false;
+                }
+            } else {
+                return false;
+            }
+        }
+        len > 0
     }
 }
 
@@ -337,6 +371,34 @@ mod tests {
         );
         for bad in ["", "/etc/passwd", "c/../x", "c//x", "c/demo/", "..", "./x"] {
             assert!(SitePath::parse(bad).is_none(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn a_list_of_paths_is_checked_as_each_path_is() {
+        // Every string of up to 5 bytes over an alphabet that holds each kind of byte
+        // the rule treats apart, and segments either side of the length bound.
+        let alphabet = [b'a', b'0', b'.', b'-', b'/', b' ', b'~'];
+        let mut all = vec![String::new()];
+        let mut last = vec![String::new()];
+        for _ in 0..5 {
+            last = last
+                .iter()
+                .flat_map(|s| alphabet.iter().map(move |&b| format!("{s}{}", b as char)))
+                .collect();
+            all.extend(last.iter().cloned());
+        }
+        let long = |n: usize| "x".repeat(n);
+        all.extend([
+            long(128),
+            long(129),
+            format!("a/{} b", long(128)),
+            format!("a/{} b", long(129)),
+            "é/a".to_owned(),
+        ]);
+        for s in &all {
+            let each = !s.is_empty() && s.split(' ').all(SitePath::is_valid);
+            assert_eq!(SitePath::is_valid_list(s), each, "{s:?}");
         }
     }
 }

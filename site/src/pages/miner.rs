@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use crate::archive::Archive;
 use crate::error::SiteError;
-use crate::pages::submission::{Appearance, PatchIndex};
+use crate::pages::submission::{Appearance, PatchIndex, Seat};
 use crate::pages::{PageOut, TableLinks, TableRow, table_files};
 use crate::paths::SiteDir;
 
@@ -119,10 +119,10 @@ pub fn page(
                     state: record.map(|s| s.state.to_string()),
                     committed_at: committed.map(|t| t.to_string()),
                     rounds: index
-                        .appearances(patch)
+                        .seats(patch)
                         .iter()
-                        .filter(|a| a.campaign == campaign.id.as_str())
-                        .cloned()
+                        .filter(|s| s.campaign == &campaign.id)
+                        .map(Seat::appearance)
                         .collect(),
                 },
             ))

@@ -5,11 +5,12 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use receipts::model::{EventKind, MinerId, Sha256Hex, Submission, Timestamp};
+use receipts::model::{CampaignId, EventKind, MinerId, Sha256Hex, Submission, Timestamp};
+use rustc_hash::FxHashMap;
 use serde::Serialize;
 use verifier::view::format_score_ppm;
 
-use crate::archive::{Archive, SubmissionSummary};
+use crate::archive::{Archive, EntrySummary, RoundSummary, SubmissionSummary};
 use crate::error::SiteError;
 use crate::pages::index::opt;
 use crate::pages::{
@@ -135,13 +136,44 @@ pub struct Appearance {
     pub score: Option<String>,
 }
 
+/// An entry of a verified round, borrowed from the archive: where a patch ran.
+#[derive(Clone, Copy, Debug)]
+pub struct Seat<'a> {
+    /// The campaign.
+    pub campaign: &'a CampaignId,
+    /// The round.
+    pub round: &'a RoundSummary,
+    /// The entry.
+    pub entry: &'a EntrySummary,
+}
+
+impl Seat<'_> {
+    /// The row the submission and miner pages show.
+    pub fn appearance(&self) -> Appearance {
+        let e = self.entry;
+        Appearance {
+            campaign: self.campaign.to_string(),
+            round: self.round.number,
+            href: SiteDir::round(self.campaign, self.round.number),
+            miner: e
+                .miner
+                .as_ref()
+                .map(|m| untrusted(m.as_str()))
+                .unwrap_or_default(),
+            role: role_name(e.role).to_owned(),
+            status: entry_status_name(e.status).to_owned(),
+            score: e.score_ppm.map(format_score_ppm),
+        }
+    }
+}
+
 /// What the submission and miner pages look up, built once per build: every patch's
 /// records and verified appearances, and every miner's patches.
 pub struct PatchIndex<'a> {
     /// Each patch's local records, by campaign order.
-    records: BTreeMap<&'a Sha256Hex, Vec<&'a SubmissionSummary>>,
+    records: FxHashMap<&'a Sha256Hex, Vec<&'a SubmissionSummary>>,
     /// Each patch's verified appearances, in campaign then round order.
-    appearances: BTreeMap<&'a Sha256Hex, Vec<Appearance>>,
+    appearances: FxHashMap<&'a Sha256Hex, Vec<Seat<'a>>>,
     /// Each miner's patches per campaign: `(campaign index, patch)`, sorted, once each.
     by_miner: BTreeMap<&'a MinerId, BTreeSet<(usize, &'a Sha256Hex)>>,
 }
@@ -149,8 +181,8 @@ pub struct PatchIndex<'a> {
 impl<'a> PatchIndex<'a> {
     /// Indexes `archive`.
     pub fn new(archive: &'a Archive) -> Self {
-        let mut records: BTreeMap<&Sha256Hex, Vec<&SubmissionSummary>> = BTreeMap::new();
-        let mut appearances: BTreeMap<&Sha256Hex, Vec<Appearance>> = BTreeMap::new();
+        let mut records: FxHashMap<&Sha256Hex, Vec<&SubmissionSummary>> = FxHashMap::default();
+        let mut appearances: FxHashMap<&Sha256Hex, Vec<Seat<'a>>> = FxHashMap::default();
         let mut by_miner: BTreeMap<&MinerId, BTreeSet<(usize, &Sha256Hex)>> = BTreeMap::new();
         for (ci, campaign) in archive.campaigns.iter().enumerate() {
             for s in &campaign.submissions {
@@ -169,18 +201,10 @@ impl<'a> PatchIndex<'a> {
                     if let Some(miner) = &e.miner {
                         by_miner.entry(miner).or_default().insert((ci, patch));
                     }
-                    appearances.entry(patch).or_default().push(Appearance {
-                        campaign: campaign.id.to_string(),
-                        round: round.number,
-                        href: SiteDir::round(&campaign.id, round.number),
-                        miner: e
-                            .miner
-                            .as_ref()
-                            .map(|m| untrusted(m.as_str()))
-                            .unwrap_or_default(),
-                        role: role_name(e.role).to_owned(),
-                        status: entry_status_name(e.status).to_owned(),
-                        score: e.score_ppm.map(format_score_ppm),
+                    appearances.entry(patch).or_default().push(Seat {
+                        campaign: &campaign.id,
+                        round,
+                        entry: e,
                     });
                 }
             }
@@ -195,9 +219,11 @@ impl<'a> PatchIndex<'a> {
     /// Every patch the site has a page for: those with a local record and those a
     /// verified round names, sorted.
     pub fn patches(&self) -> Vec<&'a Sha256Hex> {
-        let mut all: BTreeSet<&Sha256Hex> = self.records.keys().copied().collect();
+        let mut all: Vec<&Sha256Hex> = self.records.keys().copied().collect();
         all.extend(self.appearances.keys().copied());
-        all.into_iter().collect()
+        all.sort_unstable();
+        all.dedup();
+        all
     }
 
     /// Every miner the site has a page for: registered in a campaign, named by a
@@ -211,8 +237,8 @@ impl<'a> PatchIndex<'a> {
         self.records.get(patch).map_or(&[], Vec::as_slice)
     }
 
-    /// The verified rounds `patch` ran in, in campaign then round order.
-    pub fn appearances(&self, patch: &Sha256Hex) -> &[Appearance] {
+    /// The entries of verified rounds `patch` ran as, in campaign then round order.
+    pub fn seats(&self, patch: &Sha256Hex) -> &[Seat<'a>] {
         self.appearances.get(patch).map_or(&[], Vec::as_slice)
     }
 
@@ -248,7 +274,7 @@ pub fn page(
             records: records.iter().map(record_view).collect(),
             events,
             events_table,
-            rounds: index.appearances(patch).to_vec(),
+            rounds: index.seats(patch).iter().map(Seat::appearance).collect(),
         },
         files: files.into(),
     })

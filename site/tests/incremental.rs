@@ -461,3 +461,37 @@ fn a_build_that_fails_midway_leaves_a_directory_the_next_build_accepts() {
         "the jobs that succeeded are not run again"
     );
 }
+
+#[test]
+fn a_file_of_a_job_gone_is_removed_unless_a_kept_job_lists_it_too() {
+    let f = fixture();
+    build(&f, false).unwrap();
+    let manifest = f.out.join(site::cache::MANIFEST_FILE);
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    // Two jobs no build makes any more (a manifest a failed build wrote can list a file
+    // under two jobs): one lists a file of its own, one a file the kept campaign job
+    // lists too.
+    let gone_only = "c/tiny/old.csv";
+    let shared = "c/tiny/rounds.csv";
+    std::fs::write(f.out.join(gone_only), "old").unwrap();
+    let key = "0".repeat(63) + "1";
+    let edited = format!("{text}{key} zz:gone:a {gone_only}\n{key} zz:gone:b {shared}\n");
+    std::fs::write(&manifest, edited).unwrap();
+
+    let summary = build(&f, false).unwrap();
+    assert_eq!(
+        summary.jobs_run, 1,
+        "only the files for machines are remade"
+    );
+    assert_eq!(summary.removed, 1);
+    assert!(!f.out.join(gone_only).exists(), "its only job is gone");
+    assert!(
+        f.out.join(shared).is_file(),
+        "the kept campaign job still makes it"
+    );
+    let written = std::fs::read_to_string(&manifest).unwrap();
+    assert_eq!(
+        written, text,
+        "the kept lines are written again as they were"
+    );
+}

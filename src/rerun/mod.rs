@@ -33,10 +33,9 @@ use receipts::model::{
     Tool,
 };
 use receipts::rules::rerun::{overall_verdict, speed_tolerance};
-use receipts::statement::Statement;
+use receipts::statement::{PredicateText, Statement};
 use receipts::verify::{VerifyOptions, VerifyReport};
 use runner::round::{RoundOptions, RoundProgress, run_round};
-use serde::Deserialize;
 
 pub use bundle::{default_out, write_bundle};
 use plan::Plan;
@@ -327,9 +326,10 @@ fn read_original(dir: &Path) -> Result<(Vec<u8>, RoundRecord), RerunError> {
     };
     let envelope =
         Envelope::from_json(&bytes, MAX_ENVELOPE_BYTES).map_err(|e| parse(e.to_string()))?;
-    let statement: Statement = serde_json::from_slice(&envelope.payload)
+    let statement: Statement<PredicateText> = serde_json::from_slice(&envelope.payload)
         .map_err(|e| parse(format!("its statement: {e}")))?;
-    let record = RoundRecord::deserialize(&statement.predicate)
+    let record: RoundRecord = statement
+        .predicate_as()
         .map_err(|e| parse(format!("its round predicate: {e}")))?;
     Ok((envelope.payload, record))
 }

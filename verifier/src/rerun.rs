@@ -274,9 +274,11 @@ pub fn read_rerun_record(dir: &Path) -> Result<RerunRecord, DataError> {
     let envelope = RawEnvelope::parse(&bytes, MAX_ENVELOPE_BYTES)
         .and_then(|(raw, _)| raw.decode())
         .map_err(|e| parse(e.to_string()))?;
-    let statement: Statement = from_slice_strict(&envelope.payload, MAX_ENVELOPE_BYTES)
-        .map_err(|e| parse(format!("its statement: {e}")))?;
-    RerunRecord::deserialize(&statement.predicate)
+    let statement: Statement<PredicateText> =
+        from_slice_strict(&envelope.payload, MAX_ENVELOPE_BYTES)
+            .map_err(|e| parse(format!("its statement: {e}")))?;
+    statement
+        .predicate_as()
         .map_err(|e| parse(format!("its rerun predicate: {e}")))
 }
 

@@ -314,8 +314,7 @@ fn jobs<'a>(
             let previous = i.checked_sub(1).and_then(|p| campaign.rounds.get(p));
             let next = campaign.rounds.get(i + 1);
             let name = format!("round:{id}:{}", round.number);
-            // Formatted once for the round's jobs (an RFC 3339 string per job was a
-            // tenth of listing the jobs).
+            // Formatted once for the round's jobs.
             let verified_at = round.verified_at.to_string();
             let mut h = global.job(&name);
             h.part(round.statement_digest.as_str().as_bytes())
@@ -606,8 +605,7 @@ fn run_one<'m>(
     cached: &AtomicUsize,
     slot: &mut Option<VerifiedRound>,
 ) -> Result<Done<'m>, Box<Failed<'m>>> {
-    let at = previous.index_of(&job.name);
-    if let Some((i, record)) = at.and_then(|i| Some((i, previous.job(i)?)))
+    if let Some(record) = previous.get(&job.name)
         && record.key == &job.key
         && job.key != always()
     {
@@ -620,7 +618,6 @@ fn run_one<'m>(
         return Ok(Done {
             name: job.name.clone(),
             record: JobRecord::Kept(record),
-            kept: Some(i),
             html_pages: html,
             html_written: 0,
             other_written: 0,
@@ -633,7 +630,6 @@ fn run_one<'m>(
             key: job.key.clone(),
             files: Vec::new(),
         },
-        kept: None,
         html_pages: 0,
         html_written: 0,
         other_written: 0,
@@ -692,8 +688,6 @@ struct Failed<'m> {
 struct Done<'m> {
     name: String,
     record: JobRecord<'m>,
-    /// Its index in the previous manifest, when it was kept as it was.
-    kept: Option<usize>,
     html_pages: usize,
     html_written: usize,
     other_written: usize,
@@ -872,10 +866,9 @@ pub(crate) fn write_site(
         ..BuildSummary::default()
     };
     for d in &done {
-        match (&d.record, d.kept) {
-            (JobRecord::Kept(_), Some(i)) => kept[i] = true,
-            (JobRecord::Made { files, .. }, _) => made.extend(files),
-            (JobRecord::Kept(_), None) => {}
+        match &d.record {
+            JobRecord::Kept(job) => kept[job.index] = true,
+            JobRecord::Made { files, .. } => made.extend(files),
         }
         summary.html_pages += d.html_pages;
         summary.html_written += d.html_written;

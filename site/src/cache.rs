@@ -117,6 +117,8 @@ struct Line {
 /// wrote.
 #[derive(Clone, Copy, Debug)]
 pub struct PreviousJob<'m> {
+    /// Its index among the manifest's jobs, in name order.
+    pub index: usize,
     /// The key it was built under.
     pub key: &'m Sha256Hex,
     files: &'m str,
@@ -172,8 +174,7 @@ impl<'m> FileOwners<'m> {
         self.first.contains_key(file)
     }
 
-    /// The jobs (indices in name order, as [`Manifest::index_of`] gives) that listed
-    /// `file`.
+    /// The jobs that listed `file`, by index in name order ([`PreviousJob::index`]).
     pub fn of(&self, file: &str) -> impl Iterator<Item = usize> + '_ {
         let first = self.first.get(file).copied();
         let more = self.more.get(file).into_iter().flatten().copied();
@@ -249,17 +250,18 @@ impl Manifest {
         self.job(self.index_of(name)?)
     }
 
-    /// The line of the job at `index` (in name order, [`Manifest::index_of`]).
-    pub fn job(&self, index: usize) -> Option<PreviousJob<'_>> {
+    /// The line of the job at `index` (in name order).
+    fn job(&self, index: usize) -> Option<PreviousJob<'_>> {
         let line = self.lines.get(index)?;
         Some(PreviousJob {
+            index,
             key: &line.key,
             files: &self.text[line.files.clone()],
         })
     }
 
     /// The index (in name order) of the job named `name`.
-    pub fn index_of(&self, name: &str) -> Option<usize> {
+    fn index_of(&self, name: &str) -> Option<usize> {
         self.lines
             .binary_search_by(|l| self.text[l.name.clone()].cmp(name))
             .ok()

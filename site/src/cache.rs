@@ -94,7 +94,7 @@ impl KeyHasher {
 
 /// The previous build's manifest as read: its text, checked once, and where each job's
 /// line lies in it. Nothing is copied out of the text on load: at 2,000 rounds of the
-/// benchmark it lists ≈ 40,000 jobs and 170,000 files, and a build that adds one round
+/// benchmark it lists ≈ 34,000 jobs and 165,000 files, and a build that adds one round
 /// runs ≈ 30 of the jobs (parsing every path into a `SitePath` of its own, then hashing
 /// them all again into a set, was a third of such a build).
 #[derive(Debug, Default)]
@@ -160,7 +160,7 @@ impl JobRecord<'_> {
 /// Borrowed from the manifest's text (no path is copied).
 pub struct FileOwners<'m> {
     /// A file and the first job (its index in name order) that listed it. Fx-hashed:
-    /// the keys are our own paths, and SipHash over 170,000 of them was a tenth of a
+    /// the keys are our own paths, and SipHash over 165,000 of them was a tenth of a
     /// build that adds one round.
     first: FxHashMap<&'m str, usize>,
     /// The other jobs that listed a file, for the rare manifest a failed build wrote

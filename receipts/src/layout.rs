@@ -23,7 +23,7 @@ use crate::dsse::RawEnvelope;
 use crate::model::{
     Campaign, CampaignId, FrozenCampaign, MinerRegistry, RoundRecord, Sha256Hex, Submission,
 };
-use crate::statement::{PredicateText, Statement};
+use crate::statement::{PredicateText, Statement, Subject};
 
 /// Bundle-relative path of the frozen campaign's copy in a round bundle (schema ≥ 2):
 /// its sha256 is the round's campaign digest.
@@ -484,13 +484,33 @@ pub fn parse_json<T: serde::de::DeserializeOwned>(
 }
 
 /// Reads the round record of the sealed bundle in `dir` and the sha256 of its Statement
-/// bytes (the next round's `previousReceipt`). It parses the envelope strictly but checks
-/// no signature: callers that act on the record verify the bundle first.
+/// bytes (the next round's `previousReceipt`): [`read_sealed_round`] without the subjects.
+///
+/// Errors: as [`read_sealed_round`].
+pub fn read_round_record(dir: &Path) -> Result<(RoundRecord, Sha256Hex), DataError> {
+    read_sealed_round(dir).map(|sealed| (sealed.record, sealed.statement_digest))
+}
+
+/// What [`read_sealed_round`] reads of a sealed round bundle.
+#[derive(Clone, Debug)]
+pub struct SealedRound {
+    /// The round predicate.
+    pub record: RoundRecord,
+    /// sha256 of the Statement bytes (the next round's `previousReceipt`).
+    pub statement_digest: Sha256Hex,
+    /// The Statement's subjects: each bundle-relative file name and the sha256 it
+    /// records, as the envelope lists them (sorted by name when the bundle is sound).
+    pub subjects: Vec<Subject>,
+}
+
+/// Reads the sealed bundle in `dir`: its round record, the sha256 of its Statement bytes
+/// and the Statement's subjects. It parses the envelope strictly but checks no
+/// signature: callers that act on the record verify the bundle first.
 ///
 /// Errors: [`DataError::Io`] when the envelope cannot be read, [`DataError::Parse`] when
 /// the envelope, its Statement or its round predicate does not parse (the message says
 /// which layer).
-pub fn read_round_record(dir: &Path) -> Result<(RoundRecord, Sha256Hex), DataError> {
+pub fn read_sealed_round(dir: &Path) -> Result<SealedRound, DataError> {
     let path = dir.join(ENVELOPE_FILE);
     let bytes = crate::fsutil::read_limited(&path, MAX_ENVELOPE_BYTES).map_err(|source| {
         DataError::Io(IoError {
@@ -514,7 +534,11 @@ pub fn read_round_record(dir: &Path) -> Result<(RoundRecord, Sha256Hex), DataErr
     let record: RoundRecord = statement
         .predicate_as()
         .map_err(|e| parse(format!("its round predicate: {e}")))?;
-    Ok((record, Sha256Hex::digest(&envelope.payload)))
+    Ok(SealedRound {
+        record,
+        statement_digest: Sha256Hex::digest(&envelope.payload),
+        subjects: statement.subject,
+    })
 }
 
 /// The default key directory, where private keys live, outside every data directory

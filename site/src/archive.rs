@@ -5,14 +5,15 @@
 //! The loader (`load_archive`) builds them; they are the contract between the loader
 //! and the page builders.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use receipts::model::{
     CampaignId, EntryStatus, FrozenCampaign, Leader, MinerId, MinerRegistry, PipelineState, Role,
     RoundRecord, RoundStatus, Sha256Hex, Submission, Timestamp,
 };
-use receipts::verify::{CheckName, VerifyReport};
+use receipts::statement::Subject;
+use receipts::verify::{CheckName, FailureReason, VerifyReport};
 use verifier::tlog::LogLink;
 use verifier::view::{Headline, RoundView};
 
@@ -123,10 +124,10 @@ pub struct VerifiedRound {
     /// `verification`).
     pub view: RoundView,
     /// The bundle files, by bundle-relative name, that a passed `subject` check covers
-    /// (their digest is the one the signed Statement records) and no `subject` check
-    /// failed for: what the pages need of the report beyond the view, which is not kept
-    /// (757 checks a round of the demo's size).
-    pub verified_files: BTreeSet<String>,
+    /// and no `subject` check failed for, each with the sha256 the signed Statement
+    /// records for it: what the pages need of the report beyond the view, which is not
+    /// kept (757 checks a round of the demo's size).
+    pub verified_files: BTreeMap<String, Sha256Hex>,
     /// sha256 of the Statement bytes (the next round's `previousReceipt`); it covers
     /// every file of the bundle, so it keys the pages built from it.
     pub statement_digest: Sha256Hex,
@@ -136,14 +137,16 @@ pub struct VerifiedRound {
 
 impl VerifiedRound {
     /// The round numbered `number` of the bundle `dir`, its record `record` (whose
-    /// Statement's sha256 is `statement_digest`) verified as of `verified_at` with the
-    /// report `report` (which passed): its view built from them, and of the report only
-    /// what [`VerifiedRound::verified_files`] holds.
+    /// Statement's sha256 is `statement_digest` and whose subjects are `subjects`)
+    /// verified as of `verified_at` with the report `report` (which passed): its view
+    /// built from them, and of the report only what [`VerifiedRound::verified_files`]
+    /// holds.
     pub fn new(
         number: u64,
         dir: &Path,
         record: RoundRecord,
         report: &VerifyReport,
+        subjects: &[Subject],
         statement_digest: Sha256Hex,
         verified_at: Timestamp,
     ) -> Self {
@@ -153,7 +156,7 @@ impl VerifiedRound {
             dir: dir.to_owned(),
             record,
             view,
-            verified_files: verified_files(report),
+            verified_files: verified_files(report, subjects),
             statement_digest,
             verified_at,
         }
@@ -162,25 +165,47 @@ impl VerifiedRound {
     /// Whether the bundle file `name` (bundle-relative) is covered by a passed `subject`
     /// check and no such check failed, in a report that passed.
     pub fn file_verified(&self, name: &str) -> bool {
-        self.verified_files.contains(name)
+        self.verified_files.contains_key(name)
+    }
+
+    /// The bundle file `name` (bundle-relative) parsed as `T`: a verified file
+    /// ([`VerifiedRound::file_verified`]) only if its bytes still hash to its signed
+    /// digest ([`verifier::read_signed_bundle_json`]), any other strictly as the verifier
+    /// reads it ([`verifier::read_bundle_json`]).
+    ///
+    /// Errors: [`FailureReason::ArtifactUnreadable`] naming the file, from either.
+    pub fn read_json<T: serde::de::DeserializeOwned>(
+        &self,
+        name: &str,
+    ) -> Result<T, FailureReason> {
+        match self.verified_files.get(name) {
+            Some(sha256) => verifier::read_signed_bundle_json(&self.dir, name, sha256),
+            None => verifier::read_bundle_json(&self.dir, name),
+        }
     }
 }
 
 /// The bundle files of `report`, by bundle-relative name, that a passed `subject` check
-/// covers and no `subject` check failed for; none when the report did not pass.
-pub fn verified_files(report: &VerifyReport) -> BTreeSet<String> {
+/// covers and no `subject` check failed for, each with its sha256 in `subjects` (the
+/// Statement's); none when the report did not pass.
+pub fn verified_files(report: &VerifyReport, subjects: &[Subject]) -> BTreeMap<String, Sha256Hex> {
     if !report.passed() {
-        return BTreeSet::new();
+        return BTreeMap::new();
     }
-    let subjects = || {
+    let checks = || {
         (report.checks.iter())
             .filter(|c| c.name == CheckName::Subject)
             .filter_map(|c| Some((c.target.as_deref()?, c.passed)))
     };
-    let failed: BTreeSet<&str> = subjects().filter(|(_, ok)| !ok).map(|(t, _)| t).collect();
-    subjects()
+    let failed: BTreeSet<&str> = checks().filter(|(_, ok)| !ok).map(|(t, _)| t).collect();
+    let passed: BTreeSet<&str> = checks()
         .filter(|(t, ok)| *ok && !failed.contains(t))
-        .map(|(t, _)| t.to_owned())
+        .map(|(t, _)| t)
+        .collect();
+    subjects
+        .iter()
+        .filter(|s| passed.contains(s.name.as_str()))
+        .map(|s| (s.name.clone(), s.digest.sha256.clone()))
         .collect()
 }
 

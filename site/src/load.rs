@@ -12,7 +12,7 @@ use std::sync::Mutex;
 
 use receipts::fsutil::IoError;
 use receipts::keys::Keyring;
-use receipts::layout::{DataDir, find_private_keys, read_round_record};
+use receipts::layout::{DataDir, find_private_keys, read_sealed_round};
 use receipts::model::{CampaignId, Sha256Hex, Timestamp};
 use receipts::verify::{VerifyOptions, VerifyReport};
 use verifier::ChainLink;
@@ -199,9 +199,13 @@ pub fn load_archive_cached(
             return (report, record.as_ref().map(ChainLink::of));
         };
         // Its record, read here: it says the instant it is verified at.
-        let (mut read, statement_digest) = match read_round_record(dir) {
-            Ok((record, digest)) => (Some(record), Some(digest)),
-            Err(_) => (None, None),
+        let (mut read, subjects, statement_digest) = match read_sealed_round(dir) {
+            Ok(sealed) => (
+                Some(sealed.record),
+                sealed.subjects,
+                Some(sealed.statement_digest),
+            ),
+            Err(_) => (None, Vec::new(), None),
         };
         p.at = at.unwrap_or_else(|| read.as_ref().map_or(epoch, |r| r.ended_at));
         p.claimed_round = read.as_ref().map(|r| r.round);
@@ -247,7 +251,8 @@ pub fn load_archive_cached(
             (Some(record), Some(digest)) if report.passed() => {
                 let round = record.round;
                 let at = p.at;
-                let verified = VerifiedRound::new(bundles[i].1, dir, record, &report, digest, at);
+                let verified =
+                    VerifiedRound::new(bundles[i].1, dir, record, &report, &subjects, digest, at);
                 let summary = RoundSummary::of(&verified).map(|summary| RoundSummary {
                     verdict_key,
                     ..summary
@@ -334,7 +339,8 @@ pub fn load_round(
         dir: round.dir.clone(),
         message,
     };
-    let (record, digest) = read_round_record(&round.dir).map_err(|e| changed(e.to_string()))?;
+    let sealed = read_sealed_round(&round.dir).map_err(|e| changed(e.to_string()))?;
+    let digest = sealed.statement_digest;
     if digest != round.statement_digest {
         return Err(changed(format!(
             "its Statement's sha256 is {digest}, {} when it was verified",
@@ -357,8 +363,9 @@ pub fn load_round(
     let mut loaded = VerifiedRound::new(
         round.number,
         &round.dir,
-        record,
+        sealed.record,
         &own,
+        &sealed.subjects,
         digest,
         round.verified_at,
     );

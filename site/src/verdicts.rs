@@ -55,7 +55,7 @@ use crate::error::SiteError;
 pub const VERDICTS_FILE: &str = ".referee-site-verdicts";
 
 /// Its first line.
-const HEADER: &str = "referee-site-verdicts 2";
+const HEADER: &str = "referee-site-verdicts 3";
 
 /// Seconds before a build within which a changed entry gives its bundle no stamp
 /// ([`bundle_stamp`]): file timestamps advance in ticks (a jiffy on Linux), so a write
@@ -196,6 +196,12 @@ pub fn stamp_limit(now: SystemTime) -> SystemTime {
 }
 
 /// One cached verdict: a bundle's own checks, every one passed or not applicable.
+///
+/// The checks are written compactly (≈ 2,200 checks a round of the benchmark, whose
+/// targets were 147 KB a line written out in full, so that a cache of 10,000 rounds
+/// passed [`MAX_VERDICTS_BYTES`] and every build verified the last 2,800 bundles
+/// again): each check's name is an index into `names`, and its target is front-coded
+/// against the previous check's target (the bytes it shares with it, then the rest).
 #[derive(Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Line {
@@ -206,13 +212,106 @@ struct Line {
     statement_digest: Option<Sha256Hex>,
     predicate_type: Option<String>,
     signed_by: Vec<String>,
-    /// `(check, target, not applicable)`: passed when the third is `None`.
-    checks: Vec<(CheckName, Option<String>, Option<String>)>,
+    /// Every check name the checks use, in order of first use.
+    names: Vec<CheckName>,
+    /// `(index into names, bytes shared with the previous target, the rest)` per check,
+    /// in the report's order; both `None` for a check without a target.
+    checks: Vec<(u16, Option<u32>, Option<String>)>,
+    /// `(index into checks, predicate version)` of each check that is not applicable
+    /// (every other passed).
+    not_applicable: Vec<(u32, String)>,
+}
+
+impl Line {
+    /// The line of `report` (which passed) under `key`, with the stamp key `stamp`;
+    /// `None` past 65,536 distinct check names or 2^32 checks (no verifier writes that).
+    fn of(key: Sha256Hex, stamp: Option<Sha256Hex>, report: &VerifyReport) -> Option<Self> {
+        let mut names: Vec<CheckName> = Vec::new();
+        let mut checks = Vec::with_capacity(report.checks.len());
+        let mut not_applicable = Vec::new();
+        let mut previous = "";
+        for (i, check) in report.checks.iter().enumerate() {
+            let name = match names.iter().position(|n| *n == check.name) {
+                Some(at) => at,
+                None => {
+                    names.push(check.name);
+                    names.len() - 1
+                }
+            };
+            let target = check.target.as_deref().map(|target| {
+                let shared = shared_prefix(previous, target);
+                previous = target;
+                (u32::try_from(shared), target[shared..].to_owned())
+            });
+            let (shared, rest) = match target {
+                Some((shared, rest)) => (Some(shared.ok()?), Some(rest)),
+                None => (None, None),
+            };
+            checks.push((u16::try_from(name).ok()?, shared, rest));
+            if let Some(version) = check.not_applicable {
+                not_applicable.push((u32::try_from(i).ok()?, version.to_owned()));
+            }
+        }
+        Some(Self {
+            key,
+            stamp,
+            statement_digest: report.statement_digest.clone(),
+            predicate_type: report.predicate_type.clone(),
+            signed_by: report.signed_by.clone(),
+            names,
+            checks,
+            not_applicable,
+        })
+    }
+
+    /// The checks, decoded; `None` when an index or a shared length does not fit (a
+    /// line no build wrote) or a not-applicable version is not one a verifier uses
+    /// ([`intern`]).
+    fn decoded_checks(&self) -> Option<Vec<Check>> {
+        let mut out = Vec::with_capacity(self.checks.len());
+        let mut previous = String::new();
+        for (name, shared, rest) in &self.checks {
+            let target = match (shared, rest) {
+                (Some(shared), Some(rest)) => {
+                    let shared = usize::try_from(*shared).ok()?;
+                    let mut target = previous.get(..shared)?.to_owned();
+                    target.push_str(rest);
+                    previous.clone_from(&target);
+                    Some(target)
+                }
+                (None, None) => None,
+                _ => return None,
+            };
+            out.push(Check {
+                name: *self.names.get(usize::from(*name))?,
+                target,
+                passed: true,
+                reason: None,
+                not_applicable: None,
+            });
+        }
+        for (at, version) in &self.not_applicable {
+            let check = out.get_mut(usize::try_from(*at).ok()?)?;
+            check.passed = false;
+            check.not_applicable = Some(intern(version.clone())?);
+        }
+        Some(out)
+    }
+}
+
+/// The length in bytes of the longest common prefix of `a` and `b` that ends on a
+/// character boundary of both.
+fn shared_prefix(a: &str, b: &str) -> usize {
+    let mut n = a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count();
+    while !b.is_char_boundary(n) {
+        n -= 1;
+    }
+    n
 }
 
 /// The verdicts of a build: those of the previous build's cache, and those this build
 /// found, written back by [`Verdicts::write_to`] for the bundles it saw. No line is held
-/// in memory (≈ 67 KB each at the demo's size, so ≈ 0.65 GiB at 10,000 rounds): the
+/// in memory (≈ 42 KB each at the benchmark's size, 384 MB at 10,000 rounds): the
 /// previous build's lines stay in its cache file and this build's go to a spill file as
 /// they are found, each found again by its offset.
 pub struct Verdicts {
@@ -427,23 +526,8 @@ impl Verdicts {
         if !report.passed() {
             return;
         }
-        let line = Line {
-            key: key.clone(),
-            stamp,
-            statement_digest: report.statement_digest.clone(),
-            predicate_type: report.predicate_type.clone(),
-            signed_by: report.signed_by.clone(),
-            checks: report
-                .checks
-                .iter()
-                .map(|c| {
-                    (
-                        c.name,
-                        c.target.clone(),
-                        c.not_applicable.map(str::to_owned),
-                    )
-                })
-                .collect(),
+        let Some(line) = Line::of(key.clone(), stamp, report) else {
+            return;
         };
         if let Ok(text) = serde_json::to_string(&line) {
             self.keep(key, &text);
@@ -616,22 +700,7 @@ fn parse_line(text: &str, key: &Sha256Hex, dir: &Path) -> Option<(Line, VerifyRe
     if &line.key != key {
         return None;
     }
-    let checks = line
-        .checks
-        .iter()
-        .map(|(name, target, not_applicable)| {
-            Some(Check {
-                name: *name,
-                target: target.clone(),
-                passed: not_applicable.is_none(),
-                reason: None,
-                not_applicable: match not_applicable {
-                    Some(version) => Some(intern(version.clone())?),
-                    None => None,
-                },
-            })
-        })
-        .collect::<Option<Vec<Check>>>()?;
+    let checks = line.decoded_checks()?;
     let report = VerifyReport {
         bundle: dir.to_owned(),
         checks,
@@ -719,6 +788,90 @@ mod tests {
                 .index
                 .is_empty()
         );
+    }
+
+    /// Targets front-coded against the previous one (sharing all, some or none of it,
+    /// across multi-byte characters and checks without a target) read back exactly, and
+    /// the line is far shorter than the targets written out.
+    #[test]
+    fn front_coded_checks_read_back_exactly() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("b");
+        let mut report = passed_report(&dir);
+        for probe in 0..40 {
+            for name in [CheckName::ProbeThroughput, CheckName::ProbeVerdict] {
+                let target = format!("probes/baseline-pass-1.json runs[0].probes[{probe}]");
+                report.pass(name, Some(target));
+            }
+        }
+        report.pass(CheckName::Timeline, None);
+        for target in ["logs/é.log", "logs/è.log", "logs/è.log2", "", "logs/è", "z"] {
+            report.pass(CheckName::Subject, Some(target.to_owned()));
+        }
+        report.not_applicable(CheckName::HostSteal, Some("logs/è".to_owned()), "v2");
+        let key = Sha256Hex::digest(b"k");
+        let line = Line::of(key.clone(), None, &report).unwrap();
+        assert_eq!(line.names.len(), 6);
+        assert_eq!(
+            &line.checks[3..7],
+            [
+                // "probes/" shared with the subject before.
+                (
+                    3,
+                    Some(7),
+                    Some("baseline-pass-1.json runs[0].probes[0]".into())
+                ),
+                (4, Some(45), Some(String::new())),
+                (3, Some(43), Some("1]".into())),
+                (4, Some(45), Some(String::new())),
+            ]
+        );
+        // `é` and `è` share their first byte, not a character.
+        assert_eq!(line.checks[84], (1, Some(0), Some("logs/é.log".into())));
+        assert_eq!(line.checks[85], (1, Some(5), Some("è.log".into())));
+        assert_eq!(line.not_applicable, [(2, "v1".into()), (90, "v2".into())]);
+
+        let cache = Verdicts::default();
+        cache.put(key.clone(), None, &report);
+        std::fs::write(tmp.path().join(VERDICTS_FILE), cache.to_bytes()).unwrap();
+        let written = cache.to_bytes().len();
+        let spelled_out: usize = (report.checks.iter())
+            .filter_map(|c| c.target.as_ref())
+            .map(String::len)
+            .sum();
+        assert!(written < spelled_out / 2, "{written} vs {spelled_out}");
+        let read = Verdicts::load(tmp.path()).unwrap();
+        assert_eq!(read.get(&key, None, &dir), Some(report));
+    }
+
+    /// A line whose shared length falls outside the previous target or inside one of
+    /// its characters, or whose name index is out of range, is a miss.
+    #[test]
+    fn a_line_that_does_not_decode_is_a_miss() {
+        let dir = Path::new("b");
+        let key = Sha256Hex::digest(b"k");
+        let report = passed_report(dir);
+        let line = Line::of(key.clone(), None, &report).unwrap();
+        let text = serde_json::to_string(&line).unwrap();
+        assert!(parse_line(&text, &key, dir).is_some());
+        for bad in [
+            (0, Some(99), Some("x".to_owned())),
+            (0, Some(1), None),
+            (9, None, None),
+        ] {
+            let mut line = Line::of(key.clone(), None, &report).unwrap();
+            line.checks[2] = bad.clone();
+            let text = serde_json::to_string(&line).unwrap();
+            assert!(parse_line(&text, &key, dir).is_none(), "{bad:?}");
+        }
+        let mut report = passed_report(dir);
+        report.pass(CheckName::Subject, Some("é".to_owned()));
+        report.pass(CheckName::Subject, Some("éa".to_owned()));
+        let mut line = Line::of(key.clone(), None, &report).unwrap();
+        assert_eq!(line.checks[4], (1, Some(2), Some("a".to_owned())));
+        line.checks[4] = (1, Some(1), Some("x".to_owned()));
+        let text = serde_json::to_string(&line).unwrap();
+        assert!(parse_line(&text, &key, dir).is_none(), "inside `é`");
     }
 
     #[test]

@@ -13,8 +13,11 @@
 
 use std::path::{Path, PathBuf};
 
+mod common;
+use common::copy_dir;
+
 use receipts::keys::Keyring;
-use receipts::layout::read_round_record;
+use receipts::layout::read_sealed_round;
 use receipts::model::{Disqualification, DisqualificationReason, EntryStatus, TypedOrText};
 use receipts::verify::VerifyOptions;
 use site::archive::VerifiedRound;
@@ -40,26 +43,15 @@ fn hostile() -> String {
     )
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
-}
-
 /// The v2 fixture, copied to `tmp`, with hostile text in its record and files.
 fn hostile_round(tmp: &Path) -> VerifiedRound {
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../verifier/tests/fixtures");
     let dir: PathBuf = tmp.join("bundle");
     copy_dir(&fixtures.join("v2-round"), &dir);
     let keyring = Keyring::load(&fixtures.join("v2-keyring.json")).unwrap();
-    let (mut record, statement_digest) = read_round_record(&dir).unwrap();
+    let sealed = read_sealed_round(&dir).unwrap();
+    let (mut record, subjects, statement_digest) =
+        (sealed.record, sealed.subjects, sealed.statement_digest);
     let report = verifier::verify_bundle(&dir, &keyring, &VerifyOptions::at(record.ended_at));
     assert!(report.passed());
 
@@ -115,6 +107,7 @@ fn hostile_round(tmp: &Path) -> VerifiedRound {
         &dir,
         record,
         &report,
+        &subjects,
         statement_digest,
         verified_at,
     )

@@ -6,6 +6,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
+mod common;
+use common::copy_dir;
+
 use receipts::model::{Sha256Hex, Timestamp};
 use site::verdicts::Verdicts;
 use site::{BuildOptions, BuildSummary, SiteError, build_site};
@@ -79,19 +82,6 @@ fn fixture() -> Fixture {
         data,
         rounds,
         _tmp: tmp,
-    }
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
     }
 }
 

@@ -8,8 +8,11 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+mod common;
+use common::copy_dir;
+
 use receipts::keys::Keyring;
-use receipts::layout::read_round_record;
+use receipts::layout::read_sealed_round;
 use receipts::model::{
     FrozenCampaign, Leader, MinerRegistry, RERUN_PREDICATE_TYPE, ROUND_PREDICATE_TYPES, Sha256Hex,
     Timestamp,
@@ -40,7 +43,9 @@ fn time(s: &str) -> Timestamp {
 
 /// The bundle in `dir` verified against the v2 keyring as of its own seal time.
 fn verified(dir: &Path, number: u64) -> VerifiedRound {
-    let (record, statement_digest) = read_round_record(dir).expect("a round record");
+    let sealed = read_sealed_round(dir).expect("a round record");
+    let (record, subjects, statement_digest) =
+        (sealed.record, sealed.subjects, sealed.statement_digest);
     let report = verifier::verify_bundle(dir, &keyring("v2"), &VerifyOptions::at(record.ended_at));
     assert!(
         report.passed(),
@@ -48,7 +53,15 @@ fn verified(dir: &Path, number: u64) -> VerifiedRound {
         report.failures().collect::<Vec<_>>()
     );
     let verified_at = record.ended_at;
-    VerifiedRound::new(number, dir, record, &report, statement_digest, verified_at)
+    VerifiedRound::new(
+        number,
+        dir,
+        record,
+        &report,
+        &subjects,
+        statement_digest,
+        verified_at,
+    )
 }
 
 /// What the archive holds of `round`.
@@ -424,19 +437,6 @@ fn the_bundle_tarball_extracts_into_a_bundle_that_verifies() {
         report.statement_digest.as_ref(),
         Some(&round.statement_digest)
     );
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).expect("mkdir");
-    for entry in std::fs::read_dir(from).expect("list") {
-        let entry = entry.expect("entry");
-        let target = to.join(entry.file_name());
-        if entry.file_type().expect("type").is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).expect("copy");
-        }
-    }
 }
 
 #[test]

@@ -5,8 +5,11 @@
 
 use std::path::{Path, PathBuf};
 
+mod common;
+use common::copy_dir;
+
 use receipts::keys::Keyring;
-use receipts::layout::read_round_record;
+use receipts::layout::read_sealed_round;
 use receipts::verify::VerifyOptions;
 use site::archive::VerifiedRound;
 use site::pages::{entry, round};
@@ -17,10 +20,16 @@ fn fixtures() -> PathBuf {
 
 /// The v2 fixture round, verified as of its seal time (`endedAt`).
 fn v2_round() -> VerifiedRound {
-    let dir = fixtures().join("v2-round");
+    verified_round(&fixtures().join("v2-round"))
+}
+
+/// The round bundle in `dir` (the v2 fixture or a copy), verified as of its seal time.
+fn verified_round(dir: &Path) -> VerifiedRound {
     let keyring = Keyring::load(&fixtures().join("v2-keyring.json")).unwrap();
-    let (record, statement_digest) = read_round_record(&dir).unwrap();
-    let report = verifier::verify_bundle(&dir, &keyring, &VerifyOptions::at(record.ended_at));
+    let sealed = read_sealed_round(dir).unwrap();
+    let (record, subjects, statement_digest) =
+        (sealed.record, sealed.subjects, sealed.statement_digest);
+    let report = verifier::verify_bundle(dir, &keyring, &VerifyOptions::at(record.ended_at));
     assert!(
         report.passed(),
         "{:?}",
@@ -29,9 +38,10 @@ fn v2_round() -> VerifiedRound {
     let verified_at = record.ended_at;
     VerifiedRound::new(
         record.round,
-        &dir,
+        dir,
         record,
         &report,
+        &subjects,
         statement_digest,
         verified_at,
     )
@@ -110,6 +120,62 @@ fn entry_page_models_of_the_v2_fixture() {
         "runLabel,run,probe,rateMilliRps,requests,completed,overBound,percentileUs,boundUs,\
          verdict,throughputMilliRps,durationUs,sendLagP50Us,sendLagP99Us,errors\r\n\
          run 1,0,0,10000,8,8,0,47039,250000,pass,10733,745350,301,367,0\r\n"
+    );
+}
+
+/// A probe log or correctness file rewritten after its bundle verified (still JSON that
+/// fits, with other numbers) is not shown: its entry page names the file, its sha256 and
+/// the signed one instead, and the other entry's page is unchanged.
+#[test]
+fn a_file_changed_after_verification_is_not_shown() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("v2-round");
+    copy_dir(&fixtures().join("v2-round"), &dir);
+    let round = verified_round(&dir);
+    let campaign = round.record.campaign.id.clone();
+    let before = entry::entry_pages(&campaign, &round).unwrap();
+
+    // The same JSON, re-indented and with one throughput changed: it parses as before.
+    for file in [
+        "probes/candidate-1-fast.json",
+        "correctness/candidate-1-fast.json",
+    ] {
+        let text = std::fs::read_to_string(dir.join(file)).unwrap();
+        let mut value: serde_json::Value = serde_json::from_str(&text).unwrap();
+        if let Some(t) = value.pointer_mut("/runs/0/probes/0/throughputMilliRps") {
+            *t = serde_json::json!(99_999_999);
+        }
+        std::fs::write(dir.join(file), serde_json::to_vec(&value).unwrap()).unwrap();
+    }
+    let after = entry::entry_pages(&campaign, &round).unwrap();
+    assert_eq!(
+        serde_json::to_value(&after[0].model).unwrap(),
+        serde_json::to_value(&before[0].model).unwrap(),
+        "the baseline's page reads none of the changed files"
+    );
+    let candidate = &after[1].model;
+    let signed = |file: &str| round.verified_files.get(file).unwrap().to_string();
+    let probe_error = candidate.runs[0].error.as_deref().unwrap();
+    assert!(
+        probe_error.starts_with("`probes/candidate-1-fast.json` cannot be used: its sha256 is ")
+            && probe_error.ends_with(&format!(
+                ", the signed Statement records {}: it changed since it was verified",
+                signed("probes/candidate-1-fast.json")
+            )),
+        "{probe_error}"
+    );
+    assert!(candidate.runs[0].probes.is_empty());
+    let correctness = candidate.correctness.as_ref().unwrap();
+    let correctness_error = correctness.error.as_deref().unwrap();
+    assert!(
+        correctness_error.contains(&signed("correctness/candidate-1-fast.json")),
+        "{correctness_error}"
+    );
+    assert!(correctness.items.is_empty());
+    let text = serde_json::to_string(candidate).unwrap();
+    assert!(
+        !text.contains("99,999") && !text.contains("99999"),
+        "{text}"
     );
 }
 

@@ -12,7 +12,7 @@ use serde::de::DeserializeOwned;
 use receipts::bundle;
 use receipts::canonical::from_slice_strict;
 use receipts::fsutil::read_limited;
-use receipts::model::{EntryMeasurement, RoundRecord};
+use receipts::model::{EntryMeasurement, RoundRecord, Sha256Hex};
 use receipts::statement::{PredicateText, Statement};
 use receipts::verify::{CheckName, FailureReason, VerifyReport};
 
@@ -120,14 +120,53 @@ pub(crate) fn check_named(
 /// [`crate::read_bundle_json`]) so a renderer of a verified bundle reads its probe logs
 /// and correctness files exactly as the checks did.
 pub fn read_json<T: DeserializeOwned>(dir: &Path, name: &str) -> Result<T, FailureReason> {
-    let unreadable = |message: String| FailureReason::ArtifactUnreadable {
+    let bytes = read_artifact(dir, name)?;
+    from_slice_strict(&bytes, MAX_ARTIFACT_BYTES).map_err(|e| unreadable(name, e.to_string()))
+}
+
+/// The bundle file `name` parsed as `T`, provided its bytes hash to `sha256`, the digest
+/// the bundle's signed Statement records for it: they are then the very bytes the checks
+/// read with [`read_json`] (strictly, within its size limit), so the strict pass is not
+/// run again. Public (as [`crate::read_signed_bundle_json`]) for a renderer of a
+/// verified bundle: it shows the signed bytes or an error, never a file changed since.
+///
+/// Errors: [`FailureReason::ArtifactUnreadable`] naming the file when its name is not a
+/// safe bundle path, it is missing or over [`read_json`]'s limit, its sha256 is not
+/// `sha256`, or its JSON does not fit `T`.
+pub fn read_signed_json<T: DeserializeOwned>(
+    dir: &Path,
+    name: &str,
+    sha256: &Sha256Hex,
+) -> Result<T, FailureReason> {
+    let bytes = read_artifact(dir, name)?;
+    let digest = Sha256Hex::digest(&bytes);
+    if digest != *sha256 {
+        return Err(unreadable(
+            name,
+            format!(
+                "its sha256 is {digest}, the signed Statement records {sha256}: it changed \
+                 since it was verified"
+            ),
+        ));
+    }
+    serde_json::from_slice(&bytes).map_err(|e| unreadable(name, e.to_string()))
+}
+
+/// The bytes of the bundle file `name`, at most [`MAX_ARTIFACT_BYTES`].
+///
+/// Errors: [`FailureReason::ArtifactUnreadable`] when `name` is not a safe bundle path or
+/// the file is missing or over the limit.
+fn read_artifact(dir: &Path, name: &str) -> Result<Vec<u8>, FailureReason> {
+    bundle::check_subject_name(name).map_err(|rule| unreadable(name, rule.to_owned()))?;
+    read_limited(&dir.join(name), MAX_ARTIFACT_BYTES).map_err(|e| unreadable(name, e.to_string()))
+}
+
+/// [`FailureReason::ArtifactUnreadable`] of the bundle file `name`.
+fn unreadable(name: &str, message: String) -> FailureReason {
+    FailureReason::ArtifactUnreadable {
         file: name.to_owned(),
         message,
-    };
-    bundle::check_subject_name(name).map_err(|rule| unreadable(rule.to_owned()))?;
-    let bytes =
-        read_limited(&dir.join(name), MAX_ARTIFACT_BYTES).map_err(|e| unreadable(e.to_string()))?;
-    from_slice_strict(&bytes, MAX_ARTIFACT_BYTES).map_err(|e| unreadable(e.to_string()))
+    }
 }
 
 /// The probe logs of one bundle, each read and parsed ([`read_json`]) once however many

@@ -7,9 +7,10 @@
 //! correctness distances with the group means and both bounds, the timed-run output
 //! sample, and the tail of its engine log.
 //!
-//! The files are the bundle's own and are read as the verifier read them
-//! ([`verifier::read_bundle_json`]: a safe bundle path, a size limit, strict JSON;
-//! histograms through [`decode_histogram`] with its limits). A file that cannot be read
+//! The files are the bundle's own: each is read only if its bytes still hash to the
+//! digest its signed Statement records, so they are the bytes the verifier read strictly
+//! ([`VerifiedRound::read_json`]); histograms are decoded through [`decode_histogram`]
+//! with its limits. A file that cannot be read
 //! is said so on the page; it never fails the build (the bundle verified, so it does not
 //! happen unless the directory changed under the build). Untrusted text is escaped when
 //! the model is built, as on the round page.
@@ -31,7 +32,6 @@ use receipts::model::{
 use receipts::rules::correctness::verdict_from_artifact;
 use receipts::rules::histogram::decode_histogram;
 use receipts::text::log_tail_for_display;
-use verifier::read_bundle_json;
 use verifier::view::{format_duration_ms, format_milli_rps};
 
 use super::diff::{HighlightedDiff, highlight};
@@ -642,7 +642,7 @@ pub fn entry_page(
     files.extend(latency_files);
     let correctness = match &ev.correctness {
         Some(summary) => {
-            let (view, table) = correctness_view(bundle, &dir, summary)?;
+            let (view, table) = correctness_view(round, &dir, summary)?;
             files.extend(table);
             Some(view)
         }
@@ -652,7 +652,7 @@ pub fn entry_page(
         .correctness
         .as_ref()
         .and_then(|c| c.load_sample_file.as_deref())
-        .map(|file| load_sample_view(bundle, file));
+        .map(|file| load_sample_view(round, file));
 
     let engine_log = ev.engine_log.as_ref().map(|log| LogView {
         file: untrusted(&log.value),
@@ -843,7 +843,8 @@ fn run_view(
         return out;
     };
     let log = logs.entry(file.to_owned()).or_insert_with(|| {
-        read_bundle_json::<EntryMeasurement>(&round.dir, file)
+        round
+            .read_json::<EntryMeasurement>(file)
             .map_err(|e| untrusted(&e.to_string()))
     });
     let log = match log {
@@ -1107,7 +1108,7 @@ fn shell_word(word: &str) -> String {
 
 /// The correctness section and its table files.
 fn correctness_view(
-    bundle: &Path,
+    round: &VerifiedRound,
     dir: &SiteDir,
     summary: &verifier::view::Field<receipts::model::CorrectnessSummary>,
 ) -> Result<(CorrectnessView, Vec<ExtraFile>), SiteError> {
@@ -1133,7 +1134,7 @@ fn correctness_view(
         groups: Vec::new(),
         table: None,
     };
-    let items: CorrectnessItems = match read_bundle_json(bundle, &c.items_file) {
+    let items: CorrectnessItems = match round.read_json(&c.items_file) {
         Ok(items) => items,
         Err(e) => {
             out.error = Some(untrusted(&e.to_string()));
@@ -1203,14 +1204,14 @@ fn correctness_view(
 }
 
 /// The timed-run output sample section.
-fn load_sample_view(bundle: &Path, file: &str) -> LoadSampleView {
+fn load_sample_view(round: &VerifiedRound, file: &str) -> LoadSampleView {
     let mut out = LoadSampleView {
         file: untrusted(file),
         error: None,
         bound: String::new(),
         runs: Vec::new(),
     };
-    let sample: LoadSample = match read_bundle_json(bundle, file) {
+    let sample: LoadSample = match round.read_json(file) {
         Ok(sample) => sample,
         Err(e) => {
             out.error = Some(untrusted(&e.to_string()));

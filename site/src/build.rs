@@ -220,6 +220,8 @@ enum Kind<'a> {
     Static(&'static str, &'static str),
     Index,
     Campaign(&'a CampaignArchive),
+    /// Page `k` (from 1) of the campaign's rounds.
+    RoundsPage(&'a CampaignArchive, u64),
     Round(&'a CampaignArchive, usize),
     Entry(&'a CampaignArchive, usize, u32),
     Miner(&'a MinerId),
@@ -310,6 +312,27 @@ fn jobs<'a>(
             dir: SiteDir::campaign(id),
             lastmod: campaign.rounds.last().map(|r| r.ended_at),
         });
+        let pages = pages::campaign::rounds_page_count(campaign);
+        for k in 1..=pages {
+            let name = format!("rounds:{id}:{k}");
+            let mut h = global.job(&name);
+            h.part(campaign.campaign.digest.as_str().as_bytes());
+            let rounds = pages::campaign::rounds_of_page(campaign, k);
+            for r in rounds {
+                h.part(r.statement_digest.as_str().as_bytes());
+            }
+            // Its link to the next page.
+            h.part(if k < pages { b"next" } else { b"last" });
+            jobs.push(Job {
+                name,
+                key: h.finish(),
+                kind: Kind::RoundsPage(campaign, k),
+            });
+            sitemap.push(SitemapPage {
+                dir: SiteDir::rounds_page(id, k),
+                lastmod: rounds.last().map(|r| r.ended_at),
+            });
+        }
         for (i, round) in campaign.rounds.iter().enumerate() {
             let previous = i.checked_sub(1).and_then(|p| campaign.rounds.get(p));
             let next = campaign.rounds.get(i + 1);
@@ -557,6 +580,7 @@ fn run_job(
         Kind::Index => emit(renderer, pages::index::page(archive)?),
         Kind::Rejected => emit(renderer, pages::rejected::page(archive)?),
         Kind::Campaign(c) => emit(renderer, pages::campaign::page(archive, c)?),
+        Kind::RoundsPage(c, k) => emit(renderer, pages::campaign::rounds_page(c, *k)?),
         Kind::Round(c, i) => {
             let round = loaded(slot, c, *i, inputs)?;
             let previous = i.checked_sub(1).and_then(|p| c.rounds.get(p));

@@ -132,6 +132,12 @@ impl SiteDir {
         Self(format!("c/{id}/r/{n}/"))
     }
 
+    /// `c/<campaign>/rounds/<k>/`: the rounds numbered `(k − 1) × 100 + 1` to `k × 100`
+    /// ([`crate::pages::campaign::ROUNDS_PER_PAGE`]).
+    pub fn rounds_page(id: &CampaignId, k: u64) -> Self {
+        Self(format!("c/{id}/rounds/{k}/"))
+    }
+
     /// `c/<campaign>/r/<n>/e/<slug>/`.
     pub fn entry(id: &CampaignId, n: u64, slug: &EntrySlug) -> Self {
         Self(format!("c/{id}/r/{n}/e/{}/", slug.0))

@@ -31,6 +31,11 @@ pub const TEMPLATES: &[(&str, &str)] = &[
         include_str!("../../templates/rejected.html"),
     ),
     ("round.html", include_str!("../../templates/round.html")),
+    ("rounds.html", include_str!("../../templates/rounds.html")),
+    (
+        "_rounds-table.html",
+        include_str!("../../templates/_rounds-table.html"),
+    ),
     (
         "submission.html",
         include_str!("../../templates/submission.html"),
@@ -215,7 +220,8 @@ mod tests {
                 renderer.tera.get_template_names().any(|n| n == *name),
                 "{name}"
             );
-            if *name == "base.html" {
+            // The base, and partials (`_*.html`) that pages include.
+            if *name == "base.html" || name.starts_with('_') {
                 continue;
             }
             assert!(text.starts_with("{% extends \"base.html\" %}\n"), "{name}");

@@ -141,3 +141,60 @@ fn rejected_model() {
     let page = pages::rejected::page(&archive).unwrap();
     insta::assert_json_snapshot!("rejected", page.model);
 }
+
+/// Rounds numbered 1 to 205 but 150: the campaign page shows the newest 100 (105–205) and links
+/// three pages of 100 round numbers each; page 2 holds 101–200 without 150, newest
+/// first, between pages 1 and 3; the last has no next page; the CSV has every round.
+#[test]
+fn rounds_pages_hold_a_hundred_round_numbers_each() {
+    let mut archive = archive();
+    let campaign = &mut archive.campaigns[0];
+    let template = campaign.rounds[0].clone();
+    campaign.rounds = (1..=205)
+        .filter(|n| *n != 150)
+        .map(|number| site::archive::RoundSummary {
+            number,
+            ..template.clone()
+        })
+        .collect();
+    let campaign = &archive.campaigns[0];
+    let numbers =
+        |rows: &[pages::campaign::RoundRow]| -> Vec<u64> { rows.iter().map(|r| r.round).collect() };
+
+    assert_eq!(pages::campaign::rounds_page_count(campaign), 3);
+    let page = pages::campaign::page(&archive, campaign).unwrap();
+    let newest: Vec<u64> = (105..=205).rev().filter(|n| *n != 150).collect();
+    assert_eq!(numbers(&page.model.rounds), newest);
+    assert_eq!(page.model.rounds_total, 204);
+    let links: Vec<(u64, u64, &str)> = (page.model.round_pages.iter())
+        .map(|p| (p.first, p.last, p.href.as_str()))
+        .collect();
+    assert_eq!(
+        links,
+        [
+            (1, 100, "c/tiny/rounds/1/"),
+            (101, 200, "c/tiny/rounds/2/"),
+            (201, 300, "c/tiny/rounds/3/"),
+        ]
+    );
+    let csv = String::from_utf8(page.files[0].bytes.clone()).unwrap();
+    assert_eq!(csv.lines().count(), 1 + 204);
+
+    let second = pages::campaign::rounds_page(campaign, 2).unwrap();
+    assert_eq!(second.dir.as_str(), "c/tiny/rounds/2/");
+    assert_eq!(second.model.title, "Rounds 101–200 · tiny");
+    let expected: Vec<u64> = (101..=200).rev().filter(|n| *n != 150).collect();
+    assert_eq!(numbers(&second.model.rounds), expected);
+    assert_eq!(second.model.previous.as_ref().map(|p| p.first), Some(1));
+    assert_eq!(second.model.next.as_ref().map(|p| p.first), Some(201));
+    assert_eq!(second.model.rounds_csv, "c/tiny/rounds.csv");
+    let last = pages::campaign::rounds_page(campaign, 3).unwrap();
+    assert_eq!(numbers(&last.model.rounds), [205, 204, 203, 202, 201]);
+    assert!(last.model.next.is_none());
+    for k in [0, 4] {
+        assert!(
+            pages::campaign::rounds_page(campaign, k).is_err(),
+            "page {k}"
+        );
+    }
+}

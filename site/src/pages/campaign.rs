@@ -1,14 +1,15 @@
 //! A campaign's page `/c/<campaign>/`: its rules in plain words from the frozen campaign
-//! (SLA, overtake margin, correctness bounds, runs, hardware), the table of its verified
-//! rounds, and the leader history as an SVG step chart drawn at build time with the same
-//! numbers as a table beside it.
+//! (SLA, overtake margin, correctness bounds, runs, hardware), the table of its newest
+//! verified rounds with links to the pages of all of them (`/c/<campaign>/rounds/<k>/`,
+//! [`ROUNDS_PER_PAGE`] round numbers each), and the leader history as an SVG step chart
+//! drawn at build time with the same numbers as a table beside it.
 
 use receipts::model::{Campaign, LatencyKind, LengthDist, PassOrder, Sla};
 use receipts::text::format_grouped;
 use serde::Serialize;
 use verifier::view::{format_bp_percent, format_duration_ms, format_score_ppm};
 
-use crate::archive::{Archive, CampaignArchive};
+use crate::archive::{Archive, CampaignArchive, RoundSummary};
 use crate::error::SiteError;
 use crate::pages::index::{opt, seat_score};
 use crate::pages::{
@@ -28,9 +29,13 @@ pub struct CampaignModel {
     pub digest: String,
     /// The rules, in plain words, in reading order.
     pub rules: Vec<Rule>,
-    /// Verified rounds, newest first.
+    /// The newest [`ROUNDS_PER_PAGE`] verified rounds, newest first.
     pub rounds: Vec<RoundRow>,
-    /// The rounds table as CSV and JSON.
+    /// How many rounds verified.
+    pub rounds_total: usize,
+    /// The pages of every verified round, oldest first (none before a round verified).
+    pub round_pages: Vec<RoundsPageLink>,
+    /// Every verified round's row (not only those shown) as CSV and JSON.
     pub rounds_table: TableLinks,
     /// The leader history as SVG (from `site::svg`, escaped there).
     pub history_svg: String,
@@ -49,6 +54,153 @@ pub struct Rule {
     pub term: &'static str,
     /// The rule in words (may quote the evaluator's campaign file, made safe).
     pub text: String,
+}
+
+/// Round numbers per page of a campaign's rounds (`/c/<campaign>/rounds/<k>/` holds those
+/// numbered `(k − 1) × 100 + 1` to `k × 100`, so a page's rounds stay on it as rounds are
+/// added), and the rows the campaign page shows: at 10,000 rounds its table of every round
+/// was 2.2 MB of HTML, written again with every round.
+pub const ROUNDS_PER_PAGE: u64 = 100;
+
+/// A link to one page of a campaign's rounds.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct RoundsPageLink {
+    /// The first round number it covers.
+    pub first: u64,
+    /// The last round number it covers.
+    pub last: u64,
+    /// The page.
+    pub href: SiteDir,
+}
+
+impl RoundsPageLink {
+    /// The link to page `k` (from 1) of campaign `id`'s rounds.
+    fn of(id: &receipts::model::CampaignId, k: u64) -> Self {
+        Self {
+            first: (k - 1) * ROUNDS_PER_PAGE + 1,
+            last: k * ROUNDS_PER_PAGE,
+            href: SiteDir::rounds_page(id, k),
+        }
+    }
+}
+
+/// The model of `/c/<campaign>/rounds/<k>/`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct RoundsPageModel {
+    /// The campaign id.
+    pub id: String,
+    /// `Rounds 101–200 · <campaign title>`.
+    pub title: String,
+    /// The page's range and permalink.
+    pub range: RoundsPageLink,
+    /// The campaign's page.
+    pub campaign_href: SiteDir,
+    /// Its verified rounds, newest first (empty when none of its numbers verified).
+    pub rounds: Vec<RoundRow>,
+    /// The page before (older rounds), if any.
+    pub previous: Option<RoundsPageLink>,
+    /// The page after (newer rounds), if any.
+    pub next: Option<RoundsPageLink>,
+    /// Every verified round's row as CSV (`rounds.csv` beside the campaign page), from
+    /// the site root.
+    pub rounds_csv: String,
+    /// The same as JSON (`rounds.json`), from the site root.
+    pub rounds_json: String,
+}
+
+/// How many pages of rounds `campaign` has: enough for its highest verified round number.
+pub fn rounds_page_count(campaign: &CampaignArchive) -> u64 {
+    campaign
+        .rounds
+        .last()
+        .map_or(0, |r| r.number.div_ceil(ROUNDS_PER_PAGE))
+}
+
+/// The rounds of `campaign` that page `k` (from 1) covers, oldest first (the campaign's
+/// rounds are sorted by number).
+pub fn rounds_of_page(campaign: &CampaignArchive, k: u64) -> &[RoundSummary] {
+    let range = RoundsPageLink::of(&campaign.id, k.max(1));
+    let start = campaign.rounds.partition_point(|r| r.number < range.first);
+    let end = campaign.rounds.partition_point(|r| r.number <= range.last);
+    &campaign.rounds[start..end.max(start)]
+}
+
+/// Builds `/c/<campaign>/rounds/<k>/` of `campaign`.
+///
+/// Errors: [`SiteError::InvalidId`] when `k` is 0 or past [`rounds_page_count`].
+pub fn rounds_page(
+    campaign: &CampaignArchive,
+    k: u64,
+) -> Result<PageOut<RoundsPageModel>, SiteError> {
+    let count = rounds_page_count(campaign);
+    if k == 0 || k > count {
+        return Err(SiteError::InvalidId {
+            field: "rounds page",
+            value: k.to_string(),
+            rule: "a page from 1 to the campaign's page count",
+        });
+    }
+    let id = &campaign.id;
+    let range = RoundsPageLink::of(id, k);
+    let mut rounds: Vec<RoundRow> = rounds_of_page(campaign, k)
+        .iter()
+        .map(|r| round_row(id, r))
+        .collect();
+    rounds.reverse();
+    let campaign_dir = SiteDir::campaign(id);
+    let model = RoundsPageModel {
+        id: id.to_string(),
+        title: format!(
+            "Rounds {}–{} · {}",
+            range.first,
+            range.last,
+            campaign_title(campaign)
+        ),
+        range,
+        rounds,
+        previous: (k > 1).then(|| RoundsPageLink::of(id, k - 1)),
+        next: (k < count).then(|| RoundsPageLink::of(id, k + 1)),
+        rounds_csv: format!("{}rounds.csv", campaign_dir.as_str()),
+        rounds_json: format!("{}rounds.json", campaign_dir.as_str()),
+        campaign_href: campaign_dir,
+    };
+    Ok(PageOut {
+        dir: SiteDir::rounds_page(id, k),
+        template: "rounds.html",
+        model,
+        files: Vec::new(),
+    })
+}
+
+/// The title of `campaign` (untrusted), or its id.
+fn campaign_title(campaign: &CampaignArchive) -> String {
+    let title = &campaign.campaign.campaign.title;
+    if title.is_empty() {
+        campaign.id.to_string()
+    } else {
+        untrusted(title)
+    }
+}
+
+/// The rounds table's row of `r`, a round of campaign `id`.
+fn round_row(id: &receipts::model::CampaignId, r: &RoundSummary) -> RoundRow {
+    let counts = r.headline.counts;
+    let top = r.headline.top_score_ppm;
+    RoundRow {
+        round: r.number,
+        href: SiteDir::round(id, r.number),
+        status: round_status_name(r.status).to_owned(),
+        scored: counts.scored,
+        disqualified: counts.disqualified,
+        infra_failed: counts.infra_failed,
+        top_score: top.map(format_score_ppm),
+        top_score_ppm: top,
+        leader_after: seat_label(r.leader_after.as_ref()),
+        leader_changed: r.headline.leader_changed,
+        settled_in: format_duration_ms(r.settled_in_ms),
+        settled_in_ms: r.settled_in_ms,
+        ended_at: r.ended_at.to_string(),
+    }
 }
 
 /// A row of the rounds table.
@@ -153,29 +305,7 @@ pub fn page(
 ) -> Result<PageOut<CampaignModel>, SiteError> {
     let dir = SiteDir::campaign(&campaign.id);
     let id = &campaign.id;
-    let mut rounds: Vec<RoundRow> = campaign
-        .rounds
-        .iter()
-        .map(|r| {
-            let counts = r.headline.counts;
-            let top = r.headline.top_score_ppm;
-            RoundRow {
-                round: r.number,
-                href: SiteDir::round(id, r.number),
-                status: round_status_name(r.status).to_owned(),
-                scored: counts.scored,
-                disqualified: counts.disqualified,
-                infra_failed: counts.infra_failed,
-                top_score: top.map(format_score_ppm),
-                top_score_ppm: top,
-                leader_after: seat_label(r.leader_after.as_ref()),
-                leader_changed: r.headline.leader_changed,
-                settled_in: format_duration_ms(r.settled_in_ms),
-                settled_in_ms: r.settled_in_ms,
-                ended_at: r.ended_at.to_string(),
-            }
-        })
-        .collect();
+    let mut rounds: Vec<RoundRow> = campaign.rounds.iter().map(|r| round_row(id, r)).collect();
     rounds.reverse();
     let history: Vec<HistoryRow> = campaign
         .rounds
@@ -211,17 +341,18 @@ pub fn page(
     );
     let (rounds_table, rounds_files) = table_files(&dir, "rounds", &rounds)?;
     let (history_table, history_files) = table_files(&dir, "leader-history", &history)?;
-    let title = &campaign.campaign.campaign.title;
+    let rounds_total = rounds.len();
+    rounds.truncate(usize::try_from(ROUNDS_PER_PAGE).unwrap_or(usize::MAX));
     let model = CampaignModel {
         id: id.to_string(),
-        title: if title.is_empty() {
-            id.to_string()
-        } else {
-            untrusted(title)
-        },
+        title: campaign_title(campaign),
         digest: campaign.campaign.digest.to_string(),
         rules: rules(&campaign.campaign.campaign),
         rounds,
+        rounds_total,
+        round_pages: (1..=rounds_page_count(campaign))
+            .map(|k| RoundsPageLink::of(id, k))
+            .collect(),
         rounds_table,
         history_svg,
         history,

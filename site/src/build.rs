@@ -16,7 +16,7 @@ use receipts::fsutil::{IoError, write_atomic_with};
 use receipts::keys::Keyring;
 use receipts::layout::DataDir;
 use receipts::model::{MinerId, Sha256Hex, Timestamp};
-use rustc_hash::FxHashSet;
+use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Serialize;
 
 use crate::archive::{Archive, CampaignArchive, VerifiedRound};
@@ -254,7 +254,14 @@ fn jobs<'a>(
     docs: &'a LazyDocs,
     global: &GlobalKey,
 ) -> Result<(Vec<Job<'a>>, Vec<SitemapPage>), SiteError> {
-    let mut jobs = Vec::new();
+    // The files for machines depend on the whole archive and on the page list: they are
+    // made on every build (and written only when their bytes changed). First, so that
+    // the longest job of a build that adds a round does not run alone at its end.
+    let mut jobs = vec![Job {
+        name: "machine".to_owned(),
+        key: always(),
+        kind: Kind::Machine,
+    }];
     let mut sitemap = Vec::new();
 
     for (name, text) in STATIC_FILES {
@@ -333,45 +340,15 @@ fn jobs<'a>(
                 lastmod: rounds.last().map(|r| r.ended_at),
             });
         }
-        for (i, round) in campaign.rounds.iter().enumerate() {
-            let previous = i.checked_sub(1).and_then(|p| campaign.rounds.get(p));
-            let next = campaign.rounds.get(i + 1);
-            let name = format!("round:{id}:{}", round.number);
-            // Formatted once for the round's jobs.
-            let verified_at = round.verified_at.to_string();
-            let mut h = global.job(&name);
-            h.part(round.statement_digest.as_str().as_bytes())
-                .part(verified_at.as_bytes())
-                .part(previous.map_or(&[][..], |p| p.statement_digest.as_str().as_bytes()))
-                .part(
-                    next.map_or(String::new(), |n| n.number.to_string())
-                        .as_bytes(),
-                );
-            jobs.push(Job {
-                name,
-                key: h.finish(),
-                kind: Kind::Round(campaign, i),
-            });
-            sitemap.push(SitemapPage {
-                dir: SiteDir::round(id, round.number),
-                lastmod: Some(round.ended_at),
-            });
-            for entry in &round.entries {
-                let slug: &EntrySlug = &entry.slug;
-                let name = format!("entry:{id}:{}:{}", round.number, slug.as_str());
-                let mut h = global.job(&name);
-                h.part(round.statement_digest.as_str().as_bytes())
-                    .part(verified_at.as_bytes());
-                jobs.push(Job {
-                    name,
-                    key: h.finish(),
-                    kind: Kind::Entry(campaign, i, entry.index),
-                });
-                sitemap.push(SitemapPage {
-                    dir: SiteDir::entry(id, round.number, slug),
-                    lastmod: Some(round.ended_at),
-                });
-            }
+        // Each round's jobs and sitemap pages, listed in parallel (17 a round: at
+        // 10,000 rounds listing every job took 0.56 s on one thread), in round order.
+        let listed: Vec<(Vec<Job<'a>>, Vec<SitemapPage>)> = (0..campaign.rounds.len())
+            .into_par_iter()
+            .map(|i| round_jobs(campaign, i, global))
+            .collect();
+        for (round_jobs, pages) in listed {
+            jobs.extend(round_jobs);
+            sitemap.extend(pages);
         }
     }
 
@@ -392,11 +369,11 @@ fn jobs<'a>(
             (name, h.finish())
         })
         .collect();
-    // A patch's submission key (`patches` is sorted).
-    let key_of = |patch: &Sha256Hex| {
-        let i = patches.binary_search(&patch).ok()?;
-        submissions.get(i).map(|(_, key)| key)
-    };
+    // A patch's submission key.
+    let keys: FxHashMap<&Sha256Hex, &Sha256Hex> = (patches.iter().copied())
+        .zip(submissions.iter().map(|(_, key)| key))
+        .collect();
+    let key_of = |patch: &Sha256Hex| keys.get(patch).copied();
 
     for miner in index.miners() {
         let mut h = global.job(&format!("miner:{miner}"));
@@ -453,18 +430,59 @@ fn jobs<'a>(
         });
     }
 
-    // The files for machines depend on the whole archive and on the page list: they are
-    // made on every build (and written only when their bytes changed). First, so that
-    // the longest job of a build that adds a round does not run alone at its end.
-    jobs.insert(
-        0,
-        Job {
-            name: "machine".to_owned(),
-            key: always(),
-            kind: Kind::Machine,
-        },
-    );
     Ok((jobs, sitemap))
+}
+
+/// The jobs of round `i` of `campaign` (its page, then each entry's) and their sitemap
+/// pages.
+fn round_jobs<'a>(
+    campaign: &'a CampaignArchive,
+    i: usize,
+    global: &GlobalKey,
+) -> (Vec<Job<'a>>, Vec<SitemapPage>) {
+    let id = &campaign.id;
+    let round = &campaign.rounds[i];
+    let previous = i.checked_sub(1).and_then(|p| campaign.rounds.get(p));
+    let next = campaign.rounds.get(i + 1);
+    let mut jobs = Vec::with_capacity(1 + round.entries.len());
+    let mut sitemap = Vec::with_capacity(1 + round.entries.len());
+    let name = format!("round:{id}:{}", round.number);
+    // Formatted once for the round's jobs.
+    let verified_at = round.verified_at.to_string();
+    let mut h = global.job(&name);
+    h.part(round.statement_digest.as_str().as_bytes())
+        .part(verified_at.as_bytes())
+        .part(previous.map_or(&[][..], |p| p.statement_digest.as_str().as_bytes()))
+        .part(
+            next.map_or(String::new(), |n| n.number.to_string())
+                .as_bytes(),
+        );
+    jobs.push(Job {
+        name,
+        key: h.finish(),
+        kind: Kind::Round(campaign, i),
+    });
+    sitemap.push(SitemapPage {
+        dir: SiteDir::round(id, round.number),
+        lastmod: Some(round.ended_at),
+    });
+    for entry in &round.entries {
+        let slug: &EntrySlug = &entry.slug;
+        let name = format!("entry:{id}:{}:{}", round.number, slug.as_str());
+        let mut h = global.job(&name);
+        h.part(round.statement_digest.as_str().as_bytes())
+            .part(verified_at.as_bytes());
+        jobs.push(Job {
+            name,
+            key: h.finish(),
+            kind: Kind::Entry(campaign, i, entry.index),
+        });
+        sitemap.push(SitemapPage {
+            dir: SiteDir::entry(id, round.number, slug),
+            lastmod: Some(round.ended_at),
+        });
+    }
+    (jobs, sitemap)
 }
 
 /// The key of a job whose output is a function of `page` alone.
@@ -932,8 +950,8 @@ pub(crate) fn write_site(
 /// Syncs everything written under `out` ([`sync_output`]), then writes the verdict cache
 /// and `manifest` there, each atomically and durably ([`write_atomic_with`]) when its
 /// bytes changed; a verdict cache that only gained lines has them appended instead
-/// ([`Verdicts::append_to`]). Both are streamed ([`write_streamed`]): at 1,000 rounds the verdict
-/// cache is ≈ 67 MB and the manifest ≈ 6.4 MB, never built in memory.
+/// ([`Verdicts::append_to`]). Both are streamed ([`write_streamed`]): at 10,000 rounds the
+/// verdict cache is ≈ 384 MB and the manifest ≈ 67 MB, never built in memory.
 ///
 /// Errors: [`SiteError::Io`] naming the directory or the file.
 fn write_manifest(

@@ -137,7 +137,7 @@ fn run() -> Result<()> {
                 data,
                 keyring,
                 out: PathBuf::from(required(&options, "out")?),
-                base_url: String::new(),
+                base_url: options.get("base-url").cloned().unwrap_or_default(),
                 clean: options.contains_key("clean"),
                 at: None,
             })?;

@@ -21,7 +21,7 @@ use serde::Serialize;
 
 use crate::archive::{Archive, CampaignArchive, VerifiedRound};
 use crate::cache::{
-    FileOwners, GlobalKey, JobRecord, MANIFEST_FILE, Manifest, any_file, remove_files,
+    FileOwners, GlobalKey, JobRecord, MANIFEST_FILE, MadeFiles, Manifest, any_file, remove_files,
     write_manifest_to,
 };
 use crate::docs::{DocPage, Docs, DocsIndex};
@@ -670,7 +670,7 @@ fn run_one<'m>(
         name: job.name.clone(),
         record: JobRecord::Made {
             key: job.key.clone(),
-            files: Vec::new(),
+            files: MadeFiles::default(),
         },
         html_pages: 0,
         html_written: 0,
@@ -707,7 +707,7 @@ fn run_one<'m>(
     files.sort();
     done.record = JobRecord::Made {
         key: job.key.clone(),
-        files,
+        files: MadeFiles::new(&files),
     };
     match written {
         Ok(()) => Ok(done),
@@ -877,7 +877,7 @@ pub(crate) fn write_site(
                 f.done.name.clone(),
                 JobRecord::Made {
                     key: always(),
-                    files,
+                    files: MadeFiles::new(&files),
                 },
             );
         }
@@ -890,7 +890,7 @@ pub(crate) fn write_site(
     // The previous build's jobs this build kept as they were, by index in name order.
     let mut kept = vec![false; previous.len()];
     // The files the jobs that ran made, sorted.
-    let mut made: Vec<&SitePath> = Vec::new();
+    let mut made: Vec<&str> = Vec::new();
     let mut summary = BuildSummary {
         jobs: jobs.len(),
         jobs_run: jobs.len() - cached.into_inner(),
@@ -910,7 +910,7 @@ pub(crate) fn write_site(
     for d in &done {
         match &d.record {
             JobRecord::Kept(job) => kept[job.index] = true,
-            JobRecord::Made { files, .. } => made.extend(files),
+            JobRecord::Made { files, .. } => made.extend(files.iter()),
         }
         summary.html_pages += d.html_pages;
         summary.html_written += d.html_written;
@@ -925,7 +925,7 @@ pub(crate) fn write_site(
         .windows(2)
         .find(|w| w[0] == w[1])
         .map(|w| w[0])
-        .or_else(|| made.iter().copied().find(|f| by_kept(f.as_str())));
+        .or_else(|| made.iter().copied().find(|f| by_kept(f)));
     if let Some(twice) = twice {
         return Err(SiteError::DuplicateOutput {
             path: twice.to_string(),
@@ -938,7 +938,7 @@ pub(crate) fn write_site(
         .enumerate()
         .filter(|(i, _)| !kept[*i])
         .flat_map(|(_, (_, job))| job.files())
-        .filter(|f| made.binary_search_by(|m| m.as_str().cmp(f)).is_err() && !by_kept(f))
+        .filter(|f| made.binary_search(f).is_err() && !by_kept(f))
         .collect();
     summary.removed += remove_files(out, stale)?;
     let manifest: BTreeMap<String, JobRecord<'_>> =

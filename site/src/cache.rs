@@ -141,7 +141,7 @@ pub enum JobRecord<'m> {
         /// The key.
         key: Sha256Hex,
         /// The files, relative to the site root.
-        files: Vec<SitePath>,
+        files: MadeFiles,
     },
 }
 
@@ -150,8 +150,32 @@ impl JobRecord<'_> {
     pub fn files(&self) -> Box<dyn Iterator<Item = &str> + '_> {
         match self {
             Self::Kept(job) => Box::new(job.files()),
-            Self::Made { files, .. } => Box::new(files.iter().map(SitePath::as_str)),
+            Self::Made { files, .. } => Box::new(files.iter()),
         }
+    }
+}
+
+/// The files a job that ran wrote, as its manifest line lists them: one string, each
+/// path followed by a space. A build holds one per job until it writes the manifest;
+/// a `Vec<SitePath>` there was a heap block per file (820,000 at 10,000 rounds, ≈ 45 MB
+/// more than this string).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MadeFiles(String);
+
+impl MadeFiles {
+    /// `files`, in the order given (a build gives them sorted).
+    pub fn new(files: &[SitePath]) -> Self {
+        let mut text = String::with_capacity(files.iter().map(|f| f.as_str().len() + 1).sum());
+        for f in files {
+            text.push_str(f.as_str());
+            text.push(' ');
+        }
+        Self(text)
+    }
+
+    /// Each file, in order. A [`SitePath`] holds no space, so the split is exact.
+    pub fn iter(&self) -> impl Iterator<Item = &str> + '_ {
+        self.0.split_terminator(' ')
     }
 }
 
@@ -324,9 +348,9 @@ pub fn write_manifest_to(
             }
             JobRecord::Kept(_) => {}
             JobRecord::Made { files, .. } => {
-                for f in files {
+                for f in files.iter() {
                     w.write_all(b" ")?;
-                    w.write_all(f.as_str().as_bytes())?;
+                    w.write_all(f.as_bytes())?;
                 }
             }
         }
@@ -430,6 +454,19 @@ mod tests {
     }
 
     #[test]
+    fn made_files_give_back_each_path_in_order() {
+        let round = SiteDir::round(&"demo".parse().unwrap(), 1);
+        let files = [round.page(), round.file("entries.csv").unwrap()];
+        let made = MadeFiles::new(&files);
+        assert_eq!(
+            made.iter().collect::<Vec<_>>(),
+            ["c/demo/r/1/index.html", "c/demo/r/1/entries.csv"]
+        );
+        assert_eq!(MadeFiles::new(&[]), MadeFiles::default());
+        assert_eq!(MadeFiles::default().iter().count(), 0);
+    }
+
+    #[test]
     fn manifest_round_trips_and_refuses_bad_lines() {
         let round = SiteDir::round(&"demo".parse().unwrap(), 1);
         let mut jobs = BTreeMap::new();
@@ -437,14 +474,14 @@ mod tests {
             "round:demo:1".to_owned(),
             JobRecord::Made {
                 key: Sha256Hex::digest(b"k"),
-                files: vec![round.page(), round.file("entries.csv").unwrap()],
+                files: MadeFiles::new(&[round.page(), round.file("entries.csv").unwrap()]),
             },
         );
         jobs.insert(
             "index".to_owned(),
             JobRecord::Made {
                 key: Sha256Hex::digest(b"i"),
-                files: vec![],
+                files: MadeFiles::default(),
             },
         );
         let text = written(&jobs);

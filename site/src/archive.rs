@@ -183,6 +183,32 @@ impl VerifiedRound {
             None => verifier::read_bundle_json(&self.dir, name),
         }
     }
+
+    /// The bytes of the bundle file `name` (bundle-relative), at most `limit`: a verified
+    /// file only if they still hash to its signed digest
+    /// ([`verifier::read_signed_bundle_bytes`]), any other as they are
+    /// ([`verifier::read_bundle_bytes`]).
+    ///
+    /// Errors: [`FailureReason::ArtifactUnreadable`] naming the file, from either.
+    pub fn read_bytes(&self, name: &str, limit: usize) -> Result<Vec<u8>, FailureReason> {
+        match self.verified_files.get(name) {
+            Some(sha256) => verifier::read_signed_bundle_bytes(&self.dir, name, sha256, limit),
+            None => verifier::read_bundle_bytes(&self.dir, name, limit),
+        }
+    }
+
+    /// The last `keep` bytes of the bundle file `name` (bundle-relative): of a verified
+    /// file only if its whole bytes still hash to its signed digest
+    /// ([`verifier::read_signed_bundle_tail`]), of any other as it is
+    /// ([`verifier::read_bundle_tail`]).
+    ///
+    /// Errors: [`FailureReason::ArtifactUnreadable`] naming the file, from either.
+    pub fn read_tail(&self, name: &str, keep: u64) -> Result<Vec<u8>, FailureReason> {
+        match self.verified_files.get(name) {
+            Some(sha256) => verifier::read_signed_bundle_tail(&self.dir, name, sha256, keep),
+            None => verifier::read_bundle_tail(&self.dir, name, keep),
+        }
+    }
 }
 
 /// The bundle files of `report`, by bundle-relative name, that a passed `subject` check

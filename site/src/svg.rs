@@ -129,11 +129,20 @@ impl From<&CorrectnessItems> for CorrectnessData {
     }
 }
 
+/// Most points of [`leader_history`] drawn with a marker each; beyond it only the first,
+/// the last and the seat changes are (the latest [`LEADER_MARKERS`] of them), so the chart
+/// of 10,000 rounds stays a few KB.
+pub const LEADER_MARKERS: usize = 100;
+
 /// The leader history as a step chart: x the round number, y the leader's score (ppm
-/// above baseline, labelled as a fraction: `+0.5` = 50 % faster), a circle per round (a
-/// diamond, class `seat-change`, where the seat changed from the previous point), the
-/// zero line at baseline speed. `id` prefixes the element ids (sanitised to
-/// `[A-Za-z0-9_-]`), `title` is the chart's `<title>`. Points are drawn sorted by round.
+/// above baseline, labelled as a fraction: `+0.5` = 50 % faster), the zero line at
+/// baseline speed. Up to [`LEADER_MARKERS`] points a circle marks each round (a diamond,
+/// class `seat-change`, where the seat changed from the previous point); beyond it only
+/// the first, the last and the seat changes are marked, the latest [`LEADER_MARKERS`] of
+/// them, and where more points than the plot has pixel columns the line keeps each
+/// column's first, lowest, highest and last score (what a pixel can show). `id` prefixes
+/// the element ids (sanitised to `[A-Za-z0-9_-]`), `title` is the chart's `<title>`.
+/// Points are drawn sorted by round.
 pub fn leader_history(id: &str, title: &str, points: &[LeaderPoint]) -> String {
     let id = sanitize_id(id);
     if points.is_empty() {
@@ -159,7 +168,17 @@ pub fn leader_history(id: &str, title: &str, points: &[LeaderPoint]) -> String {
         points.iter().map(|p| p.score_ppm).max().unwrap_or(0),
     );
     let n_changes = changes.iter().filter(|c| **c).count();
-    let desc = format!(
+    let marked: Vec<usize> = if points.len() <= LEADER_MARKERS {
+        (0..points.len()).collect()
+    } else {
+        let mut marked: Vec<usize> = (0..points.len())
+            .filter(|&i| i == 0 || i == points.len() - 1 || changes[i])
+            .collect();
+        let from = marked.len().saturating_sub(LEADER_MARKERS);
+        marked.drain(..from);
+        marked
+    };
+    let mut desc = format!(
         "Step chart of the leader's score in {} {} from round {} to round {}: scores from {} \
          to {} (0 is baseline speed), {} seat {}; the last seat is {}.",
         points.len(),
@@ -172,6 +191,13 @@ pub fn leader_history(id: &str, title: &str, points: &[LeaderPoint]) -> String {
         plural(n_changes, "change", "changes"),
         last.seat,
     );
+    if marked.len() < points.len() {
+        desc.push_str(&format!(
+            " Marked: the first and last rounds and the seat changes, {} in all (the latest \
+             {LEADER_MARKERS} at most).",
+            marked.len()
+        ));
+    }
 
     let mut out = open(&id, "chart-leader", title, &desc, VIEW_HEIGHT);
     frame(
@@ -184,42 +210,89 @@ pub fn leader_history(id: &str, title: &str, points: &[LeaderPoint]) -> String {
     zero_line(&mut out, &x, &y);
     axis_labels(&mut out, "round", "leader score (0 = baseline speed)");
 
-    let mut d = String::new();
-    for (i, p) in points.iter().enumerate() {
-        let (px, py) = (x.px(i128::from(p.round)), y.px(i128::from(p.score_ppm)));
-        if i == 0 {
-            d.push_str(&format!("M{} {}", tenths(px), tenths(py)));
-        } else {
-            d.push_str(&format!("H{}V{}", tenths(px), tenths(py)));
-        }
-    }
+    let pixels: Vec<(i64, i64)> = points
+        .iter()
+        .map(|p| (x.px(i128::from(p.round)), y.px(i128::from(p.score_ppm))))
+        .collect();
+    let d = step_path(&pixels, points.len() > plot_columns());
     out.push_str(&format!(
         "<path class=\"series\" d=\"{d}\" fill=\"none\" stroke=\"currentColor\" stroke-width=\"2\"/>\n"
     ));
     out.push_str("<g class=\"markers\" fill=\"currentColor\" stroke=\"currentColor\">\n");
-    for (p, changed) in points.iter().zip(&changes) {
-        let (px, py) = (x.px(i128::from(p.round)), y.px(i128::from(p.score_ppm)));
+    for i in marked {
+        let (p, changed) = (points[i], changes[i]);
+        let (px, py) = pixels[i];
         let tip = format!(
             "round {}: {}, seat {}{}",
             p.round,
             format_score_ppm(p.score_ppm),
             p.seat,
-            if *changed { " (seat changed)" } else { "" }
+            if changed { " (seat changed)" } else { "" }
         );
-        let shape = if *changed {
-            Shape::Diamond
+        let (shape, class) = if changed {
+            (Shape::Diamond, "marker seat-change")
         } else {
-            Shape::Circle
-        };
-        let class = if *changed {
-            "marker seat-change"
-        } else {
-            "marker"
+            (Shape::Circle, "marker")
         };
         out.push_str(&shape.draw(px, py, class, Some(&tip)));
     }
     out.push_str("</g>\n");
     close(out)
+}
+
+/// Whole pixel columns of the plot (a pixel is ten of the chart's units).
+fn plot_columns() -> usize {
+    usize::try_from((PLOT_RIGHT - PLOT_LEFT) / 10).unwrap_or(usize::MAX)
+}
+
+/// The `d` of a step line through `pixels` (tenths, in x order): `M` to the first, then
+/// `H` to each next x and `V` to its y. `per_column`: the points of one pixel column are
+/// drawn as one vertical run through their first, lowest, highest and last y (in the
+/// order they occur), at the column's first x — what a pixel can show of them.
+fn step_path(pixels: &[(i64, i64)], per_column: bool) -> String {
+    let mut d = String::new();
+    let mut i = 0;
+    while i < pixels.len() {
+        let (px, py) = pixels[i];
+        let mut ys = vec![py];
+        let mut j = i + 1;
+        if per_column {
+            while j < pixels.len() && pixels[j].0.div_euclid(10) == px.div_euclid(10) {
+                j += 1;
+            }
+            ys = column_extremes(pixels[i..j].iter().map(|p| p.1));
+        }
+        if i == 0 {
+            d.push_str(&format!("M{} {}", tenths(px), tenths(ys[0])));
+        } else {
+            d.push_str(&format!("H{}V{}", tenths(px), tenths(ys[0])));
+        }
+        for y in &ys[1..] {
+            d.push_str(&format!("V{}", tenths(*y)));
+        }
+        i = j;
+    }
+    d
+}
+
+/// The first, lowest, highest and last of `ys` (at least one), in the order they occur,
+/// each once where they repeat in a row.
+fn column_extremes(ys: impl Iterator<Item = i64>) -> Vec<i64> {
+    let ys: Vec<(usize, i64)> = ys.enumerate().collect();
+    let low = ys.iter().min_by_key(|(k, y)| (*y, *k)).copied();
+    let high = ys
+        .iter()
+        .max_by_key(|(k, y)| (*y, std::cmp::Reverse(*k)))
+        .copied();
+    let mut kept: Vec<(usize, i64)> = [ys.first().copied(), low, high, ys.last().copied()]
+        .into_iter()
+        .flatten()
+        .collect();
+    kept.sort_by_key(|(k, _)| *k);
+    kept.dedup_by_key(|(k, _)| *k);
+    let mut out: Vec<i64> = kept.into_iter().map(|(_, y)| y).collect();
+    out.dedup();
+    out
 }
 
 /// A rate search: x the probe rate (milli-req/s, labelled in req/s), y the measured SLA
@@ -1367,6 +1440,87 @@ mod tests {
             "Leader history of demo",
             &leader_points()
         ));
+    }
+
+    /// 10,000 rounds, the seat changing every 500th (20 changes), the score climbing by
+    /// one ppm a round with a dip every 7th: the chart stays bounded, marks exactly the
+    /// first, last and changed rounds, and its line keeps each column's extremes.
+    #[test]
+    fn a_long_leader_history_is_drawn_within_bounds() {
+        let points: Vec<LeaderPoint> = (1..=10_000u64)
+            .map(|round| LeaderPoint {
+                round,
+                score_ppm: i64::try_from(round).unwrap() * 100
+                    - if round % 7 == 0 { 50_000 } else { 0 },
+                seat: format!("seat-{}", round / 500),
+            })
+            .collect();
+        let svg = leader_history("lh", "Leader history", &points);
+        let doc = check_well_formed(&svg);
+        assert!(svg.len() < 48 << 10, "{} bytes", svg.len());
+        let markers: Vec<_> = doc
+            .descendants()
+            .filter(|n| matches!(n.attribute("class"), Some("marker" | "marker seat-change")))
+            .collect();
+        // Rounds 1 and 10,000, and 500, 1,000, …, 10,000 where the seat changed.
+        assert_eq!(markers.len(), 21);
+        assert_eq!(
+            markers
+                .iter()
+                .filter(|n| n.attribute("class") == Some("marker seat-change"))
+                .count(),
+            20
+        );
+        assert!(svg.contains(
+            "Marked: the first and last rounds and the seat changes, 21 in all (the latest \
+             100 at most)."
+        ));
+        let path = doc
+            .descendants()
+            .find(|n| n.attribute("class") == Some("series"))
+            .unwrap();
+        let d = path.attribute("d").unwrap();
+        // One `H` per pixel column at most (383), never one per round.
+        let columns = d.matches('H').count();
+        assert!((300..=383).contains(&columns), "{columns} columns");
+
+        // The first, the last and 166 seat changes: only the latest 100 are marked.
+        let many: Vec<LeaderPoint> = (1..=1_000u64)
+            .map(|round| LeaderPoint {
+                round,
+                score_ppm: 0,
+                seat: format!("seat-{}", round / 6),
+            })
+            .collect();
+        let svg = leader_history("lh", "Leader history", &many);
+        let doc = check_well_formed(&svg);
+        let tips: Vec<String> = doc
+            .descendants()
+            .filter(|n| matches!(n.attribute("class"), Some("marker" | "marker seat-change")))
+            .map(|n| n.first_element_child().unwrap().text().unwrap().to_owned())
+            .collect();
+        assert_eq!(tips.len(), 100);
+        assert_eq!(tips[0], "round 408: 0.0000, seat seat-68 (seat changed)");
+        assert_eq!(tips[99], "round 1000: 0.0000, seat seat-166");
+    }
+
+    #[test]
+    fn a_columns_line_keeps_its_first_lowest_highest_and_last() {
+        let kept = |ys: &[i64]| column_extremes(ys.iter().copied());
+        assert_eq!(kept(&[5]), [5]);
+        assert_eq!(kept(&[5, 5, 5]), [5]);
+        assert_eq!(kept(&[5, 1, 9, 3]), [5, 1, 9, 3]);
+        assert_eq!(kept(&[3, 1, 1, 9, 9, 3]), [3, 1, 9, 3]);
+        assert_eq!(kept(&[9, 4, 1]), [9, 1]);
+        assert_eq!(kept(&[1, 9, 1]), [1, 9, 1]);
+        assert_eq!(
+            step_path(&[(0, 5), (3, 1), (7, 9), (12, 2), (25, 2)], true),
+            "M0.0 0.5V0.1V0.9H1.2V0.2H2.5V0.2"
+        );
+        assert_eq!(
+            step_path(&[(0, 5), (3, 1), (12, 2)], false),
+            "M0.0 0.5H0.3V0.1H1.2V0.2"
+        );
     }
 
     #[test]

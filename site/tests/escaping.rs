@@ -94,15 +94,17 @@ fn hostile_round(tmp: &Path) -> VerifiedRound {
     diff.extend_from_slice(b"bad \xff\xfe\xc3 bytes\n+");
     diff.extend_from_slice(token().as_bytes());
     diff.push(b'\n');
-    std::fs::write(dir.join(receipts::layout::patch_input(&patch)), diff).unwrap();
+    let diff_file = receipts::layout::patch_input(&patch);
+    std::fs::write(dir.join(&diff_file), diff).unwrap();
     // The engine log the entry page tails.
     let mut log = text.clone().into_bytes();
     log.extend_from_slice(b"\n\xff\xfe invalid \x1b[2J\x1b]8;;javascript:x\x07tail\n");
     log.extend_from_slice(token().as_bytes());
-    std::fs::write(dir.join(record.entries[1].engine_log.clone().unwrap()), log).unwrap();
+    let log_file = record.entries[1].engine_log.clone().unwrap();
+    std::fs::write(dir.join(&log_file), log).unwrap();
 
     let verified_at = record.ended_at;
-    VerifiedRound::new(
+    let mut round = VerifiedRound::new(
         record.round,
         &dir,
         record,
@@ -110,7 +112,17 @@ fn hostile_round(tmp: &Path) -> VerifiedRound {
         &subjects,
         statement_digest,
         verified_at,
-    )
+    );
+    // Rewritten since the bundle verified, so no longer its signed files: the pages read
+    // them as they read any file outside the verified set (a verified file whose bytes
+    // changed is not shown at all: `pages.rs`).
+    for file in [&diff_file, &log_file] {
+        assert!(
+            round.verified_files.remove(file.as_str()).is_some(),
+            "{file}"
+        );
+    }
+    round
 }
 
 /// Every tag of `html` with its attributes, names and values as written.

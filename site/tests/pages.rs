@@ -124,8 +124,9 @@ fn entry_page_models_of_the_v2_fixture() {
 }
 
 /// A probe log or correctness file rewritten after its bundle verified (still JSON that
-/// fits, with other numbers) is not shown: its entry page names the file, its sha256 and
-/// the signed one instead, and the other entry's page is unchanged.
+/// fits, with other numbers), a diff or an engine log with a line added, is not shown: its
+/// entry page names the file, its sha256 and the signed one instead, and the other entry's
+/// page is unchanged.
 #[test]
 fn a_file_changed_after_verification_is_not_shown() {
     let tmp = tempfile::tempdir().unwrap();
@@ -146,6 +147,14 @@ fn a_file_changed_after_verification_is_not_shown() {
             *t = serde_json::json!(99_999_999);
         }
         std::fs::write(dir.join(file), serde_json::to_vec(&value).unwrap()).unwrap();
+    }
+    let diff =
+        "inputs/patches/f98bb8888a2454cec792fdb3057f7a3f604e2afd317a4b644b9913f86e318dfc.diff";
+    let engine_log = "logs/engines/candidate-1-fast.log";
+    for file in [diff, engine_log] {
+        let mut bytes = std::fs::read(dir.join(file)).unwrap();
+        bytes.extend_from_slice(b"+FORGED LINE\n");
+        std::fs::write(dir.join(file), bytes).unwrap();
     }
     let after = entry::entry_pages(&campaign, &round).unwrap();
     assert_eq!(
@@ -172,9 +181,27 @@ fn a_file_changed_after_verification_is_not_shown() {
         "{correctness_error}"
     );
     assert!(correctness.items.is_empty());
+    for (file, error) in [
+        (diff, candidate.provenance.diff_error.as_deref()),
+        (
+            engine_log,
+            candidate.engine_log.as_ref().map(|l| l.tail.as_str()),
+        ),
+    ] {
+        let error = error.unwrap();
+        assert!(
+            error.starts_with(&format!("`{file}` cannot be used: its sha256 is "))
+                && error.ends_with(&format!(
+                    ", the signed Statement records {}: it changed since it was verified",
+                    signed(file)
+                )),
+            "{error}"
+        );
+    }
+    assert!(candidate.provenance.diff.is_none());
     let text = serde_json::to_string(candidate).unwrap();
     assert!(
-        !text.contains("99,999") && !text.contains("99999"),
+        !text.contains("99,999") && !text.contains("99999") && !text.contains("FORGED"),
         "{text}"
     );
 }

@@ -5,13 +5,15 @@
 //! signed. The raw files are read here too, strictly and within a size limit.
 
 use std::collections::BTreeMap;
+use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
 use serde::de::DeserializeOwned;
+use sha2::{Digest, Sha256};
 
 use receipts::bundle;
 use receipts::canonical::from_slice_strict;
-use receipts::fsutil::read_limited;
+use receipts::fsutil::{open_regular, read_limited};
 use receipts::model::{EntryMeasurement, RoundRecord, Sha256Hex};
 use receipts::statement::{PredicateText, Statement};
 use receipts::verify::{CheckName, FailureReason, VerifyReport};
@@ -120,7 +122,7 @@ pub(crate) fn check_named(
 /// [`crate::read_bundle_json`]) so a renderer of a verified bundle reads its probe logs
 /// and correctness files exactly as the checks did.
 pub fn read_json<T: DeserializeOwned>(dir: &Path, name: &str) -> Result<T, FailureReason> {
-    let bytes = read_artifact(dir, name)?;
+    let bytes = read_bytes(dir, name, MAX_ARTIFACT_BYTES)?;
     from_slice_strict(&bytes, MAX_ARTIFACT_BYTES).map_err(|e| unreadable(name, e.to_string()))
 }
 
@@ -138,27 +140,115 @@ pub fn read_signed_json<T: DeserializeOwned>(
     name: &str,
     sha256: &Sha256Hex,
 ) -> Result<T, FailureReason> {
-    let bytes = read_artifact(dir, name)?;
-    let digest = Sha256Hex::digest(&bytes);
-    if digest != *sha256 {
-        return Err(unreadable(
-            name,
-            format!(
-                "its sha256 is {digest}, the signed Statement records {sha256}: it changed \
-                 since it was verified"
-            ),
-        ));
-    }
+    let bytes = read_signed_bytes(dir, name, sha256, MAX_ARTIFACT_BYTES)?;
     serde_json::from_slice(&bytes).map_err(|e| unreadable(name, e.to_string()))
 }
 
-/// The bytes of the bundle file `name`, at most [`MAX_ARTIFACT_BYTES`].
+/// The bytes of the bundle file `name`, at most `limit` of them, provided they hash to
+/// `sha256`, the digest the bundle's signed Statement records for it. Public (as
+/// [`crate::read_signed_bundle_bytes`]) for a renderer of a verified bundle (a patch it
+/// shows): the signed bytes or an error, never a file changed since.
+///
+/// Errors: [`FailureReason::ArtifactUnreadable`] naming the file when its name is not a
+/// safe bundle path, it is missing or over `limit` bytes, or its sha256 is not `sha256`.
+pub fn read_signed_bytes(
+    dir: &Path,
+    name: &str,
+    sha256: &Sha256Hex,
+    limit: usize,
+) -> Result<Vec<u8>, FailureReason> {
+    let bytes = read_bytes(dir, name, limit)?;
+    check_signed(name, &Sha256Hex::digest(&bytes), sha256)?;
+    Ok(bytes)
+}
+
+/// The last `keep` bytes (all of them when fewer) of the bundle file `name`, however
+/// large: a log's tail. Public (as [`crate::read_bundle_tail`]) for a renderer.
+///
+/// Errors: [`FailureReason::ArtifactUnreadable`] naming the file when its name is not a
+/// safe bundle path or it is missing or not a regular file.
+pub fn read_tail(dir: &Path, name: &str, keep: u64) -> Result<Vec<u8>, FailureReason> {
+    let fail = |e: std::io::Error| unreadable(name, e.to_string());
+    let (mut file, length) = open_artifact(dir, name)?;
+    file.seek(SeekFrom::Start(length.saturating_sub(keep)))
+        .map_err(fail)?;
+    let mut bytes = Vec::new();
+    file.take(keep).read_to_end(&mut bytes).map_err(fail)?;
+    Ok(bytes)
+}
+
+/// [`read_tail`] of a file whose whole bytes must hash to `sha256`, the digest the
+/// bundle's signed Statement records for it: the file is streamed through sha256 (an
+/// engine log has no size limit a renderer could rely on) and its tail kept. Public (as
+/// [`crate::read_signed_bundle_tail`]) for a renderer of a verified bundle.
+///
+/// Errors: those of [`read_tail`], and [`FailureReason::ArtifactUnreadable`] when the
+/// sha256 is not `sha256`.
+pub fn read_signed_tail(
+    dir: &Path,
+    name: &str,
+    sha256: &Sha256Hex,
+    keep: u64,
+) -> Result<Vec<u8>, FailureReason> {
+    let (mut file, _) = open_artifact(dir, name)?;
+    let keep = usize::try_from(keep).unwrap_or(usize::MAX);
+    let mut hasher = Sha256::new();
+    let mut tail: Vec<u8> = Vec::new();
+    let mut chunk = vec![0u8; 64 << 10];
+    loop {
+        let n = match file.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(unreadable(name, e.to_string())),
+        };
+        hasher.update(&chunk[..n]);
+        tail.extend_from_slice(&chunk[..n]);
+        // Trimmed only once twice `keep` is held, so the bytes moved stay linear.
+        if tail.len() > keep.saturating_mul(2) {
+            tail.drain(..tail.len() - keep);
+        }
+    }
+    check_signed(
+        name,
+        &Sha256Hex::from_bytes(hasher.finalize().into()),
+        sha256,
+    )?;
+    if tail.len() > keep {
+        tail.drain(..tail.len() - keep);
+    }
+    Ok(tail)
+}
+
+/// `Ok` when the bundle file `name` hashed to `digest` is the signed `sha256`.
+fn check_signed(name: &str, digest: &Sha256Hex, sha256: &Sha256Hex) -> Result<(), FailureReason> {
+    if digest == sha256 {
+        return Ok(());
+    }
+    Err(unreadable(
+        name,
+        format!(
+            "its sha256 is {digest}, the signed Statement records {sha256}: it changed since \
+             it was verified"
+        ),
+    ))
+}
+
+/// The bytes of the bundle file `name`, at most `limit` of them. Public (as
+/// [`crate::read_bundle_bytes`]) for a renderer.
 ///
 /// Errors: [`FailureReason::ArtifactUnreadable`] when `name` is not a safe bundle path or
-/// the file is missing or over the limit.
-fn read_artifact(dir: &Path, name: &str) -> Result<Vec<u8>, FailureReason> {
+/// the file is missing or over `limit`.
+pub fn read_bytes(dir: &Path, name: &str, limit: usize) -> Result<Vec<u8>, FailureReason> {
     bundle::check_subject_name(name).map_err(|rule| unreadable(name, rule.to_owned()))?;
-    read_limited(&dir.join(name), MAX_ARTIFACT_BYTES).map_err(|e| unreadable(name, e.to_string()))
+    read_limited(&dir.join(name), limit).map_err(|e| unreadable(name, e.to_string()))
+}
+
+/// The bundle file `name` opened as a regular file (never through a symlink), with its
+/// length in bytes.
+fn open_artifact(dir: &Path, name: &str) -> Result<(std::fs::File, u64), FailureReason> {
+    bundle::check_subject_name(name).map_err(|rule| unreadable(name, rule.to_owned()))?;
+    open_regular(&dir.join(name)).map_err(|e| unreadable(name, e.to_string()))
 }
 
 /// [`FailureReason::ArtifactUnreadable`] of the bundle file `name`.
@@ -252,5 +342,47 @@ impl<T: std::fmt::Debug> std::fmt::Display for Rendered<'_, T> {
             None => text,
         };
         f.write_str(&text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A log longer than the read chunk and than twice the tail: the tail kept is exactly
+    /// its last bytes, the whole file when shorter, and a changed byte anywhere (here the
+    /// first, outside the tail) refuses it.
+    #[test]
+    fn the_signed_tail_is_the_files_last_bytes_and_covers_all_of_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let bytes: Vec<u8> = (0..200_003u32).map(|i| (i % 251) as u8).collect();
+        std::fs::write(dir.path().join("engine.log"), &bytes).unwrap();
+        let sha256 = Sha256Hex::digest(&bytes);
+        for keep in [0, 1, 70_000, 131_072, 200_003, 1 << 20] {
+            let tail = read_signed_tail(dir.path(), "engine.log", &sha256, keep).unwrap();
+            let from = bytes.len().saturating_sub(keep as usize);
+            assert_eq!(tail, bytes[from..], "keep {keep}");
+            assert_eq!(
+                read_tail(dir.path(), "engine.log", keep).unwrap(),
+                bytes[from..]
+            );
+        }
+        let mut changed = bytes.clone();
+        changed[0] ^= 1;
+        std::fs::write(dir.path().join("engine.log"), &changed).unwrap();
+        let error = read_signed_tail(dir.path(), "engine.log", &sha256, 10).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            unreadable(
+                "engine.log",
+                format!(
+                    "its sha256 is {}, the signed Statement records {sha256}: it changed \
+                     since it was verified",
+                    Sha256Hex::digest(&changed)
+                )
+            )
+            .to_string()
+        );
+        assert!(read_signed_tail(dir.path(), "../engine.log", &sha256, 10).is_err());
     }
 }

@@ -46,7 +46,11 @@ pub mod tlog;
 pub mod view;
 
 pub use chain::{ChainLink, verify_last_round};
-pub use files::{read_json as read_bundle_json, read_signed_json as read_signed_bundle_json};
+pub use files::{
+    read_bytes as read_bundle_bytes, read_json as read_bundle_json,
+    read_signed_bytes as read_signed_bundle_bytes, read_signed_json as read_signed_bundle_json,
+    read_signed_tail as read_signed_bundle_tail, read_tail as read_bundle_tail,
+};
 pub use inputs::read_campaign_copy;
 pub use paired::recomputed_outcome;
 pub use view::RoundView;

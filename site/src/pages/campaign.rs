@@ -39,8 +39,12 @@ pub struct CampaignModel {
     pub rounds_table: TableLinks,
     /// The leader history as SVG (from `site::svg`, escaped there).
     pub history_svg: String,
-    /// The leader history, oldest round first.
+    /// The leader history's rows shown on the page, oldest round first: the first and
+    /// the last round and every round the seat changed in, the latest
+    /// [`HISTORY_ROWS_SHOWN`] of them (every round is in the CSV and JSON).
     pub history: Vec<HistoryRow>,
+    /// Rows of the whole leader history (one per verified round).
+    pub history_total: usize,
     /// The history table as CSV and JSON.
     pub history_table: TableLinks,
     /// Rounds of this campaign whose bundle failed verification (listed on `rejected/`).
@@ -296,6 +300,25 @@ impl TableRow for HistoryRow {
     }
 }
 
+/// Most rows of the leader history on the campaign page: a seat change is news, a kept
+/// seat is not, so the page lists the changes and the CSV and JSON every round.
+pub const HISTORY_ROWS_SHOWN: usize = 100;
+
+/// The rows of `history` (oldest first) the page shows: the first, the last and each
+/// that changed the seat, the latest [`HISTORY_ROWS_SHOWN`] of them.
+fn history_shown(history: Vec<HistoryRow>) -> Vec<HistoryRow> {
+    let last = history.len().saturating_sub(1);
+    let mut shown: Vec<HistoryRow> = history
+        .into_iter()
+        .enumerate()
+        .filter(|(i, h)| *i == 0 || *i == last || h.changed)
+        .map(|(_, h)| h)
+        .collect();
+    let from = shown.len().saturating_sub(HISTORY_ROWS_SHOWN);
+    shown.drain(..from);
+    shown
+}
+
 /// Builds `/c/<campaign>/` for `campaign` of `archive`.
 ///
 /// Errors: [`SiteError::Serialize`] when a table does not serialise.
@@ -341,6 +364,8 @@ pub fn page(
     );
     let (rounds_table, rounds_files) = table_files(&dir, "rounds", &rounds)?;
     let (history_table, history_files) = table_files(&dir, "leader-history", &history)?;
+    let history_total = history.len();
+    let history = history_shown(history);
     let rounds_total = rounds.len();
     rounds.truncate(usize::try_from(ROUNDS_PER_PAGE).unwrap_or(usize::MAX));
     let model = CampaignModel {
@@ -356,6 +381,7 @@ pub fn page(
         rounds_table,
         history_svg,
         history,
+        history_total,
         history_table,
         rejected_rounds: archive
             .rejected

@@ -9,20 +9,18 @@
 //!
 //! The files are the bundle's own: each is read only if its bytes still hash to the
 //! digest its signed Statement records, so they are the bytes the verifier read strictly
-//! ([`VerifiedRound::read_json`]); histograms are decoded through [`decode_histogram`]
+//! ([`VerifiedRound::read_json`]); the diff and the engine log's tail likewise
+//! ([`VerifiedRound::read_bytes`], [`VerifiedRound::read_tail`]); histograms are decoded through [`decode_histogram`]
 //! with its limits. A file that cannot be read
 //! is said so on the page; it never fails the build (the bundle verified, so it does not
 //! happen unless the directory changed under the build). Untrusted text is escaped when
 //! the model is built, as on the round page.
 
 use std::collections::BTreeMap;
-use std::io::{Read, Seek, SeekFrom};
-use std::path::Path;
 
 use hdrhistogram::Histogram;
 use serde::Serialize;
 
-use receipts::bundle::check_subject_name;
 use receipts::layout::patch_input;
 use receipts::model::{
     CampaignId, CorrectnessItems, Entry, EntryMeasurement, HostLoad, LatencyKind, LoadSample,
@@ -606,7 +604,6 @@ pub fn entry_page(
         });
     };
     let dir = SiteDir::entry(campaign, round.number, &slug);
-    let bundle = round.dir.as_path();
     let (score, spread, throughput) = score_cells(view, ev);
 
     let mut runs = Vec::new();
@@ -656,7 +653,10 @@ pub fn entry_page(
 
     let engine_log = ev.engine_log.as_ref().map(|log| LogView {
         file: untrusted(&log.value),
-        tail: read_log_tail(bundle, &log.value),
+        tail: match round.read_tail(&log.value, ENGINE_LOG_TAIL_BYTES) {
+            Ok(bytes) => log_tail_for_display(&bytes, ENGINE_LOG_CHARS),
+            Err(e) => untrusted(&e.to_string()),
+        },
         verified: log.verified,
     });
 
@@ -990,9 +990,9 @@ fn provenance(round: &VerifiedRound, entry: &Entry, ev: &verifier::view::EntryVi
     let view = &round.view;
     let patch_file = entry.patch.as_ref().map(patch_input);
     let (diff, diff_error) = match &patch_file {
-        Some(file) => match read_bundle_file(&round.dir, file, MAX_DIFF_BYTES) {
+        Some(file) => match round.read_bytes(file, MAX_DIFF_BYTES) {
             Ok(bytes) => (Some(highlight(&bytes)), None),
-            Err(message) => (None, Some(message)),
+            Err(e) => (None, Some(untrusted(&e.to_string()))),
         },
         None => (None, None),
     };
@@ -1249,42 +1249,6 @@ fn load_sample_view(round: &VerifiedRound, file: &str) -> LoadSampleView {
         })
         .collect();
     out
-}
-
-/// The bundle file `name`, at most `limit` bytes, or why not (escaped).
-fn read_bundle_file(bundle: &Path, name: &str, limit: usize) -> Result<Vec<u8>, String> {
-    check_subject_name(name).map_err(|rule| format!("`{}`: {rule}", untrusted(name)))?;
-    receipts::fsutil::read_limited(&bundle.join(name), limit).map_err(|e| {
-        format!(
-            "reading `{}`: {}",
-            untrusted(name),
-            untrusted(&e.to_string())
-        )
-    })
-}
-
-/// The last [`ENGINE_LOG_CHARS`] characters of the bundle's log `name`
-/// ([`log_tail_for_display`] of its last [`ENGINE_LOG_TAIL_BYTES`]), or why it cannot be
-/// read.
-fn read_log_tail(bundle: &Path, name: &str) -> String {
-    let read = || -> Result<Vec<u8>, String> {
-        check_subject_name(name).map_err(|rule| format!("`{}`: {rule}", untrusted(name)))?;
-        let path = bundle.join(name);
-        let fail = |e: std::io::Error| format!("reading `{}`: {}", untrusted(name), e);
-        let mut file = std::fs::File::open(&path).map_err(fail)?;
-        let len = file.metadata().map_err(fail)?.len();
-        file.seek(SeekFrom::Start(len.saturating_sub(ENGINE_LOG_TAIL_BYTES)))
-            .map_err(fail)?;
-        let mut bytes = Vec::new();
-        file.take(ENGINE_LOG_TAIL_BYTES)
-            .read_to_end(&mut bytes)
-            .map_err(fail)?;
-        Ok(bytes)
-    };
-    match read() {
-        Ok(bytes) => log_tail_for_display(&bytes, ENGINE_LOG_CHARS),
-        Err(message) => message,
-    }
 }
 
 /// What the receipt records of the engine beyond its isolation: its memory limit, its API

@@ -12,7 +12,8 @@ use receipts::keys::{Keyring, PrivateKey, TrustedKey, generate_key_pair, is_priv
 use receipts::layout::find_private_keys;
 use receipts::model::Timestamp;
 
-use support::{copy_dir, referee, stderr, stdout};
+use support::{referee, stderr, stdout};
+use testkit::copy_dir;
 
 fn flip_byte(path: &Path, at: usize) {
     let mut bytes = std::fs::read(path).expect("read");

@@ -9,7 +9,8 @@ mod support;
 
 use std::path::{Path, PathBuf};
 
-use support::{Fixture, Tiny, copy_dir, ok, referee, root, serial, stdout};
+use support::{Fixture, Tiny, ok, referee, root, serial, stdout};
+use testkit::copy_dir;
 
 fn fixture_round() -> PathBuf {
     root().join("verifier/tests/fixtures/v1-round")

@@ -8,7 +8,7 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use support::copy_dir;
+use testkit::copy_dir;
 
 /// `referee <args>` in the test's working directory.
 fn referee(args: &[&str]) -> Output {

@@ -308,8 +308,13 @@ fn assert_no_violations(rule: &str, violations: &[String]) {
     );
 }
 
+/// The workspace's test helpers: any member may list it as a dev-dependency, none as
+/// anything else (rule 6), so it never adds an edge to the layout rules 2–4 guard.
+const TESTKIT: &str = "testkit";
+
 /// Violations of "member `from` reaches no workspace member outside `allowed`": through
-/// normal dependencies transitively, or directly through a dependency of any kind.
+/// normal dependencies transitively, or directly through a dependency of any kind
+/// (`testkit` as a dev-dependency excepted).
 fn member_violations(g: &Graph, from: &str, allowed: &[&str]) -> Vec<String> {
     let mut v = Vec::new();
     for (m, path) in g.reachable_members(from) {
@@ -318,7 +323,8 @@ fn member_violations(g: &Graph, from: &str, allowed: &[&str]) -> Vec<String> {
         }
     }
     for (m, kinds) in g.direct_members(from) {
-        if !allowed.contains(&m.as_str()) && kinds != "normal" {
+        let test_helpers = m == TESTKIT && kinds == "dev";
+        if !allowed.contains(&m.as_str()) && kinds != "normal" && !test_helpers {
             v.push(format!("{from} -> {m} (direct {kinds}-dependency)"));
         }
     }
@@ -479,6 +485,35 @@ fn nothing_depends_on_the_cli_and_runner_composes_its_parts() {
     assert_no_violations(
         "rule 4 (no member depends on referee; runner depends on verifier, intake, loadgen, \
          engines)",
+        &violations,
+    );
+}
+
+/// Rule 6: `testkit` (helpers that panic on I/O errors) is a dev-dependency only, and
+/// depends on no member, so no command links it and it drags no crate into a test.
+#[test]
+fn testkit_is_a_dev_dependency_only() {
+    let g = graph();
+    let mut violations = member_violations(g, TESTKIT, &[]);
+    let mut users = 0;
+    for member in g.members.keys() {
+        for (m, kinds) in g.direct_members(member) {
+            if m == TESTKIT {
+                users += 1;
+                if kinds != "dev" {
+                    violations.push(format!("{member} -> {m} ({kinds}-dependency)"));
+                }
+            }
+        }
+    }
+    // The rule must see the crates that use it, or it would pass vacuously.
+    if users < 3 {
+        violations.push(format!(
+            "only {users} member(s) use {TESTKIT}; expected the root, verifier and site"
+        ));
+    }
+    assert_no_violations(
+        "rule 6 (testkit is only ever a dev-dependency and depends on no member)",
         &violations,
     );
 }

@@ -154,7 +154,7 @@ fn readme_by_hand_walkthrough_runs() {
     let tmp = tempfile::tempdir().unwrap();
     let work = tmp.path().join("work");
     let home = tmp.path().join("home");
-    support::copy_dir(&root.join("examples"), &work.join("examples"));
+    testkit::copy_dir(&root.join("examples"), &work.join("examples"));
     std::fs::create_dir_all(&home).unwrap();
     let key_dir: PathBuf = home.join(".config/referee/keys");
 

@@ -25,7 +25,8 @@ use receipts::model::Sha256Hex;
 use receipts::statement::Statement;
 use serde_json::Value;
 
-use support::{Fixture, Tiny, copy_dir, text, tiny_diff as diff};
+use support::{Fixture, Tiny, text, tiny_diff as diff};
+use testkit::copy_dir;
 
 /// Rounds measure speed: never two at once.
 static SERIAL: Mutex<()> = Mutex::new(());

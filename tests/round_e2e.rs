@@ -871,7 +871,7 @@ fn a_previous_round_forged_and_re_signed_with_the_evaluator_key_is_refused() {
     );
     let pristine = fixture.dir.path().join("round-1");
     std::fs::create_dir_all(&pristine).unwrap();
-    support::copy_dir(&bundle, &pristine);
+    testkit::copy_dir(&bundle, &pristine);
     let evaluator = PrivateKey::load(&fixture.key).unwrap();
     let reseal = |record: &RoundRecord| {
         receipts::bundle::seal_bundle(
@@ -911,7 +911,7 @@ fn a_previous_round_forged_and_re_signed_with_the_evaluator_key_is_refused() {
     );
 
     // A reference logprob rewritten (−100 nats), the stored distances left as they were.
-    support::copy_dir(&pristine, &bundle);
+    testkit::copy_dir(&pristine, &bundle);
     let items_file = bundle.join(&challenger.correctness.as_ref().unwrap().items_file);
     let mut items: CorrectnessItems =
         serde_json::from_slice(&std::fs::read(&items_file).unwrap()).unwrap();
@@ -931,7 +931,7 @@ fn a_previous_round_forged_and_re_signed_with_the_evaluator_key_is_refused() {
     );
 
     // Restored, round 1 verifies again.
-    support::copy_dir(&pristine, &bundle);
+    testkit::copy_dir(&pristine, &bundle);
     sealed(&fixture, 1);
 }
 

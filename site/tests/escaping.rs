@@ -13,8 +13,7 @@
 
 use std::path::{Path, PathBuf};
 
-mod common;
-use common::copy_dir;
+use testkit::copy_dir;
 
 use receipts::keys::Keyring;
 use receipts::layout::read_sealed_round;

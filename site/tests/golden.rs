@@ -25,6 +25,7 @@ use std::path::{Path, PathBuf};
 use receipts::bundle::ENVELOPE_FILE;
 use receipts::model::{Sha256Hex, Timestamp};
 use site::{BuildOptions, build_site};
+use testkit::copy_dir;
 
 /// Files larger than this are compared by digest only.
 const MAX_STORED_BYTES: u64 = 64 * 1024;
@@ -92,7 +93,7 @@ fn without_docs_urls(sitemap: &[u8]) -> Vec<u8> {
 /// Builds the case's input, copied to a fresh directory, into a fresh output directory.
 fn build_case(input: &Path) -> (tempfile::TempDir, PathBuf) {
     let tmp = tempfile::tempdir().unwrap();
-    forge::copy_dir(input, &tmp.path().join("in"));
+    copy_dir(input, &tmp.path().join("in"));
     let out = tmp.path().join("site");
     build_site(&BuildOptions {
         data: tmp.path().join("in/data"),
@@ -232,7 +233,7 @@ fn make_two_rounds_input() {
     let campaign = input.join("data/tiny");
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../verifier/tests/fixtures/v2-round");
     let one = campaign.join("rounds/1");
-    forge::copy_dir(&fixture, &one);
+    copy_dir(&fixture, &one);
     forge::resign(&one, forge::OPENED, |_| {});
     forge::resign(&one, ENVELOPE_FILE, |_| {});
     let first_digest = {
@@ -243,7 +244,7 @@ fn make_two_rounds_input() {
         Sha256Hex::digest(&envelope.payload).to_string()
     };
     let two = campaign.join("rounds/2");
-    forge::copy_dir(&one, &two);
+    copy_dir(&one, &two);
     forge::resign(&two, forge::OPENED, |s| {
         s["predicate"]["round"] = 2.into();
         s["predicate"]["previousReceipt"] = first_digest.clone().into();

@@ -6,8 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-mod common;
-use common::copy_dir;
+use testkit::copy_dir;
 
 use receipts::model::{Sha256Hex, Timestamp};
 use site::verdicts::Verdicts;

@@ -1,5 +1,5 @@
 //! What the CLI integration tests share (`mod support;` in each): the built binary with a
-//! hermetic environment, its output as text, directory copies, and the tiny campaign —
+//! hermetic environment, its output as text, and the tiny campaign —
 //! a one-layer built-in engine, probes of a few requests — set up as a data directory
 //! with a trusted evaluator key and ingested challengers, ready for `referee round`.
 //! Tests run the binary (`CARGO_BIN_EXE_referee`), never `cargo`. Add helpers here rather
@@ -76,20 +76,6 @@ pub fn text(output: &Output) -> String {
 /// Asserts the command succeeded, showing its output otherwise.
 pub fn ok(output: &Output) {
     assert!(output.status.success(), "referee failed: {}", text(output));
-}
-
-/// Copies the directory tree `from` to `to` (created).
-pub fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).expect("mkdir");
-    for entry in std::fs::read_dir(from).expect("read_dir") {
-        let entry = entry.expect("entry");
-        let target = to.join(entry.file_name());
-        if entry.file_type().expect("type").is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).expect("copy");
-        }
-    }
 }
 
 /// The tiny baseline: one layer, one sequence at a time.

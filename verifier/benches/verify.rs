@@ -31,6 +31,7 @@ use receipts::model::{Campaign, FrozenCampaign, RevealedSeeds, RoundRecord, Sha2
 use receipts::rules::workload::Workload;
 use receipts::verify::{VerifyOptions, VerifyReport, verify_envelope, verify_envelope_and_files};
 use serde::Serialize;
+use testkit::copy_dir;
 use verifier::archive::verify_archive;
 
 /// Copies of the fixture in the archive.
@@ -46,19 +47,6 @@ fn scratch() -> tempfile::TempDir {
         tempfile::tempdir_in(shm).expect("tempdir in /dev/shm")
     } else {
         tempfile::tempdir().expect("tempdir")
-    }
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).expect("mkdir");
-    for entry in std::fs::read_dir(from).expect("read_dir") {
-        let entry = entry.expect("entry");
-        let target = to.join(entry.file_name());
-        if entry.file_type().expect("type").is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).expect("copy");
-        }
     }
 }
 

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use receipts::keys::Keyring;
 use receipts::model::{EntryStatus, Role, RoundStatus, Timestamp};
 use receipts::verify::{CheckName, VerifyOptions};
+use testkit::copy_dir;
 use verifier::view::{
     CampaignRounds, CurrentLeader, RoundRow, RoundView, format_duration_ms, format_leader,
     format_milli_rps, format_score_ppm, format_time_of_day,
@@ -25,19 +26,6 @@ fn keyring() -> Keyring {
 
 fn view_of(dir: &Path) -> RoundView {
     RoundView::from_bundle(dir, &keyring(), &VerifyOptions::default()).expect("a round")
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).expect("mkdir");
-    for entry in std::fs::read_dir(from).expect("list") {
-        let entry = entry.expect("entry");
-        let target = to.join(entry.file_name());
-        if entry.file_type().expect("type").is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).expect("copy");
-        }
-    }
 }
 
 /// A temp copy of the fixture with one byte of `file` flipped.

@@ -16,6 +16,7 @@ use receipts::model::{Sha256Hex, Timestamp};
 use receipts::statement::Statement;
 use receipts::verify::{CheckName, FailureReason, VerifyOptions, VerifyReport};
 use serde_json::Value;
+use testkit::copy_dir;
 
 /// The round-opened file of the fixture.
 pub const OPENED: &str = "round-opened.dsse.json";
@@ -38,20 +39,6 @@ pub fn keyring() -> Keyring {
 /// `fixtures/v2-round`.
 pub fn fixture() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/v2-round")
-}
-
-/// Copies the directory `from` to `to` (created).
-pub fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).expect("mkdir");
-    for entry in std::fs::read_dir(from).expect("read_dir") {
-        let entry = entry.expect("entry");
-        let target = to.join(entry.file_name());
-        if entry.file_type().expect("type").is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).expect("copy");
-        }
-    }
 }
 
 /// The Statement of the envelope `file` of the bundle `dir`, as JSON.

@@ -4,7 +4,7 @@
 //! changed with `write_atomic`. Identical input gives byte-identical output: nothing
 //! reads a clock except the stage timings reported in [`BuildSummary`].
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -21,17 +21,18 @@ use serde::Serialize;
 
 use crate::archive::{Archive, CampaignArchive, VerifiedRound};
 use crate::cache::{
-    FileOwners, GlobalKey, JobRecord, MANIFEST_FILE, MadeFiles, Manifest, any_file, remove_files,
-    write_manifest_to,
+    FileOwners, GlobalKey, JobRecord, MANIFEST_FILE, MadeFiles, Manifest, SEGMENTS_DIR,
+    SegmentRecord, any_file, remove_files, segment_path, write_manifest_to, write_segment_to,
 };
 use crate::docs::{DocPage, Docs, DocsIndex};
 use crate::error::SiteError;
 use crate::load::{load_archive_cached, load_keyring, load_round};
-use crate::machine::{self, SitemapPage};
+use crate::machine::{self, SitemapPage, SitemapSegment};
 use crate::pages::submission::PatchIndex;
 use crate::pages::{self, ExtraFile, PageOut};
 use crate::paths::{EntrySlug, SiteDir, SitePath};
 use crate::render::{Renderer, STATIC_FILES, SiteInfo, templates_digest};
+use crate::segment::Segment;
 use crate::verdicts::{VERDICTS_FILE, Verdicts};
 
 /// Mode of every file the build writes.
@@ -229,13 +230,28 @@ enum Kind<'a> {
     Rejected,
     Doc(&'a SiteDir),
     Machine,
+    /// The sitemap of a part's pages.
+    Sitemap(&'a Part<'a>),
 }
 
-/// One job: its name in the manifest, its key, what it makes.
+/// One job: its name in the manifest, its key, its segment (from its name,
+/// [`Segment::of_job`]), what it makes.
 struct Job<'a> {
     name: String,
     key: Sha256Hex,
+    segment: Segment,
     kind: Kind<'a>,
+}
+
+impl<'a> Job<'a> {
+    fn new(name: String, key: Sha256Hex, kind: Kind<'a>) -> Self {
+        Self {
+            segment: Segment::of_job(&name),
+            name,
+            key,
+            kind,
+        }
+    }
 }
 
 /// One file a job made.
@@ -245,7 +261,149 @@ struct Output {
     html: bool,
 }
 
-/// The jobs of the site, each with its key, and the sitemap's pages. Every id that names
+/// A segment of this build other than [`Segment::Site`] ([`crate::segment`]): its key,
+/// made from everything its jobs' keys are made from, what its jobs are listed from, and
+/// what the sitemap index says of it.
+struct Part<'a> {
+    segment: Segment,
+    key: Sha256Hex,
+    source: Source<'a>,
+    /// The HTML pages its sitemap lists.
+    pages: usize,
+    /// When the newest of them changed.
+    lastmod: Option<Timestamp>,
+}
+
+/// What a [`Part`]'s jobs are listed from.
+enum Source<'a> {
+    /// Rounds `range` (indices into [`CampaignArchive::rounds`]) of a campaign.
+    Rounds(&'a CampaignArchive, std::ops::Range<usize>),
+    /// Patches and their fingerprints ([`fingerprints`]), sorted.
+    Submissions(&'a [(&'a Sha256Hex, Sha256Hex)]),
+}
+
+impl Part<'_> {
+    /// The pages its sitemap lists.
+    fn sitemap_pages(&self) -> Vec<SitemapPage> {
+        match &self.source {
+            Source::Rounds(campaign, range) => campaign.rounds[range.clone()]
+                .iter()
+                .flat_map(|round| {
+                    let lastmod = Some(round.ended_at);
+                    std::iter::once(SiteDir::round(&campaign.id, round.number))
+                        .chain(
+                            (round.entries.iter())
+                                .map(|e| SiteDir::entry(&campaign.id, round.number, &e.slug)),
+                        )
+                        .map(move |dir| SitemapPage { dir, lastmod })
+                })
+                .collect(),
+            Source::Submissions(patches) => patches
+                .iter()
+                .map(|(patch, _)| SitemapPage {
+                    dir: SiteDir::submission(patch),
+                    lastmod: None,
+                })
+                .collect(),
+        }
+    }
+}
+
+/// Each patch the site has a page for (sorted) with its fingerprint: the sha256 of what
+/// its submission page shows, its local records' file digests and the Statement digests
+/// of the rounds it ran in with its entry there. Its submission page, its segment and its
+/// miner's page are keyed by it.
+fn fingerprints<'a>(index: &PatchIndex<'a>, global: &GlobalKey) -> Vec<(&'a Sha256Hex, Sha256Hex)> {
+    index
+        .patches()
+        .into_par_iter()
+        .map(|patch| {
+            let mut h = global.job("patch");
+            h.part(patch.as_str().as_bytes());
+            for s in index.records(patch) {
+                h.part(s.file_sha256.as_str().as_bytes());
+            }
+            // What its rows show is read from the rounds' Statements.
+            for seat in index.seats(patch) {
+                h.part(seat.round.statement_digest.as_str().as_bytes())
+                    .part(&seat.entry.index.to_le_bytes());
+            }
+            (patch, h.finish())
+        })
+        .collect()
+}
+
+/// Every segment of the site but [`Segment::Site`], with its key: each campaign's blocks
+/// of 100 round numbers (the pages of rounds, [`pages::campaign::rounds_of_page`]), then
+/// the patches by their first byte. A block's key covers what its round and entry jobs'
+/// keys cover: each round's Statement digest and verification instant, and the round
+/// before the block (the previous link of its first round) and after it (the next link
+/// of its last).
+fn parts<'a>(
+    archive: &'a Archive,
+    fingerprints: &'a [(&'a Sha256Hex, Sha256Hex)],
+    global: &GlobalKey,
+) -> Vec<Part<'a>> {
+    let mut blocks = Vec::new();
+    for campaign in &archive.campaigns {
+        let mut start = 0;
+        while let Some(first) = campaign.rounds.get(start) {
+            let segment = Segment::of_round(&campaign.id, first.number);
+            let Segment::Rounds { block, .. } = segment else {
+                break;
+            };
+            let last = block * pages::campaign::ROUNDS_PER_PAGE;
+            let end = start + campaign.rounds[start..].partition_point(|r| r.number <= last);
+            blocks.push((campaign, segment, start..end));
+            start = end;
+        }
+    }
+    let mut parts: Vec<Part<'a>> = blocks
+        .into_par_iter()
+        .map(|(campaign, segment, range)| {
+            let rounds = &campaign.rounds;
+            let mut h = global.job(&format!("segment:{segment}"));
+            h.part(
+                (range.start.checked_sub(1).and_then(|p| rounds.get(p)))
+                    .map_or(&[][..], |p| p.statement_digest.as_str().as_bytes()),
+            );
+            for round in &rounds[range.clone()] {
+                h.part(&round.number.to_le_bytes())
+                    .part(round.statement_digest.as_str().as_bytes())
+                    .part(round.verified_at.to_string().as_bytes());
+            }
+            h.part(&rounds.get(range.end).map_or(0, |r| r.number).to_le_bytes());
+            let block = &rounds[range.clone()];
+            Part {
+                key: h.finish(),
+                pages: block.iter().map(|r| 1 + r.entries.len()).sum(),
+                lastmod: block.iter().map(|r| r.ended_at).max(),
+                source: Source::Rounds(campaign, range),
+                segment,
+            }
+        })
+        .collect();
+    for shard in fingerprints.chunk_by(|a, b| Segment::of_patch(a.0) == Segment::of_patch(b.0)) {
+        let segment = Segment::of_patch(shard[0].0);
+        let mut h = global.job(&format!("segment:{segment}"));
+        for (patch, fingerprint) in shard {
+            h.part(patch.as_str().as_bytes())
+                .part(fingerprint.as_str().as_bytes());
+        }
+        parts.push(Part {
+            segment,
+            key: h.finish(),
+            source: Source::Submissions(shard),
+            pages: shard.len(),
+            lastmod: None,
+        });
+    }
+    parts
+}
+
+/// The jobs of the site, each with its key, and the pages of [`Segment::Site`] for its
+/// sitemap: every job of [`Segment::Site`], and those of each part in `parts` whose
+/// `listed` flag is set (a part that is not listed is kept whole). Every id that names
 /// an output path is validated here (an entry's slug when the archive was loaded,
 /// [`crate::archive::RoundSummary::of`]), before anything is written.
 fn jobs<'a>(
@@ -253,33 +411,32 @@ fn jobs<'a>(
     index: &PatchIndex<'a>,
     docs: &'a LazyDocs,
     global: &GlobalKey,
+    fingerprints: &[(&'a Sha256Hex, Sha256Hex)],
+    parts: &'a [Part<'a>],
+    listed: &[bool],
 ) -> Result<(Vec<Job<'a>>, Vec<SitemapPage>), SiteError> {
-    // The files for machines depend on the whole archive and on the page list: they are
+    // The files for machines depend on the whole archive and on the segments: they are
     // made on every build (and written only when their bytes changed). First, so that
     // the longest job of a build that adds a round does not run alone at its end.
-    let mut jobs = vec![Job {
-        name: "machine".to_owned(),
-        key: always(),
-        kind: Kind::Machine,
-    }];
+    let mut jobs = vec![Job::new("machine".to_owned(), always(), Kind::Machine)];
     let mut sitemap = Vec::new();
 
     for (name, text) in STATIC_FILES {
         let key = global.job(&format!("static:{name}")).finish();
-        jobs.push(Job {
-            name: format!("static:{name}"),
+        jobs.push(Job::new(
+            format!("static:{name}"),
             key,
-            kind: Kind::Static(name, text),
-        });
+            Kind::Static(name, text),
+        ));
     }
 
     // The index and the rejected page are small: keyed by their models' bytes.
     let index_page = pages::index::page(archive)?;
-    jobs.push(Job {
-        name: "index".to_owned(),
-        key: model_key(global, "index", &index_page)?,
-        kind: Kind::Index,
-    });
+    jobs.push(Job::new(
+        "index".to_owned(),
+        model_key(global, "index", &index_page)?,
+        Kind::Index,
+    ));
     let newest = archive
         .campaigns
         .iter()
@@ -290,11 +447,11 @@ fn jobs<'a>(
         lastmod: newest,
     });
     let rejected_page = pages::rejected::page(archive)?;
-    jobs.push(Job {
-        name: "rejected".to_owned(),
-        key: model_key(global, "rejected", &rejected_page)?,
-        kind: Kind::Rejected,
-    });
+    jobs.push(Job::new(
+        "rejected".to_owned(),
+        model_key(global, "rejected", &rejected_page)?,
+        Kind::Rejected,
+    ));
     sitemap.push(SitemapPage {
         dir: SiteDir::rejected(),
         lastmod: None,
@@ -310,11 +467,11 @@ fn jobs<'a>(
         for b in archive.rejected.iter().filter(|b| &b.campaign == id) {
             h.part(b.number.to_string().as_bytes());
         }
-        jobs.push(Job {
-            name: format!("campaign:{id}"),
-            key: h.finish(),
-            kind: Kind::Campaign(campaign),
-        });
+        jobs.push(Job::new(
+            format!("campaign:{id}"),
+            h.finish(),
+            Kind::Campaign(campaign),
+        ));
         sitemap.push(SitemapPage {
             dir: SiteDir::campaign(id),
             lastmod: campaign.rounds.last().map(|r| r.ended_at),
@@ -330,51 +487,17 @@ fn jobs<'a>(
             }
             // Its link to the next page.
             h.part(if k < pages { b"next" } else { b"last" });
-            jobs.push(Job {
-                name,
-                key: h.finish(),
-                kind: Kind::RoundsPage(campaign, k),
-            });
+            jobs.push(Job::new(name, h.finish(), Kind::RoundsPage(campaign, k)));
             sitemap.push(SitemapPage {
                 dir: SiteDir::rounds_page(id, k),
                 lastmod: rounds.last().map(|r| r.ended_at),
             });
         }
-        // Each round's jobs and sitemap pages, listed in parallel (17 a round: at
-        // 10,000 rounds listing every job took 0.56 s on one thread), in round order.
-        let listed: Vec<(Vec<Job<'a>>, Vec<SitemapPage>)> = (0..campaign.rounds.len())
-            .into_par_iter()
-            .map(|i| round_jobs(campaign, i, global))
-            .collect();
-        for (round_jobs, pages) in listed {
-            jobs.extend(round_jobs);
-            sitemap.extend(pages);
-        }
     }
 
-    let patches = index.patches();
-    let submissions: Vec<(String, Sha256Hex)> = patches
-        .par_iter()
-        .map(|patch| {
-            let name = format!("submission:{patch}");
-            let mut h = global.job(&name);
-            for s in index.records(patch) {
-                h.part(s.file_sha256.as_str().as_bytes());
-            }
-            // What its rows show is read from the rounds' Statements.
-            for seat in index.seats(patch) {
-                h.part(seat.round.statement_digest.as_str().as_bytes())
-                    .part(&seat.entry.index.to_le_bytes());
-            }
-            (name, h.finish())
-        })
-        .collect();
-    // A patch's submission key.
-    let keys: FxHashMap<&Sha256Hex, &Sha256Hex> = (patches.iter().copied())
-        .zip(submissions.iter().map(|(_, key)| key))
-        .collect();
-    let key_of = |patch: &Sha256Hex| keys.get(patch).copied();
-
+    // A patch's fingerprint, for its miner's page.
+    let fingerprint: FxHashMap<&Sha256Hex, &Sha256Hex> =
+        fingerprints.iter().map(|(p, f)| (*p, f)).collect();
     for miner in index.miners() {
         let mut h = global.job(&format!("miner:{miner}"));
         for c in &archive.campaigns {
@@ -383,31 +506,23 @@ fn jobs<'a>(
                     .part(m.registered_at.to_string().as_bytes());
             }
         }
-        // A patch's records and appearances, through its submission page's key (made
-        // from them above) rather than serialised once more per miner.
+        // A patch's records and appearances, through its fingerprint.
         for (ci, patch) in index.of_miner(miner) {
             h.part(ci.to_string().as_bytes())
                 .part(patch.as_str().as_bytes())
-                .part(key_of(patch).map_or(&[][..], |k| k.as_str().as_bytes()));
+                .part(
+                    fingerprint
+                        .get(patch)
+                        .map_or(&[][..], |f| f.as_str().as_bytes()),
+                );
         }
-        jobs.push(Job {
-            name: format!("miner:{miner}"),
-            key: h.finish(),
-            kind: Kind::Miner(miner),
-        });
+        jobs.push(Job::new(
+            format!("miner:{miner}"),
+            h.finish(),
+            Kind::Miner(miner),
+        ));
         sitemap.push(SitemapPage {
             dir: SiteDir::miner(miner),
-            lastmod: None,
-        });
-    }
-    for (patch, (name, key)) in patches.into_iter().zip(submissions) {
-        jobs.push(Job {
-            name,
-            key,
-            kind: Kind::Submission(patch),
-        });
-        sitemap.push(SitemapPage {
-            dir: SiteDir::submission(patch),
             lastmod: None,
         });
     }
@@ -419,33 +534,54 @@ fn jobs<'a>(
         );
         let mut h = global.job(&name);
         h.part(docs.index.digest.as_str().as_bytes());
-        jobs.push(Job {
-            name,
-            key: h.finish(),
-            kind: Kind::Doc(dir),
-        });
+        jobs.push(Job::new(name, h.finish(), Kind::Doc(dir)));
         sitemap.push(SitemapPage {
             dir: dir.clone(),
             lastmod: None,
         });
     }
 
+    // The parts whose key changed, listed in parallel.
+    let listed_jobs: Vec<Vec<Job<'a>>> = (parts.par_iter().zip(listed))
+        .filter(|(_, listed)| **listed)
+        .map(|(part, _)| part_jobs(part, global))
+        .collect();
+    jobs.extend(listed_jobs.into_iter().flatten());
     Ok((jobs, sitemap))
 }
 
-/// The jobs of round `i` of `campaign` (its page, then each entry's) and their sitemap
-/// pages.
-fn round_jobs<'a>(
-    campaign: &'a CampaignArchive,
-    i: usize,
-    global: &GlobalKey,
-) -> (Vec<Job<'a>>, Vec<SitemapPage>) {
+/// The jobs of `part`: each round's (its page, then each entry's) or each patch's
+/// submission page, then its sitemap.
+fn part_jobs<'a>(part: &'a Part<'a>, global: &GlobalKey) -> Vec<Job<'a>> {
+    let mut jobs = match &part.source {
+        Source::Rounds(campaign, range) => range
+            .clone()
+            .flat_map(|i| round_jobs(campaign, i, global))
+            .collect(),
+        Source::Submissions(patches) => patches
+            .iter()
+            .map(|(patch, fingerprint)| {
+                let name = format!("submission:{patch}");
+                let mut h = global.job(&name);
+                h.part(fingerprint.as_str().as_bytes());
+                Job::new(name, h.finish(), Kind::Submission(patch))
+            })
+            .collect::<Vec<_>>(),
+    };
+    let name = format!("sitemap:{}", part.segment);
+    let mut h = global.job(&name);
+    h.part(part.key.as_str().as_bytes());
+    jobs.push(Job::new(name, h.finish(), Kind::Sitemap(part)));
+    jobs
+}
+
+/// The jobs of round `i` of `campaign`: its page, then each entry's.
+fn round_jobs<'a>(campaign: &'a CampaignArchive, i: usize, global: &GlobalKey) -> Vec<Job<'a>> {
     let id = &campaign.id;
     let round = &campaign.rounds[i];
     let previous = i.checked_sub(1).and_then(|p| campaign.rounds.get(p));
     let next = campaign.rounds.get(i + 1);
     let mut jobs = Vec::with_capacity(1 + round.entries.len());
-    let mut sitemap = Vec::with_capacity(1 + round.entries.len());
     let name = format!("round:{id}:{}", round.number);
     // Formatted once for the round's jobs.
     let verified_at = round.verified_at.to_string();
@@ -457,32 +593,20 @@ fn round_jobs<'a>(
             next.map_or(String::new(), |n| n.number.to_string())
                 .as_bytes(),
         );
-    jobs.push(Job {
-        name,
-        key: h.finish(),
-        kind: Kind::Round(campaign, i),
-    });
-    sitemap.push(SitemapPage {
-        dir: SiteDir::round(id, round.number),
-        lastmod: Some(round.ended_at),
-    });
+    jobs.push(Job::new(name, h.finish(), Kind::Round(campaign, i)));
     for entry in &round.entries {
         let slug: &EntrySlug = &entry.slug;
         let name = format!("entry:{id}:{}:{}", round.number, slug.as_str());
         let mut h = global.job(&name);
         h.part(round.statement_digest.as_str().as_bytes())
             .part(verified_at.as_bytes());
-        jobs.push(Job {
+        jobs.push(Job::new(
             name,
-            key: h.finish(),
-            kind: Kind::Entry(campaign, i, entry.index),
-        });
-        sitemap.push(SitemapPage {
-            dir: SiteDir::entry(id, round.number, slug),
-            lastmod: Some(round.ended_at),
-        });
+            h.finish(),
+            Kind::Entry(campaign, i, entry.index),
+        ));
     }
-    (jobs, sitemap)
+    jobs
 }
 
 /// The key of a job whose output is a function of `page` alone.
@@ -540,7 +664,10 @@ struct Inputs<'a> {
     index: &'a PatchIndex<'a>,
     docs: &'a LazyDocs,
     renderer: &'a Renderer,
+    /// The pages of [`Segment::Site`], for its sitemap.
     sitemap: &'a [SitemapPage],
+    /// The other segments, for the sitemap index.
+    parts: &'a [Part<'a>],
     /// For [`load_round`].
     keyring: &'a Keyring,
     /// For [`load_round`].
@@ -587,6 +714,7 @@ fn run_job(
         docs,
         renderer,
         sitemap,
+        parts,
         ..
     } = *inputs;
     match &job.kind {
@@ -629,7 +757,24 @@ fn run_job(
         Kind::Machine => {
             let base = &renderer.info().base_url;
             let mut files = machine::site_files(archive, base)?;
-            files.extend(machine::sitemap(base, sitemap)?);
+            let segments: Vec<SitemapSegment> = std::iter::once(SitemapSegment {
+                segment: Segment::Site,
+                pages: sitemap.len(),
+                lastmod: sitemap.iter().filter_map(|p| p.lastmod).max(),
+            })
+            .chain(parts.iter().map(|p| SitemapSegment {
+                segment: p.segment.clone(),
+                pages: p.pages,
+                lastmod: p.lastmod,
+            }))
+            .collect();
+            files.extend(machine::sitemap_index(base, &segments)?);
+            files.extend(machine::segment_sitemap(base, &Segment::Site, sitemap)?);
+            Ok(machine_outputs(files).collect())
+        }
+        Kind::Sitemap(part) => {
+            let base = &renderer.info().base_url;
+            let files = machine::segment_sitemap(base, &part.segment, &part.sitemap_pages())?;
             Ok(machine_outputs(files).collect())
         }
     }
@@ -684,6 +829,14 @@ fn run_one<'m>(
     let mut files = Vec::with_capacity(outputs.len());
     let write = || -> Result<(), SiteError> {
         for o in outputs {
+            // What makes a kept segment safe to leave unread: no other job writes there.
+            if Segment::of_path(o.path.as_str()) != job.segment {
+                return Err(SiteError::OutsideSegment {
+                    job: job.name.clone(),
+                    path: o.path.to_string(),
+                    segment: job.segment.to_string(),
+                });
+            }
             done.html_pages += usize::from(o.html);
             let path = o.path.under(out);
             if !owners.contains(o.path.as_str())
@@ -753,9 +906,11 @@ pub(crate) struct Target<'a> {
     pub verdicts: &'a Verdicts,
 }
 
-/// Lists, renders and writes the site of `archive` into `target.dir`, skipping the jobs whose
-/// key the manifest already holds; then removes the previous build's files the site no
-/// longer has and writes the manifest.
+/// Lists, renders and writes the site of `archive` into `target.dir`. A part
+/// ([`parts`]) whose key the manifest holds is kept whole: its jobs are not listed and
+/// its manifest file is not read. Of the other jobs, those whose key the manifest holds
+/// are skipped. Then removes the previous build's files the site no longer has and
+/// writes the manifest.
 ///
 /// Errors: as [`build_site`].
 pub(crate) fn write_site(
@@ -784,10 +939,13 @@ pub(crate) fn write_site(
         });
     }
     let mut removed = 0;
-    if clean && let Some(manifest) = previous.take() {
+    if clean && let Some(mut manifest) = previous.take() {
+        let all: Vec<Segment> = manifest.segments().map(|(s, _)| s.clone()).collect();
+        manifest.load_segments(out, &all)?;
         removed += remove_files(out, manifest.files())?;
+        remove_files_of(out, &all)?;
     }
-    let previous = previous.unwrap_or_default();
+    let mut previous = previous.unwrap_or_default();
 
     let nav = serde_json::to_vec(&renderer.info().docs).map_err(|e| SiteError::Serialize {
         path: MANIFEST_FILE.to_owned(),
@@ -800,13 +958,45 @@ pub(crate) fn write_site(
         &nav,
         &at.map(|t| t.to_string()).unwrap_or_default(),
     );
-    // The files a site build wrote here (the only ones a build may overwrite) and the
-    // jobs that listed them.
-    let (owners, listed) = rayon::join(
-        || previous.owners(),
-        || jobs(archive, &index, docs, &global),
+    let fingerprints = fingerprints(&index, &global);
+    let parts = parts(archive, &fingerprints, &global);
+    // A part is listed unless the manifest holds its key; the segments the manifest holds
+    // that the site no longer has are read too, to remove their files.
+    let listed: Vec<bool> = (parts.iter())
+        .map(|p| {
+            previous
+                .segment(&p.segment)
+                .is_none_or(|r| r.key != p.key || r.key == always())
+        })
+        .collect();
+    let current: FxHashSet<&Segment> = parts.iter().map(|p| &p.segment).collect();
+    let mut loaded: Vec<Segment> = (parts.iter().zip(&listed))
+        .filter(|(_, listed)| **listed)
+        .map(|(p, _)| p.segment.clone())
+        .collect();
+    loaded.extend(
+        (previous.segments())
+            .map(|(s, _)| s)
+            .filter(|s| !current.contains(s))
+            .cloned(),
     );
-    let (jobs, sitemap) = listed?;
+    previous.load_segments(out, &loaded)?;
+    let previous = previous;
+    let (owners, listed_jobs) = rayon::join(
+        || previous.owners(),
+        || {
+            jobs(
+                archive,
+                &index,
+                docs,
+                &global,
+                &fingerprints,
+                &parts,
+                &listed,
+            )
+        },
+    );
+    let (jobs, sitemap) = listed_jobs?;
     // Dropped once checked (a node per job, held to the end before).
     {
         let mut names = FxHashSet::default();
@@ -825,6 +1015,7 @@ pub(crate) fn write_site(
         docs,
         renderer,
         sitemap: &sitemap,
+        parts: &parts,
         keyring,
         verdicts,
     };
@@ -851,6 +1042,12 @@ pub(crate) fn write_site(
             Err(f) => failed.push(f),
         }
     }
+    let plan = Plan {
+        previous: &previous,
+        parts: &parts,
+        listed: &listed,
+        loaded: &loaded,
+    };
     if !failed.is_empty() {
         // Keep every file written so far listed as ours, under a key that runs its job
         // again: the next build then neither refuses the directory nor trusts a half
@@ -881,7 +1078,7 @@ pub(crate) fn write_site(
                 },
             );
         }
-        write_manifest(out, &manifest, verdicts)?;
+        write_manifest(out, manifest, &plan, true, verdicts)?;
         if let Some(first) = failed.into_iter().next() {
             return Err(first.error);
         }
@@ -917,9 +1114,18 @@ pub(crate) fn write_site(
         summary.other_written += d.other_written;
         summary.unchanged += d.unchanged;
     }
+    // The parts kept whole: their jobs, pages and files as the manifest counts them.
+    for (part, _) in parts.iter().zip(&listed).filter(|(_, listed)| !**listed) {
+        if let Some(record) = previous.segment(&part.segment) {
+            summary.jobs += record.jobs;
+            summary.html_pages += record.html;
+            summary.unchanged += record.files;
+        }
+    }
     made.sort_unstable();
     // A file made twice is refused: by two jobs that ran, or by one that ran and one
-    // kept (whose files are its line of the previous manifest).
+    // kept (whose files are its line of the previous manifest). A part kept whole holds
+    // none of them: each job writes only in its own segment.
     let by_kept = |f: &str| owners.of(f).any(|i| kept[i]);
     let twice = made
         .windows(2)
@@ -943,20 +1149,57 @@ pub(crate) fn write_site(
     summary.removed += remove_files(out, stale)?;
     let manifest: BTreeMap<String, JobRecord<'_>> =
         done.into_iter().map(|d| (d.name, d.record)).collect();
-    write_manifest(out, &manifest, verdicts)?;
+    write_manifest(out, manifest, &plan, false, verdicts)?;
     Ok(summary)
 }
 
+/// The segments of a build, for writing its manifest.
+struct Plan<'a> {
+    /// The previous build's manifest.
+    previous: &'a Manifest,
+    /// Every segment of the site but [`Segment::Site`].
+    parts: &'a [Part<'a>],
+    /// Whether each part's jobs were listed (else it was kept whole).
+    listed: &'a [bool],
+    /// The segments whose files were read: those listed and those the site no longer has.
+    loaded: &'a [Segment],
+}
+
+/// Removes the segment files of `segments` under `out` (a file already gone is not an
+/// error), then the segments directory when it is left empty.
+///
+/// Errors: [`SiteError::Io`] naming the file.
+fn remove_files_of(out: &Path, segments: &[Segment]) -> Result<(), SiteError> {
+    for segment in segments {
+        let path = segment_path(out, segment);
+        match std::fs::remove_file(&path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(source) => return Err(IoError::at("removing", &path)(source).into()),
+        }
+    }
+    // Left when it still holds something.
+    let _ = std::fs::remove_dir(out.join(SEGMENTS_DIR));
+    Ok(())
+}
+
 /// Syncs everything written under `out` ([`sync_output`]), then writes the verdict cache
-/// and `manifest` there, each atomically and durably ([`write_atomic_with`]) when its
-/// bytes changed; a verdict cache that only gained lines has them appended instead
-/// ([`Verdicts::append_to`]). Both are streamed ([`write_streamed`]): at 10,000 rounds the
-/// verdict cache is ≈ 384 MB and the manifest ≈ 67 MB, never built in memory.
+/// and the manifest there, each file atomically and durably ([`write_atomic_with`]) when
+/// its bytes changed; a verdict cache that only gained lines has them appended instead
+/// ([`Verdicts::append_to`]). `records` are the job lines of [`Segment::Site`] and of the
+/// segments `plan` loaded or listed: each segment's lines go to its file
+/// ([`segment_path`]; the file of a segment left without lines is removed), the others
+/// to [`MANIFEST_FILE`], written last, with a line per segment: a part kept whole keeps
+/// its line, a part listed gets its key (or, when the build `failed`, one that lists it
+/// again next time) and the counts of its lines. Streamed ([`write_streamed`]): at 10,000
+/// rounds the verdict cache is ≈ 384 MB, never built in memory.
 ///
 /// Errors: [`SiteError::Io`] naming the directory or the file.
 fn write_manifest(
     out: &Path,
-    manifest: &BTreeMap<String, JobRecord<'_>>,
+    records: BTreeMap<String, JobRecord<'_>>,
+    plan: &Plan<'_>,
+    failed: bool,
     verdicts: &Verdicts,
 ) -> Result<(), SiteError> {
     std::fs::create_dir_all(out).map_err(IoError::at("creating", out))?;
@@ -968,8 +1211,65 @@ fn write_manifest(
     {
         write_streamed(&path, &|w| verdicts.write_to(w))?;
     }
+
+    let mut by_segment: BTreeMap<Segment, BTreeMap<String, JobRecord<'_>>> = BTreeMap::new();
+    for (name, record) in records {
+        by_segment
+            .entry(Segment::of_job(&name))
+            .or_default()
+            .insert(name, record);
+    }
+    let site = by_segment.remove(&Segment::Site).unwrap_or_default();
+    let line = |key: Sha256Hex, records: &BTreeMap<String, JobRecord<'_>>| {
+        let mut line = SegmentRecord {
+            key,
+            jobs: records.len(),
+            html: 0,
+            files: 0,
+        };
+        for f in records.values().flat_map(JobRecord::files) {
+            line.files += 1;
+            line.html += usize::from(f.ends_with(".html"));
+        }
+        line
+    };
+    let mut lines: BTreeMap<Segment, SegmentRecord> = BTreeMap::new();
+    for (part, listed) in plan.parts.iter().zip(plan.listed) {
+        let record = if *listed {
+            let records = by_segment.get(&part.segment);
+            let key = if failed { always() } else { part.key.clone() };
+            Some(line(key, records.unwrap_or(&BTreeMap::new())))
+        } else {
+            plan.previous.segment(&part.segment).cloned()
+        };
+        lines.extend(record.map(|r| (part.segment.clone(), r)));
+    }
+    // Lines of a segment the site no longer has, kept by a failed build.
+    for (segment, records) in &by_segment {
+        if !lines.contains_key(segment) {
+            lines.insert(segment.clone(), line(always(), records));
+        }
+    }
+
+    let written: BTreeSet<&Segment> = (plan.parts.iter().zip(plan.listed))
+        .filter(|(_, listed)| **listed)
+        .map(|(p, _)| &p.segment)
+        .chain(plan.loaded)
+        .chain(by_segment.keys())
+        .collect();
+    if !by_segment.is_empty() {
+        let dir = out.join(SEGMENTS_DIR);
+        std::fs::create_dir_all(&dir).map_err(IoError::at("creating", &dir))?;
+    }
+    for segment in written {
+        let path = segment_path(out, segment);
+        match by_segment.get(segment) {
+            Some(records) => write_streamed(&path, &|w| write_segment_to(records, w))?,
+            None => remove_files_of(out, std::slice::from_ref(segment))?,
+        }
+    }
     write_streamed(&out.join(MANIFEST_FILE), &|w| {
-        write_manifest_to(manifest, w)
+        write_manifest_to(&site, &lines, w)
     })
 }
 

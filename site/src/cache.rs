@@ -7,11 +7,19 @@
 //! record's bytes, …). A job whose key did not change is not run and its files are
 //! kept as they are; a job that runs writes only the files whose bytes changed.
 //!
-//! The manifest lives in the output directory as [`MANIFEST_FILE`], one line per job:
+//! The manifest lives in the output directory, one line per job:
 //! `<key> <job> <file> <file>…` (job names and site paths hold no spaces: they are built
-//! from validated ids). It also says which files are ours, so `--clean` removes only
-//! them, and a build refuses an output directory without a manifest that holds any file
-//! ([`any_file`]) and refuses to write over a file the manifest does not list.
+//! from validated ids), split by [`Segment`]: [`MANIFEST_FILE`] holds the lines of the
+//! jobs of [`Segment::Site`] and one line per other segment, `<key> @<segment> <jobs>
+//! <HTML pages> <files>` (the segment's key, how many jobs it has and what they wrote),
+//! and each other segment's job lines are in `.referee-site-manifest.d/<segment>`
+//! ([`SEGMENTS_DIR`]). A build reads the file of a segment only when that segment's key
+//! changed, so adding one round reads and writes the lines of that round's segments, not
+//! those of the whole archive. The manifest also says which files are ours, so `--clean`
+//! removes only them, and a build refuses an output directory without a manifest that
+//! holds any file ([`any_file`]) and refuses to write over a file the manifest does not
+//! list. A manifest written before segments (`referee-site-manifest 1`, every job in one
+//! file) is still read.
 
 use std::collections::BTreeMap;
 use std::io;
@@ -25,13 +33,23 @@ use sha2::{Digest, Sha256};
 
 use crate::error::SiteError;
 use crate::paths::SitePath;
+use crate::segment::Segment;
 use crate::verdicts::VERDICTS_FILE;
 
 /// The manifest's file name in the output directory.
 pub const MANIFEST_FILE: &str = ".referee-site-manifest";
 
 /// The manifest's first line.
-const HEADER: &str = "referee-site-manifest 1";
+const HEADER: &str = "referee-site-manifest 2";
+
+/// The first line of a manifest written before segments: every job's line in one file.
+const HEADER_V1: &str = "referee-site-manifest 1";
+
+/// The directory of the segments' files, beside [`MANIFEST_FILE`].
+pub const SEGMENTS_DIR: &str = ".referee-site-manifest.d";
+
+/// A segment file's first line.
+const SEGMENT_HEADER: &str = "referee-site-manifest-segment 1";
 
 /// Largest manifest read, bytes.
 const MAX_MANIFEST_BYTES: usize = 1 << 30;
@@ -92,16 +110,34 @@ impl KeyHasher {
     }
 }
 
-/// The previous build's manifest as read: its text, checked once, and where each job's
-/// line lies in it. Nothing is copied out of the text on load: at 2,000 rounds of the
-/// benchmark it lists ≈ 34,000 jobs and 165,000 files, and a build that adds one round
-/// runs ≈ 30 of the jobs (parsing every path into a `SitePath` of its own, then hashing
-/// them all again into a set, was a third of such a build).
+/// The previous build's manifest as read: the job lines of [`MANIFEST_FILE`] and of the
+/// segment files loaded ([`Manifest::load_segments`]) in one text, checked once, where
+/// each job's line lies in it, and the main file's segment lines. Nothing is copied out
+/// of the text on load: at 2,000 rounds of the benchmark the whole manifest lists ≈ 34,000
+/// jobs and 165,000 files, and a build that adds one round runs ≈ 30 of the jobs
+/// (parsing every path into a `SitePath` of its own, then hashing them all again into a
+/// set, was a third of such a build).
 #[derive(Debug, Default)]
 pub struct Manifest {
     text: String,
     /// In name order, so that a job is found by binary search.
     lines: Vec<Line>,
+    /// The main file's segment lines.
+    segments: BTreeMap<Segment, SegmentRecord>,
+}
+
+/// One segment's line of the main manifest: the key its jobs were listed under, how many
+/// jobs it has and how many HTML pages and files in all they wrote.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SegmentRecord {
+    /// The segment's key (`site::build`).
+    pub key: Sha256Hex,
+    /// Its jobs.
+    pub jobs: usize,
+    /// HTML pages its jobs wrote.
+    pub html: usize,
+    /// Files its jobs wrote, HTML pages included.
+    pub files: usize,
 }
 
 /// Where one job's line lies in [`Manifest::text`].
@@ -207,9 +243,9 @@ impl<'m> FileOwners<'m> {
 }
 
 impl Manifest {
-    /// Reads the manifest of `out`; `None` when there is none. A manifest that does not
-    /// parse is `None` too (the build then refuses a non-empty directory, see
-    /// [`any_file`]).
+    /// Reads the main manifest of `out` (not the segment files); `None` when there is
+    /// none. A manifest that does not parse is `None` too (the build then refuses a
+    /// non-empty directory, see [`any_file`]).
     ///
     /// Errors: [`SiteError::Io`] when it exists but cannot be read.
     pub fn load(out: &Path) -> Result<Option<Self>, SiteError> {
@@ -222,41 +258,138 @@ impl Manifest {
         Ok(String::from_utf8(bytes).ok().and_then(Self::parse))
     }
 
-    /// The manifest in `text`: the header, then `<key> <job> <file> <file>…` per line,
-    /// every file a valid [`SitePath`] and no job twice; `None` otherwise.
+    /// The main manifest in `text`: the header (this version's or the one before
+    /// segments), then `<key> <job> <file> <file>…` per job of [`Segment::Site`] (of any
+    /// segment before segments) and `<key> @<segment> <jobs> <HTML pages> <files>` per
+    /// other segment, every file a valid [`SitePath`], no job or segment twice; `None`
+    /// otherwise.
     fn parse(text: String) -> Option<Self> {
-        let mut at = HEADER.len() + 1;
-        if text.get(..at)? != format!("{HEADER}\n") {
-            return None;
+        let header = text.split_inclusive('\n').next()?;
+        let v2 = match header.strip_suffix('\n')? {
+            HEADER => true,
+            HEADER_V1 => false,
+            _ => return None,
+        };
+        let mut manifest = Self::default();
+        let mut jobs = String::with_capacity(text.len());
+        for raw in text[header.len()..].split_inclusive('\n') {
+            let line = raw.strip_suffix('\n').unwrap_or(raw);
+            let (key, rest) = line.split_once(' ')?;
+            match rest.strip_prefix('@') {
+                Some(segment) if v2 => {
+                    let (record, segment) = parse_segment_line(key, segment)?;
+                    if manifest.segments.insert(segment, record).is_some() {
+                        return None;
+                    }
+                }
+                _ => {
+                    jobs.push_str(line);
+                    jobs.push('\n');
+                }
+            }
         }
-        let mut lines = Vec::new();
-        for raw in text[at..].split_inclusive('\n') {
+        manifest.add_lines(jobs, v2.then_some(&Segment::Site))?;
+        Some(manifest)
+    }
+
+    /// Adds the job lines of `text` (each `<key> <job> <file>…\n`, checked; of
+    /// `segment`'s jobs and files only, when given) and sorts the lines again by name;
+    /// `None` when a line is not one or names a job already there.
+    fn add_lines(&mut self, text: String, segment: Option<&Segment>) -> Option<()> {
+        let base = self.text.len();
+        self.text.push_str(&text);
+        let mut at = base;
+        for raw in text.split_inclusive('\n') {
             let start = at;
             at += raw.len();
             let line = raw.strip_suffix('\n').unwrap_or(raw);
             let (key, rest) = line.split_once(' ')?;
             let (name, files) = rest.split_once(' ').unwrap_or((rest, ""));
             let files_ok = files.is_empty() || SitePath::is_valid_list(files);
-            if name.is_empty() || !files_ok {
+            if name.is_empty() || name.starts_with('@') || !files_ok {
+                return None;
+            }
+            if let Some(segment) = segment
+                && (&Segment::of_job(name) != segment
+                    || files
+                        .split(' ')
+                        .any(|f| !f.is_empty() && &Segment::of_path(f) != segment))
+            {
                 return None;
             }
             let name_start = start + key.len() + 1;
             let files_start = (name_start + name.len() + 1).min(start + line.len());
-            lines.push(Line {
+            self.lines.push(Line {
                 name: name_start..name_start + name.len(),
                 key: key.parse().ok()?,
                 files: files_start..start + line.len(),
             });
         }
+        let text = &self.text;
         let name = |l: &Line| &text[l.name.clone()];
-        // Written in name order; a manifest edited by hand is sorted again.
-        if !lines.windows(2).all(|w| name(&w[0]) < name(&w[1])) {
-            lines.sort_by(|a, b| name(a).cmp(name(b)));
-            if lines.windows(2).any(|w| name(&w[0]) == name(&w[1])) {
+        // Written in name order; a manifest edited by hand, or lines added from another
+        // file, are sorted again.
+        if !self.lines.windows(2).all(|w| name(&w[0]) < name(&w[1])) {
+            self.lines.sort_by(|a, b| name(a).cmp(name(b)));
+            if self.lines.windows(2).any(|w| name(&w[0]) == name(&w[1])) {
                 return None;
             }
         }
-        Some(Self { text, lines })
+        Some(())
+    }
+
+    /// Adds the job lines of the files of `segments` ([`SEGMENTS_DIR`]), read in
+    /// parallel. A segment without a file adds no line.
+    ///
+    /// Errors: [`SiteError::Manifest`] naming a segment file that cannot be read, does
+    /// not parse, lists a job or a file of another segment, or a job already loaded.
+    pub fn load_segments(&mut self, out: &Path, segments: &[Segment]) -> Result<(), SiteError> {
+        use rayon::prelude::*;
+        let read: Vec<(PathBuf, Option<String>)> = segments
+            .par_iter()
+            .map(|segment| {
+                let path = segment_path(out, segment);
+                match receipts::fsutil::read_limited(&path, MAX_MANIFEST_BYTES) {
+                    Ok(bytes) => Ok((path, Some(bytes))),
+                    Err(e) if e.kind() == io::ErrorKind::NotFound => Ok((path, None)),
+                    Err(e) => Err(SiteError::Manifest {
+                        path,
+                        message: e.to_string(),
+                    }),
+                }
+                .map(|(path, bytes)| {
+                    let text = bytes.map(|b| String::from_utf8(b).unwrap_or_default());
+                    (path, text)
+                })
+            })
+            .collect::<Result<_, _>>()?;
+        for (segment, (path, text)) in segments.iter().zip(read) {
+            let Some(text) = text else { continue };
+            let refused = |message: &str| SiteError::Manifest {
+                path: path.clone(),
+                message: message.to_owned(),
+            };
+            let lines = text
+                .strip_prefix(SEGMENT_HEADER)
+                .and_then(|t| t.strip_prefix('\n'))
+                .ok_or_else(|| refused(&format!("does not start with `{SEGMENT_HEADER}`")))?;
+            self.add_lines(lines.to_owned(), Some(segment)).ok_or_else(|| {
+                refused(&format!(
+                    "holds a line that is not `<key> <job> <file>…` of a job and files of segment `{segment}`, or a job twice"
+                ))
+            })?;
+        }
+        Ok(())
+    }
+
+    /// The main file's line of `segment`.
+    pub fn segment(&self, segment: &Segment) -> Option<&SegmentRecord> {
+        self.segments.get(segment)
+    }
+
+    /// The main file's segment lines, in segment order.
+    pub fn segments(&self) -> impl Iterator<Item = (&Segment, &SegmentRecord)> {
+        self.segments.iter()
     }
 
     /// How many jobs it lists.
@@ -323,16 +456,46 @@ impl Manifest {
     }
 }
 
-/// Writes a manifest to `w`: the header, then a line per job of `jobs` in name order
-/// (its key, its name and its files, space-separated). Streamed: at 1,000 rounds of the
-/// benchmark the manifest is ≈ 6.4 MB, never built in memory by a build.
+/// Writes the main manifest to `w`: the header, then a line per job of `jobs` in name
+/// order (its key, its name and its files, space-separated), then a line per segment of
+/// `segments` (its key, `@<segment>`, its HTML pages and files). Streamed: it is never
+/// built in memory by a build.
 ///
 /// Errors: what `w` returns.
 pub fn write_manifest_to(
     jobs: &BTreeMap<String, JobRecord<'_>>,
+    segments: &BTreeMap<Segment, SegmentRecord>,
     w: &mut dyn io::Write,
 ) -> io::Result<()> {
     writeln!(w, "{HEADER}")?;
+    write_job_lines(jobs, w)?;
+    for (segment, record) in segments {
+        writeln!(
+            w,
+            "{} @{segment} {} {} {}",
+            record.key, record.jobs, record.html, record.files
+        )?;
+    }
+    Ok(())
+}
+
+/// Writes a segment file to `w`: its header, then a line per job of `jobs` in name
+/// order.
+///
+/// Errors: what `w` returns.
+pub fn write_segment_to(
+    jobs: &BTreeMap<String, JobRecord<'_>>,
+    w: &mut dyn io::Write,
+) -> io::Result<()> {
+    writeln!(w, "{SEGMENT_HEADER}")?;
+    write_job_lines(jobs, w)
+}
+
+/// One line per job of `jobs`: its key, its name and its files, space-separated.
+fn write_job_lines(
+    jobs: &BTreeMap<String, JobRecord<'_>>,
+    w: &mut dyn io::Write,
+) -> io::Result<()> {
     for (name, job) in jobs {
         let key = match job {
             JobRecord::Kept(job) => job.key,
@@ -359,9 +522,37 @@ pub fn write_manifest_to(
     Ok(())
 }
 
-/// The first file under `out` (sorted walk), the manifest, the verdict cache
-/// ([`VERDICTS_FILE`]) and temp files a killed writer left aside: what
-/// makes a directory without a manifest someone else's. `None` for an output directory
+/// The file of `segment`'s job lines under `out`.
+pub fn segment_path(out: &Path, segment: &Segment) -> PathBuf {
+    out.join(SEGMENTS_DIR).join(segment.to_string())
+}
+
+/// `<key> @<segment> <jobs> <html> <files>` with `key` and the rest after the `@` given:
+/// the record and its segment.
+fn parse_segment_line(key: &str, rest: &str) -> Option<(SegmentRecord, Segment)> {
+    let mut parts = rest.split(' ');
+    let segment = Segment::parse(parts.next()?)?;
+    let jobs = parts.next()?.parse().ok()?;
+    let html = parts.next()?.parse().ok()?;
+    let files = parts.next()?.parse().ok()?;
+    if parts.next().is_some() || segment == Segment::Site {
+        return None;
+    }
+    let key = key.parse().ok()?;
+    Some((
+        SegmentRecord {
+            key,
+            jobs,
+            html,
+            files,
+        },
+        segment,
+    ))
+}
+
+/// The first file under `out` (sorted walk), the manifest and its segment files
+/// ([`SEGMENTS_DIR`]), the verdict cache ([`VERDICTS_FILE`]) and temp files a killed
+/// writer left aside: what makes a directory without a manifest someone else's. `None` for an output directory
 /// that does not exist or holds no such file. A directory with a manifest is not walked
 /// (at 1,000 rounds that walk over 82,500 files was 38 % of an incremental build): the
 /// manifest says which files are ours, and the build refuses to write a file it does not
@@ -388,7 +579,9 @@ pub fn any_file(out: &Path) -> Result<Option<PathBuf>, SiteError> {
             let name = entry.file_name();
             let name = name.to_string_lossy();
             let ours = dir == out && (name == MANIFEST_FILE || name == VERDICTS_FILE);
-            if kind.is_dir() {
+            if kind.is_dir() && dir == out && name == SEGMENTS_DIR {
+                continue;
+            } else if kind.is_dir() {
                 stack.push(path);
             } else if !(ours || is_temp_file_name(&name)) {
                 return Ok(Some(path));
@@ -449,7 +642,7 @@ mod tests {
 
     fn written(jobs: &BTreeMap<String, JobRecord<'_>>) -> String {
         let mut out = Vec::new();
-        write_manifest_to(jobs, &mut out).unwrap();
+        write_manifest_to(jobs, &BTreeMap::new(), &mut out).unwrap();
         String::from_utf8(out).unwrap()
     }
 
@@ -468,13 +661,13 @@ mod tests {
 
     #[test]
     fn manifest_round_trips_and_refuses_bad_lines() {
-        let round = SiteDir::round(&"demo".parse().unwrap(), 1);
+        let campaign = SiteDir::campaign(&"demo".parse().unwrap());
         let mut jobs = BTreeMap::new();
         jobs.insert(
-            "round:demo:1".to_owned(),
+            "campaign:demo".to_owned(),
             JobRecord::Made {
                 key: Sha256Hex::digest(b"k"),
-                files: MadeFiles::new(&[round.page(), round.file("entries.csv").unwrap()]),
+                files: MadeFiles::new(&[campaign.page(), campaign.file("rounds.csv").unwrap()]),
             },
         );
         jobs.insert(
@@ -488,21 +681,19 @@ mod tests {
         let (k, i) = (Sha256Hex::digest(b"k"), Sha256Hex::digest(b"i"));
         assert_eq!(
             text,
-            format!(
-                "{HEADER}\n{i} index\n{k} round:demo:1 c/demo/r/1/index.html c/demo/r/1/entries.csv\n"
-            )
+            format!("{HEADER}\n{k} campaign:demo c/demo/index.html c/demo/rounds.csv\n{i} index\n")
         );
         let m = Manifest::parse(text.clone()).unwrap();
         assert_eq!(m.len(), 2);
-        assert_eq!(m.index_of("round:demo:1"), Some(1));
-        let round_job = m.get("round:demo:1").unwrap();
-        assert_eq!(round_job.key, &k);
+        assert_eq!(m.index_of("campaign:demo"), Some(0));
+        let campaign_job = m.get("campaign:demo").unwrap();
+        assert_eq!(campaign_job.key, &k);
         assert_eq!(
-            round_job.files().collect::<Vec<_>>(),
-            ["c/demo/r/1/index.html", "c/demo/r/1/entries.csv"]
+            campaign_job.files().collect::<Vec<_>>(),
+            ["c/demo/index.html", "c/demo/rounds.csv"]
         );
         assert_eq!(m.get("index").unwrap().files().count(), 0);
-        assert!(m.get("round:demo:2").is_none());
+        assert!(m.get("campaign:other").is_none());
         // Kept lines are written again byte for byte.
         let kept: BTreeMap<String, JobRecord<'_>> = m
             .jobs()
@@ -510,23 +701,19 @@ mod tests {
             .collect();
         assert_eq!(written(&kept), text);
         // Lines out of order are sorted; the owners of each file are found.
-        let swapped = format!(
-            "{HEADER}\n{k} round:demo:1 c/demo/r/1/index.html\n{i} index c/demo/r/1/index.html"
-        );
+        let swapped =
+            format!("{HEADER}\n{i} index c/demo/index.html\n{k} campaign:demo c/demo/index.html");
         let m = Manifest::parse(swapped).unwrap();
         assert_eq!(
             m.jobs().map(|(n, _)| n).collect::<Vec<_>>(),
-            ["index", "round:demo:1"]
+            ["campaign:demo", "index"]
         );
         let owners = m.owners();
-        assert_eq!(
-            owners.of("c/demo/r/1/index.html").collect::<Vec<_>>(),
-            [0, 1]
-        );
-        assert!(!owners.contains("c/demo/r/1/entries.csv"));
+        assert_eq!(owners.of("c/demo/index.html").collect::<Vec<_>>(), [0, 1]);
+        assert!(!owners.contains("c/demo/rounds.csv"));
         for bad in [
             String::new(),
-            "referee-site-manifest 2\n".to_owned(),
+            "referee-site-manifest 3\n".to_owned(),
             format!("{HEADER}\n{k} job ../../etc/passwd\n"),
             format!("{HEADER}\n{k} job /abs\n"),
             format!("{HEADER}\n{k} job a.html  b.html\n"),
@@ -536,6 +723,95 @@ mod tests {
         ] {
             assert!(Manifest::parse(bad.clone()).is_none(), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn segments_have_a_line_in_the_main_file_and_their_jobs_in_their_own() {
+        let tmp = tempfile::tempdir().unwrap();
+        let out = tmp.path();
+        let demo = "demo".parse().unwrap();
+        let block = Segment::of_round(&demo, 101);
+        let (k, s) = (Sha256Hex::digest(b"k"), Sha256Hex::digest(b"s"));
+        let page = SiteDir::round(&demo, 101).page();
+        let mut jobs = BTreeMap::new();
+        jobs.insert(
+            "round:demo:101".to_owned(),
+            JobRecord::Made {
+                key: k.clone(),
+                files: MadeFiles::new(std::slice::from_ref(&page)),
+            },
+        );
+        let mut file = Vec::new();
+        write_segment_to(&jobs, &mut file).unwrap();
+        assert_eq!(
+            String::from_utf8(file.clone()).unwrap(),
+            format!("{SEGMENT_HEADER}\n{k} round:demo:101 c/demo/r/101/index.html\n")
+        );
+        let segments = BTreeMap::from([(
+            block.clone(),
+            SegmentRecord {
+                key: s.clone(),
+                jobs: 1,
+                html: 1,
+                files: 1,
+            },
+        )]);
+        let mut main = Vec::new();
+        write_manifest_to(&BTreeMap::new(), &segments, &mut main).unwrap();
+        let main = String::from_utf8(main).unwrap();
+        assert_eq!(main, format!("{HEADER}\n{s} @rounds.demo.2 1 1 1\n"));
+
+        std::fs::write(out.join(MANIFEST_FILE), &main).unwrap();
+        let mut m = Manifest::load(out).unwrap().unwrap();
+        assert_eq!(m.segment(&block), segments.get(&block));
+        assert!(m.is_empty());
+        // A segment without a file adds nothing; with one, its lines.
+        m.load_segments(out, std::slice::from_ref(&block)).unwrap();
+        assert!(m.is_empty());
+        std::fs::create_dir_all(out.join(SEGMENTS_DIR)).unwrap();
+        std::fs::write(segment_path(out, &block), &file).unwrap();
+        m.load_segments(out, std::slice::from_ref(&block)).unwrap();
+        assert_eq!(m.get("round:demo:101").unwrap().key, &k);
+        assert_eq!(m.files().collect::<Vec<_>>(), [page.as_str()]);
+
+        // Lines of another segment, a job twice, a bad header: each names the file.
+        let other = Segment::of_round(&demo, 1);
+        for (segment, text) in [
+            (other.clone(), String::from_utf8(file.clone()).unwrap()),
+            (
+                other.clone(),
+                format!("{SEGMENT_HEADER}\n{k} round:demo:1 c/demo/r/101/index.html\n"),
+            ),
+            (block.clone(), String::from_utf8(file.clone()).unwrap()),
+            (block.clone(), "referee-site-manifest 1\n".to_owned()),
+        ] {
+            std::fs::write(segment_path(out, &segment), &text).unwrap();
+            let error = m
+                .load_segments(out, std::slice::from_ref(&segment))
+                .unwrap_err();
+            assert!(
+                matches!(&error, SiteError::Manifest { path, .. } if path == &segment_path(out, &segment)),
+                "{error}"
+            );
+        }
+
+        // The main file holds no job of another segment, and each segment once.
+        for bad in [
+            format!("{HEADER}\n{k} round:demo:101 c/demo/r/101/index.html\n"),
+            format!("{HEADER}\n{s} @rounds.demo.2 1 1 1\n{s} @rounds.demo.2 1 1 1\n"),
+            format!("{HEADER}\n{s} @site 1 1 1\n"),
+            format!("{HEADER}\n{s} @rounds.demo.2 1 1\n"),
+            format!("{HEADER}\n{s} @../x 1 1 1\n"),
+        ] {
+            assert!(Manifest::parse(bad.clone()).is_none(), "{bad:?}");
+        }
+        // A manifest from before segments: every job in the main file.
+        let v1 = Manifest::parse(format!(
+            "{HEADER_V1}\n{k} round:demo:101 c/demo/r/101/index.html\n"
+        ))
+        .unwrap();
+        assert_eq!(v1.len(), 1);
+        assert_eq!(v1.segments().count(), 0);
     }
 
     #[test]
@@ -571,7 +847,14 @@ mod tests {
         std::fs::write(empty.join(MANIFEST_FILE), "m").unwrap();
         std::fs::write(empty.join(VERDICTS_FILE), "v").unwrap();
         std::fs::write(empty.join("a/.tmpAbC123"), "torn").unwrap();
+        std::fs::create_dir_all(empty.join(SEGMENTS_DIR)).unwrap();
+        std::fs::write(empty.join(SEGMENTS_DIR).join("rounds.demo.1"), "s").unwrap();
         assert_eq!(any_file(&empty).unwrap(), None);
+        // Only the segments directory at the root is ours.
+        let nested = empty.join("a").join(SEGMENTS_DIR);
+        std::fs::create_dir_all(&nested).unwrap();
+        std::fs::write(nested.join("x"), "x").unwrap();
+        assert_eq!(any_file(&empty).unwrap(), Some(nested.join("x")));
         assert_eq!(any_file(&tmp.path().join("missing")).unwrap(), None);
         assert_eq!(remove_files(out, m.files()).unwrap(), 1);
         assert!(!out.join("c/demo").exists());

@@ -112,6 +112,29 @@ pub enum SiteError {
         /// The first file found that the manifest does not list.
         file: PathBuf,
     },
+    /// A segment file of the build manifest (`.referee-site-manifest.d/<segment>`) that
+    /// the main manifest names cannot be read or does not parse: which files of the
+    /// output directory are ours is unknown.
+    #[error(
+        "the site build manifest `{path}` {message}: which files a site build wrote there is unknown; remove the output directory and build again"
+    )]
+    Manifest {
+        /// The segment file.
+        path: PathBuf,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// A job made a file outside its segment's part of the site (a bug: every output
+    /// path is made from validated ids by `site::paths`, each kind in its own part).
+    #[error("job `{job}` made `{path}`, outside its segment `{segment}`")]
+    OutsideSegment {
+        /// The job's name.
+        job: String,
+        /// The file, relative to the site root.
+        path: String,
+        /// The job's segment.
+        segment: String,
+    },
     /// A value given on the command line or in the options is unusable.
     #[error("{field} `{value}`: {message}")]
     InvalidOption {

@@ -23,6 +23,7 @@ pub mod names;
 pub mod pages;
 pub mod paths;
 pub mod render;
+pub mod segment;
 pub mod svg;
 pub mod verdicts;
 

@@ -13,7 +13,8 @@
 //!   Schemas, every round predicate version this build verifies and the rerun predicate;
 //! - `c/<campaign>/feed.xml` ([`campaign_feed`]): an Atom 1.0 feed of the campaign's
 //!   rounds;
-//! - `sitemap.xml` ([`sitemap`]) and `robots.txt` ([`robots_txt`]).
+//! - `sitemap.xml`, an index of each segment's `sitemap-<segment>.xml`
+//!   ([`sitemap_index`], [`segment_sitemap`]), and `robots.txt` ([`robots_txt`]).
 //!
 //! The base URL is the one the pages get (`SiteInfo::base_url`): ending in `/`, or empty
 //! when none was given. Without it the feed's links are relative to the feed, and no
@@ -40,6 +41,7 @@ use crate::archive::{Archive, CampaignArchive, RejectedBundle, RoundSummary, Ver
 use crate::error::SiteError;
 use crate::names::round_status_name;
 use crate::paths::{SiteDir, SitePath};
+use crate::segment::Segment;
 
 /// A file for machines: where it goes, relative to the site root, and its bytes.
 pub type MachineFile = (SitePath, Vec<u8>);
@@ -53,8 +55,8 @@ pub const API_VERSION: u32 = 1;
 /// announces no round twice.
 const TAG_PREFIX: &str = "tag:referee.dev,2026:";
 
-/// Most URLs one sitemap file may list (sitemaps.org protocol); more are split into
-/// `sitemap-<k>.xml` files listed by a sitemap index at `sitemap.xml`.
+/// Most URLs one sitemap file may list (sitemaps.org protocol); a segment with more has
+/// its sitemap split into parts ([`segment_sitemap`]).
 const SITEMAP_MAX_URLS: usize = 50_000;
 
 /// The committed schemas of the round predicate versions before the current one, as
@@ -763,27 +765,88 @@ pub struct SitemapPage {
     pub lastmod: Option<Timestamp>,
 }
 
-/// The sitemap (sitemaps.org protocol 0.9) of `pages` under `base_url`: `sitemap.xml`
-/// listing every page's URL (`<base><dir>`), sorted by directory, duplicates dropped,
-/// with `<lastmod>` where known. Over 50,000 pages, `sitemap.xml` is a sitemap index of
-/// `sitemap-1.xml`, `sitemap-2.xml`, … of at most 50,000 URLs each, at the site root
-/// (a sitemap may only list URLs under its own directory). Empty when `base_url` is
-/// empty: the protocol requires absolute URLs, so a site built without `--base-url` has
-/// no sitemap (and `robots.txt` names none).
+/// One segment's entry in the sitemap index: how many pages its sitemap lists and when
+/// the newest of them changed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SitemapSegment {
+    /// The segment.
+    pub segment: Segment,
+    /// How many pages its sitemap lists (none: it has no sitemap file).
+    pub pages: usize,
+    /// The newest `lastmod` of its pages; `None` omits `<lastmod>`.
+    pub lastmod: Option<Timestamp>,
+}
+
+const SITEMAP_HEAD: &str = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+const SITEMAP_NS: &str = "xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\"";
+
+/// The file names of the sitemap of a segment with `pages` pages: none for none,
+/// `sitemap-<segment>.xml` up to 50,000, else `sitemap-<segment>.<k>.xml` for each 50,000
+/// ([`Segment::sitemap_file`]).
+fn sitemap_names(segment: &Segment, pages: usize) -> Vec<String> {
+    match pages {
+        0 => Vec::new(),
+        n if n <= SITEMAP_MAX_URLS => vec![segment.sitemap_file(None)],
+        n => (1..=n.div_ceil(SITEMAP_MAX_URLS))
+            .map(|k| segment.sitemap_file(Some(k)))
+            .collect(),
+    }
+}
+
+/// `sitemap.xml` (sitemaps.org protocol 0.9) under `base_url`: a sitemap index listing
+/// the sitemap files of every segment of `segments` that has pages, in the order given,
+/// each with its segment's `<lastmod>` where known. Each segment's own sitemap is
+/// [`segment_sitemap`], written by the segment's jobs, so that a build that adds a round
+/// writes the sitemap of that round's segment and this index, not a list of every page.
+/// Empty when `base_url` is empty: the protocol requires absolute URLs, so a site built
+/// without `--base-url` has no sitemap (and `robots.txt` names none).
 ///
 /// Errors: [`SiteError::InvalidId`] never (fixed paths of ours).
-pub fn sitemap(base_url: &str, pages: &[SitemapPage]) -> Result<Vec<MachineFile>, SiteError> {
+pub fn sitemap_index(
+    base_url: &str,
+    segments: &[SitemapSegment],
+) -> Result<Vec<MachineFile>, SiteError> {
+    if base_url.is_empty() {
+        return Ok(Vec::new());
+    }
+    let base = xml_escape(base_url);
+    let mut index = format!("{SITEMAP_HEAD}<sitemapindex {SITEMAP_NS}>\n");
+    for s in segments {
+        for name in sitemap_names(&s.segment, s.pages) {
+            index.push_str(&format!("  <sitemap><loc>{base}{name}</loc>"));
+            if let Some(t) = s.lastmod {
+                index.push_str(&format!("<lastmod>{}</lastmod>", t.to_rfc3339()));
+            }
+            index.push_str("</sitemap>\n");
+        }
+    }
+    index.push_str("</sitemapindex>\n");
+    Ok(vec![(
+        SiteDir::root().file("sitemap.xml")?,
+        index.into_bytes(),
+    )])
+}
+
+/// The sitemap of `segment`'s `pages` under `base_url`, at the site root (a sitemap may
+/// only list URLs under its own directory): every page's URL (`<base><dir>`), sorted by
+/// directory, with `<lastmod>` where known, in `sitemap-<segment>.xml`, or split into
+/// `sitemap-<segment>.<k>.xml` files of at most 50,000 URLs each (the protocol's limit).
+/// [`sitemap_index`] lists them. Empty when `base_url` is empty or there are no pages.
+///
+/// Errors: [`SiteError::InvalidId`] never (fixed paths of ours).
+pub fn segment_sitemap(
+    base_url: &str,
+    segment: &Segment,
+    pages: &[SitemapPage],
+) -> Result<Vec<MachineFile>, SiteError> {
     if base_url.is_empty() {
         return Ok(Vec::new());
     }
     let mut sorted: Vec<&SitemapPage> = pages.iter().collect();
     sorted.sort_by(|a, b| a.dir.cmp(&b.dir));
-    sorted.dedup_by(|a, b| a.dir == b.dir);
     let base = xml_escape(base_url);
-    let head = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-    let ns = "xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\"";
     let urlset = |chunk: &[&SitemapPage]| {
-        let mut xml = format!("{head}<urlset {ns}>\n");
+        let mut xml = format!("{SITEMAP_HEAD}<urlset {SITEMAP_NS}>\n");
         for page in chunk {
             xml.push_str(&format!("  <url><loc>{base}{}</loc>", page.dir));
             if let Some(t) = page.lastmod {
@@ -795,23 +858,11 @@ pub fn sitemap(base_url: &str, pages: &[SitemapPage]) -> Result<Vec<MachineFile>
         xml.into_bytes()
     };
     let root = SiteDir::root();
-    if sorted.len() <= SITEMAP_MAX_URLS {
-        return Ok(vec![(root.file("sitemap.xml")?, urlset(&sorted))]);
-    }
-    let mut files = Vec::new();
-    let mut index = format!("{head}<sitemapindex {ns}>\n");
-    for (k, chunk) in sorted.chunks(SITEMAP_MAX_URLS).enumerate() {
-        let path = root.file(&format!("sitemap-{}.xml", k + 1))?;
-        index.push_str(&format!("  <sitemap><loc>{base}{path}</loc>"));
-        if let Some(t) = chunk.iter().filter_map(|p| p.lastmod).max() {
-            index.push_str(&format!("<lastmod>{}</lastmod>", t.to_rfc3339()));
-        }
-        index.push_str("</sitemap>\n");
-        files.push((path, urlset(chunk)));
-    }
-    index.push_str("</sitemapindex>\n");
-    files.insert(0, (root.file("sitemap.xml")?, index.into_bytes()));
-    Ok(files)
+    sitemap_names(segment, sorted.len())
+        .into_iter()
+        .zip(sorted.chunks(SITEMAP_MAX_URLS))
+        .map(|(name, chunk)| Ok((root.file(&name)?, urlset(chunk))))
+        .collect()
 }
 
 /// `robots.txt`: every crawler allowed everywhere, and a `Sitemap:` line with the
@@ -828,7 +879,8 @@ pub fn robots_txt(base_url: &str) -> Result<MachineFile, SiteError> {
 
 /// Every file of this module that depends on the whole archive rather than one round:
 /// `api/index.json`, `keys/keyring.json`, the schemas, every campaign's feed and
-/// `robots.txt` (the sitemap needs the list of pages: [`sitemap`]; each round's files:
+/// `robots.txt` (the sitemaps need the segments and their pages: [`sitemap_index`],
+/// [`segment_sitemap`]; each round's files:
 /// [`round_files`]).
 ///
 /// Errors: those of [`api_index`].

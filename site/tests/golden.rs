@@ -6,7 +6,7 @@
 //! tarballs and the receipts, copies of the input, by digest only). What does not come from the archive — the
 //! docs pages of `content/`, the glossary and the predicate schemas, whose own tests
 //! cover them — is left out ([`NOT_FROM_THE_ARCHIVE`]), so editing a docs page does not
-//! touch these cases (the sitemap is compared without their URLs). `UPDATE_GOLDEN=1`
+//! touch these cases (the site segment's sitemap is compared without their URLs). `UPDATE_GOLDEN=1`
 //! rewrites both.
 //!
 //! The input of `two-rounds` is made by [`make_two_rounds_input`] (run with
@@ -43,8 +43,8 @@ fn cases() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cases")
 }
 
-/// Every file under `root` (the build manifest and the verdict cache aside) by
-/// `/`-separated relative path.
+/// Every file under `root` (the build manifest, its segments and the verdict cache
+/// aside) by `/`-separated relative path.
 fn tree(root: &Path) -> BTreeMap<String, Vec<u8>> {
     let mut out = BTreeMap::new();
     let mut stack = vec![root.to_path_buf()];
@@ -62,11 +62,12 @@ fn tree(root: &Path) -> BTreeMap<String, Vec<u8>> {
                 .to_string_lossy()
                 .replace('\\', "/");
             if rel != site::cache::MANIFEST_FILE
+                && !rel.starts_with(site::cache::SEGMENTS_DIR)
                 && rel != site::verdicts::VERDICTS_FILE
                 && !NOT_FROM_THE_ARCHIVE.iter().any(|d| rel.starts_with(d))
             {
                 let mut bytes = std::fs::read(&path).unwrap();
-                if rel == "sitemap.xml" {
+                if rel == "sitemap-site.xml" {
                     bytes = without_docs_urls(&bytes);
                 }
                 out.insert(rel, bytes);
@@ -76,15 +77,16 @@ fn tree(root: &Path) -> BTreeMap<String, Vec<u8>> {
     out
 }
 
-/// The sitemap without the lines of the pages [`NOT_FROM_THE_ARCHIVE`] (one `<url>` a
-/// line).
+/// The sitemap of the site segment without the lines of the pages
+/// [`NOT_FROM_THE_ARCHIVE`] (one `<url>` a line).
 fn without_docs_urls(sitemap: &[u8]) -> Vec<u8> {
     String::from_utf8_lossy(sitemap)
         .split_inclusive('\n')
         .filter(|line| {
-            !NOT_FROM_THE_ARCHIVE
-                .iter()
-                .any(|d| line.contains(&format!("/{d}")))
+            !line.starts_with("  <url>")
+                || !NOT_FROM_THE_ARCHIVE
+                    .iter()
+                    .any(|d| line.contains(&format!("/{d}")))
         })
         .collect::<String>()
         .into_bytes()

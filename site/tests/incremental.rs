@@ -140,13 +140,17 @@ fn adding_a_round_rewrites_only_the_pages_that_show_it() {
     assert_eq!(
         rewritten,
         set(&[
-            // The build manifest, and the verdict cache: round 2's verdict added.
+            // The build manifest, the segments of round 2's jobs and of its patch's page,
+            // and the verdict cache: round 2's verdict added.
             ".referee-site-manifest",
+            ".referee-site-manifest.d/rounds.tiny.1",
+            ".referee-site-manifest.d/submissions.f9",
             ".referee-site-verdicts",
-            // The feeds and indexes for machines.
+            // The feeds and indexes for machines; the sitemap of round 2's segment (the
+            // index of sitemaps lists the same files as before).
             "api/index.json",
             "c/tiny/feed.xml",
-            "sitemap.xml",
+            "sitemap-rounds.tiny.1.xml",
             // The front page and its table: the last round changed.
             "campaigns.csv",
             "campaigns.json",
@@ -173,7 +177,7 @@ fn adding_a_round_rewrites_only_the_pages_that_show_it() {
     assert_eq!(
         added.other_written,
         new_round.len() - html(&new_round) + 11,
-        "the manifest and the verdict cache are not counted"
+        "the manifest, its segments and the verdict cache are not counted"
     );
     assert_eq!(
         (added.verified_rounds, added.cached_verdicts),
@@ -387,15 +391,93 @@ fn a_round_is_loaded_again_for_its_pages_as_verified_and_a_changed_bundle_fails(
 }
 
 #[test]
+fn a_segment_whose_key_did_not_change_is_not_read() {
+    let f = fixture();
+    build(&f, false).unwrap();
+    let block = site::segment::Segment::of_round(&"tiny".parse().unwrap(), 1);
+    let file = site::cache::segment_path(&f.out, &block);
+    std::fs::write(&file, "not a segment\n").unwrap();
+    // Nothing new: round 1's segment is kept whole, its file never read.
+    let again = build(&f, false).unwrap();
+    assert_eq!((again.jobs_run, again.html_written), (1, 0));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "not a segment\n");
+    // Round 2 changes it: its file is read, and refused, naming it.
+    std::fs::rename(f.rounds.join("2"), f.data.join("tiny/rounds/2")).unwrap();
+    let err = build(&f, false).unwrap_err();
+    assert!(
+        matches!(&err, SiteError::Manifest { path, .. } if *path == file),
+        "{err}"
+    );
+    assert!(
+        err.to_string().contains("remove the output directory"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_manifest_written_before_segments_is_read_and_written_again_in_segments() {
+    let f = fixture();
+    build(&f, false).unwrap();
+    let before = snapshot(&f.out);
+    // The same jobs, as a build before segments wrote them: one file.
+    let main = std::fs::read_to_string(f.out.join(site::cache::MANIFEST_FILE)).unwrap();
+    let mut v1 = String::from("referee-site-manifest 1\n");
+    v1.extend(
+        (main.lines().skip(1))
+            .filter(|l| !l.contains(" @"))
+            .map(|l| format!("{l}\n")),
+    );
+    let dir = f.out.join(site::cache::SEGMENTS_DIR);
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
+        v1.extend(text.lines().skip(1).map(|l| format!("{l}\n")));
+    }
+    let mut lines: Vec<&str> = v1.lines().skip(1).collect();
+    lines.sort_by_key(|l| l.split(' ').nth(1).map(str::to_owned));
+    let v1 = format!("referee-site-manifest 1\n{}\n", lines.join("\n"));
+    std::fs::remove_dir_all(&dir).unwrap();
+    std::fs::write(f.out.join(site::cache::MANIFEST_FILE), v1).unwrap();
+
+    let again = build(&f, false).unwrap();
+    assert_eq!(
+        (again.html_written, again.other_written, again.removed),
+        (0, 0, 0)
+    );
+    assert_eq!(
+        touched(&before, &snapshot(&f.out)),
+        (
+            set(&[".referee-site-manifest"])
+                .into_iter()
+                .chain(
+                    before
+                        .keys()
+                        .filter(|k| k.starts_with(".referee-site-manifest.d"))
+                        .cloned()
+                )
+                .collect(),
+            BTreeSet::new()
+        ),
+        "the manifest and its segments written again, as they were"
+    );
+    for (name, (_, _, _, digest)) in snapshot(&f.out) {
+        assert_eq!(Some(&digest), before.get(&name).map(|b| &b.3), "{name}");
+    }
+}
+
+#[test]
 fn clean_removes_only_our_files_and_foreign_files_are_never_overwritten() {
     let f = fixture();
     build(&f, false).unwrap();
-    let ours = snapshot(&f.out).len();
+    let ours = snapshot(&f.out);
+    let segments = (ours.keys())
+        .filter(|k| k.starts_with(site::cache::SEGMENTS_DIR))
+        .count();
+    assert_eq!(segments, 4, "round 1's segment and its three patches'");
     let summary = build(&f, true).unwrap();
     assert_eq!(
         summary.removed,
-        ours - 2,
-        "every file but the manifest and the verdict cache, which are rewritten"
+        ours.len() - 2 - segments,
+        "every file but the manifest, its segments and the verdict cache, which are rewritten"
     );
     assert_eq!(summary.jobs_run, summary.jobs);
 

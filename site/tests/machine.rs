@@ -3,7 +3,8 @@
 //! seal time like the site build does: the exact bytes of `api/index.json` and of the
 //! Atom feed, well-formed Atom with its required elements, XML escaping of hostile text,
 //! determinism, the bundle tarball extracted and verified again, symlinks left out, the
-//! sitemap (and its index past 50,000 URLs), `robots.txt` and the schemas.
+//! sitemaps (an index of each segment's, split past 50,000 URLs), `robots.txt` and the
+//! schemas.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -19,10 +20,11 @@ use receipts::model::{
 use receipts::verify::VerifyOptions;
 use site::archive::{Archive, CampaignArchive, RejectedBundle, RoundSummary, VerifiedRound};
 use site::machine::{
-    self, MachineFile, SitemapPage, SkippedEntry, bundle_tar, campaign_feed, round_files,
-    site_files, sitemap,
+    self, MachineFile, SitemapPage, SitemapSegment, SkippedEntry, bundle_tar, campaign_feed,
+    round_files, segment_sitemap, site_files, sitemap_index,
 };
 use site::paths::SiteDir;
+use site::segment::Segment;
 
 const BASE: &str = "https://scores.example/referee/";
 
@@ -478,7 +480,7 @@ fn symlinks_are_left_out_of_the_tarball_and_reported() {
 }
 
 #[test]
-fn the_sitemap_lists_absolute_urls_sorted_and_robots_names_it() {
+fn a_segment_sitemap_lists_absolute_urls_sorted_and_robots_names_the_index() {
     let tiny = "tiny".parse().expect("an id");
     let pages = [
         SitemapPage {
@@ -493,14 +495,10 @@ fn the_sitemap_lists_absolute_urls_sorted_and_robots_names_it() {
             dir: SiteDir::glossary(),
             lastmod: None,
         },
-        SitemapPage {
-            dir: SiteDir::root(),
-            lastmod: None,
-        },
     ];
-    let files = sitemap(BASE, &pages).expect("sitemap");
+    let files = segment_sitemap(BASE, &Segment::Site, &pages).expect("sitemap");
     assert_eq!(files.len(), 1);
-    assert_eq!(files[0].0.as_str(), "sitemap.xml");
+    assert_eq!(files[0].0.as_str(), "sitemap-site.xml");
     assert_eq!(
         text(&files[0]),
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n\
@@ -511,7 +509,51 @@ fn the_sitemap_lists_absolute_urls_sorted_and_robots_names_it() {
          </urlset>\n"
     );
     roxmltree::Document::parse(text(&files[0])).expect("well-formed");
-    assert!(sitemap("", &pages).expect("no sitemap").is_empty());
+    assert!(
+        segment_sitemap("", &Segment::Site, &pages)
+            .expect("no sitemap")
+            .is_empty()
+    );
+    assert!(
+        segment_sitemap(BASE, &Segment::Site, &[])
+            .expect("no pages")
+            .is_empty()
+    );
+
+    // The index lists each segment's file, none for a segment without pages.
+    let index = sitemap_index(
+        BASE,
+        &[
+            SitemapSegment {
+                segment: Segment::Site,
+                pages: 3,
+                lastmod: Some(time("2026-12-01T22:12:46.807363Z")),
+            },
+            SitemapSegment {
+                segment: Segment::of_round(&tiny, 1),
+                pages: 2,
+                lastmod: None,
+            },
+            SitemapSegment {
+                segment: Segment::Submissions { prefix: 0xab },
+                pages: 0,
+                lastmod: None,
+            },
+        ],
+    )
+    .expect("index");
+    assert_eq!(index.len(), 1);
+    assert_eq!(index[0].0.as_str(), "sitemap.xml");
+    assert_eq!(
+        text(&index[0]),
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n\
+         <sitemapindex xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\n\
+         \x20 <sitemap><loc>https://scores.example/referee/sitemap-site.xml</loc><lastmod>2026-12-01T22:12:46.807363Z</lastmod></sitemap>\n\
+         \x20 <sitemap><loc>https://scores.example/referee/sitemap-rounds.tiny.1.xml</loc></sitemap>\n\
+         </sitemapindex>\n"
+    );
+    roxmltree::Document::parse(text(&index[0])).expect("well-formed");
+    assert!(sitemap_index("", &[]).expect("no index").is_empty());
 
     let robots = machine::robots_txt(BASE).expect("robots");
     assert_eq!(robots.0.as_str(), "robots.txt");
@@ -526,7 +568,7 @@ fn the_sitemap_lists_absolute_urls_sorted_and_robots_names_it() {
 }
 
 #[test]
-fn past_50000_urls_the_sitemap_is_an_index_of_sitemaps() {
+fn past_50000_urls_a_segment_sitemap_is_split_and_the_index_lists_each_part() {
     let tiny = "tiny".parse().expect("an id");
     let pages: Vec<SitemapPage> = (1..=50_001)
         .map(|n| SitemapPage {
@@ -534,25 +576,38 @@ fn past_50000_urls_the_sitemap_is_an_index_of_sitemaps() {
             lastmod: Some(Timestamp::from_unix_seconds(1_800_000_000 + n as i64).expect("t")),
         })
         .collect();
-    let files = sitemap(BASE, &pages).expect("sitemap");
+    let segment = Segment::of_round(&tiny, 1);
+    let files = segment_sitemap(BASE, &segment, &pages).expect("sitemap");
     let paths: Vec<&str> = files.iter().map(|(p, _)| p.as_str()).collect();
-    assert_eq!(paths, ["sitemap.xml", "sitemap-1.xml", "sitemap-2.xml"]);
     assert_eq!(
-        text(&files[0]),
-        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n\
-         <sitemapindex xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\n\
-         \x20 <sitemap><loc>https://scores.example/referee/sitemap-1.xml</loc><lastmod>2027-01-15T21:53:21Z</lastmod></sitemap>\n\
-         \x20 <sitemap><loc>https://scores.example/referee/sitemap-2.xml</loc><lastmod>2027-01-15T10:46:39Z</lastmod></sitemap>\n\
-         </sitemapindex>\n"
+        paths,
+        ["sitemap-rounds.tiny.1.1.xml", "sitemap-rounds.tiny.1.2.xml"]
     );
     // Sorted by directory as text: `c/tiny/r/9999/` comes last.
-    assert_eq!(text(&files[1]).matches("<url>").count(), 50_000);
+    assert_eq!(text(&files[0]).matches("<url>").count(), 50_000);
     assert_eq!(
-        text(&files[2]),
+        text(&files[1]),
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n\
          <urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\n\
          \x20 <url><loc>https://scores.example/referee/c/tiny/r/9999/</loc><lastmod>2027-01-15T10:46:39Z</lastmod></url>\n\
          </urlset>\n"
+    );
+    let index = sitemap_index(
+        BASE,
+        &[SitemapSegment {
+            segment,
+            pages: pages.len(),
+            lastmod: Some(time("2027-01-15T21:53:21Z")),
+        }],
+    )
+    .expect("index");
+    assert_eq!(
+        text(&index[0]),
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n\
+         <sitemapindex xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\n\
+         \x20 <sitemap><loc>https://scores.example/referee/sitemap-rounds.tiny.1.1.xml</loc><lastmod>2027-01-15T21:53:21Z</lastmod></sitemap>\n\
+         \x20 <sitemap><loc>https://scores.example/referee/sitemap-rounds.tiny.1.2.xml</loc><lastmod>2027-01-15T21:53:21Z</lastmod></sitemap>\n\
+         </sitemapindex>\n"
     );
 }
 

@@ -119,7 +119,7 @@ fn every_template_escapes_every_string_of_its_model() {
         &site::pages::miner::page(&archive, &index, miner).unwrap(),
         &mut covered,
     );
-    let patch = index.patches()[0];
+    let patch = index.patches().next().unwrap();
     check(
         &site::pages::submission::page(&index, patch).unwrap(),
         &mut covered,

@@ -18,12 +18,18 @@ impl Sha256Hex {
     /// The digest of `bytes`.
     pub fn digest(bytes: &[u8]) -> Self {
         use sha2::Digest;
-        Self(hex::encode(sha2::Sha256::digest(bytes)))
+        Self::from_bytes(sha2::Sha256::digest(bytes).into())
     }
 
     /// Wraps 32 raw digest bytes.
     pub fn from_bytes(bytes: [u8; 32]) -> Self {
-        Self(hex::encode(bytes))
+        // Into a fixed buffer, then one copy: `hex::encode` builds the string a `char`
+        // at a time, and the site keys every job with one of these.
+        let mut hex = [0u8; 64];
+        // Cannot fail: 64 bytes hold the hex of 32, and hex is ASCII (the lossy
+        // conversion borrows it unchanged).
+        let _ = hex::encode_to_slice(bytes, &mut hex);
+        Self(String::from_utf8_lossy(&hex).into_owned())
     }
 
     /// The 64 lowercase hex characters.
@@ -357,5 +363,25 @@ impl schemars::JsonSchema for Seed32 {
 
     fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
         schemars::json_schema!({ "type": "string", "pattern": "^[0-9a-f]{64}$" })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn digests_are_lowercase_hex_of_sha256() {
+        // FIPS 180-2, appendix B.1.
+        assert_eq!(
+            Sha256Hex::digest(b"abc").as_str(),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+        let mut bytes = [0u8; 32];
+        bytes[0] = 0xab;
+        bytes[31] = 0x0f;
+        let hex = Sha256Hex::from_bytes(bytes);
+        assert_eq!(hex.as_str(), format!("ab{}0f", "0".repeat(60)));
+        assert_eq!(hex.as_str().parse::<Sha256Hex>().unwrap(), hex);
     }
 }

@@ -102,10 +102,10 @@ pub fn page(
         .collect();
     let mut submissions: Vec<(Option<Timestamp>, SubmissionRow)> = index
         .of_miner(miner)
-        .filter_map(|(ci, patch)| {
+        .filter_map(|(ci, position, patch)| {
             let campaign = archive.campaigns.get(ci)?;
             let record = index
-                .records(patch)
+                .records_at(position)
                 .iter()
                 .find(|s| s.campaign == campaign.id && &s.miner == miner);
             let committed = record.and_then(|s| s.committed_at);
@@ -119,7 +119,7 @@ pub fn page(
                     state: record.map(|s| s.state.to_string()),
                     committed_at: committed.map(|t| t.to_string()),
                     rounds: index
-                        .seats(patch)
+                        .seats_at(position)
                         .iter()
                         .filter(|s| s.campaign == &campaign.id)
                         .map(Seat::appearance)

@@ -28,7 +28,7 @@ use crate::docs::{DocPage, Docs, DocsIndex};
 use crate::error::SiteError;
 use crate::load::{load_archive_cached, load_keyring, load_round};
 use crate::machine::{self, SitemapPage, SitemapSegment};
-use crate::pages::submission::PatchIndex;
+use crate::pages::submission::{Fingerprint, PatchIndex};
 use crate::pages::{self, ExtraFile, PageOut};
 use crate::paths::{EntrySlug, SiteDir, SitePath};
 use crate::render::{Renderer, STATIC_FILES, SiteInfo, templates_digest};
@@ -309,52 +309,26 @@ impl Part<'_> {
     }
 }
 
-/// A patch's fingerprint: the sha256 of what its submission page shows (its sha256, its
-/// local records' file digests, the Statement digests of the rounds it ran in with its
-/// entry there), raw. Its submission page, its segment and its miner's page are keyed by
-/// it.
-type Fingerprint = [u8; 32];
-
 /// Each patch the site has a page for, in [`PatchIndex::patches`] order, with its
-/// [`Fingerprint`]. Each is one sha256 over a buffer of fixed-size parts (every digest is
-/// 64 hex characters) behind their counts: at 10,000 rounds of the benchmark there are
-/// 80,000 patches, and hashing them part by part was a tenth of a build that adds one.
+/// fingerprint ([`PatchIndex::fingerprint`]), which keys its submission page, its segment
+/// and its miner's page.
 fn fingerprints<'a>(index: &PatchIndex<'a>) -> Vec<(&'a Sha256Hex, Fingerprint)> {
-    use sha2::Digest;
-    let patches: Vec<&Sha256Hex> = index.patches().collect();
-    patches
-        .into_par_iter()
-        .enumerate()
-        .map_init(Vec::new, |buf, (position, patch)| {
-            let (records, seats) = (index.records_at(position), index.seats_at(position));
-            buf.clear();
-            buf.extend_from_slice(patch.as_str().as_bytes());
-            buf.extend_from_slice(&(records.len() as u64).to_le_bytes());
-            for s in records {
-                buf.extend_from_slice(s.file_sha256.as_str().as_bytes());
-            }
-            // What its rows show is read from the rounds' Statements.
-            buf.extend_from_slice(&(seats.len() as u64).to_le_bytes());
-            for seat in seats {
-                buf.extend_from_slice(seat.round.statement_digest.as_str().as_bytes());
-                buf.extend_from_slice(&seat.entry.index.to_le_bytes());
-            }
-            (patch, sha2::Sha256::digest(&buf[..]).into())
+    (index.patches().enumerate())
+        .map(|(position, patch)| {
+            (
+                patch,
+                index.fingerprint(position).copied().unwrap_or_default(),
+            )
         })
         .collect()
 }
 
-/// Every segment of the site but [`Segment::Site`], with its key: each campaign's blocks
-/// of 100 round numbers (the pages of rounds, [`pages::campaign::rounds_of_page`]), then
-/// the patches by their first byte. A block's key covers what its round and entry jobs'
-/// keys cover: each round's Statement digest and verification instant, and the round
-/// before the block (the previous link of its first round) and after it (the next link
-/// of its last).
-fn parts<'a>(
-    archive: &'a Archive,
-    fingerprints: &'a [(&'a Sha256Hex, Fingerprint)],
-    global: &GlobalKey,
-) -> Vec<Part<'a>> {
+/// The segments of each campaign's blocks of 100 round numbers (the pages of rounds,
+/// [`pages::campaign::rounds_of_page`]), with their keys. A block's key covers what its
+/// round and entry jobs' keys cover: each round's Statement digest and verification
+/// instant, and the round before the block (the previous link of its first round) and
+/// after it (the next link of its last).
+fn round_parts<'a>(archive: &'a Archive, global: &GlobalKey) -> Vec<Part<'a>> {
     let mut blocks = Vec::new();
     for campaign in &archive.campaigns {
         let mut start = 0;
@@ -369,7 +343,7 @@ fn parts<'a>(
             start = end;
         }
     }
-    let mut parts: Vec<Part<'a>> = blocks
+    blocks
         .into_par_iter()
         .map(|(campaign, segment, range)| {
             let rounds = &campaign.rounds;
@@ -393,24 +367,34 @@ fn parts<'a>(
                 segment,
             }
         })
-        .collect();
+        .collect()
+}
+
+/// The segments of the submission pages, the patches by their first byte, with their
+/// keys: their fingerprints ([`fingerprints`]).
+fn submission_parts<'a>(
+    fingerprints: &'a [(&'a Sha256Hex, Fingerprint)],
+    global: &GlobalKey,
+) -> Vec<Part<'a>> {
     let shards: Vec<&[(&Sha256Hex, Fingerprint)]> = fingerprints
         .chunk_by(|a, b| Segment::of_patch(a.0) == Segment::of_patch(b.0))
         .collect();
-    parts.par_extend(shards.into_par_iter().map(|shard| {
-        let segment = Segment::of_patch(shard[0].0);
-        let mut h = global.job(&format!("segment:{segment}"));
-        // Each fingerprint covers its patch's sha256.
-        h.part(&shard.iter().flat_map(|(_, f)| *f).collect::<Vec<u8>>());
-        Part {
-            segment,
-            key: h.finish(),
-            source: Source::Submissions(shard),
-            pages: shard.len(),
-            lastmod: None,
-        }
-    }));
-    parts
+    shards
+        .into_par_iter()
+        .map(|shard| {
+            let segment = Segment::of_patch(shard[0].0);
+            let mut h = global.job(&format!("segment:{segment}"));
+            // Each fingerprint covers its patch's sha256.
+            h.part(&shard.iter().flat_map(|(_, f)| *f).collect::<Vec<u8>>());
+            Part {
+                segment,
+                key: h.finish(),
+                source: Source::Submissions(shard),
+                pages: shard.len(),
+                lastmod: None,
+            }
+        })
+        .collect()
 }
 
 /// The jobs of the site, each with its key, and the pages of [`Segment::Site`] for its
@@ -737,7 +721,11 @@ fn run_job(
         Kind::Index => emit(renderer, pages::index::page(archive)?),
         Kind::Rejected => emit(renderer, pages::rejected::page(archive)?),
         Kind::Campaign(c) => emit(renderer, pages::campaign::page(archive, c)?),
-        Kind::RoundsPage(c, k) => emit(renderer, pages::campaign::rounds_page(c, *k)?),
+        Kind::RoundsPage(c, k) => {
+            let mut out = emit(renderer, pages::campaign::rounds_page(c, *k)?)?;
+            out.extend(machine_outputs(vec![machine::api_rounds_page(c, *k)?]));
+            Ok(out)
+        }
         Kind::Round(c, i) => {
             let round = loaded(slot, c, *i, inputs)?;
             let previous = i.checked_sub(1).and_then(|p| c.rounds.get(p));
@@ -841,7 +829,7 @@ fn run_one<'m>(
     let write = || -> Result<(), SiteError> {
         for o in outputs {
             // What makes a kept segment safe to leave unread: no other job writes there.
-            if Segment::of_path(o.path.as_str()) != job.segment {
+            if !job.segment.holds(o.path.as_str()) {
                 return Err(SiteError::OutsideSegment {
                     job: job.name.clone(),
                     path: o.path.to_string(),
@@ -937,9 +925,24 @@ pub(crate) fn write_site(
         keyring,
         verdicts,
     } = *target;
-    // Each pair below is independent: the previous manifest is read while the archive
-    // is indexed, and the files' owners are found while the jobs are listed.
-    let (previous, index) = rayon::join(|| Manifest::load(out), || PatchIndex::new(archive));
+    let nav = serde_json::to_vec(&renderer.info().docs).map_err(|e| SiteError::Serialize {
+        path: MANIFEST_FILE.to_owned(),
+        message: e.to_string(),
+    })?;
+    let global = GlobalKey::new(
+        &templates_digest(),
+        &archive.keyring_json,
+        &renderer.info().base_url,
+        &nav,
+        &at.map(|t| t.to_string()).unwrap_or_default(),
+    );
+    // What runs side by side is independent: the previous manifest is read and the
+    // rounds' segments keyed while the archive is indexed, and the files' owners are
+    // found while the jobs are listed.
+    let ((previous, mut parts), index) = rayon::join(
+        || rayon::join(|| Manifest::load(out), || round_parts(archive, &global)),
+        || PatchIndex::new(archive),
+    );
     let mut previous = previous?;
     if previous.is_none()
         && let Some(file) = any_file(out)?
@@ -957,20 +960,9 @@ pub(crate) fn write_site(
         remove_files_of(out, &all)?;
     }
     let mut previous = previous.unwrap_or_default();
-
-    let nav = serde_json::to_vec(&renderer.info().docs).map_err(|e| SiteError::Serialize {
-        path: MANIFEST_FILE.to_owned(),
-        message: e.to_string(),
-    })?;
-    let global = GlobalKey::new(
-        &templates_digest(),
-        &archive.keyring_json,
-        &renderer.info().base_url,
-        &nav,
-        &at.map(|t| t.to_string()).unwrap_or_default(),
-    );
     let fingerprints = fingerprints(&index);
-    let parts = parts(archive, &fingerprints, &global);
+    parts.extend(submission_parts(&fingerprints, &global));
+    let parts = parts;
     // A part is listed unless the manifest holds its key; the segments the manifest holds
     // that the site no longer has are read too, to remove their files.
     let listed: Vec<bool> = (parts.iter())

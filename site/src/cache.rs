@@ -311,9 +311,7 @@ impl Manifest {
             }
             if let Some(segment) = segment
                 && (&Segment::of_job(name) != segment
-                    || files
-                        .split(' ')
-                        .any(|f| !f.is_empty() && &Segment::of_path(f) != segment))
+                    || files.split(' ').any(|f| !f.is_empty() && !segment.holds(f)))
             {
                 return None;
             }

@@ -40,15 +40,23 @@ use verifier::view::{CurrentLeader, RoundRow, format_leader, format_score_ppm};
 use crate::archive::{Archive, CampaignArchive, RejectedBundle, RoundSummary, VerifiedRound};
 use crate::error::SiteError;
 use crate::names::round_status_name;
+use crate::pages::campaign::ROUNDS_PER_PAGE;
 use crate::paths::{SiteDir, SitePath};
 use crate::segment::Segment;
 
 /// A file for machines: where it goes, relative to the site root, and its bytes.
 pub type MachineFile = (SitePath, Vec<u8>);
 
-/// Version of the `api/index.json` shape; bumped when a field is renamed or removed
-/// (adding a field does not bump it).
-pub const API_VERSION: u32 = 1;
+/// Version of the `api/index.json` shape; bumped when a field is renamed, removed or
+/// changes meaning (adding a field does not bump it). 2: a campaign's `rounds` are its
+/// newest [`API_ROUNDS`], every round is on the pages `roundPages` lists.
+pub const API_VERSION: u32 = 2;
+
+/// Rounds of a campaign `api/index.json` lists (the newest), and entries of its feed:
+/// the whole history is on the pages of rounds (`api/c/<campaign>/rounds/<k>.json`), so
+/// that these files do not grow with every round and get written again whole with each
+/// (at 10,000 rounds they were 8.4 MB and 4.1 MB).
+pub const API_ROUNDS: usize = 100;
 
 /// The authority and date of the `tag:` URIs (RFC 4151) that identify feeds and their
 /// entries: independent of where the site is published, so a mirror or a new base URL
@@ -107,6 +115,27 @@ struct ApiCampaign<'a> {
     page: SiteDir,
     feed: SitePath,
     leader: ApiLeader,
+    rounds_total: usize,
+    round_pages: Vec<ApiRoundsPageLink>,
+    rounds: Vec<ApiRound<'a>>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ApiRoundsPageLink {
+    first: u64,
+    last: u64,
+    path: SitePath,
+}
+
+/// `api/c/<campaign>/rounds/<k>.json`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ApiRoundsPage<'a> {
+    version: u32,
+    campaign: &'a CampaignId,
+    first: u64,
+    last: u64,
     rounds: Vec<ApiRound<'a>>,
 }
 
@@ -191,7 +220,7 @@ struct ApiFailedCheck<'a> {
 /// strings (titles, check reasons) are JSON-escaped, not otherwise altered. Shape:
 ///
 /// ```text
-/// { "version": 1,
+/// { "version": 2,
 ///   "keyring": "keys/keyring.json",
 ///   "schemas": [ { "predicateType": "https://referee.dev/predicates/round/v1",
 ///                  "path": "schemas/round/v1.schema.json" }, … ],
@@ -200,7 +229,9 @@ struct ApiFailedCheck<'a> {
 ///     "page": "c/<id>/", "feed": "c/<id>/feed.xml",
 ///     "leader": { "seat": { "miner", "patch" } | null (the baseline),
 ///                 "asOfRound", "decidedInRound", "skippedRounds": [n, …] },
-///     "rounds": [ { "round", "status" (complete | infra_failed | inconclusive),
+///     "roundsTotal": verified rounds,
+///     "roundPages": [ { "first", "last", "path": "api/c/<id>/rounds/<k>.json" } ],
+///     "rounds" (the newest 100): [ { "round", "status" (complete | infra_failed | inconclusive),
 ///                   "predicateType", "statementDigest", "startedAt", "endedAt",
 ///                   "leaderBefore", "leaderAfter" (seat or null), "leaderChanged",
 ///                   "topScorePpm" (or null), "entries": { "scored", "disqualified",
@@ -250,8 +281,9 @@ fn api_campaign<'a>(
     rejected: &[RejectedBundle],
 ) -> Result<ApiCampaign<'a>, SiteError> {
     let leader = current_leader(campaign, rejected);
-    let mut rounds: Vec<&RoundSummary> = campaign.rounds.iter().collect();
-    rounds.sort_by_key(|r| r.number);
+    // Sorted by number when loaded.
+    let newest = campaign.rounds.len().saturating_sub(API_ROUNDS);
+    let pages = crate::pages::campaign::rounds_page_count(campaign);
     Ok(ApiCampaign {
         id: &campaign.id,
         title: &campaign.campaign.campaign.title,
@@ -264,11 +296,55 @@ fn api_campaign<'a>(
             decided_in_round: leader.decided_in_round,
             skipped_rounds: leader.skipped_rounds,
         },
-        rounds: rounds
-            .into_iter()
+        rounds_total: campaign.rounds.len(),
+        round_pages: (1..=pages)
+            .map(|k| {
+                Ok(ApiRoundsPageLink {
+                    first: (k - 1) * ROUNDS_PER_PAGE + 1,
+                    last: k * ROUNDS_PER_PAGE,
+                    path: api_rounds_page_path(&campaign.id, k)?,
+                })
+            })
+            .collect::<Result<_, SiteError>>()?,
+        rounds: campaign.rounds[newest..]
+            .iter()
             .map(|r| api_round(&campaign.id, r))
             .collect::<Result<_, _>>()?,
     })
+}
+
+/// `api/c/<campaign>/rounds/<k>.json`.
+///
+/// Errors: [`SiteError::InvalidId`] never for a validated campaign id (a bug otherwise).
+pub fn api_rounds_page_path(campaign: &CampaignId, k: u64) -> Result<SitePath, SiteError> {
+    SiteDir::fixed("api")?
+        .child("c")?
+        .child(campaign.as_str())?
+        .child("rounds")?
+        .file(&format!("{k}.json"))
+}
+
+/// `api/c/<campaign>/rounds/<k>.json`: the verified rounds of page `k` (from 1) of
+/// `campaign`, numbered `(k − 1) × 100 + 1` to `k × 100`, as [`api_index`] lists a round,
+/// pretty-printed JSON ending in a newline: `{ "version", "campaign", "first", "last",
+/// "rounds": [ … ] }`, rounds by number. A page keeps its bytes once its round numbers
+/// are sealed.
+///
+/// Errors: as [`api_index`].
+pub fn api_rounds_page(campaign: &CampaignArchive, k: u64) -> Result<MachineFile, SiteError> {
+    let path = api_rounds_page_path(&campaign.id, k)?;
+    let page = ApiRoundsPage {
+        version: API_VERSION,
+        campaign: &campaign.id,
+        first: (k.max(1) - 1) * ROUNDS_PER_PAGE + 1,
+        last: k.max(1) * ROUNDS_PER_PAGE,
+        rounds: crate::pages::campaign::rounds_of_page(campaign, k)
+            .iter()
+            .map(|r| api_round(&campaign.id, r))
+            .collect::<Result<_, _>>()?,
+    };
+    let bytes = json_bytes(&path, &page)?;
+    Ok((path, bytes))
 }
 
 fn api_round<'a>(
@@ -613,8 +689,9 @@ fn feed_path(campaign: &CampaignId) -> Result<SitePath, SiteError> {
     SiteDir::campaign(campaign).file("feed.xml")
 }
 
-/// `c/<campaign>/feed.xml`: an Atom 1.0 feed (RFC 4287) of the campaign's verified
-/// rounds, one entry per round, newest first. An entry's title is `Round <n> · <status>`
+/// `c/<campaign>/feed.xml`: an Atom 1.0 feed (RFC 4287) of the campaign's newest
+/// [`API_ROUNDS`] verified rounds, one entry per round, newest first (a feed tells what
+/// is new; every round is on the pages of rounds). An entry's title is `Round <n> · <status>`
 /// (`infra failed` for `infra_failed`), its `updated` the round's seal time (`endedAt`,
 /// when teardown ended; never the build time), its id the `tag:` URI
 /// `tag:referee.dev,2026:round/<campaign digest>/<n>`, its link the round page, its
@@ -650,13 +727,12 @@ pub fn campaign_feed(campaign: &CampaignArchive, base_url: &str) -> Result<Machi
     } else {
         format!("{base_url}{path}")
     };
-    let mut rounds: Vec<&RoundSummary> = campaign.rounds.iter().collect();
-    rounds.sort_by_key(|r| std::cmp::Reverse(r.number));
-    let updated = rounds
-        .iter()
-        .map(|r| r.ended_at.to_rfc3339())
+    // Sorted by number when loaded: the newest first.
+    let rounds = campaign.rounds.iter().rev().take(API_ROUNDS);
+    let updated = (campaign.rounds.iter())
+        .map(|r| r.ended_at)
         .max()
-        .unwrap_or_else(|| "1970-01-01T00:00:00Z".to_owned());
+        .map_or_else(|| "1970-01-01T00:00:00Z".to_owned(), |t| t.to_rfc3339());
     let digest = &campaign.campaign.digest;
 
     let mut xml = String::from("<?xml version=\"1.0\" encoding=\"utf-8\"?>\n");

@@ -68,23 +68,26 @@ impl Segment {
     /// submissions of its first byte, `sitemap-<segment>.xml` and
     /// `sitemap-<segment>.<part>.xml` to `<segment>`; everything else to [`Segment::Site`].
     pub fn of_path(path: &str) -> Self {
-        Self::of_path_checked(path).unwrap_or(Self::Site)
+        match Place::of_path(path) {
+            Place::Site => Self::Site,
+            Place::Rounds(campaign, block) => campaign
+                .parse()
+                .map_or(Self::Site, |campaign| Self::Rounds { campaign, block }),
+            Place::Submissions(prefix) => Self::Submissions { prefix },
+        }
     }
 
-    /// [`Segment::of_path`] for the paths that belong to a round's or a submission's
-    /// segment; `None` for the others.
-    fn of_path_checked(path: &str) -> Option<Self> {
-        let round = |campaign: &str, n: &str| -> Option<Self> {
-            let campaign: CampaignId = campaign.parse().ok()?;
-            let n: u64 = n.parse().ok().filter(|n| *n > 0)?;
-            Some(Self::of_round(&campaign, n))
-        };
-        let parts: Vec<&str> = path.splitn(5, '/').collect();
-        match parts.as_slice() {
-            ["c", c, "r", n, _, ..] | ["receipts", c, n, _, ..] => round(c, n),
-            ["s", patch, _, ..] => Some(Self::of_patch(&patch.parse().ok()?)),
-            [file] => sitemap_segment(file),
-            _ => None,
+    /// Whether `path` belongs to this segment ([`Segment::of_path`]), found without
+    /// allocating: a build checks every file a job writes, and every file of a segment
+    /// it reads.
+    pub fn holds(&self, path: &str) -> bool {
+        match (self, Place::of_path(path)) {
+            (Self::Site, Place::Site) => true,
+            (Self::Rounds { campaign, block }, Place::Rounds(c, b)) => {
+                *block == b && campaign.as_str() == c
+            }
+            (Self::Submissions { prefix }, Place::Submissions(p)) => *prefix == p,
+            _ => false,
         }
     }
 
@@ -150,15 +153,60 @@ impl fmt::Display for Segment {
     }
 }
 
-/// The segment of a sitemap file at the site root (`sitemap-<segment>.xml` or
-/// `sitemap-<segment>.<part>.xml`).
-fn sitemap_segment(file: &str) -> Option<Segment> {
-    let name = file.strip_prefix("sitemap-")?.strip_suffix(".xml")?;
-    Segment::parse(name).or_else(|| {
-        let (name, part) = name.rsplit_once('.')?;
-        part.parse::<usize>().ok().filter(|p| *p > 0)?;
-        Segment::parse(name)
-    })
+/// Where a path lies ([`Segment::of_path`]), borrowed from it.
+enum Place<'a> {
+    Site,
+    /// A campaign id (not yet checked) and a block.
+    Rounds(&'a str, u64),
+    Submissions(u8),
+}
+
+impl<'a> Place<'a> {
+    fn of_path(path: &'a str) -> Self {
+        let block = |n: &str| -> Option<u64> {
+            let n: u64 = n.parse().ok().filter(|n| *n > 0)?;
+            Some(n.saturating_sub(1) / ROUNDS_PER_PAGE + 1)
+        };
+        let campaign = |c: &str| CampaignId::is_valid(c).then_some(());
+        let mut parts = path.splitn(5, '/');
+        let found = match (parts.next(), parts.next(), parts.next(), parts.next()) {
+            (Some("c"), Some(c), Some("r"), Some(n)) if parts.next().is_some() => {
+                campaign(c).and(block(n)).map(|b| Self::Rounds(c, b))
+            }
+            (Some("receipts"), Some(c), Some(n), Some(_)) => {
+                campaign(c).and(block(n)).map(|b| Self::Rounds(c, b))
+            }
+            (Some("s"), Some(patch), Some(_), _) => (Sha256Hex::is_valid(patch))
+                .then(|| hex_byte(patch.as_bytes()).map(Self::Submissions))
+                .flatten(),
+            (Some(file), None, None, None) => Self::of_sitemap(file),
+            _ => None,
+        };
+        found.unwrap_or(Self::Site)
+    }
+
+    /// The segment of a sitemap file at the site root (`sitemap-<segment>.xml` or
+    /// `sitemap-<segment>.<part>.xml`).
+    fn of_sitemap(file: &'a str) -> Option<Self> {
+        let name = file.strip_prefix("sitemap-")?.strip_suffix(".xml")?;
+        Self::of_name(name).or_else(|| {
+            let (name, part) = name.rsplit_once('.')?;
+            part.parse::<usize>().ok().filter(|p| *p > 0)?;
+            Self::of_name(name)
+        })
+    }
+
+    /// The place of the segment named `name` ([`Segment::parse`]).
+    fn of_name(name: &'a str) -> Option<Self> {
+        Some(match Segment::parse(name)? {
+            Segment::Site => Self::Site,
+            Segment::Rounds { block, .. } => {
+                let campaign = name.strip_prefix("rounds.")?.split('.').next()?;
+                Self::Rounds(campaign, block)
+            }
+            Segment::Submissions { prefix } => Self::Submissions(prefix),
+        })
+    }
 }
 
 /// The byte written by the first two hex digits of `hex` (lowercase only).
@@ -218,6 +266,15 @@ mod tests {
             ("sitemap-rounds.demo.1.0.xml", Segment::Site),
         ] {
             assert_eq!(Segment::of_path(path), segment, "{path}");
+            assert!(segment.holds(path), "{path}");
+            for other in [
+                Segment::Site,
+                rounds("demo", 1),
+                rounds("demo", 3),
+                rounds("demo-2", 101),
+            ] {
+                assert_eq!(other.holds(path), other == segment, "{other} {path}");
+            }
         }
     }
 

@@ -161,8 +161,11 @@ fn adding_a_round_rewrites_only_the_pages_that_show_it() {
             "c/tiny/leader-history.json",
             "c/tiny/rounds.csv",
             "c/tiny/rounds.json",
-            // The page of rounds 1–100, which holds it.
+            // The page of rounds 1–100, which holds it, its tables and its API page.
             "c/tiny/rounds/1/index.html",
+            "c/tiny/rounds/1/rounds.csv",
+            "c/tiny/rounds/1/rounds.json",
+            "api/c/tiny/rounds/1.json",
             // Round 1's page links to the round after it.
             "c/tiny/r/1/index.html",
             // The patch that ran in it, and its miner: one more verified round.
@@ -176,7 +179,7 @@ fn adding_a_round_rewrites_only_the_pages_that_show_it() {
     assert_eq!(added.html_written, html(&new_round) + 6);
     assert_eq!(
         added.other_written,
-        new_round.len() - html(&new_round) + 11,
+        new_round.len() - html(&new_round) + 14,
         "the manifest, its segments and the verdict cache are not counted"
     );
     assert_eq!(

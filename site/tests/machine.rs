@@ -161,6 +161,80 @@ fn api_index_json_is_exactly_as_documented() {
     assert_golden("index.json", std::str::from_utf8(&bytes).expect("UTF-8"));
 }
 
+/// Rounds numbered 1 to 205 but 150: `api/index.json` lists the newest 100 (105–205)
+/// and the three pages of rounds, each of which lists its own; the feed holds the newest
+/// 100, its `updated` the newest seal time of all.
+#[test]
+fn the_index_and_the_feed_hold_the_newest_hundred_rounds_and_the_pages_every_round() {
+    let mut archive = archive();
+    let campaign = &mut archive.campaigns[0];
+    let template = campaign.rounds[0].clone();
+    campaign.rounds = (1..=205)
+        .filter(|n| *n != 150)
+        .map(|number| RoundSummary {
+            number,
+            ended_at: Timestamp::from_unix_seconds(1_800_000_000 + number as i64).expect("t"),
+            ..template.clone()
+        })
+        .collect();
+    // The oldest sealed last: the feed's `updated` is the newest seal time of all.
+    campaign.rounds[0].ended_at = time("2027-06-01T00:00:00Z");
+    let campaign = &archive.campaigns[0];
+    let numbers = |rounds: &serde_json::Value| -> Vec<u64> {
+        (rounds.as_array().expect("rounds").iter())
+            .map(|r| r["round"].as_u64().expect("a number"))
+            .collect()
+    };
+
+    let (_, bytes) = machine::api_index(&archive).expect("index");
+    let index: serde_json::Value = serde_json::from_slice(&bytes).expect("JSON");
+    let c = &index["campaigns"][0];
+    assert_eq!(index["version"], 2);
+    assert_eq!(c["roundsTotal"], 204);
+    let newest: Vec<u64> = (105..=205).filter(|n| *n != 150).collect();
+    assert_eq!(numbers(&c["rounds"]), newest);
+    let pages: Vec<(u64, u64, &str)> = (c["roundPages"].as_array().expect("pages").iter())
+        .map(|p| {
+            (
+                p["first"].as_u64().expect("first"),
+                p["last"].as_u64().expect("last"),
+                p["path"].as_str().expect("path"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        pages,
+        [
+            (1, 100, "api/c/tiny/rounds/1.json"),
+            (101, 200, "api/c/tiny/rounds/2.json"),
+            (201, 300, "api/c/tiny/rounds/3.json"),
+        ]
+    );
+    let mut every = Vec::new();
+    for k in 1..=3 {
+        let (path, bytes) = machine::api_rounds_page(campaign, k).expect("page");
+        assert_eq!(path.as_str(), pages[k as usize - 1].2);
+        let page: serde_json::Value = serde_json::from_slice(&bytes).expect("JSON");
+        assert_eq!(page["campaign"], "tiny");
+        every.extend(numbers(&page["rounds"]));
+    }
+    assert_eq!(every, (1..=205).filter(|n| *n != 150).collect::<Vec<_>>());
+
+    let feed = campaign_feed(campaign, BASE).expect("feed");
+    let doc = roxmltree::Document::parse(text(&feed)).expect("well-formed XML");
+    let entries: Vec<String> = (doc.descendants())
+        .filter(|n| n.has_tag_name("title") && n.parent().is_some_and(|p| p.has_tag_name("entry")))
+        .filter_map(|n| n.text().map(str::to_owned))
+        .collect();
+    assert_eq!(entries.len(), 100);
+    assert!(entries[0].starts_with("Round 205 "), "{}", entries[0]);
+    assert!(entries[99].starts_with("Round 105 "), "{}", entries[99]);
+    let updated = (doc.root_element().children())
+        .find(|n| n.has_tag_name("updated"))
+        .and_then(|n| n.text());
+    assert_eq!(updated, Some("2027-06-01T00:00:00Z"));
+}
+
 #[test]
 fn the_feed_is_exact_and_valid_atom_newest_first() {
     let archive = archive();

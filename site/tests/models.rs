@@ -75,10 +75,10 @@ fn campaign_model() {
     assert_eq!(files[0].0, "c/tiny/rounds.csv");
     assert_eq!(
         files[0].1,
-        "round,status,scored,disqualified,infra_failed,top_score_ppm,leader_after,leader_changed,\
-         settled_in_ms,ended_at\r\n\
-         2,complete,2,0,0,0,the baseline,false,3205,2026-12-01T22:12:46.807363Z\r\n\
-         1,complete,2,0,0,0,the baseline,false,3205,2026-12-01T22:12:46.807363Z\r\n"
+        "round,status,scored,disqualified,infra_failed,top_score_ppm,leader_after,\
+         leader_score_ppm,leader_changed,settled_in_ms,ended_at\r\n\
+         2,complete,2,0,0,0,the baseline,0,false,3205,2026-12-01T22:12:46.807363Z\r\n\
+         1,complete,2,0,0,0,the baseline,0,false,3205,2026-12-01T22:12:46.807363Z\r\n"
     );
     assert_eq!(files[2].0, "c/tiny/leader-history.csv");
     assert_eq!(
@@ -144,7 +144,8 @@ fn rejected_model() {
 
 /// Rounds numbered 1 to 205 but 150: the campaign page shows the newest 100 (105–205) and links
 /// three pages of 100 round numbers each; page 2 holds 101–200 without 150, newest
-/// first, between pages 1 and 3; the last has no next page; the CSV has every round.
+/// first, between pages 1 and 3; the last has no next page; each page's CSV and the API
+/// page beside it hold its rows, and the campaign's CSV the rows it shows.
 #[test]
 fn rounds_pages_hold_a_hundred_round_numbers_each() {
     let mut archive = archive();
@@ -178,7 +179,8 @@ fn rounds_pages_hold_a_hundred_round_numbers_each() {
         ]
     );
     let csv = String::from_utf8(page.files[0].bytes.clone()).unwrap();
-    assert_eq!(csv.lines().count(), 1 + 204);
+    assert_eq!(csv.lines().count(), 1 + 100);
+    assert!(csv.lines().nth(1).unwrap().starts_with("205,"), "{csv}");
 
     let second = pages::campaign::rounds_page(campaign, 2).unwrap();
     assert_eq!(second.dir.as_str(), "c/tiny/rounds/2/");
@@ -187,7 +189,32 @@ fn rounds_pages_hold_a_hundred_round_numbers_each() {
     assert_eq!(numbers(&second.model.rounds), expected);
     assert_eq!(second.model.previous.as_ref().map(|p| p.first), Some(1));
     assert_eq!(second.model.next.as_ref().map(|p| p.first), Some(201));
-    assert_eq!(second.model.rounds_csv, "c/tiny/rounds.csv");
+    let files: Vec<_> = second.files.iter().map(text).collect();
+    assert_eq!(files[0].0, "c/tiny/rounds/2/rounds.csv");
+    assert_eq!(files[1].0, "c/tiny/rounds/2/rounds.json");
+    let rows: Vec<u64> = (files[0].1.lines().skip(1))
+        .map(|l| l.split(',').next().unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(rows, expected);
+    assert_eq!(second.model.api.as_str(), "api/c/tiny/rounds/2.json");
+    let (path, bytes) = site::machine::api_rounds_page(campaign, 2).unwrap();
+    assert_eq!(path.as_str(), "api/c/tiny/rounds/2.json");
+    let api: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+    assert_eq!(
+        (
+            api["version"].as_u64(),
+            api["first"].as_u64(),
+            api["last"].as_u64()
+        ),
+        (Some(2), Some(101), Some(200))
+    );
+    let api_rounds: Vec<u64> = (api["rounds"].as_array().unwrap().iter())
+        .map(|r| r["round"].as_u64().unwrap())
+        .collect();
+    assert_eq!(
+        api_rounds,
+        (101..=200).filter(|n| *n != 150).collect::<Vec<_>>()
+    );
     let last = pages::campaign::rounds_page(campaign, 3).unwrap();
     assert_eq!(numbers(&last.model.rounds), [205, 204, 203, 202, 201]);
     assert!(last.model.next.is_none());

@@ -32,6 +32,12 @@ impl Sha256Hex {
         Self(String::from_utf8_lossy(&hex).into_owned())
     }
 
+    /// Whether `s` is 64 lowercase hex characters (what [`Sha256Hex::from_str`] accepts),
+    /// checked without making one.
+    pub fn is_valid(s: &str) -> bool {
+        s.len() == 64 && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+    }
+
     /// The 64 lowercase hex characters.
     pub fn as_str(&self) -> &str {
         &self.0
@@ -50,7 +56,7 @@ impl FromStr for Sha256Hex {
     /// Accepts exactly 64 lowercase hex characters; anything else is
     /// [`ModelError::InvalidDigest`].
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        if s.len() == 64 && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
+        if Self::is_valid(s) {
             Ok(Self(s.to_owned()))
         } else {
             Err(ModelError::InvalidDigest {
@@ -107,15 +113,22 @@ impl CampaignId {
     }
 }
 
+impl CampaignId {
+    /// Whether `s` is a campaign id, `[a-z0-9-]{1,64}` (what [`CampaignId::from_str`]
+    /// accepts), checked without making one.
+    pub fn is_valid(s: &str) -> bool {
+        (1..=64).contains(&s.len())
+            && s.bytes()
+                .all(|b| matches!(b, b'a'..=b'z' | b'0'..=b'9' | b'-'))
+    }
+}
+
 impl FromStr for CampaignId {
     type Err = ModelError;
 
     /// Errors with [`ModelError::InvalidCampaignId`] unless `s` matches `[a-z0-9-]{1,64}`.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        if (1..=64).contains(&s.len())
-            && s.bytes()
-                .all(|b| matches!(b, b'a'..=b'z' | b'0'..=b'9' | b'-'))
-        {
+        if Self::is_valid(s) {
             Ok(Self(s.to_owned()))
         } else {
             Err(ModelError::InvalidCampaignId {

@@ -3,6 +3,13 @@
 //! verified rounds with links to the pages of all of them (`/c/<campaign>/rounds/<k>/`,
 //! [`ROUNDS_PER_PAGE`] round numbers each), and the leader history as an SVG step chart
 //! drawn at build time with the same numbers as a table beside it.
+//!
+//! Every table is published as CSV and JSON beside the page that shows it, and holds the
+//! rows that page shows: a file of every round would grow with every round and be
+//! written again with each (at 10,000 rounds the rounds and leader-history files were
+//! 6 MB), so the whole history is the pages of rounds' tables, each of which stays as it
+//! is once its 100 round numbers are sealed. A round's row carries the seat after it and
+//! the holder's score, so those tables hold the leader history too.
 
 use receipts::model::{Campaign, LatencyKind, LengthDist, PassOrder, Sla};
 use receipts::text::format_grouped;
@@ -15,7 +22,7 @@ use crate::pages::index::{opt, seat_score};
 use crate::pages::{
     PageOut, TableLinks, TableRow, round_status_name, seat_label, table_files, untrusted,
 };
-use crate::paths::SiteDir;
+use crate::paths::{SiteDir, SitePath};
 use crate::svg::{LeaderPoint, leader_history};
 
 /// The model of `/c/<campaign>/`.
@@ -35,17 +42,18 @@ pub struct CampaignModel {
     pub rounds_total: usize,
     /// The pages of every verified round, oldest first (none before a round verified).
     pub round_pages: Vec<RoundsPageLink>,
-    /// Every verified round's row (not only those shown) as CSV and JSON.
+    /// The rows shown as CSV and JSON (every round: the pages of rounds' tables).
     pub rounds_table: TableLinks,
     /// The leader history as SVG (from `site::svg`, escaped there).
     pub history_svg: String,
     /// The leader history's rows shown on the page, oldest round first: the first and
     /// the last round and every round the seat changed in, the latest
-    /// [`HISTORY_ROWS_SHOWN`] of them (every round is in the CSV and JSON).
+    /// [`HISTORY_ROWS_SHOWN`] of them (every round's seat and score is in the pages of
+    /// rounds' tables).
     pub history: Vec<HistoryRow>,
     /// Rows of the whole leader history (one per verified round).
     pub history_total: usize,
-    /// The history table as CSV and JSON.
+    /// The history rows shown as CSV and JSON.
     pub history_table: TableLinks,
     /// Rounds of this campaign whose bundle failed verification (listed on `rejected/`).
     pub rejected_rounds: Vec<u64>,
@@ -105,11 +113,11 @@ pub struct RoundsPageModel {
     pub previous: Option<RoundsPageLink>,
     /// The page after (newer rounds), if any.
     pub next: Option<RoundsPageLink>,
-    /// Every verified round's row as CSV (`rounds.csv` beside the campaign page), from
-    /// the site root.
-    pub rounds_csv: String,
-    /// The same as JSON (`rounds.json`), from the site root.
-    pub rounds_json: String,
+    /// Its table as CSV and JSON, beside it.
+    pub table: TableLinks,
+    /// Its rounds as the API lists them (`api/c/<campaign>/rounds/<k>.json`), from the
+    /// site root.
+    pub api: SitePath,
 }
 
 /// How many pages of rounds `campaign` has: enough for its highest verified round number.
@@ -152,6 +160,8 @@ pub fn rounds_page(
         .collect();
     rounds.reverse();
     let campaign_dir = SiteDir::campaign(id);
+    let dir = SiteDir::rounds_page(id, k);
+    let (table, files) = table_files(&dir, "rounds", &rounds)?;
     let model = RoundsPageModel {
         id: id.to_string(),
         title: format!(
@@ -164,15 +174,15 @@ pub fn rounds_page(
         rounds,
         previous: (k > 1).then(|| RoundsPageLink::of(id, k - 1)),
         next: (k < count).then(|| RoundsPageLink::of(id, k + 1)),
-        rounds_csv: format!("{}rounds.csv", campaign_dir.as_str()),
-        rounds_json: format!("{}rounds.json", campaign_dir.as_str()),
+        table,
+        api: crate::machine::api_rounds_page_path(id, k)?,
         campaign_href: campaign_dir,
     };
     Ok(PageOut {
-        dir: SiteDir::rounds_page(id, k),
+        dir,
         template: "rounds.html",
         model,
-        files: Vec::new(),
+        files: files.into(),
     })
 }
 
@@ -200,6 +210,7 @@ fn round_row(id: &receipts::model::CampaignId, r: &RoundSummary) -> RoundRow {
         top_score: top.map(format_score_ppm),
         top_score_ppm: top,
         leader_after: seat_label(r.leader_after.as_ref()),
+        leader_score_ppm: seat_score(r.leader_after.as_ref(), r),
         leader_changed: r.headline.leader_changed,
         settled_in: format_duration_ms(r.settled_in_ms),
         settled_in_ms: r.settled_in_ms,
@@ -228,6 +239,9 @@ pub struct RoundRow {
     pub top_score_ppm: Option<i64>,
     /// The seat after the round.
     pub leader_after: String,
+    /// The seat holder's score in the round, ppm (the baseline's is 0); `None` when the
+    /// holder was not scored in it.
+    pub leader_score_ppm: Option<i64>,
     /// Whether the seat changed.
     pub leader_changed: bool,
     /// How long the round took, `2h 17m`-style (`verifier::view::format_duration_ms`).
@@ -247,6 +261,7 @@ impl TableRow for RoundRow {
         "infra_failed",
         "top_score_ppm",
         "leader_after",
+        "leader_score_ppm",
         "leader_changed",
         "settled_in_ms",
         "ended_at",
@@ -261,6 +276,7 @@ impl TableRow for RoundRow {
             self.infra_failed.to_string(),
             opt(self.top_score_ppm),
             self.leader_after.clone(),
+            opt(self.leader_score_ppm),
             self.leader_changed.to_string(),
             self.settled_in_ms.to_string(),
             self.ended_at.clone(),
@@ -301,7 +317,7 @@ impl TableRow for HistoryRow {
 }
 
 /// Most rows of the leader history on the campaign page: a seat change is news, a kept
-/// seat is not, so the page lists the changes and the CSV and JSON every round.
+/// seat is not, so the page lists the changes (and the pages of rounds every round).
 pub const HISTORY_ROWS_SHOWN: usize = 100;
 
 /// The rows of `history` (oldest first) the page shows: the first, the last and each
@@ -328,8 +344,10 @@ pub fn page(
 ) -> Result<PageOut<CampaignModel>, SiteError> {
     let dir = SiteDir::campaign(&campaign.id);
     let id = &campaign.id;
-    let mut rounds: Vec<RoundRow> = campaign.rounds.iter().map(|r| round_row(id, r)).collect();
-    rounds.reverse();
+    let shown = usize::try_from(ROUNDS_PER_PAGE).unwrap_or(usize::MAX);
+    let rounds: Vec<RoundRow> = (campaign.rounds.iter().rev().take(shown))
+        .map(|r| round_row(id, r))
+        .collect();
     let history: Vec<HistoryRow> = campaign
         .rounds
         .iter()
@@ -363,18 +381,16 @@ pub fn page(
         &points,
     );
     let (rounds_table, rounds_files) = table_files(&dir, "rounds", &rounds)?;
-    let (history_table, history_files) = table_files(&dir, "leader-history", &history)?;
     let history_total = history.len();
     let history = history_shown(history);
-    let rounds_total = rounds.len();
-    rounds.truncate(usize::try_from(ROUNDS_PER_PAGE).unwrap_or(usize::MAX));
+    let (history_table, history_files) = table_files(&dir, "leader-history", &history)?;
     let model = CampaignModel {
         id: id.to_string(),
         title: campaign_title(campaign),
         digest: campaign.campaign.digest.to_string(),
         rules: rules(&campaign.campaign.campaign),
         rounds,
-        rounds_total,
+        rounds_total: campaign.rounds.len(),
         round_pages: (1..=rounds_page_count(campaign))
             .map(|k| RoundsPageLink::of(id, k))
             .collect(),

@@ -5,6 +5,7 @@
 
 use std::ops::Range;
 
+use rayon::prelude::*;
 use receipts::model::{CampaignId, EventKind, MinerId, Sha256Hex, Submission, Timestamp};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
@@ -168,8 +169,9 @@ impl Seat<'_> {
 }
 
 /// What the submission and miner pages look up, built once per build: every patch's
-/// records and verified appearances, and every miner's patches. Held as sorted vectors
-/// and ranges rather than maps of vectors: at 10,000 rounds of the benchmark it indexes
+/// records and verified appearances with their fingerprint, and every miner's patches.
+/// Held as sorted vectors and ranges rather than maps of vectors, and built in parallel
+/// by the first byte of the patches' sha256: at 10,000 rounds of the benchmark it indexes
 /// 80,000 records and 70,000 seats, and a build that adds one round reads all of them.
 pub struct PatchIndex<'a> {
     /// Every patch the site has a page for, sorted, with its records and seats.
@@ -183,107 +185,106 @@ pub struct PatchIndex<'a> {
     miners: Vec<(&'a MinerId, Vec<(usize, usize)>)>,
 }
 
-/// One patch of a [`PatchIndex`]: its sha256 and where its records and seats lie.
+/// A patch's fingerprint ([`PatchIndex::fingerprint`]): raw sha256 bytes.
+pub type Fingerprint = [u8; 32];
+
+/// One patch of a [`PatchIndex`]: its sha256, where its records and seats lie, and its
+/// fingerprint.
 struct Patch<'a> {
     sha256: &'a Sha256Hex,
     records: Range<usize>,
     seats: Range<usize>,
+    fingerprint: Fingerprint,
 }
 
-/// The first 8 hex digits of `patch` as a number that sorts as they do: sorting by it
-/// first compares the strings without reading them for all but equal prefixes.
-fn prefix(patch: &Sha256Hex) -> u64 {
-    let bytes = patch.as_str().as_bytes();
-    let mut key = [0u8; 8];
-    let n = bytes.len().min(8);
-    key[..n].copy_from_slice(&bytes[..n]);
-    u64::from_be_bytes(key)
+/// The patches of one first byte, indexed on their own ([`PatchIndex::new`]): positions
+/// and ranges from 0, shifted when the parts are joined.
+#[derive(Default)]
+struct PartIndex<'a> {
+    patches: Vec<Patch<'a>>,
+    records: Vec<&'a SubmissionSummary>,
+    seats: Vec<Seat<'a>>,
+    by_miner: FxHashMap<&'a MinerId, Vec<(usize, usize)>>,
+}
+
+/// The first byte of `patch`'s sha256 (its first two hex digits; 0 for a string that is
+/// not hex, which [`Sha256Hex`] never holds).
+fn first_byte(patch: &Sha256Hex) -> usize {
+    let hex = |b: u8| match b {
+        b'0'..=b'9' => b - b'0',
+        b'a'..=b'f' => b - b'a' + 10,
+        _ => 0,
+    };
+    let b = patch.as_str().as_bytes();
+    usize::from(
+        hex(b.first().copied().unwrap_or(b'0')) << 4 | hex(b.get(1).copied().unwrap_or(b'0')),
+    )
 }
 
 impl<'a> PatchIndex<'a> {
     /// Indexes `archive`.
     pub fn new(archive: &'a Archive) -> Self {
-        let (records, seats) = rayon::join(
-            || {
-                let mut records: Vec<(u64, &Sha256Hex, usize, &SubmissionSummary)> =
-                    (archive.campaigns.iter().enumerate())
-                        .flat_map(|(ci, c)| c.submissions.iter().map(move |s| (ci, s)))
-                        .map(|(ci, s)| (prefix(&s.sha256), &s.sha256, ci, s))
-                        .collect();
-                // Stable: a patch's records stay in campaign order.
-                records.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
-                records
-            },
-            || {
-                let mut seats: Vec<(u64, &Sha256Hex, usize, Seat<'a>)> = Vec::new();
-                for (ci, campaign) in archive.campaigns.iter().enumerate() {
-                    for round in &campaign.rounds {
-                        for e in &round.entries {
-                            let Some(patch) = &e.patch else { continue };
-                            let seat = Seat {
-                                campaign: &campaign.id,
-                                round,
-                                entry: e,
-                            };
-                            seats.push((prefix(patch), patch, ci, seat));
-                        }
-                    }
+        // Each seat, by its patch's first byte, in campaign then round order.
+        let mut seats_by_byte: Vec<Vec<(usize, Seat<'a>)>> = vec![Vec::new(); 256];
+        for (ci, campaign) in archive.campaigns.iter().enumerate() {
+            for round in &campaign.rounds {
+                for e in &round.entries {
+                    let Some(patch) = &e.patch else { continue };
+                    let seat = Seat {
+                        campaign: &campaign.id,
+                        round,
+                        entry: e,
+                    };
+                    seats_by_byte[first_byte(patch)].push((ci, seat));
                 }
-                // Stable: a patch's seats stay in campaign then round order.
-                seats.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
-                seats
-            },
-        );
-
-        // Merged: every patch either list names, with its two ranges.
-        let mut patches: Vec<Patch<'a>> = Vec::with_capacity(records.len().max(seats.len()));
-        let mut by_miner: FxHashMap<&MinerId, Vec<(usize, usize)>> = FxHashMap::default();
-        let (mut r, mut s) = (0, 0);
-        while r < records.len() || s < seats.len() {
-            let next = match (records.get(r), seats.get(s)) {
-                (Some(a), Some(b)) => (a.0, a.1).min((b.0, b.1)).1,
-                (Some(a), None) => a.1,
-                (None, Some(b)) => b.1,
-                (None, None) => break,
-            };
-            let position = patches.len();
-            let start = (r, s);
-            while let Some(&(_, _, ci, record)) = records.get(r).filter(|x| x.1 == next) {
-                by_miner
-                    .entry(&record.miner)
-                    .or_default()
-                    .push((ci, position));
-                r += 1;
             }
-            while let Some((_, _, ci, seat)) = seats.get(s).filter(|x| x.1 == next) {
-                if let Some(miner) = &seat.entry.miner {
-                    by_miner.entry(miner).or_default().push((*ci, position));
-                }
-                s += 1;
-            }
-            patches.push(Patch {
-                sha256: next,
-                records: start.0..r,
-                seats: start.1..s,
-            });
         }
+        let parts: Vec<PartIndex<'a>> = seats_by_byte
+            .into_par_iter()
+            .enumerate()
+            .map(|(byte, seats)| PartIndex::new(archive, byte, seats))
+            .collect();
+
+        let mut index = Self {
+            patches: Vec::with_capacity(parts.iter().map(|p| p.patches.len()).sum()),
+            records: Vec::with_capacity(parts.iter().map(|p| p.records.len()).sum()),
+            seats: Vec::with_capacity(parts.iter().map(|p| p.seats.len()).sum()),
+            miners: Vec::new(),
+        };
+        let mut by_miner: FxHashMap<&MinerId, Vec<(usize, usize)>> = FxHashMap::default();
         for campaign in &archive.campaigns {
             for m in &campaign.miners.miners {
                 by_miner.entry(&m.id).or_default();
             }
         }
+        for part in parts {
+            let (p0, r0, s0) = (index.patches.len(), index.records.len(), index.seats.len());
+            index
+                .patches
+                .extend(part.patches.into_iter().map(|p| Patch {
+                    records: p.records.start + r0..p.records.end + r0,
+                    seats: p.seats.start + s0..p.seats.end + s0,
+                    ..p
+                }));
+            index.records.extend(part.records);
+            index.seats.extend(part.seats);
+            for (miner, patches) in part.by_miner {
+                let all = by_miner.entry(miner).or_default();
+                all.extend(
+                    patches
+                        .into_iter()
+                        .map(|(ci, position)| (ci, position + p0)),
+                );
+            }
+        }
         let mut miners: Vec<(&MinerId, Vec<(usize, usize)>)> = by_miner.into_iter().collect();
         miners.sort_unstable_by(|a, b| a.0.cmp(b.0));
-        for (_, patches) in &mut miners {
+        miners.par_iter_mut().for_each(|(_, patches)| {
             patches.sort_unstable();
             patches.dedup();
-        }
-        Self {
-            patches,
-            records: records.into_iter().map(|r| r.3).collect(),
-            seats: seats.into_iter().map(|s| s.3).collect(),
-            miners,
-        }
+        });
+        index.miners = miners;
+        index
     }
 
     /// Every patch the site has a page for: those with a local record and those a
@@ -322,6 +323,14 @@ impl<'a> PatchIndex<'a> {
             .map_or(&[], |p| &self.seats[p.seats.clone()])
     }
 
+    /// The fingerprint of the patch at `position` ([`PatchIndex::patches`]): the sha256 of
+    /// what its submission page shows, its sha256, its local records' file digests and
+    /// the Statement digests of the rounds it ran in with its entry there. Its page, its
+    /// segment and its miner's page are keyed by it.
+    pub fn fingerprint(&self, position: usize) -> Option<&Fingerprint> {
+        self.patches.get(position).map(|p| &p.fingerprint)
+    }
+
     /// `miner`'s patches: `(campaign index, patch position, patch)`, by campaign then
     /// sha256.
     pub fn of_miner(
@@ -338,6 +347,97 @@ impl<'a> PatchIndex<'a> {
     fn position(&self, patch: &Sha256Hex) -> Option<usize> {
         self.patches.binary_search_by(|p| p.sha256.cmp(patch)).ok()
     }
+}
+
+impl<'a> PartIndex<'a> {
+    /// The patches whose sha256 starts with `byte`: the records of `archive` that are of
+    /// them (each campaign's are sorted by sha256), and `seats`, theirs, in campaign then
+    /// round order.
+    fn new(archive: &'a Archive, byte: usize, seats: Vec<(usize, Seat<'a>)>) -> Self {
+        let mut records: Vec<(&Sha256Hex, usize, &SubmissionSummary)> = Vec::new();
+        for (ci, campaign) in archive.campaigns.iter().enumerate() {
+            let all = &campaign.submissions;
+            let start = all.partition_point(|s| first_byte(&s.sha256) < byte);
+            let end = start + all[start..].partition_point(|s| first_byte(&s.sha256) <= byte);
+            records.extend(all[start..end].iter().map(|s| (&s.sha256, ci, s)));
+        }
+        // Stable: a patch's records stay in campaign order, its seats in campaign then
+        // round order.
+        records.sort_by(|a, b| a.0.cmp(b.0));
+        let mut seats: Vec<(&Sha256Hex, usize, Seat<'a>)> = (seats.into_iter())
+            .filter_map(|(ci, seat)| Some((seat.entry.patch.as_ref()?, ci, seat)))
+            .collect();
+        seats.sort_by(|a, b| a.0.cmp(b.0));
+
+        let mut part = Self::default();
+        let (mut r, mut s) = (0, 0);
+        let mut buf = Vec::new();
+        while r < records.len() || s < seats.len() {
+            let next = match (records.get(r), seats.get(s)) {
+                (Some(a), Some(b)) => a.0.min(b.0),
+                (Some(a), None) => a.0,
+                (None, Some(b)) => b.0,
+                (None, None) => break,
+            };
+            let position = part.patches.len();
+            let start = (part.records.len(), part.seats.len());
+            while let Some(&(_, ci, record)) = records.get(r).filter(|x| x.0 == next) {
+                part.by_miner
+                    .entry(&record.miner)
+                    .or_default()
+                    .push((ci, position));
+                part.records.push(record);
+                r += 1;
+            }
+            while let Some(&(_, ci, seat)) = seats.get(s).filter(|x| x.0 == next) {
+                if let Some(miner) = &seat.entry.miner {
+                    part.by_miner.entry(miner).or_default().push((ci, position));
+                }
+                part.seats.push(seat);
+                s += 1;
+            }
+            let (records, seats) = (start.0..part.records.len(), start.1..part.seats.len());
+            let fingerprint = fingerprint(
+                &mut buf,
+                next,
+                &part.records[records.clone()],
+                &part.seats[seats.clone()],
+            );
+            part.patches.push(Patch {
+                sha256: next,
+                records,
+                seats,
+                fingerprint,
+            });
+        }
+        part
+    }
+}
+
+/// The fingerprint of `patch` with its `records` and `seats`: one sha256 over a buffer
+/// (`buf`, reused) of its sha256, its records' file digests and its seats' Statement
+/// digests with their entry index, each list behind its count (every digest is 64 hex
+/// characters, so the parts cannot run into one another).
+fn fingerprint(
+    buf: &mut Vec<u8>,
+    patch: &Sha256Hex,
+    records: &[&SubmissionSummary],
+    seats: &[Seat<'_>],
+) -> Fingerprint {
+    use sha2::Digest;
+    buf.clear();
+    buf.extend_from_slice(patch.as_str().as_bytes());
+    buf.extend_from_slice(&(records.len() as u64).to_le_bytes());
+    for s in records {
+        buf.extend_from_slice(s.file_sha256.as_str().as_bytes());
+    }
+    // What its rows show is read from the rounds' Statements.
+    buf.extend_from_slice(&(seats.len() as u64).to_le_bytes());
+    for seat in seats {
+        buf.extend_from_slice(seat.round.statement_digest.as_str().as_bytes());
+        buf.extend_from_slice(&seat.entry.index.to_le_bytes());
+    }
+    sha2::Sha256::digest(&buf[..]).into()
 }
 
 /// Builds `/s/<patch>/`, reading its records again.

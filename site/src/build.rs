@@ -324,7 +324,7 @@ fn fingerprints<'a>(index: &PatchIndex<'a>) -> Vec<(&'a Sha256Hex, Fingerprint)>
 }
 
 /// The segments of each campaign's blocks of 100 round numbers (the pages of rounds,
-/// [`pages::campaign::rounds_of_page`]), with their keys. A block's key covers what its
+/// [`crate::segment::rounds_of_page`]), with their keys. A block's key covers what its
 /// round and entry jobs' keys cover: each round's Statement digest and verification
 /// instant, and the round before the block (the previous link of its first round) and
 /// after it (the next link of its last).
@@ -337,7 +337,7 @@ fn round_parts<'a>(archive: &'a Archive, global: &GlobalKey) -> Vec<Part<'a>> {
             let Segment::Rounds { block, .. } = segment else {
                 break;
             };
-            let last = block * pages::campaign::ROUNDS_PER_PAGE;
+            let last = *crate::segment::block_numbers(block).end();
             let end = start + campaign.rounds[start..].partition_point(|r| r.number <= last);
             blocks.push((campaign, segment, start..end));
             start = end;
@@ -472,12 +472,12 @@ fn jobs<'a>(
             dir: SiteDir::campaign(id),
             lastmod: campaign.rounds.last().map(|r| r.ended_at),
         });
-        let pages = pages::campaign::rounds_page_count(campaign);
+        let pages = crate::segment::rounds_page_count(campaign);
         for k in 1..=pages {
             let name = format!("rounds:{id}:{k}");
             let mut h = global.job(&name);
             h.part(campaign.campaign.digest.as_str().as_bytes());
-            let rounds = pages::campaign::rounds_of_page(campaign, k);
+            let rounds = crate::segment::rounds_of_page(campaign, k);
             for r in rounds {
                 h.part(r.statement_digest.as_str().as_bytes());
             }

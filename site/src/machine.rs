@@ -40,9 +40,8 @@ use verifier::view::{CurrentLeader, RoundRow, format_leader, format_score_ppm};
 use crate::archive::{Archive, CampaignArchive, RejectedBundle, RoundSummary, VerifiedRound};
 use crate::error::SiteError;
 use crate::names::round_status_name;
-use crate::pages::campaign::ROUNDS_PER_PAGE;
 use crate::paths::{SiteDir, SitePath};
-use crate::segment::Segment;
+use crate::segment::{Segment, block_numbers, rounds_of_page, rounds_page_count};
 
 /// A file for machines: where it goes, relative to the site root, and its bytes.
 pub type MachineFile = (SitePath, Vec<u8>);
@@ -283,7 +282,7 @@ fn api_campaign<'a>(
     let leader = current_leader(campaign, rejected);
     // Sorted by number when loaded.
     let newest = campaign.rounds.len().saturating_sub(API_ROUNDS);
-    let pages = crate::pages::campaign::rounds_page_count(campaign);
+    let pages = rounds_page_count(campaign);
     Ok(ApiCampaign {
         id: &campaign.id,
         title: &campaign.campaign.campaign.title,
@@ -299,9 +298,10 @@ fn api_campaign<'a>(
         rounds_total: campaign.rounds.len(),
         round_pages: (1..=pages)
             .map(|k| {
+                let numbers = block_numbers(k);
                 Ok(ApiRoundsPageLink {
-                    first: (k - 1) * ROUNDS_PER_PAGE + 1,
-                    last: k * ROUNDS_PER_PAGE,
+                    first: *numbers.start(),
+                    last: *numbers.end(),
                     path: api_rounds_page_path(&campaign.id, k)?,
                 })
             })
@@ -333,12 +333,13 @@ pub fn api_rounds_page_path(campaign: &CampaignId, k: u64) -> Result<SitePath, S
 /// Errors: as [`api_index`].
 pub fn api_rounds_page(campaign: &CampaignArchive, k: u64) -> Result<MachineFile, SiteError> {
     let path = api_rounds_page_path(&campaign.id, k)?;
+    let numbers = block_numbers(k);
     let page = ApiRoundsPage {
         version: API_VERSION,
         campaign: &campaign.id,
-        first: (k.max(1) - 1) * ROUNDS_PER_PAGE + 1,
-        last: k.max(1) * ROUNDS_PER_PAGE,
-        rounds: crate::pages::campaign::rounds_of_page(campaign, k)
+        first: *numbers.start(),
+        last: *numbers.end(),
+        rounds: rounds_of_page(campaign, k)
             .iter()
             .map(|r| api_round(&campaign.id, r))
             .collect::<Result<_, _>>()?,

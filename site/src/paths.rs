@@ -133,7 +133,7 @@ impl SiteDir {
     }
 
     /// `c/<campaign>/rounds/<k>/`: the rounds numbered `(k − 1) × 100 + 1` to `k × 100`
-    /// ([`crate::pages::campaign::ROUNDS_PER_PAGE`]).
+    /// ([`crate::segment::ROUNDS_PER_PAGE`]).
     pub fn rounds_page(id: &CampaignId, k: u64) -> Self {
         Self(format!("c/{id}/rounds/{k}/"))
     }

@@ -162,7 +162,7 @@ fn rounds_pages_hold_a_hundred_round_numbers_each() {
     let numbers =
         |rows: &[pages::campaign::RoundRow]| -> Vec<u64> { rows.iter().map(|r| r.round).collect() };
 
-    assert_eq!(pages::campaign::rounds_page_count(campaign), 3);
+    assert_eq!(site::segment::rounds_page_count(campaign), 3);
     let page = pages::campaign::page(&archive, campaign).unwrap();
     let newest: Vec<u64> = (105..=205).rev().filter(|n| *n != 150).collect();
     assert_eq!(numbers(&page.model.rounds), newest);

@@ -23,6 +23,7 @@ use crate::pages::{
     PageOut, TableLinks, TableRow, round_status_name, seat_label, table_files, untrusted,
 };
 use crate::paths::{SiteDir, SitePath};
+use crate::segment::{ROUNDS_PER_PAGE, block_numbers, rounds_of_page, rounds_page_count};
 use crate::svg::{LeaderPoint, leader_history};
 
 /// The model of `/c/<campaign>/`.
@@ -68,12 +69,6 @@ pub struct Rule {
     pub text: String,
 }
 
-/// Round numbers per page of a campaign's rounds (`/c/<campaign>/rounds/<k>/` holds those
-/// numbered `(k − 1) × 100 + 1` to `k × 100`, so a page's rounds stay on it as rounds are
-/// added), and the rows the campaign page shows: at 10,000 rounds its table of every round
-/// was 2.2 MB of HTML, written again with every round.
-pub const ROUNDS_PER_PAGE: u64 = 100;
-
 /// A link to one page of a campaign's rounds.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct RoundsPageLink {
@@ -88,9 +83,10 @@ pub struct RoundsPageLink {
 impl RoundsPageLink {
     /// The link to page `k` (from 1) of campaign `id`'s rounds.
     fn of(id: &receipts::model::CampaignId, k: u64) -> Self {
+        let numbers = block_numbers(k);
         Self {
-            first: (k - 1) * ROUNDS_PER_PAGE + 1,
-            last: k * ROUNDS_PER_PAGE,
+            first: *numbers.start(),
+            last: *numbers.end(),
             href: SiteDir::rounds_page(id, k),
         }
     }
@@ -118,23 +114,6 @@ pub struct RoundsPageModel {
     /// Its rounds as the API lists them (`api/c/<campaign>/rounds/<k>.json`), from the
     /// site root.
     pub api: SitePath,
-}
-
-/// How many pages of rounds `campaign` has: enough for its highest verified round number.
-pub fn rounds_page_count(campaign: &CampaignArchive) -> u64 {
-    campaign
-        .rounds
-        .last()
-        .map_or(0, |r| r.number.div_ceil(ROUNDS_PER_PAGE))
-}
-
-/// The rounds of `campaign` that page `k` (from 1) covers, oldest first (the campaign's
-/// rounds are sorted by number).
-pub fn rounds_of_page(campaign: &CampaignArchive, k: u64) -> &[RoundSummary] {
-    let range = RoundsPageLink::of(&campaign.id, k.max(1));
-    let start = campaign.rounds.partition_point(|r| r.number < range.first);
-    let end = campaign.rounds.partition_point(|r| r.number <= range.last);
-    &campaign.rounds[start..end.max(start)]
 }
 
 /// Builds `/c/<campaign>/rounds/<k>/` of `campaign`.

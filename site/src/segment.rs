@@ -32,6 +32,11 @@ use crate::archive::{CampaignArchive, RoundSummary};
 /// round).
 pub const ROUNDS_PER_PAGE: u64 = 100;
 
+/// The block of round number `n`: `(n − 1) / 100 + 1`.
+pub fn block_of(n: u64) -> u64 {
+    n.saturating_sub(1) / ROUNDS_PER_PAGE + 1
+}
+
 /// The round numbers block `k` (from 1) covers: `(k − 1) × 100 + 1 ..= k × 100`.
 pub fn block_numbers(k: u64) -> RangeInclusive<u64> {
     let k = k.max(1);
@@ -87,14 +92,14 @@ impl Segment {
     pub fn of_round(campaign: &CampaignId, n: u64) -> Self {
         Self::Rounds {
             campaign: campaign.clone(),
-            block: n.saturating_sub(1) / ROUNDS_PER_PAGE + 1,
+            block: block_of(n),
         }
     }
 
     /// The segment of the submission page of `patch`.
     pub fn of_patch(patch: &Sha256Hex) -> Self {
         Self::Submissions {
-            prefix: hex_byte(patch.as_str().as_bytes()).unwrap_or(0),
+            prefix: first_byte(patch),
         }
     }
 
@@ -104,13 +109,7 @@ impl Segment {
     /// submissions of its first byte, `sitemap-<segment>.xml` and
     /// `sitemap-<segment>.<part>.xml` to `<segment>`; everything else to [`Segment::Site`].
     pub fn of_path(path: &str) -> Self {
-        match Place::of_path(path) {
-            Place::Site => Self::Site,
-            Place::Rounds(campaign, block) => campaign
-                .parse()
-                .map_or(Self::Site, |campaign| Self::Rounds { campaign, block }),
-            Place::Submissions(prefix) => Self::Submissions { prefix },
-        }
+        Place::of_path(path).segment()
     }
 
     /// Whether `path` belongs to this segment ([`Segment::of_path`]), found without
@@ -149,24 +148,7 @@ impl Segment {
     /// The segment named `name` ([`Segment`]'s `Display`): `site`, `rounds.<campaign>.<k>`
     /// or `submissions.<xx>`; `None` for any other text.
     pub fn parse(name: &str) -> Option<Self> {
-        if name == "site" {
-            return Some(Self::Site);
-        }
-        let mut parts = name.split('.');
-        let segment = match (parts.next()?, parts.next()?, parts.next()) {
-            ("rounds", campaign, Some(block)) => Self::Rounds {
-                campaign: campaign.parse().ok()?,
-                block: block
-                    .parse()
-                    .ok()
-                    .filter(|b: &u64| *b > 0 && block == b.to_string())?,
-            },
-            ("submissions", prefix, None) if prefix.len() == 2 => Self::Submissions {
-                prefix: hex_byte(prefix.as_bytes()).filter(|_| prefix == prefix.to_lowercase())?,
-            },
-            _ => return None,
-        };
-        parts.next().is_none().then_some(segment)
+        Place::of_name(name).map(Place::segment)
     }
 
     /// The file name of this segment's sitemap (`sitemap-<segment>.xml`), or of its part
@@ -189,29 +171,44 @@ impl fmt::Display for Segment {
     }
 }
 
-/// Where a path lies ([`Segment::of_path`]), borrowed from it.
+/// A segment borrowed from the text that names it (a path, a segment name), every part
+/// checked: what [`Segment::of_path`], [`Segment::holds`] and [`Segment::parse`] read,
+/// without allocating.
 enum Place<'a> {
     Site,
-    /// A campaign id (not yet checked) and a block.
+    /// A campaign id (checked) and a block.
     Rounds(&'a str, u64),
     Submissions(u8),
 }
 
 impl<'a> Place<'a> {
+    /// The segment it names.
+    fn segment(self) -> Segment {
+        match self {
+            Self::Site => Segment::Site,
+            Self::Rounds(campaign, block) => {
+                campaign
+                    .parse()
+                    .map_or(Segment::Site, |campaign| Segment::Rounds {
+                        campaign,
+                        block,
+                    })
+            }
+            Self::Submissions(prefix) => Segment::Submissions { prefix },
+        }
+    }
+
+    /// `c` as a campaign id of a block's round, with the block of round number `n`.
+    fn round(c: &'a str, n: &str) -> Option<Self> {
+        let n: u64 = n.parse().ok().filter(|n| *n > 0)?;
+        CampaignId::is_valid(c).then(|| Self::Rounds(c, block_of(n)))
+    }
+
     fn of_path(path: &'a str) -> Self {
-        let block = |n: &str| -> Option<u64> {
-            let n: u64 = n.parse().ok().filter(|n| *n > 0)?;
-            Some(n.saturating_sub(1) / ROUNDS_PER_PAGE + 1)
-        };
-        let campaign = |c: &str| CampaignId::is_valid(c).then_some(());
         let mut parts = path.splitn(5, '/');
         let found = match (parts.next(), parts.next(), parts.next(), parts.next()) {
-            (Some("c"), Some(c), Some("r"), Some(n)) if parts.next().is_some() => {
-                campaign(c).and(block(n)).map(|b| Self::Rounds(c, b))
-            }
-            (Some("receipts"), Some(c), Some(n), Some(_)) => {
-                campaign(c).and(block(n)).map(|b| Self::Rounds(c, b))
-            }
+            (Some("c"), Some(c), Some("r"), Some(n)) if parts.next().is_some() => Self::round(c, n),
+            (Some("receipts"), Some(c), Some(n), Some(_)) => Self::round(c, n),
             (Some("s"), Some(patch), Some(_), _) => (Sha256Hex::is_valid(patch))
                 .then(|| hex_byte(patch.as_bytes()).map(Self::Submissions))
                 .flatten(),
@@ -232,17 +229,34 @@ impl<'a> Place<'a> {
         })
     }
 
-    /// The place of the segment named `name` ([`Segment::parse`]).
+    /// The segment named `name` ([`Segment`]'s `Display`): `site`,
+    /// `rounds.<campaign>.<k>` (`k` written without leading zeros) or `submissions.<xx>`.
     fn of_name(name: &'a str) -> Option<Self> {
-        Some(match Segment::parse(name)? {
-            Segment::Site => Self::Site,
-            Segment::Rounds { block, .. } => {
-                let campaign = name.strip_prefix("rounds.")?.split('.').next()?;
-                Self::Rounds(campaign, block)
+        if name == "site" {
+            return Some(Self::Site);
+        }
+        let mut parts = name.split('.');
+        let place = match (parts.next()?, parts.next()?, parts.next()) {
+            ("rounds", campaign, Some(block)) => {
+                let canonical =
+                    !block.starts_with('0') && block.bytes().all(|b| b.is_ascii_digit());
+                let block: u64 = block.parse().ok().filter(|b| *b > 0 && canonical)?;
+                CampaignId::is_valid(campaign).then_some(Self::Rounds(campaign, block))?
             }
-            Segment::Submissions { prefix } => Self::Submissions(prefix),
-        })
+            ("submissions", prefix, None) if prefix.len() == 2 => {
+                Self::Submissions(hex_byte(prefix.as_bytes())?)
+            }
+            _ => return None,
+        };
+        parts.next().is_none().then_some(place)
     }
+}
+
+/// The first byte of `patch`'s sha256 (its first two hex digits): its submissions segment,
+/// and the part of the [`crate::pages::submission::PatchIndex`] it is indexed in.
+pub fn first_byte(patch: &Sha256Hex) -> u8 {
+    // A `Sha256Hex` is lowercase hex.
+    hex_byte(patch.as_str().as_bytes()).unwrap_or(0)
 }
 
 /// The byte written by the first two hex digits of `hex` (lowercase only).

@@ -18,6 +18,7 @@ use crate::pages::{
     PageOut, TableLinks, TableRow, entry_status_name, role_name, table_files, untrusted,
 };
 use crate::paths::SiteDir;
+use crate::segment::first_byte;
 
 /// The model of `/s/<sha256>/`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -207,20 +208,6 @@ struct PartIndex<'a> {
     by_miner: FxHashMap<&'a MinerId, Vec<(usize, usize)>>,
 }
 
-/// The first byte of `patch`'s sha256 (its first two hex digits; 0 for a string that is
-/// not hex, which [`Sha256Hex`] never holds).
-fn first_byte(patch: &Sha256Hex) -> usize {
-    let hex = |b: u8| match b {
-        b'0'..=b'9' => b - b'0',
-        b'a'..=b'f' => b - b'a' + 10,
-        _ => 0,
-    };
-    let b = patch.as_str().as_bytes();
-    usize::from(
-        hex(b.first().copied().unwrap_or(b'0')) << 4 | hex(b.get(1).copied().unwrap_or(b'0')),
-    )
-}
-
 impl<'a> PatchIndex<'a> {
     /// Indexes `archive`.
     pub fn new(archive: &'a Archive) -> Self {
@@ -235,7 +222,7 @@ impl<'a> PatchIndex<'a> {
                         round,
                         entry: e,
                     };
-                    seats_by_byte[first_byte(patch)].push((ci, seat));
+                    seats_by_byte[usize::from(first_byte(patch))].push((ci, seat));
                 }
             }
         }
@@ -357,8 +344,9 @@ impl<'a> PartIndex<'a> {
         let mut records: Vec<(&Sha256Hex, usize, &SubmissionSummary)> = Vec::new();
         for (ci, campaign) in archive.campaigns.iter().enumerate() {
             let all = &campaign.submissions;
-            let start = all.partition_point(|s| first_byte(&s.sha256) < byte);
-            let end = start + all[start..].partition_point(|s| first_byte(&s.sha256) <= byte);
+            let start = all.partition_point(|s| usize::from(first_byte(&s.sha256)) < byte);
+            let end = start
+                + all[start..].partition_point(|s| usize::from(first_byte(&s.sha256)) <= byte);
             records.extend(all[start..end].iter().map(|s| (&s.sha256, ci, s)));
         }
         // Stable: a patch's records stay in campaign order, its seats in campaign then

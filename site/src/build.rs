@@ -28,11 +28,11 @@ use crate::docs::{DocPage, Docs, DocsIndex};
 use crate::error::SiteError;
 use crate::load::{load_archive_cached, load_keyring, load_round};
 use crate::machine::{self, SitemapPage, SitemapSegment};
-use crate::pages::submission::{Fingerprint, PatchIndex};
+use crate::pages::submission::PatchIndex;
 use crate::pages::{self, ExtraFile, PageOut};
 use crate::paths::{EntrySlug, SiteDir, SitePath};
 use crate::render::{Renderer, STATIC_FILES, SiteInfo, templates_digest};
-use crate::segment::Segment;
+use crate::segment::{Segment, block_numbers, block_of};
 use crate::verdicts::{VERDICTS_FILE, Verdicts};
 
 /// Mode of every file the build writes.
@@ -278,8 +278,8 @@ struct Part<'a> {
 enum Source<'a> {
     /// Rounds `range` (indices into [`CampaignArchive::rounds`]) of a campaign.
     Rounds(&'a CampaignArchive, std::ops::Range<usize>),
-    /// Patches and their fingerprints ([`fingerprints`]), sorted.
-    Submissions(&'a [(&'a Sha256Hex, Fingerprint)]),
+    /// The patches at these positions of the index ([`PatchIndex::patches`]).
+    Submissions(&'a PatchIndex<'a>, std::ops::Range<usize>),
 }
 
 impl Part<'_> {
@@ -298,29 +298,15 @@ impl Part<'_> {
                         .map(move |dir| SitemapPage { dir, lastmod })
                 })
                 .collect(),
-            Source::Submissions(patches) => patches
-                .iter()
-                .map(|(patch, _)| SitemapPage {
+            Source::Submissions(index, positions) => (positions.clone())
+                .filter_map(|position| index.patch(position))
+                .map(|patch| SitemapPage {
                     dir: SiteDir::submission(patch),
                     lastmod: None,
                 })
                 .collect(),
         }
     }
-}
-
-/// Each patch the site has a page for, in [`PatchIndex::patches`] order, with its
-/// fingerprint ([`PatchIndex::fingerprint`]), which keys its submission page, its segment
-/// and its miner's page.
-fn fingerprints<'a>(index: &PatchIndex<'a>) -> Vec<(&'a Sha256Hex, Fingerprint)> {
-    (index.patches().enumerate())
-        .map(|(position, patch)| {
-            (
-                patch,
-                index.fingerprint(position).copied().unwrap_or_default(),
-            )
-        })
-        .collect()
 }
 
 /// The segments of each campaign's blocks of 100 round numbers (the pages of rounds,
@@ -334,10 +320,7 @@ fn round_parts<'a>(archive: &'a Archive, global: &GlobalKey) -> Vec<Part<'a>> {
         let mut start = 0;
         while let Some(first) = campaign.rounds.get(start) {
             let segment = Segment::of_round(&campaign.id, first.number);
-            let Segment::Rounds { block, .. } = segment else {
-                break;
-            };
-            let last = *crate::segment::block_numbers(block).end();
+            let last = *block_numbers(block_of(first.number)).end();
             let end = start + campaign.rounds[start..].partition_point(|r| r.number <= last);
             blocks.push((campaign, segment, start..end));
             start = end;
@@ -371,28 +354,26 @@ fn round_parts<'a>(archive: &'a Archive, global: &GlobalKey) -> Vec<Part<'a>> {
 }
 
 /// The segments of the submission pages, the patches by their first byte, with their
-/// keys: their fingerprints ([`fingerprints`]).
-fn submission_parts<'a>(
-    fingerprints: &'a [(&'a Sha256Hex, Fingerprint)],
-    global: &GlobalKey,
-) -> Vec<Part<'a>> {
-    let shards: Vec<&[(&Sha256Hex, Fingerprint)]> = fingerprints
-        .chunk_by(|a, b| Segment::of_patch(a.0) == Segment::of_patch(b.0))
-        .collect();
-    shards
-        .into_par_iter()
-        .map(|shard| {
-            let segment = Segment::of_patch(shard[0].0);
+/// keys: their fingerprints ([`PatchIndex::fingerprint`], each covering its patch's
+/// sha256).
+fn submission_parts<'a>(index: &'a PatchIndex<'a>, global: &GlobalKey) -> Vec<Part<'a>> {
+    (index.by_first_byte().par_iter())
+        .filter_map(|positions| {
+            let segment = Segment::of_patch(index.patch(positions.start)?);
             let mut h = global.job(&format!("segment:{segment}"));
-            // Each fingerprint covers its patch's sha256.
-            h.part(&shard.iter().flat_map(|(_, f)| *f).collect::<Vec<u8>>());
-            Part {
+            let fingerprints: Vec<u8> = (positions.clone())
+                .filter_map(|position| index.fingerprint(position))
+                .flatten()
+                .copied()
+                .collect();
+            h.part(&fingerprints);
+            Some(Part {
                 segment,
                 key: h.finish(),
-                source: Source::Submissions(shard),
-                pages: shard.len(),
+                source: Source::Submissions(index, positions.clone()),
+                pages: positions.len(),
                 lastmod: None,
-            }
+            })
         })
         .collect()
 }
@@ -407,7 +388,6 @@ fn jobs<'a>(
     index: &PatchIndex<'a>,
     docs: &'a LazyDocs,
     global: &GlobalKey,
-    fingerprints: &[(&'a Sha256Hex, Fingerprint)],
     parts: &'a [Part<'a>],
     listed: &[bool],
 ) -> Result<(Vec<Job<'a>>, Vec<SitemapPage>), SiteError> {
@@ -508,7 +488,7 @@ fn jobs<'a>(
             let mut patches = Vec::new();
             for (ci, position, _) in index.of_miner(miner) {
                 patches.extend_from_slice(&(ci as u64).to_le_bytes());
-                patches.extend_from_slice(fingerprints.get(position).map_or(&[0; 32], |f| &f.1));
+                patches.extend_from_slice(index.fingerprint(position).unwrap_or(&[0; 32]));
             }
             h.part(&patches);
             (miner, h.finish())
@@ -553,8 +533,8 @@ fn part_jobs<'a>(part: &'a Part<'a>, global: &GlobalKey) -> Vec<Job<'a>> {
             .clone()
             .flat_map(|i| round_jobs(campaign, i, global))
             .collect(),
-        Source::Submissions(patches) => patches
-            .iter()
+        Source::Submissions(index, positions) => (positions.clone())
+            .filter_map(|position| Some((index.patch(position)?, index.fingerprint(position)?)))
             .map(|(patch, fingerprint)| {
                 let name = format!("submission:{patch}");
                 let mut h = global.job(&name);
@@ -960,8 +940,7 @@ pub(crate) fn write_site(
         remove_files_of(out, &all)?;
     }
     let mut previous = previous.unwrap_or_default();
-    let fingerprints = fingerprints(&index);
-    parts.extend(submission_parts(&fingerprints, &global));
+    parts.extend(submission_parts(&index, &global));
     let parts = parts;
     // A part is listed unless the manifest holds its key; the segments the manifest holds
     // that the site no longer has are read too, to remove their files.
@@ -987,17 +966,7 @@ pub(crate) fn write_site(
     let previous = previous;
     let (owners, listed_jobs) = rayon::join(
         || previous.owners(),
-        || {
-            jobs(
-                archive,
-                &index,
-                docs,
-                &global,
-                &fingerprints,
-                &parts,
-                &listed,
-            )
-        },
+        || jobs(archive, &index, docs, &global, &parts, &listed),
     );
     let (jobs, sitemap) = listed_jobs?;
     // Dropped once checked (a node per job, held to the end before).
@@ -1254,12 +1223,8 @@ fn write_manifest(
         }
     }
 
-    let written: BTreeSet<&Segment> = (plan.parts.iter().zip(plan.listed))
-        .filter(|(_, listed)| **listed)
-        .map(|(p, _)| &p.segment)
-        .chain(plan.loaded)
-        .chain(by_segment.keys())
-        .collect();
+    // Every listed part was loaded.
+    let written: BTreeSet<&Segment> = plan.loaded.iter().chain(by_segment.keys()).collect();
     if !by_segment.is_empty() {
         let dir = out.join(SEGMENTS_DIR);
         std::fs::create_dir_all(&dir).map_err(IoError::at("creating", &dir))?;

@@ -184,6 +184,8 @@ pub struct PatchIndex<'a> {
     /// Every miner, sorted, with its patches: `(campaign index, patch position)`, sorted,
     /// once each.
     miners: Vec<(&'a MinerId, Vec<(usize, usize)>)>,
+    /// The positions of the patches of each first byte that has any, in byte order.
+    by_first_byte: Vec<Range<usize>>,
 }
 
 /// A patch's fingerprint ([`PatchIndex::fingerprint`]): raw sha256 bytes.
@@ -237,6 +239,7 @@ impl<'a> PatchIndex<'a> {
             records: Vec::with_capacity(parts.iter().map(|p| p.records.len()).sum()),
             seats: Vec::with_capacity(parts.iter().map(|p| p.seats.len()).sum()),
             miners: Vec::new(),
+            by_first_byte: Vec::new(),
         };
         let mut by_miner: FxHashMap<&MinerId, Vec<(usize, usize)>> = FxHashMap::default();
         for campaign in &archive.campaigns {
@@ -246,6 +249,9 @@ impl<'a> PatchIndex<'a> {
         }
         for part in parts {
             let (p0, r0, s0) = (index.patches.len(), index.records.len(), index.seats.len());
+            if !part.patches.is_empty() {
+                index.by_first_byte.push(p0..p0 + part.patches.len());
+            }
             index
                 .patches
                 .extend(part.patches.into_iter().map(|p| Patch {
@@ -278,6 +284,17 @@ impl<'a> PatchIndex<'a> {
     /// verified round names, sorted; its position is its index in this order.
     pub fn patches(&self) -> impl ExactSizeIterator<Item = &'a Sha256Hex> + '_ {
         self.patches.iter().map(|p| p.sha256)
+    }
+
+    /// The patch at `position` ([`PatchIndex::patches`]).
+    pub fn patch(&self, position: usize) -> Option<&'a Sha256Hex> {
+        self.patches.get(position).map(|p| p.sha256)
+    }
+
+    /// The positions ([`PatchIndex::patches`]) of the patches that share a first byte
+    /// ([`crate::segment::first_byte`]), for each byte that has any, in byte order.
+    pub fn by_first_byte(&self) -> &[Range<usize>] {
+        &self.by_first_byte
     }
 
     /// Every miner the site has a page for: registered in a campaign, named by a

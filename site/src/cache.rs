@@ -288,18 +288,25 @@ impl Manifest {
                 }
             }
         }
-        manifest.add_lines(jobs, v2.then_some(&Segment::Site))?;
+        manifest.text = jobs;
+        manifest.index_lines(0, v2.then_some(&Segment::Site))?;
         Some(manifest)
     }
 
     /// Adds the job lines of `text` (each `<key> <job> <file>…\n`, checked; of
     /// `segment`'s jobs and files only, when given) and sorts the lines again by name;
     /// `None` when a line is not one or names a job already there.
-    fn add_lines(&mut self, text: String, segment: Option<&Segment>) -> Option<()> {
+    fn add_lines(&mut self, text: &str, segment: Option<&Segment>) -> Option<()> {
         let base = self.text.len();
-        self.text.push_str(&text);
+        self.text.push_str(text);
+        self.index_lines(base, segment)
+    }
+
+    /// Indexes the job lines of the text from byte `base` on, as [`Manifest::add_lines`]
+    /// says.
+    fn index_lines(&mut self, base: usize, segment: Option<&Segment>) -> Option<()> {
         let mut at = base;
-        for raw in text.split_inclusive('\n') {
+        for raw in self.text[base..].split_inclusive('\n') {
             let start = at;
             at += raw.len();
             let line = raw.strip_suffix('\n').unwrap_or(raw);
@@ -355,9 +362,12 @@ impl Manifest {
                         message: e.to_string(),
                     }),
                 }
-                .map(|(path, bytes)| {
-                    let text = bytes.map(|b| String::from_utf8(b).unwrap_or_default());
-                    (path, text)
+                .and_then(|(path, bytes)| match bytes.map(String::from_utf8) {
+                    Some(Err(_)) => Err(SiteError::Manifest {
+                        path,
+                        message: "is not UTF-8".to_owned(),
+                    }),
+                    text => Ok((path, text.and_then(Result::ok))),
                 })
             })
             .collect::<Result<_, _>>()?;
@@ -371,7 +381,7 @@ impl Manifest {
                 .strip_prefix(SEGMENT_HEADER)
                 .and_then(|t| t.strip_prefix('\n'))
                 .ok_or_else(|| refused(&format!("does not start with `{SEGMENT_HEADER}`")))?;
-            self.add_lines(lines.to_owned(), Some(segment)).ok_or_else(|| {
+            self.add_lines(lines, Some(segment)).ok_or_else(|| {
                 refused(&format!(
                     "holds a line that is not `<key> <job> <file>…` of a job and files of segment `{segment}`, or a job twice"
                 ))
@@ -792,6 +802,12 @@ mod tests {
                 "{error}"
             );
         }
+
+        std::fs::write(segment_path(out, &block), b"\xff\xfe").unwrap();
+        let error = m
+            .load_segments(out, std::slice::from_ref(&block))
+            .unwrap_err();
+        assert!(error.to_string().contains("is not UTF-8"), "{error}");
 
         // The main file holds no job of another segment, and each segment once.
         for bad in [

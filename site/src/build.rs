@@ -21,14 +21,14 @@ use serde::Serialize;
 
 use crate::archive::{Archive, CampaignArchive, VerifiedRound};
 use crate::cache::{
-    FileOwners, GlobalKey, JobRecord, MANIFEST_FILE, MadeFiles, Manifest, SEGMENTS_DIR,
+    FileOwners, GlobalKey, JobRecord, KeyHasher, MANIFEST_FILE, MadeFiles, Manifest, SEGMENTS_DIR,
     SegmentRecord, any_file, remove_files, segment_path, write_manifest_to, write_segment_to,
 };
 use crate::docs::{DocPage, Docs, DocsIndex};
 use crate::error::SiteError;
 use crate::load::{load_archive_cached, load_keyring, load_round};
 use crate::machine::{self, SitemapPage, SitemapSegment};
-use crate::pages::submission::PatchIndex;
+use crate::pages::submission::{MinerPatch, PatchIndex};
 use crate::pages::{self, ExtraFile, PageOut};
 use crate::paths::{EntrySlug, SiteDir, SitePath};
 use crate::render::{Renderer, STATIC_FILES, SiteInfo, templates_digest};
@@ -226,6 +226,8 @@ enum Kind<'a> {
     Round(&'a CampaignArchive, usize),
     Entry(&'a CampaignArchive, usize, u32),
     Miner(&'a MinerId),
+    /// Page `k` (from 1) of a miner's submissions.
+    MinerSubmissions(&'a MinerId, usize),
     Submission(&'a Sha256Hex),
     Rejected,
     Doc(&'a SiteDir),
@@ -378,6 +380,62 @@ fn submission_parts<'a>(index: &'a PatchIndex<'a>, global: &GlobalKey) -> Vec<Pa
         .collect()
 }
 
+/// The jobs of `miner`'s page and of its pages of submissions
+/// ([`PatchIndex::of_miner`]), with their sitemap entries. A page's key covers the
+/// rows it shows, each its campaign and its patch's fingerprint (which covers the
+/// patch's sha256, records and seats), and what its links depend on: the miner's page
+/// also its registrations and how many submissions and pages there are, a page of
+/// submissions whether a page follows it.
+fn miner_jobs<'a>(
+    archive: &'a Archive,
+    index: &PatchIndex<'a>,
+    global: &GlobalKey,
+    miner: &'a MinerId,
+) -> Vec<(Job<'a>, SitemapPage)> {
+    let all = index.of_miner(miner);
+    let total = all.len();
+    let rows_key = |h: &mut KeyHasher, rows: &[MinerPatch]| {
+        let mut bytes = Vec::with_capacity(rows.len() * 40);
+        for s in rows {
+            bytes.extend_from_slice(&(s.campaign as u64).to_le_bytes());
+            bytes.extend_from_slice(index.fingerprint(s.position).unwrap_or(&[0; 32]));
+        }
+        h.part(&bytes);
+    };
+    let name = format!("miner:{miner}");
+    let mut h = global.job(&name);
+    for c in &archive.campaigns {
+        if let Some(m) = c.miners.miners.iter().find(|m| &m.id == miner) {
+            h.part(c.id.as_str().as_bytes())
+                .part(m.registered_at.to_string().as_bytes());
+        }
+    }
+    h.part(&(total as u64).to_le_bytes());
+    rows_key(&mut h, &all[pages::miner::shown(total)]);
+    let mut jobs = vec![(
+        Job::new(name, h.finish(), Kind::Miner(miner)),
+        SitemapPage {
+            dir: SiteDir::miner(miner),
+            lastmod: None,
+        },
+    )];
+    let count = pages::miner::page_count(total);
+    for k in 1..=count {
+        let name = format!("miner:{miner}:{k}");
+        let mut h = global.job(&name);
+        h.part(if k < count { b"next" } else { b"last" });
+        rows_key(&mut h, &all[pages::miner::of_page(k, total)]);
+        jobs.push((
+            Job::new(name, h.finish(), Kind::MinerSubmissions(miner, k)),
+            SitemapPage {
+                dir: SiteDir::miner_submissions(miner, k),
+                lastmod: None,
+            },
+        ));
+    }
+    jobs
+}
+
 /// The jobs of the site, each with its key, and the pages of [`Segment::Site`] for its
 /// sitemap: every job of [`Segment::Site`], and those of each part in `parts` whose
 /// `listed` flag is set (a part that is not listed is kept whole). Every id that names
@@ -473,33 +531,13 @@ fn jobs<'a>(
 
     // Keyed in parallel: each reads its patches' fingerprints (80,000 at 10,000 rounds).
     let miners: Vec<&MinerId> = index.miners().collect();
-    let keyed: Vec<(&MinerId, Sha256Hex)> = miners
+    let keyed: Vec<Vec<(Job<'a>, SitemapPage)>> = miners
         .into_par_iter()
-        .map(|miner| {
-            let mut h = global.job(&format!("miner:{miner}"));
-            for c in &archive.campaigns {
-                if let Some(m) = c.miners.miners.iter().find(|m| &m.id == miner) {
-                    h.part(c.id.as_str().as_bytes())
-                        .part(m.registered_at.to_string().as_bytes());
-                }
-            }
-            // Its patches' records and appearances: each one's campaign and fingerprint
-            // (which covers its sha256).
-            let mut patches = Vec::new();
-            for (ci, position, _) in index.of_miner(miner) {
-                patches.extend_from_slice(&(ci as u64).to_le_bytes());
-                patches.extend_from_slice(index.fingerprint(position).unwrap_or(&[0; 32]));
-            }
-            h.part(&patches);
-            (miner, h.finish())
-        })
+        .map(|miner| miner_jobs(archive, index, global, miner))
         .collect();
-    for (miner, key) in keyed {
-        jobs.push(Job::new(format!("miner:{miner}"), key, Kind::Miner(miner)));
-        sitemap.push(SitemapPage {
-            dir: SiteDir::miner(miner),
-            lastmod: None,
-        });
+    for (job, page) in keyed.into_iter().flatten() {
+        jobs.push(job);
+        sitemap.push(page);
     }
 
     for dir in &docs.index.dirs {
@@ -722,6 +760,10 @@ fn run_job(
             pages::entry::entry_page(&c.id, loaded(slot, c, *i, inputs)?, *entry)?,
         ),
         Kind::Miner(m) => emit(renderer, pages::miner::page(archive, index, m)?),
+        Kind::MinerSubmissions(m, k) => emit(
+            renderer,
+            pages::miner::submissions_page(archive, index, m, *k)?,
+        ),
         Kind::Submission(p) => emit(renderer, pages::submission::page(index, p)?),
         Kind::Doc(dir) => {
             let doc = docs.page(dir)?;

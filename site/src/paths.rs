@@ -148,6 +148,12 @@ impl SiteDir {
         Self(format!("m/{id}/"))
     }
 
+    /// `m/<miner>/submissions/<k>/`: the miner's submissions numbered `(k − 1) × 100 + 1`
+    /// to `k × 100` ([`crate::pages::miner::SUBMISSIONS_PER_PAGE`]).
+    pub fn miner_submissions(id: &MinerId, k: usize) -> Self {
+        Self(format!("m/{id}/submissions/{k}/"))
+    }
+
     /// `s/<patch sha256>/`.
     pub fn submission(sha256: &Sha256Hex) -> Self {
         Self(format!("s/{sha256}/"))

@@ -27,6 +27,14 @@ pub const TEMPLATES: &[(&str, &str)] = &[
     ("index.html", include_str!("../../templates/index.html")),
     ("miner.html", include_str!("../../templates/miner.html")),
     (
+        "miner-submissions.html",
+        include_str!("../../templates/miner-submissions.html"),
+    ),
+    (
+        "_submissions-table.html",
+        include_str!("../../templates/_submissions-table.html"),
+    ),
+    (
         "rejected.html",
         include_str!("../../templates/rejected.html"),
     ),

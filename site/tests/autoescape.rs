@@ -13,7 +13,9 @@ use receipts::model::Timestamp;
 use serde::Serialize;
 use serde_json::Value;
 use site::pages::PageOut;
+use site::pages::miner::{SubmissionsPageLink, SubmissionsPageModel};
 use site::pages::submission::PatchIndex;
+use site::paths::SiteDir;
 use site::render::{TEMPLATES, render};
 use site::verdicts::Verdicts;
 
@@ -119,6 +121,36 @@ fn every_template_escapes_every_string_of_its_model() {
         &site::pages::miner::page(&archive, &index, miner).unwrap(),
         &mut covered,
     );
+    // A page of submissions, with both links, from the miner page's rows (the case's
+    // miners have too few submissions for pages of their own).
+    let miner_page = site::pages::miner::page(&archive, &index, miner).unwrap();
+    let link = |k: usize| SubmissionsPageLink {
+        first: 100 * k - 99,
+        last: 100 * k,
+        href: SiteDir::miner_submissions(miner, k),
+    };
+    check(
+        &PageOut {
+            dir: SiteDir::miner_submissions(miner, 2),
+            template: "miner-submissions.html",
+            model: SubmissionsPageModel {
+                miner: miner.to_string(),
+                title: "Submissions 101–200".to_owned(),
+                miner_href: SiteDir::miner(miner),
+                range: link(2),
+                submissions: miner_page.model.submissions.clone(),
+                previous: Some(link(1)),
+                next: Some(link(3)),
+                table: miner_page.model.table.clone(),
+            },
+            files: Vec::new(),
+        },
+        &mut covered,
+    );
+    // And the miner page with links to its pages of submissions.
+    let mut paged = miner_page;
+    paged.model.pages = vec![link(1), link(2)];
+    check(&paged, &mut covered);
     let patch = index.patches().next().unwrap();
     check(
         &site::pages::submission::page(&index, patch).unwrap(),
@@ -143,10 +175,11 @@ fn every_template_escapes_every_string_of_its_model() {
         },
         &mut covered,
     );
-    // base.html is in every page, the partial in the two pages of rounds above; every
-    // other template was rendered above.
+    // base.html is in every page, the partials in the two pages of rounds and the two
+    // of submissions above; every other template was rendered above.
     covered.insert("base.html");
     covered.insert("_rounds-table.html");
+    covered.insert("_submissions-table.html");
     let all: BTreeSet<&str> = TEMPLATES.iter().map(|(n, _)| *n).collect();
     assert_eq!(covered, all);
 }

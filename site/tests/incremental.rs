@@ -571,3 +571,68 @@ fn a_file_of_a_job_gone_is_removed_unless_a_kept_job_lists_it_too() {
         "the kept lines are written again as they were"
     );
 }
+
+/// Writes the record of a submission of miner `later` to campaign `tiny`, committed
+/// `second` seconds after 2026-12-01T23:10:00Z (before the builds' instant), its patch
+/// named by `seed`.
+fn add_record(data: &Path, seed: &str, second: u32) -> Sha256Hex {
+    let sha = Sha256Hex::digest(seed.as_bytes());
+    let at = format!("2026-12-01T23:{}:{:02}Z", 10 + second / 60, second % 60);
+    let record = serde_json::json!({
+        "campaign": "tiny",
+        "commitment": sha.as_str(),
+        "events": [{"at": at, "kind": "transition", "reason": "commitment recorded", "to": "committed"}],
+        "miner": "later",
+        "requeues": 0,
+        "sha256": sha.as_str(),
+        "sizeBytes": 300,
+        "state": "committed",
+    });
+    let path = data.join(format!("tiny/submissions/{sha}.json"));
+    std::fs::write(path, serde_json::to_vec_pretty(&record).unwrap()).unwrap();
+    sha
+}
+
+#[test]
+fn a_new_submission_rewrites_the_miner_page_and_its_last_page_of_submissions_only() {
+    let f = fixture();
+    // Miner `later` has 2 submissions in the case; 148 more make a page and a half.
+    for i in 0..148 {
+        add_record(&f.data, &format!("patch {i}"), i);
+    }
+    build(&f, false).unwrap();
+    let before = snapshot(&f.out);
+    for page in [
+        "m/later/submissions/1/index.html",
+        "m/later/submissions/2/index.html",
+    ] {
+        assert!(before.contains_key(page), "{page}");
+    }
+    assert!(!before.contains_key("m/later/submissions/3/index.html"));
+
+    let patch = add_record(&f.data, "one more", 148);
+    build(&f, false).unwrap();
+    let (changed, gone) = touched(&before, &snapshot(&f.out));
+    assert_eq!(gone, BTreeSet::new());
+    let page = format!("s/{patch}/index.html");
+    assert_eq!(
+        changed
+            .iter()
+            .filter(|n| !n.starts_with('.') && !n.starts_with("sitemap"))
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+        // Not the front page: its queue length counts queued submissions, and this one
+        // is only committed.
+        [
+            "m/later/index.html",
+            "m/later/submissions.csv",
+            "m/later/submissions.json",
+            "m/later/submissions/2/index.html",
+            "m/later/submissions/2/submissions.csv",
+            "m/later/submissions/2/submissions.json",
+            &format!("s/{patch}/events.csv"),
+            &format!("s/{patch}/events.json"),
+            page.as_str(),
+        ]
+    );
+}

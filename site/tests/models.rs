@@ -225,3 +225,243 @@ fn rounds_pages_hold_a_hundred_round_numbers_each() {
         );
     }
 }
+
+#[test]
+fn a_miner_with_more_than_a_hundred_submissions_has_pages_of_a_hundred() {
+    let mut archive = archive();
+    let campaign = &mut archive.campaigns[0];
+    // Miner `later` has 2 submissions (23:01 and 23:02); 248 more, one a second from
+    // 23:10, come after them.
+    for i in 0..248u32 {
+        let sha = receipts::model::Sha256Hex::digest(format!("patch {i}").as_bytes());
+        campaign.submissions.push(site::archive::SubmissionSummary {
+            sha256: sha.clone(),
+            campaign: campaign.id.clone(),
+            miner: "later".parse().unwrap(),
+            state: receipts::model::PipelineState::Committed,
+            committed_at: Some(
+                format!("2026-12-01T23:{}:{:02}Z", 10 + i / 60, i % 60)
+                    .parse()
+                    .unwrap(),
+            ),
+            path: format!("{sha}.json").into(),
+            file_sha256: sha,
+        });
+    }
+    campaign.submissions.sort_by(|a, b| a.sha256.cmp(&b.sha256));
+    let index = PatchIndex::new(&archive);
+    let later: receipts::model::MinerId = "later".parse().unwrap();
+
+    let page = pages::miner::page(&archive, &index, &later).unwrap();
+    let m = &page.model;
+    assert_eq!(
+        (m.total, m.first_shown, m.submissions.len()),
+        (250, 151, 100)
+    );
+    assert_eq!(
+        m.pages
+            .iter()
+            .map(|p| (p.first, p.last, p.href.as_str()))
+            .collect::<Vec<_>>(),
+        [
+            (1, 100, "m/later/submissions/1/"),
+            (101, 200, "m/later/submissions/2/"),
+            (201, 250, "m/later/submissions/3/"),
+        ]
+    );
+    // The last 100 in commitment order: from the 149th added (23:12:28) to the last.
+    assert_eq!(
+        m.submissions[0].committed_at.as_deref(),
+        Some("2026-12-01T23:12:28Z")
+    );
+    assert_eq!(
+        m.submissions[99].committed_at.as_deref(),
+        Some("2026-12-01T23:14:07Z")
+    );
+    // The CSV holds the rows shown.
+    assert_eq!(text(&page.files[0]).1.lines().count(), 101);
+
+    let first = pages::miner::submissions_page(&archive, &index, &later, 1).unwrap();
+    let f = &first.model;
+    assert_eq!(f.title, "Submissions 1–100 of miner later");
+    assert_eq!(
+        (
+            f.submissions.len(),
+            f.previous.is_none(),
+            f.next.as_ref().map(|n| n.first)
+        ),
+        (100, true, Some(101))
+    );
+    // The case's own two first, then the added ones from 23:10:00.
+    assert_eq!(
+        f.submissions
+            .iter()
+            .take(3)
+            .map(|s| s.committed_at.as_deref().unwrap())
+            .collect::<Vec<_>>(),
+        [
+            "2026-12-01T23:01:00Z",
+            "2026-12-01T23:02:00Z",
+            "2026-12-01T23:10:00Z"
+        ]
+    );
+    let last = pages::miner::submissions_page(&archive, &index, &later, 3).unwrap();
+    let l = &last.model;
+    assert_eq!(last.dir.as_str(), "m/later/submissions/3/");
+    assert_eq!(
+        (
+            l.submissions.len(),
+            l.previous.as_ref().map(|p| p.last),
+            l.next.is_none()
+        ),
+        (50, Some(200), true)
+    );
+    assert_eq!(l.submissions[49], m.submissions[99]);
+    for k in [0, 4] {
+        assert!(matches!(
+            pages::miner::submissions_page(&archive, &index, &later, k),
+            Err(site::SiteError::InvalidId { .. })
+        ));
+    }
+}
+
+/// The index against a plain reading of the archive: two campaigns sharing patches,
+/// records whose miner is not the one a round names, and patches without a record.
+#[test]
+fn the_patch_index_is_what_a_plain_reading_of_the_archive_gives() {
+    use receipts::model::{MinerId, Sha256Hex};
+    let mut archive = archive();
+    let mut second = archive.campaigns[0].clone();
+    second.id = "tiny2".parse().unwrap();
+    // The second campaign: its records are the first's committed by another miner, an hour
+    // later; and 300 more patches of three miners, to fill many first bytes.
+    for s in &mut second.submissions {
+        s.campaign = second.id.clone();
+        s.miner = "other".parse().unwrap();
+        s.committed_at = s
+            .committed_at
+            .map(|t| Timestamp::from_unix_seconds(t.datetime().unix_timestamp() + 3600).unwrap());
+    }
+    for i in 0..300u32 {
+        let sha = Sha256Hex::digest(format!("patch {i}").as_bytes());
+        let summary = site::archive::SubmissionSummary {
+            sha256: sha.clone(),
+            campaign: second.id.clone(),
+            miner: ["fast", "later", "other"][i as usize % 3].parse().unwrap(),
+            state: receipts::model::PipelineState::Committed,
+            // Every seventh without events: no commitment time.
+            committed_at: (i % 7 != 0).then(|| {
+                Timestamp::from_unix_seconds(1_796_000_000 + i64::from(i * 37 % 101)).unwrap()
+            }),
+            path: format!("{sha}.json").into(),
+            file_sha256: sha,
+        };
+        if i % 2 == 0 {
+            second.submissions.push(summary.clone());
+        }
+        if i % 5 == 0 {
+            let mut first = summary;
+            first.campaign = archive.campaigns[0].id.clone();
+            archive.campaigns[0].submissions.push(first);
+        }
+    }
+    for c in [&mut archive.campaigns[0], &mut second] {
+        c.submissions.sort_by(|a, b| a.sha256.cmp(&b.sha256));
+    }
+    archive.campaigns.push(second);
+    let index = PatchIndex::new(&archive);
+
+    // Every patch, sorted, with its records in campaign order and its seats in campaign
+    // then round order.
+    // Per patch: its records' campaigns and its seats' (campaign index, round).
+    type Expected<'a> = (Vec<&'a str>, Vec<(usize, u64)>);
+    let mut expected: std::collections::BTreeMap<&Sha256Hex, Expected<'_>> = Default::default();
+    for (ci, c) in archive.campaigns.iter().enumerate() {
+        for s in &c.submissions {
+            expected
+                .entry(&s.sha256)
+                .or_default()
+                .0
+                .push(s.campaign.as_str());
+        }
+        for r in &c.rounds {
+            for e in &r.entries {
+                if let Some(p) = &e.patch {
+                    expected.entry(p).or_default().1.push((ci, r.number));
+                }
+            }
+        }
+    }
+    assert_eq!(
+        index.patches().collect::<Vec<_>>(),
+        expected.keys().copied().collect::<Vec<_>>()
+    );
+    for (position, (patch, (records, seats))) in expected.iter().enumerate() {
+        assert_eq!(index.patch(position), Some(*patch));
+        let got: Vec<&str> = index
+            .records(patch)
+            .iter()
+            .map(|s| s.campaign.as_str())
+            .collect();
+        assert_eq!(&got, records, "{patch}");
+        let got: Vec<(usize, u64)> = index
+            .seats(patch)
+            .iter()
+            .map(|s| {
+                let ci = archive
+                    .campaigns
+                    .iter()
+                    .position(|c| &c.id == s.campaign)
+                    .unwrap();
+                (ci, s.round.number)
+            })
+            .collect();
+        assert_eq!(&got, seats, "{patch}");
+    }
+    // Each miner's patches once per campaign, its own record's commitment time first.
+    let miners: Vec<&MinerId> = index.miners().collect();
+    assert_eq!(
+        miners.iter().map(|m| m.as_str()).collect::<Vec<_>>(),
+        ["fast", "later", "other"]
+    );
+    for miner in miners {
+        let mut want: Vec<(usize, bool, Option<Timestamp>, &Sha256Hex)> = Vec::new();
+        for (ci, c) in archive.campaigns.iter().enumerate() {
+            let mut patches: Vec<&Sha256Hex> = (c.submissions.iter())
+                .filter(|s| &s.miner == miner)
+                .map(|s| &s.sha256)
+                .collect();
+            for r in &c.rounds {
+                for e in &r.entries {
+                    if e.miner.as_ref() == Some(miner) {
+                        patches.extend(&e.patch);
+                    }
+                }
+            }
+            patches.sort();
+            patches.dedup();
+            for p in patches {
+                let at = (c.submissions.iter())
+                    .find(|s| &s.sha256 == p && &s.miner == miner)
+                    .and_then(|s| s.committed_at);
+                want.push((ci, at.is_none(), at, p));
+            }
+        }
+        want.sort();
+        let got: Vec<(usize, bool, Option<Timestamp>, &Sha256Hex)> = index
+            .of_miner(miner)
+            .iter()
+            .map(|p| {
+                let at = index.miner_record(p).and_then(|s| s.committed_at);
+                assert!(index.miner_record(p).is_none_or(|s| &s.miner == miner));
+                (
+                    p.campaign,
+                    at.is_none(),
+                    at,
+                    index.patch(p.position).unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(got, want, "{miner}");
+    }
+}

@@ -1,15 +1,23 @@
-//! A miner's page `/m/<miner>/`: every submission of the miner and where each stands (its
+//! A miner's page `/m/<miner>/`: the miner's submissions and where each stands (its
 //! pipeline state from the evaluator's unsigned record, and the verified rounds it ran
-//! in).
+//! in), with every submission on the pages `/m/<miner>/submissions/<k>/` of
+//! [`SUBMISSIONS_PER_PAGE`] each.
 
-use receipts::model::{MinerId, Timestamp};
+use receipts::model::MinerId;
 use serde::Serialize;
 
 use crate::archive::Archive;
 use crate::error::SiteError;
-use crate::pages::submission::{Appearance, PatchIndex, Seat};
+use crate::pages::submission::{Appearance, MinerPatch, PatchIndex, Seat};
 use crate::pages::{PageOut, TableLinks, TableRow, table_files};
 use crate::paths::SiteDir;
+
+/// Submissions per page of a miner's submissions (`/m/<miner>/submissions/<k>/` holds
+/// those numbered `(k − 1) × 100 + 1` to `k × 100` in [`PatchIndex::of_miner`] order), and the
+/// most the miner's own page shows: at 10,000 rounds the benchmark's miners have ≈ 800
+/// submissions each, and a page listing all of them was rendered again for every round
+/// the miner ran in.
+pub const SUBMISSIONS_PER_PAGE: usize = 100;
 
 /// The model of `/m/<miner>/`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -18,10 +26,61 @@ pub struct MinerModel {
     pub miner: String,
     /// Campaigns whose registry lists the miner, with the registration time (unsigned).
     pub registered: Vec<Registration>,
-    /// The miner's submissions, by campaign then first event.
+    /// How many submissions the miner has.
+    pub total: usize,
+    /// The number (from 1, in [`PatchIndex::of_miner`] order) of the first one shown.
+    pub first_shown: usize,
+    /// The last [`SUBMISSIONS_PER_PAGE`] submissions in [`PatchIndex::of_miner`] order (all of
+    /// them when there are no more).
     pub submissions: Vec<SubmissionRow>,
-    /// The submissions table as CSV and JSON.
+    /// The pages of every submission, when there are more than the page shows (empty
+    /// otherwise).
+    pub pages: Vec<SubmissionsPageLink>,
+    /// The shown submissions as CSV and JSON.
     pub table: TableLinks,
+}
+
+/// The model of `/m/<miner>/submissions/<k>/`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct SubmissionsPageModel {
+    /// The miner id.
+    pub miner: String,
+    /// `Submissions 101–200 of miner <miner>`.
+    pub title: String,
+    /// The miner's page.
+    pub miner_href: SiteDir,
+    /// This page's numbers and permalink.
+    pub range: SubmissionsPageLink,
+    /// Its submissions, in [`PatchIndex::of_miner`] order.
+    pub submissions: Vec<SubmissionRow>,
+    /// The page before, if any.
+    pub previous: Option<SubmissionsPageLink>,
+    /// The page after, if any.
+    pub next: Option<SubmissionsPageLink>,
+    /// Its table as CSV and JSON.
+    pub table: TableLinks,
+}
+
+/// A link to one page of a miner's submissions.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct SubmissionsPageLink {
+    /// The number of its first submission (from 1).
+    pub first: usize,
+    /// The number of its last.
+    pub last: usize,
+    /// The page.
+    pub href: SiteDir,
+}
+
+impl SubmissionsPageLink {
+    /// Page `k` (from 1) of `miner`'s `total` submissions.
+    fn of(miner: &MinerId, k: usize, total: usize) -> Self {
+        Self {
+            first: (k - 1) * SUBMISSIONS_PER_PAGE + 1,
+            last: (k * SUBMISSIONS_PER_PAGE).min(total),
+            href: SiteDir::miner_submissions(miner, k),
+        }
+    }
 }
 
 /// A registration in a campaign's miner registry.
@@ -79,6 +138,27 @@ impl TableRow for SubmissionRow {
     }
 }
 
+/// How many pages of submissions `total` submissions fill: none when the miner's page
+/// shows them all.
+pub fn page_count(total: usize) -> usize {
+    if total > SUBMISSIONS_PER_PAGE {
+        total.div_ceil(SUBMISSIONS_PER_PAGE)
+    } else {
+        0
+    }
+}
+
+/// Which of `total` submissions the miner's page shows: the last [`SUBMISSIONS_PER_PAGE`].
+pub fn shown(total: usize) -> std::ops::Range<usize> {
+    total.saturating_sub(SUBMISSIONS_PER_PAGE)..total
+}
+
+/// Which of `total` submissions page `k` (from 1) holds.
+pub fn of_page(k: usize, total: usize) -> std::ops::Range<usize> {
+    let start = (k.saturating_sub(1) * SUBMISSIONS_PER_PAGE).min(total);
+    start..(start + SUBMISSIONS_PER_PAGE).min(total)
+}
+
 /// Builds `/m/<miner>/`.
 ///
 /// Errors: [`SiteError::Serialize`] when the table does not serialise.
@@ -100,54 +180,99 @@ pub fn page(
             })
         })
         .collect();
-    let mut submissions: Vec<(Option<Timestamp>, SubmissionRow)> = index
-        .of_miner(miner)
-        .filter_map(|(ci, position, patch)| {
-            let campaign = archive.campaigns.get(ci)?;
-            let record = index
-                .records_at(position)
-                .iter()
-                .find(|s| s.campaign == campaign.id && &s.miner == miner);
-            let committed = record.and_then(|s| s.committed_at);
-            Some((
-                committed,
-                SubmissionRow {
-                    campaign: campaign.id.to_string(),
-                    sha256: patch.to_string(),
-                    short: patch.short(),
-                    href: SiteDir::submission(patch),
-                    state: record.map(|s| s.state.to_string()),
-                    committed_at: committed.map(|t| t.to_string()),
-                    rounds: index
-                        .seats_at(position)
-                        .iter()
-                        .filter(|s| s.campaign == &campaign.id)
-                        .map(Seat::appearance)
-                        .collect(),
-                },
-            ))
-        })
-        .collect();
-    // By campaign, then commitment time (patches without a local record last), then sha256.
-    submissions.sort_by(|(at_a, a), (at_b, b)| {
-        (&a.campaign, at_a.is_none(), at_a, &a.sha256).cmp(&(
-            &b.campaign,
-            at_b.is_none(),
-            at_b,
-            &b.sha256,
-        ))
-    });
-    let submissions: Vec<SubmissionRow> = submissions.into_iter().map(|(_, row)| row).collect();
-    let (table, files) = table_files(&dir, "submissions", &submissions)?;
+    let all = index.of_miner(miner);
+    let total = all.len();
+    let range = shown(total);
+    let first_shown = range.start + 1;
+    let rows = rows(archive, index, &all[range]);
+    let (table, files) = table_files(&dir, "submissions", &rows)?;
     Ok(PageOut {
         dir,
         template: "miner.html",
         model: MinerModel {
             miner: miner.to_string(),
             registered,
-            submissions,
+            total,
+            first_shown,
+            submissions: rows,
+            pages: (1..=page_count(total))
+                .map(|k| SubmissionsPageLink::of(miner, k, total))
+                .collect(),
             table,
         },
         files: files.into(),
     })
+}
+
+/// Builds `/m/<miner>/submissions/<k>/`.
+///
+/// Errors: [`SiteError::InvalidId`] when `k` is 0 or past [`page_count`];
+/// [`SiteError::Serialize`] when the table does not serialise.
+pub fn submissions_page(
+    archive: &Archive,
+    index: &PatchIndex<'_>,
+    miner: &MinerId,
+    k: usize,
+) -> Result<PageOut<SubmissionsPageModel>, SiteError> {
+    let all = index.of_miner(miner);
+    let total = all.len();
+    let count = page_count(total);
+    if k == 0 || k > count {
+        return Err(SiteError::InvalidId {
+            field: "submissions page",
+            value: k.to_string(),
+            rule: "a page from 1 to the miner's page count",
+        });
+    }
+    let dir = SiteDir::miner_submissions(miner, k);
+    let range = SubmissionsPageLink::of(miner, k, total);
+    let rows = rows(archive, index, &all[of_page(k, total)]);
+    let (table, files) = table_files(&dir, "submissions", &rows)?;
+    Ok(PageOut {
+        dir,
+        template: "miner-submissions.html",
+        model: SubmissionsPageModel {
+            miner: miner.to_string(),
+            title: format!(
+                "Submissions {}–{} of miner {miner}",
+                range.first, range.last
+            ),
+            miner_href: SiteDir::miner(miner),
+            range,
+            submissions: rows,
+            previous: (k > 1).then(|| SubmissionsPageLink::of(miner, k - 1, total)),
+            next: (k < count).then(|| SubmissionsPageLink::of(miner, k + 1, total)),
+            table,
+        },
+        files: files.into(),
+    })
+}
+
+/// The table rows of `submissions`.
+fn rows(
+    archive: &Archive,
+    index: &PatchIndex<'_>,
+    submissions: &[MinerPatch],
+) -> Vec<SubmissionRow> {
+    submissions
+        .iter()
+        .filter_map(|s| {
+            let campaign = archive.campaigns.get(s.campaign)?;
+            let patch = index.patch(s.position)?;
+            let record = index.miner_record(s);
+            let committed = record.and_then(|r| r.committed_at);
+            Some(SubmissionRow {
+                campaign: campaign.id.to_string(),
+                sha256: patch.to_string(),
+                short: patch.short(),
+                href: SiteDir::submission(patch),
+                state: record.map(|r| r.state.to_string()),
+                committed_at: committed.map(|t| t.to_string()),
+                rounds: (index.seats_at(s.position).iter())
+                    .filter(|seat| seat.campaign == &campaign.id)
+                    .map(Seat::appearance)
+                    .collect(),
+            })
+        })
+        .collect()
 }

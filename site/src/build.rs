@@ -404,11 +404,8 @@ fn miner_jobs<'a>(
     };
     let name = format!("miner:{miner}");
     let mut h = global.job(&name);
-    for c in &archive.campaigns {
-        if let Some(m) = c.miners.miners.iter().find(|m| &m.id == miner) {
-            h.part(c.id.as_str().as_bytes())
-                .part(m.registered_at.to_string().as_bytes());
-        }
+    for r in pages::miner::registrations(archive, miner) {
+        h.part(r.campaign.as_bytes()).part(r.at.as_bytes());
     }
     h.part(&(total as u64).to_le_bytes());
     rows_key(&mut h, &all[pages::miner::shown(total)]);

@@ -75,9 +75,10 @@ pub struct SubmissionsPageLink {
 impl SubmissionsPageLink {
     /// Page `k` (from 1) of `miner`'s `total` submissions.
     fn of(miner: &MinerId, k: usize, total: usize) -> Self {
+        let numbers = of_page(k, total);
         Self {
-            first: (k - 1) * SUBMISSIONS_PER_PAGE + 1,
-            last: (k * SUBMISSIONS_PER_PAGE).min(total),
+            first: numbers.start + 1,
+            last: numbers.end,
             href: SiteDir::miner_submissions(miner, k),
         }
     }
@@ -138,6 +139,23 @@ impl TableRow for SubmissionRow {
     }
 }
 
+/// The campaigns whose registry lists `miner`, in the archive's order, with the time of
+/// its registration (unsigned).
+pub fn registrations(archive: &Archive, miner: &MinerId) -> Vec<Registration> {
+    archive
+        .campaigns
+        .iter()
+        .filter_map(|c| {
+            let m = c.miners.miners.iter().find(|m| &m.id == miner)?;
+            Some(Registration {
+                campaign: c.id.to_string(),
+                href: SiteDir::campaign(&c.id),
+                at: m.registered_at.to_string(),
+            })
+        })
+        .collect()
+}
+
 /// How many pages of submissions `total` submissions fill: none when the miner's page
 /// shows them all.
 pub fn page_count(total: usize) -> usize {
@@ -168,18 +186,7 @@ pub fn page(
     miner: &MinerId,
 ) -> Result<PageOut<MinerModel>, SiteError> {
     let dir = SiteDir::miner(miner);
-    let registered = archive
-        .campaigns
-        .iter()
-        .filter_map(|c| {
-            let m = c.miners.miners.iter().find(|m| &m.id == miner)?;
-            Some(Registration {
-                campaign: c.id.to_string(),
-                href: SiteDir::campaign(&c.id),
-                at: m.registered_at.to_string(),
-            })
-        })
-        .collect();
+    let registered = registrations(archive, miner);
     let all = index.of_miner(miner);
     let total = all.len();
     let range = shown(total);

@@ -171,8 +171,7 @@ impl Seat<'_> {
 
 /// What the submission and miner pages look up, built once per build: every patch's
 /// records and verified appearances with their fingerprint, and every miner's patches in
-/// the order its pages list them.
-/// Held as sorted vectors and ranges rather than maps of vectors, and built in parallel
+/// the order its pages list them. Held as sorted vectors and ranges rather than maps of vectors, and built in parallel
 /// by the first byte of the patches' sha256: at 10,000 rounds of the benchmark it indexes
 /// 80,000 records and 70,000 seats, and a build that adds one round reads all of them.
 pub struct PatchIndex<'a> {
@@ -207,7 +206,8 @@ pub struct MinerPatch {
     pub campaign: usize,
     /// Its position in [`PatchIndex::patches`].
     pub position: usize,
-    /// When the miner's record of it in that campaign has its first event.
+    /// When the miner's record of it in that campaign has its first event: the record's
+    /// `committed_at`, copied here so that sorting a miner's patches reads no record.
     committed_at: Option<Timestamp>,
     /// The miner's record of it in that campaign, if any: its index in
     /// [`PatchIndex::records`]. Found while indexing, so that listing a miner's pages

@@ -887,7 +887,7 @@ fn a_previous_round_forged_and_re_signed_with_the_evaluator_key_is_refused() {
     // The seat handed to the entry the rule did not seat.
     let challenger = &record.entries[1];
     let other = receipts::model::Leader {
-        patch: challenger.patch.clone().unwrap(),
+        patch: challenger.patch.unwrap(),
         miner: challenger.miner.clone().unwrap(),
     };
     let mut forged = record.clone();
@@ -1043,7 +1043,7 @@ fn a_round_number_named_by_a_submission_is_never_reused() {
     let fixture = fixture(FIXED_RATE, &[("fast", "max_num_seqs", "8")]);
     ok(&round(&fixture, None, None));
     let (_, record) = sealed(&fixture, 1);
-    let patch = record.entries[1].patch.clone().unwrap();
+    let patch = record.entries[1].patch.unwrap();
     let rounds = fixture.data.join("tiny/rounds");
     std::fs::remove_dir_all(rounds.join("1")).unwrap();
     let output = round(&fixture, None, None);

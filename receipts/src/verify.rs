@@ -733,10 +733,11 @@ pub enum FailureReason {
     DigestMismatch {
         /// The file.
         name: String,
-        /// The subject's digest.
-        expected: Sha256Hex,
+        /// The subject's digest (boxed, as are the other digests of a failure: a
+        /// `Result` of a check stays small).
+        expected: Box<Sha256Hex>,
         /// The file's digest.
-        actual: Sha256Hex,
+        actual: Box<Sha256Hex>,
     },
     /// A file or the bundle directory that cannot be read.
     #[error("`{name}` cannot be read: {message}")]
@@ -775,9 +776,9 @@ pub enum FailureReason {
         /// The seed's field, e.g. `seeds.itemSeed`.
         seed: String,
         /// The commitment written.
-        commitment: Sha256Hex,
+        commitment: Box<Sha256Hex>,
         /// sha256(seed ‖ salt).
-        actual: Sha256Hex,
+        actual: Box<Sha256Hex>,
     },
     /// A seed commitment that is not the one published when the round opened.
     #[error(
@@ -789,9 +790,9 @@ pub enum FailureReason {
         /// The seed's field, e.g. `seeds.itemSeed`.
         seed: String,
         /// The receipt's commitment.
-        receipt: Sha256Hex,
+        receipt: Box<Sha256Hex>,
         /// The round-opened statement's commitment.
-        round_opened: Sha256Hex,
+        round_opened: Box<Sha256Hex>,
     },
     /// An entry's `scorePpm` differs from the one recomputed from the throughputs.
     #[error(
@@ -844,9 +845,9 @@ pub enum FailureReason {
         /// `patch`).
         field: String,
         /// The digest recorded.
-        recorded: Sha256Hex,
+        recorded: Box<Sha256Hex>,
         /// The file's sha256.
-        actual: Sha256Hex,
+        actual: Box<Sha256Hex>,
     },
     /// An input copy does not parse or does not fit the receipt.
     #[error("`{file}`: {message}")]
@@ -863,9 +864,9 @@ pub enum FailureReason {
     )]
     RequestSequenceMismatch {
         /// The digest recorded.
-        recorded: Sha256Hex,
+        recorded: Box<Sha256Hex>,
         /// The digest regenerated.
-        recomputed: Sha256Hex,
+        recomputed: Box<Sha256Hex>,
     },
     /// A file the predicate names (field `field`) is not a subject of the envelope, so
     /// nothing signed says what it holds.
@@ -986,9 +987,9 @@ pub enum FailureReason {
         /// The round.
         round: u64,
         /// Its `previousReceipt`.
-        claimed: Option<Sha256Hex>,
+        claimed: Option<Box<Sha256Hex>>,
         /// The previous round's Statement digest (`None` for round 1).
-        recomputed: Option<Sha256Hex>,
+        recomputed: Option<Box<Sha256Hex>>,
     },
     /// A round of the chain names another campaign (id or digest) than the chain's.
     #[error("round {round} {field} is `{claimed}`, the chain's campaign is `{chain_value}`")]
@@ -1869,8 +1870,8 @@ fn check_subject<'s>(
     if actual != subject.digest.sha256 {
         return Err(FailureReason::DigestMismatch {
             name: name.to_owned(),
-            expected: subject.digest.sha256.clone(),
-            actual,
+            expected: Box::new(subject.digest.sha256),
+            actual: Box::new(actual),
         });
     }
     Ok(())

@@ -160,7 +160,7 @@ fn sub_streams_and_correctness_items_never_repeat_a_prompt() {
             assert!((4..=40).contains(&item.prompt.len()));
             assert!((1..=8).contains(&item.max_tokens));
             // Short prompts from a 64-word vocabulary may collide; count distinct ones.
-            seen.insert(item.prompt_sha256.clone());
+            seen.insert(item.prompt_sha256);
             total += 1;
         }
         // Arrival offsets start at 0 and never decrease.

@@ -681,7 +681,7 @@ pub async fn take_outputs(
         }
         outputs.push(ItemOutput {
             index: item.item_index,
-            prompt_sha256: item.prompt_sha256.clone(),
+            prompt_sha256: item.prompt_sha256,
             prompt_token_ids: greedy.prompt_token_ids,
             token_ids: greedy.token_ids,
             top_k: greedy.top_k,
@@ -830,7 +830,7 @@ pub async fn reference_items(
         )?;
         items.push(CorrectnessItem {
             index: output.index,
-            prompt_sha256: output.prompt_sha256.clone(),
+            prompt_sha256: output.prompt_sha256,
             prompt_tokens: u32::try_from(prompt.len()).unwrap_or(u32::MAX),
             output_token_ids: output.token_ids.clone(),
             distance_micro_nats: correctness::item_distance_micro_nats(&positions),

@@ -79,7 +79,7 @@ impl SubmissionSummary {
     /// The summary of `record`, read from `path` as `bytes`.
     pub fn of(path: &Path, bytes: &[u8], record: &Submission) -> Self {
         Self {
-            sha256: record.sha256.clone(),
+            sha256: record.sha256,
             campaign: record.campaign.clone(),
             miner: record.miner.clone(),
             state: record.state,
@@ -231,7 +231,7 @@ pub fn verified_files(report: &VerifyReport, subjects: &[Subject]) -> BTreeMap<S
     subjects
         .iter()
         .filter(|s| passed.contains(s.name.as_str()))
-        .map(|s| (s.name.clone(), s.digest.sha256.clone()))
+        .map(|s| (s.name.clone(), s.digest.sha256))
         .collect()
 }
 
@@ -316,7 +316,7 @@ impl RoundSummary {
                     role: e.role,
                     status: e.status,
                     miner: e.miner.clone(),
-                    patch: e.patch.clone(),
+                    patch: e.patch,
                     score_ppm: v.score_ppm.value,
                 })
             })
@@ -324,7 +324,7 @@ impl RoundSummary {
         Ok(Self {
             number: round.number,
             dir: round.dir.clone(),
-            statement_digest: round.statement_digest.clone(),
+            statement_digest: round.statement_digest,
             verified_at: round.verified_at,
             predicate_type: view.verification.predicate_type.clone(),
             status: record.outcome.status,

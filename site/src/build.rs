@@ -832,7 +832,7 @@ fn run_one<'m>(
     let mut done = Done {
         name: job.name.clone(),
         record: JobRecord::Made {
-            key: job.key.clone(),
+            key: job.key,
             files: MadeFiles::default(),
         },
         html_pages: 0,
@@ -877,7 +877,7 @@ fn run_one<'m>(
     let written = write();
     files.sort();
     done.record = JobRecord::Made {
-        key: job.key.clone(),
+        key: job.key,
         files: MadeFiles::new(&files),
     };
     match written {
@@ -1248,7 +1248,7 @@ fn write_manifest(
     for (part, listed) in plan.parts.iter().zip(plan.listed) {
         let record = if *listed {
             let records = by_segment.get(&part.segment);
-            let key = if failed { always() } else { part.key.clone() };
+            let key = if failed { always() } else { part.key };
             Some(line(key, records.unwrap_or(&BTreeMap::new())))
         } else {
             plan.previous.segment(&part.segment).cloned()

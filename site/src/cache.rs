@@ -745,7 +745,7 @@ mod tests {
         jobs.insert(
             "round:demo:101".to_owned(),
             JobRecord::Made {
-                key: k.clone(),
+                key: k,
                 files: MadeFiles::new(std::slice::from_ref(&page)),
             },
         );
@@ -758,7 +758,7 @@ mod tests {
         let segments = BTreeMap::from([(
             block.clone(),
             SegmentRecord {
-                key: s.clone(),
+                key: s,
                 jobs: 1,
                 html: 1,
                 files: 1,

@@ -102,7 +102,7 @@ fn without_checks(report: &VerifyReport) -> VerifyReport {
     VerifyReport {
         bundle: report.bundle.clone(),
         checks: Vec::new(),
-        statement_digest: report.statement_digest.clone(),
+        statement_digest: report.statement_digest,
         predicate_type: report.predicate_type.clone(),
         signed_by: report.signed_by.clone(),
     }
@@ -154,7 +154,7 @@ pub fn load_archive_cached(
         let mut submissions = dir.list_submissions_by(|path, bytes, record| {
             SubmissionSummary::of(path, bytes, &record)
         })?;
-        submissions.sort_by(|a, b| a.sha256.cmp(&b.sha256));
+        submissions.sort_by_key(|a| a.sha256);
         for n in dir.round_numbers()? {
             bundles.push((campaigns.len(), n, dir.round_dir(n)));
         }
@@ -239,7 +239,7 @@ pub fn load_archive_cached(
                             verifier::verify_round_bundle(dir, keyring, &VerifyOptions::at(p.at));
                         let kept = key.filter(|_| report.passed());
                         if let Some(key) = &kept {
-                            verdicts.put(key.clone(), stamp, &report);
+                            verdicts.put(*key, stamp, &report);
                         }
                         (report, record, kept)
                     }
@@ -247,7 +247,7 @@ pub fn load_archive_cached(
             }
         };
         let link = record.as_ref().map(ChainLink::of);
-        let report = match (record, p.statement_digest.clone()) {
+        let report = match (record, p.statement_digest) {
             (Some(record), Some(digest)) if report.passed() => {
                 let round = record.round;
                 let at = p.at;

@@ -158,7 +158,7 @@ impl ApiSeat {
     fn of(leader: Option<&Leader>) -> Option<Self> {
         leader.map(|l| Self {
             miner: l.miner.clone(),
-            patch: l.patch.clone(),
+            patch: l.patch,
         })
     }
 }

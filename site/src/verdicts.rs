@@ -255,7 +255,7 @@ impl Line {
         Some(Self {
             key,
             stamp,
-            statement_digest: report.statement_digest.clone(),
+            statement_digest: report.statement_digest,
             predicate_type: report.predicate_type.clone(),
             signed_by: report.signed_by.clone(),
             names,
@@ -444,7 +444,7 @@ impl Verdicts {
             if text.get(72..83) == Some(br#"","stamp":""#.as_slice())
                 && let Some(stamp) = field(83..147)
             {
-                stamps.insert(stamp, key.clone());
+                stamps.insert(stamp, key);
             }
             index.insert(key, (start, text.len()));
         }
@@ -468,7 +468,7 @@ impl Verdicts {
     /// recorded that stamp, with that key (the one [`Verdicts::report`] reads it back
     /// under); `None` when no line did.
     pub fn get_by_stamp(&self, stamp: &Sha256Hex, dir: &Path) -> Option<(Sha256Hex, VerifyReport)> {
-        let key = self.stamps.lock().ok()?.get(stamp)?.clone();
+        let key = *self.stamps.lock().ok()?.get(stamp)?;
         let report = self.get(&key, Some(stamp), dir)?;
         Some((key, report))
     }
@@ -498,10 +498,10 @@ impl Verdicts {
         let (mut line, report) = parse_line(&text, key, dir)?;
         if line.stamp.as_ref() != stamp {
             line.stamp = stamp.cloned();
-            self.keep(key.clone(), &serde_json::to_string(&line).ok()?);
+            self.keep(*key, &serde_json::to_string(&line).ok()?);
         } else if let Some(at) = place {
             // Unchanged: it stays where it is in the previous build's file.
-            self.retained.lock().ok()?.insert(key.clone(), at);
+            self.retained.lock().ok()?.insert(*key, at);
         }
         self.hits.fetch_add(1, Ordering::Relaxed);
         Some(report)
@@ -526,7 +526,7 @@ impl Verdicts {
         if !report.passed() {
             return;
         }
-        let Some(line) = Line::of(key.clone(), stamp, report) else {
+        let Some(line) = Line::of(key, stamp, report) else {
             return;
         };
         if let Ok(text) = serde_json::to_string(&line) {
@@ -704,7 +704,7 @@ fn parse_line(text: &str, key: &Sha256Hex, dir: &Path) -> Option<(Line, VerifyRe
     let report = VerifyReport {
         bundle: dir.to_owned(),
         checks,
-        statement_digest: line.statement_digest.clone(),
+        statement_digest: line.statement_digest,
         predicate_type: line.predicate_type.clone(),
         signed_by: line.signed_by.clone(),
     };
@@ -754,7 +754,7 @@ mod tests {
         let report = passed_report(&dir);
         let key = Sha256Hex::digest(b"k");
         let cache = Verdicts::default();
-        cache.put(key.clone(), None, &report);
+        cache.put(key, None, &report);
         let mut failed = passed_report(&dir);
         failed.fail(
             CheckName::File,
@@ -810,7 +810,7 @@ mod tests {
         }
         report.not_applicable(CheckName::HostSteal, Some("logs/è".to_owned()), "v2");
         let key = Sha256Hex::digest(b"k");
-        let line = Line::of(key.clone(), None, &report).unwrap();
+        let line = Line::of(key, None, &report).unwrap();
         assert_eq!(line.names.len(), 6);
         assert_eq!(
             &line.checks[3..7],
@@ -832,7 +832,7 @@ mod tests {
         assert_eq!(line.not_applicable, [(2, "v1".into()), (90, "v2".into())]);
 
         let cache = Verdicts::default();
-        cache.put(key.clone(), None, &report);
+        cache.put(key, None, &report);
         std::fs::write(tmp.path().join(VERDICTS_FILE), cache.to_bytes()).unwrap();
         let written = cache.to_bytes().len();
         let spelled_out: usize = (report.checks.iter())
@@ -851,7 +851,7 @@ mod tests {
         let dir = Path::new("b");
         let key = Sha256Hex::digest(b"k");
         let report = passed_report(dir);
-        let line = Line::of(key.clone(), None, &report).unwrap();
+        let line = Line::of(key, None, &report).unwrap();
         let text = serde_json::to_string(&line).unwrap();
         assert!(parse_line(&text, &key, dir).is_some());
         for bad in [
@@ -859,7 +859,7 @@ mod tests {
             (0, Some(1), None),
             (9, None, None),
         ] {
-            let mut line = Line::of(key.clone(), None, &report).unwrap();
+            let mut line = Line::of(key, None, &report).unwrap();
             line.checks[2] = bad.clone();
             let text = serde_json::to_string(&line).unwrap();
             assert!(parse_line(&text, &key, dir).is_none(), "{bad:?}");
@@ -867,7 +867,7 @@ mod tests {
         let mut report = passed_report(dir);
         report.pass(CheckName::Subject, Some("é".to_owned()));
         report.pass(CheckName::Subject, Some("éa".to_owned()));
-        let mut line = Line::of(key.clone(), None, &report).unwrap();
+        let mut line = Line::of(key, None, &report).unwrap();
         assert_eq!(line.checks[4], (1, Some(2), Some("a".to_owned())));
         line.checks[4] = (1, Some(1), Some("x".to_owned()));
         let text = serde_json::to_string(&line).unwrap();
@@ -881,8 +881,8 @@ mod tests {
         let report = passed_report(&dir);
         let (key, other) = (Sha256Hex::digest(b"k"), Sha256Hex::digest(b"o"));
         let cache = Verdicts::default();
-        cache.put(key.clone(), None, &report);
-        cache.put(other.clone(), None, &report);
+        cache.put(key, None, &report);
+        cache.put(other, None, &report);
         std::fs::write(tmp.path().join(VERDICTS_FILE), cache.to_bytes()).unwrap();
 
         let read = Verdicts::load(tmp.path()).unwrap();
@@ -910,8 +910,8 @@ mod tests {
         let report = passed_report(&dir);
         let [a, b, c] = [b"a", b"b", b"c"].map(|k| Sha256Hex::digest(k));
         let first = Verdicts::default();
-        first.put(a.clone(), None, &report);
-        first.put(b.clone(), None, &report);
+        first.put(a, None, &report);
+        first.put(b, None, &report);
         // A line cut short by a build that stopped while appending: not read.
         let mut bytes = first.to_bytes();
         let whole = bytes.len();
@@ -923,11 +923,11 @@ mod tests {
         for key in [&a, &b] {
             assert_eq!(read.get(key, None, &dir), Some(report.clone()));
         }
-        read.put(c.clone(), None, &report);
+        read.put(c, None, &report);
         assert!(read.append_to(&path).unwrap());
         // The previous lines as they were, the cut one written over, the new one after.
         let mut line = Verdicts::default();
-        line.put(c.clone(), None, &report);
+        line.put(c, None, &report);
         let added = line.to_bytes().split_off(HEADER.len() + 1);
         assert_eq!(
             std::fs::read(&path).unwrap(),
@@ -936,7 +936,7 @@ mod tests {
         assert_eq!(read.report(&c, &dir), Some(report.clone()));
         line = Verdicts::default();
         for key in [&a, &b, &c] {
-            line.put(key.clone(), None, &report);
+            line.put(*key, None, &report);
         }
         // Read again: the same verdicts as a cache written whole, in key order.
         let again = Verdicts::load(tmp.path()).unwrap();
@@ -982,7 +982,7 @@ mod tests {
         let report = passed_report(&blocked);
         let key = Sha256Hex::digest(b"k");
         let cache = Verdicts::empty(&blocked);
-        cache.put(key.clone(), None, &report);
+        cache.put(key, None, &report);
         assert_eq!(cache.report(&key, &blocked), None);
         let error = cache.write_to(&mut Vec::new()).unwrap_err();
         assert_eq!(
@@ -1005,7 +1005,7 @@ mod tests {
             Sha256Hex::digest(b"t"),
         );
         let cache = Verdicts::default();
-        cache.put(key.clone(), Some(stamp.clone()), &report);
+        cache.put(key, Some(stamp), &report);
         std::fs::write(tmp.path().join(VERDICTS_FILE), cache.to_bytes()).unwrap();
 
         let read = Verdicts::load(tmp.path()).unwrap();
@@ -1014,10 +1014,7 @@ mod tests {
             Some(&key),
             "the stamp is read from its fixed place in the line"
         );
-        assert_eq!(
-            read.get_by_stamp(&stamp, &dir),
-            Some((key.clone(), report.clone()))
-        );
+        assert_eq!(read.get_by_stamp(&stamp, &dir), Some((key, report.clone())));
         assert_eq!(read.report(&key, &dir), Some(report.clone()));
         assert_eq!(read.hits(), 1, "reading a kept report back is not a hit");
         assert_eq!(read.get_by_stamp(&later, &dir), None);
@@ -1045,13 +1042,13 @@ mod tests {
         std::fs::write(dir.join("probes/a.json"), "[1]").unwrap();
         let later = SystemTime::now() + Duration::from_secs(3600);
         let first = bundle_stamp(dir, later).unwrap().expect("a stamp");
-        assert_eq!(bundle_stamp(dir, later).unwrap(), Some(first.clone()));
+        assert_eq!(bundle_stamp(dir, later).unwrap(), Some(first));
         // Changed after the limit (within the racy window): no stamp.
         assert_eq!(
             bundle_stamp(dir, stamp_limit(SystemTime::now())).unwrap(),
             None
         );
-        assert_ne!(Some(first.clone()), bundle_digest(dir).ok());
+        assert_ne!(Some(first), bundle_digest(dir).ok());
 
         let path = dir.join("probes/a.json");
         let mtime = std::fs::metadata(&path).unwrap().modified().unwrap();

@@ -84,7 +84,7 @@ fn hostile_round(tmp: &Path) -> VerifiedRound {
     record.entries[0].infra_failure = Some(TypedOrText::Text(text.clone()));
 
     // The diff: hostile file names and lines, invalid UTF-8, the token.
-    let patch = record.entries[1].patch.clone().unwrap();
+    let patch = record.entries[1].patch.unwrap();
     let mut diff = format!(
         "diff --git a/{SCRIPT}.py b/{BREAKOUT}.py\n--- a/{LINK}\n+++ b/{BIDI}\n\
          @@ -0,0 +1,4 @@\n+{SCRIPT}\n+{OSC8}{ANSI}\n+"

@@ -84,7 +84,7 @@ fn archive() -> Archive {
     round2.record.started_at = time("2026-12-02T08:00:00Z");
     round2.record.ended_at = time("2026-12-02T08:00:03.5Z");
     let fast = Leader {
-        patch: round1.record.entries[1].patch.clone().expect("a patch"),
+        patch: round1.record.entries[1].patch.expect("a patch"),
         miner: "fast".parse().expect("a miner id"),
     };
     round2.record.outcome.leader_after = Some(fast.clone());

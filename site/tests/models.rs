@@ -235,7 +235,7 @@ fn a_miner_with_more_than_a_hundred_submissions_has_pages_of_a_hundred() {
     for i in 0..248u32 {
         let sha = receipts::model::Sha256Hex::digest(format!("patch {i}").as_bytes());
         campaign.submissions.push(site::archive::SubmissionSummary {
-            sha256: sha.clone(),
+            sha256: sha,
             campaign: campaign.id.clone(),
             miner: "later".parse().unwrap(),
             state: receipts::model::PipelineState::Committed,
@@ -248,7 +248,7 @@ fn a_miner_with_more_than_a_hundred_submissions_has_pages_of_a_hundred() {
             file_sha256: sha,
         });
     }
-    campaign.submissions.sort_by(|a, b| a.sha256.cmp(&b.sha256));
+    campaign.submissions.sort_by_key(|a| a.sha256);
     let index = PatchIndex::new(&archive);
     let later: receipts::model::MinerId = "later".parse().unwrap();
 
@@ -345,7 +345,7 @@ fn the_patch_index_is_what_a_plain_reading_of_the_archive_gives() {
     for i in 0..300u32 {
         let sha = Sha256Hex::digest(format!("patch {i}").as_bytes());
         let summary = site::archive::SubmissionSummary {
-            sha256: sha.clone(),
+            sha256: sha,
             campaign: second.id.clone(),
             miner: ["fast", "later", "other"][i as usize % 3].parse().unwrap(),
             state: receipts::model::PipelineState::Committed,
@@ -366,7 +366,7 @@ fn the_patch_index_is_what_a_plain_reading_of_the_archive_gives() {
         }
     }
     for c in [&mut archive.campaigns[0], &mut second] {
-        c.submissions.sort_by(|a, b| a.sha256.cmp(&b.sha256));
+        c.submissions.sort_by_key(|a| a.sha256);
     }
     archive.campaigns.push(second);
     let index = PatchIndex::new(&archive);

@@ -149,7 +149,7 @@ fn rerun_entry(entry: &Entry, comparison: Comparison, rerun: Option<RerunMeasure
         index: entry.index,
         role: entry.role,
         miner: entry.miner.clone(),
-        patch: entry.patch.clone(),
+        patch: entry.patch,
         original_status: entry.status,
         original_score_ppm: entry.score_ppm,
         comparison,
@@ -210,8 +210,8 @@ fn compare_entry(
     };
     if original.engine.config_sha256 != rerun.engine.config_sha256 {
         findings.push(bad(FindingKind::EngineConfig {
-            original: original.engine.config_sha256.clone(),
-            rerun: rerun.engine.config_sha256.clone(),
+            original: original.engine.config_sha256,
+            rerun: rerun.engine.config_sha256,
         }));
     }
     let reason = |e: &Entry| {
@@ -381,8 +381,8 @@ pub(crate) fn compare_round(
         findings.push(Finding {
             severity: Severity::Bad,
             check: FindingKind::RequestSequence {
-                original: sides.original.request_sequence_digest.clone(),
-                rerun: sides.rerun.request_sequence_digest.clone(),
+                original: sides.original.request_sequence_digest,
+                rerun: sides.rerun.request_sequence_digest,
             },
         });
     }

@@ -279,7 +279,7 @@ pub fn rerun(
         hardware: inner_record.map(|r| r.hardware.at_start.clone()),
         started_at,
         ended_at: Timestamp::now(),
-        request_sequence_digest: inner_record.map(|r| r.request_sequence_digest.clone()),
+        request_sequence_digest: inner_record.map(|r| r.request_sequence_digest),
         tolerance,
         noise: inner_record.and_then(|r| r.noise),
         round,

@@ -55,12 +55,12 @@ impl ChainLink {
             .iter()
             .find(|e| e.role == Role::Incumbent)
             .map(|e| {
-                let seat = e.patch.clone().zip(e.miner.clone());
+                let seat = e.patch.zip(e.miner.clone());
                 (e.index, seat.map(|(patch, miner)| Leader { patch, miner }))
             });
         Self {
             round: record.round,
-            previous_receipt: record.previous_receipt.clone(),
+            previous_receipt: record.previous_receipt,
             campaign: record.campaign.clone(),
             leader_before: record.outcome.leader_before.clone(),
             leader_after: record.outcome.leader_after.clone(),
@@ -103,12 +103,12 @@ pub(crate) fn check_chain(chain: &Path, links: &mut [Link<'_>]) {
                     blocked_by: CheckName::PredicateSchema,
                 },
             );
-            previous = Some((link.report.statement_digest.clone(), None));
+            previous = Some((link.report.statement_digest, None));
             expected += 1;
             continue;
         };
         let place = link.place.unwrap_or(u64::MAX);
-        let previous_digest = previous.as_ref().and_then(|(d, _)| d.clone());
+        let previous_digest = previous.as_ref().and_then(|(d, _)| *d);
         let order = if place != expected {
             Err(FailureReason::ChainGap {
                 chain: chain_name.clone(),
@@ -126,8 +126,8 @@ pub(crate) fn check_chain(chain: &Path, links: &mut [Link<'_>]) {
         } else if record.previous_receipt != previous_digest {
             Err(FailureReason::ChainFork {
                 round: record.round,
-                claimed: record.previous_receipt.clone(),
-                recomputed: previous_digest,
+                claimed: record.previous_receipt.map(Box::new),
+                recomputed: previous_digest.map(Box::new),
             })
         } else {
             Ok(())
@@ -144,7 +144,7 @@ pub(crate) fn check_chain(chain: &Path, links: &mut [Link<'_>]) {
             link.report
                 .record(CheckName::ChainIncumbent, Some(bundle.clone()), result);
         }
-        previous = Some((link.report.statement_digest.clone(), Some(record)));
+        previous = Some((link.report.statement_digest, Some(record)));
         expected = place.saturating_add(1);
     }
 }
@@ -192,8 +192,8 @@ pub fn verify_last_round(
     } else if record.previous_receipt.as_ref() != Some(&digest) {
         Err(FailureReason::ChainFork {
             round: record.round,
-            claimed: record.previous_receipt.clone(),
-            recomputed: Some(digest),
+            claimed: record.previous_receipt.map(Box::new),
+            recomputed: Some(Box::new(digest)),
         })
     } else {
         Ok(())

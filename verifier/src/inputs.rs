@@ -89,8 +89,8 @@ fn check_campaign(
             return Err(FailureReason::InputDigestMismatch {
                 file: file.to_owned(),
                 field: "campaign.digest".to_owned(),
-                recorded: recorded.clone(),
-                actual: frozen.digest,
+                recorded: Box::new(*recorded),
+                actual: Box::new(frozen.digest),
             });
         }
         if frozen.campaign.id != record.campaign.id {
@@ -146,8 +146,8 @@ fn check_request_sequence(
     let result = match recomputed {
         Ok(digest) if digest == record.request_sequence_digest => Ok(()),
         Ok(digest) => Err(FailureReason::RequestSequenceMismatch {
-            recorded: record.request_sequence_digest.clone(),
-            recomputed: digest,
+            recorded: Box::new(record.request_sequence_digest),
+            recomputed: Box::new(digest),
         }),
         Err(e) => Err(FailureReason::InputInvalid {
             file: PROMPTS_INPUT.to_owned(),
@@ -179,8 +179,8 @@ fn digest_matches(
         Err(FailureReason::InputDigestMismatch {
             file: file.to_owned(),
             field: field.to_owned(),
-            recorded: recorded.clone(),
-            actual,
+            recorded: Box::new(*recorded),
+            actual: Box::new(actual),
         })
     }
 }

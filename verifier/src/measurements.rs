@@ -14,21 +14,19 @@
 
 use std::collections::BTreeMap;
 
-use hdrhistogram::Histogram;
-
 use receipts::model::{
     DriftCheck, Entry, EntryInfraFailure, EntryMeasurement, EntryPass, EntryStatus, FrozenCampaign,
     HostLoad, LatencyKind, MeasurementOutcome, PassStatus, Percentile, ProbeRecord, ProbeVerdict,
     RateSearchSpec, RoundRecord, RunMeasurement, RunSummary, Sla, SlaUnmetReason, TokenCount,
     TypedOrText,
 };
-use receipts::rules::histogram::decode_histogram;
+use receipts::rules::histogram::{Recorded, decode_recorded};
 use receipts::rules::host::steal_exceeds;
 use receipts::rules::score::{
     drift_bp, probe_throughput_milli_rps, probe_throughput_range, run_throughputs,
 };
 use receipts::rules::search::{RateSearch, probe_unreachable};
-use receipts::rules::sla::{max_probes_per_run, required_requests, verdict, walk};
+use receipts::rules::sla::{max_probes_per_run, required_requests, verdict, walk_recorded};
 use receipts::verify::{CheckName, FailureReason, VerifyReport};
 
 use crate::PredicateVersion;
@@ -522,8 +520,8 @@ fn runs_named(
 /// decode).
 struct Decoded {
     /// The SLA's latency histogram (e2e, TTFT or TPOT).
-    sla: Histogram<u64>,
-    send_lag: Histogram<u64>,
+    sla: Recorded,
+    send_lag: Recorded,
 }
 
 /// `probe.histograms`, then `probe.percentile`, `probe.overBound`, `probe.verdict` on
@@ -581,14 +579,14 @@ fn check_probe(
 
     let failed = u64::from(probe.requests).saturating_sub(u64::from(probe.completed));
     // One walk per histogram for every figure read from it.
-    let lag = walk(
+    let lag = walk_recorded(
         &decoded.send_lag,
         [Percentile::P50, Percentile::P99],
         0,
         None,
     );
     let [lag_p50, lag_p99] = lag.values.map(|value| value.unwrap_or(0));
-    let sla_walk = walk(
+    let sla_walk = walk_recorded(
         sla_histogram,
         [sla.percentile],
         failed,
@@ -619,7 +617,7 @@ fn check_probe(
     });
     report.record(CheckName::ProbePercentile, target.clone(), percentile);
 
-    let over_bound = failed + sla_walk.over_bound;
+    let over_bound = failed.saturating_add(sla_walk.over_bound);
     let required = (over_bound <= REQUIRED_REQUESTS_LIMIT)
         .then(|| required_requests(over_bound, sla.percentile))
         .flatten();
@@ -674,9 +672,8 @@ fn check_probe(
 }
 
 /// Decodes every histogram of `probe`, keeping the SLA's (`latency`) and send lag's,
-/// which are decoded last (each other one is dropped once it decoded: a decoded
-/// histogram holds 184 KiB of counts); the first that does not decode (bad base64, over
-/// a size limit, truncated) is the failure, naming the field.
+/// which are decoded last; the first that does not decode (bad base64, over a size
+/// limit, truncated) is the failure, naming the field.
 fn decode_all(
     file: &str,
     at: &str,
@@ -685,7 +682,7 @@ fn decode_all(
 ) -> Result<Decoded, FailureReason> {
     let h = &probe.histograms;
     let decode = |name: &str, text: &str| {
-        decode_histogram(text).map_err(|e| FailureReason::ArtifactUnreadable {
+        decode_recorded(text).map_err(|e| FailureReason::ArtifactUnreadable {
             file: format!("{file} {at}.histograms.{name}"),
             message: e.to_string(),
         })

@@ -151,7 +151,7 @@ impl Runs {
 /// The seat an entry would hold: its patch and miner.
 fn leader_of(entry: &Entry) -> Option<Leader> {
     Some(Leader {
-        patch: entry.patch.clone()?,
+        patch: entry.patch?,
         miner: entry.miner.clone()?,
     })
 }

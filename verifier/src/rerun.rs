@@ -102,9 +102,9 @@ fn check_original(
     if actual != original.statement_digest {
         return Err(FailureReason::InputDigestMismatch {
             file: file.to_owned(),
-            actual,
+            actual: Box::new(actual),
             field: "original.statementDigest".to_owned(),
-            recorded: original.statement_digest.clone(),
+            recorded: Box::new(original.statement_digest),
         });
     }
     let invalid = |message: String| FailureReason::InputInvalid {

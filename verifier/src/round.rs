@@ -315,8 +315,8 @@ fn seed_commitment(
     if !reveal.is_consistent() {
         Err(FailureReason::SeedInconsistent {
             seed: name.to_owned(),
-            commitment: reveal.commitment.clone(),
-            actual: SeedReveal::commit(reveal.seed, reveal.salt).commitment,
+            commitment: Box::new(reveal.commitment),
+            actual: Box::new(SeedReveal::commit(reveal.seed, reveal.salt).commitment),
         })
     } else {
         match published {
@@ -327,8 +327,8 @@ fn seed_commitment(
             Some(Some(p)) => Err(FailureReason::SeedCommitmentMismatch {
                 file: record.round_opened.clone(),
                 seed: name.to_owned(),
-                receipt: reveal.commitment.clone(),
-                round_opened: p.clone(),
+                receipt: Box::new(reveal.commitment),
+                round_opened: Box::new(*p),
             }),
             Some(None) => Err(files::recomputed(
                 &record.round_opened,

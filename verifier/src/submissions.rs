@@ -102,7 +102,7 @@ pub(crate) fn check_submissions(campaign_dir: &Path, rounds: &[SealedRound<'_>])
                 continue;
             }
         };
-        held.insert(submission.sha256.clone());
+        held.insert(submission.sha256);
         let result = campaign.check_record(&file, &name, &submission);
         report.record(CheckName::SubmissionRecord, target.clone(), result);
         let result = check_transitions(&file, &submission);
@@ -374,7 +374,7 @@ impl Campaign<'_> {
     ) -> Result<(), FailureReason> {
         let expected_name = format!("{}.json", submission.sha256);
         if name != expected_name {
-            return Err(recomputed(file, "sha256", &submission.sha256, name));
+            return Err(recomputed(file, "sha256", submission.sha256, name));
         }
         if submission.campaign.as_str() != self.id {
             return Err(recomputed(file, "campaign", &submission.campaign, &self.id));
@@ -405,7 +405,7 @@ impl Campaign<'_> {
             return Err(recomputed(
                 file,
                 "commitment",
-                &submission.commitment,
+                submission.commitment,
                 format!("{} (it passed `fetched`)", submission.sha256),
             ));
         }
@@ -421,7 +421,7 @@ impl Campaign<'_> {
             return Err(recomputed(
                 file,
                 "sha256",
-                &submission.sha256,
+                submission.sha256,
                 format!("{actual} (the sha256 of `{diff}`)"),
             ));
         }

@@ -515,7 +515,7 @@ pub fn check_archive_log(
         if let Some(e) = entry {
             at.entry((e.campaign.clone(), e.round, e.kind == EntryKind::Receipt))
                 .or_default()
-                .push((index as u64, e.envelope_sha256.clone()));
+                .push((index as u64, e.envelope_sha256));
         }
     }
     let mut findings = Vec::new();

@@ -103,7 +103,7 @@ impl Verification {
                 .and_then(PredicateVersion::of)
                 .map(|v| v.name()),
             predicate_type: report.predicate_type.clone(),
-            statement_digest: report.statement_digest.clone(),
+            statement_digest: report.statement_digest,
             signed_by: report.signed_by.clone(),
             checks: report.checks.len(),
             failed: failures.len(),
@@ -719,7 +719,7 @@ impl RoundView {
                     index: e.index,
                     role: Field::new(e.role, seat_ok),
                     miner: Field::new(e.miner.clone(), miner_ok),
-                    patch: Field::new(e.patch.clone(), patch_ok),
+                    patch: Field::new(e.patch, patch_ok),
                     patch_short: Field::new(e.patch.as_ref().map(Sha256Hex::short), patch_ok),
                     status: Field::new(e.status, signed),
                     score_ppm: Field::new(e.score_ppm, s_ok),
@@ -859,7 +859,7 @@ impl RoundView {
                     signed && checks.passed(CheckName::SeedCommitments, &format!("seeds.{name}"));
                 SeedView {
                     name,
-                    commitment: Field::new(reveal.commitment.clone(), ok),
+                    commitment: Field::new(reveal.commitment, ok),
                     seed: Field::new(reveal.seed, ok),
                     salt: Field::new(reveal.salt, ok),
                 }
@@ -925,7 +925,7 @@ impl RoundView {
                 matches("campaign.id") && campaign_ok,
             ),
             campaign_digest: Field::new(
-                record.campaign.digest.clone(),
+                record.campaign.digest,
                 matches("campaign.digest") && campaign_ok,
             ),
             status: Field::new(outcome.status, signed),
@@ -946,7 +946,7 @@ impl RoundView {
             sla: Field::new(record.sla.to_string(), signed),
             self_reported_tokens: Field::new(record.token_count == Some(TokenCount::Usage), signed),
             request_sequence_digest: Field::new(
-                record.request_sequence_digest.clone(),
+                record.request_sequence_digest,
                 signed && checks.passed(CheckName::RequestSequence, "requestSequenceDigest"),
             ),
             tool: Field::new(record.tool.clone(), signed),

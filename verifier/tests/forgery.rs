@@ -710,8 +710,8 @@ fn a_fork_fails_chain_previous_receipt() {
         reports[1].failures().next().and_then(|c| c.reason.clone()),
         Some(FailureReason::ChainFork {
             round: 2,
-            claimed: Some(other),
-            recomputed: Some(first),
+            claimed: Some(Box::new(other)),
+            recomputed: Some(Box::new(first)),
         })
     );
     assert_eq!(

@@ -263,7 +263,7 @@ fn round() -> (RoundRecord, RoundOpened) {
             .map(|e| SeatedEntry {
                 role: e.role,
                 miner: e.miner.clone(),
-                patch: e.patch.clone(),
+                patch: e.patch,
             })
             .collect(),
         seed_commitments: seeds.commitments(),
@@ -1023,7 +1023,7 @@ fn defended_seat() -> (RoundRecord, RoundOpened) {
             .map(|e| SeatedEntry {
                 role: e.role,
                 miner: e.miner.clone(),
-                patch: e.patch.clone(),
+                patch: e.patch,
             })
             .collect(),
         ..round().1
@@ -1076,7 +1076,7 @@ fn seated(record: &RoundRecord) -> Vec<SeatedEntry> {
         .map(|e| SeatedEntry {
             role: e.role,
             miner: e.miner.clone(),
-            patch: e.patch.clone(),
+            patch: e.patch,
         })
         .collect()
 }
@@ -1172,7 +1172,7 @@ fn chain_of_two(data: &Path, remeasure: Option<IncumbentRemeasure>) -> Vec<Verif
     let digest = read_statement_digest(&first_dir.join(ENVELOPE_FILE)).expect("digest");
     let (mut second, opened) = round();
     second.round = 2;
-    second.previous_receipt = Some(digest.clone());
+    second.previous_receipt = Some(digest);
     second.entries.truncate(2);
     second.passes = passes_of(2);
     second.entries[1].role = Role::Incumbent;

@@ -54,8 +54,8 @@ fn sequence_moved(seeds: &RevealedSeeds) -> (CheckName, Option<String>, FailureR
         CheckName::RequestSequence,
         Some("requestSequenceDigest".into()),
         FailureReason::RequestSequenceMismatch {
-            recorded: digest(REQUEST_SEQUENCE),
-            recomputed: request_sequence(seeds),
+            recorded: Box::new(digest(REQUEST_SEQUENCE)),
+            recomputed: Box::new(request_sequence(seeds)),
         },
     )
 }
@@ -117,9 +117,10 @@ fn a_changed_seed_breaks_its_commitment() {
                 Some("seeds.orderSeed".into()),
                 FailureReason::SeedInconsistent {
                     seed: "seeds.orderSeed".into(),
-                    commitment: seeds().order_seed.commitment,
-                    actual: SeedReveal::commit(Seed32([0xaa; 32]), changed.order_seed.salt)
-                        .commitment,
+                    commitment: Box::new(seeds().order_seed.commitment),
+                    actual: Box::new(
+                        SeedReveal::commit(Seed32([0xaa; 32]), changed.order_seed.salt).commitment,
+                    ),
                 }
             ),
             sequence_moved(&changed),
@@ -144,8 +145,8 @@ fn a_recommitted_seed_differs_from_the_published_commitment() {
                 FailureReason::SeedCommitmentMismatch {
                     file: OPENED.into(),
                     seed: "seeds.itemSeed".into(),
-                    receipt: reveal.commitment,
-                    round_opened: seeds().item_seed.commitment,
+                    receipt: Box::new(reveal.commitment),
+                    round_opened: Box::new(seeds().item_seed.commitment),
                 }
             ),
             sequence_moved(&changed),
@@ -162,8 +163,8 @@ fn a_changed_commitment_in_the_receipt_fails() {
         only(&report, CheckName::SeedCommitments),
         FailureReason::SeedInconsistent {
             seed: "seeds.promptSalt".into(),
-            commitment: forged_commitment,
-            actual: seeds().prompt_salt.commitment,
+            commitment: Box::new(forged_commitment),
+            actual: Box::new(seeds().prompt_salt.commitment),
         }
     );
 }
@@ -254,8 +255,8 @@ fn a_changed_miners_digest_fails() {
                 FailureReason::InputDigestMismatch {
                     file: MINERS_INPUT.into(),
                     field: "minersDigest".into(),
-                    recorded: forged_digest,
-                    actual: digest(MINERS_DIGEST),
+                    recorded: Box::new(forged_digest),
+                    actual: Box::new(digest(MINERS_DIGEST)),
                 }
             ),
         ]
@@ -558,11 +559,13 @@ fn an_edited_campaign_copy_fails_its_digest() {
                 FailureReason::InputDigestMismatch {
                     file: CAMPAIGN_INPUT.into(),
                     field: "campaign.digest".into(),
-                    recorded: predicate()["campaign"]["digest"]
-                        .as_str()
-                        .map(digest)
-                        .expect("digest"),
-                    actual: Sha256Hex::digest(edited.as_bytes()),
+                    recorded: Box::new(
+                        predicate()["campaign"]["digest"]
+                            .as_str()
+                            .map(digest)
+                            .expect("digest")
+                    ),
+                    actual: Box::new(Sha256Hex::digest(edited.as_bytes())),
                 }
             ),
             (
@@ -592,8 +595,8 @@ fn an_edited_diff_copy_fails_its_patch() {
         FailureReason::InputDigestMismatch {
             file: file.clone(),
             field: "patch".into(),
-            recorded: digest(PATCH),
-            actual: Sha256Hex::digest(b"diff --git a/x b/x\n"),
+            recorded: Box::new(digest(PATCH)),
+            actual: Box::new(Sha256Hex::digest(b"diff --git a/x b/x\n")),
         }
     );
 }
@@ -607,8 +610,8 @@ fn a_forged_request_sequence_digest_fails() {
     assert_eq!(
         only(&report, CheckName::RequestSequence),
         FailureReason::RequestSequenceMismatch {
-            recorded: forged_digest,
-            recomputed: digest(REQUEST_SEQUENCE),
+            recorded: Box::new(forged_digest),
+            recomputed: Box::new(digest(REQUEST_SEQUENCE)),
         }
     );
 }

@@ -470,7 +470,9 @@ impl Percentile {
     /// The nearest-rank index (1-based) of this percentile among `n` sorted samples:
     /// ⌈q·n⌉, at least 1 (content/measurement.md, Percentile).
     pub fn nearest_rank(&self, n: u64) -> u64 {
-        (u64::from(self.0) * n).div_ceil(1000).max(1)
+        // In u128: a forged histogram may count up to 2^64 − 1 samples.
+        let rank = (u128::from(self.0) * u128::from(n)).div_ceil(1000);
+        u64::try_from(rank).unwrap_or(u64::MAX).max(1)
     }
 }
 

@@ -325,13 +325,13 @@ impl RevealedSeeds {
     /// The commitments of these seeds.
     pub fn commitments(&self) -> SeedCommitments {
         SeedCommitments {
-            item_seed: self.item_seed.commitment.clone(),
-            order_seed: self.order_seed.commitment.clone(),
-            schedule_seed: self.schedule_seed.commitment.clone(),
-            correctness_seed: self.correctness_seed.commitment.clone(),
-            prompt_salt: self.prompt_salt.commitment.clone(),
-            sample_seed: self.sample_seed.as_ref().map(|s| s.commitment.clone()),
-            pass_seed: self.pass_seed.as_ref().map(|s| s.commitment.clone()),
+            item_seed: self.item_seed.commitment,
+            order_seed: self.order_seed.commitment,
+            schedule_seed: self.schedule_seed.commitment,
+            correctness_seed: self.correctness_seed.commitment,
+            prompt_salt: self.prompt_salt.commitment,
+            sample_seed: self.sample_seed.as_ref().map(|s| s.commitment),
+            pass_seed: self.pass_seed.as_ref().map(|s| s.commitment),
         }
     }
 }

@@ -445,7 +445,7 @@ impl Submission {
             at,
             kind: EventKind::Superseded {
                 miner: earlier.miner.clone(),
-                commitment: earlier.commitment.clone(),
+                commitment: earlier.commitment,
                 committed_at,
             },
             reason,

@@ -6,6 +6,7 @@
 use hdrhistogram::Histogram;
 
 use crate::model::{Percentile, ProbeVerdict, RateSearchSpec};
+use crate::rules::histogram::Recorded;
 
 /// The most probes one run's search may send: the bracket's probes (the minimum rate,
 /// then doubling, capped at the maximum) plus ⌈log2(10⁴ ÷ tolerance_bp)⌉ + 2 bisection
@@ -61,21 +62,55 @@ pub fn walk<const N: usize>(
     failed: u64,
     bound: Option<u64>,
 ) -> Walk<N> {
-    let total = h.len() + failed;
+    let buckets = h.iter_recorded().map(|b| {
+        (
+            h.highest_equivalent(b.value_iterated_to()),
+            b.count_at_value(),
+        )
+    });
+    walk_buckets(h.len(), buckets, percentiles, failed, bound)
+}
+
+/// [`walk`] over a histogram decoded into its recorded buckets
+/// ([`crate::rules::histogram::decode_recorded`]): the same figures, without the dense
+/// counters.
+pub fn walk_recorded<const N: usize>(
+    h: &Recorded,
+    percentiles: [Percentile; N],
+    failed: u64,
+    bound: Option<u64>,
+) -> Walk<N> {
+    walk_buckets(
+        h.len(),
+        h.buckets().iter().copied(),
+        percentiles,
+        failed,
+        bound,
+    )
+}
+
+/// The walk itself, over `len` samples in recorded buckets (highest equivalent value,
+/// count), ascending.
+fn walk_buckets<const N: usize>(
+    len: u64,
+    buckets: impl Iterator<Item = (u64, u64)>,
+    percentiles: [Percentile; N],
+    failed: u64,
+    bound: Option<u64>,
+) -> Walk<N> {
+    let total = len.saturating_add(failed);
     let mut values = [None; N];
     let ranks = percentiles.map(|p| p.nearest_rank(total));
     let mut pending = if total == 0 { 0 } else { N };
     let mut over_bound = 0u64;
     let mut seen = 0u64;
-    for bucket in h.iter_recorded() {
+    for (value, count) in buckets {
         if pending == 0 && bound.is_none() {
             break;
         }
-        let count = bucket.count_at_value();
-        let value = h.highest_equivalent(bucket.value_iterated_to());
-        seen += count;
+        seen = seen.saturating_add(count);
         if bound.is_some_and(|bound| value > bound) {
-            over_bound += count;
+            over_bound = over_bound.saturating_add(count);
         }
         if pending > 0 {
             for (slot, rank) in values.iter_mut().zip(ranks) {

@@ -70,10 +70,11 @@ pub enum WorkloadError {
     JsonlDigest {
         /// The file, as the campaign names it.
         path: String,
-        /// The campaign's `workload.prompt_source.sha256`.
-        expected: Sha256Hex,
+        /// The campaign's `workload.prompt_source.sha256` (boxed, as is `actual`: two
+        /// inline digests would make every `Result` of this module 150 bytes).
+        expected: Box<Sha256Hex>,
         /// The file's digest.
-        actual: Sha256Hex,
+        actual: Box<Sha256Hex>,
     },
     /// A line of the JSONL prompt file is not `{"prompt": "<text>"}`.
     #[error("prompt file `{path}` line {line}: {message}")]
@@ -688,8 +689,8 @@ fn parse_jsonl(
     if &actual != expected {
         return Err(WorkloadError::JsonlDigest {
             path: path.to_owned(),
-            expected: expected.clone(),
-            actual,
+            expected: Box::new(*expected),
+            actual: Box::new(actual),
         });
     }
     #[derive(serde::Deserialize)]

@@ -177,8 +177,7 @@ fn infra_failed_requeues_once() {
     let fx = fixture(&corpus_baseline());
     let sha = ingest_bytes(&fx, &corpus("benign_new_file"), MINER)
         .submission()
-        .sha256
-        .clone();
+        .sha256;
     let mut submission = fx.campaign_dir.load_submission(&sha).unwrap();
     let at = Timestamp::now();
     submission
@@ -279,8 +278,7 @@ fn status_finds_submissions_by_prefix() {
     let fx = fixture(&corpus_baseline());
     let sha = ingest_bytes(&fx, &corpus("benign_new_file"), MINER)
         .submission()
-        .sha256
-        .clone();
+        .sha256;
     let found = find_submission(&fx.campaign_dir, &sha.as_str()[..10]).unwrap();
     assert_eq!(found.sha256, sha);
     assert!(matches!(
@@ -501,8 +499,7 @@ fn a_failed_image_build_is_rejected_at_build_with_the_daemons_message() {
     let fx = docker_fixture();
     let sha = ingest_bytes(&fx, &corpus("benign_config_batched_tokens"), MINER)
         .submission()
-        .sha256
-        .clone();
+        .sha256;
     let builder = FakeImageBuilder {
         fail: Some("dockerfile parse error line 1: unknown instruction: FORM"),
     };
@@ -534,8 +531,7 @@ fn status_says_a_short_prefix_is_too_short() {
     let fx = fixture(&corpus_baseline());
     let sha = ingest_bytes(&fx, &corpus("benign_new_file"), MINER)
         .submission()
-        .sha256
-        .clone();
+        .sha256;
     let err = find_submission(&fx.campaign_dir, &sha.as_str()[..3]).unwrap_err();
     assert!(matches!(err, IngestError::PrefixTooShort { .. }), "{err:?}");
     assert!(

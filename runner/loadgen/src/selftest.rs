@@ -80,7 +80,7 @@ pub fn constant_items(count: u32, prompt_bytes: usize, max_tokens: u32) -> Vec<I
         .map(|i| Item {
             item_index: i,
             prompt: prompt.clone(),
-            prompt_sha256: prompt_sha256.clone(),
+            prompt_sha256,
             max_tokens,
             arrival_unit_ns: u64::from(i) * receipts::rules::workload::UNIT_GAP_NS,
         })

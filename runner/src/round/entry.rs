@@ -257,7 +257,7 @@ pub(crate) fn run_entry(
             );
         }
     };
-    record.engine.config_sha256 = tree.config_sha256.clone();
+    record.engine.config_sha256 = tree.config_sha256;
     start.line(&format!(
         "tree `{}`, config sha256 {}",
         tree.root.display(),
@@ -268,7 +268,7 @@ pub(crate) fn run_entry(
     let docker = matches!(ctx.frozen.campaign.backend, Backend::Docker(_));
     if docker && !baseline && planned.image.is_none() {
         let reason = error_chain(&StepError::NoImage {
-            patch: planned.patch.clone(),
+            patch: planned.patch,
         });
         start.line(&reason);
         return failed_before_the_engine(

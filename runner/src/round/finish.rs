@@ -351,10 +351,10 @@ fn build(ctx: &Ctx<'_>) -> Result<(RoundRecord, Vec<SubmissionUpdate>), RoundErr
         round: ctx.round,
         campaign: CampaignRef {
             id: ctx.frozen.campaign.id.clone(),
-            digest: ctx.frozen.digest.clone(),
+            digest: ctx.frozen.digest,
         },
-        miners_digest: setup.miners_digest.clone(),
-        previous_receipt: setup.previous_receipt.clone(),
+        miners_digest: setup.miners_digest,
+        previous_receipt: setup.previous_receipt,
         tool: Tool {
             name: "referee".into(),
             version: env!("CARGO_PKG_VERSION").into(),
@@ -364,7 +364,7 @@ fn build(ctx: &Ctx<'_>) -> Result<(RoundRecord, Vec<SubmissionUpdate>), RoundErr
             cpu_features: engines::hardware::cpu_features(),
         },
         seeds: setup.seeds.clone(),
-        request_sequence_digest: setup.request_sequence_digest.clone(),
+        request_sequence_digest: setup.request_sequence_digest,
         sla: ctx.frozen.campaign.sla.clone(),
         hardware,
         started_at: setup.started_at,
@@ -457,7 +457,7 @@ fn submission_updates(entries: &[Entry], round: u64, status: RoundStatus) -> Vec
         .iter()
         .filter(|e| e.role == Role::Challenger)
         .filter_map(|e| {
-            let patch = e.patch.clone()?;
+            let patch = e.patch?;
             let (to, reason) = match e.status {
                 EntryStatus::Scored => (
                     PipelineState::Scored,
@@ -533,7 +533,7 @@ fn not_run(planned: &PlannedEntry, backend: BackendKind, at: Timestamp) -> Entry
         index: planned.index,
         role: planned.role,
         miner: planned.miner.clone(),
-        patch: planned.patch.clone(),
+        patch: planned.patch,
         engine: unconfigured_engine(backend),
         status: EntryStatus::InfraFailed,
         disqualification: None,
@@ -875,7 +875,7 @@ mod outcome_tests {
             index,
             role,
             miner: who.as_ref().map(|l| l.miner.clone()),
-            patch: who.as_ref().map(|l| l.patch.clone()),
+            patch: who.as_ref().map(|l| l.patch),
             group: format!("entry {index}"),
             slug: format!("entry-{index}"),
             image: None,
@@ -908,7 +908,7 @@ mod outcome_tests {
             .filter_map(|e| {
                 Some(Contender {
                     leader: Leader {
-                        patch: e.patch.clone()?,
+                        patch: e.patch?,
                         miner: e.miner.clone()?,
                     },
                     throughput_milli_rps: (e.status == EntryStatus::Scored)

@@ -197,10 +197,10 @@ pub enum RoundError {
     CampaignChanged {
         /// `campaign.toml`.
         path: PathBuf,
-        /// Its digest now.
-        digest: Sha256Hex,
+        /// Its digest now (boxed, as is `frozen`: a `Result` of a round stays small).
+        digest: Box<Sha256Hex>,
         /// The digest the previous round's receipt records.
-        frozen: Sha256Hex,
+        frozen: Box<Sha256Hex>,
         /// The previous round.
         round: u64,
     },
@@ -460,7 +460,7 @@ fn pick_round(campaign_dir: &CampaignDir) -> Result<u64, RoundError> {
                 && round >= next
                 && named.as_ref().is_none_or(|(r, _, _)| round > *r)
             {
-                named = Some((round, submission.sha256.clone(), to.as_str()));
+                named = Some((round, submission.sha256, to.as_str()));
             }
         }
     }
@@ -1018,14 +1018,8 @@ mod tests {
         at: Timestamp,
     ) -> receipts::model::Submission {
         use receipts::model::{PipelineState, Submission};
-        let mut submission = Submission::committed(
-            sha.clone(),
-            "tiny".parse().unwrap(),
-            miner,
-            sha.clone(),
-            6,
-            at,
-        );
+        let mut submission =
+            Submission::committed(*sha, "tiny".parse().unwrap(), miner, *sha, 6, at);
         for to in [
             PipelineState::PickedUp,
             PipelineState::Fetched,

@@ -184,7 +184,7 @@ pub(crate) fn round_runs(
     let seated = |planned: &PlannedEntry| -> Option<SeatedRuns> {
         Some(SeatedRuns {
             leader: Leader {
-                patch: planned.patch.clone()?,
+                patch: planned.patch?,
                 miner: planned.miner.clone()?,
             },
             runs: runs_of(PassSlot {
@@ -381,7 +381,6 @@ pub(crate) fn outcome(
             role: planned.role,
             leader: planned
                 .patch
-                .clone()
                 .zip(planned.miner.clone())
                 .map(|(patch, miner)| Leader { patch, miner }),
             paired_median_ppm: passes.paired_score.map(|s| s.median_ppm),

@@ -155,7 +155,7 @@ pub(crate) fn check_previous(
         });
     }
     let digest = match (&report.statement_digest, report.passed()) {
-        (Some(digest), true) => digest.clone(),
+        (Some(digest), true) => *digest,
         _ => {
             return Err(RoundError::PreviousUnverified {
                 bundle: dir,
@@ -185,8 +185,8 @@ pub(crate) fn check_previous(
         };
         return Err(RoundError::CampaignChanged {
             path,
-            digest: frozen.digest.clone(),
-            frozen: record.campaign.digest,
+            digest: Box::new(frozen.digest),
+            frozen: Box::new(record.campaign.digest),
             round: previous,
         });
     }
@@ -319,8 +319,8 @@ mod tests {
                 "chain.previousReceipt",
                 FailureReason::ChainFork {
                     round: 2,
-                    claimed: Some(other.clone()),
-                    recomputed: Some(first_digest.clone()),
+                    claimed: Some(Box::new(other)),
+                    recomputed: Some(Box::new(first_digest)),
                 }
             )
         );

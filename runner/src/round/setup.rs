@@ -88,7 +88,7 @@ pub(crate) fn run_setup(ctx: &mut Ctx<'_>) -> Result<SetupRecord, RoundError> {
 
     // The previous round (verified before the round opened): its Statement digest
     // chains this one; its seat is the incumbent's.
-    let previous_receipt = ctx.previous.receipt.clone();
+    let previous_receipt = ctx.previous.receipt;
     let leader_before = ctx.previous.leader.clone();
 
     // An incumbent whose runs made the last rounds infra_failed is re-measured alone
@@ -122,7 +122,7 @@ pub(crate) fn run_setup(ctx: &mut Ctx<'_>) -> Result<SetupRecord, RoundError> {
             index: 1,
             role: Role::Incumbent,
             miner: Some(leader.miner.clone()),
-            patch: Some(leader.patch.clone()),
+            patch: Some(leader.patch),
             group: format!("Incumbent — {} {}", leader.miner, leader.patch.short()),
             slug: format!("incumbent-{}", leader.miner),
         });
@@ -166,16 +166,16 @@ pub(crate) fn run_setup(ctx: &mut Ctx<'_>) -> Result<SetupRecord, RoundError> {
         round: ctx.round,
         campaign: CampaignRef {
             id: ctx.frozen.campaign.id.clone(),
-            digest: ctx.frozen.digest.clone(),
+            digest: ctx.frozen.digest,
         },
-        miners_digest: miners_digest.clone(),
-        previous_receipt: previous_receipt.clone(),
+        miners_digest,
+        previous_receipt,
         entries: entries
             .iter()
             .map(|e| SeatedEntry {
                 role: e.role,
                 miner: e.miner.clone(),
-                patch: e.patch.clone(),
+                patch: e.patch,
             })
             .collect(),
         seed_commitments: seeds.commitments(),
@@ -388,7 +388,7 @@ fn copy_inputs(
         receipts::fsutil::write_atomic(&path, bytes, 0o644).map_err(io("writing", &path))?;
         let digest = Sha256Hex::digest(bytes);
         if name == MINERS_INPUT {
-            miners_digest = digest.clone();
+            miners_digest = digest;
         }
         descriptors.push(ResourceDescriptor {
             name: name.clone(),

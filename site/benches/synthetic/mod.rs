@@ -481,7 +481,7 @@ impl Store {
                 std::fs::write(&path, bytes)
                     .map_err(|e| format!("writing {}: {e}", path.display()))?;
             }
-            self.known.insert(sha.clone());
+            self.known.insert(*sha);
         }
         Ok(())
     }
@@ -558,7 +558,7 @@ impl Bundle<'_> {
             std::fs::create_dir_all(parent)?;
         }
         self.store.link(sha, &to)?;
-        self.files.insert(name.to_owned(), sha.clone());
+        self.files.insert(name.to_owned(), *sha);
         Ok(())
     }
 }
@@ -575,9 +575,7 @@ fn sign_to(
         .iter()
         .map(|(name, sha)| Subject {
             name: name.clone(),
-            digest: DigestSet {
-                sha256: sha.clone(),
-            },
+            digest: DigestSet { sha256: *sha },
         })
         .collect();
     let statement = Statement::new(subject, predicate_type, predicate);
@@ -780,9 +778,9 @@ impl<'a> Generator<'a> {
         };
         for name in t.common.keys() {
             let sha = if name == MINERS_INPUT {
-                self.miners_sha.clone()
+                self.miners_sha
             } else {
-                self.stored[name].clone()
+                self.stored[name]
             };
             bundle.add_stored(name, &sha)?;
         }
@@ -798,11 +796,11 @@ impl<'a> Generator<'a> {
             bundle.add(&patch_input(&patch_sha), patch)?;
             if let Some((name, sample)) = &template.load_sample {
                 let sha = match self.samples.get(&(*c, *k)) {
-                    Some(sha) => sha.clone(),
+                    Some(sha) => *sha,
                     None => {
                         let bytes = serde_json::to_vec(&reseat_sample(t, sample, *k)?)?;
                         let sha = bundle.store.put(&bytes)?;
-                        self.samples.insert((*c, *k), sha.clone());
+                        self.samples.insert((*c, *k), sha);
                         sha
                     }
                 };
@@ -932,7 +930,7 @@ impl<'a> Generator<'a> {
             .files
             .iter()
             .filter(|(name, _)| name.starts_with("inputs/"))
-            .map(|(a, b)| (a.clone(), b.clone()))
+            .map(|(a, b)| (a.clone(), *b))
             .collect();
         let (_, opened_file) = sign_to(&dir.join(OPENED_FILE), &inputs, &t.opened_type, opened)?;
         bundle.files.insert(OPENED_FILE.to_owned(), opened_file);

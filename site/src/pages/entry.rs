@@ -18,7 +18,6 @@
 
 use std::collections::BTreeMap;
 
-use hdrhistogram::Histogram;
 use serde::Serialize;
 
 use receipts::layout::patch_input;
@@ -28,7 +27,8 @@ use receipts::model::{
     RunMeasurement,
 };
 use receipts::rules::correctness::verdict_from_artifact;
-use receipts::rules::histogram::decode_histogram;
+use receipts::rules::histogram::{Recorded, decode_recorded};
+use receipts::rules::sla::walk_recorded;
 use receipts::text::log_tail_for_display;
 use verifier::view::{format_duration_ms, format_milli_rps};
 
@@ -79,44 +79,18 @@ pub const TABLE_PERCENTILES: [(u32, &str); 5] = [
 pub const PLOT_PERCENTILES: [u32; 7] = [500, 750, 900, 950, 990, 995, 999];
 
 /// Every percentile of [`TABLE_PERCENTILES`] and [`PLOT_PERCENTILES`], ascending, tenths
-/// of a percent: what one walk of a histogram ([`nearest_rank_values`]) reads.
+/// of a percent: what one walk of a histogram ([`walked_values`]) reads.
 const WALKED_PERCENTILES: [u32; 7] = [500, 750, 900, 950, 990, 995, 999];
 
-/// The nearest-rank value of each of `permilles` (tenths of a percent) in `h`, in their
-/// order: for each the value `receipts::rules::sla::nearest_rank_value(h, p, 0)` gives
-/// (the rank's bucket as `highest_equivalent`, in the histogram's unit), or 0 where it
-/// gives none (an empty histogram, a permille no [`Percentile`] names), found in one walk
-/// of the recorded buckets instead of one walk per percentile (a decoded blob has some
-/// 23,500 counters, most of them zero).
-pub fn nearest_rank_values(h: &Histogram<u64>, permilles: &[u32]) -> Vec<u64> {
-    let total = h.len();
-    let mut out = vec![0; permilles.len()];
-    // (rank, position), by rank; a permille without a percentile is left at 0.
-    let mut wanted: Vec<(u64, usize)> = permilles
-        .iter()
-        .enumerate()
-        .filter_map(|(i, p)| {
-            let p = Percentile::from_permille(*p).ok()?;
-            (total > 0).then(|| (p.nearest_rank(total), i))
-        })
-        .collect();
-    wanted.sort_unstable();
-    let mut next = wanted.iter().peekable();
-    let mut seen = 0u64;
-    for bucket in h.iter_recorded() {
-        seen += bucket.count_at_value();
-        while let Some(&&(rank, i)) = next.peek() {
-            if seen < rank {
-                break;
-            }
-            out[i] = h.highest_equivalent(bucket.value_iterated_to());
-            next.next();
-        }
-        if next.peek().is_none() {
-            break;
-        }
-    }
-    out
+/// The nearest-rank value of each of [`WALKED_PERCENTILES`] in `h`, in their order, in one
+/// walk ([`walk_recorded`]: each what `receipts::rules::sla::nearest_rank_value` gives, the
+/// rank's bucket as `highest_equivalent`), or 0 for an empty histogram.
+pub fn walked_values(h: &Recorded) -> [u64; 7] {
+    // Every constant is in 1..=999, so none falls back to the default.
+    let percentiles = WALKED_PERCENTILES.map(|p| Percentile::from_permille(p).unwrap_or_default());
+    walk_recorded(h, percentiles, 0, None)
+        .values
+        .map(|v| v.unwrap_or(0))
 }
 
 /// The entry page's model.
@@ -916,7 +890,7 @@ fn run_view(
             ("ITL", "itl", h.itl.as_str()),
             ("e2e", "e2e", h.e2e.as_str()),
         ] {
-            let histogram = match decode_histogram(text) {
+            let histogram = match decode_recorded(text) {
                 Ok(histogram) => histogram,
                 Err(e) => {
                     out.latency.push(LatencyRow {
@@ -927,7 +901,7 @@ fn run_view(
                     continue;
                 }
             };
-            let ranked = nearest_rank_values(&histogram, &WALKED_PERCENTILES);
+            let ranked = walked_values(&histogram);
             let at = |permille: u32| {
                 WALKED_PERCENTILES
                     .iter()
@@ -1406,30 +1380,31 @@ mod tests {
 
     #[test]
     fn one_walk_gives_every_nearest_rank_value() {
+        use receipts::rules::histogram::{encode_histogram, new_latency_histogram};
         use receipts::rules::sla::nearest_rank_value;
-        let mut h = Histogram::<u64>::new_with_bounds(1, 3_600_000_000, 3).unwrap();
-        assert_eq!(nearest_rank_values(&h, &WALKED_PERCENTILES), [0; 7]);
+        let mut h = new_latency_histogram();
+        fn decoded(h: &hdrhistogram::Histogram<u64>) -> Recorded {
+            decode_recorded(&encode_histogram(h).unwrap()).unwrap()
+        }
+        assert_eq!(walked_values(&decoded(&h)), [0; 7]);
         // Values spread over many buckets, some repeated, one outlier.
         for v in (1..=997u64).map(|i| i * i * 37 % 250_000 + 1) {
             h.record(v).unwrap();
         }
         h.record_n(4_259, 40).unwrap();
         h.record(3_000_000_000).unwrap();
-        let permilles = [999, 500, 1, 750, 900, 950, 990, 995, 1_000, 1_001];
-        let got = nearest_rank_values(&h, &permilles);
-        let expected: Vec<u64> = permilles
-            .iter()
-            .map(|p| {
-                Percentile::from_permille(*p)
-                    .ok()
-                    .and_then(|p| nearest_rank_value(&h, p, 0))
-                    .unwrap_or(0)
-            })
-            .collect();
+        let got = walked_values(&decoded(&h));
+        let expected = WALKED_PERCENTILES.map(|p| {
+            let p = Percentile::from_permille(p).expect("a percentile");
+            nearest_rank_value(&h, p, 0).expect("a value")
+        });
         assert_eq!(got, expected);
-        assert_eq!(got[8], 0);
-        assert_eq!(got[9], 0);
-        assert_ne!(got[1], got[0]);
+        assert_eq!(
+            got,
+            [
+                112_639, 180_863, 222_847, 237_055, 246_143, 248_831, 249_471
+            ]
+        );
     }
 
     #[test]

@@ -1113,7 +1113,7 @@ fn changes(campaign: &CampaignId, view: &RoundView, previous: Option<&RoundSumma
         entries
             .filter_map(|(miner, patch)| {
                 let miner = miner.map_or_else(String::new, |m| untrusted(m.as_str()));
-                Some((miner, patch?.clone()))
+                Some((miner, *patch?))
             })
             .collect()
     }

@@ -85,8 +85,8 @@ pub fn add_campaign(data: &DataDir, campaign_toml: &Path) -> Result<AddedCampaig
                     .digest;
                 return Err(IngestError::CampaignConflict {
                     id: existing.campaign.id.to_string(),
-                    existing: existing.digest,
-                    new,
+                    existing: Box::new(existing.digest),
+                    new: Box::new(new),
                 });
             }
             copy_commit(&source, commit, &dir)?;

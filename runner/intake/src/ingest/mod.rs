@@ -120,10 +120,11 @@ pub enum IngestError {
     CampaignConflict {
         /// The campaign id.
         id: String,
-        /// Digest of the frozen campaign.
-        existing: Sha256Hex,
+        /// Digest of the frozen campaign (boxed, as is `new`: a `Result` of intake stays
+        /// small).
+        existing: Box<Sha256Hex>,
         /// Digest of the one given.
-        new: Sha256Hex,
+        new: Box<Sha256Hex>,
     },
     /// The miner is already registered.
     #[error("miner `{miner}` is already registered for campaign `{campaign}`")]
@@ -274,7 +275,7 @@ fn refuse_unread(
         let earlier = campaign_dir.load_submission(commitment)?;
         if !earlier.never_held_slot() {
             return Err(IngestError::TooLargeForRecordedHash {
-                commitment: commitment.clone(),
+                commitment: *commitment,
                 violation: Box::new(violation),
             });
         }
@@ -283,10 +284,10 @@ fn refuse_unread(
         None
     };
     let mut submission = Submission::committed(
-        commitment.clone(),
+        *commitment,
         campaign.id.clone(),
         miner.clone(),
-        commitment.clone(),
+        *commitment,
         read_bytes,
         Timestamp::now(),
     );
@@ -332,7 +333,7 @@ fn ingest_locked(
         Some(mut submission) => {
             submission.record_duplicate(
                 request.miner.clone(),
-                request.commitment.clone(),
+                *request.commitment,
                 Timestamp::now(),
             );
             campaign_dir.save_submission(&submission)?;
@@ -361,7 +362,7 @@ fn ingest_locked(
         sha256,
         campaign.id.clone(),
         request.miner.clone(),
-        request.commitment.clone(),
+        *request.commitment,
         request.diff.len() as u64,
         Timestamp::now(),
     );
@@ -685,7 +686,7 @@ impl Gates<'_> {
             Ok(output) => Ok((Step::To(PipelineState::Built, output.summary), output.image)),
             Err(BuildFailure::Rejected(v)) => Ok((Step::Reject(Violations::one(v)), None)),
             Err(BuildFailure::Infra { message }) => Err(IngestError::BuildInfra {
-                sha256: submission.sha256.clone(),
+                sha256: submission.sha256,
                 message,
             }),
         }

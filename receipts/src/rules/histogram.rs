@@ -258,23 +258,8 @@ pub fn decode_recorded(text: &str) -> Result<Recorded, HistogramError> {
     let mut index = 0usize;
     let mut at = 0usize;
     while at < payload.len() {
-        let mut raw = 0u64;
-        let mut shift = 0;
-        loop {
-            let byte = *payload
-                .get(at)
-                .ok_or_else(|| error("a count is cut off at the payload's end".into()))?;
-            at += 1;
-            if shift == 56 {
-                raw |= u64::from(byte) << 56;
-                break;
-            }
-            raw |= u64::from(byte & 0x7f) << shift;
-            if byte & 0x80 == 0 {
-                break;
-            }
-            shift += 7;
-        }
+        let raw = next_varint(payload, &mut at)
+            .ok_or_else(|| error("a count is cut off at the payload's end".into()))?;
         let count_or_zeros = ((raw >> 1) as i64) ^ -((raw & 1) as i64);
         let overflow = || error("a run of zeros overflows the index".into());
         if count_or_zeros < 0 {
@@ -301,6 +286,24 @@ pub fn decode_recorded(text: &str) -> Result<Recorded, HistogramError> {
         }
     }
     Ok(recorded)
+}
+
+/// The LEB128 varint at `*at` in `payload` as HdrHistogram writes it (at most 9 bytes, the
+/// 9th taken whole), moving `*at` past it; `None` when the payload ends inside it.
+fn next_varint(payload: &[u8], at: &mut usize) -> Option<u64> {
+    let mut raw = 0u64;
+    for shift in (0..=56).step_by(7) {
+        let byte = *payload.get(*at)?;
+        *at += 1;
+        if shift == 56 {
+            return Some(raw | u64::from(byte) << 56);
+        }
+        raw |= u64::from(byte & 0x7f) << shift;
+        if byte & 0x80 == 0 {
+            return Some(raw);
+        }
+    }
+    None
 }
 
 /// Decodes base64 V2 or V2+DEFLATE text into a histogram ([`decode_recorded`], then its

@@ -85,7 +85,7 @@ const WALKED_PERCENTILES: [u32; 7] = [500, 750, 900, 950, 990, 995, 999];
 /// The nearest-rank value of each of [`WALKED_PERCENTILES`] in `h`, in their order, in one
 /// walk ([`walk_recorded`]: each what `receipts::rules::sla::nearest_rank_value` gives, the
 /// rank's bucket as `highest_equivalent`), or 0 for an empty histogram.
-pub fn walked_values(h: &Recorded) -> [u64; 7] {
+fn walked_values(h: &Recorded) -> [u64; 7] {
     // Every constant is in 1..=999, so none falls back to the default.
     let percentiles = WALKED_PERCENTILES.map(|p| Percentile::from_permille(p).unwrap_or_default());
     walk_recorded(h, percentiles, 0, None)

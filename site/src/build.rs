@@ -857,15 +857,7 @@ fn run_one<'m>(
             }
             done.html_pages += usize::from(o.html);
             let path = o.path.under(out);
-            if !owners.contains(o.path.as_str())
-                && std::fs::symlink_metadata(&path).is_ok_and(|m| !m.is_dir())
-            {
-                return Err(SiteError::NotOurOutput {
-                    dir: out.to_owned(),
-                    file: path,
-                });
-            }
-            match write_if_changed(&path, &o.bytes)? {
+            match write_if_changed(out, &path, &o.bytes, owners.contains(o.path.as_str()))? {
                 true if o.html => done.html_written += 1,
                 true => done.other_written += 1,
                 false => done.unchanged += 1,
@@ -1334,7 +1326,9 @@ fn holds(path: &Path, write: &mut dyn FnMut(&mut dyn Write) -> std::io::Result<(
 }
 
 /// Writes `bytes` to `path` (parents created) unless the file already holds exactly
-/// them; whether it wrote.
+/// them; whether it wrote. `ours`: whether the previous build's manifest lists `path`; a
+/// file or symlink there that it does not list is never overwritten (read or followed
+/// either): [`SiteError::NotOurOutput`] naming `out` and `path`.
 ///
 /// The file is written to a temp file beside it (`.tmpXXXXXX`, [`FILE_MODE`]) and renamed
 /// over `path`, so a reader (a web server, a mirror's rsync) sees the old page or the new
@@ -1346,25 +1340,60 @@ fn holds(path: &Path, write: &mut dyn FnMut(&mut dyn Write) -> std::io::Result<(
 /// never leaves a manifest that vouches for a file whose bytes did not reach the disk.
 ///
 /// Errors: [`SiteError::Io`] naming the file or directory.
-fn write_if_changed(path: &Path, bytes: &[u8]) -> Result<bool, SiteError> {
-    match std::fs::read(path) {
-        Ok(existing) if existing == bytes => return Ok(false),
-        Ok(_) => {}
+fn write_if_changed(out: &Path, path: &Path, bytes: &[u8], ours: bool) -> Result<bool, SiteError> {
+    use std::io::Read as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let not_ours = || SiteError::NotOurOutput {
+        dir: out.to_owned(),
+        file: path.to_owned(),
+    };
+    // One open says what is there (a cold build creates 82,000 files at 1,000 rounds, so
+    // each lookup saved counts): nothing, a symlink (never followed), or a file to compare
+    // (non-blocking: a FIFO put there must not hang the build).
+    let opened = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path);
+    match opened {
+        Ok(mut file) => {
+            if !ours && !file.metadata().is_ok_and(|m| m.is_dir()) {
+                return Err(not_ours());
+            }
+            let mut existing = Vec::with_capacity(bytes.len());
+            file.read_to_end(&mut existing)
+                .map_err(IoError::at("reading", path))?;
+            if existing == bytes {
+                return Ok(false);
+            }
+        }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        // A symlink: ours is replaced by a file (the rename below), another's refused.
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) && ours => {}
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => return Err(not_ours()),
         Err(source) => return Err(IoError::at("reading", path)(source).into()),
     }
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).map_err(IoError::at("creating", dir))?;
-    let write = || -> std::io::Result<()> {
-        use std::io::Write;
+    let temp_file = || {
         use std::os::unix::fs::PermissionsExt;
-        let mut tmp = tempfile::Builder::new()
+        tempfile::Builder::new()
             .prefix(receipts::fsutil::TEMP_PREFIX)
             .permissions(std::fs::Permissions::from_mode(FILE_MODE))
-            .tempfile_in(dir)?;
+            .tempfile_in(dir)
+    };
+    // The directory is made only when the temp file finds it missing.
+    let tmp = match temp_file() {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            std::fs::create_dir_all(dir).map_err(IoError::at("creating", dir))?;
+            temp_file()
+        }
+        other => other,
+    };
+    let write = || -> std::io::Result<()> {
+        use std::io::Write;
+        let mut tmp = tmp?;
         tmp.as_file_mut().write_all(bytes)?;
         tmp.persist(path).map_err(|e| e.error)?;
         Ok(())

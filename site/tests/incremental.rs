@@ -515,6 +515,43 @@ fn clean_removes_only_our_files_and_foreign_files_are_never_overwritten() {
 }
 
 #[test]
+fn a_foreign_symlink_or_fifo_where_a_page_goes_is_refused_not_followed_or_waited_on() {
+    let f = fixture();
+    build(&f, false).unwrap();
+    std::fs::rename(f.rounds.join("2"), f.data.join("tiny/rounds/2")).unwrap();
+    let page = f.out.join("c/tiny/r/2/index.html");
+    std::fs::create_dir_all(page.parent().unwrap()).unwrap();
+
+    // A symlink to a file of someone else's: refused, and its target untouched.
+    let target = f.out.join("c/notes.txt");
+    std::fs::write(&target, "mine").unwrap();
+    std::os::unix::fs::symlink(&target, &page).unwrap();
+    let err = build(&f, false).unwrap_err();
+    assert!(
+        matches!(&err, SiteError::NotOurOutput { file, .. } if *file == page),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "mine");
+    assert!(std::fs::symlink_metadata(&page).unwrap().is_symlink());
+
+    // A FIFO: refused at once (opening it for reading would wait for a writer).
+    std::fs::remove_file(&page).unwrap();
+    let fifo = std::ffi::CString::new(page.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: `fifo` is a NUL-terminated path that outlives the call.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+    let err = build(&f, false).unwrap_err();
+    assert!(
+        matches!(&err, SiteError::NotOurOutput { file, .. } if *file == page),
+        "{err}"
+    );
+
+    // Gone, the page is written.
+    std::fs::remove_file(&page).unwrap();
+    build(&f, false).unwrap();
+    assert!(std::fs::read_to_string(&page).unwrap().contains("<html"));
+}
+
+#[test]
 fn a_build_that_fails_midway_leaves_a_directory_the_next_build_accepts() {
     let f = fixture();
     // A directory where the campaign's rounds table goes: writing it fails.

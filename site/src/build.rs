@@ -1326,9 +1326,9 @@ fn holds(path: &Path, write: &mut dyn FnMut(&mut dyn Write) -> std::io::Result<(
 }
 
 /// Writes `bytes` to `path` (parents created) unless the file already holds exactly
-/// them; whether it wrote. `ours`: whether the previous build's manifest lists `path`; a
-/// file or symlink there that it does not list is never overwritten (read or followed
-/// either): [`SiteError::NotOurOutput`] naming `out` and `path`.
+/// them; whether it wrote. `ours`: whether the previous build's manifest lists `path`;
+/// anything there that it does not list (a file, a symlink, a FIFO) is neither
+/// overwritten nor read, followed or waited on.
 ///
 /// The file is written to a temp file beside it (`.tmpXXXXXX`, [`FILE_MODE`]) and renamed
 /// over `path`, so a reader (a web server, a mirror's rsync) sees the old page or the new
@@ -1339,7 +1339,8 @@ fn holds(path: &Path, write: &mut dyn FnMut(&mut dyn Write) -> std::io::Result<(
 /// [`sync_output`], before it writes the manifest that names these files, so a crash
 /// never leaves a manifest that vouches for a file whose bytes did not reach the disk.
 ///
-/// Errors: [`SiteError::Io`] naming the file or directory.
+/// Errors: [`SiteError::NotOurOutput`] naming `out` and `path` for something not ours
+/// there; [`SiteError::Io`] naming the file or directory.
 fn write_if_changed(out: &Path, path: &Path, bytes: &[u8], ours: bool) -> Result<bool, SiteError> {
     use std::io::Read as _;
     use std::os::unix::fs::OpenOptionsExt as _;

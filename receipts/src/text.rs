@@ -20,7 +20,14 @@ use std::borrow::Cow;
 /// itself (`\\`, so an escape in the output is never ambiguous). Borrowed when nothing
 /// needs escaping.
 pub fn escape_untrusted(text: &str) -> Cow<'_, str> {
-    if !text.chars().any(needs_escape) {
+    // Most text is ASCII, where only controls, DEL and the backslash are escaped: one
+    // pass over the bytes decides it without decoding characters.
+    let clean = if text.is_ascii() {
+        !text.bytes().any(|b| b < b' ' || b == 0x7f || b == b'\\')
+    } else {
+        !text.chars().any(needs_escape)
+    };
+    if clean {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 8);
@@ -203,6 +210,19 @@ mod tests {
             escape_untrusted("engine.toml — ok é"),
             Cow::Borrowed("engine.toml — ok é")
         ));
+    }
+
+    #[test]
+    fn the_ascii_shortcut_escapes_exactly_the_characters_needs_escape_names() {
+        for b in 0u8..=0x7f {
+            let c = char::from(b);
+            let text = format!("ok{c}ok");
+            assert_eq!(
+                matches!(escape_untrusted(&text), Cow::Owned(_)),
+                needs_escape(c),
+                "{b:#04x}"
+            );
+        }
     }
 
     #[test]

@@ -453,3 +453,50 @@ fn pass_order_defaults_to_interleaved_and_an_unknown_one_is_named() {
         assert!(err.contains(needle), "error `{err}` should name `{needle}`");
     }
 }
+
+#[test]
+fn a_load_sample_check_reads_its_kind_in_any_order_and_names_what_is_missing() {
+    let request = LoadSampleRequest {
+        item_index: 7,
+        prompt_sha256: Sha256Hex::digest(b"prompt"),
+        output_token_ids: vec![1, 2],
+        reference_top1_micro_nats: vec![-1, -2],
+        reference_token_micro_nats: vec![-3, -4],
+        gap_micro_nats: 2,
+    };
+    for check in [
+        LoadSampleCheck::Checked {
+            requests: vec![request.clone()],
+        },
+        LoadSampleCheck::NotApplicable {
+            reason: "no token ids".to_owned(),
+        },
+    ] {
+        let json = serde_json::to_string(&check).unwrap();
+        assert_eq!(
+            serde_json::from_str::<LoadSampleCheck>(&json).unwrap(),
+            check
+        );
+    }
+    let request_json = serde_json::to_string(&request).unwrap();
+    // `kind` last, and a field of the other variant, are read as the derive read them.
+    let late = format!(r#"{{"requests":[{request_json}],"reason":"x","kind":"checked"}}"#);
+    assert_eq!(
+        serde_json::from_str::<LoadSampleCheck>(&late).unwrap(),
+        LoadSampleCheck::Checked {
+            requests: vec![request]
+        }
+    );
+    for (json, error) in [
+        (r#"{"kind":"checked"}"#, "missing field `requests`"),
+        (r#"{"kind":"not_applicable"}"#, "missing field `reason`"),
+        (r#"{"requests":[]}"#, "missing field `kind`"),
+        (
+            r#"{"kind":"skipped","reason":"x"}"#,
+            "unknown variant `skipped`",
+        ),
+    ] {
+        let e = serde_json::from_str::<LoadSampleCheck>(json).unwrap_err();
+        assert!(e.to_string().contains(error), "{json}: {e}");
+    }
+}

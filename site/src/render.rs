@@ -102,6 +102,7 @@ impl Renderer {
         // Every template name ends with "": autoescape is on for all of them, whatever
         // their suffix.
         tera.autoescape_on([""]);
+        tera.set_escape_fn(escape_html);
         tera.add_raw_templates(TEMPLATES.iter().copied())
             .map_err(|e| SiteError::Template {
                 template: "templates/".to_owned(),
@@ -195,10 +196,62 @@ pub fn templates_digest() -> receipts::model::Sha256Hex {
     receipts::model::Sha256Hex::digest(&all)
 }
 
+/// Writes `input` HTML-escaped to `out`, exactly as tera's default escape does (`&`, `<`,
+/// `>`, `"` and `'` as `&amp;`, `&lt;`, `&gt;`, `&quot;` and `&#39;`), but a run of
+/// characters needing no escape in one write instead of one write per byte: tera calls
+/// this for every value a template prints (about 4 % of a cold build's time before).
+///
+/// Errors: whatever `out` returns.
+fn escape_html(input: &str, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+    let bytes = input.as_bytes();
+    let mut start = 0;
+    for (i, b) in bytes.iter().enumerate() {
+        let entity: &[u8] = match b {
+            b'&' => b"&amp;",
+            b'<' => b"&lt;",
+            b'>' => b"&gt;",
+            b'"' => b"&quot;",
+            b'\'' => b"&#39;",
+            _ => continue,
+        };
+        out.write_all(&bytes[start..i])?;
+        out.write_all(entity)?;
+        start = i + 1;
+    }
+    out.write_all(&bytes[start..])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::paths::SiteDir;
+
+    fn escaped(input: &str, escape: tera::EscapeFn) -> String {
+        let mut out = Vec::new();
+        escape(input, &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn escape_html_writes_the_five_entities() {
+        assert_eq!(
+            escaped(r#"<a href='x' title="y">Tom & Jerry</a>é"#, escape_html),
+            "&lt;a href=&#39;x&#39; title=&quot;y&quot;&gt;Tom &amp; Jerry&lt;/a&gt;é"
+        );
+        assert_eq!(escaped("", escape_html), "");
+        assert_eq!(escaped("&&", escape_html), "&amp;&amp;");
+    }
+
+    proptest::proptest! {
+        /// Tera's own escape is the reference: the pages are byte for byte what they were.
+        #[test]
+        fn escape_html_is_teras(input in "(\\PC|[&<>\"'])*") {
+            proptest::prop_assert_eq!(
+                escaped(&input, escape_html),
+                escaped(&input, tera::escape_html)
+            );
+        }
+    }
 
     #[test]
     fn every_template_file_is_embedded() {

@@ -38,6 +38,16 @@
 //!
 //! Suggested CSS: `.chart { width: 100%; height: auto; max-width: 48rem }`.
 
+/// `format!` appended to a `String` without a temporary one (writing to a `String` cannot
+/// fail, so the `fmt::Result` is dropped). Needs `std::fmt::Write` in scope.
+macro_rules! push {
+    ($out:expr, $($arg:tt)*) => {{
+        let _ = $out.write_fmt(format_args!($($arg)*));
+    }};
+}
+
+use std::fmt::Write as _;
+
 use receipts::model::{CorrectnessItems, CorrectnessSpec, ProbeRecord, ProbeVerdict, Sla};
 use receipts::rules::correctness;
 use receipts::text::{escape_untrusted, format_grouped};
@@ -192,11 +202,12 @@ pub fn leader_history(id: &str, title: &str, points: &[LeaderPoint]) -> String {
         last.seat,
     );
     if marked.len() < points.len() {
-        desc.push_str(&format!(
+        push!(
+            desc,
             " Marked: the first and last rounds and the seat changes, {} in all (the latest \
              {LEADER_MARKERS} at most).",
             marked.len()
-        ));
+        );
     }
 
     let mut out = open(&id, "chart-leader", title, &desc, VIEW_HEIGHT);
@@ -215,9 +226,10 @@ pub fn leader_history(id: &str, title: &str, points: &[LeaderPoint]) -> String {
         .map(|p| (x.px(i128::from(p.round)), y.px(i128::from(p.score_ppm))))
         .collect();
     let d = step_path(&pixels, points.len() > plot_columns());
-    out.push_str(&format!(
+    push!(
+        out,
         "<path class=\"series\" d=\"{d}\" fill=\"none\" stroke=\"currentColor\" stroke-width=\"2\"/>\n"
-    ));
+    );
     out.push_str("<g class=\"markers\" fill=\"currentColor\" stroke=\"currentColor\">\n");
     for i in marked {
         let (p, changed) = (points[i], changes[i]);
@@ -234,7 +246,7 @@ pub fn leader_history(id: &str, title: &str, points: &[LeaderPoint]) -> String {
         } else {
             (Shape::Circle, "marker")
         };
-        out.push_str(&shape.draw(px, py, class, Some(&tip)));
+        shape.draw(&mut out, px, py, class, Some(&tip));
     }
     out.push_str("</g>\n");
     close(out)
@@ -263,12 +275,12 @@ fn step_path(pixels: &[(i64, i64)], per_column: bool) -> String {
             ys = column_extremes(pixels[i..j].iter().map(|p| p.1));
         }
         if i == 0 {
-            d.push_str(&format!("M{} {}", tenths(px), tenths(ys[0])));
+            push!(d, "M{} {}", tenths(px), tenths(ys[0]));
         } else {
-            d.push_str(&format!("H{}V{}", tenths(px), tenths(ys[0])));
+            push!(d, "H{}V{}", tenths(px), tenths(ys[0]));
         }
         for y in &ys[1..] {
-            d.push_str(&format!("V{}", tenths(*y)));
+            push!(d, "V{}", tenths(*y));
         }
         i = j;
     }
@@ -375,12 +387,13 @@ pub fn rate_search(
     );
     if let Some(rate) = chosen_rate_milli_rps {
         let cx = x.px(i128::from(rate));
-        out.push_str(&format!(
+        push!(
+            out,
             "<line class=\"chosen\" x1=\"{c}\" y1=\"{}\" x2=\"{c}\" y2=\"{}\" stroke=\"currentColor\" stroke-width=\"1\" stroke-dasharray=\"2 2\"/>\n",
             tenths(PLOT_TOP),
             tenths(PLOT_BOTTOM),
             c = tenths(cx),
-        ));
+        );
     }
 
     out.push_str("<g class=\"markers\" fill=\"currentColor\" stroke=\"currentColor\">\n");
@@ -417,9 +430,9 @@ pub fn rate_search(
                 format!("marker {verdict} off-chart"),
             ),
         };
-        out.push_str(&shape.draw(px, py, &class, Some(&tip)));
+        shape.draw(&mut out, px, py, &class, Some(&tip));
         if p.verdict == ProbeVerdict::Pass && Some(p.rate_milli_rps) == chosen_rate_milli_rps {
-            out.push_str(&Shape::Ring.draw(px, py, "chosen", None));
+            Shape::Ring.draw(&mut out, px, py, "chosen", None);
         }
     }
     out.push_str("</g>\n");
@@ -506,26 +519,29 @@ pub fn percentile_plot(id: &str, title: &str, series: &[PercentileSeries]) -> St
         let row = i64::try_from(i / LEGEND_COLUMNS).unwrap_or(0);
         let lx = PLOT_LEFT + col * LEGEND_WIDTH;
         let ly = 140 + row * LEGEND_ROW;
-        out.push_str(&format!(
+        push!(
+            out,
             "<line class=\"series series-{}\" x1=\"{}\" y1=\"{y}\" x2=\"{}\" y2=\"{y}\" stroke-width=\"2\"{}/>\n",
             style.index,
             tenths(lx),
             tenths(lx + 240),
             style.dash_attr(),
             y = tenths(ly),
-        ));
-        out.push_str(&style.shape.draw(
+        );
+        style.shape.draw(
+            &mut out,
             lx + 120,
             ly,
             &format!("marker series-{}", style.index),
             None,
-        ));
-        out.push_str(&format!(
+        );
+        push!(
+            out,
             "<text class=\"legend-label\" x=\"{}\" y=\"{}\" stroke=\"none\">{}</text>\n",
             tenths(lx + 300),
             tenths(ly + 40),
             text(&truncate_chars(name, LEGEND_CHARS)),
-        ));
+        );
     }
     out.push_str("</g>\n");
 
@@ -537,23 +553,26 @@ pub fn percentile_plot(id: &str, title: &str, series: &[PercentileSeries]) -> St
     let mut grid = String::new();
     for q in X_TICKS_PPM {
         let px = x.px(q);
-        grid.push_str(&format!(
+        push!(
+            grid,
             "M{p} {}V{}",
             tenths(y.to),
             tenths(y.from),
             p = tenths(px)
-        ));
-        out.push_str(&format!(
+        );
+        push!(
+            out,
             "<text x=\"{}\" y=\"{}\">{}</text>\n",
             tenths(px),
             tenths(y.from + 150),
             text(&format_quantile(q)),
-        ));
+        );
     }
     out.push_str("</g>\n");
-    out.push_str(&format!(
+    push!(
+        out,
         "<path class=\"grid\" d=\"{grid}\" stroke=\"currentColor\" stroke-opacity=\"0.2\" stroke-width=\"1\"/>\n"
-    ));
+    );
     axes(&mut out, PLOT_LEFT, PLOT_RIGHT, y.to, y.from);
     axis_labels_at(
         &mut out,
@@ -571,21 +590,24 @@ pub fn percentile_plot(id: &str, title: &str, series: &[PercentileSeries]) -> St
         let mut d = String::new();
         for (k, p) in pts.iter().enumerate() {
             let (px, py) = (x.px(p.quantile_ppm), y.px(i128::from(p.latency_us)));
-            d.push_str(&format!(
+            push!(
+                d,
                 "{}{} {}",
                 if k == 0 { "M" } else { "L" },
                 tenths(px),
                 tenths(py)
-            ));
+            );
         }
-        out.push_str(&format!(
+        push!(
+            out,
             "<g class=\"series series-{}\" fill=\"currentColor\" stroke=\"currentColor\">\n",
             style.index
-        ));
-        out.push_str(&format!(
+        );
+        push!(
+            out,
             "<path d=\"{d}\" fill=\"none\" stroke-width=\"2\"{}/>\n",
             style.dash_attr()
-        ));
+        );
         for p in pts {
             let (px, py) = (x.px(p.quantile_ppm), y.px(i128::from(p.latency_us)));
             let tip = format!(
@@ -593,7 +615,7 @@ pub fn percentile_plot(id: &str, title: &str, series: &[PercentileSeries]) -> St
                 format_latency(p.latency_us),
                 format_quantile(p.quantile_ppm)
             );
-            out.push_str(&style.shape.draw(px, py, "marker", Some(&tip)));
+            style.shape.draw(&mut out, px, py, "marker", Some(&tip));
         }
         out.push_str("</g>\n");
     }
@@ -685,20 +707,16 @@ pub fn correctness_chart(id: &str, title: &str, data: &CorrectnessData) -> Strin
         let value = i128::from(*d);
         let tip = format!("item {i}: {} nats", nats(*d));
         if value > y.hi {
-            marks.push_str(&Shape::TriangleUp.draw(
-                px,
-                PLOT_TOP,
-                "item over off-chart",
-                Some(&tip),
-            ));
+            Shape::TriangleUp.draw(&mut marks, px, PLOT_TOP, "item over off-chart", Some(&tip));
         } else if *d > item_bound {
-            marks.push_str(&Shape::Cross.draw(px, y.px(value), "item over", Some(&tip)));
+            Shape::Cross.draw(&mut marks, px, y.px(value), "item over", Some(&tip));
         } else {
-            out.push_str(&format!(
+            push!(
+                out,
                 "<circle class=\"item\" cx=\"{}\" cy=\"{}\" r=\"{radius}\"/>\n",
                 tenths(px),
                 tenths(y.px(value))
-            ));
+            );
         }
     }
     out.push_str("</g>\n");
@@ -722,9 +740,10 @@ pub fn correctness_chart(id: &str, title: &str, data: &CorrectnessData) -> Strin
     }
     for (class, d, width) in [("group-mean", within, "2"), ("group-mean over", over, "4")] {
         if !d.is_empty() {
-            out.push_str(&format!(
+            push!(
+                out,
                 "<path class=\"{class}\" d=\"{d}\" fill=\"none\" stroke=\"currentColor\" stroke-width=\"{width}\"/>\n"
-            ));
+            );
         }
     }
     if !marks.is_empty() {
@@ -894,8 +913,8 @@ enum Shape {
 }
 
 impl Shape {
-    /// The marker centred on `(x, y)` (tenths), with an optional tooltip.
-    fn draw(self, x: i64, y: i64, class: &str, tip: Option<&str>) -> String {
+    /// Appends to `out` the marker centred on `(x, y)` (tenths), with an optional tooltip.
+    fn draw(self, out: &mut String, x: i64, y: i64, class: &str, tip: Option<&str>) {
         let (name, attrs) = match self {
             Shape::Circle => (
                 "circle",
@@ -936,11 +955,12 @@ impl Shape {
             ),
         };
         match tip {
-            Some(tip) => format!(
+            Some(tip) => push!(
+                out,
                 "<{name} class=\"{class}\" {attrs}><title>{}</title></{name}>\n",
                 text(tip)
             ),
-            None => format!("<{name} class=\"{class}\" {attrs}/>\n"),
+            None => push!(out, "<{name} class=\"{class}\" {attrs}/>\n"),
         }
     }
 }
@@ -949,12 +969,13 @@ impl Shape {
 fn path(x: i64, y: i64, offsets: &[(i64, i64)]) -> String {
     let mut d = String::from("d=\"");
     for (k, (dx, dy)) in offsets.iter().enumerate() {
-        d.push_str(&format!(
+        push!(
+            d,
             "{}{} {}",
             if k == 0 { "M" } else { "L" },
             tenths(x + dx),
             tenths(y + dy)
-        ));
+        );
     }
     d.push_str("Z\"");
     d
@@ -1039,11 +1060,12 @@ fn close(mut out: String) -> String {
 /// The explicit "no data" chart.
 fn no_data(id: &str, kind: &str, title: &str, desc: &str) -> String {
     let mut out = open(id, &format!("{kind} chart-empty"), title, desc, 800);
-    out.push_str(&format!(
+    push!(
+        out,
         "<rect class=\"axis\" x=\"0.5\" y=\"0.5\" width=\"{}\" height=\"79\" fill=\"none\" stroke=\"currentColor\" stroke-opacity=\"0.4\"/>\n<text class=\"no-data\" x=\"{}\" y=\"44\" font-size=\"14\" text-anchor=\"middle\" fill=\"currentColor\">no data</text>\n",
         tenths(VIEW_WIDTH - 10),
         tenths(VIEW_WIDTH / 2),
-    ));
+    );
     close(out)
 }
 
@@ -1062,23 +1084,26 @@ fn frame(
     );
     for v in x.ticks() {
         let px = x.px(v);
-        grid.push_str(&format!(
+        push!(
+            grid,
             "M{p} {}V{}",
             tenths(y.to),
             tenths(y.from),
             p = tenths(px)
-        ));
-        out.push_str(&format!(
+        );
+        push!(
+            out,
             "<text x=\"{}\" y=\"{}\">{}</text>\n",
             tenths(px),
             tenths(y.from + 150),
             text(&x_label(v)),
-        ));
+        );
     }
     out.push_str("</g>\n");
-    out.push_str(&format!(
+    push!(
+        out,
         "<path class=\"grid\" d=\"{grid}\" stroke=\"currentColor\" stroke-opacity=\"0.2\" stroke-width=\"1\"/>\n"
-    ));
+    );
     axes(out, x.from, x.to, y.to, y.from);
 }
 
@@ -1090,40 +1115,45 @@ fn y_frame(out: &mut String, y: &Axis, label: impl Fn(i128) -> String) {
     );
     for v in y.ticks() {
         let py = y.px(v);
-        grid.push_str(&format!(
+        push!(
+            grid,
             "M{} {p}H{}",
             tenths(PLOT_LEFT),
             tenths(PLOT_RIGHT),
             p = tenths(py)
-        ));
-        out.push_str(&format!(
+        );
+        push!(
+            out,
             "<text x=\"{}\" y=\"{}\">{}</text>\n",
             tenths(PLOT_LEFT - 60),
             tenths(py + 40),
             text(&label(v)),
-        ));
+        );
     }
     out.push_str("</g>\n");
-    out.push_str(&format!(
+    push!(
+        out,
         "<path class=\"grid\" d=\"{grid}\" stroke=\"currentColor\" stroke-opacity=\"0.2\" stroke-width=\"1\"/>\n"
-    ));
+    );
 }
 
 /// The two axis lines: left and bottom edges of the plot.
 fn axes(out: &mut String, left: i64, right: i64, top: i64, bottom: i64) {
-    out.push_str(&format!(
+    push!(
+        out,
         "<path class=\"axis\" d=\"M{} {}V{}H{}\" fill=\"none\" stroke=\"currentColor\" stroke-width=\"1\"/>\n",
         tenths(left),
         tenths(top),
         tenths(bottom),
         tenths(right),
-    ));
+    );
 }
 
 /// A dashed horizontal bound line across the plot at `py` (tenths), labelled at its
 /// right end.
 fn bound_line(out: &mut String, class: &str, py: i64, label: &str) {
-    out.push_str(&format!(
+    push!(
+        out,
         "<line class=\"{class}\" x1=\"{}\" y1=\"{p}\" x2=\"{}\" y2=\"{p}\" stroke=\"currentColor\" stroke-width=\"1.5\" stroke-dasharray=\"6 3\"/>\n<text class=\"bound-label\" x=\"{}\" y=\"{}\" font-size=\"12\" text-anchor=\"end\" fill=\"currentColor\">{}</text>\n",
         tenths(PLOT_LEFT),
         tenths(PLOT_RIGHT),
@@ -1131,18 +1161,19 @@ fn bound_line(out: &mut String, class: &str, py: i64, label: &str) {
         tenths(py - 30),
         text(label),
         p = tenths(py),
-    ));
+    );
 }
 
 /// The zero line of a y axis that spans negative values (baseline speed).
 fn zero_line(out: &mut String, x: &Axis, y: &Axis) {
     if y.lo < 0 && y.hi > 0 {
         let py = tenths(y.px(0));
-        out.push_str(&format!(
+        push!(
+            out,
             "<line class=\"zero\" x1=\"{}\" y1=\"{py}\" x2=\"{}\" y2=\"{py}\" stroke=\"currentColor\" stroke-width=\"1\"/>\n",
             tenths(x.from),
             tenths(x.to),
-        ));
+        );
     }
 }
 
@@ -1160,23 +1191,34 @@ fn axis_labels(out: &mut String, x_title: &str, y_title: &str) {
 /// Axis titles: x centred under the plot at the chart's bottom, y rotated along the left
 /// edge centred on `y_mid` (tenths).
 fn axis_labels_at(out: &mut String, x_title: &str, y_title: &str, height: i64, y_mid: i64) {
-    out.push_str(&format!(
+    push!(
+        out,
         "<g class=\"axis-label\" font-size=\"13\" text-anchor=\"middle\" fill=\"currentColor\">\n<text x=\"{}\" y=\"{}\">{}</text>\n<text x=\"{}\" y=\"14\" transform=\"rotate(-90)\">{}</text>\n</g>\n",
         tenths((PLOT_LEFT + PLOT_RIGHT) / 2),
         tenths(height - 80),
         text(x_title),
         tenths(-y_mid),
         text(y_title),
-    ));
+    );
 }
 
 // ---- numbers and text ----
 
 /// Tenths as a decimal with one digit: `1234` → `123.4`, `-5` → `-0.5`.
-fn tenths(v: i64) -> String {
-    let sign = if v < 0 { "-" } else { "" };
-    let abs = v.unsigned_abs();
-    format!("{sign}{}.{}", abs / 10, abs % 10)
+fn tenths(v: i64) -> Tenths {
+    Tenths(v)
+}
+
+/// [`tenths`] of a value, printed where it is formatted (no `String` of its own: a chart
+/// prints thousands of coordinates).
+struct Tenths(i64);
+
+impl std::fmt::Display for Tenths {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let sign = if self.0 < 0 { "-" } else { "" };
+        let abs = self.0.unsigned_abs();
+        write!(f, "{sign}{}.{}", abs / 10, abs % 10)
+    }
 }
 
 /// `v` in units of 10^-`scale` as a trimmed decimal (`500_000`, 6 → `0.5`), the integer
@@ -1274,7 +1316,7 @@ fn text(s: &str) -> String {
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&#39;"),
-            '\u{fffe}' | '\u{ffff}' => out.push_str(&format!("\\u{{{:x}}}", u32::from(c))),
+            '\u{fffe}' | '\u{ffff}' => push!(out, "\\u{{{:x}}}", u32::from(c)),
             c => out.push(c),
         }
     }
@@ -1828,9 +1870,9 @@ mod tests {
 
     #[test]
     fn numbers_are_fixed_decimals() {
-        assert_eq!(tenths(1234), "123.4");
-        assert_eq!(tenths(-5), "-0.5");
-        assert_eq!(tenths(0), "0.0");
+        assert_eq!(tenths(1234).to_string(), "123.4");
+        assert_eq!(tenths(-5).to_string(), "-0.5");
+        assert_eq!(tenths(0).to_string(), "0.0");
         assert_eq!(number(500_000, 6, true), "+0.5");
         assert_eq!(number(-250_000, 6, true), "-0.25");
         assert_eq!(number(0, 6, true), "0");

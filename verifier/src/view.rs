@@ -17,6 +17,7 @@
 //! [`CampaignRounds`] lists a campaign's sealed rounds ([`RoundRow`]) and says who leads
 //! ([`CurrentLeader`]): the seat after the last round that verifies.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -32,7 +33,7 @@ use receipts::model::{
 };
 use receipts::rules::search::at_ceiling;
 use receipts::text::format_grouped;
-use receipts::verify::{CheckName, VerifyOptions, VerifyReport};
+use receipts::verify::{Check, CheckName, VerifyOptions, VerifyReport};
 
 use crate::inputs::read_campaign_copy;
 use crate::{PredicateVersion, verify_bundle};
@@ -544,7 +545,9 @@ const SIGNED_CHECKS: [CheckName; 13] = [
 
 /// Looks up the checks of one report.
 struct Checks<'a> {
-    report: &'a VerifyReport,
+    /// The report's checks by name, each name's in the order run (a view asks a few
+    /// hundred questions of a report of some 750 checks).
+    by_name: HashMap<CheckName, Vec<&'a Check>>,
     /// Whether the predicate is signed: every envelope and Statement check passed (or is
     /// not applicable), `signature.trusted` and `predicate.schema` among them.
     signed: bool,
@@ -560,7 +563,16 @@ impl<'a> Checks<'a> {
                 .iter()
                 .filter(|c| SIGNED_CHECKS.contains(&c.name))
                 .all(|c| c.passed || c.not_applicable.is_some());
-        Self { report, signed }
+        let mut by_name: HashMap<CheckName, Vec<&Check>> = HashMap::new();
+        for check in &report.checks {
+            by_name.entry(check.name).or_default().push(check);
+        }
+        Self { by_name, signed }
+    }
+
+    /// The checks named `name`, in the order run.
+    fn named(&self, name: CheckName) -> impl Iterator<Item = &'a Check> + '_ {
+        self.by_name.get(&name).into_iter().flatten().copied()
     }
 
     /// Whether check `name` passed for `target`: at least one such check was recorded,
@@ -568,7 +580,7 @@ impl<'a> Checks<'a> {
     /// all targets, like "not run") failed. Not applicable is not passed.
     fn passed(&self, name: CheckName, target: &str) -> bool {
         let mut found = false;
-        for check in self.report.checks.iter().filter(|c| c.name == name) {
+        for check in self.named(name) {
             match check.target.as_deref() {
                 Some(t) if t == target => {
                     if !check.passed {
@@ -588,10 +600,8 @@ impl<'a> Checks<'a> {
     /// logprobs: the value rests on the checks that did run).
     fn passed_or_not_applicable(&self, name: CheckName, target: &str) -> bool {
         let mut recorded = self
-            .report
-            .checks
-            .iter()
-            .filter(|c| c.name == name && c.target.as_deref() == Some(target))
+            .named(name)
+            .filter(|c| c.target.as_deref() == Some(target))
             .peekable();
         let not_applicable =
             recorded.peek().is_some() && recorded.all(|c| c.not_applicable.is_some());
@@ -600,12 +610,7 @@ impl<'a> Checks<'a> {
 
     /// Whether check `name` was recorded and every record of it passed.
     fn all_passed(&self, name: CheckName) -> bool {
-        let mut checks = self
-            .report
-            .checks
-            .iter()
-            .filter(|c| c.name == name)
-            .peekable();
+        let mut checks = self.named(name).peekable();
         checks.peek().is_some() && checks.all(|c| c.passed)
     }
 

@@ -937,8 +937,11 @@ pub struct LoadSampleRun {
     pub check: LoadSampleCheck,
 }
 
-/// The check of one run's sample.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+/// The check of one run's sample. Deserialized through [`LoadSampleCheckFields`] (same
+/// JSON, same errors for a missing `kind` or field) rather than serde's internally tagged
+/// derive, which copies the whole object (thousands of token ids per sample) into an
+/// intermediate tree before reading it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(
     tag = "kind",
     rename_all = "snake_case",
@@ -955,6 +958,46 @@ pub enum LoadSampleCheck {
         /// Why (e.g. the engine's API returned no token ids).
         reason: String,
     },
+}
+
+/// The fields of a [`LoadSampleCheck`] object, read in one pass: `kind`, then the fields
+/// of the variant it names (the others are ignored, as the derive ignores them).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct LoadSampleCheckFields {
+    kind: LoadSampleCheckKind,
+    requests: Option<Vec<LoadSampleRequest>>,
+    reason: Option<String>,
+}
+
+/// `kind` of a [`LoadSampleCheck`] object, for a reader that reads the object's fields
+/// itself (the site's entry page, which skips the token ids).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LoadSampleCheckKind {
+    /// [`LoadSampleCheck::Checked`]: `requests` follows.
+    Checked,
+    /// [`LoadSampleCheck::NotApplicable`]: `reason` follows.
+    NotApplicable,
+}
+
+impl<'de> Deserialize<'de> for LoadSampleCheck {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let fields = LoadSampleCheckFields::deserialize(deserializer)?;
+        match fields.kind {
+            LoadSampleCheckKind::Checked => Ok(Self::Checked {
+                requests: fields
+                    .requests
+                    .ok_or_else(|| D::Error::missing_field("requests"))?,
+            }),
+            LoadSampleCheckKind::NotApplicable => Ok(Self::NotApplicable {
+                reason: fields
+                    .reason
+                    .ok_or_else(|| D::Error::missing_field("reason"))?,
+            }),
+        }
+    }
 }
 
 /// One sampled request of a timed run.

@@ -10,20 +10,22 @@
 //! The files are the bundle's own: each is read only if its bytes still hash to the
 //! digest its signed Statement records, so they are the bytes the verifier read strictly
 //! ([`VerifiedRound::read_json`]); the diff and the engine log's tail likewise
-//! ([`VerifiedRound::read_bytes`], [`VerifiedRound::read_tail`]); histograms are decoded through [`decode_histogram`]
-//! with its limits. A file that cannot be read
-//! is said so on the page; it never fails the build (the bundle verified, so it does not
-//! happen unless the directory changed under the build). Untrusted text is escaped when
-//! the model is built, as on the round page.
+//! ([`VerifiedRound::read_bytes`], [`VerifiedRound::read_tail`]); histograms are decoded
+//! into their recorded buckets through [`decode_recorded`], with its limits; a load
+//! sample is read for its gaps only ([`SampleShown`]), a correctness file without its
+//! top-k lists ([`ItemsShown`]). A file that cannot be read is said so on the page; it
+//! never fails the build (the bundle verified, so it does not happen unless the directory
+//! changed under the build). Untrusted text is escaped when the model is built, as on the
+//! round page.
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use receipts::layout::patch_input;
 use receipts::model::{
-    CampaignId, CorrectnessItems, Entry, EntryMeasurement, HostLoad, LatencyKind, LoadSample,
-    LoadSampleCheck, PassStatus, Percentile, ProbeRecord, ProbeVerdict, RoundRecord,
+    CampaignId, CorrectnessItems, Entry, EntryMeasurement, HostLoad, LatencyKind,
+    LoadSampleCheckKind, PassStatus, Percentile, ProbeRecord, ProbeVerdict, RoundRecord,
     RunMeasurement,
 };
 use receipts::rules::correctness::verdict_from_artifact;
@@ -1108,8 +1110,8 @@ fn correctness_view(
         groups: Vec::new(),
         table: None,
     };
-    let items: CorrectnessItems = match round.read_json(&c.items_file) {
-        Ok(items) => items,
+    let items = match round.read_json::<ItemsShown>(&c.items_file) {
+        Ok(items) => CorrectnessItems::from(items),
         Err(e) => {
             out.error = Some(untrusted(&e.to_string()));
             return Ok((out, Vec::new()));
@@ -1177,6 +1179,93 @@ fn correctness_view(
     Ok((out, files.into()))
 }
 
+/// What the entry page shows of a correctness file: [`CorrectnessItems`] read without
+/// the items' top-k lists (`entryTopK`, `referenceTopK`: most of the file, which the
+/// verifier recomputed the distances from). The distances, the group means and the chart
+/// come from the rest.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ItemsShown {
+    top_k: u32,
+    group_size: u32,
+    group_mean_bound_micro_nats: u64,
+    item_bound_micro_nats: u64,
+    items: Vec<ItemShown>,
+}
+
+/// An item of [`ItemsShown`] ([`receipts::model::CorrectnessItem`] but its top-k lists).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ItemShown {
+    index: u32,
+    prompt_sha256: receipts::model::Sha256Hex,
+    prompt_tokens: u32,
+    output_token_ids: Vec<u32>,
+    position_micro_nats: Vec<u64>,
+    distance_micro_nats: u64,
+}
+
+impl From<ItemsShown> for CorrectnessItems {
+    fn from(shown: ItemsShown) -> Self {
+        Self {
+            top_k: shown.top_k,
+            group_size: shown.group_size,
+            group_mean_bound_micro_nats: shown.group_mean_bound_micro_nats,
+            item_bound_micro_nats: shown.item_bound_micro_nats,
+            items: (shown.items.into_iter())
+                .map(|item| receipts::model::CorrectnessItem {
+                    index: item.index,
+                    prompt_sha256: item.prompt_sha256,
+                    prompt_tokens: item.prompt_tokens,
+                    output_token_ids: item.output_token_ids,
+                    position_micro_nats: item.position_micro_nats,
+                    distance_micro_nats: item.distance_micro_nats,
+                    entry_top_k: None,
+                    reference_top_k: None,
+                })
+                .collect(),
+        }
+    }
+}
+
+/// What the entry page shows of a timed-run output sample: a
+/// [`receipts::model::LoadSample`] file read
+/// for its bound, and per run its completed requests and each drawn request's gap. The
+/// token ids and logprobs the verifier recomputed those gaps from (most of the file) are
+/// skipped unread.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SampleShown {
+    bound_micro_nats: u64,
+    runs: Vec<SampleRunShown>,
+}
+
+/// A run of [`SampleShown`] ([`receipts::model::LoadSampleRun`]).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SampleRunShown {
+    run: u32,
+    probe: u32,
+    completed: Vec<u32>,
+    check: SampleCheckShown,
+}
+
+/// The check of a [`SampleRunShown`] ([`receipts::model::LoadSampleCheck`]).
+#[derive(Deserialize)]
+struct SampleCheckShown {
+    kind: LoadSampleCheckKind,
+    requests: Option<Vec<SampleGapShown>>,
+    reason: Option<String>,
+}
+
+/// A drawn request of a [`SampleCheckShown`]: its gap only
+/// ([`receipts::model::LoadSampleRequest`]).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SampleGapShown {
+    gap_micro_nats: u64,
+}
+
 /// The timed-run output sample section.
 fn load_sample_view(round: &VerifiedRound, file: &str) -> LoadSampleView {
     let mut out = LoadSampleView {
@@ -1185,7 +1274,7 @@ fn load_sample_view(round: &VerifiedRound, file: &str) -> LoadSampleView {
         bound: String::new(),
         runs: Vec::new(),
     };
-    let sample: LoadSample = match round.read_json(file) {
+    let sample: SampleShown = match round.read_json(file) {
         Ok(sample) => sample,
         Err(e) => {
             out.error = Some(untrusted(&e.to_string()));
@@ -1193,12 +1282,21 @@ fn load_sample_view(round: &VerifiedRound, file: &str) -> LoadSampleView {
         }
     };
     out.bound = format_micro_nats(sample.bound_micro_nats);
-    out.runs = sample
+    out.runs = sample_rows(&sample);
+    out
+}
+
+/// The rows of a timed-run output sample, one per run: the completed requests it was
+/// drawn from, how many were checked and the largest gap (over the bound or not), or why
+/// the check did not run.
+fn sample_rows(sample: &SampleShown) -> Vec<LoadSampleRow> {
+    sample
         .runs
         .iter()
         .map(|run| {
-            let (check, over) = match &run.check {
-                LoadSampleCheck::Checked { requests } => {
+            let check = &run.check;
+            let (check, over) = match (check.kind, &check.requests, &check.reason) {
+                (LoadSampleCheckKind::Checked, Some(requests), _) => {
                     let largest = requests.iter().map(|r| r.gap_micro_nats).max();
                     (
                         format!(
@@ -1209,8 +1307,14 @@ fn load_sample_view(round: &VerifiedRound, file: &str) -> LoadSampleView {
                         largest.is_some_and(|g| g > sample.bound_micro_nats),
                     )
                 }
-                LoadSampleCheck::NotApplicable { reason } => {
+                (LoadSampleCheckKind::NotApplicable, _, Some(reason)) => {
                     (format!("not applicable: {}", untrusted(reason)), false)
+                }
+                (LoadSampleCheckKind::Checked, None, _) => {
+                    ("unreadable: missing field `requests`".to_owned(), false)
+                }
+                (LoadSampleCheckKind::NotApplicable, _, None) => {
+                    ("unreadable: missing field `reason`".to_owned(), false)
                 }
             };
             LoadSampleRow {
@@ -1221,8 +1325,7 @@ fn load_sample_view(round: &VerifiedRound, file: &str) -> LoadSampleView {
                 over,
             }
         })
-        .collect();
-    out
+        .collect()
 }
 
 /// What the receipt records of the engine beyond its isolation: its memory limit, its API
@@ -1299,6 +1402,105 @@ fn engine_facts(engine: &receipts::model::EngineRef) -> Vec<Fact> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_correctness_file_is_read_whole_but_its_top_k_lists() {
+        use receipts::model::{CorrectnessItem, Sha256Hex};
+        let item = |index, d| CorrectnessItem {
+            index,
+            prompt_sha256: Sha256Hex::digest(b"p"),
+            prompt_tokens: 7,
+            output_token_ids: vec![1, 2],
+            position_micro_nats: vec![d, d + 2],
+            distance_micro_nats: d + 1,
+            entry_top_k: Some(vec![vec![(1, -5), (9, -7)]]),
+            reference_top_k: Some(vec![vec![(1, -4)]]),
+        };
+        let items = CorrectnessItems {
+            top_k: 2,
+            group_size: 3,
+            group_mean_bound_micro_nats: 200_000,
+            item_bound_micro_nats: 2_000_000,
+            items: vec![item(0, 10), item(1, 3_000_000)],
+        };
+        let shown: ItemsShown =
+            serde_json::from_slice(&serde_json::to_vec(&items).unwrap()).unwrap();
+        let mut expected = items.clone();
+        for item in &mut expected.items {
+            item.entry_top_k = None;
+            item.reference_top_k = None;
+        }
+        assert_eq!(CorrectnessItems::from(shown), expected);
+    }
+
+    #[test]
+    fn the_sample_rows_read_what_the_model_writes_and_name_a_missing_field() {
+        use receipts::model::{LoadSample, LoadSampleCheck, LoadSampleRequest, LoadSampleRun};
+        let request = |gap| LoadSampleRequest {
+            item_index: 3,
+            prompt_sha256: receipts::model::Sha256Hex::digest(b"p"),
+            output_token_ids: vec![5, 6],
+            reference_top1_micro_nats: vec![-1, -1],
+            reference_token_micro_nats: vec![-2, -3],
+            gap_micro_nats: gap,
+        };
+        let sample = LoadSample {
+            entry: 1,
+            sample_size: 2,
+            bound_micro_nats: 2_000_000,
+            runs: vec![
+                LoadSampleRun {
+                    run: 0,
+                    probe: 4,
+                    completed: vec![1, 2, 3],
+                    check: LoadSampleCheck::Checked {
+                        requests: vec![request(1_500_000), request(2_500_000)],
+                    },
+                },
+                LoadSampleRun {
+                    run: 1,
+                    probe: 2,
+                    completed: vec![],
+                    check: LoadSampleCheck::NotApplicable {
+                        reason: "no <ids>".to_owned(),
+                    },
+                },
+            ],
+        };
+        let shown: SampleShown =
+            serde_json::from_str(&serde_json::to_string(&sample).unwrap()).unwrap();
+        let rows: Vec<(u32, u32, usize, String, bool)> = sample_rows(&shown)
+            .into_iter()
+            .map(|r| (r.run, r.probe, r.completed, r.check, r.over))
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                (
+                    0,
+                    4,
+                    3,
+                    "2 checked, largest gap 2.500000 nats".to_owned(),
+                    true
+                ),
+                (1, 2, 0, "not applicable: no <ids>".to_owned(), false),
+            ]
+        );
+        let cut = r#"{"boundMicroNats":1,"runs":[
+            {"run":0,"probe":0,"completed":[],"check":{"kind":"checked"}},
+            {"run":1,"probe":0,"completed":[],"check":{"kind":"not_applicable"}}]}"#;
+        let checks: Vec<String> = sample_rows(&serde_json::from_str(cut).unwrap())
+            .into_iter()
+            .map(|r| r.check)
+            .collect();
+        assert_eq!(
+            checks,
+            [
+                "unreadable: missing field `requests`",
+                "unreadable: missing field `reason`"
+            ]
+        );
+    }
 
     #[test]
     fn the_engine_facts_show_the_api_profile_and_the_inspected_container() {

@@ -960,18 +960,23 @@ pub enum LoadSampleCheck {
     },
 }
 
-/// The fields of a [`LoadSampleCheck`] object, read in one pass: `kind`, then the fields
-/// of the variant it names (the others are ignored, as the derive ignores them).
+/// The fields of a [`LoadSampleCheck`] object, read in one pass, each request as `R`: a
+/// [`LoadSampleRequest`] for [`LoadSampleCheck`]'s own reading, less for a reader that
+/// shows less (the site's entry page reads each request's gap only). `kind` says which of
+/// the other two the object must hold; a field of the other variant is ignored, as
+/// serde's derive ignores it.
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct LoadSampleCheckFields {
-    kind: LoadSampleCheckKind,
-    requests: Option<Vec<LoadSampleRequest>>,
-    reason: Option<String>,
+pub struct LoadSampleCheckFields<R> {
+    /// Which check it is.
+    pub kind: LoadSampleCheckKind,
+    /// The drawn requests (`checked`).
+    pub requests: Option<Vec<R>>,
+    /// Why the check did not run (`not_applicable`).
+    pub reason: Option<String>,
 }
 
-/// `kind` of a [`LoadSampleCheck`] object, for a reader that reads the object's fields
-/// itself (the site's entry page, which skips the token ids).
+/// `kind` of a [`LoadSampleCheck`] object.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum LoadSampleCheckKind {
@@ -984,7 +989,7 @@ pub enum LoadSampleCheckKind {
 impl<'de> Deserialize<'de> for LoadSampleCheck {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         use serde::de::Error;
-        let fields = LoadSampleCheckFields::deserialize(deserializer)?;
+        let fields = LoadSampleCheckFields::<LoadSampleRequest>::deserialize(deserializer)?;
         match fields.kind {
             LoadSampleCheckKind::Checked => Ok(Self::Checked {
                 requests: fields

@@ -25,8 +25,8 @@ use serde::{Deserialize, Serialize};
 use receipts::layout::patch_input;
 use receipts::model::{
     CampaignId, CorrectnessItems, Entry, EntryMeasurement, HostLoad, LatencyKind,
-    LoadSampleCheckKind, PassStatus, Percentile, ProbeRecord, ProbeVerdict, RoundRecord,
-    RunMeasurement,
+    LoadSampleCheckFields, LoadSampleCheckKind, PassStatus, Percentile, ProbeRecord, ProbeVerdict,
+    RoundRecord, RunMeasurement,
 };
 use receipts::rules::correctness::verdict_from_artifact;
 use receipts::rules::histogram::{Recorded, decode_recorded};
@@ -1229,10 +1229,9 @@ impl From<ItemsShown> for CorrectnessItems {
 }
 
 /// What the entry page shows of a timed-run output sample: a
-/// [`receipts::model::LoadSample`] file read
-/// for its bound, and per run its completed requests and each drawn request's gap. The
-/// token ids and logprobs the verifier recomputed those gaps from (most of the file) are
-/// skipped unread.
+/// [`receipts::model::LoadSample`] file read for its bound, and per run its completed
+/// requests and each drawn request's gap. The token ids and logprobs the verifier
+/// recomputed those gaps from (most of the file) are skipped unread.
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct SampleShown {
@@ -1247,18 +1246,10 @@ struct SampleRunShown {
     run: u32,
     probe: u32,
     completed: Vec<u32>,
-    check: SampleCheckShown,
+    check: LoadSampleCheckFields<SampleGapShown>,
 }
 
-/// The check of a [`SampleRunShown`] ([`receipts::model::LoadSampleCheck`]).
-#[derive(Deserialize)]
-struct SampleCheckShown {
-    kind: LoadSampleCheckKind,
-    requests: Option<Vec<SampleGapShown>>,
-    reason: Option<String>,
-}
-
-/// A drawn request of a [`SampleCheckShown`]: its gap only
+/// A drawn request of a [`SampleRunShown`]'s check: its gap only
 /// ([`receipts::model::LoadSampleRequest`]).
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -18,6 +18,8 @@
 //! 5. Inside `receipts`, `runner`, `loadgen`, `intake`, `engines`, `verifier` and `site`, the
 //!    top-level modules do not import each other in a cycle (a heuristic scan of
 //!    `crate::` and `super::` paths; see [`scan_module_edges`]).
+//! 6. Every check of verification, its name, its failure reasons and the report live in
+//!    `verifier`; `receipts` defines none of them.
 //!
 //! Rules 1–4 read the resolve graph of `cargo metadata --format-version 1`. A "normal"
 //! dependency edge is one with a `dep_kinds` entry whose `kind` is `null` (so dev- and
@@ -874,4 +876,41 @@ fn no_import_cycles_between_modules() {
         "rule 5 (no import cycles between a crate's top-level modules)",
         &violations,
     );
+}
+
+/// Rule 6: every check of verification lives in `verifier` (issue 38): `receipts` keeps
+/// the data model, DSSE, canonical JSON and `rules`, and defines none of the check
+/// names, failure reasons or the report, so adding a check is a one-crate change.
+#[test]
+fn every_check_lives_in_the_verifier() {
+    let g = graph();
+    let definitions = [
+        "enum CheckName",
+        "enum FailureReason",
+        "struct VerifyReport",
+        "struct VerifyOptions",
+        "fn verify_envelope",
+    ];
+    let mut violations = Vec::new();
+    for (rel, text) in read_sources(&g.member_dirs["receipts"]) {
+        for definition in definitions {
+            if text.contains(definition) {
+                violations.push(format!("receipts/src/{rel} defines `{definition}`"));
+            }
+        }
+    }
+    assert_no_violations(
+        "rule 6 (checks, their names and the report live in verifier)",
+        &violations,
+    );
+    let verifier: String = read_sources(&g.member_dirs["verifier"])
+        .into_iter()
+        .map(|(_, text)| text)
+        .collect();
+    for definition in definitions {
+        assert!(
+            verifier.contains(definition),
+            "verifier defines no `{definition}`: the rule above checks nothing"
+        );
+    }
 }

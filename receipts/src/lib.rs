@@ -15,4 +15,3 @@ pub mod schema;
 pub mod statement;
 pub mod text;
 pub mod tlog;
-pub mod verify;

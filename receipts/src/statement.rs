@@ -4,7 +4,7 @@
 //! the schema of its `predicateType` when that type is one of referee's
 //! ([`is_referee_predicate_type`]). A payload of one of referee's types must also be
 //! RFC 8785 canonical JSON, byte for byte, to verify (check `statement.canonical` of
-//! [`crate::verify`]); a payload of another tool's type need not be.
+//! the `verifier` crate's envelope checks); a payload of another tool's type need not be.
 //!
 //! A Statement is generic over how it holds its predicate: a parsed [`Value`] (the
 //! default, what sealing builds) or the predicate's JSON text ([`PredicateText`], what

@@ -13,9 +13,9 @@ use receipts::model::{
     RoundRecord, RoundStatus, Sha256Hex, Submission, Timestamp,
 };
 use receipts::statement::Subject;
-use receipts::verify::{CheckName, FailureReason, VerifyReport};
 use verifier::tlog::LogLink;
 use verifier::view::{Headline, RoundView};
+use verifier::{CheckName, FailureReason, VerifyReport};
 
 use crate::error::SiteError;
 use crate::paths::EntrySlug;

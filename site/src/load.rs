@@ -14,9 +14,9 @@ use receipts::fsutil::IoError;
 use receipts::keys::Keyring;
 use receipts::layout::{DataDir, find_private_keys, read_sealed_round};
 use receipts::model::{CampaignId, Sha256Hex, Timestamp};
-use receipts::verify::{VerifyOptions, VerifyReport};
 use verifier::ChainLink;
 use verifier::view::Verification;
+use verifier::{VerifyOptions, VerifyReport};
 
 use crate::archive::{
     Archive, CampaignArchive, RejectedBundle, RoundSummary, SubmissionSummary, VerifiedRound,

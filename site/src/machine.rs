@@ -33,8 +33,8 @@ use receipts::model::{
     Timestamp,
 };
 use receipts::text::escape_untrusted;
-use receipts::verify::CheckName;
 use serde::Serialize;
+use verifier::CheckName;
 use verifier::view::{CurrentLeader, RoundRow, format_leader, format_score_ppm};
 
 use crate::archive::{Archive, CampaignArchive, RejectedBundle, RoundSummary, VerifiedRound};

@@ -45,9 +45,9 @@ use std::time::{Duration, SystemTime};
 
 use receipts::fsutil::IoError;
 use receipts::model::{Sha256Hex, Timestamp};
-use receipts::verify::{Check, CheckName, VerifyReport};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
+use verifier::{Check, CheckName, VerifyReport};
 
 use crate::error::SiteError;
 
@@ -731,7 +731,7 @@ fn intern(version: String) -> Option<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use receipts::verify::CheckName;
+    use verifier::CheckName;
 
     fn passed_report(dir: &Path) -> VerifyReport {
         let mut report = VerifyReport {
@@ -759,7 +759,7 @@ mod tests {
         failed.fail(
             CheckName::File,
             Some("x".to_owned()),
-            receipts::verify::FailureReason::NotRun {
+            verifier::FailureReason::NotRun {
                 blocked_by: CheckName::Subject,
             },
         );

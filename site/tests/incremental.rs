@@ -336,11 +336,11 @@ fn a_round_failing_only_across_rounds_is_rejected_with_every_check() {
         panic!("{:?}", archive.rejected.len());
     };
     // The report the verifier gives the same rounds directory, own checks first.
-    let options = receipts::verify::VerifyOptions::at(at);
+    let options = verifier::VerifyOptions::at(at);
     let expected = verifier::archive::verify_archive(&[round_2], &keyring, &options, &|| {});
     assert_eq!(rejected.report, expected[0]);
     let failed: Vec<_> = rejected.report.failures().map(|c| c.name).collect();
-    assert_eq!(failed, [receipts::verify::CheckName::ChainPrevious]);
+    assert_eq!(failed, [verifier::CheckName::ChainPrevious]);
     assert!(rejected.report.checks.len() > 100, "own checks kept");
 }
 
@@ -359,7 +359,7 @@ fn a_round_is_loaded_again_for_its_pages_as_verified_and_a_changed_bundle_fails(
     let summary = &archive.campaigns[0].rounds[1];
     assert_eq!(summary.number, 2);
     // What the verifier says of both rounds, chain checks included.
-    let options = receipts::verify::VerifyOptions::at(at);
+    let options = verifier::VerifyOptions::at(at);
     let bundles = [f.data.join("tiny/rounds/1"), round_2.clone()];
     let expected = verifier::archive::verify_archive(&bundles, &keyring, &options, &|| {});
     let expected = verifier::view::Verification::of(&expected[1]);

@@ -22,7 +22,7 @@ use receipts::model::{
     CampaignId, EntryStatus, HardwareFingerprint, Phase, Role, RoundStatus, StepStatus, Timestamp,
 };
 use receipts::text::escape_untrusted;
-use receipts::verify::VerifyOptions;
+use verifier::VerifyOptions;
 use verifier::view::{
     CampaignRounds, EntryCounts, Field, RoundRow, RoundView, SELF_REPORTED, Unreadable,
     Verification, format_client_self_test, format_duration_ms, format_entry_throughput,

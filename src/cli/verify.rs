@@ -46,7 +46,6 @@ use receipts::model::{
 };
 use receipts::text::escape_untrusted;
 use receipts::tlog::note::MAX_NOTE_BYTES;
-use receipts::verify::{Check, CheckName, VerifyOptions, VerifyReport};
 use referee::rerun::{RerunError, RerunOptions, default_out, rerun, write_bundle};
 use runner::round::RoundProgress;
 use std::collections::BTreeMap;
@@ -55,6 +54,7 @@ use verifier::rerun::read_rerun_record;
 use verifier::tlog;
 use verifier::verify_bundle;
 use verifier::view::{format_bp_percent, format_noise, format_score_percent};
+use verifier::{Check, CheckName, VerifyOptions, VerifyReport};
 
 use super::DataArgs;
 

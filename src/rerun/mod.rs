@@ -34,8 +34,8 @@ use receipts::model::{
 };
 use receipts::rules::rerun::{overall_verdict, speed_tolerance};
 use receipts::statement::{PredicateText, Statement};
-use receipts::verify::{VerifyOptions, VerifyReport};
 use runner::round::{RoundOptions, RoundProgress, run_round};
+use verifier::{VerifyOptions, VerifyReport};
 
 pub use bundle::{default_out, write_bundle};
 use plan::Plan;

@@ -29,10 +29,10 @@ use receipts::keys::Keyring;
 use receipts::layout::CAMPAIGN_INPUT;
 use receipts::model::{Campaign, FrozenCampaign, RevealedSeeds, RoundRecord, Sha256Hex};
 use receipts::rules::workload::Workload;
-use receipts::verify::{VerifyOptions, VerifyReport, verify_envelope, verify_envelope_and_files};
 use serde::Serialize;
 use testkit::copy_dir;
 use verifier::archive::verify_archive;
+use verifier::{VerifyOptions, VerifyReport, verify_envelope, verify_envelope_and_files};
 
 /// Copies of the fixture in the archive.
 const COPIES: usize = 64;

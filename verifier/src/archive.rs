@@ -11,11 +11,11 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
+use crate::{VerifyOptions, VerifyReport};
 use receipts::bundle::ENVELOPE_FILE;
 use receipts::fsutil::IoError;
 use receipts::keys::Keyring;
 use receipts::model::RoundRecord;
-use receipts::verify::{VerifyOptions, VerifyReport};
 
 use crate::chain::{ChainLink, Link, check_chain};
 use crate::submissions::{SUBMISSIONS_DIR, SealedRound, check_submissions};

@@ -8,6 +8,7 @@
 
 use std::path::Path;
 
+use crate::{CheckName, FailureReason, VerifyOptions, VerifyReport, verify_envelope};
 use receipts::bundle;
 use receipts::keys::Keyring;
 use receipts::model::{
@@ -17,7 +18,6 @@ use receipts::model::{
 use receipts::rules::sample;
 use receipts::rules::score::{run_throughputs, score_ppm};
 use receipts::statement::{PredicateText, Statement};
-use receipts::verify::{CheckName, FailureReason, VerifyOptions, VerifyReport, verify_envelope};
 
 use crate::{
     PredicateVersion, correctness, docker, engine_api, files, inputs, measurements, paired,

@@ -4,11 +4,11 @@
 //! failed verdict, an `engine_oom_killed` one a Docker engine at that memory limit); an `infra_failed` entry has its reason, and so has an `infra_failed`
 //! round. v1 wrote no entry infrastructure reason: that part is not applicable there.
 
+use crate::{CheckName, FailureReason, VerifyReport};
 use receipts::model::{
     BackendKind, Disqualification, DisqualificationReason, EntryStatus, Role, RoundRecord,
     RoundStatus,
 };
-use receipts::verify::{CheckName, FailureReason, VerifyReport};
 
 use crate::PredicateVersion;
 

@@ -69,7 +69,7 @@ impl EntrySlug {
             });
         };
         let text = match (entry.role, &entry.miner) {
-            (Role::Baseline, _) => "baseline".to_owned(),
+            (Role::Baseline, _) => Role::Baseline.as_str().to_owned(),
             (Role::Incumbent, Some(miner)) => format!("incumbent-{miner}"),
             (Role::Challenger, Some(miner)) => {
                 let k = record

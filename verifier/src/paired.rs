@@ -142,7 +142,7 @@ impl Runs {
             .iter()
             .any(|runs| {
                 runs.get(pass)
-                    .map(|r| paired::run_fate(paired::Role::Baseline, *r))
+                    .map(|r| paired::run_fate(paired::RunOwner::Baseline, *r))
                     == Some(RunFate::VoidsPass)
             })
     }

@@ -76,11 +76,7 @@ pub(crate) fn check_statuses(
                 .is_none()
                 .then(|| "it has no infrastructure failure reason".to_owned()),
         };
-        let status = match entry.status {
-            EntryStatus::Scored => "scored",
-            EntryStatus::Disqualified => "disqualified",
-            EntryStatus::InfraFailed => "infra_failed",
-        };
+        let status = entry.status.as_str();
         let result = match problem {
             None => Ok(()),
             Some(problem) => Err(FailureReason::StatusInconsistent {
@@ -95,7 +91,7 @@ pub(crate) fn check_statuses(
     let result = match (record.outcome.status, &record.outcome.reason) {
         (RoundStatus::InfraFailed, None) => Err(FailureReason::StatusInconsistent {
             field: field.clone(),
-            status: "infra_failed".to_owned(),
+            status: RoundStatus::InfraFailed.as_str().to_owned(),
             problem: "it has no reason".to_owned(),
         }),
         _ => Ok(()),

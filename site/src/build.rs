@@ -12,7 +12,6 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 use receipts::fsutil::IoError;
-use receipts::keys::Keyring;
 use receipts::layout::DataDir;
 use receipts::model::{MinerId, Sha256Hex, Timestamp};
 use rustc_hash::FxHashSet;
@@ -24,7 +23,7 @@ use crate::cache::{
 };
 use crate::docs::{DocPage, Docs, DocsIndex};
 use crate::error::SiteError;
-use crate::incremental::{self, always};
+use crate::incremental::{self, OwnChecks, always};
 use crate::load::{load_archive_cached, load_keyring, load_round};
 use crate::machine::{self, SitemapPage, SitemapSegment};
 use crate::pages::submission::{MinerPatch, PatchIndex};
@@ -77,6 +76,9 @@ pub struct BuildSummary {
     pub rejected_rounds: usize,
     /// Bundles whose own checks came from the verdict cache (not verified again).
     pub cached_verdicts: usize,
+    /// Bundles the verifier ran on: each at most once a build (the others' own checks
+    /// came from the verdict cache, [`OwnChecks`]).
+    pub verifier_runs: usize,
     /// Loading the data directory and verifying every bundle, ms.
     pub verify_ms: u64,
     /// Listing, rendering and writing, ms.
@@ -101,13 +103,8 @@ pub fn build_site(options: &BuildOptions) -> Result<BuildSummary, SiteError> {
     } else {
         Verdicts::load(&options.out)?
     };
-    let archive = load_archive_cached(
-        &DataDir::new(&options.data),
-        &keyring,
-        keyring_json,
-        options.at,
-        &verdicts,
-    )?;
+    let own = OwnChecks::new(&keyring, &keyring_json, &verdicts);
+    let archive = load_archive_cached(&DataDir::new(&options.data), &own, options.at)?;
     let verify_ms = elapsed_ms(started);
 
     let started = Instant::now();
@@ -125,12 +122,12 @@ pub fn build_site(options: &BuildOptions) -> Result<BuildSummary, SiteError> {
             dir: &options.out,
             clean: options.clean,
             at: options.at,
-            keyring: &keyring,
-            verdicts: &verdicts,
+            own: &own,
         },
     )?;
     summary.verify_ms = verify_ms;
     summary.cached_verdicts = verdicts.hits();
+    summary.verifier_runs = own.verifier_runs();
     summary.render_write_ms = elapsed_ms(started);
     Ok(summary)
 }
@@ -674,10 +671,8 @@ struct Inputs<'a> {
     sitemap: &'a [SitemapPage],
     /// The other segments, for the sitemap index.
     parts: &'a [Part<'a>],
-    /// For [`load_round`].
-    keyring: &'a Keyring,
-    /// For [`load_round`].
-    verdicts: &'a Verdicts,
+    /// The bundles' own checks, for [`load_round`].
+    own: &'a OwnChecks<'a>,
 }
 
 /// Whether `a` and `b` render the same round (its page and its entries' pages): such
@@ -703,7 +698,7 @@ fn loaded<'s>(
 ) -> Result<&'s VerifiedRound, SiteError> {
     let round = match slot.take() {
         Some(round) => round,
-        None => load_round(&campaign.rounds[i], inputs.keyring, inputs.verdicts)?,
+        None => load_round(&campaign.rounds[i], inputs.own)?,
     };
     Ok(slot.insert(round))
 }
@@ -899,12 +894,10 @@ pub(crate) struct Target<'a> {
     pub clean: bool,
     /// The `--at` instant (part of every key).
     pub at: Option<Timestamp>,
-    /// The trusted keyring (a round whose own report the verdicts do not keep is
-    /// verified again when its pages are rendered, [`load_round`]).
-    pub keyring: &'a Keyring,
-    /// The verdicts of this build, saved beside the manifest; the rounds' own reports
-    /// are read back from them when their pages are rendered.
-    pub verdicts: &'a Verdicts,
+    /// The bundles' own checks, found when the archive was loaded: read back when a
+    /// round's pages are rendered ([`load_round`]), and its verdicts saved beside the
+    /// manifest.
+    pub own: &'a OwnChecks<'a>,
 }
 
 /// Lists, renders and writes the site of `archive` into `target.dir`, in the steps of an
@@ -926,8 +919,7 @@ pub(crate) fn write_site(
         dir: out,
         clean,
         at,
-        keyring,
-        verdicts,
+        own,
     } = *target;
     let global = global_key(archive, renderer, at)?;
 
@@ -958,8 +950,7 @@ pub(crate) fn write_site(
         renderer,
         sitemap: &sitemap,
         parts: &parts,
-        keyring,
-        verdicts,
+        own,
     };
     let cached = AtomicUsize::new(0);
     let (done, failed) = run_jobs(&jobs, &inputs, plan.previous(), &owners, out, &cached);
@@ -970,7 +961,7 @@ pub(crate) fn write_site(
             failed
                 .iter()
                 .map(|f| (f.done.name.as_str(), &f.done.record)),
-            verdicts,
+            own.verdicts(),
         )?;
         if let Some(first) = failed.into_iter().next() {
             return Err(first.error);
@@ -1000,7 +991,7 @@ pub(crate) fn write_site(
     }
     // Commit.
     let records = done.into_iter().map(|d| (d.name, d.record)).collect();
-    summary.removed += plan.commit(records, &owners, verdicts)?;
+    summary.removed += plan.commit(records, &owners, own.verdicts())?;
     Ok(summary)
 }
 

@@ -1,6 +1,11 @@
 //! The incremental build: what a build takes from the one before it and leaves for the
-//! next, in two steps.
+//! next, in three steps.
 //!
+//! - **Own checks** ([`OwnChecks`]): each bundle's own checks, found once a build — a
+//!   verdict of an earlier build ([`crate::verdicts`]), else the verifier run on the
+//!   bundle, the one place a build runs it. A report that passed is kept for the rest of
+//!   the build, and the round's pages and the rejected page read it back
+//!   ([`OwnChecks::recall`]) instead of verifying the bundle again.
 //! - **Plan** (`plan`): from the previous build's manifest ([`crate::cache`]) and the
 //!   keys of this build's segments, which segments are listed and which are kept whole,
 //!   the manifest lines a job that did not change keeps, and the files a job may
@@ -9,12 +14,17 @@
 //!   previous build's files nothing made this time are removed, and the verdict cache and
 //!   the manifest are written, durably, after every file they vouch for.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::SystemTime;
 
 use receipts::fsutil::{IoError, write_atomic_with};
-use receipts::model::Sha256Hex;
+use receipts::keys::Keyring;
+use receipts::model::{RoundRecord, Sha256Hex, Timestamp};
+use receipts::verify::{VerifyOptions, VerifyReport};
 use rustc_hash::FxHashSet;
 
 use crate::cache::{
@@ -24,7 +34,159 @@ use crate::cache::{
 use crate::error::SiteError;
 use crate::paths::{FILE_MODE, SitePath};
 use crate::segment::Segment;
-use crate::verdicts::{VERDICTS_FILE, Verdicts};
+use crate::verdicts::{
+    VERDICTS_FILE, Verdicts, bundle_digest, bundle_stamp, stamp_limit, verdict_key,
+};
+
+/// The own checks of every bundle of one build: each found once ([`OwnChecks::check`]),
+/// then read back as often as the build needs them ([`OwnChecks::recall`]).
+///
+/// A report that passed is kept in the build's [`Verdicts`] under its key (and written
+/// to the verdict cache for the next build); one whose bundle has no content key (its
+/// files could not all be read) is held in memory for this build only.
+pub struct OwnChecks<'a> {
+    keyring: &'a Keyring,
+    /// The keyring file's bytes: part of every verdict's key.
+    keyring_json: &'a [u8],
+    verdicts: &'a Verdicts,
+    /// The instant a bundle's stamp is trusted up to ([`stamp_limit`]).
+    not_after: SystemTime,
+    /// Passed reports the verdicts do not keep, by bundle directory.
+    held: Mutex<HashMap<PathBuf, VerifyReport>>,
+    /// Bundles the verifier ran on.
+    runs: AtomicUsize,
+}
+
+/// A bundle's own checks, as [`OwnChecks::check`] found them.
+pub struct Checked {
+    /// The report of its own checks (no check across rounds).
+    pub report: VerifyReport,
+    /// Its record: the one given to [`OwnChecks::check`] when the report came from the
+    /// verdicts, else the one the verifier read; `None` when it could not be read.
+    pub record: Option<RoundRecord>,
+    /// The key its report is kept under in the verdicts, when it passed and is kept
+    /// there (what [`OwnChecks::recall`] reads it back by).
+    pub key: Option<Sha256Hex>,
+}
+
+impl<'a> OwnChecks<'a> {
+    /// The own checks of a build verifying against `keyring` (whose file's bytes are
+    /// `keyring_json`), finding and keeping verdicts in `verdicts`. Reads the clock once,
+    /// for the stamps' racy window only ([`stamp_limit`]): the output does not depend on
+    /// it.
+    pub fn new(keyring: &'a Keyring, keyring_json: &'a [u8], verdicts: &'a Verdicts) -> Self {
+        Self {
+            keyring,
+            keyring_json,
+            verdicts,
+            not_after: stamp_limit(SystemTime::now()),
+            held: Mutex::default(),
+            runs: AtomicUsize::new(0),
+        }
+    }
+
+    /// The trusted keyring.
+    pub fn keyring(&self) -> &'a Keyring {
+        self.keyring
+    }
+
+    /// The keyring file's bytes.
+    pub fn keyring_json(&self) -> &'a [u8] {
+        self.keyring_json
+    }
+
+    /// The build's verdicts: written to the verdict cache when the build commits.
+    pub fn verdicts(&self) -> &'a Verdicts {
+        self.verdicts
+    }
+
+    /// The own checks of the bundle `dir` verified as of `at`, whose Statement's sha256
+    /// was read as `statement_digest` and its record as `read`: the verdict of an earlier
+    /// build (or of a bundle of this one with the same content) kept under its key — by
+    /// its metadata stamp ([`bundle_stamp`]: its files are not read), else by its content
+    /// digest ([`bundle_digest`]) — for the same Statement, else the verifier's, counted
+    /// in [`OwnChecks::verifier_runs`] and, when it passed, kept. `read` is dropped before
+    /// the verifier reads the bundle again.
+    pub fn check(
+        &self,
+        dir: &Path,
+        at: Timestamp,
+        statement_digest: Option<&Sha256Hex>,
+        read: Option<RoundRecord>,
+    ) -> Checked {
+        let same_statement = |r: &VerifyReport| {
+            r.statement_digest.is_some() && r.statement_digest.as_ref() == statement_digest
+        };
+        let stamp = (bundle_stamp(dir, self.not_after).ok().flatten())
+            .map(|stamp| verdict_key(self.keyring_json, at, &stamp));
+        // Unchanged metadata: the files are not read again.
+        let by_stamp = (stamp.as_ref())
+            .and_then(|s| self.verdicts.get_by_stamp(s, dir))
+            .filter(|(_, r)| same_statement(r));
+        if let Some((key, report)) = by_stamp {
+            return Checked {
+                report,
+                record: read,
+                key: Some(key),
+            };
+        }
+        let key =
+            (bundle_digest(dir).ok()).map(|digest| verdict_key(self.keyring_json, at, &digest));
+        let cached = (key.as_ref())
+            .and_then(|k| self.verdicts.get(k, stamp.as_ref(), dir))
+            .filter(same_statement);
+        if let Some(report) = cached {
+            return Checked {
+                report,
+                record: read,
+                key,
+            };
+        }
+        // Freed before verifying reads it again.
+        drop(read);
+        self.runs.fetch_add(1, Ordering::Relaxed);
+        let (report, record) =
+            verifier::verify_round_bundle(dir, self.keyring, &VerifyOptions::at(at));
+        let passed = report.passed();
+        let key = key.filter(|key| passed && self.verdicts.put(*key, stamp, &report));
+        if passed && key.is_none() {
+            let mut held = self.held.lock().unwrap_or_else(|e| e.into_inner());
+            held.insert(dir.to_owned(), report.clone());
+        }
+        Checked {
+            report,
+            record,
+            key,
+        }
+    }
+
+    /// The report of the bundle `dir`'s own checks that passed in this build's
+    /// [`OwnChecks::check`], which gave it `key`: read back, never verified again.
+    ///
+    /// Errors: [`SiteError::VerdictLost`] naming `dir` when it is not kept (this build
+    /// did not check the bundle, or its line could not be kept or read back).
+    pub fn recall(&self, key: Option<&Sha256Hex>, dir: &Path) -> Result<VerifyReport, SiteError> {
+        let kept = match key {
+            Some(key) => self.verdicts.report(key, dir),
+            None => (self.held.lock().unwrap_or_else(|e| e.into_inner()))
+                .get(dir)
+                .cloned(),
+        };
+        kept.ok_or_else(|| SiteError::VerdictLost {
+            dir: dir.to_owned(),
+            message: match self.verdicts.kept() {
+                Err(e) => e.to_string(),
+                Ok(()) => "this build holds no report of its own checks".to_owned(),
+            },
+        })
+    }
+
+    /// How many bundles the verifier ran on (the others' own checks came from the
+    /// verdicts): at most once each a build.
+    pub fn verifier_runs(&self) -> usize {
+        self.runs.load(Ordering::Relaxed)
+    }
+}
 
 /// The key of a job that runs on every build (and of one whose last run failed).
 pub(crate) fn always() -> Sha256Hex {

@@ -276,8 +276,9 @@ pub struct RoundSummary {
     /// `verification` when it is loaded again.
     pub chain: VerifyReport,
     /// The verdict cache key its own checks are kept under in this build's verdicts
-    /// (`site::verdicts`), when they are: its report is read back from there instead
-    /// of verifying it again.
+    /// (`site::verdicts`), when they are (else the build holds them in memory): its
+    /// report is read back (`site::incremental::OwnChecks::recall`), never verified
+    /// again.
     pub verdict_key: Option<Sha256Hex>,
 }
 

@@ -16,6 +16,9 @@ use serde::{Serialize, Serializer};
 
 use crate::error::SiteError;
 
+/// Mode of every file a build writes in the output directory.
+pub(crate) const FILE_MODE: u32 = 0o644;
+
 /// The rule an entry slug, a docs slug or a file name follows.
 const NAME_RULE: &str = "1 to 128 characters of [A-Za-z0-9._-], starting with a letter or digit";
 

@@ -47,6 +47,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use receipts::model::{Backend, BackendKind, EngineIsolation, SandboxKind, SubmissionImage};
+use receipts::rules::log_tail::{LOG_TAIL_WINDOW_BYTES, log_tail_of_window};
 
 use crate::isolation::CpuPlan;
 use crate::sandbox::{Sandbox, SandboxError, SandboxSpec};
@@ -58,8 +59,9 @@ pub const LISTEN_FD: i32 = 3;
 /// no wrapper knows that pid before it exists.
 const LISTEN_PID_TRAMPOLINE: &str = r#"LISTEN_PID=$$; export LISTEN_PID; exec "$@""#;
 
-/// Lines of an engine's log kept as a disqualification's log tail.
-pub const LOG_TAIL_LINES: usize = 50;
+/// Lines of an engine's log kept as a disqualification's log tail (the bounds of a
+/// tail are `receipts::rules::log_tail`'s).
+pub use receipts::rules::log_tail::LOG_TAIL_LINES;
 
 /// How often the health check polls, in ms.
 const HEALTH_POLL_MS: u64 = 50;
@@ -353,15 +355,36 @@ pub trait Engine {
     fn stop(&mut self) -> Result<(), EngineError>;
 }
 
-/// The last `n` lines of a log file (lossy UTF-8); empty when it cannot be read.
-pub fn log_tail(path: &Path, n: usize) -> Vec<String> {
-    let bytes = fs::read(path).unwrap_or_default();
-    let text = String::from_utf8_lossy(&bytes);
-    let lines: Vec<&str> = text.lines().collect();
-    lines[lines.len().saturating_sub(n)..]
-        .iter()
-        .map(|l| (*l).to_owned())
-        .collect()
+/// The log tail of the log file at `path` by `receipts::rules::log_tail`'s rule (at most
+/// 50 lines, 1 KiB a line, 8 KiB in all), reading only the file's last
+/// [`LOG_TAIL_WINDOW_BYTES`]: an engine's log can be hundreds of MiB, and one line of it
+/// 16 MiB. Empty when the file cannot be read (a log that was never created): a tail is
+/// evidence shown beside a typed reason, never the reason itself.
+pub fn log_tail(path: &Path) -> Vec<String> {
+    read_log_window(path).map_or_else(
+        |_| Vec::new(),
+        |(window, mid_line)| log_tail_of_window(&window, mid_line),
+    )
+}
+
+/// The last [`LOG_TAIL_WINDOW_BYTES`] of the file at `path`, and whether they start inside
+/// a line (the byte before them exists and is not `\n`).
+fn read_log_window(path: &Path) -> std::io::Result<(Vec<u8>, bool)> {
+    use std::io::{Seek, SeekFrom};
+    let mut file = fs::File::open(path)?;
+    let len = file.metadata()?.len();
+    let start = len.saturating_sub(LOG_TAIL_WINDOW_BYTES);
+    let mut mid_line = false;
+    if start > 0 {
+        file.seek(SeekFrom::Start(start - 1))?;
+        let mut before = [0u8; 1];
+        file.read_exact(&mut before)?;
+        mid_line = before[0] != b'\n';
+    }
+    file.seek(SeekFrom::Start(start))?;
+    let mut window = Vec::new();
+    file.take(LOG_TAIL_WINDOW_BYTES).read_to_end(&mut window)?;
+    Ok((window, mid_line))
 }
 
 /// Options of the built-in backend.
@@ -880,7 +903,7 @@ impl ChildEngine {
         self.halt();
         EngineError::DiedBeforeHealthy {
             detail,
-            log_tail: log_tail(&self.log, LOG_TAIL_LINES),
+            log_tail: log_tail(&self.log),
         }
     }
 
@@ -1026,6 +1049,38 @@ mod tests {
 
     fn process(dir: &Path, script: &str) -> ProcessEngine {
         ProcessEngine::new(options(dir, vec!["sh".into(), "-c".into(), script.into()]))
+    }
+
+    /// Issue 39's attack: one 16 MiB line, then death. The tail is one bounded line, read
+    /// from the log's last 64 KiB; the log itself keeps every byte.
+    #[test]
+    fn a_sixteen_mebibyte_line_gives_a_bounded_tail() {
+        use receipts::rules::log_tail::{CUT_BEFORE, LOG_TAIL_BYTES};
+        let dir = tempfile::tempdir().unwrap();
+        let script = "head -c 16777216 /dev/zero | tr '\\0' A >&2; exit 3";
+        let mut engine = process(dir.path(), script);
+        engine.start().unwrap();
+        match engine.wait_healthy(Duration::from_secs(60)) {
+            Err(EngineError::DiedBeforeHealthy { detail, log_tail }) => {
+                assert_eq!(detail, "exit status: 3");
+                assert_eq!(log_tail.len(), 1);
+                let line = &log_tail[0];
+                assert!(line.starts_with(CUT_BEFORE), "{}", &line[..40]);
+                assert!(
+                    line.ends_with("… [64512 bytes cut]"),
+                    "{}",
+                    &line[line.len() - 40..]
+                );
+                assert!(line.len() <= LOG_TAIL_BYTES);
+            }
+            other => panic!("expected DiedBeforeHealthy, got {other:?}"),
+        }
+        assert_eq!(
+            std::fs::metadata(dir.path().join("engine.log"))
+                .unwrap()
+                .len(),
+            16 << 20
+        );
     }
 
     #[test]

@@ -27,7 +27,7 @@ use crate::correctness::{
 };
 use engines::docker::ContainerExit;
 use engines::isolation::{self, CpuPlan, CpuTimes};
-use engines::{Engine, EngineError, LOG_TAIL_LINES, log_tail};
+use engines::{Engine, EngineError, log_tail};
 use loadgen::search::ProgressSink;
 use receipts::rules::correctness;
 
@@ -492,7 +492,7 @@ pub(crate) fn run_entry(
                         outputs_disqualification = Some(Disqualification {
                             reason: dq,
                             detail: reason,
-                            log_tail: log_tail(engine.log_path(), LOG_TAIL_LINES),
+                            log_tail: log_tail(engine.log_path()),
                         });
                     }
                     None => outputs_error = Some(reason),
@@ -522,7 +522,7 @@ pub(crate) fn run_entry(
                 DisqualificationReason::EngineCrashed,
             ),
             detail: "the engine exited while being measured".into(),
-            log_tail: log_tail(engine.log_path(), LOG_TAIL_LINES),
+            log_tail: log_tail(engine.log_path()),
         });
     }
     steps.push(ctx.finish(
@@ -662,7 +662,7 @@ fn stop_after_failure(
                 DisqualificationReason::EngineCrashed,
             ),
             detail: format!("the engine exited while being measured ({reason})"),
-            log_tail: log_tail(engine.log_path(), LOG_TAIL_LINES),
+            log_tail: log_tail(engine.log_path()),
         });
     }
     result

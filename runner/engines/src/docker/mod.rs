@@ -707,7 +707,7 @@ impl DockerEngine {
         self.halt();
         EngineError::DiedBeforeHealthy {
             detail,
-            log_tail: log_tail(&self.log, LOG_TAIL_LINES),
+            log_tail: log_tail(&self.log),
         }
     }
 

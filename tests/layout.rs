@@ -26,6 +26,8 @@
 //! 9. Every file is written through `receipts::fsutil` (`write_atomic`): outside it, the
 //!    calls that create or write a file ([`FILE_WRITES`]) appear only where
 //!    [`WRITES_OUTSIDE_FSUTIL`] names the file and the call with its reason.
+//! 10. Every member takes the workspace's lints (`[lints] workspace = true`), among them
+//!     `missing_docs`.
 //!
 //! Rules 8–9 are text rules on every member's `src/` (tests, benches and examples write
 //! their own fixtures and are not scanned), read after [`code_only`] blanks comments and
@@ -1413,6 +1415,38 @@ fn files_are_written_only_through_fsutil() {
     assert!(scanned > 100, "only {scanned} source files scanned");
     assert_no_violations(
         "rule 9 (files are written only through receipts::fsutil)",
+        &violations,
+    );
+}
+
+/// Rule 10: every member takes the workspace's lints (`[lints] workspace = true`), so a
+/// new crate cannot leave `missing_docs`, `unsafe_op_in_unsafe_fn` and the clippy lints
+/// behind by forgetting them.
+#[test]
+fn every_member_takes_the_workspace_lints() {
+    let g = graph();
+    let mut violations = Vec::new();
+    for (member, dir) in &g.member_dirs {
+        let manifest = dir.join("Cargo.toml");
+        let text = std::fs::read_to_string(&manifest)
+            .unwrap_or_else(|e| panic!("reading {}: {e}", manifest.display()));
+        // The `[lints]` table's lines, up to the next table.
+        let lints: Vec<String> = text
+            .lines()
+            .map(|l| l.split('#').next().unwrap_or("").replace([' ', '\t'], ""))
+            .skip_while(|l| l != "[lints]")
+            .skip(1)
+            .take_while(|l| !l.starts_with('['))
+            .collect();
+        if !lints.iter().any(|l| l == "workspace=true") {
+            violations.push(format!(
+                "{member} ({}) has no `[lints] workspace = true`",
+                manifest.display()
+            ));
+        }
+    }
+    assert_no_violations(
+        "rule 10 (every member takes the workspace lints)",
         &violations,
     );
 }

@@ -90,7 +90,7 @@ impl<P> Statement<P> {
 
 impl Statement<PredicateText> {
     /// The predicate deserialized from its text into `T` (e.g. a
-    /// [`RoundRecord`](crate::model::RoundRecord)).
+    /// [`RoundRecord`]).
     ///
     /// Errors: serde_json's, when the predicate does not fit `T`.
     pub fn predicate_as<T: DeserializeOwned>(&self) -> Result<T, serde_json::Error> {

@@ -32,7 +32,7 @@ fn is_segment(s: &str) -> bool {
 }
 
 /// An entry's slug as the bundle names it (`baseline`, `incumbent-miner-a`,
-/// `candidate-2-miner-b`): a single path segment (see [`NAME_RULE`]).
+/// `candidate-2-miner-b`): a single path segment (see `NAME_RULE`).
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct EntrySlug(String);
 
@@ -283,7 +283,7 @@ impl SitePath {
 
     /// Whether `s` is one or more paths [`SitePath::parse`] accepts, separated by single
     /// spaces (a manifest line's files): every segment between a `/` or a space follows
-    /// [`is_segment`], checked without splitting the paths apart first (at 2,000 rounds of
+    /// `is_segment`, checked without splitting the paths apart first (at 2,000 rounds of
     /// the benchmark the manifest lists 165,000 files, and checking them path by path
     /// was half of reading it).
     pub fn is_valid_list(s: &str) -> bool {

@@ -390,7 +390,7 @@ impl Verdicts {
     }
 
     /// The cache of the output directory `out`, indexed (its lines are read when looked
-    /// up; only the first [`MAX_VERDICTS_BYTES`] are read); empty when there is none or
+    /// up; only the first `MAX_VERDICTS_BYTES` are read); empty when there is none or
     /// its header is not this version's. This build's lines spill into `out`.
     ///
     /// Errors: [`SiteError::Io`] when it exists but cannot be read.

@@ -17,6 +17,10 @@
 //! Bundles are written under `/dev/shm` when it exists (the work disk creates small files
 //! ~15× slower on this kind of machine). Run: `cargo bench -p verifier --bench envelope`
 //! (until issue 38 moved the checks into `verifier`: `cargo bench -p receipts --bench receipts`).
+#![expect(
+    missing_docs,
+    reason = "a bench exports nothing, but `criterion_group!` defines an undocumented `pub fn`"
+)]
 
 use std::path::{Path, PathBuf};
 

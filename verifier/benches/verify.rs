@@ -19,6 +19,10 @@
 //! `REFEREE_BENCH_ROUND` with its keyring `REFEREE_BENCH_KEYRING` (default: the demo's
 //! `/tmp/demo-data/demo/rounds/1` and `/tmp/demo-data/keyring.json`, skipped when
 //! absent). Run: `cargo bench -p verifier --bench verify`.
+#![expect(
+    missing_docs,
+    reason = "a bench exports nothing, but `criterion_group!` defines an undocumented `pub fn`"
+)]
 
 use std::path::{Path, PathBuf};
 

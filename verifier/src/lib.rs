@@ -14,7 +14,6 @@
 //! Round predicates of every version this build knows are verified
 //! ([`receipts::model::ROUND_PREDICATE_TYPES`]); a check an older version cannot support
 //! is reported `not applicable (vN)`, never as passed.
-#![deny(missing_docs)]
 
 use std::path::Path;
 

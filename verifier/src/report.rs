@@ -19,14 +19,15 @@ pub enum CheckName {
     #[serde(rename = "envelope.parse")]
     EnvelopeParse,
     /// Step 1 (referee's own form): the envelope file is RFC 8785 canonical JSON. Not run
-    /// with [`VerifyOptions::foreign`].
+    /// with [`VerifyOptions::foreign`](crate::VerifyOptions::foreign).
     #[serde(rename = "envelope.canonical")]
     EnvelopeCanonical,
     /// Step 2: `payloadType` is `application/vnd.in-toto+json`.
     #[serde(rename = "envelope.payloadType")]
     PayloadType,
     /// Step 3: a base64 field decodes strictly and is standard padded base64 (with
-    /// [`VerifyOptions::foreign`]: decodes strictly, URL-safe or unpadded allowed).
+    /// [`VerifyOptions::foreign`](crate::VerifyOptions::foreign): decodes strictly,
+    /// URL-safe or unpadded allowed).
     #[serde(rename = "envelope.base64")]
     Base64,
     /// Step 3: a signature is exactly 64 bytes.
@@ -36,7 +37,7 @@ pub enum CheckName {
     #[serde(rename = "signature.trusted")]
     Signatures,
     /// Step 4 (referee's own form): a verified signature's keyid is its key's keyid. Not
-    /// run with [`VerifyOptions::foreign`].
+    /// run with [`VerifyOptions::foreign`](crate::VerifyOptions::foreign).
     #[serde(rename = "signature.keyid")]
     Keyid,
     /// Step 5: the payload is strict JSON with integers only.
@@ -44,7 +45,8 @@ pub enum CheckName {
     StatementParse,
     /// Step 5 (referee's own predicate types only): the payload bytes are their RFC 8785
     /// canonical form. Recorded only when `predicateType` is one of referee's
-    /// ([`statement::is_referee_predicate_type`]) and `statement.parse` passed.
+    /// ([`is_referee_predicate_type`](receipts::statement::is_referee_predicate_type))
+    /// and `statement.parse` passed.
     #[serde(rename = "statement.canonical")]
     StatementCanonical,
     /// Step 5: `_type` is in-toto Statement v1.
@@ -66,7 +68,7 @@ pub enum CheckName {
     #[serde(rename = "file")]
     File,
     /// Round: the round-opened envelope passes steps 1–5 (trusted signature, in-toto
-    /// payload, predicate [`RoundOpened`](crate::model::RoundOpened)); one check per
+    /// payload, predicate [`RoundOpened`](receipts::model::RoundOpened)); one check per
     /// failed step, the step's name as target.
     #[serde(rename = "roundOpened.signature")]
     RoundOpenedSignature,
@@ -456,7 +458,7 @@ pub enum FailureReason {
         known: String,
     },
     /// The envelope file is not byte-identical to its canonical JSON form (not checked
-    /// with [`VerifyOptions::foreign`]).
+    /// with [`VerifyOptions::foreign`](crate::VerifyOptions::foreign)).
     #[error("`{file}` is not canonical JSON (RFC 8785)")]
     NonCanonicalEnvelope {
         /// The file.
@@ -481,7 +483,7 @@ pub enum FailureReason {
         message: String,
     },
     /// A base64 field decodes but is not standard padded base64 (accepted with
-    /// [`VerifyOptions::foreign`]).
+    /// [`VerifyOptions::foreign`](crate::VerifyOptions::foreign)).
     #[error("`{file}` field `{field}` is not standard padded base64")]
     NonStandardBase64 {
         /// The envelope file.
@@ -541,9 +543,9 @@ pub enum FailureReason {
     },
     /// A signature verified under a trusted key, but its keyid hint is not that key's
     /// keyid: refused for referee's own envelopes, accepted with
-    /// [`VerifyOptions::foreign`]. The message names the file and field, like every
-    /// other reason, then says `signature valid under key <keyid>; keyid hint <hint>
-    /// differs` (each in backticks).
+    /// [`VerifyOptions::foreign`](crate::VerifyOptions::foreign). The message names the
+    /// file and field, like every other reason, then says
+    /// `signature valid under key <keyid>; keyid hint <hint> differs` (each in backticks).
     #[error(
         "`{file}` field `{field}`: signature valid under key `{keyid}`; keyid hint `{hint}` differs"
     )]

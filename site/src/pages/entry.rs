@@ -12,8 +12,8 @@
 //! ([`VerifiedRound::read_json`]); the diff and the engine log's tail likewise
 //! ([`VerifiedRound::read_bytes`], [`VerifiedRound::read_tail`]); histograms are decoded
 //! into their recorded buckets through [`decode_recorded`], with its limits; a load
-//! sample is read for its gaps only ([`SampleShown`]), a correctness file without its
-//! top-k lists ([`ItemsShown`]). A file that cannot be read is said so on the page; it
+//! sample is read for its gaps only (`SampleShown`), a correctness file without its
+//! top-k lists (`ItemsShown`). A file that cannot be read is said so on the page; it
 //! never fails the build (the bundle verified, so it does not happen unless the directory
 //! changed under the build). Untrusted text is escaped when the model is built, as on the
 //! round page.

@@ -12,7 +12,7 @@
 //! carries whether the verifier vouched for it ([`Shown::verified`]); the template marks
 //! the others. Untrusted text (miner ids, step names, details, log tails, decision
 //! sentences of old receipts, hardware strings) is escaped here with
-//! [`escape_untrusted`] and cut on a character boundary; tera escapes it for HTML.
+//! [`escape_untrusted`](receipts::text::escape_untrusted) and cut on a character boundary; tera escapes it for HTML.
 
 use serde::Serialize;
 
@@ -44,7 +44,8 @@ pub const TEMPLATE: &str = "round.html";
 /// A value as a page shows it and whether every check that covers it passed.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Shown {
-    /// The text, escaped with [`escape_untrusted`] where it comes from a receipt.
+    /// The text, escaped with
+    /// [`escape_untrusted`](receipts::text::escape_untrusted) where it comes from a receipt.
     pub text: String,
     /// Whether the verifier vouched for it; the template marks it when not.
     pub verified: bool,

@@ -512,11 +512,6 @@ struct Running {
 }
 
 impl DockerEngine {
-    /// The container's id, once started.
-    pub fn container_id(&self) -> Option<&str> {
-        self.running.as_ref().map(|r| r.container.as_str())
-    }
-
     fn placeholders(&self) -> Placeholders {
         let relative = self
             .config

@@ -881,7 +881,9 @@ struct TokenCounter {
 fn stream_error(error: SseError) -> RequestErrorKind {
     match error {
         SseError::AfterDone { .. } => RequestErrorKind::TrailingData,
-        SseError::Malformed { .. } => RequestErrorKind::BadBody,
+        // A response over its budget is counted with the malformed ones: the request
+        // failed, and the engine that streamed it pays for it.
+        SseError::Malformed { .. } | SseError::TooLarge { .. } => RequestErrorKind::BadBody,
     }
 }
 

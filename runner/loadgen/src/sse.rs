@@ -47,6 +47,16 @@ pub enum SseError {
         /// What is wrong, with the offending text cut to 200 bytes.
         message: String,
     },
+    /// The response passed its byte or event budget ([`MAX_RESPONSE_BYTES`],
+    /// [`MAX_RESPONSE_EVENTS`], comments and empty events included): an engine must not
+    /// flood its own client.
+    #[error("response too large: over {limit} {what}")]
+    TooLarge {
+        /// `bytes` or `events`.
+        what: &'static str,
+        /// The budget passed.
+        limit: usize,
+    },
     /// Bytes arrived after `data: [DONE]`.
     #[error("bad event stream: {bytes} bytes after `data: [DONE]`")]
     AfterDone {
@@ -64,7 +74,19 @@ fn malformed(message: String) -> SseError {
 pub struct SseParser {
     buffer: Vec<u8>,
     done: bool,
+    /// Bytes fed so far.
+    received: usize,
+    /// Events completed so far, comment-only ones included.
+    events: usize,
 }
+
+/// Most bytes one response may stream: 16 MiB, some 8,000 chunks of 2 KiB (a token with
+/// its top-20 logprobs), far above any completion the workload asks for.
+pub const MAX_RESPONSE_BYTES: usize = 16 << 20;
+
+/// Most events (blank-line separated, comment-only ones included) one response may
+/// stream: 65,536, far above one chunk per output token.
+pub const MAX_RESPONSE_EVENTS: usize = 1 << 16;
 
 /// Largest event accepted, bytes: a server streaming garbage without blank lines must
 /// not grow the buffer without bound.
@@ -86,13 +108,20 @@ impl SseParser {
                 n => Err(SseError::AfterDone { bytes: n }),
             };
         }
+        self.received = self.received.saturating_add(bytes.len());
+        if self.received > MAX_RESPONSE_BYTES {
+            return Err(SseError::TooLarge {
+                what: "bytes",
+                limit: MAX_RESPONSE_BYTES,
+            });
+        }
         if self.buffer.is_empty() {
             // The usual case: parse straight from the read, keep only a partial tail.
-            let rest = parse_events(bytes, out, &mut self.done)?;
+            let rest = parse_events(bytes, out, &mut self.done, &mut self.events)?;
             self.buffer.extend_from_slice(rest);
         } else {
             self.buffer.extend_from_slice(bytes);
-            let rest = parse_events(&self.buffer, out, &mut self.done)?.len();
+            let rest = parse_events(&self.buffer, out, &mut self.done, &mut self.events)?.len();
             let consumed = self.buffer.len() - rest;
             self.buffer.drain(..consumed);
         }
@@ -106,13 +135,22 @@ impl SseParser {
 }
 
 /// Parses every complete event of `bytes` into `out`; returns the incomplete tail. Sets
-/// `done` at `[DONE]`, after which any byte is an error.
+/// `done` at `[DONE]`, after which any byte is an error; counts every event, comment-only
+/// ones included, into `events`, failing past [`MAX_RESPONSE_EVENTS`].
 fn parse_events<'a>(
     mut bytes: &'a [u8],
     out: &mut Vec<SseEvent>,
     done: &mut bool,
+    events: &mut usize,
 ) -> Result<&'a [u8], SseError> {
     while let Some((end, sep)) = find_event_end(bytes) {
+        *events += 1;
+        if *events > MAX_RESPONSE_EVENTS {
+            return Err(SseError::TooLarge {
+                what: "events",
+                limit: MAX_RESPONSE_EVENTS,
+            });
+        }
         let parsed = parse_event(&bytes[..end])?;
         bytes = &bytes[end + sep..];
         if let Some(parsed) = parsed {
@@ -132,7 +170,11 @@ fn parse_events<'a>(
 /// Position and length of the first blank-line separator (`\n\n` or `\r\n\r\n`).
 fn find_event_end(buffer: &[u8]) -> Option<(usize, usize)> {
     let lf = buffer.windows(2).position(|w| w == b"\n\n").map(|p| (p, 2));
-    let crlf = buffer
+    // A `\r\n\r\n` that comes first starts before the `\n\n`: searching only there keeps
+    // a read of many small events linear (searching the whole buffer for each event made
+    // 65,536 one-line events take minutes).
+    let scope = lf.map_or(buffer.len(), |(p, _)| (p + 4).min(buffer.len()));
+    let crlf = buffer[..scope]
         .windows(4)
         .position(|w| w == b"\r\n\r\n")
         .map(|p| (p, 4));
@@ -263,6 +305,51 @@ mod tests {
             parser.feed(chunk, &mut out)?;
         }
         Ok(out)
+    }
+
+    /// Issue 39's attack: SSE comments until the client gives up. Cut at the byte budget,
+    /// however the comments are split into events.
+    #[test]
+    fn a_comment_flood_is_cut_at_the_byte_budget() {
+        let mut parser = SseParser::default();
+        let mut out = Vec::new();
+        let comment = format!(": {}\n\n", "x".repeat(1 << 16));
+        let mut fed = 0;
+        let error = loop {
+            match parser.feed(comment.as_bytes(), &mut out) {
+                Ok(()) => fed += comment.len(),
+                Err(e) => break e,
+            }
+        };
+        assert!(matches!(
+            error,
+            SseError::TooLarge {
+                what: "bytes",
+                limit: MAX_RESPONSE_BYTES
+            }
+        ));
+        assert!(fed <= MAX_RESPONSE_BYTES && fed + comment.len() > MAX_RESPONSE_BYTES);
+        assert!(out.is_empty());
+    }
+
+    /// Tiny events, each under every other limit: cut at the event budget.
+    #[test]
+    fn an_event_flood_is_cut_at_the_event_budget() {
+        let events = ":\n\n".repeat(MAX_RESPONSE_EVENTS);
+        let mut parser = SseParser::default();
+        let mut out = Vec::new();
+        parser
+            .feed(events.as_bytes(), &mut out)
+            .expect("at the budget");
+        let error = parser.feed(b":\n\n", &mut out).expect_err("one more");
+        assert!(matches!(
+            error,
+            SseError::TooLarge {
+                what: "events",
+                limit: MAX_RESPONSE_EVENTS
+            }
+        ));
+        assert_eq!(error.to_string(), "response too large: over 65536 events");
     }
 
     fn ids(token_ids: &[u32], has_text: bool) -> SseEvent {

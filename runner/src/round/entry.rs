@@ -17,7 +17,7 @@ use receipts::fsutil::IoError;
 use receipts::model::{
     Backend, CorrectnessItems, CorrectnessSummary, Disqualification, DisqualificationReason,
     EntryMeasurement, MeasurementOutcome, Phase, ProbeRecord, ReferenceRuntime, Role, RoundFailure,
-    Sha256Hex, Step, StepStatus, Timestamp,
+    Sha256Hex, Step, StepStatus,
 };
 
 use super::record::{EntryRecord, EntryResult, EntryVerdict, PlannedEntry, ScorerRecord};
@@ -197,7 +197,7 @@ pub(crate) fn run_entry(
     // Step names carry the run: `Baseline, A/A control, pass 2, running SLA`.
     let name = format!("{group}, {}", run.label());
     let slug = format!("{}-{}", planned.slug, run.slug());
-    let started_at = Timestamp::now();
+    let started_at = ctx.options.clock.now();
     // The baseline answers too, its prompt echo only: the scorer checks it against the
     // reference's tokenization before any entry's (content/correctness.md).
     let baseline = planned.role == Role::Baseline;
@@ -542,7 +542,7 @@ pub(crate) fn run_entry(
     }
     record.result = result;
     record.steps = steps;
-    record.ended_at = Timestamp::now();
+    record.ended_at = ctx.options.clock.now();
     Ok(record)
 }
 
@@ -616,7 +616,7 @@ fn close(
         )?);
     }
     record.steps = steps;
-    record.ended_at = Timestamp::now();
+    record.ended_at = ctx.options.clock.now();
     Ok(record)
 }
 
@@ -1266,7 +1266,7 @@ pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use receipts::model::{BackendKind, CpuPinning};
+    use receipts::model::{BackendKind, CpuPinning, Timestamp};
     use receipts::rules::paired::RunOutcome;
     use receipts::rules::workload::Item;
 

@@ -346,7 +346,9 @@ fn build(ctx: &Ctx<'_>) -> Result<(RoundRecord, Vec<SubmissionUpdate>), RoundErr
         })
         .collect();
     steps.sort_by_key(|s| s.index);
-    let ended_at = steps.last().map_or_else(Timestamp::now, |s| s.ended_at);
+    let ended_at = steps
+        .last()
+        .map_or_else(|| ctx.options.clock.now(), |s| s.ended_at);
     let record = RoundRecord {
         round: ctx.round,
         campaign: CampaignRef {

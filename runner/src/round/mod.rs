@@ -21,6 +21,7 @@
 //! The library draws nothing: progress goes through [`RoundProgress`].
 
 mod capability;
+mod clock;
 mod entry;
 mod finish;
 mod log;
@@ -50,6 +51,8 @@ use receipts::rules::passes::ScheduledRun;
 use receipts::rules::workload::Workload;
 use record::{PlannedEntry, Record, SetupRecord};
 
+pub use clock::Clock;
+
 /// How to run a round.
 #[derive(Clone, Debug)]
 pub struct RoundOptions {
@@ -74,6 +77,9 @@ pub struct RoundOptions {
     /// `--require-witness`: before the first entry runs, wait up to this long for a
     /// trusted witness's cosignature on a checkpoint holding the round-opened entry.
     pub require_witness: Option<std::time::Duration>,
+    /// The clock every time the receipt records is read from ([`Clock::system`] but in
+    /// tests).
+    pub clock: Clock,
 }
 
 /// Reports a round's progress. Every method has an empty default.
@@ -770,7 +776,7 @@ impl Ctx<'_> {
             group: group.to_owned(),
             name: name.to_owned(),
             phase,
-            started_at: Timestamp::now(),
+            started_at: self.options.clock.now(),
             lines: Vec::new(),
         }
     }
@@ -781,7 +787,7 @@ impl Ctx<'_> {
     /// record would name a missing log (or none) is never journaled, so the round stops
     /// and a resume runs its group again.
     fn finish(&mut self, step: StepRun, status: StepStatus) -> Result<Step, RoundError> {
-        let ended_at = Timestamp::now();
+        let ended_at = self.options.clock.now();
         let log = format!("logs/steps/{:02}-{}.log", step.index, self.step_stem(&step));
         let mut text = format!(
             "{} — {}\nphase: {}\nstarted: {}\nended: {}\nstatus: {}\n",

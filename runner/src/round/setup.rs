@@ -14,7 +14,7 @@ use receipts::layout::{
 use receipts::model::{
     Backend, CampaignRef, ClientSelfTest, EventKind, Leader, MinerRegistry, Phase, PipelineState,
     ROUND_OPENED_PREDICATE_TYPE, ResourceDescriptor, RevealedSeeds, Role, RoundOpened, SeatedEntry,
-    Seed32, SeedReveal, Sha256Hex, StepStatus, Submission, Timestamp,
+    Seed32, SeedReveal, Sha256Hex, StepStatus, Submission,
 };
 use receipts::statement::{DigestSet, Statement, Subject};
 
@@ -30,7 +30,7 @@ pub(crate) const ROUND_OPENED_FILE: &str = "round-opened.dsse.json";
 
 /// Runs the setup group and returns its record (the caller journals it).
 pub(crate) fn run_setup(ctx: &mut Ctx<'_>) -> Result<SetupRecord, RoundError> {
-    let started_at = Timestamp::now();
+    let started_at = ctx.options.clock.now();
     let mut steps = Vec::new();
 
     let mut probe = ctx.begin("Setup", "Probing the machine", Phase::Provisioning);
@@ -179,7 +179,7 @@ pub(crate) fn run_setup(ctx: &mut Ctx<'_>) -> Result<SetupRecord, RoundError> {
             })
             .collect(),
         seed_commitments: seeds.commitments(),
-        opened_at: Timestamp::now(),
+        opened_at: ctx.options.clock.now(),
     };
     sign_opened(ctx, &opened, &inputs)?;
     open.line(&format!(

@@ -443,12 +443,8 @@ pub fn print_summary(summary: &RoundSummary) {
             RoundStatus::Inconclusive => "inconclusive",
         }
     );
-    // A sealed bundle holds its campaign: the ceiling is the rate search's maximum.
-    let rate_search = verifier::read_campaign_copy(&summary.bundle)
-        .1
-        .ok()
-        .map(|frozen| frozen.campaign.rate_search);
-    print!("{}", table(record, rate_search.as_ref()));
+    // The ceiling is the rate search's maximum.
+    print!("{}", table(record, &summary.rate_search));
     if let Some(noise) = &record.noise {
         println!("{}", format_noise(noise));
     }
@@ -519,7 +515,7 @@ fn leader_line(record: &RoundRecord) -> String {
 
 /// The entries table as text; throughputs counted from self-reported token counts are
 /// marked so, and one a run measured at `rate_search`'s maximum is `≥ … req/s (ceiling)`.
-fn table(record: &RoundRecord, rate_search: Option<&RateSearchSpec>) -> String {
+fn table(record: &RoundRecord, rate_search: &RateSearchSpec) -> String {
     let self_reported = if record.token_count == Some(TokenCount::Usage) {
         format!(" {SELF_REPORTED}")
     } else {
@@ -556,12 +552,8 @@ fn table(record: &RoundRecord, rate_search: Option<&RateSearchSpec>) -> String {
             status.to_owned(),
             score_cell(record, entry),
             entry.throughput_milli_rps.map_or("—".to_owned(), |t| {
-                let ceiling = rate_search.is_some_and(|spec| {
-                    entry
-                        .runs
-                        .iter()
-                        .any(|r| at_ceiling(r.rate_milli_rps, spec))
-                });
+                let ceiling =
+                    (entry.runs.iter()).any(|r| at_ceiling(r.rate_milli_rps, rate_search));
                 format!("{}{self_reported}", format_entry_throughput(t, ceiling))
             }),
             format_ms(entry.started_at.millis_until(entry.ended_at)),

@@ -28,6 +28,7 @@ mod log;
 mod passes;
 mod preflight;
 pub mod record;
+mod scorer;
 mod setup;
 
 use receipts::fsutil::IoError;
@@ -37,7 +38,8 @@ use std::path::{Path, PathBuf};
 use receipts::keys::PrivateKey;
 use receipts::model::{
     CampaignId, EventKind, FrozenCampaign, MeasurementOutcome, Phase, ProbeRecord, ProbeVerdict,
-    RevealedSeeds, RoundRecord, Sha256Hex, SlaUnmetReason, Step, StepStatus, Timestamp,
+    RateSearchSpec, RevealedSeeds, RoundRecord, Sha256Hex, SlaUnmetReason, Step, StepStatus,
+    Timestamp,
 };
 
 use crate::journal::{Journal, JournalError};
@@ -108,6 +110,9 @@ pub struct RoundSummary {
     pub statement_digest: Sha256Hex,
     /// The sealed predicate.
     pub record: RoundRecord,
+    /// The campaign's rate search, as frozen for the round: a throughput at its maximum
+    /// is the ceiling, not the engine's limit.
+    pub rate_search: RateSearchSpec,
     /// Whether this call resumed a round a killed runner left.
     pub resumed: bool,
     /// Wall time of this call, ms.
@@ -408,6 +413,7 @@ pub fn run_round(
         engine_since: std::cell::Cell::new(None),
         logger,
         round_log: None,
+        produced: scorer::Produced::default(),
     };
     progress.round_started(round, ctx.records.len());
     let sealed = ctx.run()?;
@@ -417,6 +423,7 @@ pub fn run_round(
         bundle: ctx.campaign_dir.round_dir(round),
         statement_digest,
         record,
+        rate_search: ctx.frozen.campaign.rate_search.clone(),
         resumed,
         wall_ms: u64::try_from(wall.elapsed().as_millis()).unwrap_or(u64::MAX),
         engine_ms: ctx.engine_ms.get(),
@@ -548,6 +555,8 @@ pub(crate) struct Ctx<'a> {
     logger: Option<log::RoundLogger>,
     /// The round in the log (after setup): what the receipt records.
     round_log: Option<receipts::model::RoundLog>,
+    /// What this process produced for later groups, kept in memory.
+    produced: scorer::Produced,
 }
 
 impl Ctx<'_> {
@@ -592,24 +601,7 @@ impl Ctx<'_> {
             },
         )?;
         if !self.records.iter().any(|r| matches!(r, Record::Scorer(_))) {
-            let with_outputs: Vec<(PlannedEntry, String)> = entries
-                .iter()
-                .filter_map(|planned| {
-                    self.outputs_record(planned.index)
-                        .and_then(|r| match &r.result {
-                            record::EntryResult::Measured {
-                                outputs: Some(outputs),
-                                ..
-                            } => Some((planned.clone(), outputs.clone())),
-                            _ => None,
-                        })
-                })
-                .collect();
-            let scorer = if with_outputs.is_empty() {
-                self.skipped_scorer()?
-            } else {
-                entry::run_scorer(self, &with_outputs)?
-            };
+            let scorer = scorer::score(self, &entries)?;
             self.append(Record::Scorer(scorer))?;
         }
         if !self
@@ -724,28 +716,6 @@ impl Ctx<'_> {
     /// The run of entry `index` that took its correctness outputs (or tried to), if any.
     fn outputs_record(&self, index: u32) -> Option<&record::EntryRecord> {
         self.entry_runs(index).find(|e| e.result.took_outputs())
-    }
-
-    /// A scorer group with nothing to score: both steps skipped.
-    fn skipped_scorer(&mut self) -> Result<record::ScorerRecord, RoundError> {
-        let steps = vec![
-            self.skipped(
-                "Scorer",
-                "Scorer, starting the engine",
-                Phase::StartingEngine,
-            )?,
-            self.skipped(
-                "Scorer",
-                "Scorer, running the shared scorer",
-                Phase::Scoring,
-            )?,
-        ];
-        Ok(record::ScorerRecord {
-            steps,
-            verdicts: Vec::new(),
-            failure: None,
-            round_failure: None,
-        })
     }
 
     /// The round's seeds (after setup).

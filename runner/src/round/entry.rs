@@ -1,8 +1,9 @@
 //! One run of an entry ([`EntryRun`]): start the engine → healthy or disqualified with
 //! its log tail → SLA runs → correctness outputs → stop. A failing step never stops the
 //! round: it ends the run through [`EntryRun::fail`] and becomes the entry's typed
-//! status. Only a step log that cannot be written does ([`Ctx::finish`]): the step would
-//! have no record of itself. The step errors shared with the scorer ([`StepError`]) and
+//! status. Only a step log that cannot be written does
+//! ([`Steps::finish`](super::steps::Steps::finish)): the step would have no record of
+//! itself. The step errors shared with the scorer ([`StepError`]) and
 //! the tree every engine runs from ([`prepare`]) live here too.
 //!
 //! Engines are started and stopped here, on the thread that called `run_round` (the
@@ -10,6 +11,7 @@
 //! `PR_SET_PDEATHSIG` ties each engine to that thread, which outlives it (engines are
 //! not `Send`, and dropping one stops it).
 
+use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -161,8 +163,9 @@ impl RunSpec {
 /// kept in full fails that step and makes the entry `infra_failed`. A bundle file that
 /// cannot be written (the probe log) fails its step the same way and is not named.
 ///
-/// Errors: [`RoundError`] only when a step's own log cannot be written ([`Ctx::finish`]);
-/// every other failure is the entry's typed status.
+/// Errors: [`RoundError`] only when a step's own log cannot be written
+/// ([`Steps::finish`](super::steps::Steps::finish)); every other failure is the entry's
+/// typed status.
 pub(crate) fn run_entry(
     ctx: &mut Ctx<'_>,
     planned: &PlannedEntry,
@@ -208,7 +211,7 @@ impl<'c, 'a> EntryRun<'c, 'a> {
             run.control,
             run.rerun,
             started_at,
-            ctx.backend.kind(),
+            ctx.engines.backend.kind(),
         );
         Self {
             name: format!("{}, {}", planned.group, run.label()),
@@ -239,7 +242,7 @@ impl<'c, 'a> EntryRun<'c, 'a> {
     /// Ends the run at `step` (the engine, if any, stopped first): the step fails, the
     /// entry gets its status for `why`, and the steps it did not reach are skipped.
     ///
-    /// Errors: as [`Ctx::finish`].
+    /// Errors: as [`Steps::finish`](super::steps::Steps::finish).
     fn fail(
         &mut self,
         mut step: StepRun,
@@ -267,8 +270,9 @@ impl<'c, 'a> EntryRun<'c, 'a> {
         };
         self.record.result = result;
         let failed_at_start = step.phase == Phase::StartingEngine;
-        self.steps.push(self.ctx.finish(step, StepStatus::Failed)?);
-        self.ctx.engine_stopped();
+        self.steps
+            .push(self.ctx.steps.finish(step, StepStatus::Failed)?);
+        self.ctx.engines.stopped();
         if failed_at_start {
             self.skip("running SLA", Phase::RunningSla)?;
         }
@@ -283,13 +287,13 @@ impl<'c, 'a> EntryRun<'c, 'a> {
     /// Starts step `what` of this run.
     fn begin(&mut self, what: &str, phase: Phase) -> StepRun {
         let name = format!("{}, {what}", self.name);
-        self.ctx.begin(&self.planned.group, &name, phase)
+        self.ctx.steps.begin(&self.planned.group, &name, phase)
     }
 
     /// Records step `what` of this run as skipped.
     fn skip(&mut self, what: &str, phase: Phase) -> Result<(), RoundError> {
         let name = format!("{}, {what}", self.name);
-        let step = self.ctx.skipped(&self.planned.group, &name, phase)?;
+        let step = self.ctx.steps.skipped(&self.planned.group, &name, phase)?;
         self.steps.push(step);
         Ok(())
     }
@@ -339,7 +343,7 @@ impl<'c, 'a> EntryRun<'c, 'a> {
             self.fail(start, None, Failure::Infra(reason))?;
             return Ok(None);
         }
-        let mut engine = self.ctx.backend.engine(
+        let mut engine = self.ctx.engines.backend.engine(
             &tree.root,
             &tree.config,
             &engine_log,
@@ -348,7 +352,7 @@ impl<'c, 'a> EntryRun<'c, 'a> {
         if let Some(image) = &self.planned.image {
             start.line(&format!("image `{}` ({})", image.tag, image.image_id));
         }
-        self.ctx.engine_started();
+        self.ctx.engines.started();
         let started = engine.start();
         // The log is named only once it exists (a start can fail before opening it).
         self.record.engine_log = engine_log.is_file().then_some(engine_log_rel);
@@ -369,7 +373,8 @@ impl<'c, 'a> EntryRun<'c, 'a> {
                     "healthy at {}",
                     engine.endpoint().unwrap_or_default()
                 ));
-                self.steps.push(self.ctx.finish(start, StepStatus::Ok)?);
+                self.steps
+                    .push(self.ctx.steps.finish(start, StepStatus::Ok)?);
                 Ok(Some(engine))
             }
             Err(EngineError::DiedBeforeHealthy { detail, log_tail }) => {
@@ -445,19 +450,25 @@ impl<'c, 'a> EntryRun<'c, 'a> {
         let keep = if self.run.takes_outputs && !self.baseline {
             sample_pool(self.ctx, self.planned.index)
         } else {
-            std::collections::BTreeSet::new()
+            Ok(BTreeSet::new())
         };
         // The host's steal over the measured part: `/proc/stat` sampled around it.
         let before = CpuTimes::now();
         let measuring = std::time::Instant::now();
-        let measured = measure(self.ctx, &endpoint, self.run.pass, keep, &mut sla);
+        let measured =
+            keep.and_then(|keep| measure(self.ctx, &endpoint, self.run.pass, keep, &mut sla));
         let wall_ms = u64::try_from(measuring.elapsed().as_millis()).unwrap_or(u64::MAX);
         match (before, CpuTimes::now()) {
             (Ok(before), Ok(after)) => {
                 let bound = self.ctx.frozen.campaign.effective_max_steal_permille();
                 let samples = (&before, &after);
-                let line =
-                    note_host_load(&mut self.record, &self.ctx.cpus, samples, wall_ms, bound);
+                let line = note_host_load(
+                    &mut self.record,
+                    &self.ctx.engines.cpus,
+                    samples,
+                    wall_ms,
+                    bound,
+                );
                 sla.line(&line);
             }
             (Err(e), _) | (_, Err(e)) => {
@@ -487,7 +498,7 @@ impl<'c, 'a> EntryRun<'c, 'a> {
             opt(measurement.throughput_milli_rps),
             opt(measurement.throughput_min_milli_rps),
             opt(measurement.throughput_max_milli_rps),
-            super::outcome_words(measurement.outcome)
+            super::steps::outcome_words(measurement.outcome)
         ));
         if !engine.is_running() {
             let reason = "the engine exited during the SLA runs".to_owned();
@@ -513,7 +524,7 @@ impl<'c, 'a> EntryRun<'c, 'a> {
         let takes_outputs = self.run.takes_outputs && sla_ok;
         let mut taken = TakenOutputs::default();
         let (mut last, last_ok) = if takes_outputs {
-            self.steps.push(self.ctx.finish(sla, StepStatus::Ok)?);
+            self.steps.push(self.ctx.steps.finish(sla, StepStatus::Ok)?);
             let mut step = self.begin("running correctness", Phase::RunningCorrectness);
             taken = self.correctness_outputs(engine, &mut step, kept_runs);
             let ok = taken.outputs.is_some();
@@ -547,7 +558,7 @@ impl<'c, 'a> EntryRun<'c, 'a> {
         } else {
             StepStatus::Failed
         };
-        self.steps.push(self.ctx.finish(last, status)?);
+        self.steps.push(self.ctx.steps.finish(last, status)?);
         if self.run.takes_outputs && !takes_outputs {
             self.skip("running correctness", Phase::RunningCorrectness)?;
         }
@@ -650,7 +661,7 @@ fn stop_engine(
     result: &mut EntryResult,
 ) -> bool {
     let stopped = engine.stop();
-    ctx.engine_stopped();
+    ctx.engines.stopped();
     match stopped {
         Ok(()) => true,
         Err(e) => {
@@ -804,7 +815,7 @@ fn measure(
     ctx: &Ctx<'_>,
     endpoint: &str,
     pass: u32,
-    keep_token_ids: std::collections::BTreeSet<u32>,
+    keep_token_ids: BTreeSet<u32>,
     step: &mut StepRun,
 ) -> Result<(EntryMeasurement, Vec<KeptRun>), StepError> {
     let sink = ProbeLines {
@@ -840,17 +851,20 @@ fn measure(
 /// The workload items whose token ids the load client keeps for entry `entry`
 /// ([`receipts::rules::sample::keep_pool`]); none without a sample seed (a round opened
 /// before v3) or with `correctness.load_sample = 0`.
-fn sample_pool(ctx: &Ctx<'_>, entry: u32) -> std::collections::BTreeSet<u32> {
+///
+/// Errors: [`StepError::NoSeeds`] before setup, [`StepError::Workload`] when the
+/// workload cannot be built (the SLA runs, which need both, would fail the same way).
+fn sample_pool(ctx: &Ctx<'_>, entry: u32) -> Result<BTreeSet<u32>, StepError> {
     let n = ctx.frozen.campaign.correctness.effective_load_sample();
-    let seeds = ctx.setup_seeds().ok();
-    match (seeds.and_then(|s| s.sample_seed), ctx.workload()) {
-        (Some(seed), Ok(workload)) if n > 0 => {
-            receipts::rules::sample::keep_pool(&seed.seed, entry, workload.sub_stream_len(), n)
-                .into_iter()
-                .collect()
-        }
-        _ => std::collections::BTreeSet::new(),
+    if n == 0 {
+        return Ok(BTreeSet::new());
     }
+    let Some(seed) = ctx.setup_seeds()?.sample_seed else {
+        return Ok(BTreeSet::new());
+    };
+    let workload = ctx.workload()?;
+    let pool = receipts::rules::sample::keep_pool(&seed.seed, entry, workload.sub_stream_len(), n);
+    Ok(pool.into_iter().collect())
 }
 
 /// A run's result probe as the load client kept it, with each request's prompt from the
@@ -900,7 +914,7 @@ impl ProgressSink for ProbeLines<'_> {
                 record.over_bound,
                 opt(record.percentile_us),
                 record.send_lag_p99_us,
-                super::verdict_words(record.verdict),
+                super::steps::verdict_words(record.verdict),
                 record.throughput_milli_rps
             ));
         }

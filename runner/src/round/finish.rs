@@ -35,7 +35,7 @@ use super::passes;
 /// Seals the round (unless a previous run already did), moves the bundle into place and
 /// updates the submissions.
 pub(crate) fn seal_and_finish(ctx: &mut Ctx<'_>) -> Result<(Sha256Hex, RoundRecord), RoundError> {
-    let sealed = ctx.records.iter().find_map(|r| match r {
+    let sealed = ctx.journal.records.iter().find_map(|r| match r {
         Record::Sealed(s) => Some(s.clone()),
         _ => None,
     });
@@ -59,7 +59,7 @@ pub(crate) fn seal_and_finish(ctx: &mut Ctx<'_>) -> Result<(Sha256Hex, RoundReco
                 statement_digest: bundle.statement_digest,
                 updates,
             };
-            ctx.append(Record::Sealed(sealed.clone()))?;
+            ctx.journal.append(Record::Sealed(sealed.clone()))?;
             sealed
         }
     };
@@ -80,7 +80,7 @@ pub(crate) fn seal_and_finish(ctx: &mut Ctx<'_>) -> Result<(Sha256Hex, RoundReco
         sync_dir(dir).map_err(io("syncing", dir))?;
     }
     super::log::log_receipt(ctx, &dest)?;
-    ctx.failpoint(ctx.records.len())?;
+    ctx.journal.failpoint(ctx.journal.records.len())?;
     let (record, digest) = read_round_record(&dest)?;
     apply_updates(ctx, &sealed.updates)?;
     fs::remove_dir_all(&ctx.work).map_err(io("removing", &ctx.work))?;
@@ -142,17 +142,14 @@ fn build(ctx: &Ctx<'_>) -> Result<(RoundRecord, Vec<SubmissionUpdate>), RoundErr
         message: format!("the journal has no {what} record"),
     };
     let setup = ctx.setup.as_ref().ok_or_else(|| missing("setup"))?;
-    let teardown = ctx
-        .records
-        .iter()
+    let records = &ctx.journal.records;
+    let teardown = (records.iter())
         .find_map(|r| match r {
             Record::Teardown(t) => Some(t),
             _ => None,
         })
         .ok_or_else(|| missing("teardown"))?;
-    let scorer = ctx
-        .records
-        .iter()
+    let scorer = (records.iter())
         .find_map(|r| match r {
             Record::Scorer(s) => Some(s),
             _ => None,
@@ -172,7 +169,7 @@ fn build(ctx: &Ctx<'_>) -> Result<(RoundRecord, Vec<SubmissionUpdate>), RoundErr
                 // ended, after the round opened.
                 None => Ok(not_run(
                     planned,
-                    ctx.backend.kind(),
+                    ctx.engines.backend.kind(),
                     setup.steps.last().map_or(setup.started_at, |s| s.ended_at),
                 )),
             }
@@ -186,13 +183,11 @@ fn build(ctx: &Ctx<'_>) -> Result<(RoundRecord, Vec<SubmissionUpdate>), RoundErr
         .filter(|e| {
             e.role != Role::Baseline
                 && e.status != EntryStatus::Scored
-                && ctx.outputs_record(e.index).is_some()
+                && ctx.journal.outputs_record(e.index).is_some()
         })
         .map(|e| e.index)
         .collect();
-    let records: Vec<&EntryRecord> = ctx
-        .records
-        .iter()
+    let records: Vec<&EntryRecord> = (records.iter())
         .filter_map(|r| match r {
             Record::Entry(e) => Some(e.as_ref()),
             _ => None,
@@ -294,7 +289,7 @@ fn build(ctx: &Ctx<'_>) -> Result<(RoundRecord, Vec<SubmissionUpdate>), RoundErr
     }
     let updates = submission_updates(&entries, ctx.round, outcome.status);
 
-    let steps = round_steps(&ctx.records);
+    let steps = round_steps(&ctx.journal.records);
     let ended_at = steps
         .last()
         .map_or_else(|| ctx.options.clock.now(), |s| s.ended_at);
@@ -553,8 +548,9 @@ fn run_summaries(record: &EntryRecord) -> Vec<RunSummary> {
 /// The run an entry's status is read from: the one that took its correctness outputs
 /// (normally its first), else its first run.
 fn representative<'c>(ctx: &'c Ctx<'_>, index: u32) -> Option<&'c EntryRecord> {
-    ctx.outputs_record(index)
-        .or_else(|| ctx.entry_runs(index).find(|r| !r.control))
+    ctx.journal
+        .outputs_record(index)
+        .or_else(|| ctx.journal.entry_runs(index).find(|r| !r.control))
 }
 
 /// An entry whose group never ran (cannot happen once the journal is complete; kept

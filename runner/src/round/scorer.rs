@@ -94,7 +94,8 @@ pub(crate) fn score(
     let with_outputs: Vec<(PlannedEntry, String)> = entries
         .iter()
         .filter_map(|planned| {
-            ctx.outputs_record(planned.index)
+            ctx.journal
+                .outputs_record(planned.index)
                 .and_then(|r| match &r.result {
                     EntryResult::Measured {
                         outputs: Some(outputs),
@@ -114,12 +115,12 @@ pub(crate) fn score(
 /// A scorer group with nothing to score: both steps skipped.
 fn skipped(ctx: &mut Ctx<'_>) -> Result<ScorerRecord, RoundError> {
     let steps = vec![
-        ctx.skipped(
+        ctx.steps.skipped(
             "Scorer",
             "Scorer, starting the engine",
             Phase::StartingEngine,
         )?,
-        ctx.skipped(
+        ctx.steps.skipped(
             "Scorer",
             "Scorer, running the shared scorer",
             Phase::Scoring,
@@ -149,13 +150,15 @@ impl StepError {
 }
 
 /// The scorer's group: the campaign's reference runtime (`correctness.reference`: the
-/// baseline at full precision by default, or the baseline unmodified), teacher-forced on each entry's prompt and greedy tokens; writes each entry's per-item
-/// artifact `correctness/<slug>.json` and returns the verdicts. An entry whose verdict
+/// baseline at full precision by default, or the baseline unmodified), teacher-forced on
+/// each entry's prompt and greedy tokens; writes each entry's per-item artifact
+/// `correctness/<slug>.json` and returns the verdicts. An entry whose verdict
 /// could not be computed (its artifact could not be written, say) fails the scoring step
 /// and gets an error verdict, which names no artifact.
 ///
 /// Errors: [`RoundError`] only when a step's own log cannot be written
-/// ([`Ctx::finish`]); every other failure is the scorer's record.
+/// ([`Steps::finish`](super::steps::Steps::finish)); every other failure is the
+/// scorer's record.
 fn run_scorer(
     ctx: &mut Ctx<'_>,
     entries: &[(PlannedEntry, String)],
@@ -168,7 +171,9 @@ fn run_scorer(
         failure: None,
         round_failure: None,
     };
-    let mut start = ctx.begin(group, "Scorer, starting the engine", Phase::StartingEngine);
+    let mut start = ctx
+        .steps
+        .begin(group, "Scorer, starting the engine", Phase::StartingEngine);
     let engine_log = ctx.bundle.join("logs/engines/scorer.log");
     let mut engine: Option<Box<dyn Engine>> = None;
     let started = (|| -> Result<(), StepError> {
@@ -188,18 +193,20 @@ fn run_scorer(
             reference.as_str(),
             Sha256Hex::digest(&config)
         ));
-        let engine = engine.insert(
-            ctx.backend
-                .engine(&tree.root, &tree.config, &engine_log, None),
-        );
-        ctx.engine_started();
+        let engine = engine.insert(ctx.engines.backend.engine(
+            &tree.root,
+            &tree.config,
+            &engine_log,
+            None,
+        ));
+        ctx.engines.started();
         engine.start()?;
         engine.wait_healthy(Duration::from_secs(ctx.frozen.campaign.health_deadline_s))?;
         Ok(())
     })();
     let mut engine = match (started, engine) {
         (Ok(()), Some(engine)) => {
-            steps.push(ctx.finish(start, StepStatus::Ok)?);
+            steps.push(ctx.steps.finish(start, StepStatus::Ok)?);
             engine
         }
         (started, mut engine) => {
@@ -212,16 +219,22 @@ fn run_scorer(
                 start.line(&format!("keeping the engine log failed: {log}"));
                 reason = format!("{reason}; keeping its log failed: {log}");
             }
-            ctx.engine_stopped();
-            steps.push(ctx.finish(start, StepStatus::Failed)?);
-            steps.push(ctx.skipped(group, "Scorer, running the shared scorer", Phase::Scoring)?);
+            ctx.engines.stopped();
+            steps.push(ctx.steps.finish(start, StepStatus::Failed)?);
+            steps.push(ctx.steps.skipped(
+                group,
+                "Scorer, running the shared scorer",
+                Phase::Scoring,
+            )?);
             record.failure = Some(format!("the reference runtime failed: {reason}"));
             record.steps = steps;
             return Ok(record);
         }
     };
     let endpoint = engine.endpoint().unwrap_or_default();
-    let mut scoring = ctx.begin(group, "Scorer, running the shared scorer", Phase::Scoring);
+    let mut scoring = ctx
+        .steps
+        .begin(group, "Scorer, running the shared scorer", Phase::Scoring);
     let mut artifacts = BTreeMap::new();
     let all_scored = score_all(
         ctx,
@@ -233,7 +246,7 @@ fn run_scorer(
     ctx.produced.correctness.extend(artifacts);
     let alive = engine.is_running();
     let stopped = engine.stop();
-    ctx.engine_stopped();
+    ctx.engines.stopped();
     if !alive {
         record.failure = Some("the reference runtime exited while scoring".into());
     }
@@ -248,7 +261,7 @@ fn run_scorer(
             false
         }
     };
-    steps.push(ctx.finish(
+    steps.push(ctx.steps.finish(
         scoring,
         if alive && kept && all_scored {
             StepStatus::Ok

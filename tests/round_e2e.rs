@@ -1126,6 +1126,37 @@ fn a_client_that_cannot_keep_the_schedule_refuses_the_round_at_setup() {
     );
 }
 
+/// Regression guard of the scorer's artifacts kept in memory: a round resumed after its
+/// scorer was journaled reads the failing entry's per-item artifact back from the bundle,
+/// and its disqualification still quotes the failing value from it.
+#[test]
+fn a_round_resumed_after_its_scorer_quotes_the_distance_it_read_back() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let fixture = fixture(FIXED_RATE, &[("int4", "weight_dtype", "\"int4\"")]);
+    // Records: setup, the three runs of the one pass, then the scorer (k = 4).
+    let killed = round(&fixture, Some(4), None);
+    assert!(!killed.status.success(), "the failpoint did not fire");
+    ok(&round(&fixture, None, None));
+    let (bundle, record) = sealed(&fixture, 1);
+    let int4 = &record.entries[1];
+    let dq = int4.disqualification.as_ref().unwrap();
+    assert_eq!(dq.reason, DisqualificationReason::CorrectnessFailed);
+    let summary = int4.correctness.as_ref().unwrap();
+    let bytes = std::fs::read(bundle.join(&summary.items_file)).unwrap();
+    let items: CorrectnessItems = serde_json::from_slice(&bytes).unwrap();
+    let (verdict, _) = receipts::rules::correctness::verdict_from_artifact(&items);
+    let quoted = match (verdict.first_failing_item, verdict.first_failing_group) {
+        (Some(position), _) => items.items[position as usize].distance_micro_nats,
+        (None, Some(group)) => verdict.group_means_micro_nats[group as usize],
+        (None, None) => panic!("int4 passed: {verdict:?}"),
+    };
+    assert!(
+        dq.detail.contains(&format!("({quoted} µnat) above the ")),
+        "{}",
+        dq.detail
+    );
+}
+
 /// The receipt of a round pinned before a refactor of the round executor, so that the
 /// refactor provably changes nothing a receipt records (issue 38).
 ///

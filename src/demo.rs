@@ -275,7 +275,7 @@ pub fn stage(dir: &Path, send_lag_bound_us: Option<u64>) -> Result<PathBuf, Demo
 
 /// The Docker demo (`examples/docker-demo/`, content/docker.md): a campaign with
 /// `backend = "docker"` whose baseline tree has a `Dockerfile` `FROM` the base image
-/// [`DOCKER_BASE_IMAGE`] (the `referee` binary and its libraries, imported locally:
+/// [`DOCKER_BASE_IMAGE`](docker::DOCKER_BASE_IMAGE) (the `referee` binary and its libraries, imported locally:
 /// `engines::docker::build::rootfs_context`), and one submission that changes an engine
 /// setting. Its whole round runs in `tests/docker_demo.rs`.
 pub mod docker {

@@ -18,8 +18,8 @@ use receipts::model::{
     CapabilityFeature, CapabilityFinding, EntryInfraFailure, EntryStatus, FindingStatus,
     RoundFailure, RoundRecord, RoundStatus, TypedOrText,
 };
-use receipts::verify::{CheckName, VerifyOptions};
 use verifier::verify_bundle;
+use verifier::{CheckName, VerifyOptions};
 
 use support::{FIXED_RATE, Fixture, SERIAL, Tiny, ok};
 

@@ -1,8 +1,8 @@
-//! The workspace's layering rules, checked.
+//! The workspace's layering and text rules, checked.
 //!
-//! These are the dependency invariants ARCHITECTURE.md states ("Dependencies point one
-//! way", "`receipts` has no async, no network") written as tests, so a change that
-//! breaks one fails CI instead of drifting in unnoticed:
+//! These are invariants ARCHITECTURE.md states ("Dependencies point one way",
+//! "`receipts::rules` does no I/O", "Every file referee writes appears whole") written as
+//! tests, so a change that breaks one fails CI instead of drifting in unnoticed:
 //!
 //! 1. `receipts`, `verifier` and `site` never depend, transitively through normal
 //!    dependencies, on `git2`, `hyper`, `tokio`, `cudarc`, `reqwest` or `axum`: the trust
@@ -18,6 +18,20 @@
 //! 5. Inside `receipts`, `runner`, `loadgen`, `intake`, `engines`, `verifier` and `site`, the
 //!    top-level modules do not import each other in a cycle (a heuristic scan of
 //!    `crate::` and `super::` paths; see [`scan_module_edges`]).
+//! 6. Every check of verification, its name, its failure reasons and the report live in
+//!    `verifier`; `receipts` defines none of them.
+//! 7. `testkit` is only ever a dev-dependency and depends on no member.
+//! 8. `receipts::rules` (`receipts/src/rules/`) does no I/O, no async, reads no clock and
+//!    draws no entropy: none of [`IMPURE_IN_RULES`] appears in its code.
+//! 9. Every file is written through `receipts::fsutil` (`write_atomic`): outside it, the
+//!    calls that create or write a file ([`FILE_WRITES`]) appear only where
+//!    [`WRITES_OUTSIDE_FSUTIL`] names the file and the call with its reason.
+//! 10. Every member takes the workspace's lints (`[lints] workspace = true`), among them
+//!     `missing_docs`.
+//!
+//! Rules 8–9 are text rules on every member's `src/` (tests, benches and examples write
+//! their own fixtures and are not scanned), read after [`code_only`] blanks comments and
+//! literals and [`without_test_code`] blanks `#[cfg(test)]` items.
 //!
 //! Rules 1–4 read the resolve graph of `cargo metadata --format-version 1`. A "normal"
 //! dependency edge is one with a `dep_kinds` entry whose `kind` is `null` (so dev- and
@@ -309,7 +323,7 @@ fn assert_no_violations(rule: &str, violations: &[String]) {
 }
 
 /// The workspace's test helpers: any member may list it as a dev-dependency, none as
-/// anything else (rule 6), so it never adds an edge to the layout rules 2–4 guard.
+/// anything else (rule 7), so it never adds an edge to the layout rules 2–4 guard.
 const TESTKIT: &str = "testkit";
 
 /// Violations of "member `from` reaches no workspace member outside `allowed`": through
@@ -489,7 +503,7 @@ fn nothing_depends_on_the_cli_and_runner_composes_its_parts() {
     );
 }
 
-/// Rule 6: `testkit` (helpers that panic on I/O errors) is a dev-dependency only, and
+/// Rule 7: `testkit` (helpers that panic on I/O errors) is a dev-dependency only, and
 /// depends on no member, so no command links it and it drags no crate into a test.
 #[test]
 fn testkit_is_a_dev_dependency_only() {
@@ -513,7 +527,7 @@ fn testkit_is_a_dev_dependency_only() {
         ));
     }
     assert_no_violations(
-        "rule 6 (testkit is only ever a dev-dependency and depends on no member)",
+        "rule 7 (testkit is only ever a dev-dependency and depends on no member)",
         &violations,
     );
 }
@@ -872,6 +886,567 @@ fn no_import_cycles_between_modules() {
     );
     assert_no_violations(
         "rule 5 (no import cycles between a crate's top-level modules)",
+        &violations,
+    );
+}
+
+/// Rule 6: every check of verification lives in `verifier` (issue 38): `receipts` keeps
+/// the data model, DSSE, canonical JSON and `rules`, and defines none of the check
+/// names, failure reasons or the report, so adding a check is a one-crate change.
+#[test]
+fn every_check_lives_in_the_verifier() {
+    let g = graph();
+    let definitions = [
+        "enum CheckName",
+        "enum FailureReason",
+        "struct VerifyReport",
+        "struct VerifyOptions",
+        "fn verify_envelope",
+    ];
+    let mut violations = Vec::new();
+    for (rel, text) in read_sources(&g.member_dirs["receipts"]) {
+        for definition in definitions {
+            if text.contains(definition) {
+                violations.push(format!("receipts/src/{rel} defines `{definition}`"));
+            }
+        }
+    }
+    assert_no_violations(
+        "rule 6 (checks, their names and the report live in verifier)",
+        &violations,
+    );
+    let verifier: String = read_sources(&g.member_dirs["verifier"])
+        .into_iter()
+        .map(|(_, text)| text)
+        .collect();
+    for definition in definitions {
+        assert!(
+            verifier.contains(definition),
+            "verifier defines no `{definition}`: the rule above checks nothing"
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Rules 8–9: text rules on the crates' code (comments, strings and test code blanked).
+// ---------------------------------------------------------------------------------------
+
+/// `text` with every comment and every string or char literal's contents replaced by
+/// spaces (line breaks kept, so offsets and line numbers stay), so that a rule's tokens
+/// are only ever found in code. Lifetimes (`'a`) are code; raw strings (`r#"…"#`) and
+/// nested block comments are handled.
+fn code_only(text: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    let blank = |c: char| if c == '\n' { '\n' } else { ' ' };
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        let next = chars.get(i + 1).copied();
+        let prev_ident = i > 0 && is_ident_char(chars[i - 1]);
+        if c == '/' && next == Some('/') {
+            while i < chars.len() && chars[i] != '\n' {
+                out.push(' ');
+                i += 1;
+            }
+        } else if c == '/' && next == Some('*') {
+            let mut depth = 0;
+            while i < chars.len() {
+                if chars[i] == '/' && chars.get(i + 1) == Some(&'*') {
+                    depth += 1;
+                    out.push_str("  ");
+                    i += 2;
+                } else if chars[i] == '*' && chars.get(i + 1) == Some(&'/') {
+                    depth -= 1;
+                    out.push_str("  ");
+                    i += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    out.push(blank(chars[i]));
+                    i += 1;
+                }
+            }
+        } else if !prev_ident
+            && (c == 'r' || (c == 'b' && next == Some('r')))
+            && chars[i + usize::from(c == 'b') + 1..]
+                .iter()
+                .position(|&h| h != '#')
+                .is_some_and(|n| chars.get(i + usize::from(c == 'b') + 1 + n) == Some(&'"'))
+        {
+            // A raw string: `r`, `br`, then `#`s, a quote, up to a quote and as many `#`s.
+            let start = i + usize::from(c == 'b') + 1;
+            let hashes = chars[start..].iter().take_while(|&&h| h == '#').count();
+            let body = start + hashes + 1;
+            out.extend(chars[i..body].iter());
+            let mut j = body;
+            while j < chars.len()
+                && !(chars[j] == '"'
+                    && chars[j + 1..]
+                        .iter()
+                        .take(hashes)
+                        .filter(|&&h| h == '#')
+                        .count()
+                        == hashes)
+            {
+                out.push(blank(chars[j]));
+                j += 1;
+            }
+            out.extend(chars[j..(j + 1 + hashes).min(chars.len())].iter());
+            i = j + 1 + hashes;
+        } else if c == '"' {
+            out.push('"');
+            i += 1;
+            while i < chars.len() && chars[i] != '"' {
+                if chars[i] == '\\' {
+                    out.push(' ');
+                    i += 1;
+                }
+                if let Some(&escaped) = chars.get(i) {
+                    out.push(blank(escaped));
+                }
+                i += 1;
+            }
+            out.push('"');
+            i += 1;
+        } else if c == '\'' && (!prev_ident || is_byte_prefix(&chars, i)) {
+            // A char or byte literal (`'x'`, `b'"'`, `'\n'`, `'\u{1F600}'`), else a
+            // lifetime or label.
+            let end = if next == Some('\\') {
+                chars[i + 2..]
+                    .iter()
+                    .position(|&q| q == '\'')
+                    .map(|n| i + 2 + n)
+            } else {
+                (chars.get(i + 2) == Some(&'\'')).then_some(i + 2)
+            };
+            match end {
+                Some(end) => {
+                    out.push('\'');
+                    out.extend(std::iter::repeat_n(' ', end - i - 1));
+                    out.push('\'');
+                    i = end + 1;
+                }
+                None => {
+                    out.push(c);
+                    i += 1;
+                }
+            }
+        } else {
+            out.push(c);
+            i += 1;
+        }
+    }
+    out
+}
+
+/// Whether the `b` before `chars[i]` is a byte literal's prefix (`b'x'`, `b"…"`), not
+/// the end of an identifier.
+fn is_byte_prefix(chars: &[char], i: usize) -> bool {
+    i > 0 && chars[i - 1] == 'b' && (i < 2 || !is_ident_char(chars[i - 2]))
+}
+
+/// `code` (from [`code_only`]) with every item under `#[cfg(test)]` blanked: the
+/// attribute and the item after it, up to the `}` closing its first `{` (a module, a
+/// function, an impl) or its `;` when one comes first (`mod tests;` is not used here).
+fn without_test_code(code: &str) -> String {
+    let mut out: Vec<char> = code.chars().collect();
+    let text: Vec<char> = out.clone();
+    let attr: Vec<char> = "#[cfg(test)]".chars().collect();
+    let mut i = 0;
+    while i + attr.len() <= text.len() {
+        if text[i..i + attr.len()] != attr[..] {
+            i += 1;
+            continue;
+        }
+        let mut j = i + attr.len();
+        while j < text.len() && text[j] != '{' && text[j] != ';' {
+            j += 1;
+        }
+        if j < text.len() && text[j] == '{' {
+            let mut depth = 0usize;
+            while j < text.len() {
+                match text[j] {
+                    '{' => depth += 1,
+                    '}' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            break;
+                        }
+                    }
+                    _ => {}
+                }
+                j += 1;
+            }
+        }
+        let end = (j + 1).min(text.len());
+        for c in &mut out[i..end] {
+            if *c != '\n' {
+                *c = ' ';
+            }
+        }
+        i = end;
+    }
+    out.into_iter().collect()
+}
+
+/// Every `(line, token)` of `tokens` in `code`, lines counted from 1. A token that starts
+/// (ends) with an identifier character must not continue one: `fs::` is not found in
+/// `prefs::`, `Instant` not in `Instantiate`.
+fn find_tokens(code: &str, tokens: &[&str]) -> Vec<(usize, String)> {
+    let mut found = Vec::new();
+    for (n, line) in code.lines().enumerate() {
+        for token in tokens {
+            for (at, _) in line.match_indices(token) {
+                let before = line[..at].chars().next_back();
+                let after = line[at + token.len()..].chars().next();
+                let starts_ident = token.starts_with(is_ident_char);
+                let ends_ident = token.ends_with(is_ident_char);
+                if (starts_ident && before.is_some_and(is_ident_char))
+                    || (ends_ident && after.is_some_and(is_ident_char))
+                {
+                    continue;
+                }
+                found.push((n + 1, (*token).to_owned()));
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+/// A crate's non-test code: every `src/**/*.rs` of `member`, as `(path relative to the
+/// workspace root, code)` with comments, literals and `#[cfg(test)]` items blanked.
+fn member_code(g: &Graph, member: &str) -> Vec<(String, String)> {
+    let dir = &g.member_dirs[member];
+    let label = dir.strip_prefix(env!("CARGO_MANIFEST_DIR")).unwrap_or(dir);
+    let label = label.to_string_lossy().replace('\\', "/");
+    read_sources(dir)
+        .into_iter()
+        .map(|(rel, text)| {
+            let path = if label.is_empty() {
+                format!("src/{rel}")
+            } else {
+                format!("{label}/src/{rel}")
+            };
+            (path, without_test_code(&code_only(&text)))
+        })
+        .collect()
+}
+
+/// What `receipts::rules` must not touch (rule 8), each with why. Plain values in, plain
+/// values out: a caller reads the bytes, the clock and the seeds and passes them in.
+const IMPURE_IN_RULES: &[(&str, &str)] = &[
+    ("fs::", "the file system"),
+    ("File", "a file"),
+    ("io::", "I/O"),
+    ("net::", "the network"),
+    ("process::", "another process"),
+    ("env::", "the environment"),
+    ("thread::", "threads and sleeping"),
+    ("tokio", "async"),
+    ("async", "async"),
+    (".await", "async"),
+    ("println!", "printing"),
+    ("eprintln!", "printing"),
+    ("print!", "printing"),
+    ("eprint!", "printing"),
+    ("tracing", "logging"),
+    ("Instant", "the clock"),
+    ("SystemTime", "the clock"),
+    ("UNIX_EPOCH", "the clock"),
+    ("now", "the clock (`now()`, `now_utc()`)"),
+    ("now_utc", "the clock"),
+    ("now_local", "the clock"),
+    (
+        "thread_rng",
+        "entropy (every draw comes from a committed seed)",
+    ),
+    ("OsRng", "entropy (every draw comes from a committed seed)"),
+    (
+        "from_entropy",
+        "entropy (every draw comes from a committed seed)",
+    ),
+    (
+        "getrandom",
+        "entropy (every draw comes from a committed seed)",
+    ),
+    ("random", "entropy (`rand::random`)"),
+    ("RandomState", "a per-process random hasher"),
+    (
+        "HashMap",
+        "iteration in a per-process random order (use a BTreeMap)",
+    ),
+    (
+        "HashSet",
+        "iteration in a per-process random order (use a BTreeSet)",
+    ),
+];
+
+/// The scanners must see what is there and nothing that is not: a planted file with
+/// each kind of hiding place.
+#[test]
+fn text_scanners_find_code_only() {
+    let text = r####"use std::fs; // fs::write( in a comment
+/* fs::write( in /* a nested */ block comment */
+fn a<'a>(x: &'a str) -> char { let _ = "fs::write( \" in a string"; '"' }
+fn b() { let _ = r#"fs::write( in a "raw" string"#; let _ = b'\''; fs::write(p, x); }
+fn c() { let s = br##"File::create( "# still raw"##; prefs::write(p); b'"' == q }
+#[cfg(test)]
+mod tests {
+    fn d() { fs::write(p, x); }
+}
+fn e() { File::create(p); }
+"####;
+    let code = without_test_code(&code_only(text));
+    assert_eq!(code.lines().count(), text.lines().count());
+    assert_eq!(
+        find_tokens(&code, &["fs::write(", "File::create(", "fs::"]),
+        vec![
+            (4, "fs::".to_owned()),
+            (4, "fs::write(".to_owned()),
+            (10, "File::create(".to_owned()),
+        ]
+    );
+    assert_eq!(
+        find_tokens(&code, &["now", "random"]),
+        Vec::<(usize, String)>::new()
+    );
+    assert_eq!(
+        find_tokens("let t = Instant::now(); let i = Instantiate;", &["Instant"]),
+        vec![(1, "Instant".to_owned())]
+    );
+}
+
+/// The lexer on the real tree: in every scanned file the braces left in code balance and
+/// never close more than they opened, which a string or comment misread (a `b'"'` taken
+/// for the start of a string, say) would break, hiding the code after it from rules 8–9.
+#[test]
+fn text_scanner_keeps_every_source_files_braces_balanced() {
+    let g = graph();
+    let mut unbalanced = Vec::new();
+    for member in g.members.keys() {
+        for (path, code) in member_code(g, member) {
+            let mut depth = 0i64;
+            for (n, line) in code.lines().enumerate() {
+                for c in line.chars() {
+                    depth += match c {
+                        '{' => 1,
+                        '}' => -1,
+                        _ => 0,
+                    };
+                }
+                if depth < 0 {
+                    unbalanced.push(format!("{path}:{}: a `}}` closes nothing", n + 1));
+                    break;
+                }
+            }
+            if depth > 0 {
+                unbalanced.push(format!("{path}: {depth} `{{` never closed"));
+            }
+        }
+    }
+    assert_no_violations(
+        "the text scanner (comments, literals and test code blanked)",
+        &unbalanced,
+    );
+}
+
+/// Rule 8: `receipts::rules` does no I/O, no async, reads no clock and draws no entropy.
+#[test]
+fn rules_do_no_io_read_no_clock_and_draw_no_entropy() {
+    let g = graph();
+    let files: Vec<(String, String)> = member_code(g, "receipts")
+        .into_iter()
+        .filter(|(path, _)| path.starts_with("receipts/src/rules/"))
+        .collect();
+    // The rules' own module and its formulas must be there, or the rule passes vacuously.
+    let names: Vec<&str> = files.iter().map(|(p, _)| p.as_str()).collect();
+    for expected in [
+        "receipts/src/rules/mod.rs",
+        "receipts/src/rules/workload.rs",
+    ] {
+        assert!(
+            names.contains(&expected),
+            "{expected} not scanned: {names:?}"
+        );
+    }
+    let tokens: Vec<&str> = IMPURE_IN_RULES.iter().map(|(t, _)| *t).collect();
+    let mut violations = Vec::new();
+    for (path, code) in &files {
+        for (line, token) in find_tokens(code, &tokens) {
+            let why = IMPURE_IN_RULES
+                .iter()
+                .find(|(t, _)| *t == token)
+                .map_or("", |(_, why)| why);
+            violations.push(format!("{path}:{line}: `{token}` ({why})"));
+        }
+    }
+    assert_no_violations(
+        "rule 8 (receipts::rules does no I/O, no async, reads no clock, draws no entropy)",
+        &violations,
+    );
+}
+
+/// The calls that create or write a file's bytes (rule 9). Moving a finished file or
+/// directory into place (`fs::rename`) is how `write_atomic` and a round's seal publish,
+/// not a write; files that other programs write (git2's checkouts into temp directories,
+/// dockerd) are outside the scan.
+const FILE_WRITES: &[&str] = &[
+    "fs::write(",
+    "fs::copy(",
+    "fs::hard_link(",
+    "fs::symlink(",
+    "File::create(",
+    "File::create_new(",
+    "File::options(",
+    "OpenOptions",
+    "NamedTempFile",
+    ".tempfile(",
+    "tempfile_in(",
+    "tempfile::tempfile(",
+    ".persist(",
+];
+
+/// Where code outside `receipts::fsutil` may use [`FILE_WRITES`] (rule 9): `(file,
+/// call, why)`. Each entry must still match, so one that outlived its code fails too.
+const WRITES_OUTSIDE_FSUTIL: &[(&str, &str, &str)] = &[
+    (
+        "receipts/src/fsutil.rs",
+        "*",
+        "the one home of write_atomic: temp file, fsync, rename, directory fsync",
+    ),
+    (
+        "runner/src/journal.rs",
+        "OpenOptions",
+        "the crash journal appends one fsynced line per step; a torn last line is dropped \
+         on reading, so a whole-file rewrite would only add cost",
+    ),
+    (
+        "runner/intake/src/store.rs",
+        "OpenOptions",
+        "a campaign's `.lock` and `.round.lock`: created empty to be flocked, never written",
+    ),
+    (
+        "runner/engines/src/lib.rs",
+        "OpenOptions",
+        "an engine's log, appended while it runs (a tail is read for a failure), and the \
+         pid file a resumed round reads to kill a dead runner's engines",
+    ),
+    (
+        "runner/engines/src/docker/mod.rs",
+        "OpenOptions",
+        "a container's log, appended while it runs, as for a process engine",
+    ),
+    (
+        "src/rerun/bundle.rs",
+        "fs::copy(",
+        "the inputs copied into the rerun bundle's work directory, which is renamed into \
+         place whole once sealed",
+    ),
+    (
+        "site/src/build.rs",
+        "OpenOptions",
+        "write_if_changed opens an existing page read-only (O_NOFOLLOW) to compare it",
+    ),
+    (
+        "site/src/build.rs",
+        "tempfile_in(",
+        "write_if_changed: a page written beside its path and renamed over it, atomic but \
+         not fsynced per file (one syncfs for the whole site, BENCHMARKS.md)",
+    ),
+    (
+        "site/src/build.rs",
+        ".persist(",
+        "write_if_changed's rename of that temp file over the page",
+    ),
+    (
+        "site/src/verdicts.rs",
+        "tempfile_in(",
+        "the verdict cache's spill: an unnamed temp file, gone when closed",
+    ),
+    (
+        "site/src/verdicts.rs",
+        "OpenOptions",
+        "the verdict cache appends this build's lines to the previous build's file and \
+         syncs it: a line a crash cut short is not read, and is written over next time",
+    ),
+    (
+        "testkit/src/lib.rs",
+        "fs::copy(",
+        "a test helper (dev-dependency only) copying fixture trees into temp directories",
+    ),
+];
+
+/// Rule 9: every file referee writes goes through `receipts::fsutil` (`write_atomic`),
+/// except where [`WRITES_OUTSIDE_FSUTIL`] says why not.
+#[test]
+fn files_are_written_only_through_fsutil() {
+    let g = graph();
+    let mut violations = Vec::new();
+    let mut used = vec![0usize; WRITES_OUTSIDE_FSUTIL.len()];
+    let mut scanned = 0;
+    for member in g.members.keys() {
+        for (path, code) in member_code(g, member) {
+            scanned += 1;
+            for (line, token) in find_tokens(&code, FILE_WRITES) {
+                let allowed = WRITES_OUTSIDE_FSUTIL
+                    .iter()
+                    .position(|(file, call, _)| *file == path && (*call == "*" || *call == token));
+                match allowed {
+                    Some(k) => used[k] += 1,
+                    None => violations.push(format!(
+                        "{path}:{line}: `{token}` (use receipts::fsutil::write_atomic, or add \
+                         an entry with its reason to WRITES_OUTSIDE_FSUTIL)"
+                    )),
+                }
+            }
+        }
+    }
+    for ((file, call, _), n) in WRITES_OUTSIDE_FSUTIL.iter().zip(&used) {
+        if *n == 0 {
+            violations.push(format!(
+                "WRITES_OUTSIDE_FSUTIL allows `{call}` in {file}, which no longer uses it: \
+                 remove the entry"
+            ));
+        }
+    }
+    assert!(scanned > 100, "only {scanned} source files scanned");
+    assert_no_violations(
+        "rule 9 (files are written only through receipts::fsutil)",
+        &violations,
+    );
+}
+
+/// Rule 10: every member takes the workspace's lints (`[lints] workspace = true`), so a
+/// new crate cannot leave `missing_docs`, `unsafe_op_in_unsafe_fn` and the clippy lints
+/// behind by forgetting them.
+#[test]
+fn every_member_takes_the_workspace_lints() {
+    let g = graph();
+    let mut violations = Vec::new();
+    for (member, dir) in &g.member_dirs {
+        let manifest = dir.join("Cargo.toml");
+        let text = std::fs::read_to_string(&manifest)
+            .unwrap_or_else(|e| panic!("reading {}: {e}", manifest.display()));
+        // The `[lints]` table's lines, up to the next table.
+        let lints: Vec<String> = text
+            .lines()
+            .map(|l| l.split('#').next().unwrap_or("").replace([' ', '\t'], ""))
+            .skip_while(|l| l != "[lints]")
+            .skip(1)
+            .take_while(|l| !l.starts_with('['))
+            .collect();
+        if !lints.iter().any(|l| l == "workspace=true") {
+            violations.push(format!(
+                "{member} ({}) has no `[lints] workspace = true`",
+                manifest.display()
+            ));
+        }
+    }
+    assert_no_violations(
+        "rule 10 (every member takes the workspace lints)",
         &violations,
     );
 }

@@ -18,7 +18,7 @@ use receipts::model::{
     CorrectnessItems, DisqualificationReason, EntryStatus, PipelineState, Role, RoundRecord,
     RoundStatus, SeatRule, Sha256Hex, Timestamp, TypedOrText,
 };
-use receipts::verify::VerifyOptions;
+use verifier::VerifyOptions;
 use verifier::verify_bundle;
 
 use support::{FIXED_RATE, Fixture, SERIAL, Tiny, ok};

@@ -3,6 +3,10 @@
 //! and a 256-token prefill, for f32, bf16 and int8 weights, on one compute thread (what
 //! the runner gives the engine on a 2-core machine). Figures go to BENCHMARKS.md
 //! `## engine`. Run: `cargo bench -p engine --bench engine`.
+#![expect(
+    missing_docs,
+    reason = "a bench exports nothing, but `criterion_group!` defines an undocumented `pub fn`"
+)]
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use engine::config::{EngineConfig, WeightDtype};

@@ -5,6 +5,10 @@
 //! `walk` over the same seven (what referee did before), on one blob of 2,000 requests
 //! between 5 ms and 2 s (µs, 3 significant digits, V2+DEFLATE, ≈ 1.5 KiB of base64).
 //! Run: `cargo bench -p receipts --bench histogram`.
+#![expect(
+    missing_docs,
+    reason = "a bench exports nothing, but `criterion_group!` defines an undocumented `pub fn`"
+)]
 
 use base64::Engine as _;
 use criterion::{Criterion, criterion_group, criterion_main};

@@ -7,9 +7,9 @@
 //! strict JSON (see [`crate::canonical`]), base64 in the standard alphabet and then the
 //! URL-safe one, padded or not, but never with non-canonical trailing bits or wrong
 //! padding. Whether an envelope is in referee's own form is a separate question, answered
-//! by [`crate::verify`]: referee's own bundles must be canonical, standard padded base64
+//! by the `verifier` crate's envelope checks: referee's own bundles must be canonical, standard padded base64
 //! with keyids equal to the verifying key's; `referee verify --foreign`
-//! ([`crate::verify::VerifyOptions::foreign`]) accepts exactly what this module reads,
+//! (`verifier::VerifyOptions::foreign`) accepts exactly what this module reads,
 //! and treats each keyid as a hint only.
 
 use base64::Engine as _;
@@ -90,7 +90,7 @@ pub enum EnvelopeError {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Signature {
     /// The signer's keyid, a hint only (DSSE allows it empty). [`Envelope::verify`] ignores
-    /// it; [`crate::verify`] requires it to be the verifying key's keyid unless the
+    /// it; the verifier requires it to be the verifying key's keyid unless the
     /// envelope is verified as foreign.
     pub keyid: String,
     /// The raw signature bytes (64 for Ed25519; anything else never verifies).

@@ -45,7 +45,7 @@ pub fn patch_input(patch: &Sha256Hex) -> String {
     format!("inputs/patches/{patch}.diff")
 }
 
-/// The message of a [`ModelError`] from reading the file `source`, without the file's
+/// The message of a [`ModelError`](crate::model::ModelError) from reading the file `source`, without the file's
 /// name, for an error that names the file itself (`DataError::Parse`, `referee campaign
 /// add`): the field, the value and the rule, once.
 pub fn model_error_message(error: crate::model::ModelError, source: &str) -> String {

@@ -4,7 +4,7 @@
 //! the schema of its `predicateType` when that type is one of referee's
 //! ([`is_referee_predicate_type`]). A payload of one of referee's types must also be
 //! RFC 8785 canonical JSON, byte for byte, to verify (check `statement.canonical` of
-//! [`crate::verify`]); a payload of another tool's type need not be.
+//! the `verifier` crate's envelope checks); a payload of another tool's type need not be.
 //!
 //! A Statement is generic over how it holds its predicate: a parsed [`Value`] (the
 //! default, what sealing builds) or the predicate's JSON text ([`PredicateText`], what
@@ -90,7 +90,7 @@ impl<P> Statement<P> {
 
 impl Statement<PredicateText> {
     /// The predicate deserialized from its text into `T` (e.g. a
-    /// [`RoundRecord`](crate::model::RoundRecord)).
+    /// [`RoundRecord`]).
     ///
     /// Errors: serde_json's, when the predicate does not fit `T`.
     pub fn predicate_as<T: DeserializeOwned>(&self) -> Result<T, serde_json::Error> {

@@ -3,8 +3,8 @@
 
 use receipts::model::{self, Leader, NoiseCheck, PairedScore, SeatRule, Sha256Hex};
 use receipts::rules::paired::{
-    Attempt, DisqualifyingRun, EntryFate, MIN_PASSES, NoiseVerdict, PairedDecision, PairedFailure,
-    Role, RoundRuns, RunFate, RunOutcome, RunRecord, SeatedRuns, Slot, clears_margin,
+    Attempt, DisqualifyingRun, EntryFate, MIN_PASSES, NoiseRuling, PairedDecision, PairedFailure,
+    RoundRuns, RunFate, RunOutcome, RunOwner, RunRecord, SeatedRuns, Slot, clears_margin,
     decide_paired, median_coverage_ppm, noise_check, noise_verdict, paired_ratio_ppm, paired_score,
     run_fate, settle_passes, spread_bp,
 };
@@ -202,14 +202,14 @@ fn drift_exactly_at_the_bound_counts_and_one_bp_more_is_machine_changed() {
     let baseline = [10_000, 10_500, 9_500];
     assert_eq!(
         noise_verdict(&baseline, &baseline, 1_000, 100),
-        NoiseVerdict::Decides {
+        NoiseRuling::Decides {
             baseline_spread_bp: 1_000,
             control_spread_bp: 0,
         }
     );
     assert_eq!(
         noise_verdict(&baseline, &baseline, 999, 100),
-        NoiseVerdict::MachineChanged {
+        NoiseRuling::MachineChanged {
             spread_bp: 1_000,
             bound_bp: 999,
         }
@@ -230,14 +230,14 @@ fn control_spread_exactly_at_the_margin_decides_and_above_is_inconclusive() {
     let control = [10_000, 10_100, 9_900];
     assert_eq!(
         noise_verdict(&FLAT, &control, 500, 200),
-        NoiseVerdict::Decides {
+        NoiseRuling::Decides {
             baseline_spread_bp: 0,
             control_spread_bp: 200,
         }
     );
     assert_eq!(
         noise_verdict(&FLAT, &control, 500, 199),
-        NoiseVerdict::Inconclusive {
+        NoiseRuling::Inconclusive {
             control_spread_bp: 200,
             margin_bp: 199,
         }
@@ -245,7 +245,7 @@ fn control_spread_exactly_at_the_margin_decides_and_above_is_inconclusive() {
     // The machine check comes first.
     assert_eq!(
         noise_verdict(&[10_000, 10_600, 10_000], &control, 500, 199),
-        NoiseVerdict::MachineChanged {
+        NoiseRuling::MachineChanged {
             spread_bp: 600,
             bound_bp: 500,
         }
@@ -265,7 +265,7 @@ fn control_spread_exactly_at_the_margin_decides_and_above_is_inconclusive() {
     // Mismatched lengths cannot be measured: unbounded.
     assert_eq!(
         noise_verdict(&FLAT, &[10_000], 500, 100),
-        NoiseVerdict::Inconclusive {
+        NoiseRuling::Inconclusive {
             control_spread_bp: u64::MAX,
             margin_bp: 100,
         }
@@ -334,51 +334,59 @@ fn the_failure_table() {
         attempt: Attempt::Rerun,
     };
     let table = [
-        (Role::Baseline, measured(7), RunFate::Counts(7)),
-        (Role::Baseline, measured(0), RunFate::VoidsPass),
+        (RunOwner::Baseline, measured(7), RunFate::Counts(7)),
+        (RunOwner::Baseline, measured(0), RunFate::VoidsPass),
         (
-            Role::Baseline,
+            RunOwner::Baseline,
             first(RunOutcome::Crashed),
             RunFate::VoidsPass,
         ),
         (
-            Role::Baseline,
+            RunOwner::Baseline,
             first(RunOutcome::SlaUnmet),
             RunFate::VoidsPass,
         ),
         (
-            Role::Baseline,
+            RunOwner::Baseline,
             first(RunOutcome::Invalid),
             RunFate::RerunOnce,
         ),
         (
-            Role::Baseline,
+            RunOwner::Baseline,
             rerun(RunOutcome::Invalid),
             RunFate::FailsRound,
         ),
         (
-            Role::Baseline,
+            RunOwner::Baseline,
             rerun(RunOutcome::Measured { milli_rps: 7 }),
             RunFate::Counts(7),
         ),
-        (Role::Entry, measured(7), RunFate::Counts(7)),
+        (RunOwner::Entry, measured(7), RunFate::Counts(7)),
         (
-            Role::Entry,
+            RunOwner::Entry,
             measured(0),
             RunFate::Disqualifies(DisqualifyingRun::SlaUnmet),
         ),
         (
-            Role::Entry,
+            RunOwner::Entry,
             first(RunOutcome::Crashed),
             RunFate::Disqualifies(DisqualifyingRun::Crashed),
         ),
         (
-            Role::Entry,
+            RunOwner::Entry,
             rerun(RunOutcome::SlaUnmet),
             RunFate::Disqualifies(DisqualifyingRun::SlaUnmet),
         ),
-        (Role::Entry, first(RunOutcome::Invalid), RunFate::RerunOnce),
-        (Role::Entry, rerun(RunOutcome::Invalid), RunFate::FailsRound),
+        (
+            RunOwner::Entry,
+            first(RunOutcome::Invalid),
+            RunFate::RerunOnce,
+        ),
+        (
+            RunOwner::Entry,
+            rerun(RunOutcome::Invalid),
+            RunFate::FailsRound,
+        ),
     ];
     for (role, record, fate) in table {
         assert_eq!(run_fate(role, record), fate, "{role:?} {record:?}");

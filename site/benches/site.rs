@@ -8,6 +8,10 @@
 //! (default `/tmp/demo-data/demo/rounds/1`, the round `referee demo` seals); without one
 //! it says so and measures nothing. `SITE_BENCH_ROUNDS` sets the archive's size (default
 //! 200). Run: `cargo bench -p site --bench site`.
+#![expect(
+    missing_docs,
+    reason = "a bench exports nothing, but `criterion_group!` defines an undocumented `pub fn`"
+)]
 
 mod synthetic;
 

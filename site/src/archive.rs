@@ -13,9 +13,9 @@ use receipts::model::{
     RoundRecord, RoundStatus, Sha256Hex, Submission, Timestamp,
 };
 use receipts::statement::Subject;
-use receipts::verify::{CheckName, FailureReason, VerifyReport};
 use verifier::tlog::LogLink;
 use verifier::view::{Headline, RoundView};
+use verifier::{CheckName, FailureReason, VerifyReport};
 
 use crate::error::SiteError;
 use crate::paths::EntrySlug;
@@ -276,8 +276,9 @@ pub struct RoundSummary {
     /// `verification` when it is loaded again.
     pub chain: VerifyReport,
     /// The verdict cache key its own checks are kept under in this build's verdicts
-    /// (`site::verdicts`), when they are: its report is read back from there instead
-    /// of verifying it again.
+    /// (`site::verdicts`), when they are (else the build holds them in memory): its
+    /// report is read back (`site::incremental::OwnChecks::recall`), never verified
+    /// again.
     pub verdict_key: Option<Sha256Hex>,
 }
 

@@ -1,19 +1,17 @@
 //! The build: load and verify the archive, list every job (a page with the files beside
 //! it, a static file, the files for machines) with its output paths and cache key, run
 //! the jobs whose key changed in parallel (rayon), and write each file whose bytes
-//! changed with `write_atomic`. Identical input gives byte-identical output: nothing
-//! reads a clock except the stage timings reported in [`BuildSummary`].
+//! changed with `write_atomic`; what the previous build left is planned and committed by
+//! [`crate::incremental`]. Identical input gives byte-identical output: nothing reads a
+//! clock except the stage timings reported in [`BuildSummary`].
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use rayon::prelude::*;
-use receipts::fsutil::{IoError, write_atomic_with};
-use receipts::keys::Keyring;
+use receipts::fsutil::IoError;
 use receipts::layout::DataDir;
 use receipts::model::{MinerId, Sha256Hex, Timestamp};
 use rustc_hash::FxHashSet;
@@ -21,22 +19,19 @@ use serde::Serialize;
 
 use crate::archive::{Archive, CampaignArchive, VerifiedRound};
 use crate::cache::{
-    FileOwners, GlobalKey, JobRecord, KeyHasher, MANIFEST_FILE, MadeFiles, Manifest, SEGMENTS_DIR,
-    SegmentRecord, any_file, remove_files, segment_path, write_manifest_to, write_segment_to,
+    FileOwners, GlobalKey, JobRecord, KeyHasher, MANIFEST_FILE, MadeFiles, Manifest,
 };
 use crate::docs::{DocPage, Docs, DocsIndex};
 use crate::error::SiteError;
+use crate::incremental::{self, OwnChecks, always};
 use crate::load::{load_archive_cached, load_keyring, load_round};
 use crate::machine::{self, SitemapPage, SitemapSegment};
 use crate::pages::submission::{MinerPatch, PatchIndex};
 use crate::pages::{self, ExtraFile, PageOut};
-use crate::paths::{EntrySlug, SiteDir, SitePath};
+use crate::paths::{EntrySlug, FILE_MODE, SiteDir, SitePath};
 use crate::render::{Renderer, STATIC_FILES, SiteInfo, templates_digest};
 use crate::segment::{Segment, block_numbers, block_of};
-use crate::verdicts::{VERDICTS_FILE, Verdicts};
-
-/// Mode of every file the build writes.
-const FILE_MODE: u32 = 0o644;
+use crate::verdicts::Verdicts;
 
 /// What `referee site build` was asked.
 #[derive(Clone, Debug)]
@@ -81,6 +76,9 @@ pub struct BuildSummary {
     pub rejected_rounds: usize,
     /// Bundles whose own checks came from the verdict cache (not verified again).
     pub cached_verdicts: usize,
+    /// Bundles the verifier ran on: each at most once a build (the others' own checks
+    /// came from the verdict cache, [`OwnChecks`]).
+    pub verifier_runs: usize,
     /// Loading the data directory and verifying every bundle, ms.
     pub verify_ms: u64,
     /// Listing, rendering and writing, ms.
@@ -105,13 +103,8 @@ pub fn build_site(options: &BuildOptions) -> Result<BuildSummary, SiteError> {
     } else {
         Verdicts::load(&options.out)?
     };
-    let archive = load_archive_cached(
-        &DataDir::new(&options.data),
-        &keyring,
-        keyring_json,
-        options.at,
-        &verdicts,
-    )?;
+    let own = OwnChecks::new(&keyring, &keyring_json, &verdicts);
+    let archive = load_archive_cached(&DataDir::new(&options.data), &own, options.at)?;
     let verify_ms = elapsed_ms(started);
 
     let started = Instant::now();
@@ -129,12 +122,12 @@ pub fn build_site(options: &BuildOptions) -> Result<BuildSummary, SiteError> {
             dir: &options.out,
             clean: options.clean,
             at: options.at,
-            keyring: &keyring,
-            verdicts: &verdicts,
+            own: &own,
         },
     )?;
     summary.verify_ms = verify_ms;
     summary.cached_verdicts = verdicts.hits();
+    summary.verifier_runs = own.verifier_runs();
     summary.render_write_ms = elapsed_ms(started);
     Ok(summary)
 }
@@ -678,10 +671,8 @@ struct Inputs<'a> {
     sitemap: &'a [SitemapPage],
     /// The other segments, for the sitemap index.
     parts: &'a [Part<'a>],
-    /// For [`load_round`].
-    keyring: &'a Keyring,
-    /// For [`load_round`].
-    verdicts: &'a Verdicts,
+    /// The bundles' own checks, for [`load_round`].
+    own: &'a OwnChecks<'a>,
 }
 
 /// Whether `a` and `b` render the same round (its page and its entries' pages): such
@@ -707,7 +698,7 @@ fn loaded<'s>(
 ) -> Result<&'s VerifiedRound, SiteError> {
     let round = match slot.take() {
         Some(round) => round,
-        None => load_round(&campaign.rounds[i], inputs.keyring, inputs.verdicts)?,
+        None => load_round(&campaign.rounds[i], inputs.own)?,
     };
     Ok(slot.insert(round))
 }
@@ -878,11 +869,6 @@ fn run_one<'m>(
     }
 }
 
-/// The key of a job that runs on every build (and of one whose last run failed).
-fn always() -> Sha256Hex {
-    Sha256Hex::from_bytes([0; 32])
-}
-
 /// A job that failed, and what it wrote before.
 struct Failed<'m> {
     done: Done<'m>,
@@ -908,19 +894,19 @@ pub(crate) struct Target<'a> {
     pub clean: bool,
     /// The `--at` instant (part of every key).
     pub at: Option<Timestamp>,
-    /// The trusted keyring (a round whose own report the verdicts do not keep is
-    /// verified again when its pages are rendered, [`load_round`]).
-    pub keyring: &'a Keyring,
-    /// The verdicts of this build, saved beside the manifest; the rounds' own reports
-    /// are read back from them when their pages are rendered.
-    pub verdicts: &'a Verdicts,
+    /// The bundles' own checks, found when the archive was loaded: read back when a
+    /// round's pages are rendered ([`load_round`]), and its verdicts saved beside the
+    /// manifest.
+    pub own: &'a OwnChecks<'a>,
 }
 
-/// Lists, renders and writes the site of `archive` into `target.dir`. A part
-/// ([`parts`]) whose key the manifest holds is kept whole: its jobs are not listed and
-/// its manifest file is not read. Of the other jobs, those whose key the manifest holds
-/// are skipped. Then removes the previous build's files the site no longer has and
-/// writes the manifest.
+/// Lists, renders and writes the site of `archive` into `target.dir`, in the steps of an
+/// incremental build ([`crate::incremental`]): load the previous build's manifest while
+/// this build's segments are keyed; plan ([`incremental::plan`]: a part whose key the
+/// manifest holds is kept whole, its jobs not listed and its manifest file not read);
+/// render and write the listed jobs, each unless the manifest holds its key
+/// ([`run_jobs`]); commit ([`incremental::Plan::commit`]: the previous build's files the
+/// site no longer has removed, the verdicts and the manifest written).
 ///
 /// Errors: as [`build_site`].
 pub(crate) fn write_site(
@@ -933,85 +919,30 @@ pub(crate) fn write_site(
         dir: out,
         clean,
         at,
-        keyring,
-        verdicts,
+        own,
     } = *target;
-    let nav = serde_json::to_vec(&renderer.info().docs).map_err(|e| SiteError::Serialize {
-        path: MANIFEST_FILE.to_owned(),
-        message: e.to_string(),
-    })?;
-    let global = GlobalKey::new(
-        &templates_digest(),
-        &archive.keyring_json,
-        &renderer.info().base_url,
-        &nav,
-        &at.map(|t| t.to_string()).unwrap_or_default(),
-    );
-    // What runs side by side is independent: the previous manifest is read and the
-    // rounds' segments keyed while the archive is indexed, and the files' owners are
-    // found while the jobs are listed.
+    let global = global_key(archive, renderer, at)?;
+
+    // Load. What runs side by side is independent: the previous manifest is read and
+    // the rounds' segments keyed while the archive is indexed.
     let ((previous, mut parts), index) = rayon::join(
         || rayon::join(|| Manifest::load(out), || round_parts(archive, &global)),
         || PatchIndex::new(archive),
     );
-    let mut previous = previous?;
-    if previous.is_none()
-        && let Some(file) = any_file(out)?
-    {
-        return Err(SiteError::NotOurOutput {
-            dir: out.to_owned(),
-            file,
-        });
-    }
-    let mut removed = 0;
-    if clean && let Some(mut manifest) = previous.take() {
-        let all: Vec<Segment> = manifest.segments().map(|(s, _)| s.clone()).collect();
-        manifest.load_segments(out, &all)?;
-        removed += remove_files(out, manifest.files())?;
-        remove_files_of(out, &all)?;
-    }
-    let mut previous = previous.unwrap_or_default();
     parts.extend(submission_parts(&index, &global));
     let parts = parts;
-    // A part is listed unless the manifest holds its key; the segments the manifest holds
-    // that the site no longer has are read too, to remove their files.
-    let listed: Vec<bool> = (parts.iter())
-        .map(|p| {
-            previous
-                .segment(&p.segment)
-                .is_none_or(|r| r.key != p.key || r.key == always())
-        })
-        .collect();
-    let current: FxHashSet<&Segment> = parts.iter().map(|p| &p.segment).collect();
-    let mut loaded: Vec<Segment> = (parts.iter().zip(&listed))
-        .filter(|(_, listed)| **listed)
-        .map(|(p, _)| p.segment.clone())
-        .collect();
-    loaded.extend(
-        (previous.segments())
-            .map(|(s, _)| s)
-            .filter(|s| !current.contains(s))
-            .cloned(),
-    );
-    previous.load_segments(out, &loaded)?;
-    let previous = previous;
+
+    // Plan; the files' owners are found while the jobs are listed.
+    let keys = parts.iter().map(|p| (&p.segment, &p.key));
+    let plan = incremental::plan(out, clean, previous?, keys)?;
     let (owners, listed_jobs) = rayon::join(
-        || previous.owners(),
-        || jobs(archive, &index, docs, &global, &parts, &listed),
+        || plan.owners(),
+        || jobs(archive, &index, docs, &global, &parts, plan.listed()),
     );
     let (jobs, sitemap) = listed_jobs?;
-    // Dropped once checked (a node per job, held to the end before).
-    {
-        let mut names = FxHashSet::default();
-        for job in &jobs {
-            if !names.insert(job.name.as_str()) {
-                return Err(SiteError::DuplicateOutput {
-                    path: job.name.clone(),
-                });
-            }
-        }
-    }
+    refuse_names_twice(&jobs)?;
 
+    // Render and write each job's files.
     let inputs = Inputs {
         archive,
         index: &index,
@@ -1019,13 +950,101 @@ pub(crate) fn write_site(
         renderer,
         sitemap: &sitemap,
         parts: &parts,
-        keyring,
-        verdicts,
+        own,
     };
     let cached = AtomicUsize::new(0);
-    // A round's page and its entries' pages are one group, run on one thread: the round
-    // is loaded again from its bundle once for them (when one of them runs) and dropped
-    // after the last, so no more rounds are held at once than there are threads.
+    let (done, failed) = run_jobs(&jobs, &inputs, plan.previous(), &owners, out, &cached);
+    // Commit: a failed build keeps every file written listed, then fails.
+    if !failed.is_empty() {
+        plan.commit_failed(
+            done.iter().map(|d| (d.name.as_str(), &d.record)),
+            failed
+                .iter()
+                .map(|f| (f.done.name.as_str(), &f.done.record)),
+            own.verdicts(),
+        )?;
+        if let Some(first) = failed.into_iter().next() {
+            return Err(first.error);
+        }
+    }
+
+    let mut summary = BuildSummary {
+        jobs: jobs.len(),
+        jobs_run: jobs.len() - cached.into_inner(),
+        verified_rounds: archive.campaigns.iter().map(|c| c.rounds.len()).sum(),
+        rejected_rounds: archive.rejected.len(),
+        removed: plan.removed(),
+        log: log_summary(&archive.log),
+        ..BuildSummary::default()
+    };
+    for d in &done {
+        summary.html_pages += d.html_pages;
+        summary.html_written += d.html_written;
+        summary.other_written += d.other_written;
+        summary.unchanged += d.unchanged;
+    }
+    // The parts kept whole: their jobs, pages and files as the manifest counts them.
+    for record in plan.kept_whole() {
+        summary.jobs += record.jobs;
+        summary.html_pages += record.html;
+        summary.unchanged += record.files;
+    }
+    // Commit.
+    let records = done.into_iter().map(|d| (d.name, d.record)).collect();
+    summary.removed += plan.commit(records, &owners, own.verdicts())?;
+    Ok(summary)
+}
+
+/// The key part every job of a build of `archive` with `renderer` shares
+/// ([`GlobalKey::new`]), `at` the `--at` instant.
+///
+/// Errors: [`SiteError::Serialize`] when the docs navigation does not serialise.
+fn global_key(
+    archive: &Archive,
+    renderer: &Renderer,
+    at: Option<Timestamp>,
+) -> Result<GlobalKey, SiteError> {
+    let nav = serde_json::to_vec(&renderer.info().docs).map_err(|e| SiteError::Serialize {
+        path: MANIFEST_FILE.to_owned(),
+        message: e.to_string(),
+    })?;
+    Ok(GlobalKey::new(
+        &templates_digest(),
+        &archive.keyring_json,
+        &renderer.info().base_url,
+        &nav,
+        &at.map(|t| t.to_string()).unwrap_or_default(),
+    ))
+}
+
+/// Refuses two jobs of one name.
+///
+/// Errors: [`SiteError::DuplicateOutput`] naming it.
+fn refuse_names_twice(jobs: &[Job<'_>]) -> Result<(), SiteError> {
+    let mut names = FxHashSet::default();
+    for job in jobs {
+        if !names.insert(job.name.as_str()) {
+            return Err(SiteError::DuplicateOutput {
+                path: job.name.clone(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Runs every job of `jobs` in parallel ([`run_one`]): what each job that succeeded
+/// did, and each that failed. A round's page and its entries' pages are one group, run
+/// on one thread: the round is loaded again from its bundle once for them (when one of
+/// them runs) and dropped after the last, so no more rounds are held at once than there
+/// are threads.
+fn run_jobs<'m>(
+    jobs: &[Job<'_>],
+    inputs: &Inputs<'_>,
+    previous: &'m Manifest,
+    owners: &FileOwners<'_>,
+    out: &Path,
+    cached: &AtomicUsize,
+) -> (Vec<Done<'m>>, Vec<Box<Failed<'m>>>) {
     let groups: Vec<&[Job<'_>]> = jobs.chunk_by(same_round).collect();
     let results: Vec<Result<Done<'_>, Box<Failed<'_>>>> = groups
         .par_iter()
@@ -1033,7 +1052,7 @@ pub(crate) fn write_site(
             let mut slot: Option<VerifiedRound> = None;
             group
                 .iter()
-                .map(|job| run_one(job, &inputs, &previous, &owners, out, &cached, &mut slot))
+                .map(|job| run_one(job, inputs, previous, owners, out, cached, &mut slot))
                 .collect::<Vec<_>>()
         })
         .collect();
@@ -1045,284 +1064,20 @@ pub(crate) fn write_site(
             Err(f) => failed.push(f),
         }
     }
-    let plan = Plan {
-        previous: &previous,
-        parts: &parts,
-        listed: &listed,
-        loaded: &loaded,
-    };
-    if !failed.is_empty() {
-        // Keep every file written so far listed as ours, under a key that runs its job
-        // again: the next build then neither refuses the directory nor trusts a half
-        // written job.
-        let mut manifest: BTreeMap<String, JobRecord<'_>> = previous
-            .jobs()
-            .map(|(name, job)| (name.to_owned(), JobRecord::Kept(job)))
-            .collect();
-        for d in &done {
-            manifest.insert(d.name.clone(), d.record.clone());
-        }
-        for f in &failed {
-            let old = previous.get(&f.done.name);
-            let mut files: Vec<SitePath> = f
-                .done
-                .record
-                .files()
-                .chain(old.iter().flat_map(|o| o.files()))
-                .filter_map(SitePath::parse)
-                .collect();
-            files.sort();
-            files.dedup();
-            manifest.insert(
-                f.done.name.clone(),
-                JobRecord::Made {
-                    key: always(),
-                    files: MadeFiles::new(&files),
-                },
-            );
-        }
-        write_manifest(out, manifest, &plan, true, verdicts)?;
-        if let Some(first) = failed.into_iter().next() {
-            return Err(first.error);
-        }
-    }
-
-    // The previous build's jobs this build kept as they were, by index in name order.
-    let mut kept = vec![false; previous.len()];
-    // The files the jobs that ran made, sorted.
-    let mut made: Vec<&str> = Vec::new();
-    let mut summary = BuildSummary {
-        jobs: jobs.len(),
-        jobs_run: jobs.len() - cached.into_inner(),
-        verified_rounds: archive.campaigns.iter().map(|c| c.rounds.len()).sum(),
-        rejected_rounds: archive.rejected.len(),
-        removed,
-        log: match &archive.log {
-            crate::log::LogState::Absent => None,
-            crate::log::LogState::Served(log) => Some(format!(
-                "served under log/: {} entries of {}",
-                log.size, log.origin
-            )),
-            crate::log::LogState::Refused(why) => Some(format!("not served: {why}")),
-        },
-        ..BuildSummary::default()
-    };
-    for d in &done {
-        match &d.record {
-            JobRecord::Kept(job) => kept[job.index] = true,
-            JobRecord::Made { files, .. } => made.extend(files.iter()),
-        }
-        summary.html_pages += d.html_pages;
-        summary.html_written += d.html_written;
-        summary.other_written += d.other_written;
-        summary.unchanged += d.unchanged;
-    }
-    // The parts kept whole: their jobs, pages and files as the manifest counts them.
-    for (part, _) in parts.iter().zip(&listed).filter(|(_, listed)| !**listed) {
-        if let Some(record) = previous.segment(&part.segment) {
-            summary.jobs += record.jobs;
-            summary.html_pages += record.html;
-            summary.unchanged += record.files;
-        }
-    }
-    made.sort_unstable();
-    // A file made twice is refused: by two jobs that ran, or by one that ran and one
-    // kept (whose files are its line of the previous manifest). A part kept whole holds
-    // none of them: each job writes only in its own segment.
-    let by_kept = |f: &str| owners.of(f).any(|i| kept[i]);
-    let twice = made
-        .windows(2)
-        .find(|w| w[0] == w[1])
-        .map(|w| w[0])
-        .or_else(|| made.iter().copied().find(|f| by_kept(f)));
-    if let Some(twice) = twice {
-        return Err(SiteError::DuplicateOutput {
-            path: twice.to_string(),
-        });
-    }
-    // What the previous build's jobs that ran again (or are gone) wrote and nothing
-    // made this time.
-    let stale: Vec<&str> = previous
-        .jobs()
-        .enumerate()
-        .filter(|(i, _)| !kept[*i])
-        .flat_map(|(_, (_, job))| job.files())
-        .filter(|f| made.binary_search(f).is_err() && !by_kept(f))
-        .collect();
-    summary.removed += remove_files(out, stale)?;
-    let manifest: BTreeMap<String, JobRecord<'_>> =
-        done.into_iter().map(|d| (d.name, d.record)).collect();
-    write_manifest(out, manifest, &plan, false, verdicts)?;
-    Ok(summary)
+    (done, failed)
 }
 
-/// The segments of a build, for writing its manifest.
-struct Plan<'a> {
-    /// The previous build's manifest.
-    previous: &'a Manifest,
-    /// Every segment of the site but [`Segment::Site`].
-    parts: &'a [Part<'a>],
-    /// Whether each part's jobs were listed (else it was kept whole).
-    listed: &'a [bool],
-    /// The segments whose files were read: those listed and those the site no longer has.
-    loaded: &'a [Segment],
-}
-
-/// Removes the segment files of `segments` under `out` (a file already gone is not an
-/// error), then the segments directory when it is left empty.
-///
-/// Errors: [`SiteError::Io`] naming the file.
-fn remove_files_of(out: &Path, segments: &[Segment]) -> Result<(), SiteError> {
-    for segment in segments {
-        let path = segment_path(out, segment);
-        match std::fs::remove_file(&path) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(source) => return Err(IoError::at("removing", &path)(source).into()),
-        }
+/// What a build says of the data directory's transparency log
+/// ([`BuildSummary::log`]).
+fn log_summary(log: &crate::log::LogState) -> Option<String> {
+    match log {
+        crate::log::LogState::Absent => None,
+        crate::log::LogState::Served(log) => Some(format!(
+            "served under log/: {} entries of {}",
+            log.size, log.origin
+        )),
+        crate::log::LogState::Refused(why) => Some(format!("not served: {why}")),
     }
-    // Left when it still holds something.
-    let _ = std::fs::remove_dir(out.join(SEGMENTS_DIR));
-    Ok(())
-}
-
-/// Syncs everything written under `out` ([`sync_output`]), then writes the verdict cache
-/// and the manifest there, each file atomically and durably ([`write_atomic_with`]) when
-/// its bytes changed; a verdict cache that only gained lines has them appended instead
-/// ([`Verdicts::append_to`]). `records` are the job lines of [`Segment::Site`] and of the
-/// segments `plan` loaded or listed: each segment's lines go to its file
-/// ([`segment_path`]; the file of a segment left without lines is removed), the others
-/// to [`MANIFEST_FILE`], written last, with a line per segment: a part kept whole keeps
-/// its line, a part listed gets its key (or, when the build `failed`, one that lists it
-/// again next time) and the counts of its lines. Streamed ([`write_streamed`]): at 10,000
-/// rounds the verdict cache is ≈ 384 MB, never built in memory.
-///
-/// Errors: [`SiteError::Io`] naming the directory or the file.
-fn write_manifest(
-    out: &Path,
-    records: BTreeMap<String, JobRecord<'_>>,
-    plan: &Plan<'_>,
-    failed: bool,
-    verdicts: &Verdicts,
-) -> Result<(), SiteError> {
-    std::fs::create_dir_all(out).map_err(IoError::at("creating", out))?;
-    sync_output(out)?;
-    let path = out.join(VERDICTS_FILE);
-    if !verdicts
-        .append_to(&path)
-        .map_err(IoError::at("writing", &path))?
-    {
-        write_streamed(&path, &|w| verdicts.write_to(w))?;
-    }
-
-    let mut by_segment: BTreeMap<Segment, BTreeMap<String, JobRecord<'_>>> = BTreeMap::new();
-    for (name, record) in records {
-        by_segment
-            .entry(Segment::of_job(&name))
-            .or_default()
-            .insert(name, record);
-    }
-    let site = by_segment.remove(&Segment::Site).unwrap_or_default();
-    let line = |key: Sha256Hex, records: &BTreeMap<String, JobRecord<'_>>| {
-        let mut line = SegmentRecord {
-            key,
-            jobs: records.len(),
-            html: 0,
-            files: 0,
-        };
-        for f in records.values().flat_map(JobRecord::files) {
-            line.files += 1;
-            line.html += usize::from(f.ends_with(".html"));
-        }
-        line
-    };
-    let mut lines: BTreeMap<Segment, SegmentRecord> = BTreeMap::new();
-    for (part, listed) in plan.parts.iter().zip(plan.listed) {
-        let record = if *listed {
-            let records = by_segment.get(&part.segment);
-            let key = if failed { always() } else { part.key };
-            Some(line(key, records.unwrap_or(&BTreeMap::new())))
-        } else {
-            plan.previous.segment(&part.segment).cloned()
-        };
-        lines.extend(record.map(|r| (part.segment.clone(), r)));
-    }
-    // Lines of a segment the site no longer has, kept by a failed build.
-    for (segment, records) in &by_segment {
-        if !lines.contains_key(segment) {
-            lines.insert(segment.clone(), line(always(), records));
-        }
-    }
-
-    // Every listed part was loaded.
-    let written: BTreeSet<&Segment> = plan.loaded.iter().chain(by_segment.keys()).collect();
-    if !by_segment.is_empty() {
-        let dir = out.join(SEGMENTS_DIR);
-        std::fs::create_dir_all(&dir).map_err(IoError::at("creating", &dir))?;
-    }
-    for segment in written {
-        let path = segment_path(out, segment);
-        match by_segment.get(segment) {
-            Some(records) => write_streamed(&path, &|w| write_segment_to(records, w))?,
-            None => remove_files_of(out, std::slice::from_ref(segment))?,
-        }
-    }
-    write_streamed(&out.join(MANIFEST_FILE), &|w| {
-        write_manifest_to(&site, &lines, w)
-    })
-}
-
-/// Writes what `write` writes to `path` unless the file holds exactly that
-/// ([`holds`]): to a temp file through a buffer, then renamed over `path`
-/// ([`write_atomic_with`], [`FILE_MODE`]).
-///
-/// Errors: [`SiteError::Io`] naming `path`.
-fn write_streamed(
-    path: &Path,
-    write: &dyn Fn(&mut dyn Write) -> std::io::Result<()>,
-) -> Result<(), SiteError> {
-    if !holds(path, &mut |w| write(w)) {
-        let mut to_file = |file: &mut std::fs::File| {
-            let mut w = std::io::BufWriter::new(file);
-            write(&mut w)?;
-            w.flush()
-        };
-        write_atomic_with(path, FILE_MODE, &mut to_file).map_err(IoError::at("writing", path))?;
-    }
-    Ok(())
-}
-
-/// Whether the file `path` holds exactly the bytes `write` writes, compared as they
-/// are written (nothing is built in memory); `false` when it cannot be read.
-fn holds(path: &Path, write: &mut dyn FnMut(&mut dyn Write) -> std::io::Result<()>) -> bool {
-    /// Compares what it is given with the next bytes of `file`.
-    struct Compare {
-        file: std::io::BufReader<std::fs::File>,
-        same: bool,
-        buf: Vec<u8>,
-    }
-    impl Write for Compare {
-        fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
-            if self.same {
-                self.buf.resize(data.len(), 0);
-                self.same = self.file.read_exact(&mut self.buf).is_ok() && self.buf == data;
-            }
-            Ok(data.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let Ok(file) = std::fs::File::open(path) else {
-        return false;
-    };
-    let mut compare = Compare {
-        file: std::io::BufReader::new(file),
-        same: true,
-        buf: Vec::new(),
-    };
-    // Then nothing more in the file.
-    write(&mut compare).is_ok() && compare.same && compare.file.read(&mut [0]).is_ok_and(|n| n == 0)
 }
 
 /// Writes `bytes` to `path` (parents created) unless the file already holds exactly
@@ -1401,33 +1156,6 @@ fn write_if_changed(out: &Path, path: &Path, bytes: &[u8], ours: bool) -> Result
     };
     write().map_err(IoError::at("writing", path))?;
     Ok(true)
-}
-
-/// Makes every file written under `out` durable at once: `syncfs(2)` of the filesystem
-/// holding it (one call instead of two fsyncs per file; on tmpfs it returns at once).
-/// Elsewhere than Linux, `out` itself is fsynced (the files written stay in the page
-/// cache until the system writes them back: a rebuild repairs a crash there).
-///
-/// Errors: [`SiteError::Io`] naming `out`.
-fn sync_output(out: &Path) -> Result<(), SiteError> {
-    let sync = || -> std::io::Result<()> {
-        #[cfg(target_os = "linux")]
-        {
-            use std::os::fd::AsRawFd;
-            let dir = std::fs::File::open(out)?;
-            // SAFETY: `dir` is an open file descriptor for the duration of the call, and
-            // syncfs reads nothing else.
-            if unsafe { libc::syncfs(dir.as_raw_fd()) } != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        }
-        #[cfg(not(target_os = "linux"))]
-        {
-            receipts::fsutil::sync_dir(out)
-        }
-    };
-    sync().map_err(|e| IoError::at("syncing", out)(e).into())
 }
 
 #[cfg(test)]

@@ -10,8 +10,9 @@
 //! The manifest lives in the output directory, one line per job:
 //! `<key> <job> <file> <file>…` (job names and site paths hold no spaces: they are built
 //! from validated ids), split by [`Segment`]: [`MANIFEST_FILE`] holds the lines of the
-//! jobs of [`Segment::Site`] and one line per other segment, `<key> @<segment> <jobs>
-//! <HTML pages> <files>` (the segment's key, how many jobs it has and what they wrote),
+//! jobs of [`Segment::Site`] and one line per other segment,
+//! `<key> @<segment> <jobs> <HTML pages> <files>` (the segment's key, how many jobs it
+//! has and what they wrote),
 //! and each other segment's job lines are in `.referee-site-manifest.d/<segment>`
 //! ([`SEGMENTS_DIR`]). A build reads the file of a segment only when that segment's key
 //! changed, so adding one round reads and writes the lines of that round's segments, not

@@ -35,6 +35,16 @@ pub enum SiteError {
         /// What changed.
         message: String,
     },
+    /// The own checks of a bundle that passed them earlier in the build could not be read
+    /// back from where the build keeps them (`site::incremental::OwnChecks::recall`): a
+    /// bundle is verified once a build, never again for its pages.
+    #[error("the own checks of the bundle `{}`, verified earlier in this build, cannot be read back: {message}; build again", .dir.display())]
+    VerdictLost {
+        /// The bundle directory.
+        dir: PathBuf,
+        /// Why.
+        message: String,
+    },
     /// A submission record changed between the first read of the archive and the
     /// rendering of its page, which reads it again
     /// (`site::archive::SubmissionSummary::load`).

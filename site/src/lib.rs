@@ -6,7 +6,10 @@
 //! the tera templates of `templates/`, embedded in the binary ([`render`]), in parallel,
 //! and writes the output atomically, skipping what an earlier build already wrote the same
 //! way ([`cache`]); bundles that did not change since the last build are not verified
-//! again ([`verdicts`]). Every output path is made from validated ids ([`paths`]).
+//! again ([`verdicts`]), and none is verified twice in one build. What a build takes from
+//! the previous one and leaves for the next — each bundle's own checks, the plan of what
+//! to list and run, the commit of the manifest — is [`incremental`]. Every output path is
+//! made from validated ids ([`paths`]).
 //! It links `receipts` and `verifier` only: no HTTP stack (`referee site serve` lives in
 //! the binary).
 
@@ -16,6 +19,7 @@ pub mod cache;
 pub mod check;
 pub mod docs;
 pub mod error;
+pub mod incremental;
 pub mod load;
 pub mod log;
 pub mod machine;

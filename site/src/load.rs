@@ -1,10 +1,11 @@
 //! Loading the archive the site is built from: every campaign of a data directory, its
 //! frozen campaign, miners and submission records, and every sealed round verified with
 //! the offline verifier as of its own seal time (its `endedAt`), or as of `--at`, so the
-//! output does not change with the clock. Bundles are verified in parallel, then checked
-//! as a chain per campaign; one that fails any check is a [`RejectedBundle`], never a
-//! [`RoundSummary`] of the archive ([`load_round`] loads a verified round again, as a
-//! [`VerifiedRound`], for its own pages).
+//! output does not change with the clock. Bundles are verified in parallel, each once a
+//! build ([`OwnChecks`]), then checked as a chain per campaign; one that fails any check
+//! is a [`RejectedBundle`], never a [`RoundSummary`] of the archive ([`load_round`] loads
+//! a verified round again, as a [`VerifiedRound`], for its own pages, its own checks read
+//! back, not verified again).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -14,15 +15,16 @@ use receipts::fsutil::IoError;
 use receipts::keys::Keyring;
 use receipts::layout::{DataDir, find_private_keys, read_sealed_round};
 use receipts::model::{CampaignId, Sha256Hex, Timestamp};
-use receipts::verify::{VerifyOptions, VerifyReport};
 use verifier::ChainLink;
+use verifier::VerifyReport;
 use verifier::view::Verification;
 
 use crate::archive::{
     Archive, CampaignArchive, RejectedBundle, RoundSummary, SubmissionSummary, VerifiedRound,
 };
 use crate::error::SiteError;
-use crate::verdicts::{Verdicts, bundle_digest, bundle_stamp, stamp_limit, verdict_key};
+use crate::incremental::{Checked, OwnChecks};
+use crate::verdicts::Verdicts;
 
 /// Largest keyring file read, bytes.
 const MAX_KEYRING_BYTES: usize = 1 << 20;
@@ -43,7 +45,8 @@ pub fn load_keyring(path: &Path) -> Result<(Keyring, Vec<u8>), SiteError> {
 }
 
 /// Loads and verifies everything under `data` against `keyring` (whose file bytes are
-/// `keyring_json`): [`load_archive_cached`] without a verdict cache.
+/// `keyring_json`): [`load_archive_cached`] without a verdict cache. The own checks it
+/// keeps are dropped with it: its rounds cannot be loaded again ([`load_round`]).
 ///
 /// Errors: as [`load_archive_cached`].
 pub fn load_archive(
@@ -52,7 +55,8 @@ pub fn load_archive(
     keyring_json: Vec<u8>,
     at: Option<Timestamp>,
 ) -> Result<Archive, SiteError> {
-    load_archive_cached(data, keyring, keyring_json, at, &Verdicts::default())
+    let verdicts = Verdicts::default();
+    load_archive_cached(data, &OwnChecks::new(keyring, &keyring_json, &verdicts), at)
 }
 
 /// What is known of one bundle once its own checks ran (on its verifying thread: its
@@ -74,6 +78,8 @@ struct Prepared {
 struct Built {
     /// The round its record states.
     round: u64,
+    /// The key its own checks are kept under ([`Checked::key`]).
+    key: Option<Sha256Hex>,
     /// Its summary, made from its view (built from its own report: no field the summary
     /// takes rests on a check across rounds), or why it could not be.
     summary: Result<RoundSummary, SiteError>,
@@ -108,33 +114,30 @@ fn without_checks(report: &VerifyReport) -> VerifyReport {
     }
 }
 
-/// Loads and verifies everything under `data` against `keyring` (whose file bytes are
-/// `keyring_json`). Each bundle is verified as of `at` when given, else as of the
-/// `endedAt` its own record states (a bundle whose record cannot be read is verified as
-/// of the Unix epoch: it fails either way). A bundle whose own checks `verdicts` holds
-/// under its key ([`crate::verdicts`]: its metadata stamp, else its content digest, the
-/// keyring, the instant, the version) is not verified again; the checks across rounds
-/// run on every bundle. Reads the clock once, for the stamps' racy window only
-/// ([`stamp_limit`]): the output does not depend on it.
+/// Loads and verifies everything under `data` with `own` (its keyring, verdicts and
+/// the bundles' own checks, [`OwnChecks`]). Each bundle is verified as of `at` when
+/// given, else as of the `endedAt` its own record states (a bundle whose record cannot
+/// be read is verified as of the Unix epoch: it fails either way). Its own checks are
+/// found once ([`OwnChecks::check`]: a verdict an earlier build kept for it, else the
+/// verifier's); the checks across rounds run on every build, on every bundle.
 /// A bundle is verified only when every check passed and it records the round its
-/// directory names. The verdicts found are added to `verdicts`. A bundle's report,
-/// record and view are held only while its [`RoundSummary`] and [`ChainLink`] are made
-/// (one bundle per verifying thread): the checks across rounds run on the links, and
-/// [`load_round`] loads a round again for its own pages. A bundle whose own checks
-/// passed but whose checks across rounds failed is verified once more for the rejected
-/// page's list of checks.
+/// directory names. A bundle's report, record and view are held only while its
+/// [`RoundSummary`] and [`ChainLink`] are made (one bundle per verifying thread): the
+/// checks across rounds run on the links, and [`load_round`] loads a round again for its
+/// own pages. A bundle whose own checks passed but whose checks across rounds failed has
+/// its own checks read back ([`OwnChecks::recall`]) for the rejected page's list of
+/// checks.
 ///
 /// Errors: [`SiteError::PrivateKeyInside`] when the data directory holds a private key
 /// file (it must not be published); [`SiteError::Data`] when a campaign, its miners or a
 /// submission record cannot be read or parsed (naming the file); [`SiteError::Io`] when
 /// a directory cannot be listed; [`SiteError::InvalidId`] when a verified round's entry
-/// cannot name a path.
+/// cannot name a path; [`SiteError::VerdictLost`] when a rejected bundle's own checks
+/// cannot be read back.
 pub fn load_archive_cached(
     data: &DataDir,
-    keyring: &Keyring,
-    keyring_json: Vec<u8>,
+    own: &OwnChecks<'_>,
     at: Option<Timestamp>,
-    verdicts: &Verdicts,
 ) -> Result<Archive, SiteError> {
     let files = find_private_keys(data.root())?;
     if !files.is_empty() {
@@ -172,7 +175,6 @@ pub fn load_archive_cached(
         value: "0".to_owned(),
         message: e.to_string(),
     })?;
-    let not_after = stamp_limit(std::time::SystemTime::now());
     let prepared: Vec<Mutex<Prepared>> = (bundles.iter())
         .map(|_| {
             Mutex::new(Prepared {
@@ -194,12 +196,11 @@ pub fn load_archive_cached(
             .get(dir)
             .and_then(|i| Some((*i, prepared[*i].lock().ok()?)))
         else {
-            let (report, record) =
-                verifier::verify_round_bundle(dir, keyring, &VerifyOptions::at(epoch));
-            return (report, record.as_ref().map(ChainLink::of));
+            let checked = own.check(dir, epoch, None, None);
+            return (checked.report, checked.record.as_ref().map(ChainLink::of));
         };
         // Its record, read here: it says the instant it is verified at.
-        let (mut read, subjects, statement_digest) = match read_sealed_round(dir) {
+        let (read, subjects, statement_digest) = match read_sealed_round(dir) {
             Ok(sealed) => (
                 Some(sealed.record),
                 sealed.subjects,
@@ -210,42 +211,11 @@ pub fn load_archive_cached(
         p.at = at.unwrap_or_else(|| read.as_ref().map_or(epoch, |r| r.ended_at));
         p.claimed_round = read.as_ref().map(|r| r.round);
         p.statement_digest = statement_digest;
-        let same_statement = |r: &VerifyReport| {
-            r.statement_digest.is_some() && r.statement_digest == p.statement_digest
-        };
-        let stamp = bundle_stamp(dir, not_after)
-            .ok()
-            .flatten()
-            .map(|stamp| verdict_key(&keyring_json, p.at, &stamp));
-        // Unchanged metadata: the files are not read again.
-        let by_stamp = (stamp.as_ref())
-            .and_then(|s| verdicts.get_by_stamp(s, dir))
-            .filter(|(_, r)| same_statement(r));
-        let (report, record, verdict_key) = match by_stamp {
-            Some((key, report)) => (report, read.take(), Some(key)),
-            None => {
-                let key = bundle_digest(dir)
-                    .ok()
-                    .map(|digest| verdict_key(&keyring_json, p.at, &digest));
-                let cached = (key.as_ref())
-                    .and_then(|k| verdicts.get(k, stamp.as_ref(), dir))
-                    .filter(same_statement);
-                match cached {
-                    Some(report) => (report, read.take(), key),
-                    None => {
-                        // Freed before verifying reads it again.
-                        drop(read.take());
-                        let (report, record) =
-                            verifier::verify_round_bundle(dir, keyring, &VerifyOptions::at(p.at));
-                        let kept = key.filter(|_| report.passed());
-                        if let Some(key) = &kept {
-                            verdicts.put(*key, stamp, &report);
-                        }
-                        (report, record, kept)
-                    }
-                }
-            }
-        };
+        let Checked {
+            report,
+            record,
+            key,
+        } = own.check(dir, p.at, p.statement_digest.as_ref(), read);
         let link = record.as_ref().map(ChainLink::of);
         let report = match (record, p.statement_digest) {
             (Some(record), Some(digest)) if report.passed() => {
@@ -254,10 +224,14 @@ pub fn load_archive_cached(
                 let verified =
                     VerifiedRound::new(bundles[i].1, dir, record, &report, &subjects, digest, at);
                 let summary = RoundSummary::of(&verified).map(|summary| RoundSummary {
-                    verdict_key,
+                    verdict_key: key,
                     ..summary
                 });
-                p.built = Some(Built { round, summary });
+                p.built = Some(Built {
+                    round,
+                    key,
+                    summary,
+                });
                 without_checks(&report)
             }
             _ => report,
@@ -279,15 +253,15 @@ pub fn load_archive_cached(
                 });
             }
             built => {
-                // Own checks that passed were not kept: run them again, the checks
+                // Own checks that passed were not kept with it: read back, the checks
                 // across rounds after them, as in one report.
-                let report = if built.is_some() {
-                    let options = VerifyOptions::at(verified_at);
-                    let (mut own, _) = verifier::verify_round_bundle(&dir, keyring, &options);
-                    own.checks.extend(report.checks);
-                    own
-                } else {
-                    report
+                let report = match built {
+                    Some(built) => {
+                        let mut checks = own.recall(built.key.as_ref(), &dir)?;
+                        checks.checks.extend(report.checks);
+                        checks
+                    }
+                    None => report,
                 };
                 rejected.push(RejectedBundle {
                     campaign: campaigns[campaign].id.clone(),
@@ -311,30 +285,26 @@ pub fn load_archive_cached(
             record: &r.log,
         })
         .collect();
-    let log = crate::log::load_log(data.root(), &rounds, keyring);
+    let log = crate::log::load_log(data.root(), &rounds, own.keyring());
     drop(rounds);
     Ok(Archive {
         campaigns,
         rejected,
-        keyring_json,
+        keyring_json: own.keyring_json().to_vec(),
         log,
     })
 }
 
 /// The round `round` of the archive, loaded again for its own pages: its record read
-/// from its bundle, its own report read back from `verdicts` (under
-/// [`RoundSummary::verdict_key`]) or, when they do not keep it, its bundle verified again
-/// against `keyring` as of [`RoundSummary::verified_at`]; its view built from them and
-/// its checks across rounds ([`RoundSummary::chain`]) added, exactly as when the
-/// archive was loaded.
+/// from its bundle, its own report read back from `own` (which checked it when the
+/// archive was loaded, [`OwnChecks::recall`]: never verified again); its view built from
+/// them and its checks across rounds ([`RoundSummary::chain`]) added, exactly as when
+/// the archive was loaded.
 ///
-/// Errors: [`SiteError::BundleChanged`] when the bundle's record no longer reads, its
-/// Statement is not the one verified, or its own checks no longer pass.
-pub fn load_round(
-    round: &RoundSummary,
-    keyring: &Keyring,
-    verdicts: &Verdicts,
-) -> Result<VerifiedRound, SiteError> {
+/// Errors: [`SiteError::BundleChanged`] when the bundle's record no longer reads or its
+/// Statement is not the one verified; [`SiteError::VerdictLost`] when `own` holds no
+/// report of its own checks.
+pub fn load_round(round: &RoundSummary, own: &OwnChecks<'_>) -> Result<VerifiedRound, SiteError> {
     let changed = |message: String| SiteError::BundleChanged {
         dir: round.dir.clone(),
         message,
@@ -347,24 +317,20 @@ pub fn load_round(
             round.statement_digest
         )));
     }
-    let kept = (round.verdict_key.as_ref())
-        .and_then(|key| verdicts.report(key, &round.dir))
-        .filter(|r| r.statement_digest.as_ref() == Some(&digest));
-    let own = match kept {
-        Some(report) => report,
-        None => {
-            let options = VerifyOptions::at(round.verified_at);
-            verifier::verify_round_bundle(&round.dir, keyring, &options).0
-        }
-    };
-    if !own.passed() {
-        return Err(changed("its own checks no longer pass".to_owned()));
+    let report = own.recall(round.verdict_key.as_ref(), &round.dir)?;
+    if report.statement_digest != Some(digest) {
+        return Err(changed(format!(
+            "its Statement's sha256 was {}, not {digest}, when its own checks ran",
+            report
+                .statement_digest
+                .map_or_else(|| "unknown".to_owned(), |d| d.to_string())
+        )));
     }
     let mut loaded = VerifiedRound::new(
         round.number,
         &round.dir,
         sealed.record,
-        &own,
+        &report,
         &sealed.subjects,
         digest,
         round.verified_at,

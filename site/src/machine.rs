@@ -33,13 +33,12 @@ use receipts::model::{
     Timestamp,
 };
 use receipts::text::escape_untrusted;
-use receipts::verify::CheckName;
 use serde::Serialize;
+use verifier::CheckName;
 use verifier::view::{CurrentLeader, RoundRow, format_leader, format_score_ppm};
 
 use crate::archive::{Archive, CampaignArchive, RejectedBundle, RoundSummary, VerifiedRound};
 use crate::error::SiteError;
-use crate::names::round_status_name;
 use crate::paths::{SiteDir, SitePath};
 use crate::segment::{Segment, block_numbers, rounds_of_page, rounds_page_count};
 
@@ -356,7 +355,7 @@ fn api_round<'a>(
     let receipts = receipts_dir(campaign, round.number)?;
     Ok(ApiRound {
         round: round.number,
-        status: round_status_name(round.status),
+        status: round.status.as_str(),
         predicate_type: round.predicate_type.as_deref(),
         statement_digest: &round.statement_digest,
         started_at: round.started_at,
@@ -781,7 +780,7 @@ pub fn campaign_feed(campaign: &CampaignArchive, base_url: &str) -> Result<Machi
         xml.push_str(&format!("    <id>{TAG_PREFIX}round/{digest}/{n}</id>\n"));
         xml.push_str(&format!(
             "    <title>Round {n} · {}</title>\n",
-            round_status_name(round.status).replace('_', " ")
+            round.status.as_str().replace('_', " ")
         ));
         xml.push_str(&format!(
             "    <updated>{}</updated>\n",

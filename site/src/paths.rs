@@ -16,6 +16,9 @@ use serde::{Serialize, Serializer};
 
 use crate::error::SiteError;
 
+/// Mode of every file a build writes in the output directory.
+pub(crate) const FILE_MODE: u32 = 0o644;
+
 /// The rule an entry slug, a docs slug or a file name follows.
 const NAME_RULE: &str = "1 to 128 characters of [A-Za-z0-9._-], starting with a letter or digit";
 
@@ -29,7 +32,7 @@ fn is_segment(s: &str) -> bool {
 }
 
 /// An entry's slug as the bundle names it (`baseline`, `incumbent-miner-a`,
-/// `candidate-2-miner-b`): a single path segment (see [`NAME_RULE`]).
+/// `candidate-2-miner-b`): a single path segment (see `NAME_RULE`).
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct EntrySlug(String);
 
@@ -69,7 +72,7 @@ impl EntrySlug {
             });
         };
         let text = match (entry.role, &entry.miner) {
-            (Role::Baseline, _) => "baseline".to_owned(),
+            (Role::Baseline, _) => Role::Baseline.as_str().to_owned(),
             (Role::Incumbent, Some(miner)) => format!("incumbent-{miner}"),
             (Role::Challenger, Some(miner)) => {
                 let k = record
@@ -280,7 +283,7 @@ impl SitePath {
 
     /// Whether `s` is one or more paths [`SitePath::parse`] accepts, separated by single
     /// spaces (a manifest line's files): every segment between a `/` or a space follows
-    /// [`is_segment`], checked without splitting the paths apart first (at 2,000 rounds of
+    /// `is_segment`, checked without splitting the paths apart first (at 2,000 rounds of
     /// the benchmark the manifest lists 165,000 files, and checking them path by path
     /// was half of reading it).
     pub fn is_valid_list(s: &str) -> bool {

@@ -2,7 +2,7 @@
 //! autoescape on for all of them, and the context `{ page, site }` every page renders
 //! with.
 //!
-//! `page` is the page's model; `site` is the chrome ([`Chrome`]): `site.root`, the relative
+//! `page` is the page's model; `site` is the chrome (`Chrome`): `site.root`, the relative
 //! prefix from the page to the site root (so the output works from `file://` and from any
 //! mirror path), the docs navigation, and the base URL the site is published at.
 

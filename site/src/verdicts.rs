@@ -45,9 +45,9 @@ use std::time::{Duration, SystemTime};
 
 use receipts::fsutil::IoError;
 use receipts::model::{Sha256Hex, Timestamp};
-use receipts::verify::{Check, CheckName, VerifyReport};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
+use verifier::{Check, CheckName, VerifyReport};
 
 use crate::error::SiteError;
 
@@ -390,7 +390,7 @@ impl Verdicts {
     }
 
     /// The cache of the output directory `out`, indexed (its lines are read when looked
-    /// up; only the first [`MAX_VERDICTS_BYTES`] are read); empty when there is none or
+    /// up; only the first `MAX_VERDICTS_BYTES` are read); empty when there is none or
     /// its header is not this version's. This build's lines spill into `out`.
     ///
     /// Errors: [`SiteError::Io`] when it exists but cannot be read.
@@ -521,17 +521,28 @@ impl Verdicts {
     }
 
     /// Records `report` (a bundle's own checks) under `key`, with the bundle's stamp key
-    /// `stamp` when it has one, when it passed; a failed report is not cached.
-    pub fn put(&self, key: Sha256Hex, stamp: Option<Sha256Hex>, report: &VerifyReport) {
+    /// `stamp` when it has one, when it passed; whether it did (a failed report is not
+    /// cached, nor one whose line cannot be written). A line the spill file could not
+    /// take is reported by [`Verdicts::kept`] and fails [`Verdicts::write_to`].
+    pub fn put(&self, key: Sha256Hex, stamp: Option<Sha256Hex>, report: &VerifyReport) -> bool {
         if !report.passed() {
-            return;
+            return false;
         }
         let Some(line) = Line::of(key, stamp, report) else {
-            return;
+            return false;
         };
-        if let Ok(text) = serde_json::to_string(&line) {
-            self.keep(key, &text);
-        }
+        let Ok(text) = serde_json::to_string(&line) else {
+            return false;
+        };
+        self.keep(key, &text);
+        true
+    }
+
+    /// Whether every line this build kept reached its spill file.
+    ///
+    /// Errors: the error that kept a line from it.
+    pub fn kept(&self) -> io::Result<()> {
+        self.spill().map(drop)
     }
 
     /// How many lookups the cache answered.
@@ -731,7 +742,7 @@ fn intern(version: String) -> Option<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use receipts::verify::CheckName;
+    use verifier::CheckName;
 
     fn passed_report(dir: &Path) -> VerifyReport {
         let mut report = VerifyReport {
@@ -754,16 +765,17 @@ mod tests {
         let report = passed_report(&dir);
         let key = Sha256Hex::digest(b"k");
         let cache = Verdicts::default();
-        cache.put(key, None, &report);
+        assert!(cache.put(key, None, &report));
         let mut failed = passed_report(&dir);
         failed.fail(
             CheckName::File,
             Some("x".to_owned()),
-            receipts::verify::FailureReason::NotRun {
+            verifier::FailureReason::NotRun {
                 blocked_by: CheckName::Subject,
             },
         );
-        cache.put(Sha256Hex::digest(b"f"), None, &failed);
+        assert!(!cache.put(Sha256Hex::digest(b"f"), None, &failed));
+        assert!(cache.kept().is_ok());
         std::fs::write(tmp.path().join(VERDICTS_FILE), cache.to_bytes()).unwrap();
 
         let read = Verdicts::load(tmp.path()).unwrap();
@@ -982,16 +994,15 @@ mod tests {
         let report = passed_report(&blocked);
         let key = Sha256Hex::digest(b"k");
         let cache = Verdicts::empty(&blocked);
-        cache.put(key, None, &report);
+        assert!(cache.put(key, None, &report));
         assert_eq!(cache.report(&key, &blocked), None);
-        let error = cache.write_to(&mut Vec::new()).unwrap_err();
-        assert_eq!(
-            error.to_string(),
-            format!(
-                "keeping a verdict in a temp file in {}: File exists (os error 17)",
-                blocked.display()
-            )
+        let expected = format!(
+            "keeping a verdict in a temp file in {}: File exists (os error 17)",
+            blocked.display()
         );
+        assert_eq!(cache.kept().unwrap_err().to_string(), expected);
+        let error = cache.write_to(&mut Vec::new()).unwrap_err();
+        assert_eq!(error.to_string(), expected);
     }
 
     #[test]

@@ -12,6 +12,7 @@ use receipts::layout::DataDir;
 use receipts::model::Timestamp;
 use serde::Serialize;
 use serde_json::Value;
+use site::incremental::OwnChecks;
 use site::pages::PageOut;
 use site::pages::miner::{SubmissionsPageLink, SubmissionsPageModel};
 use site::pages::submission::PatchIndex;
@@ -94,14 +95,14 @@ fn every_template_escapes_every_string_of_its_model() {
     let input = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cases/two-rounds/in");
     let (keyring, json) = site::load::load_keyring(&input.join("keyring.json")).unwrap();
     let at: Timestamp = "2026-12-02T00:00:00Z".parse().unwrap();
+    let verdicts = Verdicts::default();
+    let own = OwnChecks::new(&keyring, &json, &verdicts);
     let archive =
-        site::load_archive(&DataDir::new(input.join("data")), &keyring, json, Some(at)).unwrap();
+        site::load::load_archive_cached(&DataDir::new(input.join("data")), &own, Some(at)).unwrap();
     let index = PatchIndex::new(&archive);
     let campaign = &archive.campaigns[0];
-    // Loaded again from its bundle, as a build does for its pages (verified again: no
-    // verdicts are kept here).
-    let round =
-        &site::load::load_round(&campaign.rounds[1], &keyring, &Verdicts::default()).unwrap();
+    // Loaded again from its bundle, as a build does for its pages.
+    let round = &site::load::load_round(&campaign.rounds[1], &own).unwrap();
     let mut covered = BTreeSet::new();
     check(&site::pages::index::page(&archive).unwrap(), &mut covered);
     check(

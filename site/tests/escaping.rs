@@ -18,9 +18,9 @@ use testkit::copy_dir;
 use receipts::keys::Keyring;
 use receipts::layout::read_sealed_round;
 use receipts::model::{Disqualification, DisqualificationReason, EntryStatus, TypedOrText};
-use receipts::verify::VerifyOptions;
 use site::archive::VerifiedRound;
 use site::pages::{entry, round};
+use verifier::VerifyOptions;
 
 const SCRIPT: &str = "<script>alert(1)</script><SCRIPT src=x></SCRIPT>";
 const BREAKOUT: &str = "\" onmouseover=\"alert(2)\" x=\"";

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use testkit::copy_dir;
 
 use receipts::model::{Sha256Hex, Timestamp};
+use site::incremental::OwnChecks;
 use site::verdicts::Verdicts;
 use site::{BuildOptions, BuildSummary, SiteError, build_site};
 
@@ -194,13 +195,28 @@ fn verdicts_are_cached_until_a_bundle_or_the_keyring_changes() {
     let f = fixture();
     std::fs::rename(f.rounds.join("2"), f.data.join("tiny/rounds/2")).unwrap();
     let first = build(&f, false).unwrap();
-    assert_eq!((first.verified_rounds, first.cached_verdicts), (2, 0));
-    let again = build(&f, false).unwrap();
-    assert_eq!((again.verified_rounds, again.cached_verdicts), (2, 2));
     assert_eq!(
-        build(&f, true).unwrap().cached_verdicts,
-        0,
-        "--clean verifies again"
+        (
+            first.verified_rounds,
+            first.cached_verdicts,
+            first.verifier_runs
+        ),
+        (2, 0, 2)
+    );
+    let again = build(&f, false).unwrap();
+    assert_eq!(
+        (
+            again.verified_rounds,
+            again.cached_verdicts,
+            again.verifier_runs
+        ),
+        (2, 2, 0)
+    );
+    let clean = build(&f, true).unwrap();
+    assert_eq!(
+        (clean.cached_verdicts, clean.verifier_runs),
+        (0, 2),
+        "--clean verifies again, each bundle once"
     );
 
     // A tampered file of a bundle that passed before: its content digest changed, so it
@@ -214,9 +230,10 @@ fn verdicts_are_cached_until_a_bundle_or_the_keyring_changes() {
         (
             tampered.verified_rounds,
             tampered.rejected_rounds,
-            tampered.cached_verdicts
+            tampered.cached_verdicts,
+            tampered.verifier_runs
         ),
-        (1, 1, 1)
+        (1, 1, 1, 1)
     );
     // So is an added file (every file of a bundle must be a subject).
     bytes[0] ^= 1;
@@ -232,7 +249,14 @@ fn verdicts_are_cached_until_a_bundle_or_the_keyring_changes() {
     keyring.push(b'\n');
     std::fs::write(&f.keyring, keyring).unwrap();
     let rekeyed = build(&f, false).unwrap();
-    assert_eq!((rekeyed.verified_rounds, rekeyed.cached_verdicts), (2, 0));
+    assert_eq!(
+        (
+            rekeyed.verified_rounds,
+            rekeyed.cached_verdicts,
+            rekeyed.verifier_runs
+        ),
+        (2, 0, 2)
+    );
 }
 
 /// The stamps the verdict cache of `out` records, one per key in key order (`null` for
@@ -336,12 +360,30 @@ fn a_round_failing_only_across_rounds_is_rejected_with_every_check() {
         panic!("{:?}", archive.rejected.len());
     };
     // The report the verifier gives the same rounds directory, own checks first.
-    let options = receipts::verify::VerifyOptions::at(at);
+    let options = verifier::VerifyOptions::at(at);
     let expected = verifier::archive::verify_archive(&[round_2], &keyring, &options, &|| {});
     assert_eq!(rejected.report, expected[0]);
     let failed: Vec<_> = rejected.report.failures().map(|c| c.name).collect();
-    assert_eq!(failed, [receipts::verify::CheckName::ChainPrevious]);
+    assert_eq!(failed, [verifier::CheckName::ChainPrevious]);
     assert!(rejected.report.checks.len() > 100, "own checks kept");
+
+    // A build verifies it once: its own checks passed, so the rejected page's list of
+    // them is read back, not verified again; the next build finds them in the cache.
+    let counts = |s: BuildSummary| {
+        (
+            s.verified_rounds,
+            s.rejected_rounds,
+            s.cached_verdicts,
+            s.verifier_runs,
+        )
+    };
+    assert_eq!(counts(build(&f, false).unwrap()), (0, 1, 0, 1));
+    let page = std::fs::read_to_string(f.out.join("rejected/index.html")).unwrap();
+    assert_eq!(counts(build(&f, false).unwrap()), (0, 1, 1, 0));
+    assert_eq!(
+        std::fs::read_to_string(f.out.join("rejected/index.html")).unwrap(),
+        page
+    );
 }
 
 #[test]
@@ -353,26 +395,42 @@ fn a_round_is_loaded_again_for_its_pages_as_verified_and_a_changed_bundle_fails(
     let at: Timestamp = "2026-12-02T00:00:00Z".parse().unwrap();
     let data = receipts::layout::DataDir::new(&f.data);
     let verdicts = Verdicts::default();
-    let archive =
-        site::load::load_archive_cached(&data, &keyring, keyring_json, Some(at), &verdicts)
-            .unwrap();
+    let own = OwnChecks::new(&keyring, &keyring_json, &verdicts);
+    let archive = site::load::load_archive_cached(&data, &own, Some(at)).unwrap();
+    assert_eq!(own.verifier_runs(), 2);
     let summary = &archive.campaigns[0].rounds[1];
     assert_eq!(summary.number, 2);
     // What the verifier says of both rounds, chain checks included.
-    let options = receipts::verify::VerifyOptions::at(at);
+    let options = verifier::VerifyOptions::at(at);
     let bundles = [f.data.join("tiny/rounds/1"), round_2.clone()];
     let expected = verifier::archive::verify_archive(&bundles, &keyring, &options, &|| {});
     let expected = verifier::view::Verification::of(&expected[1]);
 
-    // Its own checks read back from this build's verdicts (no lookup: no hit), or
-    // verified again without them: the same round either way.
-    let kept = site::load::load_round(summary, &keyring, &verdicts).unwrap();
-    assert_eq!(verdicts.hits(), 0);
+    // Its own checks read back from this build's verdicts (no lookup: no hit), not
+    // verified again.
+    let kept = site::load::load_round(summary, &own).unwrap();
+    assert_eq!((verdicts.hits(), own.verifier_runs()), (0, 2));
     assert_eq!(kept.view.verification, expected);
-    let again = site::load::load_round(summary, &keyring, &Verdicts::default()).unwrap();
+    assert_eq!(kept.statement_digest, summary.statement_digest);
+    // Another build, which verifies both bundles again: the same round.
+    let fresh = Verdicts::default();
+    let other = OwnChecks::new(&keyring, &keyring_json, &fresh);
+    let rounds = site::load::load_archive_cached(&data, &other, Some(at))
+        .unwrap()
+        .campaigns;
+    let again = site::load::load_round(&rounds[0].rounds[1], &other).unwrap();
+    assert_eq!(other.verifier_runs(), 2);
     assert_eq!(again.view, kept.view);
     assert_eq!(again.verified_files, kept.verified_files);
-    assert_eq!(kept.statement_digest, summary.statement_digest);
+    // A build that did not check it holds no report of it: refused, not verified.
+    let none = Verdicts::default();
+    let unchecked = OwnChecks::new(&keyring, &keyring_json, &none);
+    let err = site::load::load_round(summary, &unchecked).unwrap_err();
+    assert!(
+        matches!(&err, SiteError::VerdictLost { dir, .. } if *dir == round_2),
+        "{err}"
+    );
+    assert_eq!(unchecked.verifier_runs(), 0);
 
     // Round 1's receipt put in round 2's place after it was verified: refused.
     std::fs::copy(
@@ -381,7 +439,7 @@ fn a_round_is_loaded_again_for_its_pages_as_verified_and_a_changed_bundle_fails(
     )
     .unwrap();
     let one = &archive.campaigns[0].rounds[0].statement_digest;
-    let err = site::load::load_round(summary, &keyring, &verdicts).unwrap_err();
+    let err = site::load::load_round(summary, &own).unwrap_err();
     assert_eq!(
         err.to_string(),
         format!(

@@ -17,7 +17,6 @@ use receipts::model::{
     FrozenCampaign, Leader, MinerRegistry, RERUN_PREDICATE_TYPE, ROUND_PREDICATE_TYPES, Sha256Hex,
     Timestamp,
 };
-use receipts::verify::VerifyOptions;
 use site::archive::{Archive, CampaignArchive, RejectedBundle, RoundSummary, VerifiedRound};
 use site::machine::{
     self, MachineFile, SitemapPage, SitemapSegment, SkippedEntry, bundle_tar, campaign_feed,
@@ -25,6 +24,7 @@ use site::machine::{
 };
 use site::paths::SiteDir;
 use site::segment::Segment;
+use verifier::VerifyOptions;
 
 const BASE: &str = "https://scores.example/referee/";
 
@@ -495,7 +495,7 @@ fn the_bundle_tarball_extracts_into_a_bundle_that_verifies() {
         "{:#?}",
         report.failures().collect::<Vec<_>>()
     );
-    let outcomes = |r: &receipts::verify::VerifyReport| {
+    let outcomes = |r: &verifier::VerifyReport| {
         r.checks
             .iter()
             .map(|c| (c.name, c.target.clone(), c.passed, c.not_applicable))

@@ -9,9 +9,9 @@ use testkit::copy_dir;
 
 use receipts::keys::Keyring;
 use receipts::layout::read_sealed_round;
-use receipts::verify::VerifyOptions;
 use site::archive::VerifiedRound;
 use site::pages::{entry, round};
+use verifier::VerifyOptions;
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../verifier/tests/fixtures")

@@ -17,8 +17,8 @@ use intake::ingest::{IngestError, IngestOutcome, IngestRequest, add_campaign, ad
 use receipts::keys::{Keyring, PrivateKey, TrustedKey, generate_key_pair};
 use receipts::layout::DataDir;
 use receipts::model::{CampaignId, MinerId, Sha256Hex, Timestamp};
-use receipts::verify::VerifyOptions;
 use referee::demo::{CAMPAIGN_ID, SUBMISSIONS, stage};
+use verifier::VerifyOptions;
 use verifier::verify_bundle;
 
 use super::keys::create_key_dir;

@@ -18,11 +18,9 @@ use anyhow::Context;
 
 use receipts::keys::Keyring;
 use receipts::layout::DataDir;
-use receipts::model::{
-    CampaignId, EntryStatus, HardwareFingerprint, Phase, Role, RoundStatus, StepStatus, Timestamp,
-};
+use receipts::model::{CampaignId, HardwareFingerprint, StepStatus, Timestamp};
 use receipts::text::escape_untrusted;
-use receipts::verify::VerifyOptions;
+use verifier::VerifyOptions;
 use verifier::view::{
     CampaignRounds, EntryCounts, Field, RoundRow, RoundView, SELF_REPORTED, Unreadable,
     Verification, format_client_self_test, format_duration_ms, format_entry_throughput,
@@ -207,49 +205,11 @@ fn yes_no(value: bool) -> &'static str {
     if value { "yes" } else { "no" }
 }
 
-fn role(role: Role) -> &'static str {
-    match role {
-        Role::Baseline => "baseline",
-        Role::Incumbent => "incumbent",
-        Role::Challenger => "challenger",
-    }
-}
-
-fn entry_status(status: EntryStatus) -> &'static str {
-    match status {
-        EntryStatus::Scored => "scored",
-        EntryStatus::Disqualified => "disqualified",
-        EntryStatus::InfraFailed => "infra_failed",
-    }
-}
-
-fn round_status(status: RoundStatus) -> &'static str {
-    match status {
-        RoundStatus::Complete => "complete",
-        RoundStatus::InfraFailed => "infra_failed",
-        RoundStatus::Inconclusive => "inconclusive",
-    }
-}
-
 fn step_status(status: StepStatus) -> &'static str {
     match status {
         StepStatus::Ok => "ok",
         StepStatus::Failed => "FAILED",
         StepStatus::Skipped => "skipped",
-    }
-}
-
-fn phase(phase: Phase) -> &'static str {
-    match phase {
-        Phase::Provisioning => "provisioning",
-        Phase::Bootstrapping => "bootstrapping",
-        Phase::PullingImage => "pulling_image",
-        Phase::DownloadingModel => "downloading_model",
-        Phase::StartingEngine => "starting_engine",
-        Phase::RunningSla => "running_sla",
-        Phase::RunningCorrectness => "running_correctness",
-        Phase::Scoring => "scoring",
-        Phase::Teardown => "teardown",
     }
 }
 
@@ -301,7 +261,7 @@ pub fn render_round(view: &RoundView) -> String {
         "Round {} of `{}` — {}",
         field(&view.round, u64::to_string),
         field(&view.campaign, |c| c.to_string()),
-        field(&view.status, |s| round_status(*s).to_owned()),
+        field(&view.status, |s| s.as_str().to_owned()),
     );
     let _ = writeln!(out, "Bundle: {}", esc(&view.bundle.display().to_string()));
     if let Some(reason) = &view.status_reason {
@@ -522,12 +482,12 @@ fn render_entries(view: &RoundView) -> String {
             p.clone().unwrap_or_else(|| "—".to_owned())
         });
         rows.push(vec![
-            field(&e.role, |r| role(*r).to_owned()),
+            field(&e.role, |r| r.as_str().to_owned()),
             field(&e.miner, |m| {
                 m.as_ref().map_or("—".to_owned(), |m| esc(m.as_str()))
             }),
             patch.clone(),
-            field(&e.status, |s| entry_status(*s).to_owned()),
+            field(&e.status, |s| s.as_str().to_owned()),
             match &e.paired_score {
                 Some(paired) => field(paired, format_paired_score),
                 None if !view.passes.is_empty() => field(&e.score_ppm, |s| {
@@ -548,7 +508,7 @@ fn render_entries(view: &RoundView) -> String {
             ),
             field(&e.duration_ms, |d| format_duration_ms(*d)),
         ]);
-        let mut who = role(e.role.value).to_owned();
+        let mut who = e.role.value.as_str().to_owned();
         for part in [
             e.miner.value.as_ref().map(|m| esc(m.as_str())),
             e.patch_short.value.clone(),
@@ -613,7 +573,7 @@ fn render_steps(view: &RoundView) -> String {
             step.index.to_string(),
             esc(&step.group.value),
             esc(&step.name.value),
-            phase(step.phase.value).to_owned(),
+            step.phase.value.as_str().to_owned(),
             format_time_of_day(step.started_at.value),
             format_time_of_day(step.ended_at.value),
             format_duration_ms(step.duration_ms.value),
@@ -755,7 +715,7 @@ fn round_row(row: &RoundRow) -> Vec<String> {
     match &row.headline {
         Some(h) => vec![
             row.round.to_string(),
-            round_status(h.status).to_owned(),
+            h.status.as_str().to_owned(),
             esc(&format_leader(h.leader_after.as_ref())),
             h.top_score_ppm.map_or("—".to_owned(), format_score_ppm),
             counts(&h.counts),

@@ -41,12 +41,11 @@ use receipts::bundle::ENVELOPE_FILE;
 use receipts::fsutil::{read_limited, write_atomic};
 use receipts::keys::{Keyring, PrivateKey, PublicKey, TrustedKey};
 use receipts::model::{
-    Comparison, EntryStatus, Phase, RERUN_PREDICATE_TYPE, RerunRecord, RerunVerdict, Role,
-    RoundLog, Severity, Step, StepStatus, Timestamp, ToleranceBasis,
+    Comparison, Phase, RERUN_PREDICATE_TYPE, RerunRecord, RerunVerdict, RoundLog, Severity, Step,
+    StepStatus, Timestamp, ToleranceBasis,
 };
 use receipts::text::escape_untrusted;
 use receipts::tlog::note::MAX_NOTE_BYTES;
-use receipts::verify::{Check, CheckName, VerifyOptions, VerifyReport};
 use referee::rerun::{RerunError, RerunOptions, default_out, rerun, write_bundle};
 use runner::round::RoundProgress;
 use std::collections::BTreeMap;
@@ -55,6 +54,7 @@ use verifier::rerun::read_rerun_record;
 use verifier::tlog;
 use verifier::verify_bundle;
 use verifier::view::{format_bp_percent, format_noise, format_score_percent};
+use verifier::{Check, CheckName, VerifyOptions, VerifyReport};
 
 use super::DataArgs;
 
@@ -366,9 +366,9 @@ fn print_rerun(out: &mut impl Write, bundle: &Path, record: &RerunRecord) -> std
     for entry in &record.entries {
         let name = match (&entry.miner, &entry.patch) {
             (Some(miner), Some(patch)) => {
-                format!("{} {miner} {}", role_word(entry.role), patch.short())
+                format!("{} {miner} {}", entry.role.as_str(), patch.short())
             }
-            _ => role_word(entry.role).to_owned(),
+            _ => entry.role.as_str().to_owned(),
         };
         print_part(out, &name, &entry.comparison)?;
         if let Some(rerun) = &entry.rerun {
@@ -376,9 +376,9 @@ fn print_rerun(out: &mut impl Write, bundle: &Path, record: &RerunRecord) -> std
             writeln!(
                 out,
                 "      {} {} → {} {}",
-                status_word(entry.original_status),
+                entry.original_status.as_str(),
                 score(entry.original_score_ppm),
-                status_word(rerun.status),
+                rerun.status.as_str(),
                 score(rerun.score_ppm)
             )?;
         }
@@ -430,22 +430,6 @@ fn print_part(out: &mut impl Write, name: &str, part: &Comparison) -> std::io::R
         writeln!(out, "      {severity}: {}", finding.check)?;
     }
     Ok(())
-}
-
-fn role_word(role: Role) -> &'static str {
-    match role {
-        Role::Baseline => "baseline",
-        Role::Incumbent => "incumbent",
-        Role::Challenger => "challenger",
-    }
-}
-
-fn status_word(status: EntryStatus) -> &'static str {
-    match status {
-        EntryStatus::Scored => "scored",
-        EntryStatus::Disqualified => "disqualified",
-        EntryStatus::InfraFailed => "infra_failed",
-    }
 }
 
 /// A re-run's progress on stderr, on a terminal only: a bar per entry (and per setup,

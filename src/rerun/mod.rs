@@ -5,11 +5,11 @@
 //! recorded diff (`inputs/patches/`) ingested through intake's gates — and the runner
 //! runs a round there on the revealed seeds, so the request sequence, the pass order and
 //! the correctness items are the original's. Each entry is compared with its original
-//! ([`compare`]): the request-sequence digest exactly, the engine config the diff makes,
+//! (`compare`): the request-sequence digest exactly, the engine config the diff makes,
 //! the status, the correctness verdict and per-item distances, the paired score within a
 //! tolerance derived from both rounds' noise floors, and the seat recomputed from the
 //! re-run's passes with the original's roles. With a key the result is sealed into a
-//! rerun bundle ([`bundle`]).
+//! rerun bundle (`bundle`).
 //!
 //! This lives in the binary's package because it needs both the runner and the verifier
 //! (ARCHITECTURE.md, Invariants); the library draws nothing: progress goes through
@@ -34,8 +34,8 @@ use receipts::model::{
 };
 use receipts::rules::rerun::{overall_verdict, speed_tolerance};
 use receipts::statement::{PredicateText, Statement};
-use receipts::verify::{VerifyOptions, VerifyReport};
 use runner::round::{RoundOptions, RoundProgress, run_round};
+use verifier::{VerifyOptions, VerifyReport};
 
 pub use bundle::{default_out, write_bundle};
 use plan::Plan;

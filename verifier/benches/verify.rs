@@ -19,6 +19,10 @@
 //! `REFEREE_BENCH_ROUND` with its keyring `REFEREE_BENCH_KEYRING` (default: the demo's
 //! `/tmp/demo-data/demo/rounds/1` and `/tmp/demo-data/keyring.json`, skipped when
 //! absent). Run: `cargo bench -p verifier --bench verify`.
+#![expect(
+    missing_docs,
+    reason = "a bench exports nothing, but `criterion_group!` defines an undocumented `pub fn`"
+)]
 
 use std::path::{Path, PathBuf};
 
@@ -29,10 +33,10 @@ use receipts::keys::Keyring;
 use receipts::layout::CAMPAIGN_INPUT;
 use receipts::model::{Campaign, FrozenCampaign, RevealedSeeds, RoundRecord, Sha256Hex};
 use receipts::rules::workload::Workload;
-use receipts::verify::{VerifyOptions, VerifyReport, verify_envelope, verify_envelope_and_files};
 use serde::Serialize;
 use testkit::copy_dir;
 use verifier::archive::verify_archive;
+use verifier::{VerifyOptions, VerifyReport, verify_envelope, verify_envelope_and_files};
 
 /// Copies of the fixture in the archive.
 const COPIES: usize = 64;

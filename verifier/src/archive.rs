@@ -1,9 +1,9 @@
 //! Many bundles at once (content/verifying.md, Archives): every bundle under a directory
 //! (a data directory, a campaign's `rounds/`, any archive of bundles) is verified in
 //! parallel on rayon's pool, one bad bundle never stopping the others; the bundles of
-//! each `rounds/` directory are then checked as a chain ([`crate::chain`]), and with
+//! each `rounds/` directory are then checked as a chain (`chain`), and with
 //! [`verify_data`] each campaign's submission records against its rounds
-//! ([`crate::submissions`]). The summary counts verified and failed bundles and groups
+//! (`submissions`). The summary counts verified and failed bundles and groups
 //! the failures by check.
 
 use std::collections::BTreeMap;
@@ -11,11 +11,11 @@ use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 
+use crate::{VerifyOptions, VerifyReport};
 use receipts::bundle::ENVELOPE_FILE;
 use receipts::fsutil::IoError;
 use receipts::keys::Keyring;
 use receipts::model::RoundRecord;
-use receipts::verify::{VerifyOptions, VerifyReport};
 
 use crate::chain::{ChainLink, Link, check_chain};
 use crate::submissions::{SUBMISSIONS_DIR, SealedRound, check_submissions};
@@ -97,7 +97,7 @@ pub struct DataReports {
 
 /// [`verify_archive`], then each campaign's submission records against the pipeline's
 /// transition table and the rounds its `rounds/` directory holds
-/// ([`crate::submissions`]): what `referee verify <data dir>` runs.
+/// (`submissions`): what `referee verify <data dir>` runs.
 pub fn verify_data(
     bundles: &[PathBuf],
     keyring: &Keyring,

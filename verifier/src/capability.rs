@@ -5,11 +5,11 @@
 //! outcome's `capability_missing` step ([`failure`], read by `paired.decision`) and, here,
 //! that no entry ran after a missing finding.
 
+use crate::{CheckName, FailureReason, VerifyReport};
 use receipts::model::{
     ApiProfile, Backend, CAPABILITY_PROBE_STEP, CapabilityFeature, CapabilityProbe, FindingStatus,
     FrozenCampaign, RoundFailure, RoundRecord,
 };
-use receipts::verify::{CheckName, FailureReason, VerifyReport};
 
 use crate::PredicateVersion;
 use crate::files::recomputed;

@@ -12,12 +12,12 @@
 
 use std::path::Path;
 
+use crate::{CheckName, FailureReason, VerifyOptions, VerifyReport};
 use receipts::bundle::ENVELOPE_FILE;
 use receipts::keys::Keyring;
 use receipts::layout::read_round_record;
 use receipts::model::{CampaignRef, IncumbentRemeasure, Leader, Role, RoundRecord, Sha256Hex};
 use receipts::rules::leader::{incumbent_infra_failed_rounds, remeasure_of};
-use receipts::verify::{CheckName, FailureReason, VerifyOptions, VerifyReport};
 
 use crate::PredicateVersion;
 use crate::files::{recomputed, show as show_value};

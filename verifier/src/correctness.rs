@@ -13,11 +13,11 @@
 
 use std::path::Path;
 
+use crate::{CheckName, FailureReason, VerifyReport};
 use receipts::model::{CorrectnessItems, CorrectnessSpec, CorrectnessSummary, FrozenCampaign};
 use receipts::rules::correctness::{
     item_distance_micro_nats, item_positions_micro_nats, verdict_from_artifact,
 };
-use receipts::verify::{CheckName, FailureReason, VerifyReport};
 
 use crate::files::{read_json, same};
 

@@ -7,8 +7,8 @@
 
 use std::collections::BTreeMap;
 
+use crate::{CheckName, FailureReason, VerifyReport};
 use receipts::model::{BackendKind, EngineRef, FrozenCampaign, RoundRecord, is_sha256_digest};
-use receipts::verify::{CheckName, FailureReason, VerifyReport};
 
 use crate::PredicateVersion;
 

@@ -5,8 +5,8 @@
 //! memory limit, passed to it as `{memory_mb}`. The record is optional in v3 (bundles
 //! sealed before it lack it): an entry without it is not checked.
 
+use crate::{CheckName, FailureReason, VerifyReport};
 use receipts::model::{BackendKind, Campaign, EngineRef, FrozenCampaign, RoundRecord};
-use receipts::verify::{CheckName, FailureReason, VerifyReport};
 
 use crate::PredicateVersion;
 use crate::files::same;

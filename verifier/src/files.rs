@@ -11,12 +11,12 @@ use std::path::Path;
 use serde::de::DeserializeOwned;
 use sha2::{Digest, Sha256};
 
+use crate::{CheckName, FailureReason, VerifyReport};
 use receipts::bundle;
 use receipts::canonical::from_slice_strict;
 use receipts::fsutil::{open_regular, read_limited};
 use receipts::model::{EntryMeasurement, RoundRecord, Sha256Hex};
 use receipts::statement::{PredicateText, Statement};
-use receipts::verify::{CheckName, FailureReason, VerifyReport};
 
 /// Largest raw JSON file (probe log, correctness file) read, bytes: a probe log holds a
 /// few KiB of histograms per probe, far below this; a per-item correctness file with

@@ -10,13 +10,13 @@
 
 use std::path::Path;
 
+use crate::{CheckName, FailureReason, VerifyReport};
 use receipts::fsutil::read_limited;
 use receipts::layout::{
     CAMPAIGN_INPUT, CAMPAIGN_TOML_INPUT, MINERS_INPUT, PROMPTS_INPUT, patch_input,
 };
 use receipts::model::{FrozenCampaign, PromptSource, RoundRecord, Sha256Hex};
 use receipts::rules::workload::Workload;
-use receipts::verify::{CheckName, FailureReason, VerifyReport};
 
 use crate::PredicateVersion;
 

@@ -14,6 +14,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::{CheckName, FailureReason, VerifyReport};
 use receipts::model::{
     DriftCheck, Entry, EntryInfraFailure, EntryMeasurement, EntryPass, EntryStatus, FrozenCampaign,
     HostLoad, LatencyKind, MeasurementOutcome, PassStatus, Percentile, ProbeRecord, ProbeVerdict,
@@ -27,7 +28,6 @@ use receipts::rules::score::{
 };
 use receipts::rules::search::{RateSearch, probe_unreachable};
 use receipts::rules::sla::{max_probes_per_run, required_requests, verdict, walk_recorded};
-use receipts::verify::{CheckName, FailureReason, VerifyReport};
 
 use crate::PredicateVersion;
 use crate::files::{ProbeLogs, recomputed, same, show};

@@ -16,6 +16,7 @@
 
 use std::path::Path;
 
+use crate::{CheckName, FailureReason, VerifyReport};
 use receipts::model::{
     DisqualificationReason, Entry, EntryInfraFailure, EntryPass, EntryStatus, FrozenCampaign,
     Leader, PairedScore, PassStatus, Role, RoundFailure, RoundRecord, TokenCount, TypedOrText,
@@ -26,7 +27,6 @@ use receipts::rules::paired::{
     self, Attempt, EntryFate, RoundRuns, RunFate, RunOutcome, RunRecord, SeatedRuns, SettledPasses,
 };
 use receipts::rules::passes::order_of_pass;
-use receipts::verify::{CheckName, FailureReason, VerifyReport};
 
 use crate::PredicateVersion;
 use crate::files::{ProbeLogs, recomputed, same};
@@ -142,7 +142,7 @@ impl Runs {
             .iter()
             .any(|runs| {
                 runs.get(pass)
-                    .map(|r| paired::run_fate(paired::Role::Baseline, *r))
+                    .map(|r| paired::run_fate(paired::RunOwner::Baseline, *r))
                     == Some(RunFate::VoidsPass)
             })
     }
@@ -616,7 +616,7 @@ fn same_seat(
     field: &str,
     claimed: Option<&Leader>,
     expected: Option<&Leader>,
-) -> Result<(), receipts::verify::FailureReason> {
+) -> Result<(), crate::FailureReason> {
     if claimed == expected {
         Ok(())
     } else {

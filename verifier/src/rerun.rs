@@ -1,6 +1,6 @@
 //! A rerun bundle (`referee verify --rerun --key`; content/verifying.md, Re-running a
 //! round): after the envelope, Statement and file checks every bundle gets
-//! (`receipts::verify`), the re-run's own checks — that `original.statement.json` is a
+//! ([`crate::envelope`]), the re-run's own checks — that `original.statement.json` is a
 //! subject, hashes to the digest the predicate names and is the round Statement it names
 //! (`rerun.original`); that every file an entry names is a subject (`files.named`); and
 //! that the tolerance follows from its basis, each part's verdict from its findings and
@@ -12,6 +12,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
+use crate::{CheckName, FailureReason, VerifyReport};
 use receipts::bundle::{ENVELOPE_FILE, MAX_ENVELOPE_BYTES};
 use receipts::canonical::from_slice_strict;
 use receipts::dsse::RawEnvelope;
@@ -26,7 +27,6 @@ use receipts::rules::rerun::{
     tolerance_of, tolerance_ppm, verdict_of,
 };
 use receipts::statement::{PredicateText, Statement};
-use receipts::verify::{CheckName, FailureReason, VerifyReport};
 
 use crate::files::{recomputed, same};
 

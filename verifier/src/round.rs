@@ -8,6 +8,7 @@
 
 use std::path::Path;
 
+use crate::{CheckName, FailureReason, VerifyOptions, VerifyReport, verify_envelope};
 use receipts::bundle;
 use receipts::keys::Keyring;
 use receipts::model::{
@@ -17,7 +18,6 @@ use receipts::model::{
 use receipts::rules::sample;
 use receipts::rules::score::{run_throughputs, score_ppm};
 use receipts::statement::{PredicateText, Statement};
-use receipts::verify::{CheckName, FailureReason, VerifyOptions, VerifyReport, verify_envelope};
 
 use crate::{
     PredicateVersion, correctness, docker, engine_api, files, inputs, measurements, paired,
@@ -200,11 +200,7 @@ fn check_matches(report: &mut VerifyReport, record: &RoundRecord, opened: &Round
 
 /// An entry's seat, rendered: `challenger miner=<id> patch=<sha256>`.
 fn seat(role: Role, miner: Option<&receipts::model::MinerId>, patch: Option<&Sha256Hex>) -> String {
-    let role = match role {
-        Role::Baseline => "baseline",
-        Role::Incumbent => "incumbent",
-        Role::Challenger => "challenger",
-    };
+    let role = role.as_str();
     let miner = miner.map_or_else(|| "none".to_owned(), ToString::to_string);
     format!("{role} miner={miner} patch={}", show_digest(patch))
 }

@@ -5,8 +5,8 @@
 //! campaign copy (`inputs/campaign.json`), and checks that the client's recorded
 //! scheduling (policy, priority) is one the kernel can report.
 
+use crate::{CheckName, FailureReason, VerifyReport};
 use receipts::model::{ClientPolicy, ClientScheduling, ClientSelfTest, FrozenCampaign};
-use receipts::verify::{CheckName, FailureReason, VerifyReport};
 
 use crate::PredicateVersion;
 use crate::files::{recomputed, same};

@@ -4,11 +4,11 @@
 //! failed verdict, an `engine_oom_killed` one a Docker engine at that memory limit); an `infra_failed` entry has its reason, and so has an `infra_failed`
 //! round. v1 wrote no entry infrastructure reason: that part is not applicable there.
 
+use crate::{CheckName, FailureReason, VerifyReport};
 use receipts::model::{
     BackendKind, Disqualification, DisqualificationReason, EntryStatus, Role, RoundRecord,
     RoundStatus,
 };
-use receipts::verify::{CheckName, FailureReason, VerifyReport};
 
 use crate::PredicateVersion;
 
@@ -76,11 +76,7 @@ pub(crate) fn check_statuses(
                 .is_none()
                 .then(|| "it has no infrastructure failure reason".to_owned()),
         };
-        let status = match entry.status {
-            EntryStatus::Scored => "scored",
-            EntryStatus::Disqualified => "disqualified",
-            EntryStatus::InfraFailed => "infra_failed",
-        };
+        let status = entry.status.as_str();
         let result = match problem {
             None => Ok(()),
             Some(problem) => Err(FailureReason::StatusInconsistent {
@@ -95,7 +91,7 @@ pub(crate) fn check_statuses(
     let result = match (record.outcome.status, &record.outcome.reason) {
         (RoundStatus::InfraFailed, None) => Err(FailureReason::StatusInconsistent {
             field: field.clone(),
-            status: "infra_failed".to_owned(),
+            status: RoundStatus::InfraFailed.as_str().to_owned(),
             problem: "it has no reason".to_owned(),
         }),
         _ => Ok(()),

@@ -31,12 +31,12 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
+use crate::{CheckName, FailureReason, VerifyReport};
 use receipts::fsutil::read_limited;
 use receipts::model::{
     EntryStatus, EventKind, PipelineState, Role, RoundRecord, RoundStatus, Sha256Hex, Submission,
     SubmissionImage, Timestamp,
 };
-use receipts::verify::{CheckName, FailureReason, VerifyReport};
 
 use crate::files::{MAX_ARTIFACT_BYTES, read_json, recomputed, show};
 

@@ -5,8 +5,8 @@
 //! after the setup phases (provisioning, bootstrapping), starts at or after the
 //! round-opened statement's `openedAt`.
 
+use crate::{CheckName, FailureReason, VerifyReport};
 use receipts::model::{Phase, RoundOpened, RoundRecord, Timestamp};
-use receipts::verify::{CheckName, FailureReason, VerifyReport};
 
 use crate::files::same;
 

@@ -23,7 +23,8 @@ use receipts::tlog::merkle::{leaf_hash, prove_consistency, tree_root, verify_con
 use receipts::tlog::note::{MAX_NOTE_BYTES, NoteVerifier, SignatureType};
 use receipts::tlog::proof::{MAX_PROOF_FILE_BYTES, TlogProof, round_proof_path};
 use receipts::tlog::tiles::{TileDir, TiledTree, read_bundle, tiles_for_size};
-use receipts::verify::{CheckName, FailureReason, VerifyReport};
+
+use crate::{CheckName, FailureReason, VerifyReport};
 
 /// How the log checks run.
 #[derive(Clone, Debug, Default)]
@@ -325,9 +326,13 @@ fn check_witness(
     report.record(CheckName::LogWitness, target, result);
 }
 
+/// Why `log.consistency` is not applicable with a single checkpoint in view.
+const ONE_CHECKPOINT: &str = "one checkpoint";
+
 /// `log.consistency`: every pair of checkpoints seen (the proofs', the log's current one,
 /// the known one), smaller to larger, by a consistency proof from the log's tiles (equal
-/// sizes: equal roots). Returns the largest checkpoint when the check passed.
+/// sizes: equal roots). Returns the largest checkpoint when the check passed, or the only
+/// one when there is a single checkpoint (then the check is not applicable: [`ONE_CHECKPOINT`]).
 fn check_consistency(
     report: &mut VerifyReport,
     log: &NoteVerifier,
@@ -379,6 +384,13 @@ fn check_consistency(
                 return None;
             }
         }
+    }
+    if seen.len() < 2 {
+        // One checkpoint is consistent with nothing: no pair to compare, so the check did
+        // not run (never a pass). The checkpoint itself verified (`log.checkpoint`), so it
+        // is still what a verifier remembers.
+        report.not_applicable(CheckName::LogConsistency, None, ONE_CHECKPOINT);
+        return seen.pop().map(|s| s.bytes);
     }
     seen.sort_by_key(|s| s.checkpoint.size);
     let largest = seen.last().map(|s| s.checkpoint.size).unwrap_or_default();
@@ -653,4 +665,45 @@ fn read_log(
         .iter()
         .map(|e| receipts::canonical::from_slice_strict(e, 1 << 16).ok())
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use receipts::keys::PrivateKey;
+
+    use super::*;
+
+    /// One checkpoint is consistent with nothing: `log.consistency` is not applicable
+    /// (never passed), and the checkpoint, which verified, is still what a verifier keeps.
+    #[test]
+    fn a_single_checkpoint_is_not_applicable_and_still_remembered() {
+        let key = PrivateKey::from_seed(&[7; 32]);
+        let log = NoteVerifier::new(
+            "referee.example/log",
+            SignatureType::Ed25519,
+            key.public().clone(),
+        )
+        .expect("verifier");
+        let checkpoint = Checkpoint {
+            origin: "referee.example/log".to_owned(),
+            size: 1,
+            // A one-entry tree's root is its leaf hash (RFC 6962 §2.1).
+            root: leaf_hash(b"entry"),
+            extensions: Vec::new(),
+        };
+        let bytes = checkpoint.sign(&key).expect("signs").to_bytes();
+        let seen = vec![Seen {
+            checkpoint,
+            bytes: bytes.clone(),
+            name: "the receipt proof's checkpoint".to_owned(),
+        }];
+        let mut report = VerifyReport::new(Path::new("bundle"));
+        let kept = check_consistency(&mut report, &log, None, &LogOptions::default(), seen);
+        assert_eq!(kept, Some(bytes));
+        assert_eq!(report.checks.len(), 1);
+        let check = &report.checks[0];
+        assert_eq!(check.name, CheckName::LogConsistency);
+        assert!(!check.passed);
+        assert_eq!(check.not_applicable, Some(ONE_CHECKPOINT));
+    }
 }

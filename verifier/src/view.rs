@@ -22,6 +22,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use crate::{Check, CheckName, VerifyOptions, VerifyReport};
 use receipts::keys::Keyring;
 use receipts::layout::{DataDir, DataError, MINERS_INPUT, patch_input, read_round_record};
 use receipts::model::{
@@ -33,7 +34,6 @@ use receipts::model::{
 };
 use receipts::rules::search::at_ceiling;
 use receipts::text::format_grouped;
-use receipts::verify::{Check, CheckName, VerifyOptions, VerifyReport};
 
 use crate::inputs::read_campaign_copy;
 use crate::{PredicateVersion, verify_bundle};

@@ -6,7 +6,7 @@ mod forge;
 use std::path::PathBuf;
 
 use forge::*;
-use receipts::verify::VerifyOptions;
+use verifier::VerifyOptions;
 use verifier::archive::{ArchiveSummary, find_bundles, verify_archive};
 
 #[test]

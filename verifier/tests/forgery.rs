@@ -12,9 +12,9 @@ use std::path::Path;
 use forge::*;
 use receipts::bundle::read_statement_digest;
 use receipts::model::Sha256Hex;
-use receipts::verify::{CheckName, FailureReason, VerifyOptions, VerifyReport};
 use serde_json::{Value, json};
 use verifier::archive::{find_bundles, verify_archive};
+use verifier::{CheckName, FailureReason, VerifyOptions, VerifyReport};
 
 const BASELINE_PROBES: &str = "probes/baseline.json";
 const CANDIDATE_PROBES: &str = "probes/candidate-1-fast.json";

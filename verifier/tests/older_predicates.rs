@@ -22,7 +22,7 @@ use std::path::Path;
 
 use receipts::keys::Keyring;
 use receipts::model::{ROUND_PREDICATE_TYPE_V1, ROUND_PREDICATE_TYPE_V2, ROUND_PREDICATE_TYPE_V3};
-use receipts::verify::{CheckName, VerifyOptions};
+use verifier::{CheckName, VerifyOptions};
 
 fn fixture(name: &str) -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

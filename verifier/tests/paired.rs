@@ -3,7 +3,6 @@
 //! one of them, and each forged number, re-sealed with the same trusted key, fails
 //! exactly its check with the claimed and the recomputed value.
 
-#[path = "../../receipts/tests/common/mod.rs"]
 mod common;
 
 use std::path::Path;
@@ -26,11 +25,11 @@ use receipts::rules::score::probe_throughput_milli_rps;
 use receipts::rules::sla::{nearest_rank_value, required_requests, verdict};
 use receipts::rules::workload::Workload;
 use receipts::statement::{DigestSet, Statement, Subject};
-use receipts::verify::{CheckName, FailureReason, VerifyReport};
 use verifier::view::{
     format_bp_percent, format_noise, format_paired_score, format_pass_order, format_ppm_percent,
     format_score_percent,
 };
+use verifier::{CheckName, FailureReason, VerifyReport};
 
 const OPENED_FILE: &str = "round-opened.dsse.json";
 

@@ -9,9 +9,9 @@ mod forge;
 use std::path::Path;
 
 use forge::*;
-use receipts::verify::{CheckName, FailureReason, VerifyOptions, VerifyReport};
 use serde_json::{Value, json};
 use verifier::archive::{DataReports, find_bundles, verify_data};
+use verifier::{CheckName, FailureReason, VerifyOptions, VerifyReport};
 
 /// The fixture's challenger patch, miner and diff.
 const PATCH: &str = "f98bb8888a2454cec792fdb3057f7a3f604e2afd317a4b644b9913f86e318dfc";

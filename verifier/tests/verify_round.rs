@@ -14,8 +14,8 @@ use receipts::bundle::ENVELOPE_FILE;
 use receipts::layout::{CAMPAIGN_INPUT, MINERS_INPUT, patch_input};
 use receipts::model::{FrozenCampaign, RevealedSeeds, Seed32, SeedReveal, Sha256Hex};
 use receipts::rules::workload::Workload;
-use receipts::verify::{CheckName, FailureReason};
 use serde_json::{Value, json};
+use verifier::{CheckName, FailureReason};
 
 /// The fixture's one challenger patch, its miner `fast`.
 const PATCH: &str = "f98bb8888a2454cec792fdb3057f7a3f604e2afd317a4b644b9913f86e318dfc";
@@ -171,7 +171,7 @@ fn a_changed_commitment_in_the_receipt_fails() {
 
 /// The `roundOpened.matches` failures of `report`, after asserting that nothing else
 /// failed: `field: receipt | round-opened`.
-fn mismatches(report: &receipts::verify::VerifyReport) -> Vec<String> {
+fn mismatches(report: &verifier::VerifyReport) -> Vec<String> {
     failures(report)
         .into_iter()
         .map(|(name, _, reason)| match (name, reason) {

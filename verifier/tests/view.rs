@@ -7,12 +7,12 @@ use std::path::{Path, PathBuf};
 
 use receipts::keys::Keyring;
 use receipts::model::{EntryStatus, Role, RoundStatus, Timestamp};
-use receipts::verify::{CheckName, VerifyOptions};
 use testkit::copy_dir;
 use verifier::view::{
     CampaignRounds, CurrentLeader, RoundRow, RoundView, format_duration_ms, format_leader,
     format_milli_rps, format_score_ppm, format_time_of_day,
 };
+use verifier::{CheckName, VerifyOptions};
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -11,6 +11,7 @@ pub mod measurement;
 pub mod rerun;
 pub mod round;
 pub mod submission;
+mod wire;
 
 pub use api::*;
 pub use campaign::*;

@@ -342,11 +342,7 @@ impl fmt::Display for FindingKind {
                 rerun_reason,
             } => {
                 let status = |s: &EntryStatus, r: &Option<String>| {
-                    let name = match s {
-                        EntryStatus::Scored => "scored",
-                        EntryStatus::Disqualified => "disqualified",
-                        EntryStatus::InfraFailed => "infra_failed",
-                    };
+                    let name = s.as_str();
                     r.as_ref()
                         .map_or_else(|| name.to_owned(), |r| format!("{name} ({r})"))
                 };
@@ -397,12 +393,7 @@ impl fmt::Display for FindingKind {
                 (i128::from(*rerun_ppm) - i128::from(*original_ppm)).unsigned_abs()
             ),
             FindingKind::RoundStatus { original, rerun } => {
-                let name = |s: &RoundStatus| match s {
-                    RoundStatus::Complete => "complete",
-                    RoundStatus::InfraFailed => "infra_failed",
-                    RoundStatus::Inconclusive => "inconclusive",
-                };
-                write!(f, "round status {} → {}", name(original), name(rerun))
+                write!(f, "round status {} → {}", original.as_str(), rerun.as_str())
             }
             FindingKind::Seat {
                 original,

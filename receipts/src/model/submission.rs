@@ -119,15 +119,6 @@ impl PipelineState {
                 )
         )
     }
-
-    /// Whether no further move can leave this state (given a spent requeue for
-    /// `infra_failed`).
-    pub fn is_final(self) -> bool {
-        matches!(
-            self,
-            PipelineState::Scored | PipelineState::Disqualified | PipelineState::Rejected
-        )
-    }
 }
 
 impl fmt::Display for PipelineState {

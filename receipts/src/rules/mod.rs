@@ -15,6 +15,7 @@
 //! - [`sample`]: the check of the timed run's outputs (which requests, their gap, the
 //!   verdict);
 //! - [`host`]: whether CPU steal over a run makes it invalid;
+//! - [`log_tail`]: the bounded end of an engine's log a disqualification carries;
 //! - [`leader`]: the seat rules: the margin, a disqualified or infra-failed incumbent, its
 //!   re-measure;
 //! - [`paired`]: paired ratios over interleaved passes, their interval and coverage, the
@@ -29,6 +30,7 @@ pub mod correctness;
 pub mod histogram;
 pub mod host;
 pub mod leader;
+pub mod log_tail;
 pub mod outcome;
 pub mod paired;
 pub mod passes;

@@ -131,7 +131,7 @@ pub fn clears_margin(
 /// What the noise of a round allows (content/noise.md, The two verdicts), checked in this
 /// order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum NoiseVerdict {
+pub enum NoiseRuling {
     /// The round can decide.
     Decides {
         /// Spread of the first baseline runs across passes, basis points.
@@ -166,10 +166,10 @@ pub fn noise_verdict(
     baseline_control_milli_rps: &[u64],
     drift_bound_bp: u32,
     margin_bp: u32,
-) -> NoiseVerdict {
+) -> NoiseRuling {
     let baseline_spread_bp = spread_bp(baseline_first_milli_rps).unwrap_or(u64::MAX);
     if baseline_spread_bp > u64::from(drift_bound_bp) {
-        return NoiseVerdict::MachineChanged {
+        return NoiseRuling::MachineChanged {
             spread_bp: baseline_spread_bp,
             bound_bp: drift_bound_bp,
         };
@@ -178,12 +178,12 @@ pub fn noise_verdict(
         .and_then(|ratios| spread_bp(&ratios))
         .unwrap_or(u64::MAX);
     if control_spread_bp > u64::from(margin_bp) {
-        return NoiseVerdict::Inconclusive {
+        return NoiseRuling::Inconclusive {
             control_spread_bp,
             margin_bp,
         };
     }
-    NoiseVerdict::Decides {
+    NoiseRuling::Decides {
         baseline_spread_bp,
         control_spread_bp,
     }
@@ -195,7 +195,7 @@ pub fn noise_verdict(
 /// they are held to (`drift_bound_bp`, `margin_bp`) and [`noise_verdict`]'s verdict on
 /// them; unmeasured below [`MIN_PASSES`] such passes.
 pub fn noise_check(round: &RoundRuns, drift_bound_bp: u32, margin_bp: u32) -> NoiseCheck {
-    let counts = |record: &RunRecord| match run_fate(Role::Baseline, *record) {
+    let counts = |record: &RunRecord| match run_fate(RunOwner::Baseline, *record) {
         RunFate::Counts(milli_rps) => Some(milli_rps),
         _ => None,
     };
@@ -215,9 +215,9 @@ pub fn noise_check(round: &RoundRuns, drift_bound_bp: u32, margin_bp: u32) -> No
         };
     }
     let verdict = match noise_verdict(&first, &control, drift_bound_bp, margin_bp) {
-        NoiseVerdict::Decides { .. } => model::NoiseVerdict::Quiet,
-        NoiseVerdict::MachineChanged { .. } => model::NoiseVerdict::BaselineDrift,
-        NoiseVerdict::Inconclusive { .. } => model::NoiseVerdict::Inconclusive,
+        NoiseRuling::Decides { .. } => model::NoiseVerdict::Quiet,
+        NoiseRuling::MachineChanged { .. } => model::NoiseVerdict::BaselineDrift,
+        NoiseRuling::Inconclusive { .. } => model::NoiseVerdict::Inconclusive,
     };
     NoiseCheck {
         baseline_spread_bp: spread_bp(&first),
@@ -265,7 +265,7 @@ pub struct RunRecord {
 
 /// Whose run the failure table looks at.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Role {
+pub enum RunOwner {
     /// Either baseline run of a pass (the first or the A/A control).
     Baseline,
     /// The incumbent or a challenger.
@@ -299,18 +299,20 @@ pub enum RunFate {
 /// The per-pass failure table (content/noise.md, Failures in a pass), the one place it
 /// is written in code. The runner asks it after each attempt; [`settle_passes`] reads it
 /// over the recorded last attempts.
-pub fn run_fate(role: Role, record: RunRecord) -> RunFate {
+pub fn run_fate(role: RunOwner, record: RunRecord) -> RunFate {
     match (role, record.outcome, record.attempt) {
         (_, RunOutcome::Measured { milli_rps }, _) if milli_rps > 0 => RunFate::Counts(milli_rps),
         (
-            Role::Baseline,
+            RunOwner::Baseline,
             RunOutcome::Measured { .. } | RunOutcome::Crashed | RunOutcome::SlaUnmet,
             _,
         ) => RunFate::VoidsPass,
-        (Role::Entry, RunOutcome::Measured { .. } | RunOutcome::SlaUnmet, _) => {
+        (RunOwner::Entry, RunOutcome::Measured { .. } | RunOutcome::SlaUnmet, _) => {
             RunFate::Disqualifies(DisqualifyingRun::SlaUnmet)
         }
-        (Role::Entry, RunOutcome::Crashed, _) => RunFate::Disqualifies(DisqualifyingRun::Crashed),
+        (RunOwner::Entry, RunOutcome::Crashed, _) => {
+            RunFate::Disqualifies(DisqualifyingRun::Crashed)
+        }
         (_, RunOutcome::Invalid, Attempt::First) => RunFate::RerunOnce,
         (_, RunOutcome::Invalid, Attempt::Rerun) => RunFate::FailsRound,
     }
@@ -400,7 +402,7 @@ pub enum PairedFailure {
         required: usize,
     },
     /// The first baseline runs spread more than the drift bound
-    /// ([`NoiseVerdict::MachineChanged`]).
+    /// ([`NoiseRuling::MachineChanged`]).
     #[error(
         "the baseline runs spread {spread_bp} bp across passes, more than the drift bound of \
          {bound_bp} bp"
@@ -451,19 +453,23 @@ pub struct SettledPasses {
 /// was at fault), and [`PairedFailure::TooFewPasses`] below [`MIN_PASSES`].
 pub fn settle_passes(round: &RoundRuns) -> Result<SettledPasses, PairedFailure> {
     let passes = round.baseline_first.len();
-    let mut slots: Vec<(Slot, Role, &[RunRecord])> = vec![
-        (Slot::BaselineFirst, Role::Baseline, &round.baseline_first),
+    let mut slots: Vec<(Slot, RunOwner, &[RunRecord])> = vec![
+        (
+            Slot::BaselineFirst,
+            RunOwner::Baseline,
+            &round.baseline_first,
+        ),
         (
             Slot::BaselineControl,
-            Role::Baseline,
+            RunOwner::Baseline,
             &round.baseline_control,
         ),
     ];
     if let Some(incumbent) = &round.incumbent {
-        slots.push((Slot::Incumbent, Role::Entry, &incumbent.runs));
+        slots.push((Slot::Incumbent, RunOwner::Entry, &incumbent.runs));
     }
     for (index, challenger) in round.challengers.iter().enumerate() {
-        slots.push((Slot::Challenger(index), Role::Entry, &challenger.runs));
+        slots.push((Slot::Challenger(index), RunOwner::Entry, &challenger.runs));
     }
 
     // fates[slot][pass]
@@ -581,7 +587,7 @@ pub fn decide_paired(round: &RoundRuns, drift_bound_bp: u32, margin_bp: u32) -> 
         drift_bound_bp,
         margin_bp,
     ) {
-        NoiseVerdict::MachineChanged {
+        NoiseRuling::MachineChanged {
             spread_bp,
             bound_bp,
         } => {
@@ -590,7 +596,7 @@ pub fn decide_paired(round: &RoundRuns, drift_bound_bp: u32, margin_bp: u32) -> 
                 bound_bp,
             });
         }
-        NoiseVerdict::Inconclusive {
+        NoiseRuling::Inconclusive {
             control_spread_bp,
             margin_bp,
         } => {
@@ -599,7 +605,7 @@ pub fn decide_paired(round: &RoundRuns, drift_bound_bp: u32, margin_bp: u32) -> 
                 margin_bp,
             };
         }
-        NoiseVerdict::Decides { .. } => {}
+        NoiseRuling::Decides { .. } => {}
     }
 
     // The best scored challenger; a strict `>` keeps the earliest of equals.

@@ -643,7 +643,7 @@ const LN2_NS_Q32: u128 = 2_977_044_471_819_572_071;
 /// −ln(U) = (64 − log2 u) × ln 2. `log2 u` is computed exactly in integers: its integer
 /// part is the position of u's top bit; its 32 fractional bits come from repeatedly
 /// squaring the mantissa y ∈ [1, 2) held in Q63 (u128 products, truncated), emitting a 1
-/// and halving whenever the square reaches 2. The Q32 result times [`LN2_NS_Q32`] is the
+/// and halving whenever the square reaches 2. The Q32 result times `LN2_NS_Q32` (ln 2 in ns, Q32) is the
 /// gap in ns (Q64, shifted down). Largest gap: 64 × ln 2 s ≈ 44.4 s.
 pub fn exponential_gap_ns(rng: &mut ChaCha20Rng) -> u64 {
     let u = loop {

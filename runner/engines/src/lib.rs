@@ -33,6 +33,7 @@ pub mod api;
 pub mod docker;
 pub mod hardware;
 pub mod isolation;
+pub mod log_budget;
 pub mod sandbox;
 
 use receipts::fsutil::IoError;
@@ -43,12 +44,15 @@ use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
 use receipts::model::{Backend, BackendKind, EngineIsolation, SandboxKind, SubmissionImage};
+use receipts::rules::log_tail::{LOG_TAIL_WINDOW_BYTES, log_tail_of_window};
 
 use crate::isolation::CpuPlan;
+use crate::log_budget::{BoundedLog, ENGINE_LOG_BYTES};
 use crate::sandbox::{Sandbox, SandboxError, SandboxSpec};
 
 /// The file descriptor an engine's listening socket has (systemd's `SD_LISTEN_FDS_START`).
@@ -58,8 +62,9 @@ pub const LISTEN_FD: i32 = 3;
 /// no wrapper knows that pid before it exists.
 const LISTEN_PID_TRAMPOLINE: &str = r#"LISTEN_PID=$$; export LISTEN_PID; exec "$@""#;
 
-/// Lines of an engine's log kept as a disqualification's log tail.
-pub const LOG_TAIL_LINES: usize = 50;
+/// Lines of an engine's log kept as a disqualification's log tail (the bounds of a
+/// tail are `receipts::rules::log_tail`'s).
+pub use receipts::rules::log_tail::LOG_TAIL_LINES;
 
 /// How often the health check polls, in ms.
 const HEALTH_POLL_MS: u64 = 50;
@@ -353,15 +358,36 @@ pub trait Engine {
     fn stop(&mut self) -> Result<(), EngineError>;
 }
 
-/// The last `n` lines of a log file (lossy UTF-8); empty when it cannot be read.
-pub fn log_tail(path: &Path, n: usize) -> Vec<String> {
-    let bytes = fs::read(path).unwrap_or_default();
-    let text = String::from_utf8_lossy(&bytes);
-    let lines: Vec<&str> = text.lines().collect();
-    lines[lines.len().saturating_sub(n)..]
-        .iter()
-        .map(|l| (*l).to_owned())
-        .collect()
+/// The log tail of the log file at `path` by `receipts::rules::log_tail`'s rule (at most
+/// 50 lines, 1 KiB a line, 8 KiB in all), reading only the file's last
+/// [`LOG_TAIL_WINDOW_BYTES`]: an engine's log can be hundreds of MiB, and one line of it
+/// 16 MiB. Empty when the file cannot be read (a log that was never created): a tail is
+/// evidence shown beside a typed reason, never the reason itself.
+pub fn log_tail(path: &Path) -> Vec<String> {
+    read_log_window(path).map_or_else(
+        |_| Vec::new(),
+        |(window, mid_line)| log_tail_of_window(&window, mid_line),
+    )
+}
+
+/// The last [`LOG_TAIL_WINDOW_BYTES`] of the file at `path`, and whether they start inside
+/// a line (the byte before them exists and is not `\n`).
+fn read_log_window(path: &Path) -> std::io::Result<(Vec<u8>, bool)> {
+    use std::io::{Seek, SeekFrom};
+    let mut file = fs::File::open(path)?;
+    let len = file.metadata()?.len();
+    let start = len.saturating_sub(LOG_TAIL_WINDOW_BYTES);
+    let mut mid_line = false;
+    if start > 0 {
+        file.seek(SeekFrom::Start(start - 1))?;
+        let mut before = [0u8; 1];
+        file.read_exact(&mut before)?;
+        mid_line = before[0] != b'\n';
+    }
+    file.seek(SeekFrom::Start(start))?;
+    let mut window = Vec::new();
+    file.take(LOG_TAIL_WINDOW_BYTES).read_to_end(&mut window)?;
+    Ok((window, mid_line))
 }
 
 /// Options of the built-in backend.
@@ -660,8 +686,10 @@ struct ChildEngine {
     /// The log, kept open to fsync it when the engine stops.
     log_file: fs::File,
     pid_file: PathBuf,
-    /// Copies stdout into the log; returns the first error writing it.
-    stdout_thread: Option<thread::JoinHandle<Option<std::io::Error>>>,
+    /// The log under its byte budget, fed by both pumps.
+    output: Arc<Mutex<BoundedLog>>,
+    /// Copy stdout and stderr into `output`; each returns the first error writing it.
+    pumps: Vec<thread::JoinHandle<Option<std::io::Error>>>,
     stopped: bool,
     /// The first error writing or syncing the log, until [`ChildEngine::stop`] reports it.
     log_error: Option<IoError>,
@@ -712,7 +740,6 @@ impl ChildEngine {
             .append(true)
             .open(log)
             .map_err(io("opening", log))?;
-        let stderr = log_file.try_clone().map_err(io("opening", log))?;
         let sync_handle = log_file.try_clone().map_err(io("opening", log))?;
         let tmp = tempfile::Builder::new()
             .prefix("referee-engine-")
@@ -737,7 +764,7 @@ impl ChildEngine {
             .env("LISTEN_FDS", "1")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
-            .stderr(Stdio::from(stderr))
+            .stderr(Stdio::piped())
             .process_group(0);
         let listen_fd = listener.as_raw_fd();
         let mask = confinement.cpus.engine_mask();
@@ -798,23 +825,41 @@ impl ChildEngine {
             kill_and_reap(&mut child);
             return Err(e);
         }
-        let stdout_thread = match child.stdout.take() {
-            None => None,
-            Some(stdout) => {
-                let mut log_file = log_file;
-                let spawned = thread::Builder::new()
-                    .name("engine-stdout".into())
-                    .spawn(move || copy_stdout(stdout, &mut log_file));
-                match spawned {
-                    Ok(handle) => Some(handle),
-                    Err(source) => {
-                        kill_and_reap(&mut child);
-                        let _ = fs::remove_file(pid_file);
-                        return Err(EngineError::Spawn { program, source });
-                    }
+        // Both streams through one budget ([`log_budget`]): the engine's output is a
+        // miner's, and its size must not become the bundle's.
+        let output = Arc::new(Mutex::new(BoundedLog::new(log_file, ENGINE_LOG_BYTES)));
+        let streams: [(&str, Option<Box<dyn Read + Send>>); 2] = [
+            (
+                "engine-stdout",
+                child
+                    .stdout
+                    .take()
+                    .map(|s| Box::new(s) as Box<dyn Read + Send>),
+            ),
+            (
+                "engine-stderr",
+                child
+                    .stderr
+                    .take()
+                    .map(|s| Box::new(s) as Box<dyn Read + Send>),
+            ),
+        ];
+        let mut pumps = Vec::new();
+        for (name, stream) in streams {
+            let Some(stream) = stream else { continue };
+            let output = Arc::clone(&output);
+            let spawned = thread::Builder::new()
+                .name(name.into())
+                .spawn(move || copy_output(stream, &output));
+            match spawned {
+                Ok(handle) => pumps.push(handle),
+                Err(source) => {
+                    kill_and_reap(&mut child);
+                    let _ = fs::remove_file(pid_file);
+                    return Err(EngineError::Spawn { program, source });
                 }
             }
-        };
+        }
         Ok(Self {
             child,
             argv,
@@ -824,7 +869,8 @@ impl ChildEngine {
             log: log.to_path_buf(),
             log_file: sync_handle,
             pid_file: pid_file.to_path_buf(),
-            stdout_thread,
+            output,
+            pumps,
             stopped: false,
             log_error: None,
             _not_send: std::marker::PhantomData,
@@ -880,7 +926,7 @@ impl ChildEngine {
         self.halt();
         EngineError::DiedBeforeHealthy {
             detail,
-            log_tail: log_tail(&self.log, LOG_TAIL_LINES),
+            log_tail: log_tail(&self.log),
         }
     }
 
@@ -917,15 +963,25 @@ impl ChildEngine {
         }
         let _ = self.child.wait();
         let mut error = None;
-        if let Some(t) = self.stdout_thread.take() {
-            error = match t.join() {
+        for pump in self.pumps.drain(..) {
+            let result = match pump.join() {
                 Ok(written) => written.map(IoError::at("writing the engine log", &self.log)),
                 Err(_) => Some(IoError {
                     action: "writing the engine log",
                     path: self.log.clone(),
-                    source: std::io::Error::other("the thread copying stdout panicked"),
+                    source: std::io::Error::other("the thread copying its output panicked"),
                 }),
             };
+            error = error.or(result);
+        }
+        let finished = match self.output.lock() {
+            Ok(mut output) => output.finish().err(),
+            Err(_) => Some(std::io::Error::other("the engine log's lock was poisoned")),
+        };
+        if let Some(e) = finished
+            && error.is_none()
+        {
+            error = Some(IoError::at("writing the engine log", &self.log)(e));
         }
         if let Err(e) = self.log_file.sync_all()
             && error.is_none()
@@ -955,20 +1011,22 @@ fn kill_and_reap(child: &mut Child) {
     let _ = child.wait();
 }
 
-/// Copies the engine's stdout into its log. Returns the first error writing the log (it
-/// goes on reading stdout after one, so the engine never blocks on a full pipe).
-fn copy_stdout(
-    mut stdout: std::process::ChildStdout,
-    log: &mut fs::File,
-) -> Option<std::io::Error> {
+/// Copies one of the engine's output streams into its log. Returns the first error
+/// writing the log (it goes on reading after one, so the engine never blocks on a full
+/// pipe).
+fn copy_output(mut stream: impl Read, output: &Mutex<BoundedLog>) -> Option<std::io::Error> {
     let mut buffer = [0u8; 8192];
     let mut error = None;
     loop {
-        match stdout.read(&mut buffer) {
+        match stream.read(&mut buffer) {
             Ok(0) => break,
             Ok(n) => {
-                if error.is_none()
-                    && let Err(e) = log.write_all(&buffer[..n])
+                let written = match output.lock() {
+                    Ok(mut log) => log.write(&buffer[..n]),
+                    Err(_) => Err(std::io::Error::other("the engine log's lock was poisoned")),
+                };
+                if let Err(e) = written
+                    && error.is_none()
                 {
                     error = Some(e);
                 }
@@ -1026,6 +1084,65 @@ mod tests {
 
     fn process(dir: &Path, script: &str) -> ProcessEngine {
         ProcessEngine::new(options(dir, vec!["sh".into(), "-c".into(), script.into()]))
+    }
+
+    /// Issue 39's attack: 80 MiB on stderr. The log keeps its first and last 32 MiB
+    /// around one marker line naming what went and the whole stream's sha256.
+    #[test]
+    fn an_engine_flooding_stderr_keeps_a_bounded_log() {
+        use crate::log_budget::{ENGINE_LOG_BYTES, marker_line};
+        use sha2::{Digest, Sha256};
+        let dir = tempfile::tempdir().unwrap();
+        let script = "head -c 83886080 /dev/zero >&2; exit 4";
+        let mut engine = process(dir.path(), script);
+        engine.start().unwrap();
+        match engine.wait_healthy(Duration::from_secs(120)) {
+            Err(EngineError::DiedBeforeHealthy { detail, log_tail }) => {
+                assert_eq!(detail, "exit status: 4");
+                assert_eq!(log_tail.len(), 1);
+            }
+            other => panic!("expected DiedBeforeHealthy, got {other:?}"),
+        }
+        let digest = hex::encode(Sha256::digest(vec![0u8; 80 << 20]));
+        let marker = marker_line(16 << 20, 80 << 20, &digest);
+        let log = std::fs::read(dir.path().join("engine.log")).unwrap();
+        assert_eq!(log.len() as u64, ENGINE_LOG_BYTES + marker.len() as u64);
+        let half = usize::try_from(ENGINE_LOG_BYTES / 2).unwrap();
+        assert!(log[..half].iter().all(|&b| b == 0));
+        assert_eq!(&log[half..half + marker.len()], marker.as_bytes());
+        assert!(log[half + marker.len()..].iter().all(|&b| b == 0));
+    }
+
+    /// Issue 39's attack: one 16 MiB line, then death. The tail is one bounded line, read
+    /// from the log's last 64 KiB; the log itself keeps every byte.
+    #[test]
+    fn a_sixteen_mebibyte_line_gives_a_bounded_tail() {
+        use receipts::rules::log_tail::{CUT_BEFORE, LOG_TAIL_BYTES};
+        let dir = tempfile::tempdir().unwrap();
+        let script = "head -c 16777216 /dev/zero | tr '\\0' A >&2; exit 3";
+        let mut engine = process(dir.path(), script);
+        engine.start().unwrap();
+        match engine.wait_healthy(Duration::from_secs(60)) {
+            Err(EngineError::DiedBeforeHealthy { detail, log_tail }) => {
+                assert_eq!(detail, "exit status: 3");
+                assert_eq!(log_tail.len(), 1);
+                let line = &log_tail[0];
+                assert!(line.starts_with(CUT_BEFORE), "{}", &line[..40]);
+                assert!(
+                    line.ends_with("… [64512 bytes cut]"),
+                    "{}",
+                    &line[line.len() - 40..]
+                );
+                assert!(line.len() <= LOG_TAIL_BYTES);
+            }
+            other => panic!("expected DiedBeforeHealthy, got {other:?}"),
+        }
+        assert_eq!(
+            std::fs::metadata(dir.path().join("engine.log"))
+                .unwrap()
+                .len(),
+            16 << 20
+        );
     }
 
     #[test]

@@ -494,3 +494,107 @@ fn a_failing_build_is_typed_with_the_daemons_message() {
         other => panic!("expected BuildFailed, got {other:?}"),
     }
 }
+
+/// A `docker save` tarball made by hand (the legacy layout `docker load` reads:
+/// `manifest.json`, the image config, one uncompressed layer), tagged `tag`, holding one
+/// file; with the image id the daemon must give it, `sha256:` and the sha256 of the
+/// config's bytes.
+fn saved_image(tag: &str) -> (Vec<u8>, String) {
+    use sha2::{Digest, Sha256};
+    fn tar_of(entries: &[(&str, &[u8])]) -> Vec<u8> {
+        let mut tar = tar::Builder::new(Vec::new());
+        for (name, bytes) in entries {
+            let mut header = tar::Header::new_gnu();
+            header.set_size(bytes.len() as u64);
+            header.set_mode(0o644);
+            header.set_cksum();
+            tar.append_data(&mut header, name, *bytes).unwrap();
+        }
+        tar.into_inner().unwrap()
+    }
+    let layer = tar_of(&[("loaded.txt", b"loaded from a tarball\n")]);
+    let diff_id = hex::encode(Sha256::digest(&layer));
+    let config = format!(
+        r#"{{"architecture":"amd64","os":"linux","config":{{}},"rootfs":{{"type":"layers","diff_ids":["sha256:{diff_id}"]}}}}"#
+    );
+    let config_hex = hex::encode(Sha256::digest(config.as_bytes()));
+    let manifest = format!(
+        r#"[{{"Config":"{config_hex}.json","RepoTags":["{tag}"],"Layers":["{diff_id}/layer.tar"]}}]"#
+    );
+    let config_name = format!("{config_hex}.json");
+    let layer_name = format!("{diff_id}/layer.tar");
+    let tarball = tar_of(&[
+        ("manifest.json", manifest.as_bytes()),
+        (&config_name, config.as_bytes()),
+        (&layer_name, &layer),
+    ]);
+    (tarball, format!("sha256:{config_hex}"))
+}
+
+/// `Daemon::load_image` is how an air-gapped pod gets its images (content/docker.md):
+/// the tarball's image is on the daemon afterwards under its tag and the id its config
+/// gives it, and the daemon's `Loaded image:` line comes back; a missing tarball is an
+/// I/O error naming it, one the daemon cannot read is the daemon's refusal.
+#[test]
+#[ignore = "needs dockerd: run scripts/dockerd start target/dockerd; see the module docs"]
+fn a_saved_image_is_loaded_under_its_tag_and_id() {
+    const LOADED: &str = "referee-test/loaded:v1";
+    let daemon = daemon();
+    // Absent before, so the load below is what puts it there (a rerun finds it).
+    let docker = daemon.docker().clone();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let removed = rt.block_on(
+        docker.remove_image(
+            LOADED,
+            Some(
+                bollard::query_parameters::RemoveImageOptionsBuilder::new()
+                    .force(true)
+                    .build(),
+            ),
+            None,
+        ),
+    );
+    if let Err(e) = removed {
+        assert!(
+            e.to_string().contains("No such image"),
+            "removing {LOADED}: {e}"
+        );
+    }
+    assert!(matches!(
+        daemon.resolve_image(LOADED, false, &mut |_| {}),
+        Err(DockerError::MissingImage { .. })
+    ));
+
+    let dir = tempfile::tempdir().unwrap();
+    let (tarball, image_id) = saved_image(LOADED);
+    let path = dir.path().join("loaded.tar");
+    std::fs::write(&path, &tarball).unwrap();
+    assert_eq!(
+        daemon.load_image(&path).unwrap(),
+        [format!("Loaded image: {LOADED}")]
+    );
+    let resolved = daemon.resolve_image(LOADED, false, &mut |_| {}).unwrap();
+    assert_eq!(resolved.image_id, image_id);
+    assert_eq!(resolved.manifest_digest, None);
+
+    let absent = dir.path().join("absent.tar");
+    match daemon.load_image(&absent).unwrap_err() {
+        DockerError::Io(e) => {
+            assert_eq!((e.action, e.path), ("reading", absent));
+        }
+        other => panic!("expected Io, got {other:?}"),
+    }
+
+    let garbage = dir.path().join("garbage.tar");
+    std::fs::write(&garbage, b"not a tarball").unwrap();
+    match daemon.load_image(&garbage).unwrap_err() {
+        DockerError::Daemon { action, message } => {
+            assert_eq!(action, "loading the image");
+            assert!(!message.is_empty());
+        }
+        other => panic!("expected Daemon, got {other:?}"),
+    }
+}

@@ -15,6 +15,10 @@
 //! Tile storage per entry is printed after the 10⁶ log is built (hash tiles and entry
 //! bundles apart). Files go under `/dev/shm` when it exists. Run: `cargo bench -p intake
 //! --bench tlog`.
+#![expect(
+    missing_docs,
+    reason = "a bench exports nothing, but `criterion_group!` defines an undocumented `pub fn`"
+)]
 
 use std::path::Path;
 use std::time::Instant;

@@ -20,8 +20,6 @@
 //! [`UNREACHABLE_AFTER`] requests before answering any ends the probe at once
 //! ([`LoadClient::run`]).
 
-#![deny(missing_docs)]
-
 pub mod bench_file;
 mod executor;
 pub mod nullserver;

@@ -16,7 +16,8 @@ use receipts::rules::search::{RateSearch, probe_unreachable};
 
 use crate::LoadError;
 
-/// Runs one probe: an open-loop run at a fixed rate, judged with [`verdict`].
+/// Runs one probe: an open-loop run at a fixed rate, judged with
+/// [`verdict`](receipts::rules::sla::verdict).
 pub trait ProbeExecutor {
     /// Sends probe `probe` of run `run` (its own workload sub-stream) at `rate_milli_rps`
     /// and returns its record. Errors are infrastructure failures (the client could not

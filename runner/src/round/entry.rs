@@ -28,7 +28,7 @@ use super::{Ctx, RoundError, StepRun};
 use crate::correctness::{self as gate, CompletionsClient, GateError, KeptRequest, KeptRun};
 use engines::docker::ContainerExit;
 use engines::isolation::{self, CpuPlan, CpuTimes};
-use engines::{Engine, EngineError, LOG_TAIL_LINES, log_tail};
+use engines::{Engine, EngineError, log_tail};
 use loadgen::search::ProgressSink;
 
 /// Why a step of an entry's group, or of the scorer's, could not do its work. The
@@ -550,7 +550,7 @@ impl<'c, 'a> EntryRun<'c, 'a> {
                     DisqualificationReason::EngineCrashed,
                 ),
                 detail: "the engine exited while being measured".into(),
-                log_tail: log_tail(engine.log_path(), LOG_TAIL_LINES),
+                log_tail: log_tail(engine.log_path()),
             });
         }
         let status = if last_ok && kept {
@@ -598,7 +598,7 @@ impl<'c, 'a> EntryRun<'c, 'a> {
                         disqualification: Some(Disqualification {
                             reason: dq,
                             detail: reason,
-                            log_tail: log_tail(engine.log_path(), LOG_TAIL_LINES),
+                            log_tail: log_tail(engine.log_path()),
                         }),
                         ..TakenOutputs::default()
                     },
@@ -693,7 +693,7 @@ fn stop_after_failure(
                 DisqualificationReason::EngineCrashed,
             ),
             detail: format!("the engine exited while being measured ({reason})"),
-            log_tail: log_tail(engine.log_path(), LOG_TAIL_LINES),
+            log_tail: log_tail(engine.log_path()),
         });
     }
     result

@@ -24,7 +24,7 @@ use super::record::{
 };
 use super::setup::ROUND_OPENED_FILE;
 use super::{Ctx, RoundError, io};
-use engines::{LOG_TAIL_LINES, log_tail};
+use engines::log_tail;
 use intake::store::CampaignStore;
 use receipts::layout::read_round_record;
 use receipts::rules::correctness;
@@ -600,7 +600,7 @@ fn entry_from(
         record
             .engine_log
             .as_ref()
-            .map(|rel| log_tail(&ctx.bundle.join(rel), LOG_TAIL_LINES))
+            .map(|rel| log_tail(&ctx.bundle.join(rel)))
             .unwrap_or_default()
     };
     let disqualify = |entry: &mut Entry, reason, detail: String, log_tail| {

@@ -39,11 +39,11 @@ pub(crate) trait RunExecutor {
 }
 
 /// The failure table's view of a slot: either baseline run, or an entry's.
-fn role_of(slot: PassSlot) -> paired::Role {
+fn role_of(slot: PassSlot) -> paired::RunOwner {
     if slot.entry == 0 {
-        paired::Role::Baseline
+        paired::RunOwner::Baseline
     } else {
-        paired::Role::Entry
+        paired::RunOwner::Entry
     }
 }
 
@@ -274,7 +274,7 @@ pub(crate) fn view(
     let fate = |records: &[RunRecord], pass: u32| {
         records
             .get(usize::try_from(pass).unwrap_or(usize::MAX))
-            .map(|r| paired::run_fate(paired::Role::Baseline, *r))
+            .map(|r| paired::run_fate(paired::RunOwner::Baseline, *r))
     };
     let passes = orders
         .into_iter()

@@ -15,7 +15,7 @@ use receipts::model::{
     Campaign, FrozenCampaign, Leader, ROUND_PREDICATE_TYPES, Sha256Hex, Timestamp,
 };
 use receipts::rules::leader;
-use receipts::verify::VerifyOptions;
+use verifier::VerifyOptions;
 use verifier::verify_last_round;
 
 use super::RoundError;
@@ -255,8 +255,8 @@ mod tests {
     #[test]
     fn a_previous_round_that_does_not_follow_the_one_before_is_refused() {
         use receipts::keys::TrustedKey;
-        use receipts::verify::FailureReason;
         use serde_json::{Value, json};
+        use verifier::FailureReason;
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
         let fixture = root.join("verifier/tests/fixtures/v2-round");
         let data = tempfile::tempdir().unwrap();

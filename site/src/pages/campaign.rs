@@ -19,9 +19,7 @@ use verifier::view::{format_bp_percent, format_duration_ms, format_score_ppm};
 use crate::archive::{Archive, CampaignArchive, RoundSummary};
 use crate::error::SiteError;
 use crate::pages::index::{opt, seat_score};
-use crate::pages::{
-    PageOut, TableLinks, TableRow, round_status_name, seat_label, table_files, untrusted,
-};
+use crate::pages::{PageOut, TableLinks, TableRow, seat_label, table_files, untrusted};
 use crate::paths::{SiteDir, SitePath};
 use crate::segment::{ROUNDS_PER_PAGE, block_numbers, rounds_of_page, rounds_page_count};
 use crate::svg::{LeaderPoint, leader_history};
@@ -182,7 +180,7 @@ fn round_row(id: &receipts::model::CampaignId, r: &RoundSummary) -> RoundRow {
     RoundRow {
         round: r.number,
         href: SiteDir::round(id, r.number),
-        status: round_status_name(r.status).to_owned(),
+        status: r.status.as_str().to_owned(),
         scored: counts.scored,
         disqualified: counts.disqualified,
         infra_failed: counts.infra_failed,

@@ -12,8 +12,8 @@
 //! ([`VerifiedRound::read_json`]); the diff and the engine log's tail likewise
 //! ([`VerifiedRound::read_bytes`], [`VerifiedRound::read_tail`]); histograms are decoded
 //! into their recorded buckets through [`decode_recorded`], with its limits; a load
-//! sample is read for its gaps only ([`SampleShown`]), a correctness file without its
-//! top-k lists ([`ItemsShown`]). A file that cannot be read is said so on the page; it
+//! sample is read for its gaps only (`SampleShown`), a correctness file without its
+//! top-k lists (`ItemsShown`). A file that cannot be read is said so on the page; it
 //! never fails the build (the bundle verified, so it does not happen unless the directory
 //! changed under the build). Untrusted text is escaped when the model is built, as on the
 //! round page.
@@ -40,8 +40,7 @@ use super::round::{
     score_cells,
 };
 use super::{
-    ExtraFile, PageOut, TableLinks, TableRow, entry_status_name, role_name, table_files, untrusted,
-    untrusted_clipped, wire_name,
+    ExtraFile, PageOut, TableLinks, TableRow, table_files, untrusted, untrusted_clipped, wire_name,
 };
 use crate::archive::VerifiedRound;
 use crate::error::SiteError;
@@ -642,7 +641,7 @@ pub fn entry_page(
         slug: slug.as_str().to_owned(),
         title: format!("Round {} · {}", round.number, slug.as_str()),
         round_href: SiteDir::round(campaign, round.number).as_str().to_owned(),
-        role: Shown::of(&ev.role, |r| role_name(*r).to_owned()),
+        role: Shown::of(&ev.role, |r| r.as_str().to_owned()),
         miner: ev
             .miner
             .value
@@ -658,7 +657,7 @@ pub fn entry_page(
             .value
             .as_ref()
             .map(|p| SiteDir::submission(p).as_str().to_owned()),
-        status: Shown::of(&ev.status, |s| entry_status_name(*s).to_owned()),
+        status: Shown::of(&ev.status, |s| s.as_str().to_owned()),
         status_class: entry_status_class(ev.status.value),
         score,
         spread,
@@ -745,17 +744,6 @@ fn run_sources<'a>(record: &RoundRecord, entry: &'a Entry) -> Vec<RunSource<'a>>
         .collect()
 }
 
-fn pass_status_name(status: PassStatus) -> &'static str {
-    match status {
-        PassStatus::Measured => "measured",
-        PassStatus::SlaUnmet => "sla_unmet",
-        PassStatus::Crashed => "crashed",
-        PassStatus::Invalid => "invalid",
-        PassStatus::InfraFailed => "infra_failed",
-        PassStatus::NotRun => "not_run",
-    }
-}
-
 fn verdict_name(verdict: ProbeVerdict) -> (&'static str, &'static str) {
     match verdict {
         ProbeVerdict::Pass => ("pass", "ok"),
@@ -790,7 +778,7 @@ fn run_view(
     let mut out = RunView {
         label: source.label.clone(),
         id: format!("run-{i}"),
-        status: source.status.map(pass_status_name),
+        status: source.status.map(PassStatus::as_str),
         void: source.void,
         throughput: source
             .throughput_milli_rps

@@ -8,9 +8,7 @@ use verifier::view::format_score_ppm;
 
 use crate::archive::{Archive, CampaignArchive, RoundSummary};
 use crate::error::SiteError;
-use crate::pages::{
-    PageOut, TableLinks, TableRow, round_status_name, seat_label, table_files, untrusted,
-};
+use crate::pages::{PageOut, TableLinks, TableRow, seat_label, table_files, untrusted};
 use crate::paths::SiteDir;
 
 /// The model of `/`.
@@ -173,7 +171,7 @@ fn campaign_row(campaign: &CampaignArchive) -> CampaignRow {
         score_ppm,
         last_round: last.map(|r| r.number),
         last_round_href: last.map(|r| SiteDir::round(&campaign.id, r.number)),
-        last_round_status: last.map(|r| round_status_name(r.status).to_owned()),
+        last_round_status: last.map(|r| r.status.as_str().to_owned()),
         queued: campaign
             .submissions
             .iter()

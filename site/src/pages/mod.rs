@@ -140,7 +140,7 @@ pub fn seat_label(leader: Option<&Leader>) -> String {
     untrusted(&verifier::view::format_leader(leader))
 }
 
-pub use crate::names::{entry_status_name, role_name, round_status_name, wire_name};
+pub use crate::names::wire_name;
 
 fn push_csv_line(out: &mut String, cells: impl IntoIterator<Item = String>) {
     for (i, cell) in cells.into_iter().enumerate() {

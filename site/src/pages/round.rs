@@ -12,13 +12,13 @@
 //! carries whether the verifier vouched for it ([`Shown::verified`]); the template marks
 //! the others. Untrusted text (miner ids, step names, details, log tails, decision
 //! sentences of old receipts, hardware strings) is escaped here with
-//! [`escape_untrusted`] and cut on a character boundary; tera escapes it for HTML.
+//! [`escape_untrusted`](receipts::text::escape_untrusted) and cut on a character boundary; tera escapes it for HTML.
 
 use serde::Serialize;
 
 use receipts::bundle::ENVELOPE_FILE;
 use receipts::model::{
-    CampaignId, EntryStatus, HardwareFingerprint, Leader, MinerId, Phase, RoundLog, RoundRecord,
+    CampaignId, EntryStatus, HardwareFingerprint, Leader, MinerId, RoundLog, RoundRecord,
     RoundStatus, Sha256Hex, StepStatus, Timestamp,
 };
 use receipts::text::log_tail_for_display;
@@ -29,10 +29,7 @@ use verifier::view::{
     format_time_of_day,
 };
 
-use super::{
-    ExtraFile, PageOut, TableLinks, TableRow, entry_status_name, role_name, round_status_name,
-    table_files, untrusted,
-};
+use super::{ExtraFile, PageOut, TableLinks, TableRow, table_files, untrusted};
 use crate::archive::{RoundSummary, VerifiedRound};
 use crate::error::SiteError;
 use crate::machine::{bundle_dir_name, bundle_tar_path, keyring_path};
@@ -47,7 +44,8 @@ pub const TEMPLATE: &str = "round.html";
 /// A value as a page shows it and whether every check that covers it passed.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Shown {
-    /// The text, escaped with [`escape_untrusted`] where it comes from a receipt.
+    /// The text, escaped with
+    /// [`escape_untrusted`](receipts::text::escape_untrusted) where it comes from a receipt.
     pub text: String,
     /// Whether the verifier vouched for it; the template marks it when not.
     pub verified: bool,
@@ -619,20 +617,6 @@ pub fn entry_status_class(status: EntryStatus) -> &'static str {
     }
 }
 
-fn phase_name(phase: Phase) -> &'static str {
-    match phase {
-        Phase::Provisioning => "provisioning",
-        Phase::Bootstrapping => "bootstrapping",
-        Phase::PullingImage => "pulling_image",
-        Phase::DownloadingModel => "downloading_model",
-        Phase::StartingEngine => "starting_engine",
-        Phase::RunningSla => "running_sla",
-        Phase::RunningCorrectness => "running_correctness",
-        Phase::Scoring => "scoring",
-        Phase::Teardown => "teardown",
-    }
-}
-
 fn step_status(status: StepStatus) -> (&'static str, &'static str) {
     match status {
         StepStatus::Ok => ("ok", "ok"),
@@ -743,10 +727,10 @@ pub fn round_page(
         table.push(EntryTableRow {
             index: e.index,
             slug: slug.as_str().to_owned(),
-            role: role_name(e.role.value),
+            role: e.role.value.as_str(),
             miner: e.miner.value.as_ref().map(ToString::to_string),
             patch: e.patch.value.as_ref().map(ToString::to_string),
-            status: entry_status_name(e.status.value),
+            status: e.status.value.as_str(),
             score_ppm: e.score_ppm.value,
             score_min_ppm: e.paired_score.as_ref().map(|p| p.value.min_ppm),
             score_max_ppm: e.paired_score.as_ref().map(|p| p.value.max_ppm),
@@ -765,7 +749,7 @@ pub fn round_page(
                 .as_str()
                 .to_owned(),
             slug: slug.as_str().to_owned(),
-            role: Shown::of(&e.role, |r| role_name(*r).to_owned()),
+            role: Shown::of(&e.role, |r| r.as_str().to_owned()),
             miner: e
                 .miner
                 .value
@@ -786,7 +770,7 @@ pub fn round_page(
                 .value
                 .as_ref()
                 .map(|p| SiteDir::submission(p).as_str().to_owned()),
-            status: Shown::of(&e.status, |s| entry_status_name(*s).to_owned()),
+            status: Shown::of(&e.status, |s| s.as_str().to_owned()),
             status_class: entry_status_class(e.status.value),
             score,
             spread,
@@ -873,12 +857,8 @@ pub fn round_page(
     let model = RoundPage {
         campaign: campaign.to_string(),
         round: round.number,
-        title: format!(
-            "Round {} · {}",
-            round.number,
-            round_status_name(view.status.value)
-        ),
-        status: Shown::of(&view.status, |s| round_status_name(*s).to_owned()),
+        title: format!("Round {} · {}", round.number, view.status.value.as_str()),
+        status: Shown::of(&view.status, |s| s.as_str().to_owned()),
         status_class: match view.status.value {
             RoundStatus::Complete => "ok",
             RoundStatus::InfraFailed => "bad",
@@ -1224,7 +1204,7 @@ fn timeline(view: &RoundView, record: &RoundRecord) -> Timeline {
             index: step.index,
             entry,
             name,
-            phase: phase_name(step.phase.value),
+            phase: step.phase.value.as_str(),
             started: format_time_of_day(step.started_at.value),
             started_iso: html_datetime(step.started_at.value),
             duration: format_duration_ms(step.duration_ms.value),

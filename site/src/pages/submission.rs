@@ -14,9 +14,7 @@ use verifier::view::format_score_ppm;
 use crate::archive::{Archive, EntrySummary, RoundSummary, SubmissionSummary};
 use crate::error::SiteError;
 use crate::pages::index::opt;
-use crate::pages::{
-    PageOut, TableLinks, TableRow, entry_status_name, role_name, table_files, untrusted,
-};
+use crate::pages::{PageOut, TableLinks, TableRow, table_files, untrusted};
 use crate::paths::SiteDir;
 use crate::segment::first_byte;
 
@@ -162,8 +160,8 @@ impl Seat<'_> {
                 .as_ref()
                 .map(|m| untrusted(m.as_str()))
                 .unwrap_or_default(),
-            role: role_name(e.role).to_owned(),
-            status: entry_status_name(e.status).to_owned(),
+            role: e.role.as_str().to_owned(),
+            status: e.status.as_str().to_owned(),
             score: e.score_ppm.map(format_score_ppm),
         }
     }

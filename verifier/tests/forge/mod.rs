@@ -14,9 +14,9 @@ use receipts::dsse::Envelope;
 use receipts::keys::{Keyring, PrivateKey, TrustedKey};
 use receipts::model::{Sha256Hex, Timestamp};
 use receipts::statement::Statement;
-use receipts::verify::{CheckName, FailureReason, VerifyOptions, VerifyReport};
 use serde_json::Value;
 use testkit::copy_dir;
+use verifier::{CheckName, FailureReason, VerifyOptions, VerifyReport};
 
 /// The round-opened file of the fixture.
 pub const OPENED: &str = "round-opened.dsse.json";

@@ -34,7 +34,6 @@ pub mod image;
 
 use std::collections::{BTreeMap, HashMap};
 use std::fs;
-use std::io::Write;
 use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -62,6 +61,7 @@ pub use daemon::Daemon;
 pub use image::ResolvedImage;
 
 use crate::api::{self, Placeholders};
+use crate::log_budget::{BoundedLog, ENGINE_LOG_BYTES};
 use crate::{Engine, EngineBackend, EngineError, EngineSettings, LOG_TAIL_LINES, log_tail};
 
 /// The label every container and network referee makes carries (value `1`).
@@ -512,11 +512,6 @@ struct Running {
 }
 
 impl DockerEngine {
-    /// The container's id, once started.
-    pub fn container_id(&self) -> Option<&str> {
-        self.running.as_ref().map(|r| r.container.as_str())
-    }
-
     fn placeholders(&self) -> Placeholders {
         let relative = self
             .config
@@ -707,7 +702,7 @@ impl DockerEngine {
         self.halt();
         EngineError::DiedBeforeHealthy {
             detail,
-            log_tail: log_tail(&self.log, LOG_TAIL_LINES),
+            log_tail: log_tail(&self.log),
         }
     }
 
@@ -721,9 +716,13 @@ impl DockerEngine {
             .append(true)
             .open(&self.log)
             .map_err(IoError::at("opening", &self.log))?;
-        let mut writer = log_file
-            .try_clone()
-            .map_err(IoError::at("opening", &self.log))?;
+        // The log under its byte budget, as a process engine's ([`crate::log_budget`]).
+        let mut writer = BoundedLog::new(
+            log_file
+                .try_clone()
+                .map_err(IoError::at("opening", &self.log))?,
+            ENGINE_LOG_BYTES,
+        );
         let name = format!("referee-{}-{}", self.scope, unique());
         let labels = HashMap::from([
             (LABEL.to_owned(), "1".to_owned()),
@@ -758,12 +757,12 @@ impl DockerEngine {
             let mut error = None;
             while let Some(Ok(chunk)) = stream.next().await {
                 if error.is_none()
-                    && let Err(e) = writer.write_all(&chunk.into_bytes())
+                    && let Err(e) = writer.write(&chunk.into_bytes())
                 {
                     error = Some(e);
                 }
             }
-            error
+            error.or(writer.finish().err())
         });
         let read_back = self
             .inspect(&container)

@@ -388,20 +388,6 @@ impl Violation {
         }
     }
 
-    /// Whether the diff could not even be read as a whole (too large, NUL bytes, a line
-    /// too long, empty, or unparseable), so that no blob id could be compared. Such a
-    /// violation is reported alone: nothing past it was checked.
-    pub fn is_unreadable(&self) -> bool {
-        matches!(
-            self,
-            Violation::Empty
-                | Violation::TooLarge { .. }
-                | Violation::LineTooLong { .. }
-                | Violation::NulByte { .. }
-                | Violation::Unparseable { .. }
-        )
-    }
-
     /// The reason recorded on the submission: the gate, then the rule with its path.
     pub fn reason(&self) -> String {
         format!("{}: {self}", self.gate())

@@ -9,9 +9,7 @@ use receipts::dsse::{Envelope, RawEnvelope};
 use receipts::keys::{Keyring, PrivateKey, TrustedKey};
 use receipts::model::Timestamp;
 use receipts::statement::Statement;
-use receipts::verify::{
-    CheckName, FailureReason, VerifyOptions, VerifyReport, verify_envelope_and_files,
-};
+use verifier::{CheckName, FailureReason, VerifyOptions, VerifyReport, verify_envelope_and_files};
 
 /// A predicate type with no schema of ours.
 pub const TEST_PREDICATE_TYPE: &str = "https://example.com/predicates/test/v1";

@@ -12,7 +12,7 @@ use receipts::bundle::{
 use receipts::dsse::{Envelope, IN_TOTO_PAYLOAD_TYPE, encode_base64};
 use receipts::model::{ROUND_PREDICATE_TYPE, Sha256Hex};
 use receipts::statement::Statement;
-use receipts::verify::{CheckName, FailureReason, VerifyOptions, verify_envelope_and_files};
+use verifier::{CheckName, FailureReason, VerifyOptions, verify_envelope_and_files};
 
 #[test]
 fn seal_then_verify_passes_every_check() {

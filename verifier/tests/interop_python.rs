@@ -1,5 +1,5 @@
 //! Interop with Python's securesystemslib (`securesystemslib[crypto]==1.6.0`, through
-//! `receipts/tests/python/dsse_interop.py`): Python verifies an envelope referee signed,
+//! `verifier/tests/python/dsse_interop.py`): Python verifies an envelope referee signed,
 //! referee verifies one Python signed, and with the same seed and payload both signatures
 //! are byte-identical (Ed25519 is deterministic).
 //!

@@ -7,7 +7,7 @@ mod common;
 use common::*;
 use proptest::prelude::*;
 use receipts::bundle::ENVELOPE_FILE;
-use receipts::verify::{CheckName, FailureReason};
+use verifier::{CheckName, FailureReason};
 
 fn config() -> ProptestConfig {
     ProptestConfig {

@@ -1125,3 +1125,241 @@ fn a_client_that_cannot_keep_the_schedule_refuses_the_round_at_setup() {
         "{stdout}"
     );
 }
+
+/// Regression guard of the scorer's artifacts kept in memory: a round resumed after its
+/// scorer was journaled reads the failing entry's per-item artifact back from the bundle,
+/// and its disqualification still quotes the failing value from it.
+#[test]
+fn a_round_resumed_after_its_scorer_quotes_the_distance_it_read_back() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let fixture = fixture(FIXED_RATE, &[("int4", "weight_dtype", "\"int4\"")]);
+    // Records: setup, the three runs of the one pass, then the scorer (k = 4).
+    let killed = round(&fixture, Some(4), None);
+    assert!(!killed.status.success(), "the failpoint did not fire");
+    ok(&round(&fixture, None, None));
+    let (bundle, record) = sealed(&fixture, 1);
+    let int4 = &record.entries[1];
+    let dq = int4.disqualification.as_ref().unwrap();
+    assert_eq!(dq.reason, DisqualificationReason::CorrectnessFailed);
+    let summary = int4.correctness.as_ref().unwrap();
+    let bytes = std::fs::read(bundle.join(&summary.items_file)).unwrap();
+    let items: CorrectnessItems = serde_json::from_slice(&bytes).unwrap();
+    let (verdict, _) = receipts::rules::correctness::verdict_from_artifact(&items);
+    let quoted = match (verdict.first_failing_item, verdict.first_failing_group) {
+        (Some(position), _) => items.items[position as usize].distance_micro_nats,
+        (None, Some(group)) => verdict.group_means_micro_nats[group as usize],
+        (None, None) => panic!("int4 passed: {verdict:?}"),
+    };
+    assert!(
+        dq.detail.contains(&format!("({quoted} µnat) above the ")),
+        "{}",
+        dq.detail
+    );
+}
+
+/// The receipt of a round pinned before a refactor of the round executor, so that the
+/// refactor provably changes nothing a receipt records (issue 38).
+///
+/// The seam: every input of the round is fixed — the evaluator key (a fixed seed), the
+/// round's seeds (`--seeds`), the miners' registration times, and the clock every time
+/// the receipt records is read from (the debug build's `REFEREE_ROUND_VIRTUAL_CLOCK`:
+/// each reading one millisecond after the last, so the times also pin the order in which
+/// the round reads them) — and the entries are chosen so that their statuses do not
+/// depend on speed: the baseline at one fixed rate far under its SLA, an `int4`
+/// challenger that fails the correctness gate, and one whose KV cache cannot fit the
+/// memory limit, which dies before it is healthy. The engines are the built-in engine,
+/// deterministic in what it answers but not in how fast, so the Statement is pinned as
+/// JSON (`tests/snapshots/round_e2e__pinned-receipt.snap`) with these replaced:
+/// - `[measured]`: what the load client measured on real time ([`MEASURED`] keys:
+///   throughputs, paired ratios, send lags, the host's steal) and the digests of the files
+///   that hold such numbers or engine-log times (`logs/`, `probes/`);
+/// - `[host]`: what describes this machine or this build ([`HOST`] keys: the hardware
+///   fingerprint, CPU features, the sandbox's command line and CPU split, the build's git
+///   commit; a log tail's time-stamped engine lines);
+/// - `[floats]`: the correctness distances and what quotes them (the `int4` entry's
+///   summary and detail, the `correctness/` artifacts' digests): the engine promises
+///   bit-identical logprobs only on identical CPU features (engine/src/lib.rs), so these
+///   are pinned in their own snapshot (`round_e2e__pinned-receipt-floats.snap`), checked
+///   on a host with the CPU features they were recorded under ([`FLOATS_PINNED_ON`]).
+///
+/// Everything else — every step's name, phase, status, log name and times, each entry's
+/// status, reasons and engine config digest, the passes and their order, the outcome,
+/// the seeds, the request sequence digest, the inputs and the round-opened statement's
+/// digest — is compared byte for byte.
+#[test]
+fn a_round_on_fixed_inputs_seals_the_pinned_receipt() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let fixture = fixture(
+        FIXED_RATE,
+        &[
+            ("int4", "weight_dtype", "\"int4\""),
+            ("oom", "kv_cache_budget_mb", "4096"),
+        ],
+    );
+    // A fixed evaluator key, trusted from the epoch.
+    let key = PrivateKey::from_seed(&[7; 32]);
+    std::fs::remove_file(&fixture.key).unwrap();
+    // A `.key` file is the seed in hex.
+    receipts::fsutil::write_atomic(&fixture.key, "07".repeat(32).as_bytes(), 0o600).unwrap();
+    let data = DataDir::new(&fixture.data);
+    Keyring::new(vec![TrustedKey {
+        key: key.public().clone(),
+        valid_from: Timestamp::from_unix_seconds(0).unwrap(),
+        valid_until: None,
+    }])
+    .unwrap()
+    .save(&data.keyring_path())
+    .unwrap();
+    // Fixed registration times: `miners.json` is an input of the round.
+    let campaign = data.campaign(&"tiny".parse().unwrap());
+    let mut miners = campaign.load_miners().unwrap();
+    for miner in &mut miners.miners {
+        miner.registered_at = Timestamp::from_unix_seconds(1_767_225_600).unwrap();
+    }
+    intake::store::write_json(&campaign.miners_json(), &miners).unwrap();
+    // Fixed seeds.
+    let reveal = |n: u8| {
+        receipts::model::SeedReveal::commit(
+            receipts::model::Seed32([n; 32]),
+            receipts::model::Seed32([n.wrapping_add(100); 32]),
+        )
+    };
+    let seeds = receipts::model::RevealedSeeds {
+        item_seed: reveal(1),
+        order_seed: reveal(2),
+        schedule_seed: reveal(3),
+        correctness_seed: reveal(4),
+        prompt_salt: reveal(5),
+        sample_seed: Some(reveal(6)),
+        pass_seed: Some(reveal(7)),
+    };
+    let seeds_file = fixture.dir.path().join("seeds.json");
+    std::fs::write(&seeds_file, serde_json::to_vec(&seeds).unwrap()).unwrap();
+
+    let output = fixture
+        .round_command()
+        .arg("--seeds")
+        .arg(&seeds_file)
+        .env("REFEREE_ROUND_VIRTUAL_CLOCK", "2026-01-01T00:00:00Z")
+        .output()
+        .unwrap();
+    ok(&output);
+    let (bundle, _) = sealed(&fixture, 1);
+    let bytes = std::fs::read(bundle.join(receipts::bundle::ENVELOPE_FILE)).unwrap();
+    let envelope: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+    let payload = receipts::dsse::decode_base64(envelope["payload"].as_str().unwrap()).unwrap();
+    let mut statement: serde_json::Value = serde_json::from_slice(&payload).unwrap();
+    let floats = take_floats(&mut statement);
+    redact(&mut statement);
+    insta::assert_json_snapshot!("pinned-receipt", statement);
+    let features = floats["cpuFeatures"].as_array().unwrap().iter();
+    let features: Vec<&str> = features.map(|f| f.as_str().unwrap()).collect();
+    if features.join(" ") == FLOATS_PINNED_ON {
+        insta::assert_json_snapshot!("pinned-receipt-floats", floats);
+    } else {
+        eprintln!("CPU features `{features:?}`: the correctness distances are not compared");
+    }
+}
+
+/// The CPU features (the receipt's `tool.cpuFeatures`) under which the correctness
+/// distances of `round_e2e__pinned-receipt-floats.snap` were recorded.
+const FLOATS_PINNED_ON: &str = "sse2 sse4.1 avx avx2 fma f16c avx512f avx512bw avx512vl";
+
+/// Keys whose values the load client measured on real time.
+const MEASURED: &[&str] = &[
+    "throughputMilliRps",
+    "throughputMinMilliRps",
+    "throughputMaxMilliRps",
+    "pairedRatioPpm",
+    "pairedScore",
+    "hostLoad",
+    "achievedMilliRps",
+    "sendLagP50Us",
+    "sendLagP99Us",
+    "inFlightMax",
+    "connections",
+    "aaSpreadBp",
+    "baselineSpreadBp",
+    "driftBp",
+];
+
+/// Keys whose values describe this machine or this build.
+const HOST: &[&str] = &[
+    "hardware",
+    "cpuFeatures",
+    "gitCommit",
+    "command",
+    "isolation",
+];
+
+/// Moves what the engines' floating point on this host's CPU features decides out of
+/// `statement` (leaving `[floats]`): each entry's correctness summary and a
+/// `correctness_failed` detail, and the `correctness/` artifacts' digests; returns them
+/// with the CPU features they were computed under.
+fn take_floats(statement: &mut serde_json::Value) -> serde_json::Value {
+    let mut floats = serde_json::json!({
+        "cpuFeatures": statement["predicate"]["tool"]["cpuFeatures"].clone(),
+        "entries": [],
+        "subjects": [],
+    });
+    let placeholder = serde_json::Value::from("[floats]");
+    for entry in statement["predicate"]["entries"].as_array_mut().unwrap() {
+        let mut taken = serde_json::json!({ "index": entry["index"].clone() });
+        if !entry["correctness"].is_null() {
+            taken["correctness"] =
+                std::mem::replace(&mut entry["correctness"], placeholder.clone());
+        }
+        if entry["disqualification"]["reason"] == "correctness_failed" {
+            taken["detail"] = std::mem::replace(
+                &mut entry["disqualification"]["detail"],
+                placeholder.clone(),
+            );
+        }
+        floats["entries"].as_array_mut().unwrap().push(taken);
+    }
+    for subject in statement["subject"].as_array_mut().unwrap() {
+        let name = subject["name"].as_str().unwrap().to_owned();
+        if name.starts_with("correctness/") {
+            floats["subjects"]
+                .as_array_mut()
+                .unwrap()
+                .push(subject.clone());
+            subject["digest"] = placeholder.clone();
+        } else if name.starts_with("logs/") || name.starts_with("probes/") {
+            subject["digest"] = "[measured]".into();
+        }
+    }
+    floats
+}
+
+/// Replaces the values of [`MEASURED`] and [`HOST`] keys wherever they appear, and the
+/// time-stamped engine lines of a log tail.
+fn redact(value: &mut serde_json::Value) {
+    match value {
+        serde_json::Value::Object(map) => {
+            for (key, value) in map.iter_mut() {
+                if MEASURED.contains(&key.as_str()) {
+                    *value = "[measured]".into();
+                } else if HOST.contains(&key.as_str()) {
+                    *value = "[host]".into();
+                } else if key == "logTail" {
+                    for line in value.as_array_mut().into_iter().flatten() {
+                        // `2026-12-07T02:46:29.241862Z  INFO …`: the engine's own times,
+                        // paths and CPU features.
+                        if line.as_str().is_some_and(|l| {
+                            l.get(..4)
+                                .is_some_and(|y| y.bytes().all(|b| b.is_ascii_digit()))
+                                && l.get(4..5) == Some("-")
+                        }) {
+                            *line = "[host]".into();
+                        }
+                    }
+                } else {
+                    redact(value);
+                }
+            }
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(redact),
+        _ => {}
+    }
+}

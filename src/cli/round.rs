@@ -17,7 +17,7 @@ use receipts::model::{
 };
 use receipts::rules::search::at_ceiling;
 use receipts::text::escape_untrusted;
-use runner::round::{RoundError, RoundOptions, RoundProgress, RoundSummary, run_round};
+use runner::round::{Clock, RoundError, RoundOptions, RoundProgress, RoundSummary, run_round};
 use verifier::view::{
     SELF_REPORTED, format_client_self_test, format_entry_throughput, format_noise,
     format_paired_score, format_score_percent,
@@ -28,8 +28,16 @@ use super::keys::hint_key_dir;
 use super::{DataArgs, KeyDirArgs};
 
 /// Env var naming a journal record after which the round aborts, as if killed (tests of
-/// resume; see `RoundOptions::abort_after_record`).
+/// resume; see `RoundOptions::abort_after_record`). Read by debug builds only: a release
+/// binary has no failpoint.
+#[cfg(debug_assertions)]
 pub const ABORT_AFTER_ENV: &str = "REFEREE_ROUND_ABORT_AFTER";
+
+/// Env var giving an RFC 3339 time from which the round's recorded times are read off a
+/// virtual clock (`runner::round::Clock::virtual_from`), so that a test's receipt records
+/// the same times on every run. Read by debug builds only.
+#[cfg(debug_assertions)]
+pub const VIRTUAL_CLOCK_ENV: &str = "REFEREE_ROUND_VIRTUAL_CLOCK";
 
 /// Exit codes of `referee round`, shown in its `--help`.
 pub const ROUND_EXIT_CODES: &str = "Exit status: 0 when the round was sealed (its status, complete or \
@@ -264,14 +272,7 @@ pub fn run_with_progress(args: &RoundArgs) -> anyhow::Result<RoundSummary> {
         }
         None => None,
     };
-    let abort_after_record = match std::env::var(ABORT_AFTER_ENV) {
-        Ok(value) => Some(
-            value
-                .parse()
-                .with_context(|| format!("{ABORT_AFTER_ENV}=`{value}`: not a number"))?,
-        ),
-        Err(_) => None,
-    };
+    let (abort_after_record, clock) = test_hooks()?;
     // Absolute: engines run in their own tree (and sandbox root), where a path relative to
     // this directory (`--data data`) would name nothing.
     let data = std::path::absolute(&args.data.data).with_context(|| {
@@ -286,6 +287,7 @@ pub fn run_with_progress(args: &RoundArgs) -> anyhow::Result<RoundSummary> {
         engine_program: std::env::current_exe().context("locating the referee executable")?,
         seeds,
         abort_after_record,
+        clock,
         log_key: (args.log_key.clone()).or_else(|| {
             (args.key_dir.resolve().ok()).map(|d| d.join(format!("{}.key", super::log::LOG_KEY)))
         }),
@@ -315,6 +317,37 @@ pub fn run_with_progress(args: &RoundArgs) -> anyhow::Result<RoundSummary> {
         other => other,
     };
     result.with_context(|| format!("round of campaign `{}`", args.campaign))
+}
+
+/// The test hooks of a debug build: the failpoint ([`ABORT_AFTER_ENV`]) and the virtual
+/// clock ([`VIRTUAL_CLOCK_ENV`]).
+///
+/// Errors: a variable that is set but does not parse.
+#[cfg(debug_assertions)]
+fn test_hooks() -> anyhow::Result<(Option<usize>, Clock)> {
+    let abort_after_record = match std::env::var(ABORT_AFTER_ENV) {
+        Ok(value) => Some(
+            value
+                .parse()
+                .with_context(|| format!("{ABORT_AFTER_ENV}=`{value}`: not a number"))?,
+        ),
+        Err(_) => None,
+    };
+    let clock = match std::env::var(VIRTUAL_CLOCK_ENV) {
+        Ok(value) => Clock::virtual_from(
+            value
+                .parse()
+                .with_context(|| format!("{VIRTUAL_CLOCK_ENV}=`{value}`: not an RFC 3339 time"))?,
+        ),
+        Err(_) => Clock::system(),
+    };
+    Ok((abort_after_record, clock))
+}
+
+/// A release build has no test hooks: no failpoint, the system clock.
+#[cfg(not(debug_assertions))]
+fn test_hooks() -> anyhow::Result<(Option<usize>, Clock)> {
+    Ok((None, Clock::system()))
 }
 
 /// Progress on stderr: one line per finished step, and on a terminal a spinner for the
@@ -410,12 +443,8 @@ pub fn print_summary(summary: &RoundSummary) {
             RoundStatus::Inconclusive => "inconclusive",
         }
     );
-    // A sealed bundle holds its campaign: the ceiling is the rate search's maximum.
-    let rate_search = verifier::read_campaign_copy(&summary.bundle)
-        .1
-        .ok()
-        .map(|frozen| frozen.campaign.rate_search);
-    print!("{}", table(record, rate_search.as_ref()));
+    // The ceiling is the rate search's maximum.
+    print!("{}", table(record, &summary.rate_search));
     if let Some(noise) = &record.noise {
         println!("{}", format_noise(noise));
     }
@@ -486,7 +515,7 @@ fn leader_line(record: &RoundRecord) -> String {
 
 /// The entries table as text; throughputs counted from self-reported token counts are
 /// marked so, and one a run measured at `rate_search`'s maximum is `≥ … req/s (ceiling)`.
-fn table(record: &RoundRecord, rate_search: Option<&RateSearchSpec>) -> String {
+fn table(record: &RoundRecord, rate_search: &RateSearchSpec) -> String {
     let self_reported = if record.token_count == Some(TokenCount::Usage) {
         format!(" {SELF_REPORTED}")
     } else {
@@ -523,12 +552,8 @@ fn table(record: &RoundRecord, rate_search: Option<&RateSearchSpec>) -> String {
             status.to_owned(),
             score_cell(record, entry),
             entry.throughput_milli_rps.map_or("—".to_owned(), |t| {
-                let ceiling = rate_search.is_some_and(|spec| {
-                    entry
-                        .runs
-                        .iter()
-                        .any(|r| at_ceiling(r.rate_milli_rps, spec))
-                });
+                let ceiling =
+                    (entry.runs.iter()).any(|r| at_ceiling(r.rate_milli_rps, rate_search));
                 format!("{}{self_reported}", format_entry_throughput(t, ceiling))
             }),
             format_ms(entry.started_at.millis_until(entry.ended_at)),

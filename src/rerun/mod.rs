@@ -224,6 +224,7 @@ pub fn rerun(
             // The scratch data directory has no log: a re-run publishes nothing.
             log_key: None,
             require_witness: None,
+            clock: runner::round::Clock::system(),
         };
         match run_round(&round_options, &key, progress) {
             Ok(summary) => Inner::Ran(summary.bundle, Box::new(summary.record)),

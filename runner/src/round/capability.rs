@@ -46,7 +46,9 @@ pub(crate) fn probe_baseline(
     if matches!(ctx.frozen.campaign.backend, Backend::Builtin) {
         return Ok(None);
     }
-    let mut step = ctx.begin("Setup", CAPABILITY_PROBE_STEP, Phase::StartingEngine);
+    let mut step = ctx
+        .steps
+        .begin("Setup", CAPABILITY_PROBE_STEP, Phase::StartingEngine);
     let started = Instant::now();
     let engine_log = ctx.bundle.join("logs/engines/capability-probe.log");
     let record_error = |e: &dyn std::error::Error| RoundError::Record {
@@ -63,9 +65,10 @@ pub(crate) fn probe_baseline(
         api.token_ids
     ));
     let mut engine = ctx
+        .engines
         .backend
         .engine(&tree.root, &tree.config, &engine_log, None);
-    ctx.engine_started();
+    ctx.engines.started();
     let ready = engine.start().and_then(|()| {
         engine.wait_healthy(Duration::from_secs(ctx.frozen.campaign.health_deadline_s))
     });
@@ -92,7 +95,7 @@ pub(crate) fn probe_baseline(
         }
     };
     let stopped = engine.stop();
-    ctx.engine_stopped();
+    ctx.engines.stopped();
     if let Err(e) = stopped {
         step.line(&format!(
             "keeping the engine log failed: {}",
@@ -112,7 +115,7 @@ pub(crate) fn probe_baseline(
     } else {
         StepStatus::Ok
     };
-    let step = ctx.finish(step, status)?;
+    let step = ctx.steps.finish(step, status)?;
     Ok(Some((probe, step)))
 }
 

@@ -1,35 +1,35 @@
-//! One entry's group of steps (start the engine → healthy or disqualified with its log
-//! tail → SLA runs → correctness outputs → stop), and the scorer's group (the reference
-//! runtime teacher-forced on each entry's tokens). A failing step never stops the round:
-//! it becomes the entry's typed status. Only a step log that cannot be written does
-//! ([`Ctx::finish`]): the step would have no record of itself.
+//! One run of an entry ([`EntryRun`]): start the engine → healthy or disqualified with
+//! its log tail → SLA runs → correctness outputs → stop. A failing step never stops the
+//! round: it ends the run through [`EntryRun::fail`] and becomes the entry's typed
+//! status. Only a step log that cannot be written does
+//! ([`Steps::finish`](super::steps::Steps::finish)): the step would have no record of
+//! itself. The step errors shared with the scorer ([`StepError`]) and
+//! the tree every engine runs from ([`prepare`]) live here too.
 //!
 //! Engines are started and stopped here, on the thread that called `run_round` (the
 //! round's tokio runtime only drives the load generator and the correctness client):
 //! `PR_SET_PDEATHSIG` ties each engine to that thread, which outlives it (engines are
 //! not `Send`, and dropping one stops it).
 
+use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use receipts::fsutil::IoError;
 use receipts::model::{
-    Backend, CorrectnessItems, CorrectnessSummary, Disqualification, DisqualificationReason,
-    EntryMeasurement, MeasurementOutcome, Phase, ProbeRecord, ReferenceRuntime, Role, RoundFailure,
-    Sha256Hex, Step, StepStatus, Timestamp,
+    Backend, Disqualification, DisqualificationReason, EntryMeasurement, MeasurementOutcome, Phase,
+    ProbeRecord, Role, Sha256Hex, Step, StepStatus,
 };
 
-use super::record::{EntryRecord, EntryResult, EntryVerdict, PlannedEntry, ScorerRecord};
+use super::record::{EntryRecord, EntryResult, PlannedEntry};
+use super::scorer::SavedOutputs;
 use super::{Ctx, RoundError, StepRun};
-use crate::correctness::{
-    self as gate, CompletionsClient, GateError, ItemOutput, KeptRequest, KeptRun,
-};
+use crate::correctness::{self as gate, CompletionsClient, GateError, KeptRequest, KeptRun};
 use engines::docker::ContainerExit;
 use engines::isolation::{self, CpuPlan, CpuTimes};
 use engines::{Engine, EngineError, log_tail};
 use loadgen::search::ProgressSink;
-use receipts::rules::correctness;
 
 /// Why a step of an entry's group, or of the scorer's, could not do its work. The
 /// journal and the receipt record it as its message chain ([`error_chain`]) inside a
@@ -100,19 +100,6 @@ impl StepError {
         )
     }
 
-    /// The round's typed failure when the reference runtime (the scorer) ran past its
-    /// deadline: the reference is no miner's engine, so its stall fails the round.
-    fn scorer_deadline(&self) -> Option<RoundFailure> {
-        match self {
-            Self::Gate(GateError::Deadline { deadline_s, .. }) => {
-                Some(RoundFailure::ScorerDeadline {
-                    deadline_s: *deadline_s,
-                })
-            }
-            _ => None,
-        }
-    }
-
     /// The entry's typed disqualification for a failed correctness step, when it has
     /// one (the deadline; other faults are `compliance_failed` with their message).
     fn disqualification(&self) -> Option<DisqualificationReason> {
@@ -166,16 +153,6 @@ impl RunSpec {
     }
 }
 
-/// The engine steps already run when a group ends early: the ones after them are
-/// recorded as skipped.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Reached {
-    /// It ended while starting the engine.
-    Start,
-    /// It ended during the SLA runs.
-    Sla,
-}
-
 /// Runs one entry's run of one pass on a fresh engine: the baseline's (or its A/A
 /// control), the incumbent's or a candidate's. Correctness outputs are taken on it when
 /// `run.takes_outputs` and its SLA was met. The CPU time the hypervisor stole over its
@@ -186,364 +163,463 @@ enum Reached {
 /// kept in full fails that step and makes the entry `infra_failed`. A bundle file that
 /// cannot be written (the probe log) fails its step the same way and is not named.
 ///
-/// Errors: [`RoundError`] only when a step's own log cannot be written ([`Ctx::finish`]);
-/// every other failure is the entry's typed status.
+/// Errors: [`RoundError`] only when a step's own log cannot be written
+/// ([`Steps::finish`](super::steps::Steps::finish)); every other failure is the entry's
+/// typed status.
 pub(crate) fn run_entry(
     ctx: &mut Ctx<'_>,
     planned: &PlannedEntry,
     run: &RunSpec,
 ) -> Result<EntryRecord, RoundError> {
-    let group = planned.group.clone();
-    // Step names carry the run: `Baseline, A/A control, pass 2, running SLA`.
-    let name = format!("{group}, {}", run.label());
-    let slug = format!("{}-{}", planned.slug, run.slug());
-    let started_at = Timestamp::now();
-    // The baseline answers too, its prompt echo only: the scorer checks it against the
-    // reference's tokenization before any entry's (content/correctness.md).
-    let baseline = planned.role == Role::Baseline;
-    let wants_outputs = run.takes_outputs;
-    let mut steps: Vec<Step> = Vec::new();
-    let engine_log_rel = format!("logs/engines/{slug}.log");
-    let engine_log = ctx.bundle.join(&engine_log_rel);
-    let probe_log_rel = format!("probes/{slug}.json");
-    let probe_log = ctx.bundle.join(&probe_log_rel);
-    let mut record = EntryRecord::not_run(
-        planned.index,
-        run.pass,
-        run.control,
-        run.rerun,
-        started_at,
-        ctx.backend.kind(),
-    );
+    EntryRun::new(ctx, planned, *run).run()
+}
 
-    // Start → healthy.
-    let mut start = ctx.begin(
-        &group,
-        &format!("{name}, starting the engine"),
-        Phase::StartingEngine,
-    );
-    // A killed run of this group left its logs: the engine log would be appended to, and
-    // a probe log this run does not write again would be sealed as if it were its.
-    if let Err(error) = remove_stale(&[&engine_log, &probe_log]) {
-        let reason = error_chain(&error);
-        start.line(&reason);
-        return failed_before_the_engine(
-            ctx,
-            start,
-            record,
-            steps,
-            (&group, &name),
-            wants_outputs,
-            reason,
+/// One entry's run in progress: its steps so far and the record they fill in. Every
+/// early end goes through [`EntryRun::fail`].
+struct EntryRun<'c, 'a> {
+    ctx: &'c mut Ctx<'a>,
+    planned: &'c PlannedEntry,
+    run: RunSpec,
+    /// Step names carry the run: `Baseline, A/A control, pass 2`.
+    name: String,
+    /// The run's file-name stem: `baseline-control-pass-2`.
+    slug: String,
+    /// The baseline answers too, its prompt echo only: the scorer checks it against the
+    /// reference's tokenization before any entry's (content/correctness.md).
+    baseline: bool,
+    record: EntryRecord,
+    steps: Vec<Step>,
+}
+
+/// Why an entry's run ended early, as [`EntryRun::fail`] records it.
+enum Failure {
+    /// The runner (or the load client) failed: `infra_failed` for this reason.
+    Infra(String),
+    /// The engine died before it was healthy: disqualified.
+    DiedBeforeHealthy(Disqualification),
+    /// Its measurement was cut short for this reason: the engine crashed when it is no
+    /// longer running (disqualified, with its log tail), otherwise the runner failed.
+    CutShort(String),
+}
+
+impl<'c, 'a> EntryRun<'c, 'a> {
+    fn new(ctx: &'c mut Ctx<'a>, planned: &'c PlannedEntry, run: RunSpec) -> Self {
+        let started_at = ctx.options.clock.now();
+        let record = EntryRecord::not_run(
+            planned.index,
+            run.pass,
+            run.control,
+            run.rerun,
+            started_at,
+            ctx.engines.backend.kind(),
         );
-    }
-    let tree = match prepare(
-        ctx,
-        planned.patch.as_ref(),
-        &format!("trees/{}", planned.slug),
-    ) {
-        Ok(tree) => tree,
-        Err(error) => {
-            let reason = error_chain(&error);
-            start.line(&format!("preparing the tree failed: {reason}"));
-            return failed_before_the_engine(
-                ctx,
-                start,
-                record,
-                steps,
-                (&group, &name),
-                wants_outputs,
-                reason,
-            );
+        Self {
+            name: format!("{}, {}", planned.group, run.label()),
+            slug: format!("{}-{}", planned.slug, run.slug()),
+            baseline: planned.role == Role::Baseline,
+            ctx,
+            planned,
+            run,
+            record,
+            steps: Vec::new(),
         }
-    };
-    record.engine.config_sha256 = tree.config_sha256;
-    start.line(&format!(
-        "tree `{}`, config sha256 {}",
-        tree.root.display(),
-        record.engine.config_sha256
-    ));
-    // A Docker campaign's miner entry runs the image built for its submission, and
-    // nothing else (never the baseline's image with its tree mounted).
-    let docker = matches!(ctx.frozen.campaign.backend, Backend::Docker(_));
-    if docker && !baseline && planned.image.is_none() {
-        let reason = error_chain(&StepError::NoImage {
-            patch: planned.patch,
-        });
-        start.line(&reason);
-        return failed_before_the_engine(
-            ctx,
-            start,
-            record,
-            steps,
-            (&group, &name),
-            wants_outputs,
-            reason,
-        );
     }
-    let mut engine = ctx.backend.engine(
-        &tree.root,
-        &tree.config,
-        &engine_log,
-        planned.image.as_ref(),
-    );
-    if let Some(image) = &planned.image {
-        start.line(&format!("image `{}` ({})", image.tag, image.image_id));
-    }
-    ctx.engine_started();
-    let started = engine.start();
-    // The log is named only once it exists (a start can fail before opening it).
-    record.engine_log = engine_log.is_file().then_some(engine_log_rel);
-    if let Err(e) = started {
-        start.line(&format!("{e}"));
-        record.result = EntryResult::InfraFailed {
-            reason: error_chain(&e),
+
+    /// Starts the engine, measures it and takes its outputs when asked.
+    fn run(mut self) -> Result<EntryRecord, RoundError> {
+        let Some(mut engine) = self.start()? else {
+            return Ok(self.record);
         };
-        stop_engine(ctx, engine.as_mut(), &mut start, &mut record.result);
-        steps.push(ctx.finish(start, StepStatus::Failed)?);
-        return close(
-            ctx,
-            record,
-            steps,
-            (&group, &name),
-            wants_outputs,
-            Reached::Start,
-        );
+        let Some((sla, measurement, kept_runs)) = self.measure_sla(engine.as_mut())? else {
+            return Ok(self.record);
+        };
+        self.take_outputs_and_stop(engine.as_mut(), sla, measurement, kept_runs)?;
+        self.record.steps = self.steps;
+        self.record.ended_at = self.ctx.options.clock.now();
+        Ok(self.record)
     }
-    record.engine.command = engine.command().map(<[String]>::to_vec);
-    record.engine.isolation = engine.isolation();
-    record.engine.docker = engine.docker();
-    if let Some(docker) = &record.engine.docker {
-        record.engine.memory_limit_mb = Some(ctx.frozen.campaign.hardware.memory_limit_mb);
-        record.engine.image =
-            docker
-                .manifest_digest
-                .as_ref()
-                .map(|digest| receipts::model::ImageRef {
-                    name: engines::docker::image::repository(&docker.image_reference).to_owned(),
-                    manifest_digest: digest.clone(),
-                    config_digest: Some(docker.image_id.clone()),
-                });
-    }
-    if let receipts::model::Backend::Process { .. } = ctx.frozen.campaign.backend {
-        record.engine.api = Some(ctx.frozen.campaign.api_profile().record());
-        record.engine.memory_limit_mb = Some(ctx.frozen.campaign.hardware.memory_limit_mb);
-    }
-    let deadline = Duration::from_secs(ctx.frozen.campaign.health_deadline_s);
-    match engine.wait_healthy(deadline) {
-        Ok(()) => {
-            start.line(&format!(
-                "healthy at {}",
-                engine.endpoint().unwrap_or_default()
-            ));
-            steps.push(ctx.finish(start, StepStatus::Ok)?);
+
+    /// Ends the run at `step` (the engine, if any, stopped first): the step fails, the
+    /// entry gets its status for `why`, and the steps it did not reach are skipped.
+    ///
+    /// Errors: as [`Steps::finish`](super::steps::Steps::finish).
+    fn fail(
+        &mut self,
+        mut step: StepRun,
+        engine: Option<&mut dyn Engine>,
+        why: Failure,
+    ) -> Result<(), RoundError> {
+        let result = match (why, engine) {
+            (Failure::CutShort(reason), Some(engine)) => {
+                stop_after_failure(self.ctx, engine, &mut step, reason)
+            }
+            (Failure::CutShort(reason) | Failure::Infra(reason), engine) => {
+                let mut result = EntryResult::InfraFailed { reason };
+                if let Some(engine) = engine {
+                    stop_engine(self.ctx, engine, &mut step, &mut result);
+                }
+                result
+            }
+            (Failure::DiedBeforeHealthy(dq), engine) => {
+                let mut result = EntryResult::Disqualified(dq);
+                if let Some(engine) = engine {
+                    stop_engine(self.ctx, engine, &mut step, &mut result);
+                }
+                result
+            }
+        };
+        self.record.result = result;
+        let failed_at_start = step.phase == Phase::StartingEngine;
+        self.steps
+            .push(self.ctx.steps.finish(step, StepStatus::Failed)?);
+        self.ctx.engines.stopped();
+        if failed_at_start {
+            self.skip("running SLA", Phase::RunningSla)?;
         }
-        Err(EngineError::DiedBeforeHealthy { detail, log_tail }) => {
-            let detail = format!("engine died before becoming healthy ({detail})");
-            start.line(&detail);
-            record.result = EntryResult::Disqualified(Disqualification {
+        if self.run.takes_outputs {
+            self.skip("running correctness", Phase::RunningCorrectness)?;
+        }
+        self.record.steps = std::mem::take(&mut self.steps);
+        self.record.ended_at = self.ctx.options.clock.now();
+        Ok(())
+    }
+
+    /// Starts step `what` of this run.
+    fn begin(&mut self, what: &str, phase: Phase) -> StepRun {
+        let name = format!("{}, {what}", self.name);
+        self.ctx.steps.begin(&self.planned.group, &name, phase)
+    }
+
+    /// Records step `what` of this run as skipped.
+    fn skip(&mut self, what: &str, phase: Phase) -> Result<(), RoundError> {
+        let name = format!("{}, {what}", self.name);
+        let step = self.ctx.steps.skipped(&self.planned.group, &name, phase)?;
+        self.steps.push(step);
+        Ok(())
+    }
+
+    /// The start step: the tree, the engine, healthy. Returns the healthy engine, or
+    /// `None` when the run ended here.
+    fn start(&mut self) -> Result<Option<Box<dyn Engine>>, RoundError> {
+        let mut start = self.begin("starting the engine", Phase::StartingEngine);
+        let engine_log_rel = format!("logs/engines/{}.log", self.slug);
+        let engine_log = self.ctx.bundle.join(&engine_log_rel);
+        let probe_log = self.ctx.bundle.join(self.probe_log_rel());
+        // A killed run of this group left its logs: the engine log would be appended to,
+        // and a probe log this run does not write again would be sealed as if it were its.
+        if let Err(error) = remove_stale(&[&engine_log, &probe_log]) {
+            let reason = error_chain(&error);
+            start.line(&reason);
+            self.fail(start, None, Failure::Infra(reason))?;
+            return Ok(None);
+        }
+        let tree = match prepare(
+            self.ctx,
+            self.planned.patch.as_ref(),
+            &format!("trees/{}", self.planned.slug),
+        ) {
+            Ok(tree) => tree,
+            Err(error) => {
+                let reason = error_chain(&error);
+                start.line(&format!("preparing the tree failed: {reason}"));
+                self.fail(start, None, Failure::Infra(reason))?;
+                return Ok(None);
+            }
+        };
+        self.record.engine.config_sha256 = tree.config_sha256;
+        start.line(&format!(
+            "tree `{}`, config sha256 {}",
+            tree.root.display(),
+            self.record.engine.config_sha256
+        ));
+        // A Docker campaign's miner entry runs the image built for its submission, and
+        // nothing else (never the baseline's image with its tree mounted).
+        let docker = matches!(self.ctx.frozen.campaign.backend, Backend::Docker(_));
+        if docker && !self.baseline && self.planned.image.is_none() {
+            let reason = error_chain(&StepError::NoImage {
+                patch: self.planned.patch,
+            });
+            start.line(&reason);
+            self.fail(start, None, Failure::Infra(reason))?;
+            return Ok(None);
+        }
+        let mut engine = self.ctx.engines.backend.engine(
+            &tree.root,
+            &tree.config,
+            &engine_log,
+            self.planned.image.as_ref(),
+        );
+        if let Some(image) = &self.planned.image {
+            start.line(&format!("image `{}` ({})", image.tag, image.image_id));
+        }
+        self.ctx.engines.started();
+        let started = engine.start();
+        // The log is named only once it exists (a start can fail before opening it).
+        self.record.engine_log = engine_log.is_file().then_some(engine_log_rel);
+        if let Err(e) = started {
+            start.line(&format!("{e}"));
+            self.fail(
+                start,
+                Some(engine.as_mut()),
+                Failure::Infra(error_chain(&e)),
+            )?;
+            return Ok(None);
+        }
+        self.record_engine(engine.as_ref());
+        let deadline = Duration::from_secs(self.ctx.frozen.campaign.health_deadline_s);
+        match engine.wait_healthy(deadline) {
+            Ok(()) => {
+                start.line(&format!(
+                    "healthy at {}",
+                    engine.endpoint().unwrap_or_default()
+                ));
+                self.steps
+                    .push(self.ctx.steps.finish(start, StepStatus::Ok)?);
+                Ok(Some(engine))
+            }
+            Err(EngineError::DiedBeforeHealthy { detail, log_tail }) => {
+                let detail = format!("engine died before becoming healthy ({detail})");
+                start.line(&detail);
+                let dq = Disqualification {
+                    reason: death_reason(
+                        engine.container_exit(),
+                        DisqualificationReason::EngineDiedBeforeHealthy,
+                    ),
+                    detail,
+                    log_tail,
+                };
+                let why = Failure::DiedBeforeHealthy(dq);
+                self.fail(start, Some(engine.as_mut()), why)?;
+                Ok(None)
+            }
+            Err(e) => {
+                start.line(&format!("{e}"));
+                self.fail(
+                    start,
+                    Some(engine.as_mut()),
+                    Failure::Infra(error_chain(&e)),
+                )?;
+                Ok(None)
+            }
+        }
+    }
+
+    /// What the started engine reports about itself, and what the campaign gave it.
+    fn record_engine(&mut self, engine: &dyn Engine) {
+        let campaign = &self.ctx.frozen.campaign;
+        let recorded = &mut self.record.engine;
+        recorded.command = engine.command().map(<[String]>::to_vec);
+        recorded.isolation = engine.isolation();
+        recorded.docker = engine.docker();
+        if let Some(docker) = &recorded.docker {
+            recorded.memory_limit_mb = Some(campaign.hardware.memory_limit_mb);
+            recorded.image =
+                docker
+                    .manifest_digest
+                    .as_ref()
+                    .map(|digest| receipts::model::ImageRef {
+                        name: engines::docker::image::repository(&docker.image_reference)
+                            .to_owned(),
+                        manifest_digest: digest.clone(),
+                        config_digest: Some(docker.image_id.clone()),
+                    });
+        }
+        if let Backend::Process { .. } = campaign.backend {
+            recorded.api = Some(campaign.api_profile().record());
+            recorded.memory_limit_mb = Some(campaign.hardware.memory_limit_mb);
+        }
+    }
+
+    /// The probe log's bundle-relative name.
+    fn probe_log_rel(&self) -> String {
+        format!("probes/{}.json", self.slug)
+    }
+
+    /// The SLA step: the measured runs, the host's steal over them, the probe log.
+    /// Returns the step (still open: the engine is stopped before it ends when it is the
+    /// engine's last), the measurement and the kept requests, or `None` when the run
+    /// ended here.
+    fn measure_sla(
+        &mut self,
+        engine: &mut dyn Engine,
+    ) -> Result<Option<(StepRun, EntryMeasurement, Vec<KeptRun>)>, RoundError> {
+        let endpoint = engine.endpoint().unwrap_or_default();
+        let mut sla = self.begin("running SLA", Phase::RunningSla);
+        // Token ids are kept for the timed-run sample only on the run whose correctness
+        // outputs are taken, and never for the baseline (it is not judged).
+        let keep = if self.run.takes_outputs && !self.baseline {
+            sample_pool(self.ctx, self.planned.index)
+        } else {
+            Ok(BTreeSet::new())
+        };
+        // The host's steal over the measured part: `/proc/stat` sampled around it.
+        let before = CpuTimes::now();
+        let measuring = std::time::Instant::now();
+        let measured =
+            keep.and_then(|keep| measure(self.ctx, &endpoint, self.run.pass, keep, &mut sla));
+        let wall_ms = u64::try_from(measuring.elapsed().as_millis()).unwrap_or(u64::MAX);
+        match (before, CpuTimes::now()) {
+            (Ok(before), Ok(after)) => {
+                let bound = self.ctx.frozen.campaign.effective_max_steal_permille();
+                let samples = (&before, &after);
+                let line = note_host_load(
+                    &mut self.record,
+                    &self.ctx.engines.cpus,
+                    samples,
+                    wall_ms,
+                    bound,
+                );
+                sla.line(&line);
+            }
+            (Err(e), _) | (_, Err(e)) => {
+                sla.line(&format!("host load not measured: {}", error_chain(&e)));
+            }
+        }
+        let (measurement, kept_runs) = match measured {
+            Ok(m) => m,
+            Err(error) => {
+                let reason = error_chain(&error);
+                sla.line(&reason);
+                self.fail(sla, Some(engine), Failure::CutShort(reason))?;
+                return Ok(None);
+            }
+        };
+        let probe_log_rel = self.probe_log_rel();
+        let probe_log = self.ctx.bundle.join(&probe_log_rel);
+        if let Err(e) = super::write_artifact(&probe_log, &measurement) {
+            let reason = error_chain(&e);
+            sla.line(&format!("writing the probe log failed: {reason}"));
+            self.fail(sla, Some(engine), Failure::Infra(reason))?;
+            return Ok(None);
+        }
+        self.record.probe_log = Some(probe_log_rel);
+        sla.line(&format!(
+            "throughput {} milli-req/s (min {}, max {}), outcome {}",
+            opt(measurement.throughput_milli_rps),
+            opt(measurement.throughput_min_milli_rps),
+            opt(measurement.throughput_max_milli_rps),
+            super::steps::outcome_words(measurement.outcome)
+        ));
+        if !engine.is_running() {
+            let reason = "the engine exited during the SLA runs".to_owned();
+            self.fail(sla, Some(engine), Failure::CutShort(reason))?;
+            return Ok(None);
+        }
+        Ok(Some((sla, measurement, kept_runs)))
+    }
+
+    /// The correctness step when the SLA was met and outputs are wanted (one request at
+    /// a time), then the engine stopped before its last step ends: this one, else the
+    /// SLA step. Sets the run's result.
+    fn take_outputs_and_stop(
+        &mut self,
+        engine: &mut dyn Engine,
+        sla: StepRun,
+        measurement: EntryMeasurement,
+        kept_runs: Vec<KeptRun>,
+    ) -> Result<(), RoundError> {
+        // A run the host stole from is invalid: its outputs wait for its re-run.
+        let sla_ok =
+            measurement.outcome == MeasurementOutcome::Measured && !self.record.steal_exceeded;
+        let takes_outputs = self.run.takes_outputs && sla_ok;
+        let mut taken = TakenOutputs::default();
+        let (mut last, last_ok) = if takes_outputs {
+            self.steps.push(self.ctx.steps.finish(sla, StepStatus::Ok)?);
+            let mut step = self.begin("running correctness", Phase::RunningCorrectness);
+            taken = self.correctness_outputs(engine, &mut step, kept_runs);
+            let ok = taken.outputs.is_some();
+            (step, ok)
+        } else {
+            (sla, sla_ok)
+        };
+        let crashed = !engine.is_running();
+        let mut result = match taken.infra_error {
+            Some(reason) => EntryResult::InfraFailed { reason },
+            None => EntryResult::Measured {
+                measurement: Box::new(measurement),
+                outputs: taken.outputs,
+                outputs_error: taken.error,
+                outputs_disqualification: taken.disqualification,
+            },
+        };
+        let kept = stop_engine(self.ctx, engine, &mut last, &mut result);
+        if kept && crashed {
+            result = EntryResult::Disqualified(Disqualification {
                 reason: death_reason(
                     engine.container_exit(),
-                    DisqualificationReason::EngineDiedBeforeHealthy,
+                    DisqualificationReason::EngineCrashed,
                 ),
-                detail,
-                log_tail,
+                detail: "the engine exited while being measured".into(),
+                log_tail: log_tail(engine.log_path()),
             });
-            stop_engine(ctx, engine.as_mut(), &mut start, &mut record.result);
-            steps.push(ctx.finish(start, StepStatus::Failed)?);
-            return close(
-                ctx,
-                record,
-                steps,
-                (&group, &name),
-                wants_outputs,
-                Reached::Start,
-            );
         }
-        Err(e) => {
-            start.line(&format!("{e}"));
-            record.result = EntryResult::InfraFailed {
-                reason: error_chain(&e),
-            };
-            stop_engine(ctx, engine.as_mut(), &mut start, &mut record.result);
-            steps.push(ctx.finish(start, StepStatus::Failed)?);
-            return close(
-                ctx,
-                record,
-                steps,
-                (&group, &name),
-                wants_outputs,
-                Reached::Start,
-            );
+        let status = if last_ok && kept {
+            StepStatus::Ok
+        } else {
+            StepStatus::Failed
+        };
+        self.steps.push(self.ctx.steps.finish(last, status)?);
+        if self.run.takes_outputs && !takes_outputs {
+            self.skip("running correctness", Phase::RunningCorrectness)?;
         }
+        self.record.result = result;
+        Ok(())
     }
-    let endpoint = engine.endpoint().unwrap_or_default();
 
-    // SLA runs.
-    let mut sla = ctx.begin(&group, &format!("{name}, running SLA"), Phase::RunningSla);
-    // Token ids are kept for the timed-run sample only on the run whose correctness
-    // outputs are taken, and never for the baseline (it is not judged).
-    let keep = if wants_outputs && !baseline {
-        sample_pool(ctx, planned.index)
-    } else {
-        std::collections::BTreeSet::new()
-    };
-    // The host's steal over the measured part: `/proc/stat` sampled around it.
-    let before = CpuTimes::now();
-    let measuring = std::time::Instant::now();
-    let measured = measure(ctx, &endpoint, run.pass, keep, &mut sla);
-    let wall_ms = u64::try_from(measuring.elapsed().as_millis()).unwrap_or(u64::MAX);
-    match (before, CpuTimes::now()) {
-        (Ok(before), Ok(after)) => {
-            let bound = ctx.frozen.campaign.effective_max_steal_permille();
-            let line = note_host_load(&mut record, &ctx.cpus, (&before, &after), wall_ms, bound);
-            sla.line(&line);
-        }
-        (Err(e), _) | (_, Err(e)) => {
-            sla.line(&format!("host load not measured: {}", error_chain(&e)));
-        }
-    }
-    let (measurement, kept_runs) = match measured {
-        Ok(m) => m,
-        Err(error) => {
-            let reason = error_chain(&error);
-            sla.line(&reason);
-            record.result = stop_after_failure(ctx, engine.as_mut(), &mut sla, reason);
-            steps.push(ctx.finish(sla, StepStatus::Failed)?);
-            return close(
-                ctx,
-                record,
-                steps,
-                (&group, &name),
-                wants_outputs,
-                Reached::Sla,
-            );
-        }
-    };
-    if let Err(e) = super::write_artifact(&probe_log, &measurement) {
-        let reason = error_chain(&e);
-        sla.line(&format!("writing the probe log failed: {reason}"));
-        record.result = EntryResult::InfraFailed { reason };
-        stop_engine(ctx, engine.as_mut(), &mut sla, &mut record.result);
-        steps.push(ctx.finish(sla, StepStatus::Failed)?);
-        return close(
-            ctx,
-            record,
-            steps,
-            (&group, &name),
-            wants_outputs,
-            Reached::Sla,
-        );
-    }
-    record.probe_log = Some(probe_log_rel);
-    sla.line(&format!(
-        "throughput {} milli-req/s (min {}, max {}), outcome {}",
-        opt(measurement.throughput_milli_rps),
-        opt(measurement.throughput_min_milli_rps),
-        opt(measurement.throughput_max_milli_rps),
-        super::outcome_words(measurement.outcome)
-    ));
-    if !engine.is_running() {
-        record.result = stop_after_failure(
-            ctx,
-            engine.as_mut(),
-            &mut sla,
-            "the engine exited during the SLA runs".into(),
-        );
-        steps.push(ctx.finish(sla, StepStatus::Failed)?);
-        return close(
-            ctx,
-            record,
-            steps,
-            (&group, &name),
-            wants_outputs,
-            Reached::Sla,
-        );
-    }
-    // A run the host stole from is invalid: its outputs wait for its re-run.
-    let sla_ok = measurement.outcome == MeasurementOutcome::Measured && !record.steal_exceeded;
-
-    // Correctness outputs, one request at a time, when the SLA was met; the engine's last
-    // step is then this one, else the SLA runs.
-    let takes_outputs = wants_outputs && sla_ok;
-    let mut outputs = None;
-    let mut outputs_error = None;
-    let mut outputs_disqualification = None;
-    let mut infra_error = None;
-    let (mut last, last_ok) = if takes_outputs {
-        steps.push(ctx.finish(sla, StepStatus::Ok)?);
-        let mut step = ctx.begin(
-            &group,
-            &format!("{name}, running correctness"),
-            Phase::RunningCorrectness,
-        );
-        let taken = match take_outputs(ctx, &endpoint, &slug, &mut step, baseline, kept_runs) {
-            Ok(rel) => {
-                outputs = Some(rel);
-                true
+    /// The entry's greedy outputs on `engine`, kept in memory for the scorer (and saved
+    /// under `.work/` for a resumed round); a failure is the entry's (its answers) or the
+    /// runner's, told apart.
+    fn correctness_outputs(
+        &mut self,
+        engine: &dyn Engine,
+        step: &mut StepRun,
+        kept_runs: Vec<KeptRun>,
+    ) -> TakenOutputs {
+        let endpoint = engine.endpoint().unwrap_or_default();
+        let baseline = self.baseline;
+        match take_outputs(self.ctx, &endpoint, &self.slug, step, baseline, kept_runs) {
+            Ok((rel, saved)) => {
+                self.ctx.produced.outputs.insert(rel.clone(), saved);
+                TakenOutputs {
+                    outputs: Some(rel),
+                    ..TakenOutputs::default()
+                }
             }
             Err(error) => {
                 let reason = error_chain(&error);
                 step.line(&reason);
                 // The baseline is no miner's: its failure is the infrastructure's.
                 match error.disqualification() {
-                    _ if baseline || !error.is_entrys_fault() => infra_error = Some(reason),
-                    Some(dq) => {
-                        outputs_disqualification = Some(Disqualification {
+                    _ if baseline || !error.is_entrys_fault() => TakenOutputs {
+                        infra_error: Some(reason),
+                        ..TakenOutputs::default()
+                    },
+                    Some(dq) => TakenOutputs {
+                        disqualification: Some(Disqualification {
                             reason: dq,
                             detail: reason,
                             log_tail: log_tail(engine.log_path()),
-                        });
-                    }
-                    None => outputs_error = Some(reason),
+                        }),
+                        ..TakenOutputs::default()
+                    },
+                    None => TakenOutputs {
+                        error: Some(reason),
+                        ..TakenOutputs::default()
+                    },
                 }
-                false
             }
-        };
-        (step, taken)
-    } else {
-        (sla, sla_ok)
-    };
-    let crashed = !engine.is_running();
-    let mut result = match infra_error {
-        Some(reason) => EntryResult::InfraFailed { reason },
-        None => EntryResult::Measured {
-            measurement: Box::new(measurement),
-            outputs,
-            outputs_error,
-            outputs_disqualification,
-        },
-    };
-    let kept = stop_engine(ctx, engine.as_mut(), &mut last, &mut result);
-    if kept && crashed {
-        result = EntryResult::Disqualified(Disqualification {
-            reason: death_reason(
-                engine.container_exit(),
-                DisqualificationReason::EngineCrashed,
-            ),
-            detail: "the engine exited while being measured".into(),
-            log_tail: log_tail(engine.log_path()),
-        });
+        }
     }
-    steps.push(ctx.finish(
-        last,
-        if last_ok && kept {
-            StepStatus::Ok
-        } else {
-            StepStatus::Failed
-        },
-    )?);
-    if wants_outputs && !takes_outputs {
-        steps.push(ctx.skipped(
-            &group,
-            &format!("{name}, running correctness"),
-            Phase::RunningCorrectness,
-        )?);
-    }
-    record.result = result;
-    record.steps = steps;
-    record.ended_at = Timestamp::now();
-    Ok(record)
+}
+
+/// How an entry's correctness step ended: its outputs' `.work`-relative file, or the
+/// entry's failure (a message, or a typed disqualification), or the runner's.
+#[derive(Default)]
+struct TakenOutputs {
+    outputs: Option<String>,
+    error: Option<String>,
+    disqualification: Option<Disqualification>,
+    infra_error: Option<String>,
 }
 
 /// Records the host's load over a run on `record` from the `/proc/stat` samples
@@ -575,51 +651,6 @@ fn note_host_load(
     line
 }
 
-/// Fills in the skipped steps of a group that ended early at `reached` and closes the
-/// record; its correctness step is skipped too when the group has one (`wants_outputs`).
-/// An entry whose start step failed before any engine was made (stale logs, the tree,
-/// no image): the step failed, the entry `infra_failed` for `reason`, the rest of its
-/// group closed as [`close`] does.
-///
-/// Errors: as [`close`].
-fn failed_before_the_engine(
-    ctx: &mut Ctx<'_>,
-    start: StepRun,
-    mut record: EntryRecord,
-    mut steps: Vec<Step>,
-    names: (&str, &str),
-    wants_outputs: bool,
-    reason: String,
-) -> Result<EntryRecord, RoundError> {
-    steps.push(ctx.finish(start, StepStatus::Failed)?);
-    record.result = EntryResult::InfraFailed { reason };
-    close(ctx, record, steps, names, wants_outputs, Reached::Start)
-}
-
-fn close(
-    ctx: &mut Ctx<'_>,
-    mut record: EntryRecord,
-    mut steps: Vec<Step>,
-    (group, name): (&str, &str),
-    wants_outputs: bool,
-    reached: Reached,
-) -> Result<EntryRecord, RoundError> {
-    ctx.engine_stopped();
-    if reached == Reached::Start {
-        steps.push(ctx.skipped(group, &format!("{name}, running SLA"), Phase::RunningSla)?);
-    }
-    if wants_outputs {
-        steps.push(ctx.skipped(
-            group,
-            &format!("{name}, running correctness"),
-            Phase::RunningCorrectness,
-        )?);
-    }
-    record.steps = steps;
-    record.ended_at = Timestamp::now();
-    Ok(record)
-}
-
 /// Stops the engine before `step` (the last it ran in) ends. When its log could not be
 /// kept in full, the step gets a line and `result` becomes `infra_failed` (the entry's
 /// evidence is incomplete); returns whether it was kept.
@@ -630,7 +661,7 @@ fn stop_engine(
     result: &mut EntryResult,
 ) -> bool {
     let stopped = engine.stop();
-    ctx.engine_stopped();
+    ctx.engines.stopped();
     match stopped {
         Ok(()) => true,
         Err(e) => {
@@ -704,332 +735,10 @@ pub(crate) fn remove_stale(paths: &[&Path]) -> Result<(), StepError> {
     Ok(())
 }
 
-/// The scorer's group: the campaign's reference runtime (`correctness.reference`: the
-/// baseline at full precision by default, or the baseline unmodified), teacher-forced on each entry's prompt and greedy tokens; writes each entry's per-item
-/// artifact `correctness/<slug>.json` and returns the verdicts. An entry whose verdict
-/// could not be computed (its artifact could not be written, say) fails the scoring step
-/// and gets an error verdict, which names no artifact.
-///
-/// Errors: as [`run_entry`].
-pub(crate) fn run_scorer(
-    ctx: &mut Ctx<'_>,
-    entries: &[(PlannedEntry, String)],
-) -> Result<ScorerRecord, RoundError> {
-    let group = "Scorer";
-    let mut steps = Vec::new();
-    let mut record = ScorerRecord {
-        steps: Vec::new(),
-        verdicts: Vec::new(),
-        failure: None,
-        round_failure: None,
-    };
-    let mut start = ctx.begin(group, "Scorer, starting the engine", Phase::StartingEngine);
-    let engine_log = ctx.bundle.join("logs/engines/scorer.log");
-    let mut engine: Option<Box<dyn Engine>> = None;
-    let started = (|| -> Result<(), StepError> {
-        remove_stale(&[&engine_log])?;
-        let tree = prepare(ctx, None, "trees/reference")?;
-        let reference = ctx.frozen.campaign.correctness.effective_reference();
-        let what = match reference {
-            ReferenceRuntime::BaselineFullPrecision => {
-                full_precision(&tree.config)?;
-                "the baseline at full precision"
-            }
-            ReferenceRuntime::Baseline => "the baseline, its config unmodified",
-        };
-        let config = fs::read(&tree.config).map_err(IoError::at("reading", &tree.config))?;
-        start.line(&format!(
-            "reference runtime ({}): {what}, config sha256 {}",
-            reference.as_str(),
-            Sha256Hex::digest(&config)
-        ));
-        let engine = engine.insert(
-            ctx.backend
-                .engine(&tree.root, &tree.config, &engine_log, None),
-        );
-        ctx.engine_started();
-        engine.start()?;
-        engine.wait_healthy(Duration::from_secs(ctx.frozen.campaign.health_deadline_s))?;
-        Ok(())
-    })();
-    let mut engine = match (started, engine) {
-        (Ok(()), Some(engine)) => {
-            steps.push(ctx.finish(start, StepStatus::Ok)?);
-            engine
-        }
-        (started, mut engine) => {
-            let mut reason = started
-                .err()
-                .map_or_else(|| "no engine was made".to_owned(), |e| error_chain(&e));
-            start.line(&reason);
-            if let Some(Err(e)) = engine.as_mut().map(|e| e.stop()) {
-                let log = error_chain(&e);
-                start.line(&format!("keeping the engine log failed: {log}"));
-                reason = format!("{reason}; keeping its log failed: {log}");
-            }
-            ctx.engine_stopped();
-            steps.push(ctx.finish(start, StepStatus::Failed)?);
-            steps.push(ctx.skipped(group, "Scorer, running the shared scorer", Phase::Scoring)?);
-            record.failure = Some(format!("the reference runtime failed: {reason}"));
-            record.steps = steps;
-            return Ok(record);
-        }
-    };
-    let endpoint = engine.endpoint().unwrap_or_default();
-    let mut scoring = ctx.begin(group, "Scorer, running the shared scorer", Phase::Scoring);
-    let all_scored = score_all(ctx, &endpoint, entries, &mut scoring, &mut record);
-    let alive = engine.is_running();
-    let stopped = engine.stop();
-    ctx.engine_stopped();
-    if !alive {
-        record.failure = Some("the reference runtime exited while scoring".into());
-    }
-    let kept = match stopped {
-        Ok(()) => true,
-        Err(e) => {
-            let reason = error_chain(&e);
-            scoring.line(&format!("keeping the engine log failed: {reason}"));
-            if record.failure.is_none() {
-                record.failure = Some(format!("the reference runtime's log: {reason}"));
-            }
-            false
-        }
-    };
-    steps.push(ctx.finish(
-        scoring,
-        if alive && kept && all_scored {
-            StepStatus::Ok
-        } else {
-            StepStatus::Failed
-        },
-    )?);
-    record.steps = steps;
-    Ok(record)
-}
-
-/// The scorer's work once the reference runs at `endpoint`: the reference tokenizes
-/// every correctness prompt; the baseline's echo is checked against it first (a
-/// difference makes the round `infra_failed`: no entry's echo could be judged); then
-/// each entry is judged. The reference's stall past the correctness deadline makes the
-/// round `infra_failed` too. Fills `record`'s verdicts and failure; returns whether
-/// every entry got a verdict.
-fn score_all(
-    ctx: &Ctx<'_>,
-    endpoint: &str,
-    entries: &[(PlannedEntry, String)],
-    scoring: &mut StepRun,
-    record: &mut ScorerRecord,
-) -> bool {
-    let client = CompletionsClient::new(
-        endpoint,
-        &ctx.frozen.campaign.model.name,
-        request_timeout_ms(ctx),
-    )
-    .with_api(ctx.frozen.campaign.api_profile());
-    let deadline = correctness_deadline(ctx);
-    let prompts = ctx.workload().and_then(|w| {
-        let items = w.correctness_items();
-        Ok(ctx.runtime.block_on(gate::within(
-            deadline,
-            "reference tokenization",
-            gate::reference_prompts(&client, &items),
-        ))?)
-    });
-    let prompts = match prompts {
-        Ok(prompts) => prompts,
-        Err(error) => {
-            let round = error.scorer_deadline();
-            reference_failed(scoring, record, &error, round);
-            return false;
-        }
-    };
-    let baseline = entries.iter().find(|(p, _)| p.role == Role::Baseline);
-    let echo = match baseline {
-        Some((_, rel)) => {
-            read_outputs(ctx, rel).map(|o| gate::baseline_echo_failure(&o.items, &prompts))
-        }
-        None => Err(StepError::NoBaselineEcho),
-    };
-    match echo {
-        Ok(None) => scoring.line("the baseline echoes the reference's prompt tokenization"),
-        Ok(Some(failure)) => {
-            scoring.line(&failure.to_string());
-            record.failure = Some(failure.to_string());
-            record.round_failure = Some(failure);
-            return false;
-        }
-        Err(error) => {
-            reference_failed(scoring, record, &error, None);
-            return false;
-        }
-    }
-    let mut all_scored = true;
-    for (planned, outputs_rel) in entries.iter().filter(|(p, _)| p.role != Role::Baseline) {
-        let judged = score_entry(ctx, &client, deadline, planned, outputs_rel, &prompts);
-        let verdict = EntryVerdict {
-            index: planned.index,
-            summary: None,
-            error: None,
-            disqualification: None,
-        };
-        record.verdicts.push(match judged {
-            Ok(Judged::Summary(summary, load_dq)) => {
-                scoring.line(&format!(
-                    "{}: {} items, max item {} µnat, max group mean {} µnat, {}",
-                    planned.group,
-                    summary.items,
-                    summary.max_item_micro_nats,
-                    summary.max_group_mean_micro_nats,
-                    if summary.passed { "passed" } else { "failed" }
-                ));
-                if let Some(dq) = &load_dq {
-                    scoring.line(&format!("{}: {}", planned.group, dq.detail));
-                }
-                EntryVerdict {
-                    summary: Some(summary),
-                    disqualification: load_dq,
-                    ..verdict
-                }
-            }
-            Ok(Judged::Disqualified(dq)) => {
-                scoring.line(&format!("{}: {}", planned.group, dq.detail));
-                EntryVerdict {
-                    disqualification: Some(dq),
-                    ..verdict
-                }
-            }
-            Err(error) => {
-                all_scored = false;
-                if let Some(round) = error.scorer_deadline() {
-                    reference_failed(scoring, record, &error, Some(round));
-                    return false;
-                }
-                scoring.line(&format!("{}: {}", planned.group, error_chain(&error)));
-                EntryVerdict {
-                    error: Some(error_chain(&error)),
-                    ..verdict
-                }
-            }
-        });
-    }
-    all_scored
-}
-
-/// Records that the reference runtime failed (the round is then `infra_failed`, typed
-/// `round` when it is more than `scorer_failed`).
-fn reference_failed(
-    scoring: &mut StepRun,
-    record: &mut ScorerRecord,
-    error: &StepError,
-    round: Option<RoundFailure>,
-) {
-    let reason = format!("the reference runtime failed: {}", error_chain(error));
-    scoring.line(&reason);
-    record.failure = Some(reason);
-    record.round_failure = round;
-}
-
-/// An entry as the scorer judged it.
-enum Judged {
-    /// Its distances were computed (the gate passed or failed), with the timed-run
-    /// sample's disqualification when a sampled request diverged.
-    Summary(CorrectnessSummary, Option<Disqualification>),
-    /// It echoed a prompt that is not the reference's.
-    Disqualified(Disqualification),
-}
-
-/// What an entry's run saved in `.work/` for the scorer: its correctness outputs and
-/// the kept requests of its timed runs.
-#[derive(Debug, serde::Serialize, serde::Deserialize)]
-struct SavedOutputs {
-    items: Vec<ItemOutput>,
-    load: Vec<KeptRun>,
-}
-
-/// An entry's correctness outputs, as its group saved them in `.work/`.
-fn read_outputs(ctx: &Ctx<'_>, outputs_rel: &str) -> Result<SavedOutputs, StepError> {
-    let path = ctx.work.join(outputs_rel);
-    let bytes = fs::read(&path).map_err(IoError::at("reading", &path))?;
-    serde_json::from_slice(&bytes).map_err(|e| StepError::Parse {
-        path: path.clone(),
-        message: e.to_string(),
-    })
-}
-
-/// Judges one entry against the reference (`client`), within `deadline`: its echoed
-/// prompts against the reference's `prompts`, then the reference teacher-forced on its
-/// own prompt ids ‖ the entry's greedy tokens; writes the per-item artifact.
-fn score_entry(
-    ctx: &Ctx<'_>,
-    client: &CompletionsClient,
-    deadline: Duration,
-    planned: &PlannedEntry,
-    outputs_rel: &str,
-    prompts: &[Vec<u32>],
-) -> Result<Judged, StepError> {
-    let items_file = format!("correctness/{}.json", planned.slug);
-    let items_path = ctx.bundle.join(&items_file);
-    let sample_file = format!("correctness/{}-load-sample.json", planned.slug);
-    let sample_path = ctx.bundle.join(&sample_file);
-    // A killed run's artifacts are not this verdict's.
-    remove_stale(&[&items_path, &sample_path])?;
-    let saved = read_outputs(ctx, outputs_rel)?;
-    if let Some(dq) = gate::echo_disqualification(&saved.items, prompts) {
-        return Ok(Judged::Disqualified(dq));
-    }
-    let spec = &ctx.frozen.campaign.correctness;
-    let items = ctx.runtime.block_on(gate::within(
-        deadline,
-        "reference logprobs",
-        gate::reference_items(client, &saved.items, prompts, spec.top_k),
-    ))?;
-    let artifact = CorrectnessItems {
-        top_k: spec.top_k,
-        group_size: spec.group_size,
-        group_mean_bound_micro_nats: spec.group_mean_bound_micro_nats,
-        item_bound_micro_nats: spec.item_bound_micro_nats,
-        items,
-    };
-    // One line: both sides' top-k at every position, pretty, would be ~4× the size.
-    intake::store::write_json_compact(&items_path, &artifact)?;
-    // The timed runs' sample: only where the client kept requests (a sample seed and
-    // `load_sample` > 0), recorded `not applicable` run by run where it cannot judge.
-    let seed = ctx.setup_seeds()?.sample_seed;
-    let (load_sample_file, load_dq) = match seed {
-        Some(seed) if !saved.load.is_empty() => {
-            let sample_spec = gate::SampleSpec {
-                seed: &seed.seed,
-                entry: planned.index,
-                size: spec.effective_load_sample(),
-                bound_micro_nats: spec.effective_load_bound_micro_nats(),
-            };
-            let sample = ctx.runtime.block_on(gate::within(
-                deadline,
-                "reference logprobs of the timed-run sample",
-                gate::check_load_sample(client, sample_spec, &saved.load),
-            ))?;
-            super::write_artifact(&sample_path, &sample)?;
-            (Some(sample_file), gate::load_disqualification(&sample))
-        }
-        _ => (None, None),
-    };
-    let (verdict, _) = correctness::verdict_from_artifact(&artifact);
-    let summary = CorrectnessSummary {
-        items: u32::try_from(artifact.items.len()).unwrap_or(u32::MAX),
-        passed: verdict.passed,
-        max_item_micro_nats: verdict.max_item_micro_nats,
-        max_group_mean_micro_nats: verdict.max_group_mean_micro_nats,
-        first_failing_item: verdict.first_failing_item,
-        first_failing_group: verdict.first_failing_group,
-        items_file,
-        load_sample_file,
-    };
-    Ok(Judged::Summary(summary, load_dq))
-}
-
 /// Greedy outputs of every correctness item, one request at a time (the baseline's:
 /// its prompt echo alone, `echo_only`), all within the correctness deadline, saved under
-/// `.work/`; returns that file's `.work`-relative path.
+/// `.work/` for a resumed round; returns that file's `.work`-relative path and the
+/// outputs.
 fn take_outputs(
     ctx: &Ctx<'_>,
     endpoint: &str,
@@ -1037,7 +746,7 @@ fn take_outputs(
     step: &mut StepRun,
     echo_only: bool,
     load: Vec<KeptRun>,
-) -> Result<String, StepError> {
+) -> Result<(String, SavedOutputs), StepError> {
     let items = ctx.workload()?.correctness_items();
     let spec = &ctx.frozen.campaign.correctness;
     let client = CompletionsClient::new(
@@ -1072,7 +781,7 @@ fn take_outputs(
         fs::create_dir_all(parent).map_err(IoError::at("creating", parent))?;
     }
     receipts::fsutil::write_atomic(&path, &bytes, 0o644).map_err(IoError::at("writing", &path))?;
-    Ok(rel)
+    Ok((rel, saved))
 }
 
 /// Checks out the pinned baseline (with `patch` applied) into `.work/<rel>` and returns
@@ -1100,32 +809,13 @@ pub(crate) fn prepare(
     })
 }
 
-/// Rewrites an engine config to full precision (f32 weights and KV cache): the
-/// reference runtime of content/correctness.md §Correctness.
-fn full_precision(config: &Path) -> Result<(), StepError> {
-    let parse = |message: String| StepError::Parse {
-        path: config.to_path_buf(),
-        message,
-    };
-    let text = fs::read_to_string(config).map_err(IoError::at("reading", config))?;
-    let mut table: toml::Table = text
-        .parse()
-        .map_err(|e: toml::de::Error| parse(e.to_string()))?;
-    table.insert("weight_dtype".into(), toml::Value::String("f32".into()));
-    table.insert("kv_cache_dtype".into(), toml::Value::String("f32".into()));
-    let text = toml::to_string(&table).map_err(|e| parse(e.to_string()))?;
-    receipts::fsutil::write_atomic(config, text.as_bytes(), 0o644)
-        .map_err(IoError::at("writing", config))?;
-    Ok(())
-}
-
 /// The SLA run of pass `pass` (run number `pass`, on its own sub-streams) through the
 /// load generator: the one seam to `ratesearch`.
 fn measure(
     ctx: &Ctx<'_>,
     endpoint: &str,
     pass: u32,
-    keep_token_ids: std::collections::BTreeSet<u32>,
+    keep_token_ids: BTreeSet<u32>,
     step: &mut StepRun,
 ) -> Result<(EntryMeasurement, Vec<KeptRun>), StepError> {
     let sink = ProbeLines {
@@ -1161,17 +851,20 @@ fn measure(
 /// The workload items whose token ids the load client keeps for entry `entry`
 /// ([`receipts::rules::sample::keep_pool`]); none without a sample seed (a round opened
 /// before v3) or with `correctness.load_sample = 0`.
-fn sample_pool(ctx: &Ctx<'_>, entry: u32) -> std::collections::BTreeSet<u32> {
+///
+/// Errors: [`StepError::NoSeeds`] before setup, [`StepError::Workload`] when the
+/// workload cannot be built (the SLA runs, which need both, would fail the same way).
+fn sample_pool(ctx: &Ctx<'_>, entry: u32) -> Result<BTreeSet<u32>, StepError> {
     let n = ctx.frozen.campaign.correctness.effective_load_sample();
-    let seeds = ctx.setup_seeds().ok();
-    match (seeds.and_then(|s| s.sample_seed), ctx.workload()) {
-        (Some(seed), Ok(workload)) if n > 0 => {
-            receipts::rules::sample::keep_pool(&seed.seed, entry, workload.sub_stream_len(), n)
-                .into_iter()
-                .collect()
-        }
-        _ => std::collections::BTreeSet::new(),
+    if n == 0 {
+        return Ok(BTreeSet::new());
     }
+    let Some(seed) = ctx.setup_seeds()?.sample_seed else {
+        return Ok(BTreeSet::new());
+    };
+    let workload = ctx.workload()?;
+    let pool = receipts::rules::sample::keep_pool(&seed.seed, entry, workload.sub_stream_len(), n);
+    Ok(pool.into_iter().collect())
 }
 
 /// A run's result probe as the load client kept it, with each request's prompt from the
@@ -1221,7 +914,7 @@ impl ProgressSink for ProbeLines<'_> {
                 record.over_bound,
                 opt(record.percentile_us),
                 record.send_lag_p99_us,
-                super::verdict_words(record.verdict),
+                super::steps::verdict_words(record.verdict),
                 record.throughput_milli_rps
             ));
         }
@@ -1230,7 +923,7 @@ impl ProgressSink for ProbeLines<'_> {
 
 /// The deadline of one entry's correctness outputs, and of the reference's answers for
 /// one entry (`correctness.deadline_s`, capped by the entry deadline).
-fn correctness_deadline(ctx: &Ctx<'_>) -> Duration {
+pub(crate) fn correctness_deadline(ctx: &Ctx<'_>) -> Duration {
     let campaign = &ctx.frozen.campaign;
     Duration::from_secs(
         campaign
@@ -1266,7 +959,7 @@ pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use receipts::model::{BackendKind, CpuPinning};
+    use receipts::model::{BackendKind, CpuPinning, RoundFailure, Timestamp};
     use receipts::rules::paired::RunOutcome;
     use receipts::rules::workload::Item;
 

@@ -17,9 +17,10 @@ use receipts::model::{
     Tool, TypedOrText,
 };
 
+use super::entry::error_chain;
 use super::record::{
-    EntryRecord, EntryResult, EntryVerdict, PlannedEntry, Record, RequeueCharge, SealedRecord,
-    SubmissionUpdate, unconfigured_engine,
+    EntryRecord, EntryResult, EntryVerdict, PlannedEntry, Record, RequeueCharge, ScorerRecord,
+    SealedRecord, SubmissionUpdate, unconfigured_engine,
 };
 use super::setup::ROUND_OPENED_FILE;
 use super::{Ctx, RoundError, io};
@@ -34,7 +35,7 @@ use super::passes;
 /// Seals the round (unless a previous run already did), moves the bundle into place and
 /// updates the submissions.
 pub(crate) fn seal_and_finish(ctx: &mut Ctx<'_>) -> Result<(Sha256Hex, RoundRecord), RoundError> {
-    let sealed = ctx.records.iter().find_map(|r| match r {
+    let sealed = ctx.journal.records.iter().find_map(|r| match r {
         Record::Sealed(s) => Some(s.clone()),
         _ => None,
     });
@@ -58,7 +59,7 @@ pub(crate) fn seal_and_finish(ctx: &mut Ctx<'_>) -> Result<(Sha256Hex, RoundReco
                 statement_digest: bundle.statement_digest,
                 updates,
             };
-            ctx.append(Record::Sealed(sealed.clone()))?;
+            ctx.journal.append(Record::Sealed(sealed.clone()))?;
             sealed
         }
     };
@@ -79,7 +80,7 @@ pub(crate) fn seal_and_finish(ctx: &mut Ctx<'_>) -> Result<(Sha256Hex, RoundReco
         sync_dir(dir).map_err(io("syncing", dir))?;
     }
     super::log::log_receipt(ctx, &dest)?;
-    ctx.failpoint(ctx.records.len())?;
+    ctx.journal.failpoint(ctx.journal.records.len())?;
     let (record, digest) = read_round_record(&dest)?;
     apply_updates(ctx, &sealed.updates)?;
     fs::remove_dir_all(&ctx.work).map_err(io("removing", &ctx.work))?;
@@ -141,17 +142,14 @@ fn build(ctx: &Ctx<'_>) -> Result<(RoundRecord, Vec<SubmissionUpdate>), RoundErr
         message: format!("the journal has no {what} record"),
     };
     let setup = ctx.setup.as_ref().ok_or_else(|| missing("setup"))?;
-    let teardown = ctx
-        .records
-        .iter()
+    let records = &ctx.journal.records;
+    let teardown = (records.iter())
         .find_map(|r| match r {
             Record::Teardown(t) => Some(t),
             _ => None,
         })
         .ok_or_else(|| missing("teardown"))?;
-    let scorer = ctx
-        .records
-        .iter()
+    let scorer = (records.iter())
         .find_map(|r| match r {
             Record::Scorer(s) => Some(s),
             _ => None,
@@ -169,14 +167,14 @@ fn build(ctx: &Ctx<'_>) -> Result<(RoundRecord, Vec<SubmissionUpdate>), RoundErr
                 Some(record) => entry_from(ctx, planned, record, verdict),
                 // Not run (the capability probe stopped the round): dated when setup
                 // ended, after the round opened.
-                None => not_run(
+                None => Ok(not_run(
                     planned,
-                    ctx.backend.kind(),
+                    ctx.engines.backend.kind(),
                     setup.steps.last().map_or(setup.started_at, |s| s.ended_at),
-                ),
+                )),
             }
         })
-        .collect();
+        .collect::<Result<_, _>>()?;
 
     // The passes (content/rounds.md, Passes): an entry its correctness outputs or the
     // scorer failed cannot be seated, whatever its throughput.
@@ -185,13 +183,11 @@ fn build(ctx: &Ctx<'_>) -> Result<(RoundRecord, Vec<SubmissionUpdate>), RoundErr
         .filter(|e| {
             e.role != Role::Baseline
                 && e.status != EntryStatus::Scored
-                && ctx.outputs_record(e.index).is_some()
+                && ctx.journal.outputs_record(e.index).is_some()
         })
         .map(|e| e.index)
         .collect();
-    let records: Vec<&EntryRecord> = ctx
-        .records
-        .iter()
+    let records: Vec<&EntryRecord> = (records.iter())
         .filter_map(|r| match r {
             Record::Entry(e) => Some(e.as_ref()),
             _ => None,
@@ -207,56 +203,14 @@ fn build(ctx: &Ctx<'_>) -> Result<(RoundRecord, Vec<SubmissionUpdate>), RoundErr
         campaign.overtake_margin_bp,
     );
     for ((entry, planned), passed) in entries.iter_mut().zip(&setup.entries).zip(&view.entries) {
-        // The run that disqualified it, when its first one did not.
-        if let Some(pass) = passed.disqualified_in
-            && let Some(record) = records
-                .iter()
-                .rev()
-                .find(|r| r.index == entry.index && !r.control && r.pass == pass)
-        {
-            let verdict = scorer.verdicts.iter().find(|v| v.index == entry.index);
-            *entry = entry_from(ctx, planned, record, verdict);
-        }
-        // Its own runs (last attempts) in the passes that are not void, and its
-        // throughput their median when every one of them has one.
-        entry.runs = view
-            .passes
-            .iter()
-            .filter(|pass| !pass.void)
-            .filter_map(|pass| {
-                records
-                    .iter()
-                    .rev()
-                    .find(|r| r.index == entry.index && !r.control && r.pass == pass.index)
-            })
-            .flat_map(|r| run_summaries(r))
-            .collect();
-        entry.passes = passed.passes.clone();
-        entry.paired_score = passed.paired_score;
-        let throughputs: Option<Vec<u64>> =
-            entry.runs.iter().map(|r| r.throughput_milli_rps).collect();
-        let spread = throughputs
-            .as_deref()
-            .and_then(receipts::rules::score::run_throughputs);
-        entry.throughput_milli_rps = spread.map(|(median, _, _)| median);
-        entry.throughput_min_milli_rps = spread.map(|(_, min, _)| min);
-        entry.throughput_max_milli_rps = spread.map(|(_, _, max)| max);
-        // A baseline whose runs counted in no pass (each void: it or its A/A control
-        // failed there) measured nothing the round can use.
-        if entry.role == Role::Baseline
-            && entry.status == EntryStatus::Scored
-            && entry.throughput_milli_rps.is_none()
-        {
-            entry.status = EntryStatus::InfraFailed;
-            entry.infra_failure = Some(TypedOrText::Typed(EntryInfraFailure::BaselineFailed {
-                detail: "its run or its A/A control failed in every pass".into(),
-            }));
-        }
-        entry.score_ppm = match (entry.role, entry.status, passed.paired_score) {
-            (Role::Baseline, EntryStatus::Scored, _) => Some(0),
-            (_, EntryStatus::Scored, Some(score)) => Some(score.median_ppm),
-            _ => None,
-        };
+        with_passes(
+            ctx,
+            entry,
+            (planned, passed),
+            &view.passes,
+            &records,
+            scorer,
+        )?;
     }
     let hardware = HardwareCheck {
         changed: setup.hardware != teardown.hardware,
@@ -315,6 +269,7 @@ fn build(ctx: &Ctx<'_>) -> Result<(RoundRecord, Vec<SubmissionUpdate>), RoundErr
             .find(|r| r.index == *entry && r.control == *control && r.pass == *pass)
             .zip(setup.entries.iter().find(|p| p.index == *entry))
             .map(|(record, planned)| entry_from(ctx, planned, record, None))
+            .transpose()?
             .filter(|own| own.status == EntryStatus::InfraFailed)
             .and_then(|own| Some((own.index, own.infra_failure?))),
         _ => None,
@@ -334,19 +289,10 @@ fn build(ctx: &Ctx<'_>) -> Result<(RoundRecord, Vec<SubmissionUpdate>), RoundErr
     }
     let updates = submission_updates(&entries, ctx.round, outcome.status);
 
-    let mut steps: Vec<Step> = ctx
-        .records
-        .iter()
-        .flat_map(|r| match r {
-            Record::Setup(s) => s.steps.clone(),
-            Record::Entry(e) => e.steps.clone(),
-            Record::Scorer(s) => s.steps.clone(),
-            Record::Teardown(t) => t.steps.clone(),
-            Record::Sealed(_) => Vec::new(),
-        })
-        .collect();
-    steps.sort_by_key(|s| s.index);
-    let ended_at = steps.last().map_or_else(Timestamp::now, |s| s.ended_at);
+    let steps = round_steps(&ctx.journal.records);
+    let ended_at = steps
+        .last()
+        .map_or_else(|| ctx.options.clock.now(), |s| s.ended_at);
     let record = RoundRecord {
         round: ctx.round,
         campaign: CampaignRef {
@@ -383,6 +329,86 @@ fn build(ctx: &Ctx<'_>) -> Result<(RoundRecord, Vec<SubmissionUpdate>), RoundErr
         transparency_log: ctx.round_log.clone(),
     };
     Ok((record, updates))
+}
+
+/// Reads `entry`'s passes into it ([`passes::view`]'s `passed` for it): its status from
+/// the run that disqualified it when its first one did not, its own runs in the passes
+/// that are not void with their median throughput, its paired score and its score.
+///
+/// Errors: as [`entry_from`].
+fn with_passes(
+    ctx: &Ctx<'_>,
+    entry: &mut Entry,
+    (planned, passed): (&PlannedEntry, &passes::EntryPasses),
+    view_passes: &[receipts::model::Pass],
+    records: &[&EntryRecord],
+    scorer: &ScorerRecord,
+) -> Result<(), RoundError> {
+    // The run that disqualified it, when its first one did not.
+    if let Some(pass) = passed.disqualified_in
+        && let Some(record) = records
+            .iter()
+            .rev()
+            .find(|r| r.index == entry.index && !r.control && r.pass == pass)
+    {
+        let verdict = scorer.verdicts.iter().find(|v| v.index == entry.index);
+        *entry = entry_from(ctx, planned, record, verdict)?;
+    }
+    // Its own runs (last attempts) in the passes that are not void, and its
+    // throughput their median when every one of them has one.
+    entry.runs = view_passes
+        .iter()
+        .filter(|pass| !pass.void)
+        .filter_map(|pass| {
+            records
+                .iter()
+                .rev()
+                .find(|r| r.index == entry.index && !r.control && r.pass == pass.index)
+        })
+        .flat_map(|r| run_summaries(r))
+        .collect();
+    entry.passes = passed.passes.clone();
+    entry.paired_score = passed.paired_score;
+    let throughputs: Option<Vec<u64>> = entry.runs.iter().map(|r| r.throughput_milli_rps).collect();
+    let spread = throughputs
+        .as_deref()
+        .and_then(receipts::rules::score::run_throughputs);
+    entry.throughput_milli_rps = spread.map(|(median, _, _)| median);
+    entry.throughput_min_milli_rps = spread.map(|(_, min, _)| min);
+    entry.throughput_max_milli_rps = spread.map(|(_, _, max)| max);
+    // A baseline whose runs counted in no pass (each void: it or its A/A control
+    // failed there) measured nothing the round can use.
+    if entry.role == Role::Baseline
+        && entry.status == EntryStatus::Scored
+        && entry.throughput_milli_rps.is_none()
+    {
+        entry.status = EntryStatus::InfraFailed;
+        entry.infra_failure = Some(TypedOrText::Typed(EntryInfraFailure::BaselineFailed {
+            detail: "its run or its A/A control failed in every pass".into(),
+        }));
+    }
+    entry.score_ppm = match (entry.role, entry.status, passed.paired_score) {
+        (Role::Baseline, EntryStatus::Scored, _) => Some(0),
+        (_, EntryStatus::Scored, Some(score)) => Some(score.median_ppm),
+        _ => None,
+    };
+    Ok(())
+}
+
+/// Every step of the journaled groups, in step order.
+fn round_steps(records: &[Record]) -> Vec<Step> {
+    let mut steps: Vec<Step> = records
+        .iter()
+        .flat_map(|r| match r {
+            Record::Setup(s) => s.steps.clone(),
+            Record::Entry(e) => e.steps.clone(),
+            Record::Scorer(s) => s.steps.clone(),
+            Record::Teardown(t) => t.steps.clone(),
+            Record::Sealed(_) => Vec::new(),
+        })
+        .collect();
+    steps.sort_by_key(|s| s.index);
+    steps
 }
 
 /// Each entry's status once the round is decided (content/rounds.md, What happens to
@@ -522,8 +548,9 @@ fn run_summaries(record: &EntryRecord) -> Vec<RunSummary> {
 /// The run an entry's status is read from: the one that took its correctness outputs
 /// (normally its first), else its first run.
 fn representative<'c>(ctx: &'c Ctx<'_>, index: u32) -> Option<&'c EntryRecord> {
-    ctx.outputs_record(index)
-        .or_else(|| ctx.entry_runs(index).find(|r| !r.control))
+    ctx.journal
+        .outputs_record(index)
+        .or_else(|| ctx.journal.entry_runs(index).find(|r| !r.control))
 }
 
 /// An entry whose group never ran (cannot happen once the journal is complete; kept
@@ -553,12 +580,15 @@ fn not_run(planned: &PlannedEntry, backend: BackendKind, at: Timestamp) -> Entry
 }
 
 /// An entry's typed status from its engine run and the scorer's verdict.
+///
+/// Errors: [`RoundError::Record`] when the per-item artifact of a failed correctness
+/// gate, whose values its detail quotes, cannot be read back (a resumed round).
 fn entry_from(
     ctx: &Ctx<'_>,
     planned: &PlannedEntry,
     record: &EntryRecord,
     verdict: Option<&EntryVerdict>,
-) -> Entry {
+) -> Result<Entry, RoundError> {
     let mut entry = not_run(planned, record.engine.backend, record.started_at);
     entry.engine = record.engine.clone();
     entry.started_at = record.started_at;
@@ -675,13 +705,16 @@ fn entry_from(
                         summary: Some(summary),
                         ..
                     }) => {
-                        let artifact = fs::read(ctx.bundle.join(&summary.items_file))
-                            .ok()
-                            .and_then(|bytes| serde_json::from_slice(&bytes).ok());
+                        let artifact = (ctx.produced)
+                            .correctness_items(&ctx.bundle, &summary.items_file)
+                            .map_err(|e| RoundError::Record {
+                                round: ctx.round,
+                                message: error_chain(&e),
+                            })?;
                         let detail = correctness_detail(
                             summary,
                             &ctx.frozen.campaign.correctness,
-                            artifact.as_ref(),
+                            Some(&artifact),
                         );
                         disqualify(
                             &mut entry,
@@ -706,7 +739,7 @@ fn entry_from(
             }
         }
     }
-    entry
+    Ok(entry)
 }
 
 /// The disqualification detail of a failed correctness gate: the first failing item's

@@ -156,7 +156,7 @@ pub(crate) fn open_round(ctx: &Ctx<'_>) -> Result<RoundLog, RoundError> {
         &ctx.bundle.join(ROUND_OPENED_FILE),
     )?;
     let entries_ran =
-        (ctx.records.iter()).any(|r| matches!(r, Record::Entry(_) | Record::Sealed(_)));
+        (ctx.journal.records.iter()).any(|r| matches!(r, Record::Entry(_) | Record::Sealed(_)));
     let index = if entries_ran {
         // Entries ran: an opening not logged before them (a log created since) is not
         // logged now either.

@@ -21,13 +21,16 @@
 //! The library draws nothing: progress goes through [`RoundProgress`].
 
 mod capability;
+mod clock;
 mod entry;
 mod finish;
 mod log;
 mod passes;
 mod preflight;
 pub mod record;
+mod scorer;
 mod setup;
+mod steps;
 
 use receipts::fsutil::IoError;
 use std::fs;
@@ -35,8 +38,8 @@ use std::path::{Path, PathBuf};
 
 use receipts::keys::PrivateKey;
 use receipts::model::{
-    CampaignId, EventKind, FrozenCampaign, MeasurementOutcome, Phase, ProbeRecord, ProbeVerdict,
-    RevealedSeeds, RoundRecord, Sha256Hex, SlaUnmetReason, Step, StepStatus, Timestamp,
+    CampaignId, EventKind, FrozenCampaign, Phase, ProbeRecord, RateSearchSpec, RevealedSeeds,
+    RoundRecord, Sha256Hex, Step, StepStatus, Timestamp,
 };
 
 use crate::journal::{Journal, JournalError};
@@ -49,6 +52,9 @@ use receipts::rules::paired::{Attempt, RunOutcome};
 use receipts::rules::passes::ScheduledRun;
 use receipts::rules::workload::Workload;
 use record::{PlannedEntry, Record, SetupRecord};
+use steps::{StepRun, Steps};
+
+pub use clock::Clock;
 
 /// How to run a round.
 #[derive(Clone, Debug)]
@@ -74,6 +80,9 @@ pub struct RoundOptions {
     /// `--require-witness`: before the first entry runs, wait up to this long for a
     /// trusted witness's cosignature on a checkpoint holding the round-opened entry.
     pub require_witness: Option<std::time::Duration>,
+    /// The clock every time the receipt records is read from ([`Clock::system`] but in
+    /// tests).
+    pub clock: Clock,
 }
 
 /// Reports a round's progress. Every method has an empty default.
@@ -102,6 +111,9 @@ pub struct RoundSummary {
     pub statement_digest: Sha256Hex,
     /// The sealed predicate.
     pub record: RoundRecord,
+    /// The campaign's rate search, as frozen for the round: a throughput at its maximum
+    /// is the ceiling, not the engine's limit.
+    pub rate_search: RateSearchSpec,
     /// Whether this call resumed a round a killed runner left.
     pub resumed: bool,
     /// Wall time of this call, ms.
@@ -380,30 +392,37 @@ pub fn run_round(
     let resumed = !records.is_empty();
     let next_step = records.iter().map(record_steps).sum::<usize>();
     let prompt_source = campaign_dir.load_prompt_source(&frozen.campaign)?;
+    let steps = Steps::new(
+        progress,
+        options.clock.clone(),
+        bundle.clone(),
+        u32::try_from(next_step).unwrap_or(u32::MAX),
+    );
     let mut ctx = Ctx {
         options,
         key,
         frozen,
         campaign_dir,
         prompt_source,
-        backend,
         previous,
         round,
         work,
         bundle,
         runtime,
-        cpus,
         progress,
-        next_step: u32::try_from(next_step).unwrap_or(u32::MAX),
         setup: None,
-        journal,
-        records,
-        engine_ms: std::cell::Cell::new(0),
-        engine_since: std::cell::Cell::new(None),
         logger,
         round_log: None,
+        steps,
+        engines: Engines::new(backend, cpus),
+        journal: Journaled {
+            journal,
+            records,
+            abort_after: options.abort_after_record,
+        },
+        produced: scorer::Produced::default(),
     };
-    progress.round_started(round, ctx.records.len());
+    progress.round_started(round, ctx.journal.records.len());
     let sealed = ctx.run()?;
     let (statement_digest, record) = sealed;
     Ok(RoundSummary {
@@ -411,9 +430,10 @@ pub fn run_round(
         bundle: ctx.campaign_dir.round_dir(round),
         statement_digest,
         record,
+        rate_search: ctx.frozen.campaign.rate_search.clone(),
         resumed,
         wall_ms: u64::try_from(wall.elapsed().as_millis()).unwrap_or(u64::MAX),
-        engine_ms: ctx.engine_ms.get(),
+        engine_ms: ctx.engines.ms(),
     })
 }
 
@@ -507,7 +527,9 @@ fn record_steps(record: &Record) -> usize {
     }
 }
 
-/// Everything a round's steps share.
+/// Everything a round's groups share: the round's inputs and places, and its parts —
+/// the steps ([`Steps`]), the engines ([`Engines`]), the journal ([`Journaled`]) and
+/// what this process produced ([`scorer::Produced`]).
 pub(crate) struct Ctx<'a> {
     options: &'a RoundOptions,
     key: &'a PrivateKey,
@@ -517,8 +539,6 @@ pub(crate) struct Ctx<'a> {
     /// The bytes of the campaign's JSONL prompt source, read once; `None` for generated
     /// prompts.
     prompt_source: Option<Vec<u8>>,
-    /// The campaign's engine backend.
-    backend: Box<dyn EngineBackend>,
     /// The verified previous round.
     previous: preflight::Previous,
     round: u64,
@@ -527,33 +547,111 @@ pub(crate) struct Ctx<'a> {
     /// `.work/round-<n>/bundle/`.
     bundle: PathBuf,
     runtime: tokio::runtime::Runtime,
-    /// How the CPUs are split between the engines and the load generator.
-    cpus: CpuPlan,
     progress: &'a dyn RoundProgress,
-    next_step: u32,
     setup: Option<SetupRecord>,
-    journal: Journal<Record>,
-    records: Vec<Record>,
-    /// Time engines ran in this call (start to stop), ms.
-    engine_ms: std::cell::Cell<u64>,
-    /// When the running engine was started.
-    engine_since: std::cell::Cell<Option<std::time::Instant>>,
     /// The data directory's transparency log, when it has one.
     logger: Option<log::RoundLogger>,
     /// The round in the log (after setup): what the receipt records.
     round_log: Option<receipts::model::RoundLog>,
+    /// The round's steps.
+    steps: Steps<'a>,
+    /// The round's engines.
+    engines: Engines,
+    /// The round's journal.
+    journal: Journaled,
+    /// What this process produced for later groups, kept in memory.
+    produced: scorer::Produced,
+}
+
+/// The round's engine backend, how the CPUs are split between the engines and the load
+/// generator, and the time its engines ran.
+pub(crate) struct Engines {
+    backend: Box<dyn EngineBackend>,
+    cpus: CpuPlan,
+    /// Time engines ran in this call (start to stop), ms.
+    ms: std::cell::Cell<u64>,
+    /// When the running engine was started.
+    since: std::cell::Cell<Option<std::time::Instant>>,
+}
+
+impl Engines {
+    fn new(backend: Box<dyn EngineBackend>, cpus: CpuPlan) -> Self {
+        Self {
+            backend,
+            cpus,
+            ms: std::cell::Cell::new(0),
+            since: std::cell::Cell::new(None),
+        }
+    }
+
+    /// An engine is about to start: engine time counts from now.
+    fn started(&self) {
+        self.since.set(Some(std::time::Instant::now()));
+    }
+
+    /// The engine stopped (or never started): adds its running time.
+    fn stopped(&self) {
+        if let Some(since) = self.since.take() {
+            let ms = u64::try_from(since.elapsed().as_millis()).unwrap_or(u64::MAX);
+            self.ms.set(self.ms.get().saturating_add(ms));
+        }
+    }
+
+    /// Time engines ran in this call, ms.
+    fn ms(&self) -> u64 {
+        self.ms.get()
+    }
+}
+
+/// The round's journal and the records in it: read back on resume, appended as groups
+/// end.
+pub(crate) struct Journaled {
+    journal: Journal<Record>,
+    records: Vec<Record>,
+    /// [`RoundOptions::abort_after_record`].
+    abort_after: Option<usize>,
+}
+
+impl Journaled {
+    /// Appends a record (fsynced), then fires the failpoint if it names this record.
+    fn append(&mut self, record: Record) -> Result<(), RoundError> {
+        self.journal.append(&record)?;
+        self.records.push(record);
+        self.failpoint(self.records.len() - 1)
+    }
+
+    fn failpoint(&self, position: usize) -> Result<(), RoundError> {
+        if self.abort_after == Some(position) {
+            return Err(RoundError::Aborted { after: position });
+        }
+        Ok(())
+    }
+
+    /// The journaled runs of entry `index`, in journal order (re-runs after the runs
+    /// they replace).
+    fn entry_runs(&self, index: u32) -> impl Iterator<Item = &record::EntryRecord> {
+        self.records.iter().filter_map(move |r| match r {
+            Record::Entry(e) if e.index == index => Some(e.as_ref()),
+            _ => None,
+        })
+    }
+
+    /// The run of entry `index` that took its correctness outputs (or tried to), if any.
+    fn outputs_record(&self, index: u32) -> Option<&record::EntryRecord> {
+        self.entry_runs(index).find(|e| e.result.took_outputs())
+    }
 }
 
 impl Ctx<'_> {
     /// Runs the groups not yet journaled — setup, every run of every pass, the scorer,
     /// teardown — then seals and finishes.
     fn run(&mut self) -> Result<(Sha256Hex, RoundRecord), RoundError> {
-        if let Some(Record::Setup(setup)) = self.records.first() {
+        if let Some(Record::Setup(setup)) = self.journal.records.first() {
             self.setup = Some(setup.as_ref().clone());
         } else {
             let setup = setup::run_setup(self)?;
             self.setup = Some(setup.clone());
-            self.append(Record::Setup(Box::new(setup)))?;
+            self.journal.append(Record::Setup(Box::new(setup)))?;
         }
         // Logged (and witnessed, when required) before any entry runs.
         self.round_log = Some(log::open_round(self)?);
@@ -562,6 +660,7 @@ impl Ctx<'_> {
             .as_ref()
             .map(|s| s.entries.clone())
             .unwrap_or_default();
+        self.steps.seat(&entries);
         // A baseline engine lacking what the round needs runs no entry: the round is
         // sealed `infra_failed` naming the feature (content/engines.md).
         let schedule = if self.capability_failure().is_some() {
@@ -569,8 +668,7 @@ impl Ctx<'_> {
         } else {
             self.schedule(&entries)
         };
-        let mut done: Vec<passes::RunDone> = self
-            .records
+        let mut done: Vec<passes::RunDone> = (self.journal.records)
             .iter()
             .filter_map(|r| match r {
                 Record::Entry(e) => Some(passes::run_done(e)),
@@ -585,57 +683,26 @@ impl Ctx<'_> {
                 entries: &entries,
             },
         )?;
-        if !self.records.iter().any(|r| matches!(r, Record::Scorer(_))) {
-            let with_outputs: Vec<(PlannedEntry, String)> = entries
-                .iter()
-                .filter_map(|planned| {
-                    self.outputs_record(planned.index)
-                        .and_then(|r| match &r.result {
-                            record::EntryResult::Measured {
-                                outputs: Some(outputs),
-                                ..
-                            } => Some((planned.clone(), outputs.clone())),
-                            _ => None,
-                        })
-                })
-                .collect();
-            let scorer = if with_outputs.is_empty() {
-                self.skipped_scorer()?
-            } else {
-                entry::run_scorer(self, &with_outputs)?
-            };
-            self.append(Record::Scorer(scorer))?;
+        if !(self.journal.records.iter()).any(|r| matches!(r, Record::Scorer(_))) {
+            let scorer = scorer::score(self, &entries)?;
+            self.journal.append(Record::Scorer(scorer))?;
         }
-        if !self
-            .records
+        if !(self.journal.records)
             .iter()
             .any(|r| matches!(r, Record::Teardown(_)))
         {
-            let mut step = self.begin("Teardown", "Releasing the machine", Phase::Teardown);
+            let mut step = (self.steps).begin("Teardown", "Releasing the machine", Phase::Teardown);
             let hardware = engines::hardware::fingerprint();
             step.line(&format!(
                 "hardware at teardown: {}",
                 serde_json::to_string(&hardware)
                     .unwrap_or_else(|e| format!("(not serialisable: {e})"))
             ));
-            let steps = vec![self.finish(step, StepStatus::Ok)?];
-            self.append(Record::Teardown(record::TeardownRecord { steps, hardware }))?;
+            let steps = vec![self.steps.finish(step, StepStatus::Ok)?];
+            self.journal
+                .append(Record::Teardown(record::TeardownRecord { steps, hardware }))?;
         }
         finish::seal_and_finish(self)
-    }
-
-    /// Appends a record (fsynced), then fires the failpoint if it names this record.
-    fn append(&mut self, record: Record) -> Result<(), RoundError> {
-        self.journal.append(&record)?;
-        self.records.push(record);
-        self.failpoint(self.records.len() - 1)
-    }
-
-    fn failpoint(&self, position: usize) -> Result<(), RoundError> {
-        if self.options.abort_after_record == Some(position) {
-            return Err(RoundError::Aborted { after: position });
-        }
-        Ok(())
     }
 
     /// Every run of the round in the order they run: the campaign's `pass_order` over
@@ -666,15 +733,6 @@ impl Ctx<'_> {
         }
     }
 
-    /// The journaled runs of entry `index`, in journal order (re-runs after the runs
-    /// they replace).
-    fn entry_runs(&self, index: u32) -> impl Iterator<Item = &record::EntryRecord> {
-        self.records.iter().filter_map(move |r| match r {
-            Record::Entry(e) if e.index == index => Some(e.as_ref()),
-            _ => None,
-        })
-    }
-
     /// The round's failure when a baseline run got no token ids at all
     /// ([`receipts::rules::outcome::without_token_ids`] over its probes, first in journal
     /// order): the runner cannot count this engine's tokens. Never under
@@ -683,19 +741,21 @@ impl Ctx<'_> {
         if self.frozen.campaign.api_profile().token_count == TokenCount::Usage {
             return None;
         }
-        self.entry_runs(0).find_map(|run| match &run.result {
-            record::EntryResult::Measured { measurement, .. } => {
-                measurement.runs.iter().find_map(|r| {
-                    let requests = receipts::rules::outcome::without_token_ids(&r.probes)?;
-                    Some(receipts::model::RoundFailure::NoTokenIds {
-                        pass: run.pass,
-                        control: run.control,
-                        requests,
+        self.journal
+            .entry_runs(0)
+            .find_map(|run| match &run.result {
+                record::EntryResult::Measured { measurement, .. } => {
+                    measurement.runs.iter().find_map(|r| {
+                        let requests = receipts::rules::outcome::without_token_ids(&r.probes)?;
+                        Some(receipts::model::RoundFailure::NoTokenIds {
+                            pass: run.pass,
+                            control: run.control,
+                            requests,
+                        })
                     })
-                })
-            }
-            _ => None,
-        })
+                }
+                _ => None,
+            })
     }
 
     /// The capability probe's failure (its first missing finding), when setup's probe
@@ -715,33 +775,6 @@ impl Ctx<'_> {
         (mode != TokenCount::Ids).then_some(mode)
     }
 
-    /// The run of entry `index` that took its correctness outputs (or tried to), if any.
-    fn outputs_record(&self, index: u32) -> Option<&record::EntryRecord> {
-        self.entry_runs(index).find(|e| e.result.took_outputs())
-    }
-
-    /// A scorer group with nothing to score: both steps skipped.
-    fn skipped_scorer(&mut self) -> Result<record::ScorerRecord, RoundError> {
-        let steps = vec![
-            self.skipped(
-                "Scorer",
-                "Scorer, starting the engine",
-                Phase::StartingEngine,
-            )?,
-            self.skipped(
-                "Scorer",
-                "Scorer, running the shared scorer",
-                Phase::Scoring,
-            )?,
-        ];
-        Ok(record::ScorerRecord {
-            steps,
-            verdicts: Vec::new(),
-            failure: None,
-            round_failure: None,
-        })
-    }
-
     /// The round's seeds (after setup).
     fn setup_seeds(&self) -> Result<RevealedSeeds, entry::StepError> {
         self.setup
@@ -758,97 +791,6 @@ impl Ctx<'_> {
             &seeds,
             self.prompt_source.as_deref(),
         )?)
-    }
-
-    /// Starts a step: its index is the next one of the round.
-    fn begin(&mut self, group: &str, name: &str, phase: Phase) -> StepRun {
-        let index = self.next_step;
-        self.next_step += 1;
-        self.progress.step_started(index, group, name);
-        StepRun {
-            index,
-            group: group.to_owned(),
-            name: name.to_owned(),
-            phase,
-            started_at: Timestamp::now(),
-            lines: Vec::new(),
-        }
-    }
-
-    /// Ends a step: writes its log into the bundle and reports it.
-    ///
-    /// Errors: [`RoundError::Io`] naming the log when it cannot be written: a step whose
-    /// record would name a missing log (or none) is never journaled, so the round stops
-    /// and a resume runs its group again.
-    fn finish(&mut self, step: StepRun, status: StepStatus) -> Result<Step, RoundError> {
-        let ended_at = Timestamp::now();
-        let log = format!("logs/steps/{:02}-{}.log", step.index, self.step_stem(&step));
-        let mut text = format!(
-            "{} — {}\nphase: {}\nstarted: {}\nended: {}\nstatus: {}\n",
-            step.group,
-            step.name,
-            phase_words(step.phase),
-            step.started_at,
-            ended_at,
-            status_words(status)
-        );
-        for line in &step.lines {
-            text.push_str(line);
-            text.push('\n');
-        }
-        let path = self.bundle.join(&log);
-        if let Some(parent) = path.parent() {
-            fs::create_dir_all(parent).map_err(io("creating", parent))?;
-        }
-        receipts::fsutil::write_atomic(&path, text.as_bytes(), 0o644)
-            .map_err(io("writing the step log", &path))?;
-        let done = Step {
-            index: step.index,
-            group: step.group,
-            name: step.name,
-            phase: step.phase,
-            started_at: step.started_at,
-            ended_at,
-            status,
-            log: Some(log),
-        };
-        self.progress.step_finished(&done);
-        Ok(done)
-    }
-
-    /// An engine is about to start: engine time counts from now.
-    fn engine_started(&self) {
-        self.engine_since.set(Some(std::time::Instant::now()));
-    }
-
-    /// The engine stopped (or never started): adds its running time.
-    fn engine_stopped(&self) {
-        if let Some(since) = self.engine_since.take() {
-            let ms = u64::try_from(since.elapsed().as_millis()).unwrap_or(u64::MAX);
-            self.engine_ms.set(self.engine_ms.get().saturating_add(ms));
-        }
-    }
-
-    /// The file-name form of a step's name: an entry's step is named by the entry's slug
-    /// (`candidate-2-miner-b-running-sla`), any other by its name
-    /// (`drawing-seeds-and-opening-the-round`).
-    fn step_stem(&self, step: &StepRun) -> String {
-        let planned = self.records.iter().find_map(|r| match r {
-            Record::Setup(setup) => setup.entries.iter().find(|e| e.group == step.group),
-            _ => None,
-        });
-        match (planned, step.name.strip_prefix(step.group.as_str())) {
-            (Some(planned), Some(rest)) => format!("{}-{}", planned.slug, slugify(rest)),
-            _ => slugify(&step.name),
-        }
-    }
-
-    /// A step that did not run.
-    ///
-    /// Errors: as [`Ctx::finish`].
-    fn skipped(&mut self, group: &str, name: &str, phase: Phase) -> Result<Step, RoundError> {
-        let step = self.begin(group, name, phase);
-        self.finish(step, StepStatus::Skipped)
     }
 }
 
@@ -875,7 +817,8 @@ impl passes::RunExecutor for EngineRuns<'_, '_> {
                 ),
             })?;
         // Correctness outputs once per entry, on its first run that meets the SLA.
-        let takes_outputs = !run.slot.control && self.ctx.outputs_record(planned.index).is_none();
+        let takes_outputs =
+            !run.slot.control && self.ctx.journal.outputs_record(planned.index).is_none();
         let spec = entry::RunSpec {
             pass: run.pass,
             control: run.slot.control,
@@ -884,25 +827,8 @@ impl passes::RunExecutor for EngineRuns<'_, '_> {
         };
         let record = entry::run_entry(self.ctx, planned, &spec)?;
         let outcome = passes::outcome_of(&record);
-        self.ctx.append(Record::Entry(Box::new(record)))?;
+        self.ctx.journal.append(Record::Entry(Box::new(record)))?;
         Ok(outcome)
-    }
-}
-
-/// A step in progress: its log lines are written when it ends.
-pub(crate) struct StepRun {
-    index: u32,
-    group: String,
-    name: String,
-    phase: Phase,
-    started_at: Timestamp,
-    lines: Vec<String>,
-}
-
-impl StepRun {
-    /// Adds a line to the step's log.
-    fn line(&mut self, text: &str) {
-        self.lines.push(text.to_owned());
     }
 }
 
@@ -914,72 +840,6 @@ fn next_event_at(submission: &receipts::model::Submission) -> Timestamp {
         .events
         .last()
         .map_or(now, |last| std::cmp::max(now, last.at))
-}
-
-/// A phase in the words of content/rounds.md: `running SLA`, `starting the engine`.
-fn phase_words(phase: Phase) -> &'static str {
-    match phase {
-        Phase::Provisioning => "provisioning",
-        Phase::Bootstrapping => "bootstrapping",
-        Phase::PullingImage => "pulling the image",
-        Phase::DownloadingModel => "downloading the model",
-        Phase::StartingEngine => "starting the engine",
-        Phase::RunningSla => "running SLA",
-        Phase::RunningCorrectness => "running correctness",
-        Phase::Scoring => "scoring",
-        Phase::Teardown => "teardown",
-    }
-}
-
-/// How a step ended, in words: `ok`, `failed`, `skipped`.
-fn status_words(status: StepStatus) -> &'static str {
-    match status {
-        StepStatus::Ok => "ok",
-        StepStatus::Failed => "failed",
-        StepStatus::Skipped => "skipped",
-    }
-}
-
-/// A probe's verdict in words: `pass`, `fail`, `invalid`.
-fn verdict_words(verdict: ProbeVerdict) -> &'static str {
-    match verdict {
-        ProbeVerdict::Pass => "pass",
-        ProbeVerdict::Fail => "fail",
-        ProbeVerdict::Invalid => "invalid",
-    }
-}
-
-/// How a measurement ended, in words: `measured`, `SLA unmet (no passing rate)`,
-/// `invalid (run 1 probe 3: the client's send lag exceeded the bound)`.
-fn outcome_words(outcome: MeasurementOutcome) -> String {
-    match outcome {
-        MeasurementOutcome::Measured => "measured".to_owned(),
-        MeasurementOutcome::SlaUnmet {
-            reason: SlaUnmetReason::NoPassingRate,
-        } => "SLA unmet (no passing rate)".to_owned(),
-        MeasurementOutcome::SlaUnmet {
-            reason: SlaUnmetReason::DeadlineExpired,
-        } => "SLA unmet (the entry's deadline expired)".to_owned(),
-        MeasurementOutcome::SlaUnmet {
-            reason: SlaUnmetReason::Unreachable,
-        } => "SLA unmet (unreachable: connections refused or reset)".to_owned(),
-        MeasurementOutcome::Invalid { run, probe } => {
-            format!("invalid (run {run} probe {probe}: the client's send lag exceeded the bound)")
-        }
-    }
-}
-
-/// `Candidate 2 of 5, running SLA` → `candidate-2-of-5-running-sla`.
-fn slugify(name: &str) -> String {
-    let mut out = String::new();
-    for c in name.chars() {
-        if c.is_ascii_alphanumeric() {
-            out.push(c.to_ascii_lowercase());
-        } else if !out.ends_with('-') && !out.is_empty() {
-            out.push('-');
-        }
-    }
-    out.trim_end_matches('-').to_owned()
 }
 
 /// Writes a JSON artifact into the bundle (pretty, trailing newline, atomically).
@@ -1096,38 +956,5 @@ mod tests {
         // Once round 2 is back in place, the next one is 3.
         fs::create_dir_all(campaign.rounds_dir().join("2")).unwrap();
         assert_eq!(pick_round(&campaign).unwrap(), 3);
-    }
-
-    /// Regression: step logs printed Rust debug names (`RunningSla`, `Ok`, `Measured`,
-    /// `SlaUnmet { reason: NoPassingRate }`).
-    #[test]
-    fn step_logs_speak_plain_words() {
-        assert_eq!(phase_words(Phase::RunningSla), "running SLA");
-        assert_eq!(phase_words(Phase::StartingEngine), "starting the engine");
-        assert_eq!(status_words(StepStatus::Ok), "ok");
-        assert_eq!(verdict_words(ProbeVerdict::Pass), "pass");
-        assert_eq!(verdict_words(ProbeVerdict::Fail), "fail");
-        assert_eq!(verdict_words(ProbeVerdict::Invalid), "invalid");
-        assert_eq!(outcome_words(MeasurementOutcome::Measured), "measured");
-        assert_eq!(
-            outcome_words(MeasurementOutcome::SlaUnmet {
-                reason: SlaUnmetReason::NoPassingRate
-            }),
-            "SLA unmet (no passing rate)"
-        );
-        let invalid = outcome_words(MeasurementOutcome::Invalid { run: 1, probe: 3 });
-        assert!(invalid.starts_with("invalid (run 1 probe 3"), "{invalid}");
-    }
-
-    #[test]
-    fn step_names_become_file_names() {
-        assert_eq!(
-            slugify("Candidate 2 of 5, running SLA"),
-            "candidate-2-of-5-running-sla"
-        );
-        assert_eq!(
-            slugify("Scorer, running the shared scorer"),
-            "scorer-running-the-shared-scorer"
-        );
     }
 }

@@ -14,7 +14,7 @@ use receipts::layout::{
 use receipts::model::{
     Backend, CampaignRef, ClientSelfTest, EventKind, Leader, MinerRegistry, Phase, PipelineState,
     ROUND_OPENED_PREDICATE_TYPE, ResourceDescriptor, RevealedSeeds, Role, RoundOpened, SeatedEntry,
-    Seed32, SeedReveal, Sha256Hex, StepStatus, Submission, Timestamp,
+    Seed32, SeedReveal, Sha256Hex, StepStatus, Submission,
 };
 use receipts::statement::{DigestSet, Statement, Subject};
 
@@ -30,10 +30,12 @@ pub(crate) const ROUND_OPENED_FILE: &str = "round-opened.dsse.json";
 
 /// Runs the setup group and returns its record (the caller journals it).
 pub(crate) fn run_setup(ctx: &mut Ctx<'_>) -> Result<SetupRecord, RoundError> {
-    let started_at = Timestamp::now();
+    let started_at = ctx.options.clock.now();
     let mut steps = Vec::new();
 
-    let mut probe = ctx.begin("Setup", "Probing the machine", Phase::Provisioning);
+    let mut probe = ctx
+        .steps
+        .begin("Setup", "Probing the machine", Phase::Provisioning);
     let hardware = engines::hardware::fingerprint();
     probe.line(&format!(
         "cpu `{}` × {}, features {}, memory {} bytes, {} / kernel {}, {} GPU(s)",
@@ -51,9 +53,9 @@ pub(crate) fn run_setup(ctx: &mut Ctx<'_>) -> Result<SetupRecord, RoundError> {
             gpu.name, gpu.uuid, gpu.memory_bytes, gpu.compute_capability, gpu.driver_version
         ));
     }
-    steps.push(ctx.finish(probe, StepStatus::Ok)?);
+    steps.push(ctx.steps.finish(probe, StepStatus::Ok)?);
 
-    let mut open = ctx.begin(
+    let mut open = ctx.steps.begin(
         "Setup",
         "Drawing seeds and opening the round",
         Phase::Bootstrapping,
@@ -77,7 +79,7 @@ pub(crate) fn run_setup(ctx: &mut Ctx<'_>) -> Result<SetupRecord, RoundError> {
         Ok(test) => test,
         Err(e) => {
             open.line(&format!("refused: {e}"));
-            ctx.finish(open, StepStatus::Failed)?;
+            ctx.steps.finish(open, StepStatus::Failed)?;
             // Nothing of the round was committed (no journal record, no seat, nothing
             // signed): its work directory goes, and the next `referee round` opens it
             // afresh.
@@ -179,14 +181,14 @@ pub(crate) fn run_setup(ctx: &mut Ctx<'_>) -> Result<SetupRecord, RoundError> {
             })
             .collect(),
         seed_commitments: seeds.commitments(),
-        opened_at: Timestamp::now(),
+        opened_at: ctx.options.clock.now(),
     };
     sign_opened(ctx, &opened, &inputs)?;
     open.line(&format!(
         "round opened: {ROUND_OPENED_FILE} signed by {}",
         ctx.key.keyid()
     ));
-    steps.push(ctx.finish(open, StepStatus::Ok)?);
+    steps.push(ctx.steps.finish(open, StepStatus::Ok)?);
     // Before any entry runs: what the baseline engine can do under the campaign's API
     // profile (content/engines.md, The capability probe).
     let capability_probe = match super::capability::probe_baseline(ctx, &workload)? {

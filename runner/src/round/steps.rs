@@ -1,0 +1,251 @@
+//! A round's steps as they run: each numbered in round order as it starts, its log
+//! written into the bundle (`logs/steps/NN-<stem>.log`) and reported when it ends, in the
+//! words of content/rounds.md.
+
+use std::fs;
+use std::path::PathBuf;
+
+use receipts::model::{
+    MeasurementOutcome, Phase, ProbeVerdict, SlaUnmetReason, Step, StepStatus, Timestamp,
+};
+
+use super::record::PlannedEntry;
+use super::{Clock, RoundError, RoundProgress, io};
+
+/// The round's step numbering and step logs.
+pub(crate) struct Steps<'a> {
+    progress: &'a dyn RoundProgress,
+    /// The clock the steps' times are read from.
+    clock: Clock,
+    /// `.work/round-<n>/bundle/`.
+    bundle: PathBuf,
+    /// The next step's index.
+    next: u32,
+    /// The seated entries (after setup): an entry's step logs are named by its slug.
+    entries: Vec<PlannedEntry>,
+}
+
+impl<'a> Steps<'a> {
+    /// Steps numbered from `next` (the steps a resumed round's journal holds), their
+    /// logs in `bundle`.
+    pub(crate) fn new(
+        progress: &'a dyn RoundProgress,
+        clock: Clock,
+        bundle: PathBuf,
+        next: u32,
+    ) -> Self {
+        Self {
+            progress,
+            clock,
+            bundle,
+            next,
+            entries: Vec::new(),
+        }
+    }
+
+    /// The entries seated at setup: their steps' logs are named by their slugs from now.
+    pub(crate) fn seat(&mut self, entries: &[PlannedEntry]) {
+        self.entries = entries.to_vec();
+    }
+
+    /// Starts a step: its index is the next one of the round.
+    pub(crate) fn begin(&mut self, group: &str, name: &str, phase: Phase) -> StepRun {
+        let index = self.next;
+        self.next += 1;
+        self.progress.step_started(index, group, name);
+        StepRun {
+            index,
+            group: group.to_owned(),
+            name: name.to_owned(),
+            phase,
+            started_at: self.clock.now(),
+            lines: Vec::new(),
+        }
+    }
+
+    /// Ends a step: writes its log into the bundle and reports it.
+    ///
+    /// Errors: [`RoundError::Io`] naming the log when it cannot be written: a step whose
+    /// record would name a missing log (or none) is never journaled, so the round stops
+    /// and a resume runs its group again.
+    pub(crate) fn finish(&mut self, step: StepRun, status: StepStatus) -> Result<Step, RoundError> {
+        let ended_at = self.clock.now();
+        let log = format!("logs/steps/{:02}-{}.log", step.index, self.stem(&step));
+        let mut text = format!(
+            "{} — {}\nphase: {}\nstarted: {}\nended: {}\nstatus: {}\n",
+            step.group,
+            step.name,
+            phase_words(step.phase),
+            step.started_at,
+            ended_at,
+            status_words(status)
+        );
+        for line in &step.lines {
+            text.push_str(line);
+            text.push('\n');
+        }
+        let path = self.bundle.join(&log);
+        if let Some(parent) = path.parent() {
+            fs::create_dir_all(parent).map_err(io("creating", parent))?;
+        }
+        receipts::fsutil::write_atomic(&path, text.as_bytes(), 0o644)
+            .map_err(io("writing the step log", &path))?;
+        let done = Step {
+            index: step.index,
+            group: step.group,
+            name: step.name,
+            phase: step.phase,
+            started_at: step.started_at,
+            ended_at,
+            status,
+            log: Some(log),
+        };
+        self.progress.step_finished(&done);
+        Ok(done)
+    }
+
+    /// A step that did not run.
+    ///
+    /// Errors: as [`Steps::finish`].
+    pub(crate) fn skipped(
+        &mut self,
+        group: &str,
+        name: &str,
+        phase: Phase,
+    ) -> Result<Step, RoundError> {
+        let step = self.begin(group, name, phase);
+        self.finish(step, StepStatus::Skipped)
+    }
+
+    /// The file-name form of a step's name: an entry's step is named by the entry's slug
+    /// (`candidate-2-miner-b-running-sla`), any other by its name
+    /// (`drawing-seeds-and-opening-the-round`).
+    fn stem(&self, step: &StepRun) -> String {
+        let planned = self.entries.iter().find(|e| e.group == step.group);
+        match (planned, step.name.strip_prefix(step.group.as_str())) {
+            (Some(planned), Some(rest)) => format!("{}-{}", planned.slug, slugify(rest)),
+            _ => slugify(&step.name),
+        }
+    }
+}
+
+/// A step in progress: its log lines are written when it ends.
+pub(crate) struct StepRun {
+    index: u32,
+    group: String,
+    name: String,
+    pub(crate) phase: Phase,
+    started_at: Timestamp,
+    lines: Vec<String>,
+}
+
+impl StepRun {
+    /// Adds a line to the step's log.
+    pub(crate) fn line(&mut self, text: &str) {
+        self.lines.push(text.to_owned());
+    }
+}
+
+/// A phase in the words of content/rounds.md: `running SLA`, `starting the engine`.
+fn phase_words(phase: Phase) -> &'static str {
+    match phase {
+        Phase::Provisioning => "provisioning",
+        Phase::Bootstrapping => "bootstrapping",
+        Phase::PullingImage => "pulling the image",
+        Phase::DownloadingModel => "downloading the model",
+        Phase::StartingEngine => "starting the engine",
+        Phase::RunningSla => "running SLA",
+        Phase::RunningCorrectness => "running correctness",
+        Phase::Scoring => "scoring",
+        Phase::Teardown => "teardown",
+    }
+}
+
+/// How a step ended, in words: `ok`, `failed`, `skipped`.
+fn status_words(status: StepStatus) -> &'static str {
+    match status {
+        StepStatus::Ok => "ok",
+        StepStatus::Failed => "failed",
+        StepStatus::Skipped => "skipped",
+    }
+}
+
+/// A probe's verdict in words: `pass`, `fail`, `invalid`.
+pub(crate) fn verdict_words(verdict: ProbeVerdict) -> &'static str {
+    match verdict {
+        ProbeVerdict::Pass => "pass",
+        ProbeVerdict::Fail => "fail",
+        ProbeVerdict::Invalid => "invalid",
+    }
+}
+
+/// How a measurement ended, in words: `measured`, `SLA unmet (no passing rate)`,
+/// `invalid (run 1 probe 3: the client's send lag exceeded the bound)`.
+pub(crate) fn outcome_words(outcome: MeasurementOutcome) -> String {
+    match outcome {
+        MeasurementOutcome::Measured => "measured".to_owned(),
+        MeasurementOutcome::SlaUnmet {
+            reason: SlaUnmetReason::NoPassingRate,
+        } => "SLA unmet (no passing rate)".to_owned(),
+        MeasurementOutcome::SlaUnmet {
+            reason: SlaUnmetReason::DeadlineExpired,
+        } => "SLA unmet (the entry's deadline expired)".to_owned(),
+        MeasurementOutcome::SlaUnmet {
+            reason: SlaUnmetReason::Unreachable,
+        } => "SLA unmet (unreachable: connections refused or reset)".to_owned(),
+        MeasurementOutcome::Invalid { run, probe } => {
+            format!("invalid (run {run} probe {probe}: the client's send lag exceeded the bound)")
+        }
+    }
+}
+
+/// `Candidate 2 of 5, running SLA` → `candidate-2-of-5-running-sla`.
+fn slugify(name: &str) -> String {
+    let mut out = String::new();
+    for c in name.chars() {
+        if c.is_ascii_alphanumeric() {
+            out.push(c.to_ascii_lowercase());
+        } else if !out.ends_with('-') && !out.is_empty() {
+            out.push('-');
+        }
+    }
+    out.trim_end_matches('-').to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Regression: step logs printed Rust debug names (`RunningSla`, `Ok`, `Measured`,
+    /// `SlaUnmet { reason: NoPassingRate }`).
+    #[test]
+    fn step_logs_speak_plain_words() {
+        assert_eq!(phase_words(Phase::RunningSla), "running SLA");
+        assert_eq!(phase_words(Phase::StartingEngine), "starting the engine");
+        assert_eq!(status_words(StepStatus::Ok), "ok");
+        assert_eq!(verdict_words(ProbeVerdict::Pass), "pass");
+        assert_eq!(verdict_words(ProbeVerdict::Fail), "fail");
+        assert_eq!(verdict_words(ProbeVerdict::Invalid), "invalid");
+        assert_eq!(outcome_words(MeasurementOutcome::Measured), "measured");
+        assert_eq!(
+            outcome_words(MeasurementOutcome::SlaUnmet {
+                reason: SlaUnmetReason::NoPassingRate
+            }),
+            "SLA unmet (no passing rate)"
+        );
+        let invalid = outcome_words(MeasurementOutcome::Invalid { run: 1, probe: 3 });
+        assert!(invalid.starts_with("invalid (run 1 probe 3"), "{invalid}");
+    }
+
+    #[test]
+    fn step_names_become_file_names() {
+        assert_eq!(
+            slugify("Candidate 2 of 5, running SLA"),
+            "candidate-2-of-5-running-sla"
+        );
+        assert_eq!(
+            slugify("Scorer, running the shared scorer"),
+            "scorer-running-the-shared-scorer"
+        );
+    }
+}

@@ -1363,3 +1363,55 @@ fn redact(value: &mut serde_json::Value) {
         _ => {}
     }
 }
+
+/// A round never publishes what its own verifier refuses (issue 39): killed after its
+/// last record before sealing, its work bundle's probe log edited (as another writer or a
+/// bad disk would), the resumed round seals, verifies, refuses — exit 2 naming the failed
+/// check, nothing in `rounds/` — and stays resumable: with the probe log restored, the
+/// next run seals and publishes it.
+#[test]
+fn a_round_whose_sealed_bundle_does_not_verify_is_not_published() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let fixture = fixture(SEARCH_RATES, &[]);
+    let work = fixture.data.join("tiny/.work/round-1");
+    // Setup, the baseline and its A/A control in the one pass, the scorer, teardown.
+    let teardown = 4;
+    let out = round(&fixture, Some(teardown), None);
+    assert!(!out.status.success(), "the failpoint did not fire");
+    let journal = std::fs::read_to_string(work.join("journal.jsonl")).unwrap();
+    assert_eq!(journal.lines().count(), teardown + 1, "{journal}");
+    assert!(
+        journal.lines().last().unwrap().contains("\"teardown\""),
+        "the last record is not the teardown: {journal}"
+    );
+    let probes = work.join("bundle/probes");
+    let probe = std::fs::read_dir(&probes)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "json"))
+        .expect("a probe log");
+    let original = std::fs::read_to_string(&probe).unwrap();
+    let edited = original.replacen("\"overBound\":", "\"overBound\":1", 1);
+    assert_ne!(
+        edited,
+        original,
+        "no over-bound count to edit in {}",
+        probe.display()
+    );
+    std::fs::write(&probe, &edited).unwrap();
+
+    let out = round(&fixture, None, None);
+    assert_eq!(out.status.code(), Some(2), "{}", support::text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("round 1's sealed bundle") && stderr.contains("it was not published"),
+        "{stderr}"
+    );
+    assert!(!fixture.data.join("tiny/rounds/1").exists());
+    assert!(work.join("journal.jsonl").exists());
+
+    std::fs::write(&probe, &original).unwrap();
+    ok(&round(&fixture, None, None));
+    sealed(&fixture, 1);
+    assert!(!work.exists());
+}

@@ -22,7 +22,7 @@ use receipts::model::{
 use receipts::text::escape_untrusted;
 
 use super::DataArgs;
-use super::round::{format_milli, format_score};
+use verifier::view::{format_milli_rps, format_score_ppm};
 
 /// Exit codes of `referee ingest`, shown in its `--help`.
 pub const INGEST_EXIT_CODES: &str = "Exit status: 0 when the submission is queued for a round (or is a \
@@ -177,12 +177,12 @@ fn peoples_units(reason: &str) -> String {
             number
                 .parse::<i64>()
                 .ok()
-                .map(|ppm| format!("{open}{}{rest}", format_score(ppm)))
+                .map(|ppm| format!("{open}{}{rest}", format_score_ppm(ppm)))
         } else if let Some(rest) = next.strip_prefix("milli-req/s") {
             number
                 .parse::<u64>()
                 .ok()
-                .map(|milli| format!("{open}{} req/s{rest}", format_milli(milli)))
+                .map(|milli| format!("{open}{}{rest}", format_milli_rps(milli)))
         } else {
             None
         };
@@ -253,14 +253,14 @@ impl SubmissionFacts<'_> {
     fn score(&self) -> String {
         self.entry
             .and_then(|e| e.score_ppm)
-            .map_or("—".to_owned(), format_score)
+            .map_or("—".to_owned(), format_score_ppm)
     }
 
     /// `31.035 req/s`.
     fn throughput(&self) -> String {
         self.entry
             .and_then(|e| e.throughput_milli_rps)
-            .map_or("—".to_owned(), |t| format!("{} req/s", format_milli(t)))
+            .map_or("—".to_owned(), format_milli_rps)
     }
 
     /// One line for a submission's log: its latest round and whether it leads.

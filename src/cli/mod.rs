@@ -13,6 +13,7 @@ mod round;
 mod seal;
 mod show;
 mod site;
+mod text;
 mod verify;
 
 use std::io::IsTerminal;

@@ -13,17 +13,19 @@ use receipts::keys::PrivateKey;
 use receipts::layout::{DataDir, DataError};
 use receipts::model::{
     CampaignId, EntryStatus, ProbeRecord, RateSearchSpec, Role, RoundRecord, RoundStatus, Step,
-    StepStatus, TokenCount,
+    TokenCount,
 };
 use receipts::rules::search::at_ceiling;
 use receipts::text::escape_untrusted;
 use runner::round::{Clock, RoundError, RoundOptions, RoundProgress, RoundSummary, run_round};
 use verifier::view::{
-    SELF_REPORTED, format_client_self_test, format_entry_throughput, format_noise,
-    format_paired_score, format_score_percent,
+    SELF_REPORTED, format_client_self_test, format_duration_ms, format_entry_throughput,
+    format_milli_rps, format_noise, format_paired_score, format_score_percent, format_score_ppm,
+    format_step_status,
 };
 
 use super::keys::hint_key_dir;
+use super::text;
 
 use super::{DataArgs, KeyDirArgs};
 
@@ -400,26 +402,22 @@ impl RoundProgress for Progress {
 
     fn step_finished(&self, step: &Step) {
         let ms = step.started_at.millis_until(step.ended_at);
-        let status = match step.status {
-            StepStatus::Ok => "ok",
-            StepStatus::Failed => "FAILED",
-            StepStatus::Skipped => "skipped",
-        };
+        let status = format_step_status(step.status);
         self.line(format!(
             "[{:>2}] {:<48} {:>8} {:>7}",
             step.index,
             step.name,
             status,
-            format_ms(ms)
+            format_duration_ms(ms)
         ));
     }
 
     fn probe_finished(&self, record: &ProbeRecord) {
         self.bar.set_message(format!(
-            "run {} probe {} at {} req/s: {:?}",
+            "run {} probe {} at {}: {:?}",
             record.run,
             record.probe,
-            format_milli(record.rate_milli_rps),
+            format_milli_rps(record.rate_milli_rps),
             record.verdict
         ));
     }
@@ -437,11 +435,7 @@ pub fn print_summary(summary: &RoundSummary) {
         "Round {} of `{}` — {}",
         record.round,
         record.campaign.id,
-        match record.outcome.status {
-            RoundStatus::Complete => "complete",
-            RoundStatus::InfraFailed => "infra_failed",
-            RoundStatus::Inconclusive => "inconclusive",
-        }
+        record.outcome.status.as_str()
     );
     // The ceiling is the rate search's maximum.
     print!("{}", table(record, &summary.rate_search));
@@ -474,9 +468,9 @@ pub fn print_summary(summary: &RoundSummary) {
     if summary.resumed {
         println!(
             "Time: {} wall for the whole round (from its start at {}), {} of it in this resumed run",
-            format_ms(record.started_at.millis_until(record.ended_at)),
+            format_duration_ms(record.started_at.millis_until(record.ended_at)),
             record.started_at,
-            format_ms(i64::try_from(summary.wall_ms).unwrap_or(i64::MAX)),
+            format_duration_ms(i64::try_from(summary.wall_ms).unwrap_or(i64::MAX)),
         );
     }
     println!(
@@ -486,9 +480,9 @@ pub fn print_summary(summary: &RoundSummary) {
         } else {
             "Time"
         },
-        format_ms(i64::try_from(summary.wall_ms).unwrap_or(i64::MAX)),
-        format_ms(i64::try_from(summary.engine_ms).unwrap_or(i64::MAX)),
-        format_ms(i64::try_from(overhead_ms).unwrap_or(i64::MAX)),
+        format_duration_ms(i64::try_from(summary.wall_ms).unwrap_or(i64::MAX)),
+        format_duration_ms(i64::try_from(summary.engine_ms).unwrap_or(i64::MAX)),
+        format_duration_ms(i64::try_from(overhead_ms).unwrap_or(i64::MAX)),
         overhead_bp(summary) / 100,
         overhead_bp(summary) % 100,
         if summary.resumed { "run" } else { "round" }
@@ -521,7 +515,7 @@ fn table(record: &RoundRecord, rate_search: &RateSearchSpec) -> String {
     } else {
         String::new()
     };
-    let mut rows = vec![[
+    let mut rows = vec![vec![
         "Role".to_owned(),
         "Miner".to_owned(),
         "Patch".to_owned(),
@@ -532,17 +526,9 @@ fn table(record: &RoundRecord, rate_search: &RateSearchSpec) -> String {
     ]];
     let mut reasons = Vec::new();
     for entry in &record.entries {
-        let role = match entry.role {
-            Role::Baseline => "baseline",
-            Role::Incumbent => "incumbent",
-            Role::Challenger => "challenger",
-        };
-        let status = match entry.status {
-            EntryStatus::Scored => "scored",
-            EntryStatus::Disqualified => "disqualified",
-            EntryStatus::InfraFailed => "infra_failed",
-        };
-        rows.push([
+        let role = entry.role.as_str();
+        let status = entry.status.as_str();
+        rows.push(vec![
             role.to_owned(),
             entry
                 .miner
@@ -556,7 +542,7 @@ fn table(record: &RoundRecord, rate_search: &RateSearchSpec) -> String {
                     (entry.runs.iter()).any(|r| at_ceiling(r.rate_milli_rps, rate_search));
                 format!("{}{self_reported}", format_entry_throughput(t, ceiling))
             }),
-            format_ms(entry.started_at.millis_until(entry.ended_at)),
+            format_duration_ms(entry.started_at.millis_until(entry.ended_at)),
         ]);
         if let Some(d) = &entry.disqualification {
             let tail = d.log_tail.last().map(String::as_str).unwrap_or("");
@@ -581,19 +567,7 @@ fn table(record: &RoundRecord, rate_search: &RateSearchSpec) -> String {
             ));
         }
     }
-    let widths: Vec<usize> = (0..7)
-        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
-        .collect();
-    let mut out = String::new();
-    for row in &rows {
-        let cells: Vec<String> = row
-            .iter()
-            .zip(&widths)
-            .map(|(cell, w)| format!("{cell:<w$}", w = *w))
-            .collect();
-        out.push_str(cells.join("  ").trim_end());
-        out.push('\n');
-    }
+    let mut out = text::table("", &rows);
     for reason in reasons {
         out.push_str(&reason);
         out.push('\n');
@@ -608,7 +582,7 @@ fn score_cell(record: &RoundRecord, entry: &receipts::model::Entry) -> String {
     match (&entry.paired_score, entry.score_ppm) {
         (Some(paired), _) => format_paired_score(paired),
         (None, Some(ppm)) if !record.passes.is_empty() => format_score_percent(ppm),
-        (None, Some(ppm)) => format_score(ppm),
+        (None, Some(ppm)) => format_score_ppm(ppm),
         (None, None) => "—".to_owned(),
     }
 }
@@ -622,44 +596,9 @@ fn overhead_bp(summary: &RoundSummary) -> u64 {
         .map_or(0, |bp| u64::try_from(bp).unwrap_or(u64::MAX))
 }
 
-/// `509_900` ppm → `+0.5099` (the scoreboard shows scores as fractions; 0 is baseline speed).
-pub(super) fn format_score(ppm: i64) -> String {
-    let sign = if ppm < 0 {
-        "-"
-    } else if ppm > 0 {
-        "+"
-    } else {
-        ""
-    };
-    let abs = ppm.unsigned_abs();
-    format!("{sign}{}.{:04}", abs / 1_000_000, (abs % 1_000_000) / 100)
-}
-
-pub(super) fn format_milli(milli: u64) -> String {
-    format!("{}.{:03}", milli / 1000, milli % 1000)
-}
-
-fn format_ms(ms: i64) -> String {
-    if ms < 1_000 {
-        format!("{ms}ms")
-    } else if ms >= 60_000 {
-        format!("{}m{:02}s", ms / 60_000, (ms % 60_000) / 1000)
-    } else {
-        format!("{}.{}s", ms / 1000, (ms % 1000) / 100)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn scores_read_like_003() {
-        assert_eq!(format_score(509_900), "+0.5099");
-        assert_eq!(format_score(0), "0.0000");
-        assert_eq!(format_score(-333_334), "-0.3333");
-        assert_eq!(format_score(2_000_000), "+2.0000");
-    }
 
     /// Regression: the "within measurement noise" warning showed in a round without a
     /// challenger, where no decision between entries was made.
@@ -669,12 +608,5 @@ mod tests {
         assert_eq!(drift_beyond_margin(true, Some(5_000), 1_000), Some(5_000));
         assert_eq!(drift_beyond_margin(true, Some(1_000), 1_000), None);
         assert_eq!(drift_beyond_margin(true, None, 1_000), None);
-    }
-
-    #[test]
-    fn durations_are_short() {
-        assert_eq!(format_ms(1_234), "1.2s");
-        assert_eq!(format_ms(340), "340ms");
-        assert_eq!(format_ms(125_000), "2m05s");
     }
 }

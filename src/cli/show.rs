@@ -18,17 +18,18 @@ use anyhow::Context;
 
 use receipts::keys::Keyring;
 use receipts::layout::DataDir;
-use receipts::model::{CampaignId, HardwareFingerprint, StepStatus, Timestamp};
+use receipts::model::{CampaignId, HardwareFingerprint, Timestamp};
 use receipts::text::escape_untrusted;
 use verifier::VerifyOptions;
 use verifier::view::{
     CampaignRounds, EntryCounts, Field, RoundRow, RoundView, SELF_REPORTED, Unreadable,
     Verification, format_client_self_test, format_duration_ms, format_entry_throughput,
     format_leader, format_milli_rps, format_noise, format_paired_score, format_pass_order,
-    format_score_percent, format_score_ppm, format_time_of_day, short_seed,
+    format_score_percent, format_score_ppm, format_step_status, format_time_of_day, short_seed,
 };
 
 use super::DataArgs;
+use super::text::table;
 
 /// The suffix of a value whose check failed or did not run.
 const UNVERIFIED: &str = " (unverified)";
@@ -205,14 +206,6 @@ fn yes_no(value: bool) -> &'static str {
     if value { "yes" } else { "no" }
 }
 
-fn step_status(status: StepStatus) -> &'static str {
-    match status {
-        StepStatus::Ok => "ok",
-        StepStatus::Failed => "FAILED",
-        StepStatus::Skipped => "skipped",
-    }
-}
-
 /// `2 scored · 1 disqualified`, with `· n infra_failed` when there are any.
 fn counts(counts: &EntryCounts) -> String {
     let mut text = format!(
@@ -223,32 +216,6 @@ fn counts(counts: &EntryCounts) -> String {
         let _ = write!(text, " · {} infra_failed", counts.infra_failed);
     }
     text
-}
-
-/// Rows of cells as aligned columns, two spaces apart, each line indented by `indent`.
-fn table(indent: &str, rows: &[Vec<String>]) -> String {
-    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let widths: Vec<usize> = (0..columns)
-        .map(|c| {
-            rows.iter()
-                .filter_map(|r| r.get(c))
-                .map(|cell| cell.chars().count())
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let mut out = String::new();
-    for row in rows {
-        let cells: Vec<String> = row
-            .iter()
-            .zip(&widths)
-            .map(|(cell, w)| format!("{cell:<w$}", w = *w))
-            .collect();
-        out.push_str(indent);
-        out.push_str(cells.join("  ").trim_end());
-        out.push('\n');
-    }
-    out
 }
 
 /// The round as `referee show` prints it: a header block, the entries table, the
@@ -565,7 +532,7 @@ fn render_steps(view: &RoundView) -> String {
         .to_vec(),
     ];
     for step in &view.steps {
-        let mut status = step_status(step.status.value).to_owned();
+        let mut status = format_step_status(step.status.value).to_owned();
         if !step.verified() {
             status.push_str(UNVERIFIED);
         }

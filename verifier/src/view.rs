@@ -1386,6 +1386,15 @@ pub fn format_duration_ms(ms: i64) -> String {
     format!("{sign}{text}")
 }
 
+/// A step's status for people, a failure shouted: `ok`, `FAILED`, `skipped` (the wire
+/// name is [`StepStatus::as_str`]).
+pub fn format_step_status(status: StepStatus) -> &'static str {
+    match status {
+        StepStatus::Failed => "FAILED",
+        other => other.as_str(),
+    }
+}
+
 /// The UTC time of day to the millisecond, `19:54:26.752` (truncated).
 pub fn format_time_of_day(at: Timestamp) -> String {
     let t = at.datetime();

@@ -31,6 +31,7 @@ use receipts::rules::correctness;
 use receipts::rules::paired::{PairedDecision, PairedFailure, Slot};
 
 use super::passes;
+use verifier::{VerifyOptions, verify_last_round};
 
 /// Seals the round (unless a previous run already did), moves the bundle into place and
 /// updates the submissions.
@@ -55,6 +56,7 @@ pub(crate) fn seal_and_finish(ctx: &mut Ctx<'_>) -> Result<(Sha256Hex, RoundReco
                     round: ctx.round,
                     source,
                 })?;
+            check_sealed(ctx)?;
             let sealed = SealedRecord {
                 statement_digest: bundle.statement_digest,
                 updates,
@@ -85,6 +87,37 @@ pub(crate) fn seal_and_finish(ctx: &mut Ctx<'_>) -> Result<(Sha256Hex, RoundReco
     apply_updates(ctx, &sealed.updates)?;
     fs::remove_dir_all(&ctx.work).map_err(io("removing", &ctx.work))?;
     Ok((digest, record))
+}
+
+/// A round never publishes what its own verifier refuses: the bundle just sealed in
+/// `.work/` is verified as the next round's preflight will verify it (its own checks, and
+/// the chain against the round before it), at the time of sealing, before the journal
+/// records it sealed and it is renamed into `rounds/<n>/`.
+///
+/// Errors: [`RoundError::SealRefused`] naming every failed check; nothing is renamed and
+/// the journal ends before `Sealed`, so the next run seals again.
+fn check_sealed(ctx: &Ctx<'_>) -> Result<(), RoundError> {
+    let before = ctx
+        .campaign_dir
+        .round_numbers()?
+        .into_iter()
+        .filter(|&n| n < ctx.round)
+        .max()
+        .map(|n| ctx.campaign_dir.round_dir(n));
+    let report = verify_last_round(
+        &ctx.bundle,
+        before.as_deref(),
+        &ctx.keyring,
+        &VerifyOptions::at(Timestamp::now()),
+    );
+    if report.passed() {
+        return Ok(());
+    }
+    Err(RoundError::SealRefused {
+        round: ctx.round,
+        bundle: ctx.bundle.clone(),
+        failures: super::preflight::failed_checks(&report),
+    })
 }
 
 /// Moves each challenger's submission record (idempotent: only from `round_assigned`)

@@ -3,7 +3,7 @@
 //! the OS and their commitments signed into the "round opened" statement before any
 //! entry runs), then `runs` passes in each of which every seated entry runs once on a
 //! fresh engine (the baseline twice, its second run the A/A control) in an order drawn
-//! from the committed `passSeed` ([`passes`]), each entry's correctness outputs on its
+//! from the committed `passSeed` (`passes`), each entry's correctness outputs on its
 //! first run that meets the SLA, then the Scorer and Teardown — then scores the entries
 //! on their paired ratios, applies the leader rule and seals the bundle through
 //! `receipts`.
@@ -197,6 +197,21 @@ pub enum RoundError {
     )]
     PreviousUnverified {
         /// Its bundle.
+        bundle: PathBuf,
+        /// Every failed check: `name[ `target`]: reason`.
+        failures: Vec<String>,
+    },
+    /// The round's own verifier refuses the bundle it just sealed (content/rounds.md,
+    /// Sealing): nothing was moved into `rounds/<n>/`, the journal still ends before
+    /// `Sealed`, and the next `referee round` resumes this one.
+    #[error(
+        "round {round}'s sealed bundle `{bundle}` does not verify ({}); it was not published",
+        failures.join("; ")
+    )]
+    SealRefused {
+        /// The round.
+        round: u64,
+        /// The sealed bundle, still in `.work/`.
         bundle: PathBuf,
         /// Every failed check: `name[ `target`]: reason`.
         failures: Vec<String>,
@@ -405,6 +420,7 @@ pub fn run_round(
         campaign_dir,
         prompt_source,
         previous,
+        keyring,
         round,
         work,
         bundle,
@@ -541,6 +557,8 @@ pub(crate) struct Ctx<'a> {
     prompt_source: Option<Vec<u8>>,
     /// The verified previous round.
     previous: preflight::Previous,
+    /// The data directory's keyring: what the sealed bundle is verified against.
+    keyring: receipts::keys::Keyring,
     round: u64,
     /// `.work/round-<n>/`.
     work: PathBuf,

@@ -15,8 +15,8 @@ use receipts::model::{
     Campaign, FrozenCampaign, Leader, ROUND_PREDICATE_TYPES, Sha256Hex, Timestamp,
 };
 use receipts::rules::leader;
-use verifier::VerifyOptions;
 use verifier::verify_last_round;
+use verifier::{VerifyOptions, VerifyReport};
 
 use super::RoundError;
 use receipts::layout::{CampaignDir, DataDir, DataError, default_key_dir, read_round_record};
@@ -159,20 +159,7 @@ pub(crate) fn check_previous(
         _ => {
             return Err(RoundError::PreviousUnverified {
                 bundle: dir,
-                failures: report
-                    .failures()
-                    .map(|check| {
-                        let target = check
-                            .target
-                            .as_ref()
-                            .map_or_else(String::new, |t| format!(" `{t}`"));
-                        let reason = check
-                            .reason
-                            .as_ref()
-                            .map_or_else(String::new, |r| format!(": {r}"));
-                        format!("{}{target}{reason}", check.name.as_str())
-                    })
-                    .collect(),
+                failures: failed_checks(&report),
             });
         }
     };
@@ -195,6 +182,24 @@ pub(crate) fn check_previous(
         incumbent_infra_failed_rounds: leader::incumbent_infra_failed_rounds(&record.outcome),
         leader: record.outcome.leader_after,
     })
+}
+
+/// Every failed check of `report` as `name[ `target`]: reason`.
+pub(crate) fn failed_checks(report: &VerifyReport) -> Vec<String> {
+    report
+        .failures()
+        .map(|check| {
+            let target = check
+                .target
+                .as_ref()
+                .map_or_else(String::new, |t| format!(" `{t}`"));
+            let reason = check
+                .reason
+                .as_ref()
+                .map_or_else(String::new, |r| format!(": {r}"));
+            format!("{}{target}{reason}", check.name.as_str())
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 //! was invalid, content/rounds.md, Passes), `Scorer`, `Teardown`, then `Sealed`. A run is
 //! the unit of resume: an engine lives only within its run, so a round killed mid-run
 //! runs that run again from its start, after the last journaled one
-//! ([`super::passes::remaining`]).
+//! (`passes::remaining`).
 //!
 //! These records stay in `.work/` (they hold the seeds before they are revealed and the
 //! raw float logprobs); the bundle gets integer artifacts only.

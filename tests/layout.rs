@@ -12,7 +12,7 @@
 //!    depends on no workspace member; `site` depends on `receipts` and `verifier` only.
 //! 3. `intake`, `loadgen` and `engines` depend neither on `runner` nor on each other;
 //!    `loadgen` does not depend on `git2`; `intake` does not depend on `hyper` directly
-//!    (it reaches tokio through `engine`, which is allowed).
+//!    (it reaches tokio through `builtin-engine`, which is allowed).
 //! 4. No workspace member depends on the root package `referee` (the CLI sits on top),
 //!    and `runner` depends on `verifier`, `intake`, `loadgen` and `engines`.
 //! 5. Inside `receipts`, `runner`, `loadgen`, `intake`, `engines`, `verifier` and `site`, the

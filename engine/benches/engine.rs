@@ -2,15 +2,15 @@
 //! 2 layers, d_model 128, 4 heads, context 256): decode steps at batch 1 and 16 (tokens/s = rows per step ÷ step time)
 //! and a 256-token prefill, for f32, bf16 and int8 weights, on one compute thread (what
 //! the runner gives the engine on a 2-core machine). Figures go to BENCHMARKS.md
-//! `## engine`. Run: `cargo bench -p engine --bench engine`.
+//! `## engine`. Run: `cargo bench -p builtin-engine --bench engine`.
 #![expect(
     missing_docs,
     reason = "a bench exports nothing, but `criterion_group!` defines an undocumented `pub fn`"
 )]
 
+use builtin_engine::config::{EngineConfig, WeightDtype};
+use builtin_engine::model::{KvCache, Model, Row};
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use engine::config::{EngineConfig, WeightDtype};
-use engine::model::{KvCache, Model, Row};
 
 /// Decode rows sit at this position, so attention covers half the context.
 const DECODE_POS: usize = 128;

@@ -123,6 +123,23 @@ impl Default for EngineConfig {
     }
 }
 
+/// The parser's message with where it found the error: `line 2, column 1: duplicate key
+/// `a` in document root`. toml gives some errors no message (a key with no value): those
+/// read `invalid TOML`. The message's own line breaks become `; `.
+fn syntax_message(text: &str, err: &toml::de::Error) -> String {
+    let what = match err.message().trim() {
+        "" => "invalid TOML".to_owned(),
+        message => message.replace('\n', "; "),
+    };
+    let Some(span) = err.span() else {
+        return what;
+    };
+    let before = &text.as_bytes()[..span.start.min(text.len())];
+    let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+    let column = before.iter().rev().take_while(|&&b| b != b'\n').count() + 1;
+    format!("line {line}, column {column}: {what}")
+}
+
 impl EngineConfig {
     /// Parses `text` (the contents of the file named `source_name`, used in messages) and
     /// checks every value's type and range. Errors: [`ConfigError`], naming the field and
@@ -132,7 +149,7 @@ impl EngineConfig {
             text.parse()
                 .map_err(|err: toml::de::Error| ConfigError::Syntax {
                     source_name: source_name.to_string(),
-                    message: err.message().to_string(),
+                    message: syntax_message(text, &err),
                 })?;
         let mut config = EngineConfig::default();
         for (key, value) in &table {
@@ -246,6 +263,26 @@ mod tests {
     fn check_err(text: &str, expected: &str) {
         let err = EngineConfig::from_toml("engine.toml", text).unwrap_err();
         assert_eq!(err.to_string(), expected);
+    }
+
+    /// Issue 43: a syntax error says what and where, even when the parser gives no
+    /// message (a key with no value used to read "not valid TOML: " and nothing more).
+    #[test]
+    fn syntax_errors_name_their_line_and_column() {
+        check_err(
+            "threads = 2\nmax_num_seqs = ",
+            "`engine.toml`: not valid TOML: line 2, column 16: invalid TOML",
+        );
+        check_err(
+            "max_num_seqs = 8\nmax_num_seqs = 9\n",
+            "`engine.toml`: not valid TOML: line 2, column 1: duplicate key `max_num_seqs` in \
+             document root",
+        );
+        check_err(
+            "[x\n",
+            "`engine.toml`: not valid TOML: line 1, column 3: invalid table header; expected \
+             `.`, `]`",
+        );
     }
 
     #[test]

@@ -4,13 +4,13 @@
 //!
 //! Goldens live in `tests/golden/*.json` with `id` and `created` redacted; numbers are
 //! compared within 1e-4 (they depend on the CPU's matrix kernels), everything else exactly.
-//! Refresh them with `REFEREE_BLESS=1 cargo test -p engine --test api`.
+//! Refresh them with `REFEREE_BLESS=1 cargo test -p builtin-engine --test api`.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-use engine::config::EngineConfig;
-use engine::server::{self, ServeError, ServeOptions, ServerHandle};
+use builtin_engine::config::EngineConfig;
+use builtin_engine::server::{self, ServeError, ServeOptions, ServerHandle};
 use serde_json::{Value, json};
 
 /// A small model so the tests run in seconds.

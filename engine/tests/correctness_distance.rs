@@ -6,10 +6,10 @@
 //! logprob); per item the mean over generated positions; items in groups of 3. The demo relies on `int4` failing the gate (group mean
 //! > 0.20 nats) while `int8`, `bf16` and a bf16 KV cache pass.
 
-use engine::config::{EngineConfig, KvCacheDtype, WeightDtype};
-use engine::model::{KvCache, Model, Row};
-use engine::sampling::{greedy, log_softmax, top_k};
-use engine::tokenizer::{VOCAB_SIZE, encode_prompt};
+use builtin_engine::config::{EngineConfig, KvCacheDtype, WeightDtype};
+use builtin_engine::model::{KvCache, Model, Row};
+use builtin_engine::sampling::{greedy, log_softmax, top_k};
+use builtin_engine::tokenizer::{VOCAB_SIZE, encode_prompt};
 use receipts::model::CorrectnessSpec;
 use receipts::rules::correctness::{
     item_distance_micro_nats, item_positions_micro_nats, quantize_logprob, verdict,

@@ -31,7 +31,7 @@ pub struct Archive {
     /// The trusted keyring's bytes as read (published at `/keys/keyring.json`).
     pub keyring_json: Vec<u8>,
     /// The data directory's transparency log: served under `/log/` when it verified.
-    pub log: crate::log::LogState,
+    pub log: crate::tlog::LogState,
 }
 
 /// One campaign and what the data directory holds for it.
@@ -44,7 +44,7 @@ pub struct CampaignArchive {
     /// Rounds whose bundle verified, by round number ascending: what the pages across
     /// rounds read of each (its record and view are loaded again for its own pages,
     /// `site::load::load_round`).
-    pub rounds: Vec<RoundSummary>,
+    pub rounds: Vec<RoundListing>,
     /// What the pages across submissions read of the evaluator's unsigned submission
     /// records, by patch sha256 (unsigned: pages built from them say so); a record's
     /// events are read again for its own page ([`SubmissionSummary::load`]).
@@ -240,7 +240,7 @@ pub fn verified_files(report: &VerifyReport, subjects: &[Subject]) -> BTreeMap<S
 /// verified round, and what its own pages need to load it again: a few KB where its
 /// record and view are hundreds, so a build holds one per round.
 #[derive(Clone, Debug)]
-pub struct RoundSummary {
+pub struct RoundListing {
     /// Round number within the campaign, from 1.
     pub number: u64,
     /// The bundle directory.
@@ -282,7 +282,7 @@ pub struct RoundSummary {
     pub verdict_key: Option<Sha256Hex>,
 }
 
-/// One entry of a [`RoundSummary`].
+/// One entry of a [`RoundListing`].
 #[derive(Clone, Debug)]
 pub struct EntrySummary {
     /// Its `index`.
@@ -301,9 +301,9 @@ pub struct EntrySummary {
     pub score_ppm: Option<i64>,
 }
 
-impl RoundSummary {
+impl RoundListing {
     /// The summary of `round`, with no check across rounds and no verdict key (the
-    /// loader sets [`RoundSummary::chain`] and [`RoundSummary::verdict_key`]).
+    /// loader sets [`RoundListing::chain`] and [`RoundListing::verdict_key`]).
     ///
     /// Errors: [`SiteError::InvalidId`] when an entry's miner cannot name a path.
     pub fn of(round: &VerifiedRound) -> Result<Self, SiteError> {

@@ -430,7 +430,7 @@ fn miner_jobs<'a>(
 /// sitemap: every job of [`Segment::Site`], and those of each part in `parts` whose
 /// `listed` flag is set (a part that is not listed is kept whole). Every id that names
 /// an output path is validated here (an entry's slug when the archive was loaded,
-/// [`crate::archive::RoundSummary::of`]), before anything is written.
+/// [`crate::archive::RoundListing::of`]), before anything is written.
 fn jobs<'a>(
     archive: &'a Archive,
     index: &PatchIndex<'a>,
@@ -1069,14 +1069,14 @@ fn run_jobs<'m>(
 
 /// What a build says of the data directory's transparency log
 /// ([`BuildSummary::log`]).
-fn log_summary(log: &crate::log::LogState) -> Option<String> {
+fn log_summary(log: &crate::tlog::LogState) -> Option<String> {
     match log {
-        crate::log::LogState::Absent => None,
-        crate::log::LogState::Served(log) => Some(format!(
+        crate::tlog::LogState::Absent => None,
+        crate::tlog::LogState::Served(log) => Some(format!(
             "served under log/: {} entries of {}",
             log.size, log.origin
         )),
-        crate::log::LogState::Refused(why) => Some(format!("not served: {why}")),
+        crate::tlog::LogState::Refused(why) => Some(format!("not served: {why}")),
     }
 }
 

@@ -21,7 +21,6 @@ pub mod docs;
 pub mod error;
 pub mod incremental;
 pub mod load;
-pub mod log;
 pub mod machine;
 pub mod names;
 pub mod pages;
@@ -29,6 +28,7 @@ pub mod paths;
 pub mod render;
 pub mod segment;
 pub mod svg;
+pub mod tlog;
 pub mod verdicts;
 
 pub use build::{BuildOptions, BuildSummary, build_site};

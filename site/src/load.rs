@@ -3,7 +3,7 @@
 //! the offline verifier as of its own seal time (its `endedAt`), or as of `--at`, so the
 //! output does not change with the clock. Bundles are verified in parallel, each once a
 //! build ([`OwnChecks`]), then checked as a chain per campaign; one that fails any check
-//! is a [`RejectedBundle`], never a [`RoundSummary`] of the archive ([`load_round`] loads
+//! is a [`RejectedBundle`], never a [`RoundListing`] of the archive ([`load_round`] loads
 //! a verified round again, as a [`VerifiedRound`], for its own pages, its own checks read
 //! back, not verified again).
 
@@ -20,7 +20,7 @@ use verifier::VerifyReport;
 use verifier::view::Verification;
 
 use crate::archive::{
-    Archive, CampaignArchive, RejectedBundle, RoundSummary, SubmissionSummary, VerifiedRound,
+    Archive, CampaignArchive, RejectedBundle, RoundListing, SubmissionSummary, VerifiedRound,
 };
 use crate::error::SiteError;
 use crate::incremental::{Checked, OwnChecks};
@@ -82,7 +82,7 @@ struct Built {
     key: Option<Sha256Hex>,
     /// Its summary, made from its view (built from its own report: no field the summary
     /// takes rests on a check across rounds), or why it could not be.
-    summary: Result<RoundSummary, SiteError>,
+    summary: Result<RoundListing, SiteError>,
 }
 
 /// `own` (the summary of a bundle's own checks) with the checks across rounds of
@@ -122,7 +122,7 @@ fn without_checks(report: &VerifyReport) -> VerifyReport {
 /// verifier's); the checks across rounds run on every build, on every bundle.
 /// A bundle is verified only when every check passed and it records the round its
 /// directory names. A bundle's report, record and view are held only while its
-/// [`RoundSummary`] and [`ChainLink`] are made (one bundle per verifying thread): the
+/// [`RoundListing`] and [`ChainLink`] are made (one bundle per verifying thread): the
 /// checks across rounds run on the links, and [`load_round`] loads a round again for its
 /// own pages. A bundle whose own checks passed but whose checks across rounds failed has
 /// its own checks read back ([`OwnChecks::recall`]) for the rejected page's list of
@@ -223,7 +223,7 @@ pub fn load_archive_cached(
                 let at = p.at;
                 let verified =
                     VerifiedRound::new(bundles[i].1, dir, record, &report, &subjects, digest, at);
-                let summary = RoundSummary::of(&verified).map(|summary| RoundSummary {
+                let summary = RoundListing::of(&verified).map(|summary| RoundListing {
                     verdict_key: key,
                     ..summary
                 });
@@ -247,7 +247,7 @@ pub fn load_archive_cached(
         let verified_at = prepared.at;
         match prepared.built {
             Some(built) if report.passed() && built.round == number => {
-                campaigns[campaign].rounds.push(RoundSummary {
+                campaigns[campaign].rounds.push(RoundListing {
                     chain: report,
                     ..built.summary?
                 });
@@ -285,7 +285,7 @@ pub fn load_archive_cached(
             record: &r.log,
         })
         .collect();
-    let log = crate::log::load_log(data.root(), &rounds, own.keyring());
+    let log = crate::tlog::load_log(data.root(), &rounds, own.keyring());
     drop(rounds);
     Ok(Archive {
         campaigns,
@@ -298,13 +298,13 @@ pub fn load_archive_cached(
 /// The round `round` of the archive, loaded again for its own pages: its record read
 /// from its bundle, its own report read back from `own` (which checked it when the
 /// archive was loaded, [`OwnChecks::recall`]: never verified again); its view built from
-/// them and its checks across rounds ([`RoundSummary::chain`]) added, exactly as when
+/// them and its checks across rounds ([`RoundListing::chain`]) added, exactly as when
 /// the archive was loaded.
 ///
 /// Errors: [`SiteError::BundleChanged`] when the bundle's record no longer reads or its
 /// Statement is not the one verified; [`SiteError::VerdictLost`] when `own` holds no
 /// report of its own checks.
-pub fn load_round(round: &RoundSummary, own: &OwnChecks<'_>) -> Result<VerifiedRound, SiteError> {
+pub fn load_round(round: &RoundListing, own: &OwnChecks<'_>) -> Result<VerifiedRound, SiteError> {
     let changed = |message: String| SiteError::BundleChanged {
         dir: round.dir.clone(),
         message,

@@ -37,7 +37,7 @@ use serde::Serialize;
 use verifier::CheckName;
 use verifier::view::{CurrentLeader, RoundRow, format_leader, format_score_ppm};
 
-use crate::archive::{Archive, CampaignArchive, RejectedBundle, RoundSummary, VerifiedRound};
+use crate::archive::{Archive, CampaignArchive, RejectedBundle, RoundListing, VerifiedRound};
 use crate::error::SiteError;
 use crate::paths::{SiteDir, SitePath};
 use crate::segment::{Segment, block_numbers, rounds_of_page, rounds_page_count};
@@ -349,7 +349,7 @@ pub fn api_rounds_page(campaign: &CampaignArchive, k: u64) -> Result<MachineFile
 
 fn api_round<'a>(
     campaign: &CampaignId,
-    round: &'a RoundSummary,
+    round: &'a RoundListing,
 ) -> Result<ApiRound<'a>, SiteError> {
     let counts = round.headline.counts;
     let receipts = receipts_dir(campaign, round.number)?;
@@ -976,7 +976,7 @@ pub fn site_files(archive: &Archive, base_url: &str) -> Result<Vec<MachineFile>,
 ///
 /// Errors: [`SiteError::InvalidId`] for a tile path this build did not make.
 pub fn log_files(archive: &Archive) -> Result<Vec<MachineFile>, SiteError> {
-    let crate::log::LogState::Served(log) = &archive.log else {
+    let crate::tlog::LogState::Served(log) = &archive.log else {
         return Ok(Vec::new());
     };
     log.files

@@ -23,7 +23,7 @@ use std::ops::RangeInclusive;
 
 use receipts::model::{CampaignId, Sha256Hex};
 
-use crate::archive::{CampaignArchive, RoundSummary};
+use crate::archive::{CampaignArchive, RoundListing};
 
 /// Round numbers per block: per segment of rounds, and per page of a campaign's rounds
 /// (`/c/<campaign>/rounds/<k>/` holds those numbered `(k − 1) × 100 + 1` to `k × 100`, so
@@ -54,7 +54,7 @@ pub fn rounds_page_count(campaign: &CampaignArchive) -> u64 {
 
 /// The rounds of `campaign` that block (page) `k` (from 1) covers, oldest first (the
 /// campaign's rounds are sorted by number).
-pub fn rounds_of_page(campaign: &CampaignArchive, k: u64) -> &[RoundSummary] {
+pub fn rounds_of_page(campaign: &CampaignArchive, k: u64) -> &[RoundListing] {
     let numbers = block_numbers(k);
     let start = campaign
         .rounds

@@ -17,7 +17,7 @@ use receipts::model::{
     FrozenCampaign, Leader, MinerRegistry, RERUN_PREDICATE_TYPE, ROUND_PREDICATE_TYPES, Sha256Hex,
     Timestamp,
 };
-use site::archive::{Archive, CampaignArchive, RejectedBundle, RoundSummary, VerifiedRound};
+use site::archive::{Archive, CampaignArchive, RejectedBundle, RoundListing, VerifiedRound};
 use site::machine::{
     self, MachineFile, SitemapPage, SitemapSegment, SkippedEntry, bundle_tar, campaign_feed,
     round_files, segment_sitemap, site_files, sitemap_index,
@@ -66,8 +66,8 @@ fn verified(dir: &Path, number: u64) -> VerifiedRound {
 }
 
 /// What the archive holds of `round`.
-fn summary(round: &VerifiedRound) -> RoundSummary {
-    RoundSummary::of(round).expect("a summary")
+fn summary(round: &VerifiedRound) -> RoundListing {
+    RoundListing::of(round).expect("a summary")
 }
 
 /// Campaign `tiny`: round 1 is the fixture; round 2 is round 1 sealed again a day later
@@ -126,7 +126,7 @@ fn archive() -> Archive {
         }],
         rejected: vec![rejected],
         keyring_json: std::fs::read(fixture("v2-keyring.json")).expect("keyring bytes"),
-        log: site::log::LogState::Absent,
+        log: site::tlog::LogState::Absent,
     }
 }
 
@@ -171,7 +171,7 @@ fn the_index_and_the_feed_hold_the_newest_hundred_rounds_and_the_pages_every_rou
     let template = campaign.rounds[0].clone();
     campaign.rounds = (1..=205)
         .filter(|n| *n != 150)
-        .map(|number| RoundSummary {
+        .map(|number| RoundListing {
             number,
             ended_at: Timestamp::from_unix_seconds(1_800_000_000 + number as i64).expect("t"),
             ..template.clone()

@@ -153,7 +153,7 @@ fn rounds_pages_hold_a_hundred_round_numbers_each() {
     let template = campaign.rounds[0].clone();
     campaign.rounds = (1..=205)
         .filter(|n| *n != 150)
-        .map(|number| site::archive::RoundSummary {
+        .map(|number| site::archive::RoundListing {
             number,
             ..template.clone()
         })

@@ -148,7 +148,7 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
 
     // The data directory's transparency log, with its own key in the key directory: the
     // round logs its round-opened statement before any entry runs, and its receipt.
-    if !intake::log::LogStore::dir_of(&data_path)
+    if !intake::tlog::LogStore::dir_of(&data_path)
         .join("config.toml")
         .exists()
     {
@@ -159,7 +159,7 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
             .context("creating the demo's transparency log")?;
         note(&format!(
             "log `{}` signed by its own key `{}`; verifier key {}",
-            intake::log::LogStore::dir_of(&data_path).display(),
+            intake::tlog::LogStore::dir_of(&data_path).display(),
             created.key_path.display(),
             created.vkey
         ));

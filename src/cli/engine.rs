@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use engine::config::EngineConfig;
-use engine::server::{self, ServeError, ServeOptions};
+use builtin_engine::config::EngineConfig;
+use builtin_engine::server::{self, ServeError, ServeOptions};
 
 #[derive(clap::Subcommand, Debug)]
 pub enum EngineCommand {

@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
-use intake::log::LogStore;
+use intake::tlog::LogStore;
 use receipts::bundle::ENVELOPE_FILE;
 use receipts::fsutil::{read_limited, write_atomic};
 use receipts::keys::{

@@ -24,7 +24,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use intake::log::LogStore;
+use intake::tlog::LogStore;
 use receipts::keys::PrivateKey;
 use receipts::tlog::entry::{EntryKind, LogEntry};
 use receipts::tlog::merkle::{leaf_hash, verify_consistency, verify_inclusion};

@@ -6,5 +6,5 @@
 
 pub mod gates;
 pub mod ingest;
-pub mod log;
 pub mod store;
+pub mod tlog;

@@ -81,7 +81,7 @@ pub(crate) fn seal_and_finish(ctx: &mut Ctx<'_>) -> Result<(Sha256Hex, RoundReco
     ] {
         sync_dir(dir).map_err(io("syncing", dir))?;
     }
-    super::log::log_receipt(ctx, &dest)?;
+    super::tlog::log_receipt(ctx, &dest)?;
     ctx.journal.failpoint(ctx.journal.records.len())?;
     let (record, digest) = read_round_record(&dest)?;
     apply_updates(ctx, &sealed.updates)?;

@@ -24,13 +24,13 @@ mod capability;
 mod clock;
 mod entry;
 mod finish;
-mod log;
 mod passes;
 mod preflight;
 pub mod record;
 mod scorer;
 mod setup;
 mod steps;
+mod tlog;
 
 use receipts::fsutil::IoError;
 use std::fs;
@@ -286,7 +286,7 @@ pub enum RoundError {
     },
     /// The data directory's transparency log could not be read or appended to.
     #[error(transparent)]
-    Log(#[from] intake::log::LogError),
+    Log(#[from] intake::tlog::LogError),
     /// The round cannot be logged: the log key is missing or wrong, or
     /// `--require-witness` has no log or no witness key to wait for.
     #[error("refusing to open the round: {reason}")]
@@ -342,7 +342,7 @@ pub fn run_round(
     let keyring = preflight::check_key(&options.data, &frozen.campaign, key, now)?;
     campaign_dir.load_miners()?;
     let previous = preflight::check_previous(&campaign_dir, &frozen, &keyring, now)?;
-    let logger = log::open_logger(options, key, &keyring)?;
+    let logger = tlog::open_logger(options, key, &keyring)?;
     let round = pick_round(&campaign_dir)?;
     let work = campaign_dir.work_dir().join(format!("round-{round}"));
     let bundle = work.join("bundle");
@@ -568,7 +568,7 @@ pub(crate) struct Ctx<'a> {
     progress: &'a dyn RoundProgress,
     setup: Option<SetupRecord>,
     /// The data directory's transparency log, when it has one.
-    logger: Option<log::RoundLogger>,
+    logger: Option<tlog::RoundLogger>,
     /// The round in the log (after setup): what the receipt records.
     round_log: Option<receipts::model::RoundLog>,
     /// The round's steps.
@@ -672,7 +672,7 @@ impl Ctx<'_> {
             self.journal.append(Record::Setup(Box::new(setup)))?;
         }
         // Logged (and witnessed, when required) before any entry runs.
-        self.round_log = Some(log::open_round(self)?);
+        self.round_log = Some(tlog::open_round(self)?);
         let entries = self
             .setup
             .as_ref()

@@ -16,7 +16,7 @@ use receipts::text::format_grouped;
 use serde::Serialize;
 use verifier::view::{format_bp_percent, format_duration_ms, format_score_ppm};
 
-use crate::archive::{Archive, CampaignArchive, RoundSummary};
+use crate::archive::{Archive, CampaignArchive, RoundListing};
 use crate::error::SiteError;
 use crate::pages::index::{opt, seat_score};
 use crate::pages::{PageOut, TableLinks, TableRow, seat_label, table_files, untrusted};
@@ -174,7 +174,7 @@ fn campaign_title(campaign: &CampaignArchive) -> String {
 }
 
 /// The rounds table's row of `r`, a round of campaign `id`.
-fn round_row(id: &receipts::model::CampaignId, r: &RoundSummary) -> RoundRow {
+fn round_row(id: &receipts::model::CampaignId, r: &RoundListing) -> RoundRow {
     let counts = r.headline.counts;
     let top = r.headline.top_score_ppm;
     RoundRow {

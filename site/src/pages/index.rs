@@ -6,7 +6,7 @@ use receipts::model::{Leader, PipelineState};
 use serde::Serialize;
 use verifier::view::format_score_ppm;
 
-use crate::archive::{Archive, CampaignArchive, RoundSummary};
+use crate::archive::{Archive, CampaignArchive, RoundListing};
 use crate::error::SiteError;
 use crate::pages::{PageOut, TableLinks, TableRow, seat_label, table_files, untrusted};
 use crate::paths::SiteDir;
@@ -103,14 +103,14 @@ pub(crate) fn opt<T: ToString>(value: Option<T>) -> String {
 
 /// The seat after the last verified round of `campaign` and that round (`None` before
 /// any round verified: the baseline holds the seat).
-pub fn current_seat(campaign: &CampaignArchive) -> (Option<&Leader>, Option<&RoundSummary>) {
+pub fn current_seat(campaign: &CampaignArchive) -> (Option<&Leader>, Option<&RoundListing>) {
     let last = campaign.rounds.last();
     (last.and_then(|r| r.leader_after.as_ref()), last)
 }
 
 /// The score the seat holder got in `round`, ppm: the baseline's is 0; a miner's is its
 /// scored entry's; `None` when the holder was not scored in the round.
-pub fn seat_score(seat: Option<&Leader>, round: &RoundSummary) -> Option<i64> {
+pub fn seat_score(seat: Option<&Leader>, round: &RoundListing) -> Option<i64> {
     match seat {
         None => Some(0),
         Some(leader) => round
@@ -136,7 +136,7 @@ pub fn page(archive: &Archive) -> Result<PageOut<IndexModel>, SiteError> {
             rejected: archive.rejected.len(),
             table,
             log: match &archive.log {
-                crate::log::LogState::Served(log) => Some(LogSummary {
+                crate::tlog::LogState::Served(log) => Some(LogSummary {
                     origin: untrusted(&log.origin),
                     size: log.size,
                     root: untrusted(&log.root),
@@ -144,7 +144,7 @@ pub fn page(archive: &Archive) -> Result<PageOut<IndexModel>, SiteError> {
                 _ => None,
             },
             log_refused: match &archive.log {
-                crate::log::LogState::Refused(reason) => Some(untrusted(reason)),
+                crate::tlog::LogState::Refused(reason) => Some(untrusted(reason)),
                 _ => None,
             },
         },

@@ -30,7 +30,7 @@ use verifier::view::{
 };
 
 use super::{ExtraFile, PageOut, TableLinks, TableRow, table_files, untrusted};
-use crate::archive::{RoundSummary, VerifiedRound};
+use crate::archive::{RoundListing, VerifiedRound};
 use crate::error::SiteError;
 use crate::machine::{bundle_dir_name, bundle_tar_path, keyring_path};
 use crate::paths::{EntrySlug, SiteDir};
@@ -709,7 +709,7 @@ pub fn disqualification_row(e: &EntryView) -> Option<DisqualificationRow> {
 pub fn round_page(
     campaign: &CampaignId,
     round: &VerifiedRound,
-    previous: Option<&RoundSummary>,
+    previous: Option<&RoundListing>,
     next: Option<u64>,
 ) -> Result<PageOut<RoundPage>, SiteError> {
     let view = &round.view;
@@ -1085,7 +1085,7 @@ fn seat(leader: &Leader) -> String {
 
 /// What changed since `previous`: the seat, and the submissions seated in one round and
 /// not the other (by patch).
-fn changes(campaign: &CampaignId, view: &RoundView, previous: Option<&RoundSummary>) -> Changes {
+fn changes(campaign: &CampaignId, view: &RoundView, previous: Option<&RoundListing>) -> Changes {
     // Each entry's `(miner, patch)`, escaped, for those with a patch.
     fn seated<'a>(
         entries: impl Iterator<Item = (Option<&'a MinerId>, Option<&'a Sha256Hex>)>,

@@ -11,7 +11,7 @@ use rustc_hash::FxHashMap;
 use serde::Serialize;
 use verifier::view::format_score_ppm;
 
-use crate::archive::{Archive, EntrySummary, RoundSummary, SubmissionSummary};
+use crate::archive::{Archive, EntrySummary, RoundListing, SubmissionSummary};
 use crate::error::SiteError;
 use crate::pages::index::opt;
 use crate::pages::{PageOut, TableLinks, TableRow, table_files, untrusted};
@@ -142,7 +142,7 @@ pub struct Seat<'a> {
     /// The campaign.
     pub campaign: &'a CampaignId,
     /// The round.
-    pub round: &'a RoundSummary,
+    pub round: &'a RoundListing,
     /// The entry.
     pub entry: &'a EntrySummary,
 }

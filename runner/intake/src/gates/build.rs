@@ -1,6 +1,6 @@
 //! Gate `build`: turning a patched tree into something a round can start, behind one
 //! trait. For the built-in engine that is parsing and range-checking the patched
-//! engine config with the engine's own parser (`engine::config::EngineConfig::from_toml`;
+//! engine config with the engine's own parser (`builtin_engine::config::EngineConfig::from_toml`;
 //! content/submitting.md: whether it fits in memory is the engine's business at start). Docker
 //! builds run in `referee build` (content/docker.md, Building), whose builder (in the
 //! binary, over `engines::docker`) implements the same trait.
@@ -109,7 +109,7 @@ impl Builder for BuiltinBuilder {
                 message: format!("`{relative}`: not valid UTF-8"),
             })
         })?;
-        engine::config::EngineConfig::from_toml(relative, &text).map_err(|e| {
+        builtin_engine::config::EngineConfig::from_toml(relative, &text).map_err(|e| {
             BuildFailure::Rejected(Violation::BadEngineConfig {
                 path: relative.clone(),
                 message: e.to_string(),

@@ -10,7 +10,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use intake::log::{LogError, LogStore};
+use intake::tlog::{LogError, LogStore};
 use receipts::bundle::ENVELOPE_FILE;
 use receipts::fsutil::{read_limited, write_atomic};
 use receipts::keys::{KeyRole, Keyring, PrivateKey};

@@ -972,7 +972,7 @@ pub fn site_files(archive: &Archive, base_url: &str) -> Result<Vec<MachineFile>,
 }
 
 /// The transparency log's files under `log/`, byte for byte, when it verified
-/// ([`crate::log`]); none otherwise.
+/// ([`crate::tlog`]); none otherwise.
 ///
 /// Errors: [`SiteError::InvalidId`] for a tile path this build did not make.
 pub fn log_files(archive: &Archive) -> Result<Vec<MachineFile>, SiteError> {

@@ -2,7 +2,7 @@
 //! walking each submitted diff through the gates — fetched, verified, surface checks on
 //! libgit2's own parse, applied, built — to `bench_queued` or `rejected` with its reason;
 //! plus the data directory's writers and locks ([`store`]) and its transparency log's
-//! writer ([`log`]).
+//! writer ([`tlog`]).
 
 pub mod gates;
 pub mod ingest;

@@ -5,10 +5,13 @@ mod cli;
 
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::Parser as _;
 
 fn main() -> ExitCode {
-    let cli = cli::Cli::parse();
+    let cli = match cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => return cli::argument_error(&error),
+    };
     cli::init_logging(cli.verbose);
     match cli.run() {
         Ok(code) => code,

@@ -395,3 +395,32 @@ fn a_demo_on_a_busy_machine_says_how_to_run_it() {
         "{message}"
     );
 }
+
+/// Issue 43: an argument error quotes what was typed, and a terminal must not act on what
+/// it quotes: bidi controls come back escaped, terminal sequences not at all, and the
+/// exit status is still 2.
+#[test]
+fn an_argument_error_quotes_hostile_text_escaped() {
+    let out = Command::new(env!("CARGO_BIN_EXE_referee"))
+        .arg("--bogus\u{1b}]0;pwned\u{7}\u{202e}txt")
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8(out.stderr).expect("utf-8");
+    assert!(
+        stderr.starts_with("error: unexpected argument '--bogus"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("\\u{202e}txt'"), "{stderr}");
+    assert!(
+        !stderr.contains('\u{202e}') && !stderr.contains('\u{1b}') && !stderr.contains('\u{7}'),
+        "{stderr:?}"
+    );
+    // Help is referee's own text, printed whole, with status 0.
+    let help = Command::new(env!("CARGO_BIN_EXE_referee"))
+        .arg("--help")
+        .output()
+        .expect("runs");
+    assert_eq!(help.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&help.stdout).contains("Usage: referee"));
+}

@@ -208,3 +208,27 @@ pub fn init_logging(verbose: u8) {
         .with_ansi(std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none())
         .try_init();
 }
+
+/// Prints a command-line error and returns its exit status (2; 0 for `--help` and
+/// `--version`). An error quotes what was typed (`unexpected argument '…'`), and a
+/// terminal must not run what it quotes: every line of the message goes through
+/// [`receipts::text::escape_untrusted`], so ESC/OSC sequences and bidi controls show as
+/// escapes. Help and version texts are referee's own and print as clap prints them.
+pub fn argument_error(error: &clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    let status = ExitCode::from(u8::try_from(error.exit_code()).unwrap_or(2));
+    if matches!(
+        error.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        // A closed stdout (`referee --help | head`) is not worth a second error.
+        let _ = error.print();
+        return status;
+    }
+    let text = error.render().to_string();
+    let lines: Vec<_> = text.lines().map(receipts::text::escape_untrusted).collect();
+    eprintln!("{}", lines.join("\n"));
+    status
+}

@@ -10,7 +10,7 @@
 //! ([`testkit::BLESS`]) rewrites both.
 //!
 //! The input of `two-rounds` is made by [`make_two_rounds_input`] (run with
-//! `REFEREE_BLESS=1 cargo test -p site --test golden -- --ignored`): the verifier's
+//! `REFEREE_BLESS=1 cargo test -p site --test it golden -- --ignored`): the verifier's
 //! v2 fixture round sealed as round 1 and, with its round number and previous receipt
 //! changed, as round 2 of campaign `tiny`, both re-signed with the forge's test key; a
 //! round 3 whose receipt is not a DSSE envelope (rejected); and submission records of

@@ -4,7 +4,7 @@
 //!
 //! Goldens live in `tests/golden/*.json` with `id` and `created` redacted; numbers are
 //! compared within 1e-4 (they depend on the CPU's matrix kernels), everything else exactly.
-//! Refresh them with `REFEREE_BLESS=1 cargo test -p engine --test api` ([`testkit::BLESS`]).
+//! Refresh them with `REFEREE_BLESS=1 cargo test -p engine --test it api` ([`testkit::BLESS`]).
 
 use std::net::SocketAddr;
 use std::path::PathBuf;

@@ -2,6 +2,5 @@
 //! be its own binary, linking the whole dependency graph again (issue 38). A new test
 //! file goes here as a module (`mod name;`), its helpers shared through `crate::…`.
 
-
 mod api;
 mod correctness_distance;

@@ -8,9 +8,8 @@ mod support;
 use std::path::Path;
 use std::process::Output;
 
-use receipts::keys::{Keyring, PrivateKey, TrustedKey, generate_key_pair, is_private_key_seed};
+use receipts::keys::{Keyring, PrivateKey, generate_key_pair, is_private_key_seed};
 use receipts::layout::find_private_keys;
-use receipts::model::Timestamp;
 
 use support::{referee, stderr, stdout};
 use testkit::copy_dir;
@@ -450,14 +449,9 @@ fn the_demo_keeps_its_key_in_the_key_directory_and_moves_an_old_one_out() {
     generate_key_pair(&old.join("evaluator")).expect("keygen");
     let old_key = PrivateKey::load(&old.join("evaluator.key")).expect("key");
     let old_seed = std::fs::read_to_string(old.join("evaluator.key")).expect("key");
-    Keyring::new(vec![TrustedKey {
-        key: old_key.public().clone(),
-        valid_from: Timestamp::from_unix_seconds(0).expect("epoch"),
-        valid_until: None,
-    }])
-    .expect("keyring")
-    .save(&old.join("keyring.json"))
-    .expect("save");
+    testkit::keyring(&[&old_key])
+        .save(&old.join("keyring.json"))
+        .expect("save");
     let output = demo("old", "keys2");
     let message = reached_the_round(&output);
     assert!(

@@ -16,9 +16,9 @@ use std::path::Path;
 
 use engines::docker::Daemon;
 use engines::docker::build::{context_tar, rootfs_context};
-use receipts::keys::{Keyring, PrivateKey, TrustedKey, generate_key_pair};
+use receipts::keys::{PrivateKey, generate_key_pair};
 use receipts::layout::{DataDir, read_round_record};
-use receipts::model::{EntryStatus, PipelineState, Role, RoundStatus, Sha256Hex, Timestamp};
+use receipts::model::{EntryStatus, PipelineState, Role, RoundStatus, Sha256Hex};
 use referee::demo::docker::{
     CAMPAIGN_ID, DOCKER_BASE_IMAGE, SUBMISSION_DIFF, baseline_files, stage,
 };
@@ -89,14 +89,9 @@ fn staged() -> Staged {
     generate_key_pair(&keys.join("evaluator")).expect("keygen");
     let key = PrivateKey::load(&keys.join("evaluator.key")).expect("key");
     let data = DataDir::new(dir.path().join("data"));
-    Keyring::new(vec![TrustedKey {
-        key: key.public().clone(),
-        valid_from: Timestamp::from_unix_seconds(0).expect("time"),
-        valid_until: None,
-    }])
-    .expect("keyring")
-    .save(&data.keyring_path())
-    .expect("save keyring");
+    testkit::keyring(&[&key])
+        .save(&data.keyring_path())
+        .expect("save keyring");
     run_ok(
         dir.path(),
         &[&["miner", "add", "miner-fast"][..], &C].concat(),

@@ -24,7 +24,7 @@
 //! - `weight_dtype` (`f32`): `bf16` and `int8` are faster at batch 1 and move logits a
 //!   little; **`int4` moves them far beyond the correctness gate's 0.20 nats** — the knob
 //!   that breaks correctness. Gate distance against f32 on the demo model (group means,
-//!   `tests/correctness_distance.rs`): int4 ≈ 1.7 nats (fails), int8 ≈ 0.10, bf16 ≈ 0.03.
+//!   `tests/it/correctness_distance.rs`): int4 ≈ 1.7 nats (fails), int8 ≈ 0.10, bf16 ≈ 0.03.
 //! - `kv_cache_dtype` (`f32`): `bf16` halves the cache and moves logits slightly (≈ 0.009
 //!   nats on the demo model).
 //! - `kv_cache_budget_mb` (512): the KV pool; too small for `max_num_seqs` × `context`, or

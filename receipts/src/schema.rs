@@ -3,8 +3,8 @@
 //! publish the schema at a stable path). The v1, v2 and v3 schemas stay committed beside it, as they
 //! were published. The rerun predicate's ([`RerunRecord`]) is committed at
 //! `receipts/schema/rerun-v1.schema.json`. The tests `schema_is_current` and
-//! `rerun_schema_is_current` fail when a committed file is stale; `UPDATE_SCHEMA=1 cargo
-//! test -p receipts --test schema` rewrites them.
+//! `rerun_schema_is_current` fail when a committed file is stale; `REFEREE_BLESS=1 cargo
+//! test -p receipts --test it schema` rewrites them.
 
 use crate::model::{RERUN_PREDICATE_TYPE, ROUND_PREDICATE_TYPE, RerunRecord, RoundRecord};
 

@@ -1,8 +1,29 @@
 //! Helpers shared by the tests and benches of every crate of the workspace, so each
 //! exists once. A dev-dependency only: these helpers panic on any I/O error, which is
 //! what a test wants and what no command may do.
+//!
+//! - [`copy_dir`]: a directory tree copied.
+//! - [`keyring`], [`keyring_from`]: a keyring trusting given keys.
+//! - [`forge`]: a real round bundle (the verifier's v2 fixture) changed and re-signed.
+//! - [`blessing`]: whether to rewrite the expected files instead of comparing with
+//!   them ([`BLESS`]).
+
+pub mod forge;
+mod keys;
 
 use std::path::Path;
+
+pub use keys::{keyring, keyring_from};
+
+/// The one variable that rewrites the workspace's expected files (goldens) from what a
+/// test computes, instead of comparing with them: `REFEREE_BLESS=1 cargo test …`, then
+/// review the diff. insta snapshots keep insta's own `INSTA_UPDATE` (CONTRIBUTING.md).
+pub const BLESS: &str = "REFEREE_BLESS";
+
+/// Whether [`BLESS`] is set: the expected files are to be rewritten.
+pub fn blessing() -> bool {
+    std::env::var_os(BLESS).is_some()
+}
 
 /// Copies the directory tree `from` (directories and regular files) to `to`, creating
 /// `to` and its parents.

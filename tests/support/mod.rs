@@ -14,9 +14,9 @@ use std::sync::Mutex;
 
 use intake::gates::BuiltinBuilder;
 use intake::ingest::{IngestRequest, add_campaign, add_miner, ingest};
-use receipts::keys::{Keyring, PrivateKey, TrustedKey, generate_key_pair};
+use receipts::keys::{PrivateKey, generate_key_pair};
 use receipts::layout::DataDir;
-use receipts::model::{MinerId, PipelineState, Sha256Hex, Timestamp};
+use receipts::model::{MinerId, PipelineState, Sha256Hex};
 use referee::demo::{config_diff, set_key, write_config_repo};
 
 /// Rounds measure speed: hold it so that no two of one test binary run at once on a
@@ -229,14 +229,9 @@ impl Fixture {
         std::fs::create_dir_all(&keys).expect("mkdir keys");
         generate_key_pair(&keys.join("evaluator")).expect("keygen");
         let key = PrivateKey::load(&keys.join("evaluator.key")).expect("key");
-        Keyring::new(vec![TrustedKey {
-            key: key.public().clone(),
-            valid_from: Timestamp::from_unix_seconds(0).expect("time"),
-            valid_until: None,
-        }])
-        .expect("keyring")
-        .save(&data_dir.keyring_path())
-        .expect("save keyring");
+        testkit::keyring(&[&key])
+            .save(&data_dir.keyring_path())
+            .expect("save keyring");
         let campaign = data_dir.campaign(&"tiny".parse().expect("id"));
         for (miner, key_name, value) in edits {
             let miner: MinerId = miner.parse().expect("miner id");

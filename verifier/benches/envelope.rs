@@ -30,7 +30,7 @@ use receipts::bundle::{self, ENVELOPE_FILE, MAX_ENVELOPE_BYTES, seal_bundle};
 use receipts::canonical;
 use receipts::dsse::{self, RawEnvelope};
 use receipts::fsutil;
-use receipts::keys::{Keyring, PrivateKey, TrustedKey};
+use receipts::keys::PrivateKey;
 use receipts::model::{Sha256Hex, Timestamp};
 use receipts::statement::{PredicateText, Statement};
 use sha2::{Digest, Sha256};
@@ -49,15 +49,6 @@ fn scratch() -> tempfile::TempDir {
 
 fn key() -> PrivateKey {
     PrivateKey::from_seed(&[7u8; 32])
-}
-
-fn keyring(key: &PrivateKey) -> Keyring {
-    Keyring::new(vec![TrustedKey {
-        key: key.public().clone(),
-        valid_from: Timestamp::from_unix_seconds(0).expect("epoch"),
-        valid_until: None,
-    }])
-    .expect("keyring")
 }
 
 fn options() -> VerifyOptions {
@@ -156,7 +147,7 @@ fn small_bundles(root: &Path, key: &PrivateKey, big: bool) -> Vec<PathBuf> {
 
 fn bench_small(c: &mut Criterion, name: &str, big: bool) {
     let key = key();
-    let ring = keyring(&key);
+    let ring = testkit::keyring(&[&key]);
     let dalek = dalek_key(&key);
     let root = scratch();
     let dirs = small_bundles(root.path(), &key, big);
@@ -432,7 +423,7 @@ fn predicate() -> serde_json::Value {
 
 fn bench_round_bundle(c: &mut Criterion) {
     let key = key();
-    let ring = keyring(&key);
+    let ring = testkit::keyring(&[&key]);
     let dalek = dalek_key(&key);
     let dir = scratch();
     round_sized_bundle(dir.path());
@@ -482,7 +473,7 @@ fn bench_round_bundle(c: &mut Criterion) {
 /// One 64 MiB file: the files stage against sha256 speed, per-file costs amortised.
 fn bench_large_file(c: &mut Criterion) {
     let key = key();
-    let ring = keyring(&key);
+    let ring = testkit::keyring(&[&key]);
     let dalek = dalek_key(&key);
     let dir = scratch();
     let data: Vec<u8> = (0..64u32 << 20)

@@ -3,8 +3,8 @@
 //! under the `unshare` fallback; unsandboxed (trusted) they succeed, so the checks are not
 //! vacuous. A sandboxed engine is still reached through the socket it inherits.
 //!
-//! A sandbox that cannot run here fails these tests loudly; set
-//! `REFEREE_ALLOW_NO_SANDBOX=1` to skip them instead (CI installs bubblewrap).
+//! A sandbox that cannot run here, or a missing python3 (it serves `/health`), fails
+//! these tests (CI installs bubblewrap and has python3).
 
 use std::fs;
 use std::net::TcpListener;
@@ -14,19 +14,14 @@ use engines::isolation::CpuPlan;
 use engines::sandbox::{Sandbox, SandboxKind, SandboxSpec};
 use engines::{Confinement, Engine, ProcessEngine, ProcessOptions};
 
-/// The sandbox `kind`, or `None` (test skipped) when it cannot run and skipping is allowed.
-fn sandbox(kind: SandboxKind) -> Option<Sandbox> {
-    match Sandbox::probe(kind) {
-        Ok(sandbox) => Some(sandbox),
-        Err(why) if std::env::var_os("REFEREE_ALLOW_NO_SANDBOX").is_some_and(|v| v == "1") => {
-            eprintln!("SKIPPED ({kind:?} cannot run, REFEREE_ALLOW_NO_SANDBOX=1): {why}");
-            None
-        }
-        Err(why) => panic!(
-            "the {kind:?} sandbox cannot run here: {why}\n(install bubblewrap; set \
-             REFEREE_ALLOW_NO_SANDBOX=1 to skip)"
-        ),
-    }
+/// The sandbox `kind`.
+///
+/// # Panics
+/// When it cannot run here, saying why.
+fn sandbox(kind: SandboxKind) -> Sandbox {
+    Sandbox::probe(kind).unwrap_or_else(|why| {
+        panic!("the {kind:?} sandbox cannot run here: {why}\n(install bubblewrap)")
+    })
 }
 
 /// A data directory holding the tree, a key directory with a key, a private tmp, and a
@@ -92,9 +87,7 @@ fn escapes(sandbox: &Sandbox, host: &Host) -> String {
 }
 
 fn assert_confined(kind: SandboxKind) {
-    let Some(sandbox) = sandbox(kind) else {
-        return;
-    };
+    let sandbox = sandbox(kind);
     assert_eq!(sandbox.kind(), kind);
     let host = host();
     assert_eq!(
@@ -132,9 +125,7 @@ fn unsandboxed_the_escapes_succeed() {
 /// cargo's variables, does not leak).
 #[test]
 fn the_environment_is_cleared() {
-    let Some(sandbox) = sandbox(SandboxKind::Bwrap) else {
-        return;
-    };
+    let sandbox = sandbox(SandboxKind::Bwrap);
     let host = host();
     let spec = SandboxSpec {
         tree: host.tree.clone(),
@@ -160,17 +151,11 @@ fn the_environment_is_cleared() {
 /// A sandboxed process engine has no network, yet the runner reaches it through the
 /// socket it inherits, and its health check passes.
 fn assert_reached(kind: SandboxKind) {
-    if std::process::Command::new("python3")
+    std::process::Command::new("python3")
         .args(["-c", "pass"])
         .status()
-        .is_err()
-    {
-        eprintln!("SKIPPED: python3 not found to serve /health");
-        return;
-    }
-    let Some(sandbox) = sandbox(kind) else {
-        return;
-    };
+        .expect("python3, which serves /health in this test");
+    let sandbox = sandbox(kind);
     let host = host();
     let python = "import http.server,socket\n\
         class H(http.server.BaseHTTPRequestHandler):\n  \

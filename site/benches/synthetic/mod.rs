@@ -32,7 +32,7 @@ use std::path::{Path, PathBuf};
 
 use receipts::bundle::{ENVELOPE_FILE, MAX_ENVELOPE_BYTES, read_statement_digest, sign_statement};
 use receipts::dsse::Envelope;
-use receipts::keys::{Keyring, PrivateKey, TrustedKey};
+use receipts::keys::{Keyring, PrivateKey};
 use receipts::layout::{CampaignDir, DataDir, MINERS_INPUT, patch_input};
 use receipts::model::{CampaignId, FrozenCampaign, RoundRecord, Seed32, Sha256Hex, Timestamp};
 use receipts::rules::passes::order_of_pass;
@@ -82,12 +82,8 @@ pub fn key() -> PrivateKey {
 }
 
 /// The keyring trusting [`key`] from the epoch on.
-pub fn keyring() -> Result<Keyring> {
-    Ok(Keyring::new(vec![TrustedKey {
-        key: key().public().clone(),
-        valid_from: Timestamp::from_unix_seconds(0)?,
-        valid_until: None,
-    }])?)
+pub fn keyring() -> Keyring {
+    testkit::keyring(&[&key()])
 }
 
 /// A template challenger: its entry and what belongs to it.
@@ -670,7 +666,7 @@ impl<'a> Generator<'a> {
         let miners = miners_json(template, &config)?;
         std::fs::write(campaign.miners_json(), &miners)?;
         let miners_sha = store.put(&miners)?;
-        keyring()?.save(&data.keyring_path())?;
+        keyring().save(&data.keyring_path())?;
         let mut stored = HashMap::new();
         let all = template
             .common

@@ -4,11 +4,9 @@
 //! have written, then each record edited the way an evaluator could edit its own
 //! unsigned files; each edit fails the check named, recomputed against claimed.
 
-mod forge;
-
 use std::path::Path;
 
-use forge::*;
+use crate::forge::*;
 use serde_json::{Value, json};
 use verifier::archive::{DataReports, find_bundles, verify_data};
 use verifier::{CheckName, FailureReason, VerifyOptions, VerifyReport};

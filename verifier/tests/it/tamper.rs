@@ -2,9 +2,7 @@
 //! artifact or of the envelope file makes verification fail with the matching reason
 //! (issue 2, Tests; content/receipts.md §Keys: referee is strict about its own bundles).
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use proptest::prelude::*;
 use receipts::bundle::ENVELOPE_FILE;
 use verifier::{CheckName, FailureReason};

@@ -1,11 +1,9 @@
 //! Archive mode (content/verifying.md, Archives): many bundles verified in parallel, one
 //! corrupted bundle among them reported alone, the others unaffected.
 
-mod forge;
-
 use std::path::PathBuf;
 
-use forge::*;
+use crate::forge::*;
 use verifier::VerifyOptions;
 use verifier::archive::{ArchiveSummary, find_bundles, verify_archive};
 

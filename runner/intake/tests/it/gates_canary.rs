@@ -4,9 +4,6 @@
 //! worktree, the canary included. At least half of the generated diffs must get past
 //! the checks to the apply step, so the property is about applying, not only refusing.
 
-#[path = "corpus/support.rs"]
-mod support;
-
 use std::collections::BTreeMap;
 use std::fs;
 use std::os::unix::ffi::OsStrExt;
@@ -179,7 +176,7 @@ fn world() -> World {
     let canary = tmp.path().join("canary");
     fs::create_dir(&canary).unwrap();
     fs::write(canary.join("secret.txt"), "canary\n").unwrap();
-    let mut files = support::corpus_baseline();
+    let mut files = crate::support::corpus_baseline();
     files.retain(|(p, _, _)| p != "vendor");
     let canary_target = canary.as_os_str().as_bytes().to_vec();
     files.push(("vendor".into(), 0o120000, canary_target));
@@ -187,7 +184,7 @@ fn world() -> World {
     files.push(("notes".into(), 0o120000, secret));
     files.push(("docs/guide.md".into(), 0o100644, b"# guide\n".to_vec()));
     let repo_path = tmp.path().join("src-repo");
-    let commit = support::build_repo(&repo_path, &files);
+    let commit = crate::support::build_repo(&repo_path, &files);
     let repo = Repository::open(&repo_path).unwrap();
     let baseline = Baseline::open(&repo_path.join(".git"), &commit.to_string()).unwrap();
     World {

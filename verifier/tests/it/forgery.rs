@@ -5,11 +5,9 @@
 //! recomputes the changed value from the raw files fails, with the recomputed and the
 //! claimed value, never a panic.
 
-mod forge;
-
 use std::path::Path;
 
-use forge::*;
+use crate::forge::*;
 use receipts::bundle::read_statement_digest;
 use receipts::model::Sha256Hex;
 use serde_json::{Value, json};

@@ -7,9 +7,7 @@
 //! claimed values (and the checks that follow from it, such as the request-sequence
 //! digest of a changed seed).
 
-mod forge;
-
-use forge::*;
+use crate::forge::*;
 use receipts::bundle::ENVELOPE_FILE;
 use receipts::layout::{CAMPAIGN_INPUT, MINERS_INPUT, patch_input};
 use receipts::model::{FrozenCampaign, RevealedSeeds, Seed32, SeedReveal, Sha256Hex};

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use receipts::bundle::{ENVELOPE_FILE, SealedBundle, seal_bundle};
 use receipts::dsse::{Envelope, RawEnvelope};
-use receipts::keys::{Keyring, PrivateKey, TrustedKey};
+use receipts::keys::{Keyring, PrivateKey};
 use receipts::model::Timestamp;
 use receipts::statement::Statement;
 use verifier::{CheckName, FailureReason, VerifyOptions, VerifyReport, verify_envelope_and_files};
@@ -47,17 +47,7 @@ pub fn time(text: &str) -> Timestamp {
 
 /// Operator and CI keys, valid from 2026-01-01 on.
 pub fn keyring() -> Keyring {
-    Keyring::new(
-        [operator(), ci()]
-            .iter()
-            .map(|k| TrustedKey {
-                key: k.public().clone(),
-                valid_from: time("2026-01-01T00:00:00Z"),
-                valid_until: None,
-            })
-            .collect(),
-    )
-    .expect("keyring")
+    testkit::keyring_from(&[&operator(), &ci()], time("2026-01-01T00:00:00Z"))
 }
 
 pub fn options() -> VerifyOptions {

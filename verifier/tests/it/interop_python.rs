@@ -7,12 +7,10 @@
 //! a venv and runs it with `--ignored` and `REFEREE_PYTHON` set. Run that way, it fails
 //! when `REFEREE_PYTHON` is unset or lacks the modules — it never skips.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::*;
+use crate::common::*;
 use receipts::dsse::{Envelope, IN_TOTO_PAYLOAD_TYPE};
 use receipts::statement::{DigestSet, Statement, Subject};
 

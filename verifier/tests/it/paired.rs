@@ -3,11 +3,9 @@
 //! one of them, and each forged number, re-sealed with the same trusted key, fails
 //! exactly its check with the claimed and the recomputed value.
 
-mod common;
-
 use std::path::Path;
 
-use common::*;
+use crate::common::*;
 use receipts::bundle::{seal_bundle, sign_statement};
 use receipts::layout::{CAMPAIGN_INPUT, MINERS_INPUT, patch_input};
 use receipts::model::{

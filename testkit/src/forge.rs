@@ -1,22 +1,19 @@
 //! Forging a real round bundle the way an evaluator holding a key could: copy
-//! `fixtures/v2-round/`, change a file or the predicate, recompute every subject's digest
+//! the verifier's `tests/fixtures/v2-round/`, change a file or the predicate, recompute every subject's digest
 //! and re-sign the Statement (and the round-opened statement) with a fresh key that the
 //! test's keyring trusts. Steps 1–6 then pass, so only a check that recomputes from the
 //! bundle's raw files can catch the change.
 
-#![allow(dead_code)]
-
-use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use receipts::bundle::{ENVELOPE_FILE, MAX_ENVELOPE_BYTES, sign_statement};
 use receipts::dsse::Envelope;
-use receipts::keys::{Keyring, PrivateKey, TrustedKey};
-use receipts::model::{Sha256Hex, Timestamp};
+use receipts::keys::{Keyring, PrivateKey};
+use receipts::model::Sha256Hex;
 use receipts::statement::Statement;
 use serde_json::Value;
-use testkit::copy_dir;
-use verifier::{CheckName, FailureReason, VerifyOptions, VerifyReport};
+
+use crate::copy_dir;
 
 /// The round-opened file of the fixture.
 pub const OPENED: &str = "round-opened.dsse.json";
@@ -28,17 +25,12 @@ pub fn key() -> PrivateKey {
 
 /// A keyring of [`key`], valid from the epoch on.
 pub fn keyring() -> Keyring {
-    Keyring::new(vec![TrustedKey {
-        key: key().public().clone(),
-        valid_from: Timestamp::from_unix_seconds(0).expect("epoch"),
-        valid_until: None,
-    }])
-    .expect("keyring")
+    crate::keyring(&[&key()])
 }
 
-/// `fixtures/v2-round`.
+/// The verifier's `tests/fixtures/v2-round`.
 pub fn fixture() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/v2-round")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../verifier/tests/fixtures/v2-round")
 }
 
 /// The Statement of the envelope `file` of the bundle `dir`, as JSON.
@@ -90,22 +82,6 @@ pub fn forge_into(
     resign(dir, ENVELOPE_FILE, |s| receipt(&mut s["predicate"]));
 }
 
-/// Forges the fixture with `files` and `receipt` (the round-opened predicate unchanged)
-/// and verifies it.
-pub fn forged(files: impl FnOnce(&Path), receipt: impl FnOnce(&mut Value)) -> VerifyReport {
-    let dir = tempfile::tempdir().expect("tempdir");
-    forge_into(dir.path(), files, |_| {}, receipt);
-    verify(dir.path())
-}
-
-/// Forges the fixture with `opened` applied to the round-opened predicate only and
-/// verifies it.
-pub fn forged_opened(opened: impl FnOnce(&mut Value)) -> VerifyReport {
-    let dir = tempfile::tempdir().expect("tempdir");
-    forge_into(dir.path(), |_| {}, opened, |_| {});
-    verify(dir.path())
-}
-
 /// Edits the JSON file `name` of `dir` (written back pretty, as the runner writes it).
 pub fn edit_json(dir: &Path, name: &str, edit: impl FnOnce(&mut Value)) {
     let path = dir.join(name);
@@ -151,61 +127,4 @@ pub fn add_raw_top_k(dir: &Path, name: &str) {
             item["referenceTopK"] = Value::Array(reversed);
         }
     });
-}
-
-/// Verifies `dir` against [`keyring`], key validity now.
-pub fn verify(dir: &Path) -> VerifyReport {
-    verifier::verify_bundle(dir, &keyring(), &VerifyOptions::default())
-}
-
-/// The names of the checks that failed for a reason of their own (not the ones only
-/// not run because another failed).
-pub fn failed(report: &VerifyReport) -> BTreeSet<&'static str> {
-    report
-        .failures()
-        .filter(|c| !matches!(c.reason, Some(FailureReason::NotRun { .. })))
-        .map(|c| c.name.as_str())
-        .collect()
-}
-
-/// Asserts that exactly `name` failed (the checks only blocked by it aside) and returns
-/// its first failure's reason.
-pub fn only(report: &VerifyReport, name: CheckName) -> FailureReason {
-    assert_eq!(
-        failed(report),
-        [name.as_str()].into_iter().collect(),
-        "{:#?}",
-        report.failures().collect::<Vec<_>>()
-    );
-    report
-        .failures()
-        .find(|c| c.name == name)
-        .and_then(|c| c.reason.clone())
-        .expect("a reason")
-}
-
-/// Every failure of `report` in order, the ones only not run included: (check, target,
-/// reason).
-pub fn failures(report: &VerifyReport) -> Vec<(CheckName, Option<String>, FailureReason)> {
-    report
-        .failures()
-        .map(|c| {
-            (
-                c.name,
-                c.target.clone(),
-                c.reason.clone().expect("a reason"),
-            )
-        })
-        .collect()
-}
-
-/// The reason of a check that recomputed `field` of `file` and found `recomputed` where
-/// the bundle claims `claimed`.
-pub fn recomputed(file: &str, field: &str, claimed: &str, recomputed: &str) -> FailureReason {
-    FailureReason::Recomputed {
-        file: file.to_owned(),
-        field: field.to_owned(),
-        claimed: claimed.to_owned(),
-        recomputed: recomputed.to_owned(),
-    }
 }

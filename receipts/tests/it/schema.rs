@@ -1,5 +1,5 @@
 //! The committed JSON Schemas of the round and rerun predicates must match the types. When the model
-//! changes, regenerate it with `UPDATE_SCHEMA=1 cargo test -p receipts --test schema`.
+//! changes, regenerate it with `REFEREE_BLESS=1 cargo test -p receipts --test it schema`.
 
 use std::path::Path;
 
@@ -11,14 +11,14 @@ use receipts::schema::{
 fn schema_is_current() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(ROUND_SCHEMA_PATH);
     let generated = round_schema_json();
-    if std::env::var_os("UPDATE_SCHEMA").is_some() {
+    if testkit::blessing() {
         std::fs::write(&path, &generated).expect("write schema");
         return;
     }
     let committed = std::fs::read_to_string(&path).unwrap_or_default();
     assert!(
         committed == generated,
-        "{} is stale: run `UPDATE_SCHEMA=1 cargo test -p receipts --test schema` and commit it",
+        "{} is stale: run `REFEREE_BLESS=1 cargo test -p receipts --test it schema` and commit it",
         path.display()
     );
 }
@@ -41,14 +41,14 @@ fn schema_names_the_predicate_type() {
 fn rerun_schema_is_current() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(RERUN_SCHEMA_PATH);
     let generated = rerun_schema_json();
-    if std::env::var_os("UPDATE_SCHEMA").is_some() {
+    if testkit::blessing() {
         std::fs::write(&path, &generated).expect("write schema");
         return;
     }
     let committed = std::fs::read_to_string(&path).unwrap_or_default();
     assert!(
         committed == generated,
-        "{} is stale: run `UPDATE_SCHEMA=1 cargo test -p receipts --test schema` and commit it",
+        "{} is stale: run `REFEREE_BLESS=1 cargo test -p receipts --test it schema` and commit it",
         path.display()
     );
 }

@@ -20,7 +20,7 @@ const OUTPUT_TOKENS: usize = 32;
 
 /// The demo baseline's model (examples/demo/baseline/engine.toml).
 fn demo() -> EngineConfig {
-    let text = include_str!("../../examples/demo/baseline/engine.toml");
+    let text = include_str!("../../../examples/demo/baseline/engine.toml");
     EngineConfig::from_toml("engine.toml", text).expect("demo config parses")
 }
 

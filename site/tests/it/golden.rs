@@ -6,18 +6,15 @@
 //! tarballs and the receipts, copies of the input, by digest only). What does not come from the archive — the
 //! docs pages of `content/`, the glossary and the predicate schemas, whose own tests
 //! cover them — is left out ([`NOT_FROM_THE_ARCHIVE`]), so editing a docs page does not
-//! touch these cases (the site segment's sitemap is compared without their URLs). `UPDATE_GOLDEN=1`
-//! rewrites both.
+//! touch these cases (the site segment's sitemap is compared without their URLs). `REFEREE_BLESS=1`
+//! ([`testkit::BLESS`]) rewrites both.
 //!
 //! The input of `two-rounds` is made by [`make_two_rounds_input`] (run with
-//! `UPDATE_GOLDEN_INPUT=1 cargo test -p site --test golden -- --ignored`): the verifier's
+//! `REFEREE_BLESS=1 cargo test -p site --test it golden -- --ignored`): the verifier's
 //! v2 fixture round sealed as round 1 and, with its round number and previous receipt
 //! changed, as round 2 of campaign `tiny`, both re-signed with the forge's test key; a
 //! round 3 whose receipt is not a DSSE envelope (rejected); and submission records of
 //! the evaluator (one scored, one queued, one rejected with a hostile reason).
-
-#[path = "../../verifier/tests/forge/mod.rs"]
-mod forge;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -25,7 +22,7 @@ use std::path::{Path, PathBuf};
 use receipts::bundle::ENVELOPE_FILE;
 use receipts::model::{Sha256Hex, Timestamp};
 use site::{BuildOptions, build_site};
-use testkit::copy_dir;
+use testkit::{copy_dir, forge};
 
 /// Files larger than this are compared by digest only.
 const MAX_STORED_BYTES: u64 = 64 * 1024;
@@ -124,7 +121,7 @@ fn digests(files: &BTreeMap<String, Vec<u8>>) -> String {
 
 #[test]
 fn golden_cases() {
-    let update = std::env::var_os("UPDATE_GOLDEN").is_some();
+    let update = testkit::blessing();
     let mut names: Vec<_> = std::fs::read_dir(cases())
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -155,13 +152,13 @@ fn golden_cases() {
             if kept_verbatim(name, bytes) {
                 let want = stored.get(name).unwrap_or_else(|| {
                     panic!(
-                        "{}: `{name}` is new (UPDATE_GOLDEN=1 to accept)",
+                        "{}: `{name}` is new (REFEREE_BLESS=1 to accept)",
                         case.display()
                     )
                 });
                 assert!(
                     want == bytes,
-                    "{}: `{name}` differs (UPDATE_GOLDEN=1 to accept):\n--- expected\n{}\n--- built\n{}",
+                    "{}: `{name}` differs (REFEREE_BLESS=1 to accept):\n--- expected\n{}\n--- built\n{}",
                     case.display(),
                     String::from_utf8_lossy(want),
                     String::from_utf8_lossy(bytes)
@@ -225,9 +222,9 @@ fn a_bundle_that_fails_appears_only_on_the_rejected_page() {
 
 /// Makes `tests/cases/two-rounds/in/` (see the module's documentation).
 #[test]
-#[ignore = "regenerates the committed input; run with UPDATE_GOLDEN_INPUT=1"]
+#[ignore = "regenerates the committed input; run with REFEREE_BLESS=1"]
 fn make_two_rounds_input() {
-    if std::env::var_os("UPDATE_GOLDEN_INPUT").is_none() {
+    if !testkit::blessing() {
         return;
     }
     let input = cases().join("two-rounds/in");

@@ -255,7 +255,7 @@ fn table() -> &'static [Row] {
     TABLE.get_or_init(|| {
         let settings = [
             campaign_settings("default", MINIMAL_CAMPAIGN),
-            campaign_settings("demo", include_str!("../../examples/demo/campaign.toml")),
+            campaign_settings("demo", include_str!("../../../examples/demo/campaign.toml")),
         ];
         let mut rows = Vec::new();
         let mut seed = 0;

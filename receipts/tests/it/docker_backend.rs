@@ -6,7 +6,7 @@ use receipts::model::{Backend, Campaign, DockerSpec};
 
 /// examples/demo/campaign.toml with its `[backend]` table replaced by `backend`.
 fn campaign_with(backend: &str) -> Result<Campaign, receipts::model::ModelError> {
-    let demo = include_str!("../../examples/demo/campaign.toml");
+    let demo = include_str!("../../../examples/demo/campaign.toml");
     let text = demo.replace("[backend]\nkind = \"builtin\"\n", backend);
     assert_ne!(text, demo, "the demo campaign's [backend] table moved");
     let text = text.replace(

@@ -2,12 +2,9 @@
 //! the corpus baseline and must end at the expected gate with a reason naming the rule;
 //! the benign ones reach `bench_queued` and their patched files are checked by sha256.
 
-#[path = "corpus/support.rs"]
-mod support;
-
+use crate::support::{corpus, corpus_baseline, fixture, fixture_with, ingest_ok, sha256_hex};
 use intake::gates::prepare_tree;
 use receipts::model::{EventKind, Gate, PipelineState, Submission};
-use support::{corpus, corpus_baseline, fixture, fixture_with, ingest_ok, sha256_hex};
 
 /// `(corpus file, gate it is rejected at, substring of the recorded reason)`.
 const REJECTED: &[(&str, Gate, &str)] = &[
@@ -290,7 +287,7 @@ fn transitions(submission: &Submission) -> Vec<(PipelineState, Option<Gate>)> {
 
 /// Ingests corpus file `name` and checks that it is rejected at `gate` from the state
 /// before it, with a reason containing `reason`; returns a description of what differed.
-fn check(fx: &support::Fixture, name: &str, gate: Gate, reason: &str) -> Result<(), String> {
+fn check(fx: &crate::support::Fixture, name: &str, gate: Gate, reason: &str) -> Result<(), String> {
     let submission = ingest_ok(fx, &corpus(name));
     let steps = transitions(&submission);
     let last = steps.last().copied();

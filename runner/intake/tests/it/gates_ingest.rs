@@ -2,9 +2,7 @@
 //! miner, dedupe by the sha256 of the exact bytes, resuming nothing that is final, the
 //! one requeue after `infra_failed`, and `campaign add` / `miner add`.
 
-#[path = "corpus/support.rs"]
-mod support;
-
+use crate::support::{MINER, campaign_toml, corpus, corpus_baseline, fixture, ingest_bytes};
 use intake::gates::BuiltinBuilder;
 use intake::ingest::{
     IngestError, IngestOutcome, IngestRequest, add_campaign, add_miner, build_pending,
@@ -12,7 +10,6 @@ use intake::ingest::{
 };
 use intake::store::CampaignStore;
 use receipts::model::{EventKind, Gate, MinerId, PipelineState, Sha256Hex, Timestamp};
-use support::{MINER, campaign_toml, corpus, corpus_baseline, fixture, ingest_bytes};
 
 fn duplicates(outcome: &IngestOutcome) -> Vec<(String, String)> {
     outcome
@@ -235,7 +232,7 @@ fn campaign_add_is_idempotent_and_frozen() {
 #[test]
 fn campaign_add_refuses_a_missing_commit_or_config() {
     let tmp = tempfile::tempdir().unwrap();
-    let commit = support::build_repo(&tmp.path().join("src-repo"), &corpus_baseline());
+    let commit = crate::support::build_repo(&tmp.path().join("src-repo"), &corpus_baseline());
     let data = receipts::layout::DataDir::new(tmp.path().join("data"));
     let path = tmp.path().join("campaign.toml");
     let missing = "0123456789abcdef0123456789abcdef01234567";
@@ -301,7 +298,7 @@ impl std::io::Read for Endless {
 }
 
 /// The `.diff` files under the campaign's `submissions/`.
-fn stored_diffs(fx: &support::Fixture) -> Vec<std::path::PathBuf> {
+fn stored_diffs(fx: &crate::support::Fixture) -> Vec<std::path::PathBuf> {
     let Ok(entries) = std::fs::read_dir(fx.campaign_dir.submissions_dir()) else {
         return Vec::new();
     };
@@ -448,12 +445,12 @@ impl intake::gates::Builder for FakeImageBuilder {
     }
 }
 
-fn docker_fixture() -> support::Fixture {
-    support::fixture_with(
+fn docker_fixture() -> crate::support::Fixture {
+    crate::support::fixture_with(
         &corpus_baseline(),
         &format!(
             "{}\n[backend]\nkind = \"docker\"\nimage = \"engine:v1\"\n",
-            support::SMALL_LIMITS
+            crate::support::SMALL_LIMITS
         ),
     )
 }

@@ -4,7 +4,7 @@
 //!
 //! Goldens live in `tests/golden/*.json` with `id` and `created` redacted; numbers are
 //! compared within 1e-4 (they depend on the CPU's matrix kernels), everything else exactly.
-//! Refresh them with `REFEREE_BLESS=1 cargo test -p builtin-engine --test api`.
+//! Refresh them with `REFEREE_BLESS=1 cargo test -p builtin-engine --test it api` ([`testkit::BLESS`]).
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -110,7 +110,7 @@ fn check_golden(name: &str, got: &Value) {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/golden")
         .join(name);
-    if std::env::var_os("REFEREE_BLESS").is_some() {
+    if testkit::blessing() {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(&path, serde_json::to_string_pretty(got).unwrap() + "\n").unwrap();
     }

@@ -1,11 +1,9 @@
 //! Sealing and verifying bundles: the happy path, and each way a bundle can be wrong
 //! getting its own typed reason (content/receipts.md §Verification 1–6).
 
-mod common;
-
 use std::os::unix::fs::symlink;
 
-use common::*;
+use crate::common::*;
 use receipts::bundle::{
     BundleError, ENVELOPE_FILE, read_statement_digest, seal_bundle, sign_statement,
 };

@@ -141,13 +141,13 @@ fn find<'a>(files: &'a [MachineFile], path: &str) -> &'a MachineFile {
         .unwrap_or_else(|| panic!("no {path}"))
 }
 
-/// `actual` equals the expected file `tests/machine/<name>`; with `UPDATE_GOLDEN=1` the
+/// `actual` equals the expected file `tests/machine/<name>`; with `REFEREE_BLESS=1` the
 /// file is rewritten instead (review the diff).
 fn assert_golden(name: &str, actual: &str) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/machine")
         .join(name);
-    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+    if testkit::blessing() {
         std::fs::write(&path, actual).expect("write the expected file");
     }
     let expected = std::fs::read_to_string(&path).expect("the expected file");

@@ -1,0 +1,6 @@
+//! The engine's integration tests, one test binary: each file under `tests/` used to
+//! be its own binary, linking the whole dependency graph again (issue 38). A new test
+//! file goes here as a module (`mod name;`), its helpers shared through `crate::…`.
+
+mod api;
+mod correctness_distance;

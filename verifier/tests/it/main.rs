@@ -1,0 +1,17 @@
+//! The verifier's integration tests, one test binary: each file under `tests/` used to
+//! be its own binary, linking the whole dependency graph again (issue 38). A new test
+//! file goes here as a module (`mod name;`), its helpers shared through `crate::…`.
+
+mod common;
+mod forge;
+
+mod archive;
+mod bundle;
+mod forgery;
+mod interop_python;
+mod older_predicates;
+mod paired;
+mod submissions;
+mod tamper;
+mod verify_round;
+mod view;

@@ -105,7 +105,7 @@ pub(crate) fn slugs(record: &RoundRecord) -> Vec<String> {
         .map(|entry| {
             let miner = entry.miner.as_ref().map_or("", |m| m.as_str());
             match entry.role {
-                Role::Baseline => "baseline".to_owned(),
+                Role::Baseline => Role::Baseline.as_str().to_owned(),
                 Role::Incumbent => format!("incumbent-{miner}"),
                 Role::Challenger => {
                     challenger += 1;

@@ -78,7 +78,7 @@ impl<'a> Steps<'a> {
             phase_words(step.phase),
             step.started_at,
             ended_at,
-            status_words(status)
+            status.as_str()
         );
         for line in &step.lines {
             text.push_str(line);
@@ -161,15 +161,6 @@ fn phase_words(phase: Phase) -> &'static str {
     }
 }
 
-/// How a step ended, in words: `ok`, `failed`, `skipped`.
-fn status_words(status: StepStatus) -> &'static str {
-    match status {
-        StepStatus::Ok => "ok",
-        StepStatus::Failed => "failed",
-        StepStatus::Skipped => "skipped",
-    }
-}
-
 /// A probe's verdict in words: `pass`, `fail`, `invalid`.
 pub(crate) fn verdict_words(verdict: ProbeVerdict) -> &'static str {
     match verdict {
@@ -222,7 +213,7 @@ mod tests {
     fn step_logs_speak_plain_words() {
         assert_eq!(phase_words(Phase::RunningSla), "running SLA");
         assert_eq!(phase_words(Phase::StartingEngine), "starting the engine");
-        assert_eq!(status_words(StepStatus::Ok), "ok");
+        assert_eq!(StepStatus::Failed.as_str(), "failed");
         assert_eq!(verdict_words(ProbeVerdict::Pass), "pass");
         assert_eq!(verdict_words(ProbeVerdict::Fail), "fail");
         assert_eq!(verdict_words(ProbeVerdict::Invalid), "invalid");

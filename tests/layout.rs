@@ -20,7 +20,7 @@
 //!    `crate::` and `super::` paths; see [`scan_module_edges`]).
 //! 6. Every check of verification, its name, its failure reasons and the report live in
 //!    `verifier`; `receipts` defines none of them.
-//! 7. `testkit` is only ever a dev-dependency and depends on no member.
+//! 7. `testkit` is only ever a dev-dependency and depends on no member but `receipts`.
 //! 8. `receipts::rules` (`receipts/src/rules/`) does no I/O, no async, reads no clock and
 //!    draws no entropy: none of [`IMPURE_IN_RULES`] appears in its code.
 //! 9. Every file is written through `receipts::fsutil` (`write_atomic`): outside it, the
@@ -1377,6 +1377,12 @@ const WRITES_OUTSIDE_FSUTIL: &[(&str, &str, &str)] = &[
         "testkit/src/lib.rs",
         "fs::copy(",
         "a test helper (dev-dependency only) copying fixture trees into temp directories",
+    ),
+    (
+        "testkit/src/forge.rs",
+        "fs::write(",
+        "the test forger (dev-dependency only) rewriting a copied bundle's files in a temp \
+         directory, as a forger would",
     ),
 ];
 

@@ -16,7 +16,8 @@
 //! 5. while the lines' bytes (markers included) sum to more than [`LOG_TAIL_BYTES`], the
 //!    oldest line is dropped.
 //!
-//! The runner reads only the window from disk, so a huge log costs one bounded read.
+//! Step 1 is the caller's, who holds the log: the runner reads only the window from
+//! disk (`engines::log_tail`), so a huge log costs one bounded read.
 
 /// Most lines a log tail keeps.
 pub const LOG_TAIL_LINES: usize = 50;
@@ -70,15 +71,6 @@ pub fn log_tail_of_window(window: &[u8], window_starts_mid_line: bool) -> Vec<St
     lines
 }
 
-/// The log tail of a whole log's bytes: [`log_tail_of_window`] over its last
-/// [`LOG_TAIL_WINDOW_BYTES`] (what the verifier recomputes from a bundle's engine log).
-pub fn log_tail(log: &[u8]) -> Vec<String> {
-    let window_len = usize::try_from(LOG_TAIL_WINDOW_BYTES).unwrap_or(usize::MAX);
-    let start = log.len().saturating_sub(window_len);
-    let mid_line = start > 0 && log[start - 1] != b'\n';
-    log_tail_of_window(&log[start..], mid_line)
-}
-
 /// Step 4: `line` cut to [`LOG_TAIL_LINE_BYTES`] on a character boundary, with the marker.
 fn bounded_line(line: &str) -> String {
     if line.len() <= LOG_TAIL_LINE_BYTES {
@@ -94,6 +86,15 @@ fn bounded_line(line: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Step 1 in memory, as the runner takes it from the log file (`engines::log_tail`):
+    /// the last [`LOG_TAIL_WINDOW_BYTES`], and whether they start inside a line.
+    fn log_tail(log: &[u8]) -> Vec<String> {
+        let window_len = usize::try_from(LOG_TAIL_WINDOW_BYTES).unwrap_or(usize::MAX);
+        let start = log.len().saturating_sub(window_len);
+        let mid_line = start > 0 && log[start - 1] != b'\n';
+        log_tail_of_window(&log[start..], mid_line)
+    }
 
     #[test]
     fn a_short_log_is_its_lines() {

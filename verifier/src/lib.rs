@@ -38,6 +38,7 @@ mod paired;
 pub mod report;
 pub mod rerun;
 mod round;
+mod secrets;
 mod selftest;
 mod statuses;
 mod submissions;

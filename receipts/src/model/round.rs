@@ -720,17 +720,23 @@ pub struct EngineApi {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SandboxKind {
-    /// bubblewrap: own user, pid, network and mount namespaces, the filesystem read-only,
-    /// the key and data directories hidden.
+    /// bubblewrap: own user, pid, network and mount namespaces; since v5 an allow-list
+    /// (the system, the engine's executable, its tree and the declared read-only paths,
+    /// a fresh `/tmp`), before it the filesystem read-only with the key and data
+    /// directories hidden.
     Bwrap,
     /// util-linux `unshare`: the same namespaces, every mount remounted read-only, the key
-    /// and data directories hidden (used when `bwrap` is missing).
+    /// and data directories hidden (used when `bwrap` was missing; no longer made, read
+    /// from older receipts).
     Unshare,
     /// None: the campaign declares `trusted_engines = true` and neither sandbox could run.
     Trusted,
     /// A Docker container on an internal network, root read-only, a clean environment
     /// (the Docker backend; its flags as inspected are the entry's `engine.docker`).
     Docker,
+    /// None: the built-in engine on a host without bubblewrap (its only miner-controlled
+    /// input is its config file, range-checked at the build gate).
+    Unsandboxed,
 }
 
 /// How an engine's CPU set was enforced (content/measurement.md, Isolation).

@@ -77,8 +77,9 @@ fn settings(work: &Path, memory_limit_mb: u64) -> EngineSettings {
         served_model_name: "referee-builtin".into(),
         pid_file: work.join("engines.pid"),
         confinement: Confinement {
-            sandbox: Sandbox::probe(SandboxKind::Trusted).unwrap(),
+            sandbox: Sandbox::unsandboxed(SandboxKind::Trusted),
             hidden: Vec::new(),
+            ro_paths: Vec::new(),
             cpus: CpuPlan::for_this_process().unwrap(),
         },
         readiness: vec!["/health".into()],

@@ -214,9 +214,14 @@ impl Sandbox {
         engine_uid: u32,
     ) -> Result<Self, SandboxError> {
         if backend == BackendKind::Docker {
+            // A container's root is the host's root (without user-namespace remapping):
+            // its engine always runs as the engine uid.
             return Ok(Self {
                 kind: SandboxKind::Docker,
-                user: None,
+                user: Some(EngineUser {
+                    uid: engine_uid,
+                    gid: engine_uid,
+                }),
             });
         }
         let why = match Self::probe(SandboxKind::Bwrap, engine_uid) {
@@ -283,7 +288,8 @@ impl Sandbox {
     }
 
     /// The identity engines take before the sandbox starts: `Some` when the runner is
-    /// root (and the sandbox is bubblewrap), `None` when they keep the runner's.
+    /// root (and the sandbox is bubblewrap) and for Docker containers (`--user`), `None`
+    /// when they keep the runner's.
     pub fn user(&self) -> Option<EngineUser> {
         self.user
     }
@@ -304,11 +310,8 @@ impl Sandbox {
     /// Errors: [`SandboxError::Exposes`] or [`SandboxError::Socket`] for a visible path
     /// that shows what it must not, [`SandboxError::Io`] for one that cannot be opened.
     pub fn command(&self, spec: &SandboxSpec, argv: &[String]) -> Result<Launch, SandboxError> {
-        let visible: Vec<&PathBuf> = spec.program.iter().chain(&spec.ro_paths).collect();
-        check_hidden(&visible, &spec.hidden)?;
-        for path in &spec.ro_paths {
-            check_no_socket(path, path)?;
-        }
+        check_hidden(spec.program.as_slice(), &spec.hidden)?;
+        check_declared(&spec.ro_paths, &spec.hidden)?;
         let mut launch = match self.kind {
             SandboxKind::Bwrap => bwrap(spec, argv, self.user.is_some())?,
             // `detect` never makes these for a process: Docker engines are containers,
@@ -397,9 +400,22 @@ impl Sandbox {
     }
 }
 
+/// Refuses declared read-only paths that hold or lie in a `hidden` path, or hold a Unix
+/// socket (the Docker backend binds them too).
+///
+/// Errors: [`SandboxError::Exposes`], [`SandboxError::Socket`], or [`SandboxError::Io`]
+/// for a path that cannot be read.
+pub fn check_declared(ro_paths: &[PathBuf], hidden: &[PathBuf]) -> Result<(), SandboxError> {
+    check_hidden(ro_paths, hidden)?;
+    for path in ro_paths {
+        check_no_socket(path, path)?;
+    }
+    Ok(())
+}
+
 /// Refuses a visible path that holds or lies in a hidden one (both resolved; a hidden
 /// path that does not exist hides nothing).
-fn check_hidden(visible: &[&PathBuf], hidden: &[PathBuf]) -> Result<(), SandboxError> {
+fn check_hidden(visible: &[PathBuf], hidden: &[PathBuf]) -> Result<(), SandboxError> {
     let hidden: Vec<PathBuf> = hidden
         .iter()
         .filter_map(|h| h.canonicalize().ok())
@@ -407,7 +423,7 @@ fn check_hidden(visible: &[&PathBuf], hidden: &[PathBuf]) -> Result<(), SandboxE
     for path in visible {
         let resolved = path.canonicalize().map_err(|source| SandboxError::Io {
             action: "opening",
-            path: (*path).clone(),
+            path: path.clone(),
             source,
         })?;
         if let Some(secret) = hidden
@@ -415,7 +431,7 @@ fn check_hidden(visible: &[&PathBuf], hidden: &[PathBuf]) -> Result<(), SandboxE
             .find(|h| resolved.starts_with(h) || h.starts_with(&resolved))
         {
             return Err(SandboxError::Exposes {
-                path: (*path).clone(),
+                path: path.clone(),
                 secret: secret.clone(),
             });
         }

@@ -774,6 +774,19 @@ pub struct EngineIsolation {
     pub client_cpus: Vec<u32>,
     /// Compute threads the engine was told to use (at most `engineCpus`' count).
     pub engine_threads: u32,
+    /// The host uid the engine ran as (v5): the engine uid (`referee round
+    /// --engine-uid`, default 990000) when the runner was root or the engine a Docker
+    /// container, else the runner's own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uid: Option<u32>,
+    /// Whether `uid` is the unprivileged engine uid (v5); `false`: the engine kept the
+    /// runner's uid (the runner was not root, or the engine ran unsandboxed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub own_uid: Option<bool>,
+    /// The campaign's declared read-only paths (`[backend] ro_paths`) the engine was
+    /// shown (v5; content/threat-model.md).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ro_paths: Vec<String>,
 }
 
 /// What the host did to a run besides running it: CPU time stolen by the hypervisor and

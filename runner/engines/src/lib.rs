@@ -178,6 +178,11 @@ impl Confinement {
             engine_cpus: self.cpus.engine.clone(),
             client_cpus: self.cpus.client.clone(),
             engine_threads: threads,
+            uid: Some(self.sandbox.engine_uid()),
+            own_uid: Some(self.sandbox.user().is_some()),
+            ro_paths: (self.ro_paths.iter())
+                .map(|p| p.to_string_lossy().into_owned())
+                .collect(),
         }
     }
 }

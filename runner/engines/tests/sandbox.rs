@@ -453,6 +453,7 @@ fn a_bwrap_engine_is_reached_and_leaves_nothing_running() {
          srv.socket = socket.socket(fileno=3)\nsrv.serve_forever()\n"
     );
     let logs = tempfile::tempdir().unwrap();
+    let declared = tempfile::tempdir().unwrap();
     let mut engine = ProcessEngine::new(ProcessOptions {
         command: vec!["python3".into(), "-c".into(), python],
         tree: host.tree.clone(),
@@ -462,7 +463,7 @@ fn a_bwrap_engine_is_reached_and_leaves_nothing_running() {
         confinement: Confinement {
             sandbox,
             hidden: host.spec().hidden,
-            ro_paths: Vec::new(),
+            ro_paths: vec![declared.path().to_path_buf()],
             cpus: CpuPlan::split(&[0]),
         },
         threads: 1,
@@ -474,6 +475,22 @@ fn a_bwrap_engine_is_reached_and_leaves_nothing_running() {
     engine.wait_healthy(Duration::from_secs(30)).unwrap();
     let isolation = engine.isolation().unwrap();
     assert_eq!(isolation.sandbox, SandboxKind::Bwrap);
+    // The receipt's record: the uid it ran as, whether it was the engine uid, what it
+    // was shown.
+    // SAFETY: geteuid(2) reads this process's credentials.
+    let uid = if root() {
+        DEFAULT_ENGINE_UID
+    } else {
+        unsafe { libc::geteuid() }
+    };
+    assert_eq!(
+        (isolation.uid, isolation.own_uid, isolation.ro_paths),
+        (
+            Some(uid),
+            Some(root()),
+            vec![declared.path().display().to_string()]
+        )
+    );
     // The pid file names the sandbox tool, the group's leader, for a resumed round.
     let pids = fs::read_to_string(logs.path().join("engines.pid")).unwrap();
     assert_eq!(pids.trim().split_once(' ').map(|(_, p)| p), Some("bwrap"));

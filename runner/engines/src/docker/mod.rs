@@ -935,6 +935,9 @@ impl Engine for DockerEngine {
             },
             client_cpus: cpus.client.clone(),
             engine_threads: self.settings.threads,
+            uid: self.settings.confinement.sandbox.user().map(|u| u.uid),
+            own_uid: Some(self.settings.confinement.sandbox.user().is_some()),
+            ro_paths: self.spec.ro_paths.clone(),
         })
     }
 

@@ -224,14 +224,28 @@ impl Sandbox {
                 }),
             });
         }
-        let why = match Self::probe(SandboxKind::Bwrap, engine_uid) {
-            Ok(sandbox) => return Ok(sandbox),
-            Err(why) => why,
-        };
-        match (trusted, backend) {
-            (true, _) => Ok(Self::unsandboxed(SandboxKind::Trusted)),
-            (false, BackendKind::Builtin) => Ok(Self::unsandboxed(SandboxKind::Unsandboxed)),
-            (false, _) => Err(SandboxError::Unavailable { why }),
+        Self::choose(
+            backend,
+            trusted,
+            Self::probe(SandboxKind::Bwrap, engine_uid),
+        )
+    }
+
+    /// What [`Sandbox::detect`] picks for a non-Docker `backend` given what probing
+    /// bubblewrap gave: it when it runs, else a campaign's trust, else the built-in
+    /// engine unsandboxed, else the refusal.
+    fn choose(
+        backend: BackendKind,
+        trusted: bool,
+        bwrap: Result<Self, String>,
+    ) -> Result<Self, SandboxError> {
+        match (bwrap, trusted, backend) {
+            (Ok(sandbox), _, _) => Ok(sandbox),
+            (Err(_), true, _) => Ok(Self::unsandboxed(SandboxKind::Trusted)),
+            (Err(_), false, BackendKind::Builtin) => {
+                Ok(Self::unsandboxed(SandboxKind::Unsandboxed))
+            }
+            (Err(why), false, _) => Err(SandboxError::Unavailable { why }),
         }
     }
 
@@ -707,4 +721,69 @@ pub fn processes_in(namespace: u64) -> Vec<i32> {
         .collect();
     pids.sort_unstable();
     pids
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Without bubblewrap a `process` engine is refused, saying how to install it, unless
+    /// the campaign trusts engines; the built-in engine runs unsandboxed, recorded.
+    #[test]
+    fn without_bubblewrap_only_the_builtin_engine_or_a_trusting_campaign_runs() {
+        let missing = || Err("`bwrap` could not be started: No such file".to_owned());
+        let kind = |backend, trusted| {
+            Sandbox::choose(backend, trusted, missing()).map(|s| (s.kind(), s.user()))
+        };
+        match kind(BackendKind::Process, false) {
+            Err(e @ SandboxError::Unavailable { .. }) => assert_eq!(
+                e.to_string(),
+                "bubblewrap cannot run a sandbox on this host (`bwrap` could not be started: \
+                 No such file); a `process` engine runs only inside it: install it (`apt-get \
+                 install bubblewrap`, `dnf install bubblewrap`; unprivileged user namespaces \
+                 must be enabled), or declare `trusted_engines = true` in the campaign to run \
+                 engines unsandboxed"
+            ),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(
+            kind(BackendKind::Process, true).unwrap(),
+            (SandboxKind::Trusted, None)
+        );
+        assert_eq!(
+            kind(BackendKind::Builtin, false).unwrap(),
+            (SandboxKind::Unsandboxed, None)
+        );
+        assert_eq!(
+            kind(BackendKind::Builtin, true).unwrap(),
+            (SandboxKind::Trusted, None)
+        );
+        // With bubblewrap, it whatever the campaign says.
+        let bwrap = Sandbox {
+            kind: SandboxKind::Bwrap,
+            user: None,
+        };
+        for trusted in [false, true] {
+            assert_eq!(
+                Sandbox::choose(BackendKind::Process, trusted, Ok(bwrap.clone())).unwrap(),
+                bwrap
+            );
+        }
+    }
+
+    /// A Docker engine needs no bubblewrap, and always runs as the engine uid.
+    #[test]
+    fn a_docker_engine_runs_as_the_engine_uid() {
+        let sandbox = Sandbox::detect(BackendKind::Docker, false, 4242).unwrap();
+        assert_eq!(
+            (sandbox.kind(), sandbox.user()),
+            (
+                SandboxKind::Docker,
+                Some(EngineUser {
+                    uid: 4242,
+                    gid: 4242
+                })
+            )
+        );
+    }
 }

@@ -1155,6 +1155,58 @@ mod tests {
         ProcessEngine::new(options(dir, vec!["sh".into(), "-c".into(), script.into()]))
     }
 
+    /// Issue 39: a run's leftover that cannot be removed fails the engine's stop, naming
+    /// it, never ignored. Unsandboxed (bubblewrap's tmp is a tmpfs that goes with it),
+    /// the engine makes its private tmp unremovable: as root a mount inside it, as
+    /// another user a directory it may not write.
+    #[test]
+    fn a_leftover_that_cannot_be_removed_fails_the_stop() {
+        // SAFETY: geteuid(2) reads this process's credentials.
+        let root = unsafe { libc::geteuid() } == 0;
+        let dir = tempfile::tempdir().unwrap();
+        let script = if root {
+            "mkdir \"$TMPDIR/m\" && mount -t tmpfs leftover \"$TMPDIR/m\" && echo ok >&2; sleep 1000"
+        } else {
+            "mkdir \"$TMPDIR/d\" && touch \"$TMPDIR/d/f\" && chmod 500 \"$TMPDIR/d\" && echo ok >&2; \
+             sleep 1000"
+        };
+        let mut engine = process(dir.path(), script);
+        engine.start().unwrap();
+        let log = dir.path().join("engine.log");
+        let until = Instant::now() + Duration::from_secs(30);
+        while std::fs::read_to_string(&log).unwrap_or_default() != "ok\n" {
+            assert!(
+                Instant::now() < until,
+                "{:?}",
+                std::fs::read_to_string(&log)
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let error = engine.stop().unwrap_err();
+        let EngineError::Io(IoError { action, path, .. }) = &error else {
+            panic!("{error:?}");
+        };
+        assert_eq!(*action, "removing the engine's host directory");
+        assert!(
+            path.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("referee-engine-")),
+            "{path:?}"
+        );
+        // Reported once: a second stop is clean.
+        assert!(engine.stop().is_ok());
+        // Clean up what the test made.
+        let undone = if root {
+            Command::new("umount").arg(path.join("m")).status()
+        } else {
+            Command::new("chmod")
+                .arg("700")
+                .arg(path.join("d"))
+                .status()
+        };
+        assert!(undone.unwrap().success());
+        std::fs::remove_dir_all(path).unwrap();
+    }
+
     /// Issue 39's attack: 80 MiB on stderr. The log keeps its first and last 32 MiB
     /// around one marker line naming what went and the whole stream's sha256.
     #[test]

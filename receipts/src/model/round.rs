@@ -737,7 +737,7 @@ pub enum SandboxKind {
     /// and data directories hidden (used when `bwrap` was missing; no longer made, read
     /// from older receipts).
     Unshare,
-    /// None: the campaign declares `trusted_engines = true` and neither sandbox could run.
+    /// None: the campaign declares `trusted_engines = true` and bubblewrap could not run.
     Trusted,
     /// A Docker container on an internal network, root read-only, a clean environment
     /// (the Docker backend; its flags as inspected are the entry's `engine.docker`).

@@ -151,7 +151,8 @@ pub struct SandboxSpec {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Sandbox {
     kind: SandboxKind,
-    /// `Some` when the runner is root: the identity taken before the sandbox starts.
+    /// The identity the engine takes instead of the runner's: under bubblewrap when the
+    /// runner is root (taken before bubblewrap starts), and always for Docker (`--user`).
     user: Option<EngineUser>,
 }
 

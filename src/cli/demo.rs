@@ -257,6 +257,7 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
         log_key: None,
         require_witness: false,
         witness_timeout: 0,
+        engine_uid: engines::sandbox::DEFAULT_ENGINE_UID,
     })
     .map_err(busy_machine_hint)?;
     print_summary(&summary);

@@ -99,6 +99,11 @@ pub struct RoundArgs {
         requires = "require_witness"
     )]
     pub witness_timeout: u64,
+    /// When referee runs as root: the unprivileged host uid (and gid) engines run as,
+    /// taken before their sandbox starts; it needs no passwd entry. As another user,
+    /// engines keep that user's uid (content/threat-model.md).
+    #[arg(long, value_name = "UID", default_value_t = engines::sandbox::DEFAULT_ENGINE_UID)]
+    pub engine_uid: u32,
 }
 
 /// Runs `referee round`.
@@ -303,6 +308,13 @@ pub fn run_with_progress(args: &RoundArgs) -> anyhow::Result<RoundSummary> {
             args.data.data.display()
         )
     })?;
+    // Every key path the evaluator named, kept from engines with the default key
+    // directory (which the runner adds itself).
+    let key_paths: Vec<PathBuf> = [Some(key_path.clone()), args.key_dir.key_dir.clone()]
+        .into_iter()
+        .chain([args.log_key.clone()])
+        .flatten()
+        .collect();
     let options = RoundOptions {
         data: DataDir::new(data),
         campaign,
@@ -316,6 +328,8 @@ pub fn run_with_progress(args: &RoundArgs) -> anyhow::Result<RoundSummary> {
         require_witness: args
             .require_witness
             .then(|| Duration::from_secs(args.witness_timeout)),
+        key_paths,
+        engine_uid: args.engine_uid,
     };
     let progress = Progress::new();
     let result = run_round(&options, &key, &progress);

@@ -230,6 +230,9 @@ pub fn rerun(
             log_key: None,
             require_witness: None,
             clock: runner::round::Clock::system(),
+            // The re-run's key is generated in memory: no key file to keep from engines.
+            key_paths: Vec::new(),
+            engine_uid: engines::sandbox::DEFAULT_ENGINE_UID,
         };
         match run_round(&round_options, &key, progress) {
             Ok(summary) => Inner::Ran(summary.bundle, Box::new(summary.record)),

@@ -30,6 +30,7 @@ mod chain;
 mod correctness;
 mod docker;
 mod engine_api;
+mod engine_sandbox;
 pub mod envelope;
 mod files;
 mod inputs;

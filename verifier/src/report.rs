@@ -243,6 +243,12 @@ pub enum CheckName {
     /// (`engine.memoryLimitMb`); `entries[i]` as target.
     #[serde(rename = "engine.api")]
     EngineApi,
+    /// Engines (v5): every entry that records how it was confined (`engine.isolation`)
+    /// records the host uid it ran as and whether it was the engine uid, and was shown
+    /// exactly the campaign's declared read-only paths (`[backend] ro_paths`,
+    /// content/threat-model.md); `entries[i]` as target.
+    #[serde(rename = "engine.sandbox")]
+    EngineSandbox,
     /// Chain: the round's `previousReceipt` is the Statement digest of the round before it
     /// in the same campaign, the rounds numbered 1, 2, … without a gap.
     #[serde(rename = "chain.previousReceipt")]
@@ -374,6 +380,7 @@ impl CheckName {
             CheckName::PairedDecision => "paired.decision",
             CheckName::EngineDocker => "engine.docker",
             CheckName::EngineApi => "engine.api",
+            CheckName::EngineSandbox => "engine.sandbox",
             CheckName::ChainPrevious => "chain.previousReceipt",
             CheckName::ChainIncumbent => "chain.incumbent",
             CheckName::ChainCampaign => "chain.campaign",
@@ -997,6 +1004,15 @@ pub enum FailureReason {
     #[error("`receipt.dsse.json` {field}: {message}")]
     DockerRecord {
         /// The field, e.g. `entries[2].engine.docker.imageId`.
+        field: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// An entry's `engine.isolation` record lacks what v5 requires or is not what the
+    /// campaign declares.
+    #[error("`receipt.dsse.json` {field}: {message}")]
+    IsolationRecord {
+        /// The field, e.g. `entries[2].engine.isolation.roPaths`.
         field: String,
         /// What is wrong.
         message: String,

@@ -20,8 +20,8 @@ use receipts::rules::score::{run_throughputs, score_ppm};
 use receipts::statement::{PredicateText, Statement};
 
 use crate::{
-    PredicateVersion, correctness, docker, engine_api, files, inputs, measurements, paired,
-    selftest, statuses, timeline,
+    PredicateVersion, correctness, docker, engine_api, engine_sandbox, files, inputs, measurements,
+    paired, selftest, statuses, timeline,
 };
 
 /// Runs the round checks on the receipt `statement` of the bundle in `dir`, whose
@@ -57,6 +57,7 @@ pub(crate) fn check_round(
     measurements::check_measurements(report, &mut logs, record, campaign.as_ref(), version);
     docker::check_docker(report, record, campaign.as_ref(), version);
     engine_api::check_engine_api(report, record, campaign.as_ref(), version);
+    engine_sandbox::check_engine_sandbox(report, record, campaign.as_ref(), version);
     selftest::check_self_test(
         report,
         record.client_self_test.as_ref(),

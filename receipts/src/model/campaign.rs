@@ -227,6 +227,26 @@ pub struct ImageRef {
     pub config_digest: Option<String>,
 }
 
+impl Backend {
+    /// Which backend this is, as a receipt records it.
+    pub fn kind(&self) -> super::BackendKind {
+        match self {
+            Backend::Builtin => super::BackendKind::Builtin,
+            Backend::Process { .. } => super::BackendKind::Process,
+            Backend::Docker(_) => super::BackendKind::Docker,
+        }
+    }
+
+    /// The declared read-only paths (`[backend] ro_paths`); none for the built-in engine.
+    pub fn ro_paths(&self) -> &[String] {
+        match self {
+            Backend::Builtin => &[],
+            Backend::Process { ro_paths, .. } => ro_paths,
+            Backend::Docker(docker) => &docker.ro_paths,
+        }
+    }
+}
+
 /// How entries are started (content/rounds.md, Engines).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema, Default)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
@@ -249,6 +269,11 @@ pub enum Backend {
         /// campaigns frozen before it keep their digest.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         api: Option<super::ApiSpec>,
+        /// Host paths the engine sees read-only at their own paths besides the system,
+        /// its executable and the patched tree (a Python venv, a model file), each
+        /// absolute (content/threat-model.md, The engine's sandbox). Absent: none.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        ro_paths: Vec<String>,
     },
     /// A container image per entry, run by a Docker daemon on the engine's host
     /// (content/docker.md). `kind = "docker"` alone is still valid: every field has a
@@ -285,6 +310,10 @@ pub struct DockerSpec {
     /// A host directory of model weights, bind-mounted read-only at `/weights`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub weights: Option<String>,
+    /// Host paths bind-mounted read-only at their own paths in the container, each
+    /// absolute (content/docker.md). Absent: none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ro_paths: Vec<String>,
     /// Size of the container's writable `/tmp` (a tmpfs), MiB; absent: 64.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tmpfs_mb: Option<u32>,
@@ -1068,7 +1097,23 @@ impl Campaign {
                 );
             }
         }
-        if let Backend::Process { command, api } = &self.backend {
+        for path in self.backend.ro_paths() {
+            let p = std::path::Path::new(path);
+            let plain = p.components().all(|c| {
+                matches!(
+                    c,
+                    std::path::Component::RootDir | std::path::Component::Normal(_)
+                )
+            });
+            if !p.is_absolute() || !plain || p.parent().is_none() {
+                return field(
+                    "backend.ro_paths",
+                    path.clone(),
+                    "an absolute path without `.` or `..`, other than `/`",
+                );
+            }
+        }
+        if let Backend::Process { command, api, .. } = &self.backend {
             if command.is_empty() {
                 return field(
                     "backend.command",

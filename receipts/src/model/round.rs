@@ -736,17 +736,23 @@ pub struct EngineApi {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SandboxKind {
-    /// bubblewrap: own user, pid, network and mount namespaces, the filesystem read-only,
-    /// the key and data directories hidden.
+    /// bubblewrap: own user, pid, network and mount namespaces; since v5 an allow-list
+    /// (the system, the engine's executable, its tree and the declared read-only paths,
+    /// a fresh `/tmp`), before it the filesystem read-only with the key and data
+    /// directories hidden.
     Bwrap,
     /// util-linux `unshare`: the same namespaces, every mount remounted read-only, the key
-    /// and data directories hidden (used when `bwrap` is missing).
+    /// and data directories hidden (used when `bwrap` was missing; no longer made, read
+    /// from older receipts).
     Unshare,
-    /// None: the campaign declares `trusted_engines = true` and neither sandbox could run.
+    /// None: the campaign declares `trusted_engines = true` and bubblewrap could not run.
     Trusted,
     /// A Docker container on an internal network, root read-only, a clean environment
     /// (the Docker backend; its flags as inspected are the entry's `engine.docker`).
     Docker,
+    /// None: the built-in engine on a host without bubblewrap (its only miner-controlled
+    /// input is its config file, range-checked at the build gate).
+    Unsandboxed,
 }
 
 /// How an engine's CPU set was enforced (content/measurement.md, Isolation).
@@ -776,6 +782,19 @@ pub struct EngineIsolation {
     pub client_cpus: Vec<u32>,
     /// Compute threads the engine was told to use (at most `engineCpus`' count).
     pub engine_threads: u32,
+    /// The host uid the engine ran as (v5): the engine uid (`referee round
+    /// --engine-uid`, default 990000) when the runner was root or the engine a Docker
+    /// container, else the runner's own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uid: Option<u32>,
+    /// Whether `uid` is the unprivileged engine uid (v5); `false`: the engine kept the
+    /// runner's uid (the runner was not root, or the engine ran unsandboxed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub own_uid: Option<bool>,
+    /// The campaign's declared read-only paths (`[backend] ro_paths`) the engine was
+    /// shown (v5; content/threat-model.md).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ro_paths: Vec<String>,
 }
 
 /// What the host did to a run besides running it: CPU time stolen by the hypervisor and

@@ -30,6 +30,7 @@ fn a_process_campaign_without_api_freezes_as_before() {
                 "{tree}/tiny.gguf".into()
             ],
             api: None,
+            ro_paths: Vec::new(),
         }
     );
     let frozen = FrozenCampaign::freeze(c.clone()).unwrap();

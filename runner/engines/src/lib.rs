@@ -14,8 +14,8 @@
 //!
 //! # Sandbox, socket, CPUs
 //! Every engine runs in a sandbox ([`sandbox`]: its own user, pid and network namespaces,
-//! the filesystem read-only, the key and data directories hidden, a clean environment)
-//! and pinned to CPUs disjoint from the load generator's ([`isolation`]). The runner binds
+//! an allow-list of what it sees, its own unprivileged uid when the runner is root, a
+//! clean environment) and pinned to CPUs disjoint from the load generator's ([`isolation`]). The runner binds
 //! the engine's listening socket itself, on the host's loopback, and passes it to the
 //! engine with the systemd socket-activation convention: the socket is fd 3,
 //! `LISTEN_FDS=1` and `LISTEN_PID` is the engine's pid (content/rounds.md, Engines). A
@@ -53,7 +53,7 @@ use receipts::rules::log_tail::{LOG_TAIL_WINDOW_BYTES, log_tail_of_window};
 
 use crate::isolation::CpuPlan;
 use crate::log_budget::{BoundedLog, ENGINE_LOG_BYTES};
-use crate::sandbox::{Sandbox, SandboxError, SandboxSpec};
+use crate::sandbox::{Launch, Sandbox, SandboxError, SandboxSpec};
 
 /// The file descriptor an engine's listening socket has (systemd's `SD_LISTEN_FDS_START`).
 pub const LISTEN_FD: i32 = 3;
@@ -107,9 +107,17 @@ pub enum EngineError {
         #[source]
         source: std::io::Error,
     },
-    /// The engine could not be sandboxed, and the campaign does not trust engines.
+    /// The engine could not be sandboxed as asked (no bubblewrap and the campaign does
+    /// not trust engines, or a declared path that shows a key).
     #[error(transparent)]
     Sandbox(#[from] SandboxError),
+    /// Processes of a stopped engine were still alive after it was killed: the next
+    /// entry must not start beside them (the round's teardown fails loudly).
+    #[error("processes {pids:?} of the stopped engine are still alive")]
+    Survived {
+        /// Their host pids.
+        pids: Vec<i32>,
+    },
     /// A method called out of order (e.g. `wait_healthy` before `start`).
     #[error("engine not started")]
     NotStarted,
@@ -146,14 +154,17 @@ pub struct EngineSettings {
     pub baseline_image: Option<receipts::model::ImageRef>,
 }
 
-/// How an engine process is confined: its sandbox, what it hides, its CPUs.
+/// How an engine process is confined: its sandbox, what it sees, its CPUs.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Confinement {
     /// The sandbox ([`Sandbox::detect`] with the campaign's `trusted_engines`).
     pub sandbox: Sandbox,
-    /// Directories the engine must not see: the key directory (`--key-dir` or
-    /// `receipts::layout::default_key_dir`) and the data directory.
+    /// Paths no visible path may hold or lie in: the data directory, the key directory
+    /// and every key file the evaluator passed (`--key`, `--key-dir`, `--log-key`).
     pub hidden: Vec<PathBuf>,
+    /// The campaign's declared read-only paths (`[backend] ro_paths`), shown to the
+    /// engine at their own paths.
+    pub ro_paths: Vec<PathBuf>,
     /// The CPUs of the engine and of the load generator.
     pub cpus: CpuPlan,
 }
@@ -167,6 +178,11 @@ impl Confinement {
             engine_cpus: self.cpus.engine.clone(),
             client_cpus: self.cpus.client.clone(),
             engine_threads: threads,
+            uid: Some(self.sandbox.engine_uid()),
+            own_uid: Some(self.sandbox.user().is_some()),
+            ro_paths: (self.ro_paths.iter())
+                .map(|p| p.to_string_lossy().into_owned())
+                .collect(),
         }
     }
 }
@@ -679,9 +695,12 @@ struct ChildEngine {
     addr: SocketAddr,
     /// Its readiness routes.
     readiness: Vec<String>,
-    /// Its private `HOME`/`TMPDIR`, removed after it (fields drop after [`Drop::drop`]
-    /// has stopped it).
-    _tmp: tempfile::TempDir,
+    /// Its private `HOME`/`TMPDIR` on the host when unsandboxed (bubblewrap's is a
+    /// tmpfs that goes with the sandbox), or its binds' staging directory when the
+    /// runner is root: removed when it stops ([`Launch::host_dir`]).
+    host_dir: Option<tempfile::TempDir>,
+    /// The sandbox's pid namespace (bubblewrap's `--info-fd`): empty once it stops.
+    pid_namespace: Option<u64>,
     log: PathBuf,
     /// The log, kept open to fsync it when the engine stops.
     log_file: fs::File,
@@ -691,8 +710,9 @@ struct ChildEngine {
     /// Copy stdout and stderr into `output`; each returns the first error writing it.
     pumps: Vec<thread::JoinHandle<Option<std::io::Error>>>,
     stopped: bool,
-    /// The first error writing or syncing the log, until [`ChildEngine::stop`] reports it.
-    log_error: Option<IoError>,
+    /// The first error of its teardown (writing or syncing the log, a survivor, a
+    /// leftover), until [`ChildEngine::stop`] reports it.
+    teardown_error: Option<EngineError>,
     _not_send: std::marker::PhantomData<*const ()>,
 }
 
@@ -741,24 +761,26 @@ impl ChildEngine {
             .open(log)
             .map_err(io("opening", log))?;
         let sync_handle = log_file.try_clone().map_err(io("opening", log))?;
-        let tmp = tempfile::Builder::new()
-            .prefix("referee-engine-")
-            .tempdir()
-            .map_err(io(
-                "creating the engine's private tmp in",
-                &std::env::temp_dir(),
-            ))?;
+        // The engine's program, when named by an absolute path, is shown at that path
+        // (a relative one is inside the tree, a bare name on the system's `PATH`).
         let spec = SandboxSpec {
             tree: tree.to_path_buf(),
+            program: argv.first().map(PathBuf::from).filter(|p| p.is_absolute()),
+            ro_paths: confinement.ro_paths.clone(),
             hidden: confinement.hidden.clone(),
-            tmp: tmp.path().to_path_buf(),
         };
         let activated: Vec<String> = ["/bin/sh", "-c", LISTEN_PID_TRAMPOLINE, "referee-engine"]
             .into_iter()
             .map(str::to_owned)
             .chain(argv.iter().cloned())
             .collect();
-        let mut command = confinement.sandbox.command(&spec, &activated);
+        let Launch {
+            mut command,
+            host_dir,
+            info,
+            passed,
+            ..
+        } = confinement.sandbox.command(&spec, &activated)?;
         command
             .envs(env.iter().map(|(k, v)| (k, v)))
             .env("LISTEN_FDS", "1")
@@ -797,17 +819,26 @@ impl ChildEngine {
         // The group leader's argv[0] once it runs: the sandbox tool, which forks the
         // engine; unsandboxed, the trampoline execs into the engine's own program.
         let leader = match confinement.sandbox.kind() {
-            SandboxKind::Trusted => argv.first().cloned().unwrap_or_default(),
+            SandboxKind::Trusted | SandboxKind::Unsandboxed => {
+                argv.first().cloned().unwrap_or_default()
+            }
             SandboxKind::Bwrap | SandboxKind::Unshare | SandboxKind::Docker => program.clone(),
         };
         let argv: Vec<String> = std::iter::once(command.get_program())
             .chain(command.get_args())
             .map(|arg| arg.to_string_lossy().into_owned())
             .collect();
-        let mut child = command.spawn().map_err(|source| EngineError::Spawn {
+        let spawned = command.spawn();
+        // bubblewrap holds its own copies now; the info pipe reaches its end only once
+        // ours of the write end is closed.
+        drop(passed);
+        let mut child = spawned.map_err(|source| EngineError::Spawn {
             program: program.clone(),
             source,
         })?;
+        // The sandbox's pid namespace: once the engine is stopped, no process may be
+        // left in it. bubblewrap writes it once the sandbox is set up, and closes it.
+        let pid_namespace = info.and_then(|mut info| sandbox::info_pid_namespace(&mut info));
         // The pid file lets a resumed round kill this group if the runner dies, naming
         // the leader's argv[0] so a recycled pid is left alone.
         let recorded = (|| {
@@ -865,14 +896,15 @@ impl ChildEngine {
             argv,
             addr,
             readiness: readiness.to_vec(),
-            _tmp: tmp,
+            host_dir,
+            pid_namespace,
             log: log.to_path_buf(),
             log_file: sync_handle,
             pid_file: pid_file.to_path_buf(),
             output,
             pumps,
             stopped: false,
-            log_error: None,
+            teardown_error: None,
             _not_send: std::marker::PhantomData,
         })
     }
@@ -930,14 +962,11 @@ impl ChildEngine {
         }
     }
 
-    /// Stops the engine ([`ChildEngine::halt`]) and reports, once, an error keeping its
-    /// log.
+    /// Stops the engine ([`ChildEngine::halt`]) and reports, once, the first error of
+    /// its teardown.
     fn stop(&mut self) -> Result<(), EngineError> {
         self.halt();
-        match self.log_error.take() {
-            Some(e) => Err(EngineError::Io(e)),
-            None => Ok(()),
-        }
+        self.teardown_error.take().map_or(Ok(()), Err)
     }
 
     /// Kills the group, reaps the child, waits for the whole log and fsyncs it; keeps the
@@ -988,10 +1017,49 @@ impl ChildEngine {
         {
             error = Some(IoError::at("syncing the engine log", &self.log)(e));
         }
-        if self.log_error.is_none() {
-            self.log_error = error;
+        let mut error = error.map(EngineError::Io);
+        if let Err(e) = self.check_gone() {
+            error = error.or(Some(e));
+        }
+        if let Some(dir) = self.host_dir.take() {
+            let path = dir.path().to_path_buf();
+            if let Err(e) = dir.close() {
+                error = error.or(Some(EngineError::Io(IoError::at(
+                    "removing the engine's host directory",
+                    &path,
+                )(e))));
+            }
+        }
+        if self.teardown_error.is_none() {
+            self.teardown_error = error;
         }
         let _ = fs::remove_file(&self.pid_file);
+    }
+
+    /// Checks that no process of the engine is left: none in the sandbox's pid namespace,
+    /// else (unsandboxed) none in its process group, waiting at most the stop grace for
+    /// the kernel to finish killing them.
+    ///
+    /// Errors: [`EngineError::Survived`] naming the pids still alive.
+    fn check_gone(&self) -> Result<(), EngineError> {
+        let group = i32::try_from(self.child.id()).unwrap_or(0);
+        let alive = || match self.pid_namespace {
+            Some(namespace) => sandbox::processes_in(namespace),
+            // SAFETY: kill(2) with signal 0 only checks that the group exists.
+            None if group > 0 && unsafe { libc::kill(-group, 0) } == 0 => vec![-group],
+            None => Vec::new(),
+        };
+        let until = Instant::now() + Duration::from_millis(STOP_GRACE_MS);
+        loop {
+            let pids = alive();
+            if pids.is_empty() {
+                return Ok(());
+            }
+            if Instant::now() >= until {
+                return Err(EngineError::Survived { pids });
+            }
+            thread::sleep(Duration::from_millis(10));
+        }
     }
 }
 
@@ -1061,8 +1129,9 @@ mod tests {
     /// has its own (`tests/sandbox.rs`).
     fn trusted() -> Confinement {
         Confinement {
-            sandbox: Sandbox::probe(SandboxKind::Trusted).unwrap(),
+            sandbox: Sandbox::unsandboxed(SandboxKind::Trusted),
             hidden: Vec::new(),
+            ro_paths: Vec::new(),
             cpus: CpuPlan::split(&[0]),
         }
     }
@@ -1084,6 +1153,58 @@ mod tests {
 
     fn process(dir: &Path, script: &str) -> ProcessEngine {
         ProcessEngine::new(options(dir, vec!["sh".into(), "-c".into(), script.into()]))
+    }
+
+    /// Issue 39: a run's leftover that cannot be removed fails the engine's stop, naming
+    /// it, never ignored. Unsandboxed (bubblewrap's tmp is a tmpfs that goes with it),
+    /// the engine makes its private tmp unremovable: as root a mount inside it, as
+    /// another user a directory it may not write.
+    #[test]
+    fn a_leftover_that_cannot_be_removed_fails_the_stop() {
+        // SAFETY: geteuid(2) reads this process's credentials.
+        let root = unsafe { libc::geteuid() } == 0;
+        let dir = tempfile::tempdir().unwrap();
+        let script = if root {
+            "mkdir \"$TMPDIR/m\" && mount -t tmpfs leftover \"$TMPDIR/m\" && echo ok >&2; sleep 1000"
+        } else {
+            "mkdir \"$TMPDIR/d\" && touch \"$TMPDIR/d/f\" && chmod 500 \"$TMPDIR/d\" && echo ok >&2; \
+             sleep 1000"
+        };
+        let mut engine = process(dir.path(), script);
+        engine.start().unwrap();
+        let log = dir.path().join("engine.log");
+        let until = Instant::now() + Duration::from_secs(30);
+        while std::fs::read_to_string(&log).unwrap_or_default() != "ok\n" {
+            assert!(
+                Instant::now() < until,
+                "{:?}",
+                std::fs::read_to_string(&log)
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let error = engine.stop().unwrap_err();
+        let EngineError::Io(IoError { action, path, .. }) = &error else {
+            panic!("{error:?}");
+        };
+        assert_eq!(*action, "removing the engine's host directory");
+        assert!(
+            path.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("referee-engine-")),
+            "{path:?}"
+        );
+        // Reported once: a second stop is clean.
+        assert!(engine.stop().is_ok());
+        // Clean up what the test made.
+        let undone = if root {
+            Command::new("umount").arg(path.join("m")).status()
+        } else {
+            Command::new("chmod")
+                .arg("700")
+                .arg(path.join("d"))
+                .status()
+        };
+        assert!(undone.unwrap().success());
+        std::fs::remove_dir_all(path).unwrap();
     }
 
     /// Issue 39's attack: 80 MiB on stderr. The log keeps its first and last 32 MiB

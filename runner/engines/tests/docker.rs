@@ -16,9 +16,11 @@ use std::time::Duration;
 use engines::docker::build::{context_tar, rootfs_context};
 use engines::docker::{ContainerExit, Daemon, DockerBackend, DockerError, SCOPE_LABEL};
 use engines::isolation::CpuPlan;
-use engines::sandbox::Sandbox;
+use engines::sandbox::{DEFAULT_ENGINE_UID, Sandbox};
 use engines::{Confinement, Engine, EngineBackend, EngineError, EngineSettings, LOG_TAIL_LINES};
+use receipts::model::BackendKind;
 use receipts::model::{DockerSpec, ImageRef, SandboxKind, Sha256Hex, SubmissionImage};
+use std::os::unix::fs::PermissionsExt;
 
 /// The test image's tag.
 const TAG: &str = "referee-test/engine:tiny";
@@ -61,6 +63,8 @@ fn image() -> &'static str {
 /// A patched tree: the demo baseline's engine config.
 fn tree() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
+    // As intake writes a tree: readable by the container's unprivileged user.
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     std::fs::copy(
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/demo/baseline/engine.toml"),
         dir.path().join("engine.toml"),
@@ -77,8 +81,9 @@ fn settings(work: &Path, memory_limit_mb: u64) -> EngineSettings {
         served_model_name: "referee-builtin".into(),
         pid_file: work.join("engines.pid"),
         confinement: Confinement {
-            sandbox: Sandbox::probe(SandboxKind::Trusted).unwrap(),
+            sandbox: Sandbox::detect(BackendKind::Docker, false, DEFAULT_ENGINE_UID).unwrap(),
             hidden: Vec::new(),
+            ro_paths: Vec::new(),
             cpus: CpuPlan::for_this_process().unwrap(),
         },
         readiness: vec!["/health".into()],
@@ -184,8 +189,14 @@ fn the_builtin_engine_serves_from_a_sandboxed_container() {
     let tree = tree();
     let connected = daemon();
     let version = connected.version().to_owned();
-    let backend =
-        DockerBackend::new(connected, &spec(SERVE), None, settings(work.path(), 256)).unwrap();
+    // A declared read-only path is bound at its own path, and no other host path is.
+    let declared = tempfile::tempdir().unwrap();
+    let declared_path = declared.path().display().to_string();
+    let spec = DockerSpec {
+        ro_paths: vec![declared_path.clone()],
+        ..spec(SERVE)
+    };
+    let backend = DockerBackend::new(connected, &spec, None, settings(work.path(), 256)).unwrap();
     assert_eq!(backend.image().image_id, image());
     assert_eq!(backend.image().manifest_digest, None);
     let log = work.path().join("logs/engine.log");
@@ -207,7 +218,13 @@ fn the_builtin_engine_serves_from_a_sandboxed_container() {
         run.tmpfs,
         BTreeMap::from([("/tmp".into(), "rw,nosuid,nodev,size=8m".into())])
     );
-    assert_eq!(run.binds, [format!("{}:/tree:ro", tree.path().display())]);
+    assert_eq!(
+        run.binds,
+        [
+            format!("{}:/tree:ro", tree.path().display()),
+            format!("{declared_path}:{declared_path}:ro")
+        ]
+    );
     assert_eq!(
         run.env_names,
         [
@@ -251,6 +268,7 @@ fn the_container_reaches_nothing_writes_only_tmp_and_sees_only_its_env() {
         (echo x > /probe) 2>/dev/null && echo root=writable || echo root=read-only
         (echo x > /tree/probe) 2>/dev/null && echo tree=writable || echo tree=read-only
         (echo x > /tmp/probe) 2>/dev/null && echo tmp=writable || echo tmp=read-only
+        echo "uid=$UID"
         names=""; while IFS= read -r -d '' v; do names="$names ${v%%=*}"; done < /proc/1/environ
         echo "env:$names"
         exit 7"#;
@@ -265,6 +283,7 @@ fn the_container_reaches_nothing_writes_only_tmp_and_sees_only_its_env() {
             "root=read-only",
             "tree=read-only",
             "tmp=writable",
+            "uid=990000",
             "env: PATH HOSTNAME REFEREE_THREADS REFEREE_MEMORY_MB CAMPAIGN_VAR HOME",
         ]
     );

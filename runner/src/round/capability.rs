@@ -97,10 +97,7 @@ pub(crate) fn probe_baseline(
     let stopped = engine.stop();
     ctx.engines.stopped();
     if let Err(e) = stopped {
-        step.line(&format!(
-            "keeping the engine log failed: {}",
-            error_chain(&e)
-        ));
+        step.line(&format!("stopping the engine failed: {}", error_chain(&e)));
     }
     let probe = CapabilityProbe {
         findings,

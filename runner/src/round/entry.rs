@@ -651,9 +651,10 @@ fn note_host_load(
     line
 }
 
-/// Stops the engine before `step` (the last it ran in) ends. When its log could not be
-/// kept in full, the step gets a line and `result` becomes `infra_failed` (the entry's
-/// evidence is incomplete); returns whether it was kept.
+/// Stops the engine before `step` (the last it ran in) ends. When its teardown failed
+/// (its log could not be kept in full, a process of it survived, a leftover could not be
+/// removed), the step gets a line and `result` becomes `infra_failed`; returns whether
+/// the teardown was clean.
 fn stop_engine(
     ctx: &Ctx<'_>,
     engine: &mut dyn Engine,
@@ -666,7 +667,7 @@ fn stop_engine(
         Ok(()) => true,
         Err(e) => {
             let reason = error_chain(&e);
-            step.line(&format!("keeping the engine log failed: {reason}"));
+            step.line(&format!("stopping the engine failed: {reason}"));
             *result = EntryResult::InfraFailed { reason };
             false
         }

@@ -84,6 +84,13 @@ pub struct RoundOptions {
     /// The clock every time the receipt records is read from ([`Clock::system`] but in
     /// tests).
     pub clock: Clock,
+    /// The evaluator's key paths besides the default key directory (`--key`,
+    /// `--key-dir`, the log key): no path an engine sees may hold or lie in one
+    /// (content/threat-model.md, The engine's sandbox).
+    pub key_paths: Vec<PathBuf>,
+    /// `--engine-uid`: the host uid and gid engines run as when the runner is root
+    /// (default `engines::sandbox::DEFAULT_ENGINE_UID`).
+    pub engine_uid: u32,
 }
 
 /// Reports a round's progress. Every method has an empty default.
@@ -357,14 +364,23 @@ pub fn run_round(
     for dir in [campaign_dir.work_dir(), campaign_dir.root().to_path_buf()] {
         receipts::fsutil::sync_dir(&dir).map_err(io("syncing", &dir))?;
     }
-    // Engines are sandboxed (the key and data directories hidden) and pinned apart from
-    // the load generator (content/threat-model.md, content/measurement.md).
+    // Engines are sandboxed (an allow-list: no path they see holds the data directory
+    // or a key) and pinned apart from the load generator (content/threat-model.md,
+    // content/measurement.md).
     let cpus = engines::isolation::CpuPlan::for_this_process()?;
     let confinement = engines::Confinement {
-        sandbox: engines::sandbox::Sandbox::detect(frozen.campaign.trusts_engines())
-            .map_err(engines::EngineError::from)?,
+        sandbox: engines::sandbox::Sandbox::detect(
+            frozen.campaign.backend.kind(),
+            frozen.campaign.trusts_engines(),
+            options.engine_uid,
+        )
+        .map_err(engines::EngineError::from)?,
         hidden: std::iter::once(options.data.root().to_path_buf())
             .chain(receipts::layout::default_key_dir())
+            .chain(options.key_paths.iter().cloned())
+            .collect(),
+        ro_paths: (frozen.campaign.backend.ro_paths().iter())
+            .map(PathBuf::from)
             .collect(),
         cpus: cpus.clone(),
     };

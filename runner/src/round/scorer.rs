@@ -216,7 +216,7 @@ fn run_scorer(
             start.line(&reason);
             if let Some(Err(e)) = engine.as_mut().map(|e| e.stop()) {
                 let log = error_chain(&e);
-                start.line(&format!("keeping the engine log failed: {log}"));
+                start.line(&format!("stopping the engine failed: {log}"));
                 reason = format!("{reason}; keeping its log failed: {log}");
             }
             ctx.engines.stopped();
@@ -254,7 +254,7 @@ fn run_scorer(
         Ok(()) => true,
         Err(e) => {
             let reason = error_chain(&e);
-            scoring.line(&format!("keeping the engine log failed: {reason}"));
+            scoring.line(&format!("stopping the engine failed: {reason}"));
             if record.failure.is_none() {
                 record.failure = Some(format!("the reference runtime's log: {reason}"));
             }

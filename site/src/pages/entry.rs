@@ -975,6 +975,7 @@ fn provenance(round: &VerifiedRound, entry: &Entry, ev: &verifier::view::EntryVi
                         receipts::model::SandboxKind::Unshare => "unshare",
                         receipts::model::SandboxKind::Trusted => "none (trusted engines)",
                         receipts::model::SandboxKind::Docker => "docker container",
+                        receipts::model::SandboxKind::Unsandboxed => "none (built-in engine)",
                     }
                     .to_owned(),
                 },

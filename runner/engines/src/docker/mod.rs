@@ -11,7 +11,10 @@
 //!   on every interface are visible to it (content/docker.md says to bind them to
 //!   loopback on a pod).
 //! - Root filesystem read-only, `/tmp` a small tmpfs (the campaign's `tmpfs_mb`), the
-//!   patched tree at `/tree` and the weights at `/weights` bind-mounted read-only.
+//!   patched tree at `/tree`, the weights at `/weights` and the declared `ro_paths` at
+//!   their own paths bind-mounted read-only, and no other host path.
+//! - User: the engine uid (`--engine-uid`, default 990000; `--user uid:gid`), never the
+//!   image's (often root, the host's root unless the daemon remaps user namespaces).
 //! - Environment: the campaign's list and `REFEREE_THREADS`/`REFEREE_MEMORY_MB` (plus
 //!   what the image itself declares); nothing of the runner's.
 //! - Limits: memory (no swap) from `hardware.memory_limit_mb`, the engine's CPUs as the
@@ -545,6 +548,10 @@ impl DockerEngine {
                 absolute(Path::new(weights)).display()
             ));
         }
+        // The declared paths, at their own paths (checked at the start).
+        for path in &self.spec.ro_paths {
+            binds.push(format!("{path}:{path}:ro"));
+        }
         let memory = i64::try_from(self.settings.memory_limit_mb.saturating_mul(1 << 20))
             .unwrap_or(i64::MAX);
         let cpus = &self.settings.confinement.cpus;
@@ -573,6 +580,10 @@ impl DockerEngine {
             env: Some(env),
             labels: Some(labels),
             working_dir: Some(TREE_MOUNT.into()),
+            // Not the image's user (often root, the host's root without user-namespace
+            // remapping): the engine uid, which needs no entry in the image.
+            user: (self.settings.confinement.sandbox.user())
+                .map(|u| format!("{}:{}", u.uid, u.gid)),
             host_config: Some(HostConfig {
                 memory: Some(memory),
                 memory_swap: Some(memory),
@@ -704,6 +715,14 @@ impl DockerEngine {
             detail,
             log_tail: log_tail(&self.log),
         }
+    }
+
+    /// Refuses declared paths that would show the data directory, a key or a Unix
+    /// socket, as the process sandbox does ([`crate::sandbox::check_declared`]).
+    fn check_declared(&self) -> Result<(), EngineError> {
+        let declared: Vec<PathBuf> = self.spec.ro_paths.iter().map(PathBuf::from).collect();
+        crate::sandbox::check_declared(&declared, &self.settings.confinement.hidden)?;
+        Ok(())
     }
 
     fn start_container(&mut self) -> Result<(), DockerError> {
@@ -916,6 +935,9 @@ impl Engine for DockerEngine {
             },
             client_cpus: cpus.client.clone(),
             engine_threads: self.settings.threads,
+            uid: self.settings.confinement.sandbox.user().map(|u| u.uid),
+            own_uid: Some(self.settings.confinement.sandbox.user().is_some()),
+            ro_paths: self.spec.ro_paths.clone(),
         })
     }
 
@@ -928,6 +950,7 @@ impl Engine for DockerEngine {
     }
 
     fn start(&mut self) -> Result<(), EngineError> {
+        self.check_declared()?;
         self.start_container().map_err(EngineError::from)
     }
 

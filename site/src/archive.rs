@@ -336,6 +336,7 @@ impl RoundListing {
             changed: record.outcome.changed,
             headline: Headline {
                 status: view.status.value,
+                verdict: view.verdict.value.clone(),
                 leader_after: view.leader_after.value.clone(),
                 leader_changed: view.leader_changed.value,
                 top_score_ppm: view.top_score.as_ref().map(|t| t.score_ppm.value),

@@ -35,7 +35,7 @@ use receipts::model::{
 use receipts::text::escape_untrusted;
 use serde::Serialize;
 use verifier::CheckName;
-use verifier::view::{CurrentLeader, RoundRow, format_leader, format_score_ppm};
+use verifier::view::{CurrentLeader, RoundRow, format_leader, format_score_percent};
 
 use crate::archive::{Archive, CampaignArchive, RejectedBundle, RoundListing, VerifiedRound};
 use crate::error::SiteError;
@@ -764,7 +764,7 @@ pub fn campaign_feed(campaign: &CampaignArchive, base_url: &str) -> Result<Machi
         let counts = round.headline.counts;
         let top = round.headline.top_score_ppm.map_or_else(
             || "no score".to_owned(),
-            |t| format!("top score {}", format_score_ppm(t)),
+            |t| format!("top score {}", format_score_percent(t)),
         );
         let seat = format_leader(round.leader_after.as_ref());
         let seat = if round.changed {

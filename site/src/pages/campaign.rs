@@ -14,7 +14,7 @@
 use receipts::model::{Campaign, LatencyKind, LengthDist, PassOrder, Sla};
 use receipts::text::format_grouped;
 use serde::Serialize;
-use verifier::view::{format_bp_percent, format_duration_ms, format_score_ppm};
+use verifier::view::{format_bp_percent, format_duration_ms, format_score_percent};
 
 use crate::archive::{Archive, CampaignArchive, RoundListing};
 use crate::error::SiteError;
@@ -184,7 +184,7 @@ fn round_row(id: &receipts::model::CampaignId, r: &RoundListing) -> RoundRow {
         scored: counts.scored,
         disqualified: counts.disqualified,
         infra_failed: counts.infra_failed,
-        top_score: top.map(format_score_ppm),
+        top_score: top.map(format_score_percent),
         top_score_ppm: top,
         leader_after: seat_label(r.leader_after.as_ref()),
         leader_score_ppm: seat_score(r.leader_after.as_ref(), r),
@@ -336,7 +336,7 @@ pub fn page(
                 href: SiteDir::round(id, r.number),
                 leader: seat_label(seat),
                 leader_href: seat.map(|l| SiteDir::submission(&l.patch)),
-                score: score_ppm.map(format_score_ppm),
+                score: score_ppm.map(format_score_percent),
                 score_ppm,
                 changed: r.headline.leader_changed,
             }

@@ -36,8 +36,8 @@ use verifier::view::{format_duration_ms, format_milli_rps};
 
 use super::diff::{HighlightedDiff, highlight};
 use super::round::{
-    DisqualificationRow, Shown, disqualification_row, entry_status_class, format_micro_nats,
-    score_cells,
+    DisqualificationRow, Shown, disqualification_row, entry_status, entry_status_class,
+    format_micro_nats, score_cells,
 };
 use super::{
     ExtraFile, PageOut, TableLinks, TableRow, table_files, untrusted, untrusted_clipped, wire_name,
@@ -115,10 +115,14 @@ pub struct EntryPage {
     pub miner_href: Option<String>,
     /// The submission's page.
     pub patch_href: Option<String>,
-    /// `scored`, `disqualified`, `infra_failed`.
+    /// `scored`, `disqualified`, `infra_failed`, or `not decided` (an inconclusive
+    /// round's entry).
     pub status: Shown,
     /// CSS class of the status.
     pub status_class: &'static str,
+    /// Whether an inconclusive round left it not decided: the score and interval are its
+    /// per-pass ratios' and decide nothing.
+    pub undecided: bool,
     /// The score.
     pub score: Shown,
     /// The paired interval (v3) or the runs' range.
@@ -657,8 +661,9 @@ pub fn entry_page(
             .value
             .as_ref()
             .map(|p| SiteDir::submission(p).as_str().to_owned()),
-        status: Shown::of(&ev.status, |s| s.as_str().to_owned()),
+        status: entry_status(ev),
         status_class: entry_status_class(ev.status.value),
+        undecided: ev.undecided,
         score,
         spread,
         throughput,
@@ -667,6 +672,7 @@ pub fn entry_page(
         infra_failure: ev
             .infra_failure
             .as_ref()
+            .filter(|_| !ev.undecided)
             .map(|i| Shown::of(i, |t| untrusted(t))),
         sla: untrusted(&record.sla.to_string()),
         provenance: provenance(round, entry, ev),

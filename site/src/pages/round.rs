@@ -25,8 +25,7 @@ use receipts::text::log_tail_for_display;
 use verifier::view::{
     EntryView, Field, RoundView, SELF_REPORTED, format_capability_finding, format_client_self_test,
     format_duration_ms, format_entry_throughput, format_leader, format_milli_rps, format_noise,
-    format_paired_score, format_pass_order, format_score_percent, format_score_ppm,
-    format_time_of_day,
+    format_paired_score, format_pass_order, format_score_percent, format_time_of_day,
 };
 
 use super::{ExtraFile, PageOut, TableLinks, TableRow, table_files, untrusted};
@@ -144,12 +143,17 @@ pub struct RoundPage {
     pub status: Shown,
     /// CSS class of the status: `ok`, `bad`, `warn`.
     pub status_class: &'static str,
-    /// Why the round did not count.
+    /// Why the round did not count: its verdict in words
+    /// ([`format_verdict`](verifier::view::format_verdict)), `inconclusive — not decided:
+    /// A/A 30.78 % > margin 10 %`; `None` for a complete round.
     pub status_reason: Option<Shown>,
     /// The predicate version (`v3`).
     pub predicate_version: String,
     /// `4 scored · 3 disqualified`.
     pub counts: Shown,
+    /// Whether an inconclusive round left an entry not decided (the page says what its
+    /// numbers mean).
+    pub undecided: bool,
     /// `2h 17m`.
     pub settled_in: Shown,
     /// When setup started.
@@ -283,11 +287,15 @@ pub struct EntryRow {
     pub patch_short: Option<Shown>,
     /// The submission's page (`s/<sha256>/`), relative to the site root.
     pub patch_href: Option<String>,
-    /// `scored`, `disqualified`, `infra_failed`.
+    /// `scored`, `disqualified`, `infra_failed`, or `not decided` for an entry an
+    /// inconclusive round left undecided.
     pub status: Shown,
     /// CSS class of the status.
     pub status_class: &'static str,
-    /// The score (`—` unless scored).
+    /// Whether an inconclusive round left it not decided: its score and interval are
+    /// those of its per-pass ratios, and decide nothing.
+    pub undecided: bool,
+    /// The score (`—` unless scored or not decided).
     pub score: Shown,
     /// v3: the paired interval `[-9.9, +15.5] (50 % coverage, 2 passes)`; before: the
     /// runs' throughput range.
@@ -608,6 +616,16 @@ impl TableRow for EntryTableRow {
     }
 }
 
+/// An entry's status for people: its wire status, or `not decided` for an entry an
+/// inconclusive round left undecided (`infra_failed` on the wire).
+pub fn entry_status(e: &EntryView) -> Shown {
+    if e.undecided {
+        Shown::new("not decided", e.status.verified)
+    } else {
+        Shown::of(&e.status, |s| s.as_str().to_owned())
+    }
+}
+
 /// The CSS class of an entry status.
 pub fn entry_status_class(status: EntryStatus) -> &'static str {
     match status {
@@ -625,24 +643,21 @@ fn step_status(status: StepStatus) -> (&'static str, &'static str) {
     }
 }
 
-/// A score as the round shows it: a percentage for paired (v3) rounds, a fraction
-/// before.
-pub fn format_score(ppm: i64, paired: bool) -> String {
-    if paired {
-        format_score_percent(ppm)
-    } else {
-        format_score_ppm(ppm)
-    }
-}
-
 /// An entry's score, its spread (v3: the paired interval; before: the runs' throughput
 /// range) and its throughput, as the round and entry pages show them.
+///
+/// An entry an inconclusive round left not decided shows the median and interval of its
+/// per-pass ratios ([`EntryView::undecided_score`]) in their place; the page says they
+/// decide nothing.
 pub fn score_cells(view: &RoundView, e: &EntryView) -> (Shown, Option<Shown>, Shown) {
     let paired = !view.passes.is_empty();
-    let score = Shown::of(&e.score_ppm, |s| {
-        s.map_or_else(|| "—".to_owned(), |s| format_score(s, paired))
-    });
-    let spread = match &e.paired_score {
+    let score = match &e.undecided_score {
+        Some(undecided) => Shown::of(undecided, |p| format_score_percent(p.median_ppm)),
+        None => Shown::of(&e.score_ppm, |s| {
+            s.map_or_else(|| "—".to_owned(), format_score_percent)
+        }),
+    };
+    let spread = match e.paired_score.as_ref().or(e.undecided_score.as_ref()) {
         Some(p) => {
             let full = format_paired_score(&p.value);
             // The median is the score column; the rest (from `[`) is the interval.
@@ -770,8 +785,9 @@ pub fn round_page(
                 .value
                 .as_ref()
                 .map(|p| SiteDir::submission(p).as_str().to_owned()),
-            status: Shown::of(&e.status, |s| s.as_str().to_owned()),
+            status: entry_status(e),
             status_class: entry_status_class(e.status.value),
+            undecided: e.undecided,
             score,
             spread,
             throughput,
@@ -792,6 +808,7 @@ pub fn round_page(
             infra_failure: e
                 .infra_failure
                 .as_ref()
+                .filter(|_| !e.undecided)
                 .map(|i| Shown::of(i, |t| untrusted(t))),
             leads,
         });
@@ -807,7 +824,7 @@ pub fn round_page(
                 .map(|e| e.href.clone())
                 .unwrap_or_default();
             Some(TopScoreView {
-                score: Shown::of(&top.score_ppm, |s| format_score(*s, paired)),
+                score: Shown::of(&top.score_ppm, |s| format_score_percent(*s)),
                 holder: holder
                     .and_then(|e| e.miner.value.as_ref())
                     .map_or_else(|| "the baseline".to_owned(), |m| untrusted(m.as_str())),
@@ -864,10 +881,8 @@ pub fn round_page(
             RoundStatus::InfraFailed => "bad",
             RoundStatus::Inconclusive => "warn",
         },
-        status_reason: view
-            .status_reason
-            .as_ref()
-            .map(|r| Shown::of(r, |t| untrusted(t))),
+        status_reason: (view.status.value != RoundStatus::Complete)
+            .then(|| Shown::of(&view.verdict, |t| untrusted(t))),
         predicate_version: view
             .verification
             .predicate_version
@@ -878,8 +893,12 @@ pub fn round_page(
             if c.infra_failed > 0 {
                 text.push_str(&format!(" · {} infra_failed", c.infra_failed));
             }
+            if c.undecided > 0 {
+                text.push_str(&format!(" · {} not decided", c.undecided));
+            }
             text
         }),
+        undecided: view.entries.iter().any(|e| e.undecided),
         settled_in: Shown::of(&view.settled_in_ms, |ms| format_duration_ms(*ms)),
         started: Moment::of(&view.started_at),
         ended: Moment::of(&view.ended_at),
@@ -1366,8 +1385,6 @@ mod tests {
         assert_eq!(html_datetime(at), "2026-12-02T01:22:15.689Z");
         assert_eq!(format_micro_nats(1_186_369), "1.186369 nats");
         assert_eq!(format_micro_nats(7), "0.000007 nats");
-        assert_eq!(format_score(509_900, false), "+0.5099");
-        assert_eq!(format_score(-98_225, true), "-9.82 %");
         assert_eq!(untrusted_clipped("ab\u{202e}", 10), "ab\\u{202e}");
         assert_eq!(untrusted_clipped("éé\u{202e}é", 3), "éé\\u{202e}…");
         assert_eq!(untrusted_clipped("ééé", 3), "ééé");

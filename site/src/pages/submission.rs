@@ -9,7 +9,7 @@ use rayon::prelude::*;
 use receipts::model::{CampaignId, EventKind, MinerId, Sha256Hex, Submission, Timestamp};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
-use verifier::view::format_score_ppm;
+use verifier::view::format_score_percent;
 
 use crate::archive::{Archive, EntrySummary, RoundListing, SubmissionSummary};
 use crate::error::SiteError;
@@ -162,7 +162,7 @@ impl Seat<'_> {
                 .unwrap_or_default(),
             role: e.role.as_str().to_owned(),
             status: e.status.as_str().to_owned(),
-            score: e.score_ppm.map(format_score_ppm),
+            score: e.score_ppm.map(format_score_percent),
         }
     }
 }

@@ -22,7 +22,7 @@ use receipts::model::{
 use receipts::text::escape_untrusted;
 
 use super::DataArgs;
-use verifier::view::{format_milli_rps, format_score_percent};
+use verifier::view::{format_gate, format_milli_rps, format_score_percent};
 
 /// Exit codes of `referee ingest`, shown in its `--help`.
 pub const INGEST_EXIT_CODES: &str = "Exit status: 0 when the submission is queued for a round (or is a \
@@ -296,8 +296,12 @@ fn print_log(out: &mut impl Write, submission: &Submission) -> std::io::Result<(
         let what = match &event.kind {
             EventKind::Transition { to, gate, round } => {
                 let mut what = to.to_string();
-                if let Some(gate) = gate {
-                    what.push_str(&format!(" at {gate}"));
+                match gate {
+                    Some(gate) if *to == PipelineState::Rejected => {
+                        what = format!("rejected: {} failed", format_gate(*gate));
+                    }
+                    Some(gate) => what.push_str(&format!(" ({} passed)", format_gate(*gate))),
+                    None => {}
                 }
                 if let Some(round) = round {
                     what.push_str(&format!(" (round {round})"));
@@ -313,7 +317,7 @@ fn print_log(out: &mut impl Write, submission: &Submission) -> std::io::Result<(
         };
         writeln!(
             out,
-            "  {}  {what:<22}  {}",
+            "  {}  {what:<35}  {}",
             event.at,
             escape_untrusted(&peoples_units(&event.reason))
         )?;

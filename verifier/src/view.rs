@@ -28,9 +28,10 @@ use receipts::layout::{DataDir, DataError, MINERS_INPUT, patch_input, read_round
 use receipts::model::{
     BackendKind, CampaignId, CapabilityFinding, CapabilityProbe, ClientPolicy, ClientScheduling,
     ClientSelfTest, CorrectnessSummary, DisqualificationReason, Entry, EntryInfraFailure,
-    EntryStatus, FindingStatus, HardwareFingerprint, Leader, MinerId, NoiseCheck, NoiseVerdict,
-    PairedScore, PassSlot, PassStatus, Phase, Role, RoundFailure, RoundRecord, RoundStatus, Seed32,
-    SeedReveal, Sha256Hex, Step, StepStatus, Timestamp, TokenCount, Tool, TypedOrText,
+    EntryStatus, FindingStatus, Gate, HardwareFingerprint, Leader, MinerId, NoiseCheck,
+    NoiseVerdict, PairedScore, PassSlot, PassStatus, Phase, Role, RoundFailure, RoundRecord,
+    RoundStatus, Seed32, SeedReveal, Sha256Hex, Step, StepStatus, Timestamp, TokenCount, Tool,
+    TypedOrText,
 };
 use receipts::rules::paired::median_coverage_ppm;
 use receipts::rules::score::run_throughputs;
@@ -1111,6 +1112,19 @@ pub fn entry_duration_ms(entry: &Entry, steps: &[Step]) -> i64 {
             .map(|s| s.started_at.millis_until(s.ended_at))
             .sum(),
         None => entry.started_at.millis_until(entry.ended_at),
+    }
+}
+
+/// A gate for people, by what it checks (its wire name, `surface_ok`, reads as success):
+/// `hash check`, `eligibility checks`, `surface checks`, `apply`, `build`. A rejection
+/// reads `surface checks failed`.
+pub fn format_gate(gate: Gate) -> &'static str {
+    match gate {
+        Gate::Fetched => "hash check",
+        Gate::Verified => "eligibility checks",
+        Gate::SurfaceOk => "surface checks",
+        Gate::Applied => "apply",
+        Gate::Build => "build",
     }
 }
 

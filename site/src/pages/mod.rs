@@ -19,6 +19,7 @@ pub mod miner;
 pub mod rejected;
 pub mod round;
 pub mod submission;
+pub mod submissions;
 
 use receipts::model::Leader;
 use serde::Serialize;

@@ -499,7 +499,12 @@ pub fn round_files(campaign: &CampaignId, round: &VerifiedRound) -> Result<Round
     let receipt = read_file(&round.dir.join(ENVELOPE_FILE))?;
     let opened = read_file(&round.dir.join(opened_name))?;
     let receipts = receipts_dir(campaign, round.number)?;
-    let tar = bundle_tar(&round.dir, &bundle_dir_name(campaign, round.number))?;
+    let proof = receipts::tlog::proof::round_proof_path(&round.dir);
+    let tar = bundle_tar(
+        &round.dir,
+        &bundle_dir_name(campaign, round.number),
+        proof.is_file().then_some(proof.as_path()),
+    )?;
     Ok(RoundFiles {
         files: vec![
             (receipts.file(ENVELOPE_FILE)?, receipt.clone()),
@@ -530,11 +535,14 @@ pub struct BundleTar {
 /// directories whatever they are on disk. Symlinks (never followed), special files and
 /// names that are not UTF-8 are left out and listed in [`BundleTar::skipped`]; empty
 /// directories are left out (no subject lives there). A path too long for ustar's 255
-/// bytes is stored with a GNU long-name record, which `tar -x` reads.
+/// bytes is stored with a GNU long-name record, which `tar -x` reads. `proof`, the
+/// round's tlog-proofs (`rounds/<n>.proof`, beside the bundle and no subject of it), is
+/// stored last as `<root>.proof`, beside the bundle directory, where `referee verify
+/// --require-log` looks for it.
 ///
 /// Errors: [`SiteError::Bundle`] when `dir` cannot be listed, [`SiteError::Io`] naming
 /// a file that cannot be read or stored.
-pub fn bundle_tar(dir: &Path, root: &str) -> Result<BundleTar, SiteError> {
+pub fn bundle_tar(dir: &Path, root: &str, proof: Option<&Path>) -> Result<BundleTar, SiteError> {
     let mut skipped = Vec::new();
     let mut files = Vec::new();
     let envelope = dir.join(ENVELOPE_FILE);
@@ -610,6 +618,19 @@ pub fn bundle_tar(dir: &Path, root: &str) -> Result<BundleTar, SiteError> {
             }
         };
         stored.map_err(IoError::at("archiving", &dir.join(&name)))?;
+    }
+    if let Some(proof) = proof {
+        let bytes = fs::read(proof).map_err(IoError::at("reading", proof))?;
+        let mut header = tar::Header::new_ustar();
+        header.set_uid(0);
+        header.set_gid(0);
+        header.set_mtime(0);
+        header.set_entry_type(tar::EntryType::Regular);
+        header.set_mode(0o644);
+        header.set_size(bytes.len() as u64);
+        builder
+            .append_data(&mut header, format!("{root}.proof"), bytes.as_slice())
+            .map_err(IoError::at("archiving", proof))?;
     }
     let bytes = builder
         .into_inner()

@@ -495,7 +495,20 @@ pub struct VerifyHowTo {
     pub bundle_dir: String,
     /// The commands, one per line, to run in the directory holding both downloads.
     pub commands: Vec<String>,
+    /// Whether the bundle's tlog-proofs are in `bundle.tar` (`<bundle_dir>.proof`), so
+    /// that the command requires the round to be in the log (`--require-log`).
+    pub require_log: bool,
+    /// How to install `referee` ([`INSTALL_COMMAND`]).
+    pub install: &'static str,
 }
+
+/// The command that installs `referee` from its repository (the workspace's
+/// `repository`; README.md, Install).
+pub const INSTALL_COMMAND: &str = concat!(
+    "cargo install --locked --git ",
+    env!("CARGO_PKG_REPOSITORY"),
+    " referee"
+);
 
 /// What verification said.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -857,20 +870,24 @@ pub fn round_page(
     };
 
     let changes = changes(campaign, view, previous);
+    let mut files: Vec<ExtraFile> = files.into();
+    let log = round_log(&dir, round, &mut files)?;
     let bundle_dir = bundle_dir_name(campaign, round.number);
+    // The tarball holds the proofs when the page serves them (machine::round_files).
+    let require_log = log.as_ref().is_some_and(|l| l.proof.is_some());
     let verify = VerifyHowTo {
         commands: vec![
             "tar -xf bundle.tar".to_owned(),
             format!(
-                "referee verify --keyring keyring.json --at {} {bundle_dir}",
-                record.ended_at.to_rfc3339()
+                "referee verify --keyring keyring.json --at {}{} {bundle_dir}",
+                record.ended_at.to_rfc3339(),
+                if require_log { " --require-log" } else { "" }
             ),
         ],
         bundle_dir,
+        require_log,
+        install: INSTALL_COMMAND,
     };
-
-    let mut files: Vec<ExtraFile> = files.into();
-    let log = round_log(&dir, round, &mut files)?;
     let model = RoundPage {
         campaign: campaign.to_string(),
         round: round.number,

@@ -437,7 +437,7 @@ fn files_under(dir: &Path) -> BTreeSet<String> {
 fn the_bundle_tarball_extracts_into_a_bundle_that_verifies() {
     let dir = fixture("v2-round");
     let round = verified(&dir, 1);
-    let tar = bundle_tar(&dir, "tiny-round-1").expect("tar");
+    let tar = bundle_tar(&dir, "tiny-round-1", None).expect("tar");
     assert!(tar.skipped.is_empty());
     assert_eq!(tar.bytes.len() % 512, 0);
 
@@ -524,7 +524,7 @@ fn symlinks_are_left_out_of_the_tarball_and_reported() {
     std::os::unix::fs::symlink(&outside, dir.join("logs/secret.txt")).expect("symlink");
     std::os::unix::fs::symlink(tmp.path(), dir.join("outside")).expect("symlink");
 
-    let tar = bundle_tar(&dir, "b").expect("tar");
+    let tar = bundle_tar(&dir, "b", None).expect("tar");
     assert_eq!(
         tar.skipped,
         [
@@ -549,7 +549,9 @@ fn symlinks_are_left_out_of_the_tarball_and_reported() {
     }
     assert_eq!(
         tar.bytes,
-        bundle_tar(&fixture("v2-round"), "b").expect("tar").bytes
+        bundle_tar(&fixture("v2-round"), "b", None)
+            .expect("tar")
+            .bytes
     );
 }
 

@@ -299,6 +299,8 @@ pub struct EntrySummary {
     pub patch: Option<Sha256Hex>,
     /// Its score, ppm, when scored.
     pub score_ppm: Option<i64>,
+    /// Its median run throughput, milli-requests/s, when measured.
+    pub throughput_milli_rps: Option<u64>,
 }
 
 impl RoundListing {
@@ -319,6 +321,7 @@ impl RoundListing {
                     miner: e.miner.clone(),
                     patch: e.patch,
                     score_ppm: v.score_ppm.value,
+                    throughput_milli_rps: v.throughput_milli_rps.value,
                 })
             })
             .collect::<Result<_, SiteError>>()?;

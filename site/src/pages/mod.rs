@@ -18,6 +18,7 @@ pub mod index;
 pub mod miner;
 pub mod rejected;
 pub mod round;
+pub mod seat;
 pub mod submission;
 pub mod submissions;
 

@@ -28,6 +28,7 @@ use verifier::view::{
     format_paired_score, format_pass_order, format_score_percent, format_time_of_day,
 };
 
+use super::seat::{SeatBox, seat_box};
 use super::{ExtraFile, PageOut, TableLinks, TableRow, table_files, untrusted};
 use crate::archive::{RoundListing, VerifiedRound};
 use crate::error::SiteError;
@@ -220,6 +221,8 @@ pub struct RoundPage {
     pub sources: Vec<SourceRow>,
     /// The round in the transparency log (v3 rounds that record it).
     pub log: Option<RoundLogView>,
+    /// What it takes to take the seat after this round, in its numbers.
+    pub seat: SeatBox,
 }
 
 /// The round in the transparency log (content/transparency-log.md).
@@ -888,7 +891,19 @@ pub fn round_page(
         require_log,
         install: INSTALL_COMMAND,
     };
+    let seat_after = view.leader_after.value.as_ref();
+    let seat = seat_box(
+        seat_after,
+        view.margin_bp.value,
+        view.entries
+            .iter()
+            .find(|e| e.patch.value.as_ref() == seat_after.map(|l| &l.patch))
+            .and_then(|e| e.throughput_milli_rps.value)
+            .map(|t| (t, round.number)),
+        None,
+    );
     let model = RoundPage {
+        seat,
         campaign: campaign.to_string(),
         round: round.number,
         title: format!("Round {} · {}", round.number, view.status.value.as_str()),

@@ -108,7 +108,7 @@ struct ApiSchema {
 #[serde(rename_all = "camelCase")]
 struct ApiCampaign<'a> {
     id: &'a CampaignId,
-    title: &'a str,
+    title: String,
     digest: &'a Sha256Hex,
     page: SiteDir,
     feed: SitePath,
@@ -214,8 +214,11 @@ struct ApiFailedCheck<'a> {
 /// `api/index.json`: the archive for machines, pretty-printed JSON ending in a newline.
 /// Field names are camelCase and stable (renaming or removing one bumps
 /// [`API_VERSION`]); every path is relative to the site root; arrays are sorted
-/// (campaigns by id, rounds by number, rejected bundles by campaign then round). Raw
-/// strings (titles, check reasons) are JSON-escaped, not otherwise altered. Shape:
+/// (campaigns by id, rounds by number, rejected bundles by campaign then round).
+/// Strings from a campaign or a bundle (titles, check reasons) are escaped with
+/// [`escape_untrusted`] (controls, bidi overrides such as U+202E and invisible code
+/// points as `\u{202e}`), as `campaigns.json` and the pages show them, then
+/// JSON-escaped. Shape:
 ///
 /// ```text
 /// { "version": 2,
@@ -284,7 +287,7 @@ fn api_campaign<'a>(
     let pages = rounds_page_count(campaign);
     Ok(ApiCampaign {
         id: &campaign.id,
-        title: &campaign.campaign.campaign.title,
+        title: escape_untrusted(&campaign.campaign.campaign.title).into_owned(),
         digest: &campaign.campaign.digest,
         page: SiteDir::campaign(&campaign.id),
         feed: feed_path(&campaign.id)?,
@@ -390,7 +393,10 @@ fn api_rejected(bundle: &RejectedBundle) -> ApiRejected<'_> {
             .map(|c| ApiFailedCheck {
                 check: c.name,
                 target: c.target.as_deref(),
-                reason: c.reason.as_ref().map(ToString::to_string),
+                reason: c
+                    .reason
+                    .as_ref()
+                    .map(|r| escape_untrusted(&r.to_string()).into_owned()),
             })
             .collect(),
         page: SiteDir::rejected(),

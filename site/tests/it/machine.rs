@@ -315,6 +315,18 @@ fn without_a_base_url_the_feed_links_relative_to_itself() {
     );
 }
 
+/// Issue 43: `api/index.json` shows a campaign's title as `campaigns.json` and every
+/// page do: a bidi override or a control as an escape, never the raw character.
+#[test]
+fn api_index_escapes_bidi_and_controls_like_campaigns_json() {
+    let mut archive = archive();
+    archive.campaigns[0].campaign.campaign.title = "a\u{202e}b\u{1b}c".to_owned();
+    let (_, bytes) = machine::api_index(&archive).expect("index");
+    let json: serde_json::Value = serde_json::from_slice(&bytes).expect("JSON");
+    assert_eq!(json["campaigns"][0]["title"], "a\\u{202e}b\\u{1b}c");
+    assert!(!String::from_utf8_lossy(&bytes).contains('\u{202e}'));
+}
+
 #[test]
 fn hostile_text_in_the_feed_is_escaped_and_nothing_breaks_out() {
     let mut archive = archive();

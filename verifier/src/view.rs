@@ -1101,14 +1101,10 @@ fn undecided_score(
 /// pass's run of it has steps of that group). `endedAt − startedAt` when no step started
 /// within its span (a record without steps).
 pub fn entry_duration_ms(entry: &Entry, steps: &[Step]) -> i64 {
-    let group = steps
-        .iter()
-        .find(|s| s.started_at >= entry.started_at && s.started_at <= entry.ended_at)
-        .map(|s| &s.group);
-    match group {
+    match entry_group(entry, steps) {
         Some(group) => steps
             .iter()
-            .filter(|s| &s.group == group)
+            .filter(|s| s.group == group)
             .map(|s| s.started_at.millis_until(s.ended_at))
             .sum(),
         None => entry.started_at.millis_until(entry.ended_at),
@@ -1126,6 +1122,16 @@ pub fn format_gate(gate: Gate) -> &'static str {
         Gate::Applied => "apply",
         Gate::Build => "build",
     }
+}
+
+/// The timeline group of `entry`'s steps (`Baseline`, `Candidate 2 of 5 — …`): the group
+/// of the first step that started within its span; every pass's run of it has steps of
+/// that group. `None` when no step started within its span.
+pub fn entry_group<'s>(entry: &Entry, steps: &'s [Step]) -> Option<&'s str> {
+    steps
+        .iter()
+        .find(|s| s.started_at >= entry.started_at && s.started_at <= entry.ended_at)
+        .map(|s| s.group.as_str())
 }
 
 /// A round's status and its reason in words that match the status: `complete`;

@@ -23,9 +23,10 @@ use receipts::model::{
 };
 use receipts::text::log_tail_for_display;
 use verifier::view::{
-    EntryView, Field, RoundView, SELF_REPORTED, format_capability_finding, format_client_self_test,
-    format_duration_ms, format_entry_throughput, format_leader, format_milli_rps, format_noise,
-    format_paired_score, format_pass_order, format_score_percent, format_time_of_day,
+    EntryView, Field, RoundView, SELF_REPORTED, StepView, format_capability_finding,
+    format_client_self_test, format_duration_ms, format_entry_throughput, format_leader,
+    format_milli_rps, format_noise, format_paired_score, format_pass_order, format_score_percent,
+    format_time_of_day,
 };
 
 use super::seat::{SeatBox, seat_box};
@@ -1226,47 +1227,56 @@ fn step_pass(group: &str, name: &str) -> (Option<u32>, String) {
 
 /// The timeline: consecutive steps of one group together; from v3, steps of one pass
 /// together under `Pass k of n`, each naming its entry.
+/// One step as the timelines show it, with the pass (from 1) it ran in when the round
+/// ran in passes: within a pass its entry in `entry` and its name without the entry and
+/// the pass; else its name without its group.
+pub fn step_row(step: &StepView, record: &RoundRecord) -> (Option<u32>, StepRow) {
+    let (pass, rest) = step_pass(&step.group.value, &step.name.value);
+    let pass = pass.filter(|_| !record.passes.is_empty());
+    let entry = pass.map(|_| untrusted(&step.group.value));
+    let name = if entry.is_some() {
+        untrusted(&rest)
+    } else {
+        // Before v3 no step names a pass: only the group is dropped.
+        let full = step.name.value.as_str();
+        untrusted(
+            full.strip_prefix(step.group.value.as_str())
+                .and_then(|r| r.strip_prefix(", "))
+                .unwrap_or(full),
+        )
+    };
+    let (status, status_class) = step_status(step.status.value);
+    let row = StepRow {
+        index: step.index,
+        entry,
+        name,
+        phase: step.phase.value.as_str(),
+        started: format_time_of_day(step.started_at.value),
+        started_iso: html_datetime(step.started_at.value),
+        duration: format_duration_ms(step.duration_ms.value),
+        since_previous: step
+            .since_previous_ms
+            .value
+            .map_or_else(|| "—".to_owned(), format_duration_ms),
+        status,
+        status_class,
+        verified: step.verified(),
+        log: step.log.as_ref().map(|l| untrusted(&l.value)),
+    };
+    (pass, row)
+}
+
 fn timeline(view: &RoundView, record: &RoundRecord) -> Timeline {
     let passes = record.passes.len();
     let mut groups: Vec<StepGroup> = Vec::new();
     for step in &view.steps {
-        let (pass, rest) = step_pass(&step.group.value, &step.name.value);
-        let (group, entry, void) = match pass.filter(|_| passes > 0) {
+        let (pass, row) = step_row(step, record);
+        let (group, void) = match pass {
             Some(k) => (
                 format!("Pass {k} of {passes}"),
-                Some(untrusted(&step.group.value)),
                 record.passes.iter().any(|p| p.index + 1 == k && p.void),
             ),
-            None => (untrusted(&step.group.value), None, false),
-        };
-        let name = if entry.is_some() {
-            untrusted(&rest)
-        } else {
-            // Before v3 no step names a pass: only the group is dropped.
-            let full = step.name.value.as_str();
-            untrusted(
-                full.strip_prefix(step.group.value.as_str())
-                    .and_then(|r| r.strip_prefix(", "))
-                    .unwrap_or(full),
-            )
-        };
-        let (status, status_class) = step_status(step.status.value);
-        let row = StepRow {
-            index: step.index,
-            entry,
-            name,
-            phase: step.phase.value.as_str(),
-            started: format_time_of_day(step.started_at.value),
-            started_iso: html_datetime(step.started_at.value),
-            duration: format_duration_ms(step.duration_ms.value),
-            since_previous: step
-                .since_previous_ms
-                .value
-                .map_or_else(|| "—".to_owned(), format_duration_ms),
-            status,
-            status_class,
-            verified: step.verified(),
-            log: step.log.as_ref().map(|l| untrusted(&l.value)),
+            None => (untrusted(&step.group.value), false),
         };
         let ran = usize::from(step.status.value != StepStatus::Skipped);
         match groups.last_mut() {

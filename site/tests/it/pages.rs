@@ -311,3 +311,28 @@ fn the_inconclusive_round_page_says_not_decided_and_keeps_the_numbers() {
     }
     assert!(!html.contains("infra_failed"), "{html}");
 }
+
+/// Issue 43: an entry page lists the entry's own steps across its passes, each with the
+/// pass it ran in (from 1), not the round's steps grouped by pass.
+#[test]
+fn an_entry_page_lists_its_own_steps_pass_by_pass() {
+    let round = inconclusive_round();
+    let campaign = round.record.campaign.id.clone();
+    let pages = entry::entry_pages(&campaign, &round).unwrap();
+    let steps: Vec<(u32, Option<u32>, &str)> = pages[1]
+        .model
+        .steps
+        .iter()
+        .map(|s| (s.step.index, s.pass, s.step.name.as_str()))
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            (7, Some(1), "starting the engine"),
+            (8, Some(1), "running SLA"),
+            (9, Some(1), "running correctness"),
+        ]
+    );
+    // The baseline's include its A/A control runs.
+    assert_eq!(pages[0].model.steps.len(), 5);
+}

@@ -521,59 +521,6 @@ fn the_process_backend_runs_any_command_line() {
     assert_eq!(dq.reason, DisqualificationReason::CorrectnessFailed);
 }
 
-#[test]
-fn drift_beyond_the_bound_fails_the_round_and_charges_no_requeue() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    // Two passes and a drift bound of 0 bp: any difference between the baseline's runs
-    // of the two passes fails the round (an exactly equal pair of throughputs would
-    // pass; the test then says so).
-    let fixture = fixture_with(FIXED_RATE, "", 2, 0, &[("fast", "max_num_seqs", "8")]);
-    let campaign = DataDir::new(&fixture.data).campaign(&"tiny".parse().unwrap());
-    for n in 1..=2u64 {
-        ok(&round(&fixture, None, None));
-        let (_, record) = sealed(&fixture, n);
-        let noise = record.noise.as_ref().unwrap();
-        if noise.baseline_spread_bp == Some(0) {
-            eprintln!("SKIPPED: round {n}'s two baseline runs measured exactly equal");
-            return;
-        }
-        assert_eq!(noise.verdict, receipts::model::NoiseVerdict::BaselineDrift);
-        assert!(record.drift.is_none());
-        assert_eq!(record.outcome.status, RoundStatus::InfraFailed);
-        assert!(!record.outcome.changed);
-        assert!(
-            record
-                .outcome
-                .reason
-                .as_ref()
-                .unwrap()
-                .to_string()
-                .contains("drift")
-        );
-        assert_eq!(record.entries[1].status, EntryStatus::InfraFailed);
-        assert_eq!(record.entries[1].score_ppm, None);
-        let submission = campaign
-            .load_submission(record.entries[1].patch.as_ref().unwrap())
-            .unwrap();
-        // An infra_failed round is charged to no challenger: requeued after each, its
-        // one requeue unused.
-        assert_eq!(
-            (submission.state, submission.requeues),
-            (PipelineState::BenchQueued, 0),
-            "round {n}"
-        );
-    }
-    // Round 2 chained onto round 1.
-    let (_, first) = sealed(&fixture, 1);
-    let (_, second) = sealed(&fixture, 2);
-    let first_digest = receipts::bundle::read_statement_digest(
-        &fixture.data.join("tiny/rounds/1/receipt.dsse.json"),
-    )
-    .unwrap();
-    assert_eq!(second.previous_receipt, Some(first_digest));
-    assert_eq!(first.previous_receipt, None);
-}
-
 /// `referee round` with `key` on the fixture, plainly.
 fn round_with_key(
     fixture: &Fixture,

@@ -21,7 +21,7 @@ use receipts::keys::Keyring;
 use receipts::model::{
     RERUN_PREDICATE_TYPE, ROUND_OPENED_PREDICATE_TYPE, ROUND_OPENED_PREDICATE_TYPE_V1,
     ROUND_PREDICATE_TYPE, ROUND_PREDICATE_TYPE_V1, ROUND_PREDICATE_TYPE_V2,
-    ROUND_PREDICATE_TYPE_V3, RoundRecord,
+    ROUND_PREDICATE_TYPE_V3, ROUND_PREDICATE_TYPE_V4, RoundRecord,
 };
 
 pub mod archive;
@@ -74,6 +74,9 @@ pub enum PredicateVersion {
     /// `…/round/v4`: what late v3 builds recorded optionally is required — the capability
     /// probe of a round on a real engine and the client's scheduling in its self-test.
     V4,
+    /// `…/round/v5`: the trust work of its landing — what the engine could see and the
+    /// limits it ran under, each measurement tied to its entry, every counted run checked.
+    V5,
 }
 
 impl PredicateVersion {
@@ -83,7 +86,8 @@ impl PredicateVersion {
             ROUND_PREDICATE_TYPE_V1 => Some(PredicateVersion::V1),
             ROUND_PREDICATE_TYPE_V2 => Some(PredicateVersion::V2),
             ROUND_PREDICATE_TYPE_V3 => Some(PredicateVersion::V3),
-            ROUND_PREDICATE_TYPE => Some(PredicateVersion::V4),
+            ROUND_PREDICATE_TYPE_V4 => Some(PredicateVersion::V4),
+            ROUND_PREDICATE_TYPE => Some(PredicateVersion::V5),
             _ => None,
         }
     }
@@ -93,17 +97,20 @@ impl PredicateVersion {
     pub fn round_opened_type(&self) -> &'static str {
         match self {
             PredicateVersion::V1 | PredicateVersion::V2 => ROUND_OPENED_PREDICATE_TYPE_V1,
-            PredicateVersion::V3 | PredicateVersion::V4 => ROUND_OPENED_PREDICATE_TYPE,
+            PredicateVersion::V3 | PredicateVersion::V4 | PredicateVersion::V5 => {
+                ROUND_OPENED_PREDICATE_TYPE
+            }
         }
     }
 
-    /// `v1` … `v4`: how `not applicable (vN)` names it.
+    /// `v1` … `v5`: how `not applicable (vN)` names it.
     pub fn name(&self) -> &'static str {
         match self {
             PredicateVersion::V1 => "v1",
             PredicateVersion::V2 => "v2",
             PredicateVersion::V3 => "v3",
             PredicateVersion::V4 => "v4",
+            PredicateVersion::V5 => "v5",
         }
     }
 }

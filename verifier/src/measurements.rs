@@ -96,11 +96,11 @@ pub(crate) fn check_measurements(
             report.not_applicable(CheckName::HostSteal, None, version.name());
             None
         }
-        (PredicateVersion::V3 | PredicateVersion::V4, None) => {
+        (PredicateVersion::V3 | PredicateVersion::V4 | PredicateVersion::V5, None) => {
             report.not_run(&[CheckName::HostSteal], CheckName::InputsCampaign);
             None
         }
-        (PredicateVersion::V3 | PredicateVersion::V4, Some(c)) => {
+        (PredicateVersion::V3 | PredicateVersion::V4 | PredicateVersion::V5, Some(c)) => {
             Some(c.campaign.effective_max_steal_permille())
         }
     };
@@ -722,7 +722,7 @@ fn probe_throughput(
         PredicateVersion::V1 | PredicateVersion::V2 => {
             probe_throughput_range(probe.completed, probe.duration_us)
         }
-        PredicateVersion::V3 | PredicateVersion::V4 => {
+        PredicateVersion::V3 | PredicateVersion::V4 | PredicateVersion::V5 => {
             let exact = probe_throughput_milli_rps(probe.completed, probe.duration_us);
             (exact, exact)
         }

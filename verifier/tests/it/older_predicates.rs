@@ -16,12 +16,16 @@
 //! `fixtures/v3-round/` is README's by-hand round (`examples/by-hand/campaign.toml`, the
 //! demo's baseline at one fixed rate, `miner-fast`'s `faster-batching.diff`) sealed by the
 //! last v3 build (`f0fd59e`) with README's by-hand commands, keyring
-//! `fixtures/v3-keyring.json`.
+//! `fixtures/v3-keyring.json`. `fixtures/v4-round/` is the same round sealed by the last
+//! v4 build (`42e958b`), keyring `fixtures/v4-keyring.json`.
 
 use std::path::Path;
 
 use receipts::keys::Keyring;
-use receipts::model::{ROUND_PREDICATE_TYPE_V1, ROUND_PREDICATE_TYPE_V2, ROUND_PREDICATE_TYPE_V3};
+use receipts::model::{
+    ROUND_PREDICATE_TYPE_V1, ROUND_PREDICATE_TYPE_V2, ROUND_PREDICATE_TYPE_V3,
+    ROUND_PREDICATE_TYPE_V4,
+};
 use verifier::{CheckName, VerifyOptions};
 
 fn fixture(name: &str) -> std::path::PathBuf {
@@ -45,17 +49,32 @@ fn a_v2_round_still_verifies() {
 /// nothing is `not applicable`.
 #[test]
 fn a_v3_round_still_verifies() {
-    let keyring = Keyring::load(&fixture("v3-keyring.json")).expect("keyring loads");
-    let report = verifier::verify_bundle(&fixture("v3-round"), &keyring, &VerifyOptions::default());
+    verifies_with_every_check_applicable("v3", ROUND_PREDICATE_TYPE_V3);
+}
+
+/// A v4 round verifies with every check of v4 passing, nothing `not applicable`.
+#[test]
+fn a_v4_round_still_verifies() {
+    verifies_with_every_check_applicable("v4", ROUND_PREDICATE_TYPE_V4);
+}
+
+/// `fixtures/<version>-round` verifies with `predicate_type`, no check `not applicable`
+/// and the request sequence, the paired decision, the client self-test and the capability
+/// probe passed.
+fn verifies_with_every_check_applicable(version: &str, predicate_type: &str) {
+    let keyring =
+        Keyring::load(&fixture(&format!("{version}-keyring.json"))).expect("keyring loads");
+    let report = verifier::verify_bundle(
+        &fixture(&format!("{version}-round")),
+        &keyring,
+        &VerifyOptions::default(),
+    );
     assert!(
         report.passed(),
         "{:#?}",
         report.failures().collect::<Vec<_>>()
     );
-    assert_eq!(
-        report.predicate_type.as_deref(),
-        Some(ROUND_PREDICATE_TYPE_V3)
-    );
+    assert_eq!(report.predicate_type.as_deref(), Some(predicate_type));
     let not_applicable: Vec<(&str, Option<&str>, &str)> = report
         .checks
         .iter()

@@ -44,12 +44,18 @@ fn show_prints_the_round_with_its_entries_table_and_exits_0() {
     let keyring = fixture_keyring();
     let out = referee(
         tmp.path(),
-        &["show", path(&bundle), "--keyring", path(&keyring)],
+        &[
+            "show",
+            path(&bundle),
+            "--keyring",
+            path(&keyring),
+            "--verbose",
+        ],
     );
     let text = stdout(&out);
     assert_eq!(out.status.code(), Some(0), "{text}\n{out:?}");
-    // The whole view: header facts, the aligned entries table, timeline, seeds, hardware
-    // and the verification line (tests/snapshots/cli_show__show-v1-round.snap; after a
+    // The whole view with its details (`--verbose`): header facts, the aligned entries
+    // table, timeline, seeds, hardware and the verification line (tests/snapshots/cli_show__show-v1-round.snap; after a
     // deliberate change, `INSTA_UPDATE=always cargo test -p referee --test cli_show` and
     // review the diff).
     // The bundle's path is the checkout's: shown from the repository root.
@@ -105,7 +111,7 @@ fn show_marks_what_a_flipped_byte_covers_and_exits_1() {
         .lines()
         .find(|l| l.starts_with("challenger "))
         .expect("challenger row");
-    assert!(challenger.contains("0.0000 (unverified)"), "{challenger}");
+    assert!(challenger.contains("0.00 % (unverified)"), "{challenger}");
     assert!(
         challenger.contains("≥ 5.898 req/s (ceiling) (unverified)"),
         "{challenger}"

@@ -484,3 +484,70 @@ fn a_witness_cosigns_the_opening_of_a_round_that_requires_it() {
     expected.sort();
     assert_eq!(got, expected);
 }
+
+/// Issue 43: "Verify it yourself" works as written. A logged round's page shows the
+/// exact commands; run verbatim in a directory holding only the two downloads
+/// (`bundle.tar`, which carries the round's proofs, and the keyring), they pass with the
+/// log required.
+#[test]
+fn the_round_page_verify_commands_pass_verbatim_on_the_downloads() {
+    let _serial = serial();
+    let fixture = Fixture::new(&Tiny::default(), &[]);
+    init_log(&fixture);
+    ok(&round(&fixture, &[]));
+    ok(&run(
+        &fixture,
+        &["site", "build", "--data", "data", "--out", "site"],
+    ));
+    let site = fixture.dir.path().join("site");
+    let page = fs::read_to_string(site.join("c/tiny/r/1/index.html")).expect("round page");
+    let block = page
+        .split("<h2 id=\"verify\">")
+        .nth(1)
+        .and_then(|rest| rest.split("<pre><code>").nth(1))
+        .and_then(|rest| rest.split("</code></pre>").next())
+        .expect("the verify commands");
+    let commands: Vec<&str> = block.lines().filter(|l| !l.is_empty()).collect();
+    assert_eq!(commands.len(), 2, "{block}");
+    assert_eq!(commands[0], "tar -xf bundle.tar");
+    assert!(
+        commands[1].starts_with("referee verify --keyring keyring.json --at ")
+            && commands[1].ends_with(" --require-log tiny-round-1"),
+        "{}",
+        commands[1]
+    );
+    assert!(page.contains("cargo install --locked --git "), "{page}");
+
+    let downloads = fixture.dir.path().join("downloads");
+    fs::create_dir_all(&downloads).expect("downloads");
+    fs::copy(
+        site.join("c/tiny/r/1/bundle.tar"),
+        downloads.join("bundle.tar"),
+    )
+    .expect("tar");
+    fs::copy(
+        site.join("keys/keyring.json"),
+        downloads.join("keyring.json"),
+    )
+    .expect("keys");
+    for line in commands {
+        let words: Vec<&str> = line.split(' ').collect();
+        let mut command = match words[0] {
+            "referee" => bin(),
+            "tar" => Command::new("tar"),
+            other => panic!("a command the page may not show: {other}"),
+        };
+        let out = command
+            .args(&words[1..])
+            .current_dir(&downloads)
+            .env("XDG_CONFIG_HOME", downloads.join("config"))
+            .output()
+            .expect("runs");
+        ok(&out);
+        if words[0] == "referee" {
+            let shown = stdout(&out);
+            assert!(shown.trim_end().ends_with("result: PASS"), "{shown}");
+            assert!(!shown.contains("not logged"), "{shown}");
+        }
+    }
+}

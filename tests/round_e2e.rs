@@ -525,7 +525,7 @@ fn the_process_backend_runs_any_command_line() {
 /// to the challenger's engine: the sandbox keeps the real one out of reach,
 /// content/threat-model.md) pays alone: the round seals and verifies, the log is
 /// withheld, the challenger is disqualified `secret_in_output`, no bundle file holds the
-/// key in any form, and `referee round` exits 3 telling the evaluator to rotate the key.
+/// key in any form, and `referee round` exits 4 telling the evaluator to rotate the key.
 #[test]
 fn an_engine_that_prints_the_evaluator_key_is_disqualified_and_the_key_is_withheld() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
@@ -555,7 +555,7 @@ fn an_engine_that_prints_the_evaluator_key_is_disqualified_and_the_key_is_withhe
 
     let output = round(&fixture, None, None);
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(3), "{stderr}");
+    assert_eq!(output.status.code(), Some(4), "{stderr}");
     assert!(stderr.contains("rotate it"), "{stderr}");
     let (bundle, record) = sealed(&fixture, 1);
     let leaky = &record.entries[1];

@@ -299,6 +299,8 @@ pub struct EntrySummary {
     pub patch: Option<Sha256Hex>,
     /// Its score, ppm, when scored.
     pub score_ppm: Option<i64>,
+    /// Its median run throughput, milli-requests/s, when measured.
+    pub throughput_milli_rps: Option<u64>,
 }
 
 impl RoundListing {
@@ -319,6 +321,7 @@ impl RoundListing {
                     miner: e.miner.clone(),
                     patch: e.patch,
                     score_ppm: v.score_ppm.value,
+                    throughput_milli_rps: v.throughput_milli_rps.value,
                 })
             })
             .collect::<Result<_, SiteError>>()?;
@@ -336,6 +339,7 @@ impl RoundListing {
             changed: record.outcome.changed,
             headline: Headline {
                 status: view.status.value,
+                verdict: view.verdict.value.clone(),
                 leader_after: view.leader_after.value.clone(),
                 leader_changed: view.leader_changed.value,
                 top_score_ppm: view.top_score.as_ref().map(|t| t.score_ppm.value),

@@ -222,6 +222,8 @@ enum Kind<'a> {
     /// Page `k` (from 1) of a miner's submissions.
     MinerSubmissions(&'a MinerId, usize),
     Submission(&'a Sha256Hex),
+    /// A campaign's submissions: queue, rejections, duplicates.
+    CampaignSubmissions(&'a CampaignArchive),
     Rejected,
     Doc(&'a SiteDir),
     Machine,
@@ -500,6 +502,20 @@ fn jobs<'a>(
             dir: SiteDir::campaign(id),
             lastmod: campaign.rounds.last().map(|r| r.ended_at),
         });
+        // Its submissions page reads every record of the campaign.
+        let mut h = global.job(&format!("campaign-submissions:{id}"));
+        for s in &campaign.submissions {
+            h.part(s.file_sha256.as_str().as_bytes());
+        }
+        jobs.push(Job::new(
+            format!("campaign-submissions:{id}"),
+            h.finish(),
+            Kind::CampaignSubmissions(campaign),
+        ));
+        sitemap.push(SitemapPage {
+            dir: SiteDir::campaign_submissions(id),
+            lastmod: None,
+        });
         let pages = crate::segment::rounds_page_count(campaign);
         for k in 1..=pages {
             let name = format!("rounds:{id}:{k}");
@@ -753,6 +769,7 @@ fn run_job(
             pages::miner::submissions_page(archive, index, m, *k)?,
         ),
         Kind::Submission(p) => emit(renderer, pages::submission::page(index, p)?),
+        Kind::CampaignSubmissions(c) => emit(renderer, pages::submissions::page(c)?),
         Kind::Doc(dir) => {
             let doc = docs.page(dir)?;
             let path = doc.dir.page();

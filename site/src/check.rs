@@ -78,6 +78,12 @@ pub enum ProblemKind {
     ScriptUrl,
     /// An `.html` file that is not UTF-8.
     NotUtf8,
+    /// An `.html` page no link reaches from the roots: `index.html`, `404.html` and the
+    /// pages the feeds and sitemaps (`.xml` files) name. Data files are exempt.
+    Unreachable,
+    /// A page with the same `<title>` as an earlier one (in path order): the same
+    /// document published twice. The value is the earlier page.
+    DuplicateDocument,
 }
 
 impl ProblemKind {
@@ -94,6 +100,8 @@ impl ProblemKind {
             Self::BadJson => "JSON does not parse",
             Self::ScriptUrl => "script URL",
             Self::NotUtf8 => "not UTF-8",
+            Self::Unreachable => "page no link reaches from the index, 404, feeds or sitemaps",
+            Self::DuplicateDocument => "the same document as another page (same <title>)",
         }
     }
 }
@@ -211,6 +219,10 @@ pub fn check_site(root: &Path) -> Result<CheckReport, CheckError> {
     };
     let mut external: BTreeSet<(String, String)> = BTreeSet::new();
     let mut data_files: BTreeSet<String> = BTreeSet::new();
+    // Page → the pages it links, for what the roots reach.
+    let mut links_to: HashMap<&str, Vec<String>> = HashMap::new();
+    // Title → the first page (in path order) holding it.
+    let mut titles: HashMap<&str, &str> = HashMap::new();
     for (file, scan) in &scans {
         let scan = match scan {
             Ok(scan) => scan,
@@ -230,10 +242,18 @@ pub fn check_site(root: &Path) -> Result<CheckReport, CheckError> {
                 .problems
                 .push(problem(*line, ProblemKind::DuplicateId, id));
         }
-        if scan.title.as_deref().is_none_or(|t| t.trim().is_empty()) {
-            report
+        match scan.title.as_deref().map(str::trim) {
+            None | Some("") => report
                 .problems
-                .push(problem(0, ProblemKind::MissingTitle, ""));
+                .push(problem(0, ProblemKind::MissingTitle, "")),
+            Some(title) => {
+                if let Some(first) = titles.insert(title, file.as_str()) {
+                    titles.insert(title, first);
+                    report
+                        .problems
+                        .push(problem(0, ProblemKind::DuplicateDocument, first));
+                }
+            }
         }
         if scan.lang.as_deref().is_none_or(|l| l.trim().is_empty()) {
             report
@@ -268,11 +288,24 @@ pub fn check_site(root: &Path) -> Result<CheckReport, CheckError> {
                     }
                     if path.ends_with(".csv") || path.ends_with(".json") {
                         data_files.insert(path);
+                    } else if path.ends_with(".html") {
+                        links_to.entry(file.as_str()).or_default().push(path);
                     }
                 }
             }
         }
     }
+    let roots = roots(root, &files, &file_set, &dirs)?;
+    report.problems.extend(
+        unreachable(&html, roots, &links_to)
+            .into_iter()
+            .map(|file| Problem {
+                file: file.to_owned(),
+                line: 0,
+                kind: ProblemKind::Unreachable,
+                value: String::new(),
+            }),
+    );
     let mut seen_urls = HashSet::new();
     report.external_links = external
         .into_iter()
@@ -308,6 +341,86 @@ pub fn check_site(root: &Path) -> Result<CheckReport, CheckError> {
     report.problems.extend(data_problems.into_iter().flatten());
     report.problems.sort();
     Ok(report)
+}
+
+/// The pages every reader starts from: `index.html`, `404.html`, and every page a feed
+/// or sitemap (an `.xml` file) names with `href="…"` or `<loc>…</loc>` — relative to the
+/// `.xml` file, or an absolute URL whose path ends in a page of the tree.
+///
+/// Errors: [`CheckError::Io`] when an `.xml` file cannot be read.
+fn roots(
+    root: &Path,
+    files: &[String],
+    file_set: &HashSet<&str>,
+    dirs: &HashSet<String>,
+) -> Result<Vec<String>, CheckError> {
+    let mut roots: Vec<String> = ["index.html", "404.html"]
+        .into_iter()
+        .filter(|f| file_set.contains(f))
+        .map(str::to_owned)
+        .collect();
+    for xml in files.iter().filter(|f| f.ends_with(".xml")) {
+        let path = root.join(xml);
+        let bytes = fs::read(&path).map_err(IoError::at("reading", &path))?;
+        let text = String::from_utf8_lossy(&bytes);
+        let urls = text
+            .split("href=\"")
+            .skip(1)
+            .chain(text.split("<loc>").skip(1))
+            .filter_map(|rest| rest.split(['"', '<']).next());
+        for url in urls {
+            let url = url.replace("&amp;", "&");
+            match resolve(xml, &url, file_set, dirs) {
+                Resolved::File { path, .. } => roots.push(path),
+                Resolved::External => roots.extend(page_of_absolute(&url, file_set, dirs)),
+                Resolved::Ignored | Resolved::Problem(_) => {}
+            }
+        }
+    }
+    Ok(roots)
+}
+
+/// The page of the tree an absolute URL (`https://host/base/c/demo/`) names: the longest
+/// tail of its path that is a page (or a directory with an `index.html`).
+fn page_of_absolute(url: &str, file_set: &HashSet<&str>, dirs: &HashSet<String>) -> Option<String> {
+    let after_scheme = url.split_once("//").map_or(url, |(_, rest)| rest);
+    let path = after_scheme.split_once('/').map_or("", |(_, path)| path);
+    let path = path.split(['?', '#']).next().unwrap_or("");
+    let segments: Vec<&str> = path.split('/').collect();
+    (0..segments.len()).find_map(|from| {
+        let tail = segments[from..].join("/");
+        let tail = tail.trim_end_matches('/');
+        let page = if tail.is_empty() {
+            "index.html".to_owned()
+        } else if dirs.contains(tail) {
+            format!("{tail}/index.html")
+        } else {
+            tail.to_owned()
+        };
+        file_set.contains(page.as_str()).then_some(page)
+    })
+}
+
+/// The pages of `html` that no chain of links from `roots` reaches, in path order.
+fn unreachable<'a>(
+    html: &[&'a String],
+    roots: Vec<String>,
+    links_to: &HashMap<&str, Vec<String>>,
+) -> Vec<&'a str> {
+    let mut reached: HashSet<String> = HashSet::new();
+    let mut queue = roots;
+    while let Some(page) = queue.pop() {
+        if !reached.insert(page.clone()) {
+            continue;
+        }
+        if let Some(next) = links_to.get(page.as_str()) {
+            queue.extend(next.iter().filter(|p| !reached.contains(*p)).cloned());
+        }
+    }
+    html.iter()
+        .map(|f| f.as_str())
+        .filter(|f| !reached.contains(*f))
+        .collect()
 }
 
 /// Lists every file under `dir` (relative to the root, `/`-separated, prefixed by
@@ -668,9 +781,12 @@ mod tests {
     use super::*;
 
     /// A page with a title and a lang around `body`.
+    /// A page holding `body`, with a title of its own (no two pages are one document).
     fn page(body: &str) -> String {
+        static PAGES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = PAGES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         format!(
-            "<!doctype html>\n<html lang=\"en\">\n<head><title>T</title></head>\n<body>\n{body}\n</body>\n</html>\n"
+            "<!doctype html>\n<html lang=\"en\">\n<head><title>T{n}</title></head>\n<body>\n{body}\n</body>\n</html>\n"
         )
     }
 
@@ -766,6 +882,8 @@ mod tests {
         assert_eq!(
             problems(&report),
             [
+                // Linked only by a root-absolute link, which does not resolve.
+                p("c/demo/index.html", 0, ProblemKind::Unreachable, ""),
                 p("index.html", 5, ProblemKind::BrokenLink, "c/missing/"),
                 p("index.html", 6, ProblemKind::BrokenLink, "nope.png"),
                 p(
@@ -779,7 +897,7 @@ mod tests {
             ]
         );
         assert_eq!(
-            report.problems[0].to_string(),
+            report.problems[1].to_string(),
             "index.html:5: broken link: c/missing/"
         );
     }
@@ -837,17 +955,25 @@ mod tests {
                 "svg-title.html",
                 "<html lang=\"en\"><body><svg><title>chart</title></svg></body></html>",
             ),
-            ("no-lang.html", "<html><title>T</title></html>"),
-            ("empty-lang.html", "<html lang=\"\"><title>T</title></html>"),
-            ("no-html.html", "<title>T</title>"),
+            ("no-lang.html", "<html><title>T1</title></html>"),
+            (
+                "empty-lang.html",
+                "<html lang=\"\"><title>T2</title></html>",
+            ),
+            ("no-html.html", "<title>T3</title>"),
             // Markup inside <title> is text, as in a browser.
             (
                 "markup.html",
                 "<html lang=\"en\"><title><b>x</b></title><p id=\"b\"></p></html>",
             ),
         ]);
+        // Only these pages' titles and langs are under test (no index links them).
+        let found: Vec<_> = problems(&report)
+            .into_iter()
+            .filter(|p| matches!(p.2, ProblemKind::MissingTitle | ProblemKind::MissingLang))
+            .collect();
         assert_eq!(
-            problems(&report),
+            found,
             [
                 p("empty-lang.html", 0, ProblemKind::MissingLang, ""),
                 p("empty-title.html", 0, ProblemKind::MissingTitle, ""),
@@ -1031,13 +1157,17 @@ mod tests {
             );
         }
         // The chrome's other links (templates/base.html).
-        write("index.html", &page(""));
+        write(
+            "index.html",
+            &page("<a href=\"docs/\">Docs</a> <a href=\"rejected/\">Rejected receipts</a>"),
+        );
         write("rejected/index.html", &page(""));
         write("style.css", "");
         write("keys/keyring.json", "[]");
         let report = check_site(dir.path()).unwrap();
         assert_eq!(problems(&report), []);
-        assert_eq!(report.pages, 21);
+        // Every docs page and the glossary once (not also at docs/glossary/).
+        assert_eq!(report.pages, 20);
         assert!(report.internal_links > 500, "{}", report.internal_links);
         let rounds = fs::read_to_string(dir.path().join("docs/rounds/index.html")).unwrap();
         for expected in [
@@ -1049,5 +1179,63 @@ mod tests {
         ] {
             assert!(rounds.contains(expected), "{expected} not in {rounds}");
         }
+    }
+
+    /// Issue 43: a page no link reaches from the roots (index, 404, the pages a feed or
+    /// sitemap names) is found; so is a document published twice; data files are exempt.
+    #[test]
+    fn orphan_pages_and_documents_published_twice_are_found() {
+        let report = check(&[
+            (
+                "index.html",
+                &page(
+                    "<a href=\"c/demo/\">demo</a> <a href=\"data.json\">data</a> \
+                     <a href=\"glossary/\">glossary</a>",
+                ),
+            ),
+            ("c/demo/index.html", &page("<a href=\"r/1/\">round 1</a>")),
+            ("c/demo/r/1/index.html", &page("")),
+            // Named by the campaign's feed only, and by an absolute sitemap URL.
+            (
+                "c/demo/feed.xml",
+                "<feed><link rel=\"alternate\" href=\"r/2/\"/></feed>",
+            ),
+            ("c/demo/r/2/index.html", &page("")),
+            (
+                "sitemap.xml",
+                "<urlset><url><loc>https://example.org/board/c/demo/r/3/</loc></url></urlset>",
+            ),
+            ("c/demo/r/3/index.html", &page("")),
+            ("404.html", &page("<a href=\"help/\">help</a>")),
+            ("help/index.html", &page("")),
+            // Linked from nowhere.
+            ("c/demo/s/index.html", &page("")),
+            ("data.json", "[]"),
+            ("orphan.json", "[]"),
+            (
+                "glossary/index.html",
+                "<!doctype html><html lang=\"en\"><title>Glossary</title><a href=\"../docs/glossary/\">x</a></html>",
+            ),
+            (
+                "docs/glossary/index.html",
+                "<!doctype html><html lang=\"en\"><title>Glossary</title></html>",
+            ),
+        ]);
+        assert_eq!(
+            problems(&report),
+            [
+                p("c/demo/s/index.html", 0, ProblemKind::Unreachable, ""),
+                p(
+                    "glossary/index.html",
+                    0,
+                    ProblemKind::DuplicateDocument,
+                    "docs/glossary/index.html"
+                ),
+            ]
+        );
+        assert_eq!(
+            report.problems[0].to_string(),
+            "c/demo/s/index.html:0: page no link reaches from the index, 404, feeds or sitemaps"
+        );
     }
 }

@@ -89,8 +89,10 @@ const SOURCES: &[(&str, &str)] = &[
 /// `repository` in Cargo.toml).
 const REPOSITORY: &str = env!("CARGO_PKG_REPOSITORY");
 
-/// The glossary's file; its permalink is `/glossary/` (and it is a doc at
-/// `/docs/glossary/` too).
+/// The glossary's file; its permalink, and its one published copy, is `/glossary/` (its
+/// place among the docs pages, `docs/glossary/`, is only where its links are resolved
+/// from in the docs navigation order: a second copy would be a duplicate document that
+/// no link reaches, which `referee site check` refuses).
 const GLOSSARY: &str = "glossary.md";
 
 /// The docs index's file; its permalink is `/docs/`.
@@ -262,9 +264,13 @@ impl Docs {
             .collect()
     }
 
-    /// Every page to write, each at its own `dir`: the docs pages, then the glossary's copy.
+    /// Every page to write, each at its own `dir`: the docs pages but the glossary, then
+    /// the glossary at its permalink, so it is published once.
     pub fn all(&self) -> impl Iterator<Item = &DocPage> {
-        self.pages.iter().chain(std::iter::once(&self.glossary))
+        self.pages
+            .iter()
+            .filter(|page| page.slug != stem(GLOSSARY))
+            .chain(std::iter::once(&self.glossary))
     }
 }
 
@@ -328,7 +334,11 @@ fn index_sources(sources: &[(&str, &str)], repository: &str) -> Result<DocsIndex
             },
         })
         .collect();
-    let mut dirs: Vec<SiteDir> = pages.into_iter().map(|(_, _, _, dir)| dir).collect();
+    let mut dirs: Vec<SiteDir> = pages
+        .into_iter()
+        .filter(|(_, slug, _, _)| slug != stem(GLOSSARY))
+        .map(|(_, _, _, dir)| dir)
+        .collect();
     dirs.push(glossary);
     Ok(DocsIndex {
         nav,

@@ -35,7 +35,7 @@ use receipts::model::{
 use receipts::text::escape_untrusted;
 use serde::Serialize;
 use verifier::CheckName;
-use verifier::view::{CurrentLeader, RoundRow, format_leader, format_score_ppm};
+use verifier::view::{CurrentLeader, RoundRow, format_leader, format_score_percent};
 
 use crate::archive::{Archive, CampaignArchive, RejectedBundle, RoundListing, VerifiedRound};
 use crate::error::SiteError;
@@ -112,7 +112,7 @@ struct ApiSchema {
 #[serde(rename_all = "camelCase")]
 struct ApiCampaign<'a> {
     id: &'a CampaignId,
-    title: &'a str,
+    title: String,
     digest: &'a Sha256Hex,
     page: SiteDir,
     feed: SitePath,
@@ -218,8 +218,11 @@ struct ApiFailedCheck<'a> {
 /// `api/index.json`: the archive for machines, pretty-printed JSON ending in a newline.
 /// Field names are camelCase and stable (renaming or removing one bumps
 /// [`API_VERSION`]); every path is relative to the site root; arrays are sorted
-/// (campaigns by id, rounds by number, rejected bundles by campaign then round). Raw
-/// strings (titles, check reasons) are JSON-escaped, not otherwise altered. Shape:
+/// (campaigns by id, rounds by number, rejected bundles by campaign then round).
+/// Strings from a campaign or a bundle (titles, check reasons) are escaped with
+/// [`escape_untrusted`] (controls, bidi overrides such as U+202E and invisible code
+/// points as `\u{202e}`), as `campaigns.json` and the pages show them, then
+/// JSON-escaped. Shape:
 ///
 /// ```text
 /// { "version": 2,
@@ -288,7 +291,7 @@ fn api_campaign<'a>(
     let pages = rounds_page_count(campaign);
     Ok(ApiCampaign {
         id: &campaign.id,
-        title: &campaign.campaign.campaign.title,
+        title: escape_untrusted(&campaign.campaign.campaign.title).into_owned(),
         digest: &campaign.campaign.digest,
         page: SiteDir::campaign(&campaign.id),
         feed: feed_path(&campaign.id)?,
@@ -394,7 +397,10 @@ fn api_rejected(bundle: &RejectedBundle) -> ApiRejected<'_> {
             .map(|c| ApiFailedCheck {
                 check: c.name,
                 target: c.target.as_deref(),
-                reason: c.reason.as_ref().map(ToString::to_string),
+                reason: c
+                    .reason
+                    .as_ref()
+                    .map(|r| escape_untrusted(&r.to_string()).into_owned()),
             })
             .collect(),
         page: SiteDir::rejected(),
@@ -503,7 +509,12 @@ pub fn round_files(campaign: &CampaignId, round: &VerifiedRound) -> Result<Round
     let receipt = read_file(&round.dir.join(ENVELOPE_FILE))?;
     let opened = read_file(&round.dir.join(opened_name))?;
     let receipts = receipts_dir(campaign, round.number)?;
-    let tar = bundle_tar(&round.dir, &bundle_dir_name(campaign, round.number))?;
+    let proof = receipts::tlog::proof::round_proof_path(&round.dir);
+    let tar = bundle_tar(
+        &round.dir,
+        &bundle_dir_name(campaign, round.number),
+        proof.is_file().then_some(proof.as_path()),
+    )?;
     Ok(RoundFiles {
         files: vec![
             (receipts.file(ENVELOPE_FILE)?, receipt.clone()),
@@ -534,11 +545,14 @@ pub struct BundleTar {
 /// directories whatever they are on disk. Symlinks (never followed), special files and
 /// names that are not UTF-8 are left out and listed in [`BundleTar::skipped`]; empty
 /// directories are left out (no subject lives there). A path too long for ustar's 255
-/// bytes is stored with a GNU long-name record, which `tar -x` reads.
+/// bytes is stored with a GNU long-name record, which `tar -x` reads. `proof`, the
+/// round's tlog-proofs (`rounds/<n>.proof`, beside the bundle and no subject of it), is
+/// stored last as `<root>.proof`, beside the bundle directory, where `referee verify
+/// --require-log` looks for it.
 ///
 /// Errors: [`SiteError::Bundle`] when `dir` cannot be listed, [`SiteError::Io`] naming
 /// a file that cannot be read or stored.
-pub fn bundle_tar(dir: &Path, root: &str) -> Result<BundleTar, SiteError> {
+pub fn bundle_tar(dir: &Path, root: &str, proof: Option<&Path>) -> Result<BundleTar, SiteError> {
     let mut skipped = Vec::new();
     let mut files = Vec::new();
     let envelope = dir.join(ENVELOPE_FILE);
@@ -614,6 +628,19 @@ pub fn bundle_tar(dir: &Path, root: &str) -> Result<BundleTar, SiteError> {
             }
         };
         stored.map_err(IoError::at("archiving", &dir.join(&name)))?;
+    }
+    if let Some(proof) = proof {
+        let bytes = fs::read(proof).map_err(IoError::at("reading", proof))?;
+        let mut header = tar::Header::new_ustar();
+        header.set_uid(0);
+        header.set_gid(0);
+        header.set_mtime(0);
+        header.set_entry_type(tar::EntryType::Regular);
+        header.set_mode(0o644);
+        header.set_size(bytes.len() as u64);
+        builder
+            .append_data(&mut header, format!("{root}.proof"), bytes.as_slice())
+            .map_err(IoError::at("archiving", proof))?;
     }
     let bytes = builder
         .into_inner()
@@ -768,7 +795,7 @@ pub fn campaign_feed(campaign: &CampaignArchive, base_url: &str) -> Result<Machi
         let counts = round.headline.counts;
         let top = round.headline.top_score_ppm.map_or_else(
             || "no score".to_owned(),
-            |t| format!("top score {}", format_score_ppm(t)),
+            |t| format!("top score {}", format_score_percent(t)),
         );
         let seat = format_leader(round.leader_after.as_ref());
         let seat = if round.changed {

@@ -146,6 +146,11 @@ impl SiteDir {
         Self(format!("c/{id}/r/{n}/e/{}/", slug.0))
     }
 
+    /// `c/<campaign>/submissions/`: the campaign's queue, rejections and duplicates.
+    pub fn campaign_submissions(id: &CampaignId) -> Self {
+        Self(format!("c/{id}/submissions/"))
+    }
+
     /// `m/<miner>/`.
     pub fn miner(id: &MinerId) -> Self {
         Self(format!("m/{id}/"))

@@ -39,6 +39,10 @@ pub const TEMPLATES: &[(&str, &str)] = &[
         include_str!("../../templates/rejected.html"),
     ),
     ("round.html", include_str!("../../templates/round.html")),
+    (
+        "submissions.html",
+        include_str!("../../templates/submissions.html"),
+    ),
     ("rounds.html", include_str!("../../templates/rounds.html")),
     (
         "_rounds-table.html",

@@ -51,7 +51,7 @@ use std::fmt::Write as _;
 use receipts::model::{CorrectnessItems, CorrectnessSpec, ProbeRecord, ProbeVerdict, Sla};
 use receipts::rules::correctness;
 use receipts::text::{escape_untrusted, format_grouped};
-use verifier::view::{format_milli_rps, format_score_ppm};
+use verifier::view::{format_milli_rps, format_score_percent};
 
 /// One round of the leader history: who held the seat after the round and the leader's
 /// score in that round.
@@ -195,8 +195,8 @@ pub fn leader_history(id: &str, title: &str, points: &[LeaderPoint]) -> String {
         plural(points.len(), "round", "rounds"),
         first.round,
         last.round,
-        format_score_ppm(min),
-        format_score_ppm(max),
+        format_score_percent(min),
+        format_score_percent(max),
         n_changes,
         plural(n_changes, "change", "changes"),
         last.seat,
@@ -211,12 +211,21 @@ pub fn leader_history(id: &str, title: &str, points: &[LeaderPoint]) -> String {
     }
 
     let mut out = open(&id, "chart-leader", title, &desc, VIEW_HEIGHT);
+    // Only rounds that were sealed are named: a single round's axis spans one more, which
+    // stays unlabelled. Scores in percent, as every page shows them.
+    let (first_round, last_round) = (i128::from(first.round), i128::from(last.round));
     frame(
         &mut out,
         &x,
         &y,
-        |v| number(v, 0, false),
-        |v| number(v, 6, true),
+        |v| {
+            if (first_round..=last_round).contains(&v) {
+                number(v, 0, false)
+            } else {
+                String::new()
+            }
+        },
+        |v| format!("{} %", number(v, 4, true)),
     );
     zero_line(&mut out, &x, &y);
     axis_labels(&mut out, "round", "leader score (0 = baseline speed)");
@@ -237,7 +246,7 @@ pub fn leader_history(id: &str, title: &str, points: &[LeaderPoint]) -> String {
         let tip = format!(
             "round {}: {}, seat {}{}",
             p.round,
-            format_score_ppm(p.score_ppm),
+            format_score_percent(p.score_ppm),
             p.seat,
             if changed { " (seat changed)" } else { "" }
         );
@@ -1542,8 +1551,8 @@ mod tests {
             .map(|n| n.first_element_child().unwrap().text().unwrap().to_owned())
             .collect();
         assert_eq!(tips.len(), 100);
-        assert_eq!(tips[0], "round 408: 0.0000, seat seat-68 (seat changed)");
-        assert_eq!(tips[99], "round 1000: 0.0000, seat seat-166");
+        assert_eq!(tips[0], "round 408: 0.00 %, seat seat-68 (seat changed)");
+        assert_eq!(tips[99], "round 1000: 0.00 %, seat seat-166");
     }
 
     #[test]
@@ -1695,10 +1704,11 @@ mod tests {
         let svg = leader_history("a", "t", &one);
         check_well_formed(&svg);
         assert_eq!(svg.matches("class=\"marker\"").count(), 1);
-        assert!(svg.contains("<title>round 7: +0.1200, seat s</title>"));
-        // x axis 7 … 8, y axis 0 … +0.15 in steps of 0.05.
-        assert!(svg.contains(">7</text>") && svg.contains(">8</text>"));
-        assert!(svg.contains(">+0.15</text>") && svg.contains(">+0.05</text>"));
+        assert!(svg.contains("<title>round 7: +12.00 %, seat s</title>"));
+        // x axis 7 … 8 with only the sealed round 7 named; y axis 0 … +15 % in steps of
+        // 5 %.
+        assert!(svg.contains(">7</text>") && !svg.contains(">8</text>"));
+        assert!(svg.contains(">+15 %</text>") && svg.contains(">+5 %</text>"));
 
         let svg = rate_search("a", "t", &sla(), &probes()[..1], None);
         check_well_formed(&svg);
@@ -1805,8 +1815,8 @@ mod tests {
         let svg = leader_history("a", "t", &points);
         check_well_formed(&svg);
         assert!(svg.contains("<line class=\"zero\""));
-        assert!(svg.contains(">-0.3</text>") && svg.contains(">+0.1</text>"));
-        assert!(svg.contains("<title>round 2: +0.1000, seat b (seat changed)</title>"));
+        assert!(svg.contains(">-30 %</text>") && svg.contains(">+10 %</text>"));
+        assert!(svg.contains("<title>round 2: +10.00 %, seat b (seat changed)</title>"));
         assert_eq!(svg.matches("class=\"marker seat-change\"").count(), 1);
     }
 

@@ -86,10 +86,16 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
                 dir.display()
             )
         })?;
+        // The demo's own campaign file is the one written here; the README's by-hand
+        // walk-through copies its quicker campaign beside it instead.
         note(&format!(
-            "baseline repository `{}`; add the campaign with `referee campaign add {}`",
+            "baseline repository `{}`; add the demo campaign (rounds of minutes) with \
+             `referee campaign add --data {} {}`, or copy `examples/by-hand/campaign.toml` \
+             into `{}` and add that one for rounds of seconds (README, By hand)",
             dir.join("baseline.git").display(),
-            campaign_toml.display()
+            args.data.data.display(),
+            campaign_toml.display(),
+            dir.display()
         ));
         println!("{}", campaign_toml.display());
         return Ok(ExitCode::SUCCESS);

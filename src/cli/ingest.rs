@@ -22,7 +22,7 @@ use receipts::model::{
 use receipts::text::escape_untrusted;
 
 use super::DataArgs;
-use verifier::view::{format_milli_rps, format_score_ppm};
+use verifier::view::{format_gate, format_milli_rps, format_score_percent};
 
 /// Exit codes of `referee ingest`, shown in its `--help`.
 pub const INGEST_EXIT_CODES: &str = "Exit status: 0 when the submission is queued for a round (or is a \
@@ -163,7 +163,7 @@ pub fn run_status(args: StatusArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// A recorded reason in people's units, as the round table shows them: `509900 ppm` →
-/// `+0.5099`, `31035 milli-req/s` → `31.035 req/s`. Other words are left as they are.
+/// `+50.99 %`, `31035 milli-req/s` → `31.035 req/s`. Other words are left as they are.
 fn peoples_units(reason: &str) -> String {
     let words: Vec<&str> = reason.split(' ').collect();
     let mut out: Vec<String> = Vec::with_capacity(words.len());
@@ -177,7 +177,7 @@ fn peoples_units(reason: &str) -> String {
             number
                 .parse::<i64>()
                 .ok()
-                .map(|ppm| format!("{open}{}{rest}", format_score_ppm(ppm)))
+                .map(|ppm| format!("{open}{}{rest}", format_score_percent(ppm)))
         } else if let Some(rest) = next.strip_prefix("milli-req/s") {
             number
                 .parse::<u64>()
@@ -249,11 +249,11 @@ impl Rounds {
 }
 
 impl SubmissionFacts<'_> {
-    /// `+0.9488`, as the round table shows it.
+    /// `+94.88 %`, as the round table shows it.
     fn score(&self) -> String {
         self.entry
             .and_then(|e| e.score_ppm)
-            .map_or("—".to_owned(), format_score_ppm)
+            .map_or("—".to_owned(), format_score_percent)
     }
 
     /// `31.035 req/s`.
@@ -296,8 +296,12 @@ fn print_log(out: &mut impl Write, submission: &Submission) -> std::io::Result<(
         let what = match &event.kind {
             EventKind::Transition { to, gate, round } => {
                 let mut what = to.to_string();
-                if let Some(gate) = gate {
-                    what.push_str(&format!(" at {gate}"));
+                match gate {
+                    Some(gate) if *to == PipelineState::Rejected => {
+                        what = format!("rejected: {} failed", format_gate(*gate));
+                    }
+                    Some(gate) => what.push_str(&format!(" ({} passed)", format_gate(*gate))),
+                    None => {}
                 }
                 if let Some(round) = round {
                     what.push_str(&format!(" (round {round})"));
@@ -313,7 +317,7 @@ fn print_log(out: &mut impl Write, submission: &Submission) -> std::io::Result<(
         };
         writeln!(
             out,
-            "  {}  {what:<22}  {}",
+            "  {}  {what:<35}  {}",
             event.at,
             escape_untrusted(&peoples_units(&event.reason))
         )?;
@@ -329,11 +333,11 @@ mod tests {
     fn reasons_read_in_peoples_units() {
         assert_eq!(
             peoples_units("round 1: scored 948812 ppm (31035 milli-req/s)"),
-            "round 1: scored +0.9488 (31.035 req/s)"
+            "round 1: scored +94.88 % (31.035 req/s)"
         );
         assert_eq!(
             peoples_units("scored -333334 ppm, throughput 10012 milli-req/s (min 1, max 2)"),
-            "scored -0.3333, throughput 10.012 req/s (min 1, max 2)"
+            "scored -33.33 %, throughput 10.012 req/s (min 1, max 2)"
         );
         assert_eq!(peoples_units("a ppm b 12x ppm"), "a ppm b 12x ppm");
     }

@@ -182,7 +182,7 @@ impl Cli {
             Command::Build(args) => build::run(args),
             Command::Status(args) => ingest::run_status(args),
             Command::Round(args) => round::run(args),
-            Command::Show(args) => show::run_show(args),
+            Command::Show(args) => show::run_show(args, self.verbose > 0),
             Command::Rounds(args) => show::run_rounds(args),
             Command::Leader(args) => show::run_leader(args),
             Command::Site(cmd) => site::run(cmd),

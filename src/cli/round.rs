@@ -19,9 +19,9 @@ use receipts::rules::search::at_ceiling;
 use receipts::text::escape_untrusted;
 use runner::round::{Clock, RoundError, RoundOptions, RoundProgress, RoundSummary, run_round};
 use verifier::view::{
-    SELF_REPORTED, format_client_self_test, format_duration_ms, format_entry_throughput,
-    format_milli_rps, format_noise, format_paired_score, format_score_percent, format_score_ppm,
-    format_step_status,
+    SELF_REPORTED, entry_duration_ms, format_client_self_test, format_duration_ms,
+    format_entry_throughput, format_milli_rps, format_noise, format_paired_score,
+    format_score_percent, format_step_status, format_verdict,
 };
 
 use super::keys::hint_key_dir;
@@ -42,9 +42,14 @@ pub const ABORT_AFTER_ENV: &str = "REFEREE_ROUND_ABORT_AFTER";
 pub const VIRTUAL_CLOCK_ENV: &str = "REFEREE_ROUND_VIRTUAL_CLOCK";
 
 /// Exit codes of `referee round`, shown in its `--help`.
-pub const ROUND_EXIT_CODES: &str = "Exit status: 0 when the round was sealed (its status, complete or \
-infra_failed, is in the summary); 2 on a usage or I/O error, or a refusal before the round \
-opened; 130 when interrupted (SIGINT/SIGTERM): run the same command to resume.";
+pub const ROUND_EXIT_CODES: &str = "Exit status: 0 when the round was sealed (its status, complete, \
+infra_failed or inconclusive, is in the summary); with --fail-on-undecided, 3 when it was sealed \
+infra_failed or inconclusive (no leader decision); 2 on a usage or I/O error, or a refusal \
+before the round opened; 130 when interrupted (SIGINT/SIGTERM): run the same command to resume.";
+
+/// Exit code of a round sealed `infra_failed` or `inconclusive` under
+/// `--fail-on-undecided`.
+pub const UNDECIDED_EXIT: u8 = 3;
 
 /// Exit code after SIGINT or SIGTERM (128 + SIGINT, as shells report it).
 pub const INTERRUPTED_EXIT: i32 = 130;
@@ -59,6 +64,11 @@ pub struct RoundCommandArgs {
     /// `throughputMilliRps`, `durationMs`) instead of the table.
     #[arg(long)]
     pub json: bool,
+    /// Exit 3 (not 0) when the round is sealed but decided nothing: its status is
+    /// `infra_failed` or `inconclusive`. For scripts that must not read such a round as
+    /// a result.
+    #[arg(long)]
+    pub fail_on_undecided: bool,
 }
 
 /// What a round needs (shared with `referee demo`).
@@ -116,28 +126,33 @@ pub fn run(args: RoundCommandArgs) -> anyhow::Result<ExitCode> {
     } else {
         print_summary(&summary);
     }
-    if summary.withheld.is_empty() {
-        return Ok(ExitCode::SUCCESS);
+    if !summary.withheld.is_empty() {
+        eprintln!(
+            "error: the round is sealed, but {} of its files held the evaluator's or the log's \
+             private key material and were withheld before sealing ({}); the entries that \
+             wrote them are disqualified `secret_in_output`. Treat the key as exposed: rotate \
+             it (content/receipts.md, Keys and the keyring) before the next round.",
+            summary.withheld.len(),
+            summary
+                .withheld
+                .iter()
+                .map(|p| escape_untrusted(p))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        return Ok(ExitCode::from(KEY_EXPOSED_EXIT));
     }
-    eprintln!(
-        "error: the round is sealed, but {} of its files held the evaluator's or the log's \
-         private key material and were withheld before sealing ({}); the entries that wrote \
-         them are disqualified `secret_in_output`. Treat the key as exposed: rotate it \
-         (content/receipts.md, Keys and the keyring) before the next round.",
-        summary.withheld.len(),
-        summary
-            .withheld
-            .iter()
-            .map(|p| escape_untrusted(p))
-            .collect::<Vec<_>>()
-            .join(", ")
-    );
-    Ok(ExitCode::from(KEY_EXPOSED_EXIT))
+    let undecided = summary.record.outcome.status != RoundStatus::Complete;
+    Ok(if args.fail_on_undecided && undecided {
+        ExitCode::from(UNDECIDED_EXIT)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 /// `referee round`'s exit code when the round sealed but found key material in its
-/// bundle (content/rounds.md, Sealing).
-const KEY_EXPOSED_EXIT: u8 = 3;
+/// bundle (content/rounds.md, Sealing), whatever `--fail-on-undecided` says.
+const KEY_EXPOSED_EXIT: u8 = 4;
 
 /// On SIGINT or SIGTERM: say how to go on, then exit 130. The journal keeps what the
 /// round finished, so the same command resumes it (as after a kill). The handlers are
@@ -469,7 +484,11 @@ pub fn print_summary(summary: &RoundSummary) {
         "Round {} of `{}` — {}",
         record.round,
         record.campaign.id,
-        record.outcome.status.as_str()
+        // The reason is the receipt's typed reason, or a v1 receipt's sentence.
+        escape_untrusted(&format_verdict(
+            record.outcome.status,
+            record.outcome.reason.as_ref()
+        ))
     );
     // The ceiling is the rate search's maximum.
     print!("{}", table(record, &summary.rate_search));
@@ -494,9 +513,6 @@ pub fn print_summary(summary: &RoundSummary) {
             record.outcome.margin_bp / 100,
             record.outcome.margin_bp % 100
         );
-    }
-    if let Some(reason) = &record.outcome.reason {
-        println!("Reason: {reason}");
     }
     let overhead_ms = summary.wall_ms.saturating_sub(summary.engine_ms);
     if summary.resumed {
@@ -570,13 +586,13 @@ fn table(record: &RoundRecord, rate_search: &RateSearchSpec) -> String {
                 .map_or("—".to_owned(), |m| m.to_string()),
             entry.patch.as_ref().map_or("—".to_owned(), |p| p.short()),
             status.to_owned(),
-            score_cell(record, entry),
+            score_cell(entry),
             entry.throughput_milli_rps.map_or("—".to_owned(), |t| {
                 let ceiling =
                     (entry.runs.iter()).any(|r| at_ceiling(r.rate_milli_rps, rate_search));
                 format!("{}{self_reported}", format_entry_throughput(t, ceiling))
             }),
-            format_duration_ms(entry.started_at.millis_until(entry.ended_at)),
+            format_duration_ms(entry_duration_ms(entry, &record.steps)),
         ]);
         if let Some(d) = &entry.disqualification {
             let tail = d.log_tail.last().map(String::as_str).unwrap_or("");
@@ -610,13 +626,12 @@ fn table(record: &RoundRecord, rate_search: &RateSearchSpec) -> String {
 }
 
 /// An entry's score cell: from v3 (a round run in passes) the paired score with its
-/// interval, coverage and passes, or the percentage alone (the baseline's 0); before,
-/// the fraction.
-fn score_cell(record: &RoundRecord, entry: &receipts::model::Entry) -> String {
+/// interval, coverage and passes, or the percentage alone (the baseline's 0, and every
+/// score before v3).
+fn score_cell(entry: &receipts::model::Entry) -> String {
     match (&entry.paired_score, entry.score_ppm) {
         (Some(paired), _) => format_paired_score(paired),
-        (None, Some(ppm)) if !record.passes.is_empty() => format_score_percent(ppm),
-        (None, Some(ppm)) => format_score_ppm(ppm),
+        (None, Some(ppm)) => format_score_percent(ppm),
         (None, None) => "—".to_owned(),
     }
 }

@@ -22,10 +22,10 @@ use receipts::model::{CampaignId, HardwareFingerprint, Timestamp};
 use receipts::text::escape_untrusted;
 use verifier::VerifyOptions;
 use verifier::view::{
-    CampaignRounds, EntryCounts, Field, RoundRow, RoundView, SELF_REPORTED, Unreadable,
-    Verification, format_client_self_test, format_duration_ms, format_entry_throughput,
-    format_leader, format_milli_rps, format_noise, format_paired_score, format_pass_order,
-    format_score_percent, format_score_ppm, format_step_status, format_time_of_day, short_seed,
+    CampaignRounds, EntryCounts, EntryView, Field, RoundRow, RoundView, SELF_REPORTED, Unreadable,
+    Verification, format_bp_percent, format_client_self_test, format_duration_ms,
+    format_entry_throughput, format_leader, format_milli_rps, format_noise, format_paired_score,
+    format_pass_order, format_score_percent, format_step_status, format_time_of_day, short_seed,
 };
 
 use super::DataArgs;
@@ -103,8 +103,10 @@ fn campaign_id(text: &str) -> anyhow::Result<CampaignId> {
         .with_context(|| format!("--campaign `{}`", escape_untrusted(text)))
 }
 
-/// Runs `referee show`.
-pub fn run_show(args: ShowArgs) -> anyhow::Result<ExitCode> {
+/// Runs `referee show`; `verbose` (the global `--verbose`) prints the details too: the
+/// step timeline, seeds, hardware, the checks behind each number, the tool and the
+/// digests.
+pub fn run_show(args: ShowArgs, verbose: bool) -> anyhow::Result<ExitCode> {
     let bundle = match (&args.bundle, &args.campaign, args.round) {
         (Some(bundle), _, _) => bundle.clone(),
         (None, Some(campaign), Some(round)) => DataDir::new(&args.trust.data.data)
@@ -123,7 +125,7 @@ pub fn run_show(args: ShowArgs) -> anyhow::Result<ExitCode> {
             if args.trust.json {
                 writeln!(out, "{}", serde_json::to_string_pretty(view)?)?;
             } else {
-                out.write_all(render_round(view).as_bytes())?;
+                out.write_all(render_round(view, verbose).as_bytes())?;
             }
             view.verification.passed
         }
@@ -206,7 +208,8 @@ fn yes_no(value: bool) -> &'static str {
     if value { "yes" } else { "no" }
 }
 
-/// `2 scored · 1 disqualified`, with `· n infra_failed` when there are any.
+/// `2 scored · 1 disqualified`, with `· n infra_failed` and `· n not decided` when
+/// there are any.
 fn counts(counts: &EntryCounts) -> String {
     let mut text = format!(
         "{} scored · {} disqualified",
@@ -215,30 +218,27 @@ fn counts(counts: &EntryCounts) -> String {
     if counts.infra_failed > 0 {
         let _ = write!(text, " · {} infra_failed", counts.infra_failed);
     }
+    if counts.undecided > 0 {
+        let _ = write!(text, " · {} not decided", counts.undecided);
+    }
     text
 }
 
-/// The round as `referee show` prints it: a header block, the entries table, the
-/// timeline, seeds, hardware, where the numbers come from, and the verification result
-/// (its last line says how many checks failed).
-pub fn render_round(view: &RoundView) -> String {
+/// The round as `referee show` prints it, readable in 100 columns: a header block (the
+/// verdict in words, counts, timing, top score, seat, decision, SLA), the entries table,
+/// the noise floor, the client's self-test and the passes, then the verification result
+/// (its last line says how many checks failed). `verbose` adds the details: the digests
+/// and the tool, the step timeline, seeds, hardware and where each number comes from.
+pub fn render_round(view: &RoundView, verbose: bool) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
         "Round {} of `{}` — {}",
         field(&view.round, u64::to_string),
         field(&view.campaign, |c| c.to_string()),
-        field(&view.status, |s| s.as_str().to_owned()),
+        field(&view.verdict, |v| esc(v)),
     );
     let _ = writeln!(out, "Bundle: {}", esc(&view.bundle.display().to_string()));
-    if let Some(reason) = &view.status_reason {
-        let _ = writeln!(out, "Reason: {}", field(reason, |r| esc(r)));
-    }
-    let _ = writeln!(
-        out,
-        "Campaign digest: {}",
-        field(&view.campaign_digest, ToString::to_string)
-    );
     let _ = writeln!(out, "Entries: {}", field(&view.counts, counts));
     let _ = writeln!(
         out,
@@ -260,11 +260,7 @@ pub fn render_round(view: &RoundView) -> String {
             let _ = writeln!(
                 out,
                 "Top score: {} (0 is baseline speed{holder})",
-                field(&top.score_ppm, |s| if view.passes.is_empty() {
-                    format_score_ppm(*s)
-                } else {
-                    format_score_percent(*s)
-                })
+                field(&top.score_ppm, |s| format_score_percent(*s))
             );
         }
         None => {
@@ -298,28 +294,35 @@ pub fn render_round(view: &RoundView) -> String {
         out,
         "SLA: {} · overtake margin {}",
         field(&view.sla, |s| esc(s)),
-        field(&view.margin_bp, |m| format!("{m} bp")),
+        field(&view.margin_bp, |m| format_bp_percent(u64::from(*m))),
     );
-    let _ = writeln!(
-        out,
-        "Request sequence: {}",
-        field(&view.request_sequence_digest, ToString::to_string)
-    );
-    let _ = writeln!(
-        out,
-        "Tool: {}",
-        field(&view.tool, |t| esc(&format!(
-            "{} {} (commit {})",
-            t.name, t.version, t.git_commit
-        )))
-    );
+    if verbose {
+        let _ = writeln!(
+            out,
+            "Campaign digest: {}",
+            field(&view.campaign_digest, ToString::to_string)
+        );
+        let _ = writeln!(
+            out,
+            "Request sequence: {}",
+            field(&view.request_sequence_digest, ToString::to_string)
+        );
+        let _ = writeln!(
+            out,
+            "Tool: {}",
+            field(&view.tool, |t| esc(&format!(
+                "{} {} (commit {})",
+                t.name, t.version, t.git_commit
+            )))
+        );
+    }
 
     out.push_str("\nEntries\n");
-    out.push_str(&render_entries(view));
+    out.push_str(&render_entries(view, verbose));
     if let Some(noise) = &view.noise {
         let _ = writeln!(out, "{}", field(noise, format_noise));
     }
-    if let Some(test) = &view.client_self_test {
+    if let Some(test) = view.client_self_test.as_ref().filter(|_| verbose) {
         let _ = writeln!(out, "{}", field(test, format_client_self_test));
     }
     if !view.passes.is_empty() {
@@ -332,13 +335,64 @@ pub fn render_round(view: &RoundView) -> String {
             let _ = writeln!(
                 out,
                 "  pass {}: {}{}",
-                pass.index,
+                pass.index + 1,
                 field(&pass.order, |o| format_pass_order(o)),
                 mark(void, pass.void.verified),
             );
         }
     }
-    out.push_str("\nTimeline\n");
+    if let Some(drift) = &view.drift {
+        let _ = writeln!(
+            out,
+            "\nDrift: first baseline {} → drift baseline {}: {} (bound {}), {}",
+            field(&drift.first_milli_rps, |t| format_milli_rps(*t)),
+            field(&drift.drift_milli_rps, |t| t
+                .map_or("none".to_owned(), format_milli_rps)),
+            field(&drift.drift_bp, |d| d
+                .map_or("—".to_owned(), |d| format!("{d} bp"))),
+            field(&drift.bound_bp, |b| format!("{b} bp")),
+            field(&drift.within_bound, |w| {
+                let text = if *w {
+                    "within the bound"
+                } else {
+                    "over the bound"
+                };
+                text.to_owned()
+            }),
+        );
+    }
+    // content/measurement.md: the overtake margin should exceed the measured noise; say so when
+    // the baseline moved more than the margin (as `referee round` does).
+    if let Some(drift_bp) = view.drift.as_ref().and_then(|d| d.drift_bp.value)
+        && drift_bp > u64::from(view.margin_bp.value)
+    {
+        let margin = view.margin_bp.value;
+        let _ = writeln!(
+            out,
+            "Warning: the baseline drifted {}.{:02} % between its first and last run, more \
+             than the overtake margin of {}.{:02} %: this round's decision is within \
+             measurement noise",
+            drift_bp / 100,
+            drift_bp % 100,
+            margin / 100,
+            margin % 100
+        );
+    }
+    if verbose {
+        out.push_str(&render_details(view));
+    }
+    if !verbose {
+        out.push_str("\nDetails (timeline, seeds, hardware, sources): referee show --verbose\n");
+    }
+    out.push('\n');
+    out.push_str(&render_verification(&view.verification, verbose));
+    out
+}
+
+/// What `show --verbose` adds: the step timeline, seeds, hardware and where each number
+/// comes from.
+fn render_details(view: &RoundView) -> String {
+    let mut out = String::from("\nTimeline\n");
     out.push_str(&render_steps(view));
     out.push_str("\nSeeds (commitment = sha256(seed ‖ salt), published before any entry ran)\n");
     let mut seeds = Vec::new();
@@ -376,44 +430,6 @@ pub fn render_round(view: &RoundView) -> String {
         "  changed:  {}",
         field(&hw.changed, |c| yes_no(*c).to_owned())
     );
-    if let Some(drift) = &view.drift {
-        let _ = writeln!(
-            out,
-            "\nDrift: first baseline {} → drift baseline {}: {} (bound {}), {}",
-            field(&drift.first_milli_rps, |t| format_milli_rps(*t)),
-            field(&drift.drift_milli_rps, |t| t
-                .map_or("none".to_owned(), format_milli_rps)),
-            field(&drift.drift_bp, |d| d
-                .map_or("—".to_owned(), |d| format!("{d} bp"))),
-            field(&drift.bound_bp, |b| format!("{b} bp")),
-            field(&drift.within_bound, |w| {
-                let text = if *w {
-                    "within the bound"
-                } else {
-                    "over the bound"
-                };
-                text.to_owned()
-            }),
-        );
-    }
-
-    // content/measurement.md: the overtake margin should exceed the measured noise; say so when
-    // the baseline moved more than the margin (as `referee round` does).
-    if let Some(drift_bp) = view.drift.as_ref().and_then(|d| d.drift_bp.value)
-        && drift_bp > u64::from(view.margin_bp.value)
-    {
-        let margin = view.margin_bp.value;
-        let _ = writeln!(
-            out,
-            "Warning: the baseline drifted {}.{:02} % between its first and last run, more \
-             than the overtake margin of {}.{:02} %: this round's decision is within \
-             measurement noise",
-            drift_bp / 100,
-            drift_bp % 100,
-            margin / 100,
-            margin % 100
-        );
-    }
     out.push_str("\nWhere the numbers come from\n");
     for source in &view.sources {
         let checks: Vec<&str> = std::iter::once("signature.trusted")
@@ -423,58 +439,95 @@ pub fn render_round(view: &RoundView) -> String {
         let _ = writeln!(out, "      ← {}", source.from);
         let _ = writeln!(out, "      checks: {}", checks.join(", "));
     }
-    out.push('\n');
-    out.push_str(&render_verification(&view.verification));
     out
 }
 
-/// The entries table, then one line per disqualification or infrastructure failure.
-fn render_entries(view: &RoundView) -> String {
-    let mut rows = vec![
-        [
-            "Role",
-            "Miner",
-            "Patch",
-            "Status",
-            "Score",
-            "Throughput",
-            "Duration",
-        ]
-        .map(str::to_owned)
-        .to_vec(),
-    ];
+/// An entry's score and interval: the median in percent and, from v3, the paired
+/// interval (from `[`, [`format_paired_score`]; with its coverage and passes when
+/// `verbose`); for an entry an inconclusive round left not decided, the same of its
+/// per-pass ratios.
+fn score_and_interval(e: &EntryView, verbose: bool) -> (String, String) {
+    let paired = e.paired_score.as_ref().or(e.undecided_score.as_ref());
+    match paired {
+        Some(paired) => {
+            let full = format_paired_score(&paired.value);
+            let (median, interval) = full.split_once(" [").unwrap_or((full.as_str(), ""));
+            let interval = if verbose {
+                interval
+            } else {
+                interval
+                    .split_once(" (")
+                    .map_or(interval, |(bounds, _)| bounds)
+            };
+            (
+                mark(median, paired.verified),
+                if interval.is_empty() {
+                    "—".to_owned()
+                } else {
+                    mark(format!("[{interval}"), paired.verified)
+                },
+            )
+        }
+        None => (
+            field(&e.score_ppm, |s| {
+                s.map_or("—".to_owned(), format_score_percent)
+            }),
+            "—".to_owned(),
+        ),
+    }
+}
+
+/// The entries table, then one line per disqualification or infrastructure failure, and
+/// what "not decided" means when an entry is. `verbose` adds each entry's duration and
+/// its interval's coverage and passes.
+fn render_entries(view: &RoundView, verbose: bool) -> String {
+    let paired = !view.passes.is_empty();
+    let mut header = vec!["Role", "Miner", "Patch", "Status", "Score"];
+    if paired {
+        header.push("Interval");
+    }
+    header.push("Throughput");
+    if verbose {
+        header.push("Duration");
+    }
+    let mut rows = vec![header.into_iter().map(str::to_owned).collect::<Vec<_>>()];
     let mut notes = String::new();
     for e in &view.entries {
         let patch = field(&e.patch_short, |p| {
             p.clone().unwrap_or_else(|| "—".to_owned())
         });
-        rows.push(vec![
+        let (score, interval) = score_and_interval(e, verbose);
+        let mut row = vec![
             field(&e.role, |r| r.as_str().to_owned()),
             field(&e.miner, |m| {
                 m.as_ref().map_or("—".to_owned(), |m| esc(m.as_str()))
             }),
             patch.clone(),
-            field(&e.status, |s| s.as_str().to_owned()),
-            match &e.paired_score {
-                Some(paired) => field(paired, format_paired_score),
-                None if !view.passes.is_empty() => field(&e.score_ppm, |s| {
-                    s.map_or("—".to_owned(), format_score_percent)
-                }),
-                None => field(&e.score_ppm, |s| s.map_or("—".to_owned(), format_score_ppm)),
+            if e.undecided {
+                mark("not decided", e.status.verified)
+            } else {
+                field(&e.status, |s| s.as_str().to_owned())
             },
-            mark(
-                match e.throughput_milli_rps.value {
-                    Some(t) if view.self_reported_tokens.value => format!(
-                        "{} {SELF_REPORTED}",
-                        format_entry_throughput(t, e.at_ceiling.value)
-                    ),
-                    Some(t) => format_entry_throughput(t, e.at_ceiling.value),
-                    None => "—".to_owned(),
-                },
-                e.throughput_milli_rps.verified && (!e.at_ceiling.value || e.at_ceiling.verified),
-            ),
-            field(&e.duration_ms, |d| format_duration_ms(*d)),
-        ]);
+            score,
+        ];
+        if paired {
+            row.push(interval);
+        }
+        row.push(mark(
+            match e.throughput_milli_rps.value {
+                Some(t) if view.self_reported_tokens.value => format!(
+                    "{} {SELF_REPORTED}",
+                    format_entry_throughput(t, e.at_ceiling.value)
+                ),
+                Some(t) => format_entry_throughput(t, e.at_ceiling.value),
+                None => "—".to_owned(),
+            },
+            e.throughput_milli_rps.verified && (!e.at_ceiling.value || e.at_ceiling.verified),
+        ));
+        if verbose {
+            row.push(field(&e.duration_ms, |d| format_duration_ms(*d)));
+        }
+        rows.push(row);
         let mut who = e.role.value.as_str().to_owned();
         for part in [
             e.miner.value.as_ref().map(|m| esc(m.as_str())),
@@ -500,7 +553,7 @@ fn render_entries(view: &RoundView) -> String {
                 }
             }
         }
-        if let Some(infra) = &e.infra_failure {
+        if let Some(infra) = e.infra_failure.as_ref().filter(|_| !e.undecided) {
             let _ = writeln!(notes, "  {who}: infra_failed: {}", field(infra, |t| esc(t)));
         }
         if let Some(log) = &e.engine_log
@@ -508,6 +561,12 @@ fn render_entries(view: &RoundView) -> String {
         {
             let _ = writeln!(notes, "  {who}: engine log {}", field(log, |l| esc(l)));
         }
+    }
+    if view.entries.iter().any(|e| e.undecided) {
+        notes.push_str(
+            "  not decided: the round was inconclusive, so it scored no one; each entry's \
+             paired ratios are\n  shown (median, interval), but they decide nothing\n",
+        );
     }
     let mut out = table("", &rows);
     out.push_str(&notes);
@@ -584,8 +643,9 @@ fn hardware(hw: &HardwareFingerprint) -> String {
 }
 
 /// The failed checks, then the final line: `Verified: yes …` or `Verified: NO — n of m
-/// checks failed`.
-fn render_verification(v: &Verification) -> String {
+/// checks failed`. The signers' keyids in full when `verbose`, else their first 16 hex
+/// digits.
+fn render_verification(v: &Verification, verbose: bool) -> String {
     let mut out = String::new();
     if !v.failures.is_empty() {
         out.push_str("Failed checks (values they cover are marked (unverified)):\n");
@@ -617,7 +677,14 @@ fn render_verification(v: &Verification) -> String {
             out,
             "Verified: yes — 0 of {} checks failed{not_applicable} (signed by {})",
             v.checks,
-            v.signed_by.join(", ")
+            v.signed_by
+                .iter()
+                .map(|k| match k.get(..16) {
+                    Some(short) if !verbose => format!("{short}…"),
+                    _ => k.clone(),
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
         );
     } else {
         let _ = writeln!(
@@ -635,7 +702,7 @@ fn render_unreadable(unreadable: &Unreadable) -> String {
         esc(&unreadable.bundle.display().to_string()),
         esc(&unreadable.error)
     );
-    out.push_str(&render_verification(&unreadable.verification));
+    out.push_str(&render_verification(&unreadable.verification, true));
     out
 }
 
@@ -684,7 +751,7 @@ fn round_row(row: &RoundRow) -> Vec<String> {
             row.round.to_string(),
             h.status.as_str().to_owned(),
             esc(&format_leader(h.leader_after.as_ref())),
-            h.top_score_ppm.map_or("—".to_owned(), format_score_ppm),
+            h.top_score_ppm.map_or("—".to_owned(), format_score_percent),
             counts(&h.counts),
             verified,
         ],
@@ -738,4 +805,79 @@ fn render_leader(rounds: &CampaignRounds) -> String {
     let mut out = format!("Campaign `{}`\n", rounds.campaign);
     out.push_str(&leader_line(rounds));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+
+    /// The golden text of `show` on an inconclusive round.
+    const INCONCLUSIVE_GOLDEN: &str = "tests/snapshots/show-inconclusive.txt";
+
+    /// The verifier's v3 fixture made `inconclusive` ([`testkit::forge::make_inconclusive`])
+    /// and viewed with the fixture's own verification report, its bundle path shortened.
+    fn inconclusive_view() -> RoundView {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let dir = root.join("verifier/tests/fixtures/v3-round");
+        let keyring =
+            Keyring::load(&root.join("verifier/tests/fixtures/v3-keyring.json")).expect("keyring");
+        let (mut record, _) = receipts::layout::read_round_record(&dir).expect("record");
+        let report = verifier::verify_bundle(&dir, &keyring, &VerifyOptions::at(record.ended_at));
+        assert!(report.passed());
+        testkit::forge::make_inconclusive(&mut record);
+        let mut view = RoundView::from_record(&dir, &record, &report);
+        view.bundle = PathBuf::from("v3-round");
+        view
+    }
+
+    /// `show` names an inconclusive round's verdict in its own words, calls its
+    /// challenger "not decided" (not infra_failed) with its paired ratio's median and
+    /// interval, numbers passes from 1, and fits 100 columns; exact text
+    /// (`REFEREE_BLESS=1` rewrites it).
+    #[test]
+    fn show_says_an_inconclusive_round_decided_nothing_and_keeps_its_numbers() {
+        let text = render_round(&inconclusive_view(), false);
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(INCONCLUSIVE_GOLDEN);
+        if testkit::blessing() {
+            std::fs::write(&path, &text).expect("bless");
+        }
+        let golden = std::fs::read_to_string(&path).expect("golden");
+        assert_eq!(text, golden);
+        for line in text.lines() {
+            assert!(line.chars().count() <= 100, "{line}");
+        }
+        assert!(text.starts_with(
+            "Round 1 of `by-hand` — inconclusive — not decided: A/A 30.78 % > margin 10 %\n"
+        ));
+        assert!(!text.contains("infra_failed"), "{text}");
+    }
+
+    /// `--verbose` adds the details, and marks what the short form marks.
+    #[test]
+    fn verbose_adds_the_timeline_seeds_hardware_and_sources() {
+        let view = inconclusive_view();
+        let short = render_round(&view, false);
+        let long = render_round(&view, true);
+        for detail in [
+            "\nTimeline\n",
+            "\nSeeds (",
+            "\nHardware\n",
+            "\nWhere the numbers come from\n",
+            "Campaign digest: ",
+        ] {
+            assert!(long.contains(detail) && !short.contains(detail), "{detail}");
+        }
+        assert!(
+            short.contains(
+                "\nDetails (timeline, seeds, hardware, sources): referee show --verbose\n"
+            )
+        );
+        let last = short.lines().last().expect("a last line");
+        assert!(
+            last.starts_with("Verified: yes — 0 of 178 checks failed"),
+            "{last}"
+        );
+    }
 }

@@ -9,7 +9,10 @@ use std::path::{Path, PathBuf};
 use receipts::bundle::{ENVELOPE_FILE, MAX_ENVELOPE_BYTES, sign_statement};
 use receipts::dsse::Envelope;
 use receipts::keys::{Keyring, PrivateKey};
-use receipts::model::Sha256Hex;
+use receipts::model::{
+    EntryInfraFailure, EntryStatus, NoiseVerdict, Role, RoundFailure, RoundRecord, RoundStatus,
+    SeatRule, Sha256Hex, TypedOrText,
+};
 use receipts::statement::Statement;
 use serde_json::Value;
 
@@ -127,4 +130,42 @@ pub fn add_raw_top_k(dir: &Path, name: &str) {
             item["referenceTopK"] = Value::Array(reversed);
         }
     });
+}
+
+/// The A/A spread of [`make_inconclusive`], basis points (30.78 %).
+pub const INCONCLUSIVE_AA_SPREAD_BP: u64 = 3_078;
+
+/// Rewrites `record` (a complete v3 round, the verifier's `tests/fixtures/v3-round`) as
+/// the runner seals an `inconclusive` one: the A/A control spread
+/// [`INCONCLUSIVE_AA_SPREAD_BP`] over the margin, the seat unchanged, every entry but
+/// the baseline `infra_failed` with `round_infra_failed` and neither score nor paired
+/// score, its per-pass rows kept. For renderer tests, which pair it with the fixture's
+/// own verification report: the display is under test, not the noise arithmetic.
+pub fn make_inconclusive(record: &mut RoundRecord) {
+    let failure = RoundFailure::NoiseAboveMargin {
+        aa_spread_bp: INCONCLUSIVE_AA_SPREAD_BP,
+        margin_bp: record.outcome.margin_bp,
+    };
+    let outcome = &mut record.outcome;
+    outcome.status = RoundStatus::Inconclusive;
+    outcome.reason = Some(TypedOrText::Typed(failure.clone()));
+    outcome.decision = TypedOrText::Typed(SeatRule::RoundInconclusive);
+    outcome.leader_after = outcome.leader_before.clone();
+    outcome.changed = false;
+    if let Some(noise) = record.noise.as_mut() {
+        noise.aa_spread_bp = Some(INCONCLUSIVE_AA_SPREAD_BP);
+        noise.verdict = NoiseVerdict::Inconclusive;
+    }
+    for entry in record
+        .entries
+        .iter_mut()
+        .filter(|e| e.role != Role::Baseline)
+    {
+        entry.status = EntryStatus::InfraFailed;
+        entry.score_ppm = None;
+        entry.paired_score = None;
+        entry.infra_failure = Some(TypedOrText::Typed(EntryInfraFailure::RoundInfraFailed {
+            failure: failure.clone(),
+        }));
+    }
 }

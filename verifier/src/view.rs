@@ -10,7 +10,7 @@
 //!
 //! The model holds raw values: integers in the unit their name carries (`scorePpm`,
 //! `throughputMilliRps`, `…Ms`), untrusted text (miner ids, log tails, details) as the
-//! receipt records it. Renderers format numbers with [`format_score_ppm`],
+//! receipt records it. Renderers format numbers with [`format_score_percent`],
 //! [`format_milli_rps`] and [`format_duration_ms`], and escape untrusted text with
 //! [`receipts::text::escape_untrusted`] (text output) or their own format's escaping.
 //!
@@ -27,11 +27,14 @@ use receipts::keys::Keyring;
 use receipts::layout::{DataDir, DataError, MINERS_INPUT, patch_input, read_round_record};
 use receipts::model::{
     BackendKind, CampaignId, CapabilityFinding, CapabilityProbe, ClientPolicy, ClientScheduling,
-    ClientSelfTest, CorrectnessSummary, DisqualificationReason, EntryStatus, FindingStatus,
-    HardwareFingerprint, Leader, MinerId, NoiseCheck, NoiseVerdict, PairedScore, PassSlot, Phase,
-    Role, RoundRecord, RoundStatus, Seed32, SeedReveal, Sha256Hex, StepStatus, Timestamp,
-    TokenCount, Tool,
+    ClientSelfTest, CorrectnessSummary, DisqualificationReason, Entry, EntryInfraFailure,
+    EntryStatus, FindingStatus, Gate, HardwareFingerprint, Leader, MinerId, NoiseCheck,
+    NoiseVerdict, PairedScore, PassSlot, PassStatus, Phase, Role, RoundFailure, RoundRecord,
+    RoundStatus, Seed32, SeedReveal, Sha256Hex, Step, StepStatus, Timestamp, TokenCount, Tool,
+    TypedOrText,
 };
+use receipts::rules::paired::median_coverage_ppm;
+use receipts::rules::score::run_throughputs;
 use receipts::rules::search::at_ceiling;
 use receipts::text::format_grouped;
 
@@ -145,10 +148,15 @@ pub struct RoundView {
     pub campaign: Field<CampaignId>,
     /// sha256 of the frozen campaign (`roundOpened.matches`, `inputs.campaign`).
     pub campaign_digest: Field<Sha256Hex>,
-    /// `complete` or `infra_failed`.
+    /// `complete`, `infra_failed` or `inconclusive`.
     pub status: Field<RoundStatus>,
-    /// Why the round is `infra_failed`, as a sentence (untrusted text for v1 bundles).
+    /// Why the round is `infra_failed` or `inconclusive`, as a sentence (untrusted text
+    /// for v1 bundles).
     pub status_reason: Option<Field<String>>,
+    /// The status and its reason in words that match it ([`format_verdict`]):
+    /// `complete`, `inconclusive — not decided: A/A 30.78 % > margin 10 %`,
+    /// `infra_failed — the baseline failed` (untrusted text for v1 bundles).
+    pub verdict: Field<String>,
     /// Entries by status: "N scored · M disqualified".
     pub counts: Field<EntryCounts>,
     /// When setup started.
@@ -220,6 +228,9 @@ pub struct EntryCounts {
     pub disqualified: usize,
     /// Entries that never counted because of infrastructure.
     pub infra_failed: usize,
+    /// Entries an `inconclusive` round left not decided (`infra_failed` on the wire,
+    /// [`EntryView::undecided`]); not counted in `infra_failed`.
+    pub undecided: usize,
     /// All entries.
     pub total: usize,
 }
@@ -253,6 +264,16 @@ pub struct EntryView {
     pub patch_short: Field<Option<String>>,
     /// `scored`, `disqualified` or `infra_failed`.
     pub status: Field<EntryStatus>,
+    /// Whether the round was `inconclusive` and left this entry not decided: its wire
+    /// status is `infra_failed` with `round_infra_failed`, but nothing failed; renderers
+    /// say "not decided" and show [`EntryView::undecided_score`].
+    pub undecided: bool,
+    /// For an [`undecided`](EntryView::undecided) entry, what its per-pass paired ratios
+    /// give although the round decided nothing: their median, interval `[min, max]` and
+    /// coverage over the passes that counted, in the shape of a paired score (ppm).
+    /// Verified when `paired.ratio` passed on every row it rests on and their probe logs
+    /// are intact. `None` for every other entry, and when no pass paired it.
+    pub undecided_score: Option<Field<PairedScore>>,
     /// Speedup against the first baseline run, parts per million (0 = baseline speed);
     /// from v3 the median paired score; `None` unless scored.
     pub score_ppm: Field<Option<i64>>,
@@ -277,7 +298,9 @@ pub struct EntryView {
     pub started_at: Field<Timestamp>,
     /// When its last step ended.
     pub ended_at: Field<Timestamp>,
-    /// `endedAt − startedAt`, milliseconds.
+    /// How long its runs took, all passes together, milliseconds: the summed durations of
+    /// the steps of its group ([`entry_duration_ms`]); `endedAt − startedAt` when no step
+    /// names it.
     pub duration_ms: Field<i64>,
     /// The backend that ran its engine.
     pub backend: Field<BackendKind>,
@@ -720,6 +743,7 @@ impl RoundView {
                         .as_ref()
                         .is_none_or(|p| checks.passed(CheckName::InputsPatches, &patch_input(p)));
                 let log_ok = e.engine_log.as_deref().is_none_or(|l| checks.file(l));
+                let undecided = left_undecided(record.outcome.status, e);
                 EntryView {
                     index: e.index,
                     role: Field::new(e.role, seat_ok),
@@ -727,6 +751,10 @@ impl RoundView {
                     patch: Field::new(e.patch, patch_ok),
                     patch_short: Field::new(e.patch.as_ref().map(Sha256Hex::short), patch_ok),
                     status: Field::new(e.status, signed),
+                    undecided,
+                    undecided_score: undecided
+                        .then(|| undecided_score(record, e, &checks))
+                        .flatten(),
                     score_ppm: Field::new(e.score_ppm, s_ok),
                     // It rests on the entry's runs in every pass (their probe logs
                     // intact) and on the baseline's.
@@ -754,7 +782,7 @@ impl RoundView {
                     runs: Field::new(e.runs.len(), t_ok),
                     started_at: Field::new(e.started_at, signed),
                     ended_at: Field::new(e.ended_at, signed),
-                    duration_ms: Field::new(e.started_at.millis_until(e.ended_at), signed),
+                    duration_ms: Field::new(entry_duration_ms(e, &record.steps), signed),
                     backend: Field::new(e.engine.backend, signed),
                     // Recomputed from its per-item file: the verdict, and the file's
                     // distances from its raw top-k where it stores them.
@@ -791,6 +819,9 @@ impl RoundView {
             match e.status {
                 EntryStatus::Scored => counts.scored += 1,
                 EntryStatus::Disqualified => counts.disqualified += 1,
+                EntryStatus::InfraFailed if left_undecided(record.outcome.status, e) => {
+                    counts.undecided += 1;
+                }
                 EntryStatus::InfraFailed => counts.infra_failed += 1,
             }
         }
@@ -938,6 +969,10 @@ impl RoundView {
                 .reason
                 .as_ref()
                 .map(|r| Field::new(r.to_string(), signed)),
+            verdict: Field::new(
+                format_verdict(outcome.status, outcome.reason.as_ref()),
+                signed,
+            ),
             counts: Field::new(counts, signed),
             started_at: Field::new(record.started_at, signed),
             ended_at: Field::new(record.ended_at, signed),
@@ -998,6 +1033,133 @@ fn entry_target(index: u32) -> String {
     format!("entries[{index}]")
 }
 
+/// Whether `entry` is one that a round of `status` left not decided: the round was
+/// `inconclusive`, and the entry is `infra_failed` only because of it
+/// (`round_infra_failed`).
+fn left_undecided(status: RoundStatus, entry: &Entry) -> bool {
+    status == RoundStatus::Inconclusive
+        && entry.status == EntryStatus::InfraFailed
+        && matches!(
+            entry.infra_failure.as_ref().and_then(TypedOrText::typed),
+            Some(EntryInfraFailure::RoundInfraFailed { .. })
+        )
+}
+
+/// [`EntryView::undecided_score`] of `entry`: its last measured attempt in each pass
+/// that was not void, with a paired ratio, as ppm of speedup (ratio − 10⁶); the median,
+/// `[min, max]` and the coverage of `passes` values. `None` when no row pairs.
+fn undecided_score(
+    record: &RoundRecord,
+    entry: &Entry,
+    checks: &Checks<'_>,
+) -> Option<Field<PairedScore>> {
+    let void = |pass: u32| record.passes.iter().any(|p| p.index == pass && p.void);
+    let baseline_logs_ok = record
+        .entries
+        .first()
+        .into_iter()
+        .flat_map(|b| &b.passes)
+        .filter_map(|row| row.probe_log.as_deref())
+        .all(|log| checks.file(log));
+    let mut verified = checks.signed && baseline_logs_ok;
+    let mut ratios = Vec::new();
+    for (position, row) in entry.passes.iter().enumerate() {
+        let last_of_pass = entry
+            .passes
+            .iter()
+            .rposition(|r| r.pass == row.pass && r.control == row.control)
+            == Some(position);
+        let Some(ratio) = row.paired_ratio_ppm else {
+            continue;
+        };
+        if row.control || !last_of_pass || void(row.pass) || row.status != PassStatus::Measured {
+            continue;
+        }
+        verified &= checks.passed(
+            CheckName::PairedRatio,
+            &format!("entries[{}].passes[{position}]", entry.index),
+        ) && row.probe_log.as_deref().is_none_or(|log| checks.file(log));
+        ratios.push(ratio);
+    }
+    let (median, min, max) = run_throughputs(&ratios)?;
+    let score = |ratio: u64| i64::try_from(i128::from(ratio) - 1_000_000).ok();
+    let passes = u32::try_from(ratios.len()).ok()?;
+    Some(Field::new(
+        PairedScore {
+            median_ppm: score(median)?,
+            min_ppm: score(min)?,
+            max_ppm: score(max)?,
+            passes,
+            coverage_ppm: median_coverage_ppm(passes),
+        },
+        verified,
+    ))
+}
+
+/// How long `entry`'s runs took, all passes together, ms: the summed durations of the
+/// steps of its group (the group of the first step that started within its span; each
+/// pass's run of it has steps of that group). `endedAt − startedAt` when no step started
+/// within its span (a record without steps).
+pub fn entry_duration_ms(entry: &Entry, steps: &[Step]) -> i64 {
+    match entry_group(entry, steps) {
+        Some(group) => steps
+            .iter()
+            .filter(|s| s.group == group)
+            .map(|s| s.started_at.millis_until(s.ended_at))
+            .sum(),
+        None => entry.started_at.millis_until(entry.ended_at),
+    }
+}
+
+/// A gate for people, by what it checks (its wire name, `surface_ok`, reads as success):
+/// `hash check`, `eligibility checks`, `surface checks`, `apply`, `build`. A rejection
+/// reads `surface checks failed`.
+pub fn format_gate(gate: Gate) -> &'static str {
+    match gate {
+        Gate::Fetched => "hash check",
+        Gate::Verified => "eligibility checks",
+        Gate::SurfaceOk => "surface checks",
+        Gate::Applied => "apply",
+        Gate::Build => "build",
+    }
+}
+
+/// The timeline group of `entry`'s steps (`Baseline`, `Candidate 2 of 5 — …`): the group
+/// of the first step that started within its span; every pass's run of it has steps of
+/// that group. `None` when no step started within its span.
+pub fn entry_group<'s>(entry: &Entry, steps: &'s [Step]) -> Option<&'s str> {
+    steps
+        .iter()
+        .find(|s| s.started_at >= entry.started_at && s.started_at <= entry.ended_at)
+        .map(|s| s.group.as_str())
+}
+
+/// A round's status and its reason in words that match the status: `complete`;
+/// `inconclusive — not decided: A/A 30.78 % > margin 10 %` (the A/A spread over the
+/// margin, [`format_bp_percent`]), `inconclusive — not decided: <reason>` otherwise;
+/// `infra_failed — <reason>`. The reason is the receipt's (untrusted text for v1).
+pub fn format_verdict(status: RoundStatus, reason: Option<&TypedOrText<RoundFailure>>) -> String {
+    let with_reason = |words: &str, separator: &str| match reason {
+        Some(reason) => format!("{words}{separator}{reason}"),
+        None => words.to_owned(),
+    };
+    match status {
+        RoundStatus::Complete => "complete".to_owned(),
+        RoundStatus::Inconclusive => match reason.and_then(TypedOrText::typed) {
+            Some(RoundFailure::NoiseAboveMargin {
+                aa_spread_bp,
+                margin_bp,
+            }) => format!(
+                "inconclusive — not decided: A/A {} > margin {}",
+                format_bp_percent(*aa_spread_bp),
+                format_bp_percent(u64::from(*margin_bp))
+            ),
+            _ => with_reason("inconclusive — not decided", ": "),
+        },
+        RoundStatus::InfraFailed => with_reason("infra_failed", " — "),
+    }
+}
+
 /// One sealed round of a campaign, as a row of `referee rounds`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -1022,8 +1184,10 @@ pub struct RoundRow {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Headline {
-    /// `complete` or `infra_failed`.
+    /// `complete`, `infra_failed` or `inconclusive`.
     pub status: RoundStatus,
+    /// The status and its reason in words ([`format_verdict`]).
+    pub verdict: String,
     /// The seat after the round; `None` is the baseline.
     pub leader_after: Option<Leader>,
     /// Whether the seat changed.
@@ -1055,6 +1219,7 @@ impl RoundRow {
                     }),
                     headline: Some(Headline {
                         status: view.status.value,
+                        verdict: view.verdict.value.clone(),
                         leader_after: view.leader_after.value.clone(),
                         leader_changed: view.leader_changed.value,
                         top_score_ppm: view.top_score.as_ref().map(|t| t.score_ppm.value),
@@ -1186,21 +1351,10 @@ impl CampaignRounds {
     }
 }
 
-/// A score for people: ppm as a fraction truncated toward zero to 4 decimals, with the
-/// sign of the score — `948_899` → `+0.9488`, `-454_999` → `-0.4549`, `0` → `0.0000`
-/// (baseline speed). A score between −100 and +100 ppm keeps its sign: `+0.0000`.
-pub fn format_score_ppm(ppm: i64) -> String {
-    let sign = match ppm.signum() {
-        1 => "+",
-        -1 => "-",
-        _ => "",
-    };
-    let abs = ppm.unsigned_abs();
-    format!("{sign}{}.{:04}", abs / 1_000_000, (abs % 1_000_000) / 100)
-}
-
 /// A score for people as a percentage, truncated toward zero to 2 decimals, with its
-/// sign: `275_600` ppm → `+27.56 %`, `-19_608` → `-1.96 %`, `0` → `0.00 %`.
+/// sign: `275_600` ppm → `+27.56 %`, `-19_608` → `-1.96 %`, `0` → `0.00 %` (baseline
+/// speed); a score between −100 and +100 ppm keeps its sign, `+0.00 %`. The one unit of
+/// scores everywhere a person reads them.
 pub fn format_score_percent(ppm: i64) -> String {
     let sign = match ppm.signum() {
         1 => "+",

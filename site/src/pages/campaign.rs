@@ -14,11 +14,12 @@
 use receipts::model::{Campaign, LatencyKind, LengthDist, PassOrder, Sla};
 use receipts::text::format_grouped;
 use serde::Serialize;
-use verifier::view::{format_bp_percent, format_duration_ms, format_score_ppm};
+use verifier::view::{format_bp_percent, format_duration_ms, format_score_percent};
 
 use crate::archive::{Archive, CampaignArchive, RoundListing};
 use crate::error::SiteError;
 use crate::pages::index::{opt, seat_score};
+use crate::pages::seat::{SeatBox, seat_box, seat_throughput};
 use crate::pages::{PageOut, TableLinks, TableRow, seat_label, table_files, untrusted};
 use crate::paths::{SiteDir, SitePath};
 use crate::segment::{ROUNDS_PER_PAGE, block_numbers, rounds_of_page, rounds_page_count};
@@ -56,6 +57,8 @@ pub struct CampaignModel {
     pub history_table: TableLinks,
     /// Rounds of this campaign whose bundle failed verification (listed on `rejected/`).
     pub rejected_rounds: Vec<u64>,
+    /// What it takes to take the seat now, in this campaign's numbers.
+    pub seat: SeatBox,
 }
 
 /// One rule of the campaign.
@@ -184,7 +187,7 @@ fn round_row(id: &receipts::model::CampaignId, r: &RoundListing) -> RoundRow {
         scored: counts.scored,
         disqualified: counts.disqualified,
         infra_failed: counts.infra_failed,
-        top_score: top.map(format_score_ppm),
+        top_score: top.map(format_score_percent),
         top_score_ppm: top,
         leader_after: seat_label(r.leader_after.as_ref()),
         leader_score_ppm: seat_score(r.leader_after.as_ref(), r),
@@ -336,7 +339,7 @@ pub fn page(
                 href: SiteDir::round(id, r.number),
                 leader: seat_label(seat),
                 leader_href: seat.map(|l| SiteDir::submission(&l.patch)),
-                score: score_ppm.map(format_score_ppm),
+                score: score_ppm.map(format_score_percent),
                 score_ppm,
                 changed: r.headline.leader_changed,
             }
@@ -361,7 +364,16 @@ pub fn page(
     let history_total = history.len();
     let history = history_shown(history);
     let (history_table, history_files) = table_files(&dir, "leader-history", &history)?;
+    let last = campaign.rounds.last();
+    let leader = last.and_then(|r| r.leader_after.as_ref());
+    let seat = seat_box(
+        leader,
+        campaign.campaign.campaign.overtake_margin_bp,
+        last.and_then(|r| seat_throughput(leader, r).map(|t| (t, r.number))),
+        Some(&campaign.rounds),
+    );
     let model = CampaignModel {
+        seat,
         id: id.to_string(),
         title: campaign_title(campaign),
         digest: campaign.campaign.digest.to_string(),

@@ -4,13 +4,17 @@
 //! and `d-meta` (`\ No newline at end of file`) — inside the `<pre><code>` the template
 //! writes.
 //!
-//! The diff is untrusted (a miner wrote it): its bytes are decoded as UTF-8 with invalid
-//! sequences shown as U+FFFD, every line goes through
-//! [`receipts::text::escape_untrusted`] (controls, bidi overrides and invisible code points
-//! shown visibly; a tab shows as `\t`, so a whitespace change is visible) and is then
-//! HTML-escaped. The markup is ours, so the template may emit [`HighlightedDiff::html`]
-//! with `| safe`. A line longer than [`MAX_LINE_CHARS`] characters is cut on a character
-//! boundary and says how much was cut; lines after [`MAX_LINES`] are left out and counted.
+//! The diff is untrusted (a miner wrote it) and shown faithfully: printable text as it is
+//! (a backslash is one backslash), HTML-escaped; every character a reader could be fooled
+//! by — controls, bidi overrides, invisible code points, as
+//! [`receipts::text::escape_untrusted`] decides, a tab included so that a whitespace
+//! change is visible — and every byte that is not UTF-8 becomes a styled marker,
+//! `<span class="d-ctl">\u{1b}</span>`, `<span class="d-ctl">\t</span>`, `<span
+//! class="d-ctl">\xff</span>`. Each marker's text names exactly one character or byte,
+//! so the page's text with its markers mapped back is the diff's bytes. The markup is
+//! ours, so the template may emit [`HighlightedDiff::html`] with `| safe`. A line longer
+//! than [`MAX_LINE_CHARS`] characters is cut on a character boundary and says how much
+//! was cut; lines after [`MAX_LINES`] are left out and counted.
 
 use serde::Serialize;
 
@@ -21,9 +25,6 @@ pub const MAX_LINES: usize = 5_000;
 
 /// Characters shown of one line; the rest are cut and counted in the line's marker.
 pub const MAX_LINE_CHARS: usize = 1_000;
-
-/// git's marker after a line that lacks its final newline.
-const NO_NEWLINE: &str = "\\ No newline at end of file";
 
 /// A diff, highlighted.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -104,8 +105,7 @@ impl Hunk {
 
 /// `bytes`, a unified diff (`git diff` output), as highlighted HTML.
 pub fn highlight(bytes: &[u8]) -> HighlightedDiff {
-    let text = String::from_utf8_lossy(bytes);
-    let body = text.strip_suffix('\n').unwrap_or(&text);
+    let body = bytes.strip_suffix(b"\n").unwrap_or(bytes);
     let mut out = HighlightedDiff {
         html: String::new(),
         lines: 0,
@@ -114,12 +114,13 @@ pub fn highlight(bytes: &[u8]) -> HighlightedDiff {
         lines_left_out: 0,
         lines_cut: 0,
     };
-    if text.is_empty() {
+    if bytes.is_empty() {
         return out;
     }
     let mut hunk = Hunk::default();
-    for line in body.split('\n') {
+    for raw in body.split(|b| *b == b'\n') {
         out.lines += 1;
+        let line = String::from_utf8_lossy(raw);
         let kind = if hunk.open() {
             match line.as_bytes().first() {
                 Some(b'+') => {
@@ -137,7 +138,7 @@ pub fn highlight(bytes: &[u8]) -> HighlightedDiff {
                     Kind::Context
                 }
             }
-        } else if let Some(header) = Hunk::parse(line) {
+        } else if let Some(header) = Hunk::parse(&line) {
             hunk = header;
             Kind::Hunk
         } else if line.starts_with('\\') {
@@ -154,23 +155,14 @@ pub fn highlight(bytes: &[u8]) -> HighlightedDiff {
             out.lines_left_out += 1;
             continue;
         }
-        let chars = line.chars().count();
-        let shown = match line.char_indices().nth(MAX_LINE_CHARS) {
-            Some((end, _)) => {
-                out.lines_cut += 1;
-                &line[..end]
-            }
-            None => line,
-        };
+        let chars = units(raw).count();
+        if chars > MAX_LINE_CHARS {
+            out.lines_cut += 1;
+        }
         out.html.push_str("<span class=\"");
         out.html.push_str(kind.class());
         out.html.push_str("\">");
-        if kind == Kind::Meta && line == NO_NEWLINE {
-            // git's own marker, shown as git writes it.
-            out.html.push_str(NO_NEWLINE);
-        } else {
-            push_html(&mut out.html, &escape_untrusted(shown));
-        }
+        push_marked(&mut out.html, raw);
         if chars > MAX_LINE_CHARS {
             out.html.push_str("<span class=\"d-clip\">… (");
             out.html.push_str(&(chars - MAX_LINE_CHARS).to_string());
@@ -179,6 +171,62 @@ pub fn highlight(bytes: &[u8]) -> HighlightedDiff {
         out.html.push_str("</span>\n");
     }
     out
+}
+
+/// One unit of a diff line as shown: a character, or a byte that is not UTF-8.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Unit {
+    Char(char),
+    Byte(u8),
+}
+
+/// The units of `line`, in order.
+fn units(line: &[u8]) -> impl Iterator<Item = Unit> + '_ {
+    line.utf8_chunks().flat_map(|chunk| {
+        chunk
+            .valid()
+            .chars()
+            .map(Unit::Char)
+            .chain(chunk.invalid().iter().map(|b| Unit::Byte(*b)))
+    })
+}
+
+/// The marker text of `unit` when it is shown as a marker: a byte that is not UTF-8
+/// (`\xff`), or a character [`escape_untrusted`] escapes other than the backslash
+/// (`\t`, `\u{1b}`, `\u{202e}`); `None` for a character shown as it is.
+fn marker(unit: Unit) -> Option<String> {
+    match unit {
+        Unit::Byte(b) => Some(format!("\\x{b:02x}")),
+        Unit::Char('\\') => None,
+        Unit::Char(c) => {
+            let mut buf = [0; 4];
+            match escape_untrusted(c.encode_utf8(&mut buf)) {
+                std::borrow::Cow::Owned(escaped) => Some(escaped),
+                std::borrow::Cow::Borrowed(_) => None,
+            }
+        }
+    }
+}
+
+/// The first [`MAX_LINE_CHARS`] units of `line` onto `out`: text HTML-escaped, each
+/// [`marker`] in a `d-ctl` span.
+fn push_marked(out: &mut String, line: &[u8]) {
+    let mut text = String::new();
+    for unit in units(line).take(MAX_LINE_CHARS) {
+        match (marker(unit), unit) {
+            (Some(marker), _) => {
+                push_html(out, &text);
+                text.clear();
+                out.push_str("<span class=\"d-ctl\">");
+                out.push_str(&marker);
+                out.push_str("</span>");
+            }
+            (None, Unit::Char(c)) => text.push(c),
+            // Every byte that is not UTF-8 has a marker.
+            (None, Unit::Byte(_)) => {}
+        }
+    }
+    push_html(out, &text);
 }
 
 /// `text` HTML-escaped (tera's escaping: `&`, `<`, `>`, `"`, `'`) onto `out`.
@@ -216,15 +264,106 @@ mod tests {
     }
 
     #[test]
-    fn every_byte_is_escaped() {
-        let diff = b"@@ -1 +1 @@\n-<script>alert(1)</script>\n+\" onmouseover=\"x\xff\x1b[31m\xe2\x80\xae\t";
+    fn every_byte_is_escaped_and_controls_are_markers() {
+        let diff = b"@@ -1 +1 @@\n-<script>alert(1)</script>\n+\" onmouseover=\"x\xff\x1b[31m\xe2\x80\xae\t\\n";
         let d = highlight(diff);
         assert_eq!(
             d.html,
             "<span class=\"d-hunk\">@@ -1 +1 @@</span>\n\
              <span class=\"d-del\">-&lt;script&gt;alert(1)&lt;/script&gt;</span>\n\
-             <span class=\"d-add\">+&quot; onmouseover=&quot;x\u{fffd}\\u{1b}[31m\\u{202e}\\t</span>\n"
+             <span class=\"d-add\">+&quot; onmouseover=&quot;x<span class=\"d-ctl\">\\xff</span>\
+             <span class=\"d-ctl\">\\u{1b}</span>[31m<span class=\"d-ctl\">\\u{202e}</span>\
+             <span class=\"d-ctl\">\\t</span>\\n</span>\n"
         );
+    }
+
+    /// The page's text of `html` with every marker mapped back and the markup and
+    /// entities removed: the bytes the diff shows.
+    fn shown_bytes(html: &str) -> Vec<u8> {
+        let mut out = Vec::new();
+        let mut rest = html;
+        while !rest.is_empty() {
+            if let Some(after) = rest.strip_prefix("<span class=\"d-ctl\">") {
+                let (marker, tail) = after.split_once("</span>").expect("a closed marker");
+                match marker {
+                    "\\t" => out.push(b'\t'),
+                    "\\r" => out.push(b'\r'),
+                    "\\n" => out.push(b'\n'),
+                    m if m.starts_with("\\x") => {
+                        out.push(u8::from_str_radix(&m[2..], 16).expect("a byte"));
+                    }
+                    m => {
+                        let hex = m
+                            .strip_prefix("\\u{")
+                            .and_then(|h| h.strip_suffix('}'))
+                            .expect("a code point");
+                        let c = char::from_u32(u32::from_str_radix(hex, 16).expect("hex"))
+                            .expect("a char");
+                        out.extend_from_slice(c.to_string().as_bytes());
+                    }
+                }
+                rest = tail;
+            } else if rest.starts_with('<') {
+                rest = &rest[rest.find('>').expect("a tag") + 1..];
+            } else if rest.starts_with('&') {
+                let end = rest.find(';').expect("an entity");
+                out.push(match &rest[..=end] {
+                    "&amp;" => b'&',
+                    "&lt;" => b'<',
+                    "&gt;" => b'>',
+                    "&quot;" => b'"',
+                    "&#39;" => b'\'',
+                    other => panic!("entity {other}"),
+                });
+                rest = &rest[end + 1..];
+            } else {
+                let end = rest.find(['<', '&']).unwrap_or(rest.len());
+                out.extend_from_slice(&rest.as_bytes()[..end]);
+                rest = &rest[end..];
+            }
+        }
+        out
+    }
+
+    /// Issue 43: backslashes stay single, git's quoted octal paths keep their escapes as
+    /// written, a new file's name with a space is shown as it is, controls and a byte
+    /// that is not UTF-8 are markers; the page's text, markers mapped back, is the diff.
+    #[test]
+    fn the_page_text_with_markers_mapped_back_is_the_diff_byte_for_byte() {
+        let diff: &[u8] = b"diff --git \"a/caf\\303\\251 \\342\\200\\256.c\" \"b/caf\\303\\251 \\342\\200\\256.c\"\n\
+index 1111111..2222222 100644\n\
+--- \"a/caf\\303\\251 \\342\\200\\256.c\"\n\
++++ \"b/caf\\303\\251 \\342\\200\\256.c\"\n\
+@@ -1,2 +1,2 @@\n\
+-printf(\"hello\\n\");\n\
++printf(\"hello\\n\\t\\\\\");\t// <b>&amp;</b> 'q'\x1b]0;x\x07\xfe\n\
+ return 0;\r\n\
+diff --git a/new file.txt b/new file.txt\n\
+new file mode 100644\n\
+index 0000000..3333333\n\
+--- /dev/null\n\
++++ b/new file.txt\n\
+@@ -0,0 +1 @@\n\
++C:\\path\\to \xe2\x80\xae\n\
+\\ No newline at end of file\n";
+        let d = highlight(diff);
+        assert_eq!(shown_bytes(&d.html), diff);
+        assert!(
+            d.html.contains("printf(&quot;hello\\n&quot;);"),
+            "{}",
+            d.html
+        );
+        assert!(
+            d.html.contains("\\303\\251 \\342\\200\\256.c"),
+            "{}",
+            d.html
+        );
+        assert!(
+            !d.html.contains("\\\\n"),
+            "no doubled backslash: {}",
+            d.html
+        );
+        assert_eq!((d.lines, d.added, d.removed), (16, 2, 1));
     }
 
     #[test]

@@ -32,12 +32,12 @@ use receipts::rules::correctness::verdict_from_artifact;
 use receipts::rules::histogram::{Recorded, decode_recorded};
 use receipts::rules::sla::walk_recorded;
 use receipts::text::log_tail_for_display;
-use verifier::view::{format_duration_ms, format_milli_rps};
+use verifier::view::{entry_group, format_duration_ms, format_milli_rps};
 
 use super::diff::{HighlightedDiff, highlight};
 use super::round::{
-    DisqualificationRow, Shown, disqualification_row, entry_status_class, format_micro_nats,
-    score_cells,
+    DisqualificationRow, Shown, StepRow, disqualification_row, entry_status, entry_status_class,
+    format_micro_nats, score_cells, step_row,
 };
 use super::{
     ExtraFile, PageOut, TableLinks, TableRow, table_files, untrusted, untrusted_clipped, wire_name,
@@ -94,6 +94,15 @@ fn walked_values(h: &Recorded) -> [u64; 7] {
         .map(|v| v.unwrap_or(0))
 }
 
+/// One step of an entry, with the pass it ran in.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct EntryStep {
+    /// The pass, from 1; `None` for a round not run in passes (before v3).
+    pub pass: Option<u32>,
+    /// The step.
+    pub step: StepRow,
+}
+
 /// The entry page's model.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct EntryPage {
@@ -115,10 +124,14 @@ pub struct EntryPage {
     pub miner_href: Option<String>,
     /// The submission's page.
     pub patch_href: Option<String>,
-    /// `scored`, `disqualified`, `infra_failed`.
+    /// `scored`, `disqualified`, `infra_failed`, or `not decided` (an inconclusive
+    /// round's entry).
     pub status: Shown,
     /// CSS class of the status.
     pub status_class: &'static str,
+    /// Whether an inconclusive round left it not decided: the score and interval are its
+    /// per-pass ratios' and decide nothing.
+    pub undecided: bool,
     /// The score.
     pub score: Shown,
     /// The paired interval (v3) or the runs' range.
@@ -127,6 +140,9 @@ pub struct EntryPage {
     pub throughput: Shown,
     /// How long the entry took.
     pub duration: Shown,
+    /// Its own steps in the order they ran, every pass of it (the round page groups
+    /// them by pass): what happened to this entry, start to end.
+    pub steps: Vec<EntryStep>,
     /// Why it was disqualified.
     pub disqualification: Option<DisqualificationRow>,
     /// Why it is `infra_failed`.
@@ -580,6 +596,16 @@ pub fn entry_page(
     };
     let dir = SiteDir::entry(campaign, round.number, &slug);
     let (score, spread, throughput) = score_cells(view, ev);
+    let group = entry_group(entry, &record.steps);
+    let steps = view
+        .steps
+        .iter()
+        .filter(|s| Some(s.group.value.as_str()) == group)
+        .map(|s| {
+            let (pass, step) = step_row(s, record);
+            EntryStep { pass, step }
+        })
+        .collect();
 
     let mut runs = Vec::new();
     let mut probe_rows = Vec::new();
@@ -657,16 +683,19 @@ pub fn entry_page(
             .value
             .as_ref()
             .map(|p| SiteDir::submission(p).as_str().to_owned()),
-        status: Shown::of(&ev.status, |s| s.as_str().to_owned()),
+        status: entry_status(ev),
         status_class: entry_status_class(ev.status.value),
+        undecided: ev.undecided,
         score,
         spread,
         throughput,
         duration: Shown::of(&ev.duration_ms, |d| format_duration_ms(*d)),
+        steps,
         disqualification: disqualification_row(ev),
         infra_failure: ev
             .infra_failure
             .as_ref()
+            .filter(|_| !ev.undecided)
             .map(|i| Shown::of(i, |t| untrusted(t))),
         sla: untrusted(&record.sla.to_string()),
         provenance: provenance(round, entry, ev),

@@ -4,7 +4,7 @@
 
 use receipts::model::{Leader, PipelineState};
 use serde::Serialize;
-use verifier::view::format_score_ppm;
+use verifier::view::format_score_percent;
 
 use crate::archive::{Archive, CampaignArchive, RoundListing};
 use crate::error::SiteError;
@@ -167,7 +167,7 @@ fn campaign_row(campaign: &CampaignArchive) -> CampaignRow {
         rounds: campaign.rounds.len(),
         leader: seat_label(seat),
         leader_href: seat.map(|l| SiteDir::submission(&l.patch)),
-        score: score_ppm.map(format_score_ppm),
+        score: score_ppm.map(format_score_percent),
         score_ppm,
         last_round: last.map(|r| r.number),
         last_round_href: last.map(|r| SiteDir::round(&campaign.id, r.number)),

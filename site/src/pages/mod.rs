@@ -18,7 +18,9 @@ pub mod index;
 pub mod miner;
 pub mod rejected;
 pub mod round;
+pub mod seat;
 pub mod submission;
+pub mod submissions;
 
 use receipts::model::Leader;
 use serde::Serialize;

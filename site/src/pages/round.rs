@@ -23,12 +23,13 @@ use receipts::model::{
 };
 use receipts::text::log_tail_for_display;
 use verifier::view::{
-    EntryView, Field, RoundView, SELF_REPORTED, format_capability_finding, format_client_self_test,
-    format_duration_ms, format_entry_throughput, format_leader, format_milli_rps, format_noise,
-    format_paired_score, format_pass_order, format_score_percent, format_score_ppm,
+    EntryView, Field, RoundView, SELF_REPORTED, StepView, format_capability_finding,
+    format_client_self_test, format_duration_ms, format_entry_throughput, format_leader,
+    format_milli_rps, format_noise, format_paired_score, format_pass_order, format_score_percent,
     format_time_of_day,
 };
 
+use super::seat::{SeatBox, seat_box};
 use super::{ExtraFile, PageOut, TableLinks, TableRow, table_files, untrusted};
 use crate::archive::{RoundListing, VerifiedRound};
 use crate::error::SiteError;
@@ -144,12 +145,17 @@ pub struct RoundPage {
     pub status: Shown,
     /// CSS class of the status: `ok`, `bad`, `warn`.
     pub status_class: &'static str,
-    /// Why the round did not count.
+    /// Why the round did not count: its verdict in words
+    /// ([`format_verdict`](verifier::view::format_verdict)), `inconclusive — not decided:
+    /// A/A 30.78 % > margin 10 %`; `None` for a complete round.
     pub status_reason: Option<Shown>,
     /// The predicate version (`v3`).
     pub predicate_version: String,
     /// `4 scored · 3 disqualified`.
     pub counts: Shown,
+    /// Whether an inconclusive round left an entry not decided (the page says what its
+    /// numbers mean).
+    pub undecided: bool,
     /// `2h 17m`.
     pub settled_in: Shown,
     /// When setup started.
@@ -216,6 +222,8 @@ pub struct RoundPage {
     pub sources: Vec<SourceRow>,
     /// The round in the transparency log (v3 rounds that record it).
     pub log: Option<RoundLogView>,
+    /// What it takes to take the seat after this round, in its numbers.
+    pub seat: SeatBox,
 }
 
 /// The round in the transparency log (content/transparency-log.md).
@@ -283,11 +291,15 @@ pub struct EntryRow {
     pub patch_short: Option<Shown>,
     /// The submission's page (`s/<sha256>/`), relative to the site root.
     pub patch_href: Option<String>,
-    /// `scored`, `disqualified`, `infra_failed`.
+    /// `scored`, `disqualified`, `infra_failed`, or `not decided` for an entry an
+    /// inconclusive round left undecided.
     pub status: Shown,
     /// CSS class of the status.
     pub status_class: &'static str,
-    /// The score (`—` unless scored).
+    /// Whether an inconclusive round left it not decided: its score and interval are
+    /// those of its per-pass ratios, and decide nothing.
+    pub undecided: bool,
+    /// The score (`—` unless scored or not decided).
     pub score: Shown,
     /// v3: the paired interval `[-9.9, +15.5] (50 % coverage, 2 passes)`; before: the
     /// runs' throughput range.
@@ -487,7 +499,20 @@ pub struct VerifyHowTo {
     pub bundle_dir: String,
     /// The commands, one per line, to run in the directory holding both downloads.
     pub commands: Vec<String>,
+    /// Whether the bundle's tlog-proofs are in `bundle.tar` (`<bundle_dir>.proof`), so
+    /// that the command requires the round to be in the log (`--require-log`).
+    pub require_log: bool,
+    /// How to install `referee` ([`INSTALL_COMMAND`]).
+    pub install: &'static str,
 }
+
+/// The command that installs `referee` from its repository (the workspace's
+/// `repository`; README.md, Install).
+pub const INSTALL_COMMAND: &str = concat!(
+    "cargo install --locked --git ",
+    env!("CARGO_PKG_REPOSITORY"),
+    " referee"
+);
 
 /// What verification said.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -608,6 +633,16 @@ impl TableRow for EntryTableRow {
     }
 }
 
+/// An entry's status for people: its wire status, or `not decided` for an entry an
+/// inconclusive round left undecided (`infra_failed` on the wire).
+pub fn entry_status(e: &EntryView) -> Shown {
+    if e.undecided {
+        Shown::new("not decided", e.status.verified)
+    } else {
+        Shown::of(&e.status, |s| s.as_str().to_owned())
+    }
+}
+
 /// The CSS class of an entry status.
 pub fn entry_status_class(status: EntryStatus) -> &'static str {
     match status {
@@ -625,24 +660,21 @@ fn step_status(status: StepStatus) -> (&'static str, &'static str) {
     }
 }
 
-/// A score as the round shows it: a percentage for paired (v3) rounds, a fraction
-/// before.
-pub fn format_score(ppm: i64, paired: bool) -> String {
-    if paired {
-        format_score_percent(ppm)
-    } else {
-        format_score_ppm(ppm)
-    }
-}
-
 /// An entry's score, its spread (v3: the paired interval; before: the runs' throughput
 /// range) and its throughput, as the round and entry pages show them.
+///
+/// An entry an inconclusive round left not decided shows the median and interval of its
+/// per-pass ratios ([`EntryView::undecided_score`]) in their place; the page says they
+/// decide nothing.
 pub fn score_cells(view: &RoundView, e: &EntryView) -> (Shown, Option<Shown>, Shown) {
     let paired = !view.passes.is_empty();
-    let score = Shown::of(&e.score_ppm, |s| {
-        s.map_or_else(|| "—".to_owned(), |s| format_score(s, paired))
-    });
-    let spread = match &e.paired_score {
+    let score = match &e.undecided_score {
+        Some(undecided) => Shown::of(undecided, |p| format_score_percent(p.median_ppm)),
+        None => Shown::of(&e.score_ppm, |s| {
+            s.map_or_else(|| "—".to_owned(), format_score_percent)
+        }),
+    };
+    let spread = match e.paired_score.as_ref().or(e.undecided_score.as_ref()) {
         Some(p) => {
             let full = format_paired_score(&p.value);
             // The median is the score column; the rest (from `[`) is the interval.
@@ -770,8 +802,9 @@ pub fn round_page(
                 .value
                 .as_ref()
                 .map(|p| SiteDir::submission(p).as_str().to_owned()),
-            status: Shown::of(&e.status, |s| s.as_str().to_owned()),
+            status: entry_status(e),
             status_class: entry_status_class(e.status.value),
+            undecided: e.undecided,
             score,
             spread,
             throughput,
@@ -792,6 +825,7 @@ pub fn round_page(
             infra_failure: e
                 .infra_failure
                 .as_ref()
+                .filter(|_| !e.undecided)
                 .map(|i| Shown::of(i, |t| untrusted(t))),
             leads,
         });
@@ -807,7 +841,7 @@ pub fn round_page(
                 .map(|e| e.href.clone())
                 .unwrap_or_default();
             Some(TopScoreView {
-                score: Shown::of(&top.score_ppm, |s| format_score(*s, paired)),
+                score: Shown::of(&top.score_ppm, |s| format_score_percent(*s)),
                 holder: holder
                     .and_then(|e| e.miner.value.as_ref())
                     .map_or_else(|| "the baseline".to_owned(), |m| untrusted(m.as_str())),
@@ -840,21 +874,37 @@ pub fn round_page(
     };
 
     let changes = changes(campaign, view, previous);
+    let mut files: Vec<ExtraFile> = files.into();
+    let log = round_log(&dir, round, &mut files)?;
     let bundle_dir = bundle_dir_name(campaign, round.number);
+    // The tarball holds the proofs when the page serves them (machine::round_files).
+    let require_log = log.as_ref().is_some_and(|l| l.proof.is_some());
     let verify = VerifyHowTo {
         commands: vec![
             "tar -xf bundle.tar".to_owned(),
             format!(
-                "referee verify --keyring keyring.json --at {} {bundle_dir}",
-                record.ended_at.to_rfc3339()
+                "referee verify --keyring keyring.json --at {}{} {bundle_dir}",
+                record.ended_at.to_rfc3339(),
+                if require_log { " --require-log" } else { "" }
             ),
         ],
         bundle_dir,
+        require_log,
+        install: INSTALL_COMMAND,
     };
-
-    let mut files: Vec<ExtraFile> = files.into();
-    let log = round_log(&dir, round, &mut files)?;
+    let seat_after = view.leader_after.value.as_ref();
+    let seat = seat_box(
+        seat_after,
+        view.margin_bp.value,
+        view.entries
+            .iter()
+            .find(|e| e.patch.value.as_ref() == seat_after.map(|l| &l.patch))
+            .and_then(|e| e.throughput_milli_rps.value)
+            .map(|t| (t, round.number)),
+        None,
+    );
     let model = RoundPage {
+        seat,
         campaign: campaign.to_string(),
         round: round.number,
         title: format!("Round {} · {}", round.number, view.status.value.as_str()),
@@ -864,10 +914,8 @@ pub fn round_page(
             RoundStatus::InfraFailed => "bad",
             RoundStatus::Inconclusive => "warn",
         },
-        status_reason: view
-            .status_reason
-            .as_ref()
-            .map(|r| Shown::of(r, |t| untrusted(t))),
+        status_reason: (view.status.value != RoundStatus::Complete)
+            .then(|| Shown::of(&view.verdict, |t| untrusted(t))),
         predicate_version: view
             .verification
             .predicate_version
@@ -878,8 +926,12 @@ pub fn round_page(
             if c.infra_failed > 0 {
                 text.push_str(&format!(" · {} infra_failed", c.infra_failed));
             }
+            if c.undecided > 0 {
+                text.push_str(&format!(" · {} not decided", c.undecided));
+            }
             text
         }),
+        undecided: view.entries.iter().any(|e| e.undecided),
         settled_in: Shown::of(&view.settled_in_ms, |ms| format_duration_ms(*ms)),
         started: Moment::of(&view.started_at),
         ended: Moment::of(&view.ended_at),
@@ -1175,47 +1227,56 @@ fn step_pass(group: &str, name: &str) -> (Option<u32>, String) {
 
 /// The timeline: consecutive steps of one group together; from v3, steps of one pass
 /// together under `Pass k of n`, each naming its entry.
+/// One step as the timelines show it, with the pass (from 1) it ran in when the round
+/// ran in passes: within a pass its entry in `entry` and its name without the entry and
+/// the pass; else its name without its group.
+pub fn step_row(step: &StepView, record: &RoundRecord) -> (Option<u32>, StepRow) {
+    let (pass, rest) = step_pass(&step.group.value, &step.name.value);
+    let pass = pass.filter(|_| !record.passes.is_empty());
+    let entry = pass.map(|_| untrusted(&step.group.value));
+    let name = if entry.is_some() {
+        untrusted(&rest)
+    } else {
+        // Before v3 no step names a pass: only the group is dropped.
+        let full = step.name.value.as_str();
+        untrusted(
+            full.strip_prefix(step.group.value.as_str())
+                .and_then(|r| r.strip_prefix(", "))
+                .unwrap_or(full),
+        )
+    };
+    let (status, status_class) = step_status(step.status.value);
+    let row = StepRow {
+        index: step.index,
+        entry,
+        name,
+        phase: step.phase.value.as_str(),
+        started: format_time_of_day(step.started_at.value),
+        started_iso: html_datetime(step.started_at.value),
+        duration: format_duration_ms(step.duration_ms.value),
+        since_previous: step
+            .since_previous_ms
+            .value
+            .map_or_else(|| "—".to_owned(), format_duration_ms),
+        status,
+        status_class,
+        verified: step.verified(),
+        log: step.log.as_ref().map(|l| untrusted(&l.value)),
+    };
+    (pass, row)
+}
+
 fn timeline(view: &RoundView, record: &RoundRecord) -> Timeline {
     let passes = record.passes.len();
     let mut groups: Vec<StepGroup> = Vec::new();
     for step in &view.steps {
-        let (pass, rest) = step_pass(&step.group.value, &step.name.value);
-        let (group, entry, void) = match pass.filter(|_| passes > 0) {
+        let (pass, row) = step_row(step, record);
+        let (group, void) = match pass {
             Some(k) => (
                 format!("Pass {k} of {passes}"),
-                Some(untrusted(&step.group.value)),
                 record.passes.iter().any(|p| p.index + 1 == k && p.void),
             ),
-            None => (untrusted(&step.group.value), None, false),
-        };
-        let name = if entry.is_some() {
-            untrusted(&rest)
-        } else {
-            // Before v3 no step names a pass: only the group is dropped.
-            let full = step.name.value.as_str();
-            untrusted(
-                full.strip_prefix(step.group.value.as_str())
-                    .and_then(|r| r.strip_prefix(", "))
-                    .unwrap_or(full),
-            )
-        };
-        let (status, status_class) = step_status(step.status.value);
-        let row = StepRow {
-            index: step.index,
-            entry,
-            name,
-            phase: step.phase.value.as_str(),
-            started: format_time_of_day(step.started_at.value),
-            started_iso: html_datetime(step.started_at.value),
-            duration: format_duration_ms(step.duration_ms.value),
-            since_previous: step
-                .since_previous_ms
-                .value
-                .map_or_else(|| "—".to_owned(), format_duration_ms),
-            status,
-            status_class,
-            verified: step.verified(),
-            log: step.log.as_ref().map(|l| untrusted(&l.value)),
+            None => (untrusted(&step.group.value), false),
         };
         let ran = usize::from(step.status.value != StepStatus::Skipped);
         match groups.last_mut() {
@@ -1366,8 +1427,6 @@ mod tests {
         assert_eq!(html_datetime(at), "2026-12-02T01:22:15.689Z");
         assert_eq!(format_micro_nats(1_186_369), "1.186369 nats");
         assert_eq!(format_micro_nats(7), "0.000007 nats");
-        assert_eq!(format_score(509_900, false), "+0.5099");
-        assert_eq!(format_score(-98_225, true), "-9.82 %");
         assert_eq!(untrusted_clipped("ab\u{202e}", 10), "ab\\u{202e}");
         assert_eq!(untrusted_clipped("éé\u{202e}é", 3), "éé\\u{202e}…");
         assert_eq!(untrusted_clipped("ééé", 3), "ééé");

@@ -9,7 +9,7 @@ use rayon::prelude::*;
 use receipts::model::{CampaignId, EventKind, MinerId, Sha256Hex, Submission, Timestamp};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
-use verifier::view::format_score_ppm;
+use verifier::view::{format_gate, format_score_percent};
 
 use crate::archive::{Archive, EntrySummary, RoundListing, SubmissionSummary};
 use crate::error::SiteError;
@@ -64,6 +64,8 @@ pub struct RecordView {
 pub struct Rejection {
     /// The gate (`surface_ok`, `build`, …); `None` when the record names none.
     pub gate: Option<String>,
+    /// What failed, for people ([`format_gate`]): `surface checks failed`.
+    pub failed: Option<String>,
     /// The reason recorded (untrusted, made safe).
     pub reason: String,
 }
@@ -162,7 +164,7 @@ impl Seat<'_> {
                 .unwrap_or_default(),
             role: e.role.as_str().to_owned(),
             status: e.status.as_str().to_owned(),
-            score: e.score_ppm.map(format_score_ppm),
+            score: e.score_ppm.map(format_score_percent),
         }
     }
 }
@@ -521,6 +523,7 @@ fn record_view(s: &Submission) -> RecordView {
         });
         Rejection {
             gate: last.and_then(|(g, _)| g.map(|g| g.to_string())),
+            failed: last.and_then(|(g, _)| g.map(|g| format!("{} failed", format_gate(g)))),
             reason: last.map(|(_, r)| untrusted(r)).unwrap_or_default(),
         }
     });

@@ -117,6 +117,10 @@ fn every_template_escapes_every_string_of_its_model() {
         &site::pages::rejected::page(&archive).unwrap(),
         &mut covered,
     );
+    check(
+        &site::pages::submissions::page(campaign).unwrap(),
+        &mut covered,
+    );
     let miner = index.miners().next().unwrap();
     check(
         &site::pages::miner::page(&archive, &index, miner).unwrap(),

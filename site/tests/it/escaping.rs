@@ -289,12 +289,15 @@ fn hostile_text_is_shown_inert_on_the_entry_pages() {
             continue;
         }
         assert_safe(&page.model.slug, &html);
-        // The diff: its lines escaped and classed, invalid UTF-8 as U+FFFD, the token cut.
+        // The diff: its lines escaped and classed, each byte that is not UTF-8 a marker
+        // naming it, the token cut.
         let diff = page.model.provenance.diff.as_ref().unwrap();
         assert!(diff.html.contains(
             "<span class=\"d-add\">+&lt;script&gt;alert(1)&lt;/script&gt;&lt;SCRIPT src=x&gt;"
         ));
-        assert!(html.contains("<span class=\"d-add\">+bad \u{fffd}\u{fffd}\u{fffd} bytes</span>"));
+        assert!(html.contains(
+            "<span class=\"d-add\">+bad <span class=\"d-ctl\">\\xff</span><span class=\"d-ctl\">\\xfe</span><span class=\"d-ctl\">\\xc3</span> bytes</span>"
+        ));
         assert!(html.contains("… (31769 more characters)</span>"));
         assert_eq!(diff.lines_cut, 1);
         // The engine log: ANSI and OSC 8 gone, bad bytes as U+FFFD, the end kept.

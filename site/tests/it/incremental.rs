@@ -689,7 +689,7 @@ fn add_record(data: &Path, seed: &str, second: u32) -> Sha256Hex {
 }
 
 #[test]
-fn a_new_submission_rewrites_the_miner_page_and_its_last_page_of_submissions_only() {
+fn a_new_submission_rewrites_its_miner_and_campaign_pages_of_submissions_only() {
     let f = fixture();
     // Miner `later` has 2 submissions in the case; 148 more make a page and a half.
     for i in 0..148 {
@@ -717,8 +717,11 @@ fn a_new_submission_rewrites_the_miner_page_and_its_last_page_of_submissions_onl
             .map(String::as_str)
             .collect::<Vec<_>>(),
         // Not the front page: its queue length counts queued submissions, and this one
-        // is only committed.
+        // is only committed. The campaign's submissions page lists every submission.
         [
+            "c/tiny/submissions/index.html",
+            "c/tiny/submissions/submissions.csv",
+            "c/tiny/submissions/submissions.json",
             "m/later/index.html",
             "m/later/submissions.csv",
             "m/later/submissions.json",

@@ -315,6 +315,18 @@ fn without_a_base_url_the_feed_links_relative_to_itself() {
     );
 }
 
+/// Issue 43: `api/index.json` shows a campaign's title as `campaigns.json` and every
+/// page do: a bidi override or a control as an escape, never the raw character.
+#[test]
+fn api_index_escapes_bidi_and_controls_like_campaigns_json() {
+    let mut archive = archive();
+    archive.campaigns[0].campaign.campaign.title = "a\u{202e}b\u{1b}c".to_owned();
+    let (_, bytes) = machine::api_index(&archive).expect("index");
+    let json: serde_json::Value = serde_json::from_slice(&bytes).expect("JSON");
+    assert_eq!(json["campaigns"][0]["title"], "a\\u{202e}b\\u{1b}c");
+    assert!(!String::from_utf8_lossy(&bytes).contains('\u{202e}'));
+}
+
 #[test]
 fn hostile_text_in_the_feed_is_escaped_and_nothing_breaks_out() {
     let mut archive = archive();
@@ -438,7 +450,7 @@ fn files_under(dir: &Path) -> BTreeSet<String> {
 fn the_bundle_tarball_extracts_into_a_bundle_that_verifies() {
     let dir = fixture("v2-round");
     let round = verified(&dir, 1);
-    let tar = bundle_tar(&dir, "tiny-round-1").expect("tar");
+    let tar = bundle_tar(&dir, "tiny-round-1", None).expect("tar");
     assert!(tar.skipped.is_empty());
     assert_eq!(tar.bytes.len() % 512, 0);
 
@@ -525,7 +537,7 @@ fn symlinks_are_left_out_of_the_tarball_and_reported() {
     std::os::unix::fs::symlink(&outside, dir.join("logs/secret.txt")).expect("symlink");
     std::os::unix::fs::symlink(tmp.path(), dir.join("outside")).expect("symlink");
 
-    let tar = bundle_tar(&dir, "b").expect("tar");
+    let tar = bundle_tar(&dir, "b", None).expect("tar");
     assert_eq!(
         tar.skipped,
         [
@@ -550,7 +562,9 @@ fn symlinks_are_left_out_of_the_tarball_and_reported() {
     }
     assert_eq!(
         tar.bytes,
-        bundle_tar(&fixture("v2-round"), "b").expect("tar").bytes
+        bundle_tar(&fixture("v2-round"), "b", None)
+            .expect("tar")
+            .bytes
     );
 }
 

@@ -65,10 +65,10 @@ fn round_page_model_of_the_v2_fixture() {
         "index,slug,role,miner,patch,status,scorePpm,scoreMinPpm,scoreMaxPpm,passes,\
          throughputMilliRps,throughputMinMilliRps,throughputMaxMilliRps,runs,durationMs,reason,\
          verified\r\n\
-         0,baseline,baseline,,,scored,0,,,,10853,10853,10853,1,943,,true\r\n\
+         0,baseline,baseline,,,scored,0,,,,10853,10853,10853,1,931,,true\r\n\
          1,candidate-1-fast,challenger,fast,\
          f98bb8888a2454cec792fdb3057f7a3f604e2afd317a4b644b9913f86e318dfc,scored,-11057,,,,\
-         10733,10733,10733,1,1039,,true\r\n"
+         10733,10733,10733,1,1013,,true\r\n"
     );
     assert_eq!(files[1].0, "c/tiny/r/1/entries.json");
 }
@@ -215,7 +215,7 @@ fn both_pages_render_through_their_templates() {
         "<title>Round 1 · complete · tiny · referee</title>",
         "Round 1 · <span class=\"ok\">complete</span>",
         "2 scored · 0 disqualified",
-        "-0.0110",
+        "-1.10 %",
         "0 is baseline speed",
         "Unchanged",
         "held by the baseline",
@@ -259,4 +259,80 @@ fn entry_slugs_are_the_bundle_file_names() {
         ["baseline", "incumbent-fast", "candidate-1-miner-b.2"]
     );
     assert!(site::paths::EntrySlug::of(&record, 3).is_err());
+}
+
+/// The v3 fixture round made `inconclusive` ([`testkit::forge::make_inconclusive`]),
+/// with the fixture's own verification report (the display is under test).
+fn inconclusive_round() -> VerifiedRound {
+    let dir = fixtures().join("v3-round");
+    let keyring = Keyring::load(&fixtures().join("v3-keyring.json")).unwrap();
+    let sealed = read_sealed_round(&dir).unwrap();
+    let mut record = sealed.record;
+    let report = verifier::verify_bundle(&dir, &keyring, &VerifyOptions::at(record.ended_at));
+    assert!(report.passed());
+    testkit::forge::make_inconclusive(&mut record);
+    let verified_at = record.ended_at;
+    VerifiedRound::new(
+        record.round,
+        &dir,
+        record,
+        &report,
+        &sealed.subjects,
+        sealed.statement_digest,
+        verified_at,
+    )
+}
+
+/// Issue 43: the round page of an inconclusive round says so in words that match its
+/// status (never infra_failed), and shows every entry's paired ratios, median and
+/// interval, marked "not decided"; the whole page is golden
+/// (`tests/it/snapshots/round-inconclusive.html`, `REFEREE_BLESS=1` rewrites it).
+#[test]
+fn the_inconclusive_round_page_says_not_decided_and_keeps_the_numbers() {
+    let round = inconclusive_round();
+    let campaign = round.record.campaign.id.clone();
+    let page = round::round_page(&campaign, &round, None, None).unwrap();
+    let html = site::render::render(page.template, &page.dir.page(), &page.model).unwrap();
+    let golden =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/snapshots/round-inconclusive.html");
+    if testkit::blessing() {
+        std::fs::write(&golden, &html).unwrap();
+    }
+    assert_eq!(html, std::fs::read_to_string(&golden).unwrap());
+    for expected in [
+        "<title>Round 1 · inconclusive · by-hand · referee</title>",
+        "<p class=\"notice\">inconclusive — not decided: A/A 30.78 % &gt; margin 10 %</p>",
+        "1 scored · 0 disqualified · 1 not decided",
+        "<td class=\"warn\">not decided</td>",
+        "<td class=\"num\">+0.47 % <span class=\"badge warn\">not decided</span></td>",
+        "<td>[+0.4, +0.5] (0 % coverage, 1 pass)</td>",
+    ] {
+        assert!(html.contains(expected), "{expected}\n{html}");
+    }
+    assert!(!html.contains("infra_failed"), "{html}");
+}
+
+/// Issue 43: an entry page lists the entry's own steps across its passes, each with the
+/// pass it ran in (from 1), not the round's steps grouped by pass.
+#[test]
+fn an_entry_page_lists_its_own_steps_pass_by_pass() {
+    let round = inconclusive_round();
+    let campaign = round.record.campaign.id.clone();
+    let pages = entry::entry_pages(&campaign, &round).unwrap();
+    let steps: Vec<(u32, Option<u32>, &str)> = pages[1]
+        .model
+        .steps
+        .iter()
+        .map(|s| (s.step.index, s.pass, s.step.name.as_str()))
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            (7, Some(1), "starting the engine"),
+            (8, Some(1), "running SLA"),
+            (9, Some(1), "running correctness"),
+        ]
+    );
+    // The baseline's include its A/A control runs.
+    assert_eq!(pages[0].model.steps.len(), 5);
 }

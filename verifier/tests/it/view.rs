@@ -10,7 +10,7 @@ use receipts::model::{EntryStatus, Role, RoundStatus, Timestamp};
 use testkit::copy_dir;
 use verifier::view::{
     CampaignRounds, CurrentLeader, RoundRow, RoundView, format_duration_ms, format_leader,
-    format_milli_rps, format_score_ppm, format_time_of_day,
+    format_milli_rps, format_score_percent, format_time_of_day,
 };
 use verifier::{CheckName, VerifyOptions};
 
@@ -95,7 +95,8 @@ fn the_v1_fixture_reads_exactly_and_every_field_is_verified() {
     assert_eq!(baseline.score_ppm.value, Some(0));
     assert_eq!(baseline.throughput_milli_rps.value, Some(5_898));
     assert_eq!(format_milli_rps(5_898), "5.898 req/s");
-    assert_eq!(baseline.duration_ms.value, 1_995);
+    // The summed durations of its steps (the span from its first to its last is 1 995 ms).
+    assert_eq!(baseline.duration_ms.value, 1_967);
     let challenger = &view.entries[1];
     assert_eq!(challenger.role.value, Role::Challenger);
     assert_eq!(
@@ -108,13 +109,17 @@ fn the_v1_fixture_reads_exactly_and_every_field_is_verified() {
     );
     assert_eq!(challenger.status.value, EntryStatus::Scored);
     assert_eq!(
-        challenger.score_ppm.value.map(format_score_ppm).as_deref(),
-        Some("0.0000")
+        challenger
+            .score_ppm
+            .value
+            .map(format_score_percent)
+            .as_deref(),
+        Some("0.00 %")
     );
     assert_eq!(challenger.throughput_milli_rps.value, Some(5_898));
     assert_eq!(challenger.throughput_min_milli_rps.value, Some(5_898));
     assert_eq!(challenger.throughput_max_milli_rps.value, Some(5_898));
-    assert_eq!(challenger.duration_ms.value, 2_032);
+    assert_eq!(challenger.duration_ms.value, 2_000);
     assert!(
         challenger
             .correctness
@@ -376,17 +381,16 @@ fn the_leader_is_seated_in_the_last_round_that_changed_the_seat() {
 }
 
 #[test]
-fn scores_truncate_toward_zero_to_four_decimals_with_a_sign() {
-    assert_eq!(format_score_ppm(948_899), "+0.9488");
-    assert_eq!(format_score_ppm(-454_999), "-0.4549");
-    assert_eq!(format_score_ppm(0), "0.0000");
-    assert_eq!(format_score_ppm(509_900), "+0.5099");
-    assert_eq!(format_score_ppm(2_000_000), "+2.0000");
-    assert_eq!(format_score_ppm(-1_000_000), "-1.0000");
-    // Under a ten-thousandth, the sign still says which side of the baseline it is.
-    assert_eq!(format_score_ppm(99), "+0.0000");
-    assert_eq!(format_score_ppm(-99), "-0.0000");
-    assert_eq!(format_score_ppm(i64::MIN), "-9223372036854.7758");
+fn scores_read_in_percent_truncated_toward_zero_with_a_sign() {
+    assert_eq!(format_score_percent(948_899), "+94.88 %");
+    assert_eq!(format_score_percent(-454_999), "-45.49 %");
+    assert_eq!(format_score_percent(0), "0.00 %");
+    assert_eq!(format_score_percent(1_100), "+0.11 %");
+    assert_eq!(format_score_percent(-1_000_000), "-100.00 %");
+    // Under a hundredth of a percent, the sign still says which side of the baseline.
+    assert_eq!(format_score_percent(99), "+0.00 %");
+    assert_eq!(format_score_percent(-99), "-0.00 %");
+    assert_eq!(format_score_percent(i64::MIN), "-922337203685477.58 %");
 }
 
 #[test]
@@ -416,4 +420,75 @@ fn self_reported_token_counts_are_marked() {
     let usage = RoundView::from_record(&dir, &record, &report);
     assert!(usage.self_reported_tokens.value);
     assert_eq!(verifier::view::SELF_REPORTED, "(self-reported)");
+}
+
+/// The v3 fixture as an `inconclusive` round ([`testkit::forge::make_inconclusive`])
+/// with its own verification report: the verdict says what the status says, the
+/// challenger is not decided (not `infra_failed`) and keeps its per-pass ratio as an
+/// undecided score, verified like the rows it rests on.
+#[test]
+fn an_inconclusive_round_is_not_decided_in_words_and_keeps_its_numbers() {
+    let dir = fixture("v3-round");
+    let keyring = Keyring::load(&fixture("v3-keyring.json")).expect("keyring");
+    let (mut record, _) = receipts::layout::read_round_record(&dir).expect("record");
+    let report = verifier::verify_bundle(&dir, &keyring, &VerifyOptions::at(record.ended_at));
+    assert!(report.passed());
+    testkit::forge::make_inconclusive(&mut record);
+    let view = RoundView::from_record(&dir, &record, &report);
+
+    assert_eq!(
+        view.verdict.value,
+        "inconclusive — not decided: A/A 30.78 % > margin 10 %"
+    );
+    let counts = view.counts.value;
+    assert_eq!(
+        (counts.scored, counts.infra_failed, counts.undecided),
+        (1, 0, 1)
+    );
+    let baseline = &view.entries[0];
+    assert!(!baseline.undecided);
+    assert_eq!(baseline.undecided_score, None);
+    let challenger = &view.entries[1];
+    assert!(challenger.undecided);
+    assert_eq!(challenger.status.value, EntryStatus::InfraFailed);
+    let score = challenger
+        .undecided_score
+        .as_ref()
+        .expect("the ratios stay");
+    assert!(score.verified);
+    assert_eq!(
+        (
+            score.value.median_ppm,
+            score.value.min_ppm,
+            score.value.max_ppm
+        ),
+        (4_770, 4_770, 4_770)
+    );
+    assert_eq!((score.value.passes, score.value.coverage_ppm), (1, 0));
+}
+
+#[test]
+fn verdicts_say_what_the_status_says() {
+    use receipts::model::{RoundFailure, TypedOrText};
+    use verifier::view::format_verdict;
+    let noise = TypedOrText::Typed(RoundFailure::NoiseAboveMargin {
+        aa_spread_bp: 3_078,
+        margin_bp: 1_000,
+    });
+    assert_eq!(format_verdict(RoundStatus::Complete, None), "complete");
+    assert_eq!(
+        format_verdict(RoundStatus::Inconclusive, Some(&noise)),
+        "inconclusive — not decided: A/A 30.78 % > margin 10 %"
+    );
+    assert_eq!(
+        format_verdict(
+            RoundStatus::InfraFailed,
+            Some(&TypedOrText::Typed(RoundFailure::BaselineFailed))
+        ),
+        "infra_failed — the baseline failed"
+    );
+    assert_eq!(
+        format_verdict(RoundStatus::InfraFailed, None),
+        "infra_failed"
+    );
 }

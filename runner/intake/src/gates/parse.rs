@@ -96,6 +96,20 @@ pub fn parse(bytes: &[u8]) -> Result<ParsedDiff, Violation> {
         };
         let old = delta.old_file();
         let new = delta.new_file();
+        let (mut old_path, mut new_path) = (
+            old.path_bytes().unwrap_or_default().to_vec(),
+            new.path_bytes().unwrap_or_default().to_vec(),
+        );
+        // A plain `git diff` writes `diff --git a/new file b/new file` for a new file whose
+        // name has a space: libgit2 cannot split that header and leaves the preimage path
+        // empty, where git takes the one name both halves share, the `+++` path. So do
+        // we (and the same for a deleted file); [`check_text`] then holds the header line
+        // to that name.
+        match delta.status() {
+            Delta::Added if old_path.is_empty() => old_path.clone_from(&new_path),
+            Delta::Deleted if new_path.is_empty() => new_path.clone_from(&old_path),
+            _ => {}
+        }
         files.push(FileChange {
             kind: match delta.status() {
                 Delta::Added => ChangeKind::Added,
@@ -105,8 +119,8 @@ pub fn parse(bytes: &[u8]) -> Result<ParsedDiff, Violation> {
                 Delta::Copied => ChangeKind::Copied,
                 _ => ChangeKind::Other,
             },
-            old_path: old.path_bytes().unwrap_or_default().to_vec(),
-            new_path: new.path_bytes().unwrap_or_default().to_vec(),
+            old_path,
+            new_path,
             old_mode: raw_mode(&old),
             new_mode: raw_mode(&new),
             old_id: old.id(),
@@ -381,6 +395,49 @@ mod tests {
         assert_eq!(file.old_id_hex_len, 7);
         assert!(file.old_id.to_string().starts_with("119c64a"));
         assert_eq!((file.additions, file.deletions, file.hunks), (1, 1, 1));
+        assert!(check_text(diff, &parsed.files).is_empty());
+    }
+
+    /// Issue 43: a plain `git diff` of a new file whose name has a space names it by its
+    /// `+++` path on both sides, as git does (not "empty path"); the header must still
+    /// name it, and a deleted one the same way.
+    #[test]
+    fn a_new_or_deleted_file_whose_name_has_a_space_is_named_as_git_names_it() {
+        let added = b"diff --git a/new file.txt b/new file.txt\nnew file mode 100644\n\
+index 0000000..3b18e51\n--- /dev/null\n+++ b/new file.txt\n@@ -0,0 +1 @@\n+hello\n";
+        let parsed = parse(added).expect("libgit2 parses it");
+        let file = &parsed.files[0];
+        assert_eq!(file.kind, ChangeKind::Added);
+        assert_eq!(file.old_path, b"new file.txt");
+        assert_eq!(file.new_path, b"new file.txt");
+        assert!(check_text(added, &parsed.files).is_empty());
+
+        let deleted = b"diff --git a/old file.txt b/old file.txt\ndeleted file mode 100644\n\
+index 3b18e51..0000000\n--- a/old file.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-hello\n";
+        let parsed = parse(deleted).expect("libgit2 parses it");
+        assert_eq!(parsed.files[0].new_path, b"old file.txt");
+        assert!(check_text(deleted, &parsed.files).is_empty());
+
+        // A header naming another file than the `+++` line is still refused.
+        let lying = b"diff --git a/x b/new file.txt\nnew file mode 100644\n\
+index 0000000..3b18e51\n--- /dev/null\n+++ b/new file.txt\n@@ -0,0 +1 @@\n+hello\n";
+        let parsed = parse(lying).expect("libgit2 parses it");
+        assert!(matches!(
+            check_text(lying, &parsed.files).as_slice(),
+            [Violation::HeaderMismatch { line: 1, .. }]
+        ));
+    }
+
+    /// git's C-quoted paths (octal escapes for bytes outside printable ASCII) parse to
+    /// the raw bytes, and the quoted header agrees with the parse.
+    #[test]
+    fn quoted_octal_paths_are_read_as_git_writes_them() {
+        let diff = b"diff --git \"a/caf\\303\\251 x.c\" \"b/caf\\303\\251 x.c\"\n\
+index 1111111..2222222 100644\n--- \"a/caf\\303\\251 x.c\"\n+++ \"b/caf\\303\\251 x.c\"\n\
+@@ -1 +1 @@\n-a\n+b\n";
+        let parsed = parse(diff).expect("libgit2 parses it");
+        assert_eq!(parsed.files[0].new_path, "café x.c".as_bytes());
+        assert_eq!(parsed.files[0].old_path, "café x.c".as_bytes());
         assert!(check_text(diff, &parsed.files).is_empty());
     }
 }

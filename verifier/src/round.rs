@@ -66,7 +66,7 @@ pub(crate) fn check_round(
     );
     crate::capability::check_capability(report, record, campaign.as_ref(), version);
     correctness::check_correctness(report, dir, record, campaign.as_ref());
-    check_load_samples(report, dir, record, campaign.as_ref());
+    check_load_samples(report, dir, record, campaign.as_ref(), version);
     statuses::check_statuses(report, record, version);
     timeline::check_timeline(report, record, opened.as_ref());
 }
@@ -342,6 +342,7 @@ fn check_load_samples(
     dir: &Path,
     record: &RoundRecord,
     campaign: Option<&receipts::model::FrozenCampaign>,
+    version: PredicateVersion,
 ) {
     for entry in &record.entries {
         let Some(file) = entry
@@ -352,9 +353,34 @@ fn check_load_samples(
             continue;
         };
         let at = format!("entries[{}].correctness.loadSampleFile", entry.index);
-        let result = files::read_json::<LoadSample>(dir, file)
-            .and_then(|sample| recheck_load_sample(file, entry, &sample, record, campaign));
+        let result = files::read_json::<LoadSample>(dir, file).and_then(|sample| {
+            if version >= PredicateVersion::V5 {
+                covers_every_counted_run(file, entry, &sample)?;
+            }
+            recheck_load_sample(file, entry, &sample, record, campaign)
+        });
         report.record(CheckName::LoadSample, Some(at), result);
+    }
+}
+
+/// From v5 the sample covers every run that enters the entry's score, and no other:
+/// its runs are [`sample::sampled_passes`] of the entry's rows.
+fn covers_every_counted_run(
+    file: &str,
+    entry: &Entry,
+    sample: &LoadSample,
+) -> Result<(), FailureReason> {
+    let found: Vec<u32> = sample.runs.iter().map(|r| r.run).collect();
+    let expected = sample::sampled_passes(&entry.passes);
+    if found == expected {
+        Ok(())
+    } else {
+        Err(files::recomputed(
+            file,
+            "runs[].run",
+            format!("{found:?}"),
+            format!("{expected:?} (every measured pass)"),
+        ))
     }
 }
 

@@ -127,6 +127,12 @@ pub(crate) fn outcome_of(record: &EntryRecord) -> RunOutcome {
     }
 }
 
+/// Whether a journaled run enters its entry's score: it measured a throughput at the
+/// SLA (its row's status is `measured`), so its outputs are sampled.
+pub(crate) fn counts_in_score(record: &EntryRecord) -> bool {
+    matches!(outcome_of(record), RunOutcome::Measured { milli_rps } if milli_rps > 0)
+}
+
 /// A journaled run record as the pass loop sees it.
 pub(crate) fn run_done(record: &EntryRecord) -> RunDone {
     RunDone {

@@ -275,7 +275,12 @@ pub(crate) fn view(
     let count = u32::try_from(orders.len()).unwrap_or(u32::MAX);
     let done: Vec<RunDone> = records.iter().map(|r| run_done(r)).collect();
     let runs = round_runs(entries, count, &done, excluded);
-    let decision = paired::decide_paired(&runs, drift_bound_bp, margin_bp);
+    let decision = paired::decide_paired(
+        &runs,
+        drift_bound_bp,
+        margin_bp,
+        paired::SeatChoice::BestQualifying,
+    );
     let settled = paired::settle_passes(&runs).ok();
     let fate = |records: &[RunRecord], pass: u32| {
         records
@@ -499,7 +504,12 @@ mod tests {
         let mut done = Vec::new();
         run_passes(&runs, &mut done, &mut machine).unwrap();
         assert_eq!(machine.ran, runs);
-        let decision = decide_paired(&round_runs(&entries, 3, &done, &[]), 500, 100);
+        let decision = decide_paired(
+            &round_runs(&entries, 3, &done, &[]),
+            500,
+            100,
+            paired::SeatChoice::BestQualifying,
+        );
         (decision, done)
     }
 

@@ -2,7 +2,9 @@
 //! each a real `referee engine serve` behind a proxy that cheats on the timed load
 //! (`tests/hostile/proxy.py`, run by the process backend), in a tiny round, with the
 //! typed outcome it must end in. The tests assert statuses and reasons, never timings.
-//! They need `python3`: without it they fail, they never skip.
+//! They need Python (the standard library only): `#[ignore]`d and named `interop_…`,
+//! `scripts/test` runs them with `REFEREE_PYTHON` (else `python3` is used); without an
+//! interpreter they fail, they never skip.
 
 mod support;
 
@@ -17,13 +19,14 @@ use verifier::{VerifyOptions, verify_bundle};
 
 use support::{FIXED_RATE, Fixture, SERIAL, Tiny, ok, root};
 
-/// The Python interpreter's own path (`sys.executable`): the sandbox's clean
-/// environment has no version manager's shims.
+/// The Python interpreter's own path (`sys.executable` of `REFEREE_PYTHON`, else of
+/// `python3`): the sandbox's clean environment has no version manager's shims.
 fn python() -> String {
-    let output = std::process::Command::new("python3")
+    let python = std::env::var("REFEREE_PYTHON").unwrap_or_else(|_| "python3".to_owned());
+    let output = std::process::Command::new(&python)
         .args(["-c", "import sys; print(sys.executable)"])
         .output()
-        .expect("the hostile suite needs python3 on PATH");
+        .expect("the hostile suite needs Python: set REFEREE_PYTHON or put python3 on PATH");
     assert!(output.status.success(), "python3: {output:?}");
     String::from_utf8(output.stdout).unwrap().trim().to_owned()
 }
@@ -88,16 +91,12 @@ fn verified(bundle: &Path) -> RoundRecord {
 /// so an engine honest in pass 1 and streaming garbage in passes 2–3 was scored. Every
 /// run that enters a score is sampled now: it is disqualified in a later pass.
 #[test]
-fn garbage_after_the_first_pass_is_disqualified() {
+#[ignore = "needs python3: run scripts/test"]
+fn interop_hostile_garbage_after_the_first_pass_is_disqualified() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let (_fixture, record) = hostile_round(3, 102);
-    assert_eq!(
-        record.outcome.status,
-        RoundStatus::Complete,
-        "{:?}\n{:#?}",
-        record.outcome,
-        record.entries
-    );
+    // Three passes on shared CPUs may be `inconclusive` (the A/A spread is timing): the
+    // entry's own disqualification stands in any round status.
     let cheat = &record.entries[1];
     assert_eq!(cheat.status, EntryStatus::Disqualified, "{cheat:#?}");
     let reason = cheat.disqualification.as_ref().unwrap().reason;
@@ -110,7 +109,8 @@ fn garbage_after_the_first_pass_is_disqualified() {
 /// Regression (issue 40): ids the reference rejects made the scorer fail and the round
 /// `infra_failed` (a free requeue). They disqualify the entry, typed.
 #[test]
-fn out_of_vocabulary_ids_disqualify_the_entry_not_the_round() {
+#[ignore = "needs python3: run scripts/test"]
+fn interop_hostile_out_of_vocabulary_ids_disqualify_the_entry_not_the_round() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let (_fixture, record) = hostile_round(1, 101);
     assert_eq!(

@@ -618,6 +618,20 @@ pub enum GateError {
         #[source]
         source: SampleError,
     },
+    /// The reference refused to teacher-force an entry's generated ids (a client error:
+    /// an id outside its vocabulary, say): the entry's fault.
+    #[error("the reference refused the generated token ids of item {item}")]
+    InvalidTokenIds {
+        /// The timed run, from 0; `None` for a correctness item.
+        run: Option<u32>,
+        /// The workload item, or the correctness item.
+        item: u32,
+        /// The reference's HTTP status.
+        status: u16,
+        /// The cause.
+        #[source]
+        source: ClientError,
+    },
     /// The answers did not all arrive within the deadline.
     #[error("{what}: no complete answer within the deadline of {deadline_s} s")]
     Deadline {
@@ -769,6 +783,56 @@ pub fn echo_disqualification(
     })
 }
 
+/// The error of teacher-forcing an entry's generated ids on item `item` (of timed run
+/// `run`): a client error status (4xx) of the reference is the entry's
+/// ([`GateError::InvalidTokenIds`]), anything else the reference's own failure.
+fn teacher_forcing_failed(run: Option<u32>, item: u32, source: ClientError) -> GateError {
+    match source {
+        ClientError::Status { status, .. } if (400..500).contains(&status) => {
+            GateError::InvalidTokenIds {
+                run,
+                item,
+                status,
+                source,
+            }
+        }
+        source => GateError::Client {
+            what: "reference logprobs",
+            item,
+            source,
+        },
+    }
+}
+
+impl GateError {
+    /// The entry's disqualification when the error is its own generated ids, refused
+    /// by the reference (`invalid_token_id`).
+    pub fn invalid_token_id(&self) -> Option<Disqualification> {
+        let Self::InvalidTokenIds {
+            run, item, status, ..
+        } = self
+        else {
+            return None;
+        };
+        let place = run.map_or_else(
+            || format!("correctness item {item}"),
+            |run| format!("run {run}, item {item}"),
+        );
+        Some(Disqualification {
+            reason: DisqualificationReason::InvalidTokenId {
+                run: *run,
+                item: *item,
+                status: *status,
+            },
+            detail: format!(
+                "{place}: the reference refused the generated token ids (status {status}): \
+                 ids outside its vocabulary"
+            ),
+            log_tail: Vec::new(),
+        })
+    }
+}
+
 /// An entry's disqualification when a sampled request of its timed runs diverges:
 /// `load_outputs_diverge` naming the run, the item and its gap.
 pub fn load_disqualification(sample: &LoadSample) -> Option<Disqualification> {
@@ -811,11 +875,7 @@ pub async fn reference_items(
         let forced = reference
             .teacher_forced(prompt, &output.token_ids, top_k)
             .await
-            .map_err(|source| GateError::Client {
-                what: "reference logprobs",
-                item: output.index,
-                source,
-            })?;
+            .map_err(|source| teacher_forcing_failed(None, output.index, source))?;
         let cut = |side: &[Vec<(u32, i64)>]| -> Vec<Vec<(u32, i64)>> {
             side.iter()
                 .map(|position| correctness::top_k(position, top_k))
@@ -958,7 +1018,7 @@ async fn sample_run(
         let forced = reference
             .teacher_forced(&prompt, token_ids, 1)
             .await
-            .map_err(client("reference logprobs"))?;
+            .map_err(|source| teacher_forcing_failed(Some(run.run), item, source))?;
         let top1 = forced.top1_micro_nats();
         let gap = sample::request_gap_micro_nats(&top1, &forced.token_micro_nats)
             .map_err(|source| GateError::Sample { item, source })?;
@@ -1390,6 +1450,45 @@ mod tests {
             LoadSampleCheck::NotApplicable { reason } if reason.contains("no token ids")
         ));
         assert_eq!(load_disqualification(&sample), None);
+    }
+
+    /// Regression (issue 40): ids the reference refuses (a client error) made the scorer
+    /// fail and the round `infra_failed`. They are the entry's `invalid_token_id`; the
+    /// reference's own failures (a server error) stay the scorer's.
+    #[test]
+    fn ids_the_reference_refuses_are_the_entrys_invalid_token_id() {
+        let status = |status| ClientError::Status {
+            url: "http://reference/v1/completions".into(),
+            status,
+            body: "token 1258 is not an id below 258".into(),
+        };
+        let refused = teacher_forcing_failed(Some(2), 17, status(400));
+        let dq = refused.invalid_token_id().unwrap();
+        assert_eq!(
+            dq.reason,
+            DisqualificationReason::InvalidTokenId {
+                run: Some(2),
+                item: 17,
+                status: 400
+            }
+        );
+        assert_eq!(
+            dq.detail,
+            "run 2, item 17: the reference refused the generated token ids (status 400): ids \
+             outside its vocabulary"
+        );
+        let gate = teacher_forcing_failed(None, 3, status(422)).invalid_token_id();
+        assert_eq!(
+            gate.map(|d| d.reason),
+            Some(DisqualificationReason::InvalidTokenId {
+                run: None,
+                item: 3,
+                status: 422
+            })
+        );
+        let failed = teacher_forcing_failed(Some(0), 1, status(500));
+        assert!(matches!(failed, GateError::Client { item: 1, .. }));
+        assert_eq!(failed.invalid_token_id(), None);
     }
 
     /// Regression (issue 10): an engine that never answered hung the correctness step

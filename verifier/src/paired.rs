@@ -78,7 +78,7 @@ pub(crate) fn check_paired(
     match campaign {
         Some(frozen) => {
             let settled = settled.as_ref().ok();
-            check_decision(report, logs, record, &runs, settled, frozen);
+            check_decision(report, logs, record, &runs, settled, frozen, version);
         }
         None => report.not_run(&[CheckName::PairedDecision], CheckName::InputsCampaign),
     }
@@ -629,6 +629,16 @@ fn same_seat(
     }
 }
 
+/// The challengers a round of `version` tested against the margin: from v5 every one
+/// (the best that clears it is seated), before only the best by median.
+fn seat_choice(version: PredicateVersion) -> paired::SeatChoice {
+    if version >= PredicateVersion::V5 {
+        paired::SeatChoice::BestQualifying
+    } else {
+        paired::SeatChoice::BestMedian
+    }
+}
+
 /// `paired.decision`: the outcome recomputed by [`round_outcome`] from
 /// [`paired::decide_paired`] under the campaign's drift bound and margin and what the
 /// receipt holds besides its passes ([`outcome_input`]) — a baseline run without token
@@ -647,6 +657,7 @@ fn check_decision(
     runs: &Runs,
     settled: Option<&SettledPasses>,
     frozen: &FrozenCampaign,
+    version: PredicateVersion,
 ) {
     let campaign = &frozen.campaign;
     let outcome = &record.outcome;
@@ -654,6 +665,7 @@ fn check_decision(
         &decision_runs(record, runs),
         campaign.drift_bound_bp,
         campaign.overtake_margin_bp,
+        seat_choice(version),
     );
     let target = Some("outcome".to_owned());
     let without_ids = match baseline_without_token_ids(logs, record, frozen) {
@@ -730,8 +742,9 @@ fn check_decision(
     report.record(CheckName::PairedDecision, target, result);
 }
 
-/// The outcome the paired decision rule gives `record`'s passes under `frozen`'s drift
-/// bound and margin: what `paired.decision` compares a receipt's outcome with
+/// The outcome the paired decision rule of the current version
+/// ([`paired::SeatChoice::BestQualifying`]) gives `record`'s passes under `frozen`'s
+/// drift bound and margin: what `paired.decision` compares a receipt's outcome with
 /// ([`round_outcome`] over [`paired::decide_paired`] and the rest of the record, the
 /// baseline's probe logs in `dir` read for a run without token ids). `referee verify
 /// --rerun` decides a re-run's passes with the original round's roles so.
@@ -749,6 +762,7 @@ pub fn recomputed_outcome(
         &decision_runs(record, &runs),
         campaign.drift_bound_bp,
         campaign.overtake_margin_bp,
+        paired::SeatChoice::BestQualifying,
     );
     let without_ids = baseline_without_token_ids(&mut ProbeLogs::new(dir), record, frozen)?;
     let leader_before = runs.rounds.incumbent.as_ref().map(|s| s.leader.clone());

@@ -67,7 +67,7 @@ pub(crate) fn check_round(
     );
     crate::capability::check_capability(report, record, campaign.as_ref(), version);
     correctness::check_correctness(report, dir, record, campaign.as_ref());
-    check_load_samples(report, dir, record, campaign.as_ref());
+    check_load_samples(report, dir, record, campaign.as_ref(), version);
     statuses::check_statuses(report, record, version);
     timeline::check_timeline(report, record, opened.as_ref());
     // Last: it excuses the failures of the checks above that read a withheld file.
@@ -345,6 +345,7 @@ fn check_load_samples(
     dir: &Path,
     record: &RoundRecord,
     campaign: Option<&receipts::model::FrozenCampaign>,
+    version: PredicateVersion,
 ) {
     for entry in &record.entries {
         let Some(file) = entry
@@ -355,9 +356,34 @@ fn check_load_samples(
             continue;
         };
         let at = format!("entries[{}].correctness.loadSampleFile", entry.index);
-        let result = files::read_json::<LoadSample>(dir, file)
-            .and_then(|sample| recheck_load_sample(file, entry, &sample, record, campaign));
+        let result = files::read_json::<LoadSample>(dir, file).and_then(|sample| {
+            if version >= PredicateVersion::V5 {
+                covers_every_counted_run(file, &entry.passes, &sample)?;
+            }
+            recheck_load_sample(file, entry, &sample, record, campaign)
+        });
         report.record(CheckName::LoadSample, Some(at), result);
+    }
+}
+
+/// From v5 the sample covers every run that enters the entry's score, and no other:
+/// its runs are [`sample::sampled_passes`] of the entry's rows `passes`.
+fn covers_every_counted_run(
+    file: &str,
+    passes: &[receipts::model::EntryPass],
+    sample: &LoadSample,
+) -> Result<(), FailureReason> {
+    let found: Vec<u32> = sample.runs.iter().map(|r| r.run).collect();
+    let expected = sample::sampled_passes(passes);
+    if found == expected {
+        Ok(())
+    } else {
+        Err(files::recomputed(
+            file,
+            "runs[].run",
+            format!("{found:?}"),
+            format!("{expected:?} (every measured pass)"),
+        ))
     }
 }
 
@@ -514,4 +540,63 @@ fn expected_score(entry: &Entry, baseline_milli_rps: Option<u64>) -> Option<i64>
         return None;
     }
     score_ppm(entry.throughput_milli_rps?, baseline_milli_rps?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use receipts::model::{EntryPass, LoadSampleCheck, LoadSampleRun, PassStatus};
+
+    /// Regression (issue 40): a sample of the first run only passed whatever the other
+    /// runs streamed. From v5 it must cover every measured pass, and only those.
+    #[test]
+    fn a_v5_sample_covers_exactly_the_measured_passes() {
+        let row = |pass, status| EntryPass {
+            pass,
+            control: false,
+            status,
+            throughput_milli_rps: None,
+            paired_ratio_ppm: None,
+            probe_log: None,
+            engine_log: None,
+            host_load: None,
+        };
+        let passes = [
+            row(0, PassStatus::Measured),
+            row(1, PassStatus::Invalid),
+            row(1, PassStatus::Measured),
+            row(2, PassStatus::Measured),
+        ];
+        let sample = |runs: &[u32]| LoadSample {
+            entry: 1,
+            sample_size: 8,
+            bound_micro_nats: 2_000_000,
+            runs: runs
+                .iter()
+                .map(|&run| LoadSampleRun {
+                    run,
+                    probe: 3,
+                    completed: Vec::new(),
+                    check: LoadSampleCheck::NotApplicable {
+                        reason: "no kept request of the result probe completed".into(),
+                    },
+                })
+                .collect(),
+        };
+        let file = "correctness/challenger-1-load-sample.json";
+        assert_eq!(
+            covers_every_counted_run(file, &passes, &sample(&[0, 1, 2])),
+            Ok(())
+        );
+        assert_eq!(
+            covers_every_counted_run(file, &passes, &sample(&[0])),
+            Err(files::recomputed(
+                file,
+                "runs[].run",
+                "[0]",
+                "[0, 1, 2] (every measured pass)"
+            ))
+        );
+        assert!(covers_every_counted_run(file, &passes, &sample(&[0, 1, 1, 2])).is_err());
+    }
 }

@@ -578,6 +578,19 @@ pub enum DisqualificationReason {
         /// The campaign's bound, micro-nats.
         bound_micro_nats: u64,
     },
+    /// The reference runtime refused to teacher-force the token ids the entry generated
+    /// (an id outside its vocabulary, say: it answered a client error), on a sampled
+    /// request of a timed run (`run`) or a correctness item (`run` absent): ids no model
+    /// of the campaign's can have produced are the entry's fault, never the round's
+    /// (content/correctness.md).
+    InvalidTokenId {
+        /// The timed run, from 0; `None` for a correctness item.
+        run: Option<u32>,
+        /// The workload item (`itemIndex`) or the correctness item.
+        item: u32,
+        /// The reference's HTTP status.
+        status: u16,
+    },
     /// The entry's correctness outputs did not all arrive within their deadline.
     CorrectnessDeadline {
         /// The deadline, seconds.
@@ -611,6 +624,7 @@ impl DisqualificationReason {
             DisqualificationReason::ComplianceFailed => "compliance_failed",
             DisqualificationReason::PromptEchoMismatch { .. } => "prompt_echo_mismatch",
             DisqualificationReason::LoadOutputsDiverge { .. } => "load_outputs_diverge",
+            DisqualificationReason::InvalidTokenId { .. } => "invalid_token_id",
             DisqualificationReason::CorrectnessDeadline { .. } => "correctness_deadline",
             DisqualificationReason::RemeasureInfraFailed { .. } => "remeasure_infra_failed",
             DisqualificationReason::SecretInOutput { .. } => "secret_in_output",

@@ -12,10 +12,12 @@
 //! 2. [`noise_verdict`]: the first baseline runs spreading more than the drift bound make
 //!    the round `infra_failed` (the machine changed); then the A/A control's paired
 //!    ratios spreading more than the margin make it `inconclusive`;
-//! 3. [`decide_paired`]: the best challenger (highest median paired ratio, ties to the
-//!    earlier commitment) takes the seat iff [`clears_margin`] against the incumbent pass
-//!    by pass: median per-pass ratio at least `1 + margin` **and** every pass at least
-//!    `1 + margin / 2`.
+//! 3. [`decide_paired`]: from `…/round/v5` ([`SeatChoice::BestQualifying`]) the best
+//!    challenger (highest median paired ratio, ties to the earlier commitment) among
+//!    those that [`clears_margin`] against the incumbent pass by pass — median per-pass
+//!    ratio at least `1 + margin` **and** every pass at least `1 + margin / 2` — takes
+//!    the seat; up to v4 ([`SeatChoice::BestMedian`]) only the best challenger overall
+//!    was tested, so a decoy with the best median and one slow pass kept everyone out.
 
 use std::fmt;
 
@@ -118,6 +120,23 @@ pub fn clears_margin(
     incumbent_milli_rps: &[u64],
     margin_bp: u32,
 ) -> bool {
+    clears_margin_every_pass(
+        challenger_milli_rps,
+        incumbent_milli_rps,
+        margin_bp,
+        SeatChoice::BestMedian.every_pass_ppm_per_bp(),
+    )
+}
+
+/// [`clears_margin`] with the every-pass condition at `every_pass_ppm_per_bp` ppm per
+/// basis point of margin (50: half the margin, as up to v4;
+/// [`SeatChoice::every_pass_ppm_per_bp`]).
+pub fn clears_margin_every_pass(
+    challenger_milli_rps: &[u64],
+    incumbent_milli_rps: &[u64],
+    margin_bp: u32,
+    every_pass_ppm_per_bp: u64,
+) -> bool {
     let Some(ratios) = pass_ratios_ppm(challenger_milli_rps, incumbent_milli_rps) else {
         return false;
     };
@@ -125,7 +144,7 @@ pub fn clears_margin(
         return false;
     };
     let margin_ppm = u64::from(margin_bp) * PPM_PER_BP;
-    median >= PPM_ONE + margin_ppm && min >= PPM_ONE + margin_ppm / 2
+    median >= PPM_ONE + margin_ppm && min >= PPM_ONE + u64::from(margin_bp) * every_pass_ppm_per_bp
 }
 
 /// What the noise of a round allows (content/noise.md, The two verdicts), checked in this
@@ -569,14 +588,45 @@ pub enum PairedDecision {
     },
 }
 
+/// Which challengers the decision rule tests against the margin (content/leader-rule.md,
+/// No decoy).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SeatChoice {
+    /// Up to `…/round/v4`: only the best challenger by median; when it does not clear
+    /// the margin, nobody takes the seat.
+    BestMedian,
+    /// From `…/round/v5`: the best by median among the challengers that clear the margin.
+    BestQualifying,
+}
+
+impl SeatChoice {
+    /// The every-pass condition, ppm of ratio per basis point of margin: 50 (half the
+    /// margin) up to v4; 75 (three quarters) from v5, where testing every challenger
+    /// instead of one would otherwise seat more no-ops (content/leader-rule.md, No decoy).
+    pub fn every_pass_ppm_per_bp(self) -> u64 {
+        match self {
+            SeatChoice::BestMedian => 50,
+            SeatChoice::BestQualifying => 75,
+        }
+    }
+}
+
 /// Decides a round run in paired passes (issue 12 / content/noise.md): settles the
-/// passes, applies the two noise verdicts, then seats the best challenger (highest
-/// median paired ratio against the baseline; a tie goes to the earlier commitment) iff
-/// it [`clears_margin`] against the incumbent's runs of the same passes — against the
-/// first baseline runs when the baseline holds the seat. A disqualified incumbent yields
-/// the seat to the best scored challenger without the margin, or to the baseline when
-/// none was scored (as in content/leader-rule.md).
-pub fn decide_paired(round: &RoundRuns, drift_bound_bp: u32, margin_bp: u32) -> PairedDecision {
+/// passes, applies the two noise verdicts, then seats a challenger (ranked by median
+/// paired ratio against the baseline; a tie goes to the earlier commitment) that
+/// [`clears_margin`] against the incumbent's runs of the same passes — against the
+/// first baseline runs when the baseline holds the seat: the best of those that clear
+/// it under [`SeatChoice::BestQualifying`], the best overall only under
+/// [`SeatChoice::BestMedian`]. When none is seated the rule names the best by median
+/// (`margin_not_met`). A disqualified incumbent yields the seat to the best scored
+/// challenger without the margin, or to the baseline when none was scored (as in
+/// content/leader-rule.md).
+pub fn decide_paired(
+    round: &RoundRuns,
+    drift_bound_bp: u32,
+    margin_bp: u32,
+    choice: SeatChoice,
+) -> PairedDecision {
     let settled = match settle_passes(round) {
         Ok(settled) => settled,
         Err(failure) => return PairedDecision::InfraFailed(failure),
@@ -608,16 +658,6 @@ pub fn decide_paired(round: &RoundRuns, drift_bound_bp: u32, margin_bp: u32) -> 
         NoiseRuling::Decides { .. } => {}
     }
 
-    // The best scored challenger; a strict `>` keeps the earliest of equals.
-    let mut best: Option<(usize, i64, &[u64])> = None;
-    for (index, fate) in settled.challengers.iter().enumerate() {
-        if let EntryFate::Scored(throughputs) = fate
-            && let Some(score) = paired_score(throughputs, &settled.baseline_first)
-            && best.is_none_or(|(_, best_ppm, _)| score.median_ppm > best_ppm)
-        {
-            best = Some((index, score.median_ppm, throughputs));
-        }
-    }
     let leader_before = round.incumbent.as_ref().map(|seated| seated.leader.clone());
     let leader_of = |index: usize| round.challengers[index].leader.clone();
     let incumbent: Option<&[u64]> = match &settled.incumbent {
@@ -625,13 +665,41 @@ pub fn decide_paired(round: &RoundRuns, drift_bound_bp: u32, margin_bp: u32) -> 
         Some(EntryFate::Scored(throughputs)) => Some(throughputs),
         Some(EntryFate::Disqualified { .. }) => None,
     };
+    // The best scored challenger, and the best that clears the margin; a strict `>`
+    // keeps the earliest of equals.
+    let mut best: Option<(usize, i64)> = None;
+    let mut best_qualifying: Option<(usize, i64)> = None;
+    for (index, fate) in settled.challengers.iter().enumerate() {
+        let EntryFate::Scored(throughputs) = fate else {
+            continue;
+        };
+        let Some(score) = paired_score(throughputs, &settled.baseline_first) else {
+            continue;
+        };
+        let better =
+            |than: Option<(usize, i64)>| than.is_none_or(|(_, ppm)| score.median_ppm > ppm);
+        if better(best) {
+            best = Some((index, score.median_ppm));
+        }
+        let every_pass = choice.every_pass_ppm_per_bp();
+        if incumbent
+            .is_some_and(|i| clears_margin_every_pass(throughputs, i, margin_bp, every_pass))
+            && better(best_qualifying)
+        {
+            best_qualifying = Some((index, score.median_ppm));
+        }
+    }
+    let seated = match choice {
+        SeatChoice::BestQualifying => best_qualifying,
+        SeatChoice::BestMedian => best.filter(|b| Some(*b) == best_qualifying),
+    };
     match (incumbent, best) {
         (Some(_), None) => PairedDecision::Seat {
             leader_after: leader_before,
             rule: SeatRule::NoScoredChallenger,
         },
-        (Some(incumbent), Some((index, _, challenger))) => {
-            if clears_margin(challenger, incumbent, margin_bp) {
+        (Some(_), Some((best, _))) => {
+            if let Some((index, _)) = seated {
                 PairedDecision::Seat {
                     leader_after: Some(leader_of(index)),
                     rule: SeatRule::MarginMet {
@@ -642,12 +710,12 @@ pub fn decide_paired(round: &RoundRuns, drift_bound_bp: u32, margin_bp: u32) -> 
                 PairedDecision::Seat {
                     leader_after: leader_before,
                     rule: SeatRule::MarginNotMet {
-                        best: leader_of(index),
+                        best: leader_of(best),
                     },
                 }
             }
         }
-        (None, Some((index, _, _))) => PairedDecision::Seat {
+        (None, Some((index, _))) => PairedDecision::Seat {
             leader_after: Some(leader_of(index)),
             rule: SeatRule::IncumbentDisqualified {
                 winner: leader_of(index),

@@ -24,7 +24,7 @@
 use rand_core::SeedableRng;
 use sha2::{Digest, Sha256};
 
-use crate::model::{LoadSample, LoadSampleCheck, Seed32};
+use crate::model::{EntryPass, LoadSample, LoadSampleCheck, PassStatus, Seed32};
 use crate::rules::correctness::item_distance_micro_nats;
 use crate::rules::workload::uniform;
 
@@ -48,6 +48,21 @@ pub fn keep_pool(sample_seed: &Seed32, entry: u32, sub_stream_len: u32, n: u32) 
     );
     pool.sort_unstable();
     pool
+}
+
+/// The passes whose runs an entry's sample covers (from `…/round/v5`: every run that
+/// enters a score is checked): per pass its last row of `rows` (a re-run follows the
+/// attempt it replaces), when that row is `measured`, ascending. Control rows (the
+/// baseline's) are left out.
+pub fn sampled_passes(rows: &[EntryPass]) -> Vec<u32> {
+    let mut last: std::collections::BTreeMap<u32, PassStatus> = std::collections::BTreeMap::new();
+    for row in rows.iter().filter(|r| !r.control) {
+        last.insert(row.pass, row.status);
+    }
+    last.into_iter()
+        .filter(|(_, status)| *status == PassStatus::Measured)
+        .map(|(pass, _)| pass)
+        .collect()
 }
 
 /// Where an artifact disagrees with its recomputation.
@@ -295,6 +310,33 @@ mod tests {
         );
         assert_eq!(keep_pool(&seed, 1, 5, 8), vec![0, 1, 2, 3, 4]);
         assert_eq!(keep_pool(&seed, 1, 1000, 1).len(), 16);
+    }
+
+    #[test]
+    fn every_pass_whose_last_row_is_measured_is_sampled() {
+        let row = |pass, control, status| EntryPass {
+            pass,
+            control,
+            status,
+            throughput_milli_rps: None,
+            paired_ratio_ppm: None,
+            probe_log: None,
+            engine_log: None,
+            host_load: None,
+        };
+        let rows = [
+            row(0, false, PassStatus::Measured),
+            // Pass 1: invalid, then its re-run measured.
+            row(1, false, PassStatus::Invalid),
+            row(1, false, PassStatus::Measured),
+            // Pass 2: measured, but its control row is no entry's run.
+            row(2, false, PassStatus::SlaUnmet),
+            row(2, true, PassStatus::Measured),
+            row(3, false, PassStatus::Measured),
+            row(4, false, PassStatus::Crashed),
+        ];
+        assert_eq!(sampled_passes(&rows), vec![0, 1, 3]);
+        assert_eq!(sampled_passes(&[]), Vec::<u32>::new());
     }
 
     #[test]

@@ -4,9 +4,9 @@
 use receipts::model::{self, Leader, NoiseCheck, PairedScore, SeatRule, Sha256Hex};
 use receipts::rules::paired::{
     Attempt, DisqualifyingRun, EntryFate, MIN_PASSES, NoiseRuling, PairedDecision, PairedFailure,
-    RoundRuns, RunFate, RunOutcome, RunOwner, RunRecord, SeatedRuns, Slot, clears_margin,
-    decide_paired, median_coverage_ppm, noise_check, noise_verdict, paired_ratio_ppm, paired_score,
-    run_fate, settle_passes, spread_bp,
+    RoundRuns, RunFate, RunOutcome, RunOwner, RunRecord, SeatChoice, SeatedRuns, Slot,
+    clears_margin, decide_paired, median_coverage_ppm, noise_check, noise_verdict,
+    paired_ratio_ppm, paired_score, run_fate, settle_passes, spread_bp,
 };
 use receipts::rules::score::score_ppm;
 
@@ -176,6 +176,7 @@ fn one_pass_below_the_incumbent_keeps_the_seat() {
         &round(&FLAT, &FLAT, Some(&incumbent), &[&challenger]),
         500,
         100,
+        SeatChoice::BestQualifying,
     );
     assert_eq!(
         decision,
@@ -184,14 +185,36 @@ fn one_pass_below_the_incumbent_keeps_the_seat() {
             rule: SeatRule::MarginNotMet { best: leader(1) },
         }
     );
+    // Every pass at least half the margin (0.5 %) cleared up to v4; from v5 every pass
+    // needs three quarters of it (0.75 %).
     let steady = [20_200, 20_100, 20_200];
-    let decision = decide_paired(&round(&FLAT, &FLAT, Some(&incumbent), &[&steady]), 500, 100);
+    let seated = PairedDecision::Seat {
+        leader_after: Some(leader(1)),
+        rule: SeatRule::MarginMet { winner: leader(1) },
+    };
+    let decide = |runs: &[u64; 3], choice| {
+        decide_paired(
+            &round(&FLAT, &FLAT, Some(&incumbent), &[runs]),
+            500,
+            100,
+            choice,
+        )
+    };
+    assert_eq!(decide(&steady, SeatChoice::BestMedian), seated);
     assert_eq!(
-        decision,
+        decide(&steady, SeatChoice::BestQualifying),
         PairedDecision::Seat {
-            leader_after: Some(leader(1)),
-            rule: SeatRule::MarginMet { winner: leader(1) },
+            leader_after: Some(leader(9)),
+            rule: SeatRule::MarginNotMet { best: leader(1) },
         }
+    );
+    assert_eq!(
+        decide(&[20_200, 20_150, 20_200], SeatChoice::BestQualifying),
+        seated
+    );
+    assert_eq!(
+        decide(&[20_200, 20_149, 20_200], SeatChoice::BestQualifying),
+        decide(&steady, SeatChoice::BestQualifying)
     );
 }
 
@@ -216,7 +239,12 @@ fn drift_exactly_at_the_bound_counts_and_one_bp_more_is_machine_changed() {
     );
     let challenger = [20_000, 21_000, 19_000];
     assert_eq!(
-        decide_paired(&round(&baseline, &baseline, None, &[&challenger]), 999, 100),
+        decide_paired(
+            &round(&baseline, &baseline, None, &[&challenger]),
+            999,
+            100,
+            SeatChoice::BestQualifying
+        ),
         PairedDecision::InfraFailed(PairedFailure::MachineChanged {
             spread_bp: 1_000,
             bound_bp: 999,
@@ -255,7 +283,8 @@ fn control_spread_exactly_at_the_margin_decides_and_above_is_inconclusive() {
         decide_paired(
             &round(&FLAT, &control, Some(&FLAT), &[&challenger]),
             500,
-            199
+            199,
+            SeatChoice::BestQualifying
         ),
         PairedDecision::Inconclusive {
             control_spread_bp: 200,
@@ -279,24 +308,59 @@ fn best_is_the_highest_median_paired_ratio_and_ties_go_to_the_earlier_commitment
     let c = [12_000, 12_000, 12_000];
     // No incumbent: the baseline defends, with the margin.
     assert_eq!(
-        decide_paired(&round(&FLAT, &FLAT, None, &[&a, &b, &c]), 500, 1_000),
+        decide_paired(
+            &round(&FLAT, &FLAT, None, &[&a, &b, &c]),
+            500,
+            1_000,
+            SeatChoice::BestQualifying
+        ),
         PairedDecision::Seat {
             leader_after: Some(leader(2)),
             rule: SeatRule::MarginMet { winner: leader(2) },
         }
     );
-    // The best misses the margin; the runner-up is never considered.
+    // Nobody clears the margin: the best by median is named.
     let steady = [10_600, 10_600, 10_600];
     let jumpy = [20_000, 10_000, 10_000];
     assert_eq!(
-        decide_paired(&round(&FLAT, &FLAT, None, &[&steady, &jumpy]), 500, 1_000),
+        decide_paired(
+            &round(&FLAT, &FLAT, None, &[&steady, &jumpy]),
+            500,
+            1_000,
+            SeatChoice::BestQualifying
+        ),
+        PairedDecision::Seat {
+            leader_after: None,
+            rule: SeatRule::MarginNotMet { best: leader(1) },
+        }
+    );
+    // Regression (issue 40): a decoy with the best median and one slow pass kept an
+    // honest challenger that clears the margin out. From v5 the best of those that clear
+    // it takes the seat; v4's rule (kept for verifying v4 receipts) still names the decoy.
+    let decoy = [20_000, 20_000, 10_000];
+    let honest = [11_500, 11_500, 11_500];
+    let decoyed = round(&FLAT, &FLAT, None, &[&decoy, &honest]);
+    assert_eq!(
+        decide_paired(&decoyed, 500, 1_000, SeatChoice::BestQualifying),
+        PairedDecision::Seat {
+            leader_after: Some(leader(2)),
+            rule: SeatRule::MarginMet { winner: leader(2) },
+        }
+    );
+    assert_eq!(
+        decide_paired(&decoyed, 500, 1_000, SeatChoice::BestMedian),
         PairedDecision::Seat {
             leader_after: None,
             rule: SeatRule::MarginNotMet { best: leader(1) },
         }
     );
     assert_eq!(
-        decide_paired(&round(&FLAT, &FLAT, None, &[]), 500, 100),
+        decide_paired(
+            &round(&FLAT, &FLAT, None, &[]),
+            500,
+            100,
+            SeatChoice::BestQualifying
+        ),
         PairedDecision::Seat {
             leader_after: None,
             rule: SeatRule::NoScoredChallenger,
@@ -311,7 +375,7 @@ fn disqualified_incumbent_yields_without_the_margin_or_falls_back() {
         incumbent.runs[1] = first(RunOutcome::Crashed);
     }
     assert_eq!(
-        decide_paired(&crashed, 500, 100),
+        decide_paired(&crashed, 500, 100, SeatChoice::BestQualifying),
         PairedDecision::Seat {
             leader_after: Some(leader(1)),
             rule: SeatRule::IncumbentDisqualified { winner: leader(1) },
@@ -319,7 +383,7 @@ fn disqualified_incumbent_yields_without_the_margin_or_falls_back() {
     );
     crashed.challengers[0].runs[2] = first(RunOutcome::SlaUnmet);
     assert_eq!(
-        decide_paired(&crashed, 500, 100),
+        decide_paired(&crashed, 500, 100, SeatChoice::BestQualifying),
         PairedDecision::Seat {
             leader_after: None,
             rule: SeatRule::IncumbentDisqualifiedFallback,
@@ -451,7 +515,7 @@ fn an_invalid_run_is_rerun_once_then_fails_the_round() {
         attempt: Attempt::Rerun,
     };
     assert_eq!(
-        decide_paired(&runs, 500, 100),
+        decide_paired(&runs, 500, 100, SeatChoice::BestQualifying),
         PairedDecision::InfraFailed(PairedFailure::RunInvalid {
             slot: Slot::Challenger(0),
             pass: 1,

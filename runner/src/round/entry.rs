@@ -230,10 +230,10 @@ impl<'c, 'a> EntryRun<'c, 'a> {
         let Some(mut engine) = self.start()? else {
             return Ok(self.record);
         };
-        let Some((sla, measurement, kept_runs)) = self.measure_sla(engine.as_mut())? else {
+        let Some((sla, measurement)) = self.measure_sla(engine.as_mut())? else {
             return Ok(self.record);
         };
-        self.take_outputs_and_stop(engine.as_mut(), sla, measurement, kept_runs)?;
+        self.take_outputs_and_stop(engine.as_mut(), sla, measurement)?;
         self.record.steps = self.steps;
         self.record.ended_at = self.ctx.options.clock.now();
         Ok(self.record)
@@ -435,22 +435,23 @@ impl<'c, 'a> EntryRun<'c, 'a> {
         format!("probes/{}.json", self.slug)
     }
 
-    /// The SLA step: the measured runs, the host's steal over them, the probe log.
-    /// Returns the step (still open: the engine is stopped before it ends when it is the
-    /// engine's last), the measurement and the kept requests, or `None` when the run
+    /// The SLA step: the measured runs, the host's steal over them, the probe log, the
+    /// kept requests of its result probe (saved for the scorer: every run that enters a
+    /// score is sampled). Returns the step (still open: the engine is stopped before it
+    /// ends when it is the engine's last) and the measurement, or `None` when the run
     /// ended here.
     fn measure_sla(
         &mut self,
         engine: &mut dyn Engine,
-    ) -> Result<Option<(StepRun, EntryMeasurement, Vec<KeptRun>)>, RoundError> {
+    ) -> Result<Option<(StepRun, EntryMeasurement)>, RoundError> {
         let endpoint = engine.endpoint().unwrap_or_default();
         let mut sla = self.begin("running SLA", Phase::RunningSla);
-        // Token ids are kept for the timed-run sample only on the run whose correctness
-        // outputs are taken, and never for the baseline (it is not judged).
-        let keep = if self.run.takes_outputs && !self.baseline {
-            sample_pool(self.ctx, self.planned.index)
-        } else {
+        // Token ids are kept for the timed-run sample on every run, never for the
+        // baseline (it is not judged).
+        let keep = if self.baseline {
             Ok(BTreeSet::new())
+        } else {
+            sample_pool(self.ctx, self.planned.index)
         };
         // The host's steal over the measured part: `/proc/stat` sampled around it.
         let before = CpuTimes::now();
@@ -493,6 +494,22 @@ impl<'c, 'a> EntryRun<'c, 'a> {
             return Ok(None);
         }
         self.record.probe_log = Some(probe_log_rel);
+        if !kept_runs.is_empty() {
+            match save_kept(self.ctx, &self.slug, kept_runs) {
+                Ok((rel, count)) => {
+                    sla.line(&format!(
+                        "{count} requests of the result probe kept for the timed-run sample"
+                    ));
+                    self.record.kept = Some(rel);
+                }
+                Err(error) => {
+                    let reason = error_chain(&error);
+                    sla.line(&format!("saving the kept requests failed: {reason}"));
+                    self.fail(sla, Some(engine), Failure::Infra(reason))?;
+                    return Ok(None);
+                }
+            }
+        }
         sla.line(&format!(
             "throughput {} milli-req/s (min {}, max {}), outcome {}",
             opt(measurement.throughput_milli_rps),
@@ -505,7 +522,7 @@ impl<'c, 'a> EntryRun<'c, 'a> {
             self.fail(sla, Some(engine), Failure::CutShort(reason))?;
             return Ok(None);
         }
-        Ok(Some((sla, measurement, kept_runs)))
+        Ok(Some((sla, measurement)))
     }
 
     /// The correctness step when the SLA was met and outputs are wanted (one request at
@@ -516,7 +533,6 @@ impl<'c, 'a> EntryRun<'c, 'a> {
         engine: &mut dyn Engine,
         sla: StepRun,
         measurement: EntryMeasurement,
-        kept_runs: Vec<KeptRun>,
     ) -> Result<(), RoundError> {
         // A run the host stole from is invalid: its outputs wait for its re-run.
         let sla_ok =
@@ -526,7 +542,7 @@ impl<'c, 'a> EntryRun<'c, 'a> {
         let (mut last, last_ok) = if takes_outputs {
             self.steps.push(self.ctx.steps.finish(sla, StepStatus::Ok)?);
             let mut step = self.begin("running correctness", Phase::RunningCorrectness);
-            taken = self.correctness_outputs(engine, &mut step, kept_runs);
+            taken = self.correctness_outputs(engine, &mut step);
             let ok = taken.outputs.is_some();
             (step, ok)
         } else {
@@ -569,15 +585,10 @@ impl<'c, 'a> EntryRun<'c, 'a> {
     /// The entry's greedy outputs on `engine`, kept in memory for the scorer (and saved
     /// under `.work/` for a resumed round); a failure is the entry's (its answers) or the
     /// runner's, told apart.
-    fn correctness_outputs(
-        &mut self,
-        engine: &dyn Engine,
-        step: &mut StepRun,
-        kept_runs: Vec<KeptRun>,
-    ) -> TakenOutputs {
+    fn correctness_outputs(&mut self, engine: &dyn Engine, step: &mut StepRun) -> TakenOutputs {
         let endpoint = engine.endpoint().unwrap_or_default();
         let baseline = self.baseline;
-        match take_outputs(self.ctx, &endpoint, &self.slug, step, baseline, kept_runs) {
+        match take_outputs(self.ctx, &endpoint, &self.slug, step, baseline) {
             Ok((rel, saved)) => {
                 self.ctx.produced.outputs.insert(rel.clone(), saved);
                 TakenOutputs {
@@ -746,7 +757,6 @@ fn take_outputs(
     slug: &str,
     step: &mut StepRun,
     echo_only: bool,
-    load: Vec<KeptRun>,
 ) -> Result<(String, SavedOutputs), StepError> {
     let items = ctx.workload()?.correctness_items();
     let spec = &ctx.frozen.campaign.correctness;
@@ -762,19 +772,31 @@ fn take_outputs(
         gate::take_outputs(&client, &items, spec.top_k, echo_only),
     ))?;
     step.line(&format!("{} correctness items answered", outputs.len()));
-    if !load.is_empty() {
-        let kept: usize = load.iter().map(|r| r.requests.len()).sum();
-        step.line(&format!(
-            "{kept} requests of the timed runs' result probes kept for the sample"
-        ));
-    }
     let rel = format!("outputs/{slug}.json");
-    let path = ctx.work.join(&rel);
-    let saved = SavedOutputs {
-        items: outputs,
-        load,
-    };
-    let bytes = serde_json::to_vec(&saved).map_err(|e| StepError::Parse {
+    let saved = SavedOutputs { items: outputs };
+    save_work(ctx, &rel, &saved)?;
+    Ok((rel, saved))
+}
+
+/// Saves a run's kept requests under `.work/kept/<slug>.json` (for a resumed round) and
+/// keeps them in memory for the scorer; returns that file's `.work`-relative path and
+/// how many requests were kept.
+fn save_kept(
+    ctx: &mut Ctx<'_>,
+    slug: &str,
+    kept: Vec<KeptRun>,
+) -> Result<(String, usize), StepError> {
+    let rel = format!("kept/{slug}.json");
+    save_work(ctx, &rel, &kept)?;
+    let count = kept.iter().map(|r| r.requests.len()).sum();
+    ctx.produced.kept.insert(rel.clone(), kept);
+    Ok((rel, count))
+}
+
+/// Writes `value` as JSON to `.work/<rel>`, its directory made first.
+fn save_work<T: serde::Serialize>(ctx: &Ctx<'_>, rel: &str, value: &T) -> Result<(), StepError> {
+    let path = ctx.work.join(rel);
+    let bytes = serde_json::to_vec(value).map_err(|e| StepError::Parse {
         path: path.clone(),
         message: e.to_string(),
     })?;
@@ -782,7 +804,7 @@ fn take_outputs(
         fs::create_dir_all(parent).map_err(IoError::at("creating", parent))?;
     }
     receipts::fsutil::write_atomic(&path, &bytes, 0o644).map_err(IoError::at("writing", &path))?;
-    Ok((rel, saved))
+    Ok(())
 }
 
 /// Checks out the pinned baseline (with `patch` applied) into `.work/<rel>` and returns

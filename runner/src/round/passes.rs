@@ -127,6 +127,12 @@ pub(crate) fn outcome_of(record: &EntryRecord) -> RunOutcome {
     }
 }
 
+/// Whether a journaled run enters its entry's score: it measured a throughput at the
+/// SLA (its row's status is `measured`), so its outputs are sampled.
+pub(crate) fn counts_in_score(record: &EntryRecord) -> bool {
+    matches!(outcome_of(record), RunOutcome::Measured { milli_rps } if milli_rps > 0)
+}
+
 /// A journaled run record as the pass loop sees it.
 pub(crate) fn run_done(record: &EntryRecord) -> RunDone {
     RunDone {
@@ -269,7 +275,12 @@ pub(crate) fn view(
     let count = u32::try_from(orders.len()).unwrap_or(u32::MAX);
     let done: Vec<RunDone> = records.iter().map(|r| run_done(r)).collect();
     let runs = round_runs(entries, count, &done, excluded);
-    let decision = paired::decide_paired(&runs, drift_bound_bp, margin_bp);
+    let decision = paired::decide_paired(
+        &runs,
+        drift_bound_bp,
+        margin_bp,
+        paired::SeatChoice::BestQualifying,
+    );
     let settled = paired::settle_passes(&runs).ok();
     let fate = |records: &[RunRecord], pass: u32| {
         records
@@ -493,7 +504,12 @@ mod tests {
         let mut done = Vec::new();
         run_passes(&runs, &mut done, &mut machine).unwrap();
         assert_eq!(machine.ran, runs);
-        let decision = decide_paired(&round_runs(&entries, 3, &done, &[]), 500, 100);
+        let decision = decide_paired(
+            &round_runs(&entries, 3, &done, &[]),
+            500,
+            100,
+            paired::SeatChoice::BestQualifying,
+        );
         (decision, done)
     }
 

@@ -176,6 +176,11 @@ pub struct EntryRecord {
     /// the run is invalid (re-run once) whatever it measured.
     #[serde(default)]
     pub steal_exceeded: bool,
+    /// `.work/`-relative file of the requests of its result probe the load client kept
+    /// for the timed-run sample ([`crate::correctness::KeptRun`]); `None` for the
+    /// baseline, a run that kept none or did not reach its result probe.
+    #[serde(default)]
+    pub kept: Option<String>,
     /// The result.
     pub result: EntryResult,
 }
@@ -207,6 +212,7 @@ impl EntryRecord {
             probe_log: None,
             host_load: None,
             steal_exceeded: false,
+            kept: None,
             result: EntryResult::InfraFailed {
                 reason: "not run".into(),
             },

@@ -32,6 +32,8 @@ use receipts::rules::correctness;
 pub(crate) struct Produced {
     /// Each entry's correctness outputs, by their `.work`-relative file.
     pub(crate) outputs: BTreeMap<String, SavedOutputs>,
+    /// Each run's kept requests of its result probe, by their `.work`-relative file.
+    pub(crate) kept: BTreeMap<String, Vec<KeptRun>>,
     /// Each judged entry's per-item artifact, by its bundle-relative file.
     pub(crate) correctness: BTreeMap<String, CorrectnessItems>,
 }
@@ -44,6 +46,17 @@ impl Produced {
         match self.outputs.get(rel) {
             Some(saved) => Ok(Cow::Borrowed(saved)),
             None => read_json(&work.join(rel)).map(Cow::Owned),
+        }
+    }
+
+    /// The kept requests saved in `.work/<rel>`: the ones this process kept, else the
+    /// file.
+    ///
+    /// Errors: [`StepError::Io`] or [`StepError::Parse`] naming the file.
+    fn kept(&self, work: &Path, rel: &str) -> Result<Cow<'_, [KeptRun]>, StepError> {
+        match self.kept.get(rel) {
+            Some(kept) => Ok(Cow::Borrowed(kept.as_slice())),
+            None => read_json::<Vec<KeptRun>>(&work.join(rel)).map(Cow::Owned),
         }
     }
 
@@ -63,12 +76,10 @@ impl Produced {
     }
 }
 
-/// What an entry's run saved for the scorer: its correctness outputs and the kept
-/// requests of its timed runs.
+/// What an entry's run saved for the scorer: its correctness outputs.
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub(crate) struct SavedOutputs {
     pub(crate) items: Vec<ItemOutput>,
-    pub(crate) load: Vec<KeptRun>,
 }
 
 /// A JSON file the round wrote.
@@ -436,7 +447,11 @@ fn score_entry(
         deadline,
         "reference logprobs",
         gate::reference_items(client, &saved.items, prompts, spec.top_k),
-    ))?;
+    ));
+    let items = match items {
+        Err(error) => return refused_ids(error),
+        Ok(items) => items,
+    };
     let artifact = CorrectnessItems {
         top_k: spec.top_k,
         group_size: spec.group_size,
@@ -446,11 +461,13 @@ fn score_entry(
     };
     // One line: both sides' top-k at every position, pretty, would be ~4× the size.
     intake::store::write_json_compact(&items_path, &artifact)?;
-    // The timed runs' sample: only where the client kept requests (a sample seed and
-    // `load_sample` > 0), recorded `not applicable` run by run where it cannot judge.
+    // The timed runs' sample: every run that enters the score, where the client kept
+    // requests (a sample seed and `load_sample` > 0), recorded `not applicable` run by
+    // run where it cannot judge.
     let seed = ctx.setup_seeds()?.sample_seed;
+    let kept = counted_kept(ctx, planned.index)?;
     let (load_sample_file, load_dq) = match seed {
-        Some(seed) if !saved.load.is_empty() => {
+        Some(seed) if !kept.is_empty() => {
             let sample_spec = gate::SampleSpec {
                 seed: &seed.seed,
                 entry: planned.index,
@@ -460,10 +477,19 @@ fn score_entry(
             let sample = ctx.runtime.block_on(gate::within(
                 deadline,
                 "reference logprobs of the timed-run sample",
-                gate::check_load_sample(client, sample_spec, &saved.load),
-            ))?;
-            super::write_artifact(&sample_path, &sample)?;
-            (Some(sample_file), gate::load_disqualification(&sample))
+                gate::check_load_sample(client, sample_spec, &kept),
+            ));
+            // Ids the reference refuses disqualify the entry; its gate verdict stands.
+            match sample {
+                Ok(sample) => {
+                    super::write_artifact(&sample_path, &sample)?;
+                    (Some(sample_file), gate::load_disqualification(&sample))
+                }
+                Err(error) => match error.invalid_token_id() {
+                    Some(dq) => (None, Some(dq)),
+                    None => return Err(error.into()),
+                },
+            }
         }
         _ => (None, None),
     };
@@ -479,6 +505,36 @@ fn score_entry(
         load_sample_file,
     };
     Ok(Judged::Summary(summary, load_dq, artifact))
+}
+
+/// An entry whose correctness outputs hold ids the reference refused is disqualified
+/// (`invalid_token_id`); any other failure of the reference is the scorer's error.
+fn refused_ids(error: GateError) -> Result<Judged, StepError> {
+    match error.invalid_token_id() {
+        Some(dq) => Ok(Judged::Disqualified(dq)),
+        None => Err(error.into()),
+    }
+}
+
+/// The kept requests of every run of entry `index` that enters its score, in pass
+/// order: per pass its last attempt (a re-run replaces an invalid first one), when it
+/// measured a throughput ([`super::passes::counts_in_score`]).
+///
+/// Errors: a kept file of a resumed round that cannot be read.
+fn counted_kept(ctx: &Ctx<'_>, index: u32) -> Result<Vec<KeptRun>, StepError> {
+    let mut kept = Vec::new();
+    for pass in 0..ctx.frozen.campaign.runs {
+        let last = (ctx.journal.entry_runs(index))
+            .filter(|r| !r.control && r.pass == pass)
+            .last();
+        let Some(record) = last.filter(|r| super::passes::counts_in_score(r)) else {
+            continue;
+        };
+        if let Some(rel) = &record.kept {
+            kept.extend(ctx.produced.kept(&ctx.work, rel)?.iter().cloned());
+        }
+    }
+    Ok(kept)
 }
 
 /// Rewrites an engine config to full precision (f32 weights and KV cache): the

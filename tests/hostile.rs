@@ -1,0 +1,137 @@
+//! The hostile engines of record (issue 40; content/correctness.md, Cheats of record):
+//! each a real `referee engine serve` behind a proxy that cheats on the timed load
+//! (`tests/hostile/proxy.py`, run by the process backend), in a tiny round, with the
+//! typed outcome it must end in. The tests assert statuses and reasons, never timings.
+//! They need Python (the standard library only): `#[ignore]`d and named `interop_…`,
+//! `scripts/test` runs them with `REFEREE_PYTHON` (else `python3` is used); without an
+//! interpreter they fail, they never skip.
+
+mod support;
+
+use std::io::Write;
+use std::os::unix::net::UnixListener;
+use std::path::Path;
+
+use receipts::keys::Keyring;
+use receipts::layout::read_round_record;
+use receipts::model::{DisqualificationReason, EntryStatus, RoundRecord, RoundStatus};
+use verifier::{VerifyOptions, verify_bundle};
+
+use support::{FIXED_RATE, Fixture, SERIAL, Tiny, ok, root};
+
+/// The Python interpreter's own path (`sys.executable` of `REFEREE_PYTHON`, else of
+/// `python3`): the sandbox's clean environment has no version manager's shims.
+fn python() -> String {
+    let python = std::env::var("REFEREE_PYTHON").unwrap_or_else(|_| "python3".to_owned());
+    let output = std::process::Command::new(&python)
+        .args(["-c", "import sys; print(sys.executable)"])
+        .output()
+        .expect("the hostile suite needs Python: set REFEREE_PYTHON or put python3 on PATH");
+    assert!(output.status.success(), "python3: {output:?}");
+    String::from_utf8(output.stdout).unwrap().trim().to_owned()
+}
+
+/// Serves the number of each connection, from 0, on a Unix socket at `path`: the
+/// hostile proxy's count of its processes (its own state cannot outlive a run).
+fn counter(path: &Path) {
+    let listener = UnixListener::bind(path).unwrap();
+    std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
+    std::thread::spawn(move || {
+        for (n, stream) in listener.incoming().enumerate() {
+            if let Ok(mut stream) = stream {
+                let _ = writeln!(stream, "{n}");
+            }
+        }
+    });
+}
+
+/// A tiny round of `runs` passes whose one challenger is the hostile class `class`
+/// (the proxy's `startup_delay_ms` code), every engine run through the proxy; returns
+/// the verified record.
+fn hostile_round(runs: u32, class: u32) -> (Fixture, RoundRecord) {
+    let counter_dir = tempfile::tempdir().unwrap();
+    let socket = counter_dir.path().join("counter.sock");
+    counter(&socket);
+    let backend = format!(
+        "backend = {{ kind = \"process\", command = [\"{}\", \"{}\", \"{}\", \"{{config}}\", \"{{listen_fd}}\", \"{}\"] }}\n",
+        python(),
+        root().join("tests/hostile/proxy.py").display(),
+        env!("CARGO_BIN_EXE_referee"),
+        socket.display()
+    );
+    let value = class.to_string();
+    let tiny = Tiny {
+        rates: FIXED_RATE,
+        backend: &backend,
+        runs,
+        // A loose SLA: the suite tests verdicts, and shares its CPUs with other tests.
+        bound_ms: 1000,
+        ..Tiny::default()
+    };
+    let fixture = Fixture::new(&tiny, &[("cheat", "startup_delay_ms", &value)]);
+    ok(&fixture.round_command().output().unwrap());
+    let record = verified(&fixture.data.join("tiny/rounds/1"));
+    drop(counter_dir);
+    (fixture, record)
+}
+
+/// The sealed round at `bundle`, which must verify.
+fn verified(bundle: &Path) -> RoundRecord {
+    let keyring = Keyring::load(&bundle.join("../../../keyring.json")).unwrap();
+    let report = verify_bundle(bundle, &keyring, &VerifyOptions::default());
+    assert!(
+        report.passed(),
+        "the round does not verify: {:?}",
+        report.failures().collect::<Vec<_>>()
+    );
+    read_round_record(bundle).unwrap().0
+}
+
+/// Regression (issue 40): only the run that took the correctness outputs was sampled,
+/// so an engine honest in pass 1 and streaming garbage in passes 2–3 was scored. Every
+/// run that enters a score is sampled now: it is disqualified in a later pass.
+#[test]
+#[ignore = "needs python3: run scripts/test"]
+fn interop_hostile_garbage_after_the_first_pass_is_disqualified() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let (_fixture, record) = hostile_round(3, 102);
+    // Three passes on shared CPUs may be `inconclusive` (the A/A spread is timing): the
+    // entry's own disqualification stands in any round status.
+    let cheat = &record.entries[1];
+    assert_eq!(cheat.status, EntryStatus::Disqualified, "{cheat:#?}");
+    let reason = cheat.disqualification.as_ref().unwrap().reason;
+    assert!(
+        matches!(reason, DisqualificationReason::LoadOutputsDiverge { run, .. } if run >= 1),
+        "{reason:?}"
+    );
+}
+
+/// Regression (issue 40): ids the reference rejects made the scorer fail and the round
+/// `infra_failed` (a free requeue). They disqualify the entry, typed.
+#[test]
+#[ignore = "needs python3: run scripts/test"]
+fn interop_hostile_out_of_vocabulary_ids_disqualify_the_entry_not_the_round() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let (_fixture, record) = hostile_round(1, 101);
+    assert_eq!(
+        record.outcome.status,
+        RoundStatus::Complete,
+        "{:?}\n{:#?}",
+        record.outcome,
+        record.entries
+    );
+    let cheat = &record.entries[1];
+    assert_eq!(cheat.status, EntryStatus::Disqualified, "{cheat:#?}");
+    let reason = cheat.disqualification.as_ref().unwrap().reason;
+    assert!(
+        matches!(
+            reason,
+            DisqualificationReason::InvalidTokenId {
+                run: Some(0),
+                status: 400,
+                ..
+            }
+        ),
+        "{reason:?}"
+    );
+}

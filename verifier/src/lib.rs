@@ -25,6 +25,7 @@ use receipts::model::{
 };
 
 pub mod archive;
+mod binding;
 mod capability;
 mod chain;
 mod correctness;
@@ -35,6 +36,7 @@ mod files;
 mod inputs;
 mod measurements;
 mod paired;
+mod plan;
 pub mod report;
 pub mod rerun;
 mod round;
@@ -126,7 +128,8 @@ impl PredicateVersion {
 /// `status.consistent`, `timeline`, and from
 /// v3 `host.steal`, `round.tokenCount` and the paired checks of its passes: `passes.order`, `passes.void`, `paired.ratio`,
 /// `paired.score`, `noise.spread`, `noise.verdict`, `paired.decision`, and
-/// `engine.docker` for entries run in containers); every
+/// `engine.docker` for entries run in containers; from v5 `round.sla`, `probes.entry`,
+/// `runs.passes`, `probe.plan` and `status.passes`); every
 /// one reported. A rerun bundle (predicate type [`RERUN_PREDICATE_TYPE`]) gets the re-run
 /// checks of [`rerun`] instead of the round checks. Never fails: I/O problems are failed
 /// checks naming the file.

@@ -8,6 +8,7 @@ mod forge;
 mod archive;
 mod bundle;
 mod forgery;
+mod forgery_v5;
 mod interop_python;
 mod older_predicates;
 mod paired;

@@ -263,6 +263,12 @@ pub enum CheckName {
     /// (`engine.memoryLimitMb`); `entries[i]` as target.
     #[serde(rename = "engine.api")]
     EngineApi,
+    /// Engines (v5): an entry's isolation record against the campaign: `engineThreads`
+    /// is `hardware.engine_threads` on its CPUs by the runner's rule, a `trusted` sandbox
+    /// only under `trusted_engines`, a Docker sandbox and cpuset only on the Docker
+    /// backend, pinned CPUs not shared with the client; `entries[i]` as target.
+    #[serde(rename = "engine.isolation")]
+    EngineIsolation,
     /// Chain: the round's `previousReceipt` is the Statement digest of the round before it
     /// in the same campaign, the rounds numbered 1, 2, … without a gap.
     #[serde(rename = "chain.previousReceipt")]
@@ -403,6 +409,7 @@ impl CheckName {
             CheckName::PairedDecision => "paired.decision",
             CheckName::EngineDocker => "engine.docker",
             CheckName::EngineApi => "engine.api",
+            CheckName::EngineIsolation => "engine.isolation",
             CheckName::ChainPrevious => "chain.previousReceipt",
             CheckName::ChainIncumbent => "chain.incumbent",
             CheckName::ChainCampaign => "chain.campaign",

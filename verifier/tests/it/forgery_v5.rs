@@ -369,3 +369,33 @@ fn a_chain_whose_predicate_version_goes_down_fails_chain_version() {
         )
     );
 }
+
+/// The engine told to use more threads than the campaign's `hardware.engine_threads`
+/// (1 in the by-hand campaign).
+#[test]
+fn engine_threads_other_than_the_campaigns_fail_engine_isolation() {
+    let report = forged_v5(
+        |_| {},
+        |_, p| p["entries"][1]["engine"]["isolation"]["engineThreads"] = json!(2),
+    );
+    assert!(matches!(
+        only(&report, CheckName::EngineIsolation),
+        FailureReason::Recomputed { field, claimed, .. }
+            if field == "entries[1].engine.isolation.engineThreads" && claimed == "2"
+    ));
+}
+
+/// An engine run without a sandbox in a campaign that does not declare
+/// `trusted_engines`.
+#[test]
+fn an_unsandboxed_engine_without_trusted_engines_fails_engine_isolation() {
+    let report = forged_v5(
+        |_| {},
+        |_, p| p["entries"][1]["engine"]["isolation"]["sandbox"] = json!("trusted"),
+    );
+    assert!(matches!(
+        only(&report, CheckName::EngineIsolation),
+        FailureReason::Recomputed { field, claimed, .. }
+            if field == "entries[1].engine.isolation.sandbox" && claimed == "Trusted"
+    ));
+}

@@ -7,6 +7,7 @@ mod forge;
 
 mod archive;
 mod bundle;
+mod field_coverage;
 mod forgery;
 mod forgery_v5;
 mod interop_python;

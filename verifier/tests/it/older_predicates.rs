@@ -67,6 +67,7 @@ fn v5_only(version: &str) -> Vec<(&'static str, Option<&'static str>, &str)> {
         ("probes.entry", None, version),
         ("runs.passes", None, version),
         ("probe.plan", None, version),
+        ("engine.isolation", None, version),
         ("status.passes", None, version),
     ]
 }
@@ -172,9 +173,10 @@ fn still_verifies(version: &str, predicate_type: &str) {
         "no raw logprobs",
     ));
     // And what v5 added, in the order the checks run: the SLA before the token count,
-    // the binding and the probe plans after the measurements, the statuses last.
-    let [sla, entry, runs, plan, statuses]: [_; 5] =
-        v5_only(version).try_into().expect("five checks");
+    // the binding, the probe plans and the isolation after the measurements, the
+    // statuses last.
+    let [sla, entry, runs, plan, isolation, statuses]: [_; 6] =
+        v5_only(version).try_into().expect("six checks");
     let mut expected = v3_only;
     let before = |list: &[(&str, Option<&str>, &str)], name: &str| {
         list.iter().position(|c| c.0 == name).expect(name)
@@ -182,7 +184,7 @@ fn still_verifies(version: &str, predicate_type: &str) {
     let at = before(&expected, "round.tokenCount");
     expected.insert(at, sla);
     let at = before(&expected, "client.selfTest");
-    expected.splice(at..at, [entry, runs, plan]);
+    expected.splice(at..at, [entry, runs, plan, isolation]);
     expected.push(statuses);
     assert_eq!(not_applicable, expected);
 }

@@ -242,10 +242,6 @@ pub const ATTESTED_FIELDS: &[AttestedField] = &[
         reason: HOST,
     },
     AttestedField {
-        path: "clientSelfTest.rateMilliRps",
-        reason: SELF_TEST,
-    },
-    AttestedField {
         path: "clientSelfTest.achievedMilliRps",
         reason: SELF_TEST,
     },

@@ -399,3 +399,34 @@ fn an_unsandboxed_engine_without_trusted_engines_fails_engine_isolation() {
             if field == "entries[1].engine.isolation.sandbox" && claimed == "Trusted"
     ));
 }
+
+/// A self-test whose send-lag p50 is above its p99.
+#[test]
+fn a_self_test_p50_above_its_p99_fails_client_self_test() {
+    let report = forged_v5(
+        |_| {},
+        |_, p| p["clientSelfTest"]["sendLagP50Us"] = json!(100_000),
+    );
+    assert!(matches!(
+        only(&report, CheckName::ClientSelfTest),
+        FailureReason::Recomputed { field, .. } if field == "clientSelfTest.sendLagP50Us"
+    ));
+}
+
+/// A self-test run at another rate than the campaign's maximum.
+#[test]
+fn a_self_test_at_another_rate_than_the_campaigns_maximum_fails_client_self_test() {
+    let report = forged_v5(
+        |_| {},
+        |_, p| p["clientSelfTest"]["rateMilliRps"] = json!(1000),
+    );
+    assert_eq!(
+        only(&report, CheckName::ClientSelfTest),
+        recomputed(
+            "receipt.dsse.json",
+            "clientSelfTest.rateMilliRps",
+            "1000",
+            "4000"
+        )
+    );
+}

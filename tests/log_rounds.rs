@@ -329,7 +329,7 @@ fn two_logged_rounds_verify_and_a_truncated_log_is_caught() {
         assert_eq!(code, Some(1));
         assert_eq!(
             log_checks(&reports[0]),
-            [("log.roundOpened".to_owned(), false, "notLogged".to_owned())]
+            [("log.roundOpened".to_owned(), false, "log".to_owned())]
         );
     }
     let (code, reports) = verify(&fixture, &["--no-log", "data/tiny/rounds/2"]);

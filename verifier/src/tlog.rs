@@ -166,14 +166,14 @@ pub fn check_bundle_log(
             report.fail(
                 CheckName::LogRoundOpened,
                 None,
-                FailureReason::NotLogged {
-                    round: record.round,
-                    why: format!(
-                        "its receipt records a log entry at {origin} but its proofs `{}` are \
-                         missing (`--no-log` skips the log checks)",
-                        proof_path.display()
+                log_failure(
+                    &proof_path,
+                    format!(
+                        "missing, but the receipt records round {}'s entry in {origin} \
+                         (`--no-log` skips the log checks)",
+                        record.round
                     ),
-                },
+                ),
             );
             return None;
         }

@@ -430,3 +430,34 @@ fn a_self_test_at_another_rate_than_the_campaigns_maximum_fails_client_self_test
         )
     );
 }
+
+/// `referee show` and the site (`verifier::view`) mark the moved log's figures
+/// unverified: the challenger's throughput and paired score rest on `probes.entry`.
+#[test]
+fn the_view_marks_a_moved_logs_figures_unverified() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().to_owned();
+    forge_from(
+        &fixture_named("v5-round"),
+        dir.path(),
+        |dir| {
+            std::fs::copy(dir.join(BASELINE_LOG), dir.join(CHALLENGER_LOG)).expect("copy");
+        },
+        |_| {},
+        |p| {
+            let moved = log_throughput(&path, CHALLENGER_LOG);
+            recompute_challenger(&path, p, moved);
+        },
+    );
+    let view = verifier::RoundView::from_bundle(
+        dir.path(),
+        &keyring(),
+        &verifier::VerifyOptions::default(),
+    )
+    .expect("a round");
+    let challenger = view.entry(1).expect("the challenger");
+    assert!(!challenger.throughput_milli_rps.verified);
+    assert!(!challenger.paired_score.as_ref().expect("a score").verified);
+    let baseline = view.entry(0).expect("the baseline");
+    assert!(baseline.throughput_milli_rps.verified);
+}

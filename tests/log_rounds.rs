@@ -137,6 +137,18 @@ fn two_logged_rounds_verify_and_a_truncated_log_is_caught() {
             })
         );
     }
+    // Round 2 chains onto round 1: its `previousReceipt` is round 1's Statement digest.
+    let bundle = |n: u64| fixture.data.join("tiny/rounds").join(n.to_string());
+    let first =
+        receipts::bundle::read_statement_digest(&bundle(1).join(receipts::bundle::ENVELOPE_FILE))
+            .expect("digest");
+    let previous = |n: u64| {
+        read_round_record(&bundle(n))
+            .expect("record")
+            .0
+            .previous_receipt
+    };
+    assert_eq!((previous(1), previous(2)), (None, Some(first)));
     let checkpoint: Value = serde_json::from_str(&stdout(&run(
         &fixture,
         &["log", "checkpoint", "--data", "data", "--json"],

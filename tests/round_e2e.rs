@@ -521,57 +521,115 @@ fn the_process_backend_runs_any_command_line() {
     assert_eq!(dq.reason, DisqualificationReason::CorrectnessFailed);
 }
 
+/// An engine that prints the evaluator's private key to its log (the test hands the key
+/// to the challenger's engine: the sandbox keeps the real one out of reach,
+/// content/threat-model.md) pays alone: the round seals and verifies, the log is
+/// withheld, the challenger is disqualified `secret_in_output`, no bundle file holds the
+/// key in any form, and `referee round` exits 3 telling the evaluator to rotate the key.
 #[test]
-fn drift_beyond_the_bound_fails_the_round_and_charges_no_requeue() {
+fn an_engine_that_prints_the_evaluator_key_is_disqualified_and_the_key_is_withheld() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    // Two passes and a drift bound of 0 bp: any difference between the baseline's runs
-    // of the two passes fails the round (an exactly equal pair of throughputs would
-    // pass; the test then says so).
-    let fixture = fixture_with(FIXED_RATE, "", 2, 0, &[("fast", "max_num_seqs", "8")]);
-    let campaign = DataDir::new(&fixture.data).campaign(&"tiny".parse().unwrap());
-    for n in 1..=2u64 {
-        ok(&round(&fixture, None, None));
-        let (_, record) = sealed(&fixture, n);
-        let noise = record.noise.as_ref().unwrap();
-        if noise.baseline_spread_bp == Some(0) {
-            eprintln!("SKIPPED: round {n}'s two baseline runs measured exactly equal");
-            return;
+    // Only the challenger's config (its diff sets `startup_delay_ms = 1`) prints the key.
+    let seed = "07".repeat(32);
+    let backend = format!(
+        "backend = {{ kind = \"process\", command = [\"sh\", \"-c\", \"grep -q 'startup_delay_ms = 1$' {{config}} && echo leaked {seed} >&2; exec {} engine serve --config {{config}} --listen-fd {{listen_fd}} --threads 1\"] }}\n",
+        env!("CARGO_BIN_EXE_referee")
+    );
+    let fixture = fixture_with(
+        FIXED_RATE,
+        &backend,
+        1,
+        5000,
+        &[("leaky", "startup_delay_ms", "1")],
+    );
+    // The evaluator key is that seed, trusted from the epoch.
+    receipts::fsutil::write_atomic(&fixture.key, format!("{seed}\n").as_bytes(), 0o600).unwrap();
+    Keyring::new(vec![TrustedKey {
+        key: PrivateKey::from_seed(&[7; 32]).public().clone(),
+        valid_from: Timestamp::from_unix_seconds(0).unwrap(),
+        valid_until: None,
+    }])
+    .unwrap()
+    .save(&DataDir::new(&fixture.data).keyring_path())
+    .unwrap();
+
+    let output = round(&fixture, None, None);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("rotate it"), "{stderr}");
+    let (bundle, record) = sealed(&fixture, 1);
+    let leaky = &record.entries[1];
+    assert_eq!(leaky.status, EntryStatus::Disqualified, "{leaky:#?}");
+    assert_eq!(
+        leaky.disqualification.as_ref().map(|d| d.reason),
+        Some(DisqualificationReason::SecretInOutput { files: 1 })
+    );
+    let log = leaky.passes[0].engine_log.as_deref().unwrap();
+    let withheld = std::fs::read(bundle.join(log)).unwrap();
+    let original = receipts::rules::redaction::withheld_bytes(&withheld);
+    assert!(
+        original.is_some_and(|n| n > 72),
+        "{}",
+        String::from_utf8_lossy(&withheld)
+    );
+    // What the runs wrote holds the key nowhere (the inputs hold it: this test put it in
+    // the campaign's command line).
+    let forms = PrivateKey::from_seed(&[7; 32]).seed_forms();
+    let listed = receipts::bundle::list_files(&bundle).unwrap();
+    let written = listed.iter().filter(|f| !f.name.starts_with("inputs/"));
+    let written: Vec<_> = written
+        .filter(|f| f.name != "round-opened.dsse.json")
+        .collect();
+    assert!(written.len() > 10);
+    for file in written {
+        let bytes = std::fs::read(&file.path).unwrap();
+        assert!(!forms.found_in(&bytes), "{} holds the key", file.name);
+    }
+
+    // Forged and re-signed with the evaluator's own key, each fails `secret.withheld`
+    // alone: a count that is not the files withheld; a file un-withheld; a file of
+    // another entry withheld without its disqualification.
+    let baseline_log = record.entries[0].passes[0].engine_log.clone().unwrap();
+    type Edit<'a> = Box<dyn Fn(&Path) + 'a>;
+    let forgeries: [(&str, Edit<'_>); 3] = [
+        ("count", Box::new(|_: &Path| {})),
+        (
+            "unwithheld",
+            Box::new(|dir: &Path| std::fs::write(dir.join(log), "engine log\n").unwrap()),
+        ),
+        (
+            "baseline",
+            Box::new(|dir: &Path| {
+                let withheld = receipts::rules::redaction::withheld(5);
+                std::fs::write(dir.join(&baseline_log), withheld).unwrap();
+            }),
+        ),
+    ];
+    for (name, files) in forgeries {
+        let dir = fixture.dir.path().join(format!("forged-{name}"));
+        testkit::copy_dir(&bundle, &dir);
+        files(&dir);
+        let mut statement = testkit::forge::statement(&dir, "receipt.dsse.json");
+        if name == "count" {
+            statement["predicate"]["entries"][1]["disqualification"]["reason"] =
+                serde_json::json!({"secret_in_output": {"files": 2}});
         }
-        assert_eq!(noise.verdict, receipts::model::NoiseVerdict::BaselineDrift);
-        assert!(record.drift.is_none());
-        assert_eq!(record.outcome.status, RoundStatus::InfraFailed);
-        assert!(!record.outcome.changed);
-        assert!(
-            record
-                .outcome
-                .reason
-                .as_ref()
-                .unwrap()
-                .to_string()
-                .contains("drift")
+        testkit::forge::sign_with(
+            &dir,
+            "receipt.dsse.json",
+            statement,
+            &PrivateKey::from_seed(&[7; 32]),
         );
-        assert_eq!(record.entries[1].status, EntryStatus::InfraFailed);
-        assert_eq!(record.entries[1].score_ppm, None);
-        let submission = campaign
-            .load_submission(record.entries[1].patch.as_ref().unwrap())
-            .unwrap();
-        // An infra_failed round is charged to no challenger: requeued after each, its
-        // one requeue unused.
+        let keyring = Keyring::load(&fixture.data.join("keyring.json")).unwrap();
+        let report = verify_bundle(&dir, &keyring, &VerifyOptions::default());
+        let failed: Vec<&str> = report.failures().map(|c| c.name.as_str()).collect();
         assert_eq!(
-            (submission.state, submission.requeues),
-            (PipelineState::BenchQueued, 0),
-            "round {n}"
+            failed,
+            ["secret.withheld"],
+            "{name}: {:#?}",
+            report.failures().collect::<Vec<_>>()
         );
     }
-    // Round 2 chained onto round 1.
-    let (_, first) = sealed(&fixture, 1);
-    let (_, second) = sealed(&fixture, 2);
-    let first_digest = receipts::bundle::read_statement_digest(
-        &fixture.data.join("tiny/rounds/1/receipt.dsse.json"),
-    )
-    .unwrap();
-    assert_eq!(second.previous_receipt, Some(first_digest));
-    assert_eq!(first.previous_receipt, None);
 }
 
 /// `referee round` with `key` on the fixture, plainly.

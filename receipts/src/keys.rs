@@ -11,6 +11,9 @@ use crate::fsutil::IoError;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+use aho_corasick::AhoCorasick;
+use base64::Engine as _;
+use base64::engine::general_purpose::{STANDARD_NO_PAD, URL_SAFE_NO_PAD};
 use ed25519_dalek::{Signer, SigningKey, VerifyingKey};
 use rand_core::{OsRng, RngCore};
 use serde::{Deserialize, Serialize};
@@ -362,6 +365,25 @@ impl PrivateKey {
         self.signing.sign(message).to_bytes()
     }
 
+    /// A finder of this key's 32-byte seed in the forms a leak takes (for the scan of
+    /// a round's bundle before sealing, content/threat-model.md): the raw bytes, hex in
+    /// either case, and base64 in the standard and the URL-safe alphabets at each of the
+    /// three byte alignments a seed can have inside a longer encoded stream.
+    pub fn seed_forms(&self) -> SeedForms {
+        let seed = self.signing.to_bytes();
+        let mut forms: Vec<Vec<u8>> = vec![
+            seed.to_vec(),
+            hex::encode(seed).into_bytes(),
+            hex::encode_upper(seed).into_bytes(),
+        ];
+        for engine in [&STANDARD_NO_PAD, &URL_SAFE_NO_PAD] {
+            forms.extend((0..3).map(|offset| base64_core(engine, &seed, offset)));
+        }
+        SeedForms {
+            finder: AhoCorasick::new(&forms).expect("a few fixed-length patterns build"),
+        }
+    }
+
     /// The `.key` file bytes: the seed as hex plus a newline.
     fn to_file_bytes(&self) -> Vec<u8> {
         let mut text = hex::encode(self.signing.to_bytes()).into_bytes();
@@ -494,6 +516,38 @@ fn read_key_file(path: &Path, action: &'static str) -> Result<Vec<u8>, KeyError>
         });
     }
     Ok(bytes)
+}
+
+/// The base64 characters of `seed` placed `offset` bytes (0–2) into a stream, that depend
+/// on the seed's bits alone: the characters that mix in the bytes before it (`offset`
+/// bytes make ⌈8·offset/6⌉ such characters) and the last one, which mixes in the bytes
+/// after it, are left out.
+fn base64_core(engine: &base64::engine::GeneralPurpose, seed: &[u8; 32], offset: usize) -> Vec<u8> {
+    let mut placed = vec![0u8; offset];
+    placed.extend_from_slice(seed);
+    let encoded = engine.encode(&placed).into_bytes();
+    let skip = (8 * offset).div_ceil(6);
+    encoded[skip..encoded.len() - 1].to_vec()
+}
+
+/// A private key's seed in the forms of [`PrivateKey::seed_forms`], searched for at
+/// once (Aho–Corasick). The patterns are key material: the finder lives as long as the
+/// scan that needs it.
+pub struct SeedForms {
+    finder: AhoCorasick,
+}
+
+impl SeedForms {
+    /// Whether `bytes` hold the seed in any of its forms.
+    pub fn found_in(&self, bytes: &[u8]) -> bool {
+        self.finder.is_match(bytes)
+    }
+}
+
+impl fmt::Debug for SeedForms {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("SeedForms(..)")
+    }
 }
 
 /// Whether `bytes` are what a private key file holds, as [`PrivateKey::load`] reads it:

@@ -111,8 +111,28 @@ pub fn run(args: RoundCommandArgs) -> anyhow::Result<ExitCode> {
     } else {
         print_summary(&summary);
     }
-    Ok(ExitCode::SUCCESS)
+    if summary.withheld.is_empty() {
+        return Ok(ExitCode::SUCCESS);
+    }
+    eprintln!(
+        "error: the round is sealed, but {} of its files held the evaluator's or the log's \
+         private key material and were withheld before sealing ({}); the entries that wrote \
+         them are disqualified `secret_in_output`. Treat the key as exposed: rotate it \
+         (content/receipts.md, Keys and the keyring) before the next round.",
+        summary.withheld.len(),
+        summary
+            .withheld
+            .iter()
+            .map(|p| escape_untrusted(p))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    Ok(ExitCode::from(KEY_EXPOSED_EXIT))
 }
+
+/// `referee round`'s exit code when the round sealed but found key material in its
+/// bundle (content/rounds.md, Sealing).
+const KEY_EXPOSED_EXIT: u8 = 3;
 
 /// On SIGINT or SIGTERM: say how to go on, then exit 130. The journal keeps what the
 /// round finished, so the same command resumes it (as after a kill). The handlers are

@@ -3,11 +3,13 @@
 //! what a test wants and what no command may do.
 //!
 //! - [`copy_dir`]: a directory tree copied.
+//! - [`campaign`]: a campaign file built in code, stating only the keys a test is about.
 //! - [`keyring`], [`keyring_from`]: a keyring trusting given keys.
 //! - [`forge`]: a real round bundle (the verifier's v2 fixture) changed and re-signed.
 //! - [`blessing`]: whether to rewrite the expected files instead of comparing with
 //!   them ([`BLESS`]).
 
+pub mod campaign;
 pub mod forge;
 mod keys;
 

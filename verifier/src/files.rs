@@ -16,6 +16,7 @@ use receipts::bundle;
 use receipts::canonical::from_slice_strict;
 use receipts::fsutil::{open_regular, read_limited};
 use receipts::model::{EntryMeasurement, RoundRecord, Sha256Hex};
+use receipts::rules::redaction::{WITHHELD_PREFIX, withheld_bytes};
 use receipts::statement::{PredicateText, Statement};
 
 /// Largest raw JSON file (probe log, correctness file) read, bytes: a probe log holds a
@@ -174,6 +175,9 @@ pub fn read_tail(dir: &Path, name: &str, keep: u64) -> Result<Vec<u8>, FailureRe
         .map_err(fail)?;
     let mut bytes = Vec::new();
     file.take(keep).read_to_end(&mut bytes).map_err(fail)?;
+    if length == bytes.len() as u64 {
+        not_withheld(name, &bytes)?;
+    }
     Ok(bytes)
 }
 
@@ -241,7 +245,30 @@ fn check_signed(name: &str, digest: &Sha256Hex, sha256: &Sha256Hex) -> Result<()
 /// the file is missing or over `limit`.
 pub fn read_bytes(dir: &Path, name: &str, limit: usize) -> Result<Vec<u8>, FailureReason> {
     bundle::check_subject_name(name).map_err(|rule| unreadable(name, rule.to_owned()))?;
-    read_limited(&dir.join(name), limit).map_err(|e| unreadable(name, e.to_string()))
+    let bytes =
+        read_limited(&dir.join(name), limit).map_err(|e| unreadable(name, e.to_string()))?;
+    not_withheld(name, &bytes)?;
+    Ok(bytes)
+}
+
+/// [`FailureReason::Withheld`] when `bytes`, the whole of the bundle file `name`, are the
+/// withheld line of [`receipts::rules::redaction`].
+fn not_withheld(name: &str, bytes: &[u8]) -> Result<(), FailureReason> {
+    match withheld_bytes(bytes) {
+        Some(original) => Err(FailureReason::Withheld {
+            file: name.to_owned(),
+            bytes: original,
+        }),
+        None => Ok(()),
+    }
+}
+
+/// Whether the bundle file `name` is withheld (its whole content the withheld line):
+/// read only when it is no longer than that line can be.
+pub(crate) fn is_withheld(dir: &Path, name: &str) -> bool {
+    const LONGEST: usize = WITHHELD_PREFIX.len() + 20 + " bytes)\n".len();
+    bundle::check_subject_name(name).is_ok()
+        && read_limited(&dir.join(name), LONGEST).is_ok_and(|b| withheld_bytes(&b).is_some())
 }
 
 /// The bundle file `name` opened as a regular file (never through a symlink), with its

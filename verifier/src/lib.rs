@@ -42,6 +42,7 @@ mod plan;
 pub mod report;
 pub mod rerun;
 mod round;
+mod secrets;
 mod selftest;
 mod statuses;
 mod submissions;

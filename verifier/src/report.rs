@@ -216,6 +216,12 @@ pub enum CheckName {
     /// `entries[i].status` as target.
     #[serde(rename = "status.passes")]
     StatusPasses,
+    /// Decision (v5): the files withheld before sealing for holding private key material
+    /// (`rules::redaction`) are exactly those cited by entries disqualified
+    /// `secret_in_output`, as many as each reason's `files`; a check that needs a
+    /// withheld file of such an entry is `not applicable (withheld)`.
+    #[serde(rename = "secret.withheld")]
+    SecretWithheld,
     /// Decision: steps in order, non-overlapping, inside the round's start and end; every
     /// entry and every step after the opening ones at or after `openedAt`.
     #[serde(rename = "timeline")]
@@ -399,6 +405,7 @@ impl CheckName {
             CheckName::RunsPasses => "runs.passes",
             CheckName::StatusConsistent => "status.consistent",
             CheckName::StatusPasses => "status.passes",
+            CheckName::SecretWithheld => "secret.withheld",
             CheckName::Timeline => "timeline",
             CheckName::PassOrder => "passes.order",
             CheckName::PassVoid => "passes.void",
@@ -840,6 +847,15 @@ pub enum FailureReason {
         field: String,
         /// The path it names.
         file: String,
+    },
+    /// A raw file the verifier recomputes from was withheld before sealing: it held
+    /// private key material, and holds the withheld line of `rules::redaction` instead.
+    #[error("`{file}` was withheld before sealing: it held private key material ({bytes} bytes)")]
+    Withheld {
+        /// The bundle file.
+        file: String,
+        /// Its size before it was withheld, bytes.
+        bytes: u64,
     },
     /// A raw file the verifier recomputes from (probe log, correctness file, histogram
     /// blob) cannot be read, parsed or decoded within its limits.

@@ -169,31 +169,15 @@ fn check_scheduling(scheduling: &ClientScheduling, cpu_count: u32) -> Result<(),
 #[cfg(test)]
 mod tests {
     use super::*;
-    use receipts::model::Campaign;
-
-    const CAMPAIGN: &str = r#"
-id = "demo"
-runs = 3
-[model]
-name = "m"
-[baseline]
-repo = "baseline"
-commit = "0123456789abcdef0123456789abcdef01234567"
-[workload]
-input_len = { kind = "uniform", min = 4, max = 40 }
-output_len = { kind = "uniform", min = 1, max = 8 }
-[rate_search]
-min_rate_milli_rps = 1000
-max_rate_milli_rps = 4000
-send_lag_bound_us = 2000
-[correctness]
-items = 6
-input_len = { kind = "fixed", value = 12 }
-output_tokens = 4
-"#;
+    use testkit::campaign::CampaignToml;
 
     fn campaign() -> FrozenCampaign {
-        FrozenCampaign::freeze(Campaign::from_toml("campaign.toml", CAMPAIGN).unwrap()).unwrap()
+        CampaignToml::minimal("demo")
+            .set("runs", "3")
+            .set("rate_search.min_rate_milli_rps", "1000")
+            .set("rate_search.max_rate_milli_rps", "4000")
+            .set("rate_search.send_lag_bound_us", "2000")
+            .frozen()
     }
 
     fn test(p99_us: u64, bound_us: u64) -> ClientSelfTest {

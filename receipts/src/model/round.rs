@@ -590,6 +590,13 @@ pub enum DisqualificationReason {
         /// The rounds in a row its runs had made `infra_failed` before this one.
         infra_failed_rounds: u32,
     },
+    /// Files the entry's run wrote held the evaluator's or the log's private key
+    /// material: each was withheld before sealing (`rules::redaction`), and the evaluator
+    /// was told to rotate the key (v5; content/threat-model.md).
+    SecretInOutput {
+        /// How many of the files its pass rows and correctness summary cite were withheld.
+        files: u32,
+    },
 }
 
 impl DisqualificationReason {
@@ -606,6 +613,7 @@ impl DisqualificationReason {
             DisqualificationReason::LoadOutputsDiverge { .. } => "load_outputs_diverge",
             DisqualificationReason::CorrectnessDeadline { .. } => "correctness_deadline",
             DisqualificationReason::RemeasureInfraFailed { .. } => "remeasure_infra_failed",
+            DisqualificationReason::SecretInOutput { .. } => "secret_in_output",
         }
     }
 }

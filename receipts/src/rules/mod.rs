@@ -16,6 +16,7 @@
 //!   verdict);
 //! - [`host`]: whether CPU steal over a run makes it invalid;
 //! - [`log_tail`]: the bounded end of an engine's log a disqualification carries;
+//! - [`redaction`]: the line a bundle file that held private key material becomes;
 //! - [`leader`]: the seat rules: the margin, a disqualified or infra-failed incumbent, its
 //!   re-measure;
 //! - [`paired`]: paired ratios over interleaved passes, their interval and coverage, the
@@ -34,6 +35,7 @@ pub mod log_tail;
 pub mod outcome;
 pub mod paired;
 pub mod passes;
+pub mod redaction;
 pub mod rerun;
 pub mod sample;
 pub mod score;

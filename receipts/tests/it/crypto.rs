@@ -418,3 +418,40 @@ fn keyring_round_trip_and_rules() {
         other => panic!("{other:?}"),
     }
 }
+
+/// A leaked seed is found in every form it takes in a log or a response (raw, hex of
+/// either case, base64 of either alphabet at any byte alignment inside a longer
+/// stream), and another key's seed is not.
+#[test]
+fn a_seed_is_found_in_every_form_a_leak_takes() {
+    use base64::Engine as _;
+    use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
+    let seed = [0xfbu8; 32];
+    let mut mixed = [0u8; 32];
+    mixed
+        .iter_mut()
+        .enumerate()
+        .for_each(|(i, b)| *b = (i as u8).wrapping_mul(37) ^ 0xa5);
+    for seed in [seed, mixed] {
+        let forms = PrivateKey::from_seed(&seed).seed_forms();
+        let other = PrivateKey::from_seed(&[1; 32]).seed_forms();
+        let mut leaks: Vec<Vec<u8>> = vec![
+            [b"before ".as_slice(), &seed, b" after"].concat(),
+            format!("key={}\n", hex::encode(seed)).into_bytes(),
+            format!("KEY={}", hex::encode_upper(seed)).into_bytes(),
+        ];
+        for offset in 0..3 {
+            let mut stream = vec![b'x'; offset];
+            stream.extend_from_slice(&seed);
+            stream.extend_from_slice(b"tail");
+            leaks.push(format!("data: {}\n", STANDARD.encode(&stream)).into_bytes());
+            leaks.push(URL_SAFE_NO_PAD.encode(&stream).into_bytes());
+        }
+        for leak in &leaks {
+            assert!(forms.found_in(leak), "{}", String::from_utf8_lossy(leak));
+            assert!(!other.found_in(leak), "{}", String::from_utf8_lossy(leak));
+        }
+        // Half a seed is no leak.
+        assert!(!forms.found_in(&hex::encode(&seed[..16]).into_bytes()));
+    }
+}

@@ -6,6 +6,7 @@ use std::collections::HashSet;
 
 use receipts::model::{Campaign, RevealedSeeds, Seed32, SeedReveal, Sha256Hex};
 use receipts::rules::workload::{UNIT_GAP_NS, Workload, scheduled_offset_ns};
+use testkit::campaign::CampaignToml;
 
 /// Fixed seeds: one byte value per dimension, one salt, so each test's items, order and
 /// schedule are the same on every machine (the digest literal below depends on them; the
@@ -24,33 +25,16 @@ fn seeds() -> RevealedSeeds {
 }
 
 fn campaign(arrival: &str) -> Campaign {
-    let text = format!(
-        r#"
-id = "digest"
-runs = 2
-[model]
-name = "m"
-[baseline]
-repo = "baseline"
-commit = "0123456789abcdef0123456789abcdef01234567"
-[workload]
-input_len = {{ kind = "uniform", min = 4, max = 40 }}
-output_len = {{ kind = "uniform", min = 1, max = 8 }}
-arrival = "{arrival}"
-[rate_search]
-min_rate_milli_rps = 1000
-max_rate_milli_rps = 4000
-min_probe_duration_ms = 1000
-min_probe_requests = 10
-warmup_requests = 2
-rate_tolerance_bp = 2500
-[correctness]
-items = 6
-input_len = {{ kind = "fixed", value = 12 }}
-output_tokens = 4
-"#
-    );
-    Campaign::from_toml("digest.toml", &text).unwrap()
+    CampaignToml::minimal("digest")
+        .set("runs", "2")
+        .set("workload.arrival", &format!("\"{arrival}\""))
+        .set("rate_search.min_rate_milli_rps", "1000")
+        .set("rate_search.max_rate_milli_rps", "4000")
+        .set("rate_search.min_probe_duration_ms", "1000")
+        .set("rate_search.min_probe_requests", "10")
+        .set("rate_search.warmup_requests", "2")
+        .set("rate_search.rate_tolerance_bp", "2500")
+        .campaign()
 }
 
 #[test]

@@ -32,6 +32,7 @@ use receipts::rules::sla::nearest_rank_value;
 use receipts::rules::workload::{Item, UNIT_GAP_NS, Workload};
 
 use load_support::seeds;
+use testkit::campaign::CampaignToml;
 
 /// Server state: a request counter, the token bucket's next free slot, and every request
 /// body received, in arrival order.
@@ -387,37 +388,26 @@ async fn failures_are_typed_and_count_over_bound() {
 /// client's lag p99 reached 60 ms, and this test is about the search, not the lag rule
 /// (tested in virtual time and by the coordinated-omission test).
 fn campaign(min_rate: u64, max_rate: u64) -> Campaign {
-    let text = format!(
-        r#"
-id = "live"
-runs = 1
-[model]
-name = "bucket"
-[baseline]
-repo = "baseline"
-commit = "0123456789abcdef0123456789abcdef01234567"
-[workload]
-input_len = {{ kind = "fixed", value = 16 }}
-output_len = {{ kind = "fixed", value = 2 }}
-[sla]
-percentile = "p90"
-latency = "e2e"
-bound_ms = 100
-[rate_search]
-min_rate_milli_rps = {min_rate}
-max_rate_milli_rps = {max_rate}
-min_probe_duration_ms = 500
-min_probe_requests = 44
-warmup_requests = 4
-rate_tolerance_bp = 500
-send_lag_bound_us = 1000000
-request_deadline_ms = 1000
-entry_deadline_s = 120
-[correctness]
-items = 3
-"#
-    );
-    Campaign::from_toml("live.toml", &text).unwrap()
+    CampaignToml::minimal("live")
+        .set("model.name", "\"bucket\"")
+        .set("workload.input_len", "{ kind = \"fixed\", value = 16 }")
+        .set("workload.output_len", "{ kind = \"fixed\", value = 2 }")
+        .set("sla.percentile", "\"p90\"")
+        .set("sla.latency", "\"e2e\"")
+        .set("sla.bound_ms", "100")
+        .set("rate_search.min_rate_milli_rps", &min_rate.to_string())
+        .set("rate_search.max_rate_milli_rps", &max_rate.to_string())
+        .set("rate_search.min_probe_duration_ms", "500")
+        .set("rate_search.min_probe_requests", "44")
+        .set("rate_search.warmup_requests", "4")
+        .set("rate_search.rate_tolerance_bp", "500")
+        .set("rate_search.send_lag_bound_us", "1000000")
+        .set("rate_search.request_deadline_ms", "1000")
+        .set("rate_search.entry_deadline_s", "120")
+        .set("correctness.items", "3")
+        .remove("correctness.input_len")
+        .remove("correctness.output_tokens")
+        .campaign()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -18,6 +18,7 @@ use receipts::rules::sla::{certified, max_probes_per_run, nearest_rank_value, re
 use receipts::rules::workload::Workload;
 
 use load_support::seeds;
+use testkit::campaign::CampaignToml;
 
 fn p(text: &str) -> Percentile {
     text.parse().unwrap()
@@ -199,26 +200,27 @@ fn send_lag_over_bound_invalidates_a_probe() {
     assert_eq!(record.verdict, ProbeVerdict::Invalid);
 }
 
-fn campaign(extra: &str) -> Campaign {
-    let text = format!(
-        r#"
-id = "sim"
-runs = 3
-[model]
-name = "sim"
-[baseline]
-repo = "baseline"
-commit = "0123456789abcdef0123456789abcdef01234567"
-[workload]
-input_len = {{ kind = "fixed", value = 8 }}
-output_len = {{ kind = "fixed", value = 1 }}
-arrival = "constant"
-[correctness]
-items = 3
-{extra}
-"#
-    );
-    Campaign::from_toml("sim.toml", &text).unwrap()
+/// The simulated campaign: 3 passes of constant arrivals, 8-token prompts, 1-token
+/// outputs, p95 of e2e within 200 ms, rates 1–400 req/s.
+fn search() -> CampaignToml {
+    CampaignToml::minimal("sim")
+        .set("runs", "3")
+        .set("model.name", "\"sim\"")
+        .set("workload.input_len", "{ kind = \"fixed\", value = 8 }")
+        .set("workload.output_len", "{ kind = \"fixed\", value = 1 }")
+        .set("workload.arrival", "\"constant\"")
+        .set("correctness.items", "3")
+        .remove("correctness.input_len")
+        .remove("correctness.output_tokens")
+        .set("sla.percentile", "\"p95\"")
+        .set("sla.latency", "\"e2e\"")
+        .set("sla.bound_ms", "200")
+        .set("rate_search.min_rate_milli_rps", "1000")
+        .set("rate_search.max_rate_milli_rps", "400000")
+        .set("rate_search.min_probe_duration_ms", "3000")
+        .set("rate_search.min_probe_requests", "130")
+        .set("rate_search.warmup_requests", "5")
+        .set("rate_search.rate_tolerance_bp", "200")
 }
 
 /// A single-server FIFO queue with a fixed service time (capacity = 1 ÷ service time),
@@ -293,24 +295,10 @@ impl ProbeExecutor for SimulatedServer<'_> {
     }
 }
 
-const SEARCH: &str = r#"
-[sla]
-percentile = "p95"
-latency = "e2e"
-bound_ms = 200
-[rate_search]
-min_rate_milli_rps = 1000
-max_rate_milli_rps = 400000
-min_probe_duration_ms = 3000
-min_probe_requests = 130
-warmup_requests = 5
-rate_tolerance_bp = 200
-"#;
-
 #[tokio::test(start_paused = true)]
 async fn virtual_time_search_converges_to_capacity() {
     for capacity_milli_rps in [37_300u64, 212_000, 23_500] {
-        let campaign = campaign(SEARCH);
+        let campaign = search().campaign();
         let workload = Workload::new(&campaign, &seeds(), None).unwrap();
         let mut server = SimulatedServer {
             workload: &workload,
@@ -343,7 +331,7 @@ async fn virtual_time_search_converges_to_capacity() {
 #[tokio::test(start_paused = true)]
 async fn nothing_passing_or_deadline_is_sla_unmet() {
     // Capacity below the minimum rate: the first probe fails, the entry stops.
-    let campaign = campaign(SEARCH);
+    let campaign = search().campaign();
     let workload = Workload::new(&campaign, &seeds(), None).unwrap();
     let mut server = SimulatedServer {
         workload: &workload,
@@ -387,7 +375,7 @@ async fn nothing_passing_or_deadline_is_sla_unmet() {
 async fn a_lagging_client_makes_the_entry_invalid() {
     // The client falls behind its schedule from 4 req/s on (5 ms send lag > 2 ms bound):
     // the run stops at that probe and the entry is invalid, not sla_unmet.
-    let campaign = campaign(SEARCH);
+    let campaign = search().campaign();
     let workload = Workload::new(&campaign, &seeds(), None).unwrap();
     let mut server = SimulatedServer {
         workload: &workload,
@@ -416,13 +404,15 @@ async fn a_lagging_client_makes_the_entry_invalid() {
 }
 
 fn campaign_with_deadline() -> Campaign {
-    campaign(&format!("{SEARCH}entry_deadline_s = 20\n"))
+    search()
+        .set("rate_search.entry_deadline_s", "20")
+        .campaign()
 }
 
-/// One run of `extra`'s campaign against a simulated server of capacity
-/// `capacity_milli_rps`, and the virtual time it took.
-async fn one_run(extra: &str, capacity_milli_rps: u64) -> (RunMeasurement, Duration) {
-    let campaign = campaign(extra);
+/// One run of `campaign` against a simulated server of capacity `capacity_milli_rps`,
+/// and the virtual time it took.
+async fn one_run(campaign: &CampaignToml, capacity_milli_rps: u64) -> (RunMeasurement, Duration) {
+    let campaign = campaign.campaign();
     let workload = Workload::new(&campaign, &seeds(), None).unwrap();
     let mut server = SimulatedServer {
         workload: &workload,
@@ -441,9 +431,9 @@ async fn one_run(extra: &str, capacity_milli_rps: u64) -> (RunMeasurement, Durat
 async fn the_estimate_start_finds_the_same_rate_sooner() {
     // Constant arrivals and a fixed service time: a probe's verdict and throughput depend
     // on its rate only, so both searches must end on the same probe.
-    let estimate = format!("{SEARCH}start = \"estimate\"\n");
+    let estimate = search().set("rate_search.start", "\"estimate\"");
     for capacity_milli_rps in [1_700u64, 37_300, 212_000, 23_500] {
-        let (legacy, legacy_time) = one_run(SEARCH, capacity_milli_rps).await;
+        let (legacy, legacy_time) = one_run(&search(), capacity_milli_rps).await;
         let (fast, fast_time) = one_run(&estimate, capacity_milli_rps).await;
         assert_eq!(
             (fast.rate_milli_rps, fast.throughput_milli_rps),
@@ -459,7 +449,7 @@ async fn the_estimate_start_finds_the_same_rate_sooner() {
             assert!(fast_time < legacy_time, "{fast_time:?} ≥ {legacy_time:?}");
         }
         // Every probe on its own sub-stream, within the same budget.
-        let max_probes = max_probes_per_run(&campaign(&estimate).rate_search) as usize;
+        let max_probes = max_probes_per_run(&estimate.campaign().rate_search) as usize;
         assert!(fast.probes.len() <= max_probes);
         for (i, probe) in fast.probes.iter().enumerate() {
             assert_eq!((probe.probe as usize, probe.sub_stream as usize), (i, i));
@@ -477,15 +467,15 @@ async fn the_estimate_start_finds_the_same_rate_sooner() {
 #[tokio::test(start_paused = true)]
 async fn a_passing_maximum_is_the_ceiling() {
     // 1,000 req/s of capacity against a 400 req/s maximum: both searches stop there.
-    let estimate = format!("{SEARCH}start = \"estimate\"\n");
-    let spec = campaign(&estimate).rate_search;
+    let estimate = search().set("rate_search.start", "\"estimate\"");
+    let spec = estimate.campaign().rate_search;
     let (fast, _) = one_run(&estimate, 1_000_000).await;
     assert_eq!(fast.probes.len(), 1);
     assert!(receipts::rules::search::at_ceiling(
         fast.rate_milli_rps,
         &spec
     ));
-    let (legacy, _) = one_run(SEARCH, 1_000_000).await;
+    let (legacy, _) = one_run(&search(), 1_000_000).await;
     assert_eq!(legacy.probes.len(), 10);
     assert!(receipts::rules::search::at_ceiling(
         legacy.rate_milli_rps,

@@ -20,7 +20,7 @@ use receipts::model::{
 use super::entry::error_chain;
 use super::record::{
     EntryRecord, EntryResult, EntryVerdict, PlannedEntry, Record, RequeueCharge, ScorerRecord,
-    SealedRecord, SubmissionUpdate, unconfigured_engine,
+    SealedRecord, SubmissionUpdate, WithheldFile, unconfigured_engine,
 };
 use super::setup::ROUND_OPENED_FILE;
 use super::{Ctx, RoundError, io};
@@ -30,12 +30,22 @@ use receipts::layout::read_round_record;
 use receipts::rules::correctness;
 use receipts::rules::paired::{PairedDecision, PairedFailure, Slot};
 
-use super::passes;
+use super::{passes, secrets};
 use verifier::{VerifyOptions, verify_last_round};
+
+/// A round sealed and in place.
+pub(crate) struct Finished {
+    /// sha256 of its Statement.
+    pub(crate) statement_digest: Sha256Hex,
+    /// Its record.
+    pub(crate) record: RoundRecord,
+    /// The bundle files withheld for holding private key material.
+    pub(crate) withheld: Vec<WithheldFile>,
+}
 
 /// Seals the round (unless a previous run already did), moves the bundle into place and
 /// updates the submissions.
-pub(crate) fn seal_and_finish(ctx: &mut Ctx<'_>) -> Result<(Sha256Hex, RoundRecord), RoundError> {
+pub(crate) fn seal_and_finish(ctx: &mut Ctx<'_>) -> Result<Finished, RoundError> {
     let sealed = ctx.journal.records.iter().find_map(|r| match r {
         Record::Sealed(s) => Some(s.clone()),
         _ => None,
@@ -46,6 +56,7 @@ pub(crate) fn seal_and_finish(ctx: &mut Ctx<'_>) -> Result<(Sha256Hex, RoundReco
             // A writer killed between creating its temp file and renaming it (this run's
             // or a killed one's) left the temp file in the bundle: it is no subject.
             receipts::fsutil::remove_temp_files(&ctx.bundle)?;
+            secrets::withhold(ctx)?;
             let (record, updates) = build(ctx)?;
             let predicate = serde_json::to_value(&record).map_err(|e| RoundError::Record {
                 round: ctx.round,
@@ -85,8 +96,13 @@ pub(crate) fn seal_and_finish(ctx: &mut Ctx<'_>) -> Result<(Sha256Hex, RoundReco
     ctx.journal.failpoint(ctx.journal.records.len())?;
     let (record, digest) = read_round_record(&dest)?;
     apply_updates(ctx, &sealed.updates)?;
+    let withheld = withheld_files(&ctx.journal.records);
     fs::remove_dir_all(&ctx.work).map_err(io("removing", &ctx.work))?;
-    Ok((digest, record))
+    Ok(Finished {
+        statement_digest: digest,
+        record,
+        withheld,
+    })
 }
 
 /// A round never publishes what its own verifier refuses: the bundle just sealed in
@@ -209,14 +225,18 @@ fn build(ctx: &Ctx<'_>) -> Result<(RoundRecord, Vec<SubmissionUpdate>), RoundErr
         })
         .collect::<Result<_, _>>()?;
 
+    // An entry whose run wrote key material is disqualified, whatever it measured.
+    let withheld = withheld_files(records);
+    let leaked = secrets::per_entry(&withheld);
     // The passes (content/rounds.md, Passes): an entry its correctness outputs or the
-    // scorer failed cannot be seated, whatever its throughput.
+    // scorer failed cannot be seated, whatever its throughput; nor one that leaked a key.
     let excluded: Vec<u32> = entries
         .iter()
         .filter(|e| {
             e.role != Role::Baseline
-                && e.status != EntryStatus::Scored
-                && ctx.journal.outputs_record(e.index).is_some()
+                && (leaked.contains_key(&e.index)
+                    || e.status != EntryStatus::Scored
+                        && ctx.journal.outputs_record(e.index).is_some())
         })
         .map(|e| e.index)
         .collect();
@@ -244,6 +264,11 @@ fn build(ctx: &Ctx<'_>) -> Result<(RoundRecord, Vec<SubmissionUpdate>), RoundErr
             &records,
             scorer,
         )?;
+    }
+    for entry in entries.iter_mut().filter(|e| e.role != Role::Baseline) {
+        if let Some(&files) = leaked.get(&entry.index) {
+            disqualify_for_leak(entry, files, &withheld);
+        }
     }
     let hardware = HardwareCheck {
         changed: setup.hardware != teardown.hardware,
@@ -437,7 +462,7 @@ fn round_steps(records: &[Record]) -> Vec<Step> {
             Record::Entry(e) => e.steps.clone(),
             Record::Scorer(s) => s.steps.clone(),
             Record::Teardown(t) => t.steps.clone(),
-            Record::Sealed(_) => Vec::new(),
+            Record::Withheld(_) | Record::Sealed(_) => Vec::new(),
         })
         .collect();
     steps.sort_by_key(|s| s.index);
@@ -507,6 +532,38 @@ fn settle_entries(
             });
         }
     }
+}
+
+/// The files withheld before sealing, from the journal (none when nothing leaked).
+fn withheld_files(records: &[Record]) -> Vec<WithheldFile> {
+    records
+        .iter()
+        .find_map(|r| match r {
+            Record::Withheld(w) => Some(w.files.clone()),
+            _ => None,
+        })
+        .unwrap_or_default()
+}
+
+/// Disqualifies `entry` `secret_in_output`: `files` of the files its run wrote held
+/// private key material and were withheld (`secrets.rs`); its detail names them.
+fn disqualify_for_leak(entry: &mut Entry, files: u32, withheld: &[WithheldFile]) {
+    let paths: Vec<&str> = withheld
+        .iter()
+        .filter(|f| f.entry == Some(entry.index))
+        .map(|f| f.path.as_str())
+        .collect();
+    entry.status = EntryStatus::Disqualified;
+    entry.infra_failure = None;
+    entry.score_ppm = None;
+    entry.disqualification = Some(Disqualification {
+        reason: DisqualificationReason::SecretInOutput { files },
+        detail: format!(
+            "its run wrote private key material, withheld before sealing: {}",
+            paths.join(", ")
+        ),
+        log_tail: Vec::new(),
+    });
 }
 
 /// Each challenger's submission move after round `round` (whose status is `status`),

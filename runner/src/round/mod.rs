@@ -28,6 +28,7 @@ mod passes;
 mod preflight;
 pub mod record;
 mod scorer;
+mod secrets;
 mod setup;
 mod steps;
 mod tlog;
@@ -116,6 +117,10 @@ pub struct RoundSummary {
     pub rate_search: RateSearchSpec,
     /// Whether this call resumed a round a killed runner left.
     pub resumed: bool,
+    /// The bundle files withheld before sealing because they held the evaluator's or the
+    /// log's private key material (bundle-relative paths; content/threat-model.md): not
+    /// empty means the key must be rotated, and `referee round` exits non-zero.
+    pub withheld: Vec<String>,
     /// Wall time of this call, ms.
     pub wall_ms: u64,
     /// Time engines ran in this call, from each `start` to its `stop`, ms: `wall_ms` minus
@@ -439,13 +444,13 @@ pub fn run_round(
         produced: scorer::Produced::default(),
     };
     progress.round_started(round, ctx.journal.records.len());
-    let sealed = ctx.run()?;
-    let (statement_digest, record) = sealed;
+    let finished = ctx.run()?;
     Ok(RoundSummary {
         round,
         bundle: ctx.campaign_dir.round_dir(round),
-        statement_digest,
-        record,
+        statement_digest: finished.statement_digest,
+        record: finished.record,
+        withheld: finished.withheld.into_iter().map(|f| f.path).collect(),
         rate_search: ctx.frozen.campaign.rate_search.clone(),
         resumed,
         wall_ms: u64::try_from(wall.elapsed().as_millis()).unwrap_or(u64::MAX),
@@ -539,7 +544,7 @@ fn record_steps(record: &Record) -> usize {
         Record::Entry(r) => r.steps.len(),
         Record::Scorer(r) => r.steps.len(),
         Record::Teardown(r) => r.steps.len(),
-        Record::Sealed(_) => 0,
+        Record::Withheld(_) | Record::Sealed(_) => 0,
     }
 }
 
@@ -663,7 +668,7 @@ impl Journaled {
 impl Ctx<'_> {
     /// Runs the groups not yet journaled — setup, every run of every pass, the scorer,
     /// teardown — then seals and finishes.
-    fn run(&mut self) -> Result<(Sha256Hex, RoundRecord), RoundError> {
+    fn run(&mut self) -> Result<finish::Finished, RoundError> {
         if let Some(Record::Setup(setup)) = self.journal.records.first() {
             self.setup = Some(setup.as_ref().clone());
         } else {

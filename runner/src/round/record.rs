@@ -28,6 +28,9 @@ pub enum Record {
     Scorer(ScorerRecord),
     /// The machine probed again.
     Teardown(TeardownRecord),
+    /// The bundle's files that held private key material, found before sealing (each
+    /// withheld, its entry disqualified `secret_in_output`).
+    Withheld(WithheldRecord),
     /// The bundle is sealed in `.work/`; what is left is the rename and the submission
     /// records.
     Sealed(SealedRecord),
@@ -292,6 +295,26 @@ pub enum RequeueCharge {
     Charged,
     /// The round was `infra_failed` as a whole: requeued without using it.
     Uncharged,
+}
+
+/// The files found holding private key material before sealing (`secrets.rs`).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WithheldRecord {
+    /// Each file, in bundle order.
+    pub files: Vec<WithheldFile>,
+}
+
+/// One bundle file withheld for holding private key material.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WithheldFile {
+    /// Its bundle-relative path.
+    pub path: String,
+    /// Its size before it was withheld, bytes.
+    pub bytes: u64,
+    /// The entry whose run wrote it; `None` for the runner's own files.
+    pub entry: Option<u32>,
 }
 
 /// The sealed bundle, waiting to be renamed into `rounds/<n>/`.

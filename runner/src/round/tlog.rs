@@ -104,6 +104,11 @@ pub(crate) fn open_logger(
 }
 
 impl RoundLogger {
+    /// The log's signing key: what the bundle is searched for before sealing.
+    pub(crate) fn key(&self) -> &PrivateKey {
+        &self.key
+    }
+
     /// The first witness cosignature on the signed checkpoint `bytes`, by a trusted
     /// witness, on a checkpoint that holds entry `index`.
     fn witnessed(&self, bytes: &[u8], index: u64) -> Option<OpeningWitness> {

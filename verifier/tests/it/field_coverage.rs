@@ -55,6 +55,7 @@ const NOT_YET_COVERED: &[&str] = &[
     "entries[].disqualification.reason.prompt_echo_mismatch.item",
     "entries[].disqualification.reason.prompt_echo_mismatch.position",
     "entries[].disqualification.reason.remeasure_infra_failed.infraFailedRounds",
+    "entries[].disqualification.reason.secret_in_output.files",
     "entries[].engine.api",
     "entries[].engine.api.profile",
     "entries[].engine.api.testedAgainstRealServer",

@@ -69,6 +69,7 @@ fn v5_only(version: &str) -> Vec<(&'static str, Option<&'static str>, &str)> {
         ("probe.plan", None, version),
         ("engine.isolation", None, version),
         ("status.passes", None, version),
+        ("secret.withheld", None, version),
     ]
 }
 
@@ -174,9 +175,9 @@ fn still_verifies(version: &str, predicate_type: &str) {
     ));
     // And what v5 added, in the order the checks run: the SLA before the token count,
     // the binding, the probe plans and the isolation after the measurements, the
-    // statuses last.
-    let [sla, entry, runs, plan, isolation, statuses]: [_; 6] =
-        v5_only(version).try_into().expect("six checks");
+    // statuses and the withheld files last.
+    let [sla, entry, runs, plan, isolation, statuses, secret]: [_; 7] =
+        v5_only(version).try_into().expect("seven checks");
     let mut expected = v3_only;
     let before = |list: &[(&str, Option<&str>, &str)], name: &str| {
         list.iter().position(|c| c.0 == name).expect(name)
@@ -185,6 +186,6 @@ fn still_verifies(version: &str, predicate_type: &str) {
     expected.insert(at, sla);
     let at = before(&expected, "client.selfTest");
     expected.splice(at..at, [entry, runs, plan, isolation]);
-    expected.push(statuses);
+    expected.extend([statuses, secret]);
     assert_eq!(not_applicable, expected);
 }

@@ -9,7 +9,7 @@ use crate::common::*;
 use receipts::bundle::{seal_bundle, sign_statement};
 use receipts::layout::{CAMPAIGN_INPUT, MINERS_INPUT, patch_input};
 use receipts::model::{
-    BackendKind, Campaign, CampaignRef, EngineRef, Entry, EntryMeasurement, EntryPass, EntryStatus,
+    BackendKind, CampaignRef, EngineRef, Entry, EntryMeasurement, EntryPass, EntryStatus,
     ErrorCounts, FrozenCampaign, HardwareCheck, HardwareFingerprint, HostLoad, IncumbentRemeasure,
     Leader, MeasurementOutcome, MinerId, NoiseCheck, NoiseVerdict, Outcome, PairedScore, Pass,
     PassStatus, ProbeHistograms, ProbeRecord, ROUND_OPENED_PREDICATE_TYPE, ROUND_PREDICATE_TYPE_V4,
@@ -23,6 +23,7 @@ use receipts::rules::score::probe_throughput_milli_rps;
 use receipts::rules::sla::{nearest_rank_value, required_requests, verdict};
 use receipts::rules::workload::Workload;
 use receipts::statement::{DigestSet, Statement, Subject};
+use testkit::campaign::CampaignToml;
 use verifier::view::{
     format_bp_percent, format_noise, format_paired_score, format_pass_order, format_ppm_percent,
     format_score_percent,
@@ -30,33 +31,6 @@ use verifier::view::{
 use verifier::{CheckName, FailureReason, VerifyReport};
 
 const OPENED_FILE: &str = "round-opened.dsse.json";
-
-/// 3 interleaved passes, a 10 % margin and a 50 % drift bound.
-const CAMPAIGN_TOML: &str = r#"
-id = "demo"
-runs = 3
-overtake_margin_bp = 1000
-drift_bound_bp = 5000
-[model]
-name = "m"
-[baseline]
-repo = "baseline"
-commit = "0123456789abcdef0123456789abcdef01234567"
-[workload]
-input_len = { kind = "uniform", min = 4, max = 40 }
-output_len = { kind = "uniform", min = 1, max = 8 }
-[rate_search]
-min_rate_milli_rps = 1000
-max_rate_milli_rps = 4000
-min_probe_duration_ms = 1000
-min_probe_requests = 10
-warmup_requests = 2
-rate_tolerance_bp = 2500
-[correctness]
-items = 6
-input_len = { kind = "fixed", value = 12 }
-output_tokens = 4
-"#;
 
 const MINERS_BYTES: &[u8] = b"{\"miners\": []}\n";
 
@@ -92,9 +66,19 @@ const BOB: [u64; 3] = [10_500, 10_000, 10_300];
 /// and 1 000 000: short of the 10 % margin.
 const CAROL: [u64; 3] = [12_500, 12_500, 12_500];
 
+/// 3 interleaved passes, a 10 % margin and a 50 % drift bound.
 fn frozen_campaign() -> FrozenCampaign {
-    FrozenCampaign::freeze(Campaign::from_toml("campaign.toml", CAMPAIGN_TOML).expect("campaign"))
-        .expect("freezes")
+    CampaignToml::minimal("demo")
+        .set("runs", "3")
+        .set("overtake_margin_bp", "1000")
+        .set("drift_bound_bp", "5000")
+        .set("rate_search.min_rate_milli_rps", "1000")
+        .set("rate_search.max_rate_milli_rps", "4000")
+        .set("rate_search.min_probe_duration_ms", "1000")
+        .set("rate_search.min_probe_requests", "10")
+        .set("rate_search.warmup_requests", "2")
+        .set("rate_search.rate_tolerance_bp", "2500")
+        .frozen()
 }
 
 fn diff(index: u32) -> Vec<u8> {

@@ -257,19 +257,10 @@ fn round_json_and_status_in_peoples_units() {
         !row.contains("ppm") && !row.contains("milli-req/s"),
         "{row}"
     );
+    // The score in %, as everywhere (issue 43): `+1.15 %` for 11 500 ppm.
     let score = challenger["scorePpm"].as_i64().unwrap();
-    let expected = format!(
-        "{}{}.{:04}",
-        if score < 0 {
-            "-"
-        } else if score > 0 {
-            "+"
-        } else {
-            ""
-        },
-        score.unsigned_abs() / 1_000_000,
-        (score.unsigned_abs() % 1_000_000) / 100
-    );
+    let expected = verifier::view::format_score_percent(score);
+    assert!(expected.ends_with(" %"), "{expected}");
     assert!(row.contains(&expected), "{expected} in {row}");
     assert_eq!(row.contains(" yes "), leader, "{row}");
     let hash = challenger["patch"].as_str().unwrap();

@@ -1341,6 +1341,12 @@ const WRITES_OUTSIDE_FSUTIL: &[(&str, &str, &str)] = &[
         "a container's log, appended while it runs, as for a process engine",
     ),
     (
+        "runner/engines/src/sandbox.rs",
+        "fs::write(",
+        "an empty placeholder file in the sandbox's private staging directory, bind-mounted \
+         over at once: nothing is ever read from it",
+    ),
+    (
         "src/rerun/bundle.rs",
         "fs::copy(",
         "the inputs copied into the rerun bundle's work directory, which is renamed into \

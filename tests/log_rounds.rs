@@ -2,8 +2,8 @@
 //! log.md): two tiny rounds log four entries whose proofs verify, one by one and as an
 //! archive; a log truncated to a smaller, validly signed checkpoint is caught by
 //! consistency against the checkpoint `verify` remembered (and one given with
-//! `--checkpoint`); a round of a data directory without a log, or whose proofs are gone,
-//! fails `--require-log`; a witness cosigns the opening of a round that requires it, and
+//! `--checkpoint`); a round of a data directory without a log fails `--require-log`, a
+//! logged round whose proofs are gone fails with or without it (`--no-log` skips); a witness cosigns the opening of a round that requires it, and
 //! without one the round stops before any entry ran.
 
 mod support;
@@ -329,13 +329,26 @@ fn two_logged_rounds_verify_and_a_truncated_log_is_caught() {
         ]
     );
 
-    // Its proofs gone, round 2 is not in the log as far as a verifier can tell.
+    // Its proofs gone, round 2 fails, the log required or not: its receipt says it was
+    // logged, and dropping the proofs must not drop the log checks. `--no-log` skips
+    // them, and says so.
     fs::remove_file(fixture.data.join("tiny/rounds/2.proof")).expect("rm proof");
-    let (code, reports) = verify(&fixture, &["--require-log", "data/tiny/rounds/2"]);
-    assert_eq!(code, Some(1));
+    for args in [
+        &["data/tiny/rounds/2"][..],
+        &["--require-log", "data/tiny/rounds/2"],
+    ] {
+        let (code, reports) = verify(&fixture, args);
+        assert_eq!(code, Some(1));
+        assert_eq!(
+            log_checks(&reports[0]),
+            [("log.roundOpened".to_owned(), false, "log".to_owned())]
+        );
+    }
+    let (code, reports) = verify(&fixture, &["--no-log", "data/tiny/rounds/2"]);
+    assert_eq!(code, Some(0), "{reports:?}");
     assert_eq!(
         log_checks(&reports[0]),
-        [("log.roundOpened".to_owned(), false, "notLogged".to_owned())]
+        [("log.roundOpened".to_owned(), false, "--no-log".to_owned())]
     );
 }
 

@@ -154,8 +154,10 @@ fn resign(dir: &Path, file: &str, key: &PrivateKey, edit: impl FnOnce(&mut Value
 
 /// A copy of the original bundle (under the original's temp dir, as `name`) whose
 /// challenger's recorded diff is `new_diff`: the file renamed to its sha256, every
-/// mention of the old sha256 in both statements replaced, both re-signed with the
-/// evaluator's key. Returns the copy and the new patch.
+/// mention of the old sha256 in both statements and in the probe logs (which name their
+/// entry's patch from v5) replaced, both statements re-signed with the evaluator's key:
+/// a forgery no offline check catches, which only a re-run shows. Returns the copy and
+/// the new patch.
 fn forge_diff(original: &Original, name: &str, new_diff: &str) -> (PathBuf, Sha256Hex) {
     let copy = original.dir.path().join(name);
     copy_dir(&original.bundle(), &copy);
@@ -168,6 +170,11 @@ fn forge_diff(original: &Original, name: &str, new_diff: &str) -> (PathBuf, Sha2
             .replace(original.patch.as_str(), new.as_str());
         *value = serde_json::from_str(&text).unwrap();
     };
+    for log in std::fs::read_dir(copy.join("probes")).unwrap() {
+        let path = log.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(&path, text.replace(original.patch.as_str(), new.as_str())).unwrap();
+    }
     let key = original.key();
     resign(&copy, "round-opened.dsse.json", &key, replace);
     resign(&copy, ENVELOPE_FILE, &key, replace);
@@ -375,6 +382,11 @@ fn an_entry_recorded_on_docker_in_a_builtin_campaign_is_unknown() {
     resign(&copy, ENVELOPE_FILE, &original.key(), |s| {
         let engine = &mut s["predicate"]["entries"][1]["engine"];
         engine["backend"] = Value::String("docker".into());
+        // A container's sandbox and cpuset (`engine.isolation`, checked by verify).
+        engine["isolation"]["sandbox"] = Value::String("docker".into());
+        if engine["isolation"]["pinning"] == "sched_affinity" {
+            engine["isolation"]["pinning"] = Value::String("cpuset".into());
+        }
         // What a Docker entry records (`engine.docker`, checked by verify), as inspected.
         let memory_bytes = engine["memoryLimitMb"].as_u64().unwrap_or(64) << 20;
         engine["docker"] = serde_json::json!({

@@ -531,9 +531,11 @@ fn an_engine_that_prints_the_evaluator_key_is_disqualified_and_the_key_is_withhe
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     // Only the challenger's config (its diff sets `startup_delay_ms = 1`) prints the key.
     let seed = "07".repeat(32);
+    // The sandbox shows the engine its program (`sh`) and the declared `ro_paths`: the
+    // built-in engine's binary here.
+    let referee = env!("CARGO_BIN_EXE_referee");
     let backend = format!(
-        "backend = {{ kind = \"process\", command = [\"sh\", \"-c\", \"grep -q 'startup_delay_ms = 1$' {{config}} && echo leaked {seed} >&2; exec {} engine serve --config {{config}} --listen-fd {{listen_fd}} --threads 1\"] }}\n",
-        env!("CARGO_BIN_EXE_referee")
+        "backend = {{ kind = \"process\", ro_paths = [\"{referee}\"], command = [\"/bin/sh\", \"-c\", \"grep -q 'startup_delay_ms = 1$' {{config}} && echo leaked {seed} >&2; exec {referee} engine serve --config {{config}} --listen-fd {{listen_fd}} --threads 1\"] }}\n"
     );
     let fixture = fixture_with(
         FIXED_RATE,

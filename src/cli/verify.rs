@@ -125,11 +125,17 @@ pub struct VerifyArgs {
     /// a round of a data directory, else `<bundle>.rerun` beside the bundle.
     #[arg(long, requires = "key", value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// Fail a round that is not in a transparency log (its receipt records none, or its
-    /// proofs `rounds/<n>.proof` are missing); by default such a round's log checks are
-    /// `not applicable (not logged)`.
+    /// Fail a round that is not in a transparency log (its receipt records none); by
+    /// default such a round's log checks are `not applicable (not logged)`. A round whose
+    /// receipt records a log entry fails without its proofs `rounds/<n>.proof` either way
+    /// (`--no-log` skips the log checks).
     #[arg(long)]
     pub require_log: bool,
+    /// Skip the transparency-log checks, printed `not applicable (--no-log)`: for a
+    /// bundle downloaded without its proofs. Without it a round whose receipt records a
+    /// log entry fails when its proofs `rounds/<n>.proof` are missing.
+    #[arg(long, conflicts_with_all = ["require_log", "checkpoint", "log"])]
+    pub no_log: bool,
     /// A signed checkpoint of the log kept from before: the rounds' checkpoints and the
     /// log's current one must be consistent with it (a truncated or rewritten log fails).
     /// Default: the one remembered in `$XDG_CONFIG_HOME/referee/checkpoints/` (else
@@ -561,6 +567,7 @@ impl LogChecks {
         Ok(Self {
             options: tlog::LogOptions {
                 require: args.require_log,
+                skip: args.no_log,
                 log_dir: args.log.clone(),
                 known,
             },

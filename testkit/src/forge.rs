@@ -1,5 +1,5 @@
 //! Forging a real round bundle the way an evaluator holding a key could: copy
-//! the verifier's `tests/fixtures/v2-round/`, change a file or the predicate, recompute every subject's digest
+//! the verifier's `tests/fixtures/v2-round/` (or `v5-round/`), change a file or the predicate, recompute every subject's digest
 //! and re-sign the Statement (and the round-opened statement) with a fresh key that the
 //! test's keyring trusts. Steps 1–6 then pass, so only a check that recomputes from the
 //! bundle's raw files can catch the change.
@@ -33,7 +33,14 @@ pub fn keyring() -> Keyring {
 
 /// The verifier's `tests/fixtures/v2-round`.
 pub fn fixture() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../verifier/tests/fixtures/v2-round")
+    fixture_named("v2-round")
+}
+
+/// The verifier's `tests/fixtures/<name>` (`v2-round`, `v5-round`).
+pub fn fixture_named(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../verifier/tests/fixtures")
+        .join(name)
 }
 
 /// The Statement of the envelope `file` of the bundle `dir`, as JSON.
@@ -79,7 +86,18 @@ pub fn forge_into(
     opened: impl FnOnce(&mut Value),
     receipt: impl FnOnce(&mut Value),
 ) {
-    copy_dir(&fixture(), dir);
+    forge_from(&fixture(), dir, files, opened, receipt);
+}
+
+/// [`forge_into`] from the bundle `fixture` (e.g. [`fixture_named`]`("v5-round")`).
+pub fn forge_from(
+    fixture: &Path,
+    dir: &Path,
+    files: impl FnOnce(&Path),
+    opened: impl FnOnce(&mut Value),
+    receipt: impl FnOnce(&mut Value),
+) {
+    copy_dir(fixture, dir);
     files(dir);
     resign(dir, OPENED, |s| opened(&mut s["predicate"]));
     resign(dir, ENVELOPE_FILE, |s| receipt(&mut s["predicate"]));

@@ -6,7 +6,9 @@
 //! ([`FailureReason::ChainFork`]); every round names the first round's campaign id and
 //! digest (`chain.campaign`); and the incumbent each round seated, and its
 //! `leaderBefore`, is the `leaderAfter` of the round before, and from v3 its
-//! `outcome.remeasure` is the one the round before called for (`chain.incumbent`). Each
+//! `outcome.remeasure` is the one the round before called for (`chain.incumbent`); no
+//! round's predicate version is older than an earlier round's (`chain.version`: a later
+//! round cannot shed the checks a newer version added). Each
 //! check is recorded in the later round's report. [`verify_last_round`] runs them on the
 //! last link alone, for a runner about to build the next round.
 
@@ -93,6 +95,8 @@ pub(crate) fn check_chain(chain: &Path, links: &mut [Link<'_>]) {
         .map(|r| r.campaign.clone());
     let mut expected = 1u64;
     let mut previous: Option<(Option<Sha256Hex>, Option<&ChainLink>)> = None;
+    // The newest predicate version seen so far in the chain, with its round.
+    let mut newest: Option<(PredicateVersion, u64)> = None;
     for link in links.iter_mut() {
         let bundle = link.report.bundle.display().to_string();
         let Some(record) = link.record else {
@@ -143,6 +147,34 @@ pub(crate) fn check_chain(chain: &Path, links: &mut [Link<'_>]) {
             let result = seat(link.report, record, before);
             link.report
                 .record(CheckName::ChainIncumbent, Some(bundle.clone()), result);
+        }
+        let version = (link.report.predicate_type.as_deref()).and_then(PredicateVersion::of);
+        if let (Some(version), Some((before, round))) = (version, newest) {
+            let result = if version < before {
+                Err(recomputed(
+                    ENVELOPE_FILE,
+                    "predicateType",
+                    format!("round/{}", version.name()),
+                    format!(
+                        "round/{} or later (round {round} of the chain is round/{})",
+                        before.name(),
+                        before.name()
+                    ),
+                ))
+            } else {
+                Ok(())
+            };
+            link.report
+                .record(CheckName::ChainVersion, Some(bundle.clone()), result);
+        }
+        if let Some(version) = version {
+            newest = Some(newest.map_or((version, record.round), |(v, r)| {
+                if version >= v {
+                    (version, record.round)
+                } else {
+                    (v, r)
+                }
+            }));
         }
         previous = Some((link.report.statement_digest, Some(record)));
         expected = place.saturating_add(1);

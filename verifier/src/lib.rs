@@ -25,6 +25,8 @@ use receipts::model::{
 };
 
 pub mod archive;
+mod attested;
+mod binding;
 mod capability;
 mod chain;
 mod correctness;
@@ -34,8 +36,10 @@ mod engine_sandbox;
 pub mod envelope;
 mod files;
 mod inputs;
+mod isolation;
 mod measurements;
 mod paired;
+mod plan;
 pub mod report;
 pub mod rerun;
 mod round;
@@ -47,6 +51,7 @@ mod timeline;
 pub mod tlog;
 pub mod view;
 
+pub use attested::{ATTESTED_FIELDS, AttestedField};
 pub use chain::{ChainLink, verify_last_round};
 pub use envelope::{VerifyOptions, verify_envelope, verify_envelope_and_files};
 pub use files::{
@@ -128,7 +133,8 @@ impl PredicateVersion {
 /// `status.consistent`, `timeline`, and from
 /// v3 `host.steal`, `round.tokenCount` and the paired checks of its passes: `passes.order`, `passes.void`, `paired.ratio`,
 /// `paired.score`, `noise.spread`, `noise.verdict`, `paired.decision`, and
-/// `engine.docker` for entries run in containers); every
+/// `engine.docker` for entries run in containers; from v5 `round.sla`, `probes.entry`,
+/// `runs.passes`, `probe.plan`, `engine.isolation` and `status.passes`); every
 /// one reported. A rerun bundle (predicate type [`RERUN_PREDICATE_TYPE`]) gets the re-run
 /// checks of [`rerun`] instead of the round checks. Never fails: I/O problems are failed
 /// checks naming the file.

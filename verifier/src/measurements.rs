@@ -77,8 +77,14 @@ pub(crate) fn check_measurements(
     campaign: Option<&FrozenCampaign>,
     version: PredicateVersion,
 ) {
+    // From v5 every probe is judged by the campaign's SLA, whatever the receipt says
+    // its own is (`round.sla` holds the two equal).
+    let campaign_sla = campaign
+        .filter(|_| version >= PredicateVersion::V5)
+        .map(|c| &c.campaign.sla);
+    check_sla(report, record, campaign, version);
     let rules = ProbeRules {
-        sla: &record.sla,
+        sla: campaign_sla.unwrap_or(&record.sla),
         send_lag_bound: campaign.map(|c| {
             c.campaign
                 .rate_search
@@ -367,6 +373,26 @@ fn check_entry_steal(report: &mut VerifyReport, entry: &Entry, steal: &Steal) {
         return;
     };
     report.record(CheckName::HostSteal, Some(at), result);
+}
+
+/// `round.sla` (v5): the receipt's `sla` is the campaign's; `sla` as target.
+fn check_sla(
+    report: &mut VerifyReport,
+    record: &RoundRecord,
+    campaign: Option<&FrozenCampaign>,
+    version: PredicateVersion,
+) {
+    let target = Some("sla".to_owned());
+    if version < PredicateVersion::V5 {
+        report.not_applicable(CheckName::RoundSla, target, version.name());
+        return;
+    }
+    let Some(frozen) = campaign else {
+        report.not_run(&[CheckName::RoundSla], CheckName::InputsCampaign);
+        return;
+    };
+    let result = same(RECEIPT, "sla", &record.sla, &frozen.campaign.sla);
+    report.record(CheckName::RoundSla, target, result);
 }
 
 /// `round.tokenCount`: the round's `tokenCount` is the campaign's `token_count` (absent =

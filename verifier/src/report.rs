@@ -132,6 +132,13 @@ pub enum CheckName {
     /// duration.
     #[serde(rename = "probe.throughput")]
     ProbeThroughput,
+    /// Measurements (v5): what the seeds fix about a probe, recomputed from the
+    /// regenerated workload: its sub-stream, warm-up and measured request counts and
+    /// input bytes exactly, its output tokens at most the items' `max_tokens`, its
+    /// duration no shorter than the scheduled span (every request completed); the probe
+    /// log as target.
+    #[serde(rename = "probe.plan")]
+    ProbePlan,
     /// Measurements: a run's result is its highest passing probe, and it is what the
     /// predicate's run summary says.
     #[serde(rename = "run.result")]
@@ -165,6 +172,10 @@ pub enum CheckName {
     /// run is not over it; `entries[i].passes[j]` or `entries[i]` as target.
     #[serde(rename = "host.steal")]
     HostSteal,
+    /// Measurements (v5): the receipt's `sla` (percentile, latency, bound) is the
+    /// campaign's, by which every probe is judged; `sla` as target.
+    #[serde(rename = "round.sla")]
+    RoundSla,
     /// Measurements (v3): the round's `tokenCount` and every probe log's are the
     /// campaign's `token_count` (absent = `ids`); `tokenCount` or the probe log as target.
     #[serde(rename = "round.tokenCount")]
@@ -185,11 +196,26 @@ pub enum CheckName {
     /// (`load_outputs_diverge` exactly when a request is over the bound).
     #[serde(rename = "correctness.loadSample")]
     LoadSample,
+    /// Binding (v5): a pass row that measured (`measured`, `sla_unmet`, `invalid`) names
+    /// its probe log, and every log a row names records the row's run in `measuredFor`
+    /// (round, entry, patch, engine config, pass, control flag); `entries[i].passes[j]`
+    /// as target.
+    #[serde(rename = "probes.entry")]
+    ProbeLogEntry,
+    /// Binding (v5): each of an entry's run summaries names the probe log of one of its
+    /// own non-control pass rows, with that row's `hostLoad`; `entries[i]` as target.
+    #[serde(rename = "runs.passes")]
+    RunsPasses,
     /// Decision: an entry's status agrees with what it holds (scored: a passed
     /// correctness verdict and a throughput; disqualified: a typed reason; infra_failed:
     /// a reason), and an `infra_failed` round has a reason.
     #[serde(rename = "status.consistent")]
     StatusConsistent,
+    /// Decision (v5): a disqualification a run's end gives (the engine died, or no SLA
+    /// met) stands on a pass row of the entry that ended so (`crashed`, `sla_unmet`);
+    /// `entries[i].status` as target.
+    #[serde(rename = "status.passes")]
+    StatusPasses,
     /// Decision (v5): the files withheld before sealing for holding private key material
     /// (`rules::redaction`) are exactly those cited by entries disqualified
     /// `secret_in_output`, as many as each reason's `files`; a check that needs a
@@ -249,6 +275,12 @@ pub enum CheckName {
     /// content/threat-model.md); `entries[i]` as target.
     #[serde(rename = "engine.sandbox")]
     EngineSandbox,
+    /// Engines (v5): an entry's isolation record against the campaign: `engineThreads`
+    /// is `hardware.engine_threads` on its CPUs by the runner's rule, a `trusted` sandbox
+    /// only under `trusted_engines`, a Docker sandbox and cpuset only on the Docker
+    /// backend, pinned CPUs not shared with the client; `entries[i]` as target.
+    #[serde(rename = "engine.isolation")]
+    EngineIsolation,
     /// Chain: the round's `previousReceipt` is the Statement digest of the round before it
     /// in the same campaign, the rounds numbered 1, 2, … without a gap.
     #[serde(rename = "chain.previousReceipt")]
@@ -261,6 +293,11 @@ pub enum CheckName {
     /// Chain: every round of a chain names the same campaign id and digest.
     #[serde(rename = "chain.campaign")]
     ChainCampaign,
+    /// Chain: no round's predicate version is older than an earlier round's of the same
+    /// chain (a later round cannot shed the checks a newer version added); the bundle as
+    /// target.
+    #[serde(rename = "chain.version")]
+    ChainVersion,
     /// Submission records (archives, a campaign with `submissions/`): a record parses,
     /// is named for its `sha256`, names the campaign it lies in, and once past `fetched`
     /// its commitment is its sha256 and its stored diff has that sha256 and `sizeBytes`;
@@ -357,6 +394,7 @@ impl CheckName {
             CheckName::ProbeOverBound => "probe.overBound",
             CheckName::ProbeVerdict => "probe.verdict",
             CheckName::ProbeThroughput => "probe.throughput",
+            CheckName::ProbePlan => "probe.plan",
             CheckName::RunResult => "run.result",
             CheckName::EntryMeasurement => "entry.measurement",
             CheckName::DriftRecomputed => "drift.recomputed",
@@ -364,11 +402,15 @@ impl CheckName {
             CheckName::ClientSelfTest => "client.selfTest",
             CheckName::CapabilityProbe => "capability.probe",
             CheckName::HostSteal => "host.steal",
+            CheckName::RoundSla => "round.sla",
             CheckName::TokenCount => "round.tokenCount",
             CheckName::CorrectnessVerdict => "correctness.verdict",
             CheckName::CorrectnessDistances => "correctness.distances",
             CheckName::LoadSample => "correctness.loadSample",
+            CheckName::ProbeLogEntry => "probes.entry",
+            CheckName::RunsPasses => "runs.passes",
             CheckName::StatusConsistent => "status.consistent",
+            CheckName::StatusPasses => "status.passes",
             CheckName::SecretWithheld => "secret.withheld",
             CheckName::Timeline => "timeline",
             CheckName::PassOrder => "passes.order",
@@ -381,9 +423,11 @@ impl CheckName {
             CheckName::EngineDocker => "engine.docker",
             CheckName::EngineApi => "engine.api",
             CheckName::EngineSandbox => "engine.sandbox",
+            CheckName::EngineIsolation => "engine.isolation",
             CheckName::ChainPrevious => "chain.previousReceipt",
             CheckName::ChainIncumbent => "chain.incumbent",
             CheckName::ChainCampaign => "chain.campaign",
+            CheckName::ChainVersion => "chain.version",
             CheckName::SubmissionRecord => "submissions.record",
             CheckName::SubmissionTransitions => "submissions.transitions",
             CheckName::SubmissionRounds => "submissions.rounds",

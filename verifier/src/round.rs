@@ -20,8 +20,8 @@ use receipts::rules::score::{run_throughputs, score_ppm};
 use receipts::statement::{PredicateText, Statement};
 
 use crate::{
-    PredicateVersion, correctness, docker, engine_api, engine_sandbox, files, inputs, measurements,
-    paired, selftest, statuses, timeline,
+    PredicateVersion, binding, correctness, docker, engine_api, engine_sandbox, files, inputs,
+    isolation, measurements, paired, plan, selftest, statuses, timeline,
 };
 
 /// Runs the round checks on the receipt `statement` of the bundle in `dir`, whose
@@ -55,9 +55,12 @@ pub(crate) fn check_round(
     paired::check_paired(report, &mut logs, record, campaign.as_ref(), version);
     files::check_named(report, statement, record);
     measurements::check_measurements(report, &mut logs, record, campaign.as_ref(), version);
+    binding::check_binding(report, &mut logs, record, version);
+    plan::check_probe_plans(report, dir, &mut logs, record, campaign.as_ref(), version);
     docker::check_docker(report, record, campaign.as_ref(), version);
     engine_api::check_engine_api(report, record, campaign.as_ref(), version);
     engine_sandbox::check_engine_sandbox(report, record, campaign.as_ref(), version);
+    isolation::check_isolation(report, record, campaign.as_ref(), version);
     selftest::check_self_test(
         report,
         record.client_self_test.as_ref(),

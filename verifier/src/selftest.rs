@@ -81,6 +81,13 @@ pub(crate) fn check_self_test(
         }
     })
     .and_then(|()| same(RECEIPT, "clientSelfTest.failed", test.failed, 0))
+    .and_then(|()| {
+        if version >= PredicateVersion::V5 {
+            consistent(test, campaign)
+        } else {
+            Ok(())
+        }
+    })
     .and_then(|()| match &test.scheduling {
         Some(s) => check_scheduling(s, cpu_count),
         // v3 builds recorded the scheduling only late; v4 requires it.
@@ -93,6 +100,38 @@ pub(crate) fn check_self_test(
         )),
     });
     report.record(CheckName::ClientSelfTest, target, result);
+}
+
+/// v5: the figures agree with each other and with the campaign: the rate asked is the
+/// campaign's `max_rate_milli_rps` (the self-test runs at the maximum rate), the send-lag
+/// p50 is at most its p99, and no more requests were in flight at once than were sent
+/// (warm-up included).
+fn consistent(test: &ClientSelfTest, campaign: &FrozenCampaign) -> Result<(), FailureReason> {
+    let spec = &campaign.campaign.rate_search;
+    same(
+        RECEIPT,
+        "clientSelfTest.rateMilliRps",
+        test.rate_milli_rps,
+        spec.max_rate_milli_rps,
+    )?;
+    if test.send_lag_p50_us > test.send_lag_p99_us {
+        return Err(recomputed(
+            RECEIPT,
+            "clientSelfTest.sendLagP50Us",
+            format!("{} µs", test.send_lag_p50_us),
+            format!("at most the p99, {} µs", test.send_lag_p99_us),
+        ));
+    }
+    let sent = u64::from(test.requests) + u64::from(spec.warmup_requests);
+    if u64::from(test.in_flight_max) > sent {
+        return Err(recomputed(
+            RECEIPT,
+            "clientSelfTest.inFlightMax",
+            test.in_flight_max,
+            format!("at most the {sent} requests sent (warm-up included)"),
+        ));
+    }
+    Ok(())
 }
 
 /// The recorded scheduling is one the kernel can report: a real-time priority of 1–99

@@ -6,8 +6,8 @@
 
 use crate::{CheckName, FailureReason, VerifyReport};
 use receipts::model::{
-    BackendKind, Disqualification, DisqualificationReason, EntryStatus, Role, RoundRecord,
-    RoundStatus,
+    BackendKind, Disqualification, DisqualificationReason, Entry, EntryStatus, PassStatus, Role,
+    RoundRecord, RoundStatus,
 };
 
 use crate::PredicateVersion;
@@ -97,4 +97,68 @@ pub(crate) fn check_statuses(
         _ => Ok(()),
     };
     report.record(CheckName::StatusConsistent, Some(field), result);
+    check_pass_statuses(report, record, version);
+}
+
+/// `status.passes` (v5): a disqualification that a run's end gives — the engine died
+/// (`engine_died_before_healthy`, `engine_crashed`, `engine_oom_killed`) or met no SLA
+/// (`sla_unmet`) — stands on a pass row of the entry that ended so (`crashed`,
+/// `sla_unmet`); once per entry disqualified for one of them, `entries[i].status` as
+/// target. A fastest entry cannot be marked crashed while its rows say it measured.
+fn check_pass_statuses(report: &mut VerifyReport, record: &RoundRecord, version: PredicateVersion) {
+    if version < PredicateVersion::V5 {
+        report.not_applicable(CheckName::StatusPasses, None, version.name());
+        return;
+    }
+    for entry in &record.entries {
+        let Some((reason, row)) = run_ending(entry) else {
+            continue;
+        };
+        let field = format!("entries[{}].status", entry.index);
+        let result = if entry.passes.iter().any(|p| p.status == row) {
+            Ok(())
+        } else {
+            let rows: Vec<&str> = entry.passes.iter().map(|p| pass_word(p.status)).collect();
+            Err(FailureReason::StatusInconsistent {
+                field: field.clone(),
+                status: format!("{} ({reason})", entry.status.as_str()),
+                problem: format!(
+                    "no pass row of the entry is `{}` (its rows: {})",
+                    pass_word(row),
+                    if rows.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        rows.join(", ")
+                    }
+                ),
+            })
+        };
+        report.record(CheckName::StatusPasses, Some(field), result);
+    }
+}
+
+/// The disqualification of `entry` that one of its runs' ends gives, with the pass status
+/// that run must have; `None` for any other status or reason.
+fn run_ending(entry: &Entry) -> Option<(&'static str, PassStatus)> {
+    let reason = entry.disqualification.as_ref()?.reason;
+    let row = match reason {
+        DisqualificationReason::EngineDiedBeforeHealthy
+        | DisqualificationReason::EngineCrashed
+        | DisqualificationReason::EngineOomKilled { .. } => PassStatus::Crashed,
+        DisqualificationReason::SlaUnmet => PassStatus::SlaUnmet,
+        _ => return None,
+    };
+    (entry.status == EntryStatus::Disqualified).then_some((reason.as_str(), row))
+}
+
+/// A pass status as the receipt writes it.
+fn pass_word(status: PassStatus) -> &'static str {
+    match status {
+        PassStatus::Measured => "measured",
+        PassStatus::SlaUnmet => "sla_unmet",
+        PassStatus::Crashed => "crashed",
+        PassStatus::Invalid => "invalid",
+        PassStatus::InfraFailed => "infra_failed",
+        PassStatus::NotRun => "not_run",
+    }
 }

@@ -29,8 +29,13 @@ use crate::{CheckName, FailureReason, VerifyReport};
 /// How the log checks run.
 #[derive(Clone, Debug, Default)]
 pub struct LogOptions {
-    /// `--require-log`: a round without a log entry (or without its proofs) fails.
+    /// `--require-log`: a round without a log entry fails.
     pub require: bool,
+    /// `--no-log`: the log checks are not run, each bundle's recorded once as `not
+    /// applicable (--no-log)`. Without it a round whose receipt records a log entry fails
+    /// when its proofs are missing: a bundle cannot drop its log checks by dropping its
+    /// `.proof`.
+    pub skip: bool,
     /// The log's directory (its `checkpoint` and `tile/`); `None`: `<data>/log` of the
     /// data directory the bundle lies in ([`default_log_dir`]), when it exists.
     pub log_dir: Option<PathBuf>,
@@ -105,8 +110,10 @@ struct Seen {
 /// `log.receipt`, `log.consistency`, `log.witness`) into `report`. Returns the largest
 /// checkpoint that verified and that every other one is consistent with (what a verifier
 /// remembers), when the consistency check passed. A round not logged is `not applicable
-/// (not logged)`, or with `--require-log` a failed `log.roundOpened`. Never fails: a
-/// missing or damaged file is a failed check naming it.
+/// (not logged)`, or with `--require-log` a failed `log.roundOpened`; a logged round
+/// whose proofs are missing fails `log.roundOpened`; with `--no-log`
+/// ([`LogOptions::skip`]) nothing is checked, `not applicable (--no-log)`. Never fails:
+/// a missing or damaged file is a failed check naming it.
 pub fn check_bundle_log(
     report: &mut VerifyReport,
     dir: &Path,
@@ -114,6 +121,10 @@ pub fn check_bundle_log(
     options: &LogOptions,
 ) -> Option<Vec<u8>> {
     let (record, _) = read_round_record(dir).ok()?;
+    if options.skip {
+        report.not_applicable(CheckName::LogRoundOpened, None, "--no-log");
+        return None;
+    }
     let not_logged = |report: &mut VerifyReport, why: &str| {
         if options.require {
             report.fail(
@@ -152,9 +163,17 @@ pub fn check_bundle_log(
     let bytes = match read_limited(&proof_path, MAX_PROOF_FILE_BYTES) {
         Ok(bytes) => bytes,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            not_logged(
-                report,
-                &format!("its proofs `{}` are missing", proof_path.display()),
+            report.fail(
+                CheckName::LogRoundOpened,
+                None,
+                log_failure(
+                    &proof_path,
+                    format!(
+                        "missing, but the receipt records round {}'s entry in {origin} \
+                         (`--no-log` skips the log checks)",
+                        record.round
+                    ),
+                ),
             );
             return None;
         }

@@ -631,6 +631,26 @@ impl<'a> Checks<'a> {
         not_applicable || self.passed(name, target)
     }
 
+    /// Whether no record of check `name` for `target` (or for the whole bundle) failed:
+    /// passed, `not applicable` to an older version, or not recorded.
+    fn not_failed(&self, name: CheckName, target: &str) -> bool {
+        self.named(name).all(|c| {
+            c.passed
+                || c.not_applicable.is_some()
+                || c.target.as_deref().is_some_and(|t| t != target)
+        })
+    }
+
+    /// Whether the probe logs of `entry`'s pass rows are its own (`probes.entry`, v5).
+    fn rows_bound(&self, entry: &receipts::model::Entry) -> bool {
+        (0..entry.passes.len()).all(|j| {
+            self.not_failed(
+                CheckName::ProbeLogEntry,
+                &format!("entries[{}].passes[{j}]", entry.index),
+            )
+        })
+    }
+
     /// Whether check `name` was recorded and every record of it passed.
     fn all_passed(&self, name: CheckName) -> bool {
         let mut checks = self.named(name).peekable();
@@ -713,6 +733,9 @@ impl RoundView {
                 signed
                     && checks.passed(CheckName::RoundThroughput, &entry_target(e.index))
                     && e.runs.iter().all(|r| checks.file(&r.probe_log))
+                    // v5: the runs are the entry's own rows, their logs its own.
+                    && checks.not_failed(CheckName::RunsPasses, &entry_target(e.index))
+                    && checks.rows_bound(e)
             })
             .collect();
         let baseline_ok = throughput_ok.first().copied().unwrap_or(true);
@@ -761,9 +784,12 @@ impl RoundView {
                     paired_score: e.paired_score.map(|p| {
                         let runs_ok = std::iter::once(e)
                             .chain(record.entries.first())
-                            .flat_map(|entry| &entry.passes)
-                            .filter_map(|row| row.probe_log.as_deref())
-                            .all(|log| checks.file(log));
+                            .all(|entry| checks.rows_bound(entry))
+                            && std::iter::once(e)
+                                .chain(record.entries.first())
+                                .flat_map(|entry| &entry.passes)
+                                .filter_map(|row| row.probe_log.as_deref())
+                                .all(|log| checks.file(log));
                         Field::new(
                             p,
                             s_ok && runs_ok

@@ -7,6 +7,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::Sha256Hex;
+
 /// A probe's verdict.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -245,4 +247,28 @@ pub struct EntryMeasurement {
     pub valid: bool,
     /// How it ended.
     pub outcome: MeasurementOutcome,
+    /// The run these measurements belong to (v5; absent in older probe logs and in
+    /// `referee bench serve --json`): what the verifier holds against the pass row that
+    /// names the file, so one entry's logs cannot be credited to another.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured_for: Option<MeasuredFor>,
+}
+
+/// Whose run a probe log measured (v5): the round, the entry and what it ran, and which
+/// of its runs (content/verifying.md, Measurements bound to their entry).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MeasuredFor {
+    /// The round number.
+    pub round: u64,
+    /// The entry's index in the round (0 = the baseline).
+    pub entry: u32,
+    /// sha256 of the entry's diff; `None` for the baseline.
+    pub patch: Option<Sha256Hex>,
+    /// sha256 of the engine config file of the tree the engine ran from.
+    pub engine_config_sha256: Sha256Hex,
+    /// The pass, from 0.
+    pub pass: u32,
+    /// Whether this is the baseline's A/A control run of the pass.
+    pub control: bool,
 }

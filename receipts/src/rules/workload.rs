@@ -533,6 +533,33 @@ pub fn scheduled_offset_ns(arrival_unit_ns: u64, rate_milli_rps: u64) -> u64 {
     u64::try_from(ns).unwrap_or(u64::MAX)
 }
 
+/// How many items of a sub-stream one probe sends (content/measurement.md, Probe), from
+/// their scheduled `offsets_ns` (in send order, [`scheduled_offset_ns`] at the probe's
+/// rate): the first `warmup` (at most all) are warm-up; then the fewest measured items,
+/// at least `min_requests`, whose scheduled span (first to last measured send) reaches
+/// `min_duration_ms`; every item when the sub-stream runs out first. The load generator
+/// plans each probe with it and the verifier recomputes each probe's counts with it.
+pub fn probe_request_count(
+    offsets_ns: &[u64],
+    warmup: u32,
+    min_requests: u32,
+    min_duration_ms: u64,
+) -> usize {
+    let warmup = (warmup as usize).min(offsets_ns.len());
+    let min_duration_ns = min_duration_ms.saturating_mul(1_000_000);
+    let Some(&first) = offsets_ns.get(warmup) else {
+        return offsets_ns.len();
+    };
+    offsets_ns
+        .iter()
+        .enumerate()
+        .skip(warmup)
+        .find(|&(i, &offset)| {
+            i + 1 - warmup >= min_requests as usize && offset - first >= min_duration_ns
+        })
+        .map_or(offsets_ns.len(), |(i, _)| i + 1)
+}
+
 /// The vocabulary of generated prompts: common short English words, so prompts look like
 /// text to a tokenizer that is not byte-level.
 const WORDS: [&str; 64] = [

@@ -56,12 +56,8 @@ impl CpuPlan {
     /// The engine's thread count: `requested` (the campaign's `hardware.engine_threads`,
     /// 0 = as many as it has CPUs), at most its CPU count, at least 1.
     pub fn engine_threads(&self, requested: u32) -> u32 {
-        let cpus = u32::try_from(self.engine.len()).unwrap_or(u32::MAX).max(1);
-        if requested == 0 {
-            cpus
-        } else {
-            requested.min(cpus)
-        }
+        // One rule with the verifier, which holds the receipt's `engineThreads` to it.
+        receipts::rules::host::engine_threads(requested, self.engine.len())
     }
 
     /// The engine's affinity mask, `None` when it is not pinned.

@@ -53,7 +53,7 @@ use sse::{Chunk, SseError, SseEvent, SseParser};
 
 use receipts::rules::score::probe_throughput_milli_rps;
 use receipts::rules::sla::{nearest_rank_value, over_bound_count, required_requests, verdict};
-use receipts::rules::workload::{Item, WorkloadError, scheduled_offset_ns};
+use receipts::rules::workload::{Item, WorkloadError, probe_request_count, scheduled_offset_ns};
 use search::ProgressSink;
 
 /// The server under test: an OpenAI-compatible completions endpoint.
@@ -271,22 +271,13 @@ impl ProbePlan {
         min_duration_ms: u64,
         deadline_ms: u64,
     ) -> Self {
-        let warmup = (warmup as usize).min(items.len());
         let offsets: Vec<u64> = items
             .iter()
             .map(|item| scheduled_offset_ns(item.arrival_unit_ns, rate_milli_rps))
             .collect();
-        let min_duration_ns = min_duration_ms.saturating_mul(1_000_000);
-        let mut end = items.len();
-        if let Some(&first) = offsets.get(warmup) {
-            for (i, &offset) in offsets.iter().enumerate().skip(warmup) {
-                let count = i + 1 - warmup;
-                if count >= min_requests as usize && offset - first >= min_duration_ns {
-                    end = i + 1;
-                    break;
-                }
-            }
-        }
+        // One rule with the verifier, which recomputes every probe's counts from it.
+        let end = probe_request_count(&offsets, warmup, min_requests, min_duration_ms);
+        let warmup = (warmup as usize).min(items.len());
         let requests = items
             .into_iter()
             .zip(offsets)

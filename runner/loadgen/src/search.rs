@@ -181,5 +181,6 @@ pub async fn search_runs<E: ProbeExecutor>(
         throughput_max_milli_rps: max,
         valid,
         outcome,
+        measured_for: None,
     })
 }

@@ -18,8 +18,8 @@ use std::time::Duration;
 
 use receipts::fsutil::IoError;
 use receipts::model::{
-    Backend, Disqualification, DisqualificationReason, EntryMeasurement, MeasurementOutcome, Phase,
-    ProbeRecord, Role, Sha256Hex, Step, StepStatus,
+    Backend, Disqualification, DisqualificationReason, EntryMeasurement, MeasuredFor,
+    MeasurementOutcome, Phase, ProbeRecord, Role, Sha256Hex, Step, StepStatus,
 };
 
 use super::record::{EntryRecord, EntryResult, PlannedEntry};
@@ -476,7 +476,7 @@ impl<'c, 'a> EntryRun<'c, 'a> {
                 sla.line(&format!("host load not measured: {}", error_chain(&e)));
             }
         }
-        let (measurement, kept_runs) = match measured {
+        let (mut measurement, kept_runs) = match measured {
             Ok(m) => m,
             Err(error) => {
                 let reason = error_chain(&error);
@@ -485,6 +485,15 @@ impl<'c, 'a> EntryRun<'c, 'a> {
                 return Ok(None);
             }
         };
+        // The log names its run, which the verifier holds against the pass row citing it.
+        measurement.measured_for = Some(MeasuredFor {
+            round: self.ctx.round,
+            entry: self.planned.index,
+            patch: self.planned.patch,
+            engine_config_sha256: self.record.engine.config_sha256,
+            pass: self.run.pass,
+            control: self.run.control,
+        });
         let probe_log_rel = self.probe_log_rel();
         let probe_log = self.ctx.bundle.join(&probe_log_rel);
         if let Err(e) = super::write_artifact(&probe_log, &measurement) {
@@ -1010,6 +1019,7 @@ cpu1 589238 0 106836 347370 11942 0 5710 9858 0 0
                     throughput_max_milli_rps: Some(10_000),
                     valid: true,
                     outcome: MeasurementOutcome::Measured,
+                    measured_for: None,
                 }),
                 outputs: None,
                 outputs_error: None,

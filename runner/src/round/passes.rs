@@ -612,6 +612,7 @@ mod tests {
                             reason: SlaUnmetReason::NoPassingRate,
                         }
                     },
+                    measured_for: None,
                 }),
                 outputs: None,
                 outputs_error: None,

@@ -7,7 +7,9 @@ mod forge;
 
 mod archive;
 mod bundle;
+mod field_coverage;
 mod forgery;
+mod forgery_v5;
 mod interop_python;
 mod older_predicates;
 mod paired;

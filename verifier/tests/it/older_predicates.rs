@@ -46,22 +46,36 @@ fn a_v2_round_still_verifies() {
 
 /// A v3 round verifies with every check of v3 passing: nothing v4 requires is missing
 /// from it (a built-in engine is not probed; its self-test records the scheduling), so
-/// only what v5 added is `not applicable`.
+/// only the checks v5 added are `not applicable`.
 #[test]
 fn a_v3_round_still_verifies() {
     verifies_with_every_check_applicable("v3", ROUND_PREDICATE_TYPE_V3);
 }
 
-/// A v4 round verifies with every check of v4 passing, only what v5 added `not
+/// A v4 round verifies with every check of v4 passing, only the checks v5 added `not
 /// applicable`.
 #[test]
 fn a_v4_round_still_verifies() {
     verifies_with_every_check_applicable("v4", ROUND_PREDICATE_TYPE_V4);
 }
 
-/// `fixtures/<version>-round` verifies with `predicate_type`, no check `not applicable`
-/// but those of what v5 added, and the request sequence, the paired decision, the client
-/// self-test and the capability probe passed.
+/// The checks v5 added, each `not applicable (<version>)` on an older round, in the
+/// order they run: what its probe logs (and receipt) did not yet record.
+fn v5_only(version: &str) -> Vec<(&'static str, Option<&'static str>, &str)> {
+    vec![
+        ("round.sla", Some("sla"), version),
+        ("probes.entry", None, version),
+        ("runs.passes", None, version),
+        ("probe.plan", None, version),
+        ("engine.isolation", None, version),
+        ("status.passes", None, version),
+        ("secret.withheld", None, version),
+    ]
+}
+
+/// `fixtures/<version>-round` verifies with `predicate_type`, only the checks v5 added
+/// `not applicable`, and the request sequence, the paired decision, the client self-test
+/// and the capability probe passed.
 fn verifies_with_every_check_applicable(version: &str, predicate_type: &str) {
     let keyring =
         Keyring::load(&fixture(&format!("{version}-keyring.json"))).expect("keyring loads");
@@ -81,7 +95,7 @@ fn verifies_with_every_check_applicable(version: &str, predicate_type: &str) {
         .iter()
         .filter_map(|c| Some((c.name.as_str(), c.target.as_deref(), c.not_applicable?)))
         .collect();
-    assert_eq!(not_applicable, [("secret.withheld", None, version)]);
+    assert_eq!(not_applicable, v5_only(version));
     for name in [
         CheckName::RequestSequence,
         CheckName::PairedDecision,
@@ -159,7 +173,19 @@ fn still_verifies(version: &str, predicate_type: &str) {
         Some("entries[1].correctness"),
         "no raw logprobs",
     ));
-    // And what v5 added.
-    v3_only.push(("secret.withheld", None, version));
-    assert_eq!(not_applicable, v3_only);
+    // And what v5 added, in the order the checks run: the SLA before the token count,
+    // the binding, the probe plans and the isolation after the measurements, the
+    // statuses and the withheld files last.
+    let [sla, entry, runs, plan, isolation, statuses, secret]: [_; 7] =
+        v5_only(version).try_into().expect("seven checks");
+    let mut expected = v3_only;
+    let before = |list: &[(&str, Option<&str>, &str)], name: &str| {
+        list.iter().position(|c| c.0 == name).expect(name)
+    };
+    let at = before(&expected, "round.tokenCount");
+    expected.insert(at, sla);
+    let at = before(&expected, "client.selfTest");
+    expected.splice(at..at, [entry, runs, plan, isolation]);
+    expected.extend([statuses, secret]);
+    assert_eq!(not_applicable, expected);
 }

@@ -12,7 +12,7 @@ use receipts::model::{
     BackendKind, CampaignRef, EngineRef, Entry, EntryMeasurement, EntryPass, EntryStatus,
     ErrorCounts, FrozenCampaign, HardwareCheck, HardwareFingerprint, HostLoad, IncumbentRemeasure,
     Leader, MeasurementOutcome, MinerId, NoiseCheck, NoiseVerdict, Outcome, PairedScore, Pass,
-    PassStatus, ProbeHistograms, ProbeRecord, ROUND_OPENED_PREDICATE_TYPE, ROUND_PREDICATE_TYPE,
+    PassStatus, ProbeHistograms, ProbeRecord, ROUND_OPENED_PREDICATE_TYPE, ROUND_PREDICATE_TYPE_V4,
     RevealedSeeds, Role, RoundFailure, RoundOpened, RoundRecord, RoundStatus, RunMeasurement,
     RunSummary, SeatRule, SeatedEntry, Seed32, SeedReveal, Sha256Hex, Sla, SlaUnmetReason,
     TokenCount, Tool, TypedOrText,
@@ -346,7 +346,10 @@ fn seal(dir: &Path, record: &RoundRecord, opened: &RoundOpened) {
     .expect("write");
     seal_bundle(
         dir,
-        ROUND_PREDICATE_TYPE,
+        // v4: these hand-built rows cite no probe logs (or logs drawn from no workload),
+        // which v5's `probes.entry` and `probe.plan` fail; `forgery_v5.rs` forges those
+        // on a real v5 round.
+        ROUND_PREDICATE_TYPE_V4,
         &serde_json::to_value(record).expect("round json"),
         &[&operator()],
     )
@@ -1197,6 +1200,7 @@ fn a_remeasure_the_previous_round_did_not_call_for_fails_chain_incumbent() {
             (CheckName::ChainPrevious, None),
             (CheckName::ChainCampaign, None),
             (CheckName::ChainIncumbent, None),
+            (CheckName::ChainVersion, None),
         ]
     );
 
@@ -1225,6 +1229,7 @@ fn a_remeasure_the_previous_round_did_not_call_for_fails_chain_incumbent() {
                         "none (round 1 left 0 rounds in a row infra_failed by the incumbent)".into(),
                 })
             ),
+            (CheckName::ChainVersion, None),
         ]
     );
 }
@@ -1293,6 +1298,7 @@ fn failed_log(no_token_ids: u64, token_count: TokenCount) -> EntryMeasurement {
         outcome: MeasurementOutcome::SlaUnmet {
             reason: SlaUnmetReason::NoPassingRate,
         },
+        measured_for: None,
     }
 }
 

@@ -1,0 +1,276 @@
+//! The fields of the round predicate that `referee verify` cannot recompute offline from
+//! the bundle's own files: it checks that the evaluator signed them, and nothing more
+//! (content/verifying.md, What is only attested). Every other leaf field of the current
+//! predicate's schema is recomputed by a named check; the verifier's field-coverage test
+//! (`tests/it/field_coverage.rs`) holds the two apart, so a new field is one or the
+//! other. `referee show` and the site mark the numbers listed here "attested".
+
+/// One attested field: its path in the predicate (`entries[].engine.command[]`: arrays
+/// as `[]`, a map's values as `*`) and why no offline check can recompute it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AttestedField {
+    /// The field's path, as the schema's leaves are named.
+    pub path: &'static str,
+    /// Why it is attested rather than recomputed.
+    pub reason: &'static str,
+}
+
+/// Why host facts are attested: the machine is gone when the bundle is read.
+const HOST: &str = "a fact about the machine the round ran on, read from the host \
+                    (`/proc`, `/sys`, the GPU driver) while it ran; no file of the bundle \
+                    determines it";
+/// Why the clock is attested: the runner's own clock.
+const CLOCK: &str = "a time read from the runner's clock; the checks hold times in order \
+                     (`timeline`) but cannot recompute them";
+/// Why the runner's build is attested.
+const BUILD: &str = "what build of referee sealed the round, as that build reports itself";
+/// Why the engine's reports are attested.
+const ENGINE: &str = "what the engine or its runtime reported, or how the runner started it \
+                      on that host; a re-run (`verify --rerun`), not an offline check, \
+                      shows it again";
+/// Why human-readable text is attested.
+const TEXT: &str = "human-readable text for readers; the typed fields beside it are what \
+                    the checks recompute";
+/// Why the client's self-test figures are attested.
+const SELF_TEST: &str = "measured by the load client against its built-in null server at \
+                         setup; `client.selfTest` holds it to its bounds, not its values";
+
+/// The attested fields of the current round predicate (`…/round/v5`), in schema order.
+pub const ATTESTED_FIELDS: &[AttestedField] = &[
+    AttestedField {
+        path: "tool.name",
+        reason: BUILD,
+    },
+    AttestedField {
+        path: "tool.version",
+        reason: BUILD,
+    },
+    AttestedField {
+        path: "tool.gitCommit",
+        reason: BUILD,
+    },
+    AttestedField {
+        path: "tool.cpuFeatures[]",
+        reason: BUILD,
+    },
+    AttestedField {
+        path: "hardware.atStart.cpuModel",
+        reason: HOST,
+    },
+    AttestedField {
+        path: "hardware.atStart.cpuCount",
+        reason: HOST,
+    },
+    AttestedField {
+        path: "hardware.atStart.cpuFeatures[]",
+        reason: HOST,
+    },
+    AttestedField {
+        path: "hardware.atStart.memoryBytes",
+        reason: HOST,
+    },
+    AttestedField {
+        path: "hardware.atStart.os",
+        reason: HOST,
+    },
+    AttestedField {
+        path: "hardware.atStart.kernel",
+        reason: HOST,
+    },
+    AttestedField {
+        path: "hardware.atStart.gpus[].name",
+        reason: HOST,
+    },
+    AttestedField {
+        path: "hardware.atStart.gpus[].uuid",
+        reason: HOST,
+    },
+    AttestedField {
+        path: "hardware.atStart.gpus[].memoryBytes",
+        reason: HOST,
+    },
+    AttestedField {
+        path: "hardware.atStart.gpus[].driverVersion",
+        reason: HOST,
+    },
+    AttestedField {
+        path: "hardware.atStart.gpus[].computeCapability",
+        reason: HOST,
+    },
+    AttestedField {
+        path: "hardware.atEnd.cpuModel",
+        reason: HOST,
+    },
+    AttestedField {
+        path: "hardware.atEnd.cpuCount",
+        reason: HOST,
+    },
+    AttestedField {
+        path: "hardware.atEnd.cpuFeatures[]",
+        reason: HOST,
+    },
+    AttestedField {
+        path: "hardware.atEnd.memoryBytes",
+        reason: HOST,
+    },
+    AttestedField {
+        path: "hardware.atEnd.os",
+        reason: HOST,
+    },
+    AttestedField {
+        path: "hardware.atEnd.kernel",
+        reason: HOST,
+    },
+    AttestedField {
+        path: "hardware.atEnd.gpus[].name",
+        reason: HOST,
+    },
+    AttestedField {
+        path: "hardware.atEnd.gpus[].uuid",
+        reason: HOST,
+    },
+    AttestedField {
+        path: "hardware.atEnd.gpus[].memoryBytes",
+        reason: HOST,
+    },
+    AttestedField {
+        path: "hardware.atEnd.gpus[].driverVersion",
+        reason: HOST,
+    },
+    AttestedField {
+        path: "hardware.atEnd.gpus[].computeCapability",
+        reason: HOST,
+    },
+    AttestedField {
+        path: "startedAt",
+        reason: CLOCK,
+    },
+    AttestedField {
+        path: "endedAt",
+        reason: CLOCK,
+    },
+    AttestedField {
+        path: "steps[].startedAt",
+        reason: CLOCK,
+    },
+    AttestedField {
+        path: "steps[].endedAt",
+        reason: CLOCK,
+    },
+    AttestedField {
+        path: "steps[].name",
+        reason: TEXT,
+    },
+    AttestedField {
+        path: "entries[].startedAt",
+        reason: CLOCK,
+    },
+    AttestedField {
+        path: "entries[].endedAt",
+        reason: CLOCK,
+    },
+    AttestedField {
+        path: "entries[].engine.command[]",
+        reason: ENGINE,
+    },
+    AttestedField {
+        path: "entries[].engine.isolation.engineCpus[]",
+        reason: HOST,
+    },
+    AttestedField {
+        path: "entries[].engine.isolation.clientCpus[]",
+        reason: HOST,
+    },
+    AttestedField {
+        path: "entries[].engine.docker.daemonVersion",
+        reason: ENGINE,
+    },
+    AttestedField {
+        path: "entries[].engine.docker.apiVersion",
+        reason: ENGINE,
+    },
+    AttestedField {
+        path: "entries[].engine.docker.envNames[]",
+        reason: ENGINE,
+    },
+    AttestedField {
+        path: "entries[].disqualification.detail",
+        reason: TEXT,
+    },
+    AttestedField {
+        path: "entries[].infraFailure.detail",
+        reason: TEXT,
+    },
+    AttestedField {
+        path: "entries[].passes[].hostLoad.stealMs",
+        reason: HOST,
+    },
+    AttestedField {
+        path: "entries[].passes[].hostLoad.wallMs",
+        reason: CLOCK,
+    },
+    AttestedField {
+        path: "entries[].passes[].hostLoad.cpuFreqKhz[].cpu",
+        reason: HOST,
+    },
+    AttestedField {
+        path: "entries[].passes[].hostLoad.cpuFreqKhz[].khz",
+        reason: HOST,
+    },
+    AttestedField {
+        path: "entries[].runs[].hostLoad.cpuFreqKhz[].cpu",
+        reason: HOST,
+    },
+    AttestedField {
+        path: "entries[].runs[].hostLoad.cpuFreqKhz[].khz",
+        reason: HOST,
+    },
+    AttestedField {
+        path: "drift.runs[].hostLoad.stealMs",
+        reason: HOST,
+    },
+    AttestedField {
+        path: "drift.runs[].hostLoad.wallMs",
+        reason: CLOCK,
+    },
+    AttestedField {
+        path: "drift.runs[].hostLoad.cpuFreqKhz[].cpu",
+        reason: HOST,
+    },
+    AttestedField {
+        path: "drift.runs[].hostLoad.cpuFreqKhz[].khz",
+        reason: HOST,
+    },
+    AttestedField {
+        path: "clientSelfTest.achievedMilliRps",
+        reason: SELF_TEST,
+    },
+    AttestedField {
+        path: "clientSelfTest.requests",
+        reason: SELF_TEST,
+    },
+    AttestedField {
+        path: "clientSelfTest.connections",
+        reason: SELF_TEST,
+    },
+    AttestedField {
+        path: "clientSelfTest.inFlightMax",
+        reason: SELF_TEST,
+    },
+    AttestedField {
+        path: "clientSelfTest.sendLagP50Us",
+        reason: SELF_TEST,
+    },
+    AttestedField {
+        path: "capabilityProbe.durationMs",
+        reason: CLOCK,
+    },
+    AttestedField {
+        path: "capabilityProbe.findings[].detail",
+        reason: TEXT,
+    },
+    AttestedField {
+        path: "inputs[].uri",
+        reason: TEXT,
+    },
+];

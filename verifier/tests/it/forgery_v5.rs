@@ -1,0 +1,463 @@
+//! The forgeries of v5's checks (content/verifying.md): `fixtures/v5-round/`, a real v5
+//! round (README's by-hand round sealed by this build: the baseline, its A/A control and
+//! `miner-fast`'s challenger, one pass), changed the way an evaluator holding the key
+//! could — every subject digest updated, the Statements re-signed with a key the keyring
+//! trusts, and whatever else the change implies recomputed so that every older check
+//! passes. Each fails exactly its named check.
+//!
+//! The fixture was made with README's by-hand commands (`referee keygen`, `keyring add
+//! --valid-from 2026-01-01T00:00:00Z`, `demo --prepare`, `campaign add`, `miner add
+//! miner-fast`, `ingest` of `faster-batching.diff`, `round`) by the build of the commit
+//! that added it, then `cp -a data/by-hand/rounds/1 fixtures/v5-round`; keyring
+//! `fixtures/v5-keyring.json`.
+
+use std::path::Path;
+
+use crate::forge::*;
+use receipts::model::{FrozenCampaign, RoundRecord};
+use receipts::rules::paired::{paired_ratio_ppm, paired_score};
+use serde_json::{Value, json};
+use verifier::{CheckName, FailureReason, VerifyReport};
+
+const BASELINE_LOG: &str = "probes/baseline-pass-1.json";
+const CONTROL_LOG: &str = "probes/baseline-control-pass-1.json";
+const CHALLENGER_LOG: &str = "probes/candidate-1-miner-fast-pass-1.json";
+
+/// Forges `fixtures/v5-round` with `files` and `receipt` (which gets the bundle's
+/// directory too, for what it recomputes from the files) and verifies it.
+fn forged_v5(files: impl FnOnce(&Path), receipt: impl FnOnce(&Path, &mut Value)) -> VerifyReport {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().to_owned();
+    forge_from(
+        &fixture_named("v5-round"),
+        dir.path(),
+        files,
+        |_| {},
+        |p| receipt(&path, p),
+    );
+    verify(dir.path())
+}
+
+/// A probe log's median throughput, milli-requests/s.
+fn log_throughput(dir: &Path, file: &str) -> u64 {
+    let log: Value =
+        serde_json::from_slice(&std::fs::read(dir.join(file)).expect("log")).expect("json");
+    log["throughputMilliRps"].as_u64().expect("a throughput")
+}
+
+/// Re-derives what the challenger's (entry 1's) one measured run at `milli_rps` implies:
+/// its row, run summary, median/min/max, paired ratio and score against the baseline's
+/// run of the pass, then the round's outcome by the verifier's own decision rule.
+fn recompute_challenger(dir: &Path, predicate: &mut Value, milli_rps: u64) {
+    let baseline = predicate["entries"][0]["passes"][0]["throughputMilliRps"]
+        .as_u64()
+        .expect("baseline run");
+    let challenger = &mut predicate["entries"][1];
+    challenger["passes"][0]["throughputMilliRps"] = json!(milli_rps);
+    challenger["passes"][0]["pairedRatioPpm"] =
+        json!(paired_ratio_ppm(milli_rps, baseline).expect("ratio"));
+    challenger["runs"][0]["throughputMilliRps"] = json!(milli_rps);
+    for field in [
+        "throughputMilliRps",
+        "throughputMinMilliRps",
+        "throughputMaxMilliRps",
+    ] {
+        challenger[field] = json!(milli_rps);
+    }
+    let score = paired_score(&[milli_rps], &[baseline]).expect("score");
+    challenger["pairedScore"] = serde_json::to_value(score).expect("json");
+    challenger["scorePpm"] = json!(score.median_ppm);
+    recompute_outcome(dir, predicate);
+}
+
+/// Sets the predicate's outcome to the one the paired decision rule gives it.
+fn recompute_outcome(dir: &Path, predicate: &mut Value) {
+    let record: RoundRecord = serde_json::from_value(predicate.clone()).expect("record");
+    let bytes = std::fs::read(dir.join("inputs/campaign.json")).expect("campaign");
+    let frozen = FrozenCampaign::from_json("inputs/campaign.json", &bytes).expect("campaign");
+    let outcome = verifier::recomputed_outcome(dir, &record, &frozen).expect("outcome");
+    predicate["outcome"] = serde_json::to_value(outcome).expect("json");
+}
+
+/// The names of the checks of v5 that `report` ran and passed.
+fn passed(report: &VerifyReport, name: CheckName) -> usize {
+    report
+        .checks
+        .iter()
+        .filter(|c| c.name == name && c.passed)
+        .count()
+}
+
+#[test]
+fn the_re_signed_v5_round_passes_every_check_v5_added() {
+    let report = forged_v5(|_| {}, |_, _| {});
+    assert!(
+        report.passed(),
+        "{:#?}",
+        report.failures().collect::<Vec<_>>()
+    );
+    // Three pass rows (the baseline's, its control's, the challenger's), two entries.
+    assert_eq!(passed(&report, CheckName::ProbeLogEntry), 3);
+    assert_eq!(passed(&report, CheckName::RunsPasses), 2);
+    assert_eq!(passed(&report, CheckName::RoundSla), 1);
+    // No entry was disqualified by a run's end: nothing for `status.passes` to hold.
+    assert_eq!(passed(&report, CheckName::StatusPasses), 0);
+}
+
+/// The coherent forgery of issue 41: the baseline's genuine probe log credited to the
+/// challenger (copied over the challenger's log), the challenger's row, runs, paired
+/// score and the round's outcome recomputed from it. Every measurement check passes —
+/// the log is real — but the log names the run it measured.
+#[test]
+fn one_entrys_real_probe_log_moved_onto_another_entrys_row_fails_probes_entry() {
+    let report = forged_v5(
+        |dir| {
+            std::fs::copy(dir.join(BASELINE_LOG), dir.join(CHALLENGER_LOG)).expect("copy");
+        },
+        |dir, p| {
+            let moved = log_throughput(dir, CHALLENGER_LOG);
+            recompute_challenger(dir, p, moved);
+        },
+    );
+    let reason = only(&report, CheckName::ProbeLogEntry);
+    let FailureReason::Recomputed {
+        file,
+        field,
+        claimed,
+        recomputed,
+    } = reason
+    else {
+        panic!("{reason:?}")
+    };
+    assert_eq!(
+        (file.as_str(), field.as_str()),
+        (CHALLENGER_LOG, "measuredFor")
+    );
+    assert!(
+        claimed.starts_with("round 1 entry 0 patch none config "),
+        "{claimed}"
+    );
+    assert!(
+        recomputed.starts_with("round 1 entry 1 patch e5595a3d34df082f0d1b60815358d65f669e334e70f470047fba5e3881d88ea1 config "),
+        "{recomputed}"
+    );
+}
+
+/// The same move by name: the challenger's row and run summary cite the baseline's A/A
+/// control log.
+#[test]
+fn a_row_citing_another_entrys_log_fails_probes_entry() {
+    let report = forged_v5(
+        |_| {},
+        |dir, p| {
+            p["entries"][1]["passes"][0]["probeLog"] = json!(CONTROL_LOG);
+            p["entries"][1]["runs"][0]["probeLog"] = json!(CONTROL_LOG);
+            let moved = log_throughput(dir, CONTROL_LOG);
+            recompute_challenger(dir, p, moved);
+        },
+    );
+    assert!(matches!(
+        only(&report, CheckName::ProbeLogEntry),
+        FailureReason::Recomputed { file, field, .. }
+            if file == CONTROL_LOG && field == "measuredFor"
+    ));
+}
+
+/// A measured row that names no probe log: nothing would say what it measured.
+#[test]
+fn a_measured_row_without_its_probe_log_fails_probes_entry() {
+    let report = forged_v5(
+        |_| {},
+        |_, p| {
+            let row = p["entries"][0]["passes"][1].as_object_mut().expect("row");
+            row.remove("probeLog");
+        },
+    );
+    assert_eq!(
+        only(&report, CheckName::ProbeLogEntry),
+        recomputed(
+            "receipt.dsse.json",
+            "entries[0].passes[1].probeLog",
+            "none",
+            "the probe log a `Measured` run wrote"
+        )
+    );
+}
+
+/// The run summaries an entry's median is read from cite another entry's log (its
+/// figures recomputed from it): they are not the entry's pass rows.
+#[test]
+fn run_summaries_citing_another_log_than_the_rows_fail_runs_passes() {
+    let report = forged_v5(
+        |_| {},
+        |dir, p| {
+            let moved = log_throughput(dir, BASELINE_LOG);
+            let challenger = &mut p["entries"][1];
+            challenger["runs"][0]["probeLog"] = json!(BASELINE_LOG);
+            challenger["runs"][0]["throughputMilliRps"] = json!(moved);
+            for field in [
+                "throughputMilliRps",
+                "throughputMinMilliRps",
+                "throughputMaxMilliRps",
+            ] {
+                challenger[field] = json!(moved);
+            }
+        },
+    );
+    assert_eq!(
+        only(&report, CheckName::RunsPasses),
+        recomputed(
+            "receipt.dsse.json",
+            "entries[1].runs[0].probeLog",
+            BASELINE_LOG,
+            &format!("one of {CHALLENGER_LOG}")
+        )
+    );
+}
+
+/// A receipt whose SLA is looser than the campaign's: its probes are judged by the
+/// campaign's.
+#[test]
+fn a_receipt_sla_other_than_the_campaigns_fails_round_sla() {
+    let report = forged_v5(|_| {}, |_, p| p["sla"]["bound_ms"] = json!(60_000));
+    let reason = only(&report, CheckName::RoundSla);
+    assert!(
+        matches!(&reason, FailureReason::Recomputed { field, .. } if field == "sla"),
+        "{reason:?}"
+    );
+}
+
+/// The fastest entry marked crashed, its score dropped and the outcome recomputed, while
+/// its pass row says it measured.
+#[test]
+fn the_fastest_entry_marked_crashed_while_its_row_measured_fails_status_passes() {
+    let report = forged_v5(
+        |_| {},
+        |dir, p| {
+            let challenger = &mut p["entries"][1];
+            challenger["status"] = json!("disqualified");
+            challenger["disqualification"] = json!({
+                "reason": "engine_crashed",
+                "detail": "the engine exited during the SLA runs",
+                "logTail": [],
+            });
+            let entry = challenger.as_object_mut().expect("entry");
+            entry.remove("pairedScore");
+            entry.insert("scorePpm".into(), Value::Null);
+            recompute_outcome(dir, p);
+        },
+    );
+    assert_eq!(
+        only(&report, CheckName::StatusPasses),
+        FailureReason::StatusInconsistent {
+            field: "entries[1].status".into(),
+            status: "disqualified (engine_crashed)".into(),
+            problem: "no pass row of the entry is `crashed` (its rows: measured)".into(),
+        }
+    );
+}
+
+/// The challenger's probe log with `edit` applied to its one probe.
+fn forged_probe(edit: impl FnOnce(&mut Value)) -> VerifyReport {
+    forged_v5(
+        |dir| {
+            edit_json(dir, CHALLENGER_LOG, |log| {
+                edit(&mut log["runs"][0]["probes"][0])
+            })
+        },
+        |_, _| {},
+    )
+}
+
+/// The field of the one `probe.plan` failure of `report`, with its claimed value.
+fn plan_failure(report: &VerifyReport) -> (String, String) {
+    match only(report, CheckName::ProbePlan) {
+        FailureReason::Recomputed {
+            file,
+            field,
+            claimed,
+            ..
+        } => {
+            assert_eq!(file, CHALLENGER_LOG);
+            (field, claimed)
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+/// Input bytes are the seeded items' prompts: one byte more fails.
+#[test]
+fn a_probes_input_bytes_other_than_its_items_fail_probe_plan() {
+    let report = forged_probe(|probe| {
+        let bytes = probe["inputBytes"].as_u64().expect("bytes");
+        probe["inputBytes"] = json!(bytes + 1);
+    });
+    assert_eq!(plan_failure(&report).0, "runs[0].probes[0].inputBytes");
+}
+
+/// The warm-up count is the campaign's.
+#[test]
+fn a_probes_warm_up_other_than_the_campaigns_fails_probe_plan() {
+    let report = forged_probe(|probe| probe["warmupRequests"] = json!(0));
+    assert_eq!(
+        plan_failure(&report),
+        (
+            "runs[0].probes[0].warmupRequests".to_owned(),
+            "0".to_owned()
+        )
+    );
+}
+
+/// Output tokens beyond what the measured items ask for.
+#[test]
+fn more_output_tokens_than_the_items_ask_fail_probe_plan() {
+    let report = forged_probe(|probe| probe["outputTokens"] = json!(1_000_000));
+    assert_eq!(
+        plan_failure(&report),
+        (
+            "runs[0].probes[0].outputTokens".to_owned(),
+            "1000000".to_owned()
+        )
+    );
+}
+
+/// A chain whose second round is sealed as v4 after a v5 first round: the later round
+/// would shed v5's checks.
+#[test]
+fn a_chain_whose_predicate_version_goes_down_fails_chain_version() {
+    let data = tempfile::tempdir().expect("tempdir");
+    let rounds = data.path().join("by-hand/rounds");
+    let first = rounds.join("1");
+    std::fs::create_dir_all(&rounds).expect("mkdir");
+    forge_from(&fixture_named("v5-round"), &first, |_| {}, |_| {}, |_| {});
+    let digest =
+        receipts::bundle::read_statement_digest(&first.join("receipt.dsse.json")).expect("digest");
+    forge_from(
+        &fixture_named("v5-round"),
+        &rounds.join("2"),
+        |_| {},
+        |opened| {
+            opened["round"] = json!(2);
+            opened["previousReceipt"] = json!(digest.to_string());
+        },
+        |p| {
+            p["round"] = json!(2);
+            p["previousReceipt"] = json!(digest.to_string());
+        },
+    );
+    resign(&rounds.join("2"), "receipt.dsse.json", |s| {
+        s["predicateType"] = json!(receipts::model::ROUND_PREDICATE_TYPE_V4);
+    });
+    let bundles = verifier::archive::find_bundles(data.path()).expect("bundles");
+    let reports = verifier::archive::verify_archive(
+        &bundles,
+        &keyring(),
+        &verifier::VerifyOptions::default(),
+        &|| {},
+    );
+    let second = reports
+        .iter()
+        .find(|r| r.bundle.ends_with("2"))
+        .expect("round 2");
+    assert_eq!(
+        only(second, CheckName::ChainVersion),
+        recomputed(
+            "receipt.dsse.json",
+            "predicateType",
+            "round/v4",
+            "round/v5 or later (round 1 of the chain is round/v5)"
+        )
+    );
+}
+
+/// The engine told to use more threads than the campaign's `hardware.engine_threads`
+/// (1 in the by-hand campaign).
+#[test]
+fn engine_threads_other_than_the_campaigns_fail_engine_isolation() {
+    let report = forged_v5(
+        |_| {},
+        |_, p| p["entries"][1]["engine"]["isolation"]["engineThreads"] = json!(2),
+    );
+    assert!(matches!(
+        only(&report, CheckName::EngineIsolation),
+        FailureReason::Recomputed { field, claimed, .. }
+            if field == "entries[1].engine.isolation.engineThreads" && claimed == "2"
+    ));
+}
+
+/// An engine run without a sandbox in a campaign that does not declare
+/// `trusted_engines`.
+#[test]
+fn an_unsandboxed_engine_without_trusted_engines_fails_engine_isolation() {
+    let report = forged_v5(
+        |_| {},
+        |_, p| p["entries"][1]["engine"]["isolation"]["sandbox"] = json!("trusted"),
+    );
+    assert!(matches!(
+        only(&report, CheckName::EngineIsolation),
+        FailureReason::Recomputed { field, claimed, .. }
+            if field == "entries[1].engine.isolation.sandbox" && claimed == "Trusted"
+    ));
+}
+
+/// A self-test whose send-lag p50 is above its p99.
+#[test]
+fn a_self_test_p50_above_its_p99_fails_client_self_test() {
+    let report = forged_v5(
+        |_| {},
+        |_, p| p["clientSelfTest"]["sendLagP50Us"] = json!(100_000),
+    );
+    assert!(matches!(
+        only(&report, CheckName::ClientSelfTest),
+        FailureReason::Recomputed { field, .. } if field == "clientSelfTest.sendLagP50Us"
+    ));
+}
+
+/// A self-test run at another rate than the campaign's maximum.
+#[test]
+fn a_self_test_at_another_rate_than_the_campaigns_maximum_fails_client_self_test() {
+    let report = forged_v5(
+        |_| {},
+        |_, p| p["clientSelfTest"]["rateMilliRps"] = json!(1000),
+    );
+    assert_eq!(
+        only(&report, CheckName::ClientSelfTest),
+        recomputed(
+            "receipt.dsse.json",
+            "clientSelfTest.rateMilliRps",
+            "1000",
+            "4000"
+        )
+    );
+}
+
+/// `referee show` and the site (`verifier::view`) mark the moved log's figures
+/// unverified: the challenger's throughput and paired score rest on `probes.entry`.
+#[test]
+fn the_view_marks_a_moved_logs_figures_unverified() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().to_owned();
+    forge_from(
+        &fixture_named("v5-round"),
+        dir.path(),
+        |dir| {
+            std::fs::copy(dir.join(BASELINE_LOG), dir.join(CHALLENGER_LOG)).expect("copy");
+        },
+        |_| {},
+        |p| {
+            let moved = log_throughput(&path, CHALLENGER_LOG);
+            recompute_challenger(&path, p, moved);
+        },
+    );
+    let view = verifier::RoundView::from_bundle(
+        dir.path(),
+        &keyring(),
+        &verifier::VerifyOptions::default(),
+    )
+    .expect("a round");
+    let challenger = view.entry(1).expect("the challenger");
+    assert!(!challenger.throughput_milli_rps.verified);
+    assert!(!challenger.paired_score.as_ref().expect("a score").verified);
+    let baseline = view.entry(0).expect("the baseline");
+    assert!(baseline.throughput_milli_rps.verified);
+}

@@ -25,6 +25,7 @@ use receipts::model::{
 };
 
 pub mod archive;
+pub mod beacon;
 mod capability;
 mod chain;
 mod correctness;

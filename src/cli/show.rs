@@ -341,6 +341,43 @@ pub fn render_round(view: &RoundView) -> String {
     out.push_str("\nTimeline\n");
     out.push_str(&render_steps(view));
     out.push_str("\nSeeds (commitment = sha256(seed ‖ salt), published before any entry ran)\n");
+    if view.practice.value {
+        let _ = writeln!(
+            out,
+            "  {}",
+            mark(
+                "PRACTICE: the evaluator gave these seeds (--seeds); this round moves no seat",
+                view.practice.verified
+            )
+        );
+    }
+    match &view.beacon {
+        Some(beacon) => {
+            let b = &beacon.value;
+            let _ = writeln!(
+                out,
+                "  {}",
+                mark(
+                    format!(
+                        "derived from beacon {} round {} value {}{}",
+                        b.source.as_str(),
+                        b.round,
+                        short_seed(&b.value),
+                        if b.source.is_signed() {
+                            " (signature verified offline)"
+                        } else {
+                            " (UNSIGNED: a file the evaluator wrote)"
+                        }
+                    ),
+                    beacon.verified
+                )
+            );
+        }
+        None if !view.practice.value => {
+            let _ = writeln!(out, "  no beacon: drawn by the evaluator alone");
+        }
+        None => {}
+    }
     let mut seeds = Vec::new();
     for seed in &view.seeds {
         seeds.push(vec![

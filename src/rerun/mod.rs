@@ -225,6 +225,7 @@ pub fn rerun(
             campaign: original.campaign.id.clone(),
             engine_program: options.engine_program.clone(),
             seeds: Some(original.seeds.clone()),
+            beacon: None,
             abort_after_record: None,
             // The scratch data directory has no log: a re-run publishes nothing.
             log_key: None,

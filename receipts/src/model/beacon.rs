@@ -53,3 +53,23 @@ pub struct BeaconRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signature: Option<String>,
 }
+
+/// The beacon round a round-opened statement names before its value exists.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BeaconPromise {
+    /// The source.
+    pub source: BeaconSource,
+    /// The round whose value the seeds will derive from.
+    pub round: u64,
+}
+
+impl BeaconRecord {
+    /// The promise this value keeps.
+    pub fn promise(&self) -> BeaconPromise {
+        BeaconPromise {
+            source: self.source,
+            round: self.round,
+        }
+    }
+}

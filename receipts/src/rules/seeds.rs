@@ -6,7 +6,7 @@
 
 use sha2::{Digest, Sha256};
 
-use crate::model::{Seed32, Sha256Hex};
+use crate::model::{RevealedSeeds, Seed32, SeedReveal, Sha256Hex};
 
 /// The domain of every seed derivation, versioned with the formula.
 pub const SEED_DOMAIN: &[u8] = b"referee.seed.v1";
@@ -76,6 +76,26 @@ pub fn secret_commitment(secret: &Seed32) -> Sha256Hex {
     Sha256Hex::digest(&secret.0)
 }
 
+/// The salt of every derived seed's commitment: zero (the secret already keeps a seed
+/// unguessable until the receipt reveals it).
+pub const DERIVED_SALT: Seed32 = Seed32([0; 32]);
+
+/// Every seed of a round derived from `secret` and `beacon`, each committed with
+/// [`DERIVED_SALT`]: what a round with a beacon reveals, and what a verifier recomputes.
+pub fn derived_seeds(secret: &Seed32, beacon: &Seed32) -> RevealedSeeds {
+    let reveal =
+        |dimension| SeedReveal::commit(derive_seed(dimension, secret, beacon), DERIVED_SALT);
+    RevealedSeeds {
+        item_seed: reveal(Dimension::Item),
+        order_seed: reveal(Dimension::Order),
+        schedule_seed: reveal(Dimension::Schedule),
+        correctness_seed: reveal(Dimension::Correctness),
+        prompt_salt: reveal(Dimension::PromptSalt),
+        sample_seed: Some(reveal(Dimension::Sample)),
+        pass_seed: Some(reveal(Dimension::Pass)),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -131,6 +151,32 @@ mod tests {
             secret_commitment(&secret).to_string(),
             "630dcd2966c4336691125448bbb25b4ff412a49c732db2c8abc1b8581bd710dd"
         );
+    }
+
+    #[test]
+    fn derived_seeds_fill_every_field_from_its_dimension() {
+        let secret = Seed32([1; 32]);
+        let beacon = Seed32([2; 32]);
+        let seeds = derived_seeds(&secret, &beacon);
+        let fields = [
+            (Dimension::Item, &seeds.item_seed),
+            (Dimension::Order, &seeds.order_seed),
+            (Dimension::Schedule, &seeds.schedule_seed),
+            (Dimension::Correctness, &seeds.correctness_seed),
+            (Dimension::PromptSalt, &seeds.prompt_salt),
+        ];
+        for (dimension, reveal) in fields {
+            assert_eq!(reveal.seed, derive_seed(dimension, &secret, &beacon));
+            assert_eq!(reveal.salt, DERIVED_SALT);
+            assert!(reveal.is_consistent());
+        }
+        let sample = seeds.sample_seed.expect("sample");
+        assert_eq!(
+            sample.seed,
+            derive_seed(Dimension::Sample, &secret, &beacon)
+        );
+        let pass = seeds.pass_seed.expect("pass");
+        assert_eq!(pass.seed, derive_seed(Dimension::Pass, &secret, &beacon));
     }
 
     #[test]

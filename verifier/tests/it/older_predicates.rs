@@ -52,13 +52,14 @@ fn a_v3_round_still_verifies() {
     verifies_with_every_check_applicable("v3", ROUND_PREDICATE_TYPE_V3);
 }
 
-/// A v4 round verifies with every check of v4 passing, nothing `not applicable`.
+/// A v4 round verifies with every check of v4 passing, nothing but v5's `seeds.beacon` `not applicable`.
 #[test]
 fn a_v4_round_still_verifies() {
     verifies_with_every_check_applicable("v4", ROUND_PREDICATE_TYPE_V4);
 }
 
-/// `fixtures/<version>-round` verifies with `predicate_type`, no check `not applicable`
+/// `fixtures/<version>-round` verifies with `predicate_type`, no check but v5's
+/// `seeds.beacon` `not applicable`
 /// and the request sequence, the paired decision, the client self-test and the capability
 /// probe passed.
 fn verifies_with_every_check_applicable(version: &str, predicate_type: &str) {
@@ -80,7 +81,8 @@ fn verifies_with_every_check_applicable(version: &str, predicate_type: &str) {
         .iter()
         .filter_map(|c| Some((c.name.as_str(), c.target.as_deref(), c.not_applicable?)))
         .collect();
-    assert_eq!(not_applicable, Vec::new());
+    // Only the seeds' beacon, which v5 added.
+    assert_eq!(not_applicable, [("seeds.beacon", None, version)]);
     for name in [
         CheckName::RequestSequence,
         CheckName::PairedDecision,
@@ -136,6 +138,7 @@ fn still_verifies(version: &str, predicate_type: &str) {
     let mut v3_only = vec![
         ("seeds.commitments", Some("seeds.sampleSeed"), version),
         ("seeds.commitments", Some("seeds.passSeed"), version),
+        ("seeds.beacon", None, version),
     ];
     for name in [
         "passes.order",

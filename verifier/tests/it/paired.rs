@@ -9,13 +9,13 @@ use crate::common::*;
 use receipts::bundle::{seal_bundle, sign_statement};
 use receipts::layout::{CAMPAIGN_INPUT, MINERS_INPUT, patch_input};
 use receipts::model::{
-    BackendKind, Campaign, CampaignRef, EngineRef, Entry, EntryMeasurement, EntryPass, EntryStatus,
-    ErrorCounts, FrozenCampaign, HardwareCheck, HardwareFingerprint, HostLoad, IncumbentRemeasure,
-    Leader, MeasurementOutcome, MinerId, NoiseCheck, NoiseVerdict, Outcome, PairedScore, Pass,
-    PassStatus, ProbeHistograms, ProbeRecord, ROUND_OPENED_PREDICATE_TYPE, ROUND_PREDICATE_TYPE,
-    RevealedSeeds, Role, RoundFailure, RoundOpened, RoundRecord, RoundStatus, RunMeasurement,
-    RunSummary, SeatRule, SeatedEntry, Seed32, SeedReveal, Sha256Hex, Sla, SlaUnmetReason,
-    TokenCount, Tool, TypedOrText,
+    BackendKind, BeaconRecord, BeaconSource, Campaign, CampaignRef, EngineRef, Entry,
+    EntryMeasurement, EntryPass, EntryStatus, ErrorCounts, FrozenCampaign, HardwareCheck,
+    HardwareFingerprint, HostLoad, IncumbentRemeasure, Leader, MeasurementOutcome, MinerId,
+    NoiseCheck, NoiseVerdict, Outcome, PairedScore, Pass, PassStatus, ProbeHistograms, ProbeRecord,
+    ROUND_OPENED_PREDICATE_TYPE, ROUND_PREDICATE_TYPE, RevealedSeeds, Role, RoundFailure,
+    RoundOpened, RoundRecord, RoundStatus, RunMeasurement, RunSummary, SeatRule, SeatedEntry,
+    Seed32, SeedReveal, Sha256Hex, Sla, SlaUnmetReason, TokenCount, Tool, TypedOrText,
 };
 use receipts::rules::histogram::{encode_histogram, new_latency_histogram};
 use receipts::rules::passes::pass_order;
@@ -264,6 +264,9 @@ fn round() -> (RoundRecord, RoundOpened) {
             })
             .collect(),
         seed_commitments: seeds.commitments(),
+        evaluator_secret_sha256: None,
+        beacon: None,
+        practice: false,
         opened_at: time("2026-05-01T09:59:00Z"),
     };
     let record = RoundRecord {
@@ -281,6 +284,9 @@ fn round() -> (RoundRecord, RoundOpened) {
             .and_then(|w| w.request_sequence_digest())
             .expect("digest"),
         seeds,
+        beacon: None,
+        evaluator_secret: None,
+        practice: false,
         sla: Sla::default(),
         hardware: HardwareCheck {
             at_start: fingerprint(),
@@ -1596,4 +1602,122 @@ fn a_scored_entry_whose_re_run_was_invalid_for_steal_fails() {
             }
         )]
     );
+}
+
+/// `round()` with its seeds derived from a file beacon and a secret, as a round with
+/// `--beacon-file` seals them: the round-opened statement commits to the secret and
+/// names the beacon round.
+fn beacon_round() -> (RoundRecord, RoundOpened) {
+    use receipts::rules::seeds::{derived_seeds, secret_commitment};
+    let (mut record, mut opened) = round();
+    let secret = Seed32([0x11; 32]);
+    let beacon = BeaconRecord {
+        source: BeaconSource::File,
+        round: 7,
+        value: Seed32([0x22; 32]),
+        signature: None,
+    };
+    record.seeds = derived_seeds(&secret, &beacon.value);
+    opened.seed_commitments = record.seeds.commitments();
+    opened.evaluator_secret_sha256 = Some(secret_commitment(&secret));
+    opened.beacon = Some(beacon.promise());
+    record.beacon = Some(beacon);
+    record.evaluator_secret = Some(secret);
+    (record, opened)
+}
+
+/// The `seeds.beacon` results: (target, passed).
+fn beacon_checks(report: &VerifyReport) -> Vec<(String, bool)> {
+    report
+        .checks
+        .iter()
+        .filter(|c| c.name == CheckName::SeedsBeacon && c.not_applicable.is_none())
+        .map(|c| (c.target.clone().expect("target"), c.passed))
+        .collect()
+}
+
+#[test]
+fn a_beacon_round_rederives_every_seed() {
+    let (record, opened) = beacon_round();
+    let checks = beacon_checks(&verify_round(&record, &opened));
+    let targets: Vec<&str> = checks.iter().map(|(t, _)| t.as_str()).collect();
+    assert_eq!(
+        targets,
+        [
+            "practice",
+            "evaluatorSecret",
+            "beacon.round",
+            "beacon.value",
+            "seeds.itemSeed",
+            "seeds.orderSeed",
+            "seeds.scheduleSeed",
+            "seeds.correctnessSeed",
+            "seeds.promptSalt",
+            "seeds.sampleSeed",
+            "seeds.passSeed"
+        ]
+    );
+    assert!(checks.iter().all(|(_, passed)| *passed), "{checks:?}");
+    // A round without a beacon has nothing to derive.
+    let (record, opened) = round();
+    let report = verify_round(&record, &opened);
+    let beacon: Vec<_> = report
+        .checks
+        .iter()
+        .filter(|c| c.name == CheckName::SeedsBeacon)
+        .map(|c| (c.target.as_deref(), c.passed, c.not_applicable))
+        .collect();
+    assert_eq!(
+        beacon,
+        [
+            (Some("practice"), true, None),
+            (Some("beacon"), false, Some("no beacon"))
+        ]
+    );
+}
+
+#[test]
+fn a_beacon_value_changed_after_sealing_fails() {
+    let (mut record, opened) = beacon_round();
+    if let Some(beacon) = &mut record.beacon {
+        beacon.value.0[0] ^= 1;
+    }
+    let failed: Vec<String> = beacon_checks(&verify_round(&record, &opened))
+        .into_iter()
+        .filter(|(_, passed)| !passed)
+        .map(|(target, _)| target)
+        .collect();
+    assert_eq!(
+        failed,
+        [
+            "seeds.itemSeed",
+            "seeds.orderSeed",
+            "seeds.scheduleSeed",
+            "seeds.correctnessSeed",
+            "seeds.promptSalt",
+            "seeds.sampleSeed",
+            "seeds.passSeed"
+        ]
+    );
+}
+
+#[test]
+fn a_beacon_round_other_than_the_one_named_at_opening_or_another_secret_fails() {
+    let (mut record, opened) = beacon_round();
+    if let Some(beacon) = &mut record.beacon {
+        beacon.round = 8;
+    }
+    record.evaluator_secret = Some(Seed32([0x12; 32]));
+    let failed: Vec<String> = beacon_checks(&verify_round(&record, &opened))
+        .into_iter()
+        .filter(|(_, passed)| !passed)
+        .map(|(target, _)| target)
+        .take(2)
+        .collect();
+    assert_eq!(failed, ["evaluatorSecret", "beacon.round"]);
+    // A practice flag dropped after opening.
+    let (record, mut opened) = beacon_round();
+    opened.practice = true;
+    let checks = beacon_checks(&verify_round(&record, &opened));
+    assert_eq!(checks[0], ("practice".to_owned(), false));
 }

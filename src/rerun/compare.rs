@@ -479,10 +479,13 @@ pub(crate) fn compare_round(
 }
 
 /// The re-run's record with the original's entries' indices and roles, in the original's
-/// order (the original's incumbent was a challenger of the scratch round, which has no
+/// order, not practice (the original's incumbent was a challenger of the scratch round, which has no
 /// previous round to seat it).
 fn relabel(sides: &Sides<'_>) -> RoundRecord {
     let mut record = sides.rerun.clone();
+    // The re-run's round is practice (it ran on the revealed seeds); its seat is
+    // recomputed as the original's rule would have moved it.
+    record.practice = false;
     record.entries = sides
         .original
         .entries

@@ -271,6 +271,7 @@ fn build(ctx: &Ctx<'_>) -> Result<(RoundRecord, Vec<SubmissionUpdate>), RoundErr
             }),
             incumbent_infra_failed,
             incumbent_infra_failed_rounds: setup.incumbent_infra_failed_rounds,
+            practice: setup.practice,
         },
     );
     // An incumbent re-measured alone that failed for infrastructure reasons again.

@@ -1721,3 +1721,22 @@ fn a_beacon_round_other_than_the_one_named_at_opening_or_another_secret_fails() 
     let checks = beacon_checks(&verify_round(&record, &opened));
     assert_eq!(checks[0], ("practice".to_owned(), false));
 }
+
+/// A practice round whose receipt moves the seat fails the decision: the rule keeps it.
+#[test]
+fn a_practice_round_that_moves_the_seat_fails() {
+    let (mut record, mut opened) = round();
+    assert!(record.outcome.changed);
+    record.practice = true;
+    opened.practice = true;
+    let failed = paired_failures(&verify_round(&record, &opened));
+    assert!(
+        failed
+            .iter()
+            .any(|(name, _, _)| *name == CheckName::PairedDecision),
+        "{failed:#?}"
+    );
+    record.outcome.leader_after = record.outcome.leader_before.clone();
+    record.outcome.changed = false;
+    assert_eq!(paired_failures(&verify_round(&record, &opened)), Vec::new());
+}

@@ -351,32 +351,26 @@ pub fn render_round(view: &RoundView) -> String {
             )
         );
     }
-    match &view.beacon {
-        Some(beacon) => {
-            let b = &beacon.value;
-            let _ = writeln!(
-                out,
-                "  {}",
-                mark(
-                    format!(
-                        "derived from beacon {} round {} value {}{}",
-                        b.source.as_str(),
-                        b.round,
-                        short_seed(&b.value),
-                        if b.source.is_signed() {
-                            " (signature verified offline)"
-                        } else {
-                            " (UNSIGNED: a file the evaluator wrote)"
-                        }
-                    ),
-                    beacon.verified
-                )
-            );
-        }
-        None if !view.practice.value => {
-            let _ = writeln!(out, "  no beacon: drawn by the evaluator alone");
-        }
-        None => {}
+    if let Some(beacon) = &view.beacon {
+        let b = &beacon.value;
+        let _ = writeln!(
+            out,
+            "  {}",
+            mark(
+                format!(
+                    "derived from beacon {} round {} value {}{}",
+                    b.source.as_str(),
+                    b.round,
+                    short_seed(&b.value),
+                    if b.source.is_signed() {
+                        " (signature verified offline)"
+                    } else {
+                        " (UNSIGNED: a file the evaluator wrote)"
+                    }
+                ),
+                beacon.verified
+            )
+        );
     }
     let mut seeds = Vec::new();
     for seed in &view.seeds {

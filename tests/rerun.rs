@@ -219,10 +219,11 @@ fn a_faithful_round_reruns_good_and_its_signed_rerun_verifies_and_names_the_orig
     let (_, digest) = read_round_record(&original.bundle()).unwrap();
     assert_eq!(record["original"]["statementDigest"], digest.as_str());
     assert_eq!(record["original"]["statement"], "original.statement.json");
-    // One pass: no A/A spread, so the campaign's drift bound.
+    // One pass: no A/A spread, so the campaign's drift bound, capped at two thirds of
+    // its margin of 10 %.
     assert_eq!(
         record["tolerance"],
-        serde_json::json!({"toleranceBp": 5000, "basis": {"kind": "drift_bound", "boundBp": 5000}})
+        serde_json::json!({"toleranceBp": 666, "basis": {"kind": "drift_bound", "boundBp": 5000}, "capBp": 666})
     );
     let verdicts: Vec<(&str, &str)> = record["entries"]
         .as_array()
@@ -308,8 +309,8 @@ fn a_knob_changed_160_fold_in_a_recorded_diff_is_bad_naming_the_entry_and_the_sc
     assert_eq!(speedup["severity"], "bad");
     let old = speedup["check"]["originalPpm"].as_i64().unwrap();
     let new = speedup["check"]["rerunPpm"].as_i64().unwrap();
-    assert_eq!(speedup["check"]["tolerancePpm"], 200_000);
-    assert!((new - old).abs() > 200_000, "{speedup:#}");
+    assert_eq!(speedup["check"]["tolerancePpm"], 66_600);
+    assert!((new - old).abs() > 66_600, "{speedup:#}");
     // The engine config the diff makes is not the one recorded either.
     assert!(
         findings

@@ -19,9 +19,9 @@ use serde_json::value::RawValue;
 use crate::canonical::{self, CanonicalError};
 use crate::model::{
     RERUN_PREDICATE_TYPE, ROUND_OPENED_PREDICATE_TYPE, ROUND_OPENED_PREDICATE_TYPE_V1,
-    ROUND_PREDICATE_TYPE, ROUND_PREDICATE_TYPE_V1, ROUND_PREDICATE_TYPE_V2,
-    ROUND_PREDICATE_TYPE_V3, ROUND_PREDICATE_TYPE_V4, ROUND_PREDICATE_TYPES, RerunRecord,
-    RoundOpened, RoundRecord, Sha256Hex,
+    ROUND_OPENED_PREDICATE_TYPE_V2, ROUND_PREDICATE_TYPE, ROUND_PREDICATE_TYPE_V1,
+    ROUND_PREDICATE_TYPE_V2, ROUND_PREDICATE_TYPE_V3, ROUND_PREDICATE_TYPE_V4,
+    ROUND_PREDICATE_TYPES, RerunRecord, RoundOpened, RoundRecord, Sha256Hex,
 };
 
 /// `_type` of an in-toto Statement v1.
@@ -106,6 +106,7 @@ pub fn is_referee_predicate_type(predicate_type: &str) -> bool {
     ROUND_PREDICATE_TYPES.contains(&predicate_type)
         || predicate_type == ROUND_OPENED_PREDICATE_TYPE
         || predicate_type == ROUND_OPENED_PREDICATE_TYPE_V1
+        || predicate_type == ROUND_OPENED_PREDICATE_TYPE_V2
         || predicate_type == RERUN_PREDICATE_TYPE
 }
 
@@ -167,11 +168,11 @@ where
         ROUND_PREDICATE_TYPE_V1 => RoundRecord::deserialize(predicate)
             .map(drop)
             .map_err(|e| e.to_string()),
-        ROUND_OPENED_PREDICATE_TYPE | ROUND_OPENED_PREDICATE_TYPE_V1 => {
-            RoundOpened::deserialize(predicate)
-                .map(drop)
-                .map_err(|e| e.to_string())
-        }
+        ROUND_OPENED_PREDICATE_TYPE
+        | ROUND_OPENED_PREDICATE_TYPE_V1
+        | ROUND_OPENED_PREDICATE_TYPE_V2 => RoundOpened::deserialize(predicate)
+            .map(drop)
+            .map_err(|e| e.to_string()),
         RERUN_PREDICATE_TYPE => RerunRecord::deserialize(predicate)
             .map(drop)
             .map_err(|e| e.to_string()),

@@ -48,6 +48,11 @@ fn busy_machine_hint(error: anyhow::Error) -> anyhow::Error {
 
 /// The origin line of the demo's transparency log.
 const DEMO_LOG_ORIGIN: &str = "referee.example/log";
+/// The demo's file beacon, in the key directory (not published): unsigned, its value
+/// sha256 of [`DEMO_BEACON_TEXT`], so the demo's seeds differ by their fresh secret only.
+const DEMO_BEACON_FILE: &str = "demo-beacon.json";
+/// What the demo's beacon value is the sha256 of.
+const DEMO_BEACON_TEXT: &[u8] = b"referee demo: a file beacon, unsigned";
 
 /// Arguments of `referee demo`.
 #[derive(clap::Args, Debug)]
@@ -249,10 +254,18 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
         ));
     }
 
-    // The round.
+    // The round, its seeds derived from a file beacon (unsigned: a demo has no network
+    // to reach drand) and a fresh secret.
+    let beacon_path = key_dir.join(DEMO_BEACON_FILE);
+    let beacon = format!(
+        "{{\"round\":1,\"value\":\"{}\"}}\n",
+        Sha256Hex::digest(DEMO_BEACON_TEXT)
+    );
+    write_file(&beacon_path, beacon.as_bytes())?;
     step(&format!(
-        "referee round --data {d} --campaign {CAMPAIGN_ID} --key {}",
-        key_path.display()
+        "referee round --data {d} --campaign {CAMPAIGN_ID} --key {} --beacon-file {}",
+        key_path.display(),
+        beacon_path.display()
     ));
     let summary = run_with_progress(&RoundArgs {
         data: args.data.clone(),
@@ -260,6 +273,7 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
         key: Some(key_path.clone()),
         key_dir: args.key_dir.clone(),
         seeds: None,
+        beacon_file: Some(beacon_path),
         log_key: None,
         require_witness: false,
         witness_timeout: 0,

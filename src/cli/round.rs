@@ -86,10 +86,15 @@ pub struct RoundArgs {
     pub key: Option<PathBuf>,
     #[command(flatten)]
     pub key_dir: KeyDirArgs,
-    /// A JSON file of revealed seeds (a receipt's `seeds`) to use instead of fresh ones
-    /// from the OS: for re-runs and tests.
-    #[arg(long, hide = true)]
+    /// A JSON file of revealed seeds (a receipt's `seeds`) to use instead of fresh ones:
+    /// for re-runs and tests. The round is sealed as `practice` and moves no seat.
+    #[arg(long, hide = true, conflicts_with = "beacon_file")]
     pub seeds: Option<PathBuf>,
+    /// A file beacon `{"round": n, "value": "<64 hex>"}` the seeds derive from with a
+    /// fresh secret (content/measurement.md, Seeds): unsigned, so the receipt and `show`
+    /// label it so. Without one, the seeds are drawn from the OS alone.
+    #[arg(long, value_name = "FILE")]
+    pub beacon_file: Option<PathBuf>,
     /// The log key that appends to the data directory's transparency log, when it has
     /// one (`<data>/log/config.toml`); default `<key-dir>/log.key`.
     #[arg(long, value_name = "FILE")]
@@ -335,6 +340,10 @@ pub fn run_with_progress(args: &RoundArgs) -> anyhow::Result<RoundSummary> {
         campaign,
         engine_program: std::env::current_exe().context("locating the referee executable")?,
         seeds,
+        beacon: args.beacon_file.as_deref().map(|path| {
+            std::sync::Arc::new(runner::round::beacon::FileBeacon::new(path))
+                as std::sync::Arc<dyn runner::round::beacon::Beacon>
+        }),
         abort_after_record,
         clock,
         log_key: (args.log_key.clone()).or_else(|| {

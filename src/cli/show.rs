@@ -395,6 +395,37 @@ fn render_details(view: &RoundView) -> String {
     let mut out = String::from("\nTimeline\n");
     out.push_str(&render_steps(view));
     out.push_str("\nSeeds (commitment = sha256(seed ‖ salt), published before any entry ran)\n");
+    if view.practice.value {
+        let _ = writeln!(
+            out,
+            "  {}",
+            mark(
+                "PRACTICE: the evaluator gave these seeds (--seeds); this round moves no seat",
+                view.practice.verified
+            )
+        );
+    }
+    if let Some(beacon) = &view.beacon {
+        let b = &beacon.value;
+        let _ = writeln!(
+            out,
+            "  {}",
+            mark(
+                format!(
+                    "derived from beacon {} round {} value {}{}",
+                    b.source.as_str(),
+                    b.round,
+                    short_seed(&b.value),
+                    if b.source.is_signed() {
+                        " (signature verified offline)"
+                    } else {
+                        " (UNSIGNED: a file the evaluator wrote)"
+                    }
+                ),
+                beacon.verified
+            )
+        );
+    }
     let mut seeds = Vec::new();
     for seed in &view.seeds {
         seeds.push(vec![

@@ -365,6 +365,14 @@ fn print_rerun(out: &mut impl Write, bundle: &Path, record: &RerunRecord) -> std
             "  speed tolerance ±{tolerance}: the campaign's drift bound (a round measured no A/A spread: one run per entry, or fewer than 2 counted passes)"
         )?,
     }
+    if let Some(cap) = record.tolerance.cap_bp
+        && record.tolerance.tolerance_bp == u64::from(cap)
+    {
+        writeln!(
+            out,
+            "  capped at two thirds of the campaign's margin: a re-run never forgives a seat moved by a margin"
+        )?;
+    }
     if let Some(noise) = &record.noise {
         writeln!(out, "  re-run {}", format_noise(noise))?;
     }

@@ -4,7 +4,8 @@
 //! verdict and each item's distance, and the paired score within the speed tolerance;
 //! for the round, the request-sequence digest and the status and seat recomputed from the
 //! re-run's passes with the original's roles, a seat that moved only noisy when the
-//! deciding margin lay inside the tolerance.
+//! re-run's own medians contradict the original's decision by no more than the
+//! tolerance.
 
 use std::path::Path;
 
@@ -15,7 +16,7 @@ use receipts::model::{
 };
 use receipts::rules::paired::paired_score;
 use receipts::rules::rerun::{
-    inside_tolerance, item_tolerance_micro_nats, item_within, margin_distance_ppm, speed_tolerance,
+    item_tolerance_micro_nats, item_within, seat_contradiction_ppm, seat_severity, speed_tolerance,
     speedup_within, tolerance_ppm, verdict_of,
 };
 
@@ -36,14 +37,15 @@ pub(crate) struct Sides<'a> {
 }
 
 impl Sides<'_> {
-    /// The speed tolerance from both rounds' A/A spreads
-    /// ([`receipts::rules::rerun::speed_tolerance`]).
+    /// The speed tolerance from both rounds' A/A spreads, capped at the campaign's
+    /// margin ([`receipts::rules::rerun::speed_tolerance`]).
     pub(crate) fn tolerance(&self) -> SpeedTolerance {
         let aa = |record: &RoundRecord| record.noise.as_ref().and_then(|n| n.aa_spread_bp);
         speed_tolerance(
             aa(self.original),
             aa(self.rerun),
             self.frozen.campaign.drift_bound_bp,
+            self.frozen.campaign.overtake_margin_bp,
         )
     }
 
@@ -440,24 +442,29 @@ pub(crate) fn compare_round(
         }),
         (RoundStatus::Complete, _) if original.leader_after != outcome.leader_after => {
             let allowed = tolerance_ppm(tolerance);
-            let distance = [
-                deciding(original.decision.typed()),
-                deciding(outcome.decision.typed()),
-            ]
-            .into_iter()
-            .flatten()
-            .filter_map(|leader| margin_distance(sides.original, leader))
-            .min_by_key(|d| d.unsigned_abs());
-            let severity = match distance {
-                Some(d) if inside_tolerance(d, allowed) => Severity::Noisy,
-                _ => Severity::Bad,
+            let winner = |rule: Option<&SeatRule>| match rule {
+                Some(SeatRule::MarginMet { winner }) => Some(winner.clone()),
+                _ => None,
             };
+            let original_winner = winner(original.decision.typed());
+            let rerun_winner =
+                winner(outcome.decision.typed()).filter(|z| Some(z) != original_winner.as_ref());
+            let median = |leader: &Option<Leader>| {
+                leader
+                    .as_ref()
+                    .and_then(|l| median_vs_incumbent(&relabeled, l))
+            };
+            let contradiction = seat_contradiction_ppm(
+                median(&original_winner),
+                median(&rerun_winner),
+                sides.original.outcome.margin_bp,
+            );
             findings.push(Finding {
-                severity,
+                severity: seat_severity(contradiction, allowed),
                 check: FindingKind::Seat {
                     original: original.leader_after.clone(),
                     rerun: outcome.leader_after.clone(),
-                    margin_distance_ppm: distance,
+                    margin_distance_ppm: contradiction,
                     tolerance_ppm: allowed,
                 },
             });
@@ -472,10 +479,13 @@ pub(crate) fn compare_round(
 }
 
 /// The re-run's record with the original's entries' indices and roles, in the original's
-/// order (the original's incumbent was a challenger of the scratch round, which has no
+/// order, not practice (the original's incumbent was a challenger of the scratch round, which has no
 /// previous round to seat it).
 fn relabel(sides: &Sides<'_>) -> RoundRecord {
     let mut record = sides.rerun.clone();
+    // The re-run's round is practice (it ran on the revealed seeds); its seat is
+    // recomputed as the original's rule would have moved it.
+    record.practice = false;
     record.entries = sides
         .original
         .entries
@@ -490,19 +500,10 @@ fn relabel(sides: &Sides<'_>) -> RoundRecord {
     record
 }
 
-/// The challenger whose margin decided `rule`, when one did.
-fn deciding(rule: Option<&SeatRule>) -> Option<&Leader> {
-    match rule? {
-        SeatRule::MarginMet { winner } => Some(winner),
-        SeatRule::MarginNotMet { best } => Some(best),
-        _ => None,
-    }
-}
-
-/// How far `leader`'s median paired ratio against the incumbent (the baseline's first
-/// runs when the baseline holds the seat) lay from the margin in `record`, over the
-/// passes where both measured ([`margin_distance_ppm`]).
-fn margin_distance(record: &RoundRecord, leader: &Leader) -> Option<i64> {
+/// `leader`'s median paired ratio against the incumbent (the baseline's first runs when
+/// the baseline holds the seat) in `record`, over the passes where both measured, as
+/// `paired_score` gives it (ratio − 10⁶, ppm).
+fn median_vs_incumbent(record: &RoundRecord, leader: &Leader) -> Option<i64> {
     let challenger = record
         .entries
         .iter()
@@ -532,11 +533,7 @@ fn margin_distance(record: &RoundRecord, leader: &Leader) -> Option<i64> {
             ))
         })
         .unzip();
-    let score = paired_score(&ours, &theirs)?;
-    Some(margin_distance_ppm(
-        score.median_ppm,
-        record.outcome.margin_bp,
-    ))
+    Some(paired_score(&ours, &theirs)?.median_ppm)
 }
 
 #[cfg(test)]

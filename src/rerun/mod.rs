@@ -225,6 +225,7 @@ pub fn rerun(
             campaign: original.campaign.id.clone(),
             engine_program: options.engine_program.clone(),
             seeds: Some(original.seeds.clone()),
+            beacon: None,
             abort_after_record: None,
             // The scratch data directory has no log: a re-run publishes nothing.
             log_key: None,
@@ -304,12 +305,13 @@ pub fn rerun(
 }
 
 /// The tolerance of a re-run that measured nothing: the original's spread alone gives
-/// none, so the campaign's drift bound.
+/// none, so the campaign's drift bound, capped at its margin.
 fn original_tolerance(original: &RoundRecord, frozen: &FrozenCampaign) -> SpeedTolerance {
     speed_tolerance(
         original.noise.as_ref().and_then(|n| n.aa_spread_bp),
         None,
         frozen.campaign.drift_bound_bp,
+        frozen.campaign.overtake_margin_bp,
     )
 }
 

@@ -20,12 +20,13 @@ use std::path::Path;
 use receipts::keys::Keyring;
 use receipts::model::{
     RERUN_PREDICATE_TYPE, ROUND_OPENED_PREDICATE_TYPE, ROUND_OPENED_PREDICATE_TYPE_V1,
-    ROUND_PREDICATE_TYPE, ROUND_PREDICATE_TYPE_V1, ROUND_PREDICATE_TYPE_V2,
-    ROUND_PREDICATE_TYPE_V3, ROUND_PREDICATE_TYPE_V4, RoundRecord,
+    ROUND_OPENED_PREDICATE_TYPE_V2, ROUND_PREDICATE_TYPE, ROUND_PREDICATE_TYPE_V1,
+    ROUND_PREDICATE_TYPE_V2, ROUND_PREDICATE_TYPE_V3, ROUND_PREDICATE_TYPE_V4, RoundRecord,
 };
 
 pub mod archive;
 mod attested;
+pub mod beacon;
 mod binding;
 mod capability;
 mod chain;
@@ -104,9 +105,8 @@ impl PredicateVersion {
     pub fn round_opened_type(&self) -> &'static str {
         match self {
             PredicateVersion::V1 | PredicateVersion::V2 => ROUND_OPENED_PREDICATE_TYPE_V1,
-            PredicateVersion::V3 | PredicateVersion::V4 | PredicateVersion::V5 => {
-                ROUND_OPENED_PREDICATE_TYPE
-            }
+            PredicateVersion::V3 | PredicateVersion::V4 => ROUND_OPENED_PREDICATE_TYPE_V2,
+            PredicateVersion::V5 => ROUND_OPENED_PREDICATE_TYPE,
         }
     }
 

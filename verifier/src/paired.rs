@@ -521,6 +521,7 @@ fn outcome_input(
         scorer_failure,
         incumbent_infra_failed,
         incumbent_infra_failed_rounds,
+        practice: record.practice,
     }
 }
 

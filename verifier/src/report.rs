@@ -80,6 +80,12 @@ pub enum CheckName {
     /// published; the seed's field name as target.
     #[serde(rename = "seeds.commitments")]
     SeedCommitments,
+    /// Round (v5): every seed derives from the revealed evaluator secret and the beacon
+    /// value, the secret hashes to the commitment and the beacon round is the one the
+    /// round-opened statement named, a signed beacon's signature verifies offline, and
+    /// the receipt's `practice` flag is the round-opened statement's; the part as target.
+    #[serde(rename = "seeds.beacon")]
+    SeedsBeacon,
     /// Round: an entry's `scorePpm` is recomputed from its throughput and the first
     /// baseline's; `entries[i]` as target.
     #[serde(rename = "round.scores")]
@@ -381,6 +387,7 @@ impl CheckName {
             CheckName::RoundOpenedSignature => "roundOpened.signature",
             CheckName::RoundOpenedMatches => "roundOpened.matches",
             CheckName::SeedCommitments => "seeds.commitments",
+            CheckName::SeedsBeacon => "seeds.beacon",
             CheckName::RoundScores => "round.scores",
             CheckName::RoundThroughput => "round.throughput",
             CheckName::InputsCampaign => "inputs.campaign",

@@ -23,7 +23,7 @@ use receipts::model::{
     RoundRecord, Severity, Sha256Hex,
 };
 use receipts::rules::rerun::{
-    inside_tolerance, item_tolerance_micro_nats, item_within, overall_verdict, speedup_within,
+    item_tolerance_micro_nats, item_within, overall_verdict, seat_severity, speedup_within,
     tolerance_of, tolerance_ppm, verdict_of,
 };
 use receipts::statement::{PredicateText, Statement};
@@ -144,7 +144,7 @@ fn check_verdict(record: &RerunRecord) -> Result<(), FailureReason> {
         ENVELOPE_FILE,
         "tolerance",
         &record.tolerance,
-        &tolerance_of(&record.tolerance.basis),
+        &tolerance_of(&record.tolerance.basis, record.tolerance.cap_bp),
     )?;
     let parts = std::iter::once(("round".to_owned(), &record.round)).chain(
         record
@@ -170,7 +170,9 @@ fn check_verdict(record: &RerunRecord) -> Result<(), FailureReason> {
 /// A finding's severity is the one its own numbers give under the tolerance
 /// (`allowed`, ppm): a value that moved is BAD, a seat whose deciding margin lay inside
 /// the tolerance or a round status that moved is NOISY; a finding whose values hold
-/// (equal, or within their rule) is a failure.
+/// (equal, or within their rule) is a failure. A seat's recorded distance is judged by
+/// its magnitude, which reads both the contradiction a capped re-run records (never
+/// negative) and the signed distance of re-runs sealed before the cap.
 fn finding_holds(field: &str, finding: &Finding, allowed: u64) -> Result<(), FailureReason> {
     let moved = |differs: bool| differs.then_some(Severity::Bad);
     let expected = match &finding.check {
@@ -220,10 +222,8 @@ fn finding_holds(field: &str, finding: &Finding, allowed: u64) -> Result<(), Fai
             rerun,
             margin_distance_ppm,
             tolerance_ppm,
-        } => (original != rerun && *tolerance_ppm == allowed).then(|| match margin_distance_ppm {
-            Some(distance) if inside_tolerance(*distance, allowed) => Severity::Noisy,
-            _ => Severity::Bad,
-        }),
+        } => (original != rerun && *tolerance_ppm == allowed)
+            .then(|| seat_severity(*margin_distance_ppm, allowed)),
     };
     same(
         ENVELOPE_FILE,
@@ -306,7 +306,7 @@ mod tests {
     }
 
     #[test]
-    fn a_moved_seat_is_noisy_exactly_when_its_margin_lay_inside_the_tolerance() {
+    fn a_moved_seat_is_noisy_exactly_when_its_contradiction_lay_inside_the_tolerance() {
         let leader = Leader {
             patch: Sha256Hex::digest(b"diff"),
             miner: "m".parse().expect("miner"),
@@ -320,5 +320,8 @@ mod tests {
         assert!(finding_holds("f", &finding(Severity::Noisy, seat(-100_000)), 100_000).is_ok());
         assert!(finding_holds("f", &finding(Severity::Bad, seat(-100_000)), 100_000).is_err());
         assert!(finding_holds("f", &finding(Severity::Bad, seat(-100_001)), 100_000).is_ok());
+        // A capped re-run records the contradiction, never negative.
+        assert!(finding_holds("f", &finding(Severity::Noisy, seat(0)), 100_000).is_ok());
+        assert!(finding_holds("f", &finding(Severity::Bad, seat(100_001)), 100_000).is_ok());
     }
 }

@@ -17,6 +17,7 @@ use receipts::model::{
 };
 use receipts::rules::sample;
 use receipts::rules::score::{run_throughputs, score_ppm};
+use receipts::rules::seeds::{derived_seeds, secret_commitment};
 use receipts::statement::{PredicateText, Statement};
 
 use crate::{
@@ -44,6 +45,7 @@ pub(crate) fn check_round(
         ),
     }
     check_seeds(report, record, opened.as_ref(), version);
+    check_beacon_seeds(report, record, opened.as_ref(), version);
     let campaign = inputs::check_inputs(report, dir, record, version);
     check_throughputs(report, record);
     // From v3 a score is the paired median: `paired` checks `round.scores` there.
@@ -271,6 +273,174 @@ fn check_seeds(
     for (name, reveal, published) in rows {
         let result = seed_commitment(record, name, reveal, published.map(Some));
         report.record(CheckName::SeedCommitments, Some(name.to_owned()), result);
+    }
+}
+
+/// `seeds.beacon` (v5; `not applicable` before): the receipt's `practice` flag is the
+/// round-opened statement's; a round with a beacon reveals the secret whose sha256 the
+/// round-opened statement committed to, used the beacon round it named, holds a beacon
+/// value that checks out offline ([`crate::beacon::check_beacon`]: a file beacon is
+/// unsigned and passes as such), and every seed is the one derived from both
+/// (`receipts::rules::seeds`), so a beacon value changed after sealing fails. A round
+/// without a beacon has nothing to derive (`not applicable (no beacon)`).
+fn check_beacon_seeds(
+    report: &mut VerifyReport,
+    record: &RoundRecord,
+    opened: Option<&RoundOpened>,
+    version: PredicateVersion,
+) {
+    if version < PredicateVersion::V5 {
+        report.not_applicable(CheckName::SeedsBeacon, None, version.name());
+        return;
+    }
+    let file = record.round_opened.as_str();
+    let against_opened = |field: &str, receipt: String, at_opening: Option<String>| match at_opening
+    {
+        None => Err(FailureReason::NotRun {
+            blocked_by: CheckName::RoundOpenedSignature,
+        }),
+        Some(at_opening) if at_opening == receipt => Ok(()),
+        Some(at_opening) => Err(files::recomputed(file, field, at_opening, receipt)),
+    };
+    report.record(
+        CheckName::SeedsBeacon,
+        Some("practice".to_owned()),
+        against_opened(
+            "practice",
+            record.practice.to_string(),
+            opened.map(|o| o.practice.to_string()),
+        ),
+    );
+    let (beacon, secret) = match (&record.beacon, &record.evaluator_secret) {
+        (None, None) => {
+            let result = against_opened(
+                "beacon",
+                "none".to_owned(),
+                opened.map(|o| {
+                    files::show(
+                        o.beacon
+                            .as_ref()
+                            .map(|b| format!("{} round {}", b.source.as_str(), b.round)),
+                    )
+                }),
+            );
+            match result {
+                Ok(()) => report.not_applicable(
+                    CheckName::SeedsBeacon,
+                    Some("beacon".to_owned()),
+                    "no beacon",
+                ),
+                Err(reason) => {
+                    report.fail(CheckName::SeedsBeacon, Some("beacon".to_owned()), reason)
+                }
+            }
+            return;
+        }
+        (Some(beacon), Some(secret)) => (beacon, secret),
+        (beacon, secret) => {
+            report.fail(
+                CheckName::SeedsBeacon,
+                Some("beacon".to_owned()),
+                files::recomputed(
+                    "receipt.dsse.json",
+                    "evaluatorSecret",
+                    files::show(secret.map(|s| s.to_hex())),
+                    if beacon.is_some() {
+                        "the secret the beacon's seeds derive from"
+                    } else {
+                        "none without a beacon"
+                    },
+                ),
+            );
+            return;
+        }
+    };
+    report.record(
+        CheckName::SeedsBeacon,
+        Some("evaluatorSecret".to_owned()),
+        against_opened(
+            "evaluatorSecretSha256",
+            secret_commitment(secret).to_string(),
+            opened.map(|o| files::show(o.evaluator_secret_sha256)),
+        ),
+    );
+    report.record(
+        CheckName::SeedsBeacon,
+        Some("beacon.round".to_owned()),
+        against_opened(
+            "beacon",
+            format!("{} round {}", beacon.source.as_str(), beacon.round),
+            opened.map(|o| {
+                files::show(
+                    o.beacon
+                        .as_ref()
+                        .map(|b| format!("{} round {}", b.source.as_str(), b.round)),
+                )
+            }),
+        ),
+    );
+    report.record(
+        CheckName::SeedsBeacon,
+        Some("beacon.value".to_owned()),
+        crate::beacon::check_beacon(beacon)
+            .map(drop)
+            .map_err(|e| FailureReason::InputInvalid {
+                file: "receipt.dsse.json".to_owned(),
+                message: e.to_string(),
+            }),
+    );
+    let derived = derived_seeds(secret, &beacon.value);
+    let seeds = &record.seeds;
+    let rows = [
+        (
+            "seeds.itemSeed",
+            Some(&seeds.item_seed),
+            Some(&derived.item_seed),
+        ),
+        (
+            "seeds.orderSeed",
+            Some(&seeds.order_seed),
+            Some(&derived.order_seed),
+        ),
+        (
+            "seeds.scheduleSeed",
+            Some(&seeds.schedule_seed),
+            Some(&derived.schedule_seed),
+        ),
+        (
+            "seeds.correctnessSeed",
+            Some(&seeds.correctness_seed),
+            Some(&derived.correctness_seed),
+        ),
+        (
+            "seeds.promptSalt",
+            Some(&seeds.prompt_salt),
+            Some(&derived.prompt_salt),
+        ),
+        (
+            "seeds.sampleSeed",
+            seeds.sample_seed.as_ref(),
+            derived.sample_seed.as_ref(),
+        ),
+        (
+            "seeds.passSeed",
+            seeds.pass_seed.as_ref(),
+            derived.pass_seed.as_ref(),
+        ),
+    ];
+    for (name, revealed, derived) in rows {
+        let show = |reveal: Option<&SeedReveal>| files::show(reveal.map(|r| r.seed.to_hex()));
+        let result = if revealed == derived {
+            Ok(())
+        } else {
+            Err(files::recomputed(
+                "receipt.dsse.json",
+                name,
+                show(revealed),
+                show(derived),
+            ))
+        };
+        report.record(CheckName::SeedsBeacon, Some(name.to_owned()), result);
     }
 }
 

@@ -197,6 +197,11 @@ pub struct RoundView {
     /// The five seeds (from v3 also `sampleSeed` and `passSeed`), committed before any
     /// entry ran and revealed in the receipt.
     pub seeds: Vec<SeedView>,
+    /// The beacon the seeds derive from (v5; absent when the evaluator drew or gave
+    /// them), vouched for by `seeds.beacon`; a `file` beacon is unsigned.
+    pub beacon: Option<Field<receipts::model::BeaconRecord>>,
+    /// The evaluator gave the seeds: a practice round, which moves no seat.
+    pub practice: Field<bool>,
     /// Hardware at both ends of the round.
     pub hardware: HardwareView,
     /// The drift check: the baseline run again at the end (rounds before v3).
@@ -928,6 +933,15 @@ impl RoundView {
             })
             .collect();
 
+        let beacon_vouched = signed
+            && checks.passed(CheckName::SeedsBeacon, "beacon.value")
+            && checks.passed(CheckName::SeedsBeacon, "seeds.itemSeed");
+        let beacon = record.beacon.clone().map(|b| Field::new(b, beacon_vouched));
+        let practice = Field::new(
+            record.practice,
+            signed && checks.passed_or_not_applicable(CheckName::SeedsBeacon, "practice"),
+        );
+
         let drift = record.drift.as_ref().map(|d| {
             let ok = signed && d.runs.iter().all(|r| checks.file(&r.probe_log));
             DriftView {
@@ -1019,6 +1033,8 @@ impl RoundView {
             entries,
             steps,
             seeds,
+            beacon,
+            practice,
             hardware: HardwareView {
                 at_start: Field::new(record.hardware.at_start.clone(), signed),
                 at_end: Field::new(record.hardware.at_end.clone(), signed),

@@ -3,6 +3,7 @@
 //! document or spec it comes from.
 
 pub mod api;
+pub mod beacon;
 pub mod campaign;
 pub mod capability;
 pub mod hardware;
@@ -14,6 +15,7 @@ pub mod submission;
 mod wire;
 
 pub use api::*;
+pub use beacon::*;
 pub use campaign::*;
 pub use capability::*;
 pub use hardware::*;

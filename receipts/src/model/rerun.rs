@@ -86,6 +86,12 @@ pub struct SpeedTolerance {
     pub tolerance_bp: u64,
     /// What it was derived from.
     pub basis: ToleranceBasis,
+    /// The cap on the tolerance, basis points: two thirds of the campaign's overtake
+    /// margin (`receipts::rules::rerun::margin_cap_bp`), so a re-run never forgives a
+    /// move of a whole margin; absent in re-runs sealed before the cap, whose tolerance
+    /// is uncapped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cap_bp: Option<u32>,
 }
 
 /// What a [`SpeedTolerance`] was derived from.
@@ -303,9 +309,12 @@ pub enum FindingKind {
         original: Option<Leader>,
         /// The re-run's.
         rerun: Option<Leader>,
-        /// How far the deciding challenger's original median ratio against the incumbent
-        /// lay from the margin, ppm (negative: short of it); absent when no challenger's
-        /// margin decided.
+        /// How far the re-run's own medians contradict the original's seat, ppm, 0 when
+        /// they do not (`receipts::rules::rerun::seat_contradiction_ppm`: the challenger
+        /// the original seated short of the margin, or beaten, in the re-run; the one the
+        /// re-run seated beyond it); absent when no challenger's margin decided. Re-runs
+        /// sealed before the margin cap recorded the original's signed distance from the
+        /// margin here.
         margin_distance_ppm: Option<i64>,
         /// The speed tolerance it was held to, ppm.
         tolerance_ppm: u64,
@@ -410,7 +419,7 @@ impl fmt::Display for FindingKind {
                 if let Some(distance) = margin_distance_ppm {
                     write!(
                         f,
-                        " (the original margin was {distance} ppm away, tolerance \
+                        " (the re-run contradicts it by {distance} ppm, tolerance \
                          {tolerance_ppm} ppm)"
                     )?;
                 }

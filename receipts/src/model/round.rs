@@ -7,6 +7,7 @@ use std::fmt;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::beacon::{BeaconPromise, BeaconRecord};
 use super::campaign::{ImageRef, Sla};
 use super::hardware::HardwareFingerprint;
 use super::ids::{CampaignId, MinerId, Seed32, Sha256Hex, Timestamp};
@@ -88,9 +89,13 @@ impl<T> TypedOrText<T> {
 }
 
 /// `predicateType` of the "round opened" statement signed before any entry runs
-/// (content/receipts.md), opened by rounds of predicate v3: v2 commits the seed of the
-/// timed-run output sample too.
-pub const ROUND_OPENED_PREDICATE_TYPE: &str = "https://referee.dev/predicates/round-opened/v2";
+/// (content/receipts.md), opened by rounds of predicate v5: v3 commits to the evaluator's
+/// secret and names the beacon round the seeds derive from, or says the round is practice.
+pub const ROUND_OPENED_PREDICATE_TYPE: &str = "https://referee.dev/predicates/round-opened/v3";
+
+/// `predicateType` of the "round opened" statement of rounds of predicates v3 and v4: v2
+/// commits the seed of the timed-run output sample too.
+pub const ROUND_OPENED_PREDICATE_TYPE_V2: &str = "https://referee.dev/predicates/round-opened/v2";
 
 /// `predicateType` of the "round opened" statement of rounds of predicates v1 and v2.
 pub const ROUND_OPENED_PREDICATE_TYPE_V1: &str = "https://referee.dev/predicates/round-opened/v1";
@@ -111,6 +116,19 @@ pub struct RoundRecord {
     pub tool: Tool,
     /// Seeds with their commitments, revealed (content/measurement.md, Seeds).
     pub seeds: RevealedSeeds,
+    /// The beacon value every seed derives from with [`RoundRecord::evaluator_secret`]
+    /// (`crate::rules::seeds`): its source, round, value and signature; v5, absent in a
+    /// round whose seeds the evaluator drew alone or gave (`practice`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub beacon: Option<BeaconRecord>,
+    /// The evaluator's 32-byte secret, revealed: its sha256 is the round-opened
+    /// statement's `evaluatorSecretSha256`; v5, present exactly with `beacon`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evaluator_secret: Option<Seed32>,
+    /// The evaluator gave the seeds (`referee round --seeds`, tests and re-runs): the
+    /// round is practice and never moves a seat (content/rounds.md); v5, `false` absent.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub practice: bool,
     /// sha256 of the request sequence (content/measurement.md): depends on seeds and campaign only.
     pub request_sequence_digest: Sha256Hex,
     /// The SLA entries were measured at (copied from the campaign for readers).
@@ -361,8 +379,23 @@ pub struct RoundOpened {
     pub entries: Vec<SeatedEntry>,
     /// Seed commitments.
     pub seed_commitments: SeedCommitments,
+    /// sha256 of the evaluator's secret the seeds derive from
+    /// (`crate::rules::seeds::secret_commitment`); v3, absent without a beacon.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evaluator_secret_sha256: Option<Sha256Hex>,
+    /// The beacon round the seeds derive from; v3, absent without a beacon.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub beacon: Option<BeaconPromise>,
+    /// The evaluator gave the seeds: a practice round (v3; `false` absent).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub practice: bool,
     /// When the round opened.
     pub opened_at: Timestamp,
+}
+
+/// `skip_serializing_if` for a flag written only when set.
+fn is_false(flag: &bool) -> bool {
+    !*flag
 }
 
 /// An entry as seated in the round-opened statement.

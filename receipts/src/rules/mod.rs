@@ -22,6 +22,8 @@
 //! - [`paired`]: paired ratios over interleaved passes, their interval and coverage, the
 //!   noise verdicts, the per-pass failure table and the paired decision rule;
 //! - [`passes`]: the order of the runs in each pass, drawn from the pass seed;
+//! - [`seeds`]: each seed derived from the evaluator's committed secret and a public
+//!   beacon's value;
 //! - [`outcome`]: the round's outcome (status, typed reason, seat decision) from the
 //!   paired decision and the round's other causes, in their order of precedence;
 //! - [`rerun`]: a re-run's speed tolerance from both rounds' noise floors, its
@@ -40,5 +42,6 @@ pub mod rerun;
 pub mod sample;
 pub mod score;
 pub mod search;
+pub mod seeds;
 pub mod sla;
 pub mod workload;

@@ -77,6 +77,9 @@ pub struct OutcomeInput {
     /// [`REMEASURE_AFTER_ROUNDS`](crate::rules::leader::REMEASURE_AFTER_ROUNDS) on, this
     /// round re-measured it alone.
     pub incumbent_infra_failed_rounds: u32,
+    /// The evaluator gave the round's seeds (`practice`): whatever the rule decides, the
+    /// seat stays `leader_before` (the decision is recorded, the seat does not move).
+    pub practice: bool,
 }
 
 /// The round's outcome (module doc, in that order) from `decision`, what the paired rules
@@ -88,18 +91,25 @@ pub fn round_outcome(
     entries: &[OutcomeEntry],
     input: &OutcomeInput,
 ) -> Outcome {
-    let outcome = |status, reason: Option<RoundFailure>, leader_after, rule| Outcome {
-        status,
-        reason: reason.map(TypedOrText::Typed),
-        changed: leader_after != input.leader_before,
-        leader_before: input.leader_before.clone(),
-        leader_after,
-        margin_bp: input.margin_bp,
-        decision: TypedOrText::Typed(rule),
-        remeasure: remeasure_of(
-            input.leader_before.as_ref(),
-            input.incumbent_infra_failed_rounds,
-        ),
+    let outcome = |status, reason: Option<RoundFailure>, leader_after: Option<Leader>, rule| {
+        let leader_after = if input.practice {
+            input.leader_before.clone()
+        } else {
+            leader_after
+        };
+        Outcome {
+            status,
+            reason: reason.map(TypedOrText::Typed),
+            changed: leader_after != input.leader_before,
+            leader_before: input.leader_before.clone(),
+            leader_after,
+            margin_bp: input.margin_bp,
+            decision: TypedOrText::Typed(rule),
+            remeasure: remeasure_of(
+                input.leader_before.as_ref(),
+                input.incumbent_infra_failed_rounds,
+            ),
+        }
     };
     let infra_failed = |failure| {
         outcome(

@@ -18,47 +18,65 @@ pub const ITEM_TOLERANCE_MICRO_NATS: u64 = 100;
 const PPM_PER_BP: u64 = 100;
 
 /// The speed tolerance from the A/A spreads of the original round and of the re-run
-/// (basis points, `None` where a round measured none):
-/// `⌈NOISE_FACTOR · √(original² + rerun²)⌉` when both measured one, else the campaign's
-/// `drift_bound_bp` (with one run per entry there is no spread).
+/// (basis points, `None` where a round measured none), capped at [`margin_cap_bp`] of the
+/// campaign's overtake margin `margin_bp`: `min(⌈NOISE_FACTOR · √(original² + rerun²)⌉,
+/// cap)` when both measured one, else `min(drift_bound_bp, cap)` (with one run per entry
+/// there is no spread). The cap is why a re-run can say BAD: a tolerance as wide as the
+/// margin would forgive a seat moved by a whole margin, and the original's A/A spread,
+/// which enters the tolerance, is the original signer's word.
 pub fn speed_tolerance(
     original_aa_spread_bp: Option<u64>,
     rerun_aa_spread_bp: Option<u64>,
     drift_bound_bp: u32,
+    margin_bp: u32,
 ) -> SpeedTolerance {
-    match (original_aa_spread_bp, rerun_aa_spread_bp) {
-        (Some(original), Some(rerun)) => {
-            let sum =
-                u128::from(original) * u128::from(original) + u128::from(rerun) * u128::from(rerun);
-            let scaled = sum * u128::from(NOISE_FACTOR) * u128::from(NOISE_FACTOR);
-            SpeedTolerance {
-                tolerance_bp: u64::try_from(ceil_sqrt(scaled)).unwrap_or(u64::MAX),
-                basis: ToleranceBasis::Noise {
-                    original_aa_spread_bp: original,
-                    rerun_aa_spread_bp: rerun,
-                    factor: NOISE_FACTOR,
-                },
-            }
-        }
-        _ => SpeedTolerance {
-            tolerance_bp: u64::from(drift_bound_bp),
-            basis: ToleranceBasis::DriftBound {
-                bound_bp: drift_bound_bp,
-            },
+    let basis = match (original_aa_spread_bp, rerun_aa_spread_bp) {
+        (Some(original), Some(rerun)) => ToleranceBasis::Noise {
+            original_aa_spread_bp: original,
+            rerun_aa_spread_bp: rerun,
+            factor: NOISE_FACTOR,
         },
-    }
+        _ => ToleranceBasis::DriftBound {
+            bound_bp: drift_bound_bp,
+        },
+    };
+    tolerance_of(&basis, Some(margin_cap_bp(margin_bp)))
 }
 
-/// The tolerance `basis` gives, as [`speed_tolerance`] derives it (what a verifier
-/// compares a rerun bundle's `toleranceBp` with).
-pub fn tolerance_of(basis: &ToleranceBasis) -> SpeedTolerance {
-    match basis {
+/// The cap of the speed tolerance, basis points: `⌊2 · margin_bp / 3⌋`. Two thirds
+/// balances the two errors a seat verdict can make (content/verifying.md, How often a
+/// re-run says BAD): an honest re-run is called BAD only when the noise moves the two
+/// rounds' medians more than the cap apart, and a seat flipped by one margin is called
+/// BAD unless the noise brings the re-run's median within a third of a margin of the
+/// claim.
+pub fn margin_cap_bp(margin_bp: u32) -> u32 {
+    u32::try_from(u64::from(margin_bp) * 2 / 3).unwrap_or(u32::MAX)
+}
+
+/// The tolerance `basis` gives under the cap `cap_bp` (`None`: uncapped, as re-runs
+/// sealed before the cap derived it), as [`speed_tolerance`] derives it: what a verifier
+/// compares a rerun bundle's `tolerance` with.
+pub fn tolerance_of(basis: &ToleranceBasis, cap_bp: Option<u32>) -> SpeedTolerance {
+    let uncapped = match basis {
         ToleranceBasis::Noise {
             original_aa_spread_bp,
             rerun_aa_spread_bp,
             ..
-        } => speed_tolerance(Some(*original_aa_spread_bp), Some(*rerun_aa_spread_bp), 0),
-        ToleranceBasis::DriftBound { bound_bp } => speed_tolerance(None, None, *bound_bp),
+        } => {
+            let (original, rerun) = (
+                u128::from(*original_aa_spread_bp),
+                u128::from(*rerun_aa_spread_bp),
+            );
+            let factor = u128::from(NOISE_FACTOR);
+            let scaled = (original * original + rerun * rerun) * factor * factor;
+            u64::try_from(ceil_sqrt(scaled)).unwrap_or(u64::MAX)
+        }
+        ToleranceBasis::DriftBound { bound_bp } => u64::from(*bound_bp),
+    };
+    SpeedTolerance {
+        tolerance_bp: cap_bp.map_or(uncapped, |cap| uncapped.min(u64::from(cap))),
+        basis: basis.clone(),
+        cap_bp,
     }
 }
 
@@ -98,10 +116,48 @@ pub fn margin_distance_ppm(median_vs_incumbent_ppm: i64, margin_bp: u32) -> i64 
     median_vs_incumbent_ppm.saturating_sub(margin)
 }
 
+/// How far a re-run's own medians contradict the original's seat decision when the two
+/// seat differently, ppm, never negative (0: the medians do not contradict it, only the
+/// rule's per-pass floor or a tie moved the seat). Both medians are the re-run's, against
+/// the original's incumbent, as `paired_score` gives them (ratio − 10⁶):
+/// `original_winner_ppm` of the challenger the original seated (`None`: it seated none),
+/// `rerun_winner_ppm` of another challenger the re-run seated (`None`: none, or the same).
+/// - the original seated X: how far the re-run put X short of the margin, or behind the
+///   challenger the re-run seated, whichever is more;
+/// - the original seated none: how far the re-run put its winner beyond the margin.
+///
+/// `None` when neither seated a challenger by its margin (the seat moved for another
+/// rule, which no tolerance excuses). The original's own numbers do not enter: they are
+/// what a re-run checks, so an original that claims a median just past the margin cannot
+/// shelter inside the tolerance.
+pub fn seat_contradiction_ppm(
+    original_winner_ppm: Option<i64>,
+    rerun_winner_ppm: Option<i64>,
+    margin_bp: u32,
+) -> Option<i64> {
+    let contradiction = match (original_winner_ppm, rerun_winner_ppm) {
+        (Some(x), Some(z)) => (-margin_distance_ppm(x, margin_bp)).max(z.saturating_sub(x)),
+        (Some(x), None) => -margin_distance_ppm(x, margin_bp),
+        (None, Some(z)) => margin_distance_ppm(z, margin_bp),
+        (None, None) => return None,
+    };
+    Some(contradiction.max(0))
+}
+
 /// Whether a decision whose margin lay `distance_ppm` from the margin is only noise
 /// under `tolerance_ppm`: `|distance| ≤ tolerance`.
 pub fn inside_tolerance(distance_ppm: i64, tolerance_ppm: u64) -> bool {
     u128::from(distance_ppm.unsigned_abs()) <= u128::from(tolerance_ppm)
+}
+
+/// The severity of a seat the re-run moved, from [`seat_contradiction_ppm`]'s
+/// `contradiction_ppm`: NOISY when it lies inside the tolerance, BAD when beyond it or
+/// when no challenger's margin decided.
+pub fn seat_severity(contradiction_ppm: Option<i64>, tolerance_ppm: u64) -> Severity {
+    match contradiction_ppm {
+        Some(c) if inside_tolerance(c, tolerance_ppm) => Severity::Noisy,
+        _ => Severity::Bad,
+    }
 }
 
 /// The verdict of a part that was tried, from its findings: BAD with a bad finding, else
@@ -146,8 +202,8 @@ mod tests {
 
     #[test]
     fn the_tolerance_is_k_times_the_root_sum_of_squares_rounded_up() {
-        // 3 · √(300² + 400²) = 3 · 500.
-        let t = speed_tolerance(Some(300), Some(400), 5_000);
+        // 3 · √(300² + 400²) = 3 · 500, under a margin of 3 000 bp (capped at 2 000).
+        let t = speed_tolerance(Some(300), Some(400), 5_000, 3_000);
         assert_eq!(t.tolerance_bp, 1_500);
         assert_eq!(
             t.basis,
@@ -157,21 +213,68 @@ mod tests {
                 factor: 3
             }
         );
+        assert_eq!(t.cap_bp, Some(2_000));
+        assert_eq!(margin_cap_bp(1_000), 666);
+        assert_eq!(margin_cap_bp(u32::MAX), 2_863_311_530);
         // 3 · √(1 + 1) = 4.24…, rounded up.
-        assert_eq!(speed_tolerance(Some(1), Some(1), 0).tolerance_bp, 5);
-        assert_eq!(speed_tolerance(Some(0), Some(0), 9).tolerance_bp, 0);
-        assert_eq!(tolerance_of(&t.basis), t);
+        assert_eq!(speed_tolerance(Some(1), Some(1), 0, 100).tolerance_bp, 5);
+        assert_eq!(speed_tolerance(Some(0), Some(0), 9, 100).tolerance_bp, 0);
+        assert_eq!(tolerance_of(&t.basis, t.cap_bp), t);
+    }
+
+    #[test]
+    fn the_tolerance_never_exceeds_the_margin() {
+        // The demo's re-run under load: A/A spreads near 47 % gave "±202 %"; two thirds
+        // of the demo's margin of 10 % cap it.
+        let t = speed_tolerance(Some(4_700), Some(4_830), 5_000, 1_000);
+        assert_eq!(t.tolerance_bp, 666);
+        assert_eq!(tolerance_of(&t.basis, None).tolerance_bp, 20_219);
+        assert_eq!(
+            speed_tolerance(None, Some(10), 5_000, 1_000).tolerance_bp,
+            666
+        );
+        // A bundle sealed before the cap keeps its uncapped tolerance.
+        assert_eq!(tolerance_of(&t.basis, None).cap_bp, None);
     }
 
     #[test]
     fn without_a_spread_the_tolerance_is_the_drift_bound() {
         for (a, b) in [(None, Some(10)), (Some(10), None), (None, None)] {
-            let t = speed_tolerance(a, b, 5_000);
+            let t = speed_tolerance(a, b, 5_000, 9_000);
             assert_eq!(t.tolerance_bp, 5_000);
             assert_eq!(t.basis, ToleranceBasis::DriftBound { bound_bp: 5_000 });
-            assert_eq!(tolerance_of(&t.basis), t);
+            assert_eq!(tolerance_of(&t.basis, t.cap_bp), t);
         }
-        assert_eq!(tolerance_ppm(&speed_tolerance(None, None, 5_000)), 500_000);
+        assert_eq!(
+            tolerance_ppm(&speed_tolerance(None, None, 5_000, 9_000)),
+            500_000
+        );
+    }
+
+    #[test]
+    fn a_seat_is_contradicted_by_the_re_runs_own_medians_only() {
+        // Margin 10 % (100 000 ppm). The original seated X; the re-run put X at +2 %:
+        // 8 points short of the margin.
+        assert_eq!(
+            seat_contradiction_ppm(Some(20_000), None, 1_000),
+            Some(80_000)
+        );
+        // X cleared the margin in the re-run too (its per-pass floor moved the seat): 0.
+        assert_eq!(seat_contradiction_ppm(Some(130_000), None, 1_000), Some(0));
+        // The re-run seated Z 5 points ahead of X, both past the margin.
+        assert_eq!(
+            seat_contradiction_ppm(Some(120_000), Some(170_000), 1_000),
+            Some(50_000)
+        );
+        // The original seated none; the re-run's winner cleared it by 3 points.
+        assert_eq!(
+            seat_contradiction_ppm(None, Some(130_000), 1_000),
+            Some(30_000)
+        );
+        assert_eq!(seat_contradiction_ppm(None, None, 1_000), None);
+        assert_eq!(seat_severity(Some(30_000), 30_000), Severity::Noisy);
+        assert_eq!(seat_severity(Some(30_001), 30_000), Severity::Bad);
+        assert_eq!(seat_severity(None, u64::MAX), Severity::Bad);
     }
 
     #[test]

@@ -10,6 +10,7 @@ mod model;
 mod operating_characteristic;
 mod outcome;
 mod paired;
+mod rerun_characteristic;
 mod rules_workload;
 mod schema;
 mod tlog;

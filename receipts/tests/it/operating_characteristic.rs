@@ -108,7 +108,7 @@ fn campaign_settings(name: &'static str, text: &str) -> Settings {
 }
 
 /// A standard normal draw (Box–Muller) from two 53-bit uniforms in (0, 1].
-fn normal(rng: &mut ChaCha20Rng) -> f64 {
+pub(crate) fn normal(rng: &mut ChaCha20Rng) -> f64 {
     let unit = |rng: &mut ChaCha20Rng| ((rng.next_u64() >> 11) + 1) as f64 / (1u64 << 53) as f64;
     let (u, v) = (unit(rng), unit(rng));
     (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()

@@ -44,6 +44,7 @@ fn input() -> OutcomeInput {
         scorer_failure: None,
         incumbent_infra_failed: false,
         incumbent_infra_failed_rounds: 0,
+        practice: false,
     }
 }
 
@@ -410,4 +411,22 @@ fn step_5_a_disqualified_incumbents_seat_goes_only_to_a_challenger_as_fast_as_th
         round_outcome(&fallback, &entries(0), &input()),
         seated(None, SeatRule::IncumbentDisqualifiedFallback)
     );
+}
+
+/// A practice round (seeds the evaluator gave) records what the rule decided but never
+/// moves the seat.
+#[test]
+fn a_practice_round_never_moves_the_seat() {
+    let practice = OutcomeInput {
+        practice: true,
+        ..input()
+    };
+    let official = round_outcome(&margin_met(), &entries(200_000), &input());
+    assert_eq!(official.leader_after, Some(leader(3)));
+    assert!(official.changed);
+    let outcome = round_outcome(&margin_met(), &entries(200_000), &practice);
+    assert_eq!(outcome.leader_after, Some(leader(1)));
+    assert!(!outcome.changed);
+    assert_eq!(outcome.decision, official.decision);
+    assert_eq!(outcome.status, official.status);
 }

@@ -296,6 +296,7 @@ fn build(ctx: &Ctx<'_>) -> Result<(RoundRecord, Vec<SubmissionUpdate>), RoundErr
             }),
             incumbent_infra_failed,
             incumbent_infra_failed_rounds: setup.incumbent_infra_failed_rounds,
+            practice: setup.practice,
         },
     );
     // An incumbent re-measured alone that failed for infrastructure reasons again.
@@ -368,6 +369,9 @@ fn build(ctx: &Ctx<'_>) -> Result<(RoundRecord, Vec<SubmissionUpdate>), RoundErr
             cpu_features: engines::hardware::cpu_features(),
         },
         seeds: setup.seeds.clone(),
+        beacon: setup.beacon.clone(),
+        evaluator_secret: setup.evaluator_secret,
+        practice: setup.practice,
         request_sequence_digest: setup.request_sequence_digest,
         sla: ctx.frozen.campaign.sla.clone(),
         hardware,

@@ -20,6 +20,7 @@
 //!
 //! The library draws nothing: progress goes through [`RoundProgress`].
 
+pub mod beacon;
 mod capability;
 mod clock;
 mod entry;
@@ -67,8 +68,12 @@ pub struct RoundOptions {
     /// The `referee` executable the built-in backend runs as `referee engine serve`
     /// (normally `std::env::current_exe()`).
     pub engine_program: PathBuf,
-    /// Seeds to use instead of drawing fresh ones from the OS (re-runs and tests).
+    /// Seeds to use instead of deriving them (re-runs and tests): the round is sealed as
+    /// `practice` and moves no seat.
     pub seeds: Option<RevealedSeeds>,
+    /// The public beacon the seeds derive from with a fresh secret (content/measurement.md,
+    /// Seeds); `None`: the seeds are drawn from the OS alone, and the receipt shows it.
+    pub beacon: Option<std::sync::Arc<dyn beacon::Beacon>>,
     /// Failpoint for tests: return [`RoundError::Aborted`] right after journal record
     /// `k` (0 = setup) is written, as if the runner were killed there; `k` equal to the
     /// number of records aborts after the bundle is renamed into place, before the
@@ -157,6 +162,9 @@ pub enum RoundError {
     /// The operating system could not supply random seeds.
     #[error("drawing seeds from the operating system")]
     Seeds(#[source] rand_core::Error),
+    /// The beacon gave no value.
+    #[error("reading the beacon")]
+    Beacon(#[from] beacon::BeaconError),
     /// Signing or sealing failed.
     #[error("sealing round {round}")]
     Seal {

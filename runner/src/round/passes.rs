@@ -675,6 +675,7 @@ mod tests {
             scorer_failure: None,
             incumbent_infra_failed: false,
             incumbent_infra_failed_rounds: 0,
+            practice: false,
         }
     }
 

@@ -75,6 +75,16 @@ pub struct SetupRecord {
     pub hardware: HardwareFingerprint,
     /// The seeds (secret until the receipt reveals them).
     pub seeds: RevealedSeeds,
+    /// The beacon value the seeds derive from (absent without a beacon, and in a journal
+    /// an older runner wrote).
+    #[serde(default)]
+    pub beacon: Option<receipts::model::BeaconRecord>,
+    /// The evaluator's secret the seeds derive from, present exactly with `beacon`.
+    #[serde(default)]
+    pub evaluator_secret: Option<receipts::model::Seed32>,
+    /// The seeds were given (`--seeds`): a practice round.
+    #[serde(default)]
+    pub practice: bool,
     /// The request-sequence digest of these seeds and the campaign.
     pub request_sequence_digest: Sha256Hex,
     /// The entries, in run order.

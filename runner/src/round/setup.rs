@@ -1,4 +1,5 @@
-//! The setup group: probe the machine, draw the seeds from the OS, seat the entries
+//! The setup group: probe the machine, draw the seeds (from a beacon and a fresh secret,
+//! given, or from the OS), seat the entries
 //! (baseline, the leader of the last round as incumbent, the queued challengers in
 //! commitment order), copy the inputs under `inputs/`, and sign the "round opened"
 //! statement (content/receipts.md) into the bundle before any entry runs.
@@ -12,9 +13,9 @@ use receipts::layout::{
     CAMPAIGN_INPUT, CAMPAIGN_TOML_INPUT, MINERS_INPUT, PROMPTS_INPUT, patch_input,
 };
 use receipts::model::{
-    Backend, CampaignRef, ClientSelfTest, EventKind, Leader, MinerRegistry, Phase, PipelineState,
-    ROUND_OPENED_PREDICATE_TYPE, ResourceDescriptor, RevealedSeeds, Role, RoundOpened, SeatedEntry,
-    Seed32, SeedReveal, Sha256Hex, StepStatus, Submission,
+    Backend, BeaconRecord, CampaignRef, ClientSelfTest, EventKind, Leader, MinerRegistry, Phase,
+    PipelineState, ROUND_OPENED_PREDICATE_TYPE, ResourceDescriptor, RevealedSeeds, Role,
+    RoundOpened, SeatedEntry, Seed32, SeedReveal, Sha256Hex, StepStatus, Submission,
 };
 use receipts::statement::{DigestSet, Statement, Subject};
 
@@ -22,6 +23,7 @@ use super::record::{PlannedEntry, SetupRecord};
 use super::{Ctx, RoundError, StepRun, io};
 use intake::store::CampaignStore;
 use loadgen::selftest::{SelfTestConfig, SelfTestReport, self_test};
+use receipts::rules::seeds::{derived_seeds, secret_commitment};
 use receipts::rules::workload::Workload;
 use verifier::view::format_client_self_test;
 
@@ -60,10 +62,8 @@ pub(crate) fn run_setup(ctx: &mut Ctx<'_>) -> Result<SetupRecord, RoundError> {
         "Drawing seeds and opening the round",
         Phase::Bootstrapping,
     );
-    let seeds = match &ctx.options.seeds {
-        Some(seeds) => seeds.clone(),
-        None => draw_seeds()?,
-    };
+    let drawn = round_seeds(ctx, &mut open)?;
+    let seeds = drawn.seeds.clone();
     let workload = Workload::new(&ctx.frozen.campaign, &seeds, ctx.prompt_source.as_deref())
         .map_err(RoundError::Workload)?;
     let request_sequence_digest = workload
@@ -181,6 +181,9 @@ pub(crate) fn run_setup(ctx: &mut Ctx<'_>) -> Result<SetupRecord, RoundError> {
             })
             .collect(),
         seed_commitments: seeds.commitments(),
+        evaluator_secret_sha256: drawn.secret.as_ref().map(secret_commitment),
+        beacon: drawn.beacon.as_ref().map(BeaconRecord::promise),
+        practice: drawn.practice,
         opened_at: ctx.options.clock.now(),
     };
     sign_opened(ctx, &opened, &inputs)?;
@@ -205,6 +208,9 @@ pub(crate) fn run_setup(ctx: &mut Ctx<'_>) -> Result<SetupRecord, RoundError> {
         steps,
         hardware,
         seeds,
+        beacon: drawn.beacon,
+        evaluator_secret: drawn.secret,
+        practice: drawn.practice,
         request_sequence_digest,
         entries,
         leader_before,
@@ -280,16 +286,81 @@ fn recorded(report: &SelfTestReport, bound_us: u64) -> ClientSelfTest {
     }
 }
 
+/// A round's seeds and where they came from.
+struct DrawnSeeds {
+    seeds: RevealedSeeds,
+    /// The beacon value they derive from, with `secret`.
+    beacon: Option<BeaconRecord>,
+    /// The evaluator's secret, present exactly with `beacon`.
+    secret: Option<Seed32>,
+    /// Given by the evaluator (`--seeds`).
+    practice: bool,
+}
+
+/// The round's seeds (content/measurement.md, Seeds): the ones given (a practice round),
+/// else derived from a fresh secret and the beacon's value of the round it names, else
+/// drawn from the OS alone (no beacon configured). Logs which to `step`.
+///
+/// Errors: [`RoundError::Seeds`] when the OS gives no randomness,
+/// [`RoundError::Beacon`] when the beacon gives no value.
+fn round_seeds(ctx: &Ctx<'_>, step: &mut StepRun) -> Result<DrawnSeeds, RoundError> {
+    if let Some(seeds) = &ctx.options.seeds {
+        step.line("seeds given by the evaluator: a practice round, which moves no seat");
+        return Ok(DrawnSeeds {
+            seeds: seeds.clone(),
+            beacon: None,
+            secret: None,
+            practice: true,
+        });
+    }
+    let Some(beacon) = &ctx.options.beacon else {
+        step.line("no beacon: seeds drawn from the operating system alone");
+        return Ok(DrawnSeeds {
+            seeds: draw_seeds()?,
+            beacon: None,
+            secret: None,
+            practice: false,
+        });
+    };
+    let secret = Seed32(random_32()?);
+    let round = beacon.next_round()?;
+    let value = beacon.value(round)?;
+    step.line(&format!(
+        "beacon {} round {}: {}{}; secret sha256 {}",
+        value.source.as_str(),
+        value.round,
+        value.value.to_hex(),
+        if value.source.is_signed() {
+            ""
+        } else {
+            " (unsigned)"
+        },
+        secret_commitment(&secret)
+    ));
+    Ok(DrawnSeeds {
+        seeds: derived_seeds(&secret, &value.value),
+        beacon: Some(value),
+        secret: Some(secret),
+        practice: false,
+    })
+}
+
+/// 32 bytes from the OS.
+fn random_32() -> Result<[u8; 32], RoundError> {
+    let mut bytes = [0u8; 32];
+    OsRng
+        .try_fill_bytes(&mut bytes)
+        .map_err(RoundError::Seeds)?;
+    Ok(bytes)
+}
+
 /// Fresh 32-byte seeds and salts from the OS (content/measurement.md, Seeds).
 fn draw_seeds() -> Result<RevealedSeeds, RoundError> {
     let draw = || -> Result<SeedReveal, RoundError> {
-        let mut seed = [0u8; 32];
-        let mut salt = [0u8; 32];
-        OsRng
-            .try_fill_bytes(&mut seed)
-            .and_then(|()| OsRng.try_fill_bytes(&mut salt))
-            .map_err(RoundError::Seeds)?;
-        Ok(SeedReveal::commit(Seed32(seed), Seed32(salt)))
+        Ok(SeedReveal::commit(
+            Seed32(random_32()?),
+            Seed32(random_32()?),
+        ))
     };
     Ok(RevealedSeeds {
         item_seed: draw()?,

@@ -345,6 +345,10 @@ fn a_chain_whose_predicate_version_goes_down_fails_chain_version() {
             p["previousReceipt"] = json!(digest.to_string());
         },
     );
+    // Round 2 as v4 would have sealed it: a v4 receipt over a round-opened v2 statement.
+    resign(&rounds.join("2"), "round-opened.dsse.json", |s| {
+        s["predicateType"] = json!(receipts::model::ROUND_OPENED_PREDICATE_TYPE_V2);
+    });
     resign(&rounds.join("2"), "receipt.dsse.json", |s| {
         s["predicateType"] = json!(receipts::model::ROUND_PREDICATE_TYPE_V4);
     });

@@ -63,6 +63,7 @@ fn a_v4_round_still_verifies() {
 /// order they run: what its probe logs (and receipt) did not yet record.
 fn v5_only(version: &str) -> Vec<(&'static str, Option<&'static str>, &str)> {
     vec![
+        ("seeds.beacon", None, version),
         ("round.sla", Some("sla"), version),
         ("probes.entry", None, version),
         ("runs.passes", None, version),
@@ -151,6 +152,7 @@ fn still_verifies(version: &str, predicate_type: &str) {
     let mut v3_only = vec![
         ("seeds.commitments", Some("seeds.sampleSeed"), version),
         ("seeds.commitments", Some("seeds.passSeed"), version),
+        ("seeds.beacon", None, version),
     ];
     for name in [
         "passes.order",
@@ -176,8 +178,9 @@ fn still_verifies(version: &str, predicate_type: &str) {
     // And what v5 added, in the order the checks run: the SLA before the token count,
     // the binding, the probe plans and the isolation after the measurements, the
     // statuses and the withheld files last.
-    let [sla, entry, runs, plan, isolation, statuses, secret]: [_; 7] =
-        v5_only(version).try_into().expect("seven checks");
+    // (`seeds.beacon` runs with the seeds, listed above.)
+    let [_beacon, sla, entry, runs, plan, isolation, statuses, secret]: [_; 8] =
+        v5_only(version).try_into().expect("eight checks");
     let mut expected = v3_only;
     let before = |list: &[(&str, Option<&str>, &str)], name: &str| {
         list.iter().position(|c| c.0 == name).expect(name)

@@ -9,13 +9,14 @@ use crate::common::*;
 use receipts::bundle::{seal_bundle, sign_statement};
 use receipts::layout::{CAMPAIGN_INPUT, MINERS_INPUT, patch_input};
 use receipts::model::{
-    BackendKind, CampaignRef, EngineRef, Entry, EntryMeasurement, EntryPass, EntryStatus,
-    ErrorCounts, FrozenCampaign, HardwareCheck, HardwareFingerprint, HostLoad, IncumbentRemeasure,
-    Leader, MeasurementOutcome, MinerId, NoiseCheck, NoiseVerdict, Outcome, PairedScore, Pass,
-    PassStatus, ProbeHistograms, ProbeRecord, ROUND_OPENED_PREDICATE_TYPE, ROUND_PREDICATE_TYPE_V4,
-    RevealedSeeds, Role, RoundFailure, RoundOpened, RoundRecord, RoundStatus, RunMeasurement,
-    RunSummary, SeatRule, SeatedEntry, Seed32, SeedReveal, Sha256Hex, Sla, SlaUnmetReason,
-    TokenCount, Tool, TypedOrText,
+    BackendKind, BeaconRecord, BeaconSource, CampaignRef, EngineRef, Entry, EntryMeasurement,
+    EntryPass, EntryStatus, ErrorCounts, FrozenCampaign, HardwareCheck, HardwareFingerprint,
+    HostLoad, IncumbentRemeasure, Leader, MeasurementOutcome, MinerId, NoiseCheck, NoiseVerdict,
+    Outcome, PairedScore, Pass, PassStatus, ProbeHistograms, ProbeRecord,
+    ROUND_OPENED_PREDICATE_TYPE, ROUND_OPENED_PREDICATE_TYPE_V2, ROUND_PREDICATE_TYPE,
+    ROUND_PREDICATE_TYPE_V4, RevealedSeeds, Role, RoundFailure, RoundOpened, RoundRecord,
+    RoundStatus, RunMeasurement, RunSummary, SeatRule, SeatedEntry, Seed32, SeedReveal, Sha256Hex,
+    Sla, SlaUnmetReason, TokenCount, Tool, TypedOrText,
 };
 use receipts::rules::histogram::{encode_histogram, new_latency_histogram};
 use receipts::rules::passes::pass_order;
@@ -248,6 +249,9 @@ fn round() -> (RoundRecord, RoundOpened) {
             })
             .collect(),
         seed_commitments: seeds.commitments(),
+        evaluator_secret_sha256: None,
+        beacon: None,
+        practice: false,
         opened_at: time("2026-05-01T09:59:00Z"),
     };
     let record = RoundRecord {
@@ -265,6 +269,9 @@ fn round() -> (RoundRecord, RoundOpened) {
             .and_then(|w| w.request_sequence_digest())
             .expect("digest"),
         seeds,
+        beacon: None,
+        evaluator_secret: None,
+        practice: false,
         sla: Sla::default(),
         hardware: HardwareCheck {
             at_start: fingerprint(),
@@ -319,7 +326,22 @@ fn inputs(record: &RoundRecord) -> Vec<(String, Vec<u8>)> {
 }
 
 /// Seals `record` and `opened` (both signed by the operator) into `dir`.
+///
+/// Sealed v4: these hand-built rows cite no probe logs (or logs drawn from no workload),
+/// which v5's `probes.entry` and `probe.plan` fail; `forgery_v5.rs` forges those on a
+/// real v5 round. The beacon and practice tests, which read only `seeds.beacon` and this
+/// file's checks, seal v5 ([`seal_as`]).
 fn seal(dir: &Path, record: &RoundRecord, opened: &RoundOpened) {
+    seal_as(dir, record, opened, false);
+}
+
+/// [`seal`], as v5 (with round-opened v3) when `v5`.
+fn seal_as(dir: &Path, record: &RoundRecord, opened: &RoundOpened, v5: bool) {
+    let (predicate_type, opened_type) = if v5 {
+        (ROUND_PREDICATE_TYPE, ROUND_OPENED_PREDICATE_TYPE)
+    } else {
+        (ROUND_PREDICATE_TYPE_V4, ROUND_OPENED_PREDICATE_TYPE_V2)
+    };
     std::fs::create_dir_all(dir.join("inputs/patches")).expect("mkdir");
     let files = inputs(record);
     for (name, bytes) in &files {
@@ -335,7 +357,7 @@ fn seal(dir: &Path, record: &RoundRecord, opened: &RoundOpened) {
                 },
             })
             .collect(),
-        ROUND_OPENED_PREDICATE_TYPE,
+        opened_type,
         serde_json::to_value(opened).expect("round-opened json"),
     );
     let envelope = sign_statement(&statement, &[&operator()]).expect("signs");
@@ -346,10 +368,7 @@ fn seal(dir: &Path, record: &RoundRecord, opened: &RoundOpened) {
     .expect("write");
     seal_bundle(
         dir,
-        // v4: these hand-built rows cite no probe logs (or logs drawn from no workload),
-        // which v5's `probes.entry` and `probe.plan` fail; `forgery_v5.rs` forges those
-        // on a real v5 round.
-        ROUND_PREDICATE_TYPE_V4,
+        predicate_type,
         &serde_json::to_value(record).expect("round json"),
         &[&operator()],
     )
@@ -358,6 +377,13 @@ fn seal(dir: &Path, record: &RoundRecord, opened: &RoundOpened) {
 
 fn verify_round(record: &RoundRecord, opened: &RoundOpened) -> VerifyReport {
     verify_with_logs(record, opened, &[])
+}
+
+/// [`verify_round`] of the round sealed as v5, which added the beacon and practice.
+fn verify_round_v5(record: &RoundRecord, opened: &RoundOpened) -> VerifyReport {
+    let dir = tempfile::tempdir().expect("tempdir");
+    seal_as(dir.path(), record, opened, true);
+    verifier::verify_bundle(dir.path(), &keyring(), &options())
 }
 
 /// [`verify_round`] with probe logs (bundle-relative path, content) in the bundle.
@@ -1585,5 +1611,145 @@ fn a_scored_entry_whose_re_run_was_invalid_for_steal_fails() {
                 .into(),
             }
         )]
+    );
+}
+
+/// `round()` with its seeds derived from a file beacon and a secret, as a round with
+/// `--beacon-file` seals them: the round-opened statement commits to the secret and
+/// names the beacon round.
+fn beacon_round() -> (RoundRecord, RoundOpened) {
+    use receipts::rules::seeds::{derived_seeds, secret_commitment};
+    let (mut record, mut opened) = round();
+    let secret = Seed32([0x11; 32]);
+    let beacon = BeaconRecord {
+        source: BeaconSource::File,
+        round: 7,
+        value: Seed32([0x22; 32]),
+        signature: None,
+    };
+    record.seeds = derived_seeds(&secret, &beacon.value);
+    opened.seed_commitments = record.seeds.commitments();
+    opened.evaluator_secret_sha256 = Some(secret_commitment(&secret));
+    opened.beacon = Some(beacon.promise());
+    record.beacon = Some(beacon);
+    record.evaluator_secret = Some(secret);
+    (record, opened)
+}
+
+/// The `seeds.beacon` results: (target, passed).
+fn beacon_checks(report: &VerifyReport) -> Vec<(String, bool)> {
+    report
+        .checks
+        .iter()
+        .filter(|c| c.name == CheckName::SeedsBeacon && c.not_applicable.is_none())
+        .map(|c| (c.target.clone().expect("target"), c.passed))
+        .collect()
+}
+
+#[test]
+fn a_beacon_round_rederives_every_seed() {
+    let (record, opened) = beacon_round();
+    let checks = beacon_checks(&verify_round_v5(&record, &opened));
+    let targets: Vec<&str> = checks.iter().map(|(t, _)| t.as_str()).collect();
+    assert_eq!(
+        targets,
+        [
+            "practice",
+            "evaluatorSecret",
+            "beacon.round",
+            "beacon.value",
+            "seeds.itemSeed",
+            "seeds.orderSeed",
+            "seeds.scheduleSeed",
+            "seeds.correctnessSeed",
+            "seeds.promptSalt",
+            "seeds.sampleSeed",
+            "seeds.passSeed"
+        ]
+    );
+    assert!(checks.iter().all(|(_, passed)| *passed), "{checks:?}");
+    // A round without a beacon has nothing to derive.
+    let (record, opened) = round();
+    let report = verify_round_v5(&record, &opened);
+    let beacon: Vec<_> = report
+        .checks
+        .iter()
+        .filter(|c| c.name == CheckName::SeedsBeacon)
+        .map(|c| (c.target.as_deref(), c.passed, c.not_applicable))
+        .collect();
+    assert_eq!(
+        beacon,
+        [
+            (Some("practice"), true, None),
+            (Some("beacon"), false, Some("no beacon"))
+        ]
+    );
+}
+
+#[test]
+fn a_beacon_value_changed_after_sealing_fails() {
+    let (mut record, opened) = beacon_round();
+    if let Some(beacon) = &mut record.beacon {
+        beacon.value.0[0] ^= 1;
+    }
+    let failed: Vec<String> = beacon_checks(&verify_round_v5(&record, &opened))
+        .into_iter()
+        .filter(|(_, passed)| !passed)
+        .map(|(target, _)| target)
+        .collect();
+    assert_eq!(
+        failed,
+        [
+            "seeds.itemSeed",
+            "seeds.orderSeed",
+            "seeds.scheduleSeed",
+            "seeds.correctnessSeed",
+            "seeds.promptSalt",
+            "seeds.sampleSeed",
+            "seeds.passSeed"
+        ]
+    );
+}
+
+#[test]
+fn a_beacon_round_other_than_the_one_named_at_opening_or_another_secret_fails() {
+    let (mut record, opened) = beacon_round();
+    if let Some(beacon) = &mut record.beacon {
+        beacon.round = 8;
+    }
+    record.evaluator_secret = Some(Seed32([0x12; 32]));
+    let failed: Vec<String> = beacon_checks(&verify_round_v5(&record, &opened))
+        .into_iter()
+        .filter(|(_, passed)| !passed)
+        .map(|(target, _)| target)
+        .take(2)
+        .collect();
+    assert_eq!(failed, ["evaluatorSecret", "beacon.round"]);
+    // A practice flag dropped after opening.
+    let (record, mut opened) = beacon_round();
+    opened.practice = true;
+    let checks = beacon_checks(&verify_round_v5(&record, &opened));
+    assert_eq!(checks[0], ("practice".to_owned(), false));
+}
+
+/// A practice round whose receipt moves the seat fails the decision: the rule keeps it.
+#[test]
+fn a_practice_round_that_moves_the_seat_fails() {
+    let (mut record, mut opened) = round();
+    assert!(record.outcome.changed);
+    record.practice = true;
+    opened.practice = true;
+    let failed = paired_failures(&verify_round_v5(&record, &opened));
+    assert!(
+        failed
+            .iter()
+            .any(|(name, _, _)| *name == CheckName::PairedDecision),
+        "{failed:#?}"
+    );
+    record.outcome.leader_after = record.outcome.leader_before.clone();
+    record.outcome.changed = false;
+    assert_eq!(
+        paired_failures(&verify_round_v5(&record, &opened)),
+        Vec::new()
     );
 }

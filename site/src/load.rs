@@ -276,6 +276,7 @@ pub fn load_archive_cached(
     }
     for campaign in &mut campaigns {
         campaign.rounds.sort_by_key(|r| r.number);
+        crate::archive::set_seats(&mut campaign.rounds);
     }
     rejected.sort_by(|a, b| (&a.campaign, a.number).cmp(&(&b.campaign, b.number)));
     let rounds: Vec<verifier::tlog::ArchiveRound<'_>> = (campaigns.iter())

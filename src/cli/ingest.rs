@@ -18,6 +18,7 @@ use receipts::layout::DataDir;
 use receipts::layout::{CampaignDir, read_round_record};
 use receipts::model::{
     CampaignId, Entry, EventKind, MinerId, PipelineState, RoundRecord, Sha256Hex, Submission,
+    Timestamp,
 };
 use receipts::text::escape_untrusted;
 
@@ -208,6 +209,9 @@ struct Rounds(Vec<RoundRecord>);
 struct SubmissionFacts<'a> {
     /// Whether it holds the seat after the last sealed round.
     leader: bool,
+    /// When it took the seat it holds: the latest round whose seat changed to it, and
+    /// when that round settled.
+    seated: Option<(u64, Timestamp)>,
     /// The latest round it ran in.
     round: Option<u64>,
     /// Its entry in that round.
@@ -240,8 +244,21 @@ impl Rounds {
                 .find(|e| e.patch.as_ref() == Some(sha256))
                 .map(|e| (r.round, e))
         });
+        let seated = leader
+            .then(|| {
+                self.0.iter().rev().find(|r| {
+                    r.outcome.changed
+                        && r.outcome
+                            .leader_after
+                            .as_ref()
+                            .is_some_and(|l| &l.patch == sha256)
+                })
+            })
+            .flatten()
+            .map(|r| (r.round, r.ended_at));
         SubmissionFacts {
             leader,
+            seated,
             round: latest.map(|(n, _)| n),
             entry: latest.map(|(_, e)| e),
         }
@@ -265,10 +282,10 @@ impl SubmissionFacts<'_> {
 
     /// One line for a submission's log: its latest round and whether it leads.
     fn sentence(&self) -> String {
-        let seat = if self.leader {
-            "current leader"
-        } else {
-            "not the leader"
+        let seat = match (self.leader, self.seated) {
+            (true, Some((round, at))) => format!("current leader, seated in round {round} at {at}"),
+            (true, None) => "current leader".to_owned(),
+            (false, _) => "not the leader".to_owned(),
         };
         match self.round {
             Some(n) => format!(

@@ -50,7 +50,7 @@ fn verified_round(dir: &Path) -> VerifiedRound {
 fn round_page_model_of_the_v2_fixture() {
     let round = v2_round();
     let campaign = round.record.campaign.id.clone();
-    let page = round::round_page(&campaign, &round, None, None).unwrap();
+    let page = round::round_page(&campaign, &round, None, None, None).unwrap();
     assert_eq!(page.dir.as_str(), "c/tiny/r/1/");
     assert_eq!(page.template, "round.html");
     insta::assert_json_snapshot!("round_v2", page.model);
@@ -209,7 +209,7 @@ fn a_file_changed_after_verification_is_not_shown() {
 fn both_pages_render_through_their_templates() {
     let round = v2_round();
     let campaign = round.record.campaign.id.clone();
-    let page = round::round_page(&campaign, &round, None, None).unwrap();
+    let page = round::round_page(&campaign, &round, None, None, None).unwrap();
     let html = site::render::render(page.template, &page.dir.page(), &page.model).unwrap();
     for expected in [
         "<title>Round 1 · complete · tiny · referee</title>",
@@ -291,7 +291,7 @@ fn inconclusive_round() -> VerifiedRound {
 fn the_inconclusive_round_page_says_not_decided_and_keeps_the_numbers() {
     let round = inconclusive_round();
     let campaign = round.record.campaign.id.clone();
-    let page = round::round_page(&campaign, &round, None, None).unwrap();
+    let page = round::round_page(&campaign, &round, None, None, None).unwrap();
     let html = site::render::render(page.template, &page.dir.page(), &page.model).unwrap();
     let golden =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/snapshots/round-inconclusive.html");
@@ -305,7 +305,7 @@ fn the_inconclusive_round_page_says_not_decided_and_keeps_the_numbers() {
         "1 scored · 0 disqualified · 1 not decided",
         "<td class=\"warn\">not decided</td>",
         "<td class=\"num\">+0.47 % <span class=\"badge warn\">not decided</span></td>",
-        "<td>[+0.4, +0.5] (0 % coverage, 1 pass)</td>",
+        "<td>[+0.4, +0.5] (0\u{a0}% coverage, 1 pass)</td>",
     ] {
         assert!(html.contains(expected), "{expected}\n{html}");
     }

@@ -1,16 +1,17 @@
 //! The round page, `/c/<campaign>/r/<n>/`: everything a miner reads about one sealed
-//! round — status, counts, how long it took to settle, the top score, whether the seat
-//! changed and to whom, the entries table with each disqualification's reason and log
-//! tail, the step timeline grouped as the round ran it (Setup, Baseline, … or, from v3,
-//! by pass), scores with their interval or spread, the SLA, the noise floor, the client's
-//! self-test, the pass order, seeds and their commitments, the request-sequence digest,
-//! hardware at both ends, what changed since the previous round, downloads and the exact
-//! `referee verify` command that checks the bundle.
+//! round — status, whether it was a practice round, counts, how long it took to settle,
+//! the top score, whether the seat changed and to whom, the entries table with each
+//! disqualification's reason and log tail, the step timeline grouped as the round ran it
+//! (Setup, Baseline, … or, from v3, by pass), scores with their interval or spread, the
+//! SLA, the noise floor, the client's self-test, the "To take the seat" box, the pass
+//! order, seeds and their commitments and the beacon they derive from, the
+//! request-sequence digest, hardware at both ends, what changed since the previous round,
+//! downloads and the exact `referee verify` command that checks the bundle.
 //!
 //! The model ([`RoundPage`]) is built from [`VerifiedRound::view`] (the view-model
 //! `referee show` prints: one model, two renderers) and the round record. Every value
 //! carries whether the verifier vouched for it ([`Shown::verified`]); the template marks
-//! the others. Untrusted text (miner ids, step names, details, log tails, decision
+//! the others, and marks "attested" what the verifier only attests ([`AttestedMarks`]). Untrusted text (miner ids, step names, details, log tails, decision
 //! sentences of old receipts, hardware strings) is escaped here with
 //! [`escape_untrusted`](receipts::text::escape_untrusted) and cut on a character boundary; tera escapes it for HTML.
 

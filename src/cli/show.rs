@@ -34,6 +34,49 @@ use super::text::table;
 /// The suffix of a value whose check failed or did not run.
 const UNVERIFIED: &str = " (unverified)";
 
+/// The columns `show` keeps its sentences to: a line of text longer than this is wrapped
+/// ([`wrapped`]); its tables are as wide as their cells.
+const COLUMNS: usize = 100;
+
+/// `text` as lines of at most [`COLUMNS`] characters, each ending in a newline: the first
+/// after `first`, the others after `rest`, broken at spaces (a word longer than a line is
+/// cut).
+fn wrapped(first: &str, rest: &str, text: &str) -> String {
+    let mut out = String::new();
+    let mut line = first.to_owned();
+    let mut width = first.chars().count();
+    let mut empty = true;
+    for word in text.split(' ') {
+        let mut word: Vec<char> = word.chars().collect();
+        let space = usize::from(!empty);
+        if !empty && width + space + word.len() > COLUMNS {
+            out.push_str(line.trim_end());
+            out.push('\n');
+            line = rest.to_owned();
+            width = rest.chars().count();
+        } else if !empty {
+            line.push(' ');
+            width += 1;
+        }
+        // A word wider than a whole line is cut where the line ends.
+        while width + word.len() > COLUMNS && word.len() > 1 {
+            let room = COLUMNS.saturating_sub(width).max(1);
+            let head: String = word.drain(..room.min(word.len())).collect();
+            line.push_str(&head);
+            out.push_str(&line);
+            out.push('\n');
+            line = rest.to_owned();
+            width = rest.chars().count();
+        }
+        width += word.len();
+        line.extend(word);
+        empty = false;
+    }
+    out.push_str(line.trim_end());
+    out.push('\n');
+    out
+}
+
 /// The suffix of a value the verifier only attests ([`attested`]).
 const ATTESTED: &str = " (attested)";
 
@@ -320,13 +363,15 @@ fn counts(counts: &EntryCounts) -> String {
 /// how many checks failed). `verbose` adds the details: the digests and the tool, the
 /// step timeline, seeds, hardware and where each number comes from.
 pub fn render_round(view: &RoundView, seated: Seated, verbose: bool) -> String {
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "Round {} of `{}` — {}",
-        field(&view.round, u64::to_string),
-        field(&view.campaign, |c| c.to_string()),
-        field(&view.verdict, |v| esc(v)),
+    let mut out = wrapped(
+        "",
+        "  ",
+        &format!(
+            "Round {} of `{}` — {}",
+            field(&view.round, u64::to_string),
+            field(&view.campaign, |c| c.to_string()),
+            field(&view.verdict, |v| esc(v)),
+        ),
     );
     let _ = writeln!(out, "Bundle: {}", esc(&view.bundle.display().to_string()));
     let _ = writeln!(out, "Entries: {}", field(&view.counts, counts));
@@ -386,7 +431,11 @@ pub fn render_round(view: &RoundView, seated: Seated, verbose: bool) -> String {
         )
     );
     let _ = writeln!(out, "Seated: {}", seated_text(view, seated));
-    let _ = writeln!(out, "Decision: {}", field(&view.decision, |d| esc(d)));
+    out.push_str(&wrapped(
+        "Decision: ",
+        "  ",
+        &field(&view.decision, |d| esc(d)),
+    ));
     let _ = writeln!(
         out,
         "SLA: {} · overtake margin {}",
@@ -715,21 +764,30 @@ fn render_entries(view: &RoundView, verbose: bool) -> String {
             who.push_str(&part);
         }
         if let Some(d) = &e.disqualification {
-            let _ = writeln!(
-                notes,
-                "  {who}: {}: {}",
-                field(&d.reason, |r| r.as_str().to_owned()),
-                field(&d.detail, |t| esc(t)),
-            );
+            notes.push_str(&wrapped(
+                "  ",
+                "    ",
+                &format!(
+                    "{who}: {}: {}",
+                    field(&d.reason, |r| r.as_str().to_owned()),
+                    field(&d.detail, |t| esc(t)),
+                ),
+            ));
             if !d.log_tail.value.is_empty() {
                 let _ = writeln!(notes, "    log tail{}:", mark("", d.log_tail.verified));
+                // A wrapped log line continues after `↪`, so it is not read as a line of
+                // its own.
                 for line in &d.log_tail.value {
-                    let _ = writeln!(notes, "    | {}", esc(line));
+                    notes.push_str(&wrapped("    | ", "    ↪ ", &esc(line)));
                 }
             }
         }
         if let Some(infra) = e.infra_failure.as_ref().filter(|_| !e.undecided) {
-            let _ = writeln!(notes, "  {who}: infra_failed: {}", field(infra, |t| esc(t)));
+            notes.push_str(&wrapped(
+                "  ",
+                "    ",
+                &format!("{who}: infra_failed: {}", field(infra, |t| esc(t))),
+            ));
         }
         if let Some(log) = &e.engine_log
             && !log.verified
@@ -1020,6 +1078,28 @@ mod tests {
             "Round 1 of `by-hand` — inconclusive — not decided: A/A 30.78 % > margin 10 %\n"
         ));
         assert!(!text.contains("infra_failed"), "{text}");
+    }
+
+    /// A sentence wider than 100 columns is wrapped at spaces after the continuation
+    /// prefix, a word wider than a line cut; a short one stays as it is.
+    #[test]
+    fn long_lines_wrap_at_100_columns() {
+        assert_eq!(wrapped("a: ", "  ", "short text"), "a: short text\n");
+        let words = ["word"; 30].join(" ");
+        let text = wrapped("Decision: ", "  ", &words);
+        assert_eq!(
+            text,
+            format!(
+                "Decision: {}\n  {}\n",
+                ["word"; 18].join(" "),
+                ["word"; 12].join(" ")
+            )
+        );
+        let long = "x".repeat(150);
+        assert_eq!(
+            wrapped("    | ", "    ↪ ", &long),
+            format!("    | {}\n    ↪ {}\n", "x".repeat(94), "x".repeat(56))
+        );
     }
 
     /// Issue 43: `Seated:` says when the seat holder took the seat, marked as the values

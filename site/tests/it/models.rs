@@ -501,6 +501,8 @@ fn each_round_knows_when_its_seat_was_taken() {
             round.ended_at = Timestamp::from_unix_seconds(1_800_000_000 + number as i64).unwrap();
             round.headline.leader_after = seat.cloned();
             round.headline.leader_changed = changed;
+            round.leader_after = seat.cloned();
+            round.changed = changed;
             round
         })
         .collect();
@@ -520,6 +522,18 @@ fn each_round_knows_when_its_seat_was_taken() {
             Some(taken(5))
         ]
     );
+    // The campaign page's box says so, with the round's page.
+    let campaign = &archive.campaigns[0];
+    let page = pages::campaign::page(&archive, campaign).unwrap();
+    let html = site::render::render(page.template, &page.dir.page(), &page.model).unwrap();
+    let expected = format!(
+        "The seat is held by <a href=\"../../s/{}/\">{}…{} (fast)</a>, seated in \
+         <a href=\"../../c/tiny/r/5/\">round 5</a> (<time datetime=\"2027-01-15T08:00:05.000Z\">",
+        fast.patch,
+        &fast.patch.as_str()[..7],
+        &fast.patch.as_str()[59..]
+    );
+    assert!(html.contains(&expected), "{expected}\n{html}");
 }
 
 /// Issue 43: the campaign page's box names the next round's expected entries: the

@@ -229,7 +229,7 @@ pub struct RuleSet {
 #[derive(Debug, thiserror::Error)]
 pub enum RulesError {
     /// Not TOML of the rules file's shape.
-    #[error("the rules file is not valid: {0}")]
+    #[error("the rules file is not TOML of the rules file's shape")]
     Toml(#[from] toml::de::Error),
     /// Two rules share an id.
     #[error("two rules have the id `{0}`")]

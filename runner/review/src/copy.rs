@@ -263,6 +263,30 @@ pub struct Commitment {
     pub position: Position,
     /// Its fingerprint.
     pub fingerprint: Fingerprint,
+    /// The submission its manifest says it is derived from (`derivedFrom`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub derived_from: Option<String>,
+}
+
+impl Commitment {
+    /// The commitment of `submission`, made at `position`, whose tree and manifest `input`
+    /// holds: its [`Fingerprint::of_tree`] and the input's `derived_from`.
+    ///
+    /// Errors: as [`Fingerprint::of_tree`].
+    pub fn of_tree(
+        submission: impl Into<String>,
+        position: Position,
+        input: &ReviewInput,
+        rules: &RuleSet,
+        base_weights: &BTreeSet<Sha256Hex>,
+    ) -> Result<Self, ReviewError> {
+        Ok(Self {
+            submission: submission.into(),
+            position,
+            fingerprint: Fingerprint::of_tree(input, rules, base_weights)?,
+            derived_from: input.derived_from.clone(),
+        })
+    }
 }
 
 /// Why a submission is a copy.
@@ -313,14 +337,10 @@ pub enum CopyOutcome {
 
 /// Compares `candidate` with every commitment of `others` made before it, earliest first:
 /// the first that shares a weights hash or equals its code makes it a [`CopyOutcome::Copy`]
-/// crediting that one. Otherwise a declared `derived_from` makes it
+/// crediting that one. Otherwise its declared `derived_from` makes it
 /// [`CopyOutcome::Derived`], else it is [`CopyOutcome::Original`]. Commitments at or after
 /// the candidate's position (itself included) are never its original.
-pub fn detect_copy(
-    candidate: &Commitment,
-    derived_from: Option<&str>,
-    others: &[Commitment],
-) -> CopyOutcome {
+pub fn detect_copy(candidate: &Commitment, others: &[Commitment]) -> CopyOutcome {
     let mut earlier: Vec<&Commitment> = others
         .iter()
         .filter(|c| c.position < candidate.position)
@@ -341,9 +361,9 @@ pub fn detect_copy(
             reason,
         };
     }
-    match derived_from {
+    match &candidate.derived_from {
         Some(original) => CopyOutcome::Derived {
-            original: original.to_owned(),
+            original: original.clone(),
         },
         None => CopyOutcome::Original,
     }

@@ -32,7 +32,9 @@ pub struct ReviewInput {
     /// The manifest's weights files: no rule reads them, and copy detection compares their
     /// hashes.
     pub weights: Vec<WeightFile>,
-    /// The submission the manifest says this one is derived from (`derivedFrom`).
+    /// The submission the manifest says this one is derived from (`derivedFrom`); copy
+    /// detection records it ([`copy::Commitment::of_tree`]): it must beat that one by the
+    /// campaign's margin.
     pub derived_from: Option<String>,
     /// Strings that mark the campaign's benchmark (its id, its workload files' names), for
     /// the rules with `campaign_markers`.

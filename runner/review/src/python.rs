@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use tree_sitter::{Node, Parser, Tree};
 
 /// Why a Python file could not be parsed at all (a file with syntax errors still parses:
-/// tree-sitter recovers, and [`Facts::syntax_error_line`] says where).
+/// tree-sitter recovers, and the rule `python.syntax-error` reports where).
 #[derive(Debug, thiserror::Error)]
 pub enum ParseError {
     /// The grammar and the tree-sitter runtime do not fit together (a build problem).

@@ -66,6 +66,14 @@ pub enum Alphabet {
 }
 
 impl Alphabet {
+    /// How the rules file spells it: `base64`, `hex`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Alphabet::Base64 => "base64",
+            Alphabet::Hex => "hex",
+        }
+    }
+
     /// Whether `b` belongs to the alphabet.
     pub fn contains(self, b: u8) -> bool {
         match self {
@@ -161,17 +169,24 @@ pub struct Rule {
     pub(crate) compiled: Compiled,
 }
 
+/// A case-insensitive pattern: lowercased for matching, as written for the finding.
+#[derive(Clone, Debug)]
+pub(crate) struct Pattern {
+    pub(crate) lower: String,
+    pub(crate) written: String,
+}
+
 /// What a rule's patterns become once checked: magic bytes decoded, globs built, the
 /// case-insensitive patterns lowercased.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Compiled {
     pub(crate) magic: Vec<(usize, Vec<u8>)>,
     pub(crate) text_files: Option<GlobSet>,
-    pub(crate) python_strings: Vec<String>,
-    pub(crate) text_substrings: Vec<String>,
-    pub(crate) text_words: Vec<String>,
-    pub(crate) file_extensions: Vec<String>,
-    pub(crate) key_markers: Vec<String>,
+    pub(crate) python_strings: Vec<Pattern>,
+    pub(crate) text_substrings: Vec<Pattern>,
+    pub(crate) text_words: Vec<Pattern>,
+    pub(crate) file_extensions: Vec<Pattern>,
+    pub(crate) key_markers: Vec<Pattern>,
 }
 
 impl Rule {
@@ -278,8 +293,15 @@ fn globs(rule: &str, patterns: &[String]) -> Result<GlobSet, RulesError> {
     })
 }
 
-fn lowercase(patterns: &[String]) -> Vec<String> {
-    patterns.iter().map(|p| p.to_ascii_lowercase()).collect()
+/// Case-insensitive patterns (ASCII case).
+pub(crate) fn lowercase(patterns: &[String]) -> Vec<Pattern> {
+    patterns
+        .iter()
+        .map(|p| Pattern {
+            lower: p.to_ascii_lowercase(),
+            written: p.clone(),
+        })
+        .collect()
 }
 
 impl RuleSet {

@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use serde::Serialize;
 
 use crate::python::{self, Facts};
-use crate::rules::{Blob, Rule, RuleSet, Severity};
+use crate::rules::{Blob, Pattern, Rule, RuleSet, Severity, lowercase};
 use crate::tree::{self, Content, TreeFile};
 use crate::{ReviewError, ReviewInput};
 
@@ -80,14 +80,11 @@ fn blob_runs(blob: &Blob, text: &str) -> Vec<(usize, String)> {
         if run.len() >= blob.min_length {
             let millibits = entropy_millibits(run);
             if millibits >= blob.min_entropy_millibits {
-                let alphabet = match blob.alphabet {
-                    crate::rules::Alphabet::Base64 => "base64",
-                    crate::rules::Alphabet::Hex => "hex",
-                };
                 out.push((
                     start,
                     format!(
-                        "{alphabet} run of {} characters, {millibits} millibits each",
+                        "{} run of {} characters, {millibits} millibits each",
+                        blob.alphabet.as_str(),
                         run.len()
                     ),
                 ));
@@ -130,19 +127,22 @@ impl Hits<'_> {
         });
     }
 
-    /// Each pattern (lowercase) found in a string literal, at its own line.
-    fn strings(&mut self, facts: &Facts, patterns: &[String]) {
+    /// Each pattern found in a string literal, at its own line.
+    fn strings(&mut self, facts: &Facts, patterns: &[Pattern]) {
         for (line, text) in &facts.strings {
             let lower = text.to_ascii_lowercase();
             for pattern in patterns {
-                if let Some(at) = lower.find(pattern.as_str()) {
-                    self.hit(Some(line + newlines_before(text, at)), pattern.clone());
+                if let Some(at) = lower.find(pattern.lower.as_str()) {
+                    self.hit(
+                        Some(line + newlines_before(text, at)),
+                        pattern.written.clone(),
+                    );
                 }
             }
         }
     }
 
-    fn python(&mut self, facts: &Facts, markers: &[String]) {
+    fn python(&mut self, facts: &Facts, markers: &[Pattern]) {
         let rule = self.rule;
         for (line, module) in &facts.imports {
             for entry in rule.python_imports.iter().filter(|e| covers(e, module)) {
@@ -195,7 +195,7 @@ impl Hits<'_> {
                         .compiled
                         .key_markers
                         .iter()
-                        .any(|m| lower.contains(m.as_str()))
+                        .any(|m| lower.contains(m.lower.as_str()))
                     && !keyed.allowed_keys.iter().any(|k| k == key)
                 {
                     self.hit(Some(*line), format!("{name}[{key:?}]"));
@@ -214,28 +214,24 @@ impl Hits<'_> {
         }
     }
 
-    fn text(&mut self, text: &str, markers: &[String]) {
+    fn text(&mut self, text: &str, markers: &[Pattern]) {
         let rule = self.rule;
         for (index, line) in text.lines().enumerate() {
             let number = Some(index + 1);
             let lower = line.to_ascii_lowercase();
-            for pattern in &rule.compiled.text_substrings {
-                if lower.contains(pattern.as_str()) {
-                    self.hit(number, pattern.clone());
-                }
-            }
-            if rule.campaign_markers {
-                for marker in markers.iter().filter(|m| lower.contains(m.as_str())) {
-                    self.hit(number, marker.clone());
+            let markers = if rule.campaign_markers { markers } else { &[] };
+            for pattern in rule.compiled.text_substrings.iter().chain(markers) {
+                if lower.contains(pattern.lower.as_str()) {
+                    self.hit(number, pattern.written.clone());
                 }
             }
             for word in rule
                 .compiled
                 .text_words
                 .iter()
-                .filter(|w| has_word(&lower, w))
+                .filter(|w| has_word(&lower, &w.lower))
             {
-                self.hit(number, word.clone());
+                self.hit(number, word.written.clone());
             }
             if let Some(blob) = &rule.blob {
                 for (_, detail) in blob_runs(blob, line) {
@@ -252,9 +248,9 @@ impl Hits<'_> {
             .compiled
             .file_extensions
             .iter()
-            .filter(|e| lower.ends_with(e.as_str()))
+            .filter(|e| lower.ends_with(e.lower.as_str()))
         {
-            self.hit(None, extension.clone());
+            self.hit(None, extension.written.clone());
         }
         let head = content.head();
         for (offset, magic) in &rule.compiled.magic {
@@ -276,7 +272,7 @@ fn is_python(name: &str) -> bool {
 fn scan_file(
     file: &TreeFile,
     rules: &RuleSet,
-    markers: &[String],
+    markers: &[Pattern],
     out: &mut Vec<Finding>,
 ) -> Result<(), ReviewError> {
     let content = tree::read(file, rules.max_text_bytes)?;
@@ -321,8 +317,9 @@ pub fn findings(input: &ReviewInput, rules: &RuleSet) -> Result<Vec<Finding>, Re
         .campaign_markers
         .iter()
         .filter(|m| !m.is_empty())
-        .map(|m| m.to_ascii_lowercase())
+        .cloned()
         .collect();
+    let markers = lowercase(&markers);
     let mut out = Vec::new();
     for file in tree::list_files(&input.root)? {
         if !weights.contains(file.rel.as_str()) {

@@ -47,6 +47,7 @@ fn commitment(submission: &str, block: u64, fingerprint: Fingerprint) -> Commitm
         submission: submission.to_owned(),
         position: Position { block, index: 0 },
         fingerprint,
+        derived_from: None,
     }
 }
 
@@ -100,16 +101,16 @@ fn a_cosmetic_copy_is_credited_to_the_earliest_original() {
         fingerprint(&[("app.py", DIFFERENT), ("Dockerfile", dockerfile)], &[]),
     );
     let all = [a.clone(), b.clone(), c.clone(), d.clone()];
-    assert_eq!(detect_copy(&a, None, &all), CopyOutcome::Original);
+    assert_eq!(detect_copy(&a, &all), CopyOutcome::Original);
     let credited_to_alice = CopyOutcome::Copy {
         original: "alice".to_owned(),
         reason: CopyReason::SameRuntimeCode {
             code: a.fingerprint.code,
         },
     };
-    assert_eq!(detect_copy(&b, None, &all), credited_to_alice);
-    assert_eq!(detect_copy(&c, None, &all), credited_to_alice);
-    assert_eq!(detect_copy(&d, None, &all), CopyOutcome::Original);
+    assert_eq!(detect_copy(&b, &all), credited_to_alice);
+    assert_eq!(detect_copy(&c, &all), credited_to_alice);
+    assert_eq!(detect_copy(&d, &all), CopyOutcome::Original);
     assert_eq!(a.fingerprint.code_files, 2);
 }
 
@@ -140,7 +141,7 @@ fn an_identical_weights_copy_is_credited_and_the_base_weights_are_not_a_copy() {
     );
     let all = [b.clone(), a.clone(), c.clone()];
     assert_eq!(
-        detect_copy(&b, None, &all),
+        detect_copy(&b, &all),
         CopyOutcome::Copy {
             original: "alice".to_owned(),
             reason: CopyReason::IdenticalWeights {
@@ -148,30 +149,36 @@ fn an_identical_weights_copy_is_credited_and_the_base_weights_are_not_a_copy() {
             },
         }
     );
-    assert_eq!(detect_copy(&c, None, &all), CopyOutcome::Original);
-    assert_eq!(detect_copy(&a, None, &all), CopyOutcome::Original);
+    assert_eq!(detect_copy(&c, &all), CopyOutcome::Original);
+    assert_eq!(detect_copy(&a, &all), CopyOutcome::Original);
     assert_eq!(a.fingerprint.weights.len(), 1);
 }
 
 #[test]
 fn derived_from_is_recorded_unless_the_submission_is_a_copy() {
+    let of_tree = |submission: &str, block: u64, source: &str| {
+        let dir = tree(&[("a.py", source.as_bytes())]);
+        let mut input = input(dir.path());
+        input.derived_from = Some("alice".to_owned());
+        let position = Position { block, index: 0 };
+        Commitment::of_tree(submission, position, &input, &rules(), &BTreeSet::new())
+            .expect("commitment")
+    };
     let a = commitment("alice", 10, fingerprint(&[("a.py", ORIGINAL)], &[]));
-    let d = commitment("dave", 20, fingerprint(&[("a.py", DIFFERENT)], &[]));
-    let b = commitment("bob", 30, fingerprint(&[("a.py", COSMETIC)], &[]));
+    let d = of_tree("dave", 20, DIFFERENT);
+    let b = of_tree("bob", 30, COSMETIC);
+    assert_eq!(d.derived_from.as_deref(), Some("alice"));
     let all = [a.clone(), d.clone(), b.clone()];
     assert_eq!(
-        detect_copy(&d, Some("alice"), &all),
+        detect_copy(&d, &all),
         CopyOutcome::Derived {
             original: "alice".to_owned()
         }
     );
     assert!(
-        matches!(detect_copy(&b, Some("alice"), &all), CopyOutcome::Copy { original, .. } if original == "alice")
+        matches!(detect_copy(&b, &all), CopyOutcome::Copy { original, .. } if original == "alice")
     );
-    let json = serde_json::to_string(&CopyOutcome::Derived {
-        original: "alice".to_owned(),
-    })
-    .expect("json");
+    let json = serde_json::to_string(&detect_copy(&d, &all)).expect("json");
     assert_eq!(json, r#"{"kind":"derived","original":"alice"}"#);
 }
 
@@ -180,8 +187,5 @@ fn an_empty_runtime_copies_nothing() {
     let a = commitment("alice", 10, fingerprint(&[("README.md", "a")], &[]));
     let b = commitment("bob", 11, fingerprint(&[("README.md", "b")], &[]));
     assert_eq!(b.fingerprint.code_files, 0);
-    assert_eq!(
-        detect_copy(&b, None, &[a, b.clone()]),
-        CopyOutcome::Original
-    );
+    assert_eq!(detect_copy(&b, &[a, b.clone()]), CopyOutcome::Original);
 }

@@ -361,8 +361,8 @@ fn referee_marker_hit_and_ordinary_seeds() {
         findings(&[("a.py", hit), ("probe.sh", script)]),
         [
             "a.py:2 bench.referee-marker referee/",
-            "a.py:4 bench.referee-marker itemseed",
-            "probe.sh:2 bench.referee-marker promptsalt",
+            "a.py:4 bench.referee-marker itemSeed",
+            "probe.sh:2 bench.referee-marker promptSalt",
         ]
     );
     let benign = "import torch\n# measured by referee/ runs\ntorch.manual_seed(0)\nseed = 'seed'\n";

@@ -111,3 +111,15 @@ fn a_reviewer_that_fails_or_prints_garbage_gives_a_typed_error() {
         other => panic!("expected Exited, got {other:?}"),
     }
 }
+
+#[test]
+fn a_reviewer_that_never_stops_printing_is_stopped_at_the_transcript_bound() {
+    let submission = tree(&[("a.py", b"x = 1\n")]);
+    let endless = CommandReviewer::new("yes PASS");
+    match review(&input(submission.path()), &rules(), Some(&endless)) {
+        Err(review::ReviewError::Llm(LlmError::BadTranscript { what, .. })) => {
+            assert_eq!(what, "more than 1048576 bytes");
+        }
+        other => panic!("expected BadTranscript, got {other:?}"),
+    }
+}

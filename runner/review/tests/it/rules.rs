@@ -423,3 +423,14 @@ fn the_top_level_git_directory_and_symlinks_are_not_read() {
     std::os::unix::fs::symlink("/etc/passwd", dir.path().join("link.py")).expect("symlink");
     assert_eq!(findings_of(&input(dir.path())), NONE);
 }
+
+#[test]
+fn deeply_nested_code_is_read_without_recursion() {
+    let depth = 5_000;
+    let nested = format!("x = {}eval(y){}\n", "f(".repeat(depth), ")".repeat(depth));
+    let chain = format!("import os\nv = os{}\n", ".a".repeat(depth));
+    assert_eq!(
+        findings(&[("a.py", &nested), ("b.py", &chain)]),
+        ["a.py:1 exec.dynamic eval"]
+    );
+}

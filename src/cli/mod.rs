@@ -9,6 +9,7 @@ mod engine;
 mod ingest;
 mod keys;
 mod log;
+mod review;
 mod round;
 mod seal;
 mod show;
@@ -126,6 +127,9 @@ enum Command {
     Build(build::BuildArgs),
     /// Show submissions and their pipeline events.
     Status(ingest::StatusArgs),
+    /// Review a submission's tree before anything of it runs: static rules, an optional LLM
+    /// review, the verdict PASS, FAIL or NEEDS-HUMAN (content/review.md).
+    Review(review::ReviewArgs),
     /// Run a round: baseline, incumbent and queued challengers; score; seal.
     Round(round::RoundCommandArgs),
     /// Show a sealed round: header, entries, timeline, seeds, hardware; every value its
@@ -181,6 +185,7 @@ impl Cli {
             Command::Ingest(args) => ingest::run_ingest(args),
             Command::Build(args) => build::run(args),
             Command::Status(args) => ingest::run_status(args),
+            Command::Review(args) => review::run(args),
             Command::Round(args) => round::run(args),
             Command::Show(args) => show::run_show(args, self.verbose > 0),
             Command::Rounds(args) => show::run_rounds(args),

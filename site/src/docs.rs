@@ -78,6 +78,7 @@ const SOURCES: &[(&str, &str)] = &[
         "threat-model.md",
         include_str!("../../content/threat-model.md"),
     ),
+    ("title.md", include_str!("../../content/title.md")),
     (
         "transparency-log.md",
         include_str!("../../content/transparency-log.md"),
@@ -1102,15 +1103,16 @@ mod tests {
                 (14, "transparency-log", "docs/transparency-log/"),
                 (15, "engines", "docs/engines/"),
                 (16, "docker", "docs/docker/"),
+                (19, "title", "docs/title/"),
                 (90, "glossary", "docs/glossary/"),
             ]
         );
         assert_eq!(docs.glossary.dir.as_str(), "glossary/");
         let nav = docs.nav();
-        assert_eq!(nav.len(), 18);
+        assert_eq!(nav.len(), 19);
         assert_eq!(nav[0].href, "docs/");
-        assert_eq!(nav[17].href, "glossary/");
-        assert_eq!(nav[17].title, "Glossary");
+        assert_eq!(nav[18].href, "glossary/");
+        assert_eq!(nav[18].title, "Glossary");
         let rounds = docs.pages.iter().find(|p| p.slug == "rounds").unwrap();
         assert!(
             rounds.html.contains(r##"<a href="../leader-rule/">"##),

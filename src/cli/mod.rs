@@ -5,6 +5,7 @@ mod bench;
 mod build;
 mod campaign;
 mod demo;
+mod due;
 mod engine;
 mod ingest;
 mod keys;
@@ -144,6 +145,10 @@ enum Command {
         after_help = "Exit status: 0 when every round listed verifies; 1 when one does not; 2 on a usage or I/O error."
     )]
     Rounds(show::CampaignArgs),
+    /// Say which campaigns need a confirmation or re-measurement round now, from the
+    /// title their sealed rounds derive (content/title.md; for cron).
+    #[command(after_help = due::DUE_EXIT_CODES)]
+    Due(due::DueArgs),
     /// Say who holds a campaign's seat, from the last round that verifies.
     #[command(
         after_help = "Exit status: 0 when every round verifies; 1 when a round that does not was skipped; 2 on a usage or I/O error."
@@ -190,6 +195,7 @@ impl Cli {
             Command::Show(args) => show::run_show(args, self.verbose > 0),
             Command::Rounds(args) => show::run_rounds(args),
             Command::Leader(args) => show::run_leader(args),
+            Command::Due(args) => due::run(args),
             Command::Site(cmd) => site::run(cmd),
             Command::Demo(args) => demo::run(args),
             Command::Log(cmd) => log::run(cmd),

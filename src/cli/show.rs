@@ -218,17 +218,17 @@ impl TrustArgs {
             .unwrap_or_else(|| DataDir::new(&self.data.data).keyring_path())
     }
 
-    fn keyring(&self) -> anyhow::Result<Keyring> {
+    pub(crate) fn keyring(&self) -> anyhow::Result<Keyring> {
         let path = self.keyring_path();
         Keyring::load(&path).with_context(|| format!("loading the keyring `{}`", path.display()))
     }
 
-    fn options(&self) -> VerifyOptions {
+    pub(crate) fn options(&self) -> VerifyOptions {
         VerifyOptions::at(self.at.unwrap_or_else(Timestamp::now))
     }
 }
 
-fn campaign_id(text: &str) -> anyhow::Result<CampaignId> {
+pub(crate) fn campaign_id(text: &str) -> anyhow::Result<CampaignId> {
     text.parse()
         .with_context(|| format!("--campaign `{}`", escape_untrusted(text)))
 }

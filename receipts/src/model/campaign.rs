@@ -96,6 +96,34 @@ pub struct Campaign {
     /// (content/measurement.md, Isolation).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_steal_permille: Option<u32>,
+    /// How a round's winner takes the title (content/title.md): `"000"` at once
+    /// (absent), `"001"` after a confirmation round at least `holding_period_h` later.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seat_rule: Option<SeatRuleKind>,
+    /// Rule 001: the least time between a win and its confirmation round, hours
+    /// (absent: 24).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub holding_period_h: Option<u32>,
+    /// The most time between two re-measurements of the title holder, days (absent: 7).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remeasure_every_days: Option<u32>,
+    /// How many counted regular rounds back a failed holder's successor is drawn from
+    /// (absent: 4).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub successor_rounds: Option<u32>,
+}
+
+/// How a round's winner takes the title (`seat_rule`, content/title.md).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+pub enum SeatRuleKind {
+    /// `"000"`: at once, as the round decided (content/leader-rule.md).
+    #[default]
+    #[serde(rename = "000")]
+    Immediate,
+    /// `"001"`: after a confirmation round at least the holding period later
+    /// reproduces the margin.
+    #[serde(rename = "001")]
+    Confirmed,
 }
 
 /// The order of a round's runs (content/rounds.md, Passes).
@@ -143,6 +171,26 @@ impl Campaign {
     /// The steal bound in permille: `max_steal_permille`, absent = 50.
     pub fn effective_max_steal_permille(&self) -> u32 {
         self.max_steal_permille.unwrap_or(50)
+    }
+
+    /// The title rules: `seat_rule`, `holding_period_h`, `remeasure_every_days` and
+    /// `successor_rounds`, each absent one at its default (rule 000, 24 h, 7 days, 4).
+    pub fn title_rules(&self) -> crate::rules::title::TitleRules {
+        use crate::rules::title::{
+            DEFAULT_HOLDING_PERIOD_H, DEFAULT_REMEASURE_EVERY_DAYS, DEFAULT_SUCCESSOR_ROUNDS,
+        };
+        const HOUR_S: i64 = 3_600;
+        crate::rules::title::TitleRules {
+            seat_rule: self.seat_rule.unwrap_or_default(),
+            holding_period_s: i64::from(self.holding_period_h.unwrap_or(DEFAULT_HOLDING_PERIOD_H))
+                * HOUR_S,
+            remeasure_every_s: i64::from(
+                self.remeasure_every_days
+                    .unwrap_or(DEFAULT_REMEASURE_EVERY_DAYS),
+            ) * 24
+                * HOUR_S,
+            successor_rounds: self.successor_rounds.unwrap_or(DEFAULT_SUCCESSOR_ROUNDS),
+        }
     }
 }
 

@@ -500,3 +500,60 @@ fn a_load_sample_check_reads_its_kind_in_any_order_and_names_what_is_missing() {
         assert!(e.to_string().contains(error), "{json}: {e}");
     }
 }
+
+#[test]
+fn title_rules_default_to_000_parse_001_and_stay_out_of_the_digest() {
+    use receipts::rules::title::TitleRules;
+    let c = Campaign::from_toml("campaign.toml", MINIMAL).unwrap();
+    assert_eq!(
+        c.title_rules(),
+        TitleRules {
+            seat_rule: SeatRuleKind::Immediate,
+            holding_period_s: 86_400,
+            remeasure_every_s: 604_800,
+            successor_rounds: 4,
+        }
+    );
+    let frozen = FrozenCampaign::freeze(c).unwrap();
+    let json = String::from_utf8_lossy(&frozen.bytes);
+    assert!(!json.contains("seat_rule") && !json.contains("holding_period_h"));
+    let text = format!(
+        "seat_rule = \"001\"\nholding_period_h = 12\nremeasure_every_days = 1\nsuccessor_rounds = 2\n{MINIMAL}"
+    );
+    let c = Campaign::from_toml("campaign.toml", &text).unwrap();
+    assert_eq!(
+        c.title_rules(),
+        TitleRules {
+            seat_rule: SeatRuleKind::Confirmed,
+            holding_period_s: 43_200,
+            remeasure_every_s: 86_400,
+            successor_rounds: 2,
+        }
+    );
+    let err = Campaign::from_toml("campaign.toml", &format!("seat_rule = \"002\"\n{MINIMAL}"))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("002") && err.contains("seat_rule"), "{err}");
+}
+
+#[test]
+fn campaigns_are_the_directories_holding_a_frozen_campaign() {
+    let tmp = tempfile::tempdir().unwrap();
+    for dir in ["b", "a", "Not-An-Id", ".hidden", "empty"] {
+        std::fs::create_dir_all(tmp.path().join(dir)).unwrap();
+    }
+    for dir in ["b", "a", "Not-An-Id", ".hidden"] {
+        std::fs::write(tmp.path().join(dir).join("campaign.json"), "{}").unwrap();
+    }
+    std::fs::write(tmp.path().join("keyring.json"), "[]").unwrap();
+    let data = receipts::layout::DataDir::new(tmp.path());
+    let ids: Vec<String> = data
+        .campaign_ids()
+        .unwrap()
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(ids, ["a", "b"]);
+    let missing = receipts::layout::DataDir::new(tmp.path().join("nothing-here"));
+    assert_eq!(missing.campaign_ids().unwrap(), vec![]);
+}

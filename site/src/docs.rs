@@ -71,6 +71,7 @@ const SOURCES: &[(&str, &str)] = &[
     ),
     ("noise.md", include_str!("../../content/noise.md")),
     ("receipts.md", include_str!("../../content/receipts.md")),
+    ("review.md", include_str!("../../content/review.md")),
     ("rounds.md", include_str!("../../content/rounds.md")),
     ("site.md", include_str!("../../content/site.md")),
     ("submitting.md", include_str!("../../content/submitting.md")),
@@ -1103,16 +1104,17 @@ mod tests {
                 (14, "transparency-log", "docs/transparency-log/"),
                 (15, "engines", "docs/engines/"),
                 (16, "docker", "docs/docker/"),
+                (17, "review", "docs/review/"),
                 (19, "title", "docs/title/"),
                 (90, "glossary", "docs/glossary/"),
             ]
         );
         assert_eq!(docs.glossary.dir.as_str(), "glossary/");
         let nav = docs.nav();
-        assert_eq!(nav.len(), 19);
+        assert_eq!(nav.len(), 20);
         assert_eq!(nav[0].href, "docs/");
-        assert_eq!(nav[18].href, "glossary/");
-        assert_eq!(nav[18].title, "Glossary");
+        assert_eq!(nav[19].href, "glossary/");
+        assert_eq!(nav[19].title, "Glossary");
         let rounds = docs.pages.iter().find(|p| p.slug == "rounds").unwrap();
         assert!(
             rounds.html.contains(r##"<a href="../leader-rule/">"##),

@@ -381,8 +381,8 @@ impl RuleSet {
         self.documentation_globs.is_match(name)
     }
 
-    /// The rules as the markdown table content/review.md holds between its
-    /// `<!-- rules:begin -->` and `<!-- rules:end -->` markers: id, severity, summary.
+    /// The rules as the markdown table content/review.md holds (a test keeps them equal):
+    /// id, severity, summary, one row each, ending with a newline.
     pub fn markdown_table(&self) -> String {
         let mut out = String::from("| Rule | Severity | What it finds |\n|---|---|---|\n");
         for rule in &self.rules {

@@ -71,6 +71,10 @@ const SOURCES: &[(&str, &str)] = &[
     ),
     ("noise.md", include_str!("../../content/noise.md")),
     ("receipts.md", include_str!("../../content/receipts.md")),
+    (
+        "repository-submissions.md",
+        include_str!("../../content/repository-submissions.md"),
+    ),
     ("rounds.md", include_str!("../../content/rounds.md")),
     ("site.md", include_str!("../../content/site.md")),
     ("submitting.md", include_str!("../../content/submitting.md")),

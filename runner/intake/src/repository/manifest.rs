@@ -159,6 +159,16 @@ pub fn parse_manifest(bytes: &[u8]) -> Result<Manifest, ManifestFieldError> {
     })
 }
 
+/// The parsed manifest of a fetched tree (the review stage reads it so).
+///
+/// Errors: as [`parse_manifest`]; `manifest_missing` when the tree has none.
+pub fn load_manifest(tree: &FetchedTree) -> Result<Manifest, ManifestFieldError> {
+    let bytes = tree
+        .read(MANIFEST_PATH, MAX_MANIFEST_BYTES + 1)
+        .map_err(|e| error(MANIFEST_PATH, "manifest_missing", e.to_string()))?;
+    parse_manifest(&bytes)
+}
+
 /// Validates the manifest of `tree`: present and of the schema's shape, then every check
 /// of content/repository-submissions.md, Manifest — every error found, each naming its
 /// field. Returns the manifest's sha256 (when it could be read) and the result.

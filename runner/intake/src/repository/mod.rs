@@ -36,7 +36,7 @@ use receipts::model::{
 
 pub use commitment::{Commitment, CommitmentError};
 pub use fetch::{FetchError, FetchOutcome, FetchRejection, FetchedTree, Fetcher, GitFetcher};
-pub use manifest::{MANIFEST_PATH, Manifest, validate_tree};
+pub use manifest::{MANIFEST_PATH, Manifest, load_manifest, validate_tree};
 pub use queue::{HotkeyRegistration, QueueRejection};
 
 use crate::ingest::IngestOutcome;

@@ -1095,6 +1095,7 @@ mod tests {
                 (3, "correctness", "docs/correctness/"),
                 (4, "leader-rule", "docs/leader-rule/"),
                 (5, "submitting", "docs/submitting/"),
+                (6, "repository-submissions", "docs/repository-submissions/"),
                 (6, "rounds", "docs/rounds/"),
                 (7, "data-directory", "docs/data-directory/"),
                 (8, "threat-model", "docs/threat-model/"),
@@ -1111,10 +1112,10 @@ mod tests {
         );
         assert_eq!(docs.glossary.dir.as_str(), "glossary/");
         let nav = docs.nav();
-        assert_eq!(nav.len(), 18);
+        assert_eq!(nav.len(), 19);
         assert_eq!(nav[0].href, "docs/");
-        assert_eq!(nav[17].href, "glossary/");
-        assert_eq!(nav[17].title, "Glossary");
+        assert_eq!(nav[18].href, "glossary/");
+        assert_eq!(nav[18].title, "Glossary");
         let rounds = docs.pages.iter().find(|p| p.slug == "rounds").unwrap();
         assert!(
             rounds.html.contains(r##"<a href="../leader-rule/">"##),

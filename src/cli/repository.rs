@@ -8,8 +8,9 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use intake::ingest::IngestOutcome;
-use intake::repository::{Commitment, GitFetcher, RepositoryRequest, ingest_repository, tree_dir};
+use intake::repository::{
+    Commitment, GitFetcher, RepositoryOutcome, RepositoryRequest, ingest_repository, tree_dir,
+};
 use receipts::layout::DataDir;
 use receipts::model::{PipelineState, Timestamp};
 use receipts::text::escape_untrusted;
@@ -38,7 +39,7 @@ pub fn run_ingest_repository(
         serde_json::to_writer_pretty(&mut out, submission)?;
         writeln!(out)?;
     } else {
-        if let IngestOutcome::Duplicate(_) = outcome {
+        if let RepositoryOutcome::Duplicate(_) = outcome {
             writeln!(
                 out,
                 "duplicate of {} (held by `{}`): recorded as an event",
@@ -79,7 +80,7 @@ pub fn run_ingest_repository(
         }
     }
     Ok(match outcome {
-        IngestOutcome::New(s) if s.state == PipelineState::Rejected => ExitCode::from(1),
+        RepositoryOutcome::New(s) if s.state == PipelineState::Rejected => ExitCode::from(1),
         _ => ExitCode::SUCCESS,
     })
 }

@@ -58,6 +58,7 @@ pub struct RecordView {
     /// For a rejected submission: the gate that failed and why.
     pub rejection: Option<Rejection>,
     /// For a repository submission: its commitment, digests and manifest validation.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub repository: Option<RepositoryView>,
 }
 

@@ -39,7 +39,6 @@ pub use fetch::{FetchError, FetchOutcome, FetchRejection, FetchedTree, Fetcher, 
 pub use manifest::{MANIFEST_PATH, Manifest, load_manifest, validate_tree};
 pub use queue::{HotkeyRegistration, QueueRejection};
 
-use crate::ingest::IngestOutcome;
 use crate::store::CampaignStore;
 
 /// Errors of a repository ingest; a repository that breaks a rule is never one of them
@@ -71,6 +70,25 @@ pub enum RepositoryError {
     },
 }
 
+/// What a repository ingest did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RepositoryOutcome {
+    /// A new submission; its record after the gates.
+    New(Submission),
+    /// The commitment was already recorded: a duplicate event was added to this record
+    /// (which an earlier commitment may have taken over).
+    Duplicate(Submission),
+}
+
+impl RepositoryOutcome {
+    /// The record, either way.
+    pub fn submission(&self) -> &Submission {
+        match self {
+            RepositoryOutcome::New(s) | RepositoryOutcome::Duplicate(s) => s,
+        }
+    }
+}
+
 /// One repository commitment to ingest.
 #[derive(Clone, Copy, Debug)]
 pub struct RepositoryRequest<'a> {
@@ -100,7 +118,7 @@ pub fn ingest_repository(
     campaign_dir: &CampaignDir,
     request: &RepositoryRequest<'_>,
     fetcher: &dyn Fetcher,
-) -> Result<IngestOutcome, RepositoryError> {
+) -> Result<RepositoryOutcome, RepositoryError> {
     let _lock = campaign_dir.lock()?;
     let campaign = campaign_dir.load_campaign()?.campaign;
     if campaign.submission_kind() != SubmissionKind::Repository {
@@ -121,7 +139,7 @@ pub fn ingest_repository(
             take_over_if_earlier(campaign_dir, &mut submission, request)?;
             campaign_dir.save_submission(&submission)?;
             walk(campaign_dir, &campaign, &mut submission, fetcher)?;
-            return Ok(IngestOutcome::Duplicate(submission));
+            return Ok(RepositoryOutcome::Duplicate(submission));
         }
         None => None,
     };
@@ -147,7 +165,7 @@ pub fn ingest_repository(
     }
     campaign_dir.save_submission(&submission)?;
     walk(campaign_dir, &campaign, &mut submission, fetcher)?;
-    Ok(IngestOutcome::New(submission))
+    Ok(RepositoryOutcome::New(submission))
 }
 
 /// A second commitment of the same repository and commit: a `duplicate` event; when it

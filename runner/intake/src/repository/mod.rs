@@ -16,8 +16,8 @@
 //! record over (the earlier commitment wins a tie), unless the first never held the slot
 //! (rejected at `fetched` or `verified`), which a later valid one replaces.
 //!
-//! The fetched tree stays in `data/<campaign>/repositories/<sha256>/` ([`tree_dir`]),
-//! for the review stage: [`FetchedTree::load`].
+//! The fetched tree stays in `data/<campaign>/.work/repositories/<sha256>/`
+//! ([`tree_dir`], never published), for the review stage: [`FetchedTree::load`].
 
 pub mod commitment;
 pub mod dockerfile;
@@ -100,10 +100,14 @@ pub struct RepositoryRequest<'a> {
     pub committed_at: Timestamp,
 }
 
-/// Where the tree of the submission `sha256` is kept: `data/<campaign>/repositories/<sha256>/`.
+/// Where the tree of the submission `sha256` is kept:
+/// `data/<campaign>/.work/repositories/<sha256>/`. Under `.work/`, never published: the
+/// files are the miner's (weights of gigabytes, and any file among them that looks like a
+/// private key would otherwise make the data directory refuse to publish,
+/// `receipts::layout::find_private_keys`).
 pub fn tree_dir(campaign_dir: &CampaignDir, sha256: &Sha256Hex) -> PathBuf {
     campaign_dir
-        .root()
+        .work_dir()
         .join("repositories")
         .join(sha256.as_str())
 }

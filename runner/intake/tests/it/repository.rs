@@ -659,3 +659,100 @@ fn manifest_schema_is_current() {
         "stale: REFEREE_BLESS=1 cargo test -p intake --test it repository"
     );
 }
+
+#[test]
+fn a_missing_repository_is_repository_not_found() {
+    let case = Case::new();
+    let missing = case.repo("never-made");
+    let s = case.ingest_as(
+        "hot-a",
+        &format!("{}@{}", missing.display(), "a".repeat(40)),
+        1_800_000_000,
+    );
+    assert_eq!(
+        rejected_at(&s, Gate::Fetched),
+        format!(
+            "repository_not_found: no repository at `{}`",
+            missing.display()
+        )
+    );
+}
+
+#[test]
+fn a_submodule_is_refused() {
+    let case = Case::new();
+    let repo = case.repo("submodule");
+    commit(&repo, &good_files());
+    git(
+        &repo,
+        &[
+            "update-index",
+            "--add",
+            "--cacheinfo",
+            &format!("160000,{},vendor/sub", "b".repeat(40)),
+        ],
+    );
+    git(&repo, &["commit", "--quiet", "-m", "a submodule"]);
+    let head = git(&repo, &["rev-parse", "HEAD"]);
+    let s = case.ingest_as(
+        "hot-a",
+        &format!("{}@{head}", repo.display()),
+        1_800_000_000,
+    );
+    assert_eq!(
+        rejected_at(&s, Gate::Fetched),
+        "submodule: `vendor/sub` is a submodule"
+    );
+}
+
+#[test]
+fn an_lfs_object_that_does_not_hash_to_its_oid_is_corrupt() {
+    let case = Case::new();
+    let repo = case.repo("lfs-corrupt");
+    let oid = Sha256Hex::digest(WEIGHTS).to_string();
+    let head = commit(
+        &repo,
+        &with(
+            good_files(),
+            "weights/model.bin",
+            pointer(&oid, WEIGHTS.len() as u64),
+        ),
+    );
+    let store = repo
+        .join(".git/lfs/objects")
+        .join(&oid[..2])
+        .join(&oid[2..4]);
+    fs::create_dir_all(&store).unwrap();
+    fs::write(store.join(&oid), b"not the weights at all!!!").unwrap();
+    let s = case.ingest_as(
+        "hot-a",
+        &format!("{}@{head}", repo.display()),
+        1_800_000_000,
+    );
+    assert_eq!(
+        rejected_at(&s, Gate::Fetched),
+        format!(
+            "lfs_object_corrupt: the LFS object of `weights/model.bin` does not hash to sha256:{oid} or has another size"
+        )
+    );
+    // Nothing of it was kept.
+    assert!(!intake::repository::tree_dir(&case.dir, &s.sha256).exists());
+}
+
+#[test]
+fn a_fetched_tree_is_kept_out_of_the_published_data_directory() {
+    let case = Case::new();
+    // A file named like a private key, as a miner may commit.
+    let s = case.submit(
+        "keyish",
+        &with(good_files(), "deploy.key", b"not a key".to_vec()),
+    );
+    assert_eq!(s.state, PipelineState::BenchQueued, "{:?}", s.last_reason());
+    let tree = intake::repository::tree_dir(&case.dir, &s.sha256);
+    assert!(tree.join("tree/deploy.key").is_file());
+    assert!(tree.starts_with(case.dir.work_dir()));
+    assert_eq!(
+        receipts::layout::find_private_keys(case.dir.root()).unwrap(),
+        Vec::<PathBuf>::new()
+    );
+}

@@ -630,3 +630,44 @@ fn event_rows(s: &Submission) -> Vec<(Timestamp, EventRow)> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use receipts::model::{ManifestFieldError, ManifestValidation, RepositoryRecord};
+
+    #[test]
+    fn a_repository_record_is_shown_with_its_miner_text_made_safe() {
+        let record = RepositoryRecord {
+            commitment: format!("file:///r@{}", "a".repeat(40)),
+            committed_at: Timestamp::from_unix_seconds(1_800_000_000).unwrap(),
+            coldkey: Some("cold-1".into()),
+            tree_sha256: Some(Sha256Hex::digest(b"tree")),
+            manifest_sha256: None,
+            validation: Some(ManifestValidation {
+                passed: false,
+                errors: vec![ManifestFieldError {
+                    field: "runtime.dockerfile".into(),
+                    reason: "unpinned_base_image".into(),
+                    message: "base image `x\u{1b}[2J` is not pinned".into(),
+                }],
+            }),
+        };
+        let view = repository_view(&record);
+        assert_eq!(view.validation, Some("failed"));
+        assert_eq!(view.manifest_sha256, None);
+        assert_eq!(
+            view.tree_sha256.as_deref(),
+            Some(Sha256Hex::digest(b"tree").as_str())
+        );
+        assert_eq!(view.committed_at, "2027-01-15T08:00:00Z");
+        assert_eq!(
+            view.errors,
+            [[
+                "runtime.dockerfile".to_owned(),
+                "unpinned_base_image".to_owned(),
+                "base image `x\\u{1b}[2J` is not pinned".to_owned()
+            ]]
+        );
+    }
+}

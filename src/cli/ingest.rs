@@ -40,14 +40,27 @@ pub const STATUS_EXIT_CODES: &str =
 pub struct IngestArgs {
     /// The diff file, exactly as the miner committed it. At most one byte more than the
     /// campaign's `surface.max_diff_bytes` is read: a larger diff is rejected unread and
-    /// nothing of it is stored.
-    pub patch: PathBuf,
-    /// The miner whose commitment this is.
+    /// nothing of it is stored. Not with `--repository`.
+    #[arg(required_unless_present = "repository", conflicts_with = "repository")]
+    pub patch: Option<PathBuf>,
+    /// The miner (hotkey) whose commitment this is.
     #[arg(long)]
     pub miner: MinerId,
-    /// The sha256 the miner published (64 lowercase hex characters).
-    #[arg(long)]
-    pub commitment: Sha256Hex,
+    /// The sha256 the miner published (64 lowercase hex characters); a diff's.
+    #[arg(
+        long,
+        required_unless_present = "repository",
+        conflicts_with = "repository"
+    )]
+    pub commitment: Option<Sha256Hex>,
+    /// A repository campaign's commitment, `<repository URL>@<40-hex commit>` (at most
+    /// 128 bytes; a local path or a `file://` URL: content/repository-submissions.md).
+    #[arg(long, value_name = "URL@COMMIT", requires = "committed_at")]
+    pub repository: Option<String>,
+    /// When the repository commitment was made (its block's time, RFC 3339 UTC): the
+    /// earlier commitment wins a tie, and the per-coldkey rate limits count by it.
+    #[arg(long, value_name = "TIME")]
+    pub committed_at: Option<Timestamp>,
     /// The campaign id.
     #[arg(long)]
     pub campaign: CampaignId,
@@ -76,17 +89,23 @@ pub struct StatusArgs {
 }
 
 pub fn run_ingest(args: IngestArgs) -> anyhow::Result<ExitCode> {
-    let mut file = std::fs::File::open(&args.patch)
-        .with_context(|| format!("opening `{}`", args.patch.display()))?;
+    if let (Some(commitment), Some(at)) = (&args.repository, args.committed_at) {
+        return super::repository::run_ingest_repository(&args, commitment, at);
+    }
+    let (Some(patch), Some(commitment)) = (&args.patch, &args.commitment) else {
+        anyhow::bail!("give a diff file and --commitment, or --repository and --committed-at");
+    };
+    let mut file =
+        std::fs::File::open(patch).with_context(|| format!("opening `{}`", patch.display()))?;
     let campaign_dir = DataDir::new(&args.data.data).campaign(&args.campaign);
     let outcome = ingest_reader(
         &campaign_dir,
         &mut file,
         &args.miner,
-        &args.commitment,
+        commitment,
         &BuiltinBuilder,
     )
-    .with_context(|| format!("ingesting `{}`", args.patch.display()))?;
+    .with_context(|| format!("ingesting `{}`", patch.display()))?;
     let submission = outcome.submission();
     let mut out = std::io::stdout().lock();
     if args.json {
@@ -300,7 +319,7 @@ impl SubmissionFacts<'_> {
 
 /// One submission: a header, then every event, oldest first; miner ids and reasons
 /// escaped.
-fn print_log(out: &mut impl Write, submission: &Submission) -> std::io::Result<()> {
+pub(super) fn print_log(out: &mut impl Write, submission: &Submission) -> std::io::Result<()> {
     writeln!(
         out,
         "submission {}  miner `{}`  {} bytes  state {}",

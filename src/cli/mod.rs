@@ -10,6 +10,7 @@ mod engine;
 mod ingest;
 mod keys;
 mod log;
+mod repository;
 mod review;
 mod round;
 mod seal;
@@ -122,7 +123,7 @@ enum Command {
         after_help = "Exit status: 0 when the miner was registered; 2 on a usage or I/O error."
     )]
     Miner(campaign::MinerCommand),
-    /// Ingest a submitted diff and run it through the gates.
+    /// Ingest a submitted diff, or a repository commitment, and run it through the gates.
     Ingest(ingest::IngestArgs),
     /// Build the images of a Docker campaign's submissions waiting in `building`.
     Build(build::BuildArgs),

@@ -96,6 +96,16 @@ pub struct Campaign {
     /// (content/measurement.md, Isolation).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_steal_permille: Option<u32>,
+    /// What the campaign's submissions are: `"diff"` (also when absent) or
+    /// `"repository"` (content/repository-submissions.md). Absent (`None`) unless
+    /// written, so campaigns frozen before it keep their digest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub submission: Option<super::SubmissionKind>,
+    /// `[repository]`: the fetch gate's size cap and the per-coldkey queue of a
+    /// `"repository"` campaign; absent, every default of [`super::RepositorySpec`].
+    /// Refused on a `"diff"` campaign.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repository: Option<super::RepositorySpec>,
     /// How a round's winner takes the title (content/title.md): `"000"` at once
     /// (absent), `"001"` after a confirmation round at least `holding_period_h` later.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -166,6 +176,16 @@ impl Campaign {
     /// Whether unsandboxed engines are allowed (`trusted_engines`, absent = `false`).
     pub fn trusts_engines(&self) -> bool {
         self.trusted_engines.unwrap_or(false)
+    }
+
+    /// The kind of the campaign's submissions: `submission`, absent = diff.
+    pub fn submission_kind(&self) -> super::SubmissionKind {
+        self.submission.unwrap_or_default()
+    }
+
+    /// The repository limits: `[repository]`, absent = its defaults.
+    pub fn repository_spec(&self) -> super::RepositorySpec {
+        self.repository.clone().unwrap_or_default()
     }
 
     /// The steal bound in permille: `max_steal_permille`, absent = 50.
@@ -1052,6 +1072,28 @@ impl Campaign {
                 bound.to_string(),
                 "at most 1000 (100 %); 1000 switches the steal check off",
             );
+        }
+        if let Some(spec) = &self.repository {
+            if self.submission_kind() != super::SubmissionKind::Repository {
+                return field(
+                    "repository",
+                    "[repository]".into(),
+                    "only a campaign with submission = \"repository\" takes a [repository] table",
+                );
+            }
+            for (name, value) in [
+                ("repository.max_file_bytes", spec.max_file_bytes),
+                (
+                    "repository.max_pending_per_coldkey",
+                    spec.max_pending_per_coldkey.into(),
+                ),
+                ("repository.max_per_window", spec.max_per_window.into()),
+                ("repository.rate_window_h", spec.rate_window_h.into()),
+            ] {
+                if value == 0 {
+                    return field(name, "0".into(), "at least 1");
+                }
+            }
         }
         if self.drift_bound_bp > 10_000 {
             return field(

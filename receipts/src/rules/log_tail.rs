@@ -41,6 +41,12 @@ pub const LOG_TAIL_READ_BYTES: u64 = LOG_TAIL_WINDOW_BYTES + 1;
 /// The marker that starts a line whose beginning lies before the window.
 pub const CUT_BEFORE: &str = "[… earlier bytes cut] ";
 
+/// The most bytes a log tail takes in a receipt's canonical JSON: every byte of its
+/// [`LOG_TAIL_BYTES`] escaped at worst as `\u00XX` (6 bytes), each line's quotes and
+/// comma, the brackets. What one disqualification's tail can cost the envelope, whose
+/// read limit (`bundle::MAX_ENVELOPE_BYTES`) the verifier applies.
+pub const MAX_LOG_TAIL_JSON_BYTES: usize = 6 * LOG_TAIL_BYTES + 3 * LOG_TAIL_LINES + 2;
+
 /// The log tail of a log whose last bytes are `end`: its last [`LOG_TAIL_READ_BYTES`]
 /// (all of a shorter log; fewer means `end` is the whole log). The module's whole rule,
 /// steps 1–5: at most [`LOG_TAIL_LINES`] lines, together at most [`LOG_TAIL_BYTES`].
@@ -101,6 +107,7 @@ fn bounded_line(line: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     /// The tail of a whole log in memory: its last [`LOG_TAIL_READ_BYTES`], as the runner
     /// and the verifier read them from the file.
@@ -213,5 +220,32 @@ mod tests {
         );
         longer[0] = b'\n';
         assert_eq!(log_tail_of_end(&longer), log_tail_of_end(&whole));
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        /// Whatever an engine printed — lines of any length, control bytes, invalid UTF-8,
+        /// characters straddling every cut — its tail keeps the receipt's bounds: at most
+        /// 50 lines and 8 KiB, and at most [`MAX_LOG_TAIL_JSON_BYTES`] of canonical JSON.
+        #[test]
+        fn any_log_gives_a_tail_within_the_receipts_bounds(
+            pieces in proptest::collection::vec(
+                prop_oneof![
+                    proptest::collection::vec(any::<u8>(), 0..64),
+                    (1usize..4000).prop_map(|n| vec![b'\n'; n]),
+                    (1usize..70_000).prop_map(|n| "é€\u{1}".repeat(n / 6 + 1).into_bytes()),
+                    (1usize..70_000).prop_map(|n| vec![0x1f; n]),
+                ],
+                0..8,
+            ),
+        ) {
+            let log = pieces.concat();
+            let tail = log_tail(&log);
+            prop_assert!(tail.len() <= LOG_TAIL_LINES);
+            prop_assert!(tail.iter().map(String::len).sum::<usize>() <= LOG_TAIL_BYTES);
+            let json = crate::canonical::to_canonical_vec(&tail).expect("strings serialize");
+            prop_assert!(json.len() <= MAX_LOG_TAIL_JSON_BYTES, "{}", json.len());
+        }
     }
 }

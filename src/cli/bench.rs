@@ -372,7 +372,7 @@ fn print_metrics(record: &ProbeRecord) -> anyhow::Result<()> {
     }
     let e = &record.errors;
     println!(
-        "errors: {} (connect {}, http 4xx {}, http 5xx {}, bad body {}, timeout {}, wrong length {} (fewer {}, more {}), no tokens {}, usage mismatch {}, connection closed {})",
+        "errors: {} (connect {}, http 4xx {}, http 5xx {}, bad body {}, timeout {}, wrong length {} (fewer {}, more {}), no tokens {}, usage mismatch {}, connection closed {}, too large {})",
         e.total(),
         e.connect,
         e.http4xx,
@@ -384,7 +384,8 @@ fn print_metrics(record: &ProbeRecord) -> anyhow::Result<()> {
         e.long_output,
         e.no_token_ids,
         e.usage_mismatch,
-        e.connection_closed
+        e.connection_closed,
+        e.response_too_large
     );
     println!(
         "requests {} measured + {} warm-up, {} completed; {} prompt bytes, {} output tokens; {} s",

@@ -271,6 +271,14 @@ pub(crate) fn is_withheld(dir: &Path, name: &str) -> bool {
         && read_limited(&dir.join(name), LONGEST).is_ok_and(|b| withheld_bytes(&b).is_some())
 }
 
+/// The length in bytes of the bundle file `name` (a regular file, never a symlink).
+///
+/// Errors: [`FailureReason::ArtifactUnreadable`] naming the file when its name is not a
+/// safe bundle path or it is missing or not a regular file.
+pub(crate) fn artifact_len(dir: &Path, name: &str) -> Result<u64, FailureReason> {
+    open_artifact(dir, name).map(|(_, length)| length)
+}
+
 /// The bundle file `name` opened as a regular file (never through a symlink), with its
 /// length in bytes.
 fn open_artifact(dir: &Path, name: &str) -> Result<(std::fs::File, u64), FailureReason> {

@@ -34,6 +34,7 @@ mod chain;
 mod correctness;
 mod docker;
 mod engine_api;
+mod engine_logs;
 mod engine_sandbox;
 pub mod envelope;
 mod files;

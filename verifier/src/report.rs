@@ -287,6 +287,15 @@ pub enum CheckName {
     /// backend, pinned CPUs not shared with the client; `entries[i]` as target.
     #[serde(rename = "engine.isolation")]
     EngineIsolation,
+    /// Engine logs (v6): the receipt's `limits` are the campaign's `[limits]` (target
+    /// `limits`), and every engine log it names is no longer than `engine_log_bytes` and
+    /// one marker line (the log as target; content/threat-model.md, Bounded output).
+    #[serde(rename = "logs.budget")]
+    LogsBudget,
+    /// Engine logs (v6): a disqualification's non-empty `logTail` is exactly the tail of
+    /// the entry's `engineLog` by `rules::log_tail`; `entries[i]` as target.
+    #[serde(rename = "logs.tail")]
+    LogsTail,
     /// Chain: the round's `previousReceipt` is the Statement digest of the round before it
     /// in the same campaign, the rounds numbered 1, 2, … without a gap.
     #[serde(rename = "chain.previousReceipt")]
@@ -431,6 +440,8 @@ impl CheckName {
             CheckName::EngineApi => "engine.api",
             CheckName::EngineSandbox => "engine.sandbox",
             CheckName::EngineIsolation => "engine.isolation",
+            CheckName::LogsBudget => "logs.budget",
+            CheckName::LogsTail => "logs.tail",
             CheckName::ChainPrevious => "chain.previousReceipt",
             CheckName::ChainIncumbent => "chain.incumbent",
             CheckName::ChainCampaign => "chain.campaign",
@@ -1065,6 +1076,23 @@ pub enum FailureReason {
     IsolationRecord {
         /// The field, e.g. `entries[2].engine.isolation.roPaths`.
         field: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// The receipt's `limits` are not the campaign's, or an engine log is longer than
+    /// they allow (v6).
+    #[error("`receipt.dsse.json` {field}: {message}")]
+    LimitsRecord {
+        /// `limits`, or the engine log's bundle path.
+        field: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// A disqualification's log tail is not the tail of the entry's engine log (v6).
+    #[error("`receipt.dsse.json` entries[{entry}].disqualification.logTail: {message}")]
+    LogTail {
+        /// The entry's index.
+        entry: u32,
         /// What is wrong.
         message: String,
     },

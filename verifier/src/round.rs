@@ -21,8 +21,8 @@ use receipts::rules::seeds::{derived_seeds, secret_commitment};
 use receipts::statement::{PredicateText, Statement};
 
 use crate::{
-    PredicateVersion, binding, correctness, docker, engine_api, engine_sandbox, files, inputs,
-    isolation, measurements, paired, plan, selftest, statuses, timeline,
+    PredicateVersion, binding, correctness, docker, engine_api, engine_logs, engine_sandbox, files,
+    inputs, isolation, measurements, paired, plan, selftest, statuses, timeline,
 };
 
 /// Runs the round checks on the receipt `statement` of the bundle in `dir`, whose
@@ -62,6 +62,7 @@ pub(crate) fn check_round(
     docker::check_docker(report, record, campaign.as_ref(), version);
     engine_api::check_engine_api(report, record, campaign.as_ref(), version);
     engine_sandbox::check_engine_sandbox(report, record, campaign.as_ref(), version);
+    engine_logs::check_engine_logs(report, dir, record, campaign.as_ref(), version);
     isolation::check_isolation(report, record, campaign.as_ref(), version);
     selftest::check_self_test(
         report,

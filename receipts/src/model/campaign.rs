@@ -121,6 +121,65 @@ pub struct Campaign {
     /// (absent: 4).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub successor_rounds: Option<u32>,
+    /// `[limits]`: how much output an engine may make before it is cut (its log) or its
+    /// request fails (a response). Absent (`None`, meaning [`Limits::default`]) unless
+    /// written, so campaigns frozen before it keep their digest (content/threat-model.md,
+    /// Bounded output).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limits: Option<Limits>,
+}
+
+/// The output budgets of a campaign (`[limits]`, content/threat-model.md, Bounded
+/// output): an engine is a miner's code, and nothing it prints or streams may make a
+/// round too large to seal or to verify. Recorded in the receipt as written here
+/// (snake_case, like [`Sla`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Limits {
+    /// Most bytes of output one engine log keeps, stdout and stderr together: its first
+    /// half (rounded up) and its last half, a marker line between them naming the bytes
+    /// dropped and the whole stream's sha256 (default [`Limits::ENGINE_LOG_BYTES`],
+    /// 64 MiB; [`Limits::MIN_BYTES`] to [`Limits::MAX_ENGINE_LOG_BYTES`]).
+    #[serde(default = "defaults::engine_log_bytes")]
+    pub engine_log_bytes: u64,
+    /// Most bytes one streamed response may carry, comments included, before its
+    /// request fails `responseTooLarge` (default [`Limits::RESPONSE_BYTES`], 16 MiB;
+    /// [`Limits::MIN_BYTES`] to [`Limits::MAX_RESPONSE_BYTES`]).
+    #[serde(default = "defaults::response_bytes")]
+    pub response_bytes: u64,
+    /// Most events (blank-line separated, comment-only and empty ones included) one
+    /// streamed response may carry before its request fails `responseTooLarge` (default
+    /// [`Limits::RESPONSE_EVENTS`], 65,536; 1 to [`Limits::MAX_RESPONSE_EVENTS`]).
+    #[serde(default = "defaults::response_events")]
+    pub response_events: u64,
+}
+
+impl Limits {
+    /// Default `engine_log_bytes`: 64 MiB.
+    pub const ENGINE_LOG_BYTES: u64 = 64 << 20;
+    /// Default `response_bytes`: 16 MiB, some 8,000 chunks of 2 KiB (a token with its
+    /// top-20 logprobs), far above any completion a workload asks for.
+    pub const RESPONSE_BYTES: u64 = 16 << 20;
+    /// Default `response_events`: 65,536, far above one chunk per output token.
+    pub const RESPONSE_EVENTS: u64 = 1 << 16;
+    /// Smallest `engine_log_bytes` and `response_bytes`: 4 KiB.
+    pub const MIN_BYTES: u64 = 4 << 10;
+    /// Largest `engine_log_bytes`: 1 GiB (what a verifier reads is derived from it).
+    pub const MAX_ENGINE_LOG_BYTES: u64 = 1 << 30;
+    /// Largest `response_bytes`: 1 GiB.
+    pub const MAX_RESPONSE_BYTES: u64 = 1 << 30;
+    /// Largest `response_events`: 2^24.
+    pub const MAX_RESPONSE_EVENTS: u64 = 1 << 24;
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            engine_log_bytes: Self::ENGINE_LOG_BYTES,
+            response_bytes: Self::RESPONSE_BYTES,
+            response_events: Self::RESPONSE_EVENTS,
+        }
+    }
 }
 
 /// How a round's winner takes the title (`seat_rule`, content/title.md).
@@ -211,6 +270,11 @@ impl Campaign {
                 * HOUR_S,
             successor_rounds: self.successor_rounds.unwrap_or(DEFAULT_SUCCESSOR_ROUNDS),
         }
+    }
+
+    /// The output budgets: `[limits]`, absent = [`Limits::default`].
+    pub fn effective_limits(&self) -> Limits {
+        self.limits.unwrap_or_default()
     }
 }
 
@@ -1095,6 +1159,31 @@ impl Campaign {
                 }
             }
         }
+        let limits = self.effective_limits();
+        for (name, value, min, max) in [
+            (
+                "limits.engine_log_bytes",
+                limits.engine_log_bytes,
+                Limits::MIN_BYTES,
+                Limits::MAX_ENGINE_LOG_BYTES,
+            ),
+            (
+                "limits.response_bytes",
+                limits.response_bytes,
+                Limits::MIN_BYTES,
+                Limits::MAX_RESPONSE_BYTES,
+            ),
+            (
+                "limits.response_events",
+                limits.response_events,
+                1,
+                Limits::MAX_RESPONSE_EVENTS,
+            ),
+        ] {
+            if !(min..=max).contains(&value) {
+                return field(name, value.to_string(), &format!("{min} to {max}"));
+            }
+        }
         if self.drift_bound_bp > 10_000 {
             return field(
                 "drift_bound_bp",
@@ -1359,7 +1448,17 @@ const MAX_CAMPAIGN_BYTES: usize = 1 << 20;
 
 /// Default values, one function per field so serde and the docs agree.
 mod defaults {
-    use super::LengthDist;
+    use super::{LengthDist, Limits};
+
+    pub fn engine_log_bytes() -> u64 {
+        Limits::ENGINE_LOG_BYTES
+    }
+    pub fn response_bytes() -> u64 {
+        Limits::RESPONSE_BYTES
+    }
+    pub fn response_events() -> u64 {
+        Limits::RESPONSE_EVENTS
+    }
 
     pub fn runs() -> u32 {
         3

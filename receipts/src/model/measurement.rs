@@ -61,6 +61,15 @@ pub struct ErrorCounts {
     /// (absent before round/v3: 0).
     #[serde(default)]
     pub missing_usage: u64,
+    /// The response passed the campaign's `limits.response_bytes` or
+    /// `limits.response_events`, comments and empty events included: an engine cannot
+    /// flood its own client (v6; absent before, and when 0).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub response_too_large: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl ErrorCounts {
@@ -78,6 +87,7 @@ impl ErrorCounts {
             + self.long_output
             + self.trailing_data
             + self.missing_usage
+            + self.response_too_large
     }
 }
 

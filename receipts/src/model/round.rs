@@ -181,6 +181,11 @@ pub struct RoundRecord {
     /// referee's own) and in rounds sealed before the probe existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capability_probe: Option<super::capability::CapabilityProbe>,
+    /// The output budgets the round ran under: the campaign's `[limits]`, every value
+    /// written out, defaults included (content/threat-model.md, Bounded output; v6,
+    /// absent before). Snake_case, as in the campaign.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limits: Option<super::campaign::Limits>,
     /// Inputs of the round as in-toto ResourceDescriptors: the campaign, miners.json,
     /// each diff (copies under `inputs/`), the baseline commit and images.
     pub inputs: Vec<ResourceDescriptor>,

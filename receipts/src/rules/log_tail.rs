@@ -16,8 +16,10 @@
 //! 5. while the lines' bytes (markers included) sum to more than [`LOG_TAIL_BYTES`], the
 //!    oldest line is dropped.
 //!
-//! Step 1 is the caller's, who holds the log: the runner reads only the window from
-//! disk (`engines::log_tail`), so a huge log costs one bounded read.
+//! Step 1 needs only the log's last [`LOG_TAIL_READ_BYTES`]: the runner and the verifier
+//! each read those from the file and call [`log_tail_of_end`], the one function both use,
+//! so a huge log costs one bounded read and the verifier recomputes exactly what the
+//! runner sealed (its check `logs.tail`).
 
 /// Most lines a log tail keeps.
 pub const LOG_TAIL_LINES: usize = 50;
@@ -32,14 +34,33 @@ pub const LOG_TAIL_BYTES: usize = 8 * 1024;
 /// [`LOG_TAIL_LINES`] lines of [`LOG_TAIL_LINE_BYTES`] with room to spare.
 pub const LOG_TAIL_WINDOW_BYTES: u64 = 64 * 1024;
 
+/// How many bytes at the end of a log [`log_tail_of_end`] needs: the window and the byte
+/// before it, which tells whether the window starts inside a line.
+pub const LOG_TAIL_READ_BYTES: u64 = LOG_TAIL_WINDOW_BYTES + 1;
+
 /// The marker that starts a line whose beginning lies before the window.
 pub const CUT_BEFORE: &str = "[… earlier bytes cut] ";
 
+/// The most bytes a log tail takes in a receipt's canonical JSON: every byte of its
+/// [`LOG_TAIL_BYTES`] escaped at worst as `\u00XX` (6 bytes), each line's quotes and
+/// comma, the brackets. What one disqualification's tail can cost the envelope, whose
+/// read limit (`bundle::MAX_ENVELOPE_BYTES`) the verifier applies.
+pub const MAX_LOG_TAIL_JSON_BYTES: usize = 6 * LOG_TAIL_BYTES + 3 * LOG_TAIL_LINES + 2;
+
+/// The log tail of a log whose last bytes are `end`: its last [`LOG_TAIL_READ_BYTES`]
+/// (all of a shorter log; fewer means `end` is the whole log). The module's whole rule,
+/// steps 1–5: at most [`LOG_TAIL_LINES`] lines, together at most [`LOG_TAIL_BYTES`].
+pub fn log_tail_of_end(end: &[u8]) -> Vec<String> {
+    let window = usize::try_from(LOG_TAIL_WINDOW_BYTES).unwrap_or(usize::MAX);
+    match end.len().checked_sub(window) {
+        Some(before) if before > 0 => log_tail_of_window(&end[before..], end[before - 1] != b'\n'),
+        _ => log_tail_of_window(end, false),
+    }
+}
+
 /// The log tail of a log whose last bytes are `window`, `window_starts_mid_line` when the
-/// byte before the window exists and is not `\n` (steps 2–5 of the module's rule; the
-/// caller took the window, step 1). Returns at most [`LOG_TAIL_LINES`] lines, together at
-/// most [`LOG_TAIL_BYTES`] bytes.
-pub fn log_tail_of_window(window: &[u8], window_starts_mid_line: bool) -> Vec<String> {
+/// byte before the window exists and is not `\n` (steps 2–5 of the module's rule).
+fn log_tail_of_window(window: &[u8], window_starts_mid_line: bool) -> Vec<String> {
     let body = window.strip_suffix(b"\n").unwrap_or(window);
     if body.is_empty() && !window.is_empty() {
         return vec![String::new()];
@@ -86,14 +107,13 @@ fn bounded_line(line: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
-    /// Step 1 in memory, as the runner takes it from the log file (`engines::log_tail`):
-    /// the last [`LOG_TAIL_WINDOW_BYTES`], and whether they start inside a line.
+    /// The tail of a whole log in memory: its last [`LOG_TAIL_READ_BYTES`], as the runner
+    /// and the verifier read them from the file.
     fn log_tail(log: &[u8]) -> Vec<String> {
-        let window_len = usize::try_from(LOG_TAIL_WINDOW_BYTES).unwrap_or(usize::MAX);
-        let start = log.len().saturating_sub(window_len);
-        let mid_line = start > 0 && log[start - 1] != b'\n';
-        log_tail_of_window(&log[start..], mid_line)
+        let read = usize::try_from(LOG_TAIL_READ_BYTES).unwrap_or(usize::MAX);
+        log_tail_of_end(&log[log.len().saturating_sub(read)..])
     }
 
     #[test]
@@ -172,5 +192,60 @@ mod tests {
         let tail = log_tail(&log);
         assert_eq!(tail.len(), 1);
         assert!(tail[0].starts_with("qqq"));
+    }
+
+    /// A log of exactly the window is whole (nothing before it to mark); one byte more
+    /// and its first line is marked as cut, by the byte before the window.
+    #[test]
+    fn the_byte_before_the_window_decides_the_mark() {
+        let window = usize::try_from(LOG_TAIL_WINDOW_BYTES).expect("fits");
+        let whole = vec![b'w'; window];
+        assert_eq!(
+            log_tail_of_end(&whole),
+            vec![format!(
+                "{}… [{} bytes cut]",
+                "w".repeat(1024),
+                window - 1024
+            )]
+        );
+        let mut longer = vec![b'v'];
+        longer.extend_from_slice(&whole);
+        assert_eq!(
+            log_tail_of_end(&longer),
+            vec![format!(
+                "{CUT_BEFORE}{}… [{} bytes cut]",
+                "w".repeat(1024),
+                window - 1024
+            )]
+        );
+        longer[0] = b'\n';
+        assert_eq!(log_tail_of_end(&longer), log_tail_of_end(&whole));
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        /// Whatever an engine printed — lines of any length, control bytes, invalid UTF-8,
+        /// characters straddling every cut — its tail keeps the receipt's bounds: at most
+        /// 50 lines and 8 KiB, and at most [`MAX_LOG_TAIL_JSON_BYTES`] of canonical JSON.
+        #[test]
+        fn any_log_gives_a_tail_within_the_receipts_bounds(
+            pieces in proptest::collection::vec(
+                prop_oneof![
+                    proptest::collection::vec(any::<u8>(), 0..64),
+                    (1usize..4000).prop_map(|n| vec![b'\n'; n]),
+                    (1usize..70_000).prop_map(|n| "é€\u{1}".repeat(n / 6 + 1).into_bytes()),
+                    (1usize..70_000).prop_map(|n| vec![0x1f; n]),
+                ],
+                0..8,
+            ),
+        ) {
+            let log = pieces.concat();
+            let tail = log_tail(&log);
+            prop_assert!(tail.len() <= LOG_TAIL_LINES);
+            prop_assert!(tail.iter().map(String::len).sum::<usize>() <= LOG_TAIL_BYTES);
+            let json = crate::canonical::to_canonical_vec(&tail).expect("strings serialize");
+            prop_assert!(json.len() <= MAX_LOG_TAIL_JSON_BYTES, "{}", json.len());
+        }
     }
 }

@@ -15,6 +15,7 @@
 //! - [`sample`]: the check of the timed run's outputs (which requests, their gap, the
 //!   verdict);
 //! - [`host`]: whether CPU steal over a run makes it invalid;
+//! - [`engine_log`]: what an engine's log keeps of its output under the campaign's budget;
 //! - [`log_tail`]: the bounded end of an engine's log a disqualification carries;
 //! - [`redaction`]: the line a bundle file that held private key material becomes;
 //! - [`leader`]: the seat rules: the margin, a disqualified or infra-failed incumbent, its
@@ -32,6 +33,7 @@
 //!   period, confirmation, re-measurement, vacancy), and what is due next.
 
 pub mod correctness;
+pub mod engine_log;
 pub mod histogram;
 pub mod host;
 pub mod leader;

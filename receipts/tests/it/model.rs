@@ -429,6 +429,65 @@ fn engine_trust_and_steal_bound_default_validate_and_stay_out_of_the_digest() {
     );
 }
 
+/// `[limits]` (issue 39): absent, the documented defaults and nothing in the frozen bytes;
+/// written in part, the rest defaulted and every value frozen; out of range, named.
+#[test]
+fn limits_default_validate_and_stay_out_of_the_digest_when_absent() {
+    let c = Campaign::from_toml("campaign.toml", MINIMAL).unwrap();
+    assert_eq!(c.limits, None);
+    assert_eq!(
+        c.effective_limits(),
+        Limits {
+            engine_log_bytes: 64 << 20,
+            response_bytes: 16 << 20,
+            response_events: 65_536,
+        }
+    );
+    let json = String::from_utf8(FrozenCampaign::freeze(c).unwrap().bytes).unwrap();
+    assert!(!json.contains("limits"), "{json}");
+    let set = Campaign::from_toml(
+        "campaign.toml",
+        &format!("{MINIMAL}\n[limits]\nengine_log_bytes = 65536\n"),
+    )
+    .unwrap();
+    assert_eq!(
+        set.limits,
+        Some(Limits {
+            engine_log_bytes: 65_536,
+            response_bytes: 16 << 20,
+            response_events: 65_536,
+        })
+    );
+    let json = String::from_utf8(FrozenCampaign::freeze(set).unwrap().bytes).unwrap();
+    assert!(
+        json.contains(
+            r#""limits":{"engine_log_bytes":65536,"response_bytes":16777216,"response_events":65536}"#
+        ),
+        "{json}"
+    );
+    for (line, field, value) in [
+        ("engine_log_bytes = 4095", "limits.engine_log_bytes", "4095"),
+        (
+            "response_bytes = 1073741825",
+            "limits.response_bytes",
+            "1073741825",
+        ),
+        ("response_events = 0", "limits.response_events", "0"),
+    ] {
+        let err = Campaign::from_toml("campaign.toml", &format!("{MINIMAL}\n[limits]\n{line}\n"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(field) && err.contains(value), "{err}");
+    }
+    let unknown = Campaign::from_toml(
+        "campaign.toml",
+        &format!("{MINIMAL}\n[limits]\nlog_bytes = 1\n"),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(unknown.contains("log_bytes"), "{unknown}");
+}
+
 #[test]
 fn submission_kind_and_repository_limits_default_validate_and_stay_out_of_the_digest() {
     let c = Campaign::from_toml("campaign.toml", MINIMAL).unwrap();

@@ -49,10 +49,10 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use receipts::model::{Backend, BackendKind, EngineIsolation, SandboxKind, SubmissionImage};
-use receipts::rules::log_tail::{LOG_TAIL_WINDOW_BYTES, log_tail_of_window};
+use receipts::rules::log_tail::{LOG_TAIL_READ_BYTES, log_tail_of_end};
 
 use crate::isolation::CpuPlan;
-use crate::log_budget::{BoundedLog, ENGINE_LOG_BYTES};
+use crate::log_budget::BoundedLog;
 use crate::sandbox::{Launch, Sandbox, SandboxError, SandboxSpec};
 
 /// The file descriptor an engine's listening socket has (systemd's `SD_LISTEN_FDS_START`).
@@ -167,6 +167,9 @@ pub struct Confinement {
     pub ro_paths: Vec<PathBuf>,
     /// The CPUs of the engine and of the load generator.
     pub cpus: CpuPlan,
+    /// The most output its log keeps, bytes (the campaign's `limits.engine_log_bytes`;
+    /// [`log_budget`]).
+    pub log_bytes: u64,
 }
 
 impl Confinement {
@@ -376,34 +379,22 @@ pub trait Engine {
 
 /// The log tail of the log file at `path` by `receipts::rules::log_tail`'s rule (at most
 /// 50 lines, 1 KiB a line, 8 KiB in all), reading only the file's last
-/// [`LOG_TAIL_WINDOW_BYTES`]: an engine's log can be hundreds of MiB, and one line of it
+/// [`LOG_TAIL_READ_BYTES`]: an engine's log can be hundreds of MiB, and one line of it
 /// 16 MiB. Empty when the file cannot be read (a log that was never created): a tail is
 /// evidence shown beside a typed reason, never the reason itself.
 pub fn log_tail(path: &Path) -> Vec<String> {
-    read_log_window(path).map_or_else(
-        |_| Vec::new(),
-        |(window, mid_line)| log_tail_of_window(&window, mid_line),
-    )
+    read_log_end(path).map_or_else(|_| Vec::new(), |end| log_tail_of_end(&end))
 }
 
-/// The last [`LOG_TAIL_WINDOW_BYTES`] of the file at `path`, and whether they start inside
-/// a line (the byte before them exists and is not `\n`).
-fn read_log_window(path: &Path) -> std::io::Result<(Vec<u8>, bool)> {
+/// The last [`LOG_TAIL_READ_BYTES`] of the file at `path` (all of a shorter one).
+fn read_log_end(path: &Path) -> std::io::Result<Vec<u8>> {
     use std::io::{Seek, SeekFrom};
     let mut file = fs::File::open(path)?;
     let len = file.metadata()?.len();
-    let start = len.saturating_sub(LOG_TAIL_WINDOW_BYTES);
-    let mut mid_line = false;
-    if start > 0 {
-        file.seek(SeekFrom::Start(start - 1))?;
-        let mut before = [0u8; 1];
-        file.read_exact(&mut before)?;
-        mid_line = before[0] != b'\n';
-    }
-    file.seek(SeekFrom::Start(start))?;
-    let mut window = Vec::new();
-    file.take(LOG_TAIL_WINDOW_BYTES).read_to_end(&mut window)?;
-    Ok((window, mid_line))
+    file.seek(SeekFrom::Start(len.saturating_sub(LOG_TAIL_READ_BYTES)))?;
+    let mut end = Vec::new();
+    file.take(LOG_TAIL_READ_BYTES).read_to_end(&mut end)?;
+    Ok(end)
 }
 
 /// Options of the built-in backend.
@@ -858,7 +849,7 @@ impl ChildEngine {
         }
         // Both streams through one budget ([`log_budget`]): the engine's output is a
         // miner's, and its size must not become the bundle's.
-        let output = Arc::new(Mutex::new(BoundedLog::new(log_file, ENGINE_LOG_BYTES)));
+        let output = Arc::new(Mutex::new(BoundedLog::new(log_file, confinement.log_bytes)));
         let streams: [(&str, Option<Box<dyn Read + Send>>); 2] = [
             (
                 "engine-stdout",
@@ -1133,6 +1124,7 @@ mod tests {
             hidden: Vec::new(),
             ro_paths: Vec::new(),
             cpus: CpuPlan::split(&[0]),
+            log_bytes: receipts::model::Limits::ENGINE_LOG_BYTES,
         }
     }
 
@@ -1211,7 +1203,9 @@ mod tests {
     /// around one marker line naming what went and the whole stream's sha256.
     #[test]
     fn an_engine_flooding_stderr_keeps_a_bounded_log() {
-        use crate::log_budget::{ENGINE_LOG_BYTES, marker_line};
+        use receipts::model::Limits;
+        use receipts::rules::engine_log::marker_line;
+        const ENGINE_LOG_BYTES: u64 = Limits::ENGINE_LOG_BYTES;
         use sha2::{Digest, Sha256};
         let dir = tempfile::tempdir().unwrap();
         let script = "head -c 83886080 /dev/zero >&2; exit 4";

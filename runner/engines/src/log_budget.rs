@@ -1,19 +1,16 @@
-//! An engine's log under a byte budget (content/rounds.md, Engine logs): an engine is a
-//! miner's code, and 300 MiB on stderr must not become 300 MiB of published bundle. The
-//! log keeps the first half of [`ENGINE_LOG_BYTES`] as it arrives and the last half in
-//! memory; when the stream ends, a stream that fit is written whole, and one that did not
-//! gets one marker line — the bytes dropped, the whole stream's length and sha256 — then
-//! its last half. A stream within the budget is written byte for byte, as it arrives.
+//! An engine's log under the campaign's byte budget (`limits.engine_log_bytes`), written
+//! as it arrives by `receipts::rules::engine_log`'s rule: the log keeps the first half of
+//! the budget as it arrives and the last half in memory; when the stream ends, a stream
+//! that fit is written whole, and one that did not gets one marker line — the bytes
+//! dropped, the whole stream's length and sha256 — then its last half. A stream within
+//! the budget is written byte for byte, as it arrives.
 
 use std::collections::VecDeque;
 use std::fs;
 use std::io::Write;
 
+use receipts::rules::engine_log::marker_line;
 use sha2::{Digest, Sha256};
-
-/// Most bytes of engine output an engine log keeps (its first and its last half), not
-/// counting the marker line: 64 MiB.
-pub const ENGINE_LOG_BYTES: u64 = 64 << 20;
 
 /// The engine's output as it goes to its log file: the head written through, the tail
 /// held until [`BoundedLog::finish`].
@@ -81,18 +78,11 @@ impl BoundedLog {
     }
 }
 
-/// The line that stands where output was dropped, on a line of its own:
-/// `\n[referee: 3 bytes of engine output dropped here; the whole stream was 11 bytes, sha256 <hex>]\n`.
-pub fn marker_line(dropped: u64, total: u64, sha256_hex: &str) -> String {
-    format!(
-        "\n[referee: {dropped} bytes of engine output dropped here; the whole stream was \
-         {total} bytes, sha256 {sha256_hex}]\n"
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+    use receipts::rules::engine_log::{kept_log, max_file_bytes};
 
     fn written(budget: u64, chunks: &[&[u8]]) -> (Vec<u8>, u64) {
         let dir = tempfile::tempdir().unwrap();
@@ -140,5 +130,25 @@ mod tests {
             ]
             .concat()
         );
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// Whatever an engine writes, in whatever chunks, its log is the rule's kept log
+        /// (`receipts::rules::engine_log::kept_log`, which the verifier's read limit is
+        /// derived from) and never longer than `max_file_bytes` of its budget.
+        #[test]
+        fn the_log_written_is_the_rules_kept_log(
+            chunks in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..300), 0..12),
+            budget in 1u64..1200,
+        ) {
+            let refs: Vec<&[u8]> = chunks.iter().map(Vec::as_slice).collect();
+            let stream = chunks.concat();
+            let (bytes, dropped) = written(budget, &refs);
+            prop_assert_eq!(&bytes, &kept_log(&stream, budget));
+            prop_assert_eq!(dropped, (stream.len() as u64).saturating_sub(budget));
+            prop_assert!(bytes.len() as u64 <= max_file_bytes(budget));
+        }
     }
 }

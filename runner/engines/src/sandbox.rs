@@ -335,10 +335,8 @@ impl Sandbox {
             | SandboxKind::Unsandboxed
             | SandboxKind::Docker
             | SandboxKind::Unshare => {
-                let tmp = tempfile::Builder::new()
-                    .prefix("referee-engine-")
-                    .tempdir()
-                    .map_err(|source| SandboxError::Io {
+                let tmp =
+                    host_dir(PRIVATE_TMP_PREFIX, 0o700).map_err(|source| SandboxError::Io {
                         action: "creating the engine's private tmp in",
                         path: std::env::temp_dir(),
                         source,
@@ -595,6 +593,64 @@ impl BwrapArgs {
     }
 }
 
+/// The name prefix of an unsandboxed engine's private tmp in the host's temp directory.
+const PRIVATE_TMP_PREFIX: &str = "referee-engine-";
+/// The name prefix of a launch's staging directory in the host's temp directory.
+const STAGE_PREFIX: &str = "referee-stage-";
+
+/// A launch's host directory in the temp directory, mode `mode`, named
+/// `<prefix><runner pid>-<random>`: the pid tells [`sweep_stale_host_dirs`] whether the
+/// runner that made it still runs.
+fn host_dir(prefix: &str, mode: u32) -> std::io::Result<tempfile::TempDir> {
+    tempfile::Builder::new()
+        .prefix(&format!("{prefix}{}-", std::process::id()))
+        .permissions(std::fs::Permissions::from_mode(mode))
+        .tempdir()
+}
+
+/// Removes the host directories of launches ([`Launch::host_dir`]) that a runner no
+/// longer running left in the temp directory: a runner killed by SIGKILL cannot remove
+/// its own, and an empty staging directory a run left must not pile up (nor tell the
+/// next run anything). A directory whose runner's pid is alive (another round, or this
+/// one) is left alone. Returns how many it removed.
+///
+/// Errors: [`SandboxError::Io`] naming the directory that could not be read or removed.
+pub fn sweep_stale_host_dirs() -> Result<usize, SandboxError> {
+    sweep_stale_host_dirs_in(&std::env::temp_dir())
+}
+
+fn sweep_stale_host_dirs_in(temp: &Path) -> Result<usize, SandboxError> {
+    let io = |action, path: &Path| {
+        let path = path.to_path_buf();
+        move |source| SandboxError::Io {
+            action,
+            path,
+            source,
+        }
+    };
+    let mut removed = 0;
+    for entry in std::fs::read_dir(temp).map_err(io("reading", temp))? {
+        let entry = entry.map_err(io("reading", temp))?;
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().and_then(|n| {
+            let rest = n
+                .strip_prefix(STAGE_PREFIX)
+                .or_else(|| n.strip_prefix(PRIVATE_TMP_PREFIX))?;
+            rest.split_once('-')?.0.parse::<u32>().ok()
+        }) else {
+            continue;
+        };
+        let path = entry.path();
+        let is_dir = entry.file_type().map_err(io("reading", &path))?.is_dir();
+        if !is_dir || Path::new(&format!("/proc/{pid}")).exists() {
+            continue;
+        }
+        std::fs::remove_dir_all(&path).map_err(io("removing a stale launch directory", &path))?;
+        removed += 1;
+    }
+    Ok(removed)
+}
+
 fn bwrap(spec: &SandboxSpec, argv: &[String], stage: bool) -> Result<Launch, SandboxError> {
     // bwrap resolves a relative mount target against its own new root, not the caller's
     // directory: every target is made absolute. A path that cannot be is passed as given
@@ -602,15 +658,11 @@ fn bwrap(spec: &SandboxSpec, argv: &[String], stage: bool) -> Result<Launch, San
     let absolute = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
     let stage = if stage {
         // World-walkable (0755), so the engine's uid reaches the placeholders.
-        let dir = tempfile::Builder::new()
-            .prefix("referee-stage-")
-            .permissions(std::fs::Permissions::from_mode(0o755))
-            .tempdir()
-            .map_err(|source| SandboxError::Io {
-                action: "creating the staging directory in",
-                path: std::env::temp_dir(),
-                source,
-            })?;
+        let dir = host_dir(STAGE_PREFIX, 0o755).map_err(|source| SandboxError::Io {
+            action: "creating the staging directory in",
+            path: std::env::temp_dir(),
+            source,
+        })?;
         Some(dir)
     } else {
         None
@@ -727,6 +779,42 @@ pub fn processes_in(namespace: u64) -> Vec<i32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 39: a runner killed by SIGKILL leaves its launch directories behind; the
+    /// next round's sweep removes those whose runner is gone (a pid past the kernel's
+    /// largest), and leaves a live runner's and every other name alone.
+    #[test]
+    fn stale_launch_directories_are_swept_and_live_ones_kept() {
+        let temp = tempfile::tempdir().unwrap();
+        let gone = 4_194_305; // above PID_MAX_LIMIT (2^22): no process has it
+        let own = std::process::id();
+        let names = [
+            format!("{STAGE_PREFIX}{gone}-a1"),
+            format!("{PRIVATE_TMP_PREFIX}{gone}-b2"),
+            format!("{STAGE_PREFIX}{own}-c3"),
+            "referee-stage-x".to_owned(),
+            "other".to_owned(),
+        ];
+        for name in &names {
+            std::fs::create_dir(temp.path().join(name)).unwrap();
+        }
+        std::fs::write(temp.path().join(&names[0]).join("0"), b"").unwrap();
+        std::fs::write(temp.path().join(format!("{STAGE_PREFIX}{gone}-file")), b"").unwrap();
+        assert_eq!(sweep_stale_host_dirs_in(temp.path()).unwrap(), 2);
+        let mut left: Vec<String> = std::fs::read_dir(temp.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        left.sort();
+        let mut expected = vec![
+            names[2].clone(),
+            names[3].clone(),
+            names[4].clone(),
+            format!("{STAGE_PREFIX}{gone}-file"),
+        ];
+        expected.sort();
+        assert_eq!(left, expected);
+    }
 
     /// Without bubblewrap a `process` engine is refused, saying how to install it, unless
     /// the campaign trusts engines; the built-in engine runs unsandboxed, recorded.

@@ -85,6 +85,7 @@ fn settings(work: &Path, memory_limit_mb: u64) -> EngineSettings {
             hidden: Vec::new(),
             ro_paths: Vec::new(),
             cpus: CpuPlan::for_this_process().unwrap(),
+            log_bytes: receipts::model::Limits::ENGINE_LOG_BYTES,
         },
         readiness: vec!["/health".into()],
         env: BTreeMap::new(),

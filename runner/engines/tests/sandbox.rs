@@ -19,7 +19,10 @@ use engines::isolation::CpuPlan;
 use engines::sandbox::{
     DEFAULT_ENGINE_UID, ETC_FILES, Sandbox, SandboxError, SandboxKind, SandboxSpec,
 };
-use engines::{Confinement, Engine, ProcessEngine, ProcessOptions};
+use engines::{Confinement, Engine, EngineError, ProcessEngine, ProcessOptions};
+use receipts::model::Limits;
+use receipts::rules::engine_log::kept_log;
+use receipts::rules::log_tail::{CUT_BEFORE, LOG_TAIL_LINE_BYTES, LOG_TAIL_WINDOW_BYTES};
 
 /// bubblewrap, as a round would run it.
 ///
@@ -465,6 +468,7 @@ fn a_bwrap_engine_is_reached_and_leaves_nothing_running() {
             hidden: host.spec().hidden,
             ro_paths: vec![declared.path().to_path_buf()],
             cpus: CpuPlan::split(&[0]),
+            log_bytes: Limits::ENGINE_LOG_BYTES,
         },
         threads: 1,
         memory_limit_mb: 512,
@@ -513,4 +517,88 @@ fn a_bwrap_engine_is_reached_and_leaves_nothing_running() {
     assert!(!engine.is_running());
     assert_eq!(survivors(), 0);
     assert_eq!(fs::read_to_string(engine.log_path()).unwrap(), "");
+}
+
+/// A sandboxed engine running `script` with bash, its log kept under `log_bytes`, in the
+/// host's data directory; started. Returns it and the directory its log is in.
+fn flooding_engine(
+    host: &Host,
+    script: &str,
+    log_bytes: u64,
+) -> (ProcessEngine, tempfile::TempDir) {
+    let logs = tempfile::tempdir().unwrap();
+    let mut engine = ProcessEngine::new(ProcessOptions {
+        command: vec!["bash".into(), "-c".into(), script.into()],
+        tree: host.tree.clone(),
+        config: host.tree.join("engine.toml"),
+        log: logs.path().join("engine.log"),
+        pid_file: logs.path().join("engines.pid"),
+        confinement: Confinement {
+            sandbox: bwrap(),
+            hidden: host.spec().hidden,
+            ro_paths: Vec::new(),
+            cpus: CpuPlan::split(&[0]),
+            log_bytes,
+        },
+        threads: 1,
+        memory_limit_mb: 512,
+        readiness: vec!["/health".into()],
+        env: Default::default(),
+    });
+    engine.start().unwrap();
+    (engine, logs)
+}
+
+/// The engine's death as its entry pays for it: `DiedBeforeHealthy` with its detail and
+/// its log tail.
+fn died(engine: &mut ProcessEngine) -> (String, Vec<String>) {
+    match engine.wait_healthy(Duration::from_secs(60)) {
+        Err(EngineError::DiedBeforeHealthy { detail, log_tail }) => (detail, log_tail),
+        other => panic!("expected DiedBeforeHealthy, got {other:?}"),
+    }
+}
+
+/// Issue 39's attack from inside the sandbox: one 16 MiB line, then death. The entry
+/// alone pays (its engine died before it was healthy); its log is the first and last
+/// half of the campaign's `limits.engine_log_bytes` (here 1 MiB) around the marker, and
+/// its tail one line cut at both ends.
+#[test]
+fn a_sixteen_mebibyte_line_from_inside_costs_the_log_budget_and_one_tail_line() {
+    let host = host();
+    let budget = 1 << 20;
+    let (mut engine, logs) = flooding_engine(
+        &host,
+        "head -c 16777216 /dev/zero | tr '\\0' A >&2; exit 3",
+        budget,
+    );
+    let (detail, tail) = died(&mut engine);
+    assert_eq!(detail, "exit status: 3");
+    let window = usize::try_from(LOG_TAIL_WINDOW_BYTES).unwrap();
+    assert_eq!(
+        tail,
+        vec![format!(
+            "{CUT_BEFORE}{}… [{} bytes cut]",
+            "A".repeat(LOG_TAIL_LINE_BYTES),
+            window - LOG_TAIL_LINE_BYTES
+        )]
+    );
+    let log = fs::read(logs.path().join("engine.log")).unwrap();
+    assert_eq!(log, kept_log(&vec![b'A'; 16 << 20], budget));
+}
+
+/// Issue 39's attack from inside the sandbox: a flood on stderr. 300 MiB would take
+/// most of a minute on CI's two cores, so the campaign's budget is made small (256 KiB)
+/// and the engine writes 256 times it (64 MiB): the log keeps exactly the rule's bytes,
+/// the entry alone pays.
+#[test]
+fn a_stderr_flood_from_inside_keeps_only_the_log_budget() {
+    let host = host();
+    let budget = 256 << 10;
+    let (mut engine, logs) =
+        flooding_engine(&host, "head -c 67108864 /dev/zero >&2; exit 4", budget);
+    let (detail, tail) = died(&mut engine);
+    assert_eq!(detail, "exit status: 4");
+    assert_eq!(tail.len(), 1);
+    let log = fs::read(logs.path().join("engine.log")).unwrap();
+    assert_eq!(log, kept_log(&vec![0u8; 64 << 20], budget));
 }

@@ -351,6 +351,7 @@ fn campaign_self_test(o: &Options, path: &str) {
         max_in_flight: None,
         keep_awake: !o.no_keep_awake,
         realtime: !o.no_realtime,
+        ..ClientConfig::default()
     };
     let mut config = SelfTestConfig::for_campaign(&campaign, &workload, client);
     let bound = campaign
@@ -465,6 +466,7 @@ fn main() {
             max_in_flight: None,
             keep_awake: !o.no_keep_awake,
             realtime: !o.no_realtime,
+            ..ClientConfig::default()
         })
         .expect("load client");
         let count = u32::try_from(rate_milli_rps * seconds / 1000).unwrap_or(u32::MAX);

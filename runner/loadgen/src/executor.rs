@@ -36,13 +36,17 @@ pub struct MeasureConfig {
 }
 
 impl MeasureConfig {
-    /// The campaign's SLA and engine API profile (with its `token_count`) with the
-    /// default client (2 threads, no in-flight cap), keeping no token ids.
+    /// The campaign's SLA, engine API profile (with its `token_count`) and response
+    /// budget (`[limits]`) with the default client (2 threads, no in-flight cap), keeping
+    /// no token ids.
     pub fn from_campaign(campaign: &Campaign) -> Self {
         let api = campaign.api_profile();
         Self {
             sla: campaign.sla.clone(),
-            client: ClientConfig::default(),
+            client: ClientConfig {
+                response_budget: crate::ResponseBudget::of(&campaign.effective_limits()),
+                ..ClientConfig::default()
+            },
             token_count: api.token_count,
             api: Arc::new(api),
             keep_token_ids: BTreeSet::new(),

@@ -49,6 +49,7 @@ pub use executor::{
 };
 use pacer::Pacer;
 use receipts::rules::histogram::{HistogramError, encode_histogram, new_latency_histogram};
+pub use sse::ResponseBudget;
 use sse::{Chunk, SseError, SseEvent, SseParser};
 
 use receipts::rules::score::probe_throughput_milli_rps;
@@ -128,6 +129,9 @@ pub enum RequestErrorKind {
     TrailingData,
     /// The stream reported no `usage.completion_tokens` (`token_count = "usage"`).
     MissingUsage,
+    /// The response passed its byte or event budget ([`ClientConfig::response_budget`],
+    /// the campaign's `[limits]`), comments included.
+    ResponseTooLarge,
 }
 
 impl RequestSample {
@@ -153,6 +157,7 @@ impl RequestSample {
             RequestErrorKind::NoTokenIds => "text without countable tokens".into(),
             RequestErrorKind::TrailingData => "bytes after `data: [DONE]`".into(),
             RequestErrorKind::MissingUsage => "no `usage.completion_tokens`".into(),
+            RequestErrorKind::ResponseTooLarge => "response over its budget".into(),
         })
     }
 }
@@ -172,6 +177,7 @@ pub fn count_error(counts: &mut ErrorCounts, kind: RequestErrorKind) {
         RequestErrorKind::LongOutput => &mut counts.long_output,
         RequestErrorKind::TrailingData => &mut counts.trailing_data,
         RequestErrorKind::MissingUsage => &mut counts.missing_usage,
+        RequestErrorKind::ResponseTooLarge => &mut counts.response_too_large,
     };
     *slot += 1;
 }
@@ -325,6 +331,7 @@ pub struct LoadClient {
     http: HttpClient,
     in_flight: Option<Arc<tokio::sync::Semaphore>>,
     keep_awake: bool,
+    response_budget: ResponseBudget,
     /// CPUs a spinner kept awake for the length of the last probe that ended.
     awake_cpus: AtomicU32,
 }
@@ -345,6 +352,9 @@ pub struct ClientConfig {
     /// `CAP_SYS_NICE`; default true), so a busy neighbour process on the client's CPUs
     /// cannot hold the pacer for a time slice (see `scheduling::raise_to_realtime`).
     pub realtime: bool,
+    /// What one response may stream before its request fails `responseTooLarge` (the
+    /// campaign's `[limits]`; default [`ResponseBudget::default`]).
+    pub response_budget: ResponseBudget,
 }
 
 impl Default for ClientConfig {
@@ -354,6 +364,7 @@ impl Default for ClientConfig {
             max_in_flight: None,
             keep_awake: true,
             realtime: true,
+            response_budget: ResponseBudget::default(),
         }
     }
 }
@@ -402,6 +413,7 @@ impl LoadClient {
                 .max_in_flight
                 .map(|n| Arc::new(tokio::sync::Semaphore::new(n.max(1)))),
             keep_awake: config.keep_awake,
+            response_budget: config.response_budget,
             awake_cpus: AtomicU32::new(0),
         })
     }
@@ -470,6 +482,7 @@ impl LoadClient {
             token_count: plan.token_count,
             token_ids: plan.api.token_ids,
             in_flight: self.in_flight.clone(),
+            response_budget: self.response_budget,
             done: AtomicU32::new(0),
             reach: Reach::default(),
         });
@@ -589,6 +602,7 @@ struct SendContext {
     token_count: TokenCount,
     token_ids: TokenIds,
     in_flight: Option<Arc<tokio::sync::Semaphore>>,
+    response_budget: ResponseBudget,
     done: AtomicU32,
     reach: Reach,
 }
@@ -815,7 +829,7 @@ async fn exchange(
         return Err(RequestErrorKind::BadBody);
     }
     let mut body = response.into_body();
-    let mut parser = SseParser::default();
+    let mut parser = SseParser::new(context.response_budget);
     let mut events = Vec::new();
     let mut count = TokenCounter::new(
         (context.token_count, context.token_ids),
@@ -868,13 +882,12 @@ struct TokenCounter {
 }
 
 /// What a stream that does not parse makes of its request: bytes after `[DONE]` are
-/// trailing data, anything else a bad body.
+/// trailing data, a response over its budget too large, anything else a bad body.
 fn stream_error(error: SseError) -> RequestErrorKind {
     match error {
         SseError::AfterDone { .. } => RequestErrorKind::TrailingData,
-        // A response over its budget is counted with the malformed ones: the request
-        // failed, and the engine that streamed it pays for it.
-        SseError::Malformed { .. } | SseError::TooLarge { .. } => RequestErrorKind::BadBody,
+        SseError::TooLarge { .. } => RequestErrorKind::ResponseTooLarge,
+        SseError::Malformed { .. } => RequestErrorKind::BadBody,
     }
 }
 

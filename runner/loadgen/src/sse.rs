@@ -10,6 +10,7 @@
 
 use std::borrow::Cow;
 
+use receipts::model::Limits;
 use serde_json::Value;
 
 /// What one complete event of the stream carried.
@@ -47,9 +48,8 @@ pub enum SseError {
         /// What is wrong, with the offending text cut to 200 bytes.
         message: String,
     },
-    /// The response passed its byte or event budget ([`MAX_RESPONSE_BYTES`],
-    /// [`MAX_RESPONSE_EVENTS`], comments and empty events included): an engine must not
-    /// flood its own client.
+    /// The response passed its byte or event budget ([`ResponseBudget`], comments and
+    /// empty events included): an engine must not flood its own client.
     #[error("response too large: over {limit} {what}")]
     TooLarge {
         /// `bytes` or `events`.
@@ -74,25 +74,53 @@ fn malformed(message: String) -> SseError {
 pub struct SseParser {
     buffer: Vec<u8>,
     done: bool,
+    budget: ResponseBudget,
     /// Bytes fed so far.
     received: usize,
     /// Events completed so far, comment-only ones included.
     events: usize,
 }
 
-/// Most bytes one response may stream: 16 MiB, some 8,000 chunks of 2 KiB (a token with
-/// its top-20 logprobs), far above any completion the workload asks for.
-pub const MAX_RESPONSE_BYTES: usize = 16 << 20;
+/// What one response may stream before its request fails (the campaign's `[limits]`
+/// `response_bytes` and `response_events`; content/threat-model.md, Bounded output).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ResponseBudget {
+    /// Most bytes, comments included.
+    pub bytes: usize,
+    /// Most events (blank-line separated, comment-only and empty ones included).
+    pub events: usize,
+}
 
-/// Most events (blank-line separated, comment-only ones included) one response may
-/// stream: 65,536, far above one chunk per output token.
-pub const MAX_RESPONSE_EVENTS: usize = 1 << 16;
+impl ResponseBudget {
+    /// The budget of a campaign's `limits` (a value past `usize` saturates).
+    pub fn of(limits: &Limits) -> Self {
+        Self {
+            bytes: usize::try_from(limits.response_bytes).unwrap_or(usize::MAX),
+            events: usize::try_from(limits.response_events).unwrap_or(usize::MAX),
+        }
+    }
+}
+
+impl Default for ResponseBudget {
+    /// [`Limits::default`]'s: 16 MiB and 65,536 events.
+    fn default() -> Self {
+        Self::of(&Limits::default())
+    }
+}
 
 /// Largest event accepted, bytes: a server streaming garbage without blank lines must
 /// not grow the buffer without bound.
 const MAX_EVENT_BYTES: usize = 1 << 20;
 
 impl SseParser {
+    /// A parser of one response held to `budget`.
+    pub fn new(budget: ResponseBudget) -> Self {
+        Self {
+            budget,
+            ..Self::default()
+        }
+    }
+
     /// Feeds `bytes`; appends every event completed by them to `out`.
     ///
     /// Errors: [`SseError::AfterDone`] for any byte after `data: [DONE]` (an event, a
@@ -109,19 +137,20 @@ impl SseParser {
             };
         }
         self.received = self.received.saturating_add(bytes.len());
-        if self.received > MAX_RESPONSE_BYTES {
+        if self.received > self.budget.bytes {
             return Err(SseError::TooLarge {
                 what: "bytes",
-                limit: MAX_RESPONSE_BYTES,
+                limit: self.budget.bytes,
             });
         }
+        let mut events = (&mut self.events, self.budget.events);
         if self.buffer.is_empty() {
             // The usual case: parse straight from the read, keep only a partial tail.
-            let rest = parse_events(bytes, out, &mut self.done, &mut self.events)?;
+            let rest = parse_events(bytes, out, &mut self.done, &mut events)?;
             self.buffer.extend_from_slice(rest);
         } else {
             self.buffer.extend_from_slice(bytes);
-            let rest = parse_events(&self.buffer, out, &mut self.done, &mut self.events)?.len();
+            let rest = parse_events(&self.buffer, out, &mut self.done, &mut events)?.len();
             let consumed = self.buffer.len() - rest;
             self.buffer.drain(..consumed);
         }
@@ -136,19 +165,19 @@ impl SseParser {
 
 /// Parses every complete event of `bytes` into `out`; returns the incomplete tail. Sets
 /// `done` at `[DONE]`, after which any byte is an error; counts every event, comment-only
-/// ones included, into `events`, failing past [`MAX_RESPONSE_EVENTS`].
+/// ones included, into `events.0`, failing past `events.1`.
 fn parse_events<'a>(
     mut bytes: &'a [u8],
     out: &mut Vec<SseEvent>,
     done: &mut bool,
-    events: &mut usize,
+    (events, limit): &mut (&mut usize, usize),
 ) -> Result<&'a [u8], SseError> {
     while let Some((end, sep)) = find_event_end(bytes) {
-        *events += 1;
-        if *events > MAX_RESPONSE_EVENTS {
+        **events += 1;
+        if **events > *limit {
             return Err(SseError::TooLarge {
                 what: "events",
-                limit: MAX_RESPONSE_EVENTS,
+                limit: *limit,
             });
         }
         let parsed = parse_event(&bytes[..end])?;
@@ -307,6 +336,21 @@ mod tests {
         Ok(out)
     }
 
+    /// The default budget (no `[limits]`): 16 MiB and 65,536 events.
+    const MAX_RESPONSE_BYTES: usize = 16 << 20;
+    const MAX_RESPONSE_EVENTS: usize = 1 << 16;
+
+    #[test]
+    fn the_default_budget_is_the_campaigns_default_limits() {
+        assert_eq!(
+            ResponseBudget::default(),
+            ResponseBudget {
+                bytes: MAX_RESPONSE_BYTES,
+                events: MAX_RESPONSE_EVENTS
+            }
+        );
+    }
+
     /// Issue 39's attack: SSE comments until the client gives up. Cut at the byte budget,
     /// however the comments are split into events.
     #[test]
@@ -350,6 +394,39 @@ mod tests {
             }
         ));
         assert_eq!(error.to_string(), "response too large: over 65536 events");
+    }
+
+    /// A campaign's own `[limits]`: the parser holds the response to them exactly.
+    #[test]
+    fn a_campaigns_budget_is_held_exactly() {
+        let budget = ResponseBudget {
+            bytes: 4096,
+            events: 3,
+        };
+        let mut out = Vec::new();
+        let mut parser = SseParser::new(budget);
+        parser
+            .feed(&[b':'; 4096], &mut out)
+            .expect("at the byte budget");
+        assert_eq!(
+            parser
+                .feed(b":", &mut out)
+                .expect_err("one byte more")
+                .to_string(),
+            "response too large: over 4096 bytes"
+        );
+        let mut parser = SseParser::new(budget);
+        parser
+            .feed(b":\n\n:\n\n:\n\n", &mut out)
+            .expect("at the event budget");
+        assert_eq!(
+            parser
+                .feed(b":\n\n", &mut out)
+                .expect_err("one more")
+                .to_string(),
+            "response too large: over 3 events"
+        );
+        assert!(out.is_empty());
     }
 
     fn ids(token_ids: &[u32], has_text: bool) -> SseEvent {

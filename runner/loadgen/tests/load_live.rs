@@ -113,6 +113,15 @@ async fn completions(State(state): State<Arc<ServerState>>, body: Bytes) -> Resp
             .body(Body::from("boom"))
             .unwrap(),
         "garbage" => text("data: {not json\n\n".into()),
+        // Issue 39's flood: 100 MiB of SSE comments in 64 KiB events, never a chunk.
+        "comments" => {
+            let comment = Bytes::from(format!(": {}\n\n", "c".repeat((64 << 10) - 4)));
+            let parts = (100 << 20) / comment.len();
+            let flood = futures_util::stream::iter(
+                std::iter::repeat_n(comment, parts).map(Ok::<_, std::io::Error>),
+            );
+            stream_response(Body::from_stream(flood))
+        }
         "stall" => {
             tokio::time::sleep(Duration::from_secs(60)).await;
             text(sse(tokens))
@@ -308,6 +317,45 @@ async fn coordinated_omission_shows_from_the_schedule() {
         record.send_lag_p99_us
     );
     assert_eq!(record.verdict, ProbeVerdict::Invalid);
+}
+
+/// Issue 39: an engine streaming 100 MiB of SSE comments fails each request
+/// `responseTooLarge` once the campaign's `limits.response_bytes` (here 1 MiB) is passed:
+/// the entry's requests pay, the client reads no further.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_sse_comment_flood_fails_response_too_large() {
+    let base_url = serve(1).await;
+    let client = LoadClient::new(ClientConfig {
+        response_budget: loadgen::ResponseBudget {
+            bytes: 1 << 20,
+            events: 1 << 16,
+        },
+        ..ClientConfig::default()
+    })
+    .unwrap();
+    let target = Target {
+        base_url,
+        model: "comments".into(),
+    };
+    let samples = client
+        .run(&target, &plan(4, 50, 10_000), &NoProgress)
+        .await
+        .unwrap();
+    assert!(
+        samples
+            .iter()
+            .all(|s| s.error == Some(RequestErrorKind::ResponseTooLarge)),
+        "{samples:?}"
+    );
+    let record = summarize_probe(&context("p50:e2e:10000ms", 1_000_000), &samples).unwrap();
+    assert_eq!(
+        (
+            record.completed,
+            record.errors.response_too_large,
+            record.errors.total()
+        ),
+        (0, 4, 4)
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -386,6 +386,7 @@ fn build(ctx: &Ctx<'_>) -> Result<(RoundRecord, Vec<SubmissionUpdate>), RoundErr
         token_count: ctx.self_reported_tokens(),
         client_self_test: setup.client_self_test.clone(),
         capability_probe: setup.capability_probe.clone(),
+        limits: Some(ctx.frozen.campaign.effective_limits()),
         inputs: setup.inputs.clone(),
         round_opened: ROUND_OPENED_FILE.into(),
         transparency_log: ctx.round_log.clone(),
@@ -832,6 +833,14 @@ fn entry_from(
                 }
             }
         }
+    }
+    // A tail taken while the engine still ran (its correctness outputs failed) is older
+    // than the log that is sealed: the receipt carries the sealed log's, by the rule the
+    // verifier recomputes from it (`logs.tail`).
+    if let Some(dq) = &mut entry.disqualification
+        && !dq.log_tail.is_empty()
+    {
+        dq.log_tail = tail();
     }
     Ok(entry)
 }

@@ -391,6 +391,7 @@ pub fn run_round(
             .map(PathBuf::from)
             .collect(),
         cpus: cpus.clone(),
+        log_bytes: frozen.campaign.effective_limits().engine_log_bytes,
     };
     let backend = engines::backend_for(
         &frozen.campaign.backend,
@@ -408,8 +409,9 @@ pub fn run_round(
             baseline_image: frozen.campaign.baseline.image.clone(),
         },
     )?;
-    // Leftover engines of a killed runner go first.
+    // Leftover engines of a killed runner go first, then the launch directories it left.
     backend.sweep_leftovers();
+    engines::sandbox::sweep_stale_host_dirs().map_err(engines::EngineError::from)?;
     let (journal, records) = Journal::<Record>::open(&work.join("journal.jsonl"))?;
     if let Some(Record::Setup(setup)) = records.first()
         && setup.signer_keyid != key.keyid()

@@ -13,20 +13,29 @@ use std::collections::BTreeMap;
 use receipts::bundle::{EntryKind, list_files};
 use receipts::fsutil::{read_limited, write_atomic};
 use receipts::keys::SeedForms;
+use receipts::rules::engine_log::max_file_bytes;
 use receipts::rules::redaction::{withheld, withheld_bytes};
 
 use super::record::{PlannedEntry, Record, WithheldFile, WithheldRecord};
 use super::{Ctx, RoundError, io};
 
-/// The largest bundle file searched: an engine log is capped at 64 MiB
-/// (`engines::log_budget`), every other file the runner writes is smaller.
-const MAX_SEARCHED_BYTES: usize = 128 << 20;
+/// The largest bundle file other than an engine log the runner writes (a probe log, a
+/// correctness file, a step log) is far smaller than this.
+const MAX_OTHER_FILE_BYTES: u64 = 128 << 20;
+
+/// The largest bundle file searched: an engine log under the campaign's
+/// `limits.engine_log_bytes` (`rules::engine_log::max_file_bytes`), or any other file.
+fn max_searched_bytes(ctx: &Ctx<'_>) -> usize {
+    let budget = ctx.frozen.campaign.effective_limits().engine_log_bytes;
+    let bytes = max_file_bytes(budget).max(MAX_OTHER_FILE_BYTES);
+    usize::try_from(bytes).unwrap_or(usize::MAX)
+}
 
 /// Finds and withholds the bundle's files that hold key material (module doc), once:
 /// on resume the journaled finds are withheld again. Returns them.
 ///
 /// Errors: [`RoundError::Seal`] when the bundle cannot be listed, [`RoundError::Io`]
-/// when a file cannot be read or rewritten (a file over [`MAX_SEARCHED_BYTES`] is an
+/// when a file cannot be read or rewritten (a file over [`max_searched_bytes`] is an
 /// error: it cannot be cleared), [`RoundError::Journal`].
 pub(crate) fn withhold(ctx: &mut Ctx<'_>) -> Result<Vec<WithheldFile>, RoundError> {
     let journaled = ctx.journal.records.iter().find_map(|r| match r {
@@ -70,11 +79,12 @@ fn find(ctx: &Ctx<'_>) -> Result<Vec<WithheldFile>, RoundError> {
         source,
     })?;
     let searched = |name: &str| SEARCHED.iter().any(|dir| name.starts_with(dir));
+    let max_searched = max_searched_bytes(ctx);
     for file in listed
         .iter()
         .filter(|f| f.kind == EntryKind::File && searched(&f.name))
     {
-        let bytes = read_limited(&file.path, MAX_SEARCHED_BYTES)
+        let bytes = read_limited(&file.path, max_searched)
             .map_err(io("searching for key material", &file.path))?;
         // A file already withheld (a resumed round whose journal lost nothing) is clean.
         if withheld_bytes(&bytes).is_some() || !forms.iter().any(|f| f.found_in(&bytes)) {

@@ -306,6 +306,7 @@ fn round() -> (RoundRecord, RoundOpened) {
         token_count: None,
         client_self_test: None,
         capability_probe: None,
+        limits: None,
         inputs: vec![],
         round_opened: OPENED_FILE.into(),
         transparency_log: None,

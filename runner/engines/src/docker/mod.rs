@@ -64,7 +64,7 @@ pub use daemon::Daemon;
 pub use image::ResolvedImage;
 
 use crate::api::{self, Placeholders};
-use crate::log_budget::{BoundedLog, ENGINE_LOG_BYTES};
+use crate::log_budget::BoundedLog;
 use crate::{Engine, EngineBackend, EngineError, EngineSettings, LOG_TAIL_LINES, log_tail};
 
 /// The label every container and network referee makes carries (value `1`).
@@ -740,7 +740,7 @@ impl DockerEngine {
             log_file
                 .try_clone()
                 .map_err(IoError::at("opening", &self.log))?,
-            ENGINE_LOG_BYTES,
+            self.settings.confinement.log_bytes,
         );
         let name = format!("referee-{}-{}", self.scope, unique());
         let labels = HashMap::from([

@@ -150,3 +150,50 @@ fn interop_hostile_out_of_vocabulary_ids_disqualify_the_entry_not_the_round() {
         "{reason:?}"
     );
 }
+
+/// Regression (issue 40): an engine that widened its CPU affinity onto the load
+/// generator's CPU made its own client lag, and over a tight bound the round was
+/// `infra_failed` with everyone requeued for free — a veto. Its threads' affinity is
+/// read while it is measured and after: the entry is disqualified `left_cpu_set` in the
+/// pass it did so, the round decides. On a host with one CPU nothing is pinned, so there
+/// is no set to leave and the entry is not disqualified for it.
+#[test]
+#[ignore = "needs python3: run scripts/test"]
+fn interop_hostile_cpu_grab_is_the_entrys_fault_not_the_rounds() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let (_fixture, record) = hostile_round(1, 103);
+    let cheat = &record.entries[1];
+    let pinned = cheat
+        .engine
+        .isolation
+        .as_ref()
+        .is_some_and(|i| i.pinning == receipts::model::CpuPinning::SchedAffinity);
+    let reason = cheat.disqualification.as_ref().map(|d| d.reason);
+    if !pinned {
+        assert!(
+            !matches!(reason, Some(DisqualificationReason::LeftCpuSet { .. })),
+            "{cheat:#?}"
+        );
+        return;
+    }
+    assert_ne!(
+        record.outcome.status,
+        RoundStatus::InfraFailed,
+        "{:?}",
+        record.outcome
+    );
+    assert_eq!(cheat.status, EntryStatus::Disqualified, "{cheat:#?}");
+    let client = record.entries[1]
+        .engine
+        .isolation
+        .as_ref()
+        .map(|i| i.client_cpus.clone())
+        .unwrap_or_default();
+    assert!(
+        matches!(
+            reason,
+            Some(DisqualificationReason::LeftCpuSet { pass: 0, cpu }) if client.contains(&cpu)
+        ),
+        "{reason:?}"
+    );
+}

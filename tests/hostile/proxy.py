@@ -10,8 +10,10 @@ it; the delay itself is harmless): 0 serves the engine as it is, with no proxy;
 102 (`garbage_later`) streams valid but wrong ids (the right ones moved by 1) on every
 streamed request of every process but the first, which it learns by reading a number
 from the Unix socket COUNTER_SOCKET (the test counts the processes): honest in pass 1,
-garbage after. Requests that are not streamed (the correctness gate's) are answered
-honestly.
+garbage after; 103 (`cpu_grab`) widens its CPU affinity to every CPU of the host — the
+load generator's included — before it starts the engine, which inherits it, and serves
+honestly (content/measurement.md, The engine stays on its CPUs). Requests that are not
+streamed (the correctness gate's) are answered honestly.
 """
 
 import http.client
@@ -31,7 +33,8 @@ VOCAB = 258
 def hostile_class():
     text = open(CONFIG).read()
     found = re.search(r"^startup_delay_ms\s*=\s*(\d+)", text, re.M)
-    return {101: "oov", 102: "garbage_later"}.get(int(found.group(1)) if found else 0)
+    classes = {101: "oov", 102: "garbage_later", 103: "cpu_grab"}
+    return classes.get(int(found.group(1)) if found else 0)
 
 
 CLASS = hostile_class()
@@ -47,7 +50,10 @@ def process_number():
         return int(s.makefile().readline())
 
 
-if CLASS == "oov":
+if CLASS == "cpu_grab":
+    os.sched_setaffinity(0, range(os.cpu_count()))
+    cheat = None
+elif CLASS == "oov":
     def cheat(ids):
         return [i + 1000 for i in ids]
 elif process_number() == 0:

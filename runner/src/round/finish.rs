@@ -28,7 +28,7 @@ use engines::log_tail;
 use intake::store::CampaignStore;
 use receipts::layout::read_round_record;
 use receipts::rules::correctness;
-use receipts::rules::paired::{PairedDecision, PairedFailure, Slot};
+use receipts::rules::paired::{DisqualifyingRun, PairedDecision, PairedFailure, Slot};
 
 use super::{passes, secrets};
 use verifier::{VerifyOptions, verify_last_round};
@@ -407,7 +407,7 @@ fn with_passes(
     scorer: &ScorerRecord,
 ) -> Result<(), RoundError> {
     // The run that disqualified it, when its first one did not.
-    if let Some(pass) = passed.disqualified_in
+    if let Some((pass, cause)) = passed.disqualified_in
         && let Some(record) = records
             .iter()
             .rev()
@@ -415,6 +415,23 @@ fn with_passes(
     {
         let verdict = scorer.verdicts.iter().find(|v| v.index == entry.index);
         *entry = entry_from(ctx, planned, record, verdict)?;
+        // Invalid again after its re-run beside a valid baseline: the entry's fault, not
+        // the host's that its run's own cause would name (no veto).
+        if cause == DisqualifyingRun::InvalidTwice {
+            let why = entry.infra_failure.take().map_or_else(
+                || "its run was invalid".to_owned(),
+                |failure| format!("its run was invalid ({failure})"),
+            );
+            entry.status = EntryStatus::Disqualified;
+            entry.disqualification = Some(Disqualification {
+                reason: DisqualificationReason::RunInvalidTwice { pass },
+                detail: format!(
+                    "{why} again after its re-run in pass {pass}, while both baseline runs \
+                     of that pass were valid"
+                ),
+                log_tail: Vec::new(),
+            });
+        }
     }
     // Its own runs (last attempts) in the passes that are not void, and its
     // throughput their median when every one of them has one.

@@ -415,22 +415,8 @@ fn with_passes(
     {
         let verdict = scorer.verdicts.iter().find(|v| v.index == entry.index);
         *entry = entry_from(ctx, planned, record, verdict)?;
-        // Invalid again after its re-run beside a valid baseline: the entry's fault, not
-        // the host's that its run's own cause would name (no veto).
         if cause == DisqualifyingRun::InvalidTwice {
-            let why = entry.infra_failure.take().map_or_else(
-                || "its run was invalid".to_owned(),
-                |failure| format!("its run was invalid ({failure})"),
-            );
-            entry.status = EntryStatus::Disqualified;
-            entry.disqualification = Some(Disqualification {
-                reason: DisqualificationReason::RunInvalidTwice { pass },
-                detail: format!(
-                    "{why} again after its re-run in pass {pass}, while both baseline runs \
-                     of that pass were valid"
-                ),
-                log_tail: Vec::new(),
-            });
+            disqualify_invalid_twice(entry, pass);
         }
     }
     // Its own runs (last attempts) in the passes that are not void, and its
@@ -472,6 +458,26 @@ fn with_passes(
         _ => None,
     };
     Ok(())
+}
+
+/// Disqualifies `entry`, read from its run invalid again after its re-run in `pass`
+/// while both baseline runs of that pass were valid: the entry's fault, not the host's
+/// that the run's own cause (its `infraFailure`, kept in the detail) would name — no
+/// veto (content/noise.md, Failures in a pass).
+fn disqualify_invalid_twice(entry: &mut Entry, pass: u32) {
+    let why = entry.infra_failure.take().map_or_else(
+        || "its run was invalid".to_owned(),
+        |failure| format!("its run was invalid ({failure})"),
+    );
+    entry.status = EntryStatus::Disqualified;
+    entry.disqualification = Some(Disqualification {
+        reason: DisqualificationReason::RunInvalidTwice { pass },
+        detail: format!(
+            "{why} again after its re-run in pass {pass}, while both baseline runs of that \
+             pass were valid"
+        ),
+        log_tail: Vec::new(),
+    });
 }
 
 /// Every step of the journaled groups, in step order.
@@ -978,6 +984,41 @@ mod tests {
             correctness_detail(&summary, &spec(), None),
             "mean logit distance of group 0 above the group bound of 200000 µnat (its mean \
              not readable from `correctness/candidate-1-miner-a.json`)"
+        );
+    }
+
+    /// No veto: the entry read from its run invalid twice beside valid baseline runs is
+    /// disqualified `run_invalid_twice` in that pass, its run's own cause kept in the
+    /// detail, no longer `infra_failed`.
+    #[test]
+    fn an_entry_invalid_twice_is_disqualified_with_its_runs_cause_in_the_detail() {
+        let planned = PlannedEntry {
+            index: 2,
+            role: Role::Challenger,
+            miner: Some("miner-2".parse().unwrap()),
+            patch: Some(Sha256Hex::digest(&[2])),
+            group: "entry 2".into(),
+            slug: "entry-2".into(),
+            image: None,
+        };
+        let mut entry = not_run(&planned, BackendKind::Builtin, Timestamp::now());
+        entry.status = EntryStatus::InfraFailed;
+        entry.infra_failure = Some(TypedOrText::Typed(EntryInfraFailure::ClientLagged));
+        disqualify_invalid_twice(&mut entry, 1);
+        assert_eq!(entry.status, EntryStatus::Disqualified);
+        assert_eq!(entry.infra_failure, None);
+        let disqualification = entry.disqualification.unwrap();
+        assert_eq!(
+            disqualification.reason,
+            DisqualificationReason::RunInvalidTwice { pass: 1 }
+        );
+        assert_eq!(
+            disqualification.detail,
+            format!(
+                "its run was invalid ({}) again after its re-run in pass 1, while both \
+                 baseline runs of that pass were valid",
+                EntryInfraFailure::ClientLagged
+            )
         );
     }
 

@@ -205,6 +205,8 @@ enum Failure {
     /// Its measurement was cut short for this reason: the engine crashed when it is no
     /// longer running (disqualified, with its log tail), otherwise the runner failed.
     CutShort(String),
+    /// Its engine left its CPU set while it was measured: disqualified (`left_cpu_set`).
+    LeftCpuSet(Disqualification),
 }
 
 impl<'c, 'a> EntryRun<'c, 'a> {
@@ -266,7 +268,7 @@ impl<'c, 'a> EntryRun<'c, 'a> {
                 }
                 result
             }
-            (Failure::DiedBeforeHealthy(dq), engine) => {
+            (Failure::DiedBeforeHealthy(dq) | Failure::LeftCpuSet(dq), engine) => {
                 let mut result = EntryResult::Disqualified(dq);
                 if let Some(engine) = engine {
                     stop_engine(self.ctx, engine, &mut step, &mut result);
@@ -299,6 +301,20 @@ impl<'c, 'a> EntryRun<'c, 'a> {
             .then(|| engine.processes())
             .flatten()
             .map(|processes| (processes, cpus.engine.clone()))
+    }
+
+    /// The disqualification of a run whose engine left its CPU set (`escape`): its own
+    /// client's lag, or its invalid run, is the entry's doing, never the round's
+    /// (content/measurement.md, The engine stays on its CPUs).
+    fn left_cpu_set(&self, escape: &CpuEscape, engine: &dyn Engine) -> Disqualification {
+        Disqualification {
+            reason: DisqualificationReason::LeftCpuSet {
+                pass: self.run.pass,
+                cpu: escape.outside.first().copied().unwrap_or_default(),
+            },
+            detail: format!("the engine left its CPU set: {escape}"),
+            log_tail: log_tail(engine.log_path()),
+        }
     }
 
     /// Starts step `what` of this run.
@@ -512,7 +528,12 @@ impl<'c, 'a> EntryRun<'c, 'a> {
             Err(error) => {
                 let reason = error_chain(&error);
                 sla.line(&reason);
-                self.fail(sla, Some(engine), Failure::CutShort(reason))?;
+                // An engine that left its CPUs cut its own measurement short.
+                let why = match &self.escape {
+                    Some(escape) => Failure::LeftCpuSet(self.left_cpu_set(escape, engine)),
+                    None => Failure::CutShort(reason),
+                };
+                self.fail(sla, Some(engine), why)?;
                 return Ok(None);
             }
         };
@@ -609,16 +630,7 @@ impl<'c, 'a> EntryRun<'c, 'a> {
         };
         let kept = stop_engine(self.ctx, engine, &mut last, &mut result);
         if let (true, Some(escape)) = (kept, &self.escape) {
-            // Its own client's lag, or an invalid run, is the entry's doing: never the
-            // round's (content/measurement.md, Isolation).
-            result = EntryResult::Disqualified(Disqualification {
-                reason: DisqualificationReason::LeftCpuSet {
-                    pass: self.run.pass,
-                    cpu: escape.outside.first().copied().unwrap_or_default(),
-                },
-                detail: format!("the engine left its CPU set: {escape}"),
-                log_tail: log_tail(engine.log_path()),
-            });
+            result = EntryResult::Disqualified(self.left_cpu_set(escape, engine));
         } else if kept && crashed {
             result = EntryResult::Disqualified(Disqualification {
                 reason: death_reason(

@@ -8,13 +8,15 @@
 
 mod support;
 
-use std::io::Write;
-use std::os::unix::net::UnixListener;
 use std::path::Path;
 
 use receipts::keys::Keyring;
 use receipts::layout::read_round_record;
-use receipts::model::{DisqualificationReason, EntryStatus, RoundRecord, RoundStatus};
+use receipts::model::{
+    DisqualificationReason, EntryStatus, FrozenCampaign, RevealedSeeds, RoundRecord, RoundStatus,
+    Seed32, SeedReveal,
+};
+use receipts::rules::workload::Workload;
 use verifier::{VerifyOptions, verify_bundle};
 
 use support::{FIXED_RATE, Fixture, SERIAL, Tiny, ok, root};
@@ -36,37 +38,52 @@ fn python() -> String {
     String::from_utf8(output.stdout).unwrap().trim().to_owned()
 }
 
-/// Serves the number of each connection, from 0, on a Unix socket at `path`: the
-/// hostile proxy's count of its processes (its own state cannot outlive a run).
-fn counter(path: &Path) {
-    let listener = UnixListener::bind(path).unwrap();
-    std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
-    std::thread::spawn(move || {
-        for (n, stream) in listener.incoming().enumerate() {
-            if let Ok(mut stream) = stream {
-                let _ = writeln!(stream, "{n}");
-            }
-        }
-    });
+/// The seeds a round of the suite is given (`referee round --seeds`: a practice round,
+/// whose decision is recorded and whose seat does not move), so the test knows its
+/// requests.
+fn given_seeds() -> RevealedSeeds {
+    let reveal = |byte: u8| SeedReveal::commit(Seed32([byte; 32]), Seed32([byte ^ 0xff; 32]));
+    RevealedSeeds {
+        item_seed: reveal(1),
+        order_seed: reveal(2),
+        schedule_seed: reveal(3),
+        correctness_seed: reveal(4),
+        prompt_salt: reveal(5),
+        sample_seed: Some(reveal(6)),
+        pass_seed: Some(reveal(7)),
+    }
+}
+
+/// The sha256 (hex, a line each) of every prompt of pass 0's sub-streams of the
+/// campaign frozen in `data` under `seeds`: what the later-passes class is honest on.
+fn first_pass_prompts(data: &Path, seeds: &RevealedSeeds) -> String {
+    let bytes = std::fs::read(data.join("tiny/campaign.json")).unwrap();
+    let frozen = FrozenCampaign::from_json("campaign.json", &bytes).unwrap();
+    let workload = Workload::new(&frozen.campaign, seeds, None).unwrap();
+    (0..workload.max_probes())
+        .flat_map(|probe| workload.sub_stream(workload.sub_stream_index(0, probe)))
+        .map(|item| format!("{}\n", item.prompt_sha256))
+        .collect()
 }
 
 /// A tiny round of `runs` passes whose one challenger is the hostile class `class`
-/// (the proxy's `startup_delay_ms` code), every engine run through the proxy; returns
-/// the verified record.
+/// (the proxy's `startup_delay_ms` code), every engine run through the proxy, on the
+/// seeds of [`given_seeds`]; returns the verified record.
 fn hostile_round(runs: u32, class: u32) -> (Fixture, RoundRecord) {
-    let counter_dir = tempfile::tempdir().unwrap();
-    let socket = counter_dir.path().join("counter.sock");
-    counter(&socket);
+    let shared = tempfile::tempdir().unwrap();
+    let prompts = shared.path().join("first-pass-prompts");
+    std::fs::write(&prompts, "").unwrap();
     // The sandbox shows the engine only its program and the declared `ro_paths`: the
-    // proxy and the built-in engine's binary.
+    // proxy, the built-in engine's binary and the first pass's prompts.
     let proxy = root().join("tests/hostile/proxy.py");
     let referee = env!("CARGO_BIN_EXE_referee");
     let backend = format!(
-        "backend = {{ kind = \"process\", ro_paths = [\"{}\", \"{referee}\"], command = [\"{}\", \"{}\", \"{referee}\", \"{{config}}\", \"{{listen_fd}}\", \"{}\"] }}\n",
+        "backend = {{ kind = \"process\", ro_paths = [\"{}\", \"{referee}\", \"{}\"], command = [\"{}\", \"{}\", \"{referee}\", \"{{config}}\", \"{{listen_fd}}\", \"{}\"] }}\n",
         proxy.display(),
+        prompts.display(),
         python(),
         proxy.display(),
-        socket.display()
+        prompts.display()
     );
     let value = class.to_string();
     let tiny = Tiny {
@@ -78,9 +95,18 @@ fn hostile_round(runs: u32, class: u32) -> (Fixture, RoundRecord) {
         ..Tiny::default()
     };
     let fixture = Fixture::new(&tiny, &[("cheat", "startup_delay_ms", &value)]);
-    ok(&fixture.round_command().output().unwrap());
+    let seeds = given_seeds();
+    std::fs::write(&prompts, first_pass_prompts(&fixture.data, &seeds)).unwrap();
+    let seeds_file = shared.path().join("seeds.json");
+    std::fs::write(&seeds_file, serde_json::to_vec(&seeds).unwrap()).unwrap();
+    ok(&fixture
+        .round_command()
+        .arg("--seeds")
+        .arg(&seeds_file)
+        .output()
+        .unwrap());
     let record = verified(&fixture.data.join("tiny/rounds/1"));
-    drop(counter_dir);
+    drop(shared);
     (fixture, record)
 }
 
@@ -98,16 +124,12 @@ fn verified(bundle: &Path) -> RoundRecord {
 
 /// Regression (issue 40): only the run that took the correctness outputs was sampled,
 /// so an engine honest in pass 1 and streaming garbage in passes 2–3 was scored. Every
-/// run that enters a score is sampled now: it is disqualified in a later pass.
-///
-/// Ignored: the proxy learns which of its processes it is from the test's Unix socket,
-/// which the allow-list sandbox (issue 39) rightly keeps out of an engine's reach — no
-/// state outlives a run. The rule itself is checked by the verifier's unit test of
-/// `correctness.loadSample` (a sample of run 0 alone fails in a 3-pass round); this
-/// round needs a channel the sandbox allows (issue 40).
+/// run that enters a score is sampled now: it is disqualified in a later pass. The proxy
+/// tells the passes apart by their prompts (the first pass's, from the given seeds), not
+/// by state the sandbox would let outlive a run.
 #[test]
-#[ignore = "the sandbox hides the test's process counter from the engine (issue 40)"]
-fn hostile_garbage_after_the_first_pass_is_disqualified() {
+#[ignore = "needs python3: run scripts/test"]
+fn interop_hostile_garbage_after_the_first_pass_is_disqualified() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let (_fixture, record) = hostile_round(3, 102);
     // Three passes on shared CPUs may be `inconclusive` (the A/A spread is timing): the
@@ -146,6 +168,53 @@ fn interop_hostile_out_of_vocabulary_ids_disqualify_the_entry_not_the_round() {
                 status: 400,
                 ..
             }
+        ),
+        "{reason:?}"
+    );
+}
+
+/// Regression (issue 40): an engine that widened its CPU affinity onto the load
+/// generator's CPU made its own client lag, and over a tight bound the round was
+/// `infra_failed` with everyone requeued for free — a veto. Its threads' affinity is
+/// read while it is measured and after: the entry is disqualified `left_cpu_set` in the
+/// pass it did so, the round decides. On a host with one CPU nothing is pinned, so there
+/// is no set to leave and the entry is not disqualified for it.
+#[test]
+#[ignore = "needs python3: run scripts/test"]
+fn interop_hostile_cpu_grab_is_the_entrys_fault_not_the_rounds() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let (_fixture, record) = hostile_round(1, 103);
+    let cheat = &record.entries[1];
+    let pinned = cheat
+        .engine
+        .isolation
+        .as_ref()
+        .is_some_and(|i| i.pinning == receipts::model::CpuPinning::SchedAffinity);
+    let reason = cheat.disqualification.as_ref().map(|d| d.reason);
+    if !pinned {
+        assert!(
+            !matches!(reason, Some(DisqualificationReason::LeftCpuSet { .. })),
+            "{cheat:#?}"
+        );
+        return;
+    }
+    assert_ne!(
+        record.outcome.status,
+        RoundStatus::InfraFailed,
+        "{:?}",
+        record.outcome
+    );
+    assert_eq!(cheat.status, EntryStatus::Disqualified, "{cheat:#?}");
+    let client = record.entries[1]
+        .engine
+        .isolation
+        .as_ref()
+        .map(|i| i.client_cpus.clone())
+        .unwrap_or_default();
+    assert!(
+        matches!(
+            reason,
+            Some(DisqualificationReason::LeftCpuSet { pass: 0, cpu }) if client.contains(&cpu)
         ),
         "{reason:?}"
     );

@@ -2,18 +2,23 @@
 behind a proxy that cheats on the timed load, each class of cheat the runner must
 catch (content/correctness.md, Cheats of record).
 
-    proxy.py REFEREE CONFIG LISTEN_FD COUNTER_SOCKET
+    proxy.py REFEREE CONFIG LISTEN_FD FIRST_PASS_PROMPTS
 
 The class is read from the entry's engine config, `startup_delay_ms` (a diff can set
 it; the delay itself is harmless): 0 serves the engine as it is, with no proxy;
 101 (`oov`) streams token ids outside the vocabulary (+1000) on every streamed request;
 102 (`garbage_later`) streams valid but wrong ids (the right ones moved by 1) on every
-streamed request of every process but the first, which it learns by reading a number
-from the Unix socket COUNTER_SOCKET (the test counts the processes): honest in pass 1,
-garbage after. Requests that are not streamed (the correctness gate's) are answered
-honestly.
+streamed request whose prompt is not one of the first pass's: FIRST_PASS_PROMPTS holds
+the sha256 (hex, one a line) of every prompt of pass 0's sub-streams, which the test
+computed from the round's given seeds — the engine decides by pass from the request
+contents alone (no state outlives a run in the sandbox): honest in pass 1, garbage
+after; 103 (`cpu_grab`) widens its CPU affinity to every CPU of the host — the
+load generator's included — before it starts the engine, which inherits it, and serves
+honestly (content/measurement.md, The engine stays on its CPUs). Requests that are not
+streamed (the correctness gate's) are answered honestly.
 """
 
+import hashlib
 import http.client
 import json
 import os
@@ -24,14 +29,15 @@ import sys
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-REFEREE, CONFIG, LISTEN_FD, COUNTER = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+REFEREE, CONFIG, LISTEN_FD, FIRST = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 VOCAB = 258
 
 
 def hostile_class():
     text = open(CONFIG).read()
     found = re.search(r"^startup_delay_ms\s*=\s*(\d+)", text, re.M)
-    return {101: "oov", 102: "garbage_later"}.get(int(found.group(1)) if found else 0)
+    classes = {101: "oov", 102: "garbage_later", 103: "cpu_grab"}
+    return classes.get(int(found.group(1)) if found else 0)
 
 
 CLASS = hostile_class()
@@ -40,21 +46,28 @@ if CLASS is None:
                        "--listen-fd", str(LISTEN_FD), "--threads", "1"])
 
 
-def process_number():
-    """This process's number among the entry's processes (0 for the first)."""
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-        s.connect(COUNTER)
-        return int(s.makefile().readline())
+def first_pass(body):
+    """Whether a request body's prompt is one of the first pass's."""
+    try:
+        prompt = json.loads(body or b"{}").get("prompt")
+    except ValueError:
+        return False
+    if not isinstance(prompt, str):
+        return False
+    return hashlib.sha256(prompt.encode()).hexdigest() in FIRST_PASS
 
 
-if CLASS == "oov":
-    def cheat(ids):
-        return [i + 1000 for i in ids]
-elif process_number() == 0:
+if CLASS == "cpu_grab":
+    os.sched_setaffinity(0, range(os.cpu_count()))
     cheat = None
+elif CLASS == "oov":
+    def cheat(ids, body):
+        return [i + 1000 for i in ids]
 else:
-    def cheat(ids):
-        return [(i + 1) % 256 for i in ids]
+    FIRST_PASS = set(open(FIRST).read().split())
+
+    def cheat(ids, body):
+        return ids if first_pass(body) else [(i + 1) % 256 for i in ids]
 
 inner = socket.socket()
 inner.bind(("127.0.0.1", 0))
@@ -102,7 +115,7 @@ class Proxy(BaseHTTPRequestHandler):
                 event = json.loads(line[6:])
                 for choice in event.get("choices") or []:
                     if choice.get("token_ids"):
-                        choice["token_ids"] = cheat(choice["token_ids"])
+                        choice["token_ids"] = cheat(choice["token_ids"], body)
                 line = b"data: " + json.dumps(event).encode() + b"\n"
             self.wfile.write(b"%x\r\n%s\r\n" % (len(line), line))
             self.wfile.flush()

@@ -996,6 +996,13 @@ fn entry_measurement(
             ));
         }
     }
+    // A run that ended as the engine's fault after its log was written (it crashed, or
+    // from v6 left its CPU set) counts no throughput: its row claims none of the log's.
+    let median = if claim.status == Some(PassStatus::Crashed) {
+        None
+    } else {
+        median
+    };
     same(RECEIPT, &claim.throughput_field, claim.throughput, median)?;
     let Some((claimed_min, claimed_max)) = claim.spread else {
         return Ok(());

@@ -72,8 +72,11 @@ pub(crate) fn check_paired(
     }
     check_void(report, record, &runs);
     check_ratios(report, record);
-    let settled = paired::settle_passes(&runs.rounds);
+    let settled = paired::settle_passes(&runs.rounds, invalid_twice(version));
     check_scores(report, record, &runs, settled.as_ref().ok());
+    if version >= PredicateVersion::V6 {
+        check_invalid_twice(report, record, &runs, settled.as_ref().ok());
+    }
     check_noise(report, record, &runs, campaign);
     match campaign {
         Some(frozen) => {
@@ -640,6 +643,81 @@ fn seat_choice(version: PredicateVersion) -> paired::SeatChoice {
     }
 }
 
+/// What an entry's run invalid after its re-run does in a round of `version` when both
+/// baseline runs of its pass were valid: from v6 it disqualifies the entry (no veto),
+/// before it failed the round.
+fn invalid_twice(version: PredicateVersion) -> paired::InvalidTwice {
+    if version >= PredicateVersion::V6 {
+        paired::InvalidTwice::Disqualifies
+    } else {
+        paired::InvalidTwice::FailsRound
+    }
+}
+
+/// `status.passes` (v6, no veto): an entry the failure table, read from its pass rows,
+/// disqualifies for a run invalid after its re-run in pass `p` with both baseline runs of
+/// that pass valid ([`paired::DisqualifyingRun::InvalidTwice`]) is `disqualified` — for
+/// `run_invalid_twice` in `p`, or for a reason of its own that outranks it (its outputs,
+/// the scorer, a leaked key) — never `infra_failed` and requeued for free; and an entry
+/// disqualified `run_invalid_twice` in `p` is one the rows disqualify so;
+/// `entries[i].status` as target. Not run when the rows fail the round
+/// (`paired.decision` judges that).
+fn check_invalid_twice(
+    report: &mut VerifyReport,
+    record: &RoundRecord,
+    runs: &Runs,
+    settled: Option<&SettledPasses>,
+) {
+    let Some(settled) = settled else {
+        return;
+    };
+    let fate_of = |index: u32| -> Option<&EntryFate> {
+        if runs.incumbent_entry == Some(index) {
+            return settled.incumbent.as_ref();
+        }
+        let position = runs.challenger_entries.iter().position(|i| *i == index)?;
+        settled.challengers.get(position)
+    };
+    for entry in record.entries.iter().filter(|e| e.role != Role::Baseline) {
+        let expected = match fate_of(entry.index) {
+            Some(EntryFate::Disqualified {
+                pass,
+                cause: paired::DisqualifyingRun::InvalidTwice,
+            }) => u32::try_from(*pass).ok(),
+            _ => None,
+        };
+        let claimed = match entry.disqualification.as_ref().map(|d| d.reason) {
+            Some(DisqualificationReason::RunInvalidTwice { pass }) => Some(pass),
+            _ => None,
+        };
+        if expected.is_none() && claimed.is_none() {
+            continue;
+        }
+        let disqualified = entry.status == EntryStatus::Disqualified;
+        let holds = match (expected, claimed) {
+            (Some(_), None) => disqualified,
+            (expected, claimed) => disqualified && expected == claimed,
+        };
+        let show = |pass: Option<u32>| {
+            pass.map_or("no run_invalid_twice".to_owned(), |p| {
+                format!("run_invalid_twice in pass {p}")
+            })
+        };
+        let result = if holds {
+            Ok(())
+        } else {
+            Err(recomputed(
+                RECEIPT,
+                format!("entries[{}].status", entry.index),
+                format!("{} ({})", entry.status.as_str(), show(claimed)),
+                format!("disqualified ({}, from its pass rows)", show(expected)),
+            ))
+        };
+        let field = format!("entries[{}].status", entry.index);
+        report.record(CheckName::StatusPasses, Some(field), result);
+    }
+}
+
 /// `paired.decision`: the outcome recomputed by [`round_outcome`] from
 /// [`paired::decide_paired`] under the campaign's drift bound and margin and what the
 /// receipt holds besides its passes ([`outcome_input`]) — a baseline run without token
@@ -667,6 +745,7 @@ fn check_decision(
         campaign.drift_bound_bp,
         campaign.overtake_margin_bp,
         seat_choice(version),
+        invalid_twice(version),
     );
     let target = Some("outcome".to_owned());
     let without_ids = match baseline_without_token_ids(logs, record, frozen) {
@@ -744,7 +823,7 @@ fn check_decision(
 }
 
 /// The outcome the paired decision rule of the current version
-/// ([`paired::SeatChoice::BestQualifying`]) gives `record`'s passes under `frozen`'s
+/// ([`paired::SeatChoice::BestQualifying`], [`paired::InvalidTwice::Disqualifies`]) gives `record`'s passes under `frozen`'s
 /// drift bound and margin: what `paired.decision` compares a receipt's outcome with
 /// ([`round_outcome`] over [`paired::decide_paired`] and the rest of the record, the
 /// baseline's probe logs in `dir` read for a run without token ids). `referee verify
@@ -758,12 +837,14 @@ pub fn recomputed_outcome(
 ) -> Result<receipts::model::Outcome, FailureReason> {
     let campaign = &frozen.campaign;
     let runs = Runs::of(record);
-    let settled = paired::settle_passes(&runs.rounds);
+    let current = PredicateVersion::V6;
+    let settled = paired::settle_passes(&runs.rounds, invalid_twice(current));
     let decision = paired::decide_paired(
         &decision_runs(record, &runs),
         campaign.drift_bound_bp,
         campaign.overtake_margin_bp,
-        paired::SeatChoice::BestQualifying,
+        seat_choice(current),
+        invalid_twice(current),
     );
     let without_ids = baseline_without_token_ids(&mut ProbeLogs::new(dir), record, frozen)?;
     let leader_before = runs.rounds.incumbent.as_ref().map(|s| s.leader.clone());

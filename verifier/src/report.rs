@@ -219,7 +219,10 @@ pub enum CheckName {
     StatusConsistent,
     /// Decision (v5): a disqualification a run's end gives (the engine died, or no SLA
     /// met) stands on a pass row of the entry that ended so (`crashed`, `sla_unmet`);
-    /// `entries[i].status` as target.
+    /// from v6 a `left_cpu_set` one on a `crashed` row of its pass with a CPU outside the
+    /// engine's pinned set, and an entry is disqualified `run_invalid_twice` in a pass
+    /// exactly when its rows there are invalid after a re-run beside valid baseline runs
+    /// (no veto); `entries[i].status` as target.
     #[serde(rename = "status.passes")]
     StatusPasses,
     /// Decision (v5): the files withheld before sealing for holding private key material

@@ -6,8 +6,8 @@
 
 use crate::{CheckName, FailureReason, VerifyReport};
 use receipts::model::{
-    BackendKind, Disqualification, DisqualificationReason, Entry, EntryStatus, PassStatus, Role,
-    RoundRecord, RoundStatus,
+    BackendKind, CpuPinning, Disqualification, DisqualificationReason, Entry, EntryPass,
+    EntryStatus, PassStatus, Role, RoundRecord, RoundStatus,
 };
 
 use crate::PredicateVersion;
@@ -103,27 +103,37 @@ pub(crate) fn check_statuses(
 /// `status.passes` (v5): a disqualification that a run's end gives — the engine died
 /// (`engine_died_before_healthy`, `engine_crashed`, `engine_oom_killed`) or met no SLA
 /// (`sla_unmet`) — stands on a pass row of the entry that ended so (`crashed`,
-/// `sla_unmet`); once per entry disqualified for one of them, `entries[i].status` as
-/// target. A fastest entry cannot be marked crashed while its rows say it measured.
+/// `sla_unmet`); from v6 a `left_cpu_set` one on a `crashed` row of the pass it names,
+/// with a CPU outside the engine's recorded set (`isolation.engineCpus`, pinned); once
+/// per entry disqualified for one of them, `entries[i].status` as target. A fastest entry
+/// cannot be marked crashed while its rows say it measured.
 fn check_pass_statuses(report: &mut VerifyReport, record: &RoundRecord, version: PredicateVersion) {
     if version < PredicateVersion::V5 {
         report.not_applicable(CheckName::StatusPasses, None, version.name());
         return;
     }
     for entry in &record.entries {
-        let Some((reason, row)) = run_ending(entry) else {
+        let Some((reason, row, pass)) = run_ending(entry) else {
             continue;
         };
         let field = format!("entries[{}].status", entry.index);
-        let result = if entry.passes.iter().any(|p| p.status == row) {
+        let on_row = |p: &&EntryPass| p.status == row && pass.is_none_or(|pass| p.pass == pass);
+        let result = if let Some(problem) = left_cpu_problem(entry) {
+            Err(FailureReason::StatusInconsistent {
+                field: field.clone(),
+                status: format!("{} ({reason})", entry.status.as_str()),
+                problem,
+            })
+        } else if entry.passes.iter().any(|p| on_row(&p)) {
             Ok(())
         } else {
             let rows: Vec<&str> = entry.passes.iter().map(|p| pass_word(p.status)).collect();
+            let in_pass = pass.map_or_else(String::new, |p| format!(" in pass {p}"));
             Err(FailureReason::StatusInconsistent {
                 field: field.clone(),
                 status: format!("{} ({reason})", entry.status.as_str()),
                 problem: format!(
-                    "no pass row of the entry is `{}` (its rows: {})",
+                    "no pass row of the entry{in_pass} is `{}` (its rows: {})",
                     pass_word(row),
                     if rows.is_empty() {
                         "none".to_owned()
@@ -138,17 +148,37 @@ fn check_pass_statuses(report: &mut VerifyReport, record: &RoundRecord, version:
 }
 
 /// The disqualification of `entry` that one of its runs' ends gives, with the pass status
-/// that run must have; `None` for any other status or reason.
-fn run_ending(entry: &Entry) -> Option<(&'static str, PassStatus)> {
+/// that run must have and, when the reason names it, its pass; `None` for any other
+/// status or reason.
+fn run_ending(entry: &Entry) -> Option<(&'static str, PassStatus, Option<u32>)> {
     let reason = entry.disqualification.as_ref()?.reason;
-    let row = match reason {
+    let (row, pass) = match reason {
         DisqualificationReason::EngineDiedBeforeHealthy
         | DisqualificationReason::EngineCrashed
-        | DisqualificationReason::EngineOomKilled { .. } => PassStatus::Crashed,
-        DisqualificationReason::SlaUnmet => PassStatus::SlaUnmet,
+        | DisqualificationReason::EngineOomKilled { .. } => (PassStatus::Crashed, None),
+        DisqualificationReason::SlaUnmet => (PassStatus::SlaUnmet, None),
+        DisqualificationReason::LeftCpuSet { pass, .. } => (PassStatus::Crashed, Some(pass)),
         _ => return None,
     };
-    (entry.status == EntryStatus::Disqualified).then_some((reason.as_str(), row))
+    (entry.status == EntryStatus::Disqualified).then_some((reason.as_str(), row, pass))
+}
+
+/// What is wrong with a `left_cpu_set` disqualification's CPU: the engine was not pinned
+/// (it had no set to leave), or the CPU it names is in its own set; `None` for any other
+/// reason, and for a CPU outside the set.
+fn left_cpu_problem(entry: &Entry) -> Option<String> {
+    let Some(DisqualificationReason::LeftCpuSet { cpu, .. }) =
+        entry.disqualification.as_ref().map(|d| d.reason)
+    else {
+        return None;
+    };
+    match &entry.engine.isolation {
+        Some(isolation) if isolation.pinning == CpuPinning::SchedAffinity => isolation
+            .engine_cpus
+            .contains(&cpu)
+            .then(|| format!("CPU {cpu} is in the engine's own set (isolation.engineCpus)")),
+        _ => Some("its engine records no pinned CPU set to leave (isolation)".to_owned()),
+    }
 }
 
 /// A pass status as the receipt writes it.

@@ -655,6 +655,23 @@ pub enum DisqualificationReason {
         /// How many of the files its pass rows and correctness summary cite were withheld.
         files: u32,
     },
+    /// A thread of the entry's engine was allowed on a CPU outside the engine's set
+    /// (`isolation.engineCpus`) while its run was measured or after it: an engine that
+    /// moves onto the load generator's CPU makes its own client lag (v6; content/
+    /// measurement.md, Isolation). Its run's row is `crashed`.
+    LeftCpuSet {
+        /// The pass of that run, from 0.
+        pass: u32,
+        /// The lowest CPU outside the engine's set the thread was allowed on.
+        cpu: u32,
+    },
+    /// The entry's run in `pass` was invalid again after its re-run while both baseline
+    /// runs of that pass were valid: the host held for them, so the fault is the entry's,
+    /// and no engine can veto a round (v6; content/noise.md, Failures in a pass).
+    RunInvalidTwice {
+        /// The pass, from 0.
+        pass: u32,
+    },
 }
 
 impl DisqualificationReason {
@@ -673,6 +690,8 @@ impl DisqualificationReason {
             DisqualificationReason::CorrectnessDeadline { .. } => "correctness_deadline",
             DisqualificationReason::RemeasureInfraFailed { .. } => "remeasure_infra_failed",
             DisqualificationReason::SecretInOutput { .. } => "secret_in_output",
+            DisqualificationReason::LeftCpuSet { .. } => "left_cpu_set",
+            DisqualificationReason::RunInvalidTwice { .. } => "run_invalid_twice",
         }
     }
 }

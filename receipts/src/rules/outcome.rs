@@ -14,8 +14,10 @@
 //! 1. the passes' own failures (too few counted passes, a run invalid after its re-run,
 //!    the baseline spreading beyond the drift bound): `infra_failed`;
 //! 2. changed hardware, then the scorer's failure: `infra_failed`;
-//! 3. an incumbent failed for infrastructure reasons (an invalid run of its own, or a
-//!    cause of its own outside its runs): `infra_failed` with
+//! 3. an incumbent failed for infrastructure reasons (an invalid run of its own — up to
+//!    v5: from v6 the paired rules disqualify it instead when the baseline's runs of that
+//!    pass were valid ([`InvalidTwice`](crate::rules::paired::InvalidTwice)) — or a cause
+//!    of its own outside its runs): `infra_failed` with
 //!    `incumbent_infra_failed` counting the rounds in a row — checked after the causes
 //!    above, so a round that failed for one of them is not counted against it; in a
 //!    round that re-measured it alone it is disqualified instead and the seat falls back

@@ -8,7 +8,9 @@
 //!
 //! 1. [`settle_passes`] applies the per-pass failure table ([`run_fate`]): which passes
 //!    count and each entry's fate; fewer than [`MIN_PASSES`] counted passes, or a run
-//!    still invalid after its one re-run, make the round `infra_failed`;
+//!    still invalid after its one re-run, make the round `infra_failed` — from
+//!    `…/round/v6` ([`InvalidTwice::Disqualifies`]) only a baseline run so: an entry's
+//!    disqualifies the entry (no veto);
 //! 2. [`noise_verdict`]: the first baseline runs spreading more than the drift bound make
 //!    the round `infra_failed` (the machine changed); then the A/A control's paired
 //!    ratios spreading more than the margin make it `inconclusive`;
@@ -294,10 +296,29 @@ pub enum RunOwner {
 /// Why a run disqualifies its entry: the engine's fault.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DisqualifyingRun {
-    /// The engine crashed or never became healthy.
+    /// The engine crashed or never became healthy (or, from v6, left its CPU set: the
+    /// runner records such a run as crashed).
     Crashed,
     /// No rate met the SLA.
     SlaUnmet,
+    /// From `…/round/v6` ([`InvalidTwice::Disqualifies`]): the run was invalid again
+    /// after its re-run while both baseline runs of its pass were valid — the host held
+    /// for them, so the fault is the entry's (an engine making its own client lag must
+    /// not veto the round).
+    InvalidTwice,
+}
+
+/// What an entry's run still invalid after its re-run does when both baseline runs of
+/// its pass were valid (content/noise.md, Failures in a pass). A baseline run invalid
+/// after its re-run fails the round under either.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InvalidTwice {
+    /// Up to `…/round/v5`: the round is `infra_failed` (and every challenger requeued for
+    /// free) — which let an engine veto any round by making its own client lag.
+    FailsRound,
+    /// From `…/round/v6`: the entry is disqualified
+    /// ([`DisqualifyingRun::InvalidTwice`]); an incumbent so is a disqualified incumbent.
+    Disqualifies,
 }
 
 /// What one run does to the round: the per-pass failure table of content/noise.md.
@@ -469,8 +490,15 @@ pub struct SettledPasses {
 /// (the round is `infra_failed`) with [`PairedFailure::Misaligned`] when a slot's runs
 /// are not one per pass, [`PairedFailure::RunInvalid`] / [`PairedFailure::RerunMissing`]
 /// for a run invalid after its re-run or never re-run (in any pass, void or not: the host
-/// was at fault), and [`PairedFailure::TooFewPasses`] below [`MIN_PASSES`].
-pub fn settle_passes(round: &RoundRuns) -> Result<SettledPasses, PairedFailure> {
+/// was at fault), and [`PairedFailure::TooFewPasses`] below [`MIN_PASSES`]. Under
+/// [`InvalidTwice::Disqualifies`] an entry's run invalid after its re-run disqualifies
+/// it instead ([`DisqualifyingRun::InvalidTwice`]) once both baseline runs of every pass
+/// were valid (they are settled first: one of theirs invalid after its re-run fails the
+/// round before any entry's is read).
+pub fn settle_passes(
+    round: &RoundRuns,
+    invalid_twice: InvalidTwice,
+) -> Result<SettledPasses, PairedFailure> {
     let passes = round.baseline_first.len();
     let mut slots: Vec<(Slot, RunOwner, &[RunRecord])> = vec![
         (
@@ -505,6 +533,11 @@ pub fn settle_passes(round: &RoundRuns) -> Result<SettledPasses, PairedFailure> 
         for (pass, record) in runs.iter().enumerate() {
             let fate = run_fate(*role, *record);
             match fate {
+                RunFate::FailsRound
+                    if *role == RunOwner::Entry && invalid_twice == InvalidTwice::Disqualifies =>
+                {
+                    slot_fates.push(RunFate::Disqualifies(DisqualifyingRun::InvalidTwice));
+                }
                 RunFate::FailsRound => return Err(PairedFailure::RunInvalid { slot: *slot, pass }),
                 RunFate::RerunOnce => {
                     return Err(PairedFailure::RerunMissing { slot: *slot, pass });
@@ -620,14 +653,15 @@ impl SeatChoice {
 /// [`SeatChoice::BestMedian`]. When none is seated the rule names the best by median
 /// (`margin_not_met`). A disqualified incumbent yields the seat to the best scored
 /// challenger without the margin, or to the baseline when none was scored (as in
-/// content/leader-rule.md).
+/// content/leader-rule.md). `invalid_twice` is [`settle_passes`]'s.
 pub fn decide_paired(
     round: &RoundRuns,
     drift_bound_bp: u32,
     margin_bp: u32,
     choice: SeatChoice,
+    invalid_twice: InvalidTwice,
 ) -> PairedDecision {
-    let settled = match settle_passes(round) {
+    let settled = match settle_passes(round, invalid_twice) {
         Ok(settled) => settled,
         Err(failure) => return PairedDecision::InfraFailed(failure),
     };

@@ -214,6 +214,7 @@ fn simulate(
             settings.drift_bound_bp,
             settings.margin_bp,
             receipts::rules::paired::SeatChoice::BestQualifying,
+            receipts::rules::paired::InvalidTwice::Disqualifies,
         ) {
             PairedDecision::InfraFailed(_) => row.infra_failed += 1,
             PairedDecision::Inconclusive { .. } => row.inconclusive += 1,
@@ -529,6 +530,7 @@ mod challengers {
                 settings.drift_bound_bp,
                 settings.margin_bp,
                 choice,
+                receipts::rules::paired::InvalidTwice::Disqualifies,
             );
             if let PairedDecision::Seat { leader_after, .. } = decision {
                 row.decided += 1;

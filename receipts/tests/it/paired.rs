@@ -3,9 +3,9 @@
 
 use receipts::model::{self, Leader, NoiseCheck, PairedScore, SeatRule, Sha256Hex};
 use receipts::rules::paired::{
-    Attempt, DisqualifyingRun, EntryFate, MIN_PASSES, NoiseRuling, PairedDecision, PairedFailure,
-    RoundRuns, RunFate, RunOutcome, RunOwner, RunRecord, SeatChoice, SeatedRuns, Slot,
-    clears_margin, decide_paired, median_coverage_ppm, noise_check, noise_verdict,
+    Attempt, DisqualifyingRun, EntryFate, InvalidTwice, MIN_PASSES, NoiseRuling, PairedDecision,
+    PairedFailure, RoundRuns, RunFate, RunOutcome, RunOwner, RunRecord, SeatChoice, SeatedRuns,
+    Slot, clears_margin, decide_paired, median_coverage_ppm, noise_check, noise_verdict,
     paired_ratio_ppm, paired_score, run_fate, settle_passes, spread_bp,
 };
 use receipts::rules::score::score_ppm;
@@ -177,6 +177,7 @@ fn one_pass_below_the_incumbent_keeps_the_seat() {
         500,
         100,
         SeatChoice::BestQualifying,
+        InvalidTwice::Disqualifies,
     );
     assert_eq!(
         decision,
@@ -198,6 +199,7 @@ fn one_pass_below_the_incumbent_keeps_the_seat() {
             500,
             100,
             choice,
+            InvalidTwice::Disqualifies,
         )
     };
     assert_eq!(decide(&steady, SeatChoice::BestMedian), seated);
@@ -243,7 +245,8 @@ fn drift_exactly_at_the_bound_counts_and_one_bp_more_is_machine_changed() {
             &round(&baseline, &baseline, None, &[&challenger]),
             999,
             100,
-            SeatChoice::BestQualifying
+            SeatChoice::BestQualifying,
+            InvalidTwice::Disqualifies
         ),
         PairedDecision::InfraFailed(PairedFailure::MachineChanged {
             spread_bp: 1_000,
@@ -284,7 +287,8 @@ fn control_spread_exactly_at_the_margin_decides_and_above_is_inconclusive() {
             &round(&FLAT, &control, Some(&FLAT), &[&challenger]),
             500,
             199,
-            SeatChoice::BestQualifying
+            SeatChoice::BestQualifying,
+            InvalidTwice::Disqualifies
         ),
         PairedDecision::Inconclusive {
             control_spread_bp: 200,
@@ -312,7 +316,8 @@ fn best_is_the_highest_median_paired_ratio_and_ties_go_to_the_earlier_commitment
             &round(&FLAT, &FLAT, None, &[&a, &b, &c]),
             500,
             1_000,
-            SeatChoice::BestQualifying
+            SeatChoice::BestQualifying,
+            InvalidTwice::Disqualifies
         ),
         PairedDecision::Seat {
             leader_after: Some(leader(2)),
@@ -327,7 +332,8 @@ fn best_is_the_highest_median_paired_ratio_and_ties_go_to_the_earlier_commitment
             &round(&FLAT, &FLAT, None, &[&steady, &jumpy]),
             500,
             1_000,
-            SeatChoice::BestQualifying
+            SeatChoice::BestQualifying,
+            InvalidTwice::Disqualifies
         ),
         PairedDecision::Seat {
             leader_after: None,
@@ -341,14 +347,26 @@ fn best_is_the_highest_median_paired_ratio_and_ties_go_to_the_earlier_commitment
     let honest = [11_500, 11_500, 11_500];
     let decoyed = round(&FLAT, &FLAT, None, &[&decoy, &honest]);
     assert_eq!(
-        decide_paired(&decoyed, 500, 1_000, SeatChoice::BestQualifying),
+        decide_paired(
+            &decoyed,
+            500,
+            1_000,
+            SeatChoice::BestQualifying,
+            InvalidTwice::Disqualifies
+        ),
         PairedDecision::Seat {
             leader_after: Some(leader(2)),
             rule: SeatRule::MarginMet { winner: leader(2) },
         }
     );
     assert_eq!(
-        decide_paired(&decoyed, 500, 1_000, SeatChoice::BestMedian),
+        decide_paired(
+            &decoyed,
+            500,
+            1_000,
+            SeatChoice::BestMedian,
+            InvalidTwice::Disqualifies
+        ),
         PairedDecision::Seat {
             leader_after: None,
             rule: SeatRule::MarginNotMet { best: leader(1) },
@@ -359,7 +377,8 @@ fn best_is_the_highest_median_paired_ratio_and_ties_go_to_the_earlier_commitment
             &round(&FLAT, &FLAT, None, &[]),
             500,
             100,
-            SeatChoice::BestQualifying
+            SeatChoice::BestQualifying,
+            InvalidTwice::Disqualifies
         ),
         PairedDecision::Seat {
             leader_after: None,
@@ -375,7 +394,13 @@ fn disqualified_incumbent_yields_without_the_margin_or_falls_back() {
         incumbent.runs[1] = first(RunOutcome::Crashed);
     }
     assert_eq!(
-        decide_paired(&crashed, 500, 100, SeatChoice::BestQualifying),
+        decide_paired(
+            &crashed,
+            500,
+            100,
+            SeatChoice::BestQualifying,
+            InvalidTwice::Disqualifies
+        ),
         PairedDecision::Seat {
             leader_after: Some(leader(1)),
             rule: SeatRule::IncumbentDisqualified { winner: leader(1) },
@@ -383,7 +408,13 @@ fn disqualified_incumbent_yields_without_the_margin_or_falls_back() {
     );
     crashed.challengers[0].runs[2] = first(RunOutcome::SlaUnmet);
     assert_eq!(
-        decide_paired(&crashed, 500, 100, SeatChoice::BestQualifying),
+        decide_paired(
+            &crashed,
+            500,
+            100,
+            SeatChoice::BestQualifying,
+            InvalidTwice::Disqualifies
+        ),
         PairedDecision::Seat {
             leader_after: None,
             rule: SeatRule::IncumbentDisqualifiedFallback,
@@ -470,7 +501,7 @@ fn a_failed_baseline_voids_the_pass_for_everyone() {
     runs.challengers[1].runs[1] = first(RunOutcome::Crashed);
     // An unmet SLA in a counted pass disqualifies.
     runs.challengers[0].runs[2] = first(RunOutcome::SlaUnmet);
-    let settled = settle_passes(&runs).unwrap();
+    let settled = settle_passes(&runs, InvalidTwice::Disqualifies).unwrap();
     assert_eq!(settled.counted, vec![0, 2]);
     assert_eq!(settled.baseline_first, vec![10_000, 10_000]);
     assert_eq!(settled.baseline_control, vec![10_000, 10_000]);
@@ -491,7 +522,7 @@ fn a_failed_baseline_voids_the_pass_for_everyone() {
     // A second void pass leaves one: too few.
     runs.baseline_first[0] = first(RunOutcome::SlaUnmet);
     assert_eq!(
-        settle_passes(&runs),
+        settle_passes(&runs, InvalidTwice::Disqualifies),
         Err(PairedFailure::TooFewPasses {
             counted: 1,
             required: MIN_PASSES,
@@ -500,14 +531,14 @@ fn a_failed_baseline_voids_the_pass_for_everyone() {
 }
 
 #[test]
-fn an_invalid_run_is_rerun_once_then_fails_the_round() {
+fn an_invalid_run_is_rerun_once_then_fails_a_v5_round() {
     let mut runs = round(&FLAT, &FLAT, None, &[&[11_000, 11_000, 11_000]]);
     runs.challengers[0].runs[1] = RunRecord {
         outcome: RunOutcome::Measured { milli_rps: 11_500 },
         attempt: Attempt::Rerun,
     };
     assert_eq!(
-        settle_passes(&runs).map(|s| s.challengers),
+        settle_passes(&runs, InvalidTwice::Disqualifies).map(|s| s.challengers),
         Ok(vec![EntryFate::Scored(vec![11_000, 11_500, 11_000])])
     );
     runs.challengers[0].runs[1] = RunRecord {
@@ -515,7 +546,13 @@ fn an_invalid_run_is_rerun_once_then_fails_the_round() {
         attempt: Attempt::Rerun,
     };
     assert_eq!(
-        decide_paired(&runs, 500, 100, SeatChoice::BestQualifying),
+        decide_paired(
+            &runs,
+            500,
+            100,
+            SeatChoice::BestQualifying,
+            InvalidTwice::FailsRound
+        ),
         PairedDecision::InfraFailed(PairedFailure::RunInvalid {
             slot: Slot::Challenger(0),
             pass: 1,
@@ -531,7 +568,7 @@ fn an_invalid_run_is_rerun_once_then_fails_the_round() {
     );
     runs.challengers[0].runs[1] = first(RunOutcome::Invalid);
     assert_eq!(
-        settle_passes(&runs),
+        settle_passes(&runs, InvalidTwice::Disqualifies),
         Err(PairedFailure::RerunMissing {
             slot: Slot::Challenger(0),
             pass: 1,
@@ -553,7 +590,7 @@ fn an_invalid_run_is_rerun_once_then_fails_the_round() {
         attempt: Attempt::Rerun,
     };
     assert_eq!(
-        settle_passes(&void),
+        settle_passes(&void, InvalidTwice::Disqualifies),
         Err(PairedFailure::RunInvalid {
             slot: Slot::BaselineControl,
             pass: 0,
@@ -564,11 +601,109 @@ fn an_invalid_run_is_rerun_once_then_fails_the_round() {
         incumbent.runs.pop();
     }
     assert_eq!(
-        settle_passes(&short),
+        settle_passes(&short, InvalidTwice::Disqualifies),
         Err(PairedFailure::Misaligned {
             slot: Slot::Incumbent,
             runs: 2,
             passes: 3,
+        })
+    );
+}
+
+/// No veto (v6): an entry's run invalid after its re-run while both baseline runs of
+/// every pass were valid disqualifies the entry, not the round; an incumbent so is a
+/// disqualified incumbent (its seat goes to the best scored challenger without the
+/// margin); a baseline run invalid after its re-run still fails the round, before any
+/// entry's is read.
+#[test]
+fn an_entry_invalid_twice_beside_a_valid_baseline_is_disqualified_not_the_round() {
+    let invalid_twice = RunRecord {
+        outcome: RunOutcome::Invalid,
+        attempt: Attempt::Rerun,
+    };
+    let mut runs = round(
+        &FLAT,
+        &FLAT,
+        None,
+        &[&[11_000, 11_000, 11_000], &[12_000, 12_000, 12_000]],
+    );
+    runs.challengers[1].runs[1] = invalid_twice;
+    assert_eq!(
+        settle_passes(&runs, InvalidTwice::Disqualifies).map(|s| s.challengers),
+        Ok(vec![
+            EntryFate::Scored(vec![11_000, 11_000, 11_000]),
+            EntryFate::Disqualified {
+                pass: 1,
+                cause: DisqualifyingRun::InvalidTwice,
+            },
+        ])
+    );
+    assert_eq!(
+        decide_paired(
+            &runs,
+            500,
+            100,
+            SeatChoice::BestQualifying,
+            InvalidTwice::Disqualifies
+        ),
+        PairedDecision::Seat {
+            leader_after: Some(leader(1)),
+            rule: SeatRule::MarginMet { winner: leader(1) },
+        }
+    );
+    // The incumbent invalid twice: a disqualified incumbent, not a failed round.
+    let mut runs = round(
+        &FLAT,
+        &FLAT,
+        Some(&[10_000, 10_000, 10_000]),
+        &[&[10_500, 10_500, 10_500]],
+    );
+    if let Some(incumbent) = runs.incumbent.as_mut() {
+        incumbent.runs[2] = invalid_twice;
+    }
+    assert_eq!(
+        decide_paired(
+            &runs,
+            500,
+            100,
+            SeatChoice::BestQualifying,
+            InvalidTwice::Disqualifies
+        ),
+        PairedDecision::Seat {
+            leader_after: Some(leader(1)),
+            rule: SeatRule::IncumbentDisqualified { winner: leader(1) },
+        }
+    );
+    assert_eq!(
+        decide_paired(
+            &runs,
+            500,
+            100,
+            SeatChoice::BestQualifying,
+            InvalidTwice::FailsRound
+        ),
+        PairedDecision::InfraFailed(PairedFailure::RunInvalid {
+            slot: Slot::Incumbent,
+            pass: 2,
+        })
+    );
+    // The baseline's control invalid twice in another pass: the host's fault, the round's.
+    runs.baseline_control[0] = invalid_twice;
+    assert_eq!(
+        settle_passes(&runs, InvalidTwice::Disqualifies),
+        Err(PairedFailure::RunInvalid {
+            slot: Slot::BaselineControl,
+            pass: 0,
+        })
+    );
+    // A first attempt left without its re-run is still the round's.
+    let mut runs = round(&FLAT, &FLAT, None, &[&FLAT]);
+    runs.challengers[0].runs[0] = first(RunOutcome::Invalid);
+    assert_eq!(
+        settle_passes(&runs, InvalidTwice::Disqualifies),
+        Err(PairedFailure::RerunMissing {
+            slot: Slot::Challenger(0),
+            pass: 0,
         })
     );
 }

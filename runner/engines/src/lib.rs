@@ -29,6 +29,7 @@
 //! construction. (The round executor starts and stops every engine on the thread that
 //! called `run_round`; its tokio runtime only drives the load generator.)
 
+pub mod affinity;
 pub mod api;
 pub mod docker;
 pub mod hardware;
@@ -367,6 +368,14 @@ pub trait Engine {
         None
     }
 
+    /// Where its processes are on the host, to check that they stayed on their CPUs
+    /// ([`affinity::cpu_escape`]); `None` before [`Engine::start`], after
+    /// [`Engine::stop`], and for the Docker backend (the container's cpuset cgroup holds
+    /// it there).
+    fn processes(&self) -> Option<affinity::EngineProcesses> {
+        None
+    }
+
     /// Stops the engine and its whole process group (SIGTERM, then SIGKILL after a grace
     /// period), then fsyncs its log. Idempotent: a later call stops nothing and returns
     /// `Ok`.
@@ -512,6 +521,10 @@ impl Engine for BuiltinEngine {
         self.child.as_mut().is_some_and(|c| c.exited().is_none())
     }
 
+    fn processes(&self) -> Option<affinity::EngineProcesses> {
+        self.child.as_ref().and_then(ChildEngine::processes)
+    }
+
     fn stop(&mut self) -> Result<(), EngineError> {
         self.child.as_mut().map_or(Ok(()), ChildEngine::stop)
     }
@@ -637,6 +650,10 @@ impl Engine for ProcessEngine {
 
     fn is_running(&mut self) -> bool {
         self.child.as_mut().is_some_and(|c| c.exited().is_none())
+    }
+
+    fn processes(&self) -> Option<affinity::EngineProcesses> {
+        self.child.as_ref().and_then(ChildEngine::processes)
     }
 
     fn stop(&mut self) -> Result<(), EngineError> {
@@ -898,6 +915,20 @@ impl ChildEngine {
             teardown_error: None,
             _not_send: std::marker::PhantomData,
         })
+    }
+
+    /// Where its processes are: the sandbox's pid namespace, else its process group;
+    /// `None` once it stopped.
+    fn processes(&self) -> Option<affinity::EngineProcesses> {
+        if self.stopped {
+            return None;
+        }
+        match self.pid_namespace {
+            Some(namespace) => Some(affinity::EngineProcesses::PidNamespace(namespace)),
+            None => i32::try_from(self.child.id())
+                .ok()
+                .map(affinity::EngineProcesses::ProcessGroup),
+        }
     }
 
     /// The base URL of its socket, `http://127.0.0.1:<port>`.

@@ -14,11 +14,12 @@
 use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use receipts::fsutil::IoError;
 use receipts::model::{
-    Backend, Disqualification, DisqualificationReason, EntryMeasurement, MeasuredFor,
+    Backend, CpuPinning, Disqualification, DisqualificationReason, EntryMeasurement, MeasuredFor,
     MeasurementOutcome, Phase, ProbeRecord, Role, Sha256Hex, Step, StepStatus,
 };
 
@@ -26,6 +27,7 @@ use super::record::{EntryRecord, EntryResult, PlannedEntry};
 use super::scorer::SavedOutputs;
 use super::{Ctx, RoundError, StepRun};
 use crate::correctness::{self as gate, CompletionsClient, GateError, KeptRequest, KeptRun};
+use engines::affinity::{self, CpuEscape, EngineProcesses};
 use engines::docker::ContainerExit;
 use engines::isolation::{self, CpuPlan, CpuTimes};
 use engines::{Engine, EngineError, log_tail};
@@ -189,6 +191,9 @@ struct EntryRun<'c, 'a> {
     baseline: bool,
     record: EntryRecord,
     steps: Vec<Step>,
+    /// The first thread of its engine found allowed outside the engine's CPUs, while it
+    /// was measured or after ([`watch_cpus`]): the run is the entry's fault.
+    escape: Option<CpuEscape>,
 }
 
 /// Why an entry's run ended early, as [`EntryRun::fail`] records it.
@@ -200,6 +205,8 @@ enum Failure {
     /// Its measurement was cut short for this reason: the engine crashed when it is no
     /// longer running (disqualified, with its log tail), otherwise the runner failed.
     CutShort(String),
+    /// Its engine left its CPU set while it was measured: disqualified (`left_cpu_set`).
+    LeftCpuSet(Disqualification),
 }
 
 impl<'c, 'a> EntryRun<'c, 'a> {
@@ -222,6 +229,7 @@ impl<'c, 'a> EntryRun<'c, 'a> {
             run,
             record,
             steps: Vec::new(),
+            escape: None,
         }
     }
 
@@ -260,7 +268,7 @@ impl<'c, 'a> EntryRun<'c, 'a> {
                 }
                 result
             }
-            (Failure::DiedBeforeHealthy(dq), engine) => {
+            (Failure::DiedBeforeHealthy(dq) | Failure::LeftCpuSet(dq), engine) => {
                 let mut result = EntryResult::Disqualified(dq);
                 if let Some(engine) = engine {
                     stop_engine(self.ctx, engine, &mut step, &mut result);
@@ -282,6 +290,31 @@ impl<'c, 'a> EntryRun<'c, 'a> {
         self.record.steps = std::mem::take(&mut self.steps);
         self.record.ended_at = self.ctx.options.clock.now();
         Ok(())
+    }
+
+    /// What [`watch_cpus`] and [`affinity::cpu_escape`] read for `engine`: its processes
+    /// and its CPUs, when it is pinned (unpinned, it shares every CPU with the client and
+    /// has nothing to leave) and the backend can say where its processes are.
+    fn watched(&self, engine: &dyn Engine) -> Option<(EngineProcesses, Vec<u32>)> {
+        let cpus = &self.ctx.engines.cpus;
+        (cpus.pinning == CpuPinning::SchedAffinity)
+            .then(|| engine.processes())
+            .flatten()
+            .map(|processes| (processes, cpus.engine.clone()))
+    }
+
+    /// The disqualification of a run whose engine left its CPU set (`escape`): its own
+    /// client's lag, or its invalid run, is the entry's doing, never the round's
+    /// (content/measurement.md, The engine stays on its CPUs).
+    fn left_cpu_set(&self, escape: &CpuEscape, engine: &dyn Engine) -> Disqualification {
+        Disqualification {
+            reason: DisqualificationReason::LeftCpuSet {
+                pass: self.run.pass,
+                cpu: escape.outside.first().copied().unwrap_or_default(),
+            },
+            detail: format!("the engine left its CPU set: {escape}"),
+            log_tail: log_tail(engine.log_path()),
+        }
     }
 
     /// Starts step `what` of this run.
@@ -456,8 +489,22 @@ impl<'c, 'a> EntryRun<'c, 'a> {
         // The host's steal over the measured part: `/proc/stat` sampled around it.
         let before = CpuTimes::now();
         let measuring = std::time::Instant::now();
-        let measured =
-            keep.and_then(|keep| measure(self.ctx, &endpoint, self.run.pass, keep, &mut sla));
+        let watched = self.watched(engine);
+        let ctx = &*self.ctx;
+        let done = AtomicBool::new(false);
+        let (measured, escape) = std::thread::scope(|scope| {
+            let watcher = watched
+                .as_ref()
+                .map(|(processes, cpus)| scope.spawn(|| watch_cpus(processes, cpus, &done)));
+            let measured =
+                keep.and_then(|keep| measure(ctx, &endpoint, self.run.pass, keep, &mut sla));
+            done.store(true, Ordering::Relaxed);
+            (measured, watcher.and_then(|w| w.join().ok().flatten()))
+        });
+        if let Some(escape) = &escape {
+            sla.line(&format!("the engine left its CPU set: {escape}"));
+        }
+        self.escape = self.escape.take().or(escape);
         let wall_ms = u64::try_from(measuring.elapsed().as_millis()).unwrap_or(u64::MAX);
         match (before, CpuTimes::now()) {
             (Ok(before), Ok(after)) => {
@@ -481,7 +528,12 @@ impl<'c, 'a> EntryRun<'c, 'a> {
             Err(error) => {
                 let reason = error_chain(&error);
                 sla.line(&reason);
-                self.fail(sla, Some(engine), Failure::CutShort(reason))?;
+                // An engine that left its CPUs cut its own measurement short.
+                let why = match &self.escape {
+                    Some(escape) => Failure::LeftCpuSet(self.left_cpu_set(escape, engine)),
+                    None => Failure::CutShort(reason),
+                };
+                self.fail(sla, Some(engine), why)?;
                 return Ok(None);
             }
         };
@@ -546,7 +598,7 @@ impl<'c, 'a> EntryRun<'c, 'a> {
         // A run the host stole from is invalid: its outputs wait for its re-run.
         let sla_ok =
             measurement.outcome == MeasurementOutcome::Measured && !self.record.steal_exceeded;
-        let takes_outputs = self.run.takes_outputs && sla_ok;
+        let takes_outputs = self.run.takes_outputs && sla_ok && self.escape.is_none();
         let mut taken = TakenOutputs::default();
         let (mut last, last_ok) = if takes_outputs {
             self.steps.push(self.ctx.steps.finish(sla, StepStatus::Ok)?);
@@ -557,6 +609,15 @@ impl<'c, 'a> EntryRun<'c, 'a> {
         } else {
             (sla, sla_ok)
         };
+        // Once more after the run: a thread that left the engine's CPUs and stayed out.
+        if self.escape.is_none() {
+            self.escape = self
+                .watched(engine)
+                .and_then(|(processes, cpus)| affinity::cpu_escape(&processes, &cpus));
+            if let Some(escape) = &self.escape {
+                last.line(&format!("the engine left its CPU set: {escape}"));
+            }
+        }
         let crashed = !engine.is_running();
         let mut result = match taken.infra_error {
             Some(reason) => EntryResult::InfraFailed { reason },
@@ -568,7 +629,9 @@ impl<'c, 'a> EntryRun<'c, 'a> {
             },
         };
         let kept = stop_engine(self.ctx, engine, &mut last, &mut result);
-        if kept && crashed {
+        if let (true, Some(escape)) = (kept, &self.escape) {
+            result = EntryResult::Disqualified(self.left_cpu_set(escape, engine));
+        } else if kept && crashed {
             result = EntryResult::Disqualified(Disqualification {
                 reason: death_reason(
                     engine.container_exit(),
@@ -878,6 +941,34 @@ fn measure(
         .map(|probe| kept_run(&workload, probe))
         .collect();
     Ok((measured.measurement, kept))
+}
+
+/// How often [`watch_cpus`] reads the engine's threads' affinity.
+const CPU_WATCH_INTERVAL: Duration = Duration::from_millis(250);
+
+/// Reads the affinity of every thread of `processes` ([`affinity::cpu_escape`]) every
+/// [`CPU_WATCH_INTERVAL`] until `done`, returning the first thread found allowed outside
+/// `engine_cpus`. An engine can widen its mask onto the client's CPU and restore it before
+/// the run ends: read during the run, not only after.
+fn watch_cpus(
+    processes: &EngineProcesses,
+    engine_cpus: &[u32],
+    done: &AtomicBool,
+) -> Option<CpuEscape> {
+    const SLICE: Duration = Duration::from_millis(25);
+    loop {
+        if let Some(escape) = affinity::cpu_escape(processes, engine_cpus) {
+            return Some(escape);
+        }
+        let mut waited = Duration::ZERO;
+        while waited < CPU_WATCH_INTERVAL {
+            if done.load(Ordering::Relaxed) {
+                return None;
+            }
+            std::thread::sleep(SLICE);
+            waited += SLICE;
+        }
+    }
 }
 
 /// The workload items whose token ids the load client keeps for entry `entry`

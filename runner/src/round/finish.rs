@@ -28,7 +28,7 @@ use engines::log_tail;
 use intake::store::CampaignStore;
 use receipts::layout::read_round_record;
 use receipts::rules::correctness;
-use receipts::rules::paired::{PairedDecision, PairedFailure, Slot};
+use receipts::rules::paired::{DisqualifyingRun, PairedDecision, PairedFailure, Slot};
 
 use super::{passes, secrets};
 use verifier::{VerifyOptions, verify_last_round};
@@ -408,7 +408,7 @@ fn with_passes(
     scorer: &ScorerRecord,
 ) -> Result<(), RoundError> {
     // The run that disqualified it, when its first one did not.
-    if let Some(pass) = passed.disqualified_in
+    if let Some((pass, cause)) = passed.disqualified_in
         && let Some(record) = records
             .iter()
             .rev()
@@ -416,6 +416,9 @@ fn with_passes(
     {
         let verdict = scorer.verdicts.iter().find(|v| v.index == entry.index);
         *entry = entry_from(ctx, planned, record, verdict)?;
+        if cause == DisqualifyingRun::InvalidTwice {
+            disqualify_invalid_twice(entry, pass);
+        }
     }
     // Its own runs (last attempts) in the passes that are not void, and its
     // throughput their median when every one of them has one.
@@ -456,6 +459,26 @@ fn with_passes(
         _ => None,
     };
     Ok(())
+}
+
+/// Disqualifies `entry`, read from its run invalid again after its re-run in `pass`
+/// while both baseline runs of that pass were valid: the entry's fault, not the host's
+/// that the run's own cause (its `infraFailure`, kept in the detail) would name — no
+/// veto (content/noise.md, Failures in a pass).
+fn disqualify_invalid_twice(entry: &mut Entry, pass: u32) {
+    let why = entry.infra_failure.take().map_or_else(
+        || "its run was invalid".to_owned(),
+        |failure| format!("its run was invalid ({failure})"),
+    );
+    entry.status = EntryStatus::Disqualified;
+    entry.disqualification = Some(Disqualification {
+        reason: DisqualificationReason::RunInvalidTwice { pass },
+        detail: format!(
+            "{why} again after its re-run in pass {pass}, while both baseline runs of that \
+             pass were valid"
+        ),
+        log_tail: Vec::new(),
+    });
 }
 
 /// Every step of the journaled groups, in step order.
@@ -970,6 +993,41 @@ mod tests {
             correctness_detail(&summary, &spec(), None),
             "mean logit distance of group 0 above the group bound of 200000 µnat (its mean \
              not readable from `correctness/candidate-1-miner-a.json`)"
+        );
+    }
+
+    /// No veto: the entry read from its run invalid twice beside valid baseline runs is
+    /// disqualified `run_invalid_twice` in that pass, its run's own cause kept in the
+    /// detail, no longer `infra_failed`.
+    #[test]
+    fn an_entry_invalid_twice_is_disqualified_with_its_runs_cause_in_the_detail() {
+        let planned = PlannedEntry {
+            index: 2,
+            role: Role::Challenger,
+            miner: Some("miner-2".parse().unwrap()),
+            patch: Some(Sha256Hex::digest(&[2])),
+            group: "entry 2".into(),
+            slug: "entry-2".into(),
+            image: None,
+        };
+        let mut entry = not_run(&planned, BackendKind::Builtin, Timestamp::now());
+        entry.status = EntryStatus::InfraFailed;
+        entry.infra_failure = Some(TypedOrText::Typed(EntryInfraFailure::ClientLagged));
+        disqualify_invalid_twice(&mut entry, 1);
+        assert_eq!(entry.status, EntryStatus::Disqualified);
+        assert_eq!(entry.infra_failure, None);
+        let disqualification = entry.disqualification.unwrap();
+        assert_eq!(
+            disqualification.reason,
+            DisqualificationReason::RunInvalidTwice { pass: 1 }
+        );
+        assert_eq!(
+            disqualification.detail,
+            format!(
+                "its run was invalid ({}) again after its re-run in pass 1, while both \
+                 baseline runs of that pass were valid",
+                EntryInfraFailure::ClientLagged
+            )
         );
     }
 

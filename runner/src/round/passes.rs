@@ -11,7 +11,8 @@ use receipts::model::{
 pub(crate) use receipts::rules::outcome::OutcomeInput;
 use receipts::rules::outcome::{OutcomeEntry, round_outcome};
 use receipts::rules::paired::{
-    self, Attempt, EntryFate, PairedDecision, RoundRuns, RunFate, RunOutcome, RunRecord, SeatedRuns,
+    self, Attempt, DisqualifyingRun, EntryFate, PairedDecision, RoundRuns, RunFate, RunOutcome,
+    RunRecord, SeatedRuns,
 };
 use receipts::rules::passes::ScheduledRun;
 
@@ -254,8 +255,8 @@ pub(crate) struct EntryPasses {
     /// Its paired score over the counted passes, when the passes score it (never for
     /// the baseline).
     pub paired_score: Option<PairedScore>,
-    /// The pass whose run disqualified it (the failure table), when one did.
-    pub disqualified_in: Option<u32>,
+    /// The pass whose run disqualified it (the failure table) and why, when one did.
+    pub disqualified_in: Option<(u32, DisqualifyingRun)>,
 }
 
 /// Reads the journaled runs for the round record: one row per attempt with its status
@@ -280,8 +281,9 @@ pub(crate) fn view(
         drift_bound_bp,
         margin_bp,
         paired::SeatChoice::BestQualifying,
+        paired::InvalidTwice::Disqualifies,
     );
-    let settled = paired::settle_passes(&runs).ok();
+    let settled = paired::settle_passes(&runs, paired::InvalidTwice::Disqualifies).ok();
     let fate = |records: &[RunRecord], pass: u32| {
         records
             .get(usize::try_from(pass).unwrap_or(usize::MAX))
@@ -362,7 +364,9 @@ pub(crate) fn view(
                     _ => None,
                 },
                 disqualified_in: match fate {
-                    Some(EntryFate::Disqualified { pass, .. }) => u32::try_from(*pass).ok(),
+                    Some(EntryFate::Disqualified { pass, cause }) => {
+                        u32::try_from(*pass).ok().map(|pass| (pass, *cause))
+                    }
                     _ => None,
                 },
             }
@@ -509,6 +513,7 @@ mod tests {
             500,
             100,
             paired::SeatChoice::BestQualifying,
+            paired::InvalidTwice::Disqualifies,
         );
         (decision, done)
     }
@@ -740,24 +745,84 @@ mod tests {
         assert_eq!(view.entries[2].passes[1].status, PassStatus::SlaUnmet);
         let records = three_passes([10_000, 10_000, 10_000], [11_000, 0, 11_000]);
         let (view, _) = decided(&records, &input());
-        assert_eq!(view.entries[2].disqualified_in, Some(1));
+        assert_eq!(
+            view.entries[2].disqualified_in,
+            Some((1, DisqualifyingRun::SlaUnmet))
+        );
         assert_eq!(view.entries[2].paired_score, None);
     }
 
-    /// The leader rule's failure cases hold on passes: an incumbent invalid twice fails
-    /// the round (counting the rounds in a row), and when re-measured alone it is
-    /// disqualified; a disqualified incumbent's seat goes only to a challenger at least
-    /// as fast as the baseline; the A/A noise above the margin is inconclusive.
+    /// The leader rule's failure cases hold on passes: an incumbent invalid twice beside a
+    /// valid baseline is a disqualified incumbent (v6, no veto), and so is a challenger;
+    /// an incumbent failed by a cause of its own outside its runs fails the round
+    /// (counting the rounds in a row), and when re-measured alone it is disqualified; a
+    /// disqualified incumbent's seat goes only to a challenger at least as fast as the
+    /// baseline; the A/A noise above the margin is inconclusive.
     #[test]
     fn the_leader_rules_failure_cases_hold_on_passes() {
-        let mut records = three_passes([10_000, 10_000, 10_000], [12_000, 12_000, 12_000]);
-        records.push({
-            let mut rerun = infra(record(1, false, 1, 0));
+        let challenger = Leader {
+            patch: Sha256Hex::digest(&[2]),
+            miner: "miner-2".parse().unwrap(),
+        };
+        let invalid_twice = |entry: u32, records: &mut Vec<EntryRecord>, at: usize| {
+            records[at] = infra(record(entry, false, 1, 0));
+            let mut rerun = infra(record(entry, false, 1, 0));
             rerun.rerun = true;
-            rerun
-        });
-        records[6] = infra(record(1, false, 1, 0));
+            records.push(rerun);
+        };
+        let mut records = three_passes([10_000, 10_000, 10_000], [12_000, 12_000, 12_000]);
+        invalid_twice(1, &mut records, 6);
+        let (view, dropped) = decided(&records, &input());
+        assert_eq!(
+            view.entries[1].disqualified_in,
+            Some((1, DisqualifyingRun::InvalidTwice))
+        );
+        assert_eq!(dropped.status, RoundStatus::Complete);
+        assert_eq!(dropped.leader_after, Some(challenger.clone()));
+        assert_eq!(
+            dropped.decision,
+            TypedOrText::Typed(SeatRule::IncumbentDisqualified {
+                winner: challenger.clone()
+            })
+        );
+        // A challenger invalid twice: disqualified, the incumbent keeps its seat.
+        let mut records = three_passes([10_000, 10_000, 10_000], [12_000, 12_000, 12_000]);
+        invalid_twice(2, &mut records, 7);
+        let (view, kept) = decided(&records, &input());
+        assert_eq!(
+            view.entries[2].disqualified_in,
+            Some((1, DisqualifyingRun::InvalidTwice))
+        );
+        assert_eq!(view.entries[2].paired_score, None);
+        assert_eq!(kept.status, RoundStatus::Complete);
+        assert_eq!(kept.leader_after, input().leader_before);
+        assert_eq!(
+            kept.decision,
+            TypedOrText::Typed(SeatRule::NoScoredChallenger)
+        );
+        // The baseline's control invalid twice in the same pass: the host's, the round's.
+        records[5] = infra(record(0, true, 1, 0));
+        let mut rerun = infra(record(0, true, 1, 0));
+        rerun.rerun = true;
+        records.push(rerun);
         let (_, failed) = decided(&records, &input());
+        assert_eq!(failed.status, RoundStatus::InfraFailed);
+        assert_eq!(
+            failed.reason,
+            Some(TypedOrText::Typed(RoundFailure::RunInvalid {
+                entry: 0,
+                control: true,
+                pass: 1,
+            }))
+        );
+
+        // A cause of the incumbent's own outside its runs.
+        let records = three_passes([10_000, 10_000, 10_000], [12_000, 12_000, 12_000]);
+        let own = OutcomeInput {
+            incumbent_infra_failed: true,
+            ..input()
+        };
+        let (_, failed) = decided(&records, &own);
         assert_eq!(failed.status, RoundStatus::InfraFailed);
         assert_eq!(
             failed.reason,
@@ -768,7 +833,7 @@ mod tests {
         assert_eq!(failed.leader_after, input().leader_before);
         let remeasured = OutcomeInput {
             incumbent_infra_failed_rounds: 2,
-            ..input()
+            ..own
         };
         let (_, dropped) = decided(&records, &remeasured);
         assert_eq!(dropped.status, RoundStatus::Complete);

@@ -1754,3 +1754,127 @@ fn a_practice_round_that_moves_the_seat_fails() {
         Vec::new()
     );
 }
+
+/// Bob's run of pass 1 was invalid, and invalid again after its re-run, while both
+/// baseline runs of that pass were valid: from v6 (no veto) he is disqualified
+/// `run_invalid_twice` and alice keeps the seat she took, the round complete.
+fn bob_invalid_twice() -> (RoundRecord, RoundOpened) {
+    let (mut record, opened) = round();
+    let bob = &mut record.entries[2];
+    let position = bob
+        .passes
+        .iter()
+        .position(|r| r.pass == 1 && !r.control)
+        .expect("bob's pass 1");
+    let invalid = EntryPass {
+        status: PassStatus::Invalid,
+        throughput_milli_rps: None,
+        paired_ratio_ppm: None,
+        ..bob.passes[position].clone()
+    };
+    bob.passes[position] = invalid.clone();
+    bob.passes.insert(position + 1, invalid);
+    bob.status = EntryStatus::Disqualified;
+    bob.disqualification = Some(receipts::model::Disqualification {
+        reason: receipts::model::DisqualificationReason::RunInvalidTwice { pass: 1 },
+        detail: "its run was invalid again after its re-run in pass 1".into(),
+        log_tail: vec![],
+    });
+    bob.score_ppm = None;
+    bob.paired_score = None;
+    (record, opened)
+}
+
+/// The failures of `status.passes` and of this file's checks in a round sealed with the
+/// current predicate.
+fn no_veto_failures(record: &RoundRecord, opened: &RoundOpened) -> Vec<(CheckName, String)> {
+    verify_round_v5(record, opened)
+        .failures()
+        .filter(|c| PAIRED_CHECKS.contains(&c.name) || c.name == CheckName::StatusPasses)
+        .map(|c| (c.name, c.target.clone().unwrap_or_default()))
+        .collect()
+}
+
+#[test]
+fn an_entry_invalid_twice_beside_a_valid_baseline_is_disqualified_from_v6() {
+    let (record, opened) = bob_invalid_twice();
+    assert_eq!(no_veto_failures(&record, &opened), vec![]);
+    let report = verify_round_v5(&record, &opened);
+    let status_passes: Vec<_> = report
+        .checks
+        .iter()
+        .filter(|c| {
+            c.name == CheckName::StatusPasses && c.target.as_deref() == Some("entries[2].status")
+        })
+        .collect();
+    assert_eq!(status_passes.len(), 1);
+    assert!(status_passes[0].reason.is_none());
+
+    // Claimed infra_failed (a free requeue): the rows say disqualified.
+    let (mut forged, opened) = bob_invalid_twice();
+    forged.entries[2].status = EntryStatus::InfraFailed;
+    forged.entries[2].disqualification = None;
+    forged.entries[2].infra_failure = Some(TypedOrText::Typed(
+        receipts::model::EntryInfraFailure::ClientLagged,
+    ));
+    assert_eq!(
+        no_veto_failures(&forged, &opened),
+        vec![(CheckName::StatusPasses, "entries[2].status".to_owned())]
+    );
+
+    // Claimed for a pass whose rows measured.
+    let (mut forged, opened) = bob_invalid_twice();
+    forged.entries[2].disqualification = Some(receipts::model::Disqualification {
+        reason: receipts::model::DisqualificationReason::RunInvalidTwice { pass: 0 },
+        detail: String::new(),
+        log_tail: vec![],
+    });
+    assert_eq!(
+        no_veto_failures(&forged, &opened),
+        vec![(CheckName::StatusPasses, "entries[2].status".to_owned())]
+    );
+}
+
+#[test]
+fn a_left_cpu_set_disqualification_stands_on_a_crashed_row_of_its_pass_outside_the_set() {
+    let pinned = receipts::model::EngineIsolation {
+        sandbox: receipts::model::SandboxKind::Bwrap,
+        pinning: receipts::model::CpuPinning::SchedAffinity,
+        engine_cpus: vec![1],
+        client_cpus: vec![0],
+        engine_threads: 1,
+        uid: None,
+        own_uid: None,
+        ro_paths: vec![],
+    };
+    let left = |cpu: u32, crashed_pass: u32| {
+        let (mut record, opened) = round();
+        let bob = &mut record.entries[2];
+        bob.engine.isolation = Some(pinned.clone());
+        for row in bob.passes.iter_mut().filter(|r| r.pass == crashed_pass) {
+            row.status = PassStatus::Crashed;
+            row.throughput_milli_rps = None;
+            row.paired_ratio_ppm = None;
+        }
+        bob.status = EntryStatus::Disqualified;
+        bob.disqualification = Some(receipts::model::Disqualification {
+            reason: receipts::model::DisqualificationReason::LeftCpuSet { pass: 1, cpu },
+            detail: "the engine left its CPU set".into(),
+            log_tail: vec![],
+        });
+        bob.score_ppm = None;
+        bob.paired_score = None;
+        let failed: Vec<(CheckName, String)> = verify_round_v5(&record, &opened)
+            .failures()
+            .filter(|c| c.name == CheckName::StatusPasses)
+            .map(|c| (c.name, c.target.clone().unwrap_or_default()))
+            .collect();
+        failed
+    };
+    assert_eq!(left(0, 1), vec![]);
+    let bob = vec![(CheckName::StatusPasses, "entries[2].status".to_owned())];
+    // The CPU it names is its own.
+    assert_eq!(left(1, 1), bob);
+    // Its crashed row is another pass's.
+    assert_eq!(left(0, 2), bob);
+}

@@ -272,10 +272,12 @@ fn a_baseline_lacking_a_feature_fails_the_round_naming_it_and_disqualifies_no_on
     );
     assert!(build.status.success(), "{}", support::text(&build));
     let page = std::fs::read_to_string(out.join("c/tiny/r/1/index.html")).unwrap();
+    // The probe's duration is the runner's word: marked attested (issue 41).
     let listed = format!(
-        "<p>Capability probe of the baseline engine ({} ms):</p>\n<ul><li>readiness: ok — \
+        "<p>Capability probe of the baseline engine ({} ms{}):</p>\n<ul><li>readiness: ok — \
          ready on one of [&quot;/health&quot;, &quot;/v1/models&quot;]</li>",
-        probe.duration_ms
+        probe.duration_ms,
+        include_str!("../templates/_attested.html").trim_end()
     );
     assert!(page.contains(&listed), "{page}");
     assert!(

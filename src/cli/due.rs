@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use receipts::layout::{DataDir, read_round_record};
 use receipts::model::{CampaignId, Leader, Timestamp};
-use receipts::rules::title::{ChainItem, Clock, Due, RoundFacts, Title};
+use receipts::rules::title::{ChainItem, Clock, Due, RoundFacts, Title, TitleRules};
 use serde::Serialize;
 use verifier::verify_bundle;
 
@@ -91,11 +91,11 @@ fn campaign_due(
     now: i64,
 ) -> anyhow::Result<CampaignDue> {
     let dir = data.campaign(campaign);
-    let rules = dir
-        .load_campaign()
-        .with_context(|| format!("campaign `{campaign}`"))?
-        .campaign
-        .title_rules();
+    let rules = TitleRules::of_campaign(
+        &dir.load_campaign()
+            .with_context(|| format!("campaign `{campaign}`"))?
+            .campaign,
+    );
     let mut result = CampaignDue {
         campaign: campaign.clone(),
         holder: None,

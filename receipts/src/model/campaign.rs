@@ -252,26 +252,6 @@ impl Campaign {
         self.max_steal_permille.unwrap_or(50)
     }
 
-    /// The title rules: `seat_rule`, `holding_period_h`, `remeasure_every_days` and
-    /// `successor_rounds`, each absent one at its default (rule 000, 24 h, 7 days, 4).
-    pub fn title_rules(&self) -> crate::rules::title::TitleRules {
-        use crate::rules::title::{
-            DEFAULT_HOLDING_PERIOD_H, DEFAULT_REMEASURE_EVERY_DAYS, DEFAULT_SUCCESSOR_ROUNDS,
-        };
-        const HOUR_S: i64 = 3_600;
-        crate::rules::title::TitleRules {
-            seat_rule: self.seat_rule.unwrap_or_default(),
-            holding_period_s: i64::from(self.holding_period_h.unwrap_or(DEFAULT_HOLDING_PERIOD_H))
-                * HOUR_S,
-            remeasure_every_s: i64::from(
-                self.remeasure_every_days
-                    .unwrap_or(DEFAULT_REMEASURE_EVERY_DAYS),
-            ) * 24
-                * HOUR_S,
-            successor_rounds: self.successor_rounds.unwrap_or(DEFAULT_SUCCESSOR_ROUNDS),
-        }
-    }
-
     /// The output budgets: `[limits]`, absent = [`Limits::default`].
     pub fn effective_limits(&self) -> Limits {
         self.limits.unwrap_or_default()

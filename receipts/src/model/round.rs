@@ -1493,8 +1493,9 @@ impl fmt::Display for RoundFailure {
             RoundFailure::BaselineFailed => f.write_str("the baseline failed"),
             RoundFailure::TooFewPasses { counted, required } => write!(
                 f,
-                "{counted} passes counted (the baseline's runs measured in them), fewer than \
-                 the {required} a round needs"
+                "{counted} pass{} counted (the baseline's runs measured in them), fewer than \
+                 the {required} a round needs",
+                if *counted == 1 { "" } else { "es" }
             ),
             RoundFailure::RunInvalid {
                 entry,

@@ -27,7 +27,9 @@
 use thiserror::Error;
 
 pub use crate::model::SeatRuleKind;
-use crate::model::{EntryStatus, Leader, Role, RoundRecord, RoundStatus, SeatRule, TypedOrText};
+use crate::model::{
+    Campaign, EntryStatus, Leader, Role, RoundRecord, RoundStatus, SeatRule, TypedOrText,
+};
 
 /// One hour, seconds.
 const HOUR_S: i64 = 3_600;
@@ -57,8 +59,29 @@ pub struct TitleRules {
 }
 
 impl TitleRules {
-    /// The rules of `seat_rule` with the documented defaults
-    /// ([`crate::model::Campaign::title_rules`] reads a campaign's).
+    /// A campaign's title rules: `seat_rule`, `holding_period_h`, `remeasure_every_days`
+    /// and `successor_rounds`, each absent one at its default (rule 000, 24 h, 7 days, 4).
+    pub fn of_campaign(campaign: &Campaign) -> Self {
+        let hours = |h: u32| i64::from(h) * HOUR_S;
+        Self {
+            seat_rule: campaign.seat_rule.unwrap_or_default(),
+            holding_period_s: hours(
+                campaign
+                    .holding_period_h
+                    .unwrap_or(DEFAULT_HOLDING_PERIOD_H),
+            ),
+            remeasure_every_s: hours(
+                24 * campaign
+                    .remeasure_every_days
+                    .unwrap_or(DEFAULT_REMEASURE_EVERY_DAYS),
+            ),
+            successor_rounds: campaign
+                .successor_rounds
+                .unwrap_or(DEFAULT_SUCCESSOR_ROUNDS),
+        }
+    }
+
+    /// The rules of `seat_rule` with the documented defaults.
     pub fn with_defaults(seat_rule: SeatRuleKind) -> Self {
         Self {
             seat_rule,

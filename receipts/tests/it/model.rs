@@ -651,7 +651,7 @@ fn title_rules_default_to_000_parse_001_and_stay_out_of_the_digest() {
     use receipts::rules::title::TitleRules;
     let c = Campaign::from_toml("campaign.toml", MINIMAL).unwrap();
     assert_eq!(
-        c.title_rules(),
+        TitleRules::of_campaign(&c),
         TitleRules {
             seat_rule: SeatRuleKind::Immediate,
             holding_period_s: 86_400,
@@ -667,7 +667,7 @@ fn title_rules_default_to_000_parse_001_and_stay_out_of_the_digest() {
     );
     let c = Campaign::from_toml("campaign.toml", &text).unwrap();
     assert_eq!(
-        c.title_rules(),
+        TitleRules::of_campaign(&c),
         TitleRules {
             seat_rule: SeatRuleKind::Confirmed,
             holding_period_s: 43_200,

@@ -202,6 +202,28 @@ pub enum CheckName {
     /// (`load_outputs_diverge` exactly when a request is over the bound).
     #[serde(rename = "correctness.loadSample")]
     LoadSample,
+    /// Correctness (v5): every item's `promptSha256` is the sha256 of the prompt of the
+    /// correctness item the revealed `correctnessSeed` draws at its index;
+    /// `entries[i].correctness` as target.
+    #[serde(rename = "correctness.prompts")]
+    CorrectnessPrompts,
+    /// Correctness (v5): every generated id is the argmax of the entry's own top-k at its
+    /// position (a tie passes either id), save for one id per round that no entry ever
+    /// generated, the end of sequence the fixed output length bans;
+    /// `entries[i].correctness` as target.
+    #[serde(rename = "correctness.greedy")]
+    CorrectnessGreedy,
+    /// Correctness (v5): the reference answered the same prompt length and, at every
+    /// position whose prefix two entries' outputs share, the same top-k in both files;
+    /// `entries[i].correctness` as target.
+    #[serde(rename = "correctness.reference")]
+    CorrectnessReference,
+    /// Correctness (v5): each run of an entry's timed-run sample names its run's result
+    /// probe, and its `completed` list is drawn from the seeded keep pool ∩ that probe's
+    /// measured items (all of them when every request completed), each checked request's
+    /// prompt hash its item's; `entries[i].correctness.loadSampleFile` as target.
+    #[serde(rename = "correctness.samplePool")]
+    LoadSamplePool,
     /// Binding (v5): a pass row that measured (`measured`, `sla_unmet`, `invalid`) names
     /// its probe log, and every log a row names records the row's run in `measuredFor`
     /// (round, entry, patch, engine config, pass, control flag); `entries[i].passes[j]`
@@ -414,6 +436,10 @@ impl CheckName {
             CheckName::CorrectnessVerdict => "correctness.verdict",
             CheckName::CorrectnessDistances => "correctness.distances",
             CheckName::LoadSample => "correctness.loadSample",
+            CheckName::CorrectnessPrompts => "correctness.prompts",
+            CheckName::CorrectnessGreedy => "correctness.greedy",
+            CheckName::CorrectnessReference => "correctness.reference",
+            CheckName::LoadSamplePool => "correctness.samplePool",
             CheckName::ProbeLogEntry => "probes.entry",
             CheckName::RunsPasses => "runs.passes",
             CheckName::StatusConsistent => "status.consistent",

@@ -22,7 +22,7 @@ use receipts::statement::{PredicateText, Statement};
 
 use crate::{
     PredicateVersion, binding, correctness, docker, engine_api, engine_sandbox, files, inputs,
-    isolation, measurements, paired, plan, selftest, statuses, timeline,
+    isolation, measurements, paired, plan, sample_pool, selftest, statuses, timeline,
 };
 
 /// Runs the round checks on the receipt `statement` of the bundle in `dir`, whose
@@ -71,8 +71,9 @@ pub(crate) fn check_round(
         version,
     );
     crate::capability::check_capability(report, record, campaign.as_ref(), version);
-    correctness::check_correctness(report, dir, record, campaign.as_ref());
+    correctness::check_correctness(report, dir, record, campaign.as_ref(), version);
     check_load_samples(report, dir, record, campaign.as_ref(), version);
+    sample_pool::check_sample_pools(report, dir, &mut logs, record, campaign.as_ref(), version);
     statuses::check_statuses(report, record, version);
     timeline::check_timeline(report, record, opened.as_ref());
     // Last: it excuses the failures of the checks above that read a withheld file.

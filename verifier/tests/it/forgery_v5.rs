@@ -465,3 +465,150 @@ fn the_view_marks_a_moved_logs_figures_unverified() {
     let baseline = view.entry(0).expect("the baseline");
     assert!(baseline.throughput_milli_rps.verified);
 }
+
+/// The challenger's per-item correctness file.
+const CHALLENGER_ITEMS: &str = "correctness/candidate-1-miner-fast.json";
+/// The challenger's timed-run sample.
+const CHALLENGER_SAMPLE: &str = "correctness/candidate-1-miner-fast-load-sample.json";
+
+/// An item's prompt hash swapped for another item's: the outputs would be credited to a
+/// prompt the seed did not draw.
+#[test]
+fn a_prompt_hash_other_than_the_seeded_items_fails_correctness_prompts() {
+    let mut swapped = String::new();
+    let report = forged_v5(
+        |dir| {
+            edit_json(dir, CHALLENGER_ITEMS, |f| {
+                let other = f["items"][2]["promptSha256"].clone();
+                swapped = other.as_str().expect("hash").to_owned();
+                f["items"][1]["promptSha256"] = other;
+            })
+        },
+        |_, _| {},
+    );
+    let reason = only(&report, CheckName::CorrectnessPrompts);
+    assert!(
+        matches!(&reason, FailureReason::Recomputed { file, field, claimed, .. }
+            if file == CHALLENGER_ITEMS && field == "items[1].promptSha256" && *claimed == swapped),
+        "{reason:?}"
+    );
+}
+
+/// A generated id rewritten to the runner-up of the entry's own top-k at that position
+/// (the distances, computed from the top-k lists, unchanged): not what a greedy engine
+/// picks. The round's one id that outranks a generated one, the end of sequence at
+/// item 0 position 2 that the fixed output length banned, does not excuse another.
+#[test]
+fn a_generated_id_other_than_its_top_k_argmax_fails_correctness_greedy() {
+    let report = forged_v5(
+        |dir| {
+            edit_json(dir, CHALLENGER_ITEMS, |f| {
+                let runner_up = f["items"][1]["entryTopK"][1][1][0].clone();
+                f["items"][1]["outputTokenIds"][1] = runner_up;
+            })
+        },
+        |_, _| {},
+    );
+    assert_eq!(
+        only(&report, CheckName::CorrectnessGreedy),
+        recomputed(
+            CHALLENGER_ITEMS,
+            "items[1].outputTokenIds[1]",
+            "141 (logprob -1516293 µnat)",
+            "14 (logprob -900822 µnat, the argmax of its top-k; only 257, never generated, \
+             outranks a generated id, first at correctness/candidate-1-miner-fast.json \
+             items[0].outputTokenIds[2])"
+        )
+    );
+}
+
+/// A second per-item file (the baseline's, a copy of the challenger's) in which the
+/// reference answered item 0's first position otherwise, on both sides so that its
+/// distances and verdict still hold: the reference is deterministic, so the same prefix
+/// cannot get two answers.
+#[test]
+fn two_reference_answers_for_one_prefix_fail_correctness_reference() {
+    const BASELINE_ITEMS: &str = "correctness/baseline.json";
+    let dir = tempfile::tempdir().expect("tempdir");
+    forge_from(
+        &fixture_named("v5-round"),
+        dir.path(),
+        |dir| {
+            std::fs::copy(dir.join(CHALLENGER_ITEMS), dir.join(BASELINE_ITEMS)).expect("copy");
+            edit_json(dir, BASELINE_ITEMS, |f| {
+                for side in ["entryTopK", "referenceTopK"] {
+                    f["items"][0][side][0][4][1] = json!(-4_000_000);
+                }
+            });
+        },
+        |_| {},
+        |p| {
+            let mut summary = p["entries"][1]["correctness"].clone();
+            summary["itemsFile"] = json!(BASELINE_ITEMS);
+            summary
+                .as_object_mut()
+                .expect("summary")
+                .remove("loadSampleFile");
+            p["entries"][0]["correctness"] = summary;
+        },
+    );
+    resign(dir.path(), "receipt.dsse.json", |s| {
+        let subjects = s["subject"].as_array_mut().expect("subjects");
+        subjects.push(json!({"name": BASELINE_ITEMS, "digest": {"sha256": ""}}));
+        subjects.sort_by(|a, b| a["name"].as_str().cmp(&b["name"].as_str()));
+    });
+    let report = verify(dir.path());
+    assert_eq!(
+        only(&report, CheckName::CorrectnessReference),
+        recomputed(
+            CHALLENGER_ITEMS,
+            "items[0].referenceTopK[0]",
+            "[(133, -614673), (235, -1390343), (163, -2715106), (112, -2916397), (114, -4090245)]",
+            "[(133, -614673), (235, -1390343), (163, -2715106), (112, -2916397), (114, -4000000)] \
+             (as in correctness/baseline.json)"
+        )
+    );
+}
+
+/// The timed-run sample of a diverging entry hidden: its run claims that no kept
+/// request of the result probe completed, so nothing is drawn or checked
+/// (`correctness.loadSample` has nothing to redraw), while the probe completed every
+/// measured request and the keep pool holds them.
+#[test]
+fn a_sample_claiming_no_completed_request_fails_correctness_sample_pool() {
+    let report = forged_v5(
+        |dir| {
+            edit_json(dir, CHALLENGER_SAMPLE, |s| {
+                s["runs"][0]["completed"] = json!([]);
+                s["runs"][0]["check"] = json!({
+                    "kind": "not_applicable",
+                    "reason": "no kept request of the result probe completed",
+                });
+            })
+        },
+        |_, _| {},
+    );
+    assert_eq!(
+        only(&report, CheckName::LoadSamplePool),
+        recomputed(
+            CHALLENGER_SAMPLE,
+            "runs[0].completed",
+            "[]",
+            "[26, 27, 35, 47, 49, 64, 65, 66, 68, 70, 74, 79, 85] (the keep pool's items among \
+             the measured requests)"
+        )
+    );
+}
+
+/// A sample naming another probe than its run's result probe.
+#[test]
+fn a_sample_of_another_probe_than_the_result_fails_correctness_sample_pool() {
+    let report = forged_v5(
+        |dir| edit_json(dir, CHALLENGER_SAMPLE, |s| s["runs"][0]["probe"] = json!(1)),
+        |_, _| {},
+    );
+    assert_eq!(
+        only(&report, CheckName::LoadSamplePool),
+        recomputed(CHALLENGER_SAMPLE, "runs[0].probe", "1", "0")
+    );
+}

@@ -36,6 +36,7 @@ mod engine_api;
 mod engine_sandbox;
 pub mod envelope;
 mod files;
+mod host_load;
 mod inputs;
 mod isolation;
 mod measurements;

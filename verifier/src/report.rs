@@ -178,6 +178,12 @@ pub enum CheckName {
     /// run is not over it; `entries[i].passes[j]` or `entries[i]` as target.
     #[serde(rename = "host.steal")]
     HostSteal,
+    /// Measurements (v5): a run's `hostLoad` against what it contains: `wallMs` at least
+    /// the durations of the probes of its probe log (which ran one after another inside
+    /// it), `stealMs` at most the whole wall time of every CPU of the host (a tick's
+    /// slack each); `entries[i].passes[j]` or `drift.runs[r]` as target.
+    #[serde(rename = "host.load")]
+    HostLoad,
     /// Measurements (v5): the receipt's `sla` (percentile, latency, bound) is the
     /// campaign's, by which every probe is judged; `sla` as target.
     #[serde(rename = "round.sla")]
@@ -431,6 +437,7 @@ impl CheckName {
             CheckName::ClientSelfTest => "client.selfTest",
             CheckName::CapabilityProbe => "capability.probe",
             CheckName::HostSteal => "host.steal",
+            CheckName::HostLoad => "host.load",
             CheckName::RoundSla => "round.sla",
             CheckName::TokenCount => "round.tokenCount",
             CheckName::CorrectnessVerdict => "correctness.verdict",

@@ -21,8 +21,8 @@ use receipts::rules::seeds::{derived_seeds, secret_commitment};
 use receipts::statement::{PredicateText, Statement};
 
 use crate::{
-    PredicateVersion, binding, correctness, docker, engine_api, engine_sandbox, files, inputs,
-    isolation, measurements, paired, plan, sample_pool, selftest, statuses, timeline,
+    PredicateVersion, binding, correctness, docker, engine_api, engine_sandbox, files, host_load,
+    inputs, isolation, measurements, paired, plan, sample_pool, selftest, statuses, timeline,
 };
 
 /// Runs the round checks on the receipt `statement` of the bundle in `dir`, whose
@@ -58,6 +58,7 @@ pub(crate) fn check_round(
     files::check_named(report, statement, record);
     measurements::check_measurements(report, &mut logs, record, campaign.as_ref(), version);
     binding::check_binding(report, &mut logs, record, version);
+    host_load::check_host_load(report, &mut logs, record, version);
     plan::check_probe_plans(report, dir, &mut logs, record, campaign.as_ref(), version);
     docker::check_docker(report, record, campaign.as_ref(), version);
     engine_api::check_engine_api(report, record, campaign.as_ref(), version);

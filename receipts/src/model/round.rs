@@ -966,7 +966,7 @@ pub struct CorrectnessItems {
 pub struct CorrectnessItem {
     /// Item index within the correctness set, from 0.
     pub index: u32,
-    /// sha256 of the prompt's token ids (canonical JSON list), shared by every entry.
+    /// sha256 of the prompt text's UTF-8 bytes (the workload item's), shared by every entry.
     pub prompt_sha256: Sha256Hex,
     /// Prompt length, tokens.
     pub prompt_tokens: u32,

@@ -612,3 +612,25 @@ fn a_sample_of_another_probe_than_the_result_fails_correctness_sample_pool() {
         recomputed(CHALLENGER_SAMPLE, "runs[0].probe", "1", "0")
     );
 }
+
+/// A run's wall time cut below the probes it contains (its run summary alike): the
+/// probes of its log ran 2.37 s one after another inside it.
+#[test]
+fn a_wall_time_shorter_than_its_probes_fails_host_load() {
+    let report = forged_v5(
+        |_| {},
+        |_, p| {
+            p["entries"][1]["passes"][0]["hostLoad"]["wallMs"] = json!(1000);
+            p["entries"][1]["runs"][0]["hostLoad"]["wallMs"] = json!(1000);
+        },
+    );
+    assert_eq!(
+        only(&report, CheckName::HostLoad),
+        recomputed(
+            "receipt.dsse.json",
+            "entries[1].passes[0].hostLoad.wallMs",
+            "1000",
+            &format!("at least 2367 (the probes of `{CHALLENGER_LOG}` ran 2367023 µs)")
+        )
+    );
+}

@@ -69,6 +69,7 @@ fn v5_only(version: &str, sample: bool) -> Vec<(&'static str, Option<&'static st
         ("round.sla", Some("sla"), version),
         ("probes.entry", None, version),
         ("runs.passes", None, version),
+        ("host.load", None, version),
         ("probe.plan", None, version),
         ("engine.isolation", None, version),
         ("correctness.prompts", None, version),
@@ -187,15 +188,16 @@ fn still_verifies(version: &str, predicate_type: &str) {
         "no raw logprobs",
     ));
     // And what v5 added, in the order the checks run: the SLA before the token count,
-    // the binding, the probe plans and the isolation after the measurements, the
-    // cross-checks of the correctness file after its distances (no timed-run sample
-    // before v3), the statuses and the withheld files last.
+    // the binding, the host load, the probe plans and the isolation after the
+    // measurements, the cross-checks of the correctness file after its distances (no
+    // timed-run sample before v3), the statuses and the withheld files last.
     // (`seeds.beacon` runs with the seeds, listed above.)
     let [
         _beacon,
         sla,
         entry,
         runs,
+        load,
         plan,
         isolation,
         prompts,
@@ -203,7 +205,7 @@ fn still_verifies(version: &str, predicate_type: &str) {
         reference,
         statuses,
         secret,
-    ]: [_; 11] = v5_only(version, false).try_into().expect("eleven checks");
+    ]: [_; 12] = v5_only(version, false).try_into().expect("twelve checks");
     let mut expected = v3_only;
     let before = |list: &[(&str, Option<&str>, &str)], name: &str| {
         list.iter().position(|c| c.0 == name).expect(name)
@@ -211,7 +213,7 @@ fn still_verifies(version: &str, predicate_type: &str) {
     let at = before(&expected, "round.tokenCount");
     expected.insert(at, sla);
     let at = before(&expected, "client.selfTest");
-    expected.splice(at..at, [entry, runs, plan, isolation]);
+    expected.splice(at..at, [entry, runs, load, plan, isolation]);
     expected.extend([prompts, greedy, reference, statuses, secret]);
     assert_eq!(not_applicable, expected);
 }

@@ -81,6 +81,7 @@ fn v5_only(version: &str, sample: bool) -> Vec<(&'static str, Option<&'static st
     }
     checks.extend([
         ("status.passes", None, version),
+        ("timeline.durations", None, version),
         ("secret.withheld", None, version),
     ]);
     checks
@@ -204,8 +205,9 @@ fn still_verifies(version: &str, predicate_type: &str) {
         greedy,
         reference,
         statuses,
+        durations,
         secret,
-    ]: [_; 12] = v5_only(version, false).try_into().expect("twelve checks");
+    ]: [_; 13] = v5_only(version, false).try_into().expect("thirteen checks");
     let mut expected = v3_only;
     let before = |list: &[(&str, Option<&str>, &str)], name: &str| {
         list.iter().position(|c| c.0 == name).expect(name)
@@ -214,6 +216,6 @@ fn still_verifies(version: &str, predicate_type: &str) {
     expected.insert(at, sla);
     let at = before(&expected, "client.selfTest");
     expected.splice(at..at, [entry, runs, load, plan, isolation]);
-    expected.extend([prompts, greedy, reference, statuses, secret]);
+    expected.extend([prompts, greedy, reference, statuses, durations, secret]);
     assert_eq!(not_applicable, expected);
 }

@@ -192,6 +192,7 @@ mod tests {
                     reference_top_k: Some(top),
                 })
                 .collect(),
+            measured_for: None,
         }
     }
 

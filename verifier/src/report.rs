@@ -208,6 +208,12 @@ pub enum CheckName {
     /// (`load_outputs_diverge` exactly when a request is over the bound).
     #[serde(rename = "correctness.loadSample")]
     LoadSample,
+    /// Binding (v5): a correctness file and a timed-run sample file that record whose
+    /// outputs they judged (`measuredFor`, from round/v6) name the entry citing them —
+    /// round, index, patch, engine config — and a pass of one of its own runs;
+    /// `entries[i].correctness` or `entries[i].correctness.loadSampleFile` as target.
+    #[serde(rename = "correctness.entry")]
+    CorrectnessEntry,
     /// Correctness (v5): every item's `promptSha256` is the sha256 of the prompt of the
     /// correctness item the revealed `correctnessSeed` draws at its index;
     /// `entries[i].correctness` as target.
@@ -448,6 +454,7 @@ impl CheckName {
             CheckName::CorrectnessVerdict => "correctness.verdict",
             CheckName::CorrectnessDistances => "correctness.distances",
             CheckName::LoadSample => "correctness.loadSample",
+            CheckName::CorrectnessEntry => "correctness.entry",
             CheckName::CorrectnessPrompts => "correctness.prompts",
             CheckName::CorrectnessGreedy => "correctness.greedy",
             CheckName::CorrectnessReference => "correctness.reference",

@@ -758,6 +758,7 @@ mod tests {
                     },
                 })
                 .collect(),
+            measured_for: None,
         };
         let file = "correctness/challenger-1-load-sample.json";
         assert_eq!(

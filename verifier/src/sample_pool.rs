@@ -18,8 +18,9 @@ use receipts::model::{
 use receipts::rules::sample::keep_pool;
 use receipts::rules::workload::Workload;
 
-/// Runs `correctness.samplePool` once per entry naming a timed-run sample file: `not
-/// applicable` before v5, not run without the campaign.
+/// Runs `correctness.entry` and `correctness.samplePool` once per entry naming a
+/// timed-run sample file: `not applicable` before v5; the pool not run without the
+/// campaign.
 pub(crate) fn check_sample_pools(
     report: &mut VerifyReport,
     dir: &Path,
@@ -40,40 +41,64 @@ pub(crate) fn check_sample_pools(
         report.not_applicable(CheckName::LoadSamplePool, None, version.name());
         return;
     }
-    let Some(frozen) = campaign else {
-        report.not_run(&[CheckName::LoadSamplePool], CheckName::InputsCampaign);
-        return;
-    };
-    let workload = crate::plan::regenerated_workload(dir, record, frozen);
+    let workload = campaign.map(|frozen| crate::plan::regenerated_workload(dir, record, frozen));
     for (entry, file) in cited {
         let at = format!("entries[{}].correctness.loadSampleFile", entry.index);
-        let result = workload
-            .as_ref()
-            .map_err(Clone::clone)
-            .and_then(|workload| {
-                let sample = read_json::<LoadSample>(dir, file)?;
-                let Some(seed) = &record.seeds.sample_seed else {
-                    return Err(recomputed(
-                        "receipt.dsse.json",
-                        "seeds.sampleSeed",
-                        "absent",
-                        "the seed the keep pool is drawn with",
-                    ));
-                };
-                let pool: BTreeSet<u32> = keep_pool(
-                    &seed.seed,
-                    entry.index,
-                    workload.sub_stream_len(),
-                    sample.sample_size,
-                )
-                .into_iter()
-                .collect();
-                sample.runs.iter().enumerate().try_for_each(|(r, run)| {
-                    run_drawn_from_its_probe(file, r, run, entry, logs, &pool, workload)
-                })
-            });
+        let sample = match read_json::<LoadSample>(dir, file) {
+            Ok(sample) => sample,
+            Err(reason) => {
+                report.fail(
+                    CheckName::CorrectnessEntry,
+                    Some(at.clone()),
+                    reason.clone(),
+                );
+                report.fail(CheckName::LoadSamplePool, Some(at), reason);
+                continue;
+            }
+        };
+        let bound =
+            crate::binding::file_bound(file, sample.measured_for.as_ref(), record.round, entry);
+        report.record(CheckName::CorrectnessEntry, Some(at.clone()), bound);
+        let result = match &workload {
+            None => Err(FailureReason::NotRun {
+                blocked_by: CheckName::InputsCampaign,
+            }),
+            Some(Err(reason)) => Err(reason.clone()),
+            Some(Ok(workload)) => drawn_from_the_pool(file, &sample, entry, record, logs, workload),
+        };
         report.record(CheckName::LoadSamplePool, Some(at), result);
     }
+}
+
+/// Every run of `sample` (the file `file` of `entry`) drawn from the keep pool of
+/// `record`'s `sampleSeed` ([`run_drawn_from_its_probe`]).
+fn drawn_from_the_pool(
+    file: &str,
+    sample: &LoadSample,
+    entry: &Entry,
+    record: &RoundRecord,
+    logs: &mut ProbeLogs<'_>,
+    workload: &Workload,
+) -> Result<(), FailureReason> {
+    let Some(seed) = &record.seeds.sample_seed else {
+        return Err(recomputed(
+            "receipt.dsse.json",
+            "seeds.sampleSeed",
+            "absent",
+            "the seed the keep pool is drawn with",
+        ));
+    };
+    let pool: BTreeSet<u32> = keep_pool(
+        &seed.seed,
+        entry.index,
+        workload.sub_stream_len(),
+        sample.sample_size,
+    )
+    .into_iter()
+    .collect();
+    sample.runs.iter().enumerate().try_for_each(|(r, run)| {
+        run_drawn_from_its_probe(file, r, run, entry, logs, &pool, workload)
+    })
 }
 
 /// One run `r` of the sample `file`: it names its run's result probe (the highest

@@ -11,6 +11,7 @@ use super::beacon::{BeaconPromise, BeaconRecord};
 use super::campaign::{ImageRef, Sla};
 use super::hardware::HardwareFingerprint;
 use super::ids::{CampaignId, MinerId, Seed32, Sha256Hex, Timestamp};
+use super::measurement::MeasuredFor;
 
 /// `predicateType` of a sealed round. Bumped on any change of [`RoundRecord`]
 /// (ARCHITECTURE.md, Predicate versions): v5 records what the trust work of its landing
@@ -958,6 +959,12 @@ pub struct CorrectnessItems {
     pub item_bound_micro_nats: u64,
     /// Every item, in order.
     pub items: Vec<CorrectnessItem>,
+    /// Whose outputs the file judged (from round/v6; absent in older files): the round,
+    /// the entry, its patch and engine config, and the pass of the entry's run that took
+    /// the greedy outputs (never a control). The verifier holds it to the entry citing
+    /// the file (`correctness.entry`), so one entry's file cannot be credited to another.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured_for: Option<MeasuredFor>,
 }
 
 /// One correctness item of one entry.
@@ -1002,6 +1009,12 @@ pub struct LoadSample {
     pub bound_micro_nats: u64,
     /// Every run, in order.
     pub runs: Vec<LoadSampleRun>,
+    /// Whose timed runs the file sampled (from round/v6; absent in older files): as a
+    /// per-item file's [`CorrectnessItems::measured_for`] (its `pass` the entry's run
+    /// that took the greedy outputs; `runs[].run` name the passes sampled), held to the
+    /// entry citing the file (`correctness.entry`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured_for: Option<MeasuredFor>,
 }
 
 /// One run of a [`LoadSample`].

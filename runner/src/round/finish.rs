@@ -931,6 +931,7 @@ mod tests {
                     reference_top_k: None,
                 })
                 .collect(),
+            measured_for: None,
         }
     }
 

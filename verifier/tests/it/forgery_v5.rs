@@ -658,3 +658,71 @@ fn a_wall_time_longer_than_any_sla_step_fails_timeline_durations() {
         )
     );
 }
+
+/// The identity a round/v6 file records, for the challenger (entry 1) of the v5 round,
+/// with `edit` applied: what its scorer writes into both of its correctness files.
+fn challenger_identity(dir: &Path, edit: impl FnOnce(&mut Value)) -> Value {
+    let log: Value = serde_json::from_slice(&std::fs::read(dir.join(CHALLENGER_LOG)).expect("log"))
+        .expect("json");
+    let mut identity = log["measuredFor"].clone();
+    edit(&mut identity);
+    identity
+}
+
+/// Both correctness files naming the challenger's run pass; one naming another entry
+/// (the baseline's file moved onto the challenger, say) fails.
+#[test]
+fn a_correctness_file_naming_another_entry_fails_correctness_entry() {
+    let honest = forged_v5(
+        |dir| {
+            let identity = challenger_identity(dir, |_| {});
+            edit_json(dir, CHALLENGER_ITEMS, |f| {
+                f["measuredFor"] = identity.clone()
+            });
+            edit_json(dir, CHALLENGER_SAMPLE, |s| s["measuredFor"] = identity);
+        },
+        |_, _| {},
+    );
+    assert!(
+        honest.passed(),
+        "{:#?}",
+        honest.failures().collect::<Vec<_>>()
+    );
+    assert_eq!(passed(&honest, CheckName::CorrectnessEntry), 2);
+    let report = forged_v5(
+        |dir| {
+            let identity = challenger_identity(dir, |i| {
+                i["entry"] = json!(0);
+                i["patch"] = Value::Null;
+            });
+            edit_json(dir, CHALLENGER_ITEMS, |f| f["measuredFor"] = identity);
+        },
+        |_, _| {},
+    );
+    let reason = only(&report, CheckName::CorrectnessEntry);
+    assert!(
+        matches!(&reason, FailureReason::Recomputed { file, field, claimed, recomputed }
+            if file == CHALLENGER_ITEMS && field == "measuredFor"
+                && claimed.starts_with("round 1 entry 0 patch none config ")
+                && recomputed.starts_with("round 1 entry 1 patch e5595a3d")
+                && recomputed.ends_with("pass 0 (the entry `entries[1]` citing it, in a pass of its own)")),
+        "{reason:?}"
+    );
+}
+
+/// A timed-run sample naming a pass the entry never ran.
+#[test]
+fn a_sample_file_naming_a_pass_the_entry_never_ran_fails_correctness_entry() {
+    let report = forged_v5(
+        |dir| {
+            let identity = challenger_identity(dir, |i| i["pass"] = json!(3));
+            edit_json(dir, CHALLENGER_SAMPLE, |s| s["measuredFor"] = identity);
+        },
+        |_, _| {},
+    );
+    assert!(matches!(
+        only(&report, CheckName::CorrectnessEntry),
+        FailureReason::Recomputed { file, field, claimed, .. }
+            if file == CHALLENGER_SAMPLE && field == "measuredFor" && claimed.ends_with(" pass 3")
+    ));
+}

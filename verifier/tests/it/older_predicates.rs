@@ -72,6 +72,7 @@ fn v5_only(version: &str, sample: bool) -> Vec<(&'static str, Option<&'static st
         ("host.load", None, version),
         ("probe.plan", None, version),
         ("engine.isolation", None, version),
+        ("correctness.entry", None, version),
         ("correctness.prompts", None, version),
         ("correctness.greedy", None, version),
         ("correctness.reference", None, version),
@@ -201,13 +202,14 @@ fn still_verifies(version: &str, predicate_type: &str) {
         load,
         plan,
         isolation,
+        bound,
         prompts,
         greedy,
         reference,
         statuses,
         durations,
         secret,
-    ]: [_; 13] = v5_only(version, false).try_into().expect("thirteen checks");
+    ]: [_; 14] = v5_only(version, false).try_into().expect("fourteen checks");
     let mut expected = v3_only;
     let before = |list: &[(&str, Option<&str>, &str)], name: &str| {
         list.iter().position(|c| c.0 == name).expect(name)
@@ -216,6 +218,8 @@ fn still_verifies(version: &str, predicate_type: &str) {
     expected.insert(at, sla);
     let at = before(&expected, "client.selfTest");
     expected.splice(at..at, [entry, runs, load, plan, isolation]);
-    expected.extend([prompts, greedy, reference, statuses, durations, secret]);
+    expected.extend([
+        bound, prompts, greedy, reference, statuses, durations, secret,
+    ]);
     assert_eq!(not_applicable, expected);
 }

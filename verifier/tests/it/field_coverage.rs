@@ -1,6 +1,6 @@
 //! Field coverage (issue 41): every leaf field of the current predicate's schema
-//! (`receipts/schema/round-v5.schema.json`) is either recomputed — changed alone in the
-//! real v5 round `fixtures/v5-round/` (or, for a field it holds no value for, in the
+//! (`receipts/schema/round-v6.schema.json`) is either recomputed — changed alone in the
+//! real v6 round `fixtures/v6-round/` (or, for a field it holds no value for, in the
 //! newest older real round that does), the receipt re-signed, a named check other than
 //! the schema's fails; or, for a field no fixture holds, shown so by a named test of
 //! this binary ([`COVERED_BY_TESTS`]) — or listed in [`verifier::ATTESTED_FIELDS`] with
@@ -17,7 +17,7 @@ use serde_json::Value;
 use crate::forge::*;
 use verifier::{ATTESTED_FIELDS, CheckName, FailureReason};
 
-/// Fields of the v5 schema that no single-field forgery of the fixture is caught on and
+/// Fields of the v6 schema that no single-field forgery of the fixture is caught on and
 /// that are not attested: the fixture holds no value for them (a Docker entry, a drift
 /// check, a disqualification, a round failure …) or no check recomputes them yet. The
 /// work left of issue 41, in schema order.
@@ -149,7 +149,7 @@ const NOT_YET_COVERED: &[&str] = &[
     "transparencyLog.status",
 ];
 
-/// Fields the v5 fixture holds no value for (it has no beacon: its seeds were drawn
+/// Fields no fixture holds a value for (none was sealed with a beacon: their seeds were drawn
 /// before beacons), each shown recomputed by a test of this binary that changes it in a
 /// round sealed with it and sees the named check fail: (field, `module::test`). The
 /// coverage test holds each name to a test function that exists.
@@ -185,7 +185,9 @@ const COVERED_BY_TESTS: &[(&str, &str)] = &[
 ];
 
 /// The real rounds the fields are forged in, newest first.
-const FIXTURES: [&str; 5] = ["v5-round", "v4-round", "v3-round", "v2-round", "v1-round"];
+const FIXTURES: [&str; 6] = [
+    "v6-round", "v5-round", "v4-round", "v3-round", "v2-round", "v1-round",
+];
 
 /// Every leaf of the schema, by path (`entries[].passes[].status`: arrays as `[]`, a
 /// map's values as `*`), with the string values it may take (`const`s and `enum`s of
@@ -366,7 +368,7 @@ fn caught_by(fixture: &str, pointer: &str, value: Value) -> BTreeSet<&'static st
 #[test]
 fn every_leaf_field_is_recomputed_by_a_named_check_or_attested() {
     let schema_path =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../receipts/schema/round-v5.schema.json");
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../receipts/schema/round-v6.schema.json");
     let schema: Value =
         serde_json::from_slice(&std::fs::read(schema_path).expect("schema")).expect("json");
     let leaves = schema_leaves(&schema);
@@ -386,7 +388,7 @@ fn every_leaf_field_is_recomputed_by_a_named_check_or_attested() {
         .collect();
     assert_eq!(missing_tests, Vec::<&str>::new(), "named but not a test");
 
-    // Each field is forged in the newest fixture that holds a value for it: the v5 round
+    // Each field is forged in the newest fixture that holds a value for it: the v6 round
     // first, then the older real rounds (a drift check, for one, is only in v1 and v2),
     // whose checks of that field are the current verifier's.
     let mut first: BTreeMap<&str, (&str, String, Value)> = BTreeMap::new();

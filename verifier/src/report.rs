@@ -108,6 +108,10 @@ pub enum CheckName {
     /// bundle's campaign equals `requestSequenceDigest`.
     #[serde(rename = "requestSequence.digest")]
     RequestSequence,
+    /// Round (from campaigns that record `min_predicate`): the receipt's predicate
+    /// version is at least the campaign's floor; `predicateType` as target.
+    #[serde(rename = "round.minPredicate")]
+    RoundMinPredicate,
     /// Files: a path the predicate names (a probe log, a correctness file, an engine or
     /// step log, an input copy, the round-opened file) is a subject of the envelope; the
     /// path as target.
@@ -433,6 +437,7 @@ impl CheckName {
             CheckName::InputsMiners => "inputs.miners",
             CheckName::InputsPatches => "inputs.patches",
             CheckName::RequestSequence => "requestSequence.digest",
+            CheckName::RoundMinPredicate => "round.minPredicate",
             CheckName::FilesNamed => "files.named",
             CheckName::ProbeLog => "probes.log",
             CheckName::ProbeHistograms => "probe.histograms",

@@ -460,7 +460,8 @@ fn test_exists(name: &str) -> bool {
         .is_ok_and(|source| source.contains(&format!("#[test]\nfn {test}()")))
 }
 
-/// content/verifying.md publishes the attested fields, each with its reason.
+/// content/verifying.md publishes exactly the attested fields, each with its reason, in
+/// the list's order: neither can drift from the other.
 #[test]
 fn the_attested_fields_are_published_with_their_reasons() {
     let doc_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../content/verifying.md");
@@ -471,4 +472,16 @@ fn the_attested_fields_are_published_with_their_reasons() {
         .map(|f| f.path)
         .collect();
     assert_eq!(missing, Vec::<&str>::new());
+    // And the published table lists nothing else: its rows are the list, in order.
+    let table: Vec<&str> = doc
+        .lines()
+        .skip_while(|line| !line.starts_with("| attested field |"))
+        .skip(2)
+        .take_while(|line| line.starts_with("| `"))
+        .collect();
+    let rows: Vec<String> = ATTESTED_FIELDS
+        .iter()
+        .map(|f| format!("| `{}` | {} |", f.path, f.reason))
+        .collect();
+    assert_eq!(table, rows);
 }

@@ -726,3 +726,57 @@ fn a_sample_file_naming_a_pass_the_entry_never_ran_fails_correctness_entry() {
             if file == CHALLENGER_SAMPLE && field == "measuredFor" && claimed.ends_with(" pass 3")
     ));
 }
+
+/// The fixture's frozen campaign with `min_predicate` set to `min`, canonical as
+/// `referee campaign add` writes it: its bytes and their digest.
+fn campaign_with_floor(min: &str) -> (Vec<u8>, String) {
+    let path = fixture_named("v5-round").join("inputs/campaign.json");
+    let mut campaign: Value =
+        serde_json::from_slice(&std::fs::read(path).expect("campaign")).expect("json");
+    campaign["min_predicate"] = json!(min);
+    let bytes = receipts::canonical::to_canonical_vec(&campaign).expect("canonical");
+    let digest = receipts::model::Sha256Hex::digest(&bytes).to_string();
+    (bytes, digest)
+}
+
+/// The v5 round in a campaign whose `min_predicate` is `min`, its campaign digest
+/// updated in both statements.
+fn in_campaign_with_floor(min: &str) -> VerifyReport {
+    let (bytes, digest) = campaign_with_floor(min);
+    let dir = tempfile::tempdir().expect("tempdir");
+    forge_from(
+        &fixture_named("v5-round"),
+        dir.path(),
+        |dir| std::fs::write(dir.join("inputs/campaign.json"), &bytes).expect("write"),
+        |opened| opened["campaign"]["digest"] = json!(digest),
+        |p| {
+            p["campaign"]["digest"] = json!(digest);
+            // The input copy's entry names the same bytes.
+            p["inputs"][0]["digest"]["sha256"] = json!(digest);
+        },
+    );
+    verify(dir.path())
+}
+
+/// A campaign frozen with `min_predicate` v6 holds a v5 receipt (sealed by an older
+/// build, without the checks v6 added); the same campaign with a v5 floor accepts it.
+#[test]
+fn a_receipt_older_than_its_campaigns_min_predicate_fails_round_min_predicate() {
+    let accepted = in_campaign_with_floor(receipts::model::ROUND_PREDICATE_TYPE_V5);
+    assert!(
+        accepted.passed(),
+        "{:#?}",
+        accepted.failures().collect::<Vec<_>>()
+    );
+    assert_eq!(passed(&accepted, CheckName::RoundMinPredicate), 1);
+    let report = in_campaign_with_floor(receipts::model::ROUND_PREDICATE_TYPE);
+    assert_eq!(
+        only(&report, CheckName::RoundMinPredicate),
+        recomputed(
+            "receipt.dsse.json",
+            "predicateType",
+            "round/v5",
+            "round/v6 or later (the campaign's min_predicate)"
+        )
+    );
+}

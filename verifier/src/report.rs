@@ -270,11 +270,6 @@ pub enum CheckName {
     /// entry and every step after the opening ones at or after `openedAt`.
     #[serde(rename = "timeline")]
     Timeline,
-    /// Decision (v5): every timed run (a pass row's `hostLoad.wallMs`) fits inside a
-    /// `running SLA` step of its own, one to one, the longest run in the longest step
-    /// and so on (1 ms for rounding); no target.
-    #[serde(rename = "timeline.durations")]
-    TimelineDurations,
     /// Passes (v3): the round ran the campaign's `runs` passes, and each pass's order is
     /// the one redrawn from the revealed `passSeed` under the campaign's pass order;
     /// `passes` or `passes[i]` as target.
@@ -470,7 +465,6 @@ impl CheckName {
             CheckName::StatusPasses => "status.passes",
             CheckName::SecretWithheld => "secret.withheld",
             CheckName::Timeline => "timeline",
-            CheckName::TimelineDurations => "timeline.durations",
             CheckName::PassOrder => "passes.order",
             CheckName::PassVoid => "passes.void",
             CheckName::PairedRatio => "paired.ratio",

@@ -77,7 +77,6 @@ pub(crate) fn check_round(
     sample_pool::check_sample_pools(report, dir, &mut logs, record, campaign.as_ref(), version);
     statuses::check_statuses(report, record, version);
     timeline::check_timeline(report, record, opened.as_ref());
-    timeline::check_step_durations(report, record, version);
     // Last: it excuses the failures of the checks above that read a withheld file.
     crate::secrets::check_withheld(report, dir, record, version);
 }

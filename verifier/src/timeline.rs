@@ -3,13 +3,12 @@
 //! all inside `[startedAt, endedAt]`; every entry inside the round, ending no earlier than
 //! it starts; and nothing measured before the round opened — every entry, and every step
 //! after the setup phases (provisioning, bootstrapping), starts at or after the
-//! round-opened statement's `openedAt`. From v5 the `running SLA` steps also hold the
-//! runs they timed (`timeline.durations`).
+//! round-opened statement's `openedAt`.
 
-use crate::{CheckName, FailureReason, PredicateVersion, VerifyReport};
+use crate::{CheckName, FailureReason, VerifyReport};
 use receipts::model::{Phase, RoundOpened, RoundRecord, Timestamp};
 
-use crate::files::{recomputed, same};
+use crate::files::same;
 
 /// `timeline`: one check per step and per entry.
 pub(crate) fn check_timeline(
@@ -75,67 +74,4 @@ fn not_before(
             bound: earlier.1,
         })
     }
-}
-
-/// `timeline.durations` (v5; `not applicable` before), one check for the round: every
-/// run the runner timed (a pass row's `hostLoad.wallMs`) ran inside its own `running
-/// SLA` step, which began before the run's clock started and ended after it stopped. The
-/// rows do not name their steps, so the check asks for any one-to-one fit: the longest
-/// run within the longest such step, the second within the second, and so on — the
-/// fit exists exactly when this sorted one holds. A step may be 1 ms shorter than its
-/// run: both are floored to the millisecond.
-pub(crate) fn check_step_durations(
-    report: &mut VerifyReport,
-    record: &RoundRecord,
-    version: PredicateVersion,
-) {
-    if version < PredicateVersion::V5 {
-        report.not_applicable(CheckName::TimelineDurations, None, version.name());
-        return;
-    }
-    let mut runs: Vec<(u64, String)> = record
-        .entries
-        .iter()
-        .flat_map(|e| {
-            e.passes.iter().enumerate().filter_map(move |(j, p)| {
-                let load = p.host_load.as_ref()?;
-                Some((
-                    load.wall_ms,
-                    format!("entries[{}].passes[{j}].hostLoad.wallMs", e.index),
-                ))
-            })
-        })
-        .collect();
-    let mut steps: Vec<(i64, usize)> = record
-        .steps
-        .iter()
-        .enumerate()
-        .filter(|(_, s)| s.phase == Phase::RunningSla)
-        .map(|(i, s)| (s.started_at.millis_until(s.ended_at), i))
-        .collect();
-    runs.sort_by(|a, b| b.cmp(a));
-    steps.sort_by(|a, b| b.cmp(a));
-    let result = runs
-        .iter()
-        .enumerate()
-        .try_for_each(|(k, (wall_ms, field))| {
-            let step = steps.get(k);
-            if step.is_some_and(|(ms, _)| i128::from(*wall_ms) <= i128::from(*ms) + 1) {
-                return Ok(());
-            }
-            let expected = match step {
-                Some((ms, i)) => format!(
-                    "at most {} (steps[{i}], the longest `running SLA` step left once every \
-                 longer run has its own)",
-                    ms + 1
-                ),
-                None => format!(
-                    "a `running SLA` step of its own ({} steps for {} runs)",
-                    steps.len(),
-                    runs.len()
-                ),
-            };
-            Err(recomputed("receipt.dsse.json", field, wall_ms, expected))
-        });
-    report.record(CheckName::TimelineDurations, None, result);
 }

@@ -114,7 +114,6 @@ fn v5_only(version: &str, sample: bool) -> Vec<(&'static str, Option<&'static st
     }
     checks.extend([
         ("status.passes", None, version),
-        ("timeline.durations", None, version),
         ("secret.withheld", None, version),
     ]);
     checks
@@ -242,9 +241,8 @@ fn still_verifies(version: &str, predicate_type: &str) {
         greedy,
         reference,
         statuses,
-        durations,
         secret,
-    ]: [_; 14] = v5_only(version, false).try_into().expect("fourteen checks");
+    ]: [_; 13] = v5_only(version, false).try_into().expect("thirteen checks");
     let mut expected = v3_only;
     let before = |list: &[(&str, Option<&str>, &str)], name: &str| {
         list.iter().position(|c| c.0 == name).expect(name)
@@ -253,9 +251,7 @@ fn still_verifies(version: &str, predicate_type: &str) {
     expected.insert(at, sla);
     let at = before(&expected, "client.selfTest");
     expected.splice(at..at, [entry, runs, load, plan, isolation]);
-    expected.extend([
-        bound, prompts, greedy, reference, statuses, durations, secret,
-    ]);
+    expected.extend([bound, prompts, greedy, reference, statuses, secret]);
     expected.extend(v6_only(version));
     assert_eq!(not_applicable, expected);
 }

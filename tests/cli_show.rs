@@ -358,3 +358,48 @@ fn an_entry_at_the_max_rate_is_shown_as_a_ceiling() {
     let shown = row(&stdout(&out));
     assert!(shown.contains(&format!("  {cell}")), "{shown}");
 }
+
+/// `referee due` (content/title.md): a campaign whose rounds seated nobody is vacant with
+/// nothing due, exit 0; a round that does not verify leaves the title underived, exit 1.
+#[test]
+fn due_derives_the_title_from_verified_rounds_and_exits_by_what_is_due() {
+    let data = data_dir();
+    let due = |extra: &[&str]| {
+        let mut args = vec!["due", "--data", path(data.path())];
+        args.extend_from_slice(extra);
+        referee(data.path(), &args)
+    };
+    let out = due(&[]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(stdout(&out), "tiny: vacant\n  nothing due\n");
+    let out = due(&["--campaign", "tiny", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(
+        json,
+        serde_json::json!([{
+            "campaign": "tiny",
+            "holder": null,
+            "heldSince": null,
+            "pending": [],
+            "due": [],
+            "error": null,
+        }])
+    );
+
+    let two = data.path().join("tiny/rounds/2");
+    copy_dir(&fixture_round(), &two);
+    let log = two.join("logs/steps/00-probing-the-machine.log");
+    let mut bytes = std::fs::read(&log).expect("read");
+    bytes[0] ^= 1;
+    std::fs::write(&log, bytes).expect("write");
+    let out = due(&[]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert_eq!(
+        stdout(&out),
+        format!(
+            "tiny: vacant\n  error: round 2 does not verify (`referee verify {}`)\n",
+            two.display()
+        )
+    );
+}

@@ -194,6 +194,31 @@ impl DataDir {
         find_private_keys(&self.root)
     }
 
+    /// The campaigns of the data directory, sorted: every subdirectory whose name is a
+    /// campaign id and which holds a frozen campaign (`campaign.json` or
+    /// `campaign.toml`). Hidden entries and other names are not campaigns; a data
+    /// directory that does not exist has none.
+    ///
+    /// Errors: [`DataError::Io`] when the directory cannot be listed.
+    pub fn campaign_ids(&self) -> Result<Vec<CampaignId>, DataError> {
+        let mut ids = Vec::new();
+        for entry in list_dir(&self.root)? {
+            let Some(id) = entry
+                .file_name()
+                .to_str()
+                .and_then(|name| name.parse::<CampaignId>().ok())
+            else {
+                continue;
+            };
+            let dir = self.campaign(&id);
+            if dir.campaign_json().is_file() || dir.campaign_toml().is_file() {
+                ids.push(id);
+            }
+        }
+        ids.sort();
+        Ok(ids)
+    }
+
     /// The directory of campaign `id`.
     pub fn campaign(&self, id: &CampaignId) -> CampaignDir {
         CampaignDir {

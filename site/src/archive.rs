@@ -5,7 +5,7 @@
 //! The loader (`load_archive`) builds them; they are the contract between the loader
 //! and the page builders.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
 use receipts::model::{
@@ -268,6 +268,10 @@ pub struct RoundListing {
     pub headline: Headline,
     /// Its view's `settledInMs`: `startedAt` to `endedAt`, ms.
     pub settled_in_ms: i64,
+    /// When the holder of its seat after it took that seat ([`set_seats`]): the latest
+    /// verified round up to this one whose seat changed to that holder; `None` for the
+    /// baseline holding it since the campaign began.
+    pub seated: Option<SeatTaken>,
     /// Its entries, in record order.
     pub entries: Vec<EntrySummary>,
     /// What the transparency log check reads of its record.
@@ -347,11 +351,42 @@ impl RoundListing {
                 decision: view.decision.value.clone(),
             },
             settled_in_ms: view.settled_in_ms.value,
+            seated: None,
             entries,
             log: LogLink::of(record),
             chain: VerifyReport::new(&round.dir),
             verdict_key: None,
         })
+    }
+}
+
+/// The round in which a seat holder took the seat.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SeatTaken {
+    /// Its number.
+    pub round: u64,
+    /// When it settled (its `endedAt`): the moment the seat changed.
+    pub at: Timestamp,
+}
+
+/// Sets each round's [`RoundListing::seated`] from `rounds`, a campaign's verified rounds
+/// by number ascending, as `referee leader` reads it
+/// ([`CurrentLeader`](verifier::view::CurrentLeader)): the latest of them up to the
+/// round whose seat changed to the round's seat holder.
+pub fn set_seats(rounds: &mut [RoundListing]) {
+    let mut taken: HashMap<Option<Sha256Hex>, SeatTaken> = HashMap::new();
+    for round in rounds {
+        let holder = round.headline.leader_after.as_ref().map(|l| l.patch);
+        if round.headline.leader_changed {
+            taken.insert(
+                holder,
+                SeatTaken {
+                    round: round.number,
+                    at: round.ended_at,
+                },
+            );
+        }
+        round.seated = taken.get(&holder).copied();
     }
 }
 

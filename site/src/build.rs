@@ -17,7 +17,7 @@ use receipts::model::{MinerId, Sha256Hex, Timestamp};
 use rustc_hash::FxHashSet;
 use serde::Serialize;
 
-use crate::archive::{Archive, CampaignArchive, VerifiedRound};
+use crate::archive::{Archive, CampaignArchive, RoundListing, VerifiedRound};
 use crate::cache::{
     FileOwners, GlobalKey, JobRecord, KeyHasher, MANIFEST_FILE, MadeFiles, Manifest,
 };
@@ -308,8 +308,8 @@ impl Part<'_> {
 
 /// The segments of each campaign's blocks of 100 round numbers (the pages of rounds,
 /// [`crate::segment::rounds_of_page`]), with their keys. A block's key covers what its
-/// round and entry jobs' keys cover: each round's Statement digest and verification
-/// instant, and the round before the block (the previous link of its first round) and
+/// round and entry jobs' keys cover: each round's Statement digest, verification
+/// instant and the round its seat was taken in, and the round before the block (the previous link of its first round) and
 /// after it (the next link of its last).
 fn round_parts<'a>(archive: &'a Archive, global: &GlobalKey) -> Vec<Part<'a>> {
     let mut blocks = Vec::new();
@@ -335,7 +335,8 @@ fn round_parts<'a>(archive: &'a Archive, global: &GlobalKey) -> Vec<Part<'a>> {
             for round in &rounds[range.clone()] {
                 h.part(&round.number.to_le_bytes())
                     .part(round.statement_digest.as_str().as_bytes())
-                    .part(round.verified_at.to_string().as_bytes());
+                    .part(round.verified_at.to_string().as_bytes())
+                    .part(seated_key(round).as_bytes());
             }
             h.part(&rounds.get(range.end).map_or(0, |r| r.number).to_le_bytes());
             let block = &rounds[range.clone()];
@@ -493,6 +494,10 @@ fn jobs<'a>(
         for b in archive.rejected.iter().filter(|b| &b.campaign == id) {
             h.part(b.number.to_string().as_bytes());
         }
+        // Its box names the next round's expected entries: the queue.
+        for s in &campaign.submissions {
+            h.part(s.file_sha256.as_str().as_bytes());
+        }
         jobs.push(Job::new(
             format!("campaign:{id}"),
             h.finish(),
@@ -594,6 +599,15 @@ fn part_jobs<'a>(part: &'a Part<'a>, global: &GlobalKey) -> Vec<Job<'a>> {
     jobs
 }
 
+/// What a round page shows of the round its seat was taken in
+/// ([`RoundListing::seated`]), for the keys of the page and of its block: a round that
+/// stops (or starts) verifying earlier in the campaign can move it.
+fn seated_key(round: &RoundListing) -> String {
+    round
+        .seated
+        .map_or(String::new(), |t| format!("{} {}", t.round, t.at))
+}
+
 /// The jobs of round `i` of `campaign`: its page, then each entry's.
 fn round_jobs<'a>(campaign: &'a CampaignArchive, i: usize, global: &GlobalKey) -> Vec<Job<'a>> {
     let id = &campaign.id;
@@ -611,7 +625,8 @@ fn round_jobs<'a>(campaign: &'a CampaignArchive, i: usize, global: &GlobalKey) -
         .part(
             next.map_or(String::new(), |n| n.number.to_string())
                 .as_bytes(),
-        );
+        )
+        .part(seated_key(round).as_bytes());
     jobs.push(Job::new(name, h.finish(), Kind::Round(campaign, i)));
     for entry in &round.entries {
         let slug: &EntrySlug = &entry.slug;
@@ -752,9 +767,10 @@ fn run_job(
             let round = loaded(slot, c, *i, inputs)?;
             let previous = i.checked_sub(1).and_then(|p| c.rounds.get(p));
             let next = c.rounds.get(i + 1).map(|r| r.number);
+            let seated = c.rounds.get(*i).and_then(|r| r.seated);
             let mut out = emit(
                 renderer,
-                pages::round::round_page(&c.id, round, previous, next)?,
+                pages::round::round_page(&c.id, round, previous, next, seated)?,
             )?;
             out.extend(machine_outputs(machine::round_files(&c.id, round)?.files));
             Ok(out)

@@ -71,6 +71,11 @@ const SOURCES: &[(&str, &str)] = &[
     ),
     ("noise.md", include_str!("../../content/noise.md")),
     ("receipts.md", include_str!("../../content/receipts.md")),
+    (
+        "repository-submissions.md",
+        include_str!("../../content/repository-submissions.md"),
+    ),
+    ("review.md", include_str!("../../content/review.md")),
     ("rounds.md", include_str!("../../content/rounds.md")),
     ("site.md", include_str!("../../content/site.md")),
     ("submitting.md", include_str!("../../content/submitting.md")),
@@ -78,6 +83,7 @@ const SOURCES: &[(&str, &str)] = &[
         "threat-model.md",
         include_str!("../../content/threat-model.md"),
     ),
+    ("title.md", include_str!("../../content/title.md")),
     (
         "transparency-log.md",
         include_str!("../../content/transparency-log.md"),
@@ -1091,6 +1097,7 @@ mod tests {
                 (3, "correctness", "docs/correctness/"),
                 (4, "leader-rule", "docs/leader-rule/"),
                 (5, "submitting", "docs/submitting/"),
+                (6, "repository-submissions", "docs/repository-submissions/"),
                 (6, "rounds", "docs/rounds/"),
                 (7, "data-directory", "docs/data-directory/"),
                 (8, "threat-model", "docs/threat-model/"),
@@ -1102,15 +1109,17 @@ mod tests {
                 (14, "transparency-log", "docs/transparency-log/"),
                 (15, "engines", "docs/engines/"),
                 (16, "docker", "docs/docker/"),
+                (17, "review", "docs/review/"),
+                (19, "title", "docs/title/"),
                 (90, "glossary", "docs/glossary/"),
             ]
         );
         assert_eq!(docs.glossary.dir.as_str(), "glossary/");
         let nav = docs.nav();
-        assert_eq!(nav.len(), 18);
+        assert_eq!(nav.len(), 21);
         assert_eq!(nav[0].href, "docs/");
-        assert_eq!(nav[17].href, "glossary/");
-        assert_eq!(nav[17].title, "Glossary");
+        assert_eq!(nav[20].href, "glossary/");
+        assert_eq!(nav[20].title, "Glossary");
         let rounds = docs.pages.iter().find(|p| p.slug == "rounds").unwrap();
         assert!(
             rounds.html.contains(r##"<a href="../leader-rule/">"##),

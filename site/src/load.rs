@@ -14,7 +14,7 @@ use std::sync::Mutex;
 use receipts::fsutil::IoError;
 use receipts::keys::Keyring;
 use receipts::layout::{DataDir, find_private_keys, read_sealed_round};
-use receipts::model::{CampaignId, Sha256Hex, Timestamp};
+use receipts::model::{Sha256Hex, Timestamp};
 use verifier::ChainLink;
 use verifier::VerifyReport;
 use verifier::view::Verification;
@@ -150,7 +150,7 @@ pub fn load_archive_cached(
     }
     let mut campaigns = Vec::new();
     let mut bundles = Vec::new();
-    for id in campaign_ids(data.root())? {
+    for id in data.campaign_ids()? {
         let dir = data.campaign(&id);
         let campaign = dir.load_campaign()?;
         let miners = dir.load_miners()?;
@@ -276,6 +276,7 @@ pub fn load_archive_cached(
     }
     for campaign in &mut campaigns {
         campaign.rounds.sort_by_key(|r| r.number);
+        crate::archive::set_seats(&mut campaign.rounds);
     }
     rejected.sort_by(|a, b| (&a.campaign, a.number).cmp(&(&b.campaign, b.number)));
     let rounds: Vec<verifier::tlog::ArchiveRound<'_>> = (campaigns.iter())
@@ -339,33 +340,6 @@ pub fn load_round(round: &RoundListing, own: &OwnChecks<'_>) -> Result<VerifiedR
     Ok(loaded)
 }
 
-/// The campaign directories of the data directory, sorted: every subdirectory whose name
-/// is a campaign id and which holds a frozen campaign (`campaign.json` or
-/// `campaign.toml`). Hidden entries and other names are not campaigns.
-fn campaign_ids(root: &Path) -> Result<Vec<CampaignId>, SiteError> {
-    let mut ids = Vec::new();
-    let entries = std::fs::read_dir(root).map_err(IoError::at("listing", root))?;
-    for entry in entries {
-        let entry = entry.map_err(IoError::at("listing", root))?;
-        let is_dir = entry
-            .file_type()
-            .map_err(IoError::at("listing", root))?
-            .is_dir();
-        let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
-            continue;
-        };
-        let Ok(id) = name.parse::<CampaignId>() else {
-            continue;
-        };
-        let dir = DataDir::new(root).campaign(&id);
-        if is_dir && (dir.campaign_json().is_file() || dir.campaign_toml().is_file()) {
-            ids.push(id);
-        }
-    }
-    ids.sort();
-    Ok(ids)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -394,23 +368,5 @@ mod tests {
             tmp.path().display(),
             tmp.path().join("demo/evaluator.key").display()
         )));
-    }
-
-    #[test]
-    fn campaigns_are_the_directories_holding_a_frozen_campaign() {
-        let tmp = tempfile::tempdir().unwrap();
-        for dir in ["b", "a", "Not-An-Id", ".hidden", "empty"] {
-            std::fs::create_dir_all(tmp.path().join(dir)).unwrap();
-        }
-        for dir in ["b", "a", "Not-An-Id", ".hidden"] {
-            std::fs::write(tmp.path().join(dir).join("campaign.json"), "{}").unwrap();
-        }
-        std::fs::write(tmp.path().join("keyring.json"), "[]").unwrap();
-        let ids: Vec<String> = campaign_ids(tmp.path())
-            .unwrap()
-            .iter()
-            .map(ToString::to_string)
-            .collect();
-        assert_eq!(ids, ["a", "b"]);
     }
 }

@@ -45,6 +45,14 @@ pub const TEMPLATES: &[(&str, &str)] = &[
     ),
     ("rounds.html", include_str!("../../templates/rounds.html")),
     (
+        "_seat-box.html",
+        include_str!("../../templates/_seat-box.html"),
+    ),
+    (
+        "_attested.html",
+        include_str!("../../templates/_attested.html"),
+    ),
+    (
         "_rounds-table.html",
         include_str!("../../templates/_rounds-table.html"),
     ),

@@ -5,9 +5,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use intake::ingest::{add_campaign, add_miner};
+use intake::ingest::{add_campaign, add_hotkey};
+use intake::repository::HotkeyRegistration;
 use receipts::layout::DataDir;
-use receipts::model::{CampaignId, MinerId};
+use receipts::model::{CampaignId, MinerId, MinerRole};
 use receipts::text::escape_untrusted;
 
 use super::DataArgs;
@@ -45,8 +46,37 @@ pub struct MinerAddArgs {
     /// The campaign id.
     #[arg(long)]
     pub campaign: CampaignId,
+    /// The coldkey that owns the hotkey (a repository campaign's queue is per coldkey).
+    #[arg(long, requires_all = ["role", "registration"])]
+    pub coldkey: Option<MinerId>,
+    /// The hotkey's role: `competition` (commits repositories) or `inference` (may not
+    /// submit; one hotkey cannot be both).
+    #[arg(long, value_enum, requires_all = ["coldkey", "registration"])]
+    pub role: Option<RoleArg>,
+    /// The registration cost, as an opaque reference (an extrinsic hash, a receipt id; 1
+    /// to 128 characters, no whitespace).
+    #[arg(long, requires_all = ["coldkey", "role"])]
+    pub registration: Option<String>,
     #[command(flatten)]
     pub data: DataArgs,
+}
+
+/// `--role` of `referee miner add`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+pub enum RoleArg {
+    /// A competition hotkey: commits repository submissions.
+    Competition,
+    /// An inference miner's hotkey.
+    Inference,
+}
+
+impl From<RoleArg> for MinerRole {
+    fn from(role: RoleArg) -> Self {
+        match role {
+            RoleArg::Competition => MinerRole::Competition,
+            RoleArg::Inference => MinerRole::Inference,
+        }
+    }
 }
 
 pub fn run_campaign(cmd: CampaignCommand) -> anyhow::Result<ExitCode> {
@@ -70,14 +100,31 @@ pub fn run_campaign(cmd: CampaignCommand) -> anyhow::Result<ExitCode> {
 pub fn run_miner(cmd: MinerCommand) -> anyhow::Result<ExitCode> {
     let MinerCommand::Add(args) = cmd;
     let campaign_dir = DataDir::new(&args.data.data).campaign(&args.campaign);
-    let registered = add_miner(&campaign_dir, &args.miner).with_context(|| {
-        format!(
-            "registering miner `{}` for campaign `{}`",
-            args.miner, args.campaign
-        )
-    })?;
+    let registration = match (args.coldkey, args.role, args.registration) {
+        (Some(coldkey), Some(role), Some(registration)) => Some(HotkeyRegistration {
+            coldkey,
+            role: role.into(),
+            registration,
+        }),
+        _ => None,
+    };
+    let registered =
+        add_hotkey(&campaign_dir, &args.miner, registration.as_ref()).with_context(|| {
+            format!(
+                "registering miner `{}` for campaign `{}`",
+                args.miner, args.campaign
+            )
+        })?;
+    let role = match (&registered.role, &registered.coldkey) {
+        (Some(role), Some(coldkey)) => format!(
+            " as a {} hotkey of coldkey `{}`",
+            role.as_str(),
+            escape_untrusted(coldkey)
+        ),
+        _ => String::new(),
+    };
     println!(
-        "miner `{}` registered for campaign `{}` at {}",
+        "miner `{}` registered for campaign `{}`{role} at {}",
         escape_untrusted(registered.id.as_str()),
         args.campaign,
         registered.registered_at

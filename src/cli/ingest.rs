@@ -18,6 +18,7 @@ use receipts::layout::DataDir;
 use receipts::layout::{CampaignDir, read_round_record};
 use receipts::model::{
     CampaignId, Entry, EventKind, MinerId, PipelineState, RoundRecord, Sha256Hex, Submission,
+    Timestamp,
 };
 use receipts::text::escape_untrusted;
 
@@ -39,14 +40,27 @@ pub const STATUS_EXIT_CODES: &str =
 pub struct IngestArgs {
     /// The diff file, exactly as the miner committed it. At most one byte more than the
     /// campaign's `surface.max_diff_bytes` is read: a larger diff is rejected unread and
-    /// nothing of it is stored.
-    pub patch: PathBuf,
-    /// The miner whose commitment this is.
+    /// nothing of it is stored. Not with `--repository`.
+    #[arg(required_unless_present = "repository", conflicts_with = "repository")]
+    pub patch: Option<PathBuf>,
+    /// The miner (hotkey) whose commitment this is.
     #[arg(long)]
     pub miner: MinerId,
-    /// The sha256 the miner published (64 lowercase hex characters).
-    #[arg(long)]
-    pub commitment: Sha256Hex,
+    /// The sha256 the miner published (64 lowercase hex characters); a diff's.
+    #[arg(
+        long,
+        required_unless_present = "repository",
+        conflicts_with = "repository"
+    )]
+    pub commitment: Option<Sha256Hex>,
+    /// A repository campaign's commitment, `<repository URL>@<40-hex commit>` (at most
+    /// 128 bytes; a local path or a `file://` URL: content/repository-submissions.md).
+    #[arg(long, value_name = "URL@COMMIT", requires = "committed_at")]
+    pub repository: Option<String>,
+    /// When the repository commitment was made (its block's time, RFC 3339 UTC): the
+    /// earlier commitment wins a tie, and the per-coldkey rate limits count by it.
+    #[arg(long, value_name = "TIME")]
+    pub committed_at: Option<Timestamp>,
     /// The campaign id.
     #[arg(long)]
     pub campaign: CampaignId,
@@ -75,17 +89,23 @@ pub struct StatusArgs {
 }
 
 pub fn run_ingest(args: IngestArgs) -> anyhow::Result<ExitCode> {
-    let mut file = std::fs::File::open(&args.patch)
-        .with_context(|| format!("opening `{}`", args.patch.display()))?;
+    if let (Some(commitment), Some(at)) = (&args.repository, args.committed_at) {
+        return super::repository::run_ingest_repository(&args, commitment, at);
+    }
+    let (Some(patch), Some(commitment)) = (&args.patch, &args.commitment) else {
+        anyhow::bail!("give a diff file and --commitment, or --repository and --committed-at");
+    };
+    let mut file =
+        std::fs::File::open(patch).with_context(|| format!("opening `{}`", patch.display()))?;
     let campaign_dir = DataDir::new(&args.data.data).campaign(&args.campaign);
     let outcome = ingest_reader(
         &campaign_dir,
         &mut file,
         &args.miner,
-        &args.commitment,
+        commitment,
         &BuiltinBuilder,
     )
-    .with_context(|| format!("ingesting `{}`", args.patch.display()))?;
+    .with_context(|| format!("ingesting `{}`", patch.display()))?;
     let submission = outcome.submission();
     let mut out = std::io::stdout().lock();
     if args.json {
@@ -208,6 +228,9 @@ struct Rounds(Vec<RoundRecord>);
 struct SubmissionFacts<'a> {
     /// Whether it holds the seat after the last sealed round.
     leader: bool,
+    /// When it took the seat it holds: the latest round whose seat changed to it, and
+    /// when that round settled.
+    seated: Option<(u64, Timestamp)>,
     /// The latest round it ran in.
     round: Option<u64>,
     /// Its entry in that round.
@@ -240,8 +263,21 @@ impl Rounds {
                 .find(|e| e.patch.as_ref() == Some(sha256))
                 .map(|e| (r.round, e))
         });
+        let seated = leader
+            .then(|| {
+                self.0.iter().rev().find(|r| {
+                    r.outcome.changed
+                        && r.outcome
+                            .leader_after
+                            .as_ref()
+                            .is_some_and(|l| &l.patch == sha256)
+                })
+            })
+            .flatten()
+            .map(|r| (r.round, r.ended_at));
         SubmissionFacts {
             leader,
+            seated,
             round: latest.map(|(n, _)| n),
             entry: latest.map(|(_, e)| e),
         }
@@ -265,10 +301,10 @@ impl SubmissionFacts<'_> {
 
     /// One line for a submission's log: its latest round and whether it leads.
     fn sentence(&self) -> String {
-        let seat = if self.leader {
-            "current leader"
-        } else {
-            "not the leader"
+        let seat = match (self.leader, self.seated) {
+            (true, Some((round, at))) => format!("current leader, seated in round {round} at {at}"),
+            (true, None) => "current leader".to_owned(),
+            (false, _) => "not the leader".to_owned(),
         };
         match self.round {
             Some(n) => format!(
@@ -283,7 +319,7 @@ impl SubmissionFacts<'_> {
 
 /// One submission: a header, then every event, oldest first; miner ids and reasons
 /// escaped.
-fn print_log(out: &mut impl Write, submission: &Submission) -> std::io::Result<()> {
+pub(super) fn print_log(out: &mut impl Write, submission: &Submission) -> std::io::Result<()> {
     writeln!(
         out,
         "submission {}  miner `{}`  {} bytes  state {}",

@@ -5,10 +5,13 @@ mod bench;
 mod build;
 mod campaign;
 mod demo;
+mod due;
 mod engine;
 mod ingest;
 mod keys;
 mod log;
+mod repository;
+mod review;
 mod round;
 mod seal;
 mod show;
@@ -120,12 +123,15 @@ enum Command {
         after_help = "Exit status: 0 when the miner was registered; 2 on a usage or I/O error."
     )]
     Miner(campaign::MinerCommand),
-    /// Ingest a submitted diff and run it through the gates.
+    /// Ingest a submitted diff, or a repository commitment, and run it through the gates.
     Ingest(ingest::IngestArgs),
     /// Build the images of a Docker campaign's submissions waiting in `building`.
     Build(build::BuildArgs),
     /// Show submissions and their pipeline events.
     Status(ingest::StatusArgs),
+    /// Review a submission's tree before anything of it runs: static rules, an optional LLM
+    /// review, the verdict PASS, FAIL or NEEDS-HUMAN (content/review.md).
+    Review(review::ReviewArgs),
     /// Run a round: baseline, incumbent and queued challengers; score; seal.
     Round(round::RoundCommandArgs),
     /// Show a sealed round: header, entries, timeline, seeds, hardware; every value its
@@ -140,6 +146,10 @@ enum Command {
         after_help = "Exit status: 0 when every round listed verifies; 1 when one does not; 2 on a usage or I/O error."
     )]
     Rounds(show::CampaignArgs),
+    /// Say which campaigns need a confirmation or re-measurement round now, from the
+    /// title their sealed rounds derive (content/title.md; for cron).
+    #[command(after_help = due::DUE_EXIT_CODES)]
+    Due(due::DueArgs),
     /// Say who holds a campaign's seat, from the last round that verifies.
     #[command(
         after_help = "Exit status: 0 when every round verifies; 1 when a round that does not was skipped; 2 on a usage or I/O error."
@@ -181,10 +191,12 @@ impl Cli {
             Command::Ingest(args) => ingest::run_ingest(args),
             Command::Build(args) => build::run(args),
             Command::Status(args) => ingest::run_status(args),
+            Command::Review(args) => review::run(args),
             Command::Round(args) => round::run(args),
             Command::Show(args) => show::run_show(args, self.verbose > 0),
             Command::Rounds(args) => show::run_rounds(args),
             Command::Leader(args) => show::run_leader(args),
+            Command::Due(args) => due::run(args),
             Command::Site(cmd) => site::run(cmd),
             Command::Demo(args) => demo::run(args),
             Command::Log(cmd) => log::run(cmd),

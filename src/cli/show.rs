@@ -34,6 +34,136 @@ use super::text::table;
 /// The suffix of a value whose check failed or did not run.
 const UNVERIFIED: &str = " (unverified)";
 
+/// The columns `show` keeps its sentences to: a line of text longer than this is wrapped
+/// ([`wrapped`]); its tables are as wide as their cells.
+const COLUMNS: usize = 100;
+
+/// `text` as lines of at most [`COLUMNS`] characters, each ending in a newline: the first
+/// after `first`, the others after `rest`, broken at spaces (a word longer than a line is
+/// cut).
+fn wrapped(first: &str, rest: &str, text: &str) -> String {
+    let mut out = String::new();
+    let mut line = first.to_owned();
+    let mut width = first.chars().count();
+    let mut empty = true;
+    for word in text.split(' ') {
+        let mut word: Vec<char> = word.chars().collect();
+        let space = usize::from(!empty);
+        if !empty && width + space + word.len() > COLUMNS {
+            out.push_str(line.trim_end());
+            out.push('\n');
+            line = rest.to_owned();
+            width = rest.chars().count();
+        } else if !empty {
+            line.push(' ');
+            width += 1;
+        }
+        // A word wider than a whole line is cut where the line ends.
+        while width + word.len() > COLUMNS && word.len() > 1 {
+            let room = COLUMNS.saturating_sub(width).max(1);
+            let head: String = word.drain(..room.min(word.len())).collect();
+            line.push_str(&head);
+            out.push_str(&line);
+            out.push('\n');
+            line = rest.to_owned();
+            width = rest.chars().count();
+        }
+        width += word.len();
+        line.extend(word);
+        empty = false;
+    }
+    out.push_str(line.trim_end());
+    out.push('\n');
+    out
+}
+
+/// The suffix of a value the verifier only attests ([`attested`]).
+const ATTESTED: &str = " (attested)";
+
+/// What [`ATTESTED`] means, printed once under the round.
+const ATTESTED_LEGEND: &str = "(attested): signed by the evaluator, but no offline check can \
+                               recompute it (content/verifying.md)";
+
+/// Whether the verifier only attests the predicate field at `path`
+/// ([`verifier::ATTESTED_FIELDS`]).
+fn attested(path: &str) -> bool {
+    verifier::ATTESTED_FIELDS.iter().any(|f| f.path == path)
+}
+
+/// `text` with [`ATTESTED`] when the field at `path` is attested.
+fn mark_attested(text: impl Into<String>, path: &str) -> String {
+    let mut text = text.into();
+    if attested(path) {
+        text.push_str(ATTESTED);
+    }
+    text
+}
+
+/// When the holder of a round's seat after it took the seat.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Seated {
+    /// In this round: its seat changed.
+    ThisRound,
+    /// In an earlier round beside the bundle (`rounds/<k>/` of its data directory): its
+    /// number, when it settled, and whether that bundle verifies.
+    Earlier {
+        /// The round.
+        round: u64,
+        /// Its `endedAt`.
+        at: Timestamp,
+        /// Whether its bundle verifies with the same keyring.
+        verified: bool,
+    },
+    /// The baseline, never unseated: no earlier round changed the seat.
+    SinceStart,
+    /// The earlier rounds are not beside the bundle, or one of them does not read.
+    Unknown,
+}
+
+impl Seated {
+    /// Where `view`'s seat holder took the seat: this round when the seat changed in it;
+    /// else the latest earlier round beside `bundle` (in `rounds/`, as a data directory
+    /// holds them) whose seat changed to that holder, its bundle verified with `keyring`
+    /// (the rounds between are read, not verified: `referee leader` verifies them all).
+    pub fn find(
+        view: &RoundView,
+        bundle: &std::path::Path,
+        keyring: &Keyring,
+        options: &VerifyOptions,
+    ) -> Self {
+        if view.leader_changed.value {
+            return Self::ThisRound;
+        }
+        let n = view.round.value;
+        let holder = view.leader_after.value.as_ref();
+        let rounds = bundle.parent().filter(|_| {
+            bundle.file_name().and_then(|f| f.to_str()) == Some(n.to_string().as_str())
+        });
+        for k in (1..n).rev() {
+            let Some(dir) = rounds.map(|r| r.join(k.to_string())) else {
+                return Self::Unknown;
+            };
+            let Ok((record, _)) = receipts::layout::read_round_record(&dir) else {
+                return Self::Unknown;
+            };
+            if record.outcome.changed && record.outcome.leader_after.as_ref() == holder {
+                let verified = RoundView::from_bundle(&dir, keyring, options)
+                    .is_ok_and(|v| v.verification.passed && v.round.value == k);
+                return Self::Earlier {
+                    round: k,
+                    at: record.ended_at,
+                    verified,
+                };
+            }
+        }
+        if holder.is_none() {
+            Self::SinceStart
+        } else {
+            Self::Unknown
+        }
+    }
+}
+
 /// Arguments of `referee show`.
 #[derive(clap::Args, Debug)]
 pub struct ShowArgs {
@@ -88,17 +218,17 @@ impl TrustArgs {
             .unwrap_or_else(|| DataDir::new(&self.data.data).keyring_path())
     }
 
-    fn keyring(&self) -> anyhow::Result<Keyring> {
+    pub(crate) fn keyring(&self) -> anyhow::Result<Keyring> {
         let path = self.keyring_path();
         Keyring::load(&path).with_context(|| format!("loading the keyring `{}`", path.display()))
     }
 
-    fn options(&self) -> VerifyOptions {
+    pub(crate) fn options(&self) -> VerifyOptions {
         VerifyOptions::at(self.at.unwrap_or_else(Timestamp::now))
     }
 }
 
-fn campaign_id(text: &str) -> anyhow::Result<CampaignId> {
+pub(crate) fn campaign_id(text: &str) -> anyhow::Result<CampaignId> {
     text.parse()
         .with_context(|| format!("--campaign `{}`", escape_untrusted(text)))
 }
@@ -118,14 +248,16 @@ pub fn run_show(args: ShowArgs, verbose: bool) -> anyhow::Result<ExitCode> {
         anyhow::bail!("bundle `{}` is not a directory", bundle.display());
     }
     let keyring = args.trust.keyring()?;
-    let view = RoundView::from_bundle(&bundle, &keyring, &args.trust.options());
+    let options = args.trust.options();
+    let view = RoundView::from_bundle(&bundle, &keyring, &options);
     let mut out = std::io::stdout().lock();
     let passed = match &view {
         Ok(view) => {
             if args.trust.json {
                 writeln!(out, "{}", serde_json::to_string_pretty(view)?)?;
             } else {
-                out.write_all(render_round(view, verbose).as_bytes())?;
+                let seated = Seated::find(view, &bundle, &keyring, &options);
+                out.write_all(render_round(view, seated, verbose).as_bytes())?;
             }
             view.verification.passed
         }
@@ -225,27 +357,36 @@ fn counts(counts: &EntryCounts) -> String {
 }
 
 /// The round as `referee show` prints it, readable in 100 columns: a header block (the
-/// verdict in words, counts, timing, top score, seat, decision, SLA), the entries table,
-/// the noise floor, the client's self-test and the passes, then the verification result
-/// (its last line says how many checks failed). `verbose` adds the details: the digests
-/// and the tool, the step timeline, seeds, hardware and where each number comes from.
-pub fn render_round(view: &RoundView, verbose: bool) -> String {
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "Round {} of `{}` — {}",
-        field(&view.round, u64::to_string),
-        field(&view.campaign, |c| c.to_string()),
-        field(&view.verdict, |v| esc(v)),
+/// verdict in words, counts, timing, top score, seat and when its holder was `seated`,
+/// decision, SLA), the entries table, the noise floor, the client's self-test and the
+/// passes, then what "(attested)" means and the verification result (its last line says
+/// how many checks failed). `verbose` adds the details: the digests and the tool, the
+/// step timeline, seeds, hardware and where each number comes from.
+pub fn render_round(view: &RoundView, seated: Seated, verbose: bool) -> String {
+    let mut out = wrapped(
+        "",
+        "  ",
+        &format!(
+            "Round {} of `{}` — {}",
+            field(&view.round, u64::to_string),
+            field(&view.campaign, |c| c.to_string()),
+            field(&view.verdict, |v| esc(v)),
+        ),
     );
     let _ = writeln!(out, "Bundle: {}", esc(&view.bundle.display().to_string()));
     let _ = writeln!(out, "Entries: {}", field(&view.counts, counts));
     let _ = writeln!(
         out,
-        "Settled in: {} ({} → {})",
-        field(&view.settled_in_ms, |ms| format_duration_ms(*ms)),
-        field(&view.started_at, ToString::to_string),
-        field(&view.ended_at, ToString::to_string),
+        "Settled in: {}",
+        mark_attested(
+            format!(
+                "{} ({} → {})",
+                field(&view.settled_in_ms, |ms| format_duration_ms(*ms)),
+                field(&view.started_at, ToString::to_string),
+                field(&view.ended_at, ToString::to_string),
+            ),
+            "endedAt"
+        )
     );
     match &view.top_score {
         Some(top) => {
@@ -289,7 +430,12 @@ pub fn render_round(view: &RoundView, verbose: bool) -> String {
             view.leader_changed.verified && view.leader_after.verified
         )
     );
-    let _ = writeln!(out, "Decision: {}", field(&view.decision, |d| esc(d)));
+    let _ = writeln!(out, "Seated: {}", seated_text(view, seated));
+    out.push_str(&wrapped(
+        "Decision: ",
+        "  ",
+        &field(&view.decision, |d| esc(d)),
+    ));
     let _ = writeln!(
         out,
         "SLA: {} · overtake margin {}",
@@ -310,10 +456,13 @@ pub fn render_round(view: &RoundView, verbose: bool) -> String {
         let _ = writeln!(
             out,
             "Tool: {}",
-            field(&view.tool, |t| esc(&format!(
-                "{} {} (commit {})",
-                t.name, t.version, t.git_commit
-            )))
+            mark_attested(
+                field(&view.tool, |t| esc(&format!(
+                    "{} {} (commit {})",
+                    t.name, t.version, t.git_commit
+                ))),
+                "tool.version"
+            )
         );
     }
 
@@ -323,7 +472,14 @@ pub fn render_round(view: &RoundView, verbose: bool) -> String {
         let _ = writeln!(out, "{}", field(noise, format_noise));
     }
     if let Some(test) = view.client_self_test.as_ref().filter(|_| verbose) {
-        let _ = writeln!(out, "{}", field(test, format_client_self_test));
+        let _ = writeln!(
+            out,
+            "{}",
+            mark_attested(
+                field(test, format_client_self_test),
+                "clientSelfTest.achievedMilliRps"
+            )
+        );
     }
     if !view.passes.is_empty() {
         out.push_str(
@@ -384,15 +540,44 @@ pub fn render_round(view: &RoundView, verbose: bool) -> String {
     if !verbose {
         out.push_str("\nDetails (timeline, seeds, hardware, sources): referee show --verbose\n");
     }
-    out.push('\n');
+    let _ = writeln!(out, "\n{ATTESTED_LEGEND}");
     out.push_str(&render_verification(&view.verification, verbose));
     out
+}
+
+/// The `Seated:` line's text: when the holder of the seat after the round took it.
+fn seated_text(view: &RoundView, seated: Seated) -> String {
+    match seated {
+        Seated::ThisRound => mark_attested(
+            format!(
+                "in this round, {}",
+                field(&view.ended_at, ToString::to_string)
+            ),
+            "endedAt",
+        ),
+        Seated::Earlier {
+            round,
+            at,
+            verified,
+        } => mark_attested(mark(format!("in round {round}, {at}"), verified), "endedAt"),
+        Seated::SinceStart => "the baseline, since the campaign began".to_owned(),
+        Seated::Unknown => {
+            "in an earlier round, not beside this bundle (referee leader names it)".to_owned()
+        }
+    }
 }
 
 /// What `show --verbose` adds: the step timeline, seeds, hardware and where each number
 /// comes from.
 fn render_details(view: &RoundView) -> String {
-    let mut out = String::from("\nTimeline\n");
+    let mut out = format!(
+        "\nTimeline{}\n",
+        if attested("steps[].startedAt") {
+            " (times and durations attested)"
+        } else {
+            ""
+        }
+    );
     out.push_str(&render_steps(view));
     out.push_str("\nSeeds (commitment = sha256(seed ‖ salt), published before any entry ran)\n");
     if view.practice.value {
@@ -448,7 +633,11 @@ fn render_details(view: &RoundView) -> String {
     }
     out.push_str(&table("  ", &seeds));
 
-    out.push_str("\nHardware\n");
+    let _ = writeln!(
+        out,
+        "\n{}",
+        mark_attested("Hardware", "hardware.atStart.cpuCount")
+    );
     let hw = &view.hardware;
     let _ = writeln!(out, "  at start: {}", field(&hw.at_start, hardware));
     if hw.at_end.value == hw.at_start.value {
@@ -519,7 +708,11 @@ fn render_entries(view: &RoundView, verbose: bool) -> String {
     }
     header.push("Throughput");
     if verbose {
-        header.push("Duration");
+        header.push(if attested("entries[].startedAt") {
+            "Duration (attested)"
+        } else {
+            "Duration"
+        });
     }
     let mut rows = vec![header.into_iter().map(str::to_owned).collect::<Vec<_>>()];
     let mut notes = String::new();
@@ -571,21 +764,30 @@ fn render_entries(view: &RoundView, verbose: bool) -> String {
             who.push_str(&part);
         }
         if let Some(d) = &e.disqualification {
-            let _ = writeln!(
-                notes,
-                "  {who}: {}: {}",
-                field(&d.reason, |r| r.as_str().to_owned()),
-                field(&d.detail, |t| esc(t)),
-            );
+            notes.push_str(&wrapped(
+                "  ",
+                "    ",
+                &format!(
+                    "{who}: {}: {}",
+                    field(&d.reason, |r| r.as_str().to_owned()),
+                    field(&d.detail, |t| esc(t)),
+                ),
+            ));
             if !d.log_tail.value.is_empty() {
                 let _ = writeln!(notes, "    log tail{}:", mark("", d.log_tail.verified));
+                // A wrapped log line continues after `↪`, so it is not read as a line of
+                // its own.
                 for line in &d.log_tail.value {
-                    let _ = writeln!(notes, "    | {}", esc(line));
+                    notes.push_str(&wrapped("    | ", "    ↪ ", &esc(line)));
                 }
             }
         }
         if let Some(infra) = e.infra_failure.as_ref().filter(|_| !e.undecided) {
-            let _ = writeln!(notes, "  {who}: infra_failed: {}", field(infra, |t| esc(t)));
+            notes.push_str(&wrapped(
+                "  ",
+                "    ",
+                &format!("{who}: infra_failed: {}", field(infra, |t| esc(t))),
+            ));
         }
         if let Some(log) = &e.engine_log
             && !log.verified
@@ -604,19 +806,14 @@ fn render_entries(view: &RoundView, verbose: bool) -> String {
     out
 }
 
-/// The step timeline; a row any field of which is unverified ends in the suffix.
+/// The step timeline; a row any field of which is unverified ends in the suffix. No
+/// "since the previous step": the runner starts each step as the one before ends, so
+/// that gap is only its own bookkeeping, a few milliseconds (`--json` keeps it as
+/// `sincePreviousMs`).
 fn render_steps(view: &RoundView) -> String {
     let mut rows = vec![
         [
-            "#",
-            "Group",
-            "Step",
-            "Phase",
-            "Started",
-            "Ended",
-            "Duration",
-            "Since previous",
-            "Status",
+            "#", "Group", "Step", "Phase", "Started", "Ended", "Duration", "Status",
         ]
         .map(str::to_owned)
         .to_vec(),
@@ -634,9 +831,6 @@ fn render_steps(view: &RoundView) -> String {
             format_time_of_day(step.started_at.value),
             format_time_of_day(step.ended_at.value),
             format_duration_ms(step.duration_ms.value),
-            step.since_previous_ms
-                .value
-                .map_or("—".to_owned(), format_duration_ms),
             status,
         ]);
     }
@@ -661,9 +855,10 @@ fn hardware(hw: &HardwareFingerprint) -> String {
             .join(", ")
     };
     esc(&format!(
-        "{} · {} CPUs · {}.{} GiB · {} · kernel {} · {} · features {}",
+        "{} · {} CPU{} · {}.{} GiB · {} · kernel {} · {} · features {}",
         hw.cpu_model,
         hw.cpu_count,
+        if hw.cpu_count == 1 { "" } else { "s" },
         tenths_gib / 10,
         tenths_gib % 10,
         hw.os,
@@ -869,7 +1064,7 @@ mod tests {
     /// (`REFEREE_BLESS=1` rewrites it).
     #[test]
     fn show_says_an_inconclusive_round_decided_nothing_and_keeps_its_numbers() {
-        let text = render_round(&inconclusive_view(), false);
+        let text = render_round(&inconclusive_view(), Seated::SinceStart, false);
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(INCONCLUSIVE_GOLDEN);
         if testkit::blessing() {
             std::fs::write(&path, &text).expect("bless");
@@ -885,16 +1080,69 @@ mod tests {
         assert!(!text.contains("infra_failed"), "{text}");
     }
 
+    /// A sentence wider than 100 columns is wrapped at spaces after the continuation
+    /// prefix, a word wider than a line cut; a short one stays as it is.
+    #[test]
+    fn long_lines_wrap_at_100_columns() {
+        assert_eq!(wrapped("a: ", "  ", "short text"), "a: short text\n");
+        let words = ["word"; 30].join(" ");
+        let text = wrapped("Decision: ", "  ", &words);
+        assert_eq!(
+            text,
+            format!(
+                "Decision: {}\n  {}\n",
+                ["word"; 18].join(" "),
+                ["word"; 12].join(" ")
+            )
+        );
+        let long = "x".repeat(150);
+        assert_eq!(
+            wrapped("    | ", "    ↪ ", &long),
+            format!("    | {}\n    ↪ {}\n", "x".repeat(94), "x".repeat(56))
+        );
+    }
+
+    /// Issue 43: `Seated:` says when the seat holder took the seat, marked as the values
+    /// it comes from are.
+    #[test]
+    fn seated_says_when_the_holder_took_the_seat() {
+        let view = inconclusive_view();
+        assert_eq!(
+            seated_text(&view, Seated::ThisRound),
+            "in this round, 2026-12-02T18:29:28.556541Z (attested)"
+        );
+        let at: Timestamp = "2026-11-30T12:00:00.5Z".parse().expect("a time");
+        assert_eq!(
+            seated_text(
+                &view,
+                Seated::Earlier {
+                    round: 3,
+                    at,
+                    verified: false
+                }
+            ),
+            format!("in round 3, {at} (unverified) (attested)")
+        );
+        assert_eq!(
+            seated_text(&view, Seated::SinceStart),
+            "the baseline, since the campaign began"
+        );
+        assert_eq!(
+            seated_text(&view, Seated::Unknown),
+            "in an earlier round, not beside this bundle (referee leader names it)"
+        );
+    }
+
     /// `--verbose` adds the details, and marks what the short form marks.
     #[test]
     fn verbose_adds_the_timeline_seeds_hardware_and_sources() {
         let view = inconclusive_view();
-        let short = render_round(&view, false);
-        let long = render_round(&view, true);
+        let short = render_round(&view, Seated::SinceStart, false);
+        let long = render_round(&view, Seated::SinceStart, true);
         for detail in [
-            "\nTimeline\n",
+            "\nTimeline (times and durations attested)\n",
             "\nSeeds (",
-            "\nHardware\n",
+            "\nHardware (attested)\n",
             "\nWhere the numbers come from\n",
             "Campaign digest: ",
         ] {

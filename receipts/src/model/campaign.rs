@@ -96,6 +96,31 @@ pub struct Campaign {
     /// (content/measurement.md, Isolation).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_steal_permille: Option<u32>,
+    /// What the campaign's submissions are: `"diff"` (also when absent) or
+    /// `"repository"` (content/repository-submissions.md). Absent (`None`) unless
+    /// written, so campaigns frozen before it keep their digest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub submission: Option<super::SubmissionKind>,
+    /// `[repository]`: the fetch gate's size cap and the per-coldkey queue of a
+    /// `"repository"` campaign; absent, every default of [`super::RepositorySpec`].
+    /// Refused on a `"diff"` campaign.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repository: Option<super::RepositorySpec>,
+    /// How a round's winner takes the title (content/title.md): `"000"` at once
+    /// (absent), `"001"` after a confirmation round at least `holding_period_h` later.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seat_rule: Option<SeatRuleKind>,
+    /// Rule 001: the least time between a win and its confirmation round, hours
+    /// (absent: 24).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub holding_period_h: Option<u32>,
+    /// The most time between two re-measurements of the title holder, days (absent: 7).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remeasure_every_days: Option<u32>,
+    /// How many counted regular rounds back a failed holder's successor is drawn from
+    /// (absent: 4).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub successor_rounds: Option<u32>,
     /// The oldest round predicate type a receipt of this campaign may have: `referee
     /// campaign add` records the newest it seals (`…/round/v6` and later), so a receipt
     /// of an older version, which lacks the checks added since, fails
@@ -103,6 +128,19 @@ pub struct Campaign {
     /// their digest and accept every version.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_predicate: Option<String>,
+}
+
+/// How a round's winner takes the title (`seat_rule`, content/title.md).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+pub enum SeatRuleKind {
+    /// `"000"`: at once, as the round decided (content/leader-rule.md).
+    #[default]
+    #[serde(rename = "000")]
+    Immediate,
+    /// `"001"`: after a confirmation round at least the holding period later
+    /// reproduces the margin.
+    #[serde(rename = "001")]
+    Confirmed,
 }
 
 /// The order of a round's runs (content/rounds.md, Passes).
@@ -147,9 +185,39 @@ impl Campaign {
         self.trusted_engines.unwrap_or(false)
     }
 
+    /// The kind of the campaign's submissions: `submission`, absent = diff.
+    pub fn submission_kind(&self) -> super::SubmissionKind {
+        self.submission.unwrap_or_default()
+    }
+
+    /// The repository limits: `[repository]`, absent = its defaults.
+    pub fn repository_spec(&self) -> super::RepositorySpec {
+        self.repository.clone().unwrap_or_default()
+    }
+
     /// The steal bound in permille: `max_steal_permille`, absent = 50.
     pub fn effective_max_steal_permille(&self) -> u32 {
         self.max_steal_permille.unwrap_or(50)
+    }
+
+    /// The title rules: `seat_rule`, `holding_period_h`, `remeasure_every_days` and
+    /// `successor_rounds`, each absent one at its default (rule 000, 24 h, 7 days, 4).
+    pub fn title_rules(&self) -> crate::rules::title::TitleRules {
+        use crate::rules::title::{
+            DEFAULT_HOLDING_PERIOD_H, DEFAULT_REMEASURE_EVERY_DAYS, DEFAULT_SUCCESSOR_ROUNDS,
+        };
+        const HOUR_S: i64 = 3_600;
+        crate::rules::title::TitleRules {
+            seat_rule: self.seat_rule.unwrap_or_default(),
+            holding_period_s: i64::from(self.holding_period_h.unwrap_or(DEFAULT_HOLDING_PERIOD_H))
+                * HOUR_S,
+            remeasure_every_s: i64::from(
+                self.remeasure_every_days
+                    .unwrap_or(DEFAULT_REMEASURE_EVERY_DAYS),
+            ) * 24
+                * HOUR_S,
+            successor_rounds: self.successor_rounds.unwrap_or(DEFAULT_SUCCESSOR_ROUNDS),
+        }
     }
 }
 
@@ -1020,6 +1088,28 @@ impl Campaign {
                 bound.to_string(),
                 "at most 1000 (100 %); 1000 switches the steal check off",
             );
+        }
+        if let Some(spec) = &self.repository {
+            if self.submission_kind() != super::SubmissionKind::Repository {
+                return field(
+                    "repository",
+                    "[repository]".into(),
+                    "only a campaign with submission = \"repository\" takes a [repository] table",
+                );
+            }
+            for (name, value) in [
+                ("repository.max_file_bytes", spec.max_file_bytes),
+                (
+                    "repository.max_pending_per_coldkey",
+                    spec.max_pending_per_coldkey.into(),
+                ),
+                ("repository.max_per_window", spec.max_per_window.into()),
+                ("repository.rate_window_h", spec.rate_window_h.into()),
+            ] {
+                if value == 0 {
+                    return field(name, "0".into(), "at least 1");
+                }
+            }
         }
         if self.drift_bound_bp > 10_000 {
             return field(

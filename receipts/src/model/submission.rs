@@ -236,6 +236,11 @@ pub struct Submission {
     /// only; content/docker.md, Building): what a round runs for this submission.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub image: Option<SubmissionImage>,
+    /// A repository submission's commitment, fetched tree, manifest and validation
+    /// (content/repository-submissions.md); absent for a diff. Its `sha256` is then the
+    /// sha256 of the commitment's bytes, `size_bytes` their length.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repository: Option<super::RepositoryRecord>,
 }
 
 /// The image a Docker build produced for a submission, recorded on its `built` move.
@@ -282,6 +287,7 @@ impl Submission {
             state: PipelineState::Committed,
             requeues: 0,
             image: None,
+            repository: None,
             events: vec![Event {
                 at,
                 kind: EventKind::Transition {
@@ -336,7 +342,11 @@ impl Submission {
         round: Option<u64>,
     ) -> Result<(), ModelError> {
         let requeue = self.state == PipelineState::InfraFailed && to == PipelineState::BenchQueued;
-        if !self.state.can_move_to(to) || (requeue && self.requeues >= 1) {
+        // A repository is built and run by the review and round steps of later stages:
+        // its gates end at `surface_ok` (the manifest holds), then it waits for a round.
+        let repository_queued = self.repository.is_some()
+            && (self.state, to) == (PipelineState::SurfaceOk, PipelineState::BenchQueued);
+        if !(self.state.can_move_to(to) || repository_queued) || (requeue && self.requeues >= 1) {
             return Err(ModelError::IllegalTransition {
                 submission: self.sha256.to_string(),
                 from: self.state,
@@ -508,11 +518,25 @@ pub struct RegisteredMiner {
     pub id: MinerId,
     /// When it was registered.
     pub registered_at: Timestamp,
+    /// The coldkey that owns the hotkey (repository campaigns: the queue is per coldkey).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coldkey: Option<String>,
+    /// The hotkey's role; absent for a diff campaign's miner.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<super::MinerRole>,
+    /// The registration's cost, as an opaque reference (an extrinsic hash, a receipt id).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub registration: Option<String>,
 }
 
 impl MinerRegistry {
     /// Whether `id` is registered.
     pub fn contains(&self, id: &MinerId) -> bool {
-        self.miners.iter().any(|m| &m.id == id)
+        self.get(id).is_some()
+    }
+
+    /// The registration of `id`, if registered.
+    pub fn get(&self, id: &MinerId) -> Option<&RegisteredMiner> {
+        self.miners.iter().find(|m| &m.id == id)
     }
 }

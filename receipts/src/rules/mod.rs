@@ -27,7 +27,9 @@
 //! - [`outcome`]: the round's outcome (status, typed reason, seat decision) from the
 //!   paired decision and the round's other causes, in their order of precedence;
 //! - [`rerun`]: a re-run's speed tolerance from both rounds' noise floors, its
-//!   comparison rules and verdicts.
+//!   comparison rules and verdicts;
+//! - [`title`]: the title over a campaign's chain of rounds and revocations (holding
+//!   period, confirmation, re-measurement, vacancy), and what is due next.
 
 pub mod correctness;
 pub mod histogram;
@@ -44,4 +46,5 @@ pub mod score;
 pub mod search;
 pub mod seeds;
 pub mod sla;
+pub mod title;
 pub mod workload;

@@ -13,4 +13,5 @@ mod paired;
 mod rerun_characteristic;
 mod rules_workload;
 mod schema;
+mod title;
 mod tlog;

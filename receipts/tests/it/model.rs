@@ -430,6 +430,92 @@ fn engine_trust_and_steal_bound_default_validate_and_stay_out_of_the_digest() {
 }
 
 #[test]
+fn submission_kind_and_repository_limits_default_validate_and_stay_out_of_the_digest() {
+    let c = Campaign::from_toml("campaign.toml", MINIMAL).unwrap();
+    assert_eq!(
+        (c.submission, c.submission_kind()),
+        (None, SubmissionKind::Diff)
+    );
+    let json = String::from_utf8(FrozenCampaign::freeze(c).unwrap().bytes).unwrap();
+    assert!(!json.contains("submission") && !json.contains("repository"));
+    let repo = Campaign::from_toml(
+        "campaign.toml",
+        &format!("submission = \"repository\"\n{MINIMAL}"),
+    )
+    .unwrap();
+    assert_eq!(repo.submission_kind(), SubmissionKind::Repository);
+    let spec = repo.repository_spec();
+    assert_eq!(
+        (
+            spec.max_file_bytes,
+            spec.max_pending_per_coldkey,
+            spec.max_per_window,
+            spec.rate_window_h
+        ),
+        (53_687_091_200, 2, 4, 24)
+    );
+    let zero = Campaign {
+        repository: Some(RepositorySpec {
+            rate_window_h: 0,
+            ..spec.clone()
+        }),
+        ..repo.clone()
+    };
+    let err = zero.validate().unwrap_err().to_string();
+    assert!(err.contains("repository.rate_window_h"), "{err}");
+    let on_diff = Campaign {
+        submission: None,
+        repository: Some(spec),
+        ..repo
+    };
+    let err = on_diff.validate().unwrap_err().to_string();
+    assert!(err.contains("field `repository`"), "{err}");
+    let err = Campaign::from_toml(
+        "campaign.toml",
+        &format!("submission = \"tarball\"\n{MINIMAL}"),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("submission"), "{err}");
+}
+
+#[test]
+fn only_a_repository_submission_goes_from_surface_ok_to_bench_queued() {
+    let sha = Sha256Hex::digest(b"x");
+    let at = Timestamp::from_unix_seconds(1_800_000_000).unwrap();
+    let mut diff = Submission::committed(
+        sha,
+        "demo".parse().unwrap(),
+        "m".parse().unwrap(),
+        sha,
+        1,
+        at,
+    );
+    for to in [
+        PipelineState::PickedUp,
+        PipelineState::Fetched,
+        PipelineState::Verified,
+        PipelineState::SurfaceOk,
+    ] {
+        diff.transition(to, at, "").unwrap();
+    }
+    let mut repository = diff.clone();
+    assert!(diff.transition(PipelineState::BenchQueued, at, "").is_err());
+    repository.repository = Some(RepositoryRecord {
+        commitment: format!("/r@{}", "a".repeat(40)),
+        committed_at: at,
+        coldkey: None,
+        tree_sha256: None,
+        manifest_sha256: None,
+        validation: None,
+    });
+    repository
+        .transition(PipelineState::BenchQueued, at, "")
+        .unwrap();
+    assert_eq!(repository.state, PipelineState::BenchQueued);
+}
+
+#[test]
 fn pass_order_defaults_to_interleaved_and_an_unknown_one_is_named() {
     let c = Campaign::from_toml("campaign.toml", MINIMAL).unwrap();
     assert_eq!(c.pass_order, None);
@@ -499,4 +585,61 @@ fn a_load_sample_check_reads_its_kind_in_any_order_and_names_what_is_missing() {
         let e = serde_json::from_str::<LoadSampleCheck>(json).unwrap_err();
         assert!(e.to_string().contains(error), "{json}: {e}");
     }
+}
+
+#[test]
+fn title_rules_default_to_000_parse_001_and_stay_out_of_the_digest() {
+    use receipts::rules::title::TitleRules;
+    let c = Campaign::from_toml("campaign.toml", MINIMAL).unwrap();
+    assert_eq!(
+        c.title_rules(),
+        TitleRules {
+            seat_rule: SeatRuleKind::Immediate,
+            holding_period_s: 86_400,
+            remeasure_every_s: 604_800,
+            successor_rounds: 4,
+        }
+    );
+    let frozen = FrozenCampaign::freeze(c).unwrap();
+    let json = String::from_utf8_lossy(&frozen.bytes);
+    assert!(!json.contains("seat_rule") && !json.contains("holding_period_h"));
+    let text = format!(
+        "seat_rule = \"001\"\nholding_period_h = 12\nremeasure_every_days = 1\nsuccessor_rounds = 2\n{MINIMAL}"
+    );
+    let c = Campaign::from_toml("campaign.toml", &text).unwrap();
+    assert_eq!(
+        c.title_rules(),
+        TitleRules {
+            seat_rule: SeatRuleKind::Confirmed,
+            holding_period_s: 43_200,
+            remeasure_every_s: 86_400,
+            successor_rounds: 2,
+        }
+    );
+    let err = Campaign::from_toml("campaign.toml", &format!("seat_rule = \"002\"\n{MINIMAL}"))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("002") && err.contains("seat_rule"), "{err}");
+}
+
+#[test]
+fn campaigns_are_the_directories_holding_a_frozen_campaign() {
+    let tmp = tempfile::tempdir().unwrap();
+    for dir in ["b", "a", "Not-An-Id", ".hidden", "empty"] {
+        std::fs::create_dir_all(tmp.path().join(dir)).unwrap();
+    }
+    for dir in ["b", "a", "Not-An-Id", ".hidden"] {
+        std::fs::write(tmp.path().join(dir).join("campaign.json"), "{}").unwrap();
+    }
+    std::fs::write(tmp.path().join("keyring.json"), "[]").unwrap();
+    let data = receipts::layout::DataDir::new(tmp.path());
+    let ids: Vec<String> = data
+        .campaign_ids()
+        .unwrap()
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(ids, ["a", "b"]);
+    let missing = receipts::layout::DataDir::new(tmp.path().join("nothing-here"));
+    assert_eq!(missing.campaign_ids().unwrap(), vec![]);
 }

@@ -19,7 +19,7 @@ use verifier::view::{format_bp_percent, format_duration_ms, format_score_percent
 use crate::archive::{Archive, CampaignArchive, RoundListing};
 use crate::error::SiteError;
 use crate::pages::index::{opt, seat_score};
-use crate::pages::seat::{SeatBox, seat_box, seat_throughput};
+use crate::pages::seat::{SeatBox, SeatedView, next_round, seat_box, seat_throughput};
 use crate::pages::{PageOut, TableLinks, TableRow, seat_label, table_files, untrusted};
 use crate::paths::{SiteDir, SitePath};
 use crate::segment::{ROUNDS_PER_PAGE, block_numbers, rounds_of_page, rounds_page_count};
@@ -366,12 +366,18 @@ pub fn page(
     let (history_table, history_files) = table_files(&dir, "leader-history", &history)?;
     let last = campaign.rounds.last();
     let leader = last.and_then(|r| r.leader_after.as_ref());
-    let seat = seat_box(
-        leader,
-        campaign.campaign.campaign.overtake_margin_bp,
-        last.and_then(|r| seat_throughput(leader, r).map(|t| (t, r.number))),
-        Some(&campaign.rounds),
-    );
+    let seat = SeatBox {
+        seated: last
+            .and_then(|r| r.seated)
+            .map(|taken| SeatedView::of(id, taken)),
+        next_round: Some(next_round(campaign, leader)),
+        ..seat_box(
+            leader,
+            campaign.campaign.campaign.overtake_margin_bp,
+            last.and_then(|r| seat_throughput(leader, r).map(|t| (t, r.number))),
+            Some(&campaign.rounds),
+        )
+    };
     let model = CampaignModel {
         seat,
         id: id.to_string(),

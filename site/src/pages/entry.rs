@@ -36,8 +36,8 @@ use verifier::view::{entry_group, format_duration_ms, format_milli_rps};
 
 use super::diff::{HighlightedDiff, highlight};
 use super::round::{
-    DisqualificationRow, Shown, StepRow, disqualification_row, entry_status, entry_status_class,
-    format_micro_nats, score_cells, step_row,
+    AttestedMarks, DisqualificationRow, Shown, StepRow, disqualification_row, entry_status,
+    entry_status_class, format_micro_nats, score_cells, step_row,
 };
 use super::{
     ExtraFile, PageOut, TableLinks, TableRow, table_files, untrusted, untrusted_clipped, wire_name,
@@ -165,6 +165,8 @@ pub struct EntryPage {
     pub load_sample: Option<LoadSampleView>,
     /// The engine log's tail.
     pub engine_log: Option<LogView>,
+    /// Which values shown the verifier only attests.
+    pub attested: AttestedMarks,
 }
 
 /// Where the entry came from.
@@ -201,6 +203,28 @@ pub struct Fact {
     pub label: &'static str,
     /// The value.
     pub value: String,
+    /// Whether the verifier only attests it ([`super::attested`]).
+    pub attested: bool,
+}
+
+impl Fact {
+    /// `label: value`, which a check recomputes.
+    fn new(label: &'static str, value: String) -> Self {
+        Self {
+            label,
+            value,
+            attested: false,
+        }
+    }
+
+    /// `label: value`, attested when the predicate field at `path` is.
+    fn of_field(label: &'static str, value: String, path: &str) -> Self {
+        Self {
+            label,
+            value,
+            attested: super::attested(path),
+        }
+    }
 }
 
 /// One run of the entry with its rate search.
@@ -706,6 +730,7 @@ pub fn entry_page(
         correctness,
         load_sample,
         engine_log,
+        attested: AttestedMarks::of_predicate(),
     };
     Ok(PageOut {
         dir,
@@ -996,10 +1021,10 @@ fn provenance(round: &VerifiedRound, entry: &Entry, ev: &verifier::view::EntryVi
         .as_ref()
         .map(|i| {
             let cpus = |c: &[u32]| c.iter().map(u32::to_string).collect::<Vec<_>>().join(", ");
-            vec![
-                Fact {
-                    label: "Sandbox",
-                    value: match i.sandbox {
+            let mut facts = vec![
+                Fact::new(
+                    "Sandbox",
+                    match i.sandbox {
                         receipts::model::SandboxKind::Bwrap => "bubblewrap",
                         receipts::model::SandboxKind::Unshare => "unshare",
                         receipts::model::SandboxKind::Trusted => "none (trusted engines)",
@@ -1007,29 +1032,44 @@ fn provenance(round: &VerifiedRound, entry: &Entry, ev: &verifier::view::EntryVi
                         receipts::model::SandboxKind::Unsandboxed => "none (built-in engine)",
                     }
                     .to_owned(),
-                },
-                Fact {
-                    label: "CPU pinning",
-                    value: match i.pinning {
+                ),
+                Fact::new(
+                    "CPU pinning",
+                    match i.pinning {
                         receipts::model::CpuPinning::SchedAffinity => "sched_setaffinity",
                         receipts::model::CpuPinning::None => "none (one usable core)",
                         receipts::model::CpuPinning::Cpuset => "cgroup cpuset",
                     }
                     .to_owned(),
-                },
-                Fact {
-                    label: "Engine CPUs",
-                    value: cpus(&i.engine_cpus),
-                },
-                Fact {
-                    label: "Client CPUs",
-                    value: cpus(&i.client_cpus),
-                },
-                Fact {
-                    label: "Engine threads",
-                    value: i.engine_threads.to_string(),
-                },
-            ]
+                ),
+                Fact::of_field(
+                    "Engine CPUs",
+                    cpus(&i.engine_cpus),
+                    "entries[].engine.isolation.engineCpus[]",
+                ),
+                Fact::of_field(
+                    "Client CPUs",
+                    cpus(&i.client_cpus),
+                    "entries[].engine.isolation.clientCpus[]",
+                ),
+                Fact::new("Engine threads", i.engine_threads.to_string()),
+            ];
+            // v5: who the engine ran as and what it was shown beyond its own tree.
+            if let Some(uid) = i.uid {
+                let whose = match i.own_uid {
+                    Some(true) => "its own unprivileged uid",
+                    Some(false) => "the runner's uid",
+                    None => "not recorded whose",
+                };
+                facts.push(Fact::new("Engine uid", format!("{uid} ({whose})")));
+            }
+            if !i.ro_paths.is_empty() {
+                facts.push(Fact::new(
+                    "Declared read-only paths",
+                    untrusted(&i.ro_paths.join(", ")),
+                ));
+            }
+            facts
         })
         .unwrap_or_default();
     isolation.extend(engine_facts(engine));
@@ -1057,9 +1097,10 @@ fn provenance(round: &VerifiedRound, entry: &Entry, ev: &verifier::view::EntryVi
         isolation,
         hardware: Shown::new(
             untrusted(&format!(
-                "{} · {} CPUs · {}.{} GiB · {} · kernel {} · {}",
+                "{} · {} CPU{} · {}.{} GiB · {} · kernel {} · {}",
                 hw.value.cpu_model,
                 hw.value.cpu_count,
+                if hw.value.cpu_count == 1 { "" } else { "s" },
                 tenths_gib / 10,
                 tenths_gib % 10,
                 hw.value.os,
@@ -1343,7 +1384,7 @@ fn sample_rows(sample: &SampleShown) -> Vec<LoadSampleRow> {
 /// (content/docker.md). Each is checked by the verifier (`engine.api`, `engine.docker`).
 fn engine_facts(engine: &receipts::model::EngineRef) -> Vec<Fact> {
     let mut facts = Vec::new();
-    let mut fact = |label: &'static str, value: String| facts.push(Fact { label, value });
+    let mut fact = |label: &'static str, value: String| facts.push(Fact::new(label, value));
     if let Some(mb) = engine.memory_limit_mb {
         fact("Memory limit", format!("{mb} MiB"));
     }
@@ -1367,14 +1408,16 @@ fn engine_facts(engine: &receipts::model::EngineRef) -> Vec<Fact> {
         if let Some(digest) = &d.manifest_digest {
             fact("Manifest digest", untrusted(digest));
         }
-        fact(
+        facts.push(Fact::of_field(
             "Docker daemon",
             format!(
                 "{} (API {})",
                 untrusted(&d.daemon_version),
                 untrusted(&d.api_version)
             ),
-        );
+            "entries[].engine.docker.daemonVersion",
+        ));
+        let mut fact = |label: &'static str, value: String| facts.push(Fact::new(label, value));
         fact(
             "Container memory",
             format!("{} MiB", d.memory_bytes / (1 << 20)),

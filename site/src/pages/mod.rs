@@ -28,6 +28,18 @@ use serde::Serialize;
 use crate::error::SiteError;
 use crate::paths::{SiteDir, SitePath};
 
+/// Whether the verifier only attests the predicate field at `path` (its name in
+/// [`verifier::ATTESTED_FIELDS`], `entries[].startedAt`): signed, but recomputed by no
+/// offline check. Pages mark such values "attested" (the `_attested.html` marker).
+pub fn attested(path: &str) -> bool {
+    verifier::ATTESTED_FIELDS.iter().any(|f| f.path == path)
+}
+
+/// `text` with a no-break space before each `%`, so `+10 %` never breaks across lines.
+pub fn keep_percent(text: String) -> String {
+    text.replace(" %", "\u{a0}%")
+}
+
 /// One page to render, and the files it publishes beside it.
 #[derive(Clone, Debug)]
 pub struct PageOut<M> {

@@ -1,16 +1,17 @@
 //! The round page, `/c/<campaign>/r/<n>/`: everything a miner reads about one sealed
-//! round — status, counts, how long it took to settle, the top score, whether the seat
-//! changed and to whom, the entries table with each disqualification's reason and log
-//! tail, the step timeline grouped as the round ran it (Setup, Baseline, … or, from v3,
-//! by pass), scores with their interval or spread, the SLA, the noise floor, the client's
-//! self-test, the pass order, seeds and their commitments, the request-sequence digest,
-//! hardware at both ends, what changed since the previous round, downloads and the exact
-//! `referee verify` command that checks the bundle.
+//! round — status, whether it was a practice round, counts, how long it took to settle,
+//! the top score, whether the seat changed and to whom, the entries table with each
+//! disqualification's reason and log tail, the step timeline grouped as the round ran it
+//! (Setup, Baseline, … or, from v3, by pass), scores with their interval or spread, the
+//! SLA, the noise floor, the client's self-test, the "To take the seat" box, the pass
+//! order, seeds and their commitments and the beacon they derive from, the
+//! request-sequence digest, hardware at both ends, what changed since the previous round,
+//! downloads and the exact `referee verify` command that checks the bundle.
 //!
 //! The model ([`RoundPage`]) is built from [`VerifiedRound::view`] (the view-model
 //! `referee show` prints: one model, two renderers) and the round record. Every value
 //! carries whether the verifier vouched for it ([`Shown::verified`]); the template marks
-//! the others. Untrusted text (miner ids, step names, details, log tails, decision
+//! the others, and marks "attested" what the verifier only attests ([`AttestedMarks`]). Untrusted text (miner ids, step names, details, log tails, decision
 //! sentences of old receipts, hardware strings) is escaped here with
 //! [`escape_untrusted`](receipts::text::escape_untrusted) and cut on a character boundary; tera escapes it for HTML.
 
@@ -26,12 +27,12 @@ use verifier::view::{
     EntryView, Field, RoundView, SELF_REPORTED, StepView, format_capability_finding,
     format_client_self_test, format_duration_ms, format_entry_throughput, format_leader,
     format_milli_rps, format_noise, format_paired_score, format_pass_order, format_score_percent,
-    format_time_of_day,
+    format_time_of_day, short_seed,
 };
 
-use super::seat::{SeatBox, seat_box};
-use super::{ExtraFile, PageOut, TableLinks, TableRow, table_files, untrusted};
-use crate::archive::{RoundListing, VerifiedRound};
+use super::seat::{SeatBox, SeatedView, seat_box};
+use super::{ExtraFile, PageOut, TableLinks, TableRow, keep_percent, table_files, untrusted};
+use crate::archive::{RoundListing, SeatTaken, VerifiedRound};
 use crate::error::SiteError;
 use crate::machine::{bundle_dir_name, bundle_tar_path, keyring_path};
 use crate::paths::{EntrySlug, SiteDir};
@@ -224,6 +225,58 @@ pub struct RoundPage {
     pub log: Option<RoundLogView>,
     /// What it takes to take the seat after this round, in its numbers.
     pub seat: SeatBox,
+    /// The beacon its seeds derive from (v5), in words: source, round, value, and
+    /// whether anyone can check its signature; `None` when the evaluator drew or gave
+    /// the seeds.
+    pub beacon: Option<Shown>,
+    /// Whether that beacon is unsigned (a file beacon): the page flags it.
+    pub beacon_unsigned: bool,
+    /// Set for a practice round (the evaluator gave the seeds): it moves no seat.
+    pub practice: Option<Shown>,
+    /// Which values shown the verifier only attests.
+    pub attested: AttestedMarks,
+}
+
+/// Which of the values a round or entry page shows the verifier only attests
+/// ([`super::attested`], `verifier::ATTESTED_FIELDS`): each is marked "attested".
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct AttestedMarks {
+    /// The round's start and end (`startedAt`, `endedAt`): when it ran and settled.
+    pub round_times: bool,
+    /// An entry's start and end: its duration.
+    pub entry_times: bool,
+    /// Each step's start and end: the timeline's times and durations.
+    pub step_times: bool,
+    /// The hardware fingerprint.
+    pub hardware: bool,
+    /// The build of referee that sealed the round.
+    pub tool: bool,
+    /// The load client's self-test figures.
+    pub client_self_test: bool,
+    /// How long the capability probe took.
+    pub capability_probe: bool,
+    /// A run's host load (steal and wall time).
+    pub host_load: bool,
+    /// The command line the runner started.
+    pub command: bool,
+}
+
+impl AttestedMarks {
+    /// The marks of the current predicate's attested fields.
+    pub fn of_predicate() -> Self {
+        use super::attested;
+        Self {
+            round_times: attested("startedAt") || attested("endedAt"),
+            entry_times: attested("entries[].startedAt") || attested("entries[].endedAt"),
+            step_times: attested("steps[].startedAt") || attested("steps[].endedAt"),
+            hardware: attested("hardware.atStart.cpuCount"),
+            tool: attested("tool.version"),
+            client_self_test: attested("clientSelfTest.achievedMilliRps"),
+            capability_probe: attested("capabilityProbe.durationMs"),
+            host_load: attested("entries[].passes[].hostLoad.stealMs"),
+            command: attested("entries[].engine.command[]"),
+        }
+    }
 }
 
 /// The round in the transparency log (content/transparency-log.md).
@@ -390,10 +443,10 @@ pub struct StepRow {
     pub started: String,
     /// Its start, for `<time datetime>` ([`html_datetime`]).
     pub started_iso: String,
-    /// How long it took.
+    /// How long it took. (No "since the previous step": the runner starts each step as
+    /// the one before ends, so that gap is only its own bookkeeping, a few milliseconds
+    /// in every round; the view keeps it as `sincePreviousMs`.)
     pub duration: String,
-    /// From the previous step's end to its start (`—` for the first).
-    pub since_previous: String,
     /// `ok`, `failed`, `skipped`.
     pub status: &'static str,
     /// CSS class of the status.
@@ -682,7 +735,7 @@ pub fn score_cells(view: &RoundView, e: &EntryView) -> (Shown, Option<Shown>, Sh
                 .find('[')
                 .map_or(full.as_str(), |i| &full[i..])
                 .to_owned();
-            Some(Shown::new(interval, p.verified))
+            Some(Shown::new(keep_percent(interval), p.verified))
         }
         None => match (
             e.throughput_min_milli_rps.value,
@@ -733,8 +786,10 @@ pub fn disqualification_row(e: &EntryView) -> Option<DisqualificationRow> {
 }
 
 /// The round page of `round`, a round of `campaign`, with `previous` (the verified round
-/// before it, for what changed) and `next` (the number of the verified round after it).
-/// Returns the page and the entries table as `entries.csv` and `entries.json` beside it.
+/// before it, for what changed), `next` (the number of the verified round after it) and
+/// `seated` (when the holder of the seat after it took the seat, as its listing says:
+/// [`RoundListing::seated`]). Returns the page and the entries table as `entries.csv`
+/// and `entries.json` beside it.
 ///
 /// Errors: [`SiteError::InvalidId`] when an entry's slug cannot name a path,
 /// [`SiteError::Serialize`] when the table does not serialise.
@@ -743,6 +798,7 @@ pub fn round_page(
     round: &VerifiedRound,
     previous: Option<&RoundListing>,
     next: Option<u64>,
+    seated: Option<SeatTaken>,
 ) -> Result<PageOut<RoundPage>, SiteError> {
     let view = &round.view;
     let record = &round.record;
@@ -893,16 +949,19 @@ pub fn round_page(
         install: INSTALL_COMMAND,
     };
     let seat_after = view.leader_after.value.as_ref();
-    let seat = seat_box(
-        seat_after,
-        view.margin_bp.value,
-        view.entries
-            .iter()
-            .find(|e| e.patch.value.as_ref() == seat_after.map(|l| &l.patch))
-            .and_then(|e| e.throughput_milli_rps.value)
-            .map(|t| (t, round.number)),
-        None,
-    );
+    let seat = SeatBox {
+        seated: seated.map(|taken| SeatedView::of(campaign, taken)),
+        ..seat_box(
+            seat_after,
+            view.margin_bp.value,
+            view.entries
+                .iter()
+                .find(|e| e.patch.value.as_ref() == seat_after.map(|l| &l.patch))
+                .and_then(|e| e.throughput_milli_rps.value)
+                .map(|t| (t, round.number)),
+            None,
+        )
+    };
     let model = RoundPage {
         seat,
         campaign: campaign.to_string(),
@@ -1065,6 +1124,34 @@ pub fn round_page(
             })
             .collect(),
         log,
+        beacon: view.beacon.as_ref().map(|b| {
+            Shown::of(b, |b| {
+                format!(
+                    "The seeds derive from the evaluator's committed secret and a beacon: \
+                     source {}, round {}, value {}{}",
+                    b.source.as_str(),
+                    b.round,
+                    short_seed(&b.value),
+                    if b.source.is_signed() {
+                        ": its signature on the round is checked offline against the chain's key"
+                    } else {
+                        ": unsigned, a file the evaluator wrote, whose value the evaluator could \
+                         have chosen"
+                    }
+                )
+            })
+        }),
+        beacon_unsigned: view
+            .beacon
+            .as_ref()
+            .is_some_and(|b| !b.value.source.is_signed()),
+        practice: view.practice.value.then(|| {
+            Shown::new(
+                "Practice round: the evaluator gave its seeds (--seeds), so it moves no seat",
+                view.practice.verified,
+            )
+        }),
+        attested: AttestedMarks::of_predicate(),
     };
     Ok(PageOut {
         dir,
@@ -1254,10 +1341,6 @@ pub fn step_row(step: &StepView, record: &RoundRecord) -> (Option<u32>, StepRow)
         started: format_time_of_day(step.started_at.value),
         started_iso: html_datetime(step.started_at.value),
         duration: format_duration_ms(step.duration_ms.value),
-        since_previous: step
-            .since_previous_ms
-            .value
-            .map_or_else(|| "—".to_owned(), format_duration_ms),
         status,
         status_class,
         verified: step.verified(),

@@ -57,6 +57,55 @@ pub struct RecordView {
     pub requeues: u32,
     /// For a rejected submission: the gate that failed and why.
     pub rejection: Option<Rejection>,
+    /// For a repository submission: its commitment, digests and manifest validation.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub repository: Option<RepositoryView>,
+}
+
+/// What a repository submission's record holds beside the pipeline
+/// (content/repository-submissions.md), made safe for the page.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct RepositoryView {
+    /// The commitment, `<URL>@<commit>` (untrusted, made safe).
+    pub commitment: String,
+    /// When it was committed (RFC 3339).
+    pub committed_at: String,
+    /// The coldkey of its hotkey, when looked up (untrusted, made safe).
+    pub coldkey: Option<String>,
+    /// The fetched tree's digest, when fetched.
+    pub tree_sha256: Option<String>,
+    /// The manifest's sha256, when read.
+    pub manifest_sha256: Option<String>,
+    /// `passed`, `failed`, or `None` when not validated.
+    pub validation: Option<&'static str>,
+    /// Every manifest error: field, typed reason, message (untrusted, made safe).
+    pub errors: Vec<[String; 3]>,
+}
+
+fn repository_view(record: &receipts::model::RepositoryRecord) -> RepositoryView {
+    RepositoryView {
+        commitment: untrusted(&record.commitment),
+        committed_at: record.committed_at.to_string(),
+        coldkey: record.coldkey.as_deref().map(untrusted),
+        tree_sha256: record.tree_sha256.map(|d| d.to_string()),
+        manifest_sha256: record.manifest_sha256.map(|d| d.to_string()),
+        validation: record
+            .validation
+            .as_ref()
+            .map(|v| if v.passed { "passed" } else { "failed" }),
+        errors: record
+            .validation
+            .iter()
+            .flat_map(|v| &v.errors)
+            .map(|e| {
+                [
+                    untrusted(&e.field),
+                    untrusted(&e.reason),
+                    untrusted(&e.message),
+                ]
+            })
+            .collect(),
+    }
 }
 
 /// Why a submission was rejected.
@@ -537,6 +586,7 @@ fn record_view(s: &Submission) -> RecordView {
         state: s.state.to_string(),
         requeues: s.requeues,
         rejection,
+        repository: s.repository.as_ref().map(repository_view),
     }
 }
 
@@ -579,4 +629,45 @@ fn event_rows(s: &Submission) -> Vec<(Timestamp, EventRow)> {
             (e.at, row)
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use receipts::model::{ManifestFieldError, ManifestValidation, RepositoryRecord};
+
+    #[test]
+    fn a_repository_record_is_shown_with_its_miner_text_made_safe() {
+        let record = RepositoryRecord {
+            commitment: format!("file:///r@{}", "a".repeat(40)),
+            committed_at: Timestamp::from_unix_seconds(1_800_000_000).unwrap(),
+            coldkey: Some("cold-1".into()),
+            tree_sha256: Some(Sha256Hex::digest(b"tree")),
+            manifest_sha256: None,
+            validation: Some(ManifestValidation {
+                passed: false,
+                errors: vec![ManifestFieldError {
+                    field: "runtime.dockerfile".into(),
+                    reason: "unpinned_base_image".into(),
+                    message: "base image `x\u{1b}[2J` is not pinned".into(),
+                }],
+            }),
+        };
+        let view = repository_view(&record);
+        assert_eq!(view.validation, Some("failed"));
+        assert_eq!(view.manifest_sha256, None);
+        assert_eq!(
+            view.tree_sha256.as_deref(),
+            Some(Sha256Hex::digest(b"tree").as_str())
+        );
+        assert_eq!(view.committed_at, "2027-01-15T08:00:00Z");
+        assert_eq!(
+            view.errors,
+            [[
+                "runtime.dockerfile".to_owned(),
+                "unpinned_base_image".to_owned(),
+                "base image `x\\u{1b}[2J` is not pinned".to_owned()
+            ]]
+        );
+    }
 }

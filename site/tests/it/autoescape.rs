@@ -162,7 +162,7 @@ fn every_template_escapes_every_string_of_its_model() {
         &mut covered,
     );
     check(
-        &site::pages::round::round_page(&campaign.id, round, campaign.rounds.first(), None)
+        &site::pages::round::round_page(&campaign.id, round, campaign.rounds.first(), None, None)
             .unwrap(),
         &mut covered,
     );
@@ -181,10 +181,13 @@ fn every_template_escapes_every_string_of_its_model() {
         &mut covered,
     );
     // base.html is in every page, the partials in the two pages of rounds and the two
-    // of submissions above; every other template was rendered above.
+    // of submissions above, the seat box in the campaign and round pages, the attested
+    // marker in the round and entry pages; every other template was rendered above.
     covered.insert("base.html");
     covered.insert("_rounds-table.html");
     covered.insert("_submissions-table.html");
+    covered.insert("_seat-box.html");
+    covered.insert("_attested.html");
     let all: BTreeSet<&str> = TEMPLATES.iter().map(|(n, _)| *n).collect();
     assert_eq!(covered, all);
 }

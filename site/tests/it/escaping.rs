@@ -244,7 +244,7 @@ fn hostile_text_is_shown_inert_on_the_round_page() {
     let tmp = tempfile::tempdir().unwrap();
     let round = hostile_round(tmp.path());
     let campaign = round.record.campaign.id.clone();
-    let page = round::round_page(&campaign, &round, None, None).unwrap();
+    let page = round::round_page(&campaign, &round, None, None, None).unwrap();
     let html = site::render::render(page.template, &page.dir.page(), &page.model).unwrap();
     assert_safe("round", &html);
     // Shown, escaped and visible, not dropped.

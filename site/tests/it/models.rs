@@ -465,3 +465,99 @@ fn the_patch_index_is_what_a_plain_reading_of_the_archive_gives() {
         assert_eq!(got, want, "{miner}");
     }
 }
+
+/// Issue 43: each round knows when the holder of its seat after it took the seat — the
+/// latest round up to it whose seat changed to that holder, as `referee leader` reads it;
+/// the baseline never unseated has none.
+#[test]
+fn each_round_knows_when_its_seat_was_taken() {
+    use receipts::model::{Leader, Sha256Hex};
+    use site::archive::{SeatTaken, set_seats};
+    let mut archive = archive();
+    let campaign = &mut archive.campaigns[0];
+    let template = campaign.rounds[0].clone();
+    let fast = Leader {
+        patch: Sha256Hex::digest(b"fast"),
+        miner: "fast".parse().unwrap(),
+    };
+    let slow = Leader {
+        patch: Sha256Hex::digest(b"slow"),
+        miner: "slow".parse().unwrap(),
+    };
+    // The seat after each of rounds 1–6, and whether it changed in it.
+    let seats = [
+        (None, false),
+        (Some(&fast), true),
+        (Some(&fast), false),
+        (Some(&slow), true),
+        (Some(&fast), true),
+        (Some(&fast), false),
+    ];
+    campaign.rounds = (1..=6u64)
+        .zip(seats)
+        .map(|(number, (seat, changed))| {
+            let mut round = template.clone();
+            round.number = number;
+            round.ended_at = Timestamp::from_unix_seconds(1_800_000_000 + number as i64).unwrap();
+            round.headline.leader_after = seat.cloned();
+            round.headline.leader_changed = changed;
+            round.leader_after = seat.cloned();
+            round.changed = changed;
+            round
+        })
+        .collect();
+    set_seats(&mut campaign.rounds);
+    let taken = |round: u64| SeatTaken {
+        round,
+        at: Timestamp::from_unix_seconds(1_800_000_000 + round as i64).unwrap(),
+    };
+    assert_eq!(
+        campaign.rounds.iter().map(|r| r.seated).collect::<Vec<_>>(),
+        [
+            None,
+            Some(taken(2)),
+            Some(taken(2)),
+            Some(taken(4)),
+            Some(taken(5)),
+            Some(taken(5))
+        ]
+    );
+    // The campaign page's box says so, with the round's page.
+    let campaign = &archive.campaigns[0];
+    let page = pages::campaign::page(&archive, campaign).unwrap();
+    let html = site::render::render(page.template, &page.dir.page(), &page.model).unwrap();
+    let expected = format!(
+        "The seat is held by <a href=\"../../s/{}/\">{}…{} (fast)</a>, seated in \
+         <a href=\"../../c/tiny/r/5/\">round 5</a> (<time datetime=\"2027-01-15T08:00:05.000Z\">",
+        fast.patch,
+        &fast.patch.as_str()[..7],
+        &fast.patch.as_str()[59..]
+    );
+    assert!(html.contains(&expected), "{expected}\n{html}");
+}
+
+/// Issue 43: the campaign page's box names the next round's expected entries: the
+/// baseline, the seat holder, then the queue in commitment order.
+#[test]
+fn the_seat_box_names_the_next_rounds_expected_entries() {
+    let archive = archive();
+    let campaign = &archive.campaigns[0];
+    let page = pages::campaign::page(&archive, campaign).unwrap();
+    let next = page
+        .model
+        .seat
+        .next_round
+        .expect("the campaign page names it");
+    let entries: Vec<(&str, Option<&str>, Option<&str>)> = (next.entries.iter())
+        .map(|e| (e.role, e.patch_short.as_deref(), e.miner.as_deref()))
+        .collect();
+    assert_eq!(
+        entries,
+        [
+            ("baseline", None, None),
+            ("candidate", Some("deeb9b6…8ddc5"), Some("later")),
+        ]
+    );
+    assert_eq!(next.more, 0);
+    assert_eq!(next.submissions_href.as_str(), "c/tiny/submissions/");
+}

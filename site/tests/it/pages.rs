@@ -50,7 +50,7 @@ fn verified_round(dir: &Path) -> VerifiedRound {
 fn round_page_model_of_the_v2_fixture() {
     let round = v2_round();
     let campaign = round.record.campaign.id.clone();
-    let page = round::round_page(&campaign, &round, None, None).unwrap();
+    let page = round::round_page(&campaign, &round, None, None, None).unwrap();
     assert_eq!(page.dir.as_str(), "c/tiny/r/1/");
     assert_eq!(page.template, "round.html");
     insta::assert_json_snapshot!("round_v2", page.model);
@@ -209,7 +209,7 @@ fn a_file_changed_after_verification_is_not_shown() {
 fn both_pages_render_through_their_templates() {
     let round = v2_round();
     let campaign = round.record.campaign.id.clone();
-    let page = round::round_page(&campaign, &round, None, None).unwrap();
+    let page = round::round_page(&campaign, &round, None, None, None).unwrap();
     let html = site::render::render(page.template, &page.dir.page(), &page.model).unwrap();
     for expected in [
         "<title>Round 1 · complete · tiny · referee</title>",
@@ -291,7 +291,7 @@ fn inconclusive_round() -> VerifiedRound {
 fn the_inconclusive_round_page_says_not_decided_and_keeps_the_numbers() {
     let round = inconclusive_round();
     let campaign = round.record.campaign.id.clone();
-    let page = round::round_page(&campaign, &round, None, None).unwrap();
+    let page = round::round_page(&campaign, &round, None, None, None).unwrap();
     let html = site::render::render(page.template, &page.dir.page(), &page.model).unwrap();
     let golden =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/snapshots/round-inconclusive.html");
@@ -305,7 +305,7 @@ fn the_inconclusive_round_page_says_not_decided_and_keeps_the_numbers() {
         "1 scored · 0 disqualified · 1 not decided",
         "<td class=\"warn\">not decided</td>",
         "<td class=\"num\">+0.47 % <span class=\"badge warn\">not decided</span></td>",
-        "<td>[+0.4, +0.5] (0 % coverage, 1 pass)</td>",
+        "<td>[+0.4, +0.5] (0\u{a0}% coverage, 1 pass)</td>",
     ] {
         assert!(html.contains(expected), "{expected}\n{html}");
     }
@@ -335,4 +335,72 @@ fn an_entry_page_lists_its_own_steps_pass_by_pass() {
     );
     // The baseline's include its A/A control runs.
     assert_eq!(pages[0].model.steps.len(), 5);
+}
+
+/// Issue 43: the round page names the beacon the seeds derive from (a file beacon flagged
+/// unsigned) and a practice round; the entry page gives the engine's uid and the declared
+/// read-only paths, and marks the CPU sets it shows "attested". The v6 fixture's record,
+/// given a file beacon, the practice flag and a declared path after it was verified.
+#[test]
+fn the_round_page_names_the_beacon_and_practice_and_the_entry_page_the_engines_uid() {
+    use receipts::model::{BeaconRecord, BeaconSource, Seed32};
+    let dir = fixtures().join("v6-round");
+    let keyring = Keyring::load(&fixtures().join("v6-keyring.json")).unwrap();
+    let sealed = read_sealed_round(&dir).unwrap();
+    let mut record = sealed.record;
+    let report = verifier::verify_bundle(&dir, &keyring, &VerifyOptions::at(record.ended_at));
+    assert!(report.passed());
+    record.beacon = Some(BeaconRecord {
+        source: BeaconSource::File,
+        round: 7,
+        value: Seed32([0xab; 32]),
+        signature: None,
+    });
+    record.practice = true;
+    if let Some(isolation) = record.entries[1].engine.isolation.as_mut() {
+        isolation.ro_paths = vec!["/opt/models".to_owned()];
+    }
+    let verified_at = record.ended_at;
+    let campaign = record.campaign.id.clone();
+    let round = VerifiedRound::new(
+        record.round,
+        &dir,
+        record,
+        &report,
+        &sealed.subjects,
+        sealed.statement_digest,
+        verified_at,
+    );
+    let page = round::round_page(&campaign, &round, None, None, None).unwrap();
+    assert_eq!(
+        page.model.beacon.as_ref().map(|b| b.text.as_str()),
+        Some(
+            "The seeds derive from the evaluator's committed secret and a beacon: source file, \
+             round 7, value abababa…babab: unsigned, a file the evaluator wrote, whose value \
+             the evaluator could have chosen"
+        )
+    );
+    assert!(page.model.beacon_unsigned);
+    assert_eq!(
+        page.model.practice.as_ref().map(|p| p.text.as_str()),
+        Some("Practice round: the evaluator gave its seeds (--seeds), so it moves no seat")
+    );
+    let html = site::render::render(page.template, &page.dir.page(), &page.model).unwrap();
+    assert!(
+        html.contains("<p id=\"beacon\" class=\"unsigned\">"),
+        "{html}"
+    );
+
+    let pages = entry::entry_pages(&campaign, &round).unwrap();
+    let facts: Vec<(&str, &str, bool)> = (pages[1].model.provenance.isolation.iter())
+        .map(|f| (f.label, f.value.as_str(), f.attested))
+        .collect();
+    for fact in [
+        ("Engine CPUs", facts[2].1, true),
+        ("Client CPUs", facts[3].1, true),
+        ("Engine uid", "990000 (its own unprivileged uid)", false),
+        ("Declared read-only paths", "/opt/models", false),
+    ] {
+        assert!(facts.contains(&fact), "{fact:?} in {facts:?}");
+    }
 }

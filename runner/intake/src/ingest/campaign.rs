@@ -16,6 +16,9 @@ use receipts::model::{
 
 use super::IngestError;
 use crate::gates::surface::DeniedGlobs;
+use crate::repository::queue::{
+    HotkeyRegistration, MAX_REGISTRATION_CHARS, registration_reference_ok,
+};
 use crate::store::CampaignStore;
 use receipts::layout::{CampaignDir, DataDir, DataError, model_error_message};
 
@@ -144,6 +147,30 @@ pub fn add_miner(
     campaign_dir: &CampaignDir,
     miner: &MinerId,
 ) -> Result<RegisteredMiner, IngestError> {
+    add_hotkey(campaign_dir, miner, None)
+}
+
+/// [`add_miner`] with a hotkey's registration (its coldkey, role and registration
+/// reference; content/repository-submissions.md, Queue), which a repository campaign's
+/// ingest requires.
+///
+/// Errors: as [`add_miner`]; [`IngestError::Campaign`] for a registration reference
+/// that is empty, too long or has whitespace or control characters.
+pub fn add_hotkey(
+    campaign_dir: &CampaignDir,
+    miner: &MinerId,
+    registration: Option<&HotkeyRegistration>,
+) -> Result<RegisteredMiner, IngestError> {
+    if let Some(r) = registration
+        && !registration_reference_ok(&r.registration)
+    {
+        return Err(IngestError::Campaign {
+            path: campaign_dir.miners_json(),
+            message: format!(
+                "--registration must be 1 to {MAX_REGISTRATION_CHARS} characters without whitespace or control characters"
+            ),
+        });
+    }
     let _lock = campaign_dir.lock()?;
     campaign_dir.load_campaign()?;
     let mut registry = campaign_dir.load_miners()?;
@@ -156,6 +183,9 @@ pub fn add_miner(
     let registered = RegisteredMiner {
         id: miner.clone(),
         registered_at: Timestamp::now(),
+        coldkey: registration.map(|r| r.coldkey.to_string()),
+        role: registration.map(|r| r.role),
+        registration: registration.map(|r| r.registration.clone()),
     };
     registry.miners.push(registered.clone());
     campaign_dir.save_miners(&registry)?;

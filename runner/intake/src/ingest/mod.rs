@@ -63,7 +63,7 @@ use crate::store::CampaignStore;
 use receipts::layout::{CampaignDir, DataError};
 use receipts::text::escape_untrusted;
 
-pub use campaign::{AddedCampaign, add_campaign, add_miner};
+pub use campaign::{AddedCampaign, add_campaign, add_hotkey, add_miner};
 
 /// Errors of the submission machinery; a diff that breaks a rule is never one of them
 /// (it is recorded as a rejection).
@@ -231,6 +231,12 @@ pub fn ingest_reader(
 ) -> Result<IngestOutcome, IngestError> {
     let _lock = campaign_dir.lock()?;
     let campaign = campaign_dir.load_campaign()?.campaign;
+    if campaign.submission_kind() != receipts::model::SubmissionKind::Diff {
+        return Err(IngestError::Campaign {
+            path: campaign_dir.campaign_json(),
+            message: "this campaign takes repository commitments (`referee ingest --repository <URL>@<commit>`), not diffs".into(),
+        });
+    }
     let max_bytes = campaign.surface.max_diff_bytes;
     let mut bytes = Vec::new();
     diff.take(max_bytes.saturating_add(1))

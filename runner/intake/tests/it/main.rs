@@ -7,3 +7,4 @@ mod support;
 mod gates_canary;
 mod gates_corpus;
 mod gates_ingest;
+mod repository;

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# The repository campaign's demo (content/repository-submissions.md, Demo): a campaign of
+# kind `repository`, one competition hotkey, and two repositories committed from
+# submissions/: `good` is queued for a round, `unpinned` is rejected naming its unpinned
+# base image; then the site is built from the data directory and both submissions' pages
+# are checked for what they must show.
+#
+# Usage: examples/repository-demo/run.sh [REFEREE_BIN] [WORK_DIR]
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+referee="${1:-$here/../../target/debug/referee}"
+work="${2:-$here/../../target/repository-demo}"
+rm -rf "$work"
+mkdir -p "$work/repos"
+work="$(cd "$work" && pwd)"
+data="$work/data"
+
+# The demo's baseline (a fixed commit), and the campaign beside it.
+"$referee" demo --prepare --dir "$work" --data "$data" >/dev/null
+cp "$here/campaign.toml" "$work/campaign.toml"
+"$referee" campaign add "$work/campaign.toml" --data "$data" >/dev/null
+"$referee" miner add hot-demo --campaign repo-demo --coldkey cold-demo \
+  --role competition --registration 0xdemo-registration --data "$data"
+
+# Each submission becomes a git repository at one commit (fixed author and time).
+commit_repo() {
+  local name=$1 dir="$work/repos/$1"
+  cp -r "$here/submissions/$name" "$dir"
+  git -C "$dir" init --quiet --initial-branch=main
+  git -C "$dir" add -A
+  GIT_AUTHOR_NAME=demo GIT_AUTHOR_EMAIL=demo@referee.invalid \
+  GIT_COMMITTER_NAME=demo GIT_COMMITTER_EMAIL=demo@referee.invalid \
+  GIT_AUTHOR_DATE=2026-01-01T00:00:00Z GIT_COMMITTER_DATE=2026-01-01T00:00:00Z \
+    git -C "$dir" -c commit.gpgsign=false commit --quiet -m "$name"
+  echo "file://$dir@$(git -C "$dir" rev-parse HEAD)"
+}
+
+good=$(commit_repo good)
+unpinned=$(commit_repo unpinned)
+echo "== ingest $good"
+"$referee" ingest --campaign repo-demo --miner hot-demo --data "$data" \
+  --repository "$good" --committed-at 2026-01-01T00:00:00Z
+echo "== ingest $unpinned (rejected: exit 1)"
+if "$referee" ingest --campaign repo-demo --miner hot-demo --data "$data" \
+  --repository "$unpinned" --committed-at 2026-01-01T01:00:00Z; then
+  echo "the unpinned repository was not rejected" >&2
+  exit 1
+fi
+
+echo "== site"
+# The site trusts the data directory's keyring; no round is sealed, so the key signs nothing.
+"$referee" keygen --key-dir "$work/keys" --keyring "$data/keyring.json" >/dev/null
+"$referee" site build --data "$data" --out "$work/site" >/dev/null
+"$referee" site check "$work/site" >/dev/null
+page() { printf '%s' "$1" | sha256sum | cut -d' ' -f1; }
+good_page="$work/site/s/$(page "$good")/index.html"
+unpinned_page="$work/site/s/$(page "$unpinned")/index.html"
+grep -q "bench_queued" "$good_page"
+grep -q "Fetched tree sha256" "$good_page"
+grep -q "unpinned_base_image" "$unpinned_page"
+grep -q "vllm/vllm-openai:latest" "$unpinned_page"
+echo "site: $good_page"
+echo "site: $unpinned_page"

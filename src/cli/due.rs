@@ -1,0 +1,195 @@
+//! `referee due` (content/title.md, Running it from cron): which campaigns need a
+//! confirmation or a re-measurement round now, from the title each campaign's sealed
+//! rounds derive ([`receipts::rules::title`]).
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use receipts::layout::{DataDir, read_round_record};
+use receipts::model::{CampaignId, Leader, Timestamp};
+use receipts::rules::title::{ChainItem, Clock, Due, RoundFacts, Title};
+use serde::Serialize;
+use verifier::verify_bundle;
+
+use super::show::{TrustArgs, campaign_id};
+
+/// What `referee due` exits with when a round is due.
+pub const DUE_EXIT: u8 = 10;
+
+/// `referee due`'s exit codes, for `--help`.
+pub const DUE_EXIT_CODES: &str = "Exit status: 0 when nothing is due; 10 when a confirmation or re-measurement round is due; 1 when a sealed round does not verify or breaks the title rules, so the title cannot be derived; 2 on a usage or I/O error.";
+
+/// `referee due [--campaign c] [--at t]`.
+#[derive(clap::Args, Debug)]
+pub struct DueArgs {
+    /// One campaign; default every campaign of the data directory.
+    #[arg(long)]
+    pub campaign: Option<String>,
+    /// The keyring, the data directory, `--json`, and `--at`: the instant judged (and
+    /// the keys checked) at, RFC 3339 UTC; default now.
+    #[command(flatten)]
+    pub trust: TrustArgs,
+}
+
+/// One campaign's title and what is due.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct CampaignDue {
+    campaign: CampaignId,
+    /// The holder; `None` = vacant.
+    holder: Option<Leader>,
+    /// When it took the title.
+    held_since: Option<Timestamp>,
+    /// Pending challengers, earliest win first: `(challenger, won round, earliest
+    /// confirmation)`.
+    pending: Vec<(Leader, u64, Timestamp)>,
+    /// What is due.
+    due: Vec<String>,
+    /// Why the title cannot be derived, when it cannot.
+    error: Option<String>,
+}
+
+/// Runs `referee due`.
+pub fn run(args: DueArgs) -> anyhow::Result<ExitCode> {
+    let data = DataDir::new(&args.trust.data.data);
+    let ids = match &args.campaign {
+        Some(text) => vec![campaign_id(text)?],
+        None => data
+            .campaign_ids()
+            .with_context(|| format!("listing the campaigns of `{}`", data.root().display()))?,
+    };
+    let keyring = args.trust.keyring()?;
+    let options = args.trust.options();
+    let now = options.at.datetime().unix_timestamp();
+    let mut report = Vec::new();
+    for id in ids {
+        report.push(campaign_due(&data, &id, &keyring, &options, now)?);
+    }
+    let mut out = std::io::stdout().lock();
+    if args.trust.json {
+        writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
+    } else {
+        out.write_all(render(&report).as_bytes())?;
+    }
+    Ok(if report.iter().any(|c| c.error.is_some()) {
+        ExitCode::from(1)
+    } else if report.iter().any(|c| !c.due.is_empty()) {
+        ExitCode::from(DUE_EXIT)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// The title of `campaign` from its sealed rounds, each verified first, and what is due
+/// at `now` (Unix seconds).
+fn campaign_due(
+    data: &DataDir,
+    campaign: &CampaignId,
+    keyring: &receipts::keys::Keyring,
+    options: &verifier::VerifyOptions,
+    now: i64,
+) -> anyhow::Result<CampaignDue> {
+    let dir = data.campaign(campaign);
+    let rules = dir
+        .load_campaign()
+        .with_context(|| format!("campaign `{campaign}`"))?
+        .campaign
+        .title_rules();
+    let mut result = CampaignDue {
+        campaign: campaign.clone(),
+        holder: None,
+        held_since: None,
+        pending: Vec::new(),
+        due: Vec::new(),
+        error: None,
+    };
+    let mut chain = Vec::new();
+    for n in dir.round_numbers()? {
+        let bundle = dir.round_dir(n);
+        let report = verify_bundle(&bundle, keyring, options);
+        if !report.passed() {
+            result.error = Some(format!(
+                "round {n} does not verify (`referee verify {}`)",
+                bundle.display()
+            ));
+            return Ok(result);
+        }
+        let (record, _) = read_round_record(&bundle)?;
+        chain.push(ChainItem::Round(RoundFacts::from_record(
+            &record,
+            Clock::Real,
+        )));
+    }
+    let (title, _) = match Title::derive(&rules, Clock::Real, &chain) {
+        Ok(derived) => derived,
+        Err(error) => {
+            result.error = Some(error.to_string());
+            return Ok(result);
+        }
+    };
+    let at = |s: i64| Timestamp::from_unix_seconds(s).ok();
+    result.held_since = title.held_since_s.and_then(at);
+    result.pending = title
+        .pending
+        .iter()
+        .filter_map(|p| {
+            Some((
+                p.challenger.clone(),
+                p.won_round,
+                at(p.earliest_confirmation_s)?,
+            ))
+        })
+        .collect();
+    result.due = title
+        .due(&rules, now)
+        .into_iter()
+        .map(|due| match due {
+            Due::Confirmation {
+                challenger,
+                won_round,
+            } => format!(
+                "a confirmation round for {} (won round {won_round})",
+                name(&challenger)
+            ),
+            Due::Remeasure { holder, last_s } => format!(
+                "a re-measurement of {} (last {})",
+                name(&holder),
+                at(last_s).map_or_else(|| last_s.to_string(), |t| t.to_string())
+            ),
+        })
+        .collect();
+    result.holder = title.holder;
+    Ok(result)
+}
+
+fn name(leader: &Leader) -> String {
+    format!("{} ({})", leader.miner, leader.patch.short())
+}
+
+fn render(report: &[CampaignDue]) -> String {
+    let mut out = String::new();
+    for c in report {
+        let holder = match (&c.holder, &c.held_since) {
+            (Some(h), Some(since)) => format!("held by {} since {since}", name(h)),
+            (Some(h), None) => format!("held by {}", name(h)),
+            (None, _) => "vacant".to_owned(),
+        };
+        out.push_str(&format!("{}: {holder}\n", c.campaign));
+        for (challenger, won, earliest) in &c.pending {
+            out.push_str(&format!(
+                "  pending: {} won round {won}; confirmation from {earliest}\n",
+                name(challenger)
+            ));
+        }
+        if let Some(error) = &c.error {
+            out.push_str(&format!("  error: {error}\n"));
+        } else if c.due.is_empty() {
+            out.push_str("  nothing due\n");
+        }
+        for due in &c.due {
+            out.push_str(&format!("  due: {due}\n"));
+        }
+    }
+    out
+}

@@ -1,0 +1,86 @@
+//! `referee ingest --repository <URL>@<commit> --committed-at <time>`: a repository
+//! campaign's commitment through the queue, the fetch gate and the manifest checks
+//! (content/repository-submissions.md). Text output escapes every recorded string
+//! (`receipts::text::escape_untrusted`): the reasons quote the repository's paths and
+//! the miner's manifest.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use intake::repository::{
+    Commitment, GitFetcher, RepositoryOutcome, RepositoryRequest, ingest_repository, tree_dir,
+};
+use receipts::layout::DataDir;
+use receipts::model::{PipelineState, Timestamp};
+use receipts::text::escape_untrusted;
+
+use super::ingest::{IngestArgs, print_log};
+
+pub fn run_ingest_repository(
+    args: &IngestArgs,
+    commitment: &str,
+    committed_at: Timestamp,
+) -> anyhow::Result<ExitCode> {
+    let parsed: Commitment = commitment
+        .parse()
+        .with_context(|| format!("--repository `{}`", escape_untrusted(commitment)))?;
+    let campaign_dir = DataDir::new(&args.data.data).campaign(&args.campaign);
+    let request = RepositoryRequest {
+        commitment: &parsed,
+        miner: &args.miner,
+        committed_at,
+    };
+    let outcome = ingest_repository(&campaign_dir, &request, &GitFetcher)
+        .with_context(|| format!("ingesting `{}`", escape_untrusted(commitment)))?;
+    let submission = outcome.submission();
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        serde_json::to_writer_pretty(&mut out, submission)?;
+        writeln!(out)?;
+    } else {
+        if let RepositoryOutcome::Duplicate(_) = outcome {
+            writeln!(
+                out,
+                "duplicate of {} (held by `{}`): recorded as an event",
+                submission.sha256,
+                escape_untrusted(submission.miner.as_str())
+            )?;
+        }
+        print_log(&mut out, submission)?;
+        if let Some(record) = &submission.repository {
+            writeln!(
+                out,
+                "  commitment    {}",
+                escape_untrusted(&record.commitment)
+            )?;
+            writeln!(out, "  committed at  {}", record.committed_at)?;
+            if let Some(tree) = &record.tree_sha256 {
+                writeln!(out, "  tree sha256   {tree}")?;
+                writeln!(
+                    out,
+                    "  tree          {}",
+                    tree_dir(&campaign_dir, &submission.sha256).display()
+                )?;
+            }
+            if let Some(manifest) = &record.manifest_sha256 {
+                writeln!(out, "  manifest      sha256 {manifest}")?;
+            }
+            if let Some(validation) = &record.validation {
+                for e in &validation.errors {
+                    writeln!(
+                        out,
+                        "  error         {}: {}: {}",
+                        escape_untrusted(&e.field),
+                        e.reason,
+                        escape_untrusted(&e.message)
+                    )?;
+                }
+            }
+        }
+    }
+    Ok(match outcome {
+        RepositoryOutcome::New(s) if s.state == PipelineState::Rejected => ExitCode::from(1),
+        _ => ExitCode::SUCCESS,
+    })
+}

@@ -987,6 +987,7 @@ pub async fn check_load_sample(
         sample_size: spec.size,
         bound_micro_nats: spec.bound_micro_nats,
         runs: checked,
+        measured_for: None,
     })
 }
 

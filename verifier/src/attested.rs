@@ -28,6 +28,10 @@ const BUILD: &str = "what build of referee sealed the round, as that build repor
 const ENGINE: &str = "what the engine or its runtime reported, or how the runner started it \
                       on that host; a re-run (`verify --rerun`), not an offline check, \
                       shows it again";
+/// Why the engine's uid is attested.
+const UID: &str = "the host uid the engine ran as and whether it was the engine uid, which \
+                   the runner set and the host's kernel enforced; `engine.sandbox` requires \
+                   them recorded, but no file of the bundle determines them";
 /// Why human-readable text is attested.
 const TEXT: &str = "human-readable text for readers; the typed fields beside it are what \
                     the checks recompute";
@@ -180,6 +184,14 @@ pub const ATTESTED_FIELDS: &[AttestedField] = &[
     AttestedField {
         path: "entries[].engine.isolation.clientCpus[]",
         reason: HOST,
+    },
+    AttestedField {
+        path: "entries[].engine.isolation.ownUid",
+        reason: UID,
+    },
+    AttestedField {
+        path: "entries[].engine.isolation.uid",
+        reason: UID,
     },
     AttestedField {
         path: "entries[].engine.docker.daemonVersion",

@@ -92,6 +92,47 @@ fn row_bound(
     }
 }
 
+/// `correctness.entry` of a correctness or timed-run sample file `file` that `entry` of
+/// round `round` cites and that records `found`: the file names that entry — its round,
+/// index, patch and engine config — and the pass of one of its own runs (never a
+/// control). A file without it (written before round/v6) passes.
+pub(crate) fn file_bound(
+    file: &str,
+    found: Option<&MeasuredFor>,
+    round: u64,
+    entry: &Entry,
+) -> Result<(), FailureReason> {
+    let Some(found) = found else {
+        return Ok(());
+    };
+    let own_pass = entry
+        .passes
+        .iter()
+        .find(|p| !p.control && p.pass == found.pass);
+    let expected = MeasuredFor {
+        round,
+        entry: entry.index,
+        patch: entry.patch,
+        engine_config_sha256: entry.engine.config_sha256,
+        pass: own_pass.map_or(found.pass, |p| p.pass),
+        control: false,
+    };
+    if *found == expected && own_pass.is_some() {
+        Ok(())
+    } else {
+        Err(recomputed(
+            file,
+            "measuredFor",
+            describe(found),
+            format!(
+                "{} (the entry `entries[{}]` citing it, in a pass of its own)",
+                describe(&expected),
+                entry.index
+            ),
+        ))
+    }
+}
+
 /// A run's identity in words: `round 1 entry 2 patch <sha256> config <sha256> pass 0`
 /// (`control` appended for the A/A control).
 fn describe(m: &MeasuredFor) -> String {

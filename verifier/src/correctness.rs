@@ -11,10 +11,13 @@
 //! `correctness.distances` is `not applicable (no raw logprobs)` there, never passed. A
 //! file where some items carry them and others do not fails.
 
+use std::collections::BTreeSet;
 use std::path::Path;
 
-use crate::{CheckName, FailureReason, VerifyReport};
-use receipts::model::{CorrectnessItems, CorrectnessSpec, CorrectnessSummary, FrozenCampaign};
+use crate::{CheckName, FailureReason, PredicateVersion, VerifyReport, outputs};
+use receipts::model::{
+    CorrectnessItems, CorrectnessSpec, CorrectnessSummary, Entry, FrozenCampaign,
+};
 use receipts::rules::correctness::{
     item_distance_micro_nats, item_positions_micro_nats, verdict_from_artifact,
 };
@@ -25,26 +28,40 @@ use crate::files::{read_json, same};
 const NO_RAW_LOGPROBS: &str = "no raw logprobs";
 
 /// `correctness.verdict` and `correctness.distances`, once each per entry with a
-/// correctness summary; the distances are not run when the file cannot be read.
+/// correctness summary; the distances are not run when the file cannot be read. From v5
+/// also, once each per such entry, `correctness.entry` and the cross-checks of
+/// [`crate::outputs`]: `correctness.prompts` (not run without the campaign),
+/// `correctness.greedy` and `correctness.reference` (against every earlier entry's file).
 pub(crate) fn check_correctness(
     report: &mut VerifyReport,
     dir: &Path,
     record: &receipts::model::RoundRecord,
     campaign: Option<&FrozenCampaign>,
+    version: PredicateVersion,
 ) {
     let spec = campaign.map(|c| &c.campaign.correctness);
-    for entry in &record.entries {
-        let Some(summary) = &entry.correctness else {
-            continue;
-        };
-        let at = format!("entries[{}].correctness", entry.index);
-        let items = read_json::<CorrectnessItems>(dir, &summary.items_file);
-        let verdict = items
+    let files: Vec<EntryFile<'_>> = record
+        .entries
+        .iter()
+        .filter_map(|entry| {
+            let summary = entry.correctness.as_ref()?;
+            Some(EntryFile {
+                entry,
+                at: format!("entries[{}].correctness", entry.index),
+                summary,
+                items: read_json(dir, &summary.items_file),
+            })
+        })
+        .collect();
+    for f in &files {
+        let (at, summary) = (&f.at, f.summary);
+        let verdict = f
+            .items
             .as_ref()
             .map_err(Clone::clone)
-            .and_then(|items| recompute(&at, summary, items, spec));
+            .and_then(|items| recompute(at, summary, items, spec));
         report.record(CheckName::CorrectnessVerdict, Some(at.clone()), verdict);
-        let distances = match &items {
+        let distances = match &f.items {
             Ok(items) => distances(&summary.items_file, items, spec),
             Err(_) => Some(Err(FailureReason::NotRun {
                 blocked_by: CheckName::CorrectnessVerdict,
@@ -52,12 +69,94 @@ pub(crate) fn check_correctness(
         };
         match distances {
             Some(result) => {
-                report.record(CheckName::CorrectnessDistances, Some(at), result);
+                report.record(CheckName::CorrectnessDistances, Some(at.clone()), result);
             }
-            None => {
-                report.not_applicable(CheckName::CorrectnessDistances, Some(at), NO_RAW_LOGPROBS)
-            }
+            None => report.not_applicable(
+                CheckName::CorrectnessDistances,
+                Some(at.clone()),
+                NO_RAW_LOGPROBS,
+            ),
         }
+    }
+    cross_check(report, dir, record, campaign, version, &files);
+}
+
+/// An entry's per-item file as read, with the entry citing it and its summary there.
+struct EntryFile<'r> {
+    /// The entry.
+    entry: &'r Entry,
+    /// `entries[i].correctness`, the target of its checks.
+    at: String,
+    /// Its correctness summary, which names the file.
+    summary: &'r CorrectnessSummary,
+    /// The file, or why it could not be read.
+    items: Result<CorrectnessItems, FailureReason>,
+}
+
+/// `correctness.entry` and the cross-checks of [`crate::outputs`] on the entries'
+/// per-item `files`; `not applicable` before v5.
+fn cross_check(
+    report: &mut VerifyReport,
+    dir: &Path,
+    record: &receipts::model::RoundRecord,
+    campaign: Option<&FrozenCampaign>,
+    version: PredicateVersion,
+    files: &[EntryFile<'_>],
+) {
+    const CHECKS: [CheckName; 4] = [
+        CheckName::CorrectnessEntry,
+        CheckName::CorrectnessPrompts,
+        CheckName::CorrectnessGreedy,
+        CheckName::CorrectnessReference,
+    ];
+    if version < PredicateVersion::V5 {
+        for name in CHECKS {
+            report.not_applicable(name, None, version.name());
+        }
+        return;
+    }
+    let workload = campaign.map(|frozen| crate::plan::regenerated_workload(dir, record, frozen));
+    let generated: BTreeSet<u32> = files
+        .iter()
+        .filter_map(|f| f.items.as_ref().ok())
+        .flat_map(|items| items.items.iter())
+        .flat_map(|i| i.output_token_ids.iter().copied())
+        .collect();
+    let mut banned = outputs::Banned::default();
+    for (i, f) in files.iter().enumerate() {
+        let (at, file) = (&f.at, f.summary.items_file.as_str());
+        let items = match &f.items {
+            Ok(items) => items,
+            // The read error itself, so that a withheld file is excused like the verdict.
+            Err(reason) => {
+                for name in CHECKS {
+                    report.fail(name, Some(at.clone()), reason.clone());
+                }
+                continue;
+            }
+        };
+        let bound =
+            crate::binding::file_bound(file, items.measured_for.as_ref(), record.round, f.entry);
+        report.record(CheckName::CorrectnessEntry, Some(at.clone()), bound);
+        let prompts = match &workload {
+            None => Err(FailureReason::NotRun {
+                blocked_by: CheckName::InputsCampaign,
+            }),
+            Some(Err(reason)) => Err(reason.clone()),
+            Some(Ok(workload)) => outputs::prompts_are_the_items(file, items, workload),
+        };
+        report.record(CheckName::CorrectnessPrompts, Some(at.clone()), prompts);
+        let greedy = outputs::greedy_ids(file, items, &mut banned, &generated);
+        report.record(CheckName::CorrectnessGreedy, Some(at.clone()), greedy);
+        let reference = files[..i]
+            .iter()
+            .try_for_each(|earlier| match &earlier.items {
+                Ok(before) => {
+                    outputs::same_reference(file, items, &earlier.summary.items_file, before)
+                }
+                Err(_) => Ok(()),
+            });
+        report.record(CheckName::CorrectnessReference, Some(at.clone()), reference);
     }
 }
 
@@ -243,6 +342,7 @@ mod tests {
             group_mean_bound_micro_nats: u64::MAX,
             item_bound_micro_nats: u64::MAX,
             items: vec![item; items],
+            measured_for: None,
         };
         serde_json::to_vec(&file).unwrap().len() + 1
     }

@@ -49,10 +49,50 @@ pub(crate) fn check_inputs(
         report.record(CheckName::InputsPatches, Some(file), result);
     }
     match &campaign {
-        Some(frozen) => check_request_sequence(report, dir, record, frozen, version),
+        Some(frozen) => {
+            check_request_sequence(report, dir, record, frozen, version);
+            check_min_predicate(report, frozen, version);
+        }
         None => report.not_run(&[CheckName::RequestSequence], CheckName::InputsCampaign),
     }
     campaign
+}
+
+/// `round.minPredicate`, for a campaign that names the oldest predicate its receipts may
+/// have (`min_predicate`, recorded by `referee campaign add` from round/v6 on): the
+/// receipt's version is at least it, so a receipt sealed as an older version, without
+/// the checks added since, fails. Not recorded for a campaign without it: it was frozen
+/// before the floor existed. Dropping the floor from a later round's campaign copy
+/// changes the campaign digest, which `chain.campaign` holds across the rounds.
+fn check_min_predicate(
+    report: &mut VerifyReport,
+    frozen: &FrozenCampaign,
+    version: PredicateVersion,
+) {
+    let Some(min) = &frozen.campaign.min_predicate else {
+        return;
+    };
+    let floor = PredicateVersion::of(min);
+    let result = match floor {
+        Some(floor) if version >= floor => Ok(()),
+        _ => Err(crate::files::recomputed(
+            "receipt.dsse.json",
+            "predicateType",
+            format!("round/{}", version.name()),
+            match floor {
+                Some(floor) => format!(
+                    "round/{} or later (the campaign's min_predicate)",
+                    floor.name()
+                ),
+                None => format!("a version at least the campaign's min_predicate `{min}`"),
+            },
+        )),
+    };
+    report.record(
+        CheckName::RoundMinPredicate,
+        Some("predicateType".to_owned()),
+        result,
+    );
 }
 
 /// The campaign copy the bundle in `dir` holds, parsed: `inputs/campaign.json`, or a

@@ -38,14 +38,17 @@ mod engine_logs;
 mod engine_sandbox;
 pub mod envelope;
 mod files;
+mod host_load;
 mod inputs;
 mod isolation;
 mod measurements;
+mod outputs;
 mod paired;
 mod plan;
 pub mod report;
 pub mod rerun;
 mod round;
+mod sample_pool;
 mod secrets;
 mod selftest;
 mod statuses;
@@ -141,8 +144,10 @@ impl PredicateVersion {
 /// v3 `host.steal`, `round.tokenCount` and the paired checks of its passes: `passes.order`, `passes.void`, `paired.ratio`,
 /// `paired.score`, `noise.spread`, `noise.verdict`, `paired.decision`, and
 /// `engine.docker` for entries run in containers; from v5 `round.sla`, `probes.entry`,
-/// `runs.passes`, `probe.plan`, `engine.isolation` and `status.passes`); every
-/// one reported. A rerun bundle (predicate type [`RERUN_PREDICATE_TYPE`]) gets the re-run
+/// `runs.passes`, `host.load`, `probe.plan`, `engine.isolation`, `correctness.entry`,
+/// `correctness.prompts`, `correctness.greedy`, `correctness.reference`,
+/// `correctness.samplePool` and `status.passes`; and `round.minPredicate` in a campaign
+/// that records a floor); every one reported. A rerun bundle (predicate type [`RERUN_PREDICATE_TYPE`]) gets the re-run
 /// checks of [`rerun`] instead of the round checks. Never fails: I/O problems are failed
 /// checks naming the file.
 pub fn verify_bundle(dir: &Path, keyring: &Keyring, options: &VerifyOptions) -> VerifyReport {

@@ -14,7 +14,7 @@ use crate::files::{ProbeLogs, recomputed, same};
 use crate::{CheckName, FailureReason, PredicateVersion, VerifyReport};
 use receipts::layout::PROMPTS_INPUT;
 use receipts::model::{FrozenCampaign, ProbeRecord, PromptSource, RoundRecord};
-use receipts::rules::workload::{Workload, probe_request_count, scheduled_offset_ns};
+use receipts::rules::workload::{Item, Workload, probe_request_count, scheduled_offset_ns};
 
 /// Runs `probe.plan` once per probe log a pass row or a run summary of `record` names
 /// (each read through `logs`), `not applicable` before v5 and not run without the
@@ -35,25 +35,9 @@ pub(crate) fn check_probe_plans(
         report.not_run(&[CheckName::ProbePlan], CheckName::InputsCampaign);
         return;
     };
-    let prompts = match &frozen.campaign.workload.prompt_source {
-        PromptSource::Generated => None,
-        PromptSource::Jsonl { .. } => {
-            match crate::files::read_bytes(dir, PROMPTS_INPUT, usize::MAX) {
-                Ok(bytes) => Some(bytes),
-                Err(reason) => {
-                    report.fail(CheckName::ProbePlan, None, reason);
-                    return;
-                }
-            }
-        }
-    };
-    let workload = match Workload::new(&frozen.campaign, &record.seeds, prompts.as_deref()) {
+    let workload = match regenerated_workload(dir, record, frozen) {
         Ok(workload) => workload,
-        Err(e) => {
-            let reason = FailureReason::InputInvalid {
-                file: PROMPTS_INPUT.to_owned(),
-                message: e.to_string(),
-            };
+        Err(reason) => {
             report.fail(CheckName::ProbePlan, None, reason);
             return;
         }
@@ -86,6 +70,68 @@ pub(crate) fn check_probe_plans(
     }
 }
 
+/// The round's workload regenerated from its revealed seeds and the bundle's campaign
+/// (with its JSONL prompt copy, for a JSONL source): what every recomputation of the
+/// items a request sent starts from.
+///
+/// Errors: [`FailureReason::ArtifactUnreadable`] for an unreadable prompt copy,
+/// [`FailureReason::InputInvalid`] when the workload cannot be built from it.
+pub(crate) fn regenerated_workload(
+    dir: &Path,
+    record: &RoundRecord,
+    frozen: &FrozenCampaign,
+) -> Result<Workload, FailureReason> {
+    let prompts = match &frozen.campaign.workload.prompt_source {
+        PromptSource::Generated => None,
+        PromptSource::Jsonl { .. } => {
+            Some(crate::files::read_bytes(dir, PROMPTS_INPUT, usize::MAX)?)
+        }
+    };
+    Workload::new(&frozen.campaign, &record.seeds, prompts.as_deref()).map_err(|e| {
+        FailureReason::InputInvalid {
+            file: PROMPTS_INPUT.to_owned(),
+            message: e.to_string(),
+        }
+    })
+}
+
+/// What the seeds fix about a probe at its rate: its sub-stream's items in send order,
+/// their scheduled offsets, and where its warm-up ends and its measured requests end
+/// (`items[warmup..end]` are the measured ones), cut by the load generator's own rule.
+pub(crate) struct PlannedProbe {
+    /// The sub-stream's items, in send order.
+    pub(crate) items: Vec<Item>,
+    /// Each item's scheduled send offset at the probe's rate, ns.
+    pub(crate) offsets: Vec<u64>,
+    /// Warm-up requests sent.
+    pub(crate) warmup: usize,
+    /// Requests sent, warm-up included.
+    pub(crate) end: usize,
+}
+
+/// The plan of `probe`'s sub-stream (the one it records) at its rate.
+pub(crate) fn planned_probe(probe: &ProbeRecord, workload: &Workload) -> PlannedProbe {
+    let spec = workload.rate_search();
+    let items = workload.sub_stream(probe.sub_stream);
+    let offsets: Vec<u64> = items
+        .iter()
+        .map(|item| scheduled_offset_ns(item.arrival_unit_ns, probe.rate_milli_rps))
+        .collect();
+    let end = probe_request_count(
+        &offsets,
+        spec.warmup_requests,
+        spec.min_probe_requests,
+        spec.min_probe_duration_ms,
+    );
+    let warmup = (spec.warmup_requests as usize).min(end);
+    PlannedProbe {
+        items,
+        offsets,
+        warmup,
+        end,
+    }
+}
+
 /// One probe `at` of `file` against the plan its sub-stream gives at its rate.
 fn probe_plan(
     file: &str,
@@ -93,7 +139,6 @@ fn probe_plan(
     probe: &ProbeRecord,
     workload: &Workload,
 ) -> Result<(), FailureReason> {
-    let spec = workload.rate_search();
     let sub_stream = workload.sub_stream_index(probe.run, probe.probe);
     same(
         file,
@@ -109,18 +154,13 @@ fn probe_plan(
             "at least 1",
         ));
     }
-    let items = workload.sub_stream(sub_stream);
-    let offsets: Vec<u64> = items
-        .iter()
-        .map(|item| scheduled_offset_ns(item.arrival_unit_ns, probe.rate_milli_rps))
-        .collect();
-    let end = probe_request_count(
-        &offsets,
-        spec.warmup_requests,
-        spec.min_probe_requests,
-        spec.min_probe_duration_ms,
+    let planned = planned_probe(probe, workload);
+    let (items, offsets, warmup, end) = (
+        &planned.items,
+        &planned.offsets,
+        planned.warmup,
+        planned.end,
     );
-    let warmup = (spec.warmup_requests as usize).min(end);
     let measured = &items[warmup..end];
     let count = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
     same(

@@ -108,6 +108,10 @@ pub enum CheckName {
     /// bundle's campaign equals `requestSequenceDigest`.
     #[serde(rename = "requestSequence.digest")]
     RequestSequence,
+    /// Round (from campaigns that record `min_predicate`): the receipt's predicate
+    /// version is at least the campaign's floor; `predicateType` as target.
+    #[serde(rename = "round.minPredicate")]
+    RoundMinPredicate,
     /// Files: a path the predicate names (a probe log, a correctness file, an engine or
     /// step log, an input copy, the round-opened file) is a subject of the envelope; the
     /// path as target.
@@ -178,6 +182,12 @@ pub enum CheckName {
     /// run is not over it; `entries[i].passes[j]` or `entries[i]` as target.
     #[serde(rename = "host.steal")]
     HostSteal,
+    /// Measurements (v5): a run's `hostLoad` against what it contains: `wallMs` at least
+    /// the durations of the probes of its probe log (which ran one after another inside
+    /// it), `stealMs` at most the whole wall time of every CPU of the host (a tick's
+    /// slack each); `entries[i].passes[j]` or `drift.runs[r]` as target.
+    #[serde(rename = "host.load")]
+    HostLoad,
     /// Measurements (v5): the receipt's `sla` (percentile, latency, bound) is the
     /// campaign's, by which every probe is judged; `sla` as target.
     #[serde(rename = "round.sla")]
@@ -202,6 +212,34 @@ pub enum CheckName {
     /// (`load_outputs_diverge` exactly when a request is over the bound).
     #[serde(rename = "correctness.loadSample")]
     LoadSample,
+    /// Binding (v5): a correctness file and a timed-run sample file that record whose
+    /// outputs they judged (`measuredFor`, from round/v6) name the entry citing them —
+    /// round, index, patch, engine config — and a pass of one of its own runs;
+    /// `entries[i].correctness` or `entries[i].correctness.loadSampleFile` as target.
+    #[serde(rename = "correctness.entry")]
+    CorrectnessEntry,
+    /// Correctness (v5): every item's `promptSha256` is the sha256 of the prompt of the
+    /// correctness item the revealed `correctnessSeed` draws at its index;
+    /// `entries[i].correctness` as target.
+    #[serde(rename = "correctness.prompts")]
+    CorrectnessPrompts,
+    /// Correctness (v5): every generated id is the argmax of the entry's own top-k at its
+    /// position (a tie passes either id), save for one id per round that no entry ever
+    /// generated, the end of sequence the fixed output length bans;
+    /// `entries[i].correctness` as target.
+    #[serde(rename = "correctness.greedy")]
+    CorrectnessGreedy,
+    /// Correctness (v5): the reference answered the same prompt length and, at every
+    /// position whose prefix two entries' outputs share, the same top-k in both files;
+    /// `entries[i].correctness` as target.
+    #[serde(rename = "correctness.reference")]
+    CorrectnessReference,
+    /// Correctness (v5): each run of an entry's timed-run sample names its run's result
+    /// probe, and its `completed` list is drawn from the seeded keep pool ∩ that probe's
+    /// measured items (all of them when every request completed), each checked request's
+    /// prompt hash its item's; `entries[i].correctness.loadSampleFile` as target.
+    #[serde(rename = "correctness.samplePool")]
+    LoadSamplePool,
     /// Binding (v5): a pass row that measured (`measured`, `sla_unmet`, `invalid`) names
     /// its probe log, and every log a row names records the row's run in `measuredFor`
     /// (round, entry, patch, engine config, pass, control flag); `entries[i].passes[j]`
@@ -406,6 +444,7 @@ impl CheckName {
             CheckName::InputsMiners => "inputs.miners",
             CheckName::InputsPatches => "inputs.patches",
             CheckName::RequestSequence => "requestSequence.digest",
+            CheckName::RoundMinPredicate => "round.minPredicate",
             CheckName::FilesNamed => "files.named",
             CheckName::ProbeLog => "probes.log",
             CheckName::ProbeHistograms => "probe.histograms",
@@ -421,11 +460,17 @@ impl CheckName {
             CheckName::ClientSelfTest => "client.selfTest",
             CheckName::CapabilityProbe => "capability.probe",
             CheckName::HostSteal => "host.steal",
+            CheckName::HostLoad => "host.load",
             CheckName::RoundSla => "round.sla",
             CheckName::TokenCount => "round.tokenCount",
             CheckName::CorrectnessVerdict => "correctness.verdict",
             CheckName::CorrectnessDistances => "correctness.distances",
             CheckName::LoadSample => "correctness.loadSample",
+            CheckName::CorrectnessEntry => "correctness.entry",
+            CheckName::CorrectnessPrompts => "correctness.prompts",
+            CheckName::CorrectnessGreedy => "correctness.greedy",
+            CheckName::CorrectnessReference => "correctness.reference",
+            CheckName::LoadSamplePool => "correctness.samplePool",
             CheckName::ProbeLogEntry => "probes.entry",
             CheckName::RunsPasses => "runs.passes",
             CheckName::StatusConsistent => "status.consistent",

@@ -22,7 +22,8 @@ use receipts::statement::{PredicateText, Statement};
 
 use crate::{
     PredicateVersion, binding, correctness, docker, engine_api, engine_logs, engine_sandbox, files,
-    inputs, isolation, measurements, paired, plan, selftest, statuses, timeline,
+    host_load, inputs, isolation, measurements, paired, plan, sample_pool, selftest, statuses,
+    timeline,
 };
 
 /// Runs the round checks on the receipt `statement` of the bundle in `dir`, whose
@@ -58,6 +59,7 @@ pub(crate) fn check_round(
     files::check_named(report, statement, record);
     measurements::check_measurements(report, &mut logs, record, campaign.as_ref(), version);
     binding::check_binding(report, &mut logs, record, version);
+    host_load::check_host_load(report, &mut logs, record, version);
     plan::check_probe_plans(report, dir, &mut logs, record, campaign.as_ref(), version);
     docker::check_docker(report, record, campaign.as_ref(), version);
     engine_api::check_engine_api(report, record, campaign.as_ref(), version);
@@ -72,8 +74,9 @@ pub(crate) fn check_round(
         version,
     );
     crate::capability::check_capability(report, record, campaign.as_ref(), version);
-    correctness::check_correctness(report, dir, record, campaign.as_ref());
+    correctness::check_correctness(report, dir, record, campaign.as_ref(), version);
     check_load_samples(report, dir, record, campaign.as_ref(), version);
+    sample_pool::check_sample_pools(report, dir, &mut logs, record, campaign.as_ref(), version);
     statuses::check_statuses(report, record, version);
     timeline::check_timeline(report, record, opened.as_ref());
     // Last: it excuses the failures of the checks above that read a withheld file.
@@ -756,6 +759,7 @@ mod tests {
                     },
                 })
                 .collect(),
+            measured_for: None,
         };
         let file = "correctness/challenger-1-load-sample.json";
         assert_eq!(

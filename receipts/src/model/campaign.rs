@@ -127,6 +127,13 @@ pub struct Campaign {
     /// Bounded output).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limits: Option<Limits>,
+    /// The oldest round predicate type a receipt of this campaign may have: `referee
+    /// campaign add` records the newest it seals (`…/round/v6` and later), so a receipt
+    /// of an older version, which lacks the checks added since, fails
+    /// `round.minPredicate`. Absent (`None`) in campaigns frozen before it, which keep
+    /// their digest and accept every version.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_predicate: Option<String>,
 }
 
 /// The output budgets of a campaign (`[limits]`, content/threat-model.md, Bounded
@@ -1057,6 +1064,15 @@ impl Campaign {
                 rule: rule.into(),
             })
         };
+        if let Some(min) = &self.min_predicate
+            && !super::ROUND_PREDICATE_TYPES.contains(&min.as_str())
+        {
+            return field(
+                "min_predicate",
+                min.clone(),
+                "must be a round predicate type this build verifies",
+            );
+        }
         if self.model.name.is_empty() {
             return field("model.name", String::new(), "must not be empty");
         }

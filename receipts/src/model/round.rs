@@ -11,6 +11,7 @@ use super::beacon::{BeaconPromise, BeaconRecord};
 use super::campaign::{ImageRef, Sla};
 use super::hardware::HardwareFingerprint;
 use super::ids::{CampaignId, MinerId, Seed32, Sha256Hex, Timestamp};
+use super::measurement::MeasuredFor;
 
 /// `predicateType` of a sealed round. Bumped on any change of [`RoundRecord`]
 /// (ARCHITECTURE.md, Predicate versions): v6 records what the second trust landing and
@@ -989,6 +990,12 @@ pub struct CorrectnessItems {
     pub item_bound_micro_nats: u64,
     /// Every item, in order.
     pub items: Vec<CorrectnessItem>,
+    /// Whose outputs the file judged (from round/v6; absent in older files): the round,
+    /// the entry, its patch and engine config, and the pass of the entry's run that took
+    /// the greedy outputs (never a control). The verifier holds it to the entry citing
+    /// the file (`correctness.entry`), so one entry's file cannot be credited to another.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured_for: Option<MeasuredFor>,
 }
 
 /// One correctness item of one entry.
@@ -997,7 +1004,7 @@ pub struct CorrectnessItems {
 pub struct CorrectnessItem {
     /// Item index within the correctness set, from 0.
     pub index: u32,
-    /// sha256 of the prompt's token ids (canonical JSON list), shared by every entry.
+    /// sha256 of the prompt text's UTF-8 bytes (the workload item's), shared by every entry.
     pub prompt_sha256: Sha256Hex,
     /// Prompt length, tokens.
     pub prompt_tokens: u32,
@@ -1033,6 +1040,12 @@ pub struct LoadSample {
     pub bound_micro_nats: u64,
     /// Every run, in order.
     pub runs: Vec<LoadSampleRun>,
+    /// Whose timed runs the file sampled (from round/v6; absent in older files): as a
+    /// per-item file's [`CorrectnessItems::measured_for`] (its `pass` the entry's run
+    /// that took the greedy outputs; `runs[].run` name the passes sampled), held to the
+    /// entry citing the file (`correctness.entry`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured_for: Option<MeasuredFor>,
 }
 
 /// One run of a [`LoadSample`].

@@ -278,6 +278,7 @@ mod tests {
                 completed,
                 check: LoadSampleCheck::Checked { requests },
             }],
+            measured_for: None,
         }
     }
 

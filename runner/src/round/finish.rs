@@ -963,6 +963,7 @@ mod tests {
                     reference_top_k: None,
                 })
                 .collect(),
+            measured_for: None,
         }
     }
 

@@ -13,8 +13,8 @@ use std::time::Duration;
 
 use receipts::fsutil::IoError;
 use receipts::model::{
-    CorrectnessItems, CorrectnessSummary, Disqualification, Phase, ReferenceRuntime, Role,
-    RoundFailure, Sha256Hex, StepStatus,
+    CorrectnessItems, CorrectnessSummary, Disqualification, MeasuredFor, Phase, ReferenceRuntime,
+    Role, RoundFailure, Sha256Hex, StepStatus,
 };
 
 use super::entry::{
@@ -351,7 +351,7 @@ fn score_all(
         };
         record.verdicts.push(match judged {
             Ok(Judged::Summary(summary, load_dq, artifact)) => {
-                artifacts.insert(summary.items_file.clone(), artifact);
+                artifacts.insert(summary.items_file.clone(), *artifact);
                 scoring.line(&format!(
                     "{}: {} items, max item {} µnat, max group mean {} µnat, {}",
                     planned.group,
@@ -411,11 +411,11 @@ fn reference_failed(
 enum Judged {
     /// Its distances were computed (the gate passed or failed), with the timed-run
     /// sample's disqualification when a sampled request diverged, and its per-item
-    /// artifact as written.
+    /// artifact as written (boxed: it dwarfs the other variant).
     Summary(
         CorrectnessSummary,
         Option<Disqualification>,
-        CorrectnessItems,
+        Box<CorrectnessItems>,
     ),
     /// It echoed a prompt that is not the reference's.
     Disqualified(Disqualification),
@@ -452,12 +452,26 @@ fn score_entry(
         Err(error) => return refused_ids(error),
         Ok(items) => items,
     };
+    // Both files name the entry's run that took its greedy outputs, which the verifier
+    // holds against the entry citing them (`correctness.entry`).
+    let measured_for = ctx
+        .journal
+        .outputs_record(planned.index)
+        .map(|run| MeasuredFor {
+            round: ctx.round,
+            entry: planned.index,
+            patch: planned.patch,
+            engine_config_sha256: run.engine.config_sha256,
+            pass: run.pass,
+            control: run.control,
+        });
     let artifact = CorrectnessItems {
         top_k: spec.top_k,
         group_size: spec.group_size,
         group_mean_bound_micro_nats: spec.group_mean_bound_micro_nats,
         item_bound_micro_nats: spec.item_bound_micro_nats,
         items,
+        measured_for: measured_for.clone(),
     };
     // One line: both sides' top-k at every position, pretty, would be ~4× the size.
     intake::store::write_json_compact(&items_path, &artifact)?;
@@ -481,7 +495,8 @@ fn score_entry(
             ));
             // Ids the reference refuses disqualify the entry; its gate verdict stands.
             match sample {
-                Ok(sample) => {
+                Ok(mut sample) => {
+                    sample.measured_for = measured_for;
                     super::write_artifact(&sample_path, &sample)?;
                     (Some(sample_file), gate::load_disqualification(&sample))
                 }
@@ -504,7 +519,7 @@ fn score_entry(
         items_file,
         load_sample_file,
     };
-    Ok(Judged::Summary(summary, load_dq, artifact))
+    Ok(Judged::Summary(summary, load_dq, Box::new(artifact)))
 }
 
 /// An entry whose correctness outputs hold ids the reference refused is disqualified

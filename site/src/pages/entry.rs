@@ -1283,6 +1283,7 @@ impl From<ItemsShown> for CorrectnessItems {
                     reference_top_k: None,
                 })
                 .collect(),
+            measured_for: None,
         }
     }
 }
@@ -1474,6 +1475,7 @@ mod tests {
             group_mean_bound_micro_nats: 200_000,
             item_bound_micro_nats: 2_000_000,
             items: vec![item(0, 10), item(1, 3_000_000)],
+            measured_for: None,
         };
         let shown: ItemsShown =
             serde_json::from_slice(&serde_json::to_vec(&items).unwrap()).unwrap();
@@ -1518,6 +1520,7 @@ mod tests {
                     },
                 },
             ],
+            measured_for: None,
         };
         let shown: SampleShown =
             serde_json::from_str(&serde_json::to_string(&sample).unwrap()).unwrap();

@@ -1,8 +1,10 @@
 //! Field coverage (issue 41): every leaf field of the current predicate's schema
 //! (`receipts/schema/round-v6.schema.json`) is either recomputed — changed alone in the
-//! real v6 round `fixtures/v6-round/`, the receipt re-signed, a named check other than
-//! the schema's fails — or listed in [`verifier::ATTESTED_FIELDS`] with the reason no
-//! offline check can recompute it. The fields neither holds yet are [`NOT_YET_COVERED`],
+//! real v6 round `fixtures/v6-round/` (or, for a field it holds no value for, in the
+//! newest older real round that does), the receipt re-signed, a named check other than
+//! the schema's fails; or, for a field no fixture holds, shown so by a named test of
+//! this binary ([`COVERED_BY_TESTS`]) — or listed in [`verifier::ATTESTED_FIELDS`] with
+//! the reason no offline check can recompute it. The fields neither holds yet are [`NOT_YET_COVERED`],
 //! which can only shrink: a field that becomes covered must leave it, and a new field of
 //! the schema that is neither covered nor attested fails here.
 
@@ -20,11 +22,6 @@ use verifier::{ATTESTED_FIELDS, CheckName, FailureReason};
 /// check, a disqualification, a round failure …) or no check recomputes them yet. The
 /// work left of issue 41, in schema order.
 const NOT_YET_COVERED: &[&str] = &[
-    "beacon",
-    "beacon.round",
-    "beacon.signature",
-    "beacon.source",
-    "beacon.value",
     "capabilityProbe",
     "capabilityProbe.findings[].feature",
     "capabilityProbe.findings[].field",
@@ -32,17 +29,7 @@ const NOT_YET_COVERED: &[&str] = &[
     "clientSelfTest.scheduling.priority",
     "clientSelfTest.sendLagP99Us",
     "drift",
-    "drift.boundBp",
-    "drift.driftBp",
-    "drift.driftMilliRps",
-    "drift.firstMilliRps",
     "drift.runs[].hostLoad",
-    "drift.runs[].probeLog",
-    "drift.runs[].probes",
-    "drift.runs[].rateMilliRps",
-    "drift.runs[].run",
-    "drift.runs[].throughputMilliRps",
-    "drift.withinBound",
     "entries[].correctness.firstFailingGroup",
     "entries[].correctness.firstFailingItem",
     "entries[].disqualification",
@@ -91,9 +78,7 @@ const NOT_YET_COVERED: &[&str] = &[
     "entries[].engine.image.manifest_digest",
     "entries[].engine.image.name",
     "entries[].engine.isolation",
-    "entries[].engine.isolation.ownUid",
     "entries[].engine.isolation.roPaths[]",
-    "entries[].engine.isolation.uid",
     "entries[].engine.memoryLimitMb",
     "entries[].infraFailure",
     "entries[].infraFailure.failure.aaSpreadBp",
@@ -118,7 +103,6 @@ const NOT_YET_COVERED: &[&str] = &[
     "entries[].infraFailure.kind",
     "entries[].infraFailure.stealMs",
     "entries[].infraFailure.wallMs",
-    "evaluatorSecret",
     "noise.aaSpreadBp",
     "noise.baselineSpreadBp",
     "outcome.decision",
@@ -153,7 +137,6 @@ const NOT_YET_COVERED: &[&str] = &[
     "outcome.reason.required",
     "outcome.remeasure",
     "outcome.remeasure.infraFailedRounds",
-    "practice",
     "previousReceipt",
     "steps[].group",
     "steps[].phase",
@@ -167,6 +150,46 @@ const NOT_YET_COVERED: &[&str] = &[
     "transparencyLog.origin",
     "transparencyLog.roundOpenedIndex",
     "transparencyLog.status",
+];
+
+/// Fields no fixture holds a value for (none was sealed with a beacon: their seeds were drawn
+/// before beacons), each shown recomputed by a test of this binary that changes it in a
+/// round sealed with it and sees the named check fail: (field, `module::test`). The
+/// coverage test holds each name to a test function that exists.
+const COVERED_BY_TESTS: &[(&str, &str)] = &[
+    (
+        "beacon",
+        "paired::a_beacon_dropped_or_its_source_changed_after_sealing_fails",
+    ),
+    (
+        "beacon.round",
+        "paired::a_beacon_round_other_than_the_one_named_at_opening_or_another_secret_fails",
+    ),
+    (
+        "beacon.signature",
+        "paired::a_drand_beacon_signed_for_another_round_fails",
+    ),
+    (
+        "beacon.source",
+        "paired::a_beacon_dropped_or_its_source_changed_after_sealing_fails",
+    ),
+    (
+        "beacon.value",
+        "paired::a_beacon_value_changed_after_sealing_fails",
+    ),
+    (
+        "evaluatorSecret",
+        "paired::a_beacon_round_other_than_the_one_named_at_opening_or_another_secret_fails",
+    ),
+    (
+        "practice",
+        "paired::a_beacon_round_other_than_the_one_named_at_opening_or_another_secret_fails",
+    ),
+];
+
+/// The real rounds the fields are forged in, newest first.
+const FIXTURES: [&str; 6] = [
+    "v6-round", "v5-round", "v4-round", "v3-round", "v2-round", "v1-round",
 ];
 
 /// Every leaf of the schema, by path (`entries[].passes[].status`: arrays as `[]`, a
@@ -324,12 +347,12 @@ fn changed(value: &Value, allowed: &BTreeSet<String>) -> Value {
     }
 }
 
-/// The checks (not the schema's) that fail when the receipt's value at `pointer` becomes
-/// `value`, everything else as sealed.
-fn caught_by(pointer: &str, value: Value) -> BTreeSet<&'static str> {
+/// The checks (not the schema's) that fail when the receipt's value at `pointer` in the
+/// fixture `fixture` becomes `value`, everything else as sealed.
+fn caught_by(fixture: &str, pointer: &str, value: Value) -> BTreeSet<&'static str> {
     let dir = tempfile::tempdir().expect("tempdir");
     forge_from(
-        &fixture_named("v6-round"),
+        &fixture_named(fixture),
         dir.path(),
         |_| {},
         |_| {},
@@ -353,30 +376,53 @@ fn every_leaf_field_is_recomputed_by_a_named_check_or_attested() {
         serde_json::from_slice(&std::fs::read(schema_path).expect("schema")).expect("json");
     let leaves = schema_leaves(&schema);
     let attested: BTreeSet<&str> = ATTESTED_FIELDS.iter().map(|f| f.path).collect();
+    let tested: BTreeSet<&str> = COVERED_BY_TESTS.iter().map(|(field, _)| *field).collect();
     let not_leaves: Vec<&&str> = attested
         .iter()
+        .chain(&tested)
         .chain(NOT_YET_COVERED)
         .filter(|p| !leaves.contains_key(**p))
         .collect();
     assert_eq!(not_leaves, Vec::<&&str>::new(), "listed but not a field");
+    let missing_tests: Vec<&str> = COVERED_BY_TESTS
+        .iter()
+        .map(|(_, test)| *test)
+        .filter(|test| !test_exists(test))
+        .collect();
+    assert_eq!(missing_tests, Vec::<&str>::new(), "named but not a test");
 
-    let receipt = statement(&fixture_named("v6-round"), "receipt.dsse.json");
-    let mut found = Vec::new();
-    instances(&receipt["predicate"], &leaves, "", "", &mut found);
-    let mut first: BTreeMap<&str, &str> = BTreeMap::new();
-    for (leaf, pointer) in &found {
-        first.entry(leaf.as_str()).or_insert(pointer.as_str());
+    // Each field is forged in the newest fixture that holds a value for it: the v6 round
+    // first, then the older real rounds (a drift check, for one, is only in v1 and v2),
+    // whose checks of that field are the current verifier's.
+    let mut first: BTreeMap<&str, (&str, String, Value)> = BTreeMap::new();
+    for fixture in FIXTURES {
+        // Re-signed unchanged, each fixture passes: a failure below is the field's.
+        let dir = tempfile::tempdir().expect("tempdir");
+        forge_from(&fixture_named(fixture), dir.path(), |_| {}, |_| {}, |_| {});
+        let report = verify(dir.path());
+        assert!(report.passed(), "{fixture}: {:#?}", failed(&report));
+        let receipt = statement(&fixture_named(fixture), "receipt.dsse.json");
+        let mut found = Vec::new();
+        instances(&receipt["predicate"], &leaves, "", "", &mut found);
+        for (leaf, pointer) in found {
+            let Some((leaf, _)) = leaves.get_key_value(&leaf) else {
+                continue;
+            };
+            let value = receipt["predicate"].pointer(&pointer).expect("instance");
+            first
+                .entry(leaf.as_str())
+                .or_insert_with(|| (fixture, pointer, value.clone()));
+        }
     }
-    let predicate = &receipt["predicate"];
     let outcomes: Vec<(&str, BTreeSet<&'static str>)> = leaves
         .keys()
         .filter(|leaf| !attested.contains(leaf.as_str()))
-        .filter_map(|leaf| Some((leaf.as_str(), *first.get(leaf.as_str())?)))
+        .filter_map(|leaf| Some((leaf.as_str(), first.get(leaf.as_str())?)))
         .collect::<Vec<_>>()
         .into_par_iter()
-        .map(|(leaf, pointer)| {
-            let value = predicate.pointer(pointer).expect("instance");
-            (leaf, caught_by(pointer, changed(value, &leaves[leaf])))
+        .map(|(leaf, (fixture, pointer, value))| {
+            let forged = changed(value, &leaves[leaf]);
+            (leaf, caught_by(fixture, pointer, forged))
         })
         .collect();
     let caught: BTreeSet<&str> = outcomes
@@ -388,7 +434,15 @@ fn every_leaf_field_is_recomputed_by_a_named_check_or_attested() {
         .keys()
         .map(String::as_str)
         .filter(|leaf| !attested.contains(leaf) && !caught.contains(leaf))
+        .filter(|leaf| !tested.contains(leaf))
         .collect();
+    // A field the fixture now holds and a single-field forgery catches leaves the list.
+    let caught_and_listed: Vec<&&str> = tested.iter().filter(|t| caught.contains(**t)).collect();
+    assert_eq!(
+        caught_and_listed,
+        Vec::<&&str>::new(),
+        "caught on the fixture: no longer needs its test listed"
+    );
     assert_eq!(
         gaps, NOT_YET_COVERED,
         "a field is neither recomputed by a named check nor attested, or one listed as \
@@ -396,7 +450,21 @@ fn every_leaf_field_is_recomputed_by_a_named_check_or_attested() {
     );
 }
 
-/// content/verifying.md publishes the attested fields, each with its reason.
+/// Whether `module::test` names a `#[test]` function of this binary's
+/// `tests/it/<module>.rs`.
+fn test_exists(name: &str) -> bool {
+    let Some((module, test)) = name.split_once("::") else {
+        return false;
+    };
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/it")
+        .join(format!("{module}.rs"));
+    std::fs::read_to_string(path)
+        .is_ok_and(|source| source.contains(&format!("#[test]\nfn {test}()")))
+}
+
+/// content/verifying.md publishes exactly the attested fields, each with its reason, in
+/// the list's order: neither can drift from the other.
 #[test]
 fn the_attested_fields_are_published_with_their_reasons() {
     let doc_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../content/verifying.md");
@@ -407,4 +475,16 @@ fn the_attested_fields_are_published_with_their_reasons() {
         .map(|f| f.path)
         .collect();
     assert_eq!(missing, Vec::<&str>::new());
+    // And the published table lists nothing else: its rows are the list, in order.
+    let table: Vec<&str> = doc
+        .lines()
+        .skip_while(|line| !line.starts_with("| attested field |"))
+        .skip(2)
+        .take_while(|line| line.starts_with("| `"))
+        .collect();
+    let rows: Vec<String> = ATTESTED_FIELDS
+        .iter()
+        .map(|f| format!("| `{}` | {} |", f.path, f.reason))
+        .collect();
+    assert_eq!(table, rows);
 }

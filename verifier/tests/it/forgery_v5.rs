@@ -465,3 +465,294 @@ fn the_view_marks_a_moved_logs_figures_unverified() {
     let baseline = view.entry(0).expect("the baseline");
     assert!(baseline.throughput_milli_rps.verified);
 }
+
+/// The challenger's per-item correctness file.
+const CHALLENGER_ITEMS: &str = "correctness/candidate-1-miner-fast.json";
+/// The challenger's timed-run sample.
+const CHALLENGER_SAMPLE: &str = "correctness/candidate-1-miner-fast-load-sample.json";
+
+/// An item's prompt hash swapped for another item's: the outputs would be credited to a
+/// prompt the seed did not draw.
+#[test]
+fn a_prompt_hash_other_than_the_seeded_items_fails_correctness_prompts() {
+    let mut swapped = String::new();
+    let report = forged_v5(
+        |dir| {
+            edit_json(dir, CHALLENGER_ITEMS, |f| {
+                let other = f["items"][2]["promptSha256"].clone();
+                swapped = other.as_str().expect("hash").to_owned();
+                f["items"][1]["promptSha256"] = other;
+            })
+        },
+        |_, _| {},
+    );
+    let reason = only(&report, CheckName::CorrectnessPrompts);
+    assert!(
+        matches!(&reason, FailureReason::Recomputed { file, field, claimed, .. }
+            if file == CHALLENGER_ITEMS && field == "items[1].promptSha256" && *claimed == swapped),
+        "{reason:?}"
+    );
+}
+
+/// A generated id rewritten to the runner-up of the entry's own top-k at that position
+/// (the distances, computed from the top-k lists, unchanged): not what a greedy engine
+/// picks. The round's one id that outranks a generated one, the end of sequence at
+/// item 0 position 2 that the fixed output length banned, does not excuse another.
+#[test]
+fn a_generated_id_other_than_its_top_k_argmax_fails_correctness_greedy() {
+    let report = forged_v5(
+        |dir| {
+            edit_json(dir, CHALLENGER_ITEMS, |f| {
+                let runner_up = f["items"][1]["entryTopK"][1][1][0].clone();
+                f["items"][1]["outputTokenIds"][1] = runner_up;
+            })
+        },
+        |_, _| {},
+    );
+    assert_eq!(
+        only(&report, CheckName::CorrectnessGreedy),
+        recomputed(
+            CHALLENGER_ITEMS,
+            "items[1].outputTokenIds[1]",
+            "141 (logprob -1516293 µnat)",
+            "14 (logprob -900822 µnat, the argmax of its top-k; only 257, never generated, \
+             outranks a generated id, first at correctness/candidate-1-miner-fast.json \
+             items[0].outputTokenIds[2])"
+        )
+    );
+}
+
+/// A second per-item file (the baseline's, a copy of the challenger's) in which the
+/// reference answered item 0's first position otherwise, on both sides so that its
+/// distances and verdict still hold: the reference is deterministic, so the same prefix
+/// cannot get two answers.
+#[test]
+fn two_reference_answers_for_one_prefix_fail_correctness_reference() {
+    const BASELINE_ITEMS: &str = "correctness/baseline.json";
+    let dir = tempfile::tempdir().expect("tempdir");
+    forge_from(
+        &fixture_named("v5-round"),
+        dir.path(),
+        |dir| {
+            std::fs::copy(dir.join(CHALLENGER_ITEMS), dir.join(BASELINE_ITEMS)).expect("copy");
+            edit_json(dir, BASELINE_ITEMS, |f| {
+                for side in ["entryTopK", "referenceTopK"] {
+                    f["items"][0][side][0][4][1] = json!(-4_000_000);
+                }
+            });
+        },
+        |_| {},
+        |p| {
+            let mut summary = p["entries"][1]["correctness"].clone();
+            summary["itemsFile"] = json!(BASELINE_ITEMS);
+            summary
+                .as_object_mut()
+                .expect("summary")
+                .remove("loadSampleFile");
+            p["entries"][0]["correctness"] = summary;
+        },
+    );
+    resign(dir.path(), "receipt.dsse.json", |s| {
+        let subjects = s["subject"].as_array_mut().expect("subjects");
+        subjects.push(json!({"name": BASELINE_ITEMS, "digest": {"sha256": ""}}));
+        subjects.sort_by(|a, b| a["name"].as_str().cmp(&b["name"].as_str()));
+    });
+    let report = verify(dir.path());
+    assert_eq!(
+        only(&report, CheckName::CorrectnessReference),
+        recomputed(
+            CHALLENGER_ITEMS,
+            "items[0].referenceTopK[0]",
+            "[(133, -614673), (235, -1390343), (163, -2715106), (112, -2916397), (114, -4090245)]",
+            "[(133, -614673), (235, -1390343), (163, -2715106), (112, -2916397), (114, -4000000)] \
+             (as in correctness/baseline.json)"
+        )
+    );
+}
+
+/// The timed-run sample of a diverging entry hidden: its run claims that no kept
+/// request of the result probe completed, so nothing is drawn or checked
+/// (`correctness.loadSample` has nothing to redraw), while the probe completed every
+/// measured request and the keep pool holds them.
+#[test]
+fn a_sample_claiming_no_completed_request_fails_correctness_sample_pool() {
+    let report = forged_v5(
+        |dir| {
+            edit_json(dir, CHALLENGER_SAMPLE, |s| {
+                s["runs"][0]["completed"] = json!([]);
+                s["runs"][0]["check"] = json!({
+                    "kind": "not_applicable",
+                    "reason": "no kept request of the result probe completed",
+                });
+            })
+        },
+        |_, _| {},
+    );
+    assert_eq!(
+        only(&report, CheckName::LoadSamplePool),
+        recomputed(
+            CHALLENGER_SAMPLE,
+            "runs[0].completed",
+            "[]",
+            "[26, 27, 35, 47, 49, 64, 65, 66, 68, 70, 74, 79, 85] (the keep pool's items among \
+             the measured requests)"
+        )
+    );
+}
+
+/// A sample naming another probe than its run's result probe.
+#[test]
+fn a_sample_of_another_probe_than_the_result_fails_correctness_sample_pool() {
+    let report = forged_v5(
+        |dir| edit_json(dir, CHALLENGER_SAMPLE, |s| s["runs"][0]["probe"] = json!(1)),
+        |_, _| {},
+    );
+    assert_eq!(
+        only(&report, CheckName::LoadSamplePool),
+        recomputed(CHALLENGER_SAMPLE, "runs[0].probe", "1", "0")
+    );
+}
+
+/// A run's wall time cut below the probes it contains (its run summary alike): the
+/// probes of its log ran 2.37 s one after another inside it.
+#[test]
+fn a_wall_time_shorter_than_its_probes_fails_host_load() {
+    let report = forged_v5(
+        |_| {},
+        |_, p| {
+            p["entries"][1]["passes"][0]["hostLoad"]["wallMs"] = json!(1000);
+            p["entries"][1]["runs"][0]["hostLoad"]["wallMs"] = json!(1000);
+        },
+    );
+    assert_eq!(
+        only(&report, CheckName::HostLoad),
+        recomputed(
+            "receipt.dsse.json",
+            "entries[1].passes[0].hostLoad.wallMs",
+            "1000",
+            &format!("at least 2367 (the probes of `{CHALLENGER_LOG}` ran 2367023 µs)")
+        )
+    );
+}
+
+/// The identity a round/v6 file records, for the challenger (entry 1) of the v5 round,
+/// with `edit` applied: what its scorer writes into both of its correctness files.
+fn challenger_identity(dir: &Path, edit: impl FnOnce(&mut Value)) -> Value {
+    let log: Value = serde_json::from_slice(&std::fs::read(dir.join(CHALLENGER_LOG)).expect("log"))
+        .expect("json");
+    let mut identity = log["measuredFor"].clone();
+    edit(&mut identity);
+    identity
+}
+
+/// Both correctness files naming the challenger's run pass; one naming another entry
+/// (the baseline's file moved onto the challenger, say) fails.
+#[test]
+fn a_correctness_file_naming_another_entry_fails_correctness_entry() {
+    let honest = forged_v5(
+        |dir| {
+            let identity = challenger_identity(dir, |_| {});
+            edit_json(dir, CHALLENGER_ITEMS, |f| {
+                f["measuredFor"] = identity.clone()
+            });
+            edit_json(dir, CHALLENGER_SAMPLE, |s| s["measuredFor"] = identity);
+        },
+        |_, _| {},
+    );
+    assert!(
+        honest.passed(),
+        "{:#?}",
+        honest.failures().collect::<Vec<_>>()
+    );
+    assert_eq!(passed(&honest, CheckName::CorrectnessEntry), 2);
+    let report = forged_v5(
+        |dir| {
+            let identity = challenger_identity(dir, |i| {
+                i["entry"] = json!(0);
+                i["patch"] = Value::Null;
+            });
+            edit_json(dir, CHALLENGER_ITEMS, |f| f["measuredFor"] = identity);
+        },
+        |_, _| {},
+    );
+    let reason = only(&report, CheckName::CorrectnessEntry);
+    assert!(
+        matches!(&reason, FailureReason::Recomputed { file, field, claimed, recomputed }
+            if file == CHALLENGER_ITEMS && field == "measuredFor"
+                && claimed.starts_with("round 1 entry 0 patch none config ")
+                && recomputed.starts_with("round 1 entry 1 patch e5595a3d")
+                && recomputed.ends_with("pass 0 (the entry `entries[1]` citing it, in a pass of its own)")),
+        "{reason:?}"
+    );
+}
+
+/// A timed-run sample naming a pass the entry never ran.
+#[test]
+fn a_sample_file_naming_a_pass_the_entry_never_ran_fails_correctness_entry() {
+    let report = forged_v5(
+        |dir| {
+            let identity = challenger_identity(dir, |i| i["pass"] = json!(3));
+            edit_json(dir, CHALLENGER_SAMPLE, |s| s["measuredFor"] = identity);
+        },
+        |_, _| {},
+    );
+    assert!(matches!(
+        only(&report, CheckName::CorrectnessEntry),
+        FailureReason::Recomputed { file, field, claimed, .. }
+            if file == CHALLENGER_SAMPLE && field == "measuredFor" && claimed.ends_with(" pass 3")
+    ));
+}
+
+/// The fixture's frozen campaign with `min_predicate` set to `min`, canonical as
+/// `referee campaign add` writes it: its bytes and their digest.
+fn campaign_with_floor(min: &str) -> (Vec<u8>, String) {
+    let path = fixture_named("v5-round").join("inputs/campaign.json");
+    let mut campaign: Value =
+        serde_json::from_slice(&std::fs::read(path).expect("campaign")).expect("json");
+    campaign["min_predicate"] = json!(min);
+    let bytes = receipts::canonical::to_canonical_vec(&campaign).expect("canonical");
+    let digest = receipts::model::Sha256Hex::digest(&bytes).to_string();
+    (bytes, digest)
+}
+
+/// The v5 round in a campaign whose `min_predicate` is `min`, its campaign digest
+/// updated in both statements.
+fn in_campaign_with_floor(min: &str) -> VerifyReport {
+    let (bytes, digest) = campaign_with_floor(min);
+    let dir = tempfile::tempdir().expect("tempdir");
+    forge_from(
+        &fixture_named("v5-round"),
+        dir.path(),
+        |dir| std::fs::write(dir.join("inputs/campaign.json"), &bytes).expect("write"),
+        |opened| opened["campaign"]["digest"] = json!(digest),
+        |p| {
+            p["campaign"]["digest"] = json!(digest);
+            // The input copy's entry names the same bytes.
+            p["inputs"][0]["digest"]["sha256"] = json!(digest);
+        },
+    );
+    verify(dir.path())
+}
+
+/// A campaign frozen with `min_predicate` v6 holds a v5 receipt (sealed by an older
+/// build, without the checks v6 added); the same campaign with a v5 floor accepts it.
+#[test]
+fn a_receipt_older_than_its_campaigns_min_predicate_fails_round_min_predicate() {
+    let accepted = in_campaign_with_floor(receipts::model::ROUND_PREDICATE_TYPE_V5);
+    assert!(
+        accepted.passed(),
+        "{:#?}",
+        accepted.failures().collect::<Vec<_>>()
+    );
+    assert_eq!(passed(&accepted, CheckName::RoundMinPredicate), 1);
+    let report = in_campaign_with_floor(receipts::model::ROUND_PREDICATE_TYPE);
+    assert_eq!(
+        only(&report, CheckName::RoundMinPredicate),
+        recomputed(
+            "receipt.dsse.json",
+            "predicateType",
+            "round/v5",
+            "round/v6 or later (the campaign's min_predicate)"
+        )
+    );
+}

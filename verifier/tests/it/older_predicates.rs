@@ -92,18 +92,31 @@ fn v6_only(_version: &str) -> Vec<(&'static str, Option<&'static str>, &str)> {
 }
 
 /// The checks v5 added, each `not applicable (<version>)` on an older round, in the
-/// order they run: what its probe logs (and receipt) did not yet record.
-fn v5_only(version: &str) -> Vec<(&'static str, Option<&'static str>, &str)> {
-    vec![
+/// order they run: what its probe logs (and receipt) did not yet record, and the
+/// cross-checks of its correctness files (`correctness.samplePool` only where an entry
+/// names a timed-run sample: `sample`).
+fn v5_only(version: &str, sample: bool) -> Vec<(&'static str, Option<&'static str>, &str)> {
+    let mut checks = vec![
         ("seeds.beacon", None, version),
         ("round.sla", Some("sla"), version),
         ("probes.entry", None, version),
         ("runs.passes", None, version),
+        ("host.load", None, version),
         ("probe.plan", None, version),
         ("engine.isolation", None, version),
+        ("correctness.entry", None, version),
+        ("correctness.prompts", None, version),
+        ("correctness.greedy", None, version),
+        ("correctness.reference", None, version),
+    ];
+    if sample {
+        checks.push(("correctness.samplePool", None, version));
+    }
+    checks.extend([
         ("status.passes", None, version),
         ("secret.withheld", None, version),
-    ]
+    ]);
+    checks
 }
 
 /// `fixtures/<version>-round` verifies with `predicate_type`, only the checks v5 added
@@ -130,7 +143,7 @@ fn verifies_with_every_check_applicable(version: &str, predicate_type: &str) {
         .collect();
     assert_eq!(
         not_applicable,
-        [v5_only(version), v6_only(version)].concat()
+        [v5_only(version, true), v6_only(version)].concat()
     );
     for name in [
         CheckName::RequestSequence,
@@ -211,11 +224,25 @@ fn still_verifies(version: &str, predicate_type: &str) {
         "no raw logprobs",
     ));
     // And what v5 added, in the order the checks run: the SLA before the token count,
-    // the binding, the probe plans and the isolation after the measurements, the
-    // statuses and the withheld files last.
+    // the binding, the host load, the probe plans and the isolation after the
+    // measurements, the cross-checks of the correctness file after its distances (no
+    // timed-run sample before v3), the statuses and the withheld files last.
     // (`seeds.beacon` runs with the seeds, listed above.)
-    let [_beacon, sla, entry, runs, plan, isolation, statuses, secret]: [_; 8] =
-        v5_only(version).try_into().expect("eight checks");
+    let [
+        _beacon,
+        sla,
+        entry,
+        runs,
+        load,
+        plan,
+        isolation,
+        bound,
+        prompts,
+        greedy,
+        reference,
+        statuses,
+        secret,
+    ]: [_; 13] = v5_only(version, false).try_into().expect("thirteen checks");
     let mut expected = v3_only;
     let before = |list: &[(&str, Option<&str>, &str)], name: &str| {
         list.iter().position(|c| c.0 == name).expect(name)
@@ -223,8 +250,8 @@ fn still_verifies(version: &str, predicate_type: &str) {
     let at = before(&expected, "round.tokenCount");
     expected.insert(at, sla);
     let at = before(&expected, "client.selfTest");
-    expected.splice(at..at, [entry, runs, plan, isolation]);
-    expected.extend([statuses, secret]);
+    expected.splice(at..at, [entry, runs, load, plan, isolation]);
+    expected.extend([bound, prompts, greedy, reference, statuses, secret]);
     expected.extend(v6_only(version));
     assert_eq!(not_applicable, expected);
 }

@@ -1619,15 +1619,20 @@ fn a_scored_entry_whose_re_run_was_invalid_for_steal_fails() {
 /// `--beacon-file` seals them: the round-opened statement commits to the secret and
 /// names the beacon round.
 fn beacon_round() -> (RoundRecord, RoundOpened) {
-    use receipts::rules::seeds::{derived_seeds, secret_commitment};
-    let (mut record, mut opened) = round();
-    let secret = Seed32([0x11; 32]);
-    let beacon = BeaconRecord {
+    beacon_round_with(BeaconRecord {
         source: BeaconSource::File,
         round: 7,
         value: Seed32([0x22; 32]),
         signature: None,
-    };
+    })
+}
+
+/// [`round`] with its seeds derived from `beacon` and a fixed secret, as the runner
+/// seals such a round.
+fn beacon_round_with(beacon: BeaconRecord) -> (RoundRecord, RoundOpened) {
+    use receipts::rules::seeds::{derived_seeds, secret_commitment};
+    let (mut record, mut opened) = round();
+    let secret = Seed32([0x11; 32]);
     record.seeds = derived_seeds(&secret, &beacon.value);
     opened.seed_commitments = record.seeds.commitments();
     opened.evaluator_secret_sha256 = Some(secret_commitment(&secret));
@@ -1731,6 +1736,60 @@ fn a_beacon_round_other_than_the_one_named_at_opening_or_another_secret_fails() 
     opened.practice = true;
     let checks = beacon_checks(&verify_round_v5(&record, &opened));
     assert_eq!(checks[0], ("practice".to_owned(), false));
+}
+
+/// A beacon dropped after sealing (its secret kept), or its source changed: the seeds
+/// no longer rest on what the opening named.
+#[test]
+fn a_beacon_dropped_or_its_source_changed_after_sealing_fails() {
+    let (mut record, opened) = beacon_round();
+    record.beacon = None;
+    let failed: Vec<String> = beacon_checks(&verify_round_v5(&record, &opened))
+        .into_iter()
+        .filter(|(_, passed)| !passed)
+        .map(|(target, _)| target)
+        .collect();
+    assert_eq!(failed, ["beacon"]);
+    let (mut record, opened) = beacon_round();
+    if let Some(beacon) = &mut record.beacon {
+        beacon.source = BeaconSource::DrandQuicknet;
+    }
+    let failed: Vec<String> = beacon_checks(&verify_round_v5(&record, &opened))
+        .into_iter()
+        .filter(|(_, passed)| !passed)
+        .map(|(target, _)| target)
+        .collect();
+    // Not the round named at opening, and unsigned where drand signs.
+    assert_eq!(failed, ["beacon.round", "beacon.value"]);
+}
+
+/// A drand beacon whose signature is swapped for another round's genuine one: it does
+/// not verify for the round the receipt names.
+#[test]
+fn a_drand_beacon_signed_for_another_round_fails() {
+    use sha2::{Digest, Sha256};
+    // drand quicknet rounds 123 and 657413 as the chain published them (the verifier's
+    // own beacon test vectors).
+    const ROUND_123: &str = "b75c69d0b72a5d906e854e808ba7e2accb1542ac355ae486d591aa9d43765482e26cd02df835d3546d23c4b13e0dfc92";
+    const ROUND_657413: &str = "b713718a38ae728dfd477991af2822e08d2f305e47718cef9f7848ce4050e7be41076862b98fad56e91a6b85b89cd97b";
+    let signature = hex::decode(ROUND_123).expect("hex");
+    let (mut record, opened) = beacon_round_with(BeaconRecord {
+        source: BeaconSource::DrandQuicknet,
+        round: 123,
+        value: Seed32(Sha256::digest(&signature).into()),
+        signature: Some(ROUND_123.to_owned()),
+    });
+    let checks = beacon_checks(&verify_round_v5(&record, &opened));
+    assert!(checks.iter().all(|(_, passed)| *passed), "{checks:?}");
+    if let Some(beacon) = &mut record.beacon {
+        beacon.signature = Some(ROUND_657413.to_owned());
+    }
+    let failed: Vec<String> = beacon_checks(&verify_round_v5(&record, &opened))
+        .into_iter()
+        .filter(|(_, passed)| !passed)
+        .map(|(target, _)| target)
+        .collect();
+    assert_eq!(failed, ["beacon.value"]);
 }
 
 /// A practice round whose receipt moves the seat fails the decision: the rule keeps it.

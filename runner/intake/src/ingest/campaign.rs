@@ -10,7 +10,9 @@ use std::path::{Path, PathBuf};
 
 use git2::{ObjectType, Oid, Repository};
 use receipts::fsutil::write_atomic;
-use receipts::model::{Campaign, FrozenCampaign, MinerId, RegisteredMiner, Sha256Hex, Timestamp};
+use receipts::model::{
+    Campaign, FrozenCampaign, MinerId, ROUND_PREDICATE_TYPE, RegisteredMiner, Sha256Hex, Timestamp,
+};
 
 use super::IngestError;
 use crate::gates::surface::DeniedGlobs;
@@ -58,7 +60,7 @@ pub fn add_campaign(data: &DataDir, campaign_toml: &Path) -> Result<AddedCampaig
     })?;
     let source = campaign_toml.display().to_string();
     // `IngestError::Campaign` names the file: the message names it no second time.
-    let campaign = Campaign::from_toml(&source, &text)
+    let mut campaign = Campaign::from_toml(&source, &text)
         .map_err(|e| bad(campaign_toml, model_error_message(e, &source)))?;
     DeniedGlobs::new(&campaign.surface.denied_paths).map_err(|(pattern, message)| {
         bad(
@@ -81,7 +83,11 @@ pub fn add_campaign(data: &DataDir, campaign_toml: &Path) -> Result<AddedCampaig
     match dir.load_campaign() {
         Ok(existing) => {
             // Compared as values, not digests: a campaign frozen before `campaign.json`
-            // existed keeps its schema-1 digest.
+            // existed keeps its schema-1 digest. The floor it was frozen with (none
+            // before it was recorded) is its own, not the file's.
+            if campaign.min_predicate.is_none() {
+                campaign.min_predicate = existing.campaign.min_predicate.clone();
+            }
             if existing.campaign != campaign {
                 let new = FrozenCampaign::freeze(campaign)
                     .map_err(|e| bad(campaign_toml, e.to_string()))?
@@ -104,6 +110,10 @@ pub fn add_campaign(data: &DataDir, campaign_toml: &Path) -> Result<AddedCampaig
         Err(other) => return Err(other.into()),
     }
     copy_commit(&source, commit, &dir)?;
+    // From now on a campaign's receipts are at least of the version this build seals.
+    if campaign.min_predicate.is_none() {
+        campaign.min_predicate = Some(ROUND_PREDICATE_TYPE.to_owned());
+    }
     let readable = campaign
         .to_toml()
         .map_err(|e| bad(campaign_toml, e.to_string()))?;

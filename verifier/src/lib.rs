@@ -46,6 +46,7 @@ pub mod rerun;
 mod round;
 mod secrets;
 mod selftest;
+pub mod statements;
 mod statuses;
 mod submissions;
 mod timeline;

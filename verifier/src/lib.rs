@@ -21,7 +21,8 @@ use receipts::keys::Keyring;
 use receipts::model::{
     RERUN_PREDICATE_TYPES, ROUND_OPENED_PREDICATE_TYPE, ROUND_OPENED_PREDICATE_TYPE_V1,
     ROUND_OPENED_PREDICATE_TYPE_V2, ROUND_PREDICATE_TYPE, ROUND_PREDICATE_TYPE_V1,
-    ROUND_PREDICATE_TYPE_V2, ROUND_PREDICATE_TYPE_V3, ROUND_PREDICATE_TYPE_V4, RoundRecord,
+    ROUND_PREDICATE_TYPE_V2, ROUND_PREDICATE_TYPE_V3, ROUND_PREDICATE_TYPE_V4,
+    ROUND_PREDICATE_TYPE_V5, RoundRecord,
 };
 
 pub mod archive;
@@ -86,6 +87,9 @@ pub enum PredicateVersion {
     /// `…/round/v5`: the trust work of its landing — what the engine could see and the
     /// limits it ran under, each measurement tied to its entry, every counted run checked.
     V5,
+    /// `…/round/v6`: the second trust landing (bounded output, the compliance checks,
+    /// the evaluator's log statements) and the first pieces of the competition of 001.
+    V6,
 }
 
 impl PredicateVersion {
@@ -96,7 +100,8 @@ impl PredicateVersion {
             ROUND_PREDICATE_TYPE_V2 => Some(PredicateVersion::V2),
             ROUND_PREDICATE_TYPE_V3 => Some(PredicateVersion::V3),
             ROUND_PREDICATE_TYPE_V4 => Some(PredicateVersion::V4),
-            ROUND_PREDICATE_TYPE => Some(PredicateVersion::V5),
+            ROUND_PREDICATE_TYPE_V5 => Some(PredicateVersion::V5),
+            ROUND_PREDICATE_TYPE => Some(PredicateVersion::V6),
             _ => None,
         }
     }
@@ -107,11 +112,11 @@ impl PredicateVersion {
         match self {
             PredicateVersion::V1 | PredicateVersion::V2 => ROUND_OPENED_PREDICATE_TYPE_V1,
             PredicateVersion::V3 | PredicateVersion::V4 => ROUND_OPENED_PREDICATE_TYPE_V2,
-            PredicateVersion::V5 => ROUND_OPENED_PREDICATE_TYPE,
+            PredicateVersion::V5 | PredicateVersion::V6 => ROUND_OPENED_PREDICATE_TYPE,
         }
     }
 
-    /// `v1` … `v5`: how `not applicable (vN)` names it.
+    /// `v1` … `v6`: how `not applicable (vN)` names it.
     pub fn name(&self) -> &'static str {
         match self {
             PredicateVersion::V1 => "v1",
@@ -119,6 +124,7 @@ impl PredicateVersion {
             PredicateVersion::V3 => "v3",
             PredicateVersion::V4 => "v4",
             PredicateVersion::V5 => "v5",
+            PredicateVersion::V6 => "v6",
         }
     }
 }

@@ -102,13 +102,23 @@ pub(crate) fn check_measurements(
             report.not_applicable(CheckName::HostSteal, None, version.name());
             None
         }
-        (PredicateVersion::V3 | PredicateVersion::V4 | PredicateVersion::V5, None) => {
+        (
+            PredicateVersion::V3
+            | PredicateVersion::V4
+            | PredicateVersion::V5
+            | PredicateVersion::V6,
+            None,
+        ) => {
             report.not_run(&[CheckName::HostSteal], CheckName::InputsCampaign);
             None
         }
-        (PredicateVersion::V3 | PredicateVersion::V4 | PredicateVersion::V5, Some(c)) => {
-            Some(c.campaign.effective_max_steal_permille())
-        }
+        (
+            PredicateVersion::V3
+            | PredicateVersion::V4
+            | PredicateVersion::V5
+            | PredicateVersion::V6,
+            Some(c),
+        ) => Some(c.campaign.effective_max_steal_permille()),
     };
     for entry in &record.entries {
         let at = format!("entries[{}]", entry.index);
@@ -748,7 +758,10 @@ fn probe_throughput(
         PredicateVersion::V1 | PredicateVersion::V2 => {
             probe_throughput_range(probe.completed, probe.duration_us)
         }
-        PredicateVersion::V3 | PredicateVersion::V4 | PredicateVersion::V5 => {
+        PredicateVersion::V3
+        | PredicateVersion::V4
+        | PredicateVersion::V5
+        | PredicateVersion::V6 => {
             let exact = probe_throughput_milli_rps(probe.completed, probe.duration_us);
             (exact, exact)
         }

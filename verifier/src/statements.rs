@@ -33,7 +33,7 @@ use crate::{CheckName, FailureReason, PredicateVersion, VerifyReport};
 
 /// The first round predicate version whose logged rounds log their passes: an older
 /// logged round without measurement entries is `not applicable`.
-pub const MEASUREMENTS_LOGGED_FROM: PredicateVersion = PredicateVersion::V5;
+pub const MEASUREMENTS_LOGGED_FROM: PredicateVersion = PredicateVersion::V6;
 
 /// A statement read and checked: its subjects and typed predicate.
 struct Read<P> {
@@ -136,7 +136,7 @@ pub fn check_measurements(
             report.not_applicable(
                 CheckName::LogMeasurements,
                 None,
-                "passes not logged before round v5",
+                "passes not logged before round v6",
             );
             return;
         }

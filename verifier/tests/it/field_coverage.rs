@@ -1,6 +1,6 @@
 //! Field coverage (issue 41): every leaf field of the current predicate's schema
-//! (`receipts/schema/round-v5.schema.json`) is either recomputed — changed alone in the
-//! real v5 round `fixtures/v5-round/`, the receipt re-signed, a named check other than
+//! (`receipts/schema/round-v6.schema.json`) is either recomputed — changed alone in the
+//! real v6 round `fixtures/v6-round/`, the receipt re-signed, a named check other than
 //! the schema's fails — or listed in [`verifier::ATTESTED_FIELDS`] with the reason no
 //! offline check can recompute it. The fields neither holds yet are [`NOT_YET_COVERED`],
 //! which can only shrink: a field that becomes covered must leave it, and a new field of
@@ -15,7 +15,7 @@ use serde_json::Value;
 use crate::forge::*;
 use verifier::{ATTESTED_FIELDS, CheckName, FailureReason};
 
-/// Fields of the v5 schema that no single-field forgery of the fixture is caught on and
+/// Fields of the v6 schema that no single-field forgery of the fixture is caught on and
 /// that are not attested: the fixture holds no value for them (a Docker entry, a drift
 /// check, a disqualification, a round failure …) or no check recomputes them yet. The
 /// work left of issue 41, in schema order.
@@ -326,7 +326,7 @@ fn changed(value: &Value, allowed: &BTreeSet<String>) -> Value {
 fn caught_by(pointer: &str, value: Value) -> BTreeSet<&'static str> {
     let dir = tempfile::tempdir().expect("tempdir");
     forge_from(
-        &fixture_named("v5-round"),
+        &fixture_named("v6-round"),
         dir.path(),
         |_| {},
         |_| {},
@@ -345,7 +345,7 @@ fn caught_by(pointer: &str, value: Value) -> BTreeSet<&'static str> {
 #[test]
 fn every_leaf_field_is_recomputed_by_a_named_check_or_attested() {
     let schema_path =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../receipts/schema/round-v5.schema.json");
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../receipts/schema/round-v6.schema.json");
     let schema: Value =
         serde_json::from_slice(&std::fs::read(schema_path).expect("schema")).expect("json");
     let leaves = schema_leaves(&schema);
@@ -357,7 +357,7 @@ fn every_leaf_field_is_recomputed_by_a_named_check_or_attested() {
         .collect();
     assert_eq!(not_leaves, Vec::<&&str>::new(), "listed but not a field");
 
-    let receipt = statement(&fixture_named("v5-round"), "receipt.dsse.json");
+    let receipt = statement(&fixture_named("v6-round"), "receipt.dsse.json");
     let mut found = Vec::new();
     instances(&receipt["predicate"], &leaves, "", "", &mut found);
     let mut first: BTreeMap<&str, &str> = BTreeMap::new();

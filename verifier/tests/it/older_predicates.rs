@@ -17,14 +17,15 @@
 //! demo's baseline at one fixed rate, `miner-fast`'s `faster-batching.diff`) sealed by the
 //! last v3 build (`f0fd59e`) with README's by-hand commands, keyring
 //! `fixtures/v3-keyring.json`. `fixtures/v4-round/` is the same round sealed by the last
-//! v4 build (`42e958b`), keyring `fixtures/v4-keyring.json`.
+//! v4 build (`42e958b`), keyring `fixtures/v4-keyring.json`; `fixtures/v5-round/` by the
+//! last v5 build (`15aa2ee`), keyring `fixtures/v5-keyring.json`.
 
 use std::path::Path;
 
 use receipts::keys::Keyring;
 use receipts::model::{
     ROUND_PREDICATE_TYPE_V1, ROUND_PREDICATE_TYPE_V2, ROUND_PREDICATE_TYPE_V3,
-    ROUND_PREDICATE_TYPE_V4,
+    ROUND_PREDICATE_TYPE_V4, ROUND_PREDICATE_TYPE_V5,
 };
 use verifier::{CheckName, VerifyOptions};
 
@@ -57,6 +58,37 @@ fn a_v3_round_still_verifies() {
 #[test]
 fn a_v4_round_still_verifies() {
     verifies_with_every_check_applicable("v4", ROUND_PREDICATE_TYPE_V4);
+}
+
+/// A v5 round verifies with every check of v5 passing; it has no beacon (README's
+/// by-hand round), and only the checks v6 added are `not applicable`.
+#[test]
+fn a_v5_round_still_verifies() {
+    let keyring = Keyring::load(&fixture("v5-keyring.json")).expect("keyring loads");
+    let report = verifier::verify_bundle(&fixture("v5-round"), &keyring, &VerifyOptions::default());
+    assert!(
+        report.passed(),
+        "{:#?}",
+        report.failures().collect::<Vec<_>>()
+    );
+    assert_eq!(
+        report.predicate_type.as_deref(),
+        Some(ROUND_PREDICATE_TYPE_V5)
+    );
+    let not_applicable: Vec<(&str, Option<&str>, &str)> = report
+        .checks
+        .iter()
+        .filter_map(|c| Some((c.name.as_str(), c.target.as_deref(), c.not_applicable?)))
+        .collect();
+    let mut expected = vec![("seeds.beacon", Some("beacon"), "no beacon")];
+    expected.extend(v6_only("v5"));
+    assert_eq!(not_applicable, expected);
+}
+
+/// The checks v6 added, each `not applicable (<version>)` on an older round, in the
+/// order they run.
+fn v6_only(_version: &str) -> Vec<(&'static str, Option<&'static str>, &str)> {
+    vec![]
 }
 
 /// The checks v5 added, each `not applicable (<version>)` on an older round, in the
@@ -96,7 +128,10 @@ fn verifies_with_every_check_applicable(version: &str, predicate_type: &str) {
         .iter()
         .filter_map(|c| Some((c.name.as_str(), c.target.as_deref(), c.not_applicable?)))
         .collect();
-    assert_eq!(not_applicable, v5_only(version));
+    assert_eq!(
+        not_applicable,
+        [v5_only(version), v6_only(version)].concat()
+    );
     for name in [
         CheckName::RequestSequence,
         CheckName::PairedDecision,
@@ -190,5 +225,6 @@ fn still_verifies(version: &str, predicate_type: &str) {
     let at = before(&expected, "client.selfTest");
     expected.splice(at..at, [entry, runs, plan, isolation]);
     expected.extend([statuses, secret]);
+    expected.extend(v6_only(version));
     assert_eq!(not_applicable, expected);
 }

@@ -22,8 +22,7 @@ use crate::model::{
     ROUND_OPENED_PREDICATE_TYPE_V1, ROUND_OPENED_PREDICATE_TYPE_V2, ROUND_PREDICATE_TYPE,
     ROUND_PREDICATE_TYPE_V1, ROUND_PREDICATE_TYPE_V2, ROUND_PREDICATE_TYPE_V3,
     ROUND_PREDICATE_TYPE_V4, ROUND_PREDICATE_TYPE_V5, ROUND_PREDICATE_TYPES, RerunRecord,
-    RoundOpened, RoundRecord,
-    Sha256Hex,
+    RoundOpened, RoundRecord, Sha256Hex,
 };
 
 /// `_type` of an in-toto Statement v1.

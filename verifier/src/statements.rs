@@ -400,3 +400,173 @@ fn queued_at(submission: &Submission, at: Timestamp) -> bool {
         .next_back()
         == Some(PipelineState::BenchQueued)
 }
+
+#[cfg(test)]
+mod tests {
+    use receipts::bundle::sign_statement;
+    use receipts::fsutil::write_atomic;
+    use receipts::keys::PrivateKey;
+    use receipts::model::{Gate, MinerId};
+    use receipts::tlog::statements::submission_subject;
+
+    use super::*;
+
+    fn at(seconds: i64) -> Timestamp {
+        Timestamp::from_unix_seconds(1_800_000_000 + seconds).expect("time")
+    }
+
+    /// Signs and stores a statement of `kind` in `campaign_dir`; its log entry.
+    fn logged<P: serde::Serialize>(
+        campaign_dir: &Path,
+        key: &PrivateKey,
+        kind: EntryKind,
+        record: &Sha256Hex,
+        predicate_type: &str,
+        predicate: &P,
+    ) -> LogEntry {
+        let statement = Statement::new(
+            vec![submission_subject(record, record)],
+            predicate_type,
+            serde_json::to_value(predicate).expect("value"),
+        );
+        let bytes = sign_statement(&statement, &[key])
+            .expect("sign")
+            .to_file_bytes()
+            .expect("bytes");
+        let sha = Sha256Hex::digest(&bytes);
+        let path = statement_path(campaign_dir, kind, &sha);
+        std::fs::create_dir_all(path.parent().expect("dir")).expect("mkdir");
+        write_atomic(&path, &bytes, 0o644).expect("write");
+        LogEntry {
+            campaign: "c".parse().expect("id"),
+            round: None,
+            kind,
+            envelope_sha256: sha,
+        }
+    }
+
+    fn submission(
+        campaign_dir: &Path,
+        key: &PrivateKey,
+        record: &Sha256Hex,
+        miner: &str,
+        committed: i64,
+    ) -> LogEntry {
+        logged(
+            campaign_dir,
+            key,
+            EntryKind::Submission,
+            record,
+            SUBMISSION_PREDICATE_TYPE,
+            &SubmissionPredicate {
+                campaign: "c".parse().expect("id"),
+                miner: miner.parse().expect("miner"),
+                commitment: record.to_string(),
+                record: *record,
+                committed_at: at(committed),
+            },
+        )
+    }
+
+    /// A record queued at `queued`, written where the check reads it.
+    fn queued_record(campaign_dir: &Path, record: &Sha256Hex, queued: i64) {
+        let mut s = Submission::committed(
+            *record,
+            "c".parse().expect("id"),
+            "m".parse::<MinerId>().expect("miner"),
+            *record,
+            1,
+            at(queued - 1),
+        );
+        for to in [
+            PipelineState::PickedUp,
+            PipelineState::Fetched,
+            PipelineState::Verified,
+            PipelineState::SurfaceOk,
+            PipelineState::Applied,
+            PipelineState::Building,
+            PipelineState::Built,
+        ] {
+            s.transition(to, at(queued - 1), "gate")
+                .expect("transition");
+        }
+        s.transition(PipelineState::BenchQueued, at(queued), "queued")
+            .expect("queued");
+        let path = campaign_dir
+            .join("submissions")
+            .join(format!("{record}.json"));
+        std::fs::create_dir_all(path.parent().expect("dir")).expect("mkdir");
+        std::fs::write(&path, serde_json::to_vec(&s).expect("json")).expect("write");
+    }
+
+    /// A record taken by a round, rejected by a logged rejection, a duplicate, one still
+    /// queued: accounted. A round that took one not logged before it opened, and left out
+    /// one logged and queued before it started: two findings.
+    #[test]
+    fn every_logged_submission_is_accounted_for_and_rounds_take_exactly_the_queued_ones() {
+        let data = tempfile::tempdir().expect("tempdir");
+        let campaign_dir = data.path().join("c");
+        let key = PrivateKey::from_seed(&[5; 32]);
+        let keyring = testkit::keyring(&[&key]);
+        let [a, b, c, d] = [b"a", b"b", b"c", b"d"].map(|x| Sha256Hex::digest(x));
+        let rejection = logged(
+            &campaign_dir,
+            &key,
+            EntryKind::GateRejection,
+            &b,
+            GATE_REJECTION_PREDICATE_TYPE,
+            &GateRejectionPredicate {
+                campaign: "c".parse().expect("id"),
+                record: b,
+                gate: Gate::Applied,
+                reason: "does not apply".to_owned(),
+                rejected_at: at(3),
+            },
+        );
+        let entries = vec![
+            (0, submission(&campaign_dir, &key, &a, "m", 0)),
+            (1, submission(&campaign_dir, &key, &b, "m", 1)),
+            (3, rejection),
+            (4, submission(&campaign_dir, &key, &c, "m", 4)),
+            (5, submission(&campaign_dir, &key, &c, "n", 5)),
+        ];
+        queued_record(&campaign_dir, &c, 4);
+        let first = [a];
+        let second = [d];
+        let rounds = [
+            RoundTaking {
+                round: 1,
+                opened: 2,
+                started_at: at(2),
+                challengers: &first,
+            },
+            RoundTaking {
+                round: 2,
+                opened: 6,
+                started_at: at(6),
+                challengers: &second,
+            },
+        ];
+        let campaign: CampaignId = "c".parse().expect("id");
+        let findings = submission_findings(&campaign, &campaign_dir, &entries, &rounds, &keyring);
+        assert_eq!(
+            findings,
+            [
+                format!(
+                    "round 2 took submission {d}, which was not logged before its round-opened entry (index 6)"
+                ),
+                format!(
+                    "round 2 did not take submission {c}, logged at index 4 and queued when it started"
+                ),
+            ]
+        );
+        // Signed by a key the keyring does not trust: each statement is a finding.
+        let other = testkit::keyring(&[&PrivateKey::from_seed(&[6; 32])]);
+        let findings = submission_findings(&campaign, &campaign_dir, &entries, &[], &other);
+        assert_eq!(findings.len(), 5, "{findings:?}");
+        assert!(
+            findings[0].starts_with("submission entry 0: "),
+            "{findings:?}"
+        );
+    }
+}

@@ -190,3 +190,88 @@ impl<'k> StatementLog<'k> {
         Ok(logged)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use receipts::layout::DataDir;
+    use receipts::model::{Gate, Timestamp};
+
+    use super::*;
+
+    /// A record's first commitment, its duplicate and its rejection are logged once each,
+    /// in that order, each beside its signed statement; logging the record again appends
+    /// nothing.
+    #[test]
+    fn a_record_is_logged_once_with_its_duplicates_and_rejection() {
+        let data = tempfile::tempdir().expect("tempdir");
+        let log_key = PrivateKey::from_seed(&[3; 32]);
+        let evaluator = PrivateKey::from_seed(&[4; 32]);
+        let store = LogStore::init(data.path(), "referee.example/log", &log_key).expect("log");
+        let campaign_dir = DataDir::new(data.path()).campaign(&"c".parse().expect("id"));
+        let at = |s: i64| Timestamp::from_unix_seconds(1_800_000_000 + s).expect("time");
+        let sha = Sha256Hex::digest(b"diff");
+        let mut submission = Submission::committed(
+            sha,
+            "c".parse().expect("id"),
+            "m".parse().expect("miner"),
+            sha,
+            4,
+            at(0),
+        );
+        submission
+            .transition(PipelineState::PickedUp, at(1), "picked")
+            .expect("transition");
+        submission.record_duplicate("n".parse().expect("miner"), sha, at(2));
+        for to in [
+            PipelineState::Fetched,
+            PipelineState::Verified,
+            PipelineState::SurfaceOk,
+        ] {
+            submission
+                .transition(to, at(3), "gate")
+                .expect("transition");
+        }
+        submission
+            .reject(Gate::Applied, at(4), "does not apply")
+            .expect("reject");
+        let log = StatementLog::new(&store, &evaluator, &log_key).expect("keys");
+        let logged = log
+            .log_submission(&campaign_dir, &submission)
+            .expect("logged");
+        assert_eq!(
+            logged.iter().map(|l| l.index).collect::<Vec<_>>(),
+            [0, 1, 2]
+        );
+        assert_eq!(
+            log.log_submission(&campaign_dir, &submission)
+                .expect("again"),
+            logged
+        );
+        let verifier = store.verifier(log_key.public()).expect("verifier");
+        let entries: Vec<LogEntry> = (store.entries(&verifier).expect("entries").iter())
+            .map(|e| receipts::canonical::from_slice_strict(e, 1 << 16).expect("entry"))
+            .collect();
+        assert_eq!(
+            entries
+                .iter()
+                .map(|e| (e.kind, e.round))
+                .collect::<Vec<_>>(),
+            [
+                (EntryKind::Submission, None),
+                (EntryKind::Submission, None),
+                (EntryKind::GateRejection, None)
+            ]
+        );
+        for (entry, logged) in entries.iter().zip(&logged) {
+            assert_eq!(entry.envelope_sha256, logged.envelope_sha256);
+            let path = statement_path(campaign_dir.root(), entry.kind, &entry.envelope_sha256);
+            let bytes = std::fs::read(&path).expect("statement stored");
+            assert_eq!(Sha256Hex::digest(&bytes), entry.envelope_sha256);
+        }
+        // The log key must be the log's.
+        assert!(matches!(
+            StatementLog::new(&store, &evaluator, &evaluator),
+            Err(LogError::WrongKey { .. })
+        ));
+    }
+}

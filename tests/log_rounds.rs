@@ -271,12 +271,40 @@ fn two_logged_rounds_verify_and_a_truncated_log_is_caught() {
         "{checkpoint}"
     );
     fs::write(fixture.data.join("log/checkpoint"), checkpoint).expect("truncate");
-    // A log that no longer holds round 2 is not served, and the front page says why.
-    let build = run(
+    // A log that no longer holds round 2 fails the site build, which writes nothing…
+    let before = fs::read(site.join("index.html")).expect("index");
+    let refused = run(
         &fixture,
         &["site", "build", "--data", "data", "--out", "site"],
     );
+    assert_eq!(refused.status.code(), Some(2), "{}", text(&refused));
+    assert!(
+        text(&refused).contains("transparency log fails its checks (log.archive: ")
+            && text(&refused).contains("`--allow-unlogged`"),
+        "{}",
+        text(&refused)
+    );
+    assert_eq!(fs::read(site.join("index.html")).expect("index"), before);
+    // …unless `--allow-unlogged` is given: then it is not served, and the front page
+    // says why.
+    let build = run(
+        &fixture,
+        &[
+            "site",
+            "build",
+            "--data",
+            "data",
+            "--out",
+            "site",
+            "--allow-unlogged",
+        ],
+    );
     ok(&build);
+    assert!(
+        text(&build).contains("--allow-unlogged: a transparency log that fails its checks"),
+        "{}",
+        text(&build)
+    );
     assert!(
         stdout(&build).contains("\ntransparency log not served: log.archive: "),
         "{}",

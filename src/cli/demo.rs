@@ -324,6 +324,7 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
         base_url: String::new(),
         clean: false,
         at: None,
+        allow_unlogged: false,
     };
     let built = ::site::build_site(&options)
         .with_context(|| format!("building the site into `{}`", args.site.display()))?;

@@ -113,10 +113,11 @@ fn round_log(fixture: &Fixture, n: u64) -> Option<RoundLog> {
         .transparency_log
 }
 
-const BUNDLE_CHECKS: [&str; 4] = [
+const BUNDLE_CHECKS: [&str; 5] = [
     "log.checkpoint",
     "log.roundOpened",
     "log.receipt",
+    "log.measurements",
     "log.consistency",
 ];
 
@@ -127,7 +128,8 @@ fn two_logged_rounds_verify_and_a_truncated_log_is_caught() {
     init_log(&fixture);
     ok(&round(&fixture, &[]));
     ok(&round(&fixture, &[]));
-    for (n, index) in [(1, 0), (2, 2)] {
+    // Each round logs its opening, its one pass's measurement and its receipt.
+    for (n, index) in [(1, 0), (2, 3)] {
         assert_eq!(
             round_log(&fixture, n),
             Some(RoundLog::Logged {
@@ -154,7 +156,7 @@ fn two_logged_rounds_verify_and_a_truncated_log_is_caught() {
         &["log", "checkpoint", "--data", "data", "--json"],
     )))
     .expect("json");
-    assert_eq!(checkpoint["size"], 4);
+    assert_eq!(checkpoint["size"], 6);
     ok(&run(&fixture, &["log", "verify", "--data", "data"]));
 
     // Each round on its own: every proof verifies; the opening is not witnessed.
@@ -163,7 +165,7 @@ fn two_logged_rounds_verify_and_a_truncated_log_is_caught() {
         assert_eq!(code, Some(0), "{reports:?}");
         let mut expected = passed(&BUNDLE_CHECKS);
         expected.insert(
-            3,
+            4,
             (
                 "log.witness".to_owned(),
                 false,
@@ -183,7 +185,12 @@ fn two_logged_rounds_verify_and_a_truncated_log_is_caught() {
         .expect("a report for the log");
     assert_eq!(
         log_checks(log_report),
-        passed(&["log.checkpoint", "log.archive"])
+        passed(&[
+            "log.checkpoint",
+            "log.archive",
+            "log.abandoned",
+            "log.submissions"
+        ])
     );
     // Remembered under the log's name and its key's id: one file.
     let memory = fixture.dir.path().join("config/referee/checkpoints");
@@ -205,7 +212,7 @@ fn two_logged_rounds_verify_and_a_truncated_log_is_caught() {
     );
     let remembered_text = fs::read_to_string(&remembered).expect("remembered checkpoint");
     assert!(
-        remembered_text.starts_with("referee.example/log\n4\n"),
+        remembered_text.starts_with("referee.example/log\n6\n"),
         "{remembered_text}"
     );
     fs::copy(&remembered, fixture.dir.path().join("seen.checkpoint")).expect("copy");
@@ -220,7 +227,7 @@ fn two_logged_rounds_verify_and_a_truncated_log_is_caught() {
     ok(&build);
     assert!(
         stdout(&build)
-            .contains("\ntransparency log served under log/: 4 entries of referee.example/log\n"),
+            .contains("\ntransparency log served under log/: 6 entries of referee.example/log\n"),
         "{}",
         text(&build)
     );
@@ -230,8 +237,8 @@ fn two_logged_rounds_verify_and_a_truncated_log_is_caught() {
         read(&fixture.data.join("log/checkpoint"))
     );
     assert_eq!(
-        read(&site.join("log/tile/0/000.p/4")),
-        read(&fixture.data.join("log/tile/0/000.p/4"))
+        read(&site.join("log/tile/0/000.p/6")),
+        read(&fixture.data.join("log/tile/0/000.p/6"))
     );
     assert_eq!(
         read(&site.join("c/tiny/r/2/round.proof")),
@@ -240,33 +247,64 @@ fn two_logged_rounds_verify_and_a_truncated_log_is_caught() {
     let index = String::from_utf8(read(&site.join("index.html"))).expect("UTF-8");
     assert!(
         index.contains(
-            "<span class=\"mono\">referee.example/log</span>, <strong>4</strong> entries"
+            "<span class=\"mono\">referee.example/log</span>, <strong>6</strong> entries"
         ),
         "{index}"
     );
     let page = String::from_utf8(read(&site.join("c/tiny/r/2/index.html"))).expect("UTF-8");
     assert!(
-        page.contains("entry <strong>2</strong> of the log"),
+        page.contains("entry <strong>3</strong> of the log"),
         "{page}"
     );
     ok(&run(&fixture, &["site", "check", "site"]));
 
-    // Truncated: the log's checkpoint is now round 1's sealing checkpoint (size 2),
-    // validly signed by the log key; its tiles of size 2 are still there.
+    // Truncated: the log's checkpoint is now round 1's sealing checkpoint (size 3),
+    // validly signed by the log key; its tiles of size 3 are still there.
     let proofs = fs::read_to_string(fixture.data.join("tiny/rounds/1.proof")).expect("proof");
-    let receipt_proof = &proofs[proofs.rfind("c2sp.org/tlog-proof@v1").expect("second")..];
+    let receipt_proof = proofs
+        .split("c2sp.org/tlog-proof@v1")
+        .nth(2)
+        .expect("a second proof");
     let checkpoint = &receipt_proof[receipt_proof.find("\n\n").expect("blank") + 2..];
     assert!(
-        checkpoint.starts_with("referee.example/log\n2\n"),
+        checkpoint.starts_with("referee.example/log\n3\n"),
         "{checkpoint}"
     );
     fs::write(fixture.data.join("log/checkpoint"), checkpoint).expect("truncate");
-    // A log that no longer holds round 2 is not served, and the front page says why.
-    let build = run(
+    // A log that no longer holds round 2 fails the site build, which writes nothing…
+    let before = fs::read(site.join("index.html")).expect("index");
+    let refused = run(
         &fixture,
         &["site", "build", "--data", "data", "--out", "site"],
     );
+    assert_eq!(refused.status.code(), Some(2), "{}", text(&refused));
+    assert!(
+        text(&refused).contains("transparency log fails its checks (log.archive: ")
+            && text(&refused).contains("`--allow-unlogged`"),
+        "{}",
+        text(&refused)
+    );
+    assert_eq!(fs::read(site.join("index.html")).expect("index"), before);
+    // …unless `--allow-unlogged` is given: then it is not served, and the front page
+    // says why.
+    let build = run(
+        &fixture,
+        &[
+            "site",
+            "build",
+            "--data",
+            "data",
+            "--out",
+            "site",
+            "--allow-unlogged",
+        ],
+    );
     ok(&build);
+    assert!(
+        text(&build).contains("--allow-unlogged: a transparency log that fails its checks"),
+        "{}",
+        text(&build)
+    );
     assert!(
         stdout(&build).contains("\ntransparency log not served: log.archive: "),
         "{}",
@@ -305,9 +343,9 @@ fn two_logged_rounds_verify_and_a_truncated_log_is_caught() {
         failures,
         [&serde_json::json!({
             "code": "logShrank",
-            "known": 4,
+            "known": 6,
             "sourceName": "--checkpoint `seen.checkpoint`",
-            "size": 2
+            "size": 3
         })]
     );
     assert!(!remembered.exists());
@@ -459,10 +497,11 @@ fn a_witness_cosigns_the_opening_of_a_round_that_requires_it() {
     ));
     let out = child.wait_with_output().expect("round ends");
     ok(&out);
-    // The resumed round logged nothing twice: its opening once, its receipt once.
+    // The resumed round logged nothing twice: its opening once, its one pass's
+    // measurement once, its receipt once.
     let checkpoint = fs::read_to_string(fixture.data.join("log/checkpoint")).expect("cp");
     assert!(
-        checkpoint.starts_with("referee.example/log\n2\n"),
+        checkpoint.starts_with("referee.example/log\n3\n"),
         "{checkpoint}"
     );
     match round_log(&fixture, 1) {
@@ -491,6 +530,7 @@ fn a_witness_cosigns_the_opening_of_a_round_that_requires_it() {
         "log.checkpoint",
         "log.roundOpened",
         "log.receipt",
+        "log.measurements",
         "log.consistency",
         "log.witness",
     ]);
@@ -563,4 +603,223 @@ fn the_round_page_verify_commands_pass_verbatim_on_the_downloads() {
             assert!(!shown.contains("not logged"), "{shown}");
         }
     }
+}
+
+/// The `log.*` check of `name` in `report`: its failure messages (empty when it passed).
+fn messages(report: &Value, name: &str) -> Vec<String> {
+    (report["checks"].as_array().expect("checks").iter())
+        .filter(|c| c["name"] == name && c["passed"] == false)
+        .map(|c| c["reason"]["message"].as_str().unwrap_or("").to_owned())
+        .collect()
+}
+
+/// Issue 42's log entries end to end: `referee ingest` logs each commitment, a round its
+/// passes' measurements; a submission dropped from the records without a logged
+/// rejection fails `log.submissions` in archive mode; a measurement entry missing from the
+/// round's proofs, or logged again after the later pass, fails `log.measurements`.
+#[test]
+fn a_dropped_submission_and_a_missing_or_late_measurement_are_caught() {
+    use intake::tlog::LogStore;
+    use receipts::bundle::sign_statement;
+    use receipts::keys::PrivateKey;
+    use receipts::model::Sha256Hex;
+    use receipts::statement::Statement;
+    use receipts::tlog::entry::{EntryKind, LogEntry};
+    use receipts::tlog::statements::{
+        MEASUREMENT_PREDICATE_TYPE, measurement_proof_extra, statement_path,
+    };
+
+    let _serial = serial();
+    let fixture = Fixture::new(
+        &Tiny {
+            runs: 2,
+            ..Tiny::default()
+        },
+        &[],
+    );
+    init_log(&fixture);
+    ok(&run(
+        &fixture,
+        &[
+            "miner",
+            "add",
+            "miner-a",
+            "--campaign",
+            "tiny",
+            "--data",
+            "data",
+        ],
+    ));
+    let mut records = Vec::new();
+    for (file, value) in [("kept.diff", "4"), ("dropped.diff", "8")] {
+        let diff = support::tiny_diff("max_num_seqs", value);
+        fs::write(fixture.dir.path().join(file), &diff).expect("diff");
+        let commitment = Sha256Hex::digest(diff.as_bytes()).to_string();
+        ok(&run(
+            &fixture,
+            &[
+                "ingest",
+                file,
+                "--miner",
+                "miner-a",
+                "--commitment",
+                &commitment,
+                "--campaign",
+                "tiny",
+                "--data",
+                "data",
+                "--key-dir",
+                "keys",
+            ],
+        ));
+        records.push(commitment);
+    }
+    // Two submission entries, each with its signed statement.
+    let statements = fixture.data.join("tiny/statements/submission");
+    assert_eq!(fs::read_dir(&statements).expect("statements").count(), 2);
+    // The evaluator drops the second from its records before the round: no rejection
+    // is logged, the round does not see it.
+    let dropped = &records[1];
+    for ext in ["json", "diff"] {
+        fs::remove_file(
+            fixture
+                .data
+                .join(format!("tiny/submissions/{dropped}.{ext}")),
+        )
+        .expect("drop");
+    }
+    ok(&round(&fixture, &[]));
+    // Two submissions, the round's opening, two passes' measurements, its receipt.
+    let checkpoint: Value = serde_json::from_str(&stdout(&run(
+        &fixture,
+        &["log", "checkpoint", "--data", "data", "--json"],
+    )))
+    .expect("json");
+    assert_eq!(checkpoint["size"], 6);
+    let (code, reports) = verify(&fixture, &["data/tiny/rounds/1"]);
+    assert_eq!(code, Some(0), "{reports:?}");
+    assert!(messages(&reports[0], "log.measurements").is_empty());
+    assert!(
+        (log_checks(&reports[0]).iter())
+            .any(|c| *c == ("log.measurements".to_owned(), true, String::new())),
+        "{reports:?}"
+    );
+    let (code, reports) = verify(&fixture, &["data"]);
+    assert_eq!(code, Some(1));
+    let log_report = (reports.iter())
+        .find(|r| r["bundle"].as_str().is_some_and(|b| b.ends_with("log")))
+        .expect("a report for the log");
+    assert_eq!(
+        messages(log_report, "log.submissions"),
+        [format!(
+            "submission {dropped} (logged at index 1, miner `miner-a`) is in no round, has no logged gate rejection and is not waiting for a round"
+        )]
+    );
+    assert!(messages(log_report, "log.archive").is_empty());
+    assert!(messages(log_report, "log.abandoned").is_empty());
+
+    // Pass 1's measurement proof removed from the round's proofs.
+    let proof_path = fixture.data.join("tiny/rounds/1.proof");
+    let proofs = fs::read_to_string(&proof_path).expect("proofs");
+    let header = "c2sp.org/tlog-proof@v1\n";
+    let all: Vec<String> = proofs
+        .split(header)
+        .filter(|p| !p.is_empty())
+        .map(|p| format!("{header}{p}"))
+        .collect();
+    assert_eq!(all.len(), 4, "{proofs}");
+    let pass_proof = |pass: u32| {
+        (all.iter())
+            .position(|p| decoded_extra(p).starts_with(&format!("measurement {pass} ")))
+            .expect("a measurement proof")
+    };
+    let without: String = (all.iter().enumerate())
+        .filter(|(i, _)| *i != pass_proof(1))
+        .map(|(_, p)| p.as_str())
+        .collect();
+    fs::write(&proof_path, &without).expect("drop a proof");
+    let (code, reports) = verify(&fixture, &["data/tiny/rounds/1"]);
+    assert_eq!(code, Some(1));
+    assert_eq!(
+        messages(&reports[0], "log.measurements"),
+        ["pass 1 has no measurement entry in the log"]
+    );
+
+    // Pass 0's files logged again after pass 1 (and after the receipt): a new statement
+    // of the same files, its subjects in another order, appended to the log, its proof in
+    // place of pass 0's.
+    let pass0 = decoded_extra(&all[pass_proof(0)]);
+    let sha0: Sha256Hex = pass0.rsplit(' ').next().expect("sha").parse().expect("sha");
+    let campaign_dir = fixture.data.join("tiny");
+    let original = fs::read(statement_path(&campaign_dir, EntryKind::Measurement, &sha0))
+        .expect("pass 0's statement");
+    let envelope = receipts::dsse::Envelope::from_json(&original, 1 << 20).expect("envelope");
+    let mut statement: Statement = serde_json::from_slice(&envelope.payload).expect("statement");
+    assert_eq!(statement.predicate_type, MEASUREMENT_PREDICATE_TYPE);
+    assert!(statement.subject.len() >= 2, "{:?}", statement.subject);
+    statement.subject.reverse();
+    let key = PrivateKey::load(&fixture.key).expect("key");
+    let late = sign_statement(&statement, &[&key])
+        .expect("sign")
+        .to_file_bytes()
+        .expect("bytes");
+    let late_sha = Sha256Hex::digest(&late);
+    let late_path = statement_path(&campaign_dir, EntryKind::Measurement, &late_sha);
+    fs::write(&late_path, &late).expect("store");
+    let store = LogStore::open(&fixture.data).expect("log");
+    let log_key = PrivateKey::load(&fixture.key_dir().join("log.key")).expect("log key");
+    let entry = LogEntry::for_envelope(
+        "tiny".parse().expect("id"),
+        Some(1),
+        EntryKind::Measurement,
+        &late,
+    )
+    .to_bytes()
+    .expect("entry");
+    let index = store
+        .append(&log_key, &[entry])
+        .expect("append")
+        .first_index;
+    assert_eq!(index, 6);
+    let verifier = store.verifier(log_key.public()).expect("verifier");
+    let (_, current) = store.checkpoint(&verifier).expect("checkpoint");
+    let late_proof = store
+        .tlog_proof(
+            &verifier,
+            index,
+            &current,
+            Some(measurement_proof_extra(0, &late_sha).into_bytes()),
+        )
+        .expect("proof");
+    let replaced: String = (all.iter().enumerate())
+        .map(|(i, p)| {
+            if i == pass_proof(0) {
+                String::from_utf8(late_proof.to_bytes()).expect("UTF-8")
+            } else {
+                p.clone()
+            }
+        })
+        .collect();
+    fs::write(&proof_path, &replaced).expect("late proof");
+    let (code, reports) = verify(&fixture, &["data/tiny/rounds/1"]);
+    assert_eq!(code, Some(1));
+    assert_eq!(
+        messages(&reports[0], "log.measurements"),
+        [
+            "pass 0's measurement entry is at index 6, outside the round's entries (round-opened at 2, receipt at 5)".to_owned(),
+            "pass 0's measurement entry (index 6) comes after pass 1's (index 4): not in pass order".to_owned(),
+        ]
+    );
+}
+
+/// The `extra` of a tlog-proof's text, decoded.
+fn decoded_extra(proof: &str) -> String {
+    use base64::Engine as _;
+    let line = (proof.lines())
+        .find_map(|l| l.strip_prefix("extra "))
+        .unwrap_or_default();
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(line)
+        .unwrap_or_default();
+    String::from_utf8(bytes).unwrap_or_default()
 }

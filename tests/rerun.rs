@@ -262,6 +262,47 @@ fn a_faithful_round_reruns_good_and_its_signed_rerun_verifies_and_names_the_orig
         "{stdout}"
     );
     assert!(stdout.contains("ok   rerun: 2 checks passed"), "{stdout}");
+    assert_eq!(
+        statement(&out, ENVELOPE_FILE)["predicateType"],
+        "https://referee.dev/predicates/rerun/v2"
+    );
+    // Rerun v2 requires the tolerance's cap; a v1 re-run sealed before the cap, uncapped,
+    // keeps verifying.
+    for (version, verifies) in [("v1", true), ("v2", false)] {
+        let uncapped = original
+            .dir
+            .path()
+            .join(format!("uncapped-{version}.rerun"));
+        copy_dir(&out, &uncapped);
+        resign(&uncapped, ENVELOPE_FILE, &original.key(), |statement| {
+            statement["predicateType"] =
+                Value::String(format!("https://referee.dev/predicates/rerun/{version}"));
+            let tolerance = &mut statement["predicate"]["tolerance"];
+            tolerance["toleranceBp"] = Value::from(5000);
+            tolerance.as_object_mut().unwrap().remove("capBp").unwrap();
+        });
+        let verify = Command::new(env!("CARGO_BIN_EXE_referee"))
+            .arg("verify")
+            .arg(&uncapped)
+            .arg("--data")
+            .arg(&original.data)
+            .output()
+            .unwrap();
+        let expected = if verifies { 0 } else { 1 };
+        assert_eq!(
+            verify.status.code(),
+            Some(expected),
+            "{version}: {}",
+            text(&verify)
+        );
+        if !verifies {
+            assert!(
+                text(&verify).contains("tolerance.capBp present"),
+                "{}",
+                text(&verify)
+            );
+        }
+    }
     // A one-byte change to the original's copy fails it.
     let tampered = original.dir.path().join("tampered.rerun");
     copy_dir(&out, &tampered);

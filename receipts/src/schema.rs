@@ -2,7 +2,7 @@
 //! committed at `receipts/schema/round-v6.schema.json` (content/receipts.md, Statement:
 //! publish the schema at a stable path). The v1, v2 and v3 schemas stay committed beside it, as they
 //! were published. The rerun predicate's ([`RerunRecord`]) is committed at
-//! `receipts/schema/rerun-v1.schema.json`. The tests `schema_is_current` and
+//! `receipts/schema/rerun-v2.schema.json` (v1's stays committed as published). The tests `schema_is_current` and
 //! `rerun_schema_is_current` fail when a committed file is stale; `REFEREE_BLESS=1 cargo
 //! test -p receipts --test it schema` rewrites them.
 
@@ -21,7 +21,7 @@ pub fn round_schema_json() -> String {
 
 /// Path of the committed schema of the rerun predicate, relative to the `receipts` crate
 /// root.
-pub const RERUN_SCHEMA_PATH: &str = "schema/rerun-v1.schema.json";
+pub const RERUN_SCHEMA_PATH: &str = "schema/rerun-v2.schema.json";
 
 /// The JSON Schema (draft 2020-12) of [`RerunRecord`], with `$id` set to
 /// [`RERUN_PREDICATE_TYPE`], pretty-printed with a trailing newline.

@@ -38,6 +38,7 @@ fn options(data: &Path, out: &Path, clean: bool) -> BuildOptions {
         base_url: String::new(),
         clean,
         at: None,
+        allow_unlogged: false,
     }
 }
 

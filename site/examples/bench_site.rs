@@ -140,6 +140,7 @@ fn run() -> Result<()> {
                 base_url: options.get("base-url").cloned().unwrap_or_default(),
                 clean: options.contains_key("clean"),
                 at: None,
+                allow_unlogged: false,
             })?;
             let wall_ms = started.elapsed().as_millis();
             println!(

@@ -50,6 +50,10 @@ pub struct BuildOptions {
     pub clean: bool,
     /// Verify every bundle as of this instant instead of its own seal time.
     pub at: Option<Timestamp>,
+    /// `--allow-unlogged`: build even when the data directory's log fails its checks
+    /// (the log is then not served, and the front page says why); without it such a
+    /// build fails before writing anything ([`SiteError::LogRefused`]).
+    pub allow_unlogged: bool,
 }
 
 /// What a build did. Timings are wall-clock milliseconds, reported only (never part of
@@ -105,6 +109,12 @@ pub fn build_site(options: &BuildOptions) -> Result<BuildSummary, SiteError> {
     };
     let own = OwnChecks::new(&keyring, &keyring_json, &verdicts);
     let archive = load_archive_cached(&DataDir::new(&options.data), &own, options.at)?;
+    if let (crate::tlog::LogState::Refused(reason), false) = (&archive.log, options.allow_unlogged)
+    {
+        return Err(SiteError::LogRefused {
+            reason: reason.clone(),
+        });
+    }
     let verify_ms = elapsed_ms(started);
 
     let started = Instant::now();

@@ -12,6 +12,15 @@ pub enum SiteError {
     /// An I/O error on a named file.
     #[error(transparent)]
     Io(#[from] IoError),
+    /// The data directory's transparency log failed its checks and `--allow-unlogged`
+    /// was not given: nothing was written.
+    #[error(
+        "the data directory's transparency log fails its checks ({reason}): nothing was built; `--allow-unlogged` builds the site without it, saying so on the front page"
+    )]
+    LogRefused {
+        /// The first failed check and its reason.
+        reason: String,
+    },
     /// Reading the data directory failed (campaign, miners, submissions, a private key
     /// file inside it); the error names the file.
     #[error(transparent)]

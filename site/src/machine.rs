@@ -28,9 +28,10 @@ use std::path::Path;
 use receipts::bundle::{self, ENVELOPE_FILE, EntryKind, MAX_ENVELOPE_BYTES};
 use receipts::fsutil::{IoError, read_limited};
 use receipts::model::{
-    CampaignId, Leader, MinerId, RERUN_PREDICATE_TYPE, ROUND_PREDICATE_TYPE,
-    ROUND_PREDICATE_TYPE_V1, ROUND_PREDICATE_TYPE_V2, ROUND_PREDICATE_TYPE_V3,
-    ROUND_PREDICATE_TYPE_V4, ROUND_PREDICATE_TYPE_V5, Sha256Hex, Timestamp,
+    CampaignId, Leader, MinerId, RERUN_PREDICATE_TYPE, RERUN_PREDICATE_TYPE_V1,
+    ROUND_PREDICATE_TYPE, ROUND_PREDICATE_TYPE_V1, ROUND_PREDICATE_TYPE_V2,
+    ROUND_PREDICATE_TYPE_V3, ROUND_PREDICATE_TYPE_V4, ROUND_PREDICATE_TYPE_V5, Sha256Hex,
+    Timestamp,
 };
 use receipts::text::escape_untrusted;
 use serde::Serialize;
@@ -684,6 +685,10 @@ fn published_schemas() -> Vec<(&'static str, String)> {
         .map(|&(t, schema)| (t, schema.to_owned()))
         .chain([
             (ROUND_PREDICATE_TYPE, receipts::schema::round_schema_json()),
+            (
+                RERUN_PREDICATE_TYPE_V1,
+                include_str!("../../receipts/schema/rerun-v1.schema.json").to_owned(),
+            ),
             (RERUN_PREDICATE_TYPE, receipts::schema::rerun_schema_json()),
         ])
         .collect()
@@ -705,7 +710,8 @@ fn schema_path(predicate_type: &str) -> Result<SitePath, SiteError> {
 /// verifies (`schemas/round/v1.schema.json`, `v2` … `v6`: the committed files of
 /// `receipts/schema/`, the current one from [`receipts::schema::round_schema_json`], which
 /// a test of `receipts` keeps equal to its committed file), and the rerun predicate's
-/// (`schemas/rerun/v1.schema.json`, [`receipts::schema::rerun_schema_json`]). The
+/// (`schemas/rerun/v1.schema.json` as published, `v2` from
+/// [`receipts::schema::rerun_schema_json`]). The
 /// round-opened predicate has no schema of its own, so none is published.
 ///
 /// Errors: [`SiteError::InvalidId`] never (fixed paths of ours).

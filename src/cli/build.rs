@@ -48,6 +48,8 @@ pub struct BuildArgs {
     pub docker_host: Option<String>,
     #[command(flatten)]
     pub data: DataArgs,
+    #[command(flatten)]
+    pub keys: super::ingest::StatementKeyArgs,
 }
 
 /// The image builder `referee build` injects into intake's build gate: a hermetic build
@@ -142,8 +144,15 @@ pub fn run(args: BuildArgs) -> anyhow::Result<ExitCode> {
     let daemon = Daemon::connect(args.docker_host.as_deref())?;
     let builder = DockerImageBuilder { daemon };
     let limit = args.once.then_some(1);
+    let statements = super::ingest::StatementKeys::open(&args.data.data, &args.keys)?;
     let moved = build_pending(&campaign_dir, &builder, limit)
         .with_context(|| format!("building the submissions of `{}`", args.campaign))?;
+    // A build's rejection is logged as a gate's (the commitment was logged at ingest).
+    if let Some(statements) = &statements {
+        for s in &moved {
+            statements.log_submission(&campaign_dir, s)?;
+        }
+    }
     let mut failed = false;
     for s in &moved {
         match &s.image {

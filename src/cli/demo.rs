@@ -207,6 +207,16 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
             Err(e) => return Err(e).context(format!("registering miner `{miner}`")),
         }
     }
+    // Each ingest logs its commitment (and a rejection) as `referee ingest` does.
+    let statements = super::ingest::StatementKeys::open(
+        &data_path,
+        &super::ingest::StatementKeyArgs {
+            key: Some(key_path.clone()),
+            log_key: None,
+            key_dir: args.key_dir.clone(),
+        },
+    )?
+    .context("the demo's data directory has no transparency log")?;
     let staged = source.join("submissions");
     std::fs::create_dir_all(&staged).with_context(|| format!("creating `{}`", staged.display()))?;
     for submission in SUBMISSIONS {
@@ -236,6 +246,7 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
         let outcome = ingest(&campaign_dir, &request, &BuiltinBuilder)
             .with_context(|| format!("ingesting `{}`", submission.file))?;
         let record = outcome.submission();
+        statements.log_submission(&campaign_dir, record)?;
         let verdict = match &outcome {
             IngestOutcome::New(_) => format!(
                 "{} — {}",
@@ -313,6 +324,7 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
         base_url: String::new(),
         clean: false,
         at: None,
+        allow_unlogged: false,
     };
     let built = ::site::build_site(&options)
         .with_context(|| format!("building the site into `{}`", args.site.display()))?;

@@ -8,12 +8,15 @@
 //! raw (JSON-escaped by serde).
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
 use intake::gates::BuiltinBuilder;
 use intake::ingest::{IngestOutcome, find_submission, ingest_reader};
+use intake::statements::StatementLog;
+use intake::tlog::{LogError, LogStore};
+use receipts::keys::PrivateKey;
 use receipts::layout::DataDir;
 use receipts::layout::{CampaignDir, read_round_record};
 use receipts::model::{
@@ -22,7 +25,8 @@ use receipts::model::{
 };
 use receipts::text::escape_untrusted;
 
-use super::DataArgs;
+use super::log::LOG_KEY;
+use super::{DataArgs, KeyDirArgs};
 use verifier::view::{format_gate, format_milli_rps, format_score_percent};
 
 /// Exit codes of `referee ingest`, shown in its `--help`.
@@ -69,6 +73,81 @@ pub struct IngestArgs {
     pub json: bool,
     #[command(flatten)]
     pub data: DataArgs,
+    #[command(flatten)]
+    pub keys: StatementKeyArgs,
+}
+
+/// The keys that log statements when the data directory has a transparency log
+/// (content/transparency-log.md, Entry kinds): the evaluator key signs them, the log key
+/// appends their entries.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct StatementKeyArgs {
+    /// The evaluator's private key that signs what is logged; default
+    /// `<key-dir>/evaluator.key`. Read only when the data directory has a log.
+    #[arg(long)]
+    pub key: Option<PathBuf>,
+    /// The log key; default `<key-dir>/log.key`. Read only when the data directory has a
+    /// log.
+    #[arg(long)]
+    pub log_key: Option<PathBuf>,
+    #[command(flatten)]
+    pub key_dir: KeyDirArgs,
+}
+
+/// The data directory's log and the two keys that log statements into it; `None` when
+/// the data directory has no log.
+pub struct StatementKeys {
+    store: LogStore,
+    evaluator: PrivateKey,
+    log_key: PrivateKey,
+}
+
+impl StatementKeys {
+    /// Opens the log of `data` and loads the keys `args` name.
+    ///
+    /// Errors: a log that does not open; a key that is missing or is not the log's.
+    pub fn open(data: &Path, args: &StatementKeyArgs) -> anyhow::Result<Option<Self>> {
+        let store = match LogStore::open(data) {
+            Ok(store) => store,
+            Err(LogError::NoLog { .. }) => return Ok(None),
+            Err(e) => return Err(e.into()),
+        };
+        let evaluator_path = match &args.key {
+            Some(path) => path.clone(),
+            None => args.key_dir.evaluator_key()?,
+        };
+        let log_path = match &args.log_key {
+            Some(path) => path.clone(),
+            None => args.key_dir.resolve()?.join(format!("{LOG_KEY}.key")),
+        };
+        let load = |path: &Path, what: &str| {
+            PrivateKey::load(path).with_context(|| {
+                format!(
+                    "the data directory has a transparency log, so what is ingested is logged: loading the {what} `{}`",
+                    path.display()
+                )
+            })
+        };
+        Ok(Some(Self {
+            evaluator: load(&evaluator_path, "evaluator key")?,
+            log_key: load(&log_path, "log key")?,
+            store,
+        }))
+    }
+
+    /// Logs `submission`'s commitments and its rejection ([`StatementLog::log_submission`]).
+    ///
+    /// Errors: the log's or the statement file's.
+    pub fn log_submission(
+        &self,
+        campaign_dir: &CampaignDir,
+        submission: &Submission,
+    ) -> anyhow::Result<()> {
+        StatementLog::new(&self.store, &self.evaluator, &self.log_key)?
+            .log_submission(campaign_dir, submission)
+            .with_context(|| format!("logging submission {}", submission.sha256))?;
+        Ok(())
+    }
 }
 
 /// Arguments of `referee status`.
@@ -98,6 +177,7 @@ pub fn run_ingest(args: IngestArgs) -> anyhow::Result<ExitCode> {
     let mut file =
         std::fs::File::open(patch).with_context(|| format!("opening `{}`", patch.display()))?;
     let campaign_dir = DataDir::new(&args.data.data).campaign(&args.campaign);
+    let statements = StatementKeys::open(&args.data.data, &args.keys)?;
     let outcome = ingest_reader(
         &campaign_dir,
         &mut file,
@@ -107,6 +187,9 @@ pub fn run_ingest(args: IngestArgs) -> anyhow::Result<ExitCode> {
     )
     .with_context(|| format!("ingesting `{}`", patch.display()))?;
     let submission = outcome.submission();
+    if let Some(statements) = &statements {
+        statements.log_submission(&campaign_dir, submission)?;
+    }
     let mut out = std::io::stdout().lock();
     if args.json {
         serde_json::to_writer_pretty(&mut out, submission)?;

@@ -321,7 +321,7 @@ fn append(args: AppendArgs) -> anyhow::Result<ExitCode> {
     let key = PrivateKey::load(&args.key_dir.resolve()?.join(format!("{LOG_KEY}.key")))?;
     let envelope = read_limited(&args.envelope, receipts::bundle::MAX_ENVELOPE_BYTES)
         .with_context(|| format!("reading `{}`", args.envelope.display()))?;
-    let entry = LogEntry::for_envelope(args.campaign, args.round, args.kind, &envelope);
+    let entry = LogEntry::for_envelope(args.campaign, Some(args.round), args.kind, &envelope);
     let appended = store.append(&key, &[entry.to_bytes()?])?;
     if args.common.json {
         println!(

@@ -43,6 +43,10 @@ pub struct BuildArgs {
     /// Remove the previous build's files first and render everything again.
     #[arg(long)]
     pub clean: bool,
+    /// Build even when the data directory's transparency log fails its checks: the log
+    /// is not served and the front page says why (without this the build fails).
+    #[arg(long)]
+    pub allow_unlogged: bool,
     #[command(flatten)]
     pub trust: TrustArgs,
 }
@@ -82,7 +86,13 @@ fn run_build(args: BuildArgs) -> anyhow::Result<ExitCode> {
         base_url: args.base_url,
         clean: args.clean,
         at: args.trust.at,
+        allow_unlogged: args.allow_unlogged,
     };
+    if args.allow_unlogged {
+        eprintln!(
+            "--allow-unlogged: a transparency log that fails its checks is not served, and the site says so"
+        );
+    }
     let summary = ::site::build_site(&options)
         .with_context(|| format!("building the site into `{}`", args.out.display()))?;
     let mut out = std::io::stdout().lock();

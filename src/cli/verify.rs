@@ -41,7 +41,7 @@ use receipts::bundle::ENVELOPE_FILE;
 use receipts::fsutil::{read_limited, write_atomic};
 use receipts::keys::{Keyring, PrivateKey, PublicKey, TrustedKey};
 use receipts::model::{
-    Comparison, Phase, RERUN_PREDICATE_TYPE, RerunRecord, RerunVerdict, RoundLog, Severity, Step,
+    Comparison, Phase, RERUN_PREDICATE_TYPES, RerunRecord, RerunVerdict, RoundLog, Severity, Step,
     StepStatus, Timestamp, ToleranceBasis,
 };
 use receipts::text::escape_untrusted;
@@ -843,7 +843,7 @@ pub(super) fn print_report(out: &mut impl Write, report: &VerifyReport) -> std::
     }
     // A rerun bundle says which receipt it re-ran, once its checks vouch for it.
     if report.passed()
-        && report.predicate_type.as_deref() == Some(RERUN_PREDICATE_TYPE)
+        && (report.predicate_type.as_deref()).is_some_and(|t| RERUN_PREDICATE_TYPES.contains(&t))
         && let Ok(rerun) = read_rerun_record(&report.bundle)
     {
         writeln!(

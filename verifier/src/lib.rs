@@ -19,7 +19,7 @@ use std::path::Path;
 
 use receipts::keys::Keyring;
 use receipts::model::{
-    RERUN_PREDICATE_TYPE, ROUND_OPENED_PREDICATE_TYPE, ROUND_OPENED_PREDICATE_TYPE_V1,
+    RERUN_PREDICATE_TYPES, ROUND_OPENED_PREDICATE_TYPE, ROUND_OPENED_PREDICATE_TYPE_V1,
     ROUND_OPENED_PREDICATE_TYPE_V2, ROUND_PREDICATE_TYPE, ROUND_PREDICATE_TYPE_V1,
     ROUND_PREDICATE_TYPE_V2, ROUND_PREDICATE_TYPE_V3, ROUND_PREDICATE_TYPE_V4,
     ROUND_PREDICATE_TYPE_V5, RoundRecord,
@@ -51,6 +51,7 @@ mod round;
 mod sample_pool;
 mod secrets;
 mod selftest;
+pub mod statements;
 mod statuses;
 mod submissions;
 mod timeline;
@@ -147,7 +148,7 @@ impl PredicateVersion {
 /// `runs.passes`, `host.load`, `probe.plan`, `engine.isolation`, `correctness.entry`,
 /// `correctness.prompts`, `correctness.greedy`, `correctness.reference`,
 /// `correctness.samplePool` and `status.passes`; and `round.minPredicate` in a campaign
-/// that records a floor); every one reported. A rerun bundle (predicate type [`RERUN_PREDICATE_TYPE`]) gets the re-run
+/// that records a floor); every one reported. A rerun bundle (a predicate type of [`RERUN_PREDICATE_TYPES`]) gets the re-run
 /// checks of [`rerun`] instead of the round checks. Never fails: I/O problems are failed
 /// checks naming the file.
 pub fn verify_bundle(dir: &Path, keyring: &Keyring, options: &VerifyOptions) -> VerifyReport {
@@ -164,7 +165,7 @@ pub fn verify_round_bundle(
 ) -> (VerifyReport, Option<RoundRecord>) {
     let (mut report, statement) = verify_envelope_and_files(dir, keyring, options);
     if let Some(statement) = &statement
-        && report.predicate_type.as_deref() == Some(RERUN_PREDICATE_TYPE)
+        && (report.predicate_type.as_deref()).is_some_and(|t| RERUN_PREDICATE_TYPES.contains(&t))
     {
         rerun::check_rerun(&mut report, dir, statement);
         return (report, None);

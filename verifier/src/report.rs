@@ -413,6 +413,20 @@ pub enum CheckName {
     /// chain order, and the log names no round the archive lacks.
     #[serde(rename = "log.archive")]
     LogArchive,
+    /// Log: each pass's `measurement` entry (its proof in `rounds/<n>.proof`, its signed
+    /// statement under `<campaign>/statements/measurement/`) is in the log between the
+    /// round's round-opened and receipt entries, in pass order, and names every file the
+    /// pass's rows cite with the digest the bundle holds.
+    #[serde(rename = "log.measurements")]
+    LogMeasurements,
+    /// Log, archive: every logged submission is in a round, rejected by a logged
+    /// `gate-rejection`, a duplicate, or still waiting; each round took exactly the
+    /// queued submissions logged before its round-opened entry.
+    #[serde(rename = "log.submissions")]
+    LogSubmissions,
+    /// Log, archive: no round-opened entry without a sealed round (an abandoned round).
+    #[serde(rename = "log.abandoned")]
+    LogAbandoned,
 }
 
 impl CheckName {
@@ -506,6 +520,9 @@ impl CheckName {
             CheckName::LogConsistency => "log.consistency",
             CheckName::LogWitness => "log.witness",
             CheckName::LogArchive => "log.archive",
+            CheckName::LogMeasurements => "log.measurements",
+            CheckName::LogSubmissions => "log.submissions",
+            CheckName::LogAbandoned => "log.abandoned",
         }
     }
 }

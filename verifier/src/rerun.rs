@@ -19,8 +19,8 @@ use receipts::dsse::RawEnvelope;
 use receipts::fsutil::read_limited;
 use receipts::layout::DataError;
 use receipts::model::{
-    Comparison, Finding, FindingKind, ROUND_PREDICATE_TYPES, RerunRecord, RerunVerdict,
-    RoundRecord, Severity, Sha256Hex,
+    Comparison, Finding, FindingKind, RERUN_PREDICATE_TYPE, ROUND_PREDICATE_TYPES, RerunRecord,
+    RerunVerdict, RoundRecord, Severity, Sha256Hex,
 };
 use receipts::rules::rerun::{
     item_tolerance_micro_nats, item_within, overall_verdict, seat_severity, speedup_within,
@@ -65,10 +65,11 @@ pub(crate) fn check_rerun(
             report.record(CheckName::FilesNamed, Some(file.clone()), result);
         }
     }
+    let v2 = statement.predicate_type == RERUN_PREDICATE_TYPE;
     report.record(
         CheckName::RerunVerdict,
         Some("verdict".to_owned()),
-        check_verdict(&record),
+        check_verdict(&record, v2),
     );
 }
 
@@ -136,10 +137,19 @@ fn check_original(
     same(ENVELOPE_FILE, "original.round", original.round, round.round)
 }
 
-/// `rerun.verdict`: the tolerance is the one its basis gives, every finding has the
-/// severity its numbers give, every part that was tried has the verdict its findings
-/// give, and the overall verdict is the parts'.
-fn check_verdict(record: &RerunRecord) -> Result<(), FailureReason> {
+/// `rerun.verdict`: the tolerance is the one its basis gives (capped, from rerun v2:
+/// `capped` — a v1 re-run may be uncapped), every finding has the severity its numbers
+/// give, every part that was tried has the verdict its findings give, and the overall
+/// verdict is the parts'.
+fn check_verdict(record: &RerunRecord, capped: bool) -> Result<(), FailureReason> {
+    if capped {
+        same(
+            ENVELOPE_FILE,
+            "tolerance.capBp present",
+            record.tolerance.cap_bp.is_some(),
+            true,
+        )?;
+    }
     same(
         ENVELOPE_FILE,
         "tolerance",

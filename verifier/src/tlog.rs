@@ -24,7 +24,8 @@ use receipts::tlog::note::{MAX_NOTE_BYTES, NoteVerifier, SignatureType};
 use receipts::tlog::proof::{MAX_PROOF_FILE_BYTES, TlogProof, round_proof_path};
 use receipts::tlog::tiles::{TileDir, TiledTree, read_bundle, tiles_for_size};
 
-use crate::{CheckName, FailureReason, VerifyReport};
+use crate::statements::{RoundTaking, campaign_dir_of, check_measurements, submission_findings};
+use crate::{CheckName, FailureReason, PredicateVersion, VerifyReport};
 
 /// How the log checks run.
 #[derive(Clone, Debug, Default)]
@@ -121,6 +122,7 @@ pub fn check_bundle_log(
     options: &LogOptions,
 ) -> Option<Vec<u8>> {
     let (record, _) = read_round_record(dir).ok()?;
+    let version = (report.predicate_type.as_deref()).and_then(PredicateVersion::of);
     if options.skip {
         report.not_applicable(CheckName::LogRoundOpened, None, "--no-log");
         return None;
@@ -192,6 +194,7 @@ pub fn check_bundle_log(
     let find = |kind: &str| (proofs.iter()).find(|p| p.extra.as_deref() == Some(kind.as_bytes()));
     let mut seen = Vec::new();
     let mut checkpoints_ok = true;
+    let mut proved = BTreeMap::new();
     for (name, kind, file, check) in [
         (
             "round-opened",
@@ -223,8 +226,12 @@ pub fn check_bundle_log(
                 continue;
             }
         };
-        let entry =
-            LogEntry::for_envelope(record.campaign.id.clone(), record.round, kind, &envelope);
+        let entry = LogEntry::for_envelope(
+            record.campaign.id.clone(),
+            Some(record.round),
+            kind,
+            &envelope,
+        );
         let Ok(leaf) = entry.leaf_hash() else {
             report.fail(
                 check,
@@ -235,6 +242,7 @@ pub fn check_bundle_log(
         };
         match proof.verify(&leaf, &log) {
             Ok(checkpoint) => {
+                proved.insert(name, proof.index);
                 let index_ok = kind != EntryKind::RoundOpened || proof.index == *round_opened_index;
                 report.record(
                     check,
@@ -269,6 +277,20 @@ pub fn check_bundle_log(
     }
     if checkpoints_ok && !seen.is_empty() {
         report.pass(CheckName::LogCheckpoint, None);
+    }
+    match proved.get("round-opened") {
+        Some(opened) => check_measurements(
+            report,
+            dir,
+            &record,
+            version,
+            &proofs,
+            &log,
+            keyring,
+            *opened,
+            proved.get("receipt").copied(),
+        ),
+        None => report.not_run(&[CheckName::LogMeasurements], CheckName::LogRoundOpened),
     }
     check_witness(report, &record, keyring, opening_witness.as_ref(), &seen);
     let log_dir = options
@@ -485,6 +507,10 @@ pub struct LogLink {
     pub round_opened: String,
     /// `transparencyLog` (`None` before v3).
     pub transparency_log: Option<RoundLog>,
+    /// `startedAt`.
+    pub started_at: Timestamp,
+    /// The submission records its challengers came from.
+    pub challengers: Vec<Sha256Hex>,
 }
 
 impl LogLink {
@@ -495,6 +521,11 @@ impl LogLink {
             round: record.round,
             round_opened: record.round_opened.clone(),
             transparency_log: record.transparency_log.clone(),
+            started_at: record.started_at,
+            challengers: (record.entries.iter())
+                .filter(|e| e.role == receipts::model::Role::Challenger)
+                .filter_map(|e| e.patch)
+                .collect(),
         }
     }
 }
@@ -542,14 +573,24 @@ pub fn check_archive_log(
         }
     };
     let mut at: BTreeMap<(CampaignId, u64, bool), Vec<(u64, Sha256Hex)>> = BTreeMap::new();
+    let mut statements: BTreeMap<CampaignId, Vec<(u64, LogEntry)>> = BTreeMap::new();
     for (index, entry) in entries.iter().enumerate() {
-        if let Some(e) = entry {
-            at.entry((e.campaign.clone(), e.round, e.kind == EntryKind::Receipt))
+        let Some(e) = entry else { continue };
+        match (e.kind, e.round) {
+            (EntryKind::RoundOpened | EntryKind::Receipt, Some(round)) => at
+                .entry((e.campaign.clone(), round, e.kind == EntryKind::Receipt))
                 .or_default()
-                .push((index as u64, e.envelope_sha256));
+                .push((index as u64, e.envelope_sha256)),
+            (EntryKind::Submission | EntryKind::GateRejection, _) => statements
+                .entry(e.campaign.clone())
+                .or_default()
+                .push((index as u64, e.clone())),
+            // A measurement is checked with its round (`log.measurements`).
+            _ => {}
         }
     }
     let mut findings = Vec::new();
+    let mut abandoned = Vec::new();
     let mut by_campaign: BTreeMap<&CampaignId, Vec<&ArchiveRound<'_>>> = BTreeMap::new();
     for round in rounds {
         by_campaign
@@ -608,17 +649,28 @@ pub fn check_archive_log(
                 }
             }
         }
-        // The log's entries of this campaign that no round of the archive claims.
-        let orphans: Vec<String> = at
-            .keys()
+        // The log's entries of this campaign that no round of the archive claims: a
+        // round-opened entry alone is an abandoned round (opened, never sealed).
+        let claimed: Vec<(u64, bool)> = (at.keys())
             .filter(|(c, _, _)| c == campaign)
-            .map(|(_, n, receipt)| {
-                format!(
+            .map(|(_, n, receipt)| (*n, *receipt))
+            .collect();
+        let mut orphans = Vec::new();
+        for (n, receipt) in &claimed {
+            let sealed_elsewhere = claimed.contains(&(*n, true));
+            match (receipt, sealed_elsewhere) {
+                (false, false) => abandoned.push(format!(
+                    "`{campaign}` round {n}: its round-opened entry is at index {}, and it has no receipt (an abandoned round)",
+                    at.get(&(campaign.clone(), *n, false))
+                        .and_then(|v| v.first())
+                        .map_or(0, |(i, _)| *i)
+                )),
+                (receipt, _) => orphans.push(format!(
                     "round {n} {}",
                     if *receipt { "receipt" } else { "round-opened" }
-                )
-            })
-            .collect();
+                )),
+            }
+        }
         if !orphans.is_empty() {
             findings.push(format!(
                 "the log holds entries of `{campaign}` the archive lacks: {}",
@@ -626,15 +678,51 @@ pub fn check_archive_log(
             ));
         }
     }
-    if findings.is_empty() {
-        report.pass(CheckName::LogArchive, None);
+    let mut submissions = Vec::new();
+    for (campaign, logged) in &statements {
+        let bundles: Vec<&ArchiveRound<'_>> = (rounds.iter())
+            .filter(|r| &r.record.campaign == campaign)
+            .collect();
+        let campaign_dir = bundles
+            .first()
+            .and_then(|r| campaign_dir_of(r.bundle))
+            .map(Path::to_path_buf)
+            .or_else(|| log_dir.parent().map(|data| data.join(campaign.as_str())));
+        let Some(campaign_dir) = campaign_dir else {
+            continue;
+        };
+        let takings: Vec<RoundTaking<'_>> = (bundles.iter())
+            .filter_map(|r| match &r.record.transparency_log {
+                Some(RoundLog::Logged {
+                    round_opened_index, ..
+                }) => Some(RoundTaking {
+                    round: r.record.round,
+                    opened: *round_opened_index,
+                    started_at: r.record.started_at,
+                    challengers: &r.record.challengers,
+                }),
+                _ => None,
+            })
+            .collect();
+        submissions.extend(submission_findings(
+            campaign,
+            &campaign_dir,
+            logged,
+            &takings,
+            keyring,
+        ));
     }
-    for finding in findings {
-        report.fail(
-            CheckName::LogArchive,
-            None,
-            log_failure(&checkpoint_path, finding),
-        );
+    for (check, findings) in [
+        (CheckName::LogArchive, findings),
+        (CheckName::LogAbandoned, abandoned),
+        (CheckName::LogSubmissions, submissions),
+    ] {
+        if findings.is_empty() {
+            report.pass(check, None);
+        }
+        for finding in findings {
+            report.fail(check, None, log_failure(&checkpoint_path, finding));
+        }
     }
     report
 }

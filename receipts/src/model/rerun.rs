@@ -17,8 +17,16 @@ use super::round::{
 };
 
 /// `predicateType` of a rerun bundle. Bumped on any change of [`RerunRecord`]
-/// (ARCHITECTURE.md, Predicate versions).
-pub const RERUN_PREDICATE_TYPE: &str = "https://referee.dev/predicates/rerun/v1";
+/// (ARCHITECTURE.md, Predicate versions). v2 requires the tolerance's `capBp`, which late
+/// v1 re-runs recorded optionally.
+pub const RERUN_PREDICATE_TYPE: &str = "https://referee.dev/predicates/rerun/v2";
+
+/// `predicateType` of a rerun bundle sealed before v2: its tolerance may lack `capBp`
+/// (uncapped), and still verifies.
+pub const RERUN_PREDICATE_TYPE_V1: &str = "https://referee.dev/predicates/rerun/v1";
+
+/// Every rerun `predicateType` this build verifies, oldest first.
+pub const RERUN_PREDICATE_TYPES: [&str; 2] = [RERUN_PREDICATE_TYPE_V1, RERUN_PREDICATE_TYPE];
 
 /// Bundle-relative path of the original round's Statement bytes (the payload of its
 /// envelope, byte for byte) in a rerun bundle: a subject like every other file.
@@ -88,8 +96,8 @@ pub struct SpeedTolerance {
     pub basis: ToleranceBasis,
     /// The cap on the tolerance, basis points: two thirds of the campaign's overtake
     /// margin (`receipts::rules::rerun::margin_cap_bp`), so a re-run never forgives a
-    /// move of a whole margin; absent in re-runs sealed before the cap, whose tolerance
-    /// is uncapped.
+    /// move of a whole margin; required from rerun v2, absent in v1 re-runs sealed before
+    /// the cap, whose tolerance is uncapped.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cap_bp: Option<u32>,
 }

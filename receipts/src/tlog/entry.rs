@@ -1,7 +1,9 @@
 //! A log entry: the small canonical JSON statement the log holds for a signed envelope,
-//! `{campaign, round, kind, envelopeSha256}`. Whole envelopes would not fit tlog-tiles'
-//! 65,535-byte entries; the verifier rebuilds the entry from the envelope bytes it holds
-//! and checks the entry's leaf hash against the log.
+//! `{campaign, round?, kind, envelopeSha256}` (`round` absent for kinds that belong to no
+//! round). Whole envelopes would not fit tlog-tiles' 65,535-byte entries; the verifier
+//! rebuilds the entry from the envelope bytes it holds and checks the entry's leaf hash
+//! against the log. An entry of a round's kinds is byte for byte what logs held before
+//! the other kinds existed, so old logs keep verifying.
 
 use serde::{Deserialize, Serialize};
 
@@ -17,6 +19,27 @@ pub enum EntryKind {
     RoundOpened,
     /// The sealed round's receipt.
     Receipt,
+    /// An ingest's commitment (`statements::SubmissionPredicate`); no round.
+    Submission,
+    /// A gate's rejection of a submission, with its reason
+    /// (`statements::GateRejectionPredicate`); no round.
+    GateRejection,
+    /// The files of one pass of a round, logged as the pass ends
+    /// (`statements::MeasurementPredicate`).
+    Measurement,
+}
+
+impl EntryKind {
+    /// The kebab-case name, as entries and `statements/<kind>/` spell it.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            EntryKind::RoundOpened => "round-opened",
+            EntryKind::Receipt => "receipt",
+            EntryKind::Submission => "submission",
+            EntryKind::GateRejection => "gate-rejection",
+            EntryKind::Measurement => "measurement",
+        }
+    }
 }
 
 /// One log entry.
@@ -25,8 +48,9 @@ pub enum EntryKind {
 pub struct LogEntry {
     /// The campaign.
     pub campaign: CampaignId,
-    /// The round number.
-    pub round: u64,
+    /// The round number; absent for kinds that belong to no round.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round: Option<u64>,
     /// Which envelope of the round.
     pub kind: EntryKind,
     /// SHA-256 of the envelope file's bytes.
@@ -37,7 +61,7 @@ impl LogEntry {
     /// The entry for the envelope file `envelope` (its bytes as stored).
     pub fn for_envelope(
         campaign: CampaignId,
-        round: u64,
+        round: Option<u64>,
         kind: EntryKind,
         envelope: &[u8],
     ) -> Self {

@@ -1,7 +1,8 @@
 //! The transparency log's formats and proofs, pure (content/transparency-log.md): the
 //! RFC 6962 Merkle tree with inclusion and consistency proofs (`merkle`), C2SP signed
 //! notes with Ed25519 note signatures (`note`), tlog-checkpoint (`checkpoint`), the
-//! entry referee logs for an envelope (`entry`),
+//! entry referee logs for an envelope (`entry`), the signed statements of the kinds
+//! beyond a round's own (`statements`),
 //! tlog-tiles paths, tiles and entry bundles (`tiles`), tlog-cosignature witness lines
 //! (`cosignature`) and tlog-proof files (`proof`). No file is written here: the log's
 //! store lives with the runner, and the verifier needs only this.
@@ -15,4 +16,5 @@ pub mod entry;
 pub mod merkle;
 pub mod note;
 pub mod proof;
+pub mod statements;
 pub mod tiles;

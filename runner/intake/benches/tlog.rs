@@ -45,9 +45,14 @@ fn entry(i: u64) -> Vec<u8> {
     } else {
         EntryKind::Receipt
     };
-    LogEntry::for_envelope("demo".parse().expect("id"), i / 2, kind, &i.to_be_bytes())
-        .to_bytes()
-        .expect("entry")
+    LogEntry::for_envelope(
+        "demo".parse().expect("id"),
+        Some(i / 2),
+        kind,
+        &i.to_be_bytes(),
+    )
+    .to_bytes()
+    .expect("entry")
 }
 
 /// A log of `size` entries in `dir`, appended `batch` at a time; the seconds it took.

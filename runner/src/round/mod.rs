@@ -879,6 +879,10 @@ impl passes::RunExecutor for EngineRuns<'_, '_> {
         self.ctx.journal.append(Record::Entry(Box::new(record)))?;
         Ok(outcome)
     }
+
+    fn pass_ended(&mut self, pass: u32) -> Result<(), RoundError> {
+        tlog::log_pass(self.ctx, pass)
+    }
 }
 
 /// The time of a submission's next event: now, or its last event's time when the clock

@@ -37,6 +37,14 @@ pub(crate) trait RunExecutor {
     ///
     /// Errors: whatever stops the round; a failing engine is an outcome instead.
     fn run(&mut self, run: ScheduledRun, attempt: Attempt) -> Result<RunOutcome, Self::Error>;
+
+    /// Pass `pass` ended: every attempt of its runs is journaled (the round logs its
+    /// measurement entry). Called again for a pass that ended before a resume.
+    ///
+    /// Errors: whatever stops the round.
+    fn pass_ended(&mut self, _pass: u32) -> Result<(), Self::Error> {
+        Ok(())
+    }
 }
 
 /// The failure table's view of a slot: either baseline run, or an entry's.
@@ -89,7 +97,17 @@ pub(crate) fn run_passes<E: RunExecutor>(
     done: &mut Vec<RunDone>,
     executor: &mut E,
 ) -> Result<(), E::Error> {
-    for (run, first) in remaining(schedule, done) {
+    let todo = remaining(schedule, done);
+    // Passes that ended before a resume end again: what they logged is found, not appended.
+    let mut ended: Vec<u32> = (schedule.iter())
+        .map(|r| r.pass)
+        .filter(|pass| todo.iter().all(|(run, _)| run.pass != *pass))
+        .collect();
+    ended.dedup();
+    for pass in ended {
+        executor.pass_ended(pass)?;
+    }
+    for (position, &(run, first)) in todo.iter().enumerate() {
         let mut attempt = first;
         loop {
             let outcome = executor.run(run, attempt)?;
@@ -103,6 +121,12 @@ pub(crate) fn run_passes<E: RunExecutor>(
                 break;
             }
             attempt = Attempt::Rerun;
+        }
+        if todo
+            .get(position + 1)
+            .is_none_or(|(next, _)| next.pass != run.pass)
+        {
+            executor.pass_ended(run.pass)?;
         }
     }
     Ok(())
@@ -449,6 +473,8 @@ mod tests {
         slow: std::ops::Range<Duration>,
         ran: Vec<ScheduledRun>,
         invalid_first: Option<ScheduledRun>,
+        /// The passes it was told ended, in order.
+        ended: Vec<u32>,
     }
 
     const RUN: Duration = Duration::from_secs(100);
@@ -468,6 +494,7 @@ mod tests {
                 slow,
                 ran: Vec::new(),
                 invalid_first: None,
+                ended: Vec::new(),
             }
         }
     }
@@ -493,6 +520,11 @@ mod tests {
                 speed
             };
             Ok(RunOutcome::Measured { milli_rps })
+        }
+
+        fn pass_ended(&mut self, pass: u32) -> Result<(), Self::Error> {
+            self.ended.push(pass);
+            Ok(())
         }
     }
 
@@ -596,6 +628,16 @@ mod tests {
         run_passes(&runs, &mut resumed, &mut again).unwrap();
         assert_eq!(again.ran[0], runs[4]);
         assert_eq!(resumed, all);
+        // Each pass ends once, after its last attempt (the re-run included); a pass that
+        // ended before the resume ends again first, so its measurement entry is found.
+        assert_eq!(machine.ended, [0, 1, 2]);
+        assert_eq!(again.ended, [0, 1, 2]);
+        let mut finished = all.clone();
+        let mut idle =
+            SlowingMachine::new(vec![10_000, 10_000, 11_000], Duration::ZERO..Duration::ZERO);
+        run_passes(&runs, &mut finished, &mut idle).unwrap();
+        assert!(idle.ran.is_empty());
+        assert_eq!(idle.ended, [0, 1, 2]);
     }
 
     /// A journaled run of `entry` in `pass` that measured `milli_rps` (0: SLA unmet).

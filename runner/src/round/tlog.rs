@@ -3,23 +3,32 @@
 //! runs ([`open_round`]); with `--require-witness` the round waits, bounded, for a
 //! witness cosignature on a checkpoint that holds that entry; at seal the receipt is
 //! appended and both entries' C2SP tlog-proofs are written to `rounds/<n>.proof`, outside
-//! the bundle ([`log_receipt`]). Appends are idempotent by the entry's bytes (which hold
-//! the envelope's digest): a resumed round never logs an envelope twice. A data directory
-//! without `log/config.toml` runs rounds as before; their receipt says `notLogged`.
+//! the bundle ([`log_receipt`]). As each pass ends, a signed `measurement` statement names
+//! the digest of every file its runs wrote, and its entry is appended and the checkpoint
+//! published ([`log_pass`]); the proofs of those entries go into `rounds/<n>.proof` too.
+//! Appends are idempotent by the entry's bytes (which hold the envelope's digest): a
+//! resumed round never logs an envelope twice. A data directory without
+//! `log/config.toml` runs rounds as before; their receipt says `notLogged`.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use intake::statements::StatementLog;
 use intake::tlog::{LogError, LogStore};
 use receipts::bundle::ENVELOPE_FILE;
 use receipts::fsutil::{read_limited, write_atomic};
 use receipts::keys::{KeyRole, Keyring, PrivateKey};
-use receipts::model::{OpeningWitness, RoundLog};
+use receipts::model::{OpeningWitness, RoundLog, Sha256Hex};
+use receipts::statement::{DigestSet, Subject};
 use receipts::tlog::checkpoint::Checkpoint;
 use receipts::tlog::cosignature;
 use receipts::tlog::entry::{EntryKind, LogEntry};
 use receipts::tlog::note::{NoteVerifier, SignatureType};
 use receipts::tlog::proof::round_proof_path;
+use receipts::tlog::statements::{
+    MAX_STATEMENT_BYTES, MEASUREMENT_PREDICATE_TYPE, MeasurementPredicate, measurement_proof_extra,
+    statement_path,
+};
 
 use super::record::Record;
 use super::setup::ROUND_OPENED_FILE;
@@ -136,12 +145,40 @@ impl RoundLogger {
 fn entry_of(ctx: &Ctx<'_>, kind: EntryKind, path: &Path) -> Result<Vec<u8>, RoundError> {
     let bytes =
         read_limited(path, receipts::bundle::MAX_ENVELOPE_BYTES).map_err(io("reading", path))?;
-    LogEntry::for_envelope(ctx.frozen.campaign.id.clone(), ctx.round, kind, &bytes)
-        .to_bytes()
-        .map_err(|e| RoundError::Record {
-            round: ctx.round,
-            message: e.to_string(),
-        })
+    LogEntry::for_envelope(
+        ctx.frozen.campaign.id.clone(),
+        Some(ctx.round),
+        kind,
+        &bytes,
+    )
+    .to_bytes()
+    .map_err(|e| RoundError::Record {
+        round: ctx.round,
+        message: e.to_string(),
+    })
+}
+
+/// Logs the `submission` entries of the round's challengers (found when their ingest
+/// logged them): a round takes only submissions logged before its round-opened entry,
+/// and one ingested just as the round seated it is logged here first.
+///
+/// Errors: [`RoundError::Record`] when a record cannot be read or its statement logged.
+fn log_challengers(ctx: &Ctx<'_>, logger: &RoundLogger) -> Result<(), RoundError> {
+    let statements = StatementLog::new(&logger.store, ctx.key, &logger.key)?;
+    let patches = (ctx.setup.iter())
+        .flat_map(|s| &s.entries)
+        .filter(|e| e.role == receipts::model::Role::Challenger)
+        .filter_map(|e| e.patch);
+    for patch in patches {
+        let submission = ctx.campaign_dir.load_submission(&patch)?;
+        statements
+            .log_submission(&ctx.campaign_dir, &submission)
+            .map_err(|e| RoundError::Record {
+                round: ctx.round,
+                message: format!("logging submission {patch}: {e}"),
+            })?;
+    }
+    Ok(())
 }
 
 /// Logs the round-opened statement (once) and publishes the checkpoint; with
@@ -176,6 +213,7 @@ pub(crate) fn open_round(ctx: &Ctx<'_>) -> Result<RoundLog, RoundError> {
             }
         }
     } else {
+        log_challengers(ctx, logger)?;
         logger.store.append_once(&logger.key, &entry)?
     };
     let saved = ctx.work.join(OPENING_CHECKPOINT);
@@ -236,9 +274,104 @@ pub(crate) fn open_round(ctx: &Ctx<'_>) -> Result<RoundLog, RoundError> {
     })
 }
 
+/// Logs pass `pass`'s `measurement` statement once (content/transparency-log.md, Entry
+/// kinds) and publishes the checkpoint: its subjects are the probe and engine logs its
+/// journaled runs wrote, by bundle-relative name and sha256. Nothing when the round is
+/// not logged.
+///
+/// Errors: [`RoundError::Log`] when the statement cannot be signed, stored or logged;
+/// [`RoundError::Io`] reading a file.
+pub(crate) fn log_pass(ctx: &Ctx<'_>, pass: u32) -> Result<(), RoundError> {
+    let (Some(logger), Some(RoundLog::Logged { .. })) = (&ctx.logger, &ctx.round_log) else {
+        return Ok(());
+    };
+    let mut names: Vec<&str> = (ctx.journal.records.iter())
+        .filter_map(|r| match r {
+            Record::Entry(e) if e.pass == pass => Some(e),
+            _ => None,
+        })
+        .flat_map(|e| [e.probe_log.as_deref(), e.engine_log.as_deref()])
+        .flatten()
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    let mut subject = Vec::new();
+    for name in names {
+        let path = ctx.bundle.join(name);
+        if !path.is_file() {
+            continue;
+        }
+        let sha256 = receipts::bundle::file_sha256(&path).map_err(io("reading", &path))?;
+        subject.push(Subject {
+            name: name.to_owned(),
+            digest: DigestSet { sha256 },
+        });
+    }
+    let predicate = MeasurementPredicate {
+        campaign: ctx.frozen.campaign.id.clone(),
+        round: ctx.round,
+        pass,
+    };
+    let logged = StatementLog::new(&logger.store, ctx.key, &logger.key)?
+        .log(
+            &ctx.campaign_dir,
+            EntryKind::Measurement,
+            Some(ctx.round),
+            subject,
+            MEASUREMENT_PREDICATE_TYPE,
+            &predicate,
+        )
+        .map_err(|e| RoundError::Record {
+            round: ctx.round,
+            message: format!("logging pass {pass}'s measurement: {e}"),
+        })?;
+    ctx.progress.log_note(&format!(
+        "round {}: pass {pass}'s measurement logged at index {}",
+        ctx.round, logged.index
+    ));
+    Ok(())
+}
+
+/// The round's `measurement` entries in the log, in log order: each one's index, pass and
+/// envelope digest (its pass read from its stored statement).
+fn measurement_entries(
+    ctx: &Ctx<'_>,
+    logger: &RoundLogger,
+) -> Result<Vec<(u64, u32, Sha256Hex)>, RoundError> {
+    let mut found = Vec::new();
+    for (index, bytes) in logger.store.entries(&logger.verifier)?.iter().enumerate() {
+        let Ok(entry) = receipts::canonical::from_slice_strict::<LogEntry>(bytes, 1 << 16) else {
+            continue;
+        };
+        if entry.kind != EntryKind::Measurement
+            || entry.campaign != ctx.frozen.campaign.id
+            || entry.round != Some(ctx.round)
+        {
+            continue;
+        }
+        let path = statement_path(ctx.campaign_dir.root(), entry.kind, &entry.envelope_sha256);
+        let envelope = receipts::dsse::Envelope::from_json(
+            &read_limited(&path, MAX_STATEMENT_BYTES).map_err(io("reading", &path))?,
+            MAX_STATEMENT_BYTES,
+        )
+        .ok();
+        let pass = envelope
+            .and_then(|e| serde_json::from_slice::<receipts::statement::Statement>(&e.payload).ok())
+            .and_then(|s| serde_json::from_value::<MeasurementPredicate>(s.predicate).ok())
+            .map(|p| p.pass)
+            .ok_or_else(|| RoundError::Record {
+                round: ctx.round,
+                message: format!("`{}` is not a measurement statement", path.display()),
+            })?;
+        found.push((index as u64, pass, entry.envelope_sha256));
+    }
+    Ok(found)
+}
+
 /// Logs the sealed receipt of the bundle `dest` (once) and writes `rounds/<n>.proof`: the
 /// round-opened entry's tlog-proof against the opening checkpoint, then the receipt's
-/// against the checkpoint after it.
+/// against the checkpoint after it, then each measurement entry's against that same
+/// checkpoint (`extra`: `measurement <pass> <envelope sha256>`).
 ///
 /// Errors: [`RoundError::Log`]; [`RoundError::Io`].
 pub(crate) fn log_receipt(ctx: &Ctx<'_>, dest: &Path) -> Result<(), RoundError> {
@@ -256,17 +389,20 @@ pub(crate) fn log_receipt(ctx: &Ctx<'_>, dest: &Path) -> Result<(), RoundError> 
     let saved = ctx.work.join(OPENING_CHECKPOINT);
     let opening = read_limited(&saved, MAX_CHECKPOINT_BYTES).map_err(io("reading", &saved))?;
     let current = logger.current()?;
-    let proofs = [
-        (*round_opened_index, opening, "round-opened"),
-        (index, current, "receipt"),
+    let mut proofs = vec![
+        (*round_opened_index, opening, "round-opened".to_owned()),
+        (index, current.clone(), "receipt".to_owned()),
     ];
+    for (index, pass, sha) in measurement_entries(ctx, logger)? {
+        proofs.push((index, current.clone(), measurement_proof_extra(pass, &sha)));
+    }
     let mut bytes = Vec::new();
-    for (index, checkpoint, kind) in proofs {
+    for (index, checkpoint, extra) in proofs {
         let proof = logger.store.tlog_proof(
             &logger.verifier,
             index,
             &checkpoint,
-            Some(kind.as_bytes().to_vec()),
+            Some(extra.into_bytes()),
         )?;
         bytes.extend(proof.to_bytes());
     }

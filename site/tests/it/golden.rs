@@ -101,6 +101,7 @@ fn build_case(input: &Path) -> (tempfile::TempDir, PathBuf) {
         base_url: "https://scoreboard.example/".to_owned(),
         clean: false,
         at: Some(AT.parse::<Timestamp>().unwrap()),
+        allow_unlogged: false,
     })
     .unwrap();
     (tmp, out)

@@ -93,6 +93,7 @@ fn build(f: &Fixture, clean: bool) -> Result<BuildSummary, SiteError> {
         base_url: "https://scoreboard.example/".to_owned(),
         clean,
         at: Some("2026-12-02T00:00:00Z".parse::<Timestamp>().unwrap()),
+        allow_unlogged: false,
     })
 }
 

@@ -14,7 +14,7 @@ use testkit::copy_dir;
 use receipts::keys::Keyring;
 use receipts::layout::read_sealed_round;
 use receipts::model::{
-    FrozenCampaign, Leader, MinerRegistry, RERUN_PREDICATE_TYPE, ROUND_PREDICATE_TYPES, Sha256Hex,
+    FrozenCampaign, Leader, MinerRegistry, RERUN_PREDICATE_TYPES, ROUND_PREDICATE_TYPES, Sha256Hex,
     Timestamp,
 };
 use site::archive::{Archive, CampaignArchive, RejectedBundle, RoundListing, VerifiedRound};
@@ -389,6 +389,7 @@ fn identical_input_gives_identical_bytes() {
             "schemas/round/v5.schema.json",
             "schemas/round/v6.schema.json",
             "schemas/rerun/v1.schema.json",
+            "schemas/rerun/v2.schema.json",
             "c/tiny/feed.xml",
             "robots.txt",
         ]
@@ -706,7 +707,7 @@ fn every_predicate_has_its_schema_at_a_stable_path() {
     let files = machine::schema_files().expect("schemas");
     let types: Vec<&str> = ROUND_PREDICATE_TYPES
         .into_iter()
-        .chain([RERUN_PREDICATE_TYPE])
+        .chain(RERUN_PREDICATE_TYPES)
         .collect();
     let paths: Vec<&str> = files.iter().map(|(p, _)| p.as_str()).collect();
     assert_eq!(
@@ -719,6 +720,7 @@ fn every_predicate_has_its_schema_at_a_stable_path() {
             "schemas/round/v5.schema.json",
             "schemas/round/v6.schema.json",
             "schemas/rerun/v1.schema.json",
+            "schemas/rerun/v2.schema.json",
         ]
     );
     for ((path, bytes), predicate_type) in files.iter().zip(&types) {

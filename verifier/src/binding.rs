@@ -95,14 +95,27 @@ fn row_bound(
 /// `correctness.entry` of a correctness or timed-run sample file `file` that `entry` of
 /// round `round` cites and that records `found`: the file names that entry — its round,
 /// index, patch and engine config — and the pass of one of its own runs (never a
-/// control). A file without it (written before round/v6) passes.
+/// control). Required from round/v6 (`version`); a file of an older round without it
+/// passes.
 pub(crate) fn file_bound(
     file: &str,
     found: Option<&MeasuredFor>,
     round: u64,
     entry: &Entry,
+    version: PredicateVersion,
 ) -> Result<(), FailureReason> {
     let Some(found) = found else {
+        if version >= PredicateVersion::V6 {
+            return Err(recomputed(
+                file,
+                "measuredFor",
+                "absent",
+                format!(
+                    "the run of `entries[{}]` it judged (required from round/v6)",
+                    entry.index
+                ),
+            ));
+        }
         return Ok(());
     };
     let own_pass = entry

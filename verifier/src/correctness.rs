@@ -135,8 +135,13 @@ fn cross_check(
                 continue;
             }
         };
-        let bound =
-            crate::binding::file_bound(file, items.measured_for.as_ref(), record.round, f.entry);
+        let bound = crate::binding::file_bound(
+            file,
+            items.measured_for.as_ref(),
+            record.round,
+            f.entry,
+            version,
+        );
         report.record(CheckName::CorrectnessEntry, Some(at.clone()), bound);
         let prompts = match &workload {
             None => Err(FailureReason::NotRun {

@@ -56,8 +56,13 @@ pub(crate) fn check_sample_pools(
                 continue;
             }
         };
-        let bound =
-            crate::binding::file_bound(file, sample.measured_for.as_ref(), record.round, entry);
+        let bound = crate::binding::file_bound(
+            file,
+            sample.measured_for.as_ref(),
+            record.round,
+            entry,
+            version,
+        );
         report.record(CheckName::CorrectnessEntry, Some(at.clone()), bound);
         let result = match &workload {
             None => Err(FailureReason::NotRun {

@@ -164,3 +164,37 @@ fn a_log_tail_the_engine_log_does_not_hold_fails_logs_tail() {
         }
     );
 }
+
+/// From v6 a correctness file and a timed-run sample must name the run they judged: the
+/// sealed fixture's do, and a file with `measuredFor` dropped fails `correctness.entry`.
+#[test]
+fn a_v6_correctness_file_without_its_run_fails_correctness_entry() {
+    let honest = forged_v6(|_| {}, |_, _| {});
+    assert!(
+        honest.passed(),
+        "{:#?}",
+        honest.failures().collect::<Vec<_>>()
+    );
+    assert_eq!(passed(&honest, CheckName::CorrectnessEntry), 2);
+    let items = "correctness/candidate-1-miner-fast.json";
+    let report = forged_v6(
+        |dir| {
+            let path = dir.join(items);
+            let mut file: Value =
+                serde_json::from_slice(&std::fs::read(&path).expect("read")).expect("json");
+            file.as_object_mut().expect("object").remove("measuredFor");
+            std::fs::write(&path, serde_json::to_vec(&file).expect("json")).expect("write");
+        },
+        |_, _| {},
+    );
+    let failed: Vec<_> = report.failures().collect();
+    assert_eq!(failed.len(), 1, "{failed:#?}");
+    assert_eq!(failed[0].name, CheckName::CorrectnessEntry);
+    assert!(
+        matches!(&failed[0].reason, Some(FailureReason::Recomputed { file, field, claimed, recomputed })
+            if file == items && field == "measuredFor" && claimed == "absent"
+                && recomputed == "the run of `entries[1]` it judged (required from round/v6)"),
+        "{:?}",
+        failed[0].reason
+    );
+}

@@ -170,10 +170,14 @@ fn forge_diff(original: &Original, name: &str, new_diff: &str) -> (PathBuf, Sha2
             .replace(original.patch.as_str(), new.as_str());
         *value = serde_json::from_str(&text).unwrap();
     };
-    for log in std::fs::read_dir(copy.join("probes")).unwrap() {
-        let path = log.unwrap().path();
-        let text = std::fs::read_to_string(&path).unwrap();
-        std::fs::write(&path, text.replace(original.patch.as_str(), new.as_str())).unwrap();
+    // Probe logs (from v5), correctness and sample files (from v6) name their entry's
+    // patch: rewritten too, so only a re-run catches the forgery.
+    for dir in ["probes", "correctness"] {
+        for log in std::fs::read_dir(copy.join(dir)).unwrap() {
+            let path = log.unwrap().path();
+            let text = std::fs::read_to_string(&path).unwrap();
+            std::fs::write(&path, text.replace(original.patch.as_str(), new.as_str())).unwrap();
+        }
     }
     let key = original.key();
     resign(&copy, "round-opened.dsse.json", &key, replace);

@@ -178,7 +178,8 @@ fn last_attempt(rows: &[EntryPass], pass: u32, control: bool) -> RunRecord {
         },
         PassStatus::SlaUnmet => RunOutcome::SlaUnmet,
         PassStatus::Crashed => RunOutcome::Crashed,
-        PassStatus::Invalid | PassStatus::InfraFailed | PassStatus::NotRun => RunOutcome::Invalid,
+        PassStatus::Invalid => RunOutcome::Invalid,
+        PassStatus::InfraFailed | PassStatus::NotRun => RunOutcome::RunnerFailed,
     };
     RunRecord {
         outcome,

@@ -262,8 +262,14 @@ pub enum RunOutcome {
     /// No rate met the SLA.
     SlaUnmet,
     /// The host made the run invalid (CPU steal time above its bound, a client that
-    /// could not keep up): not the engine's fault.
+    /// could not keep up): not the engine's fault, though from `…/round/v6` an entry's
+    /// run invalid again after its re-run beside a valid baseline is
+    /// ([`InvalidTwice::Disqualifies`]).
     Invalid,
+    /// The runner could not run it (its tree, its backend, an image its record lacks) or
+    /// it never ran: re-run once like [`RunOutcome::Invalid`], then the round fails; never
+    /// the entry's fault, in any version.
+    RunnerFailed,
 }
 
 /// Which attempt of a run a [`RunRecord`] holds.
@@ -353,8 +359,8 @@ pub fn run_fate(role: RunOwner, record: RunRecord) -> RunFate {
         (RunOwner::Entry, RunOutcome::Crashed, _) => {
             RunFate::Disqualifies(DisqualifyingRun::Crashed)
         }
-        (_, RunOutcome::Invalid, Attempt::First) => RunFate::RerunOnce,
-        (_, RunOutcome::Invalid, Attempt::Rerun) => RunFate::FailsRound,
+        (_, RunOutcome::Invalid | RunOutcome::RunnerFailed, Attempt::First) => RunFate::RerunOnce,
+        (_, RunOutcome::Invalid | RunOutcome::RunnerFailed, Attempt::Rerun) => RunFate::FailsRound,
     }
 }
 
@@ -534,7 +540,9 @@ pub fn settle_passes(
             let fate = run_fate(*role, *record);
             match fate {
                 RunFate::FailsRound
-                    if *role == RunOwner::Entry && invalid_twice == InvalidTwice::Disqualifies =>
+                    if *role == RunOwner::Entry
+                        && invalid_twice == InvalidTwice::Disqualifies
+                        && record.outcome == RunOutcome::Invalid =>
                 {
                     slot_fates.push(RunFate::Disqualifies(DisqualifyingRun::InvalidTwice));
                 }

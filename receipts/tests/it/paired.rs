@@ -687,6 +687,20 @@ fn an_entry_invalid_twice_beside_a_valid_baseline_is_disqualified_not_the_round(
             pass: 2,
         })
     );
+    // A run the runner could not make (no image on the record, its tree, its backend)
+    // twice is the runner's, never the entry's: the round fails, in v6 too.
+    let mut runner_failed = round(&FLAT, &FLAT, None, &[&[11_000, 11_000, 11_000]]);
+    runner_failed.challengers[0].runs[1] = RunRecord {
+        outcome: RunOutcome::RunnerFailed,
+        attempt: Attempt::Rerun,
+    };
+    assert_eq!(
+        settle_passes(&runner_failed, InvalidTwice::Disqualifies),
+        Err(PairedFailure::RunInvalid {
+            slot: Slot::Challenger(0),
+            pass: 1,
+        })
+    );
     // The baseline's control invalid twice in another pass: the host's fault, the round's.
     runs.baseline_control[0] = invalid_twice;
     assert_eq!(

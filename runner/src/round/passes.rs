@@ -134,8 +134,8 @@ pub(crate) fn run_passes<E: RunExecutor>(
 
 /// The rules' outcome of one journaled run: a measured, valid run that met the SLA
 /// counts its throughput; an unmet SLA is `SlaUnmet`; an engine that died is `Crashed`;
-/// a client that lagged, CPU steal over the bound or infrastructure that failed make it
-/// `Invalid` (re-run once).
+/// a client that lagged or CPU steal over the bound make it `Invalid`, infrastructure that
+/// failed `RunnerFailed` (each re-run once).
 pub(crate) fn outcome_of(record: &EntryRecord) -> RunOutcome {
     match &record.result {
         EntryResult::Measured { .. } if record.steal_exceeded => RunOutcome::Invalid,
@@ -148,7 +148,7 @@ pub(crate) fn outcome_of(record: &EntryRecord) -> RunOutcome {
             MeasurementOutcome::Invalid { .. } => RunOutcome::Invalid,
         },
         EntryResult::Disqualified(_) => RunOutcome::Crashed,
-        EntryResult::InfraFailed { .. } => RunOutcome::Invalid,
+        EntryResult::InfraFailed { .. } => RunOutcome::RunnerFailed,
     }
 }
 
@@ -196,7 +196,7 @@ pub(crate) fn round_runs(
                 let last = done.iter().rev().find(|d| d.run == run);
                 match last {
                     None => RunRecord {
-                        outcome: RunOutcome::Invalid,
+                        outcome: RunOutcome::RunnerFailed,
                         attempt: Attempt::Rerun,
                     },
                     Some(d) => RunRecord {
@@ -254,6 +254,7 @@ fn pass_status(outcome: RunOutcome, record: Option<&EntryRecord>) -> PassStatus 
         (RunOutcome::Measured { .. } | RunOutcome::SlaUnmet, _) => PassStatus::SlaUnmet,
         (RunOutcome::Crashed, _) => PassStatus::Crashed,
         (RunOutcome::Invalid, _) => PassStatus::Invalid,
+        (RunOutcome::RunnerFailed, _) => PassStatus::InfraFailed,
     }
 }
 
@@ -683,6 +684,13 @@ mod tests {
         record
     }
 
+    /// `record`, measured while CPU steal passed its bound: `Invalid`, the host's (and
+    /// from v6, twice beside a valid baseline, the entry's).
+    fn stolen(mut record: EntryRecord) -> EntryRecord {
+        record.steal_exceeded = true;
+        record
+    }
+
     /// Three passes of the baseline (its control 1 % off), the incumbent and one
     /// challenger at the given throughputs.
     fn three_passes(incumbent: [u64; 3], challenger: [u64; 3]) -> Vec<EntryRecord> {
@@ -807,8 +815,8 @@ mod tests {
             miner: "miner-2".parse().unwrap(),
         };
         let invalid_twice = |entry: u32, records: &mut Vec<EntryRecord>, at: usize| {
-            records[at] = infra(record(entry, false, 1, 0));
-            let mut rerun = infra(record(entry, false, 1, 0));
+            records[at] = stolen(record(entry, false, 1, 10_000));
+            let mut rerun = stolen(record(entry, false, 1, 10_000));
             rerun.rerun = true;
             records.push(rerun);
         };

@@ -41,8 +41,6 @@ const NOT_YET_COVERED: &[&str] = &[
     "entries[].disqualification.reason.invalid_token_id.item",
     "entries[].disqualification.reason.invalid_token_id.run",
     "entries[].disqualification.reason.invalid_token_id.status",
-    "entries[].disqualification.reason.left_cpu_set.cpu",
-    "entries[].disqualification.reason.left_cpu_set.pass",
     "entries[].disqualification.reason.load_outputs_diverge.boundMicroNats",
     "entries[].disqualification.reason.load_outputs_diverge.gapMicroNats",
     "entries[].disqualification.reason.load_outputs_diverge.item",
@@ -184,6 +182,14 @@ const COVERED_BY_TESTS: &[(&str, &str)] = &[
     (
         "practice",
         "paired::a_beacon_round_other_than_the_one_named_at_opening_or_another_secret_fails",
+    ),
+    (
+        "entries[].disqualification.reason.left_cpu_set.cpu",
+        "paired::a_left_cpu_set_disqualification_stands_on_a_crashed_row_of_its_pass_outside_the_set",
+    ),
+    (
+        "entries[].disqualification.reason.left_cpu_set.pass",
+        "paired::a_left_cpu_set_disqualification_stands_on_a_crashed_row_of_its_pass_outside_the_set",
     ),
 ];
 

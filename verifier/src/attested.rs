@@ -35,6 +35,11 @@ const UID: &str = "the host uid the engine ran as and whether it was the engine 
 /// Why human-readable text is attested.
 const TEXT: &str = "human-readable text for readers; the typed fields beside it are what \
                     the checks recompute";
+/// Why a step's phase and status are attested.
+const STEP: &str = "the runner's account of its own steps, for readers; `timeline` holds \
+                    the steps in order and inside the round, and what decides the round \
+                    (the entries' statuses and typed reasons) is recomputed from the \
+                    passes, not read from the steps";
 /// Why the client's self-test figures are attested.
 const SELF_TEST: &str = "measured by the load client against its built-in null server at \
                          setup; `client.selfTest` holds it to its bounds, not its values";
@@ -166,6 +171,18 @@ pub const ATTESTED_FIELDS: &[AttestedField] = &[
         reason: TEXT,
     },
     AttestedField {
+        path: "steps[].group",
+        reason: TEXT,
+    },
+    AttestedField {
+        path: "steps[].phase",
+        reason: STEP,
+    },
+    AttestedField {
+        path: "steps[].status",
+        reason: STEP,
+    },
+    AttestedField {
         path: "entries[].startedAt",
         reason: CLOCK,
     },
@@ -272,6 +289,14 @@ pub const ATTESTED_FIELDS: &[AttestedField] = &[
     AttestedField {
         path: "clientSelfTest.sendLagP50Us",
         reason: SELF_TEST,
+    },
+    AttestedField {
+        path: "clientSelfTest.sendLagP99Us",
+        reason: SELF_TEST,
+    },
+    AttestedField {
+        path: "clientSelfTest.scheduling.priority",
+        reason: HOST,
     },
     AttestedField {
         path: "capabilityProbe.durationMs",

@@ -1,5 +1,7 @@
-//! An entry's isolation record against the campaign (v5; content/verifying.md, Engines):
-//! the threads it was told to use are the campaign's `hardware.engine_threads` on its
+//! An entry's engine and isolation records against the campaign (v5; content/verifying.md,
+//! Engines): the backend is the campaign's; an engine the runner started (its command is
+//! recorded) records how it was confined, in a sandbox its command shows; the threads it
+//! was told to use are the campaign's `hardware.engine_threads` on its
 //! CPUs by the runner's own rule ([`engine_threads`]); an unsandboxed (`trusted`) engine
 //! only where the campaign declares `trusted_engines`; a container's sandbox and cpuset
 //! exactly on the Docker backend; and pinned CPUs the engine does not share with the
@@ -11,12 +13,13 @@ use receipts::model::{
     BackendKind, CpuPinning, EngineIsolation, Entry, FrozenCampaign, RoundRecord, SandboxKind,
 };
 use receipts::rules::host::engine_threads;
+use std::path::Path;
 
 /// The predicate file, as failure messages name it.
 const RECEIPT: &str = "receipt.dsse.json";
 
-/// Runs `engine.isolation` once per entry recording an isolation; `not applicable` before
-/// v5 and not run without the campaign (`inputs.campaign`).
+/// Runs `engine.isolation` once per entry; `not applicable` before v5 and not run without
+/// the campaign (`inputs.campaign`).
 pub(crate) fn check_isolation(
     report: &mut VerifyReport,
     record: &RoundRecord,
@@ -32,11 +35,7 @@ pub(crate) fn check_isolation(
         return;
     };
     for entry in &record.entries {
-        let Some(isolation) = &entry.engine.isolation else {
-            continue;
-        };
-        let at = format!("entries[{}].engine.isolation", entry.index);
-        let result = isolation_holds(&at, entry, isolation, frozen);
+        let result = engine_holds(entry, frozen);
         report.record(
             CheckName::EngineIsolation,
             Some(format!("entries[{}]", entry.index)),
@@ -45,11 +44,60 @@ pub(crate) fn check_isolation(
     }
 }
 
-/// One entry's `isolation` (at `at`) against the campaign `frozen`.
+/// One entry's engine record against the campaign `frozen`: its backend is the
+/// campaign's (the runner starts every engine of a round on it); an engine with a
+/// recorded command ran, and the runner records the confinement of every engine it
+/// started, in the same step ([`isolation_holds`] then holds it).
+fn engine_holds(entry: &Entry, frozen: &FrozenCampaign) -> Result<(), FailureReason> {
+    let engine = &entry.engine;
+    let at = format!("entries[{}].engine", entry.index);
+    let backend = frozen.campaign.backend.kind();
+    if engine.backend != backend {
+        return Err(recomputed(
+            RECEIPT,
+            format!("{at}.backend"),
+            engine.backend,
+            format!("{backend} (the campaign's backend)"),
+        ));
+    }
+    match (&engine.isolation, &engine.command) {
+        (Some(isolation), command) => isolation_holds(
+            &format!("{at}.isolation"),
+            entry,
+            isolation,
+            command.as_deref(),
+            frozen,
+        ),
+        (None, Some(_)) => Err(recomputed(
+            RECEIPT,
+            format!("{at}.isolation"),
+            "absent",
+            "recorded: the engine ran (its command is recorded), and the runner records \
+             how it confined every engine it started",
+        )),
+        (None, None) => Ok(()),
+    }
+}
+
+/// The sandbox whose tool starts `command` (its program's file name): bubblewrap or
+/// `unshare`; `None` for an engine started without one (trusted or unsandboxed, whose
+/// command is the engine's own) or in a container (the `engine.docker` check's).
+fn sandbox_of_command(command: &[String]) -> Option<SandboxKind> {
+    let program = command.first()?;
+    match Path::new(program).file_name()?.to_str()? {
+        "bwrap" => Some(SandboxKind::Bwrap),
+        "unshare" => Some(SandboxKind::Unshare),
+        _ => None,
+    }
+}
+
+/// One entry's `isolation` (at `at`) against the campaign `frozen` and, outside a
+/// container, the sandbox its recorded `command` started it in.
 fn isolation_holds(
     at: &str,
     entry: &Entry,
     isolation: &EngineIsolation,
+    command: Option<&[String]>,
     frozen: &FrozenCampaign,
 ) -> Result<(), FailureReason> {
     let campaign = &frozen.campaign;
@@ -94,6 +142,25 @@ fn isolation_holds(
                 }
             ),
         ));
+    }
+    if let Some(command) = command.filter(|_| !docker) {
+        let started = sandbox_of_command(command);
+        let claimed = match isolation.sandbox {
+            SandboxKind::Bwrap | SandboxKind::Unshare => Some(isolation.sandbox),
+            SandboxKind::Trusted | SandboxKind::Unsandboxed | SandboxKind::Docker => None,
+        };
+        if started != claimed {
+            return Err(recomputed(
+                RECEIPT,
+                format!("{at}.sandbox"),
+                format!("{:?}", isolation.sandbox),
+                format!(
+                    "{} (the program of its command, {:?})",
+                    started.map_or_else(|| "no sandbox tool".to_owned(), |s| format!("{s:?}")),
+                    command.first().map_or("", String::as_str)
+                ),
+            ));
+        }
     }
     let disjoint = !isolation.engine_cpus.is_empty()
         && !isolation.client_cpus.is_empty()

@@ -1,13 +1,13 @@
 //! Statuses against what they stand on (content/verifying.md, Decision): a scored entry
 //! has a throughput and, unless it is the baseline (the reference), a passed correctness
 //! verdict; a disqualified entry has its typed reason (a `correctness_failed` one a
-//! failed verdict, an `engine_oom_killed` one a Docker engine at that memory limit); an `infra_failed` entry has its reason, and so has an `infra_failed`
-//! round. v1 wrote no entry infrastructure reason: that part is not applicable there.
+//! failed verdict, an `engine_oom_killed` one a Docker engine at that memory limit); an `infra_failed` entry has its reason (a `round_infra_failed` one the
+//! outcome's own failure), and so has an `infra_failed` round. v1 wrote no entry infrastructure reason: that part is not applicable there.
 
 use crate::{CheckName, FailureReason, VerifyReport};
 use receipts::model::{
-    BackendKind, CpuPinning, Disqualification, DisqualificationReason, Entry, EntryPass,
-    EntryStatus, PassStatus, Role, RoundRecord, RoundStatus,
+    BackendKind, CpuPinning, Disqualification, DisqualificationReason, Entry, EntryInfraFailure,
+    EntryPass, EntryStatus, Outcome, PassStatus, Role, RoundRecord, RoundStatus, TypedOrText,
 };
 
 use crate::PredicateVersion;
@@ -71,10 +71,10 @@ pub(crate) fn check_statuses(
                 report.not_applicable(CheckName::StatusConsistent, Some(field), version.name());
                 continue;
             }
-            EntryStatus::InfraFailed => entry
-                .infra_failure
-                .is_none()
-                .then(|| "it has no infrastructure failure reason".to_owned()),
+            EntryStatus::InfraFailed => match entry.infra_failure.as_ref() {
+                None => Some("it has no infrastructure failure reason".to_owned()),
+                Some(reason) => round_failure_problem(reason.typed(), &record.outcome),
+            },
         };
         let status = entry.status.as_str();
         let result = match problem {
@@ -98,6 +98,29 @@ pub(crate) fn check_statuses(
     };
     report.record(CheckName::StatusConsistent, Some(field), result);
     check_pass_statuses(report, record, version);
+}
+
+/// What is wrong with an entry's `round_infra_failed` reason: the round it names failed
+/// otherwise than the receipt's outcome says (the runner copies the outcome's typed
+/// reason onto every entry it leaves `infra_failed` for the round), or the round did not
+/// fail; `None` for any other reason.
+fn round_failure_problem(reason: Option<&EntryInfraFailure>, outcome: &Outcome) -> Option<String> {
+    let Some(EntryInfraFailure::RoundInfraFailed { failure }) = reason else {
+        return None;
+    };
+    let round = outcome.reason.as_ref().and_then(TypedOrText::typed);
+    if outcome.status == RoundStatus::Complete {
+        Some(format!(
+            "its reason is the round's failure ({failure}), but the round is complete"
+        ))
+    } else if round != Some(failure) {
+        Some(format!(
+            "its reason is the round's failure ({failure}), but the outcome's reason is {}",
+            round.map_or_else(|| "none".to_owned(), ToString::to_string)
+        ))
+    } else {
+        None
+    }
 }
 
 /// `status.passes` (v5): a disqualification that a run's end gives — the engine died

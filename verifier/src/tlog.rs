@@ -147,6 +147,20 @@ pub fn check_bundle_log(
         opening_witness,
     }) = &record.transparency_log
     else {
+        // From v5 every receipt says whether its round was logged: none is no way out.
+        if record.transparency_log.is_none() && version >= Some(PredicateVersion::V5) {
+            report.fail(
+                CheckName::LogRoundOpened,
+                None,
+                crate::files::recomputed(
+                    ENVELOPE_FILE,
+                    "transparencyLog",
+                    "absent",
+                    "`logged` or `notLogged` (recorded from v5)",
+                ),
+            );
+            return None;
+        }
         not_logged(report, "its receipt records no transparency log");
         return None;
     };

@@ -39,7 +39,7 @@ fn passed(report: &VerifyReport, name: CheckName) -> usize {
 
 /// The challenger (entry 1) disqualified `compliance_failed` with `log_tail`, its score
 /// dropped and the outcome recomputed: consistent with every other check.
-fn disqualify_challenger(dir: &Path, predicate: &mut Value, log_tail: &[String]) {
+pub(crate) fn disqualify_challenger(dir: &Path, predicate: &mut Value, log_tail: &[String]) {
     let challenger = &mut predicate["entries"][1];
     challenger["status"] = json!("disqualified");
     challenger["disqualification"] = json!({
@@ -58,7 +58,7 @@ fn disqualify_challenger(dir: &Path, predicate: &mut Value, log_tail: &[String])
 }
 
 /// The challenger's engine log's tail by the runner's rule.
-fn true_tail(dir: &Path) -> Vec<String> {
+pub(crate) fn true_tail(dir: &Path) -> Vec<String> {
     log_tail_of_end(&std::fs::read(dir.join(CHALLENGER_LOG)).expect("log"))
 }
 
@@ -196,5 +196,63 @@ fn a_v6_correctness_file_without_its_run_fails_correctness_entry() {
                 && recomputed == "the run of `entries[1]` it judged (required from round/v6)"),
         "{:?}",
         failed[0].reason
+    );
+}
+
+/// The log checks' failures of `fixtures/v6-round` with `receipt` applied, as
+/// `referee verify` runs them after the bundle's own: (check, reason).
+fn log_failures(receipt: impl FnOnce(&mut Value)) -> Vec<(CheckName, FailureReason)> {
+    let dir = tempfile::tempdir().expect("tempdir");
+    forge_from(
+        &fixture_named("v6-round"),
+        dir.path(),
+        |_| {},
+        |_| {},
+        receipt,
+    );
+    let mut report = verify(dir.path());
+    let options = verifier::tlog::LogOptions::default();
+    verifier::tlog::check_bundle_log(&mut report, dir.path(), &keyring(), &options);
+    report
+        .failures()
+        .filter(|c| c.name.as_str().starts_with("log."))
+        .map(|c| (c.name, c.reason.clone().expect("a reason")))
+        .collect()
+}
+
+/// A receipt cannot leave the log out of its story: the v6 round, `notLogged`, passes the
+/// log checks as not applicable; dropping its `transparencyLog` fails `log.roundOpened`
+/// (required from v5), and claiming it logged in a log the keyring has no key for fails
+/// `log.checkpoint`.
+#[test]
+fn a_receipt_that_drops_or_forges_its_log_record_fails_the_log_checks() {
+    assert_eq!(log_failures(|_| {}), vec![]);
+    assert_eq!(
+        log_failures(|p| {
+            p.as_object_mut()
+                .expect("predicate")
+                .remove("transparencyLog");
+        }),
+        vec![(
+            CheckName::LogRoundOpened,
+            FailureReason::Recomputed {
+                file: "receipt.dsse.json".into(),
+                field: "transparencyLog".into(),
+                claimed: "absent".into(),
+                recomputed: "`logged` or `notLogged` (recorded from v5)".into(),
+            }
+        )]
+    );
+    let forged = log_failures(|p| {
+        p["transparencyLog"] = json!({
+            "status": "logged",
+            "origin": "referee.example/log",
+            "roundOpenedIndex": 0,
+        });
+    });
+    assert_eq!(
+        forged.iter().map(|(name, _)| *name).collect::<Vec<_>>(),
+        [CheckName::LogCheckpoint],
+        "{forged:#?}"
     );
 }

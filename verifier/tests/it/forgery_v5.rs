@@ -404,6 +404,57 @@ fn an_unsandboxed_engine_without_trusted_engines_fails_engine_isolation() {
     ));
 }
 
+/// An engine claimed unsandboxed (allowed for the built-in engine when bubblewrap does not
+/// run) while its recorded command is bubblewrap's.
+#[test]
+fn an_unsandboxed_claim_on_a_bubblewrap_command_fails_engine_isolation() {
+    let report = forged_v5(
+        |_| {},
+        |_, p| p["entries"][1]["engine"]["isolation"]["sandbox"] = json!("unsandboxed"),
+    );
+    assert_eq!(
+        only(&report, CheckName::EngineIsolation),
+        recomputed(
+            "receipt.dsse.json",
+            "entries[1].engine.isolation.sandbox",
+            "Unsandboxed",
+            "Bwrap (the program of its command, \"bwrap\")"
+        )
+    );
+}
+
+/// An engine that ran (its command is recorded) whose isolation record was dropped.
+#[test]
+fn an_engine_that_ran_without_its_isolation_record_fails_engine_isolation() {
+    let report = forged_v5(
+        |_| {},
+        |_, p| p["entries"][1]["engine"]["isolation"] = Value::Null,
+    );
+    assert!(matches!(
+        only(&report, CheckName::EngineIsolation),
+        FailureReason::Recomputed { field, claimed, .. }
+            if field == "entries[1].engine.isolation" && claimed == "absent"
+    ));
+}
+
+/// An entry recorded on another backend than the campaign's.
+#[test]
+fn an_engine_on_another_backend_than_the_campaigns_fails_engine_isolation() {
+    let report = forged_v5(
+        |_| {},
+        |_, p| p["entries"][1]["engine"]["backend"] = json!("process"),
+    );
+    assert_eq!(
+        only(&report, CheckName::EngineIsolation),
+        recomputed(
+            "receipt.dsse.json",
+            "entries[1].engine.backend",
+            "process",
+            "builtin (the campaign's backend)"
+        )
+    );
+}
+
 /// A self-test whose send-lag p50 is above its p99.
 #[test]
 fn a_self_test_p50_above_its_p99_fails_client_self_test() {

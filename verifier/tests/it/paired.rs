@@ -7,6 +7,7 @@ use std::path::Path;
 
 use crate::common::*;
 use receipts::bundle::{seal_bundle, sign_statement};
+use receipts::keys::PrivateKey;
 use receipts::layout::{CAMPAIGN_INPUT, MINERS_INPUT, patch_input};
 use receipts::model::{
     BackendKind, BeaconRecord, BeaconSource, CampaignRef, EngineRef, Entry, EntryMeasurement,
@@ -338,6 +339,17 @@ fn seal(dir: &Path, record: &RoundRecord, opened: &RoundOpened) {
 
 /// [`seal`], as v5 (with round-opened v3) when `v5`.
 fn seal_as(dir: &Path, record: &RoundRecord, opened: &RoundOpened, v5: bool) {
+    seal_signed(dir, record, opened, v5, &operator());
+}
+
+/// [`seal_as`], both statements signed by `signer`.
+pub(crate) fn seal_signed(
+    dir: &Path,
+    record: &RoundRecord,
+    opened: &RoundOpened,
+    v5: bool,
+    signer: &PrivateKey,
+) {
     let (predicate_type, opened_type) = if v5 {
         (ROUND_PREDICATE_TYPE, ROUND_OPENED_PREDICATE_TYPE)
     } else {
@@ -361,7 +373,7 @@ fn seal_as(dir: &Path, record: &RoundRecord, opened: &RoundOpened, v5: bool) {
         opened_type,
         serde_json::to_value(opened).expect("round-opened json"),
     );
-    let envelope = sign_statement(&statement, &[&operator()]).expect("signs");
+    let envelope = sign_statement(&statement, &[signer]).expect("signs");
     std::fs::write(
         dir.join(OPENED_FILE),
         envelope.to_file_bytes().expect("canonical"),
@@ -371,7 +383,7 @@ fn seal_as(dir: &Path, record: &RoundRecord, opened: &RoundOpened, v5: bool) {
         dir,
         predicate_type,
         &serde_json::to_value(record).expect("round json"),
-        &[&operator()],
+        &[signer],
     )
     .expect("seals");
 }
@@ -775,6 +787,70 @@ fn a_round_with_one_counted_pass_that_claims_a_seat_fails() {
             "Complete",
             "InfraFailed",
         )
+    );
+}
+
+/// [`two_void_passes`] with each challenger's reason the round's own failure, as the
+/// runner settles them.
+fn two_void_passes_settled() -> (RoundRecord, RoundOpened) {
+    let (mut record, opened) = two_void_passes();
+    let failure = record
+        .outcome
+        .reason
+        .clone()
+        .and_then(|r| r.typed().cloned());
+    for entry in &mut record.entries[1..] {
+        entry.infra_failure = failure.clone().map(|failure| {
+            TypedOrText::Typed(receipts::model::EntryInfraFailure::RoundInfraFailed { failure })
+        });
+    }
+    (record, opened)
+}
+
+/// An entry `infra_failed` for the round names the round's failure: one that names
+/// another count of passes than the outcome does fails `status.consistent`.
+#[test]
+fn an_entrys_round_failure_other_than_the_outcomes_fails_status_consistent() {
+    let statuses = |record: &RoundRecord, opened: &RoundOpened| -> Vec<(String, FailureReason)> {
+        verify_round(record, opened)
+            .failures()
+            .filter(|c| c.name == CheckName::StatusConsistent)
+            .map(|c| {
+                (
+                    c.target.clone().unwrap_or_default(),
+                    c.reason.clone().expect("reason"),
+                )
+            })
+            .collect()
+    };
+    let (record, opened) = two_void_passes_settled();
+    let honest = statuses(&record, &opened);
+    let (mut forged, opened) = two_void_passes_settled();
+    forged.entries[1].infra_failure = Some(TypedOrText::Typed(
+        receipts::model::EntryInfraFailure::RoundInfraFailed {
+            failure: RoundFailure::TooFewPasses {
+                counted: 2,
+                required: 2,
+            },
+        },
+    ));
+    let forged = statuses(&forged, &opened);
+    let added: Vec<&(String, FailureReason)> =
+        forged.iter().filter(|f| !honest.contains(f)).collect();
+    assert_eq!(
+        added,
+        [&(
+            "entries[1].status".to_owned(),
+            FailureReason::StatusInconsistent {
+                field: "entries[1].status".into(),
+                status: "infra_failed".into(),
+                problem: "its reason is the round's failure (2 passes counted (the baseline's \
+                          runs measured in them), fewer than the 2 a round needs), but the \
+                          outcome's reason is 1 pass counted (the baseline's runs measured in \
+                          them), fewer than the 2 a round needs"
+                    .into(),
+            }
+        )]
     );
 }
 
@@ -1894,8 +1970,9 @@ fn an_entry_invalid_twice_beside_a_valid_baseline_is_disqualified_from_v6() {
     );
 }
 
-#[test]
-fn a_left_cpu_set_disqualification_stands_on_a_crashed_row_of_its_pass_outside_the_set() {
+/// [`round`] where bob, pinned to CPU 1, is disqualified `left_cpu_set` for CPU `cpu` in
+/// pass 1 (index 1) while his rows of pass `crashed_pass` are the crashed ones.
+fn left_cpu_set(cpu: u32, crashed_pass: u32) -> (RoundRecord, RoundOpened) {
     let pinned = receipts::model::EngineIsolation {
         sandbox: receipts::model::SandboxKind::Bwrap,
         pinning: receipts::model::CpuPinning::SchedAffinity,
@@ -1906,23 +1983,29 @@ fn a_left_cpu_set_disqualification_stands_on_a_crashed_row_of_its_pass_outside_t
         own_uid: None,
         ro_paths: vec![],
     };
+    let (mut record, opened) = round();
+    let bob = &mut record.entries[2];
+    bob.engine.isolation = Some(pinned);
+    for row in bob.passes.iter_mut().filter(|r| r.pass == crashed_pass) {
+        row.status = PassStatus::Crashed;
+        row.throughput_milli_rps = None;
+        row.paired_ratio_ppm = None;
+    }
+    bob.status = EntryStatus::Disqualified;
+    bob.disqualification = Some(receipts::model::Disqualification {
+        reason: receipts::model::DisqualificationReason::LeftCpuSet { pass: 1, cpu },
+        detail: "the engine left its CPU set".into(),
+        log_tail: vec![],
+    });
+    bob.score_ppm = None;
+    bob.paired_score = None;
+    (record, opened)
+}
+
+#[test]
+fn a_left_cpu_set_disqualification_stands_on_a_crashed_row_of_its_pass_outside_the_set() {
     let left = |cpu: u32, crashed_pass: u32| {
-        let (mut record, opened) = round();
-        let bob = &mut record.entries[2];
-        bob.engine.isolation = Some(pinned.clone());
-        for row in bob.passes.iter_mut().filter(|r| r.pass == crashed_pass) {
-            row.status = PassStatus::Crashed;
-            row.throughput_milli_rps = None;
-            row.paired_ratio_ppm = None;
-        }
-        bob.status = EntryStatus::Disqualified;
-        bob.disqualification = Some(receipts::model::Disqualification {
-            reason: receipts::model::DisqualificationReason::LeftCpuSet { pass: 1, cpu },
-            detail: "the engine left its CPU set".into(),
-            log_tail: vec![],
-        });
-        bob.score_ppm = None;
-        bob.paired_score = None;
+        let (record, opened) = left_cpu_set(cpu, crashed_pass);
         let failed: Vec<(CheckName, String)> = verify_round_v5(&record, &opened)
             .failures()
             .filter(|c| c.name == CheckName::StatusPasses)
@@ -1936,4 +2019,61 @@ fn a_left_cpu_set_disqualification_stands_on_a_crashed_row_of_its_pass_outside_t
     assert_eq!(left(1, 1), bob);
     // Its crashed row is another pass's.
     assert_eq!(left(0, 2), bob);
+}
+
+/// A round built by hand in this file, for the field-coverage test
+/// (`field_coverage.rs`): it holds fields no real fixture round holds (a seat taken or
+/// defended, an incumbent re-measured, an `infra_failed` or `inconclusive` outcome and
+/// its typed reason, a disqualification), and its files besides the inputs.
+pub(crate) struct BuiltRound {
+    /// What the round shows, for failure messages.
+    pub name: &'static str,
+    /// The receipt's predicate.
+    pub record: RoundRecord,
+    /// The round-opened predicate.
+    pub opened: RoundOpened,
+    /// Sealed with the current predicate (else v4, as [`seal`] does).
+    pub current: bool,
+    /// Files of the bundle besides the inputs: (bundle-relative path, bytes).
+    pub files: Vec<(&'static str, Vec<u8>)>,
+}
+
+/// The rounds of this file that hold what no real fixture does, each as its test
+/// verifies it.
+pub(crate) fn built_rounds() -> Vec<BuiltRound> {
+    let built = |name, (record, opened): (RoundRecord, RoundOpened), current| BuiltRound {
+        name,
+        record,
+        opened,
+        current,
+        files: vec![],
+    };
+    let (mut counted, opened) = round();
+    counted.token_count = Some(TokenCount::Ids);
+    let mut without_ids = built("no token ids", without_token_ids(), false);
+    without_ids.files = vec![(
+        BASELINE_LOG,
+        serde_json::to_vec(&failed_log(10, TokenCount::Ids)).expect("probe log json"),
+    )];
+    vec![
+        built("a seat taken", round(), false),
+        built("a seat defended", defended_seat(), false),
+        built("an incumbent re-measured", remeasured(), false),
+        built("too few passes", two_void_passes_settled(), false),
+        built("inconclusive", noisy_control(), false),
+        without_ids,
+        built("tokens counted by ids", (counted, opened), false),
+        built("invalid twice", bob_invalid_twice(), true),
+        built("left its CPU set", left_cpu_set(0, 1), true),
+    ]
+}
+
+/// Seals `built` into `dir` (its files first), both statements signed by `signer`.
+pub(crate) fn seal_built(dir: &Path, built: &BuiltRound, signer: &PrivateKey) {
+    for (name, bytes) in &built.files {
+        let path = dir.join(name);
+        std::fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
+        std::fs::write(path, bytes).expect("write");
+    }
+    seal_signed(dir, &built.record, &built.opened, built.current, signer);
 }

@@ -116,6 +116,10 @@ fn cross_check(
         return;
     }
     let workload = campaign.map(|frozen| crate::plan::regenerated_workload(dir, record, frozen));
+    // Without the campaign, the reference's answers are held identical.
+    let tolerance = campaign
+        .and_then(|frozen| frozen.campaign.correctness.reference_tolerance_micro_nats)
+        .unwrap_or(0);
     let generated: BTreeSet<u32> = files
         .iter()
         .filter_map(|f| f.items.as_ref().ok())
@@ -156,9 +160,13 @@ fn cross_check(
         let reference = files[..i]
             .iter()
             .try_for_each(|earlier| match &earlier.items {
-                Ok(before) => {
-                    outputs::same_reference(file, items, &earlier.summary.items_file, before)
-                }
+                Ok(before) => outputs::same_reference(
+                    file,
+                    items,
+                    &earlier.summary.items_file,
+                    before,
+                    tolerance,
+                ),
                 Err(_) => Ok(()),
             });
         report.record(CheckName::CorrectnessReference, Some(at.clone()), reference);

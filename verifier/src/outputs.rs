@@ -119,14 +119,16 @@ pub(crate) fn greedy_ids(
 /// `correctness.reference` on the per-item file `file` against an earlier entry's
 /// `earlier_file`: for each item both hold, the reference tokenized the same prompt to
 /// as many tokens, and at every position whose prefix (prompt and generated ids before
-/// it) both entries share it answered the same top-k. The reference runs one request at
-/// a time and a causal model's answer at a position depends only on the prefix, so a
-/// difference is an answer that was changed.
+/// it) both entries share it answered the same top-k ([`same_top_k`] within
+/// `tolerance_micro_nats`, the campaign's `reference_tolerance_micro_nats`; 0: exactly).
+/// The reference runs one request at a time and a causal model's answer at a position
+/// depends only on the prefix, so a difference is an answer that was changed.
 pub(crate) fn same_reference(
     file: &str,
     items: &CorrectnessItems,
     earlier_file: &str,
     earlier: &CorrectnessItems,
+    tolerance_micro_nats: u64,
 ) -> Result<(), FailureReason> {
     for item in &items.items {
         let Some(other) = earlier.items.iter().find(|o| o.index == item.index) else {
@@ -153,7 +155,7 @@ pub(crate) fn same_reference(
             .count();
         // Position p's prefix is the prompt and ids[..p]: shared for p ≤ `shared`.
         for (p, (a, b)) in mine.iter().zip(theirs).enumerate().take(shared + 1) {
-            if a != b {
+            if !same_top_k(a, b, tolerance_micro_nats) {
                 return Err(recomputed(
                     file,
                     format!("{at}.referenceTopK[{p}]"),
@@ -164,6 +166,27 @@ pub(crate) fn same_reference(
         }
     }
     Ok(())
+}
+
+/// Whether two answers of the reference at one prefix, top-k lists of (token id,
+/// logprob in micro-nats), are the same within `tolerance` micro-nats: identical at 0;
+/// otherwise as long, every token both list within `tolerance` of each other, and a
+/// token only one lists within `tolerance` of the other's last (lowest) logprob — a
+/// near-tie at the edge of the top-k that a runtime's rounding can swap.
+fn same_top_k(a: &[(u32, i64)], b: &[(u32, i64)], tolerance: u64) -> bool {
+    if tolerance == 0 || a.len() != b.len() {
+        return a == b;
+    }
+    let lowest = |list: &[(u32, i64)]| list.iter().map(|(_, lp)| *lp).min();
+    let near = |x: i64, y: i64| x.abs_diff(y) <= tolerance;
+    let within = |one: &[(u32, i64)], other: &[(u32, i64)]| {
+        one.iter()
+            .all(|(id, lp)| match other.iter().find(|(o, _)| o == id) {
+                Some((_, olp)) => near(*lp, *olp),
+                None => lowest(other).is_some_and(|edge| near(*lp, edge)),
+            })
+    };
+    within(a, b) && within(b, a)
 }
 
 #[cfg(test)]
@@ -271,13 +294,13 @@ mod tests {
             &[&[1, 5, 6]],
             vec![vec![vec![(1, -1)], vec![(2, -2)], vec![(9, -9)]]],
         );
-        assert_eq!(same_reference("b", &parted, "a", &a), Ok(()));
+        assert_eq!(same_reference("b", &parted, "a", &a, 0), Ok(()));
         let changed = file(
             &[&[1, 5, 6]],
             vec![vec![vec![(1, -1)], vec![(2, -3)], vec![(9, -9)]]],
         );
         assert_eq!(
-            same_reference("b", &changed, "a", &a),
+            same_reference("b", &changed, "a", &a, 0),
             Err(recomputed(
                 "b",
                 "items[0].referenceTopK[1]",
@@ -285,5 +308,23 @@ mod tests {
                 "[(2, -2)] (as in a)"
             ))
         );
+        // Within the campaign's tolerance the same change passes.
+        assert_eq!(same_reference("b", &changed, "a", &a, 1), Ok(()));
+    }
+
+    /// Within a tolerance, logprobs of one token may differ by it and a near-tie at the
+    /// edge of the top-k may swap; nothing else.
+    #[test]
+    fn a_reference_tolerance_allows_rounding_and_edge_swaps_only() {
+        let base = [(1, -100), (2, -500), (3, -900)];
+        assert!(same_top_k(&base, &base, 0));
+        assert!(!same_top_k(&base, &[(1, -101), (2, -500), (3, -900)], 0));
+        assert!(same_top_k(&base, &[(1, -110), (2, -495), (3, -900)], 10));
+        assert!(!same_top_k(&base, &[(1, -111), (2, -500), (3, -900)], 10));
+        // Token 3 at the edge swapped for token 4 within the tolerance of the edge.
+        assert!(same_top_k(&base, &[(1, -100), (2, -500), (4, -905)], 10));
+        // A new token far above the edge is another answer.
+        assert!(!same_top_k(&base, &[(1, -100), (4, -300), (3, -900)], 10));
+        assert!(!same_top_k(&base, &base[..2], 10));
     }
 }

@@ -912,6 +912,13 @@ pub struct CorrectnessSpec {
     /// so that campaigns frozen before it keep their digest.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reference: Option<ReferenceRuntime>,
+    /// How far, micro-nats, the reference's logprob of one token at one prefix may differ
+    /// between two entries' correctness files (`correctness.reference`); absent: 0, the
+    /// answers identical. A runtime whose kernels are not bit-reproducible across
+    /// requests (a GPU's, batching or not) sets it. An `Option` so that campaigns frozen
+    /// before it keep their digest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference_tolerance_micro_nats: Option<u64>,
 }
 
 /// The reference runtime of the correctness gate (content/correctness.md, The reference
@@ -996,6 +1003,7 @@ impl Default for CorrectnessSpec {
             load_bound_micro_nats: None,
             deadline_s: None,
             reference: None,
+            reference_tolerance_micro_nats: None,
         }
     }
 }

@@ -14,7 +14,7 @@
 use std::path::Path;
 
 use crate::forge::*;
-use receipts::model::{FrozenCampaign, RoundRecord};
+use receipts::model::{FrozenCampaign, RoundRecord, Sha256Hex};
 use receipts::rules::paired::{paired_ratio_ppm, paired_score};
 use serde_json::{Value, json};
 use verifier::{CheckName, FailureReason, VerifyReport};
@@ -574,13 +574,25 @@ fn a_generated_id_other_than_its_top_k_argmax_fails_correctness_greedy() {
 }
 
 /// A second per-item file (the baseline's, a copy of the challenger's) in which the
-/// reference answered item 0's first position otherwise, on both sides so that its
-/// distances and verdict still hold: the reference is deterministic, so the same prefix
-/// cannot get two answers.
-#[test]
-fn two_reference_answers_for_one_prefix_fail_correctness_reference() {
+/// reference answered item 0's first position otherwise (one logprob 0.090245 nats
+/// lower), on both sides so that its distances and verdict still hold; with
+/// `tolerance`, the campaign's `correctness.reference_tolerance_micro_nats` set to it
+/// (the campaign's digest updated wherever the statements name it).
+fn second_reference_answer(tolerance: Option<u64>) -> VerifyReport {
     const BASELINE_ITEMS: &str = "correctness/baseline.json";
+    const CAMPAIGN: &str = "inputs/campaign.json";
     let dir = tempfile::tempdir().expect("tempdir");
+    let sealed = std::fs::read(fixture_named("v5-round").join(CAMPAIGN)).expect("campaign");
+    let old_digest = Sha256Hex::digest(&sealed).to_string();
+    let campaign = match tolerance {
+        None => sealed,
+        Some(tolerance) => {
+            let mut campaign: Value = serde_json::from_slice(&sealed).expect("json");
+            campaign["correctness"]["reference_tolerance_micro_nats"] = json!(tolerance);
+            receipts::canonical::to_canonical_vec(&campaign).expect("canonical")
+        }
+    };
+    let new_digest = Sha256Hex::digest(&campaign).to_string();
     forge_from(
         &fixture_named("v5-round"),
         dir.path(),
@@ -591,8 +603,9 @@ fn two_reference_answers_for_one_prefix_fail_correctness_reference() {
                     f["items"][0][side][0][4][1] = json!(-4_000_000);
                 }
             });
+            std::fs::write(dir.join(CAMPAIGN), &campaign).expect("write");
         },
-        |_| {},
+        |opened| replace_string(opened, &old_digest, &new_digest),
         |p| {
             let mut summary = p["entries"][1]["correctness"].clone();
             summary["itemsFile"] = json!(BASELINE_ITEMS);
@@ -601,6 +614,7 @@ fn two_reference_answers_for_one_prefix_fail_correctness_reference() {
                 .expect("summary")
                 .remove("loadSampleFile");
             p["entries"][0]["correctness"] = summary;
+            replace_string(p, &old_digest, &new_digest);
         },
     );
     resign(dir.path(), "receipt.dsse.json", |s| {
@@ -608,7 +622,23 @@ fn two_reference_answers_for_one_prefix_fail_correctness_reference() {
         subjects.push(json!({"name": BASELINE_ITEMS, "digest": {"sha256": ""}}));
         subjects.sort_by(|a, b| a["name"].as_str().cmp(&b["name"].as_str()));
     });
-    let report = verify(dir.path());
+    verify(dir.path())
+}
+
+/// Every string `from` anywhere in `value` replaced by `to`.
+fn replace_string(value: &mut Value, from: &str, to: &str) {
+    match value {
+        Value::String(s) if s == from => *s = to.to_owned(),
+        Value::Array(items) => items.iter_mut().for_each(|v| replace_string(v, from, to)),
+        Value::Object(map) => map.values_mut().for_each(|v| replace_string(v, from, to)),
+        _ => {}
+    }
+}
+
+/// The reference is deterministic, so the same prefix cannot get two answers.
+#[test]
+fn two_reference_answers_for_one_prefix_fail_correctness_reference() {
+    let report = second_reference_answer(None);
     assert_eq!(
         only(&report, CheckName::CorrectnessReference),
         recomputed(
@@ -619,6 +649,19 @@ fn two_reference_answers_for_one_prefix_fail_correctness_reference() {
              (as in correctness/baseline.json)"
         )
     );
+}
+
+/// A campaign whose reference runtime is not bit-reproducible sets a tolerance: the
+/// same 0.090245-nat difference passes within 0.1 nats and fails within 0.09.
+#[test]
+fn a_reference_difference_within_the_campaigns_tolerance_passes_correctness_reference() {
+    let report = second_reference_answer(Some(100_000));
+    assert!(report.passed(), "{:#?}", failed(&report));
+    let report = second_reference_answer(Some(90_000));
+    assert!(matches!(
+        only(&report, CheckName::CorrectnessReference),
+        FailureReason::Recomputed { field, .. } if field == "items[0].referenceTopK[0]"
+    ));
 }
 
 /// The timed-run sample of a diverging entry hidden: its run claims that no kept

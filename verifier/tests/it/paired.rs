@@ -1920,6 +1920,43 @@ fn bob_invalid_twice() -> (RoundRecord, RoundOpened) {
     (record, opened)
 }
 
+/// [`bob_invalid_twice`] before v6 (sealed v4, the baseline's veto): his run invalid
+/// again after its re-run fails the round (`run_invalid`), nobody is scored, bob keeps
+/// his own cause and alice is `infra_failed` for the round.
+fn bob_invalid_twice_vetoed() -> (RoundRecord, RoundOpened) {
+    use receipts::model::EntryInfraFailure;
+    let (mut record, opened) = bob_invalid_twice();
+    let failure = RoundFailure::RunInvalid {
+        entry: 2,
+        control: false,
+        pass: 1,
+    };
+    for entry in &mut record.entries[1..] {
+        entry.status = EntryStatus::InfraFailed;
+        entry.disqualification = None;
+        entry.score_ppm = None;
+        entry.paired_score = None;
+        entry.infra_failure = Some(TypedOrText::Typed(if entry.index == 2 {
+            EntryInfraFailure::ClientLagged
+        } else {
+            EntryInfraFailure::RoundInfraFailed {
+                failure: failure.clone(),
+            }
+        }));
+    }
+    record.outcome = Outcome {
+        status: RoundStatus::InfraFailed,
+        reason: Some(TypedOrText::Typed(failure)),
+        leader_before: None,
+        leader_after: None,
+        changed: false,
+        margin_bp: 1000,
+        decision: TypedOrText::Typed(SeatRule::RoundInfraFailed),
+        remeasure: None,
+    };
+    (record, opened)
+}
+
 /// The failures of `status.passes` and of this file's checks in a round sealed with the
 /// current predicate.
 fn no_veto_failures(record: &RoundRecord, opened: &RoundOpened) -> Vec<(CheckName, String)> {
@@ -2064,6 +2101,7 @@ pub(crate) fn built_rounds() -> Vec<BuiltRound> {
         without_ids,
         built("tokens counted by ids", (counted, opened), false),
         built("invalid twice", bob_invalid_twice(), true),
+        built("invalid twice, vetoed", bob_invalid_twice_vetoed(), false),
         built("left its CPU set", left_cpu_set(0, 1), true),
     ]
 }

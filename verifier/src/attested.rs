@@ -35,6 +35,12 @@ const UID: &str = "the host uid the engine ran as and whether it was the engine 
 /// Why human-readable text is attested.
 const TEXT: &str = "human-readable text for readers; the typed fields beside it are what \
                     the checks recompute";
+/// Why the scorer's prompt-mismatch finding is attested.
+const SCORER: &str = "the reference scorer's report of where its own tokenization of an \
+                      item's prompt and the baseline's echo first differ \
+                      (`reference_prompt_mismatch`, which fails the round); `verify` holds \
+                      the entries' copies of the round's failure to it \
+                      (`status.consistent`) but does not tokenize again";
 /// Why a step's phase and status are attested.
 const STEP: &str = "the runner's account of its own steps, for readers; `timeline` holds \
                     the steps in order and inside the round, and what decides the round \
@@ -305,6 +311,22 @@ pub const ATTESTED_FIELDS: &[AttestedField] = &[
     AttestedField {
         path: "capabilityProbe.findings[].detail",
         reason: TEXT,
+    },
+    AttestedField {
+        path: "outcome.reason.item",
+        reason: SCORER,
+    },
+    AttestedField {
+        path: "outcome.reason.position",
+        reason: SCORER,
+    },
+    AttestedField {
+        path: "outcome.reason.reference",
+        reason: SCORER,
+    },
+    AttestedField {
+        path: "outcome.reason.baseline",
+        reason: SCORER,
     },
     AttestedField {
         path: "inputs[].uri",

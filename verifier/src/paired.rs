@@ -18,8 +18,9 @@ use std::path::Path;
 
 use crate::{CheckName, FailureReason, VerifyReport};
 use receipts::model::{
-    DisqualificationReason, Entry, EntryInfraFailure, EntryPass, EntryStatus, FrozenCampaign,
-    Leader, PairedScore, PassStatus, Role, RoundFailure, RoundRecord, TokenCount, TypedOrText,
+    Campaign, DisqualificationReason, Entry, EntryInfraFailure, EntryPass, EntryStatus,
+    FrozenCampaign, Leader, PairedScore, PassStatus, Role, RoundFailure, RoundRecord, TokenCount,
+    TypedOrText,
 };
 use receipts::rules::leader::incumbent_infra_failed_rounds;
 use receipts::rules::outcome::{OutcomeEntry, OutcomeInput, round_outcome, without_token_ids};
@@ -472,7 +473,8 @@ fn decision_runs(record: &RoundRecord, runs: &Runs) -> RoundRuns {
 
 /// What the outcome reads besides the passes, from the receipt: the hardware from its two
 /// fingerprints (as `hardware.changed` recomputes it), the scorer's failure as the receipt
-/// claims it (the correctness checks judge it), the incumbent's own infrastructure
+/// claims it (the correctness checks judge it; a deadline it ran past is the campaign's
+/// correctness deadline), the margin of `campaign`, the incumbent's own infrastructure
 /// failure from its entry (an `infraFailure` of its own cause, or the disqualification of
 /// a re-measured incumbent), and the rounds in a row its runs failed before this one from
 /// `remeasure`, else from a claimed `incumbent_infra_failed` (the chain checks the count),
@@ -480,23 +482,28 @@ fn decision_runs(record: &RoundRecord, runs: &Runs) -> RoundRuns {
 fn outcome_input(
     record: &RoundRecord,
     leader_before: Option<Leader>,
-    margin_bp: u32,
+    campaign: &Campaign,
     baseline_without_token_ids: Option<RoundFailure>,
 ) -> OutcomeInput {
     let outcome = &record.outcome;
+    // The scorer's own failure is its word, but the deadline it ran past is the
+    // campaign's.
     let scorer_failure = outcome
         .reason
         .as_ref()
         .and_then(TypedOrText::typed)
-        .filter(|reason| {
-            matches!(
-                reason,
-                RoundFailure::ScorerFailed
-                    | RoundFailure::ReferencePromptMismatch { .. }
-                    | RoundFailure::ScorerDeadline { .. }
-            )
-        })
-        .cloned();
+        .and_then(|reason| match reason {
+            RoundFailure::ScorerDeadline { .. } => Some(RoundFailure::ScorerDeadline {
+                deadline_s: campaign
+                    .correctness
+                    .effective_deadline_s(&campaign.rate_search),
+            }),
+            RoundFailure::ScorerFailed | RoundFailure::ReferencePromptMismatch { .. } => {
+                Some(reason.clone())
+            }
+            _ => None,
+        });
+    let margin_bp = campaign.overtake_margin_bp;
     let incumbent_infra_failed = record
         .entries
         .iter()
@@ -760,7 +767,7 @@ fn check_decision(
     let input = outcome_input(
         record,
         leader_before,
-        campaign.overtake_margin_bp,
+        campaign,
         without_ids.as_ref().map(|(failure, _)| failure.clone()),
     );
     let expected = round_outcome(&decision, &outcome_entries(record, runs, settled), &input);
@@ -852,7 +859,7 @@ pub fn recomputed_outcome(
     let input = outcome_input(
         record,
         leader_before,
-        campaign.overtake_margin_bp,
+        campaign,
         without_ids.map(|(failure, _)| failure),
     );
     let entries = outcome_entries(record, &runs, settled.as_ref().ok());

@@ -2087,7 +2087,7 @@ pub(crate) fn built_rounds() -> Vec<BuiltRound> {
     };
     let (mut counted, opened) = round();
     counted.token_count = Some(TokenCount::Ids);
-    let mut without_ids = built("no token ids", without_token_ids(), false);
+    let mut without_ids = built("no token ids", settled(without_token_ids()), false);
     without_ids.files = vec![(
         BASELINE_LOG,
         serde_json::to_vec(&failed_log(10, TokenCount::Ids)).expect("probe log json"),
@@ -2102,8 +2102,90 @@ pub(crate) fn built_rounds() -> Vec<BuiltRound> {
         built("tokens counted by ids", (counted, opened), false),
         built("invalid twice", bob_invalid_twice(), true),
         built("invalid twice, vetoed", bob_invalid_twice_vetoed(), false),
+        built("inconclusive, settled", settled(noisy_control()), false),
+        built(
+            "the reference's prompt not the baseline's",
+            scorer_failed(RoundFailure::ReferencePromptMismatch {
+                item: 0,
+                position: 1,
+                reference: Some(5),
+                baseline: Some(6),
+            }),
+            false,
+        ),
+        built(
+            "the scorer past its deadline",
+            scorer_failed(RoundFailure::ScorerDeadline {
+                deadline_s: correctness_deadline_s(),
+            }),
+            false,
+        ),
         built("left its CPU set", left_cpu_set(0, 1), true),
     ]
+}
+
+/// `state` settled as the runner settles a round that did not complete: every entry but
+/// the baseline (and one disqualified on its own) `infra_failed` with the outcome's
+/// typed reason, unscored.
+fn settled((mut record, opened): (RoundRecord, RoundOpened)) -> (RoundRecord, RoundOpened) {
+    let failure = record
+        .outcome
+        .reason
+        .clone()
+        .and_then(|r| r.typed().cloned());
+    for entry in &mut record.entries[1..] {
+        if entry.status == EntryStatus::Disqualified {
+            continue;
+        }
+        entry.status = EntryStatus::InfraFailed;
+        entry.score_ppm = None;
+        entry.paired_score = None;
+        entry.infra_failure = failure.clone().map(|failure| {
+            TypedOrText::Typed(receipts::model::EntryInfraFailure::RoundInfraFailed { failure })
+        });
+    }
+    (record, opened)
+}
+
+/// [`round`] failed by the reference scorer with `failure`, settled.
+fn scorer_failed(failure: RoundFailure) -> (RoundRecord, RoundOpened) {
+    let (mut record, opened) = round();
+    record.outcome = Outcome {
+        status: RoundStatus::InfraFailed,
+        reason: Some(TypedOrText::Typed(failure)),
+        leader_before: None,
+        leader_after: None,
+        changed: false,
+        margin_bp: 1000,
+        decision: TypedOrText::Typed(SeatRule::RoundInfraFailed),
+        remeasure: None,
+    };
+    settled((record, opened))
+}
+
+/// The correctness deadline of [`frozen_campaign`], seconds.
+fn correctness_deadline_s() -> u64 {
+    let campaign = frozen_campaign().campaign;
+    campaign
+        .correctness
+        .effective_deadline_s(&campaign.rate_search)
+}
+
+/// The reference scorer stalled: its failure names the campaign's correctness deadline,
+/// and one that names another fails `paired.decision` (the entries' copies forged alike).
+#[test]
+fn a_scorer_deadline_other_than_the_campaigns_fails_paired_decision() {
+    let deadline_s = correctness_deadline_s();
+    let (record, opened) = scorer_failed(RoundFailure::ScorerDeadline { deadline_s });
+    assert_eq!(paired_failures(&verify_round(&record, &opened)), vec![]);
+    let (record, opened) = scorer_failed(RoundFailure::ScorerDeadline {
+        deadline_s: deadline_s + 1,
+    });
+    let (name, target, field, _, _) = only(&record, &opened);
+    assert_eq!(
+        (name, target.as_deref(), field.as_str()),
+        (CheckName::PairedDecision, Some("outcome"), "outcome.reason")
+    );
 }
 
 /// Seals `built` into `dir` (its files first), both statements signed by `signer`.

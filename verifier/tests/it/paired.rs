@@ -2103,6 +2103,7 @@ pub(crate) fn built_rounds() -> Vec<BuiltRound> {
         built("invalid twice", bob_invalid_twice(), true),
         built("invalid twice, vetoed", bob_invalid_twice_vetoed(), false),
         built("inconclusive, settled", settled(noisy_control()), false),
+        built("the baseline drifted", drifted(), false),
         built(
             "the reference's prompt not the baseline's",
             scorer_failed(RoundFailure::ReferencePromptMismatch {
@@ -2160,6 +2161,20 @@ fn scorer_failed(failure: RoundFailure) -> (RoundRecord, RoundOpened) {
         decision: TypedOrText::Typed(SeatRule::RoundInfraFailed),
         remeasure: None,
     };
+    settled((record, opened))
+}
+
+/// [`round`] whose baseline ran at 30 000 milli-req/s in pass 2: its spread
+/// ⌈20 000 · 10⁴ / 30 000⌉ = 6 667 bp is over the 50 % drift bound, so the round is
+/// `infra_failed` (`drift`), its outcome as the verifier recomputes it, settled.
+fn drifted() -> (RoundRecord, RoundOpened) {
+    let (mut record, opened) = round();
+    let baseline = &mut record.entries[0].passes[2];
+    assert!(!baseline.control && baseline.pass == 2);
+    baseline.throughput_milli_rps = Some(30_000);
+    let dir = tempfile::tempdir().expect("tempdir");
+    record.outcome =
+        verifier::recomputed_outcome(dir.path(), &record, &frozen_campaign()).expect("outcome");
     settled((record, opened))
 }
 

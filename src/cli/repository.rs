@@ -31,7 +31,10 @@ pub fn run_ingest_repository(
         miner: &args.miner,
         committed_at,
     };
-    let outcome = ingest_repository(&campaign_dir, &request, &GitFetcher)
+    let fetcher = GitFetcher {
+        ca_file: args.ca_file.clone(),
+    };
+    let outcome = ingest_repository(&campaign_dir, &request, &fetcher)
         .with_context(|| format!("ingesting `{}`", escape_untrusted(commitment)))?;
     let submission = outcome.submission();
     let mut out = std::io::stdout().lock();

@@ -22,6 +22,7 @@
 pub mod commitment;
 pub mod dockerfile;
 pub mod fetch;
+pub mod lfs;
 pub mod licence;
 pub mod manifest;
 pub mod queue;

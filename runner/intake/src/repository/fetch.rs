@@ -29,6 +29,8 @@ use sha2::{Digest, Sha256};
 
 use super::commitment::{Commitment, Location};
 use super::lfs::{BatchLfs, LfsPointer, LfsStore, LocalLfs, MAX_POINTER_BYTES, parse_pointer};
+pub use receipts::rules::repository::tree::tree_digest;
+use receipts::rules::repository::tree::{SYMLINK_MODE, file_mode};
 
 /// A file of a fetched tree.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -126,19 +128,6 @@ impl FetchedTree {
         tree.dir = dir.to_path_buf();
         Ok(tree)
     }
-}
-
-/// The tree digest of [`FetchedTree::tree_sha256`] over `(mode, sha256, path)` lines.
-pub fn tree_digest<'a>(
-    entries: impl IntoIterator<Item = (&'a str, Sha256Hex, &'a str)>,
-) -> Sha256Hex {
-    let mut lines: Vec<(&str, Sha256Hex, &str)> = entries.into_iter().collect();
-    lines.sort_by(|a, b| a.2.as_bytes().cmp(b.2.as_bytes()));
-    let mut hasher = Sha256::new();
-    for (mode, sha, path) in lines {
-        hasher.update(format!("{mode} {sha} {path}\n").as_bytes());
-    }
-    Sha256Hex::from_bytes(hasher.finalize().into())
 }
 
 /// Why the fetch gate refuses a repository: the miner's doing, recorded as a rejection.
@@ -805,13 +794,10 @@ fn write_tree(
     let tree_sha256 = tree_digest(
         files
             .iter()
-            .map(|f| {
-                let mode = if f.executable { "100755" } else { "100644" };
-                (mode, f.sha256, f.path.as_str())
-            })
+            .map(|f| (file_mode(f.executable), f.sha256, f.path.as_str()))
             .chain(symlinks.iter().map(|l| {
                 (
-                    "120000",
+                    SYMLINK_MODE,
                     Sha256Hex::digest(l.target.as_bytes()),
                     l.path.as_str(),
                 )

@@ -9,3 +9,4 @@ mod gates_corpus;
 mod gates_ingest;
 mod repository;
 mod repository_https;
+mod repository_verify;

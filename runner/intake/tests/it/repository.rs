@@ -35,7 +35,7 @@ fn campaign(tmp: &Path, repository: &str) -> CampaignDir {
 const LIMITS: &str =
     "max_file_bytes = 4096\nmax_pending_per_coldkey = 5\nmax_per_window = 5\nrate_window_h = 24\n";
 
-fn register(dir: &CampaignDir, hotkey: &str, coldkey: &str, role: MinerRole) {
+pub(crate) fn register(dir: &CampaignDir, hotkey: &str, coldkey: &str, role: MinerRole) {
     add_hotkey(
         dir,
         &hotkey.parse().unwrap(),
@@ -144,18 +144,18 @@ impl Case {
         Self::with_limits(LIMITS)
     }
 
-    fn with_limits(limits: &str) -> Self {
+    pub(crate) fn with_limits(limits: &str) -> Self {
         let tmp = tempfile::tempdir().unwrap();
         let dir = campaign(tmp.path(), limits);
         register(&dir, "hot-a", "cold-1", MinerRole::Competition);
         Self { tmp, dir }
     }
 
-    fn repo(&self, name: &str) -> PathBuf {
+    pub(crate) fn repo(&self, name: &str) -> PathBuf {
         self.tmp.path().join("repos").join(name)
     }
 
-    fn ingest_as(&self, hotkey: &str, commitment: &str, at: i64) -> Submission {
+    pub(crate) fn ingest_as(&self, hotkey: &str, commitment: &str, at: i64) -> Submission {
         self.ingest_with(&GitFetcher::default(), hotkey, commitment, at)
     }
 
@@ -185,7 +185,7 @@ impl Case {
     }
 
     /// Commits `files` into a fresh repository `name` and ingests it as `hot-a`.
-    fn submit(&self, name: &str, files: &[File]) -> Submission {
+    pub(crate) fn submit(&self, name: &str, files: &[File]) -> Submission {
         let repo = self.repo(name);
         let head = commit(&repo, files);
         self.ingest_as(

@@ -61,3 +61,8 @@ grep -q "unpinned_base_image" "$unpinned_page"
 grep -q "vllm/vllm-openai:latest" "$unpinned_page"
 echo "site: $good_page"
 echo "site: $unpinned_page"
+
+echo "== verify"
+# The records recomputed from the published copies and the records (submissions.manifest,
+# submissions.queue), before any round.
+"$referee" verify --keyring "$data/keyring.json" "$data"

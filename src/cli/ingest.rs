@@ -58,13 +58,19 @@ pub struct IngestArgs {
     )]
     pub commitment: Option<Sha256Hex>,
     /// A repository campaign's commitment, `<repository URL>@<40-hex commit>` (at most
-    /// 128 bytes; a local path or a `file://` URL: content/repository-submissions.md).
+    /// 128 bytes; an `https://` URL in the Hugging Face layout `<base>/<org>/<name>`, a
+    /// local path or a `file://` URL: content/repository-submissions.md).
     #[arg(long, value_name = "URL@COMMIT", requires = "committed_at")]
     pub repository: Option<String>,
     /// When the repository commitment was made (its block's time, RFC 3339 UTC): the
     /// earlier commitment wins a tie, and the per-coldkey rate limits count by it.
     #[arg(long, value_name = "TIME")]
     pub committed_at: Option<Timestamp>,
+    /// A PEM file of the CA certificates an `https://` repository's server is checked
+    /// against (by git and by the LFS client) instead of the system's roots. Only with
+    /// `--repository`.
+    #[arg(long, value_name = "PEM", requires = "repository")]
+    pub ca_file: Option<PathBuf>,
     /// The campaign id.
     #[arg(long)]
     pub campaign: CampaignId,

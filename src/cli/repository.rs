@@ -1,6 +1,7 @@
 //! `referee ingest --repository <URL>@<commit> --committed-at <time>`: a repository
 //! campaign's commitment through the queue, the fetch gate and the manifest checks
-//! (content/repository-submissions.md). Text output escapes every recorded string
+//! (content/repository-submissions.md), logged as `submission` (and `gate-rejection`)
+//! statements when the data directory has a transparency log. Text output escapes every recorded string
 //! (`receipts::text::escape_untrusted`): the reasons quote the repository's paths and
 //! the miner's manifest.
 
@@ -15,7 +16,7 @@ use receipts::layout::DataDir;
 use receipts::model::{PipelineState, Timestamp};
 use receipts::text::escape_untrusted;
 
-use super::ingest::{IngestArgs, print_log};
+use super::ingest::{IngestArgs, StatementKeys, print_log};
 
 pub fn run_ingest_repository(
     args: &IngestArgs,
@@ -26,14 +27,21 @@ pub fn run_ingest_repository(
         .parse()
         .with_context(|| format!("--repository `{}`", escape_untrusted(commitment)))?;
     let campaign_dir = DataDir::new(&args.data.data).campaign(&args.campaign);
+    let statements = StatementKeys::open(&args.data.data, &args.keys)?;
     let request = RepositoryRequest {
         commitment: &parsed,
         miner: &args.miner,
         committed_at,
     };
-    let outcome = ingest_repository(&campaign_dir, &request, &GitFetcher)
+    let fetcher = GitFetcher {
+        ca_file: args.ca_file.clone(),
+    };
+    let outcome = ingest_repository(&campaign_dir, &request, &fetcher)
         .with_context(|| format!("ingesting `{}`", escape_untrusted(commitment)))?;
     let submission = outcome.submission();
+    if let Some(statements) = &statements {
+        statements.log_submission(&campaign_dir, submission)?;
+    }
     let mut out = std::io::stdout().lock();
     if args.json {
         serde_json::to_writer_pretty(&mut out, submission)?;

@@ -533,7 +533,17 @@ fn verify_path<'a>(
         return Ok(Outcome::Verified(verify_bundle(path, keyring, options)));
     }
     let bundles = find_bundles(path)?;
-    if bundles.is_empty() {
+    // A data directory's repository campaigns, whose records are checked even before
+    // their first round.
+    let data = receipts::layout::DataDir::new(path);
+    let campaigns: Vec<PathBuf> = (data.campaign_ids()?.iter())
+        .map(|id| data.campaign(id).root().to_path_buf())
+        .filter(|dir| {
+            dir.join(receipts::rules::repository::copy::COPY_DIR)
+                .is_dir()
+        })
+        .collect();
+    if bundles.is_empty() && campaigns.is_empty() {
         return Ok(Outcome::Missing(path));
     }
     let bar = if !json && std::io::stderr().is_terminal() {
@@ -546,7 +556,7 @@ fn verify_path<'a>(
     } else {
         ProgressBar::hidden()
     };
-    let reports = verify_data(&bundles, keyring, options, &|| bar.inc(1));
+    let reports = verify_data(&bundles, &campaigns, keyring, options, &|| bar.inc(1));
     bar.finish_and_clear();
     Ok(Outcome::Archive(path, reports))
 }

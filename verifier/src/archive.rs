@@ -97,15 +97,22 @@ pub struct DataReports {
 
 /// [`verify_archive`], then each campaign's submission records against the pipeline's
 /// transition table and the rounds its `rounds/` directory holds
-/// (`submissions`): what `referee verify <data dir>` runs.
+/// (`submissions`): what `referee verify <data dir>` runs. `campaigns` names campaign
+/// directories whose records are checked even without a sealed round (a repository
+/// campaign's, before its first round).
 pub fn verify_data(
     bundles: &[PathBuf],
+    campaigns: &[PathBuf],
     keyring: &Keyring,
     options: &VerifyOptions,
     progress: &(dyn Fn() + Sync),
 ) -> DataReports {
     let (reports, records) = verify_chains(bundles, keyring, &|_| options.clone(), progress);
-    let mut campaigns: BTreeMap<&Path, Vec<SealedRound<'_>>> = BTreeMap::new();
+    let mut by_campaign: BTreeMap<&Path, Vec<SealedRound<'_>>> = campaigns
+        .iter()
+        .filter(|c| c.join(SUBMISSIONS_DIR).is_dir())
+        .map(|c| (c.as_path(), Vec::new()))
+        .collect();
     for (chain, indexes) in chains(bundles) {
         let Some(campaign) = chain.parent() else {
             continue;
@@ -113,7 +120,7 @@ pub fn verify_data(
         if !campaign.join(SUBMISSIONS_DIR).is_dir() {
             continue;
         }
-        let rounds = campaigns.entry(campaign).or_default();
+        let rounds = by_campaign.entry(campaign).or_default();
         for i in indexes {
             if let Some(record) = &records[i] {
                 rounds.push(SealedRound {
@@ -123,7 +130,7 @@ pub fn verify_data(
             }
         }
     }
-    let submissions = campaigns
+    let submissions = by_campaign
         .into_iter()
         .map(|(campaign, rounds)| check_submissions(campaign, &rounds))
         .collect();

@@ -287,7 +287,7 @@ fn open_artifact(dir: &Path, name: &str) -> Result<(std::fs::File, u64), Failure
 }
 
 /// [`FailureReason::ArtifactUnreadable`] of the bundle file `name`.
-fn unreadable(name: &str, message: String) -> FailureReason {
+pub(crate) fn unreadable(name: &str, message: String) -> FailureReason {
     FailureReason::ArtifactUnreadable {
         file: name.to_owned(),
         message,

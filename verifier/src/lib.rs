@@ -46,6 +46,7 @@ mod outputs;
 mod paired;
 mod plan;
 pub mod report;
+mod repository;
 pub mod rerun;
 mod round;
 mod sample_pool;

@@ -380,6 +380,19 @@ pub enum CheckName {
     /// record's file as target.
     #[serde(rename = "submissions.image")]
     SubmissionImage,
+    /// Submission records of a repository campaign: the copy of what the manifest
+    /// checks read (`repositories/<sha256>.json`) lists a tree whose digest is the
+    /// record's `treeSha256`, its texts and manifest are the listed files', and the
+    /// manifest, Dockerfile and licence checks run again over it give the record's
+    /// `manifestSha256` and `validation`; the record's file as target.
+    #[serde(rename = "submissions.manifest")]
+    SubmissionManifest,
+    /// Submission records of a repository campaign: an admitted record's hotkey is a
+    /// competition hotkey of its coldkey, and the coldkey's window (`max_per_window`
+    /// over `rate_window_h`) had a slot for it; a record refused over the window had
+    /// none; the record's file as target.
+    #[serde(rename = "submissions.queue")]
+    SubmissionQueue,
     /// Rerun bundle: `original.statement.json` is a subject, hashes to the predicate's
     /// `original.statementDigest` and is the round Statement (type, campaign, round) it
     /// names; `original` as target.
@@ -512,6 +525,8 @@ impl CheckName {
             CheckName::SubmissionTransitions => "submissions.transitions",
             CheckName::SubmissionRounds => "submissions.rounds",
             CheckName::SubmissionImage => "submissions.image",
+            CheckName::SubmissionManifest => "submissions.manifest",
+            CheckName::SubmissionQueue => "submissions.queue",
             CheckName::RerunOriginal => "rerun.original",
             CheckName::RerunVerdict => "rerun.verdict",
             CheckName::LogCheckpoint => "log.checkpoint",

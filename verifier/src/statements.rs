@@ -464,6 +464,7 @@ mod tests {
                 commitment: record.to_string(),
                 record: *record,
                 committed_at: at(committed),
+                repository: None,
             },
         )
     }

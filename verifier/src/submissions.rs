@@ -27,6 +27,8 @@
 //! - `submissions.image` (only for a record some sealed round ran in a Docker
 //!   container): every such entry, challenger or incumbent, ran the image the record
 //!   holds (`engine.docker.imageId` = `image.imageId`; content/docker.md).
+//! - `submissions.manifest` and `submissions.queue` (records of a repository campaign):
+//!   [`crate::repository`].
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -38,7 +40,7 @@ use receipts::model::{
     SubmissionImage, Timestamp,
 };
 
-use crate::files::{MAX_ARTIFACT_BYTES, read_json, recomputed, show};
+use crate::files::{MAX_ARTIFACT_BYTES, read_json, recomputed, same, show};
 
 /// The directory of a campaign's submission records.
 pub(crate) const SUBMISSIONS_DIR: &str = "submissions";
@@ -84,6 +86,7 @@ pub(crate) fn check_submissions(campaign_dir: &Path, rounds: &[SealedRound<'_>])
             return report;
         }
     };
+    let repositories = crate::repository::RepositoryCampaign::load(campaign_dir);
     let mut held = BTreeSet::new();
     for name in names {
         let file = format!("{SUBMISSIONS_DIR}/{name}");
@@ -109,6 +112,14 @@ pub(crate) fn check_submissions(campaign_dir: &Path, rounds: &[SealedRound<'_>])
         report.record(CheckName::SubmissionTransitions, target.clone(), result);
         let result = campaign.check_rounds(&file, &submission);
         report.record(CheckName::SubmissionRounds, target.clone(), result);
+        if let Some(result) = crate::repository::check_manifest(campaign_dir, &file, &submission) {
+            report.record(CheckName::SubmissionManifest, target.clone(), result);
+        }
+        if let Some(result) = (repositories.as_ref())
+            .and_then(|r| crate::repository::check_queue(r, &file, &submission))
+        {
+            report.record(CheckName::SubmissionQueue, target.clone(), result);
+        }
         let runs = campaign.container_runs(&submission);
         if !runs.is_empty() {
             let result = check_image(&file, &submission, &runs);
@@ -239,10 +250,10 @@ fn check_transitions(file: &str, submission: &Submission) -> Result<(), FailureR
         let field = |name: &str| format!("events[{}].{name}", m.index);
         if let Some(before) = i.checked_sub(1).and_then(|b| moves.get(b)) {
             let from = before.to;
-            if !from.can_move_to(m.to) {
+            if !submission.allows(from, m.to) {
                 let allowed: Vec<&str> = PipelineState::ALL
                     .iter()
-                    .filter(|s| from.can_move_to(**s))
+                    .filter(|s| submission.allows(from, **s))
                     .map(PipelineState::as_str)
                     .collect();
                 let allowed = if allowed.is_empty() {
@@ -400,6 +411,12 @@ impl Campaign<'_> {
         });
         if !fetched {
             return Ok(());
+        }
+        if let Some(repository) = &submission.repository {
+            // A repository's record is keyed by its commitment's bytes; what was fetched
+            // is `submissions.manifest`'s.
+            let key = Sha256Hex::digest(repository.commitment.as_bytes());
+            return same(file, "sha256", &submission.sha256, &key);
         }
         if submission.commitment != submission.sha256 {
             return Err(recomputed(

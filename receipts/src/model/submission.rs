@@ -300,6 +300,16 @@ impl Submission {
         }
     }
 
+    /// Whether this record's pipeline moves `from → to`: the transition table
+    /// ([`PipelineState::can_move_to`]), and for a repository `surface_ok →
+    /// bench_queued` — it is built and run by the review and round steps of later
+    /// stages, so its gates end at `surface_ok` (the manifest holds).
+    pub fn allows(&self, from: PipelineState, to: PipelineState) -> bool {
+        from.can_move_to(to)
+            || (self.repository.is_some()
+                && (from, to) == (PipelineState::SurfaceOk, PipelineState::BenchQueued))
+    }
+
     /// Moves to `to`, appending an event. Errors with [`ModelError::IllegalTransition`] for
     /// a move the table forbids, and for a second `infra_failed → bench_queued` requeue.
     pub fn transition(
@@ -342,11 +352,7 @@ impl Submission {
         round: Option<u64>,
     ) -> Result<(), ModelError> {
         let requeue = self.state == PipelineState::InfraFailed && to == PipelineState::BenchQueued;
-        // A repository is built and run by the review and round steps of later stages:
-        // its gates end at `surface_ok` (the manifest holds), then it waits for a round.
-        let repository_queued = self.repository.is_some()
-            && (self.state, to) == (PipelineState::SurfaceOk, PipelineState::BenchQueued);
-        if !(self.state.can_move_to(to) || repository_queued) || (requeue && self.requeues >= 1) {
+        if !self.allows(self.state, to) || (requeue && self.requeues >= 1) {
             return Err(ModelError::IllegalTransition {
                 submission: self.sha256.to_string(),
                 from: self.state,

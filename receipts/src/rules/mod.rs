@@ -42,6 +42,7 @@ pub mod outcome;
 pub mod paired;
 pub mod passes;
 pub mod redaction;
+pub mod repository;
 pub mod rerun;
 pub mod sample;
 pub mod score;

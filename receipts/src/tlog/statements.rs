@@ -70,6 +70,12 @@ pub struct SubmissionPredicate {
     pub record: Sha256Hex,
     /// When the commitment was ingested (the record's first event, or the duplicate's).
     pub committed_at: Timestamp,
+    /// For a repository commitment (then `commitment` is its `<URL>@<commit>` text): the
+    /// record's repository facts as the ingest left them — the commitment's time, the
+    /// coldkey, the fetched tree's digest, the manifest's digest and the validation
+    /// result (content/repository-submissions.md, Records).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repository: Option<crate::model::RepositoryRecord>,
 }
 
 /// A `gate-rejection` statement's predicate: why a submission was rejected. Its subject

@@ -148,9 +148,13 @@ impl<'k> StatementLog<'k> {
             let predicate = SubmissionPredicate {
                 campaign: submission.campaign.clone(),
                 miner,
-                commitment: commitment.to_string(),
+                commitment: match &submission.repository {
+                    Some(repository) => repository.commitment.clone(),
+                    None => commitment.to_string(),
+                },
                 record: submission.sha256,
                 committed_at,
+                repository: submission.repository.clone(),
             };
             logged.push(self.log(
                 campaign_dir,

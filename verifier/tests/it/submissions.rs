@@ -99,7 +99,7 @@ fn write_record(data: &Path, value: &Value) {
 /// Every bundle under `data` and its campaigns' records, verified.
 fn verify_all(data: &Path) -> DataReports {
     let bundles = find_bundles(data).expect("bundles");
-    verify_data(&bundles, &keyring(), &VerifyOptions::default(), &|| {})
+    verify_data(&bundles, &[], &keyring(), &VerifyOptions::default(), &|| {})
 }
 
 /// The one campaign's submissions report of `data`.

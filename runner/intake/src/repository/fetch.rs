@@ -5,12 +5,15 @@
 //! repository, a commit that does not exist or that no ref reaches — each a typed
 //! [`FetchRejection`].
 //!
-//! [`GitFetcher`] runs the `git` CLI (no libgit2 transport, no OpenSSL): every ref of the
-//! repository is fetched into a scratch bare repository, so only objects some ref reaches
-//! arrive, and the pinned commit is then looked up there. Its tree is listed, gated, and
-//! only then written out, file by file, under the destination's `tree/`; in-tree
-//! symlinks are listed ([`FetchedTree::symlinks`]) but never created, so nothing that
-//! reads the tree follows one.
+//! [`GitFetcher`] runs the `git` CLI (no libgit2 transport, no OpenSSL of ours), for local
+//! paths, `file://` URLs and `https://` URLs in the Hugging Face layout
+//! (`<base>/<org>/<name>`): every ref of the repository is fetched into a scratch bare
+//! repository, so only objects some ref reaches arrive, and the pinned commit is then
+//! looked up there. Its tree is listed, gated, and only then written out, file by file,
+//! under the destination's `tree/`; in-tree symlinks are listed
+//! ([`FetchedTree::symlinks`]) but never created, so nothing that reads the tree follows
+//! one. LFS objects come from the repository's own store or, over HTTPS, its LFS batch
+//! API ([`super::lfs`]).
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -25,6 +28,9 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::commitment::{Commitment, Location};
+use super::lfs::{BatchLfs, LfsPointer, LfsStore, LocalLfs, MAX_POINTER_BYTES, parse_pointer};
+pub use receipts::rules::repository::tree::tree_digest;
+use receipts::rules::repository::tree::{SYMLINK_MODE, file_mode};
 
 /// A file of a fetched tree.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -122,19 +128,6 @@ impl FetchedTree {
         tree.dir = dir.to_path_buf();
         Ok(tree)
     }
-}
-
-/// The tree digest of [`FetchedTree::tree_sha256`] over `(mode, sha256, path)` lines.
-pub fn tree_digest<'a>(
-    entries: impl IntoIterator<Item = (&'a str, Sha256Hex, &'a str)>,
-) -> Sha256Hex {
-    let mut lines: Vec<(&str, Sha256Hex, &str)> = entries.into_iter().collect();
-    lines.sort_by(|a, b| a.2.as_bytes().cmp(b.2.as_bytes()));
-    let mut hasher = Sha256::new();
-    for (mode, sha, path) in lines {
-        hasher.update(format!("{mode} {sha} {path}\n").as_bytes());
-    }
-    Sha256Hex::from_bytes(hasher.finalize().into())
 }
 
 /// Why the fetch gate refuses a repository: the miner's doing, recorded as a rejection.
@@ -272,13 +265,19 @@ pub enum FetchError {
         /// Its stderr, or why it could not run.
         message: String,
     },
-    /// The fetcher does not serve this location yet.
-    #[error("fetching `{url}` is not supported: {why}")]
-    Unsupported {
-        /// The location.
+    /// The CA file does not read or parse, or the HTTPS client cannot be built.
+    #[error("the HTTPS client: {message}")]
+    Tls {
+        /// Why.
+        message: String,
+    },
+    /// The LFS batch API could not be asked or answered out of its protocol.
+    #[error("the LFS batch API at `{url}`: {message}")]
+    Lfs {
+        /// The batch endpoint.
         url: String,
         /// Why.
-        why: &'static str,
+        message: String,
     },
     /// A `tree.json` that does not parse.
     #[error("{}: {message}", path.display())]
@@ -315,11 +314,26 @@ pub trait Fetcher {
     ) -> Result<FetchOutcome, FetchError>;
 }
 
-/// The [`Fetcher`] of local paths and `file://` URLs, through the `git` CLI. Git LFS
-/// objects are read from the repository's own store (`.git/lfs/objects/` or, bare,
-/// `lfs/objects/`).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct GitFetcher;
+/// The [`Fetcher`] of every commitment location, through the `git` CLI: local paths and
+/// `file://` URLs, whose Git LFS objects are read from the repository's own store
+/// (`.git/lfs/objects/` or, bare, `lfs/objects/`), and `https://` URLs in the Hugging Face
+/// layout, whose LFS objects come through the batch API.
+#[derive(Clone, Debug, Default)]
+pub struct GitFetcher {
+    /// A PEM file of the CA certificates HTTPS servers are checked against, for git
+    /// (`http.sslCAInfo`) and the LFS client alike, instead of the system's roots; `None`:
+    /// the system's.
+    pub ca_file: Option<PathBuf>,
+}
+
+/// What git's stderr says when the repository is not there (or not readable without
+/// credentials, which the fetch never has): `LC_ALL=C` keeps these words.
+const REPOSITORY_MISSING: [&str; 4] = [
+    "not found",
+    "does not appear to be a git repository",
+    "could not read Username",
+    "Authentication failed",
+];
 
 impl Fetcher for GitFetcher {
     fn fetch(
@@ -328,25 +342,28 @@ impl Fetcher for GitFetcher {
         max_file_bytes: u64,
         dest: &Path,
     ) -> Result<FetchOutcome, FetchError> {
-        let path = match commitment.location() {
-            Location::Local(path) => Path::new(path),
-            Location::Https(url) => {
-                return Err(FetchError::Unsupported {
-                    url: url.to_owned(),
-                    why: "HTTPS fetching (Hugging Face layout, LFS batch API) is not implemented yet",
-                });
-            }
-        };
-        if !path.is_dir() {
-            return Ok(FetchOutcome::Rejected(vec![
+        let not_found = || {
+            Ok(FetchOutcome::Rejected(vec![
                 FetchRejection::RepositoryNotFound {
                     url: commitment.url().to_owned(),
                 },
-            ]));
+            ]))
+        };
+        let (url, mut lfs): (String, Box<dyn LfsStore>) = match commitment.location() {
+            Location::Local(path) if !Path::new(path).is_dir() => return not_found(),
+            Location::Local(path) => (
+                format!("file://{path}"),
+                Box::new(LocalLfs::of(Path::new(path))),
+            ),
+            Location::Https(url) => (
+                url.to_owned(),
+                Box::new(BatchLfs::new(url, self.ca_file.as_deref())?),
+            ),
+        };
+        let scratch = Scratch::new(self.ca_file.clone())?;
+        if !scratch.fetch_refs(&url)? {
+            return not_found();
         }
-        let lfs = LocalLfs::of(path);
-        let scratch = Scratch::new()?;
-        scratch.fetch_refs(path)?;
         if !scratch.has_commit(commitment.commit())? {
             return Ok(FetchOutcome::Rejected(vec![
                 FetchRejection::CommitUnreachable {
@@ -355,11 +372,11 @@ impl Fetcher for GitFetcher {
             ]));
         }
         let entries = scratch.list_tree(commitment.commit())?;
-        let gated = gate(&scratch, &entries, &lfs, max_file_bytes)?;
+        let gated = gate(&scratch, &entries, lfs.as_mut(), max_file_bytes)?;
         if !gated.rejections.is_empty() {
             return Ok(FetchOutcome::Rejected(gated.rejections));
         }
-        write_tree(&scratch, &lfs, commitment, gated, dest)
+        write_tree(&scratch, lfs.as_ref(), commitment, gated, dest)
     }
 }
 
@@ -372,72 +389,14 @@ struct TreeEntry {
     path: String,
 }
 
-/// An LFS pointer's object.
-#[derive(Clone, Debug, PartialEq, Eq)]
-struct LfsPointer {
-    oid: String,
-    size: u64,
-}
-
-/// The most bytes an LFS pointer file has (the spec's own bound).
-const MAX_POINTER_BYTES: u64 = 1024;
-
-/// Parses a Git LFS pointer (spec v1): `version`, then `oid sha256:<64 hex>` and `size
-/// <n>` among its keys. Anything else is an ordinary file.
-fn parse_pointer(bytes: &[u8]) -> Option<LfsPointer> {
-    let text = std::str::from_utf8(bytes).ok()?;
-    let mut lines = text.lines();
-    if lines.next()? != "version https://git-lfs.github.com/spec/v1" {
-        return None;
-    }
-    let (mut oid, mut size) = (None, None);
-    for line in lines {
-        if let Some(hex) = line.strip_prefix("oid sha256:") {
-            oid = Some(hex).filter(|h| Sha256Hex::is_valid(h));
-        } else if let Some(n) = line.strip_prefix("size ") {
-            size = n.parse().ok();
-        }
-    }
-    Some(LfsPointer {
-        oid: oid?.to_owned(),
-        size: size?,
-    })
-}
-
-/// A local repository's LFS store.
-struct LocalLfs {
-    objects: PathBuf,
-}
-
-impl LocalLfs {
-    fn of(repo: &Path) -> Self {
-        let worktree = repo.join(".git/lfs/objects");
-        Self {
-            objects: if worktree.is_dir() {
-                worktree
-            } else {
-                repo.join("lfs/objects")
-            },
-        }
-    }
-
-    /// Where the object `oid` (64 hex, checked) would be.
-    fn path(&self, oid: &str) -> PathBuf {
-        self.objects.join(&oid[..2]).join(&oid[2..4]).join(oid)
-    }
-
-    fn has(&self, oid: &str) -> bool {
-        fs::symlink_metadata(self.path(oid)).is_ok_and(|m| m.is_file())
-    }
-}
-
 /// A scratch bare repository the refs are fetched into, removed on drop.
 struct Scratch {
     dir: tempfile::TempDir,
+    ca_file: Option<PathBuf>,
 }
 
 impl Scratch {
-    fn new() -> Result<Self, FetchError> {
+    fn new(ca_file: Option<PathBuf>) -> Result<Self, FetchError> {
         let dir = tempfile::Builder::new()
             .prefix("referee-fetch-")
             .tempdir()
@@ -448,13 +407,14 @@ impl Scratch {
                     source,
                 })
             })?;
-        let scratch = Self { dir };
+        let scratch = Self { dir, ca_file };
         scratch.git(&["init", "--bare", "--quiet", "."])?;
         Ok(scratch)
     }
 
     /// `git` in the scratch repository with no user or system configuration, no
-    /// prompt, no transport but `file`, and no LFS smudging.
+    /// prompt or credential helper, no transport but `file` and `https` (checked against
+    /// the CA file when one is given), and no LFS smudging.
     fn command(&self, args: &[&str]) -> Command {
         let mut command = Command::new("git");
         command
@@ -464,14 +424,27 @@ impl Scratch {
             .env("GIT_TERMINAL_PROMPT", "0")
             .env("GIT_LFS_SKIP_SMUDGE", "1")
             .env("LC_ALL", "C")
+            .env_remove("GIT_SSL_NO_VERIFY")
+            .env_remove("GIT_SSL_CAINFO")
             .args([
                 "-c",
                 "protocol.allow=never",
                 "-c",
                 "protocol.file.allow=always",
-                "--git-dir",
-                ".",
-            ])
+                "-c",
+                "protocol.https.allow=always",
+                "-c",
+                "http.sslVerify=true",
+                "-c",
+                "credential.helper=",
+            ]);
+        if let Some(ca_file) = &self.ca_file {
+            command
+                .arg("-c")
+                .arg(format!("http.sslCAInfo={}", ca_file.display()));
+        }
+        command
+            .args(["--git-dir", "."])
             .args(args)
             .stdin(Stdio::null());
         command
@@ -494,19 +467,34 @@ impl Scratch {
         Ok(output.stdout)
     }
 
-    /// Fetches every branch and tag of `repo` (objects no ref reaches never arrive).
-    fn fetch_refs(&self, repo: &Path) -> Result<(), FetchError> {
-        let url = format!("file://{}", repo.display());
-        self.git(&[
+    /// Fetches every branch and tag of the repository at `url` (objects no ref reaches
+    /// never arrive). Returns `false` when there is no repository there.
+    fn fetch_refs(&self, url: &str) -> Result<bool, FetchError> {
+        let args = [
             "fetch",
             "--quiet",
             "--no-tags",
             "--no-recurse-submodules",
-            &url,
+            url,
             "+refs/heads/*:refs/fetched/heads/*",
             "+refs/tags/*:refs/fetched/tags/*",
-        ])
-        .map(drop)
+        ];
+        let failed = |message: String| FetchError::Git {
+            args: args.join(" "),
+            message,
+        };
+        let output = self
+            .command(&args)
+            .output()
+            .map_err(|e| failed(e.to_string()))?;
+        if output.status.success() {
+            return Ok(true);
+        }
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        if REPOSITORY_MISSING.iter().any(|m| stderr.contains(m)) {
+            return Ok(false);
+        }
+        Err(failed(stderr.trim().to_owned()))
     }
 
     fn has_commit(&self, commit: &str) -> Result<bool, FetchError> {
@@ -573,7 +561,7 @@ impl Scratch {
 }
 
 /// Copies `from` into `to`, returning the sha256 of the bytes.
-fn copy_hashing(from: &mut dyn Read, to: &mut dyn Write) -> io::Result<Sha256Hex> {
+pub(super) fn copy_hashing(from: &mut dyn Read, to: &mut dyn Write) -> io::Result<Sha256Hex> {
     let mut hasher = Sha256::new();
     let mut buffer = vec![0u8; 1 << 16];
     loop {
@@ -601,11 +589,13 @@ fn safe_path(path: &str) -> bool {
         .all(|c| !c.is_empty() && c != "." && c != ".." && !c.eq_ignore_ascii_case(".git"))
 }
 
-/// The fetch gate over the listed tree: every rejection found, in path order.
+/// The fetch gate over the listed tree: every rejection found, in path order, then the
+/// LFS objects this repository does not hold (asked of `lfs` only for pointers within
+/// the size cap, before any download).
 fn gate(
     scratch: &Scratch,
     entries: &[TreeEntry],
-    lfs: &LocalLfs,
+    lfs: &mut dyn LfsStore,
     max_file_bytes: u64,
 ) -> Result<Gated, FetchError> {
     let mut gated = Gated {
@@ -643,13 +633,6 @@ fn gate(
                                 max_bytes: max_file_bytes,
                                 lfs: true,
                             });
-                        } else if !lfs.has(&pointer.oid) {
-                            gated
-                                .rejections
-                                .push(FetchRejection::LfsObjectNotInRepository {
-                                    path,
-                                    oid: pointer.oid,
-                                });
                         } else {
                             gated.pointers.push((path, executable, pointer));
                         }
@@ -666,6 +649,21 @@ fn gate(
                 }
             }
         }
+    }
+    let asked: Vec<&LfsPointer> = gated.pointers.iter().map(|(_, _, p)| p).collect();
+    let held = lfs.held(&asked)?;
+    let (pointers, foreign) = std::mem::take(&mut gated.pointers)
+        .into_iter()
+        .partition(|(_, _, p)| held.contains(&p.oid));
+    gated.pointers = pointers;
+    let foreign: Vec<(String, bool, LfsPointer)> = foreign;
+    for (path, _, pointer) in foreign {
+        gated
+            .rejections
+            .push(FetchRejection::LfsObjectNotInRepository {
+                path,
+                oid: pointer.oid,
+            });
     }
     let links: BTreeMap<&str, &str> = gated
         .symlinks
@@ -730,7 +728,7 @@ fn resolve(
 /// Writes the gated tree into `dest` through a temporary sibling renamed into place.
 fn write_tree(
     scratch: &Scratch,
-    lfs: &LocalLfs,
+    lfs: &dyn LfsStore,
     commitment: &Commitment,
     gated: Gated,
     dest: &Path,
@@ -769,15 +767,9 @@ fn write_tree(
     let mut corrupt = Vec::new();
     for (path, executable, pointer) in &gated.pointers {
         let out = root.join(path);
-        let object = lfs.path(&pointer.oid);
-        let (sha256, size_bytes) = write_file(&out, *executable, &mut |file| {
-            let mut source = fs::File::open(&object)?;
-            copy_hashing(
-                &mut (&mut source).take(pointer.size.saturating_add(1)),
-                file,
-            )
-        })
-        .map_err(io("writing", &out))?;
+        let (sha256, size_bytes) =
+            write_file(&out, *executable, &mut |file| lfs.copy(pointer, file))
+                .map_err(io("writing", &out))?;
         if sha256.as_str() != pointer.oid || size_bytes != pointer.size {
             corrupt.push(FetchRejection::LfsObjectCorrupt {
                 path: path.clone(),
@@ -802,13 +794,10 @@ fn write_tree(
     let tree_sha256 = tree_digest(
         files
             .iter()
-            .map(|f| {
-                let mode = if f.executable { "100755" } else { "100644" };
-                (mode, f.sha256, f.path.as_str())
-            })
+            .map(|f| (file_mode(f.executable), f.sha256, f.path.as_str()))
             .chain(symlinks.iter().map(|l| {
                 (
-                    "120000",
+                    SYMLINK_MODE,
                     Sha256Hex::digest(l.target.as_bytes()),
                     l.path.as_str(),
                 )
@@ -854,18 +843,6 @@ fn write_file(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn pointers_parse_only_in_the_spec_form() {
-        let oid = "a".repeat(64);
-        let text =
-            format!("version https://git-lfs.github.com/spec/v1\noid sha256:{oid}\nsize 12\n");
-        assert_eq!(
-            parse_pointer(text.as_bytes()),
-            Some(LfsPointer { oid, size: 12 })
-        );
-        assert_eq!(parse_pointer(b"version 2\noid sha256:aa\nsize 1\n"), None);
-    }
 
     #[test]
     fn symlinks_resolve_through_the_tree() {

@@ -19,12 +19,11 @@
 //! The fetched tree stays in `data/<campaign>/.work/repositories/<sha256>/`
 //! ([`tree_dir`], never published), for the review stage: [`FetchedTree::load`].
 
-pub mod commitment;
-pub mod dockerfile;
 pub mod fetch;
-pub mod licence;
+pub mod lfs;
 pub mod manifest;
-pub mod queue;
+
+pub use receipts::rules::repository::{commitment, dockerfile, licence, queue};
 
 use std::path::PathBuf;
 
@@ -38,6 +37,7 @@ pub use commitment::{Commitment, CommitmentError};
 pub use fetch::{FetchError, FetchOutcome, FetchRejection, FetchedTree, Fetcher, GitFetcher};
 pub use manifest::{MANIFEST_PATH, Manifest, load_manifest, validate_tree};
 pub use queue::{HotkeyRegistration, QueueRejection};
+use receipts::rules::repository::copy::copy_path;
 
 use crate::store::CampaignStore;
 
@@ -344,13 +344,25 @@ fn fetch(
     Ok(())
 }
 
-/// The manifest checks; errors reject the record at gate `surface_ok`.
+/// The manifest checks; errors reject the record at gate `surface_ok`. The copy of what
+/// they read is published first, at `repositories/<sha256>.json`
+/// (`receipts::rules::repository::copy`), for the verifier to run them again.
 fn validate(
     campaign_dir: &CampaignDir,
     submission: &mut Submission,
 ) -> Result<(), RepositoryError> {
     let tree = FetchedTree::load(&tree_dir(campaign_dir, &submission.sha256))?;
-    let (manifest_sha256, validation) = validate_tree(&tree);
+    let (manifest_sha256, validation, copy) = manifest::validate_tree_with_copy(&tree);
+    let path = copy_path(campaign_dir.root(), &submission.sha256);
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(IoError::at("creating", dir))?;
+    }
+    let bytes = serde_json::to_vec_pretty(&copy).map_err(|e| IoError {
+        action: "serializing",
+        path: path.clone(),
+        source: std::io::Error::other(e),
+    })?;
+    receipts::fsutil::write_atomic(&path, &bytes, 0o644).map_err(IoError::at("writing", &path))?;
     let reason = if validation.passed {
         format!(
             "`{MANIFEST_PATH}` (sha256 {}) holds: schema, track, base manifest, Dockerfile pins, weights' sha256, recipe and licences",

@@ -8,3 +8,5 @@ mod gates_canary;
 mod gates_corpus;
 mod gates_ingest;
 mod repository;
+mod repository_https;
+mod repository_verify;

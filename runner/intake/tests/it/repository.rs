@@ -35,7 +35,7 @@ fn campaign(tmp: &Path, repository: &str) -> CampaignDir {
 const LIMITS: &str =
     "max_file_bytes = 4096\nmax_pending_per_coldkey = 5\nmax_per_window = 5\nrate_window_h = 24\n";
 
-fn register(dir: &CampaignDir, hotkey: &str, coldkey: &str, role: MinerRole) {
+pub(crate) fn register(dir: &CampaignDir, hotkey: &str, coldkey: &str, role: MinerRole) {
     add_hotkey(
         dir,
         &hotkey.parse().unwrap(),
@@ -72,11 +72,11 @@ fn git(dir: &Path, args: &[&str]) -> String {
 
 /// A file of a submitted repository: path and content; a content starting `->` is a
 /// symlink to the rest.
-type File = (&'static str, Vec<u8>);
+pub(crate) type File = (&'static str, Vec<u8>);
 
 /// Writes `files` into the repository at `dir` (created on first use) and commits them on
 /// `main`, returning the commit.
-fn commit(dir: &Path, files: &[File]) -> String {
+pub(crate) fn commit(dir: &Path, files: &[File]) -> String {
     if !dir.join(".git").exists() {
         fs::create_dir_all(dir).unwrap();
         git(dir, &["init", "--quiet", "--initial-branch=main"]);
@@ -100,7 +100,7 @@ fn commit(dir: &Path, files: &[File]) -> String {
     git(dir, &["rev-parse", "HEAD"])
 }
 
-const WEIGHTS: &[u8] = b"pretend these are weights";
+pub(crate) const WEIGHTS: &[u8] = b"pretend these are weights";
 const DIGEST: &str = "4c3fa1ed4fa8bb1b24c09e25e2d1b7bd20bd68d8c0c0b1f3b9e0b2d3a4a5a6a7";
 
 fn manifest(extra: &str) -> Vec<u8> {
@@ -115,7 +115,7 @@ fn manifest(extra: &str) -> Vec<u8> {
 }
 
 /// A repository that passes every check.
-fn good_files() -> Vec<File> {
+pub(crate) fn good_files() -> Vec<File> {
     vec![
         ("reax-submission.json", manifest("")),
         (
@@ -128,34 +128,46 @@ fn good_files() -> Vec<File> {
     ]
 }
 
-fn with(mut files: Vec<File>, path: &'static str, content: Vec<u8>) -> Vec<File> {
+pub(crate) fn with(mut files: Vec<File>, path: &'static str, content: Vec<u8>) -> Vec<File> {
     files.retain(|(p, _)| *p != path);
     files.push((path, content));
     files
 }
 
-struct Case {
-    tmp: tempfile::TempDir,
-    dir: CampaignDir,
+pub(crate) struct Case {
+    pub(crate) tmp: tempfile::TempDir,
+    pub(crate) dir: CampaignDir,
 }
 
 impl Case {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::with_limits(LIMITS)
     }
 
-    fn with_limits(limits: &str) -> Self {
+    pub(crate) fn with_limits(limits: &str) -> Self {
         let tmp = tempfile::tempdir().unwrap();
         let dir = campaign(tmp.path(), limits);
         register(&dir, "hot-a", "cold-1", MinerRole::Competition);
         Self { tmp, dir }
     }
 
-    fn repo(&self, name: &str) -> PathBuf {
+    pub(crate) fn repo(&self, name: &str) -> PathBuf {
         self.tmp.path().join("repos").join(name)
     }
 
-    fn ingest_as(&self, hotkey: &str, commitment: &str, at: i64) -> Submission {
+    pub(crate) fn ingest_as(&self, hotkey: &str, commitment: &str, at: i64) -> Submission {
+        self.ingest_with(&GitFetcher::default(), hotkey, commitment, at)
+    }
+
+    /// Ingests `commitment` as `hotkey`, committed at `at` (Unix seconds), through
+    /// `fetcher`.
+    pub(crate) fn ingest_with(
+        &self,
+        fetcher: &dyn Fetcher,
+        hotkey: &str,
+        commitment: &str,
+        at: i64,
+    ) -> Submission {
         let commitment: Commitment = commitment.parse().expect("commitment");
         let miner: MinerId = hotkey.parse().unwrap();
         ingest_repository(
@@ -165,7 +177,7 @@ impl Case {
                 miner: &miner,
                 committed_at: Timestamp::from_unix_seconds(at).unwrap(),
             },
-            &GitFetcher,
+            fetcher,
         )
         .expect("ingest")
         .submission()
@@ -173,7 +185,7 @@ impl Case {
     }
 
     /// Commits `files` into a fresh repository `name` and ingests it as `hot-a`.
-    fn submit(&self, name: &str, files: &[File]) -> Submission {
+    pub(crate) fn submit(&self, name: &str, files: &[File]) -> Submission {
         let repo = self.repo(name);
         let head = commit(&repo, files);
         self.ingest_as(
@@ -184,7 +196,7 @@ impl Case {
     }
 }
 
-fn rejected_at(s: &Submission, gate: Gate) -> &str {
+pub(crate) fn rejected_at(s: &Submission, gate: Gate) -> &str {
     assert_eq!(s.state, PipelineState::Rejected, "{:?}", s.last_reason());
     let last = s.events.last().unwrap();
     assert!(
@@ -280,7 +292,7 @@ fn a_push_after_the_commitment_changes_nothing() {
     // Fetched again at the pinned commit: the same tree.
     let again = tempfile::tempdir().unwrap();
     let parsed: Commitment = commitment.parse().unwrap();
-    let FetchOutcome::Fetched(tree) = GitFetcher
+    let FetchOutcome::Fetched(tree) = GitFetcher::default()
         .fetch(&parsed, 4096, &again.path().join("t"))
         .unwrap()
     else {
@@ -358,7 +370,7 @@ fn a_file_over_the_cap_is_file_too_large() {
     );
 }
 
-fn pointer(oid: &str, size: u64) -> Vec<u8> {
+pub(crate) fn pointer(oid: &str, size: u64) -> Vec<u8> {
     format!("version https://git-lfs.github.com/spec/v1\noid sha256:{oid}\nsize {size}\n")
         .into_bytes()
 }
@@ -632,7 +644,7 @@ fn a_diff_campaign_refuses_a_repository() {
             miner: &miner,
             committed_at: Timestamp::from_unix_seconds(0).unwrap(),
         },
-        &GitFetcher,
+        &GitFetcher::default(),
     )
     .unwrap_err();
     assert!(

@@ -4,7 +4,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use receipts::model::Sha256Hex;
+use crate::model::Sha256Hex;
 
 /// The most bytes a commitment may have (the chain's commitment field).
 pub const MAX_COMMITMENT_BYTES: usize = 128;

@@ -7,7 +7,7 @@
 
 use std::fmt;
 
-use receipts::model::{
+use crate::model::{
     EventKind, Gate, MinerId, MinerRegistry, MinerRole, PipelineState, RepositorySpec, Submission,
     Timestamp,
 };
@@ -163,6 +163,13 @@ fn admitted(record: &Submission, coldkey: &str) -> bool {
     ours && !refused
 }
 
+/// Whether a commitment at `other` counts in the window of one at `at`: within the
+/// `rate_window_h` hours up to it, (`at` − window, `at`].
+pub fn in_window(spec: &RepositorySpec, at: Timestamp, other: Timestamp) -> bool {
+    let start = at.datetime() - Duration::hours(spec.rate_window_h.into());
+    other.datetime() > start && other <= at
+}
+
 /// The queue's decision on a commitment by `hotkey` at `committed_at`, against the
 /// campaign's other `records` (the record being decided excluded by the caller).
 /// Returns the coldkey the hotkey is registered under.
@@ -192,11 +199,10 @@ pub fn admit(
     }
     let ours: Vec<&Submission> = records.iter().filter(|r| admitted(r, coldkey)).collect();
     let window = Duration::hours(spec.rate_window_h.into());
-    let start = committed_at.datetime() - window;
     let mut in_window: Vec<Timestamp> = ours
         .iter()
         .filter_map(|r| r.repository.as_ref().map(|r| r.committed_at))
-        .filter(|at| at.datetime() > start && *at <= committed_at)
+        .filter(|at| self::in_window(spec, committed_at, *at))
         .collect();
     in_window.sort();
     let max = usize::try_from(spec.max_per_window).unwrap_or(usize::MAX);

@@ -4,7 +4,7 @@
 //! hashes (a requirements file with `--hash=` on every line), npm exact versions — the
 //! unpinned ones named. Static text checks: nothing is built here.
 
-use receipts::model::ManifestFieldError;
+use crate::model::ManifestFieldError;
 
 use super::manifest::{MAX_TEXT_BYTES, RepositoryFiles, error, exact_version};
 
@@ -114,7 +114,7 @@ fn check_from(
 fn pinned_by_digest(image: &str) -> bool {
     image
         .rsplit_once("@sha256:")
-        .is_some_and(|(_, hex)| receipts::model::Sha256Hex::is_valid(hex))
+        .is_some_and(|(_, hex)| crate::model::Sha256Hex::is_valid(hex))
 }
 
 /// Shell words of one simple command (quotes removed; good enough for package names).
@@ -343,7 +343,7 @@ fn requirements(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use receipts::model::Sha256Hex;
+    use crate::model::Sha256Hex;
 
     struct NoFiles;
     impl RepositoryFiles for NoFiles {

@@ -3,7 +3,7 @@
 //! everything inside — each in a closed list of SPDX ids compatible with Apache-2.0 and
 //! MIT. Anything else is rejected naming the id.
 
-use receipts::model::ManifestFieldError;
+use crate::model::ManifestFieldError;
 
 use super::manifest::error;
 

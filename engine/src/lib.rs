@@ -64,6 +64,7 @@
 
 pub mod api;
 pub mod config;
+pub mod decide;
 pub mod init;
 pub mod kernels;
 pub mod mathfn;

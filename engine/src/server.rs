@@ -1,5 +1,6 @@
-//! The HTTP server (axum): `GET /health`, `GET /v1/models`, `POST /v1/completions`, in
-//! front of the engine thread ([`crate::scheduler`]).
+//! The HTTP server (axum): `GET /health`, `GET /v1/models`, `POST /v1/completions` (and
+//! `POST /internal/v1/decide` as a decision sidecar, [`crate::decide`]), in front of the
+//! engine thread ([`crate::scheduler`]).
 //!
 //! [`spawn`] is the in-process entry point (tests, the load generator's tests, the CLI):
 //! it checks memory ([`crate::memory`]), binds, starts the engine thread and returns at
@@ -40,6 +41,8 @@ pub struct ServeOptions {
     pub served_model_name: String,
     /// Device memory limit in MiB for the start-up check ([`crate::memory`]).
     pub memory_limit_mb: u64,
+    /// Also serve `POST /internal/v1/decide` as a decision sidecar ([`crate::decide`]).
+    pub decide: Option<crate::decide::DecideOptions>,
 }
 
 impl Default for ServeOptions {
@@ -48,6 +51,7 @@ impl Default for ServeOptions {
         Self {
             served_model_name: "referee-builtin".into(),
             memory_limit_mb: 81_920,
+            decide: None,
         }
     }
 }
@@ -190,11 +194,13 @@ fn serve(
         model: options.served_model_name,
         context: config.context,
         next_id: AtomicU64::new(0),
+        decide: options.decide,
     });
     let app = Router::new()
         .route("/health", get(health))
         .route("/v1/models", get(models))
         .route("/v1/completions", post(completions))
+        .route("/internal/v1/decide", post(crate::decide::handle))
         .with_state(state);
     let (shutdown, shutdown_rx) = oneshot::channel();
     let server = tokio::spawn(async move {
@@ -213,16 +219,19 @@ fn serve(
     })
 }
 
-struct AppState {
-    engine: EngineHandle,
+/// What every handler shares.
+pub(crate) struct AppState {
+    pub(crate) engine: EngineHandle,
     ready: watch::Receiver<bool>,
     model: String,
-    context: usize,
+    pub(crate) context: usize,
     next_id: AtomicU64,
+    /// The sidecar's decisions and token, when serving as one.
+    pub(crate) decide: Option<crate::decide::DecideOptions>,
 }
 
 impl AppState {
-    fn is_ready(&self) -> bool {
+    pub(crate) fn is_ready(&self) -> bool {
         *self.ready.borrow()
     }
 }

@@ -7,3 +7,4 @@
 pub mod correctness;
 pub mod journal;
 pub mod round;
+pub mod weights;

@@ -77,6 +77,10 @@ const SOURCES: &[(&str, &str)] = &[
     ),
     ("review.md", include_str!("../../content/review.md")),
     ("rounds.md", include_str!("../../content/rounds.md")),
+    (
+        "s1-pro-speed.md",
+        include_str!("../../content/s1-pro-speed.md"),
+    ),
     ("site.md", include_str!("../../content/site.md")),
     ("submitting.md", include_str!("../../content/submitting.md")),
     (
@@ -1111,15 +1115,16 @@ mod tests {
                 (16, "docker", "docs/docker/"),
                 (17, "review", "docs/review/"),
                 (19, "title", "docs/title/"),
+                (20, "s1-pro-speed", "docs/s1-pro-speed/"),
                 (90, "glossary", "docs/glossary/"),
             ]
         );
         assert_eq!(docs.glossary.dir.as_str(), "glossary/");
         let nav = docs.nav();
-        assert_eq!(nav.len(), 21);
+        assert_eq!(nav.len(), 22);
         assert_eq!(nav[0].href, "docs/");
-        assert_eq!(nav[20].href, "glossary/");
-        assert_eq!(nav[20].title, "Glossary");
+        assert_eq!(nav[21].href, "glossary/");
+        assert_eq!(nav[21].title, "Glossary");
         let rounds = docs.pages.iter().find(|p| p.slug == "rounds").unwrap();
         assert!(
             rounds.html.contains(r##"<a href="../leader-rule/">"##),

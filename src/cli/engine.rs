@@ -44,6 +44,11 @@ pub struct ServeArgs {
     /// The model name `/v1/models` lists.
     #[arg(long, default_value = "referee-builtin")]
     served_model_name: String,
+    /// Also serve as a decision sidecar over these decisions (each one byte), on `POST
+    /// /internal/v1/decide` with the bearer token of the environment's
+    /// `REFEREE_DECIDE_TOKEN` (content/s1-pro-speed.md).
+    #[arg(long, value_delimiter = ',')]
+    decide: Option<Vec<String>>,
 }
 
 pub fn run(cmd: EngineCommand) -> anyhow::Result<ExitCode> {
@@ -65,6 +70,20 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         cpu_features = %engines::hardware::cpu_features().join(" "),
         "matrix kernels chosen from these CPU features"
     );
+    let decide = match args.decide {
+        Some(decisions) => {
+            let token = std::env::var(receipts::model::DECIDE_TOKEN_ENV).with_context(|| {
+                format!(
+                    "`--decide` needs the run's token in `{}`",
+                    receipts::model::DECIDE_TOKEN_ENV
+                )
+            })?;
+            Some(builtin_engine::decide::DecideOptions::new(
+                decisions, token,
+            )?)
+        }
+        None => None,
+    };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -73,6 +92,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         let options = ServeOptions {
             served_model_name: args.served_model_name,
             memory_limit_mb: args.memory_limit_mb,
+            decide,
         };
         let spawned = match args.listen_fd {
             Some(fd) => {

@@ -4,3 +4,4 @@
 
 mod api;
 mod correctness_distance;
+mod decide;

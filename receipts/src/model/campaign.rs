@@ -134,6 +134,18 @@ pub struct Campaign {
     /// their digest and accept every version.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_predicate: Option<String>,
+    /// The competition track (content/s1-pro-speed.md): `"s1-pro-speed"` needs
+    /// `workload_kind = "decide"` and pinned weights. Absent unless written, so campaigns
+    /// frozen before it keep their digest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub track: Option<super::Track>,
+    /// What entries serve: `"completions"` (absent) or `"decide"`, which needs
+    /// `[decide]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workload_kind: Option<super::WorkloadKind>,
+    /// `[decide]`: the decision API of a `"decide"` campaign ([`super::DecideContract`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decide: Option<super::DecideContract>,
 }
 
 /// The output budgets of a campaign (`[limits]`, content/threat-model.md, Bounded
@@ -1081,6 +1093,7 @@ impl Campaign {
                 "must be a round predicate type this build verifies",
             );
         }
+        self.validate_decide()?;
         if self.model.name.is_empty() {
             return field("model.name", String::new(), "must not be empty");
         }

@@ -66,6 +66,16 @@ pub struct ErrorCounts {
     /// flood its own client (v6; absent before, and when 0).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub response_too_large: u64,
+    /// `decide` campaigns: HTTP 401, the run's bearer token refused (v7; absent when 0).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unauthorized: u64,
+    /// `decide` campaigns: no decision at the campaign's decision pointer (v7; absent
+    /// when 0).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub no_decision: u64,
+    /// `decide` campaigns: a decision outside the declared set (v7; absent when 0).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub decision_outside_set: u64,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -88,6 +98,9 @@ impl ErrorCounts {
             + self.trailing_data
             + self.missing_usage
             + self.response_too_large
+            + self.unauthorized
+            + self.no_decision
+            + self.decision_outside_set
     }
 }
 

@@ -30,9 +30,13 @@
 //! - [`rerun`]: a re-run's speed tolerance from both rounds' noise floors, its
 //!   comparison rules and verdicts;
 //! - [`title`]: the title over a campaign's chain of rounds and revocations (holding
-//!   period, confirmation, re-measurement, vacancy), and what is due next.
+//!   period, confirmation, re-measurement, vacancy), and what is due next;
+//! - [`decide`]: the `decide` workload's declared contract (request template, decision
+//!   and vector pointers) and the logit distance over the declared vector;
+//! - [`weights`]: weight files against the pinned or reproduced digests.
 
 pub mod correctness;
+pub mod decide;
 pub mod engine_log;
 pub mod histogram;
 pub mod host;
@@ -50,4 +54,5 @@ pub mod search;
 pub mod seeds;
 pub mod sla;
 pub mod title;
+pub mod weights;
 pub mod workload;

@@ -5,6 +5,7 @@
 mod api_profile;
 mod canonical;
 mod crypto;
+mod decide;
 mod docker_backend;
 mod model;
 mod operating_characteristic;

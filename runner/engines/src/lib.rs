@@ -776,6 +776,7 @@ impl ChildEngine {
             program: argv.first().map(PathBuf::from).filter(|p| p.is_absolute()),
             ro_paths: confinement.ro_paths.clone(),
             hidden: confinement.hidden.clone(),
+            rw_dir: None,
         };
         let activated: Vec<String> = ["/bin/sh", "-c", LISTEN_PID_TRAMPOLINE, "referee-engine"]
             .into_iter()

@@ -145,6 +145,10 @@ pub struct SandboxSpec {
     /// Paths the evaluator keeps from engines (the data directory, the key directory,
     /// the key files): no visible path but the tree may hold or lie in one.
     pub hidden: Vec<PathBuf>,
+    /// A directory visible read-write at its own path (a quantisation recipe's output,
+    /// content/s1-pro-speed.md); `None` for engines, which write nothing outside their
+    /// private tmp.
+    pub rw_dir: Option<PathBuf>,
 }
 
 /// A way of sandboxing engines, found once per round.
@@ -326,6 +330,7 @@ impl Sandbox {
     /// that shows what it must not, [`SandboxError::Io`] for one that cannot be opened.
     pub fn command(&self, spec: &SandboxSpec, argv: &[String]) -> Result<Launch, SandboxError> {
         check_hidden(spec.program.as_slice(), &spec.hidden)?;
+        check_hidden(spec.rw_dir.as_slice(), &spec.hidden)?;
         check_declared(&spec.ro_paths, &spec.hidden)?;
         let mut launch = match self.kind {
             SandboxKind::Bwrap => bwrap(spec, argv, self.user.is_some())?,
@@ -536,8 +541,19 @@ impl BwrapArgs {
     ///
     /// Errors: [`SandboxError::Io`] when `source` cannot be read or its placeholder made.
     fn ro_bind_staged(&mut self, source: &Path, dest: &Path) -> Result<(), SandboxError> {
+        self.bind_staged(source, dest, "--ro-bind")
+    }
+
+    /// As [`BwrapArgs::ro_bind_staged`] with bwrap's `bind` option (`--ro-bind` or
+    /// `--bind`).
+    fn bind_staged(
+        &mut self,
+        source: &Path,
+        dest: &Path,
+        bind: &'static str,
+    ) -> Result<(), SandboxError> {
         let Some(stage) = &self.stage else {
-            self.ro_bind(source, dest);
+            self.push(&[bind.as_ref(), source.as_os_str(), dest.as_os_str()]);
             return Ok(());
         };
         let io = |action, path: &Path| {
@@ -566,7 +582,7 @@ impl BwrapArgs {
             })
         };
         self.staged.push((c(source)?, c(&placeholder)?));
-        self.ro_bind(&placeholder, dest);
+        self.push(&[bind.as_ref(), placeholder.as_os_str(), dest.as_os_str()]);
         Ok(())
     }
 
@@ -718,6 +734,10 @@ fn bwrap(spec: &SandboxSpec, argv: &[String], stage: bool) -> Result<Launch, San
     }
     let tree = absolute(&spec.tree);
     b.ro_bind_staged(&tree, &tree)?;
+    if let Some(dir) = &spec.rw_dir {
+        let dir = absolute(dir);
+        b.bind_staged(&dir, &dir, "--bind")?;
+    }
     let (info_read, info_write) = std::io::pipe().map_err(|source| SandboxError::Io {
         action: "opening a pipe for",
         path: PathBuf::from("bwrap --info-fd"),

@@ -114,6 +114,7 @@ impl Host {
             tree: self.tree.clone(),
             program: None,
             ro_paths: Vec::new(),
+            rw_dir: None,
             hidden: vec![
                 self.data.clone(),
                 self.key_dir.clone(),

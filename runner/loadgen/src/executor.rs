@@ -33,6 +33,9 @@ pub struct MeasureConfig {
     /// measured requests keep their observed token ids ([`RequestSample::token_ids`]).
     /// Empty (the default) keeps none, so memory stays bounded.
     pub keep_token_ids: BTreeSet<u32>,
+    /// For a `decide` campaign, its decision API and the run's token (`None`, the
+    /// default: the completions API).
+    pub decide: Option<Arc<crate::DecidePlan>>,
 }
 
 impl MeasureConfig {
@@ -50,6 +53,7 @@ impl MeasureConfig {
             token_count: api.token_count,
             api: Arc::new(api),
             keep_token_ids: BTreeSet::new(),
+            decide: None,
         }
     }
 }
@@ -89,6 +93,7 @@ pub struct HttpProbeExecutor<'a> {
     token_count: TokenCount,
     api: Arc<ApiProfile>,
     keep_token_ids: BTreeSet<u32>,
+    decide: Option<Arc<crate::DecidePlan>>,
     outputs: Vec<ProbeOutputs>,
     progress: &'a dyn ProgressSink,
 }
@@ -111,6 +116,7 @@ impl<'a> HttpProbeExecutor<'a> {
             token_count: config.token_count,
             api: Arc::clone(&config.api),
             keep_token_ids: config.keep_token_ids.clone(),
+            decide: config.decide.clone(),
             outputs: Vec::new(),
             progress,
         })
@@ -142,6 +148,7 @@ impl ProbeExecutor for HttpProbeExecutor<'_> {
         );
         plan.token_count = self.token_count;
         plan.api = Arc::clone(&self.api);
+        plan.decide = self.decide.clone();
         plan.keep_token_ids(&self.keep_token_ids);
         self.progress
             .probe_started(run, probe, rate_milli_rps, plan.requests.len() as u32);

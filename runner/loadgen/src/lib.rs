@@ -21,6 +21,7 @@
 //! ([`LoadClient::run`]).
 
 pub mod bench_file;
+pub mod decide;
 mod executor;
 pub mod nullserver;
 mod pacer;
@@ -43,6 +44,7 @@ use receipts::model::{
     TokenCount, TokenIds,
 };
 
+pub use decide::DecidePlan;
 pub use executor::{
     HttpProbeExecutor, MeasureConfig, ProbeOutputs, WorkloadMeasurement, measure_runs_with_outputs,
     measure_workload, measure_workload_with_outputs,
@@ -132,6 +134,13 @@ pub enum RequestErrorKind {
     /// The response passed its byte or event budget ([`ClientConfig::response_budget`],
     /// the campaign's `[limits]`), comments included.
     ResponseTooLarge,
+    /// `decide`: HTTP 401, the run's bearer token missing or wrong (counted as
+    /// `unauthorized`, not `http4xx`).
+    Unauthorized,
+    /// `decide`: no decision (a string) at the campaign's decision pointer.
+    NoDecision,
+    /// `decide`: a decision outside the campaign's declared set.
+    DecisionOutsideSet,
 }
 
 impl RequestSample {
@@ -158,6 +167,9 @@ impl RequestSample {
             RequestErrorKind::TrailingData => "bytes after `data: [DONE]`".into(),
             RequestErrorKind::MissingUsage => "no `usage.completion_tokens`".into(),
             RequestErrorKind::ResponseTooLarge => "response over its budget".into(),
+            RequestErrorKind::Unauthorized => "HTTP 401: the run's token was refused".into(),
+            RequestErrorKind::NoDecision => "no decision at the declared pointer".into(),
+            RequestErrorKind::DecisionOutsideSet => "a decision outside the declared set".into(),
         })
     }
 }
@@ -178,6 +190,9 @@ pub fn count_error(counts: &mut ErrorCounts, kind: RequestErrorKind) {
         RequestErrorKind::TrailingData => &mut counts.trailing_data,
         RequestErrorKind::MissingUsage => &mut counts.missing_usage,
         RequestErrorKind::ResponseTooLarge => &mut counts.response_too_large,
+        RequestErrorKind::Unauthorized => &mut counts.unauthorized,
+        RequestErrorKind::NoDecision => &mut counts.no_decision,
+        RequestErrorKind::DecisionOutsideSet => &mut counts.decision_outside_set,
     };
     *slot += 1;
 }
@@ -260,6 +275,10 @@ pub struct ProbePlan {
     /// ([`ApiProfile::default`] from [`ProbePlan::new`]); its `token_count` is not read
     /// (`token_count` above is).
     pub api: Arc<ApiProfile>,
+    /// For a `decide` campaign, the decision API and the run's token: requests go to the
+    /// contract's route, one decision each, instead of the completions API (`None` from
+    /// [`ProbePlan::new`]).
+    pub decide: Option<Arc<DecidePlan>>,
 }
 
 impl ProbePlan {
@@ -301,6 +320,7 @@ impl ProbePlan {
             deadline_ms,
             token_count: TokenCount::Ids,
             api: Arc::new(ApiProfile::default()),
+            decide: None,
         }
     }
 
@@ -458,12 +478,17 @@ impl LoadClient {
         progress: &dyn ProgressSink,
     ) -> Result<Vec<RequestSample>, LoadError> {
         let base = target.base_url.trim_end_matches('/');
-        let url: hyper::Uri = format!("{base}/v1/completions").parse().map_err(
-            |e: hyper::http::uri::InvalidUri| LoadError::InvalidUrl {
-                url: target.base_url.clone(),
-                message: e.to_string(),
-            },
-        )?;
+        let route = plan
+            .decide
+            .as_ref()
+            .map_or("/v1/completions", |d| d.contract.path.as_str());
+        let url: hyper::Uri =
+            format!("{base}{route}")
+                .parse()
+                .map_err(|e: hyper::http::uri::InvalidUri| LoadError::InvalidUrl {
+                    url: target.base_url.clone(),
+                    message: e.to_string(),
+                })?;
         if url.scheme() != Some(&hyper::http::uri::Scheme::HTTP) || url.host().is_none() {
             return Err(LoadError::InvalidUrl {
                 url: target.base_url.clone(),
@@ -485,19 +510,28 @@ impl LoadClient {
             response_budget: self.response_budget,
             done: AtomicU32::new(0),
             reach: Reach::default(),
+            decide: plan.decide.clone(),
         });
         // Request bodies are built before the run so the pacing task only hands them over.
         let prepared: Vec<PreparedRequest> = plan
             .requests
             .iter()
             .map(|r| PreparedRequest {
-                body: request_body(&target.model, &r.item, &plan.api),
+                body: match &plan.decide {
+                    Some(decide) => decide.body(&r.item),
+                    None => request_body(&target.model, &r.item, &plan.api),
+                },
                 scheduled_ns: r.scheduled_ns,
                 warmup: r.warmup,
                 item_index: r.item.item_index,
                 keep_token_ids: r.keep_token_ids,
                 input_bytes: r.item.prompt.len() as u64,
-                max_tokens: r.item.max_tokens,
+                // One decision per request.
+                max_tokens: if plan.decide.is_some() {
+                    1
+                } else {
+                    r.item.max_tokens
+                },
             })
             .collect();
         let count = prepared.len();
@@ -605,6 +639,7 @@ struct SendContext {
     response_budget: ResponseBudget,
     done: AtomicU32,
     reach: Reach,
+    decide: Option<Arc<DecidePlan>>,
 }
 
 /// Whether the server answered any request of the probe, and the refusals before it did.
@@ -803,10 +838,23 @@ async fn exchange(
         hyper::header::CONTENT_TYPE,
         hyper::header::HeaderValue::from_static("application/json"),
     );
-    headers.insert(
-        hyper::header::ACCEPT,
-        hyper::header::HeaderValue::from_static("text/event-stream"),
-    );
+    match &context.decide {
+        Some(decide) => {
+            let token = hyper::header::HeaderValue::from_str(&decide.authorization())
+                .map_err(|_| RequestErrorKind::Unauthorized)?;
+            headers.insert(hyper::header::AUTHORIZATION, token);
+            headers.insert(
+                hyper::header::ACCEPT,
+                hyper::header::HeaderValue::from_static("application/json"),
+            );
+        }
+        None => {
+            headers.insert(
+                hyper::header::ACCEPT,
+                hyper::header::HeaderValue::from_static("text/event-stream"),
+            );
+        }
+    }
     let response = match context.http.request(request).await {
         Ok(response) => {
             context.reach.answered();
@@ -819,6 +867,9 @@ async fn exchange(
         }
     };
     let status = response.status();
+    if status == hyper::StatusCode::UNAUTHORIZED && context.decide.is_some() {
+        return Err(RequestErrorKind::Unauthorized);
+    }
     if status.is_server_error() {
         return Err(RequestErrorKind::Http5xx);
     }
@@ -827,6 +878,16 @@ async fn exchange(
     }
     if !status.is_success() {
         return Err(RequestErrorKind::BadBody);
+    }
+    if let Some(decide) = &context.decide {
+        return decide::read_response(
+            response.into_body(),
+            decide,
+            context.response_budget,
+            scheduled,
+            sample,
+        )
+        .await;
     }
     let mut body = response.into_body();
     let mut parser = SseParser::new(context.response_budget);

@@ -7,9 +7,10 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use receipts::layout::{DataDir, read_round_record};
-use receipts::model::{CampaignId, Leader, Timestamp};
-use receipts::rules::title::{ChainItem, Clock, Due, RoundFacts, Title, TitleRules};
+use receipts::model::{CampaignId, Leader, RoundRecord, Timestamp};
+use receipts::rules::title::{Due, Title, TitleRules};
 use serde::Serialize;
+use verifier::title::derive_campaign_title;
 use verifier::verify_bundle;
 
 use super::show::{TrustArgs, campaign_id};
@@ -91,11 +92,6 @@ fn campaign_due(
     now: i64,
 ) -> anyhow::Result<CampaignDue> {
     let dir = data.campaign(campaign);
-    let rules = TitleRules::of_campaign(
-        &dir.load_campaign()
-            .with_context(|| format!("campaign `{campaign}`"))?
-            .campaign,
-    );
     let mut result = CampaignDue {
         campaign: campaign.clone(),
         holder: None,
@@ -104,9 +100,10 @@ fn campaign_due(
         due: Vec::new(),
         error: None,
     };
-    let mut chain = Vec::new();
-    for n in dir.round_numbers()? {
-        let bundle = dir.round_dir(n);
+    let numbers = dir.round_numbers()?;
+    let mut records = Vec::new();
+    for n in &numbers {
+        let bundle = dir.round_dir(*n);
         let report = verify_bundle(&bundle, keyring, options);
         if !report.passed() {
             result.error = Some(format!(
@@ -115,16 +112,20 @@ fn campaign_due(
             ));
             return Ok(result);
         }
-        let (record, _) = read_round_record(&bundle)?;
-        chain.push(ChainItem::Round(RoundFacts::from_record(
-            &record,
-            Clock::Real,
-        )));
+        records.push(read_round_record(&bundle)?.0);
     }
-    let (title, _) = match Title::derive(&rules, Clock::Real, &chain) {
-        Ok(derived) => derived,
+    let refs: Vec<&RoundRecord> = records.iter().collect();
+    let first = dir.round_dir(numbers.first().copied().unwrap_or(1));
+    let (rules, title) = match derive_campaign_title(dir.root(), &first, &refs, keyring) {
+        Ok(Some(derived)) => (derived.rules, derived.title),
+        Ok(None) => {
+            let frozen = dir
+                .load_campaign()
+                .with_context(|| format!("campaign `{campaign}`"))?;
+            (TitleRules::of_campaign(&frozen.campaign), Title::default())
+        }
         Err(error) => {
-            result.error = Some(error.to_string());
+            result.error = Some(error);
             return Ok(result);
         }
     };

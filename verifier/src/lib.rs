@@ -55,6 +55,7 @@ pub mod statements;
 mod statuses;
 mod submissions;
 mod timeline;
+pub mod title;
 pub mod tlog;
 pub mod view;
 

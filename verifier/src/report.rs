@@ -427,6 +427,12 @@ pub enum CheckName {
     /// Log, archive: no round-opened entry without a sealed round (an abandoned round).
     #[serde(rename = "log.abandoned")]
     LogAbandoned,
+    /// Archive, a campaign's title (content/title.md): the title state, each holding
+    /// period's edge, each move and each revocation recomputed from the chain of sealed
+    /// rounds and signed revocations; a confirmation or re-measurement round that names
+    /// another holder than the chain gives (a title moved without cause) fails here.
+    #[serde(rename = "title.chain")]
+    TitleChain,
 }
 
 impl CheckName {
@@ -523,6 +529,7 @@ impl CheckName {
             CheckName::LogMeasurements => "log.measurements",
             CheckName::LogSubmissions => "log.submissions",
             CheckName::LogAbandoned => "log.abandoned",
+            CheckName::TitleChain => "title.chain",
         }
     }
 }
@@ -1158,6 +1165,15 @@ pub enum FailureReason {
     LogTail {
         /// The entry's index.
         entry: u32,
+        /// What is wrong.
+        message: String,
+    },
+    /// A campaign's chain of rounds and revocations breaks the title rules, or a
+    /// revocation statement does not verify (content/title.md).
+    #[error("campaign `{campaign}`: {message}")]
+    TitleChain {
+        /// The campaign's directory.
+        campaign: String,
         /// What is wrong.
         message: String,
     },

@@ -1,0 +1,162 @@
+//! A campaign's title recomputed from its chain (content/title.md, `title.chain`): its
+//! sealed rounds, each read as [`RoundFacts`], and its signed revocations
+//! (`<campaign>/statements/revocation/`), each placed after the round it was logged
+//! after, derived by [`Title::derive`] under the rules of the campaign the rounds froze.
+//! The verifier records the derivation as a check; `referee status`, `referee due` and
+//! the site show what it derived.
+
+use std::fs;
+use std::path::Path;
+
+use crate::archive::ROUNDS_DIR;
+use receipts::keys::Keyring;
+use receipts::model::{RoundRecord, Sha256Hex};
+use receipts::rules::title::{
+    ChainItem, Clock, Revocation, RoundFacts, Title, TitleEvent, TitleRules, chain_of,
+};
+use receipts::tlog::entry::EntryKind;
+use receipts::tlog::statements::{REVOCATION_PREDICATE_TYPE, RevocationPredicate, STATEMENTS_DIR};
+
+use crate::inputs::read_campaign_copy;
+use crate::statements::read_statement;
+use crate::{CheckName, FailureReason, VerifyReport};
+
+/// A campaign's title as its chain derives it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DerivedTitle {
+    /// The campaign's title rules (from the campaign its first round froze).
+    pub rules: TitleRules,
+    /// The clock the title counts: the real one when any round ran on it, else virtual
+    /// (a demo's title; rounds of the other clock never count).
+    pub clock: Clock,
+    /// The title after the chain.
+    pub title: Title,
+    /// What happened at each item of the chain, in order.
+    pub events: Vec<TitleEvent>,
+    /// The revocations, in chain order, with the round each was logged after.
+    pub revocations: Vec<(u64, Revocation)>,
+}
+
+/// The title of the campaign in `campaign_dir` from its sealed rounds `records` (any
+/// order; the caller verified them) and its revocation statements, each checked against
+/// `keyring` (an evaluator key valid at its `revokedAt`) and against the rounds (the
+/// revoked entry was seated in its round, which was sealed before the revocation). `None`
+/// when the campaign has no sealed round.
+///
+/// Errors: what is wrong, in words: an unreadable campaign copy, a revocation that does
+/// not verify, or a chain the title rules refuse ([`receipts::rules::title::TitleError`]).
+pub fn derive_campaign_title(
+    campaign_dir: &Path,
+    first_bundle: &Path,
+    records: &[&RoundRecord],
+    keyring: &Keyring,
+) -> Result<Option<DerivedTitle>, String> {
+    if records.is_empty() {
+        return Ok(None);
+    }
+    let (file, campaign) = read_campaign_copy(first_bundle);
+    let campaign = campaign.map_err(|e| format!("{}: {file}: {e}", first_bundle.display()))?;
+    let rules = TitleRules::of_campaign(&campaign.campaign);
+    let revocations = revocations(campaign_dir, records, keyring)?;
+    let facts: Vec<RoundFacts> = records
+        .iter()
+        .map(|r| RoundFacts::from_record(r, &rules))
+        .collect();
+    let clock = if facts.iter().any(|f| f.clock == Clock::Real) {
+        Clock::Real
+    } else {
+        Clock::Virtual
+    };
+    let chain: Vec<ChainItem> = chain_of(facts, revocations.clone());
+    let (title, events) = Title::derive(&rules, clock, &chain).map_err(|e| e.to_string())?;
+    Ok(Some(DerivedTitle {
+        rules,
+        clock,
+        title,
+        events,
+        revocations,
+    }))
+}
+
+/// The campaign's revocation statements, each verified, with the round it was logged
+/// after, sorted by that round and then by `revokedAt`.
+fn revocations(
+    campaign_dir: &Path,
+    records: &[&RoundRecord],
+    keyring: &Keyring,
+) -> Result<Vec<(u64, Revocation)>, String> {
+    let dir = campaign_dir
+        .join(STATEMENTS_DIR)
+        .join(EntryKind::Revocation.as_str());
+    let names = match fs::read_dir(&dir) {
+        Ok(entries) => entries
+            .map(|e| e.map(|e| e.file_name().to_string_lossy().into_owned()))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| format!("`{}`: {e}", dir.display()))?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(e) => return Err(format!("`{}`: {e}", dir.display())),
+    };
+    let mut found = Vec::new();
+    for name in names {
+        let Some(sha) = name
+            .strip_suffix(".dsse.json")
+            .and_then(|s| s.parse::<Sha256Hex>().ok())
+        else {
+            continue;
+        };
+        let read = read_statement::<RevocationPredicate>(
+            campaign_dir,
+            EntryKind::Revocation,
+            &sha,
+            REVOCATION_PREDICATE_TYPE,
+            keyring,
+            |p| p.revoked_at,
+        )?;
+        let p = read.predicate;
+        let seated = records.iter().any(|r| {
+            r.round == p.round
+                && r.entries.iter().any(|e| {
+                    e.patch == Some(p.entry.patch) && e.miner.as_ref() == Some(&p.entry.miner)
+                })
+        });
+        if !seated || p.round > p.after_round {
+            return Err(format!(
+                "revocation `{name}` revokes {} ({}) of round {}, which no round sealed by round {} seated",
+                p.entry.miner, p.entry.patch, p.round, p.after_round
+            ));
+        }
+        let at_s = p.revoked_at.datetime().unix_timestamp();
+        found.push((
+            p.after_round,
+            Revocation {
+                round: p.round,
+                entry: p.entry,
+                reason: p.reason,
+                at_s,
+            },
+        ));
+    }
+    found.sort_by_key(|(after, r)| (*after, r.at_s));
+    Ok(found)
+}
+
+/// `title.chain` of the campaign in `campaign_dir` whose sealed rounds are `rounds`
+/// (bundle and record), recorded in `report`; nothing when it has no sealed round.
+pub(crate) fn check_title(
+    campaign_dir: &Path,
+    rounds: &[(&Path, &RoundRecord)],
+    keyring: &Keyring,
+    report: &mut VerifyReport,
+) {
+    let Some(first) = rounds.iter().min_by_key(|(_, r)| r.round) else {
+        return;
+    };
+    let records: Vec<&RoundRecord> = rounds.iter().map(|(_, r)| *r).collect();
+    let result = derive_campaign_title(campaign_dir, first.0, &records, keyring)
+        .map(|_| ())
+        .map_err(|message| FailureReason::TitleChain {
+            campaign: campaign_dir.display().to_string(),
+            message,
+        });
+    report.record(CheckName::TitleChain, Some(ROUNDS_DIR.to_owned()), result);
+}

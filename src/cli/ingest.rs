@@ -273,6 +273,9 @@ pub fn run_status(args: StatusArgs) -> anyhow::Result<ExitCode> {
             escape_untrusted(&peoples_units(s.last_reason().unwrap_or_default()))
         )?;
     }
+    for line in super::due::status_lines(&DataDir::new(&args.data.data), &args.campaign)? {
+        writeln!(out, "{line}")?;
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -160,3 +160,84 @@ pub(crate) fn check_title(
         });
     report.record(CheckName::TitleChain, Some(ROUNDS_DIR.to_owned()), result);
 }
+
+/// One step of a title's history in words, for `referee status` and the campaign page:
+/// the round it belongs to (a revocation: the revoked entry's) and a sentence with its
+/// reason; `None` for a round that moved nothing. `escape` makes the untrusted parts (a
+/// miner id, an evaluator's or a gate's reason) safe where they are shown.
+pub fn event_text(event: &TitleEvent, escape: &dyn Fn(&str) -> String) -> Option<(u64, String)> {
+    use receipts::rules::title::MoveReason;
+    let at = |s: i64| {
+        receipts::model::Timestamp::from_unix_seconds(s)
+            .map_or_else(|_| format!("{s} s"), |t| t.to_string())
+    };
+    let who = |l: Option<&receipts::model::Leader>| {
+        l.map_or_else(
+            || "vacant".to_owned(),
+            |l| format!("{} ({})", escape(l.miner.as_str()), l.patch.short()),
+        )
+    };
+    Some(match event {
+        TitleEvent::Moved {
+            round,
+            at_s,
+            from,
+            to,
+            reason,
+        } => {
+            let why = match reason {
+                MoveReason::Won => "it won the round".to_owned(),
+                MoveReason::Confirmed { won_round } => {
+                    format!("its win of round {won_round} confirmed")
+                }
+                MoveReason::HolderFailed { reason } => {
+                    format!("the holder failed: {}", escape(reason))
+                }
+                MoveReason::Revoked { reason } => {
+                    format!("the holder's entry revoked: {}", escape(reason))
+                }
+            };
+            let text = format!(
+                "the title moved from {} to {} at {} ({why})",
+                who(from.as_ref()),
+                who(to.as_ref()),
+                at(*at_s)
+            );
+            (*round, text)
+        }
+        TitleEvent::Pending {
+            round,
+            challenger,
+            earliest_confirmation_s,
+        } => (
+            *round,
+            format!(
+                "{} won: pending, its confirmation round can end from {}",
+                who(Some(challenger)),
+                at(*earliest_confirmation_s)
+            ),
+        ),
+        TitleEvent::NotConfirmed {
+            round,
+            challenger,
+            won_round,
+            requeue,
+        } => (
+            *round,
+            format!(
+                "{}'s win of round {won_round} not confirmed: the margin did not reproduce{}",
+                who(Some(challenger)),
+                if *requeue { "; back to the queue" } else { "" }
+            ),
+        ),
+        TitleEvent::Remeasured { round, holder } => (
+            *round,
+            format!("{} re-measured: it keeps the title", who(Some(holder))),
+        ),
+        TitleEvent::RevokedEntry { round, entry } => (
+            *round,
+            format!("{} revoked (its evidence kept)", who(Some(entry))),
+        ),
+        TitleEvent::Ignored { .. } => return None,
+    })
+}

@@ -433,6 +433,11 @@ pub enum CheckName {
     /// another holder than the chain gives (a title moved without cause) fails here.
     #[serde(rename = "title.chain")]
     TitleChain,
+    /// v7: the round says what it was for and its clock (`kind`, `clock`), and a
+    /// confirmation's challenger and holder, or a re-measurement's holder, are entries it
+    /// seated (content/title.md).
+    #[serde(rename = "title.round")]
+    TitleRound,
 }
 
 impl CheckName {
@@ -530,6 +535,7 @@ impl CheckName {
             CheckName::LogSubmissions => "log.submissions",
             CheckName::LogAbandoned => "log.abandoned",
             CheckName::TitleChain => "title.chain",
+            CheckName::TitleRound => "title.round",
         }
     }
 }
@@ -1174,6 +1180,14 @@ pub enum FailureReason {
     TitleChain {
         /// The campaign's directory.
         campaign: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// v7: `kind` or `clock` is missing, or `kind` names an entry the round did not seat.
+    #[error("`receipt.dsse.json` {field}: {message}")]
+    TitleRound {
+        /// The field.
+        field: String,
         /// What is wrong.
         message: String,
     },

@@ -241,3 +241,52 @@ pub fn event_text(event: &TitleEvent, escape: &dyn Fn(&str) -> String) -> Option
         TitleEvent::Ignored { .. } => return None,
     })
 }
+
+/// `title.round` of a v7 round `record` (nothing before v7, whose rounds are regular
+/// rounds on the real clock): `kind` and `clock` are present, and the submissions its
+/// kind names (a confirmation's challenger and holder, a re-measurement's holder) are
+/// entries it seated.
+pub(crate) fn check_title_round(
+    report: &mut VerifyReport,
+    record: &RoundRecord,
+    version: crate::PredicateVersion,
+) {
+    use receipts::model::{Leader, RoundKindRecord};
+    if version < crate::PredicateVersion::V7 {
+        return;
+    }
+    let fail = |field: &str, message: String| FailureReason::TitleRound {
+        field: field.to_owned(),
+        message,
+    };
+    let seated = |field: &str, leader: &Leader| {
+        let found = record
+            .entries
+            .iter()
+            .any(|e| e.patch == Some(leader.patch) && e.miner.as_ref() == Some(&leader.miner));
+        if found {
+            Ok(())
+        } else {
+            Err(fail(
+                field,
+                format!(
+                    "names {} ({}), which the round did not seat",
+                    leader.miner, leader.patch
+                ),
+            ))
+        }
+    };
+    let result = match (&record.kind, record.clock) {
+        (None, _) => Err(fail("kind", "missing (required from v7)".to_owned())),
+        (_, None) => Err(fail("clock", "missing (required from v7)".to_owned())),
+        (Some(RoundKindRecord::Regular), Some(_)) => Ok(()),
+        (Some(RoundKindRecord::Confirmation { challenger, holder }), Some(_)) => {
+            seated("kind.challenger", challenger).and_then(|()| match holder {
+                Some(holder) => seated("kind.holder", holder),
+                None => Ok(()),
+            })
+        }
+        (Some(RoundKindRecord::Remeasure { holder }), Some(_)) => seated("kind.holder", holder),
+    };
+    report.record(CheckName::TitleRound, Some("kind".to_owned()), result);
+}

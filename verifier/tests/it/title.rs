@@ -172,3 +172,49 @@ fn a_revocation_that_does_not_hold_fails_title_chain() {
     };
     assert!(message.contains("no evaluator key valid at"), "{message}");
 }
+
+/// `title.round` on the v7 fixture: `kind` and `clock` are required, and a kind naming an
+/// entry the round did not seat fails.
+#[test]
+fn a_v7_round_without_its_kind_or_naming_an_unseated_holder_fails_title_round() {
+    let forged_v7 = |edit: &dyn Fn(&mut Value)| {
+        let dir = tempfile::tempdir().expect("tempdir");
+        forge_from(
+            &fixture_named("v7-round"),
+            dir.path(),
+            |_| {},
+            |_| {},
+            |p| edit(p),
+        );
+        only(&verify(dir.path()), CheckName::TitleRound)
+    };
+    assert_eq!(
+        forged_v7(&|p| {
+            p.as_object_mut().expect("predicate").remove("kind");
+        }),
+        FailureReason::TitleRound {
+            field: "kind".to_owned(),
+            message: "missing (required from v7)".to_owned(),
+        }
+    );
+    assert_eq!(
+        forged_v7(&|p| {
+            p.as_object_mut().expect("predicate").remove("clock");
+        }),
+        FailureReason::TitleRound {
+            field: "clock".to_owned(),
+            message: "missing (required from v7)".to_owned(),
+        }
+    );
+    let stranger = Sha256Hex::digest(b"a submission no round seated");
+    assert_eq!(
+        forged_v7(&|p| {
+            p["kind"] =
+                json!({"name": "remeasure", "holder": {"patch": stranger, "miner": "miner-fast"}});
+        }),
+        FailureReason::TitleRound {
+            field: "kind.holder".to_owned(),
+            message: format!("names miner-fast ({stranger}), which the round did not seat"),
+        }
+    );
+}

@@ -403,3 +403,57 @@ fn due_derives_the_title_from_verified_rounds_and_exits_by_what_is_due() {
         )
     );
 }
+
+/// `referee revoke` (content/title.md, Revocation) refuses the baseline's entry, a round
+/// that was not sealed and a data directory without a transparency log, writing nothing;
+/// `referee status` ends with the title its rounds derive.
+#[test]
+fn revoke_refuses_what_it_cannot_log_and_status_shows_the_title() {
+    let data = data_dir();
+    let revoke = |round: &str, entry: &str| {
+        let args = [
+            "revoke",
+            "--data",
+            path(data.path()),
+            "--campaign",
+            "tiny",
+            "--round",
+            round,
+            "--entry",
+            entry,
+            "--reason",
+            "replayed cached outputs",
+        ];
+        referee(data.path(), &args)
+    };
+    for (round, entry, expected) in [
+        (
+            "1",
+            "0",
+            "round 1 entry 0 is the baseline: only a submission can be revoked",
+        ),
+        ("2", "1", "campaign `tiny` has no sealed round 2"),
+        (
+            "1",
+            "1",
+            "the data directory has no transparency log: a revocation is a logged statement",
+        ),
+    ] {
+        let out = revoke(round, entry);
+        assert_eq!(out.status.code(), Some(2), "{out:?}");
+        let err = support::stderr(&out);
+        assert!(err.contains(expected), "{expected} in {err}");
+    }
+    assert!(!data.path().join("tiny/statements").exists());
+
+    let out = referee(
+        data.path(),
+        &["status", "--campaign", "tiny", "--data", path(data.path())],
+    );
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(
+        stdout(&out).ends_with("\ntitle: vacant\n"),
+        "{}",
+        stdout(&out)
+    );
+}

@@ -51,6 +51,9 @@ pub struct CampaignArchive {
     pub submissions: Vec<SubmissionSummary>,
     /// The evaluator's unsigned miner registry.
     pub miners: MinerRegistry,
+    /// The title its verified rounds and revocations derive (content/title.md): `None`
+    /// before a round verified; `Err` with the reason when the chain breaks the rules.
+    pub title: Option<Result<verifier::title::DerivedTitle, String>>,
 }
 
 /// What the index, miner pages and job keys read of one submission record, and where

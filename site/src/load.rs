@@ -167,6 +167,7 @@ pub fn load_archive_cached(
             rounds: Vec::new(),
             submissions,
             miners,
+            title: None,
         });
     }
 
@@ -277,6 +278,7 @@ pub fn load_archive_cached(
     for campaign in &mut campaigns {
         campaign.rounds.sort_by_key(|r| r.number);
         crate::archive::set_seats(&mut campaign.rounds);
+        campaign.title = load_title(data, campaign, own.keyring());
     }
     rejected.sort_by(|a, b| (&a.campaign, a.number).cmp(&(&b.campaign, b.number)));
     let rounds: Vec<verifier::tlog::ArchiveRound<'_>> = (campaigns.iter())
@@ -294,6 +296,27 @@ pub fn load_archive_cached(
         keyring_json: own.keyring_json().to_vec(),
         log,
     })
+}
+
+/// The title of `campaign` from its verified rounds, their records read again one
+/// campaign at a time, and its revocations ([`verifier::title::derive_campaign_title`]);
+/// `None` before a round verified.
+fn load_title(
+    data: &DataDir,
+    campaign: &CampaignArchive,
+    keyring: &Keyring,
+) -> Option<Result<verifier::title::DerivedTitle, String>> {
+    let first = campaign.rounds.first()?;
+    let records = (campaign.rounds.iter())
+        .map(|r| read_sealed_round(&r.dir).map(|sealed| sealed.record))
+        .collect::<Result<Vec<_>, _>>();
+    let records = match records {
+        Ok(records) => records,
+        Err(e) => return Some(Err(e.to_string())),
+    };
+    let refs: Vec<&receipts::model::RoundRecord> = records.iter().collect();
+    let dir = data.campaign(&campaign.id);
+    verifier::title::derive_campaign_title(dir.root(), &first.dir, &refs, keyring).transpose()
 }
 
 /// The round `round` of the archive, loaded again for its own pages: its record read

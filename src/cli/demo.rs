@@ -289,6 +289,8 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
         require_witness: false,
         witness_timeout: 0,
         engine_uid: engines::sandbox::DEFAULT_ENGINE_UID,
+        kind: super::round::KindArg::Regular,
+        virtual_clock: None,
     })
     .map_err(busy_machine_hint)?;
     print_summary(&summary);

@@ -7,9 +7,11 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use receipts::layout::{DataDir, read_round_record};
-use receipts::model::{CampaignId, Leader, Timestamp};
-use receipts::rules::title::{ChainItem, Clock, Due, RoundFacts, Title, TitleRules};
+use receipts::model::{CampaignId, Leader, RoundRecord, Timestamp};
+use receipts::rules::title::{Clock, Due, Title, TitleRules};
+use receipts::text::escape_untrusted;
 use serde::Serialize;
+use verifier::title::derive_campaign_title;
 use verifier::verify_bundle;
 
 use super::show::{TrustArgs, campaign_id};
@@ -91,11 +93,6 @@ fn campaign_due(
     now: i64,
 ) -> anyhow::Result<CampaignDue> {
     let dir = data.campaign(campaign);
-    let rules = TitleRules::of_campaign(
-        &dir.load_campaign()
-            .with_context(|| format!("campaign `{campaign}`"))?
-            .campaign,
-    );
     let mut result = CampaignDue {
         campaign: campaign.clone(),
         holder: None,
@@ -104,9 +101,10 @@ fn campaign_due(
         due: Vec::new(),
         error: None,
     };
-    let mut chain = Vec::new();
-    for n in dir.round_numbers()? {
-        let bundle = dir.round_dir(n);
+    let numbers = dir.round_numbers()?;
+    let mut records = Vec::new();
+    for n in &numbers {
+        let bundle = dir.round_dir(*n);
         let report = verify_bundle(&bundle, keyring, options);
         if !report.passed() {
             result.error = Some(format!(
@@ -115,16 +113,20 @@ fn campaign_due(
             ));
             return Ok(result);
         }
-        let (record, _) = read_round_record(&bundle)?;
-        chain.push(ChainItem::Round(RoundFacts::from_record(
-            &record,
-            Clock::Real,
-        )));
+        records.push(read_round_record(&bundle)?.0);
     }
-    let (title, _) = match Title::derive(&rules, Clock::Real, &chain) {
-        Ok(derived) => derived,
+    let refs: Vec<&RoundRecord> = records.iter().collect();
+    let first = dir.round_dir(numbers.first().copied().unwrap_or(1));
+    let (rules, title) = match derive_campaign_title(dir.root(), &first, &refs, keyring) {
+        Ok(Some(derived)) => (derived.rules, derived.title),
+        Ok(None) => {
+            let frozen = dir
+                .load_campaign()
+                .with_context(|| format!("campaign `{campaign}`"))?;
+            (TitleRules::of_campaign(&frozen.campaign), Title::default())
+        }
         Err(error) => {
-            result.error = Some(error.to_string());
+            result.error = Some(error);
             return Ok(result);
         }
     };
@@ -164,7 +166,11 @@ fn campaign_due(
 }
 
 fn name(leader: &Leader) -> String {
-    format!("{} ({})", leader.miner, leader.patch.short())
+    format!(
+        "{} ({})",
+        escape_untrusted(leader.miner.as_str()),
+        leader.patch.short()
+    )
 }
 
 fn render(report: &[CampaignDue]) -> String {
@@ -192,4 +198,63 @@ fn render(report: &[CampaignDue]) -> String {
         }
     }
     out
+}
+
+/// The title lines `referee status` prints after its table (content/title.md): who holds
+/// the title, who is pending and from when, and every step of its history with its
+/// reason, derived from the campaign's sealed rounds as recorded (status reads them
+/// unverified, as its table does; `referee due` and `referee verify` verify them) and
+/// its revocations. Nothing before a round was sealed.
+///
+/// Errors: a sealed round or the keyring cannot be read.
+pub(crate) fn status_lines(data: &DataDir, campaign: &CampaignId) -> anyhow::Result<Vec<String>> {
+    let dir = data.campaign(campaign);
+    let numbers = dir.round_numbers()?;
+    let Some(first) = numbers.first() else {
+        return Ok(Vec::new());
+    };
+    let mut records = Vec::new();
+    for n in &numbers {
+        records.push(read_round_record(&dir.round_dir(*n))?.0);
+    }
+    let refs: Vec<&RoundRecord> = records.iter().collect();
+    let keyring = receipts::keys::Keyring::load(&data.keyring_path())
+        .with_context(|| format!("loading the keyring `{}`", data.keyring_path().display()))?;
+    let derived = match derive_campaign_title(dir.root(), &dir.round_dir(*first), &refs, &keyring) {
+        Ok(Some(derived)) => derived,
+        Ok(None) => return Ok(Vec::new()),
+        Err(error) => {
+            return Ok(vec![format!(
+                "title: cannot be derived: {}",
+                escape_untrusted(&error)
+            )]);
+        }
+    };
+    let title = &derived.title;
+    let at =
+        |s: i64| Timestamp::from_unix_seconds(s).map_or_else(|_| s.to_string(), |t| t.to_string());
+    let mut lines = vec![match (&title.holder, title.held_since_s) {
+        (Some(h), Some(since)) => format!("title: held by {} since {}", name(h), at(since)),
+        (Some(h), None) => format!("title: held by {}", name(h)),
+        (None, _) => "title: vacant".to_owned(),
+    }];
+    if derived.clock == Clock::Virtual {
+        lines.push("  (virtual clock: these rounds count for no real title)".to_owned());
+    }
+    for p in &title.pending {
+        lines.push(format!(
+            "  pending: {} won round {}; confirmation from {}",
+            name(&p.challenger),
+            p.won_round,
+            at(p.earliest_confirmation_s)
+        ));
+    }
+    for event in &derived.events {
+        if let Some((round, text)) =
+            verifier::title::event_text(event, &|t: &str| escape_untrusted(t).into_owned())
+        {
+            lines.push(format!("  round {round}: {text}"));
+        }
+    }
+    Ok(lines)
 }

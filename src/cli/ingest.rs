@@ -141,6 +141,17 @@ impl StatementKeys {
         }))
     }
 
+    /// The statement log these keys sign and append with.
+    ///
+    /// Errors: the log key is not the log's.
+    pub fn statement_log(&self) -> anyhow::Result<StatementLog<'_>> {
+        Ok(StatementLog::new(
+            &self.store,
+            &self.evaluator,
+            &self.log_key,
+        )?)
+    }
+
     /// Logs `submission`'s commitments and its rejection ([`StatementLog::log_submission`]).
     ///
     /// Errors: the log's or the statement file's.
@@ -267,6 +278,9 @@ pub fn run_status(args: StatusArgs) -> anyhow::Result<ExitCode> {
             facts.throughput(),
             escape_untrusted(&peoples_units(s.last_reason().unwrap_or_default()))
         )?;
+    }
+    for line in super::due::status_lines(&DataDir::new(&args.data.data), &args.campaign)? {
+        writeln!(out, "{line}")?;
     }
     Ok(ExitCode::SUCCESS)
 }

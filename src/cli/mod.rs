@@ -12,6 +12,7 @@ mod keys;
 mod log;
 mod repository;
 mod review;
+mod revoke;
 mod round;
 mod seal;
 mod show;
@@ -150,6 +151,9 @@ enum Command {
     /// title their sealed rounds derive (content/title.md; for cron).
     #[command(after_help = due::DUE_EXIT_CODES)]
     Due(due::DueArgs),
+    /// Revoke a sealed round's entry: log a signed revocation with the reason; the title
+    /// returns to the holder before it (content/title.md).
+    Revoke(revoke::RevokeArgs),
     /// Say who holds a campaign's seat, from the last round that verifies.
     #[command(
         after_help = "Exit status: 0 when every round verifies; 1 when a round that does not was skipped; 2 on a usage or I/O error."
@@ -197,6 +201,7 @@ impl Cli {
             Command::Rounds(args) => show::run_rounds(args),
             Command::Leader(args) => show::run_leader(args),
             Command::Due(args) => due::run(args),
+            Command::Revoke(args) => revoke::run(args),
             Command::Site(cmd) => site::run(cmd),
             Command::Demo(args) => demo::run(args),
             Command::Log(cmd) => log::run(cmd),

@@ -17,7 +17,9 @@ use receipts::model::{
 };
 use receipts::rules::search::at_ceiling;
 use receipts::text::escape_untrusted;
-use runner::round::{Clock, RoundError, RoundOptions, RoundProgress, RoundSummary, run_round};
+use runner::round::{
+    Clock, RoundError, RoundKindRequest, RoundOptions, RoundProgress, RoundSummary, run_round,
+};
 use verifier::view::{
     SELF_REPORTED, entry_duration_ms, format_client_self_test, format_duration_ms,
     format_entry_throughput, format_milli_rps, format_noise, format_paired_score,
@@ -119,6 +121,38 @@ pub struct RoundArgs {
     /// engines keep that user's uid (content/threat-model.md).
     #[arg(long, value_name = "UID", default_value_t = engines::sandbox::DEFAULT_ENGINE_UID)]
     pub engine_uid: u32,
+    /// What the round is for (content/title.md): `regular` takes the queued challengers;
+    /// `confirmation` re-measures the earliest pending challenger side by side with the
+    /// title's holder (seat rule 001, once its holding period is over); `remeasure`
+    /// re-runs the holder against the baseline with its successor candidates beside it.
+    /// `referee due` says which is due.
+    #[arg(long, value_enum, default_value_t = KindArg::Regular)]
+    pub kind: KindArg,
+    /// `referee demo --days`: the round's times come from a virtual clock starting here,
+    /// and its receipt says `clock: virtual`.
+    #[arg(skip)]
+    pub virtual_clock: Option<receipts::model::Timestamp>,
+}
+
+/// `referee round --kind`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KindArg {
+    /// Challengers from the queue.
+    Regular,
+    /// Confirm the earliest pending challenger.
+    Confirmation,
+    /// Re-measure the holder.
+    Remeasure,
+}
+
+impl From<KindArg> for RoundKindRequest {
+    fn from(kind: KindArg) -> Self {
+        match kind {
+            KindArg::Regular => RoundKindRequest::Regular,
+            KindArg::Confirmation => RoundKindRequest::Confirmation,
+            KindArg::Remeasure => RoundKindRequest::Remeasure,
+        }
+    }
 }
 
 /// Runs `referee round`.
@@ -320,6 +354,7 @@ pub fn run_with_progress(args: &RoundArgs) -> anyhow::Result<RoundSummary> {
         None => None,
     };
     let (abort_after_record, clock) = test_hooks()?;
+    let clock = args.virtual_clock.map_or(clock, Clock::virtual_from);
     // Absolute: engines run in their own tree (and sandbox root), where a path relative to
     // this directory (`--data data`) would name nothing.
     let data = std::path::absolute(&args.data.data).with_context(|| {
@@ -354,6 +389,7 @@ pub fn run_with_progress(args: &RoundArgs) -> anyhow::Result<RoundSummary> {
             .then(|| Duration::from_secs(args.witness_timeout)),
         key_paths,
         engine_uid: args.engine_uid,
+        kind: args.kind.into(),
     };
     let progress = Progress::new();
     let result = run_round(&options, &key, &progress);

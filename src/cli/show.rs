@@ -579,6 +579,13 @@ fn render_details(view: &RoundView) -> String {
         }
     );
     out.push_str(&render_steps(view));
+    if let Some(title_round) = &view.title_round {
+        let _ = writeln!(
+            out,
+            "\nTitle: {}",
+            mark(&title_round.value, title_round.verified)
+        );
+    }
     out.push_str("\nSeeds (commitment = sha256(seed ‖ salt), published before any entry ran)\n");
     if view.practice.value {
         let _ = writeln!(

@@ -238,6 +238,7 @@ pub fn rerun(
             // The re-run's key is generated in memory: no key file to keep from engines.
             key_paths: Vec::new(),
             engine_uid: engines::sandbox::DEFAULT_ENGINE_UID,
+            kind: runner::round::RoundKindRequest::Regular,
         };
         match run_round(&round_options, &key, progress) {
             Ok(summary) => Inner::Ran(summary.bundle, Box::new(summary.record)),

@@ -22,7 +22,7 @@ use crate::submissions::{SUBMISSIONS_DIR, SealedRound, check_submissions};
 use crate::verify_round_bundle;
 
 /// The name of the directory whose bundles form a chain (`<campaign>/rounds/<n>`).
-const ROUNDS_DIR: &str = "rounds";
+pub(crate) const ROUNDS_DIR: &str = "rounds";
 
 /// Every bundle directory (one holding [`ENVELOPE_FILE`]) under `root`, `root` itself
 /// included, sorted by path. A bundle's own subdirectories and hidden directories
@@ -97,9 +97,10 @@ pub struct DataReports {
 
 /// [`verify_archive`], then each campaign's submission records against the pipeline's
 /// transition table and the rounds its `rounds/` directory holds
-/// (`submissions`): what `referee verify <data dir>` runs. `campaigns` names campaign
-/// directories whose records are checked even without a sealed round (a repository
-/// campaign's, before its first round).
+/// (`submissions`), and its title recomputed from its chain (`title.chain`, recorded in
+/// the same campaign report): what `referee verify <data dir>` runs. `campaigns` names
+/// campaign directories whose records are checked even without a sealed round (a
+/// repository campaign's, before its first round).
 pub fn verify_data(
     bundles: &[PathBuf],
     campaigns: &[PathBuf],
@@ -132,7 +133,13 @@ pub fn verify_data(
     }
     let submissions = by_campaign
         .into_iter()
-        .map(|(campaign, rounds)| check_submissions(campaign, &rounds))
+        .map(|(campaign, rounds)| {
+            let mut report = check_submissions(campaign, &rounds);
+            let sealed: Vec<(&Path, &RoundRecord)> =
+                rounds.iter().map(|r| (r.bundle, r.record)).collect();
+            crate::title::check_title(campaign, &sealed, keyring, &mut report);
+            report
+        })
         .collect();
     DataReports {
         bundles: reports,

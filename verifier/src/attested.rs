@@ -46,6 +46,14 @@ const STEP: &str = "the runner's account of its own steps, for readers; `timelin
                     the steps in order and inside the round, and what decides the round \
                     (the entries' statuses and typed reasons) is recomputed from the \
                     passes, not read from the steps";
+/// Why a round's kind is attested in its own bundle.
+const KIND: &str = "what the round was for, as the runner resolved it from the campaign's \
+                    chain; `title.round` holds the entries it names to the round's seats, \
+                    and `title.chain` recomputes it across the chain of a data directory, \
+                    which one bundle does not hold";
+/// Why a round's clock is attested.
+const ROUND_CLOCK: &str = "which clock the runner read the round's times from; no file of \
+                           the bundle tells a real clock from a virtual one";
 /// Why the client's self-test figures are attested.
 const SELF_TEST: &str = "measured by the load client against its built-in null server at \
                          setup; `client.selfTest` holds it to its bounds, not its values";
@@ -331,5 +339,37 @@ pub const ATTESTED_FIELDS: &[AttestedField] = &[
     AttestedField {
         path: "inputs[].uri",
         reason: TEXT,
+    },
+    AttestedField {
+        path: "clock",
+        reason: ROUND_CLOCK,
+    },
+    AttestedField {
+        path: "kind",
+        reason: KIND,
+    },
+    AttestedField {
+        path: "kind.name",
+        reason: KIND,
+    },
+    AttestedField {
+        path: "kind.challenger.miner",
+        reason: KIND,
+    },
+    AttestedField {
+        path: "kind.challenger.patch",
+        reason: KIND,
+    },
+    AttestedField {
+        path: "kind.holder",
+        reason: KIND,
+    },
+    AttestedField {
+        path: "kind.holder.miner",
+        reason: KIND,
+    },
+    AttestedField {
+        path: "kind.holder.patch",
+        reason: KIND,
     },
 ];

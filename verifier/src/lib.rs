@@ -56,6 +56,7 @@ pub mod statements;
 mod statuses;
 mod submissions;
 mod timeline;
+pub mod title;
 pub mod tlog;
 pub mod view;
 

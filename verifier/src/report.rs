@@ -440,6 +440,17 @@ pub enum CheckName {
     /// Log, archive: no round-opened entry without a sealed round (an abandoned round).
     #[serde(rename = "log.abandoned")]
     LogAbandoned,
+    /// Archive, a campaign's title (content/title.md): the title state, each holding
+    /// period's edge, each move and each revocation recomputed from the chain of sealed
+    /// rounds and signed revocations; a confirmation or re-measurement round that names
+    /// another holder than the chain gives (a title moved without cause) fails here.
+    #[serde(rename = "title.chain")]
+    TitleChain,
+    /// v7: the round says what it was for and its clock (`kind`, `clock`), and a
+    /// confirmation's challenger and holder, or a re-measurement's holder, are entries it
+    /// seated (content/title.md).
+    #[serde(rename = "title.round")]
+    TitleRound,
 }
 
 impl CheckName {
@@ -538,6 +549,8 @@ impl CheckName {
             CheckName::LogMeasurements => "log.measurements",
             CheckName::LogSubmissions => "log.submissions",
             CheckName::LogAbandoned => "log.abandoned",
+            CheckName::TitleChain => "title.chain",
+            CheckName::TitleRound => "title.round",
         }
     }
 }
@@ -1173,6 +1186,23 @@ pub enum FailureReason {
     LogTail {
         /// The entry's index.
         entry: u32,
+        /// What is wrong.
+        message: String,
+    },
+    /// A campaign's chain of rounds and revocations breaks the title rules, or a
+    /// revocation statement does not verify (content/title.md).
+    #[error("campaign `{campaign}`: {message}")]
+    TitleChain {
+        /// The campaign's directory.
+        campaign: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// v7: `kind` or `clock` is missing, or `kind` names an entry the round did not seat.
+    #[error("`receipt.dsse.json` {field}: {message}")]
+    TitleRound {
+        /// The field.
+        field: String,
         /// What is wrong.
         message: String,
     },

@@ -36,16 +36,16 @@ use crate::{CheckName, FailureReason, PredicateVersion, VerifyReport};
 pub const MEASUREMENTS_LOGGED_FROM: PredicateVersion = PredicateVersion::V6;
 
 /// A statement read and checked: its subjects and typed predicate.
-struct Read<P> {
-    subject: Vec<Subject>,
-    predicate: P,
+pub(crate) struct Read<P> {
+    pub(crate) subject: Vec<Subject>,
+    pub(crate) predicate: P,
 }
 
 /// Reads the `kind` statement with envelope digest `sha` of the campaign in
 /// `campaign_dir`: the file's bytes hash to `sha`, the Statement has type
 /// `predicate_type` and parses as `P`, and a key of `keyring` valid at `at(&predicate)`
 /// signed it. Errors: what is wrong, in words naming the file.
-fn read_statement<P: DeserializeOwned>(
+pub(crate) fn read_statement<P: DeserializeOwned>(
     campaign_dir: &Path,
     kind: EntryKind,
     sha: &Sha256Hex,

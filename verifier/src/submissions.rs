@@ -36,8 +36,8 @@ use std::path::Path;
 use crate::{CheckName, FailureReason, VerifyReport};
 use receipts::fsutil::read_limited;
 use receipts::model::{
-    EntryStatus, EventKind, PipelineState, Role, RoundRecord, RoundStatus, Sha256Hex, Submission,
-    SubmissionImage, Timestamp,
+    EntryStatus, EventKind, PipelineState, Role, RoundKindRecord, RoundRecord, RoundStatus,
+    Sha256Hex, Submission, SubmissionImage, Timestamp,
 };
 
 use crate::files::{MAX_ARTIFACT_BYTES, read_json, recomputed, same, show};
@@ -628,13 +628,16 @@ impl Campaign<'_> {
         };
         for (&n, round) in &self.rounds {
             let name = self.round_name(round);
+            // A confirmation or re-measurement round seats no one from the queue
+            // (content/title.md): its challengers keep their records as they were.
+            let from_queue = takes_from_queue(round.record);
             let seat = round
                 .record
                 .entries
                 .iter()
                 .find(|e| e.patch.as_ref() == Some(&submission.sha256));
             match seat.map(|e| (e.role, e.index)) {
-                Some((Role::Challenger, index)) if !assigned(n) => {
+                Some((Role::Challenger, index)) if from_queue && !assigned(n) => {
                     return Err(recomputed(
                         file,
                         "events",
@@ -659,7 +662,7 @@ impl Campaign<'_> {
                 }
                 _ => {}
             }
-            let seats_challengers = round.record.outcome.remeasure.is_none();
+            let seats_challengers = round.record.outcome.remeasure.is_none() && from_queue;
             let state_at_start = moves
                 .iter()
                 .take_while(|m| m.at <= round.record.started_at)
@@ -720,4 +723,10 @@ impl Campaign<'_> {
             }
         }
     }
+}
+
+/// Whether `record`'s challengers came from the queue: a regular round's do; a
+/// confirmation's or re-measurement's (content/title.md) are earlier rounds' entries.
+pub(crate) fn takes_from_queue(record: &RoundRecord) -> bool {
+    matches!(record.kind, None | Some(RoundKindRecord::Regular))
 }

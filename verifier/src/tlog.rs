@@ -525,6 +525,9 @@ pub struct LogLink {
     pub started_at: Timestamp,
     /// The submission records its challengers came from.
     pub challengers: Vec<Sha256Hex>,
+    /// Whether its challengers came from the queue: not a confirmation's or a
+    /// re-measurement's (content/title.md), which take no queued submission.
+    pub from_queue: bool,
 }
 
 impl LogLink {
@@ -540,6 +543,7 @@ impl LogLink {
                 .filter(|e| e.role == receipts::model::Role::Challenger)
                 .filter_map(|e| e.patch)
                 .collect(),
+            from_queue: crate::submissions::takes_from_queue(record),
         }
     }
 }
@@ -706,6 +710,7 @@ pub fn check_archive_log(
             continue;
         };
         let takings: Vec<RoundTaking<'_>> = (bundles.iter())
+            .filter(|r| r.record.from_queue)
             .filter_map(|r| match &r.record.transparency_log {
                 Some(RoundLog::Logged {
                     round_opened_index, ..

@@ -202,6 +202,12 @@ pub struct RoundView {
     pub beacon: Option<Field<receipts::model::BeaconRecord>>,
     /// The evaluator gave the seeds: a practice round, which moves no seat.
     pub practice: Field<bool>,
+    /// What the round was for and its clock, in words (content/title.md, v7): set for a
+    /// confirmation or re-measurement round and for a round on a virtual clock, which
+    /// counts for no real title; attested by the signature (`title.chain` recomputes
+    /// what the kind claims across rounds).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title_round: Option<Field<String>>,
     /// Hardware at both ends of the round.
     pub hardware: HardwareView,
     /// The drift check: the baseline run again at the end (rounds before v3).
@@ -694,6 +700,39 @@ impl std::fmt::Display for Unreadable {
 
 impl std::error::Error for Unreadable {}
 
+/// [`RoundView::title_round`]'s words for `record`: its kind when it is not a regular
+/// round, and a virtual clock; `None` for a regular round on the real clock.
+fn title_round_words(record: &RoundRecord) -> Option<String> {
+    use receipts::model::{ClockKind, RoundKindRecord};
+    let seat = |l: Option<&Leader>| {
+        l.map_or_else(
+            || "the vacant title (the baseline)".to_owned(),
+            |l| format!("{} ({})", l.miner, l.patch.short()),
+        )
+    };
+    let kind = match &record.kind {
+        None | Some(RoundKindRecord::Regular) => None,
+        Some(RoundKindRecord::Confirmation { challenger, holder }) => Some(format!(
+            "a confirmation round: {} re-measured against {}",
+            seat(Some(challenger)),
+            seat(holder.as_ref())
+        )),
+        Some(RoundKindRecord::Remeasure { holder }) => Some(format!(
+            "a re-measurement of the title's holder {} against the baseline",
+            seat(Some(holder))
+        )),
+    };
+    let virtual_clock = record.clock == Some(ClockKind::Virtual);
+    match (kind, virtual_clock) {
+        (None, false) => None,
+        (Some(kind), false) => Some(kind),
+        (None, true) => Some("on a virtual clock: it counts for no real title".to_owned()),
+        (Some(kind), true) => Some(format!(
+            "{kind}, on a virtual clock: it counts for no real title"
+        )),
+    }
+}
+
 impl RoundView {
     /// Verifies the bundle in `dir` with [`verify_bundle`], then reads its round record
     /// ([`read_round_record`]) and builds the view, each field marked with the checks
@@ -941,6 +980,7 @@ impl RoundView {
             record.practice,
             signed && checks.passed_or_not_applicable(CheckName::SeedsBeacon, "practice"),
         );
+        let title_round = title_round_words(record).map(|text| Field::new(text, signed));
 
         let drift = record.drift.as_ref().map(|d| {
             let ok = signed && d.runs.iter().all(|r| checks.file(&r.probe_log));
@@ -1035,6 +1075,7 @@ impl RoundView {
             seeds,
             beacon,
             practice,
+            title_round,
             hardware: HardwareView {
                 at_start: Field::new(record.hardware.at_start.clone(), signed),
                 at_end: Field::new(record.hardware.at_end.clone(), signed),

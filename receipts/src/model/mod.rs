@@ -14,6 +14,7 @@ pub mod repository;
 pub mod rerun;
 pub mod round;
 pub mod submission;
+pub mod title;
 mod wire;
 
 pub use api::*;
@@ -28,6 +29,7 @@ pub use repository::*;
 pub use rerun::*;
 pub use round::*;
 pub use submission::*;
+pub use title::*;
 
 /// Errors of the data model: a value that breaks a rule, naming the field and value.
 #[derive(Debug, thiserror::Error)]

@@ -206,6 +206,13 @@ pub struct RoundRecord {
     /// rounds sealed before the log existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub transparency_log: Option<RoundLog>,
+    /// What the round is for (content/title.md; v7, absent before: a regular round).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<super::title::RoundKindRecord>,
+    /// The clock its recorded times come from (content/title.md; v7, absent before:
+    /// the real one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock: Option<super::title::ClockKind>,
 }
 
 /// A round's place in the transparency log ([`RoundRecord::transparency_log`]).

@@ -26,10 +26,13 @@
 
 use thiserror::Error;
 
+pub use crate::model::ClockKind as Clock;
 pub use crate::model::SeatRuleKind;
 use crate::model::{
-    Campaign, EntryStatus, Leader, Role, RoundRecord, RoundStatus, SeatRule, TypedOrText,
+    Campaign, Entry, EntryStatus, Leader, Role, RoundKindRecord, RoundRecord, RoundStatus,
+    SeatRule, TypedOrText,
 };
+use crate::rules::score::overtakes;
 
 /// One hour, seconds.
 const HOUR_S: i64 = 3_600;
@@ -44,6 +47,10 @@ pub const DEFAULT_REMEASURE_EVERY_DAYS: u32 = 7;
 /// challengers of the last four counted regular rounds.
 pub const DEFAULT_SUCCESSOR_ROUNDS: u32 = 4;
 
+/// The default margin a confirmation round must reproduce, basis points: the campaign's
+/// default `overtake_margin_bp` (1 %).
+pub const DEFAULT_MARGIN_BP: u32 = 100;
+
 /// The campaign's title rules.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TitleRules {
@@ -56,6 +63,9 @@ pub struct TitleRules {
     pub remeasure_every_s: i64,
     /// `successor_rounds`: how many counted regular rounds back a successor is drawn from.
     pub successor_rounds: u32,
+    /// `overtake_margin_bp`: the margin a confirmation round must reproduce, basis points
+    /// (`T_c × 10⁴ ≥ T_h × (10⁴ + margin)`, content/leader-rule.md).
+    pub margin_bp: u32,
 }
 
 impl TitleRules {
@@ -78,6 +88,7 @@ impl TitleRules {
             successor_rounds: campaign
                 .successor_rounds
                 .unwrap_or(DEFAULT_SUCCESSOR_ROUNDS),
+            margin_bp: campaign.overtake_margin_bp,
         }
     }
 
@@ -88,17 +99,9 @@ impl TitleRules {
             holding_period_s: i64::from(DEFAULT_HOLDING_PERIOD_H) * HOUR_S,
             remeasure_every_s: i64::from(DEFAULT_REMEASURE_EVERY_DAYS) * 24 * HOUR_S,
             successor_rounds: DEFAULT_SUCCESSOR_ROUNDS,
+            margin_bp: DEFAULT_MARGIN_BP,
         }
     }
-}
-
-/// Which clock a round's times come from (`clock` in the receipt).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Clock {
-    /// Wall-clock time.
-    Real,
-    /// A clock the tests or the demo control.
-    Virtual,
 }
 
 /// What a round is for.
@@ -148,61 +151,137 @@ pub struct RoundFacts {
     pub counted: bool,
     /// What it was for and what it found.
     pub kind: RoundKind,
+    /// The holder a confirmation or re-measurement round says it measured (`kind.holder`
+    /// of its receipt; the inner `None`: the title was vacant); `None` for a round that
+    /// claims no holder. A claim the chain does not give is a title moved without cause
+    /// ([`TitleError::HolderMismatch`]).
+    pub holder_claim: Option<Option<Leader>>,
 }
 
 impl RoundFacts {
-    /// What a sealed round of `record`, run on `clock`, tells the title. Every round
-    /// sealed so far is a regular round: its winner is the challenger its seat rule seated
-    /// (`margin_met`, `incumbent_disqualified`; for a v1 receipt, whose rule is free text,
-    /// the new leader when the seat changed); the holder failed when the rule says the
-    /// incumbent was disqualified; it counts when `complete` and not practice.
-    pub fn from_record(record: &RoundRecord, clock: Clock) -> Self {
-        let outcome = &record.outcome;
-        let (winner, holder_failed) = match &outcome.decision {
-            TypedOrText::Typed(rule) => {
-                let winner = match rule {
-                    SeatRule::MarginMet { winner } | SeatRule::IncumbentDisqualified { winner } => {
-                        Some(winner.clone())
-                    }
-                    _ => None,
+    /// What a sealed round of `record` tells the title under `rules`, on the clock it
+    /// records (`clock`, absent: real). It counts when `complete` and not practice.
+    ///
+    /// - A regular round (`kind` absent or `regular`): its winner is the challenger its
+    ///   seat rule seated (`margin_met`, `incumbent_disqualified`; for a v1 receipt, whose
+    ///   rule is free text, the new leader when the seat changed); the holder failed when
+    ///   the rule says the incumbent was disqualified.
+    /// - A confirmation: the margin reproduced when the challenger's entry is scored and
+    ///   overtakes the holder's (the baseline's when vacant) by `rules.margin_bp`, or the
+    ///   holder's entry is not scored.
+    /// - A re-measurement: the holder failed when its entry is not scored (the reason: its
+    ///   disqualification, or its status); every other seated submission is a re-checked
+    ///   successor candidate, passing when scored.
+    pub fn from_record(record: &RoundRecord, rules: &TitleRules) -> Self {
+        let (kind, holder_claim) = match &record.kind {
+            None | Some(RoundKindRecord::Regular) => (regular_kind(record), None),
+            Some(RoundKindRecord::Confirmation { challenger, holder }) => {
+                let throughput = |leader: Option<&Leader>| {
+                    let entry = match leader {
+                        Some(leader) => entry_of(record, leader),
+                        None => record.entries.iter().find(|e| e.role == Role::Baseline),
+                    }?;
+                    (entry.status == EntryStatus::Scored)
+                        .then_some(entry.throughput_milli_rps)
+                        .flatten()
                 };
-                let failed = matches!(
-                    rule,
-                    SeatRule::IncumbentDisqualified { .. }
-                        | SeatRule::IncumbentDisqualifiedFallback
-                        | SeatRule::IncumbentDisqualifiedSlowerThanBaseline { .. }
-                )
-                .then(|| rule.to_string());
-                (winner, failed)
+                let reproduced = match (throughput(Some(challenger)), throughput(holder.as_ref())) {
+                    (Some(c), Some(h)) => overtakes(c, h, rules.margin_bp),
+                    (Some(_), None) => true,
+                    (None, _) => false,
+                };
+                let kind = RoundKind::Confirmation {
+                    challenger: challenger.clone(),
+                    reproduced,
+                };
+                (kind, Some(holder.clone()))
             }
-            TypedOrText::Text(_) => (
-                outcome.leader_after.clone().filter(|_| outcome.changed),
-                None,
-            ),
-        };
-        let scored = record
-            .entries
-            .iter()
-            .filter(|e| e.role == Role::Challenger && e.status == EntryStatus::Scored)
-            .filter_map(|e| {
-                let leader = Leader {
-                    patch: e.patch?,
-                    miner: e.miner.clone()?,
+            Some(RoundKindRecord::Remeasure { holder }) => {
+                let holder_failed = match entry_of(record, holder) {
+                    Some(entry) if entry.status == EntryStatus::Scored => None,
+                    Some(entry) => Some(match &entry.disqualification {
+                        Some(d) => format!("disqualified: {}", d.detail),
+                        None => format!("its entry ended {:?}", entry.status).to_lowercase(),
+                    }),
+                    None => Some("its entry was not seated".to_owned()),
                 };
-                Some((leader, e.score_ppm?))
-            })
-            .collect();
+                let rechecked = record
+                    .entries
+                    .iter()
+                    .filter_map(|e| {
+                        let leader = leader_of(e)?;
+                        (leader != *holder).then(|| (leader, e.status == EntryStatus::Scored))
+                    })
+                    .collect();
+                let kind = RoundKind::Remeasure {
+                    holder_failed,
+                    rechecked,
+                };
+                (kind, Some(Some(holder.clone())))
+            }
+        };
         Self {
             round: record.round,
             ended_at_s: record.ended_at.datetime().unix_timestamp(),
-            clock,
-            counted: outcome.status == RoundStatus::Complete && !record.practice,
-            kind: RoundKind::Regular {
-                winner,
-                holder_failed,
-                scored,
-            },
+            clock: record.clock.unwrap_or_default(),
+            counted: record.outcome.status == RoundStatus::Complete && !record.practice,
+            kind,
+            holder_claim,
         }
+    }
+}
+
+/// The submission an entry seats, when it names both patch and miner.
+fn leader_of(entry: &Entry) -> Option<Leader> {
+    Some(Leader {
+        patch: entry.patch?,
+        miner: entry.miner.clone()?,
+    })
+}
+
+/// The entry of `record` seating `leader`.
+fn entry_of<'r>(record: &'r RoundRecord, leader: &Leader) -> Option<&'r Entry> {
+    record
+        .entries
+        .iter()
+        .find(|e| e.patch == Some(leader.patch) && e.miner.as_ref() == Some(&leader.miner))
+}
+
+/// A regular round's facts: its winner, whether the holder failed, its scored challengers.
+fn regular_kind(record: &RoundRecord) -> RoundKind {
+    let outcome = &record.outcome;
+    let (winner, holder_failed) = match &outcome.decision {
+        TypedOrText::Typed(rule) => {
+            let winner = match rule {
+                SeatRule::MarginMet { winner } | SeatRule::IncumbentDisqualified { winner } => {
+                    Some(winner.clone())
+                }
+                _ => None,
+            };
+            let failed = matches!(
+                rule,
+                SeatRule::IncumbentDisqualified { .. }
+                    | SeatRule::IncumbentDisqualifiedFallback
+                    | SeatRule::IncumbentDisqualifiedSlowerThanBaseline { .. }
+            )
+            .then(|| rule.to_string());
+            (winner, failed)
+        }
+        TypedOrText::Text(_) => (
+            outcome.leader_after.clone().filter(|_| outcome.changed),
+            None,
+        ),
+    };
+    let scored = record
+        .entries
+        .iter()
+        .filter(|e| e.role == Role::Challenger && e.status == EntryStatus::Scored)
+        .filter_map(|e| Some((leader_of(e)?, e.score_ppm?)))
+        .collect();
+    RoundKind::Regular {
+        winner,
+        holder_failed,
+        scored,
     }
 }
 
@@ -217,6 +296,28 @@ pub struct Revocation {
     pub reason: String,
     /// When it was logged, Unix seconds.
     pub at_s: i64,
+}
+
+/// A campaign's chain in order: its rounds by number, each revocation right after the
+/// round `after_round` it was logged after (before the rounds that follow), revocations
+/// after the same round in the order given.
+pub fn chain_of(
+    mut rounds: Vec<RoundFacts>,
+    mut revocations: Vec<(u64, Revocation)>,
+) -> Vec<ChainItem> {
+    rounds.sort_by_key(|r| r.round);
+    revocations.sort_by_key(|(after, _)| *after);
+    let mut revocations = revocations.into_iter().peekable();
+    let mut chain = Vec::new();
+    // Revocations logged before the first round (after_round 0) come first.
+    for facts in rounds {
+        while let Some((_, revocation)) = revocations.next_if(|(after, _)| *after < facts.round) {
+            chain.push(ChainItem::Revocation(revocation));
+        }
+        chain.push(ChainItem::Round(facts));
+    }
+    chain.extend(revocations.map(|(_, r)| ChainItem::Revocation(r)));
+    chain
 }
 
 /// One item of the chain, in log order.
@@ -392,6 +493,19 @@ pub enum TitleError {
         /// The round.
         round: u64,
     },
+    /// A confirmation or re-measurement round measured another holder than the one the
+    /// chain gives: the title moved without cause.
+    #[error(
+        "round {round} measured {claimed} as the title's holder, but the chain before it gives {derived}: the title moved without cause"
+    )]
+    HolderMismatch {
+        /// The round.
+        round: u64,
+        /// The holder its receipt names (`vacant`).
+        claimed: String,
+        /// The holder the chain gives (`vacant`).
+        derived: String,
+    },
     /// A failed holder's successor candidate ranked above the one chosen was not
     /// re-checked.
     #[error("round {round} skips successor {candidate}, which it did not re-check")]
@@ -450,6 +564,17 @@ impl Title {
         events: &mut Vec<TitleEvent>,
     ) -> Result<(), TitleError> {
         let round = facts.round;
+        if let Some(claimed) = &facts.holder_claim
+            && *claimed != self.holder
+        {
+            let vacant =
+                |h: Option<&Leader>| h.map_or_else(|| "vacant".to_owned(), |h| describe(Some(h)));
+            return Err(TitleError::HolderMismatch {
+                round,
+                claimed: vacant(claimed.as_ref()),
+                derived: vacant(self.holder.as_ref()),
+            });
+        }
         match &facts.kind {
             RoundKind::Regular {
                 winner,
@@ -586,6 +711,33 @@ impl Title {
         holder: &Leader,
         rechecked: &[(Leader, bool)],
     ) -> Result<Option<Leader>, TitleError> {
+        for leader in self.ranked_candidates(rules, holder) {
+            match rechecked.iter().find(|(l, _)| *l == leader) {
+                Some((_, true)) => return Ok(Some(leader)),
+                Some((_, false)) => continue,
+                None => {
+                    return Err(TitleError::SuccessorNotRechecked {
+                        round,
+                        candidate: describe(Some(&leader)),
+                    });
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    /// A failed holder's successor candidates, best first: the scored challengers of the
+    /// last `successor_rounds` counted regular rounds other than the holder and the
+    /// revoked, each once, by score (ties: the later round, then the order recorded). A
+    /// re-measurement round seats them all beside the holder, so each is re-checked.
+    pub fn successor_candidates(&self, rules: &TitleRules) -> Vec<Leader> {
+        match &self.holder {
+            Some(holder) => self.ranked_candidates(rules, holder),
+            None => Vec::new(),
+        }
+    }
+
+    fn ranked_candidates(&self, rules: &TitleRules, holder: &Leader) -> Vec<Leader> {
         let window = usize::try_from(rules.successor_rounds).unwrap_or(usize::MAX);
         let mut candidates: Vec<(i64, usize, usize, &Leader)> = Vec::new();
         for (age, scored) in self.regular.iter().rev().take(window).enumerate() {
@@ -598,24 +750,13 @@ impl Title {
         }
         // Highest score first; among equals the more recent round, then recorded order.
         candidates.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
-        let mut seen: Vec<&Leader> = Vec::new();
+        let mut ranked: Vec<Leader> = Vec::new();
         for (_, _, _, leader) in candidates {
-            if seen.contains(&leader) {
-                continue;
-            }
-            seen.push(leader);
-            match rechecked.iter().find(|(l, _)| l == leader) {
-                Some((_, true)) => return Ok(Some(leader.clone())),
-                Some((_, false)) => continue,
-                None => {
-                    return Err(TitleError::SuccessorNotRechecked {
-                        round,
-                        candidate: describe(Some(leader)),
-                    });
-                }
+            if !ranked.contains(leader) {
+                ranked.push(leader.clone());
             }
         }
-        Ok(None)
+        ranked
     }
 
     fn apply_revocation(&mut self, revocation: &Revocation, events: &mut Vec<TitleEvent>) {

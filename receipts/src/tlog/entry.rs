@@ -27,6 +27,9 @@ pub enum EntryKind {
     /// The files of one pass of a round, logged as the pass ends
     /// (`statements::MeasurementPredicate`).
     Measurement,
+    /// The evaluator's revocation of a sealed round's entry
+    /// (`statements::RevocationPredicate`, content/title.md).
+    Revocation,
 }
 
 impl EntryKind {
@@ -38,6 +41,7 @@ impl EntryKind {
             EntryKind::Submission => "submission",
             EntryKind::GateRejection => "gate-rejection",
             EntryKind::Measurement => "measurement",
+            EntryKind::Revocation => "revocation",
         }
     }
 }

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::{CampaignId, Gate, MinerId, Sha256Hex, Timestamp};
+use crate::model::{CampaignId, Gate, Leader, MinerId, Sha256Hex, Timestamp};
 use crate::statement::{DigestSet, Subject};
 use crate::tlog::entry::EntryKind;
 
@@ -26,6 +26,9 @@ pub const GATE_REJECTION_PREDICATE_TYPE: &str = "https://referee.dev/predicates/
 
 /// `predicateType` of a `measurement` statement.
 pub const MEASUREMENT_PREDICATE_TYPE: &str = "https://referee.dev/predicates/measurement/v1";
+
+/// `predicateType` of a `revocation` statement.
+pub const REVOCATION_PREDICATE_TYPE: &str = "https://referee.dev/predicates/revocation/v1";
 
 /// Largest statement envelope read, in bytes: a measurement names a pass's few files.
 pub const MAX_STATEMENT_BYTES: usize = 1 << 20;
@@ -107,6 +110,27 @@ pub struct MeasurementPredicate {
     pub round: u64,
     /// The pass, from 0.
     pub pass: u32,
+}
+
+/// A `revocation` statement's predicate (`referee revoke`, content/title.md): the
+/// evaluator takes back a sealed round's entry. It takes effect at its place in the
+/// chain, after round `afterRound`; sealed rounds are not re-derived, the entry's evidence
+/// stays. Its subject is the revoked patch (name: its miner).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RevocationPredicate {
+    /// The campaign.
+    pub campaign: CampaignId,
+    /// The round whose entry is revoked.
+    pub round: u64,
+    /// The revoked entry.
+    pub entry: Leader,
+    /// The evaluator's reason.
+    pub reason: String,
+    /// The last round sealed when it was logged: it takes effect after that round.
+    pub after_round: u64,
+    /// When it was logged, on the clock of the campaign's rounds.
+    pub revoked_at: Timestamp,
 }
 
 /// The `extra` of a measurement's tlog-proof in `rounds/<n>.proof`: `measurement <pass>

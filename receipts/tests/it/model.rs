@@ -657,6 +657,7 @@ fn title_rules_default_to_000_parse_001_and_stay_out_of_the_digest() {
             holding_period_s: 86_400,
             remeasure_every_s: 604_800,
             successor_rounds: 4,
+            margin_bp: 100,
         }
     );
     let frozen = FrozenCampaign::freeze(c).unwrap();
@@ -673,6 +674,7 @@ fn title_rules_default_to_000_parse_001_and_stay_out_of_the_digest() {
             holding_period_s: 43_200,
             remeasure_every_s: 86_400,
             successor_rounds: 2,
+            margin_bp: 100,
         }
     );
     let err = Campaign::from_toml("campaign.toml", &format!("seat_rule = \"002\"\n{MINIMAL}"))

@@ -29,6 +29,7 @@ fn round(round: u64, at_h: i64, kind: RoundKind) -> ChainItem {
         round,
         ended_at_s: T0 + at_h * H,
         clock: Clock::Real,
+        holder_claim: None,
         counted: true,
         kind,
     })
@@ -195,6 +196,7 @@ fn the_holding_period_ends_at_exactly_24_hours() {
             round: 2,
             ended_at_s: T0 + 24 * H - 1,
             clock: Clock::Real,
+            holder_claim: None,
             counted: true,
             kind: RoundKind::Confirmation {
                 challenger: leader("alice"),
@@ -442,6 +444,7 @@ fn rounds_of_the_other_clock_and_rounds_that_do_not_count_move_nothing() {
         round: 1,
         ended_at_s: T0,
         clock: Clock::Virtual,
+        holder_claim: None,
         counted: true,
         kind: RoundKind::Regular {
             winner: Some(leader("alice")),
@@ -453,6 +456,7 @@ fn rounds_of_the_other_clock_and_rounds_that_do_not_count_move_nothing() {
         round: 2,
         ended_at_s: T0 + H,
         clock: Clock::Real,
+        holder_claim: None,
         counted: false,
         kind: RoundKind::Regular {
             winner: Some(leader("bob")),
@@ -558,13 +562,14 @@ fn a_sealed_round_reads_as_a_regular_round() {
     let statement: serde_json::Value = serde_json::from_slice(&payload).expect("statement");
     let record: receipts::model::RoundRecord =
         serde_json::from_value(statement["predicate"].clone()).expect("round record");
-    let facts = RoundFacts::from_record(&record, Clock::Real);
+    let facts = RoundFacts::from_record(&record, &rules());
     assert_eq!(
         facts,
         RoundFacts {
             round: 1,
             ended_at_s: record.ended_at.datetime().unix_timestamp(),
             clock: Clock::Real,
+            holder_claim: None,
             counted: true,
             kind: RoundKind::Regular {
                 winner: None,
@@ -585,4 +590,191 @@ fn leader_of(miner: &str, record: &receipts::model::RoundRecord) -> Leader {
         patch: entry.patch.expect("patch"),
         miner: miner.parse().expect("miner id"),
     }
+}
+
+fn fixture_record() -> receipts::model::RoundRecord {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../verifier/tests/fixtures/v5-round/receipt.dsse.json");
+    let envelope: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(path).expect("fixture")).expect("json");
+    let payload = receipts::dsse::decode_base64(envelope["payload"].as_str().expect("payload"))
+        .expect("base64");
+    let statement: serde_json::Value = serde_json::from_slice(&payload).expect("statement");
+    serde_json::from_value(statement["predicate"].clone()).expect("round record")
+}
+
+/// A confirmation round's receipt: the margin reproduced exactly when the challenger's
+/// throughput overtakes the holder's (here the baseline's: the title is vacant) by the
+/// campaign's margin, equality included.
+#[test]
+fn a_confirmation_receipt_reproduces_the_margin_from_its_throughputs() {
+    let mut record = fixture_record();
+    let fast = leader_of("miner-fast", &record);
+    record.kind = Some(receipts::model::RoundKindRecord::Confirmation {
+        challenger: fast.clone(),
+        holder: None,
+    });
+    record.clock = Some(Clock::Virtual);
+    let baseline = record
+        .entries
+        .iter()
+        .position(|e| e.role == receipts::model::Role::Baseline)
+        .expect("baseline");
+    let challenger = record
+        .entries
+        .iter()
+        .position(|e| e.miner.as_ref().map(|m| m.as_str()) == Some("miner-fast"))
+        .expect("challenger");
+    record.entries[baseline].throughput_milli_rps = Some(10_000);
+    let facts_at =
+        |record: &receipts::model::RoundRecord| RoundFacts::from_record(record, &rules());
+    for (throughput, reproduced) in [(10_100, true), (10_099, false)] {
+        record.entries[challenger].throughput_milli_rps = Some(throughput);
+        let facts = facts_at(&record);
+        assert_eq!(facts.clock, Clock::Virtual);
+        assert_eq!(facts.holder_claim, Some(None));
+        assert_eq!(
+            facts.kind,
+            RoundKind::Confirmation {
+                challenger: fast.clone(),
+                reproduced
+            },
+            "{throughput}"
+        );
+    }
+    record.entries[challenger].status = receipts::model::EntryStatus::Disqualified;
+    assert_eq!(
+        facts_at(&record).kind,
+        RoundKind::Confirmation {
+            challenger: fast,
+            reproduced: false
+        }
+    );
+}
+
+/// A re-measurement's receipt: the holder failed when its entry is not scored; the other
+/// seated submissions are the re-checked candidates.
+#[test]
+fn a_remeasure_receipt_says_whether_the_holder_failed() {
+    let mut record = fixture_record();
+    let fast = leader_of("miner-fast", &record);
+    record.kind = Some(receipts::model::RoundKindRecord::Remeasure {
+        holder: fast.clone(),
+    });
+    let facts = RoundFacts::from_record(&record, &rules());
+    assert_eq!(facts.holder_claim, Some(Some(fast.clone())));
+    let RoundKind::Remeasure {
+        holder_failed,
+        rechecked,
+    } = facts.kind
+    else {
+        panic!("a re-measurement");
+    };
+    assert_eq!(holder_failed, None);
+    assert_eq!(
+        rechecked.iter().filter(|(l, _)| *l == fast).count(),
+        0,
+        "the holder is not its own candidate"
+    );
+    let holder = record
+        .entries
+        .iter()
+        .position(|e| e.miner.as_ref().map(|m| m.as_str()) == Some("miner-fast"))
+        .expect("entry");
+    record.entries[holder].status = receipts::model::EntryStatus::InfraFailed;
+    let RoundKind::Remeasure { holder_failed, .. } =
+        RoundFacts::from_record(&record, &rules()).kind
+    else {
+        panic!("a re-measurement");
+    };
+    assert_eq!(
+        holder_failed.as_deref(),
+        Some("its entry ended infrafailed")
+    );
+}
+
+/// A confirmation or re-measurement round that measured another holder than the chain
+/// gives is a title moved without cause.
+#[test]
+fn a_round_measuring_another_holder_than_the_chain_gives_is_refused() {
+    let chain = vec![
+        regular(1, 0, Some("alice"), &[]),
+        confirmation(2, 24, "alice", true),
+        ChainItem::Round(RoundFacts {
+            round: 3,
+            ended_at_s: T0 + 30 * H,
+            clock: Clock::Real,
+            holder_claim: Some(Some(leader("bob"))),
+            counted: true,
+            kind: RoundKind::Remeasure {
+                holder_failed: Some("crashed".to_owned()),
+                rechecked: vec![],
+            },
+        }),
+    ];
+    assert_eq!(
+        Title::derive(&rules(), Clock::Real, &chain),
+        Err(TitleError::HolderMismatch {
+            round: 3,
+            claimed: format!("bob ({})", leader("bob").patch),
+            derived: format!("alice ({})", leader("alice").patch),
+        })
+    );
+}
+
+/// Revocations go right after the round they were logged after, whatever order they are
+/// given in; rounds by number.
+#[test]
+fn the_chain_places_each_revocation_after_its_round() {
+    let facts = |item: ChainItem| match item {
+        ChainItem::Round(f) => f,
+        ChainItem::Revocation(_) => unreachable!("a round"),
+    };
+    let revocation = |item: ChainItem| match item {
+        ChainItem::Revocation(r) => r,
+        ChainItem::Round(_) => unreachable!("a revocation"),
+    };
+    let r1 = facts(regular(1, 0, Some("alice"), &[]));
+    let r2 = facts(regular(2, 1, None, &[]));
+    let late = revocation(revoke(1, "alice", 5));
+    let early = revocation(revoke(1, "bob", 0));
+    let chain = receipts::rules::title::chain_of(
+        vec![r2.clone(), r1.clone()],
+        vec![(2, late.clone()), (1, early.clone())],
+    );
+    assert_eq!(
+        chain,
+        vec![
+            ChainItem::Round(r1),
+            ChainItem::Revocation(early),
+            ChainItem::Round(r2),
+            ChainItem::Revocation(late),
+        ]
+    );
+}
+
+/// A re-measurement seats the successor candidates best first: by score, the later round
+/// on a tie, each once, never the holder or a revoked entry, within the window.
+#[test]
+fn successor_candidates_are_ranked_best_first() {
+    let mut rules = rules();
+    rules.successor_rounds = 2;
+    let (title, _) = Title::derive(
+        &TitleRules {
+            seat_rule: SeatRuleKind::Immediate,
+            ..rules
+        },
+        Clock::Real,
+        &[
+            regular(1, 0, Some("alice"), &[("alice", 90), ("old", 999)]),
+            regular(2, 1, None, &[("bob", 50), ("carol", 70)]),
+            revoke(2, "carol", 1),
+            regular(3, 2, None, &[("dave", 50), ("alice", 10)]),
+        ],
+    )
+    .expect("derives");
+    assert_eq!(
+        title.successor_candidates(&rules),
+        vec![leader("dave"), leader("bob")]
+    );
 }

@@ -7,7 +7,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 
-use receipts::model::Timestamp;
+use receipts::model::{ClockKind, Timestamp};
 
 /// A round's clock: [`Clock::system`] (the default) or [`Clock::virtual_from`].
 #[derive(Clone, Debug, Default)]
@@ -37,6 +37,14 @@ impl Clock {
                 start,
                 readings: Arc::new(AtomicI64::new(0)),
             }),
+        }
+    }
+
+    /// Which clock this is, as the receipt records it (`clock`).
+    pub fn kind(&self) -> ClockKind {
+        match self.virtual_readings {
+            None => ClockKind::Real,
+            Some(_) => ClockKind::Virtual,
         }
     }
 

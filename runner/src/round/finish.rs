@@ -13,8 +13,8 @@ use receipts::model::{
     BackendKind, CampaignRef, CorrectnessItems, CorrectnessSpec, CorrectnessSummary,
     Disqualification, DisqualificationReason, Entry, EntryInfraFailure, EntryStatus, HardwareCheck,
     MeasurementOutcome, Outcome, PipelineState, ROUND_PREDICATE_TYPE, Role, RoundFailure,
-    RoundRecord, RoundStatus, RunSummary, Sha256Hex, SlaUnmetReason, Step, Submission, Timestamp,
-    Tool, TypedOrText,
+    RoundKindRecord, RoundRecord, RoundStatus, RunSummary, Sha256Hex, SlaUnmetReason, Step,
+    Submission, Timestamp, Tool, TypedOrText,
 };
 
 use super::entry::error_chain;
@@ -346,7 +346,14 @@ fn build(ctx: &Ctx<'_>) -> Result<(RoundRecord, Vec<SubmissionUpdate>), RoundErr
             entry.paired_score = None;
         }
     }
-    let updates = submission_updates(&entries, ctx.round, outcome.status);
+    // A confirmation's or re-measurement's challengers were not taken from the queue
+    // (content/title.md): their records stay as earlier rounds left them.
+    let updates = match setup.kind {
+        None | Some(RoundKindRecord::Regular) => {
+            submission_updates(&entries, ctx.round, outcome.status)
+        }
+        Some(_) => Vec::new(),
+    };
 
     let steps = round_steps(&ctx.journal.records);
     let ended_at = steps
@@ -390,6 +397,8 @@ fn build(ctx: &Ctx<'_>) -> Result<(RoundRecord, Vec<SubmissionUpdate>), RoundErr
         inputs: setup.inputs.clone(),
         round_opened: ROUND_OPENED_FILE.into(),
         transparency_log: ctx.round_log.clone(),
+        kind: Some(setup.kind.clone().unwrap_or(RoundKindRecord::Regular)),
+        clock: Some(ctx.options.clock.kind()),
     };
     Ok((record, updates))
 }

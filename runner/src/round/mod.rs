@@ -32,6 +32,7 @@ mod scorer;
 mod secrets;
 mod setup;
 mod steps;
+mod title;
 mod tlog;
 
 use receipts::fsutil::IoError;
@@ -57,6 +58,7 @@ use record::{PlannedEntry, Record, SetupRecord};
 use steps::{StepRun, Steps};
 
 pub use clock::Clock;
+pub use title::RoundKindRequest;
 
 /// How to run a round.
 #[derive(Clone, Debug)]
@@ -96,6 +98,8 @@ pub struct RoundOptions {
     /// `--engine-uid`: the host uid and gid engines run as when the runner is root
     /// (default `engines::sandbox::DEFAULT_ENGINE_UID`).
     pub engine_uid: u32,
+    /// `--kind`: a regular round, a confirmation or a re-measurement (content/title.md).
+    pub kind: RoundKindRequest,
 }
 
 /// Reports a round's progress. Every method has an empty default.
@@ -173,6 +177,13 @@ pub enum RoundError {
         /// The cause.
         #[source]
         source: receipts::bundle::BundleError,
+    },
+    /// The title does not call for the round `--kind` asked for, or the campaign's chain
+    /// derives no title (content/title.md).
+    #[error("the title: {message}")]
+    Title {
+        /// Why.
+        message: String,
     },
     /// A record could not be produced (e.g. canonical JSON).
     #[error("round {round}: {message}")]

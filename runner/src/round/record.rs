@@ -113,6 +113,10 @@ pub struct SetupRecord {
     /// in a journal an older runner wrote).
     #[serde(default)]
     pub capability_probe: Option<receipts::model::CapabilityProbe>,
+    /// What the round is for (content/title.md); absent in a journal of an older build:
+    /// a regular round.
+    #[serde(default)]
+    pub kind: Option<receipts::model::RoundKindRecord>,
 }
 
 /// How an entry's engine run ended, before the scorer's verdict.

@@ -95,7 +95,17 @@ pub(crate) fn run_setup(ctx: &mut Ctx<'_>) -> Result<SetupRecord, RoundError> {
 
     // An incumbent whose runs made the last rounds infra_failed is re-measured alone
     // (content/leader-rule.md): the queued challengers wait for the next round.
-    let challengers = if ctx.previous.seats_challengers() {
+    // A confirmation or re-measurement seats the title's entries, not the queue's.
+    let now_s = ctx.options.clock.now().datetime().unix_timestamp();
+    let (kind, title_seats) =
+        super::title::resolve(ctx, ctx.options.kind, leader_before.as_ref(), now_s)?;
+    let challengers = if let Some(seats) = title_seats {
+        open.line(&format!(
+            "a {} round: seating the title's entries, none from the queue",
+            kind.name()
+        ));
+        seats
+    } else if ctx.previous.seats_challengers() {
         seat_challengers(ctx, leader_before.as_ref())?
     } else {
         open.line(&format!(
@@ -221,6 +231,7 @@ pub(crate) fn run_setup(ctx: &mut Ctx<'_>) -> Result<SetupRecord, RoundError> {
         signer_keyid: ctx.key.keyid().to_owned(),
         client_self_test: Some(client_self_test),
         capability_probe,
+        kind: Some(kind),
     })
 }
 

@@ -59,6 +59,50 @@ pub struct CampaignModel {
     pub rejected_rounds: Vec<u64>,
     /// What it takes to take the seat now, in this campaign's numbers.
     pub seat: SeatBox,
+    /// The title over time (content/title.md); `None` before a round verified.
+    pub title_state: Option<TitleSection>,
+}
+
+/// The campaign page's title section: the holder, the pending challengers with their
+/// earliest confirmation time, and every step of the title's history with its reason.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct TitleSection {
+    /// Why the chain derives no title (the rules it breaks), when it does not.
+    pub error: Option<String>,
+    /// Whether the title counts rounds of a virtual clock (a demo's): no real title.
+    pub virtual_clock: bool,
+    /// The holder (untrusted, escaped), or `vacant`.
+    pub holder: String,
+    /// Its submission page.
+    pub holder_href: Option<SiteDir>,
+    /// When it took the title.
+    pub held_since: Option<String>,
+    /// The pending challengers, earliest win first.
+    pub pending: Vec<PendingRow>,
+    /// Every move, confirmation refused, re-measurement and revocation, in chain order.
+    pub history: Vec<TitleRow>,
+}
+
+/// A pending challenger.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct PendingRow {
+    /// The challenger (untrusted, escaped).
+    pub challenger: String,
+    /// The round it won.
+    pub won_round: u64,
+    /// The earliest time its confirmation round may end.
+    pub earliest: String,
+}
+
+/// One step of the title's history.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct TitleRow {
+    /// The round (for a revocation: the revoked entry's).
+    pub round: u64,
+    /// The round's page.
+    pub href: SiteDir,
+    /// What happened, with its reason (untrusted parts escaped).
+    pub what: String,
 }
 
 /// One rule of the campaign.
@@ -379,6 +423,7 @@ pub fn page(
         )
     };
     let model = CampaignModel {
+        title_state: campaign.title.as_ref().map(|t| title_section(id, t)),
         seat,
         id: id.to_string(),
         title: campaign_title(campaign),
@@ -407,6 +452,59 @@ pub fn page(
         model,
         files: rounds_files.into_iter().chain(history_files).collect(),
     })
+}
+
+/// The title section of the campaign `id` from its derived title.
+fn title_section(
+    id: &receipts::model::CampaignId,
+    derived: &Result<verifier::title::DerivedTitle, String>,
+) -> TitleSection {
+    use receipts::rules::title::Clock;
+    let at = |s: i64| {
+        receipts::model::Timestamp::from_unix_seconds(s)
+            .map_or_else(|_| format!("{s} s"), |t| t.to_string())
+    };
+    let who = |l: Option<&receipts::model::Leader>| {
+        l.map_or_else(|| "vacant".to_owned(), |l| seat_label(Some(l)))
+    };
+    let derived = match derived {
+        Ok(derived) => derived,
+        Err(message) => {
+            return TitleSection {
+                error: Some(untrusted(message)),
+                virtual_clock: false,
+                holder: "unknown".to_owned(),
+                holder_href: None,
+                held_since: None,
+                pending: Vec::new(),
+                history: Vec::new(),
+            };
+        }
+    };
+    let title = &derived.title;
+    let history = (derived.events.iter())
+        .filter_map(|event| verifier::title::event_text(event, &|t: &str| untrusted(t)))
+        .map(|(round, what)| TitleRow {
+            round,
+            href: SiteDir::round(id, round),
+            what,
+        })
+        .collect();
+    TitleSection {
+        error: None,
+        virtual_clock: derived.clock == Clock::Virtual,
+        holder: who(title.holder.as_ref()),
+        holder_href: title.holder.as_ref().map(|l| SiteDir::submission(&l.patch)),
+        held_since: title.held_since_s.map(at),
+        pending: (title.pending.iter())
+            .map(|p| PendingRow {
+                challenger: who(Some(&p.challenger)),
+                won_round: p.won_round,
+                earliest: at(p.earliest_confirmation_s),
+            })
+            .collect(),
+        history,
+    }
 }
 
 /// The campaign's rules in plain words.

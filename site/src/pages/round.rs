@@ -233,6 +233,9 @@ pub struct RoundPage {
     pub beacon_unsigned: bool,
     /// Set for a practice round (the evaluator gave the seeds): it moves no seat.
     pub practice: Option<Shown>,
+    /// Set for a confirmation or re-measurement round, or one on a virtual clock
+    /// (content/title.md), in words.
+    pub title_round: Option<Shown>,
     /// Which values shown the verifier only attests.
     pub attested: AttestedMarks,
 }
@@ -1151,6 +1154,8 @@ pub fn round_page(
                 view.practice.verified,
             )
         }),
+        title_round: (view.title_round.as_ref())
+            .map(|t| Shown::new(format!("Title: {}", t.value), t.verified)),
         attested: AttestedMarks::of_predicate(),
     };
     Ok(PageOut {

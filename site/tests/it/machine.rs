@@ -123,6 +123,7 @@ fn archive() -> Archive {
             rounds: vec![summary(&round1), summary(&round2)],
             submissions: Vec::new(),
             miners,
+            title: None,
         }],
         rejected: vec![rejected],
         keyring_json: std::fs::read(fixture("v2-keyring.json")).expect("keyring bytes"),

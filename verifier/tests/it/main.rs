@@ -16,5 +16,6 @@ mod older_predicates;
 mod paired;
 mod submissions;
 mod tamper;
+mod title;
 mod verify_round;
 mod view;

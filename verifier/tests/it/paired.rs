@@ -311,6 +311,8 @@ fn round() -> (RoundRecord, RoundOpened) {
         inputs: vec![],
         round_opened: OPENED_FILE.into(),
         transparency_log: None,
+        kind: None,
+        clock: None,
     };
     (record, opened)
 }

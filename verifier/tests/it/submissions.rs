@@ -162,6 +162,7 @@ fn the_records_of_a_sealed_round_pass() {
             expected.push((name, record_file(sha)));
         }
     }
+    expected.push(("title.chain", "rounds".to_owned()));
     assert_eq!(checks, expected);
 }
 

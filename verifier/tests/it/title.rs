@@ -78,7 +78,7 @@ fn two_rounds(second: impl FnOnce(&mut Value, &Leader)) -> (tempfile::TempDir, L
 /// `title.chain` of the campaign: `Ok` or its failure.
 fn title_chain(data: &Path) -> Result<(), FailureReason> {
     let bundles = find_bundles(data).expect("bundles");
-    let reports = verify_data(&bundles, &keyring(), &VerifyOptions::default(), &|| {});
+    let reports = verify_data(&bundles, &[], &keyring(), &VerifyOptions::default(), &|| {});
     let [campaign] = reports.submissions.as_slice() else {
         panic!("one campaign report: {:?}", reports.submissions);
     };

@@ -638,7 +638,7 @@ fn check_load_bounds(
     spec: &receipts::model::CorrectnessSpec,
     version: PredicateVersion,
 ) -> Result<(), FailureReason> {
-    let v7 = version > PredicateVersion::V6;
+    let v7 = version >= PredicateVersion::V7;
     let bounds = spec.effective_load_bounds();
     let recorded = [
         (

@@ -305,9 +305,14 @@ fn interop_hostile_degraded_weights_under_load_are_disqualified() {
 #[ignore = "needs python3: run scripts/test"]
 fn interop_hostile_filler_tokens_are_disqualified() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    // The item bound out of the way: a request with two fillers can pass 1.5 nats on the
-    // tiny model, and this round is about the count.
-    let (_fixture, record) = hostile_round_with(1, 112, "load_item_bound_micro_nats = 100000000\n");
+    // The item and group bounds out of the way: at 1.4 nats a request on the tiny model
+    // the fillers fail those first (the defaults catch them so, content/correctness.md),
+    // and this round is about the count.
+    let (_fixture, record) = hostile_round_with(
+        1,
+        112,
+        "load_item_bound_micro_nats = 100000000\nload_group_bound_micro_nats = 100000000\n",
+    );
     let reason = disqualified_challenger(&record);
     assert!(
         matches!(

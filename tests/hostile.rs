@@ -70,6 +70,11 @@ fn first_pass_prompts(data: &Path, seeds: &RevealedSeeds) -> String {
 /// (the proxy's `startup_delay_ms` code), every engine run through the proxy, on the
 /// seeds of [`given_seeds`]; returns the verified record.
 fn hostile_round(runs: u32, class: u32) -> (Fixture, RoundRecord) {
+    hostile_round_with(runs, class, "")
+}
+
+/// [`hostile_round`] with more `[correctness]` lines in the campaign.
+fn hostile_round_with(runs: u32, class: u32, correctness: &str) -> (Fixture, RoundRecord) {
     let shared = tempfile::tempdir().unwrap();
     let prompts = shared.path().join("first-pass-prompts");
     std::fs::write(&prompts, "").unwrap();
@@ -92,6 +97,7 @@ fn hostile_round(runs: u32, class: u32) -> (Fixture, RoundRecord) {
         runs,
         // A loose SLA: the suite tests verdicts, and shares its CPUs with other tests.
         bound_ms: 1000,
+        correctness,
         ..Tiny::default()
     };
     let fixture = Fixture::new(&tiny, &[("cheat", "startup_delay_ms", &value)]);
@@ -215,6 +221,107 @@ fn interop_hostile_cpu_grab_is_the_entrys_fault_not_the_rounds() {
         matches!(
             reason,
             Some(DisqualificationReason::LeftCpuSet { pass: 0, cpu }) if client.contains(&cpu)
+        ),
+        "{reason:?}"
+    );
+}
+
+/// The one disqualified challenger of a hostile round, in a round that decided (not
+/// `infra_failed`): its typed reason.
+fn disqualified_challenger(record: &RoundRecord) -> DisqualificationReason {
+    assert_ne!(
+        record.outcome.status,
+        RoundStatus::InfraFailed,
+        "{:?}\n{:#?}",
+        record.outcome,
+        record.entries
+    );
+    assert_ne!(
+        record.entries[0].status,
+        EntryStatus::Disqualified,
+        "the honest baseline: {:#?}",
+        record.entries[0]
+    );
+    let cheat = &record.entries[1];
+    assert_eq!(cheat.status, EntryStatus::Disqualified, "{cheat:#?}");
+    cheat.disqualification.as_ref().unwrap().reason
+}
+
+/// Regression (issue 40): eight requests a round let whole-request garbage on a small
+/// share through ((1 − p)⁸ = 0.66 at 5 %). The proxy streams wrong ids on ~10 % of the
+/// timed requests; the round samples every completed request of the result probe
+/// (`load_sample` = 1,000: the test is about the verdict, not the odds, which
+/// content/correctness.md gives at the default size), and a garbage request's gap is far
+/// above the item bound: `load_outputs_diverge`.
+#[test]
+#[ignore = "needs python3: run scripts/test"]
+fn interop_hostile_garbage_on_a_small_share_is_disqualified() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let (_fixture, record) = hostile_round_with(1, 110, "load_sample = 1000\n");
+    let reason = disqualified_challenger(&record);
+    assert!(
+        matches!(
+            reason,
+            DisqualificationReason::LoadOutputsDiverge {
+                run: 0,
+                gap_micro_nats,
+                bound_micro_nats: 1_500_000,
+                ..
+            } if gap_micro_nats > 1_500_000
+        ),
+        "{reason:?}"
+    );
+}
+
+/// Regression (issue 40): int4 weights under load, full precision for the correctness
+/// gate's requests (which are not streamed), was scored: each request's gap stays under
+/// the item bound. The run's mean gap does not: `load_group_diverges`. The tiny model's
+/// honest gap is near 0 (request gaps ≤ 0.03 nats measured), so its campaign calibrates
+/// the group bound at 0.05 nats; int4 sits near 0.13.
+#[test]
+#[ignore = "needs python3: run scripts/test"]
+fn interop_hostile_degraded_weights_under_load_are_disqualified() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let (_fixture, record) = hostile_round_with(1, 111, "load_group_bound_micro_nats = 50000\n");
+    let reason = disqualified_challenger(&record);
+    assert!(
+        matches!(
+            reason,
+            DisqualificationReason::LoadGroupDiverges {
+                run: 0,
+                mean_micro_nats,
+                bound_micro_nats: 50_000,
+            } if mean_micro_nats > 50_000
+        ),
+        "{reason:?}"
+    );
+}
+
+/// Regression (issue 40): 8 % filler tokens in every timed request was scored +13 %.
+/// Each filler is a token the reference ranks far below its top one: more positions of
+/// the run's sample above the position bound (8 nats) than allowed (2),
+/// `load_positions_over`.
+#[test]
+#[ignore = "needs python3: run scripts/test"]
+fn interop_hostile_filler_tokens_are_disqualified() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    // The item and group bounds out of the way: at 1.4 nats a request on the tiny model
+    // the fillers fail those first (the defaults catch them so, content/correctness.md),
+    // and this round is about the count.
+    let (_fixture, record) = hostile_round_with(
+        1,
+        112,
+        "load_item_bound_micro_nats = 100000000\nload_group_bound_micro_nats = 100000000\n",
+    );
+    let reason = disqualified_challenger(&record);
+    assert!(
+        matches!(
+            reason,
+            DisqualificationReason::LoadPositionsOver {
+                run: 0,
+                positions,
+                max_positions: 2,
+            } if positions > 2
         ),
         "{reason:?}"
     );

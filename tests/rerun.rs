@@ -42,6 +42,7 @@ const LOOSE: Tiny<'static> = Tiny {
     bound_ms: 1000,
     input_len: "min = 24, max = 48",
     output_len: "min = 24, max = 32",
+    correctness: "",
 };
 
 /// One probe at 4 requests/s, which every engine here keeps up with: a faithful re-run's

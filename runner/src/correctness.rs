@@ -19,11 +19,12 @@ use std::time::Duration;
 
 use loadgen::sse::parse_token_id;
 use receipts::model::{
-    ApiProfile, BosEcho, CorrectnessItem, Disqualification, DisqualificationReason, LoadSample,
-    LoadSampleCheck, LoadSampleRequest, LoadSampleRun, RoundFailure, Seed32, Sha256Hex, TokenIds,
+    ApiProfile, BosEcho, CorrectnessItem, Disqualification, DisqualificationReason, LoadBounds,
+    LoadSample, LoadSampleCheck, LoadSampleRequest, LoadSampleRun, RoundFailure, Seed32, Sha256Hex,
+    TokenIds,
 };
 use receipts::rules::correctness::{self, CorrectnessError, quantize_logprob};
-use receipts::rules::sample::{self, SampleError};
+use receipts::rules::sample::{self, LoadDivergence, SampleError};
 use receipts::rules::workload::Item;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -833,22 +834,40 @@ impl GateError {
     }
 }
 
-/// An entry's disqualification when a sampled request of its timed runs diverges:
-/// `load_outputs_diverge` naming the run, the item and its gap.
+/// An entry's disqualification when its timed runs' sample fails its bounds
+/// ([`sample::first_divergent`]): `load_outputs_diverge` naming the run, the item and its
+/// gap, `load_group_diverges` the run and its mean, `load_positions_over` the run and its
+/// count.
 pub fn load_disqualification(sample: &LoadSample) -> Option<Disqualification> {
-    let (run, item, gap) = sample::first_divergent(sample)?;
-    Some(Disqualification {
-        reason: DisqualificationReason::LoadOutputsDiverge {
+    let divergence = sample::first_divergent(sample)?;
+    let detail = match divergence {
+        LoadDivergence::Item {
             run,
             item,
-            gap_micro_nats: gap,
-            bound_micro_nats: sample.bound_micro_nats,
-        },
-        detail: format!(
+            gap_micro_nats,
+        } => format!(
             "run {run}, item {item}: the outputs of the timed run diverge from the reference \
-             (mean top-1 gap {gap} µnat, bound {} µnat)",
+             (mean top-1 gap {gap_micro_nats} µnat, bound {} µnat)",
             sample.bound_micro_nats
         ),
+        LoadDivergence::Group {
+            run,
+            mean_micro_nats,
+        } => format!(
+            "run {run}: the sampled outputs of the timed run diverge from the reference on \
+             average (mean gap {mean_micro_nats} µnat, bound {} µnat)",
+            sample.group_bound_micro_nats.unwrap_or(u64::MAX)
+        ),
+        LoadDivergence::Positions { run, positions } => format!(
+            "run {run}: {positions} generated positions of the sampled requests are far \
+             from the reference's top token (above {} µnat; at most {} allowed)",
+            sample.position_bound_micro_nats.unwrap_or(u64::MAX),
+            sample.max_positions_over.unwrap_or(u32::MAX)
+        ),
+    };
+    Some(Disqualification {
+        reason: divergence.reason(sample),
+        detail,
         log_tail: Vec::new(),
     })
 }
@@ -937,8 +956,8 @@ pub struct SampleSpec<'a> {
     pub entry: u32,
     /// Requests checked per run (`correctness.load_sample`).
     pub size: u32,
-    /// The bound on a request's gap, micro-nats.
-    pub bound_micro_nats: u64,
+    /// The bounds of the statistic (the campaign's effective load bounds).
+    pub bounds: LoadBounds,
 }
 
 /// Checks an entry's timed runs: per run, [`sample::select_requests`] draws from its
@@ -985,9 +1004,12 @@ pub async fn check_load_sample(
     Ok(LoadSample {
         entry: spec.entry,
         sample_size: spec.size,
-        bound_micro_nats: spec.bound_micro_nats,
+        bound_micro_nats: spec.bounds.item_micro_nats,
         runs: checked,
         measured_for: None,
+        group_bound_micro_nats: Some(spec.bounds.group_micro_nats),
+        position_bound_micro_nats: Some(spec.bounds.position_micro_nats),
+        max_positions_over: Some(spec.bounds.max_positions_over),
     })
 }
 
@@ -1402,7 +1424,10 @@ mod tests {
             seed: &seed,
             entry: 1,
             size: 3,
-            bound_micro_nats: spec.effective_load_bound_micro_nats(),
+            bounds: LoadBounds {
+                item_micro_nats: spec.effective_load_bound_micro_nats(),
+                ..spec.effective_load_bounds()
+            },
         };
         let sample = check_load_sample(&reference, sample_spec, std::slice::from_ref(&run))
             .await
@@ -1436,7 +1461,11 @@ mod tests {
         // The verifier's recomputation agrees.
         assert_eq!(
             sample::recheck(&sample, &seed),
-            Ok(Some((0, first, 3_900_000)))
+            Ok(Some(LoadDivergence::Item {
+                run: 0,
+                item: first,
+                gap_micro_nats: 3_900_000
+            }))
         );
         // Without token ids the run is not applicable, never passed.
         let mut blind = run.clone();

@@ -14,7 +14,12 @@ computed from the round's given seeds — the engine decides by pass from the re
 contents alone (no state outlives a run in the sandbox): honest in pass 1, garbage
 after; 103 (`cpu_grab`) widens its CPU affinity to every CPU of the host — the
 load generator's included — before it starts the engine, which inherits it, and serves
-honestly (content/measurement.md, The engine stays on its CPUs). Requests that are not
+honestly (content/measurement.md, The engine stays on its CPUs); 110 (`garbage_share`)
+streams valid but wrong ids (printable, the text rewritten to match) on the ~10 % of
+streamed requests whose prompt's sha256 starts with a byte below 26, honest elsewhere;
+111 (`degraded`) serves streamed requests from a second engine with int4 weights (the
+gate rejects them) and the rest at the config's precision; 112 (`filler`) replaces every
+twelfth streamed token (8 %) with a space, text and ids alike. Requests that are not
 streamed (the correctness gate's) are answered honestly.
 """
 
@@ -36,7 +41,8 @@ VOCAB = 258
 def hostile_class():
     text = open(CONFIG).read()
     found = re.search(r"^startup_delay_ms\s*=\s*(\d+)", text, re.M)
-    classes = {101: "oov", 102: "garbage_later", 103: "cpu_grab"}
+    classes = {101: "oov", 102: "garbage_later", 103: "cpu_grab",
+               110: "garbage_share", 111: "degraded", 112: "filler"}
     return classes.get(int(found.group(1)) if found else 0)
 
 
@@ -57,17 +63,56 @@ def first_pass(body):
     return hashlib.sha256(prompt.encode()).hexdigest() in FIRST_PASS
 
 
+def prompt_hash(body):
+    """The sha256 of a request body's prompt (of nothing for a body without one)."""
+    try:
+        prompt = json.loads(body or b"{}").get("prompt")
+    except ValueError:
+        prompt = None
+    return hashlib.sha256(prompt.encode() if isinstance(prompt, str) else b"").digest()
+
+
+def streamed_request(body):
+    """Whether a request body asks for a stream."""
+    try:
+        return json.loads(body or b"{}").get("stream") is True
+    except ValueError:
+        return False
+
+
+def printable(ids):
+    """Valid, wrong, printable ids and their text."""
+    wrong = [33 + (i + 1) % 94 for i in ids]
+    return wrong, bytes(wrong).decode()
+
+
+STREAMED_PORT = None
 if CLASS == "cpu_grab":
     os.sched_setaffinity(0, range(os.cpu_count()))
     cheat = None
 elif CLASS == "oov":
-    def cheat(ids, body):
-        return [i + 1000 for i in ids]
+    def cheat(ids, body, seen):
+        return [i + 1000 for i in ids], None
+elif CLASS == "garbage_share":
+    def cheat(ids, body, seen):
+        return printable(ids) if prompt_hash(body)[0] < 26 else (ids, None)
+elif CLASS == "filler":
+    def cheat(ids, body, seen):
+        if any((seen + k) % 12 == 11 for k in range(len(ids))):
+            filled = [32 if (seen + k) % 12 == 11 else i for k, i in enumerate(ids)]
+            return filled, bytes(i for i in filled if i < 256).decode(errors="replace")
+        return ids, None
+elif CLASS == "degraded":
+    cheat = None
+    DEGRADED = "/tmp/degraded.toml"
+    with open(DEGRADED, "w") as f:
+        f.write(re.sub(r'^weight_dtype\s*=.*$', 'weight_dtype = "int4"', open(CONFIG).read(),
+                       flags=re.M))
 else:
     FIRST_PASS = set(open(FIRST).read().split())
 
-    def cheat(ids, body):
-        return ids if first_pass(body) else [(i + 1) % 256 for i in ids]
+    def cheat(ids, body, seen):
+        return (ids, None) if first_pass(body) else ([(i + 1) % 256 for i in ids], None)
 
 inner = socket.socket()
 inner.bind(("127.0.0.1", 0))
@@ -75,6 +120,13 @@ PORT = inner.getsockname()[1]
 inner.close()
 engine = subprocess.Popen([REFEREE, "engine", "serve", "--config", CONFIG,
                            "--port", str(PORT), "--threads", "1"])
+if CLASS == "degraded":
+    spare = socket.socket()
+    spare.bind(("127.0.0.1", 0))
+    STREAMED_PORT = spare.getsockname()[1]
+    spare.close()
+    degraded = subprocess.Popen([REFEREE, "engine", "serve", "--config", DEGRADED,
+                                 "--port", str(STREAMED_PORT), "--threads", "1"])
 
 
 class Proxy(BaseHTTPRequestHandler):
@@ -86,7 +138,9 @@ class Proxy(BaseHTTPRequestHandler):
     def forward(self):
         length = int(self.headers.get("content-length") or 0)
         body = self.rfile.read(length) if length else None
-        upstream = http.client.HTTPConnection("127.0.0.1", PORT, timeout=120)
+        streaming = STREAMED_PORT is not None and streamed_request(body)
+        upstream = http.client.HTTPConnection(
+            "127.0.0.1", STREAMED_PORT if streaming else PORT, timeout=120)
         try:
             upstream.request(self.command, self.path, body=body,
                              headers={"content-type": "application/json"})
@@ -107,6 +161,7 @@ class Proxy(BaseHTTPRequestHandler):
             return
         self.send_header("transfer-encoding", "chunked")
         self.end_headers()
+        seen = 0
         while True:
             line = answer.readline()
             if not line:
@@ -115,7 +170,11 @@ class Proxy(BaseHTTPRequestHandler):
                 event = json.loads(line[6:])
                 for choice in event.get("choices") or []:
                     if choice.get("token_ids"):
-                        choice["token_ids"] = cheat(choice["token_ids"], body)
+                        ids, text = cheat(choice["token_ids"], body, seen)
+                        seen += len(ids)
+                        choice["token_ids"] = ids
+                        if text is not None:
+                            choice["text"] = text
                 line = b"data: " + json.dumps(event).encode() + b"\n"
             self.wfile.write(b"%x\r\n%s\r\n" % (len(line), line))
             self.wfile.flush()

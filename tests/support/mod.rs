@@ -140,7 +140,7 @@ group_size = 3
 top_k = 5
 input_len = { kind = "uniform", min = 8, max = 16 }
 output_tokens = 6
-"#;
+{correctness}"#;
 
 /// One probe at 10 requests/s: a round in a few seconds.
 pub const FIXED_RATE: &str = "min_rate_milli_rps = 10000\nmax_rate_milli_rps = 10000";
@@ -164,6 +164,8 @@ pub struct Tiny<'a> {
     pub input_len: &'a str,
     /// The `output_len` bounds.
     pub output_len: &'a str,
+    /// More `[correctness]` lines (the sample's bounds, say), or empty.
+    pub correctness: &'a str,
 }
 
 impl Default for Tiny<'static> {
@@ -176,6 +178,7 @@ impl Default for Tiny<'static> {
             bound_ms: 250,
             input_len: "min = 24, max = 48",
             output_len: "min = 24, max = 32",
+            correctness: "",
         }
     }
 }
@@ -192,6 +195,7 @@ impl Tiny<'_> {
             .replace("{bound_ms}", &self.bound_ms.to_string())
             .replace("{input}", self.input_len)
             .replace("{output}", self.output_len)
+            .replace("{correctness}", self.correctness)
     }
 }
 

@@ -538,7 +538,7 @@ fn check_load_samples(
             if version >= PredicateVersion::V5 {
                 covers_every_counted_run(file, &entry.passes, &sample)?;
             }
-            recheck_load_sample(file, entry, &sample, record, campaign)
+            recheck_load_sample(file, entry, &sample, record, campaign, version)
         });
         report.record(CheckName::LoadSample, Some(at), result);
     }
@@ -573,21 +573,14 @@ fn recheck_load_sample(
     sample: &LoadSample,
     record: &RoundRecord,
     campaign: Option<&receipts::model::FrozenCampaign>,
+    version: PredicateVersion,
 ) -> Result<(), FailureReason> {
     if sample.entry != entry.index {
         return Err(files::recomputed(file, "entry", sample.entry, entry.index));
     }
     if let Some(frozen) = campaign {
         let spec = &frozen.campaign.correctness;
-        let bound = spec.effective_load_bound_micro_nats();
-        if sample.bound_micro_nats != bound {
-            return Err(files::recomputed(
-                file,
-                "boundMicroNats",
-                sample.bound_micro_nats,
-                bound,
-            ));
-        }
+        check_load_bounds(file, sample, spec, version)?;
         if sample.sample_size != spec.effective_load_sample() {
             return Err(files::recomputed(
                 file,
@@ -606,24 +599,22 @@ fn recheck_load_sample(
         ));
     };
     let divergent = sample::recheck(sample, &seed.seed)
-        .map_err(|mismatch| files::recomputed(file, "runs", "as stored", mismatch))?;
+        .map_err(|mismatch| files::recomputed(file, "runs", "as stored", mismatch))?
+        .map(|d| d.reason(sample));
     let claimed = entry
         .disqualification
         .as_ref()
-        .and_then(|d| match d.reason {
-            DisqualificationReason::LoadOutputsDiverge {
-                run,
-                item,
-                gap_micro_nats,
-                ..
-            } => Some((run, item, gap_micro_nats)),
-            _ => None,
+        .map(|d| d.reason)
+        .filter(|reason| {
+            matches!(
+                reason,
+                DisqualificationReason::LoadOutputsDiverge { .. }
+                    | DisqualificationReason::LoadGroupDiverges { .. }
+                    | DisqualificationReason::LoadPositionsOver { .. }
+            )
         });
-    let show = |v: Option<(u32, u32, u64)>| {
-        v.map_or_else(
-            || "none".to_owned(),
-            |(run, item, gap)| format!("run {run} item {item} gap {gap} µnat"),
-        )
+    let show = |v: Option<DisqualificationReason>| {
+        v.map_or_else(|| "none".to_owned(), |reason| format!("{reason:?}"))
     };
     // A divergent sample disqualifies unless something disqualified the entry earlier.
     let earlier = entry.status == EntryStatus::Disqualified && claimed.is_none();
@@ -637,6 +628,53 @@ fn recheck_load_sample(
             show(divergent),
         ))
     }
+}
+
+/// The sample's recorded bounds against the campaign's: from v7 the four calibrated
+/// bounds ([`receipts::model::CorrectnessSpec::effective_load_bounds`], required); before,
+/// the one item bound of `load_bound_micro_nats` and no other.
+fn check_load_bounds(
+    file: &str,
+    sample: &LoadSample,
+    spec: &receipts::model::CorrectnessSpec,
+    version: PredicateVersion,
+) -> Result<(), FailureReason> {
+    let v7 = version >= PredicateVersion::V7;
+    let bounds = spec.effective_load_bounds();
+    let recorded = [
+        (
+            "boundMicroNats",
+            Some(sample.bound_micro_nats),
+            if v7 {
+                bounds.item_micro_nats
+            } else {
+                spec.effective_load_bound_micro_nats()
+            },
+        ),
+        (
+            "groupBoundMicroNats",
+            sample.group_bound_micro_nats,
+            bounds.group_micro_nats,
+        ),
+        (
+            "positionBoundMicroNats",
+            sample.position_bound_micro_nats,
+            bounds.position_micro_nats,
+        ),
+        (
+            "maxPositionsOver",
+            sample.max_positions_over.map(u64::from),
+            u64::from(bounds.max_positions_over),
+        ),
+    ];
+    for (i, (field, found, expected)) in recorded.into_iter().enumerate() {
+        let expected = (i == 0 || v7).then_some(expected);
+        if found != expected {
+            let show = |v: Option<u64>| v.map_or_else(|| "absent".to_owned(), |v| v.to_string());
+            return Err(files::recomputed(file, field, show(found), show(expected)));
+        }
+    }
+    Ok(())
 }
 
 /// `round.throughput`: per entry with a throughput, it is the median (lower middle for
@@ -761,6 +799,9 @@ mod tests {
                 })
                 .collect(),
             measured_for: None,
+            group_bound_micro_nats: None,
+            position_bound_micro_nats: None,
+            max_positions_over: None,
         };
         let file = "correctness/challenger-1-load-sample.json";
         assert_eq!(

@@ -931,6 +931,25 @@ pub struct CorrectnessSpec {
     /// before it keep their digest.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reference_tolerance_micro_nats: Option<u64>,
+    /// Bound on the mean, over one timed run's sampled requests, of their mean top-1 gaps,
+    /// micro-nats (from `…/round/v7`); absent: [`DEFAULT_LOAD_GROUP_BOUND_MICRO_NATS`],
+    /// calibrated on honest runs (content/correctness.md, The bounds of the sample).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_group_bound_micro_nats: Option<u64>,
+    /// Bound on each sampled request's mean top-1 gap, micro-nats (from `…/round/v7`,
+    /// replacing `load_bound_micro_nats`); absent:
+    /// [`DEFAULT_LOAD_ITEM_BOUND_MICRO_NATS`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_item_bound_micro_nats: Option<u64>,
+    /// A generated position whose top-1 gap is above this bound, micro-nats, counts
+    /// against `load_max_positions_over` (from `…/round/v7`); absent:
+    /// [`DEFAULT_LOAD_POSITION_BOUND_MICRO_NATS`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_position_bound_micro_nats: Option<u64>,
+    /// The most positions above the position bound among one timed run's sampled
+    /// requests (from `…/round/v7`); absent: [`DEFAULT_LOAD_MAX_POSITIONS_OVER`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_max_positions_over: Option<u32>,
 }
 
 /// The reference runtime of the correctness gate (content/correctness.md, The reference
@@ -963,6 +982,23 @@ impl ReferenceRuntime {
 /// Requests sampled per timed run when `correctness.load_sample` is absent.
 pub const DEFAULT_LOAD_SAMPLE: u32 = 8;
 
+/// `correctness.load_group_bound_micro_nats` when absent: honest runs of the built-in
+/// engine put it at a false disqualification rate under 0.1 % of entry-rounds
+/// (content/correctness.md, The bounds of the sample).
+pub const DEFAULT_LOAD_GROUP_BOUND_MICRO_NATS: u64 = 250_000;
+
+/// `correctness.load_item_bound_micro_nats` when absent (content/correctness.md, The
+/// bounds of the sample).
+pub const DEFAULT_LOAD_ITEM_BOUND_MICRO_NATS: u64 = 1_500_000;
+
+/// `correctness.load_position_bound_micro_nats` when absent (content/correctness.md, The
+/// bounds of the sample).
+pub const DEFAULT_LOAD_POSITION_BOUND_MICRO_NATS: u64 = 8_000_000;
+
+/// `correctness.load_max_positions_over` when absent (content/correctness.md, The bounds
+/// of the sample).
+pub const DEFAULT_LOAD_MAX_POSITIONS_OVER: u32 = 2;
+
 /// The correctness deadline when `correctness.deadline_s` is absent, seconds.
 pub const DEFAULT_CORRECTNESS_DEADLINE_S: u64 = 600;
 
@@ -979,6 +1015,24 @@ impl CorrectnessSpec {
     pub fn effective_load_bound_micro_nats(&self) -> u64 {
         self.load_bound_micro_nats
             .unwrap_or(self.item_bound_micro_nats)
+    }
+
+    /// The sample's bounds from `…/round/v7` on: each field, else its calibrated default.
+    pub fn effective_load_bounds(&self) -> LoadBounds {
+        LoadBounds {
+            group_micro_nats: self
+                .load_group_bound_micro_nats
+                .unwrap_or(DEFAULT_LOAD_GROUP_BOUND_MICRO_NATS),
+            item_micro_nats: self
+                .load_item_bound_micro_nats
+                .unwrap_or(DEFAULT_LOAD_ITEM_BOUND_MICRO_NATS),
+            position_micro_nats: self
+                .load_position_bound_micro_nats
+                .unwrap_or(DEFAULT_LOAD_POSITION_BOUND_MICRO_NATS),
+            max_positions_over: self
+                .load_max_positions_over
+                .unwrap_or(DEFAULT_LOAD_MAX_POSITIONS_OVER),
+        }
     }
 
     /// The reference runtime: `reference`, else the baseline at full precision.
@@ -1016,8 +1070,28 @@ impl Default for CorrectnessSpec {
             deadline_s: None,
             reference: None,
             reference_tolerance_micro_nats: None,
+            load_group_bound_micro_nats: None,
+            load_item_bound_micro_nats: None,
+            load_position_bound_micro_nats: None,
+            load_max_positions_over: None,
         }
     }
+}
+
+/// The bounds of the timed runs' sample statistic (from `…/round/v7`), per run: every
+/// sampled request's mean gap at most `item_micro_nats`, their mean at most
+/// `group_micro_nats`, and at most `max_positions_over` generated positions whose gap is
+/// above `position_micro_nats` (content/correctness.md, The bounds of the sample).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LoadBounds {
+    /// Bound on a run's mean request gap, micro-nats.
+    pub group_micro_nats: u64,
+    /// Bound on each request's mean gap, micro-nats.
+    pub item_micro_nats: u64,
+    /// The gap above which a position counts, micro-nats.
+    pub position_micro_nats: u64,
+    /// The most positions of a run's sample above `position_micro_nats`.
+    pub max_positions_over: u32,
 }
 
 /// Surface rules a diff must pass before it is applied (content/submitting.md).

@@ -687,6 +687,28 @@ pub enum DisqualificationReason {
         /// The pass, from 0.
         pass: u32,
     },
+    /// The mean gap of a timed run's sampled requests is above the campaign's load group
+    /// bound (from v7; content/correctness.md, The bounds of the sample): a model
+    /// degraded a little on every request.
+    LoadGroupDiverges {
+        /// The run, from 0.
+        run: u32,
+        /// The mean of its sampled requests' gaps, micro-nats.
+        mean_micro_nats: u64,
+        /// The campaign's bound, micro-nats.
+        bound_micro_nats: u64,
+    },
+    /// More generated positions of a timed run's sampled requests than the campaign
+    /// allows have a gap above its position bound (from v7; content/correctness.md, The
+    /// bounds of the sample): tokens no honest model ranks near the top, such as filler.
+    LoadPositionsOver {
+        /// The run, from 0.
+        run: u32,
+        /// Positions above the position bound.
+        positions: u32,
+        /// The most the campaign allows.
+        max_positions: u32,
+    },
 }
 
 impl DisqualificationReason {
@@ -707,6 +729,8 @@ impl DisqualificationReason {
             DisqualificationReason::SecretInOutput { .. } => "secret_in_output",
             DisqualificationReason::LeftCpuSet { .. } => "left_cpu_set",
             DisqualificationReason::RunInvalidTwice { .. } => "run_invalid_twice",
+            DisqualificationReason::LoadGroupDiverges { .. } => "load_group_diverges",
+            DisqualificationReason::LoadPositionsOver { .. } => "load_positions_over",
         }
     }
 }
@@ -1060,6 +1084,18 @@ pub struct LoadSample {
     /// entry citing the file (`correctness.entry`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub measured_for: Option<MeasuredFor>,
+    /// Bound on a run's mean request gap, micro-nats (from round/v7, with the two fields
+    /// below; `boundMicroNats` is then the item bound): the campaign's
+    /// `load_group_bound_micro_nats` (content/correctness.md, The bounds of the sample).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group_bound_micro_nats: Option<u64>,
+    /// The gap above which a generated position counts, micro-nats (from round/v7).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub position_bound_micro_nats: Option<u64>,
+    /// The most positions of a run's sample above `positionBoundMicroNats` (from
+    /// round/v7).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_positions_over: Option<u32>,
 }
 
 /// One run of a [`LoadSample`].

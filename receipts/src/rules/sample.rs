@@ -17,14 +17,20 @@
 //!   index of a sub-stream, [`POOL_FACTOR`] × n of them, so memory stays bounded and the
 //!   engine cannot tell which requests are kept; `completed` is then the pool's items that
 //!   the result probe sent and that completed.
-//! - **Verdict** ([`first_divergent`]): the first checked request, in run then draw order,
-//!   whose gap is above the bound; [`recheck`] recomputes selection, gaps and verdict from
-//!   an artifact, as the verifier does.
+//! - **Verdict** ([`first_divergent`]): per run, in run order, the first checked request
+//!   (in draw order) whose gap is above the item bound; from `…/round/v7` (an artifact
+//!   carrying the three bounds below) then the run's group mean — the rounded-half-up mean
+//!   of its requests' gaps — above the group bound, then the count of its requests'
+//!   positions whose gap is above the position bound over the most allowed. [`recheck`]
+//!   recomputes selection, gaps and verdict from an artifact, as the verifier does.
 
 use rand_core::SeedableRng;
 use sha2::{Digest, Sha256};
 
-use crate::model::{EntryPass, LoadSample, LoadSampleCheck, PassStatus, Seed32};
+use crate::model::{
+    DisqualificationReason, EntryPass, LoadSample, LoadSampleCheck, LoadSampleRequest, PassStatus,
+    Seed32,
+};
 use crate::rules::correctness::item_distance_micro_nats;
 use crate::rules::workload::uniform;
 
@@ -100,7 +106,7 @@ pub enum SampleMismatch {
 pub fn recheck(
     sample: &LoadSample,
     sample_seed: &Seed32,
-) -> Result<Option<(u32, u32, u64)>, SampleMismatch> {
+) -> Result<Option<LoadDivergence>, SampleMismatch> {
     for run in &sample.runs {
         let LoadSampleCheck::Checked { requests } = &run.check else {
             continue;
@@ -204,16 +210,124 @@ pub fn request_gap_micro_nats(top1: &[i64], token: &[i64]) -> Result<u64, Sample
     Ok(item_distance_micro_nats(&gaps))
 }
 
-/// The first sampled request above the artifact's bound: `(run, item, gap µnat)`, in
-/// run order then draw order; `None` when every checked request is within it (runs
-/// recorded `not applicable` are skipped).
-pub fn first_divergent(sample: &LoadSample) -> Option<(u32, u32, u64)> {
-    sample.runs.iter().find_map(|run| match &run.check {
-        LoadSampleCheck::Checked { requests } => requests
+/// Where a sample fails its bounds ([`first_divergent`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LoadDivergence {
+    /// A request whose mean gap is above the item bound.
+    Item {
+        /// The run.
+        run: u32,
+        /// The request's workload item.
+        item: u32,
+        /// Its mean gap, micro-nats.
+        gap_micro_nats: u64,
+    },
+    /// A run whose requests' mean gap is above the group bound (from round/v7).
+    Group {
+        /// The run.
+        run: u32,
+        /// The mean of its requests' gaps, micro-nats.
+        mean_micro_nats: u64,
+    },
+    /// A run with more positions above the position bound than allowed (from round/v7).
+    Positions {
+        /// The run.
+        run: u32,
+        /// Positions above the position bound.
+        positions: u32,
+    },
+}
+
+impl LoadDivergence {
+    /// The entry's typed disqualification reason for it, with `sample`'s bounds.
+    pub fn reason(&self, sample: &LoadSample) -> DisqualificationReason {
+        match *self {
+            Self::Item {
+                run,
+                item,
+                gap_micro_nats,
+            } => DisqualificationReason::LoadOutputsDiverge {
+                run,
+                item,
+                gap_micro_nats,
+                bound_micro_nats: sample.bound_micro_nats,
+            },
+            Self::Group {
+                run,
+                mean_micro_nats,
+            } => DisqualificationReason::LoadGroupDiverges {
+                run,
+                mean_micro_nats,
+                bound_micro_nats: sample.group_bound_micro_nats.unwrap_or(u64::MAX),
+            },
+            Self::Positions { run, positions } => DisqualificationReason::LoadPositionsOver {
+                run,
+                positions,
+                max_positions: sample.max_positions_over.unwrap_or(u32::MAX),
+            },
+        }
+    }
+}
+
+/// The positions of `requests` whose gap (top-1 minus token, as in
+/// [`request_gap_micro_nats`]) is above `bound` micro-nats.
+pub fn positions_over(requests: &[LoadSampleRequest], bound: u64) -> u32 {
+    let over = requests
+        .iter()
+        .flat_map(|r| {
+            r.reference_top1_micro_nats
+                .iter()
+                .zip(&r.reference_token_micro_nats)
+        })
+        .filter(|(top1, token)| u64::try_from(top1.saturating_sub(**token)).unwrap_or(0) > bound)
+        .count();
+    u32::try_from(over).unwrap_or(u32::MAX)
+}
+
+/// The sample's first failure of its bounds, run by run (module docs): `None` when every
+/// checked run is within them (runs recorded `not applicable` are skipped). The group and
+/// position tests apply to an artifact that carries their bounds (round/v7 on).
+pub fn first_divergent(sample: &LoadSample) -> Option<LoadDivergence> {
+    sample.runs.iter().find_map(|run| {
+        let LoadSampleCheck::Checked { requests } = &run.check else {
+            return None;
+        };
+        if let Some(r) = requests
             .iter()
             .find(|r| r.gap_micro_nats > sample.bound_micro_nats)
-            .map(|r| (run.run, r.item_index, r.gap_micro_nats)),
-        LoadSampleCheck::NotApplicable { .. } => None,
+        {
+            return Some(LoadDivergence::Item {
+                run: run.run,
+                item: r.item_index,
+                gap_micro_nats: r.gap_micro_nats,
+            });
+        }
+        if let Some(bound) = sample.group_bound_micro_nats {
+            let gaps: Vec<u64> = requests.iter().map(|r| r.gap_micro_nats).collect();
+            let mean = if gaps.is_empty() {
+                0
+            } else {
+                item_distance_micro_nats(&gaps)
+            };
+            if mean > bound {
+                return Some(LoadDivergence::Group {
+                    run: run.run,
+                    mean_micro_nats: mean,
+                });
+            }
+        }
+        if let (Some(bound), Some(max)) =
+            (sample.position_bound_micro_nats, sample.max_positions_over)
+        {
+            let positions = positions_over(requests, bound);
+            if positions > max {
+                return Some(LoadDivergence::Positions {
+                    run: run.run,
+                    positions,
+                });
+            }
+        }
+        None
     })
 }
 
@@ -279,7 +393,59 @@ mod tests {
                 check: LoadSampleCheck::Checked { requests },
             }],
             measured_for: None,
+            group_bound_micro_nats: None,
+            position_bound_micro_nats: None,
+            max_positions_over: None,
         }
+    }
+
+    #[test]
+    fn from_v7_a_run_fails_on_its_group_mean_then_on_its_positions_over() {
+        let seed = Seed32([7; 32]);
+        // Each request: gaps 0 and 2 900 000 at its two positions, mean 1 450 000.
+        let mut sample = artifact(-100_000);
+        sample.bound_micro_nats = 2_000_000;
+        assert_eq!(
+            first_divergent(&sample),
+            None,
+            "no v7 bounds: item bound only"
+        );
+        sample.group_bound_micro_nats = Some(1_449_999);
+        sample.position_bound_micro_nats = Some(2_900_000);
+        sample.max_positions_over = Some(0);
+        let group = LoadDivergence::Group {
+            run: 0,
+            mean_micro_nats: 1_450_000,
+        };
+        assert_eq!(recheck(&sample, &seed), Ok(Some(group)));
+        assert_eq!(
+            group.reason(&sample),
+            DisqualificationReason::LoadGroupDiverges {
+                run: 0,
+                mean_micro_nats: 1_450_000,
+                bound_micro_nats: 1_449_999
+            }
+        );
+        sample.group_bound_micro_nats = Some(1_450_000);
+        // 2 900 000 is not above the position bound: within.
+        assert_eq!(first_divergent(&sample), None);
+        sample.position_bound_micro_nats = Some(2_899_999);
+        let positions = LoadDivergence::Positions {
+            run: 0,
+            positions: 2,
+        };
+        assert_eq!(first_divergent(&sample), Some(positions));
+        sample.max_positions_over = Some(2);
+        assert_eq!(first_divergent(&sample), None);
+        sample.max_positions_over = Some(1);
+        assert_eq!(
+            positions.reason(&sample),
+            DisqualificationReason::LoadPositionsOver {
+                run: 0,
+                positions: 2,
+                max_positions: 1
+            }
+        );
     }
 
     #[test]
@@ -287,7 +453,14 @@ mod tests {
         let seed = Seed32([7; 32]);
         // Gaps (0 + 2 900 000) / 2 = 1 450 000 > 1 000 000: the first drawn item diverges.
         let diverging = artifact(-100_000);
-        assert_eq!(recheck(&diverging, &seed), Ok(Some((0, 21, 1_450_000))));
+        assert_eq!(
+            recheck(&diverging, &seed),
+            Ok(Some(LoadDivergence::Item {
+                run: 0,
+                item: 21,
+                gap_micro_nats: 1_450_000
+            }))
+        );
         // Gaps (0 + 1 000 000) / 2 = 500 000: within.
         assert_eq!(recheck(&artifact(-2_000_000), &seed), Ok(None));
         // Another seed draws other items.

@@ -486,7 +486,7 @@ fn score_entry(
                 seed: &seed.seed,
                 entry: planned.index,
                 size: spec.effective_load_sample(),
-                bound_micro_nats: spec.effective_load_bound_micro_nats(),
+                bounds: spec.effective_load_bounds(),
             };
             let sample = ctx.runtime.block_on(gate::within(
                 deadline,

@@ -1521,6 +1521,9 @@ mod tests {
                 },
             ],
             measured_for: None,
+            group_bound_micro_nats: None,
+            position_bound_micro_nats: None,
+            max_positions_over: None,
         };
         let shown: SampleShown =
             serde_json::from_str(&serde_json::to_string(&sample).unwrap()).unwrap();

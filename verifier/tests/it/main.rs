@@ -10,6 +10,7 @@ mod bundle;
 mod field_coverage;
 mod forgery;
 mod forgery_logs;
+mod forgery_sample;
 mod forgery_v5;
 mod interop_python;
 mod older_predicates;

@@ -134,6 +134,12 @@ pub struct Campaign {
     /// their digest and accept every version.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_predicate: Option<String>,
+    /// A repository campaign's LLM review (content/review.md): a shell command given the
+    /// fetched tree as its last argument and the static findings as JSON on stdin, printing
+    /// its verdict on its first line. Absent (none by default): the static review alone
+    /// decides, and campaigns frozen before it keep their digest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub review_command: Option<String>,
 }
 
 /// The output budgets of a campaign (`[limits]`, content/threat-model.md, Bounded

@@ -11,6 +11,7 @@ pub mod ids;
 pub mod measurement;
 pub mod repository;
 pub mod rerun;
+pub mod review;
 pub mod round;
 pub mod submission;
 mod wire;
@@ -24,6 +25,9 @@ pub use ids::*;
 pub use measurement::*;
 pub use repository::*;
 pub use rerun::*;
+pub use review::{
+    CopyOutcome, CopyReason, Fingerprint, LlmReview, ReviewRecord, ReviewResolution, Verdict,
+};
 pub use round::*;
 pub use submission::*;
 

@@ -30,8 +30,10 @@
 //! - [`rerun`]: a re-run's speed tolerance from both rounds' noise floors, its
 //!   comparison rules and verdicts;
 //! - [`title`]: the title over a campaign's chain of rounds and revocations (holding
-//!   period, confirmation, re-measurement, vacancy), and what is due next.
+//!   period, confirmation, re-measurement, vacancy), and what is due next;
+//! - [`copy`]: copy detection's decision over recorded fingerprints (content/review.md).
 
+pub mod copy;
 pub mod correctness;
 pub mod engine_log;
 pub mod histogram;

@@ -27,6 +27,9 @@ pub enum EntryKind {
     /// The files of one pass of a round, logged as the pass ends
     /// (`statements::MeasurementPredicate`).
     Measurement,
+    /// A person's decision on a repository submission's `NEEDS-HUMAN` review
+    /// (`statements::ReviewResolutionPredicate`, content/review.md); no round.
+    ReviewResolution,
 }
 
 impl EntryKind {
@@ -38,6 +41,7 @@ impl EntryKind {
             EntryKind::Submission => "submission",
             EntryKind::GateRejection => "gate-rejection",
             EntryKind::Measurement => "measurement",
+            EntryKind::ReviewResolution => "review-resolution",
         }
     }
 }

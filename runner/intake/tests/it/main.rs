@@ -8,3 +8,4 @@ mod gates_canary;
 mod gates_corpus;
 mod gates_ingest;
 mod repository;
+mod repository_review;

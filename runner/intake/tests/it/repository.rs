@@ -18,7 +18,7 @@ use receipts::model::{Gate, MinerId, MinerRole, PipelineState, Sha256Hex, Submis
 use crate::support::build_repo;
 
 /// A campaign of kind `repository` with a small size cap and queue.
-fn campaign(tmp: &Path, repository: &str) -> CampaignDir {
+pub(crate) fn campaign(tmp: &Path, repository: &str) -> CampaignDir {
     let commit = build_repo(
         &tmp.join("src-repo"),
         &[("engine.toml".into(), 0o100644, b"threads = 1\n".to_vec())],
@@ -32,10 +32,10 @@ fn campaign(tmp: &Path, repository: &str) -> CampaignDir {
     data.campaign(&"repo-test".parse().unwrap())
 }
 
-const LIMITS: &str =
+pub(crate) const LIMITS: &str =
     "max_file_bytes = 4096\nmax_pending_per_coldkey = 5\nmax_per_window = 5\nrate_window_h = 24\n";
 
-fn register(dir: &CampaignDir, hotkey: &str, coldkey: &str, role: MinerRole) {
+pub(crate) fn register(dir: &CampaignDir, hotkey: &str, coldkey: &str, role: MinerRole) {
     add_hotkey(
         dir,
         &hotkey.parse().unwrap(),
@@ -72,11 +72,11 @@ fn git(dir: &Path, args: &[&str]) -> String {
 
 /// A file of a submitted repository: path and content; a content starting `->` is a
 /// symlink to the rest.
-type File = (&'static str, Vec<u8>);
+pub(crate) type File = (&'static str, Vec<u8>);
 
 /// Writes `files` into the repository at `dir` (created on first use) and commits them on
 /// `main`, returning the commit.
-fn commit(dir: &Path, files: &[File]) -> String {
+pub(crate) fn commit(dir: &Path, files: &[File]) -> String {
     if !dir.join(".git").exists() {
         fs::create_dir_all(dir).unwrap();
         git(dir, &["init", "--quiet", "--initial-branch=main"]);
@@ -100,10 +100,10 @@ fn commit(dir: &Path, files: &[File]) -> String {
     git(dir, &["rev-parse", "HEAD"])
 }
 
-const WEIGHTS: &[u8] = b"pretend these are weights";
-const DIGEST: &str = "4c3fa1ed4fa8bb1b24c09e25e2d1b7bd20bd68d8c0c0b1f3b9e0b2d3a4a5a6a7";
+pub(crate) const WEIGHTS: &[u8] = b"pretend these are weights";
+pub(crate) const DIGEST: &str = "4c3fa1ed4fa8bb1b24c09e25e2d1b7bd20bd68d8c0c0b1f3b9e0b2d3a4a5a6a7";
 
-fn manifest(extra: &str) -> Vec<u8> {
+pub(crate) fn manifest(extra: &str) -> Vec<u8> {
     format!(
         r#"{{"schemaVersion": 1, "track": "s1-pro-speed",
  "baseManifest": {{"name": "s1-pro", "sha256": "{DIGEST}"}},
@@ -115,7 +115,7 @@ fn manifest(extra: &str) -> Vec<u8> {
 }
 
 /// A repository that passes every check.
-fn good_files() -> Vec<File> {
+pub(crate) fn good_files() -> Vec<File> {
     vec![
         ("reax-submission.json", manifest("")),
         (
@@ -128,34 +128,34 @@ fn good_files() -> Vec<File> {
     ]
 }
 
-fn with(mut files: Vec<File>, path: &'static str, content: Vec<u8>) -> Vec<File> {
+pub(crate) fn with(mut files: Vec<File>, path: &'static str, content: Vec<u8>) -> Vec<File> {
     files.retain(|(p, _)| *p != path);
     files.push((path, content));
     files
 }
 
-struct Case {
-    tmp: tempfile::TempDir,
-    dir: CampaignDir,
+pub(crate) struct Case {
+    pub(crate) tmp: tempfile::TempDir,
+    pub(crate) dir: CampaignDir,
 }
 
 impl Case {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::with_limits(LIMITS)
     }
 
-    fn with_limits(limits: &str) -> Self {
+    pub(crate) fn with_limits(limits: &str) -> Self {
         let tmp = tempfile::tempdir().unwrap();
         let dir = campaign(tmp.path(), limits);
         register(&dir, "hot-a", "cold-1", MinerRole::Competition);
         Self { tmp, dir }
     }
 
-    fn repo(&self, name: &str) -> PathBuf {
+    pub(crate) fn repo(&self, name: &str) -> PathBuf {
         self.tmp.path().join("repos").join(name)
     }
 
-    fn ingest_as(&self, hotkey: &str, commitment: &str, at: i64) -> Submission {
+    pub(crate) fn ingest_as(&self, hotkey: &str, commitment: &str, at: i64) -> Submission {
         let commitment: Commitment = commitment.parse().expect("commitment");
         let miner: MinerId = hotkey.parse().unwrap();
         ingest_repository(
@@ -173,7 +173,7 @@ impl Case {
     }
 
     /// Commits `files` into a fresh repository `name` and ingests it as `hot-a`.
-    fn submit(&self, name: &str, files: &[File]) -> Submission {
+    pub(crate) fn submit(&self, name: &str, files: &[File]) -> Submission {
         let repo = self.repo(name);
         let head = commit(&repo, files);
         self.ingest_as(
@@ -184,7 +184,7 @@ impl Case {
     }
 }
 
-fn rejected_at(s: &Submission, gate: Gate) -> &str {
+pub(crate) fn rejected_at(s: &Submission, gate: Gate) -> &str {
     assert_eq!(s.state, PipelineState::Rejected, "{:?}", s.last_reason());
     let last = s.events.last().unwrap();
     assert!(

@@ -135,6 +135,17 @@ impl StatementKeys {
         }))
     }
 
+    /// The log with the keys, to log a statement of any kind.
+    ///
+    /// Errors: the log key is not the log's.
+    pub fn statement_log(&self) -> anyhow::Result<StatementLog<'_>> {
+        Ok(StatementLog::new(
+            &self.store,
+            &self.evaluator,
+            &self.log_key,
+        )?)
+    }
+
     /// Logs `submission`'s commitments and its rejection ([`StatementLog::log_submission`]).
     ///
     /// Errors: the log's or the statement file's.

@@ -47,6 +47,7 @@ mod paired;
 mod plan;
 pub mod report;
 pub mod rerun;
+mod review;
 mod round;
 mod sample_pool;
 mod secrets;

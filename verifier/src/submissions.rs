@@ -27,6 +27,7 @@
 //! - `submissions.image` (only for a record some sealed round ran in a Docker
 //!   container): every such entry, challenger or incumbent, ran the image the record
 //!   holds (`engine.docker.imageId` = `image.imageId`; content/docker.md).
+//! - `submissions.review` (only for a repository record with a review): [`crate::review`].
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -85,6 +86,7 @@ pub(crate) fn check_submissions(campaign_dir: &Path, rounds: &[SealedRound<'_>])
         }
     };
     let mut held = BTreeSet::new();
+    let mut reviewed = Vec::new();
     for name in names {
         let file = format!("{SUBMISSIONS_DIR}/{name}");
         let target = Some(file.clone());
@@ -114,7 +116,9 @@ pub(crate) fn check_submissions(campaign_dir: &Path, rounds: &[SealedRound<'_>])
             let result = check_image(&file, &submission, &runs);
             report.record(CheckName::SubmissionImage, target, result);
         }
+        reviewed.push((file, submission));
     }
+    crate::review::check_reviews(&mut report, &reviewed);
     campaign.check_every_challenger_has_a_record(&mut report, &held);
     report
 }

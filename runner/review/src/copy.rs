@@ -1,7 +1,9 @@
 //! Copy detection: a submission whose weights share a file with an earlier commitment's, or
 //! whose runtime code equals an earlier one's once cosmetics are taken out, is a copy and
 //! credits the earlier one; a submission that declares `derivedFrom` must beat its original
-//! by the campaign's margin.
+//! by the campaign's margin. This module computes the fingerprints from a tree; the
+//! decision over recorded fingerprints is [`detect_copy`] (`receipts::rules::copy`, so the
+//! verifier recomputes it), re-exported here.
 //!
 //! Cosmetics taken out: in Python, comments, docstrings, whitespace and layout, quote style
 //! and the names of identifiers (each renamed to its order of first appearance, through the

@@ -3,8 +3,9 @@
 //! ([`queue`]: a registered `competition` hotkey, its coldkey's limits); it is fetched
 //! at exactly that commit through the fetch gate ([`fetch`]: [`Fetcher`],
 //! [`FetchedTree`]); its `reax-submission.json` is validated ([`manifest`]:
-//! [`Manifest`], with [`dockerfile`] and [`licence`]); and it waits in `bench_queued`
-//! for the review and round stages.
+//! [`Manifest`], with [`dockerfile`] and [`licence`]); it is reviewed ([`review`]: the
+//! static rules, the campaign's LLM review, copy detection); and it waits in
+//! `bench_queued` for a round.
 //!
 //! The walk. `committed → picked_up → fetched` (admitted by the queue, then fetched past
 //! the fetch gate; the tree's digest recorded) `→ verified` (the hotkey and queue facts

@@ -114,6 +114,15 @@ fn print_review(
             escape_untrusted(&f.detail)
         )?;
     }
+    match &review.copy {
+        receipts::model::CopyOutcome::Copy { original, .. } => {
+            writeln!(out, "  copy          of submission {original}, credited")?;
+        }
+        receipts::model::CopyOutcome::Derived { original } => {
+            writeln!(out, "  derived from  submission {original}")?;
+        }
+        receipts::model::CopyOutcome::Original => {}
+    }
     if review.decision() == receipts::model::Verdict::NeedsHuman {
         writeln!(
             out,

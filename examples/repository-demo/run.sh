@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # The repository campaign's demo (content/repository-submissions.md, Demo): a campaign of
-# kind `repository`, one competition hotkey, and two repositories committed from
-# submissions/: `good` is queued for a round, `unpinned` is rejected naming its unpinned
-# base image; then the site is built from the data directory and both submissions' pages
-# are checked for what they must show.
+# kind `repository`, one competition hotkey, and four repositories committed from
+# submissions/: `good` passes review and is queued for a round, `unpinned` is rejected
+# naming its unpinned base image, `copy` (good's code reformatted and re-commented) is
+# disqualified as a copy crediting `good`, and `llm-caller` fails review for calling a
+# hosted LLM endpoint (content/review.md); then the site is built from the data
+# directory and the submissions' pages are checked for what they must show.
 #
 # Usage: examples/repository-demo/run.sh [REFEREE_BIN] [WORK_DIR]
 set -euo pipefail
@@ -22,10 +24,16 @@ cp "$here/campaign.toml" "$work/campaign.toml"
 "$referee" miner add hot-demo --campaign repo-demo --coldkey cold-demo \
   --role competition --registration 0xdemo-registration --data "$data"
 
-# Each submission becomes a git repository at one commit (fixed author and time).
+# Each submission becomes a git repository at one commit (fixed author and time); with a
+# second name, the files of submissions/<name> are laid over a copy of that one's.
 commit_repo() {
-  local name=$1 dir="$work/repos/$1"
-  cp -r "$here/submissions/$name" "$dir"
+  local name=$1 base=${2:-} dir="$work/repos/$1"
+  if [ -n "$base" ]; then
+    cp -r "$here/submissions/$base" "$dir"
+    cp -r "$here/submissions/$name/." "$dir"
+  else
+    cp -r "$here/submissions/$name" "$dir"
+  fi
   git -C "$dir" init --quiet --initial-branch=main
   git -C "$dir" add -A
   GIT_AUTHOR_NAME=demo GIT_AUTHOR_EMAIL=demo@referee.invalid \
@@ -37,6 +45,8 @@ commit_repo() {
 
 good=$(commit_repo good)
 unpinned=$(commit_repo unpinned)
+copy=$(commit_repo copy good)
+llm_caller=$(commit_repo llm-caller good)
 echo "== ingest $good"
 "$referee" ingest --campaign repo-demo --miner hot-demo --data "$data" \
   --repository "$good" --committed-at 2026-01-01T00:00:00Z
@@ -44,6 +54,19 @@ echo "== ingest $unpinned (rejected: exit 1)"
 if "$referee" ingest --campaign repo-demo --miner hot-demo --data "$data" \
   --repository "$unpinned" --committed-at 2026-01-01T01:00:00Z; then
   echo "the unpinned repository was not rejected" >&2
+  exit 1
+fi
+
+echo "== ingest $copy (a copy of good: exit 1)"
+if "$referee" ingest --campaign repo-demo --miner hot-demo --data "$data" \
+  --repository "$copy" --committed-at 2026-01-01T02:00:00Z; then
+  echo "the copy was not disqualified" >&2
+  exit 1
+fi
+echo "== ingest $llm_caller (calls a hosted LLM: review FAIL, exit 1)"
+if "$referee" ingest --campaign repo-demo --miner hot-demo --data "$data" \
+  --repository "$llm_caller" --committed-at 2026-01-01T03:00:00Z; then
+  echo "the repository calling a hosted LLM was not refused" >&2
   exit 1
 fi
 
@@ -59,10 +82,19 @@ grep -q "bench_queued" "$good_page"
 grep -q "Fetched tree sha256" "$good_page"
 grep -q "unpinned_base_image" "$unpinned_page"
 grep -q "vllm/vllm-openai:latest" "$unpinned_page"
+copy_page="$work/site/s/$(page "$copy")/index.html"
+llm_page="$work/site/s/$(page "$llm_caller")/index.html"
+grep -q "Verdict</dt><dd>PASS" "$good_page"
+grep -q "disqualified: a copy of submission $(page "$good")" "$copy_page"
+grep -q "llm.endpoint" "$llm_page"
+grep -q "api.openai.com" "$llm_page"
+grep -q "server.py:2" "$llm_page"
 echo "site: $good_page"
 echo "site: $unpinned_page"
+echo "site: $copy_page"
+echo "site: $llm_page"
 
 echo "== verify"
 # The records recomputed from the published copies and the records (submissions.manifest,
-# submissions.queue), before any round.
+# submissions.queue, submissions.review), before any round.
 "$referee" verify --keyring "$data/keyring.json" "$data"

@@ -141,7 +141,7 @@ impl StatementKeys {
         }))
     }
 
-    /// The statement log these keys sign and append with.
+    /// The statement log these keys sign and append with, to log a statement of any kind.
     ///
     /// Errors: the log key is not the log's.
     pub fn statement_log(&self) -> anyhow::Result<StatementLog<'_>> {

@@ -85,10 +85,57 @@ pub fn run_ingest_repository(
                     )?;
                 }
             }
+            if let Some(review) = &record.review {
+                print_review(&mut out, review)?;
+            }
         }
     }
     Ok(match outcome {
         RepositoryOutcome::New(s) if s.state == PipelineState::Rejected => ExitCode::from(1),
         _ => ExitCode::SUCCESS,
     })
+}
+
+/// The review's verdict, findings and copy outcome, escaped (content/review.md).
+fn print_review(
+    out: &mut impl Write,
+    review: &receipts::model::ReviewRecord,
+) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "  review        {} (rules v{} sha256 {}, {} findings)",
+        review.verdict.as_str(),
+        review.rules_version,
+        review.rules_digest,
+        review.findings.len()
+    )?;
+    for f in &review.findings {
+        let place = f
+            .line
+            .map_or_else(|| f.file.clone(), |l| format!("{}:{l}", f.file));
+        writeln!(
+            out,
+            "  finding       {} {} at {}: {}",
+            f.severity.as_str(),
+            escape_untrusted(&f.rule),
+            escape_untrusted(&place),
+            escape_untrusted(&f.detail)
+        )?;
+    }
+    match &review.copy {
+        receipts::model::CopyOutcome::Copy { original, .. } => {
+            writeln!(out, "  copy          of submission {original}, credited")?;
+        }
+        receipts::model::CopyOutcome::Derived { original } => {
+            writeln!(out, "  derived from  submission {original}")?;
+        }
+        receipts::model::CopyOutcome::Original => {}
+    }
+    if review.decision() == receipts::model::Verdict::NeedsHuman {
+        writeln!(
+            out,
+            "  waiting for a person: referee review --resolve <submission> --verdict PASS|FAIL --reason …"
+        )?;
+    }
+    Ok(())
 }

@@ -6,13 +6,15 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+mod resolve;
+
 use ::review::llm::{CommandReviewer, LlmReviewer};
 use ::review::{ReviewInput, RuleSet, Verdict, WeightFile};
 use anyhow::Context;
 use receipts::text::escape_untrusted;
 
 /// Exit codes of `referee review`, shown in its `--help`.
-pub const REVIEW_EXIT_CODES: &str = "Exit status: 0 when the verdict is PASS; 1 when it is FAIL; 3 when it is NEEDS-HUMAN; 2 on a usage or I/O error, an invalid rules file, or an LLM review command that gives no verdict.";
+pub const REVIEW_EXIT_CODES: &str = "Exit status: 0 when the verdict is PASS; 1 when it is FAIL; 3 when it is NEEDS-HUMAN; 2 on a usage or I/O error, an invalid rules file, or an LLM review command that gives no verdict. With --resolve: 0 when the decision is recorded and logged (the submission queued or rejected); 2 when it is refused (the submission does not wait for a person, the data directory has no log) or on an I/O error.";
 
 /// The most bytes a rules file given with `--rules` may have.
 const MAX_RULES_BYTES: usize = 1 << 20;
@@ -21,8 +23,16 @@ const MAX_RULES_BYTES: usize = 1 << 20;
 #[derive(clap::Args, Debug)]
 #[command(after_help = REVIEW_EXIT_CODES)]
 pub struct ReviewArgs {
-    /// The submission's tree (the repository at its pinned commit).
-    pub dir: PathBuf,
+    /// The submission's tree (the repository at its pinned commit). Not with `--resolve`.
+    #[arg(required_unless_present = "resolve", conflicts_with = "resolve")]
+    pub dir: Option<PathBuf>,
+    /// Record a person's decision on the NEEDS-HUMAN review of this repository
+    /// submission (its sha256, or a prefix of at least 4 characters) of `--campaign`:
+    /// signed with the evaluator key and logged as a `review-resolution` statement.
+    #[arg(long, value_name = "SUBMISSION", requires_all = ["verdict", "reason", "campaign"])]
+    pub resolve: Option<String>,
+    #[command(flatten)]
+    pub resolution: resolve::ResolveArgs,
     /// A rules file to review with instead of the built-in `rules/v1.toml`.
     #[arg(long, value_name = "FILE")]
     pub rules: Option<PathBuf>,
@@ -73,12 +83,18 @@ fn load_rules(path: Option<&PathBuf>) -> anyhow::Result<RuleSet> {
 /// Reviews the tree, prints the findings and the verdict, and exits with the verdict's
 /// code ([`REVIEW_EXIT_CODES`]).
 pub fn run(args: ReviewArgs) -> anyhow::Result<ExitCode> {
-    if !args.dir.is_dir() {
-        anyhow::bail!("`{}` is not a directory", args.dir.display());
+    if let Some(submission) = &args.resolve {
+        return resolve::run(submission, &args.resolution);
+    }
+    let Some(dir) = args.dir else {
+        anyhow::bail!("give a tree to review, or --resolve SUBMISSION");
+    };
+    if !dir.is_dir() {
+        anyhow::bail!("`{}` is not a directory", dir.display());
     }
     let rules = load_rules(args.rules.as_ref())?;
     let input = ReviewInput {
-        root: args.dir.clone(),
+        root: dir.clone(),
         weights: args.weights,
         derived_from: None,
         campaign_markers: args.markers,
@@ -89,7 +105,7 @@ pub fn run(args: ReviewArgs) -> anyhow::Result<ExitCode> {
         &rules,
         reviewer.as_ref().map(|r| r as &dyn LlmReviewer),
     )
-    .with_context(|| format!("reviewing `{}`", args.dir.display()))?;
+    .with_context(|| format!("reviewing `{}`", dir.display()))?;
     let mut out = std::io::stdout().lock();
     if args.json {
         writeln!(out, "{}", serde_json::to_string_pretty(&review)?)?;

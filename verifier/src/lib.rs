@@ -48,6 +48,7 @@ mod plan;
 pub mod report;
 mod repository;
 pub mod rerun;
+mod review;
 mod round;
 mod sample_pool;
 mod secrets;

@@ -393,6 +393,12 @@ pub enum CheckName {
     /// none; the record's file as target.
     #[serde(rename = "submissions.queue")]
     SubmissionQueue,
+    /// Repository submission records with a review (content/review.md): the verdicts
+    /// follow from the findings and the LLM's transcript, copy detection recomputed from
+    /// the recorded fingerprints gives the recorded copy outcome, a resolution only on
+    /// `NEEDS-HUMAN`, and the state follows the decision; the record's file as target.
+    #[serde(rename = "submissions.review")]
+    SubmissionReview,
     /// Rerun bundle: `original.statement.json` is a subject, hashes to the predicate's
     /// `original.statementDigest` and is the round Statement (type, campaign, round) it
     /// names; `original` as target.
@@ -538,6 +544,7 @@ impl CheckName {
             CheckName::SubmissionImage => "submissions.image",
             CheckName::SubmissionManifest => "submissions.manifest",
             CheckName::SubmissionQueue => "submissions.queue",
+            CheckName::SubmissionReview => "submissions.review",
             CheckName::RerunOriginal => "rerun.original",
             CheckName::RerunVerdict => "rerun.verdict",
             CheckName::LogCheckpoint => "log.checkpoint",

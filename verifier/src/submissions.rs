@@ -29,6 +29,7 @@
 //!   holds (`engine.docker.imageId` = `image.imageId`; content/docker.md).
 //! - `submissions.manifest` and `submissions.queue` (records of a repository campaign):
 //!   [`crate::repository`].
+//! - `submissions.review` (only for a repository record with a review): [`crate::review`].
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -88,6 +89,7 @@ pub(crate) fn check_submissions(campaign_dir: &Path, rounds: &[SealedRound<'_>])
     };
     let repositories = crate::repository::RepositoryCampaign::load(campaign_dir);
     let mut held = BTreeSet::new();
+    let mut reviewed = Vec::new();
     for name in names {
         let file = format!("{SUBMISSIONS_DIR}/{name}");
         let target = Some(file.clone());
@@ -125,7 +127,9 @@ pub(crate) fn check_submissions(campaign_dir: &Path, rounds: &[SealedRound<'_>])
             let result = check_image(&file, &submission, &runs);
             report.record(CheckName::SubmissionImage, target, result);
         }
+        reviewed.push((file, submission));
     }
+    crate::review::check_reviews(&mut report, &reviewed);
     campaign.check_every_challenger_has_a_record(&mut report, &held);
     report
 }

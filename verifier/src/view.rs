@@ -1204,6 +1204,7 @@ pub fn format_gate(gate: Gate) -> &'static str {
         Gate::SurfaceOk => "surface checks",
         Gate::Applied => "apply",
         Gate::Build => "build",
+        Gate::Review => "review",
     }
 }
 

@@ -146,6 +146,12 @@ pub struct Campaign {
     /// `[decide]`: the decision API of a `"decide"` campaign ([`super::DecideContract`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decide: Option<super::DecideContract>,
+    /// A repository campaign's LLM review (content/review.md): a shell command given the
+    /// fetched tree as its last argument and the static findings as JSON on stdin, printing
+    /// its verdict on its first line. Absent (none by default): the static review alone
+    /// decides, and campaigns frozen before it keep their digest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub review_command: Option<String>,
 }
 
 /// The output budgets of a campaign (`[limits]`, content/threat-model.md, Bounded

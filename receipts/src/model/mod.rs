@@ -12,6 +12,7 @@ pub mod ids;
 pub mod measurement;
 pub mod repository;
 pub mod rerun;
+pub mod review;
 pub mod round;
 pub mod submission;
 pub mod title;
@@ -27,6 +28,9 @@ pub use ids::*;
 pub use measurement::*;
 pub use repository::*;
 pub use rerun::*;
+pub use review::{
+    CopyOutcome, CopyReason, Fingerprint, LlmReview, ReviewRecord, ReviewResolution, Verdict,
+};
 pub use round::*;
 pub use submission::*;
 pub use title::*;

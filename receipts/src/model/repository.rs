@@ -127,6 +127,10 @@ pub struct RepositoryRecord {
     /// The manifest's validation result, once validated.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub validation: Option<ManifestValidation>,
+    /// The review before anything of it runs (content/review.md), once reviewed: the
+    /// findings, the verdict, copy detection and a person's resolution.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub review: Option<super::ReviewRecord>,
 }
 
 /// The result of validating a repository's `reax-submission.json`.

@@ -141,6 +141,9 @@ pub enum Gate {
     Applied,
     /// The build (for the built-in engine: the patched config parses and is in range).
     Build,
+    /// A repository submission's review (content/review.md): a `FAIL` verdict, a
+    /// person's `FAIL` on a `NEEDS-HUMAN`, or a copy of an earlier commitment.
+    Review,
 }
 
 impl fmt::Display for Gate {
@@ -151,6 +154,7 @@ impl fmt::Display for Gate {
             Gate::SurfaceOk => "surface_ok",
             Gate::Applied => "applied",
             Gate::Build => "build",
+            Gate::Review => "review",
         })
     }
 }

@@ -34,7 +34,9 @@
 //! - [`decide`]: the `decide` workload's declared contract (request template, decision
 //!   and vector pointers) and the logit distance over the declared vector;
 //! - [`weights`]: weight files against the pinned or reproduced digests.
+//! - [`copy`]: copy detection's decision over recorded fingerprints (content/review.md).
 
+pub mod copy;
 pub mod correctness;
 pub mod decide;
 pub mod engine_log;

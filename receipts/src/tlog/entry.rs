@@ -30,6 +30,9 @@ pub enum EntryKind {
     /// The evaluator's revocation of a sealed round's entry
     /// (`statements::RevocationPredicate`, content/title.md).
     Revocation,
+    /// A person's decision on a repository submission's `NEEDS-HUMAN` review
+    /// (`statements::ReviewResolutionPredicate`, content/review.md); no round.
+    ReviewResolution,
 }
 
 impl EntryKind {
@@ -42,6 +45,7 @@ impl EntryKind {
             EntryKind::GateRejection => "gate-rejection",
             EntryKind::Measurement => "measurement",
             EntryKind::Revocation => "revocation",
+            EntryKind::ReviewResolution => "review-resolution",
         }
     }
 }

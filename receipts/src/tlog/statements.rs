@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::{CampaignId, Gate, Leader, MinerId, Sha256Hex, Timestamp};
+use crate::model::{CampaignId, Gate, Leader, MinerId, Sha256Hex, Timestamp, Verdict};
 use crate::statement::{DigestSet, Subject};
 use crate::tlog::entry::EntryKind;
 
@@ -29,6 +29,9 @@ pub const MEASUREMENT_PREDICATE_TYPE: &str = "https://referee.dev/predicates/mea
 
 /// `predicateType` of a `revocation` statement.
 pub const REVOCATION_PREDICATE_TYPE: &str = "https://referee.dev/predicates/revocation/v1";
+/// `predicateType` of a `review-resolution` statement.
+pub const REVIEW_RESOLUTION_PREDICATE_TYPE: &str =
+    "https://referee.dev/predicates/review-resolution/v1";
 
 /// Largest statement envelope read, in bytes: a measurement names a pass's few files.
 pub const MAX_STATEMENT_BYTES: usize = 1 << 20;
@@ -131,6 +134,26 @@ pub struct RevocationPredicate {
     pub after_round: u64,
     /// When it was logged, on the clock of the campaign's rounds.
     pub revoked_at: Timestamp,
+}
+
+/// A `review-resolution` statement's predicate: a person's decision on a repository
+/// submission's `NEEDS-HUMAN` review (`referee review --resolve`, content/review.md). Its
+/// subject is [`submission_subject`] of the record and its tree's digest.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ReviewResolutionPredicate {
+    /// The campaign.
+    pub campaign: CampaignId,
+    /// The submission record's key.
+    pub record: Sha256Hex,
+    /// The rules digest of the review it resolves.
+    pub rules_digest: Sha256Hex,
+    /// The person's verdict: `PASS` or `FAIL`.
+    pub verdict: Verdict,
+    /// The person's reason, raw.
+    pub reason: String,
+    /// When it was decided.
+    pub resolved_at: Timestamp,
 }
 
 /// The `extra` of a measurement's tlog-proof in `rounds/<n>.proof`: `measurement <pass>

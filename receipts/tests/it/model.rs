@@ -567,6 +567,7 @@ fn only_a_repository_submission_goes_from_surface_ok_to_bench_queued() {
         tree_sha256: None,
         manifest_sha256: None,
         validation: None,
+        review: None,
     });
     repository
         .transition(PipelineState::BenchQueued, at, "")

@@ -1,7 +1,9 @@
 //! Copy detection: a submission whose weights share a file with an earlier commitment's, or
 //! whose runtime code equals an earlier one's once cosmetics are taken out, is a copy and
 //! credits the earlier one; a submission that declares `derivedFrom` must beat its original
-//! by the campaign's margin.
+//! by the campaign's margin. This module computes the fingerprints from a tree; the
+//! decision over recorded fingerprints is [`detect_copy`] (`receipts::rules::copy`, so the
+//! verifier recomputes it), re-exported here.
 //!
 //! Cosmetics taken out: in Python, comments, docstrings, whitespace and layout, quote style
 //! and the names of identifiers (each renamed to its order of first appearance, through the
@@ -14,8 +16,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read;
 
 use receipts::fsutil::{IoError, open_regular};
-use receipts::model::Sha256Hex;
-use serde::{Deserialize, Serialize};
+pub use receipts::model::{CopyOutcome, CopyReason, Fingerprint};
+use receipts::model::{Sha256Hex, Timestamp};
+pub use receipts::rules::copy::{Commitment, detect_copy};
 use sha2::Digest;
 use tree_sitter::Node;
 
@@ -27,20 +30,6 @@ use crate::{ReviewError, ReviewInput};
 /// The manifest's file name at the tree's root: it names the submission itself, so it is
 /// not runtime code.
 pub const MANIFEST_FILE: &str = "reax-submission.json";
-
-/// What copy detection compares, recorded so that anyone can recompute a copy decision
-/// from the records alone.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Fingerprint {
-    /// The weights files' SHA-256s, less the base model's pinned files (every submission
-    /// of a track may ship those).
-    pub weights: BTreeSet<Sha256Hex>,
-    /// SHA-256 of the sorted, newline-joined normalised digests of the runtime's files.
-    pub code: Sha256Hex,
-    /// How many runtime files the code digest covers; 0 compares equal to nothing.
-    pub code_files: u32,
-}
 
 /// Python source with its cosmetics taken out: the leaves of the parse tree in order,
 /// comments and docstrings dropped, strings with their quotes unified, each identifier
@@ -195,176 +184,68 @@ fn digest_file(path: &std::path::Path) -> Result<Sha256Hex, IoError> {
     Ok(Sha256Hex::from_bytes(hasher.finalize().into()))
 }
 
-impl Fingerprint {
-    /// The fingerprint of the input's tree: its weights' hashes less `base_weights`, and
-    /// the digest of its runtime files (every file but the weights, the documentation the
-    /// rules name and [`MANIFEST_FILE`]), each normalised (a Python file with syntax
-    /// errors as tree-sitter recovers it).
-    ///
-    /// Errors: [`ReviewError::Io`] on a file that cannot be read; [`ReviewError::Parse`] when
-    /// the Python grammar does not load.
-    pub fn of_tree(
-        input: &ReviewInput,
-        rules: &RuleSet,
-        base_weights: &BTreeSet<Sha256Hex>,
-    ) -> Result<Self, ReviewError> {
-        let weight_paths: BTreeSet<&str> = input.weights.iter().map(|w| w.path.as_str()).collect();
-        let mut digests = Vec::new();
-        for file in tree::list_files(&input.root)? {
-            let name = file.name();
-            if weight_paths.contains(file.rel.as_str())
-                || rules.is_documentation(name)
-                || file.rel == MANIFEST_FILE
-            {
-                continue;
-            }
-            let digest = match tree::read(&file, rules.max_text_bytes)? {
-                Content::Text(text) if name.ends_with(".py") || name.ends_with(".pyi") => {
-                    Sha256Hex::digest(normalise_python(&text)?.as_bytes())
-                }
-                Content::Text(text) => {
-                    Sha256Hex::digest(normalise_text(&text, Comments::of(name)).as_bytes())
-                }
-                Content::Binary(bytes) => Sha256Hex::digest(&bytes),
-                Content::TooLarge(_) => digest_file(&file.path)?,
-            };
-            digests.push(digest.as_str().to_owned());
-        }
-        digests.sort();
-        Ok(Self {
-            weights: input
-                .weights
-                .iter()
-                .map(|w| w.sha256)
-                .filter(|h| !base_weights.contains(h))
-                .collect(),
-            code: Sha256Hex::digest(digests.join("\n").as_bytes()),
-            code_files: u32::try_from(digests.len()).unwrap_or(u32::MAX),
-        })
-    }
-}
-
-/// When a commitment was made: its block, then its index in the block. Earlier wins.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-pub struct Position {
-    /// The block of the commitment.
-    pub block: u64,
-    /// Its extrinsic index in the block.
-    pub index: u32,
-}
-
-/// A commitment as copy detection sees it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Commitment {
-    /// The submission's id.
-    pub submission: String,
-    /// When it was committed.
-    pub position: Position,
-    /// Its fingerprint.
-    pub fingerprint: Fingerprint,
-    /// The submission its manifest says it is derived from (`derivedFrom`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub derived_from: Option<String>,
-}
-
-impl Commitment {
-    /// The commitment of `submission`, made at `position`, whose tree and manifest `input`
-    /// holds: its [`Fingerprint::of_tree`] and the input's `derived_from`.
-    ///
-    /// Errors: as [`Fingerprint::of_tree`].
-    pub fn of_tree(
-        submission: impl Into<String>,
-        position: Position,
-        input: &ReviewInput,
-        rules: &RuleSet,
-        base_weights: &BTreeSet<Sha256Hex>,
-    ) -> Result<Self, ReviewError> {
-        Ok(Self {
-            submission: submission.into(),
-            position,
-            fingerprint: Fingerprint::of_tree(input, rules, base_weights)?,
-            derived_from: input.derived_from.clone(),
-        })
-    }
-}
-
-/// Why a submission is a copy.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(
-    tag = "kind",
-    rename_all = "camelCase",
-    rename_all_fields = "camelCase"
-)]
-pub enum CopyReason {
-    /// A weights file (beyond the base model's) has the same SHA-256 as one of the
-    /// original's.
-    IdenticalWeights {
-        /// The shared hash (the smallest, when several are shared).
-        sha256: Sha256Hex,
-    },
-    /// The runtime's normalised code equals the original's.
-    SameRuntimeCode {
-        /// The shared code digest.
-        code: Sha256Hex,
-    },
-}
-
-/// What copy detection decided about a submission.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(
-    tag = "kind",
-    rename_all = "camelCase",
-    rename_all_fields = "camelCase"
-)]
-pub enum CopyOutcome {
-    /// No earlier commitment matches and none is declared as its origin.
-    Original,
-    /// A copy: disqualified, and the original is credited.
-    Copy {
-        /// The earliest commitment it copies.
-        original: String,
-        /// Why.
-        reason: CopyReason,
-    },
-    /// Declared as derived from `original` (`derivedFrom`): it must beat that submission
-    /// by the campaign's margin (the round's decision applies it).
-    Derived {
-        /// The submission it is derived from.
-        original: String,
-    },
-}
-
-/// Compares `candidate` with every commitment of `others` made before it, earliest first:
-/// the first that shares a weights hash or equals its code makes it a [`CopyOutcome::Copy`]
-/// crediting that one. Otherwise its declared `derived_from` makes it
-/// [`CopyOutcome::Derived`], else it is [`CopyOutcome::Original`]. Commitments at or after
-/// the candidate's position (itself included) are never its original.
-pub fn detect_copy(candidate: &Commitment, others: &[Commitment]) -> CopyOutcome {
-    let mut earlier: Vec<&Commitment> = others
-        .iter()
-        .filter(|c| c.position < candidate.position)
-        .collect();
-    earlier.sort_by_key(|c| c.position);
-    let mine = &candidate.fingerprint;
-    for original in earlier {
-        let theirs = &original.fingerprint;
-        let reason = if let Some(sha256) = mine.weights.intersection(&theirs.weights).next() {
-            CopyReason::IdenticalWeights { sha256: *sha256 }
-        } else if mine.code_files > 0 && mine.code == theirs.code {
-            CopyReason::SameRuntimeCode { code: mine.code }
-        } else {
+/// The fingerprint of the input's tree: its weights' hashes less `base_weights`, and
+/// the digest of its runtime files (every file but the weights, the documentation the
+/// rules name and [`MANIFEST_FILE`]), each normalised (a Python file with syntax
+/// errors as tree-sitter recovers it).
+///
+/// Errors: [`ReviewError::Io`] on a file that cannot be read; [`ReviewError::Parse`] when
+/// the Python grammar does not load.
+pub fn fingerprint_of_tree(
+    input: &ReviewInput,
+    rules: &RuleSet,
+    base_weights: &BTreeSet<Sha256Hex>,
+) -> Result<Fingerprint, ReviewError> {
+    let weight_paths: BTreeSet<&str> = input.weights.iter().map(|w| w.path.as_str()).collect();
+    let mut digests = Vec::new();
+    for file in tree::list_files(&input.root)? {
+        let name = file.name();
+        if weight_paths.contains(file.rel.as_str())
+            || rules.is_documentation(name)
+            || file.rel == MANIFEST_FILE
+        {
             continue;
+        }
+        let digest = match tree::read(&file, rules.max_text_bytes)? {
+            Content::Text(text) if name.ends_with(".py") || name.ends_with(".pyi") => {
+                Sha256Hex::digest(normalise_python(&text)?.as_bytes())
+            }
+            Content::Text(text) => {
+                Sha256Hex::digest(normalise_text(&text, Comments::of(name)).as_bytes())
+            }
+            Content::Binary(bytes) => Sha256Hex::digest(&bytes),
+            Content::TooLarge(_) => digest_file(&file.path)?,
         };
-        return CopyOutcome::Copy {
-            original: original.submission.clone(),
-            reason,
-        };
+        digests.push(digest.as_str().to_owned());
     }
-    match &candidate.derived_from {
-        Some(original) => CopyOutcome::Derived {
-            original: original.clone(),
-        },
-        None => CopyOutcome::Original,
-    }
+    digests.sort();
+    Ok(Fingerprint {
+        weights: input
+            .weights
+            .iter()
+            .map(|w| w.sha256)
+            .filter(|h| !base_weights.contains(h))
+            .collect(),
+        code: Sha256Hex::digest(digests.join("\n").as_bytes()),
+        code_files: u32::try_from(digests.len()).unwrap_or(u32::MAX),
+    })
+}
+
+/// The commitment of `submission`, made at `committed_at`, whose tree and manifest
+/// `input` holds: its [`fingerprint_of_tree`] and the input's `derived_from`.
+///
+/// Errors: as [`fingerprint_of_tree`].
+pub fn commitment_of_tree(
+    submission: impl Into<String>,
+    committed_at: Timestamp,
+    input: &ReviewInput,
+    rules: &RuleSet,
+    base_weights: &BTreeSet<Sha256Hex>,
+) -> Result<Commitment, ReviewError> {
+    Ok(Commitment {
+        submission: submission.into(),
+        committed_at,
+        fingerprint: fingerprint_of_tree(input, rules, base_weights)?,
+        derived_from: input.derived_from.clone(),
+    })
 }

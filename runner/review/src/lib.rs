@@ -18,11 +18,12 @@ use std::path::PathBuf;
 
 use receipts::fsutil::IoError;
 use receipts::model::Sha256Hex;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 pub use python::ParseError;
-pub use rules::{RuleSet, RulesError, Severity};
-pub use scan::Finding;
+pub use receipts::model::Verdict;
+pub use receipts::model::review::{Finding, Severity};
+pub use rules::{RuleSet, RulesError};
 
 /// What a review reads: the submission's tree and what its manifest says about it.
 #[derive(Clone, Debug)]
@@ -48,52 +49,6 @@ pub struct WeightFile {
     pub path: String,
     /// Its SHA-256, as the manifest declares it (intake checks it against the bytes).
     pub sha256: Sha256Hex,
-}
-
-/// A review's verdict; anything but `PASS` stops the pipeline.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-pub enum Verdict {
-    /// Nothing found.
-    #[serde(rename = "PASS")]
-    Pass,
-    /// A person decides.
-    #[serde(rename = "NEEDS-HUMAN")]
-    NeedsHuman,
-    /// Refused.
-    #[serde(rename = "FAIL")]
-    Fail,
-}
-
-impl Verdict {
-    /// `PASS`, `NEEDS-HUMAN` or `FAIL`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Verdict::Pass => "PASS",
-            Verdict::NeedsHuman => "NEEDS-HUMAN",
-            Verdict::Fail => "FAIL",
-        }
-    }
-
-    /// Reads [`Verdict::as_str`]'s spelling; anything else is none.
-    pub fn parse(text: &str) -> Option<Self> {
-        [Verdict::Pass, Verdict::NeedsHuman, Verdict::Fail]
-            .into_iter()
-            .find(|v| v.as_str() == text)
-    }
-
-    /// The combined verdict: any `FAIL` gives `FAIL`, else any `NEEDS-HUMAN` gives
-    /// `NEEDS-HUMAN`, else `PASS` (none at all is `PASS`).
-    pub fn combine(verdicts: impl IntoIterator<Item = Verdict>) -> Verdict {
-        verdicts.into_iter().max().unwrap_or(Verdict::Pass)
-    }
-
-    /// What findings of `severity` give on their own.
-    pub fn of_severity(severity: Severity) -> Verdict {
-        match severity {
-            Severity::Fail => Verdict::Fail,
-            Severity::NeedsHuman => Verdict::NeedsHuman,
-        }
-    }
 }
 
 /// The static half of a review: which rules, what they found, what that gives.
@@ -144,7 +99,7 @@ pub enum ReviewError {
 /// Errors: as [`scan::findings`].
 pub fn static_review(input: &ReviewInput, rules: &RuleSet) -> Result<StaticReview, ReviewError> {
     let findings = scan::findings(input, rules)?;
-    let verdict = Verdict::combine(findings.iter().map(|f| Verdict::of_severity(f.severity)));
+    let verdict = Verdict::of_findings(&findings);
     Ok(StaticReview {
         rules_version: rules.version,
         rules_digest: rules.digest,

@@ -31,19 +31,7 @@ pub struct LlmRequest<'a> {
     pub findings: &'a [Finding],
 }
 
-/// What a reviewer answered, as recorded: who, the verdict, the transcript and its digest.
-#[derive(Clone, Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct LlmReview {
-    /// The reviewer: for [`CommandReviewer`], its command line as the campaign wrote it.
-    pub command: String,
-    /// Its verdict.
-    pub verdict: Verdict,
-    /// SHA-256 of the transcript's bytes.
-    pub transcript_sha256: Sha256Hex,
-    /// Everything it printed, verdict line included (published with the findings).
-    pub transcript: String,
-}
+pub use receipts::model::LlmReview;
 
 /// Why a reviewer gave no verdict.
 #[derive(Debug, thiserror::Error)]

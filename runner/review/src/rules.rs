@@ -3,31 +3,13 @@
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use receipts::model::Sha256Hex;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
 /// The rules file this build reviews with unless the campaign names another
 /// (`rules/v1.toml`, content/review.md).
 pub const RULES_V1: &str = include_str!("../rules/v1.toml");
 
-/// What a finding of a rule does to the verdict.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Severity {
-    /// A person reads the finding and decides (`needs-human`).
-    NeedsHuman,
-    /// The submission is refused (`fail`).
-    Fail,
-}
-
-impl Severity {
-    /// How the rules file and the findings spell it: `fail`, `needs-human`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Severity::Fail => "fail",
-            Severity::NeedsHuman => "needs-human",
-        }
-    }
-}
+pub use receipts::model::review::Severity;
 
 /// `python_call_arguments`: a call of one of `calls` whose arguments contain a call of one
 /// of `arguments` (a dotted name, or `.method` for a method of any object).

@@ -3,31 +3,12 @@
 
 use std::collections::BTreeSet;
 
-use serde::Serialize;
-
 use crate::python::{self, Facts};
-use crate::rules::{Blob, Pattern, Rule, RuleSet, Severity, lowercase};
+use crate::rules::{Blob, Pattern, Rule, RuleSet, lowercase};
 use crate::tree::{self, Content, TreeFile};
 use crate::{ReviewError, ReviewInput};
 
-/// One hit of one rule.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Finding {
-    /// The file, `/`-separated below the tree's root.
-    pub file: String,
-    /// The 1-based line; none for a finding about the whole file (an archive, its size).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub line: Option<usize>,
-    /// The rule's id.
-    pub rule: String,
-    /// The rule's severity.
-    pub severity: Severity,
-    /// What matched: the rules file's entry (`requests`, `api.openai.com`), or what the
-    /// detector measured (`base64 run of 344 characters`). Submission text: escape it
-    /// before a terminal shows it.
-    pub detail: String,
-}
+pub use receipts::model::review::Finding;
 
 /// Whether `entry` covers the dotted `name`: equal, or a module or object above it.
 fn covers(entry: &str, name: &str) -> bool {

@@ -80,6 +80,89 @@ pub struct RepositoryView {
     pub validation: Option<&'static str>,
     /// Every manifest error: field, typed reason, message (untrusted, made safe).
     pub errors: Vec<[String; 3]>,
+    /// The review before anything of it runs (content/review.md), once reviewed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub review: Option<ReviewView>,
+}
+
+/// A repository submission's review, made safe for the page.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ReviewView {
+    /// `PASS`, `FAIL` or `NEEDS-HUMAN`: the static and the LLM verdicts combined.
+    pub verdict: &'static str,
+    /// The rules file's version and digest: `v1 sha256 …`.
+    pub rules: String,
+    /// Every finding: place (`file:line`), rule, severity, what matched (untrusted, made
+    /// safe).
+    pub findings: Vec<[String; 4]>,
+    /// The LLM review: `VERDICT by `command` (transcript sha256 …)`; none without one.
+    pub llm: Option<String>,
+    /// Copy detection's outcome in words, naming the original.
+    pub copy: String,
+    /// A person's resolution: `PASS: reason (statement sha256 …, log entry n)`.
+    pub resolution: Option<String>,
+}
+
+fn review_view(review: &receipts::model::ReviewRecord) -> ReviewView {
+    use receipts::model::{CopyOutcome, CopyReason};
+    let copy = match &review.copy {
+        CopyOutcome::Original => "original: no earlier commitment copied".to_owned(),
+        CopyOutcome::Copy { original, reason } => {
+            let why = match reason {
+                CopyReason::IdenticalWeights { sha256 } => {
+                    format!("identical weights file sha256 {sha256}")
+                }
+                CopyReason::SameRuntimeCode { code } => {
+                    format!("the same normalised runtime code, sha256 {code}")
+                }
+            };
+            format!(
+                "disqualified: a copy of submission {}, credited as the original ({why})",
+                untrusted(original)
+            )
+        }
+        CopyOutcome::Derived { original } => format!(
+            "derived from submission {}: must beat it by the campaign's margin",
+            untrusted(original)
+        ),
+    };
+    ReviewView {
+        verdict: review.verdict.as_str(),
+        rules: format!("v{} sha256 {}", review.rules_version, review.rules_digest),
+        findings: review
+            .findings
+            .iter()
+            .map(|f| {
+                let place = f
+                    .line
+                    .map_or_else(|| f.file.clone(), |l| format!("{}:{l}", f.file));
+                [
+                    untrusted(&place),
+                    untrusted(&f.rule),
+                    f.severity.as_str().to_owned(),
+                    untrusted(&f.detail),
+                ]
+            })
+            .collect(),
+        llm: review.llm.as_ref().map(|l| {
+            format!(
+                "{} by `{}` (transcript sha256 {})",
+                l.verdict.as_str(),
+                untrusted(&l.command),
+                l.transcript_sha256
+            )
+        }),
+        copy,
+        resolution: review.resolution.as_ref().map(|r| {
+            format!(
+                "{}: {} (statement sha256 {}, log entry {})",
+                r.verdict.as_str(),
+                untrusted(&r.reason),
+                r.envelope_sha256,
+                r.log_index
+            )
+        }),
+    }
 }
 
 fn repository_view(record: &receipts::model::RepositoryRecord) -> RepositoryView {
@@ -105,6 +188,7 @@ fn repository_view(record: &receipts::model::RepositoryRecord) -> RepositoryView
                 ]
             })
             .collect(),
+        review: record.review.as_ref().map(review_view),
     }
 }
 
@@ -652,6 +736,7 @@ mod tests {
                     message: "base image `x\u{1b}[2J` is not pinned".into(),
                 }],
             }),
+            review: None,
         };
         let view = repository_view(&record);
         assert_eq!(view.validation, Some("failed"));
@@ -668,6 +753,60 @@ mod tests {
                 "unpinned_base_image".to_owned(),
                 "base image `x\\u{1b}[2J` is not pinned".to_owned()
             ]]
+        );
+    }
+
+    #[test]
+    fn a_review_lists_its_findings_made_safe_and_names_the_original() {
+        use receipts::model::review::{Finding, Severity};
+        use receipts::model::{CopyOutcome, CopyReason, Fingerprint, ReviewRecord, Verdict};
+        let code = Sha256Hex::digest(b"code");
+        let review = ReviewRecord {
+            rules_version: 1,
+            rules_digest: Sha256Hex::digest(b"rules"),
+            findings: vec![Finding {
+                file: "src/\u{1b}[2Jserver.py".into(),
+                line: Some(3),
+                rule: "llm.endpoint".into(),
+                severity: Severity::Fail,
+                detail: "api.openai.com".into(),
+            }],
+            static_verdict: Verdict::Fail,
+            llm: None,
+            verdict: Verdict::Fail,
+            reviewed_at: Timestamp::from_unix_seconds(1_800_000_000).unwrap(),
+            derived_from: None,
+            fingerprint: Fingerprint {
+                weights: Default::default(),
+                code,
+                code_files: 1,
+            },
+            copy: CopyOutcome::Copy {
+                original: "abc".into(),
+                reason: CopyReason::SameRuntimeCode { code },
+            },
+            resolution: None,
+        };
+        let view = review_view(&review);
+        assert_eq!(view.verdict, "FAIL");
+        assert_eq!(
+            view.rules,
+            format!("v1 sha256 {}", Sha256Hex::digest(b"rules"))
+        );
+        assert_eq!(
+            view.findings,
+            [[
+                "src/\\u{1b}[2Jserver.py:3".to_owned(),
+                "llm.endpoint".to_owned(),
+                "fail".to_owned(),
+                "api.openai.com".to_owned()
+            ]]
+        );
+        assert_eq!(
+            view.copy,
+            format!(
+                "disqualified: a copy of submission abc, credited as the original (the same normalised runtime code, sha256 {code})"
+            )
         );
     }
 }

@@ -529,6 +529,7 @@ fn gate_order(gate: Gate) -> u8 {
         Gate::SurfaceOk => 2,
         Gate::Applied => 3,
         Gate::Build => 4,
+        Gate::Review => 5,
     }
 }
 

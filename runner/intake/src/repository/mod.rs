@@ -3,12 +3,15 @@
 //! ([`queue`]: a registered `competition` hotkey, its coldkey's limits); it is fetched
 //! at exactly that commit through the fetch gate ([`fetch`]: [`Fetcher`],
 //! [`FetchedTree`]); its `reax-submission.json` is validated ([`manifest`]:
-//! [`Manifest`], with [`dockerfile`] and [`licence`]); and it waits in `bench_queued`
-//! for the review and round stages.
+//! [`Manifest`], with [`dockerfile`] and [`licence`]); it is reviewed ([`review`]: the
+//! static rules, the campaign's LLM review, copy detection); and it waits in
+//! `bench_queued` for a round.
 //!
 //! The walk. `committed → picked_up → fetched` (admitted by the queue, then fetched past
 //! the fetch gate; the tree's digest recorded) `→ verified` (the hotkey and queue facts
-//! restated) `→ surface_ok` (the manifest holds) `→ bench_queued`. A queue refusal is
+//! restated) `→ surface_ok` (the manifest holds) `→ bench_queued` (the review passed and
+//! no earlier commitment is copied: [`review`], content/review.md; a `NEEDS-HUMAN` waits
+//! in `surface_ok` for a person, a `FAIL` or a copy is `rejected` at gate `review`). A queue refusal is
 //! `rejected` at gate `verified` from `picked_up`, a fetch rejection at `fetched`, a
 //! manifest error at `surface_ok` — every error listed in one reason, each naming its
 //! field. The record is keyed by the sha256 of the commitment's bytes; a second ingest of
@@ -22,6 +25,7 @@
 pub mod fetch;
 pub mod lfs;
 pub mod manifest;
+pub mod review;
 
 pub use receipts::rules::repository::{commitment, dockerfile, licence, queue};
 
@@ -58,6 +62,27 @@ pub enum RepositoryError {
     /// `picked_up` and the next ingest of the commitment resumes it.
     #[error(transparent)]
     Fetch(#[from] FetchError),
+    /// The review could not be made (the tree unreadable, the LLM review command gave no
+    /// verdict); the record stays in `surface_ok` and the next ingest retries.
+    #[error(transparent)]
+    Review(#[from] ::review::ReviewError),
+    /// The built-in rules file does not load.
+    #[error(transparent)]
+    Rules(#[from] ::review::RulesError),
+    /// The manifest that held at `surface_ok` no longer reads for the review.
+    #[error("submission {submission}: the manifest does not read for the review: {message}")]
+    Manifest {
+        /// The submission.
+        submission: String,
+        /// Why.
+        message: String,
+    },
+    /// A person's resolution could not be signed, stored or logged.
+    #[error(transparent)]
+    Statement(#[from] crate::statements::StatementError),
+    /// A person's resolution was refused.
+    #[error(transparent)]
+    Resolve(#[from] review::ResolveError),
     /// The campaign takes diffs, not repositories.
     #[error(
         "campaign `{campaign}` takes submissions of kind `{kind}`; a repository commitment needs a campaign with submission = \"repository\""
@@ -163,6 +188,7 @@ pub fn ingest_repository(
         tree_sha256: None,
         manifest_sha256: None,
         validation: None,
+        review: None,
     });
     if let Some(earlier) = &superseded {
         submission.record_superseded(earlier, Timestamp::now());
@@ -244,11 +270,12 @@ fn walk(
                 submission.transition(PipelineState::Verified, at, reason)?;
             }
             PipelineState::Verified => validate(campaign_dir, submission)?,
-            PipelineState::SurfaceOk => submission.transition(
-                PipelineState::BenchQueued,
-                at,
-                "waiting for review and a round",
-            )?,
+            PipelineState::SurfaceOk => {
+                if !review::review_stage(campaign_dir, campaign, submission)? {
+                    campaign_dir.save_submission(submission)?;
+                    return Ok(());
+                }
+            }
             _ => return Ok(()),
         }
         campaign_dir.save_submission(submission)?;

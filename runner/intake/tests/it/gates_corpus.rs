@@ -271,6 +271,7 @@ fn state_before(gate: Gate) -> PipelineState {
         Gate::SurfaceOk => PipelineState::Verified,
         Gate::Applied => PipelineState::SurfaceOk,
         Gate::Build => PipelineState::Building,
+        Gate::Review => PipelineState::SurfaceOk,
     }
 }
 

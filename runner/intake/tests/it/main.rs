@@ -10,3 +10,4 @@ mod gates_ingest;
 mod repository;
 mod repository_https;
 mod repository_verify;
+mod repository_review;

@@ -18,7 +18,7 @@ use receipts::model::{Gate, MinerId, MinerRole, PipelineState, Sha256Hex, Submis
 use crate::support::build_repo;
 
 /// A campaign of kind `repository` with a small size cap and queue.
-fn campaign(tmp: &Path, repository: &str) -> CampaignDir {
+pub(crate) fn campaign(tmp: &Path, repository: &str) -> CampaignDir {
     let commit = build_repo(
         &tmp.join("src-repo"),
         &[("engine.toml".into(), 0o100644, b"threads = 1\n".to_vec())],
@@ -32,7 +32,7 @@ fn campaign(tmp: &Path, repository: &str) -> CampaignDir {
     data.campaign(&"repo-test".parse().unwrap())
 }
 
-const LIMITS: &str =
+pub(crate) const LIMITS: &str =
     "max_file_bytes = 4096\nmax_pending_per_coldkey = 5\nmax_per_window = 5\nrate_window_h = 24\n";
 
 pub(crate) fn register(dir: &CampaignDir, hotkey: &str, coldkey: &str, role: MinerRole) {
@@ -101,9 +101,9 @@ pub(crate) fn commit(dir: &Path, files: &[File]) -> String {
 }
 
 pub(crate) const WEIGHTS: &[u8] = b"pretend these are weights";
-const DIGEST: &str = "4c3fa1ed4fa8bb1b24c09e25e2d1b7bd20bd68d8c0c0b1f3b9e0b2d3a4a5a6a7";
+pub(crate) const DIGEST: &str = "4c3fa1ed4fa8bb1b24c09e25e2d1b7bd20bd68d8c0c0b1f3b9e0b2d3a4a5a6a7";
 
-fn manifest(extra: &str) -> Vec<u8> {
+pub(crate) fn manifest(extra: &str) -> Vec<u8> {
     format!(
         r#"{{"schemaVersion": 1, "track": "s1-pro-speed",
  "baseManifest": {{"name": "s1-pro", "sha256": "{DIGEST}"}},

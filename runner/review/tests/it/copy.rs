@@ -3,9 +3,10 @@
 
 use std::collections::BTreeSet;
 
-use receipts::model::Sha256Hex;
+use receipts::model::{Sha256Hex, Timestamp};
 use review::copy::{
-    Commitment, CopyOutcome, CopyReason, Fingerprint, Position, detect_copy, normalise_python,
+    Commitment, CopyOutcome, CopyReason, Fingerprint, commitment_of_tree, detect_copy,
+    fingerprint_of_tree, normalise_python,
 };
 
 use super::{input, rules, tree, weight};
@@ -39,13 +40,19 @@ fn fingerprint(files: &[(&str, &str)], weights: &[(&str, &str)]) -> Fingerprint 
         .iter()
         .map(|h| h.parse().expect("digest"))
         .collect();
-    Fingerprint::of_tree(&input, &rules(), &base).expect("fingerprint")
+    fingerprint_of_tree(&input, &rules(), &base).expect("fingerprint")
 }
 
-fn commitment(submission: &str, block: u64, fingerprint: Fingerprint) -> Commitment {
+/// The commitment time `minute` minutes into 2026.
+fn at(minute: u64) -> Timestamp {
+    let minute = i64::try_from(minute).expect("small");
+    Timestamp::from_unix_seconds(1_767_225_600 + 60 * minute).expect("time")
+}
+
+fn commitment(submission: &str, minute: u64, fingerprint: Fingerprint) -> Commitment {
     Commitment {
         submission: submission.to_owned(),
-        position: Position { block, index: 0 },
+        committed_at: at(minute),
         fingerprint,
         derived_from: None,
     }
@@ -156,12 +163,11 @@ fn an_identical_weights_copy_is_credited_and_the_base_weights_are_not_a_copy() {
 
 #[test]
 fn derived_from_is_recorded_unless_the_submission_is_a_copy() {
-    let of_tree = |submission: &str, block: u64, source: &str| {
+    let of_tree = |submission: &str, minute: u64, source: &str| {
         let dir = tree(&[("a.py", source.as_bytes())]);
         let mut input = input(dir.path());
         input.derived_from = Some("alice".to_owned());
-        let position = Position { block, index: 0 };
-        Commitment::of_tree(submission, position, &input, &rules(), &BTreeSet::new())
+        commitment_of_tree(submission, at(minute), &input, &rules(), &BTreeSet::new())
             .expect("commitment")
     };
     let a = commitment("alice", 10, fingerprint(&[("a.py", ORIGINAL)], &[]));

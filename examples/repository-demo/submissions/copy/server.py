@@ -1,0 +1,2 @@
+# A faster server, all my own work.
+print( "decide" )

@@ -87,7 +87,7 @@ pub fn default_log_dir(bundle: &Path) -> Option<PathBuf> {
 }
 
 /// The pinned log key for `origin`.
-fn log_verifier(keyring: &Keyring, origin: &str) -> Option<NoteVerifier> {
+pub(crate) fn log_verifier(keyring: &Keyring, origin: &str) -> Option<NoteVerifier> {
     let key =
         (keyring.role_keys().iter()).find(|k| k.role == KeyRole::Log && k.origin == origin)?;
     NoteVerifier::new(origin, SignatureType::Ed25519, key.trusted.key.clone()).ok()
@@ -293,6 +293,17 @@ pub fn check_bundle_log(
         None => report.not_run(&[CheckName::LogMeasurements], CheckName::LogRoundOpened),
     }
     check_witness(report, &record, keyring, opening_witness.as_ref(), &seen);
+    if let (_, Ok(campaign)) = crate::inputs::read_campaign_copy(dir) {
+        crate::publication::check_pass_witnesses(
+            report,
+            &proof_path,
+            &proofs,
+            &log,
+            keyring,
+            &campaign.campaign.effective_log(),
+            proved.get("receipt").copied(),
+        );
+    }
     let log_dir = options
         .log_dir
         .clone()

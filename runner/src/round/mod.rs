@@ -23,6 +23,7 @@
 pub mod beacon;
 mod capability;
 mod clock;
+pub mod drand;
 mod entry;
 mod finish;
 mod passes;

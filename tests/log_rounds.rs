@@ -602,7 +602,7 @@ fn a_campaign_that_requires_witnesses_has_its_pass_and_receipt_cosigned() {
     let text_out = text(&out);
     for said in [
         "opening witnessed by witness.example",
-        "pass 1 witnessed by witness.example",
+        "pass 0 witnessed by witness.example",
         "receipt witnessed by witness.example",
     ] {
         assert!(text_out.contains(said), "{said}: {text_out}");
@@ -623,7 +623,7 @@ fn a_campaign_that_requires_witnesses_has_its_pass_and_receipt_cosigned() {
         witness_targets,
         vec![
             ("witness.example".to_owned(), true),
-            ("pass 1".to_owned(), true)
+            ("pass 0".to_owned(), true)
         ]
     );
     ok(&run(

@@ -7,8 +7,8 @@
 //! the digest of every file its runs wrote, and its entry is appended and the checkpoint
 //! published ([`log_pass`]); the proofs of those entries go into `rounds/<n>.proof` too.
 //! A campaign's `[log]` (content/transparency-log.md, Witnesses) counts only the
-//! witnesses it names; `required` makes every round wait as `--require-witness` does, and
-//! at seal for a cosignature on a checkpoint holding the receipt, the checkpoint its
+//! witnesses it names; `required` makes every round wait as `--require-witness` does for
+//! its opening, and at seal for a cosignature on a checkpoint holding the receipt, the checkpoint its
 //! proof is then against (what the site publishes it as of); `witness_each_pass` makes
 //! each pass wait for one on a checkpoint holding its measurement entry, which its proof
 //! is then against.
@@ -72,6 +72,9 @@ pub(crate) struct RoundLogger {
     require_witness: Option<Duration>,
     /// `[log] witness_each_pass`: how long each pass waits for a cosignature.
     each_pass: Option<Duration>,
+    /// `[log] required`: how long the seal waits for a cosignature on the receipt (the
+    /// site publishes the round as of it, and refuses the round without one).
+    receipt: Option<Duration>,
 }
 
 /// The log of `options.data`, when it has one, with its key: refused before the round
@@ -89,8 +92,9 @@ pub(crate) fn open_logger(
     let refuse = |reason: String| RoundError::LogKey { reason };
     let require_witness =
         (options.require_witness).or_else(|| policy.required.then_some(DEFAULT_WITNESS_WAIT));
-    let each_pass =
-        (policy.witness_each_pass).then(|| options.require_witness.unwrap_or(DEFAULT_WITNESS_WAIT));
+    let bound = options.require_witness.unwrap_or(DEFAULT_WITNESS_WAIT);
+    let each_pass = policy.witness_each_pass.then_some(bound);
+    let receipt = policy.required.then_some(bound);
     let asking = if options.require_witness.is_some() {
         "--require-witness"
     } else {
@@ -147,6 +151,7 @@ pub(crate) fn open_logger(
         witnesses,
         require_witness,
         each_pass,
+        receipt,
     }))
 }
 
@@ -461,8 +466,8 @@ fn measurement_entries(
 
 /// Logs the sealed receipt of the bundle `dest` (once) and writes `rounds/<n>.proof`: the
 /// round-opened entry's tlog-proof against the opening checkpoint, then the receipt's
-/// against the checkpoint after it (with `--require-witness` or `[log] required`, the
-/// first one a witness cosigned within the bound), then each measurement entry's against
+/// against the checkpoint after it (with `[log] required`, the first one a witness
+/// cosigned within the bound), then each measurement entry's against
 /// the checkpoint a witness cosigned after its pass (`[log] witness_each_pass`), else
 /// the receipt's (`extra`: `measurement <pass> <envelope sha256>`).
 ///
@@ -482,7 +487,7 @@ pub(crate) fn log_receipt(ctx: &Ctx<'_>, dest: &Path) -> Result<(), RoundError> 
     let saved = ctx.work.join(OPENING_CHECKPOINT);
     let opening = read_limited(&saved, MAX_CHECKPOINT_BYTES).map_err(io("reading", &saved))?;
     let mut current = logger.current()?;
-    if let Some(bound) = logger.require_witness {
+    if let Some(bound) = logger.receipt {
         match logger.wait_for_witness(index, bound)? {
             Some((bytes, found)) => {
                 ctx.progress.log_note(&format!(

@@ -20,8 +20,14 @@ use receipts::tlog::note::{Note, NoteVerifier, SignatureType};
 use receipts::tlog::proof::{MAX_PROOF_FILE_BYTES, TlogProof, round_proof_path};
 use receipts::tlog::statements::parse_measurement_proof_extra;
 
-use crate::tlog::log_verifier;
 use crate::{CheckName, FailureReason, VerifyReport};
+
+/// The pinned log key for `origin` (keyring role `log`).
+pub(crate) fn log_verifier(keyring: &Keyring, origin: &str) -> Option<NoteVerifier> {
+    let key =
+        (keyring.role_keys().iter()).find(|k| k.role == KeyRole::Log && k.origin == origin)?;
+    NoteVerifier::new(origin, SignatureType::Ed25519, key.trusted.key.clone()).ok()
+}
 
 /// A witness cosignature that dates a bundle's publication.
 #[derive(Clone, Debug, PartialEq, Eq)]

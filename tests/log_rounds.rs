@@ -538,6 +538,106 @@ fn a_witness_cosigns_the_opening_of_a_round_that_requires_it() {
     assert_eq!(got, expected);
 }
 
+/// A campaign whose `[log]` requires its named witness and a cosignature on each pass:
+/// with a witness cosigning as the log grows, the round's opening, its pass and its
+/// receipt are each against a cosigned checkpoint; `verify` checks the pass's
+/// cosignature, and the site publishes the round as of its receipt's.
+#[test]
+fn a_campaign_that_requires_witnesses_has_its_pass_and_receipt_cosigned() {
+    let _serial = serial();
+    let tiny = Tiny {
+        backend: "[log]\nrequired = true\nwitnesses = [\"witness.example\"]\nwitness_each_pass = true\n",
+        ..Tiny::default()
+    };
+    let fixture = Fixture::new(&tiny, &[]);
+    let vkey = init_log(&fixture);
+    ok(&run(&fixture, &["keygen", "--out", "witness/w"]));
+    ok(&run(
+        &fixture,
+        &[
+            "keyring",
+            "add",
+            "witness/w.pub",
+            "--data",
+            "data",
+            "--role",
+            "witness",
+            "--origin",
+            "witness.example",
+        ],
+    ));
+    let mut child = fixture.round_command();
+    child
+        .arg("--key-dir")
+        .arg(fixture.key_dir())
+        .env("XDG_CONFIG_HOME", fixture.dir.path().join("config"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = child.spawn().expect("spawn round");
+    // The witness cosigns whatever checkpoint the log has, until the round ends.
+    let deadline = Instant::now() + Duration::from_secs(300);
+    while child.try_wait().expect("round").is_none() {
+        assert!(Instant::now() < deadline, "the round never ended");
+        if fixture.data.join("log/checkpoint").is_file() {
+            run(
+                &fixture,
+                &[
+                    "log",
+                    "witness",
+                    "--log",
+                    "data/log",
+                    "--key",
+                    "witness/w.key",
+                    "--name",
+                    "witness.example",
+                    "--log-key",
+                    &vkey,
+                ],
+            );
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let out = child.wait_with_output().expect("round ends");
+    ok(&out);
+    let text_out = text(&out);
+    for said in [
+        "opening witnessed by witness.example",
+        "pass 0 witnessed by witness.example",
+        "receipt witnessed by witness.example",
+    ] {
+        assert!(text_out.contains(said), "{said}: {text_out}");
+    }
+    let (code, reports) = verify(&fixture, &["data/tiny/rounds/1"]);
+    assert_eq!(code, Some(0), "{reports:?}");
+    let witness_targets: Vec<(String, bool)> = (reports[0]["checks"].as_array().expect("checks"))
+        .iter()
+        .filter(|c| c["name"] == "log.witness")
+        .map(|c| {
+            (
+                c["target"].as_str().unwrap_or("").to_owned(),
+                c["passed"].as_bool().unwrap_or(false),
+            )
+        })
+        .collect();
+    assert_eq!(
+        witness_targets,
+        vec![
+            ("witness.example".to_owned(), true),
+            ("pass 0".to_owned(), true)
+        ]
+    );
+    ok(&run(
+        &fixture,
+        &["site", "build", "--data", "data", "--out", "site"],
+    ));
+    let page = fs::read_to_string(fixture.dir.path().join("site/c/tiny/r/1/index.html"))
+        .expect("round page");
+    assert!(
+        page.contains("the earliest witness cosignature on its receipt&#39;s log checkpoint (witness.example, checkpoint of "),
+        "{page}"
+    );
+}
+
 /// Issue 43: "Verify it yourself" works as written. A logged round's page shows the
 /// exact commands; run verbatim in a directory holding only the two downloads
 /// (`bundle.tar`, which carries the round's proofs, and the keyring), they pass with the

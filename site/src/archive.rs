@@ -13,6 +13,7 @@ use receipts::model::{
     RoundRecord, RoundStatus, Sha256Hex, Submission, Timestamp,
 };
 use receipts::statement::Subject;
+use verifier::publication::PublicationWitness;
 use verifier::tlog::LogLink;
 use verifier::view::{Headline, RoundView};
 use verifier::{CheckName, FailureReason, VerifyReport};
@@ -134,8 +135,44 @@ pub struct VerifiedRound {
     /// sha256 of the Statement bytes (the next round's `previousReceipt`); it covers
     /// every file of the bundle, so it keys the pages built from it.
     pub statement_digest: Sha256Hex,
-    /// The instant key validity was checked at: the round's `endedAt`, or `--at`.
+    /// The instant key validity was checked at: `--at`, the earliest witness cosignature
+    /// on its receipt's log checkpoint, or its `endedAt` ([`AsOf`]).
     pub verified_at: Timestamp,
+    /// Why that instant.
+    pub as_of: AsOf,
+}
+
+/// Why a bundle's keys were checked as of the instant they were (content/transparency-
+/// log.md, Witnesses).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AsOf {
+    /// `site build --at`.
+    Given,
+    /// The earliest cosignature, by a witness its campaign counts, on a checkpoint of its
+    /// `rounds/<n>.proof` that holds its receipt.
+    Witnessed(PublicationWitness),
+    /// Its own `endedAt`: no witness dates it.
+    NotWitnessed,
+}
+
+impl AsOf {
+    /// In words, for the pages: `the earliest witness cosignature on its receipt's log
+    /// checkpoint (witness.example, checkpoint of 3 entries)`, `its own endedAt: time not
+    /// witnessed` or `given with --at`. The witness's name is untrusted text: the pages
+    /// escape it.
+    pub fn describe(&self) -> String {
+        match self {
+            AsOf::Given => "given with --at".to_owned(),
+            AsOf::Witnessed(w) => format!(
+                "the earliest witness cosignature on its receipt's log checkpoint ({}, checkpoint of {} entries)",
+                w.name, w.checkpoint_size
+            ),
+            AsOf::NotWitnessed => format!(
+                "its own endedAt: {}",
+                verifier::publication::TIME_NOT_WITNESSED
+            ),
+        }
+    }
 }
 
 impl VerifiedRound {
@@ -162,6 +199,7 @@ impl VerifiedRound {
             verified_files: verified_files(report, subjects),
             statement_digest,
             verified_at,
+            as_of: AsOf::NotWitnessed,
         }
     }
 
@@ -252,6 +290,8 @@ pub struct RoundListing {
     pub statement_digest: Sha256Hex,
     /// The instant key validity was checked at ([`VerifiedRound::verified_at`]).
     pub verified_at: Timestamp,
+    /// Why that instant ([`VerifiedRound::as_of`]).
+    pub as_of: AsOf,
     /// The predicate type its verification read (`view.verification.predicateType`).
     pub predicate_type: Option<String>,
     /// `outcome.status` of its record.
@@ -337,6 +377,7 @@ impl RoundListing {
             dir: round.dir.clone(),
             statement_digest: round.statement_digest,
             verified_at: round.verified_at,
+            as_of: round.as_of.clone(),
             predicate_type: view.verification.predicate_type.clone(),
             status: record.outcome.status,
             started_at: record.started_at,
@@ -408,6 +449,8 @@ pub struct RejectedBundle {
     pub recorded_round: Option<u64>,
     /// The instant key validity was checked at.
     pub verified_at: Timestamp,
+    /// Why that instant.
+    pub as_of: AsOf,
 }
 
 #[cfg(test)]

@@ -346,6 +346,7 @@ fn round_parts<'a>(archive: &'a Archive, global: &GlobalKey) -> Vec<Part<'a>> {
                 h.part(&round.number.to_le_bytes())
                     .part(round.statement_digest.as_str().as_bytes())
                     .part(round.verified_at.to_string().as_bytes())
+                    .part(round.as_of.describe().as_bytes())
                     .part(seated_key(round).as_bytes());
             }
             h.part(&rounds.get(range.end).map_or(0, |r| r.number).to_le_bytes());
@@ -627,7 +628,7 @@ fn round_jobs<'a>(campaign: &'a CampaignArchive, i: usize, global: &GlobalKey) -
     let mut jobs = Vec::with_capacity(1 + round.entries.len());
     let name = format!("round:{id}:{}", round.number);
     // Formatted once for the round's jobs.
-    let verified_at = round.verified_at.to_string();
+    let verified_at = format!("{} {}", round.verified_at, round.as_of.describe());
     let mut h = global.job(&name);
     h.part(round.statement_digest.as_str().as_bytes())
         .part(verified_at.as_bytes())

@@ -1,7 +1,9 @@
 //! Loading the archive the site is built from: every campaign of a data directory, its
 //! frozen campaign, miners and submission records, and every sealed round verified with
-//! the offline verifier as of its own seal time (its `endedAt`), or as of `--at`, so the
-//! output does not change with the clock. Bundles are verified in parallel, each once a
+//! the offline verifier as of the earliest witness cosignature on its receipt's log
+//! checkpoint, else its own seal time (its `endedAt`, "time not witnessed"), or as of
+//! `--at`, so the output does not change with the clock; a campaign whose `[log]
+//! required` asks for a witness gets none of its unwitnessed bundles published. Bundles are verified in parallel, each once a
 //! build ([`OwnChecks`]), then checked as a chain per campaign; one that fails any check
 //! is a [`RejectedBundle`], never a [`RoundListing`] of the archive ([`load_round`] loads
 //! a verified round again, as a [`VerifiedRound`], for its own pages, its own checks read
@@ -20,7 +22,7 @@ use verifier::VerifyReport;
 use verifier::view::Verification;
 
 use crate::archive::{
-    Archive, CampaignArchive, RejectedBundle, RoundListing, SubmissionSummary, VerifiedRound,
+    Archive, AsOf, CampaignArchive, RejectedBundle, RoundListing, SubmissionSummary, VerifiedRound,
 };
 use crate::error::SiteError;
 use crate::incremental::{Checked, OwnChecks};
@@ -69,6 +71,8 @@ struct Prepared {
     statement_digest: Option<Sha256Hex>,
     /// The instant it is verified at.
     at: Timestamp,
+    /// Why that instant.
+    as_of: AsOf,
     /// What was made of it when its own checks passed: its report is not kept past that.
     built: Option<Built>,
 }
@@ -116,8 +120,12 @@ fn without_checks(report: &VerifyReport) -> VerifyReport {
 
 /// Loads and verifies everything under `data` with `own` (its keyring, verdicts and
 /// the bundles' own checks, [`OwnChecks`]). Each bundle is verified as of `at` when
-/// given, else as of the `endedAt` its own record states (a bundle whose record cannot
-/// be read is verified as of the Unix epoch: it fails either way). Its own checks are
+/// given, else as of the earliest witness cosignature on its receipt's log checkpoint
+/// (`verifier::publication::earliest_witness`), else as of the `endedAt` its own record
+/// states, "time not witnessed" ([`AsOf`]; a bundle whose record cannot be read is
+/// verified as of the Unix epoch: it fails either way). A bundle with no witness
+/// cosignature of a campaign whose `[log] required` asks for one fails
+/// `log.publication` and is rejected. Its own checks are
 /// found once ([`OwnChecks::check`]: a verdict an earlier build kept for it, else the
 /// verifier's); the checks across rounds run on every build, on every bundle.
 /// A bundle is verified only when every check passed and it records the round its
@@ -182,6 +190,11 @@ pub fn load_archive_cached(
                 claimed_round: None,
                 statement_digest: None,
                 at: at.unwrap_or(epoch),
+                as_of: if at.is_some() {
+                    AsOf::Given
+                } else {
+                    AsOf::NotWitnessed
+                },
                 built: None,
             })
         })
@@ -209,21 +222,40 @@ pub fn load_archive_cached(
             ),
             Err(_) => (None, Vec::new(), None),
         };
-        p.at = at.unwrap_or_else(|| read.as_ref().map_or(epoch, |r| r.ended_at));
+        // As of the earliest witness cosignature on its receipt's checkpoint when there
+        // is one (a key retired before it signed nothing that claims an earlier time),
+        // else as of its own `endedAt`; `--at` overrides both.
+        let policy = campaigns[bundles[i].0].campaign.campaign.effective_log();
+        let witness = read.as_ref().map_or_else(
+            || Err("its record does not read".to_owned()),
+            |r| verifier::publication::earliest_witness(dir, r, own.keyring(), &policy),
+        );
+        let ended_at = read.as_ref().map_or(epoch, |r| r.ended_at);
+        (p.at, p.as_of) = match (at, &witness) {
+            (Some(at), _) => (at, AsOf::Given),
+            (None, Ok(w)) => (w.at, AsOf::Witnessed(w.clone())),
+            (None, Err(_)) => (ended_at, AsOf::NotWitnessed),
+        };
         p.claimed_round = read.as_ref().map(|r| r.round);
         p.statement_digest = statement_digest;
+        let round = p.claimed_round.unwrap_or(bundles[i].1);
         let Checked {
-            report,
+            mut report,
             record,
             key,
         } = own.check(dir, p.at, p.statement_digest.as_ref(), read);
+        if policy.required && witness.is_err() {
+            // Refused: the campaign publishes only as of a witnessed log.
+            verifier::publication::check_publication(&mut report, round, &witness, &policy);
+        }
         let link = record.as_ref().map(ChainLink::of);
         let report = match (record, p.statement_digest) {
             (Some(record), Some(digest)) if report.passed() => {
                 let round = record.round;
                 let at = p.at;
-                let verified =
+                let mut verified =
                     VerifiedRound::new(bundles[i].1, dir, record, &report, &subjects, digest, at);
+                verified.as_of = p.as_of.clone();
                 let summary = RoundListing::of(&verified).map(|summary| RoundListing {
                     verdict_key: key,
                     ..summary
@@ -246,6 +278,7 @@ pub fn load_archive_cached(
     for (((campaign, number, dir), report), prepared) in loaded {
         let prepared = prepared.into_inner().unwrap_or_else(|e| e.into_inner());
         let verified_at = prepared.at;
+        let as_of = prepared.as_of.clone();
         match prepared.built {
             Some(built) if report.passed() && built.round == number => {
                 campaigns[campaign].rounds.push(RoundListing {
@@ -271,6 +304,7 @@ pub fn load_archive_cached(
                     report,
                     recorded_round: prepared.claimed_round.filter(|r| *r != number),
                     verified_at,
+                    as_of,
                 });
             }
         }
@@ -359,6 +393,7 @@ pub fn load_round(round: &RoundListing, own: &OwnChecks<'_>) -> Result<VerifiedR
         digest,
         round.verified_at,
     );
+    loaded.as_of = round.as_of.clone();
     loaded.view.verification = with_chain_checks(loaded.view.verification, &round.chain);
     Ok(loaded)
 }

@@ -285,6 +285,7 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
         key_dir: args.key_dir.clone(),
         seeds: None,
         beacon_file: Some(beacon_path),
+        beacon_drand: None,
         log_key: None,
         require_witness: false,
         witness_timeout: 0,

@@ -95,8 +95,14 @@ pub struct RoundArgs {
     /// A file beacon `{"round": n, "value": "<64 hex>"}` the seeds derive from with a
     /// fresh secret (content/measurement.md, Seeds): unsigned, so the receipt and `show`
     /// label it so. Without one, the seeds are drawn from the OS alone.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", conflicts_with = "beacon_drand")]
     pub beacon_file: Option<PathBuf>,
+    /// A drand quicknet HTTP endpoint (`http://…`, serving `/<chain hash>/public/<round>`)
+    /// the seeds derive from with a fresh secret: the round names the first quicknet
+    /// round at least two periods (6 s) after it opens, waits for it, and checks its
+    /// signature offline before using it (content/measurement.md, Seeds).
+    #[arg(long, value_name = "URL", conflicts_with = "seeds")]
+    pub beacon_drand: Option<String>,
     /// The log key that appends to the data directory's transparency log, when it has
     /// one (`<data>/log/config.toml`); default `<key-dir>/log.key`.
     #[arg(long, value_name = "FILE")]
@@ -370,15 +376,23 @@ pub fn run_with_progress(args: &RoundArgs) -> anyhow::Result<RoundSummary> {
         .chain([args.log_key.clone()])
         .flatten()
         .collect();
+    let beacon: Option<std::sync::Arc<dyn runner::round::beacon::Beacon>> =
+        match (&args.beacon_file, &args.beacon_drand) {
+            (Some(path), _) => Some(std::sync::Arc::new(runner::round::beacon::FileBeacon::new(
+                path,
+            ))),
+            (None, Some(url)) => Some(std::sync::Arc::new(
+                runner::round::drand::DrandHttpBeacon::new(url, clock.clone())
+                    .context("--beacon-drand")?,
+            )),
+            (None, None) => None,
+        };
     let options = RoundOptions {
         data: DataDir::new(data),
         campaign,
         engine_program: std::env::current_exe().context("locating the referee executable")?,
         seeds,
-        beacon: args.beacon_file.as_deref().map(|path| {
-            std::sync::Arc::new(runner::round::beacon::FileBeacon::new(path))
-                as std::sync::Arc<dyn runner::round::beacon::Beacon>
-        }),
+        beacon,
         abort_after_record,
         clock,
         log_key: (args.log_key.clone()).or_else(|| {

@@ -45,6 +45,7 @@ mod measurements;
 mod outputs;
 mod paired;
 mod plan;
+pub mod publication;
 pub mod report;
 mod repository;
 pub mod rerun;

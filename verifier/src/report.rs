@@ -457,6 +457,12 @@ pub enum CheckName {
     /// seated (content/title.md).
     #[serde(rename = "title.round")]
     TitleRound,
+    /// Log, site: the instant a bundle is published as of — the earliest cosignature, by a
+    /// witness the campaign's `[log] witnesses` counts, on a checkpoint of its
+    /// `rounds/<n>.proof` that holds its receipt — exists when the campaign's `[log]
+    /// required` asks for one; `not applicable (time not witnessed)` otherwise.
+    #[serde(rename = "log.publication")]
+    LogPublication,
 }
 
 impl CheckName {
@@ -558,6 +564,7 @@ impl CheckName {
             CheckName::LogAbandoned => "log.abandoned",
             CheckName::TitleChain => "title.chain",
             CheckName::TitleRound => "title.round",
+            CheckName::LogPublication => "log.publication",
         }
     }
 }
@@ -1121,6 +1128,15 @@ pub enum FailureReason {
         previous: u64,
         /// The previous round's `leaderAfter`, rendered (`baseline` for none).
         recomputed: String,
+    },
+    /// `[log] required`: no witness the campaign counts cosigned a checkpoint holding
+    /// the round's receipt (content/transparency-log.md, Witnesses).
+    #[error("round {round}'s publication is not witnessed: {why}")]
+    PublicationNotWitnessed {
+        /// The round.
+        round: u64,
+        /// Why: no log, no proofs, or no cosignature by a counted witness.
+        why: String,
     },
     /// `--require-log`: the round has no entry in a transparency log.
     #[error("round {round} was not logged: {why}")]

@@ -24,6 +24,7 @@ use receipts::tlog::note::{MAX_NOTE_BYTES, NoteVerifier, SignatureType};
 use receipts::tlog::proof::{MAX_PROOF_FILE_BYTES, TlogProof, round_proof_path};
 use receipts::tlog::tiles::{TileDir, TiledTree, read_bundle, tiles_for_size};
 
+use crate::publication::log_verifier;
 use crate::statements::{RoundTaking, campaign_dir_of, check_measurements, submission_findings};
 use crate::{CheckName, FailureReason, PredicateVersion, VerifyReport};
 
@@ -84,13 +85,6 @@ pub fn default_log_dir(bundle: &Path) -> Option<PathBuf> {
             .parent()?
             .join(receipts::tlog::LOG_DIR),
     )
-}
-
-/// The pinned log key for `origin`.
-fn log_verifier(keyring: &Keyring, origin: &str) -> Option<NoteVerifier> {
-    let key =
-        (keyring.role_keys().iter()).find(|k| k.role == KeyRole::Log && k.origin == origin)?;
-    NoteVerifier::new(origin, SignatureType::Ed25519, key.trusted.key.clone()).ok()
 }
 
 fn log_failure(file: &Path, message: impl ToString) -> FailureReason {
@@ -307,6 +301,17 @@ pub fn check_bundle_log(
         None => report.not_run(&[CheckName::LogMeasurements], CheckName::LogRoundOpened),
     }
     check_witness(report, &record, keyring, opening_witness.as_ref(), &seen);
+    if let (_, Ok(campaign)) = crate::inputs::read_campaign_copy(dir) {
+        crate::publication::check_pass_witnesses(
+            report,
+            &proof_path,
+            &proofs,
+            &log,
+            keyring,
+            &campaign.campaign.effective_log(),
+            proved.get("receipt").copied(),
+        );
+    }
     let log_dir = options
         .log_dir
         .clone()

@@ -152,6 +152,47 @@ pub struct Campaign {
     /// decides, and campaigns frozen before it keep their digest.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub review_command: Option<String>,
+    /// `[log]`: what the campaign asks of the transparency log's witnesses
+    /// (content/transparency-log.md, Witnesses). Absent (`None`, meaning
+    /// [`LogPolicy::default`]: nothing required) unless written, so campaigns frozen before
+    /// it keep their digest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log: Option<LogPolicy>,
+}
+
+/// `[log]` of a campaign (content/transparency-log.md, Witnesses): whether its rounds
+/// must be published as of a witnessed log, which witnesses count, and whether each
+/// pass waits for a cosignature.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LogPolicy {
+    /// Every round is logged and witnessed: a round waits, bounded, for a cosignature on
+    /// its opening and on its receipt (as `referee round --require-witness` does), and the
+    /// site refuses a bundle with no witness cosignature on the checkpoint of its
+    /// receipt's proof. `false` (absent): a bundle without one is published as of its
+    /// `endedAt`, marked "time not witnessed".
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub required: bool,
+    /// The witnesses that count, by the name of their keyring key (role `witness`, its
+    /// `origin`), at most [`LogPolicy::MAX_WITNESSES`]; empty (absent): every witness key
+    /// the keyring trusts.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub witnesses: Vec<String>,
+    /// Each pass waits, bounded, after its `measurement` entry is logged, for a witness to
+    /// cosign a checkpoint holding it; that cosigned checkpoint is the one its proof in
+    /// `rounds/<n>.proof` is against, so a pass could not have been fabricated later.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub witness_each_pass: bool,
+}
+
+impl LogPolicy {
+    /// Most witness names `[log] witnesses` lists.
+    pub const MAX_WITNESSES: usize = 16;
+
+    /// Whether a witness key named `name` counts for this campaign.
+    pub fn counts(&self, name: &str) -> bool {
+        self.witnesses.is_empty() || self.witnesses.iter().any(|w| w == name)
+    }
 }
 
 /// The output budgets of a campaign (`[limits]`, content/threat-model.md, Bounded
@@ -280,6 +321,12 @@ impl Campaign {
     /// The output budgets: `[limits]`, absent = [`Limits::default`].
     pub fn effective_limits(&self) -> Limits {
         self.limits.unwrap_or_default()
+    }
+
+    /// What the campaign asks of the log's witnesses: `[log]`, absent =
+    /// [`LogPolicy::default`].
+    pub fn effective_log(&self) -> LogPolicy {
+        self.log.clone().unwrap_or_default()
     }
 }
 
@@ -1280,6 +1327,21 @@ impl Campaign {
             if !(min..=max).contains(&value) {
                 return field(name, value.to_string(), &format!("{min} to {max}"));
             }
+        }
+        let log = self.effective_log();
+        if log.witnesses.len() > LogPolicy::MAX_WITNESSES {
+            return field(
+                "log.witnesses",
+                log.witnesses.len().to_string(),
+                &format!("at most {} names", LogPolicy::MAX_WITNESSES),
+            );
+        }
+        if let Some(name) = (log.witnesses.iter()).find(|n| n.is_empty() || n.len() > 256) {
+            return field(
+                "log.witnesses",
+                format!("{name:?}"),
+                "each a witness key's name, 1 to 256 bytes",
+            );
         }
         if self.drift_bound_bp > 10_000 {
             return field(

@@ -429,6 +429,65 @@ fn engine_trust_and_steal_bound_default_validate_and_stay_out_of_the_digest() {
     );
 }
 
+/// `[log]` (issue 42): absent, nothing required and nothing in the frozen bytes; written,
+/// frozen as written (a `false` left out); which witnesses count; too many or empty names
+/// refused, naming the field.
+#[test]
+fn log_policy_defaults_counts_and_validates() {
+    let c = Campaign::from_toml("campaign.toml", MINIMAL).unwrap();
+    assert_eq!(c.log, None);
+    assert_eq!(c.effective_log(), LogPolicy::default());
+    assert!(c.effective_log().counts("anyone"));
+    let json = String::from_utf8(FrozenCampaign::freeze(c).unwrap().bytes).unwrap();
+    assert!(!json.contains("\"log\""), "{json}");
+    let set = Campaign::from_toml(
+        "campaign.toml",
+        &format!("{MINIMAL}\n[log]\nrequired = true\nwitnesses = [\"w.example\"]\n"),
+    )
+    .unwrap();
+    let policy = set.effective_log();
+    assert_eq!(
+        policy,
+        LogPolicy {
+            required: true,
+            witnesses: vec!["w.example".to_owned()],
+            witness_each_pass: false,
+        }
+    );
+    assert!(policy.counts("w.example") && !policy.counts("other.example"));
+    let json = String::from_utf8(FrozenCampaign::freeze(set.clone()).unwrap().bytes).unwrap();
+    assert!(
+        json.contains(r#""log":{"required":true,"witnesses":["w.example"]}"#),
+        "{json}"
+    );
+    let with_names = |witnesses: Vec<String>| Campaign {
+        log: Some(LogPolicy {
+            witnesses,
+            ..policy.clone()
+        }),
+        ..set.clone()
+    };
+    assert_eq!(
+        with_names((0..17).map(|i| format!("w{i}")).collect())
+            .validate()
+            .unwrap_err()
+            .to_string(),
+        "field `log.witnesses` has invalid value `17`: at most 16 names"
+    );
+    assert_eq!(
+        with_names(vec![String::new()])
+            .validate()
+            .unwrap_err()
+            .to_string(),
+        "field `log.witnesses` has invalid value `\"\"`: each a witness key's name, 1 to 256 bytes"
+    );
+    assert!(
+        with_names((0..16).map(|i| format!("w{i}")).collect())
+            .validate()
+            .is_ok()
+    );
+}
+
 /// `[limits]` (issue 39): absent, the documented defaults and nothing in the frozen bytes;
 /// written in part, the rest defaulted and every value frozen; out of range, named.
 #[test]

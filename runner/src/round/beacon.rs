@@ -1,8 +1,8 @@
 //! Where a round's beacon value comes from (content/measurement.md, Seeds): a source
 //! names the round it will use when the round opens, then gives that round's value.
-//! The one source here is a file (tests and `referee demo`): unsigned, so receipts and
-//! `show` label it so. drand quicknet values are checked offline by
-//! `verifier::beacon`; a source that fetches them over HTTP is not part of this build.
+//! Two sources: a file (tests and `referee demo`), unsigned, so receipts and `show` label
+//! it so; and drand quicknet over HTTP (`super::drand`), each value checked offline by
+//! `verifier::beacon` before it is used.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -41,6 +41,30 @@ pub enum BeaconError {
         /// The file.
         path: PathBuf,
         /// What is wrong with it.
+        message: String,
+    },
+    /// The HTTP endpoint could not be reached or answered otherwise than with a value.
+    #[error("beacon `{url}`: {message}")]
+    Http {
+        /// The URL asked.
+        url: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// The round was still not published long after its time.
+    #[error("beacon `{url}`: not published {waited_periods} periods after its time")]
+    NotPublished {
+        /// The URL asked.
+        url: String,
+        /// How many periods past the round's time the source kept asking.
+        waited_periods: u32,
+    },
+    /// The value the endpoint gave does not verify offline, or is another round's.
+    #[error("the beacon value of round {round} is refused: {message}")]
+    Invalid {
+        /// The round named at opening.
+        round: u64,
+        /// Why.
         message: String,
     },
     /// The source holds another round than the one named at opening.

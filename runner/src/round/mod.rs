@@ -23,6 +23,7 @@
 pub mod beacon;
 mod capability;
 mod clock;
+pub mod drand;
 mod entry;
 mod finish;
 mod passes;
@@ -373,7 +374,7 @@ pub fn run_round(
     let keyring = preflight::check_key(&options.data, &frozen.campaign, key, now)?;
     campaign_dir.load_miners()?;
     let previous = preflight::check_previous(&campaign_dir, &frozen, &keyring, now)?;
-    let logger = tlog::open_logger(options, key, &keyring)?;
+    let logger = tlog::open_logger(options, key, &keyring, &frozen.campaign.effective_log())?;
     let round = pick_round(&campaign_dir)?;
     let work = campaign_dir.work_dir().join(format!("round-{round}"));
     let bundle = work.join("bundle");

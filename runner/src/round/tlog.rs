@@ -6,6 +6,12 @@
 //! the bundle ([`log_receipt`]). As each pass ends, a signed `measurement` statement names
 //! the digest of every file its runs wrote, and its entry is appended and the checkpoint
 //! published ([`log_pass`]); the proofs of those entries go into `rounds/<n>.proof` too.
+//! A campaign's `[log]` (content/transparency-log.md, Witnesses) counts only the
+//! witnesses it names; `required` makes every round wait as `--require-witness` does for
+//! its opening, and at seal for a cosignature on a checkpoint holding the receipt, the checkpoint its
+//! proof is then against (what the site publishes it as of); `witness_each_pass` makes
+//! each pass wait for one on a checkpoint holding its measurement entry, which its proof
+//! is then against.
 //! Appends are idempotent by the entry's bytes (which hold the envelope's digest): a
 //! resumed round never logs an envelope twice. A data directory without
 //! `log/config.toml` runs rounds as before; their receipt says `notLogged`.
@@ -18,7 +24,7 @@ use intake::tlog::{LogError, LogStore};
 use receipts::bundle::ENVELOPE_FILE;
 use receipts::fsutil::{read_limited, write_atomic};
 use receipts::keys::{KeyRole, Keyring, PrivateKey};
-use receipts::model::{OpeningWitness, RoundLog, Sha256Hex};
+use receipts::model::{LogPolicy, OpeningWitness, RoundLog, Sha256Hex};
 use receipts::statement::{DigestSet, Subject};
 use receipts::tlog::checkpoint::Checkpoint;
 use receipts::tlog::cosignature;
@@ -44,34 +50,64 @@ const MAX_CHECKPOINT_BYTES: usize = receipts::tlog::note::MAX_NOTE_BYTES;
 /// How often a round waiting for a witness reads the checkpoint again.
 const WITNESS_POLL: Duration = Duration::from_millis(250);
 
+/// How long a round of a campaign whose `[log]` asks for witnesses waits for one when
+/// `--require-witness` gives no bound (`--witness-timeout`'s default).
+pub const DEFAULT_WITNESS_WAIT: Duration = Duration::from_secs(600);
+
+/// `.work/round-<n>/` file holding the checkpoint a witness cosigned after pass `pass`
+/// (`[log] witness_each_pass`): its measurement proof is against it.
+fn pass_checkpoint_name(pass: u32) -> String {
+    format!("pass-{pass}.checkpoint")
+}
+
 /// The data directory's log and what appends to it.
 pub(crate) struct RoundLogger {
     store: LogStore,
     key: PrivateKey,
     verifier: NoteVerifier,
-    /// The keyring's witness keys, as cosignature verifiers.
+    /// The keyring's witness keys the campaign counts, as cosignature verifiers.
     witnesses: Vec<NoteVerifier>,
-    /// `--require-witness`: how long to wait for a cosignature.
+    /// `--require-witness`, or the campaign's `[log] required`: how long to wait for a
+    /// cosignature on the opening and on the receipt.
     require_witness: Option<Duration>,
+    /// `[log] witness_each_pass`: how long each pass waits for a cosignature.
+    each_pass: Option<Duration>,
+    /// `[log] required`: how long the seal waits for a cosignature on the receipt (the
+    /// site publishes the round as of it, and refuses the round without one).
+    receipt: Option<Duration>,
 }
 
 /// The log of `options.data`, when it has one, with its key: refused before the round
 /// opens when the log key is missing, unreadable, not the log's, the evaluator key, or
-/// when `--require-witness` finds no log or no trusted witness key.
+/// when `--require-witness` or the campaign's `policy` (`[log]`) asks for witnesses and
+/// finds no log or no trusted witness key it counts.
 ///
 /// Errors: [`RoundError::LogKey`], [`RoundError::Log`].
 pub(crate) fn open_logger(
     options: &RoundOptions,
     evaluator: &PrivateKey,
     keyring: &Keyring,
+    policy: &LogPolicy,
 ) -> Result<Option<RoundLogger>, RoundError> {
     let refuse = |reason: String| RoundError::LogKey { reason };
+    let require_witness =
+        (options.require_witness).or_else(|| policy.required.then_some(DEFAULT_WITNESS_WAIT));
+    let bound = options.require_witness.unwrap_or(DEFAULT_WITNESS_WAIT);
+    let each_pass = policy.witness_each_pass.then_some(bound);
+    let receipt = policy.required.then_some(bound);
+    let asking = if options.require_witness.is_some() {
+        "--require-witness"
+    } else {
+        "the campaign's [log]"
+    };
     let store = match LogStore::open(options.data.root()) {
         Ok(store) => store,
-        Err(LogError::NoLog { .. }) if options.require_witness.is_none() => return Ok(None),
+        Err(LogError::NoLog { .. }) if require_witness.is_none() && each_pass.is_none() => {
+            return Ok(None);
+        }
         Err(LogError::NoLog { path }) => {
             return Err(refuse(format!(
-                "--require-witness: the data directory has no log (`{}`; run `referee log init`)",
+                "{asking}: the data directory has no log (`{}`; run `referee log init`)",
                 path.display()
             )));
         }
@@ -93,22 +129,29 @@ pub(crate) fn open_logger(
     }
     let verifier = store.verifier(key.public())?;
     let witnesses: Vec<NoteVerifier> = (keyring.role_keys().iter())
-        .filter(|k| k.role == KeyRole::Witness)
+        .filter(|k| k.role == KeyRole::Witness && policy.counts(&k.origin))
         .filter_map(|k| {
             NoteVerifier::new(&k.origin, SignatureType::Cosignature, k.trusted.key.clone()).ok()
         })
         .collect();
-    if options.require_witness.is_some() && witnesses.is_empty() {
-        return Err(refuse(
-            "--require-witness: the keyring trusts no witness key (role `witness`)".into(),
-        ));
+    if (require_witness.is_some() || each_pass.is_some()) && witnesses.is_empty() {
+        return Err(refuse(if policy.witnesses.is_empty() {
+            format!("{asking}: the keyring trusts no witness key (role `witness`)")
+        } else {
+            format!(
+                "{asking}: the keyring trusts none of the campaign's witnesses ({})",
+                policy.witnesses.join(", ")
+            )
+        }));
     }
     Ok(Some(RoundLogger {
         store,
         key,
         verifier,
         witnesses,
-        require_witness: options.require_witness,
+        require_witness,
+        each_pass,
+        receipt,
     }))
 }
 
@@ -138,6 +181,29 @@ impl RoundLogger {
     /// The current checkpoint's bytes.
     fn current(&self) -> Result<Vec<u8>, RoundError> {
         Ok(self.store.checkpoint(&self.verifier)?.1)
+    }
+
+    /// Waits up to `bound` for a counted witness to cosign a checkpoint holding entry
+    /// `index`: that checkpoint's bytes and the cosignature, or `None` past the bound.
+    ///
+    /// Errors: [`RoundError::Log`] when the checkpoint cannot be read.
+    fn wait_for_witness(
+        &self,
+        index: u64,
+        bound: Duration,
+    ) -> Result<Option<(Vec<u8>, OpeningWitness)>, RoundError> {
+        let deadline = Instant::now() + bound;
+        loop {
+            let bytes = self.current()?;
+            if let Some(found) = self.witnessed(&bytes, index) {
+                return Ok(Some((bytes, found)));
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return Ok(None);
+            }
+            std::thread::sleep(WITNESS_POLL.min(deadline - now));
+        }
     }
 }
 
@@ -242,24 +308,15 @@ pub(crate) fn open_round(ctx: &Ctx<'_>) -> Result<RoundLog, RoundError> {
             LogStore::dir_of(ctx.options.data.root()).display(),
             logger.verifier.to_vkey()
         ));
-        let deadline = Instant::now() + bound;
-        loop {
-            let bytes = logger.current()?;
-            if let Some(found) = logger.witnessed(&bytes, index) {
-                write_atomic(&saved, &bytes, 0o644).map_err(io("writing", &saved))?;
-                witness = Some(found);
-                break;
-            }
-            let now = Instant::now();
-            if now >= deadline {
-                return Err(RoundError::NotWitnessed {
-                    round: ctx.round,
-                    index,
-                    waited_s: bound.as_secs(),
-                });
-            }
-            std::thread::sleep(WITNESS_POLL.min(deadline - now));
-        }
+        let Some((bytes, found)) = logger.wait_for_witness(index, bound)? else {
+            return Err(RoundError::NotWitnessed {
+                round: ctx.round,
+                index,
+                waited_s: bound.as_secs(),
+            });
+        };
+        write_atomic(&saved, &bytes, 0o644).map_err(io("writing", &saved))?;
+        witness = Some(found);
     }
     if let Some(w) = &witness {
         ctx.progress.log_note(&format!(
@@ -329,6 +386,45 @@ pub(crate) fn log_pass(ctx: &Ctx<'_>, pass: u32) -> Result<(), RoundError> {
         "round {}: pass {pass}'s measurement logged at index {}",
         ctx.round, logged.index
     ));
+    if let Some(bound) = logger.each_pass {
+        wait_pass_witness(ctx, logger, pass, logged.index, bound)?;
+    }
+    Ok(())
+}
+
+/// `[log] witness_each_pass`: waits up to `bound` for a witness to cosign a checkpoint
+/// holding pass `pass`'s measurement entry (at `index`) and keeps it in `.work/` for the
+/// pass's proof; past the bound the pass goes on, its proof against the checkpoint at
+/// seal, and `log.witness` fails it.
+///
+/// Errors: [`RoundError::Log`]; [`RoundError::Io`] writing the checkpoint.
+fn wait_pass_witness(
+    ctx: &Ctx<'_>,
+    logger: &RoundLogger,
+    pass: u32,
+    index: u64,
+    bound: Duration,
+) -> Result<(), RoundError> {
+    let saved = ctx.work.join(pass_checkpoint_name(pass));
+    if (read_limited(&saved, MAX_CHECKPOINT_BYTES).ok())
+        .is_some_and(|b| logger.witnessed(&b, index).is_some())
+    {
+        return Ok(());
+    }
+    match logger.wait_for_witness(index, bound)? {
+        Some((bytes, found)) => {
+            write_atomic(&saved, &bytes, 0o644).map_err(io("writing", &saved))?;
+            ctx.progress.log_note(&format!(
+                "round {}: pass {pass} witnessed by {} at {} (checkpoint size {})",
+                ctx.round, found.name, found.timestamp_s, found.checkpoint_size
+            ));
+        }
+        None => ctx.progress.log_note(&format!(
+            "round {}: pass {pass}: no witness cosigned a checkpoint holding its measurement entry within {} s; `log.witness` will fail it",
+            ctx.round,
+            bound.as_secs()
+        )),
+    }
     Ok(())
 }
 
@@ -370,8 +466,10 @@ fn measurement_entries(
 
 /// Logs the sealed receipt of the bundle `dest` (once) and writes `rounds/<n>.proof`: the
 /// round-opened entry's tlog-proof against the opening checkpoint, then the receipt's
-/// against the checkpoint after it, then each measurement entry's against that same
-/// checkpoint (`extra`: `measurement <pass> <envelope sha256>`).
+/// against the checkpoint after it (with `[log] required`, the first one a witness
+/// cosigned within the bound), then each measurement entry's against
+/// the checkpoint a witness cosigned after its pass (`[log] witness_each_pass`), else
+/// the receipt's (`extra`: `measurement <pass> <envelope sha256>`).
 ///
 /// Errors: [`RoundError::Log`]; [`RoundError::Io`].
 pub(crate) fn log_receipt(ctx: &Ctx<'_>, dest: &Path) -> Result<(), RoundError> {
@@ -388,13 +486,33 @@ pub(crate) fn log_receipt(ctx: &Ctx<'_>, dest: &Path) -> Result<(), RoundError> 
     let index = logger.store.append_once(&logger.key, &entry)?;
     let saved = ctx.work.join(OPENING_CHECKPOINT);
     let opening = read_limited(&saved, MAX_CHECKPOINT_BYTES).map_err(io("reading", &saved))?;
-    let current = logger.current()?;
+    let mut current = logger.current()?;
+    if let Some(bound) = logger.receipt {
+        match logger.wait_for_witness(index, bound)? {
+            Some((bytes, found)) => {
+                ctx.progress.log_note(&format!(
+                    "round {}: receipt witnessed by {} at {} (checkpoint size {})",
+                    ctx.round, found.name, found.timestamp_s, found.checkpoint_size
+                ));
+                current = bytes;
+            }
+            None => ctx.progress.log_note(&format!(
+                "round {}: no witness cosigned a checkpoint holding the receipt within {} s: its publication is not witnessed",
+                ctx.round,
+                bound.as_secs()
+            )),
+        }
+    }
     let mut proofs = vec![
         (*round_opened_index, opening, "round-opened".to_owned()),
         (index, current.clone(), "receipt".to_owned()),
     ];
     for (index, pass, sha) in measurement_entries(ctx, logger)? {
-        proofs.push((index, current.clone(), measurement_proof_extra(pass, &sha)));
+        let saved = ctx.work.join(pass_checkpoint_name(pass));
+        let checkpoint = (read_limited(&saved, MAX_CHECKPOINT_BYTES).ok())
+            .filter(|b| logger.witnessed(b, index).is_some())
+            .unwrap_or_else(|| current.clone());
+        proofs.push((index, checkpoint, measurement_proof_extra(pass, &sha)));
     }
     let mut bytes = Vec::new();
     for (index, checkpoint, extra) in proofs {

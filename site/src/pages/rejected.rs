@@ -36,6 +36,8 @@ pub struct BundleView {
     pub recorded_round: Option<u64>,
     /// The instant key validity was checked at (RFC 3339).
     pub verified_at: String,
+    /// Why that instant, in words, escaped ([`crate::archive::AsOf::describe`]).
+    pub as_of: String,
     /// Checks recorded, in all.
     pub checks: usize,
     /// The failed checks.
@@ -114,6 +116,7 @@ fn bundle_view(b: &RejectedBundle) -> BundleView {
         bundle: relative,
         recorded_round: b.recorded_round,
         verified_at: b.verified_at.to_string(),
+        as_of: untrusted(&b.as_of.describe()),
         checks: verification.checks,
         failures,
     }

@@ -587,6 +587,10 @@ pub struct VerificationView {
     pub signed_by: Vec<String>,
     /// Failed checks, `check target: message` (escaped).
     pub failures: Vec<String>,
+    /// The instant its keys were checked at (RFC 3339).
+    pub verified_at: String,
+    /// Why that instant, in words, escaped ([`crate::archive::AsOf::describe`]).
+    pub as_of: String,
 }
 
 /// Where a number comes from.
@@ -943,7 +947,7 @@ pub fn round_page(
             "tar -xf bundle.tar".to_owned(),
             format!(
                 "referee verify --keyring keyring.json --at {}{} {bundle_dir}",
-                record.ended_at.to_rfc3339(),
+                round.verified_at.to_rfc3339(),
                 if require_log { " --require-log" } else { "" }
             ),
         ],
@@ -1112,6 +1116,8 @@ pub fn round_page(
                     format!("{}{target}: {}", f.check.as_str(), untrusted(&f.message))
                 })
                 .collect(),
+            verified_at: round.verified_at.to_string(),
+            as_of: untrusted(&round.as_of.describe()),
         },
         sources: view
             .sources

@@ -107,6 +107,7 @@ fn archive() -> Archive {
         report,
         recorded_round: None,
         verified_at: round1.record.ended_at,
+        as_of: site::archive::AsOf::NotWitnessed,
     };
     let campaign = FrozenCampaign::from_json(
         "campaign.json",

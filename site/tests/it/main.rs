@@ -9,3 +9,4 @@ mod incremental;
 mod machine;
 mod models;
 mod pages;
+mod publication;

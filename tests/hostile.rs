@@ -19,7 +19,7 @@ use receipts::model::{
 use receipts::rules::workload::Workload;
 use verifier::{VerifyOptions, verify_bundle};
 
-use support::{FIXED_RATE, Fixture, SERIAL, Tiny, ok, root};
+use support::{Fixture, SERIAL, Tiny, ok, root};
 
 /// The Python interpreter's own path (`sys.executable` of `REFEREE_PYTHON`, else of
 /// `python3`): the sandbox's clean environment has no version manager's shims.
@@ -70,6 +70,12 @@ fn first_pass_prompts(data: &Path, seeds: &RevealedSeeds) -> String {
 /// (the proxy's `startup_delay_ms` code), every engine run through the proxy, on the
 /// seeds of [`given_seeds`]; returns the verified record.
 fn hostile_round(runs: u32, class: u32) -> (Fixture, RoundRecord) {
+    hostile_round_at(Tiny::default(), runs, class)
+}
+
+/// [`hostile_round`] with the tiny campaign's knobs `tiny` (its backend replaced by the
+/// proxy's, its SLA bound by a loose one).
+fn hostile_round_at(tiny: Tiny<'_>, runs: u32, class: u32) -> (Fixture, RoundRecord) {
     let shared = tempfile::tempdir().unwrap();
     let prompts = shared.path().join("first-pass-prompts");
     std::fs::write(&prompts, "").unwrap();
@@ -87,12 +93,11 @@ fn hostile_round(runs: u32, class: u32) -> (Fixture, RoundRecord) {
     );
     let value = class.to_string();
     let tiny = Tiny {
-        rates: FIXED_RATE,
         backend: &backend,
         runs,
         // A loose SLA: the suite tests verdicts, and shares its CPUs with other tests.
         bound_ms: 1000,
-        ..Tiny::default()
+        ..tiny
     };
     let fixture = Fixture::new(&tiny, &[("cheat", "startup_delay_ms", &value)]);
     let seeds = given_seeds();
@@ -215,6 +220,52 @@ fn interop_hostile_cpu_grab_is_the_entrys_fault_not_the_rounds() {
         matches!(
             reason,
             Some(DisqualificationReason::LeftCpuSet { pass: 0, cpu }) if client.contains(&cpu)
+        ),
+        "{reason:?}"
+    );
+}
+
+/// Regression (issue 40): a stream whose text is `z` everywhere, with the right ids, was
+/// scored — the text was never compared with the ids. Each sampled request's streamed
+/// text is held against the reference's text of its ids: `text_not_ids`.
+#[test]
+#[ignore = "needs python3: run scripts/test"]
+fn interop_hostile_text_that_is_not_its_ids_is_disqualified() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let (_fixture, record) = hostile_round(1, 104);
+    let cheat = &record.entries[1];
+    assert_eq!(cheat.status, EntryStatus::Disqualified, "{cheat:#?}");
+    let reason = cheat.disqualification.as_ref().unwrap().reason;
+    assert!(
+        matches!(reason, DisqualificationReason::TextNotIds { run: 0, .. }),
+        "{reason:?}"
+    );
+}
+
+/// Regression (issue 40; MLPerf TEST06/TEST09): an engine that ends a share of the timed
+/// requests early (an end of sequence under `ignore_eos`) saves their time, and the
+/// failed requests alone did not stop it being scored under a p50 SLA. Every request
+/// asks for an exact length: a counted run with a short one is `output_length`.
+#[test]
+#[ignore = "needs python3: run scripts/test"]
+fn interop_hostile_early_end_of_sequence_is_disqualified() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    // Short requests at 60 requests/s: a 400 ms probe of about 24, which certifies p50
+    // with a few failed (MLPerf early stopping), so the run is scored but for the check.
+    let tiny = Tiny {
+        rates: "min_rate_milli_rps = 60000\nmax_rate_milli_rps = 60000",
+        input_len: "min = 8, max = 16",
+        output_len: "min = 4, max = 8",
+        ..Tiny::default()
+    };
+    let (_fixture, record) = hostile_round_at(tiny, 1, 105);
+    let cheat = &record.entries[1];
+    assert_eq!(cheat.status, EntryStatus::Disqualified, "{cheat:#?}");
+    let reason = cheat.disqualification.as_ref().unwrap().reason;
+    assert!(
+        matches!(
+            reason,
+            DisqualificationReason::OutputLength { pass: 0, short, long: 0 } if short > 0
         ),
         "{reason:?}"
     );

@@ -1,5 +1,5 @@
-//! The HTTP server (axum): `GET /health`, `GET /v1/models`, `POST /v1/completions`, in
-//! front of the engine thread ([`crate::scheduler`]).
+//! The HTTP server (axum): `GET /health`, `GET /v1/models`, `POST /v1/completions`,
+//! `POST /detokenize` (vLLM's route: the text of token ids), in front of the engine thread ([`crate::scheduler`]).
 //!
 //! [`spawn`] is the in-process entry point (tests, the load generator's tests, the CLI):
 //! it checks memory ([`crate::memory`]), binds, starts the engine thread and returns at
@@ -195,6 +195,7 @@ fn serve(
         .route("/health", get(health))
         .route("/v1/models", get(models))
         .route("/v1/completions", post(completions))
+        .route("/detokenize", post(detokenize))
         .with_state(state);
     let (shutdown, shutdown_rx) = oneshot::channel();
     let server = tokio::spawn(async move {
@@ -283,6 +284,14 @@ async fn completions(
                 whole_completion(builder, events).await
             }
         }
+        Err(err) => error_response(&err),
+    }
+}
+
+/// `POST /detokenize` ([`crate::api::detokenize`]).
+async fn detokenize(body: Bytes) -> Response {
+    match crate::api::detokenize(&body) {
+        Ok(answer) => axum::Json(answer).into_response(),
         Err(err) => error_response(&err),
     }
 }

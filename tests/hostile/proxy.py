@@ -14,11 +14,15 @@ computed from the round's given seeds — the engine decides by pass from the re
 contents alone (no state outlives a run in the sandbox): honest in pass 1, garbage
 after; 103 (`cpu_grab`) widens its CPU affinity to every CPU of the host — the
 load generator's included — before it starts the engine, which inherits it, and serves
-honestly (content/measurement.md, The engine stays on its CPUs). Requests that are not
-streamed (the correctness gate's) are answered honestly.
+honestly (content/measurement.md, The engine stays on its CPUs); 104 (`text_not_ids`)
+streams the right ids with a text of `z`s in place of theirs; 105 (`early_eos`) ends
+every eighth streamed request (from the fourth) at half their length, reporting the length it streamed in `usage` as an engine that stopped at
+an end of sequence would. Requests that are not streamed (the correctness gate's) are
+answered honestly.
 """
 
 import hashlib
+import itertools
 import http.client
 import json
 import os
@@ -36,7 +40,8 @@ VOCAB = 258
 def hostile_class():
     text = open(CONFIG).read()
     found = re.search(r"^startup_delay_ms\s*=\s*(\d+)", text, re.M)
-    classes = {101: "oov", 102: "garbage_later", 103: "cpu_grab"}
+    classes = {101: "oov", 102: "garbage_later", 103: "cpu_grab", 104: "text_not_ids",
+               105: "early_eos"}
     return classes.get(int(found.group(1)) if found else 0)
 
 
@@ -57,9 +62,21 @@ def first_pass(body):
     return hashlib.sha256(prompt.encode()).hexdigest() in FIRST_PASS
 
 
+STREAMED = itertools.count()
+
+
+def cut_short():
+    """Whether the early_eos class ends this streamed request early: every eighth, from
+    the fourth (past the warm-up)."""
+    return next(STREAMED) % 8 == 3
+
+
 if CLASS == "cpu_grab":
     os.sched_setaffinity(0, range(os.cpu_count()))
     cheat = None
+elif CLASS in ("text_not_ids", "early_eos"):
+    def cheat(ids, body):
+        return ids
 elif CLASS == "oov":
     def cheat(ids, body):
         return [i + 1000 for i in ids]
@@ -107,6 +124,9 @@ class Proxy(BaseHTTPRequestHandler):
             return
         self.send_header("transfer-encoding", "chunked")
         self.end_headers()
+        short = CLASS == "early_eos" and cut_short()
+        keep = json.loads(body or b"{}").get("max_tokens", 2) // 2 if short else None
+        streamed = 0
         while True:
             line = answer.readline()
             if not line:
@@ -116,6 +136,16 @@ class Proxy(BaseHTTPRequestHandler):
                 for choice in event.get("choices") or []:
                     if choice.get("token_ids"):
                         choice["token_ids"] = cheat(choice["token_ids"], body)
+                    if CLASS == "text_not_ids" and choice.get("text"):
+                        choice["text"] = "z" * len(choice["text"])
+                if short:
+                    choices = event.get("choices") or []
+                    if any(c.get("token_ids") for c in choices):
+                        if streamed >= keep:
+                            continue
+                        streamed += sum(len(c["token_ids"]) for c in choices)
+                    if event.get("usage"):
+                        event["usage"]["completion_tokens"] = streamed
                 line = b"data: " + json.dumps(event).encode() + b"\n"
             self.wfile.write(b"%x\r\n%s\r\n" % (len(line), line))
             self.wfile.flush()

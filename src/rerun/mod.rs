@@ -1,5 +1,5 @@
 //! `referee verify --rerun` (content/verifying.md, Re-running a round): reproduce a
-//! sealed round/v3, v4, v5 or v6 receipt and say what held. The original bundle is verified
+//! sealed round/v3 to v7 receipt and say what held. The original bundle is verified
 //! first; then a scratch data directory is built from the bundle's own inputs — its frozen
 //! campaign copy, `miners.json`, the pinned baseline commit out of `--baseline` and each
 //! recorded diff (`inputs/patches/`) ingested through intake's gates — and the runner
@@ -29,8 +29,9 @@ use receipts::keys::{Keyring, PrivateKey};
 use receipts::layout::{CAMPAIGN_INPUT, DataError};
 use receipts::model::{
     Comparison, FrozenCampaign, ORIGINAL_STATEMENT_FILE, OriginalReceipt, ROUND_PREDICATE_TYPE,
-    ROUND_PREDICATE_TYPE_V3, ROUND_PREDICATE_TYPE_V4, ROUND_PREDICATE_TYPE_V5, RerunRecord,
-    RerunVerdict, RoundRecord, SpeedTolerance, Timestamp, Tool,
+    ROUND_PREDICATE_TYPE_V3, ROUND_PREDICATE_TYPE_V4, ROUND_PREDICATE_TYPE_V5,
+    ROUND_PREDICATE_TYPE_V6, RerunRecord, RerunVerdict, RoundRecord, SpeedTolerance, Timestamp,
+    Tool,
 };
 use receipts::rules::rerun::{overall_verdict, speed_tolerance};
 use receipts::statement::{PredicateText, Statement};
@@ -97,9 +98,9 @@ pub enum RerunError {
         /// Its verification report.
         report: Box<VerifyReport>,
     },
-    /// The bundle is not a round/v3, v4, v5 or v6 receipt.
+    /// The bundle is not a round/v3 to v7 receipt.
     #[error(
-        "`{bundle}` holds a `{found}` statement: --rerun re-runs rounds sealed as {ROUND_PREDICATE_TYPE_V3}, {ROUND_PREDICATE_TYPE_V4}, {ROUND_PREDICATE_TYPE_V5} or {ROUND_PREDICATE_TYPE}"
+        "`{bundle}` holds a `{found}` statement: --rerun re-runs rounds sealed as {ROUND_PREDICATE_TYPE_V3}, {ROUND_PREDICATE_TYPE_V4}, {ROUND_PREDICATE_TYPE_V5}, {ROUND_PREDICATE_TYPE_V6} or {ROUND_PREDICATE_TYPE}"
     )]
     NotRerunnable {
         /// The bundle.
@@ -156,7 +157,7 @@ pub enum RerunError {
 /// Re-runs the round sealed in `options.bundle` (module doc) and compares.
 ///
 /// Errors: [`RerunError`] when the re-run cannot be made: the original does not verify
-/// or is not a round/v3, v4, v5 or v6 receipt, no baseline repository, a bad `--entries`
+/// or is not a round/v3 to v7 receipt, no baseline repository, a bad `--entries`
 /// selector, the scratch directory cannot be set up. A re-run that breaks (an engine that will not
 /// start, a round that stops) is a FAIL verdict, not an error.
 pub fn rerun(
@@ -174,12 +175,13 @@ pub fn rerun(
     }
     let (statement_bytes, original) = read_original(dir)?;
     let found = report.predicate_type.clone().unwrap_or_default();
-    // v4 only requires what late v3 builds recorded, v5 and v6 only add records: all re-run
+    // v4 only requires what late v3 builds recorded, v5, v6 and v7 only add records: all re-run
     // alike.
     let rerunnable = [
         ROUND_PREDICATE_TYPE_V3,
         ROUND_PREDICATE_TYPE_V4,
         ROUND_PREDICATE_TYPE_V5,
+        ROUND_PREDICATE_TYPE_V6,
         ROUND_PREDICATE_TYPE,
     ];
     if !rerunnable.contains(&found.as_str()) {

@@ -22,7 +22,7 @@ use receipts::model::{
     RERUN_PREDICATE_TYPES, ROUND_OPENED_PREDICATE_TYPE, ROUND_OPENED_PREDICATE_TYPE_V1,
     ROUND_OPENED_PREDICATE_TYPE_V2, ROUND_PREDICATE_TYPE, ROUND_PREDICATE_TYPE_V1,
     ROUND_PREDICATE_TYPE_V2, ROUND_PREDICATE_TYPE_V3, ROUND_PREDICATE_TYPE_V4,
-    ROUND_PREDICATE_TYPE_V5, RoundRecord,
+    ROUND_PREDICATE_TYPE_V5, ROUND_PREDICATE_TYPE_V6, RoundRecord,
 };
 
 pub mod archive;
@@ -95,6 +95,9 @@ pub enum PredicateVersion {
     /// `…/round/v6`: the second trust landing (bounded output, the compliance checks,
     /// the evaluator's log statements) and the first pieces of the competition of 001.
     V6,
+    /// `…/round/v7`: the third trust landing (cheats of record, every fact tied to its
+    /// evidence, the witnessed log) and the next pieces of the competition of 001.
+    V7,
 }
 
 impl PredicateVersion {
@@ -106,7 +109,8 @@ impl PredicateVersion {
             ROUND_PREDICATE_TYPE_V3 => Some(PredicateVersion::V3),
             ROUND_PREDICATE_TYPE_V4 => Some(PredicateVersion::V4),
             ROUND_PREDICATE_TYPE_V5 => Some(PredicateVersion::V5),
-            ROUND_PREDICATE_TYPE => Some(PredicateVersion::V6),
+            ROUND_PREDICATE_TYPE_V6 => Some(PredicateVersion::V6),
+            ROUND_PREDICATE_TYPE => Some(PredicateVersion::V7),
             _ => None,
         }
     }
@@ -117,11 +121,13 @@ impl PredicateVersion {
         match self {
             PredicateVersion::V1 | PredicateVersion::V2 => ROUND_OPENED_PREDICATE_TYPE_V1,
             PredicateVersion::V3 | PredicateVersion::V4 => ROUND_OPENED_PREDICATE_TYPE_V2,
-            PredicateVersion::V5 | PredicateVersion::V6 => ROUND_OPENED_PREDICATE_TYPE,
+            PredicateVersion::V5 | PredicateVersion::V6 | PredicateVersion::V7 => {
+                ROUND_OPENED_PREDICATE_TYPE
+            }
         }
     }
 
-    /// `v1` … `v6`: how `not applicable (vN)` names it.
+    /// `v1` … `v7`: how `not applicable (vN)` names it.
     pub fn name(&self) -> &'static str {
         match self {
             PredicateVersion::V1 => "v1",
@@ -130,6 +136,7 @@ impl PredicateVersion {
             PredicateVersion::V4 => "v4",
             PredicateVersion::V5 => "v5",
             PredicateVersion::V6 => "v6",
+            PredicateVersion::V7 => "v7",
         }
     }
 }

@@ -106,7 +106,8 @@ pub(crate) fn check_measurements(
             PredicateVersion::V3
             | PredicateVersion::V4
             | PredicateVersion::V5
-            | PredicateVersion::V6,
+            | PredicateVersion::V6
+            | PredicateVersion::V7,
             None,
         ) => {
             report.not_run(&[CheckName::HostSteal], CheckName::InputsCampaign);
@@ -116,7 +117,8 @@ pub(crate) fn check_measurements(
             PredicateVersion::V3
             | PredicateVersion::V4
             | PredicateVersion::V5
-            | PredicateVersion::V6,
+            | PredicateVersion::V6
+            | PredicateVersion::V7,
             Some(c),
         ) => Some(c.campaign.effective_max_steal_permille()),
     };
@@ -761,7 +763,8 @@ fn probe_throughput(
         PredicateVersion::V3
         | PredicateVersion::V4
         | PredicateVersion::V5
-        | PredicateVersion::V6 => {
+        | PredicateVersion::V6
+        | PredicateVersion::V7 => {
             let exact = probe_throughput_milli_rps(probe.completed, probe.duration_us);
             (exact, exact)
         }

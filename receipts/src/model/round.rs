@@ -14,7 +14,9 @@ use super::ids::{CampaignId, MinerId, Seed32, Sha256Hex, Timestamp};
 use super::measurement::MeasuredFor;
 
 /// `predicateType` of a sealed round. Bumped on any change of [`RoundRecord`]
-/// (ARCHITECTURE.md, Predicate versions): v6 records what the second trust landing and
+/// (ARCHITECTURE.md, Predicate versions): v7 records what the third trust landing and the
+/// next pieces of the competition of 001 added (each field named in content/receipts.md,
+/// v7) and requires it; v6 records what the second trust landing and
 /// the first pieces of the competition of 001 added (each field named in
 /// content/receipts.md, v6) and requires it; v5 records what the trust work of its landing
 /// added (the engine's sandbox view and uid, the limits the runner enforced, the
@@ -30,7 +32,11 @@ use super::measurement::MeasuredFor;
 /// reason and decision, an entry's infrastructure failure and its engine's backend,
 /// recorded what each engine ran, and copied the frozen `campaign.json` (and a JSONL
 /// prompt source) into `inputs/`.
-pub const ROUND_PREDICATE_TYPE: &str = "https://referee.dev/predicates/round/v6";
+pub const ROUND_PREDICATE_TYPE: &str = "https://referee.dev/predicates/round/v7";
+
+/// `predicateType` of the rounds sealed by v6 builds. `referee verify` still verifies
+/// them; a check of what v7 added says `not applicable (v6)` where a v6 receipt lacks it.
+pub const ROUND_PREDICATE_TYPE_V6: &str = "https://referee.dev/predicates/round/v6";
 
 /// `predicateType` of the rounds sealed by v5 builds. `referee verify` still verifies
 /// them; a check of what v6 added says `not applicable (v5)` where a v5 receipt lacks it.
@@ -55,12 +61,13 @@ pub const ROUND_PREDICATE_TYPE_V2: &str = "https://referee.dev/predicates/round/
 pub const ROUND_PREDICATE_TYPE_V1: &str = "https://referee.dev/predicates/round/v1";
 
 /// The round predicate versions this build verifies, oldest first.
-pub const ROUND_PREDICATE_TYPES: [&str; 6] = [
+pub const ROUND_PREDICATE_TYPES: [&str; 7] = [
     ROUND_PREDICATE_TYPE_V1,
     ROUND_PREDICATE_TYPE_V2,
     ROUND_PREDICATE_TYPE_V3,
     ROUND_PREDICATE_TYPE_V4,
     ROUND_PREDICATE_TYPE_V5,
+    ROUND_PREDICATE_TYPE_V6,
     ROUND_PREDICATE_TYPE,
 ];
 

@@ -388,6 +388,7 @@ fn identical_input_gives_identical_bytes() {
             "schemas/round/v4.schema.json",
             "schemas/round/v5.schema.json",
             "schemas/round/v6.schema.json",
+            "schemas/round/v7.schema.json",
             "schemas/rerun/v1.schema.json",
             "schemas/rerun/v2.schema.json",
             "c/tiny/feed.xml",
@@ -719,6 +720,7 @@ fn every_predicate_has_its_schema_at_a_stable_path() {
             "schemas/round/v4.schema.json",
             "schemas/round/v5.schema.json",
             "schemas/round/v6.schema.json",
+            "schemas/round/v7.schema.json",
             "schemas/rerun/v1.schema.json",
             "schemas/rerun/v2.schema.json",
         ]

@@ -1,6 +1,6 @@
 //! Field coverage (issue 41): every leaf field of the current predicate's schema
-//! (`receipts/schema/round-v6.schema.json`) is either recomputed — changed alone in the
-//! real v6 round `fixtures/v6-round/` (or, for a field it holds no value for, in the
+//! (`receipts/schema/round-v7.schema.json`) is either recomputed — changed alone in the
+//! real v7 round `fixtures/v7-round/` (or, for a field it holds no value for, in the
 //! newest older real round that does), the receipt re-signed, a named check other than
 //! the schema's fails; or, for a field no fixture holds, shown so by a named test of
 //! this binary ([`COVERED_BY_TESTS`]) — or listed in [`verifier::ATTESTED_FIELDS`] with
@@ -17,7 +17,7 @@ use serde_json::Value;
 use crate::forge::*;
 use verifier::{ATTESTED_FIELDS, CheckName, FailureReason};
 
-/// Fields of the v6 schema that no single-field forgery of the fixture is caught on and
+/// Fields of the v7 schema that no single-field forgery of the fixture is caught on and
 /// that are not attested: the fixture holds no value for them (a Docker entry, a drift
 /// check, a disqualification, a round failure …) or no check recomputes them yet. The
 /// work left of issue 41, in schema order.
@@ -194,8 +194,8 @@ const COVERED_BY_TESTS: &[(&str, &str)] = &[
 ];
 
 /// The real rounds the fields are forged in, newest first.
-const FIXTURES: [&str; 6] = [
-    "v6-round", "v5-round", "v4-round", "v3-round", "v2-round", "v1-round",
+const FIXTURES: [&str; 7] = [
+    "v7-round", "v6-round", "v5-round", "v4-round", "v3-round", "v2-round", "v1-round",
 ];
 
 /// Every leaf of the schema, by path (`entries[].passes[].status`: arrays as `[]`, a
@@ -377,7 +377,7 @@ fn caught_by(fixture: &str, pointer: &str, value: Value) -> BTreeSet<&'static st
 #[test]
 fn every_leaf_field_is_recomputed_by_a_named_check_or_attested() {
     let schema_path =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../receipts/schema/round-v6.schema.json");
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../receipts/schema/round-v7.schema.json");
     let schema: Value =
         serde_json::from_slice(&std::fs::read(schema_path).expect("schema")).expect("json");
     let leaves = schema_leaves(&schema);
@@ -397,7 +397,7 @@ fn every_leaf_field_is_recomputed_by_a_named_check_or_attested() {
         .collect();
     assert_eq!(missing_tests, Vec::<&str>::new(), "named but not a test");
 
-    // Each field is forged in the newest fixture that holds a value for it: the v6 round
+    // Each field is forged in the newest fixture that holds a value for it: the v7 round
     // first, then the older real rounds (a drift check, for one, is only in v1 and v2),
     // whose checks of that field are the current verifier's.
     let mut first: BTreeMap<&str, (&str, String, Value)> = BTreeMap::new();

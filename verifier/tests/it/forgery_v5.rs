@@ -745,7 +745,7 @@ fn a_receipt_older_than_its_campaigns_min_predicate_fails_round_min_predicate() 
         accepted.failures().collect::<Vec<_>>()
     );
     assert_eq!(passed(&accepted, CheckName::RoundMinPredicate), 1);
-    let report = in_campaign_with_floor(receipts::model::ROUND_PREDICATE_TYPE);
+    let report = in_campaign_with_floor(receipts::model::ROUND_PREDICATE_TYPE_V6);
     assert_eq!(
         only(&report, CheckName::RoundMinPredicate),
         recomputed(

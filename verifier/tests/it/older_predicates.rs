@@ -18,14 +18,15 @@
 //! last v3 build (`f0fd59e`) with README's by-hand commands, keyring
 //! `fixtures/v3-keyring.json`. `fixtures/v4-round/` is the same round sealed by the last
 //! v4 build (`42e958b`), keyring `fixtures/v4-keyring.json`; `fixtures/v5-round/` by the
-//! last v5 build (`15aa2ee`), keyring `fixtures/v5-keyring.json`.
+//! last v5 build (`15aa2ee`), keyring `fixtures/v5-keyring.json`; `fixtures/v6-round/` by the
+//! last v6 build (`71cac50`), keyring `fixtures/v6-keyring.json`.
 
 use std::path::Path;
 
 use receipts::keys::Keyring;
 use receipts::model::{
     ROUND_PREDICATE_TYPE_V1, ROUND_PREDICATE_TYPE_V2, ROUND_PREDICATE_TYPE_V3,
-    ROUND_PREDICATE_TYPE_V4, ROUND_PREDICATE_TYPE_V5,
+    ROUND_PREDICATE_TYPE_V4, ROUND_PREDICATE_TYPE_V5, ROUND_PREDICATE_TYPE_V6,
 };
 use verifier::{CheckName, VerifyOptions};
 
@@ -64,25 +65,53 @@ fn a_v4_round_still_verifies() {
 /// by-hand round), and only the checks v6 added are `not applicable`.
 #[test]
 fn a_v5_round_still_verifies() {
-    let keyring = Keyring::load(&fixture("v5-keyring.json")).expect("keyring loads");
-    let report = verifier::verify_bundle(&fixture("v5-round"), &keyring, &VerifyOptions::default());
+    let mut expected = vec![("seeds.beacon", Some("beacon"), "no beacon")];
+    expected.extend(v6_only("v5"));
+    expected.extend(v7_only("v5"));
+    verifies_beaconless("v5", ROUND_PREDICATE_TYPE_V5, expected);
+}
+
+/// A v6 round verifies with every check of v6 passing; it has no beacon (README's
+/// by-hand round), and only the checks v7 added are `not applicable`.
+#[test]
+fn a_v6_round_still_verifies() {
+    let mut expected = vec![("seeds.beacon", Some("beacon"), "no beacon")];
+    expected.extend(v7_only("v6"));
+    verifies_beaconless("v6", ROUND_PREDICATE_TYPE_V6, expected);
+}
+
+/// `fixtures/<version>-round` verifies with `predicate_type`, exactly the checks of
+/// `expected` `not applicable`, in order.
+fn verifies_beaconless(
+    version: &str,
+    predicate_type: &str,
+    expected: Vec<(&str, Option<&str>, &str)>,
+) {
+    let keyring =
+        Keyring::load(&fixture(&format!("{version}-keyring.json"))).expect("keyring loads");
+    let report = verifier::verify_bundle(
+        &fixture(&format!("{version}-round")),
+        &keyring,
+        &VerifyOptions::default(),
+    );
     assert!(
         report.passed(),
         "{:#?}",
         report.failures().collect::<Vec<_>>()
     );
-    assert_eq!(
-        report.predicate_type.as_deref(),
-        Some(ROUND_PREDICATE_TYPE_V5)
-    );
+    assert_eq!(report.predicate_type.as_deref(), Some(predicate_type));
     let not_applicable: Vec<(&str, Option<&str>, &str)> = report
         .checks
         .iter()
         .filter_map(|c| Some((c.name.as_str(), c.target.as_deref(), c.not_applicable?)))
         .collect();
-    let mut expected = vec![("seeds.beacon", Some("beacon"), "no beacon")];
-    expected.extend(v6_only("v5"));
     assert_eq!(not_applicable, expected);
+}
+
+/// The checks v7 added, each `not applicable (<version>)` on an older round, in the
+/// order they run.
+fn v7_only(_version: &str) -> Vec<(&'static str, Option<&'static str>, &str)> {
+    vec![]
 }
 
 /// The checks v6 added, each `not applicable (<version>)` on an older round, in the
@@ -143,7 +172,7 @@ fn verifies_with_every_check_applicable(version: &str, predicate_type: &str) {
         .collect();
     assert_eq!(
         not_applicable,
-        [v5_only(version, true), v6_only(version)].concat()
+        [v5_only(version, true), v6_only(version), v7_only(version)].concat()
     );
     for name in [
         CheckName::RequestSequence,
@@ -253,5 +282,6 @@ fn still_verifies(version: &str, predicate_type: &str) {
     expected.splice(at..at, [entry, runs, load, plan, isolation]);
     expected.extend([bound, prompts, greedy, reference, statuses, secret]);
     expected.extend(v6_only(version));
+    expected.extend(v7_only(version));
     assert_eq!(not_applicable, expected);
 }

@@ -33,8 +33,7 @@ pub(crate) fn check_compliance(
     campaign: Option<&FrozenCampaign>,
     version: PredicateVersion,
 ) {
-    // Before v7 (`version <= V6` until the bump adds `V7`).
-    if version <= PredicateVersion::V6 {
+    if version < PredicateVersion::V7 {
         report.not_applicable(CheckName::TextAgainstIds, None, version.name());
         report.not_applicable(CheckName::OutputLength, None, version.name());
         return;

@@ -191,6 +191,26 @@ const COVERED_BY_TESTS: &[(&str, &str)] = &[
         "entries[].disqualification.reason.left_cpu_set.pass",
         "paired::a_left_cpu_set_disqualification_stands_on_a_crashed_row_of_its_pass_outside_the_set",
     ),
+    (
+        "entries[].disqualification.reason.output_length.long",
+        "forgery_compliance::an_output_length_claim_on_exact_lengths_fails_compliance_output_length",
+    ),
+    (
+        "entries[].disqualification.reason.output_length.pass",
+        "forgery_compliance::an_output_length_claim_on_exact_lengths_fails_compliance_output_length",
+    ),
+    (
+        "entries[].disqualification.reason.output_length.short",
+        "forgery_compliance::an_output_length_claim_on_exact_lengths_fails_compliance_output_length",
+    ),
+    (
+        "entries[].disqualification.reason.text_not_ids.item",
+        "forgery_compliance::a_text_not_ids_claim_on_equal_texts_fails_compliance_text_against_ids",
+    ),
+    (
+        "entries[].disqualification.reason.text_not_ids.run",
+        "forgery_compliance::a_text_not_ids_claim_on_equal_texts_fails_compliance_text_against_ids",
+    ),
 ];
 
 /// The real rounds the fields are forged in, newest first.

@@ -19,7 +19,7 @@ use receipts::model::{
 use receipts::rules::workload::Workload;
 use verifier::{VerifyOptions, verify_bundle};
 
-use support::{FIXED_RATE, Fixture, SERIAL, Tiny, ok, root};
+use support::{Fixture, SERIAL, Tiny, ok, root};
 
 /// The Python interpreter's own path (`sys.executable` of `REFEREE_PYTHON`, else of
 /// `python3`): the sandbox's clean environment has no version manager's shims.
@@ -70,11 +70,24 @@ fn first_pass_prompts(data: &Path, seeds: &RevealedSeeds) -> String {
 /// (the proxy's `startup_delay_ms` code), every engine run through the proxy, on the
 /// seeds of [`given_seeds`]; returns the verified record.
 fn hostile_round(runs: u32, class: u32) -> (Fixture, RoundRecord) {
-    hostile_round_with(runs, class, "")
+    hostile_round_at(Tiny::default(), runs, class)
 }
 
 /// [`hostile_round`] with more `[correctness]` lines in the campaign.
 fn hostile_round_with(runs: u32, class: u32, correctness: &str) -> (Fixture, RoundRecord) {
+    hostile_round_at(
+        Tiny {
+            correctness,
+            ..Tiny::default()
+        },
+        runs,
+        class,
+    )
+}
+
+/// [`hostile_round`] with the tiny campaign's knobs `tiny` (its backend replaced by the
+/// proxy's, its SLA bound by a loose one).
+fn hostile_round_at(tiny: Tiny<'_>, runs: u32, class: u32) -> (Fixture, RoundRecord) {
     let shared = tempfile::tempdir().unwrap();
     let prompts = shared.path().join("first-pass-prompts");
     std::fs::write(&prompts, "").unwrap();
@@ -92,13 +105,11 @@ fn hostile_round_with(runs: u32, class: u32, correctness: &str) -> (Fixture, Rou
     );
     let value = class.to_string();
     let tiny = Tiny {
-        rates: FIXED_RATE,
         backend: &backend,
         runs,
         // A loose SLA: the suite tests verdicts, and shares its CPUs with other tests.
         bound_ms: 1000,
-        correctness,
-        ..Tiny::default()
+        ..tiny
     };
     let fixture = Fixture::new(&tiny, &[("cheat", "startup_delay_ms", &value)]);
     let seeds = given_seeds();
@@ -273,6 +284,23 @@ fn interop_hostile_garbage_on_a_small_share_is_disqualified() {
     );
 }
 
+/// Regression (issue 40): a stream whose text is `z` everywhere, with the right ids, was
+/// scored — the text was never compared with the ids. Each sampled request's streamed
+/// text is held against the reference's text of its ids: `text_not_ids`.
+#[test]
+#[ignore = "needs python3: run scripts/test"]
+fn interop_hostile_text_that_is_not_its_ids_is_disqualified() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let (_fixture, record) = hostile_round(1, 104);
+    let cheat = &record.entries[1];
+    assert_eq!(cheat.status, EntryStatus::Disqualified, "{cheat:#?}");
+    let reason = cheat.disqualification.as_ref().unwrap().reason;
+    assert!(
+        matches!(reason, DisqualificationReason::TextNotIds { run: 0, .. }),
+        "{reason:?}"
+    );
+}
+
 /// Regression (issue 40): int4 weights under load, full precision for the correctness
 /// gate's requests (which are not streamed), was scored: each request's gap stays under
 /// the item bound. The run's mean gap does not: `load_group_diverges`. The tiny model's
@@ -322,6 +350,35 @@ fn interop_hostile_filler_tokens_are_disqualified() {
                 positions,
                 max_positions: 2,
             } if positions > 2
+        ),
+        "{reason:?}"
+    );
+}
+
+/// Regression (issue 40; MLPerf TEST06/TEST09): an engine that ends a share of the timed
+/// requests early (an end of sequence under `ignore_eos`) saves their time, and the
+/// failed requests alone did not stop it being scored under a p50 SLA. Every request
+/// asks for an exact length: a counted run with a short one is `output_length`.
+#[test]
+#[ignore = "needs python3: run scripts/test"]
+fn interop_hostile_early_end_of_sequence_is_disqualified() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    // Short requests at 60 requests/s: a 400 ms probe of about 24, which certifies p50
+    // with a few failed (MLPerf early stopping), so the run is scored but for the check.
+    let tiny = Tiny {
+        rates: "min_rate_milli_rps = 60000\nmax_rate_milli_rps = 60000",
+        input_len: "min = 8, max = 16",
+        output_len: "min = 4, max = 8",
+        ..Tiny::default()
+    };
+    let (_fixture, record) = hostile_round_at(tiny, 1, 105);
+    let cheat = &record.entries[1];
+    assert_eq!(cheat.status, EntryStatus::Disqualified, "{cheat:#?}");
+    let reason = cheat.disqualification.as_ref().unwrap().reason;
+    assert!(
+        matches!(
+            reason,
+            DisqualificationReason::OutputLength { pass: 0, short, long: 0 } if short > 0
         ),
         "{reason:?}"
     );

@@ -234,6 +234,30 @@ impl Fields<'_> {
     }
 }
 
+/// `POST /detokenize` (vLLM's route): `{"tokens": [ids…]}` → `{"text": …}`, the ids'
+/// bytes as UTF-8 (invalid sequences replaced), specials skipped — the text a stream of
+/// those ids shows, which the runner holds a streamed text against.
+///
+/// Errors: 400 for a body that is not such an object or an id outside the vocabulary.
+pub fn detokenize(body: &[u8]) -> Result<Value, ApiError> {
+    let value: Value = serde_json::from_slice(body).map_err(|err| json_error(body, &err))?;
+    let bad = |why: &str| ApiError::bad_request("tokens", format!("`tokens`: {why}"));
+    let ids = value
+        .get("tokens")
+        .and_then(Value::as_array)
+        .ok_or_else(|| bad("a list of token ids is required"))?
+        .iter()
+        .map(|item| {
+            item.as_u64()
+                .filter(|&id| id < VOCAB_SIZE as u64)
+                .map(|id| id as u32)
+                .ok_or_else(|| bad(&format!("token {item} is not an id below {VOCAB_SIZE}")))
+        })
+        .collect::<Result<Vec<u32>, _>>()?;
+    let text = String::from_utf8_lossy(&tokenizer::decode_bytes(&ids)).into_owned();
+    Ok(json!({ "text": text }))
+}
+
 /// A body serde_json refused. Invalid UTF-8 is reported against the field whose string
 /// holds it, found by parsing a lossy copy of the body.
 fn json_error(body: &[u8], err: &serde_json::Error) -> ApiError {

@@ -1,6 +1,7 @@
-//! The HTTP server (axum): `GET /health`, `GET /v1/models`, `POST /v1/completions` (and
-//! `POST /internal/v1/decide` as a decision sidecar, [`crate::decide`]), in front of the
-//! engine thread ([`crate::scheduler`]).
+//! The HTTP server (axum): `GET /health`, `GET /v1/models`, `POST /v1/completions`,
+//! `POST /detokenize` (vLLM's route: the text of token ids), and `POST
+//! /internal/v1/decide` as a decision sidecar ([`crate::decide`]), in front of the engine
+//! thread ([`crate::scheduler`]).
 //!
 //! [`spawn`] is the in-process entry point (tests, the load generator's tests, the CLI):
 //! it checks memory ([`crate::memory`]), binds, starts the engine thread and returns at
@@ -201,6 +202,7 @@ fn serve(
         .route("/v1/models", get(models))
         .route("/v1/completions", post(completions))
         .route("/internal/v1/decide", post(crate::decide::handle))
+        .route("/detokenize", post(detokenize))
         .with_state(state);
     let (shutdown, shutdown_rx) = oneshot::channel();
     let server = tokio::spawn(async move {
@@ -292,6 +294,14 @@ async fn completions(
                 whole_completion(builder, events).await
             }
         }
+        Err(err) => error_response(&err),
+    }
+}
+
+/// `POST /detokenize` ([`crate::api::detokenize`]).
+async fn detokenize(body: Bytes) -> Response {
+    match crate::api::detokenize(&body) {
+        Ok(answer) => axum::Json(answer).into_response(),
         Err(err) => error_response(&err),
     }
 }

@@ -21,8 +21,9 @@ use loadgen::sse::parse_token_id;
 use receipts::model::{
     ApiProfile, BosEcho, CorrectnessItem, Disqualification, DisqualificationReason, LoadBounds,
     LoadSample, LoadSampleCheck, LoadSampleRequest, LoadSampleRun, RoundFailure, Seed32, Sha256Hex,
-    TokenIds,
+    TextAgainstIds, TokenIds,
 };
+use receipts::rules::compliance;
 use receipts::rules::correctness::{self, CorrectnessError, quantize_logprob};
 use receipts::rules::sample::{self, LoadDivergence, SampleError};
 use receipts::rules::workload::Item;
@@ -337,20 +338,7 @@ impl CompletionsClient {
                 field: "backend.api.tokenizer",
             });
         };
-        let url = format!("{}{}", self.base, detokenizer.route);
-        let mut body = serde_json::Map::new();
-        body.insert("model".into(), self.model.clone().into());
-        body.insert(detokenizer.field.clone(), json!(sent));
-        let answer = self.post_json(&url, &Value::Object(body)).await?;
-        let text = answer
-            .get("text")
-            .and_then(Value::as_str)
-            .ok_or_else(|| ClientError::Shape {
-                url: url.clone(),
-                field: "text".into(),
-                problem: "missing or not a string".into(),
-            })?
-            .to_owned();
+        let text = self.detokenize(detokenizer, sent).await?;
         let back = self.tokenize_text(tokenizer, &text).await?;
         match correctness::prompt_difference(full, &back) {
             None => Ok(text),
@@ -362,6 +350,57 @@ impl CompletionsClient {
                 got,
             }),
         }
+    }
+
+    /// The text of the generated ids `continuation` in the context of `prompt` (ids), as
+    /// the reference's detokenizer writes it: the text of `prompt ‖ continuation` less
+    /// the text of `prompt` in front (a tokenizer may write a token's leading space only
+    /// after another token), else the whole; `None` where the API profile has no
+    /// detokenizer. What a streamed text is held against (content/correctness.md,
+    /// Streamed text against the ids).
+    ///
+    /// Errors: as [`CompletionsClient::text_of`]'s detokenizer request.
+    pub async fn continuation_text(
+        &self,
+        prompt: &[u32],
+        continuation: &[u32],
+    ) -> Result<Option<String>, ClientError> {
+        let Some(detokenizer) = &self.api.detokenizer else {
+            return Ok(None);
+        };
+        let sequence: Vec<u32> = prompt.iter().chain(continuation).copied().collect();
+        let whole = self.detokenize(detokenizer, &sequence).await?;
+        let front = self.detokenize(detokenizer, prompt).await?;
+        Ok(Some(match whole.strip_prefix(&front) {
+            Some(rest) => rest.to_owned(),
+            None => whole,
+        }))
+    }
+
+    /// The detokenizer endpoint's text for `ids`: its answer's `text` (vLLM's
+    /// `/detokenize` names it `prompt`).
+    ///
+    /// Errors: HTTP failures, error statuses, an answer without a text.
+    async fn detokenize(
+        &self,
+        detokenizer: &receipts::model::Detokenizer,
+        ids: &[u32],
+    ) -> Result<String, ClientError> {
+        let url = format!("{}{}", self.base, detokenizer.route);
+        let mut body = serde_json::Map::new();
+        body.insert("model".into(), self.model.clone().into());
+        body.insert(detokenizer.field.clone(), json!(ids));
+        let answer = self.post_json(&url, &Value::Object(body)).await?;
+        answer
+            .get("text")
+            .or_else(|| answer.get("prompt"))
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .ok_or_else(|| ClientError::Shape {
+                url,
+                field: "text".into(),
+                problem: "missing or not a string".into(),
+            })
     }
 
     /// The tokenizer endpoint's ids for `text`, as it answers them (BOS included where
@@ -872,6 +911,21 @@ pub fn load_disqualification(sample: &LoadSample) -> Option<Disqualification> {
     })
 }
 
+/// An entry's disqualification when a sampled request of its timed runs streamed text
+/// that is not its ids as the reference writes them: `text_not_ids` naming the run and
+/// the item ([`compliance::first_text_mismatch`]).
+pub fn text_disqualification(sample: &LoadSample) -> Option<Disqualification> {
+    let (run, item) = compliance::first_text_mismatch(sample)?;
+    Some(Disqualification {
+        reason: DisqualificationReason::TextNotIds { run, item },
+        detail: format!(
+            "run {run}, item {item}: the text streamed is not the reference's text of the \
+             token ids streamed with it"
+        ),
+        log_tail: Vec::new(),
+    })
+}
+
 /// Each item's distances: the reference teacher-forced on its own prompt ids followed by
 /// the entry's generated ids, compared position by position with the entry's top-k. Both
 /// sides' top-k are stored with the item as the distances are computed from them, cut to
@@ -933,6 +987,10 @@ pub struct KeptRequest {
     pub completed: bool,
     /// The generated token ids the client observed; `None` when the API returned none.
     pub token_ids: Option<Vec<u32>>,
+    /// The generated text it saw streamed with them (absent in a `.work/` file of an
+    /// older build: empty).
+    #[serde(default)]
+    pub text: String,
 }
 
 /// A run's result probe, as far as the load client kept it.
@@ -1001,11 +1059,19 @@ pub async fn check_load_sample(
             check,
         });
     }
+    let text_against_ids = if reference.api.detokenizer.is_some() {
+        TextAgainstIds::Checked
+    } else {
+        TextAgainstIds::NotApplicable {
+            reason: "the API profile has no detokenizer (`backend.api.detokenizer`)".into(),
+        }
+    };
     Ok(LoadSample {
         entry: spec.entry,
         sample_size: spec.size,
         bound_micro_nats: spec.bounds.item_micro_nats,
         runs: checked,
+        text_against_ids: Some(text_against_ids),
         measured_for: None,
         group_bound_micro_nats: Some(spec.bounds.group_micro_nats),
         position_bound_micro_nats: Some(spec.bounds.position_micro_nats),
@@ -1045,6 +1111,12 @@ async fn sample_run(
         let top1 = forced.top1_micro_nats();
         let gap = sample::request_gap_micro_nats(&top1, &forced.token_micro_nats)
             .map_err(|source| GateError::Sample { item, source })?;
+        // The text a client was shown, held against the ids it came with.
+        let reference_text = reference
+            .continuation_text(&prompt, token_ids)
+            .await
+            .map_err(|source| teacher_forcing_failed(Some(run.run), item, source))?;
+        let streamed_text = reference_text.as_ref().map(|_| kept.text.clone());
         requests.push(LoadSampleRequest {
             item_index: item,
             prompt_sha256: Sha256Hex::digest(kept.prompt.as_bytes()),
@@ -1052,6 +1124,8 @@ async fn sample_run(
             reference_top1_micro_nats: top1,
             reference_token_micro_nats: forced.token_micro_nats,
             gap_micro_nats: gap,
+            streamed_text,
+            reference_text,
         });
     }
     Ok(LoadSampleCheck::Checked { requests })
@@ -1141,9 +1215,23 @@ pub(crate) mod fake {
         answer(request, prompt, &generated)
     }
 
-    /// The honest model (the reference runtime).
+    /// The honest model (the reference runtime), with vLLM's `/detokenize {"tokens"}`:
+    /// the ids' bytes as text, BOS as nothing.
     pub(crate) fn honest() -> Behaviour {
-        Arc::new(|request| Some(greedy(request, &prompt_ids(request))))
+        Arc::new(|request| match request["tokens"].as_array() {
+            Some(ids) => Some(json!({"prompt": detokenize(ids)})),
+            None => Some(greedy(request, &prompt_ids(request))),
+        })
+    }
+
+    /// The toy detokenizer: the bytes of the ids after BOS, as text.
+    pub(crate) fn detokenize(ids: &[Value]) -> String {
+        let bytes: Vec<u8> = ids
+            .iter()
+            .filter_map(|v| v.as_u64().and_then(|v| u8::try_from(v).ok()))
+            .filter(|&b| b != 1)
+            .collect();
+        String::from_utf8_lossy(&bytes).into_owned()
     }
 
     /// A server that never answers.
@@ -1408,6 +1496,7 @@ mod tests {
             item_index: item,
             prompt: items[item as usize].prompt.clone(),
             completed: true,
+            text: tokens.iter().map(|&t| char::from(t as u8)).collect(),
             token_ids: Some(tokens),
         };
         let run = KeptRun {
@@ -1467,6 +1556,10 @@ mod tests {
                 gap_micro_nats: 3_900_000
             }))
         );
+        // Every streamed text is its ids' text: checked, and no `text_not_ids`.
+        assert_eq!(sample.text_against_ids, Some(TextAgainstIds::Checked));
+        assert_eq!(requests[0].streamed_text, requests[0].reference_text);
+        assert_eq!(text_disqualification(&sample), None);
         // Without token ids the run is not applicable, never passed.
         let mut blind = run.clone();
         for r in &mut blind.requests {
@@ -1631,6 +1724,75 @@ mod tests {
                 "cache_prompt": false, "top_k": 1,
             })
         );
+    }
+
+    /// Regression (issue 40): a stream whose text is `z` everywhere, with the right ids,
+    /// was scored. Each sampled request's text is held against the reference's text of
+    /// its ids in the context of its prompt: the first that differs is `text_not_ids`;
+    /// a profile without a detokenizer records `not_applicable`.
+    #[tokio::test]
+    async fn a_streamed_text_unlike_its_ids_is_text_not_ids() {
+        let reference = client(fake::honest()).await;
+        let items = items(&["ab", "cd"], 2);
+        let kept = |item: u32, text: &str| KeptRequest {
+            item_index: item,
+            prompt: items[item as usize].prompt.clone(),
+            completed: true,
+            token_ids: Some(vec![99, 100]),
+            text: text.to_owned(),
+        };
+        let run = |texts: [&str; 2]| KeptRun {
+            run: 1,
+            probe: 0,
+            requests: vec![kept(0, texts[0]), kept(1, texts[1])],
+        };
+        let seed = Seed32([3; 32]);
+        let spec = SampleSpec {
+            seed: &seed,
+            entry: 1,
+            size: 2,
+            bounds: LoadBounds {
+                group_micro_nats: u64::MAX,
+                item_micro_nats: u64::MAX,
+                position_micro_nats: u64::MAX,
+                max_positions_over: u32::MAX,
+            },
+        };
+        let honest = check_load_sample(&reference, spec, &[run(["cd", "cd"])])
+            .await
+            .unwrap();
+        assert_eq!(text_disqualification(&honest), None);
+        let cheat = check_load_sample(&reference, spec, &[run(["cd", "zz"])])
+            .await
+            .unwrap();
+        let LoadSampleCheck::Checked { requests } = &cheat.runs[0].check else {
+            panic!("{cheat:?}");
+        };
+        let wrong = requests.iter().find(|r| r.item_index == 1).unwrap();
+        assert_eq!(
+            (
+                wrong.streamed_text.as_deref(),
+                wrong.reference_text.as_deref()
+            ),
+            (Some("zz"), Some("cd"))
+        );
+        assert_eq!(
+            text_disqualification(&cheat).map(|d| d.reason),
+            Some(DisqualificationReason::TextNotIds { run: 1, item: 1 })
+        );
+        // No detokenizer: recorded, never judged.
+        let blind = client(fake::honest()).await.with_api(ApiProfile {
+            detokenizer: None,
+            ..ApiProfile::default()
+        });
+        let unchecked = check_load_sample(&blind, spec, &[run(["cd", "zz"])])
+            .await
+            .unwrap();
+        assert!(matches!(
+            unchecked.text_against_ids,
+            Some(TextAgainstIds::NotApplicable { .. })
+        ));
+        assert_eq!(text_disqualification(&unchecked), None);
     }
 
     /// llama-cpp-python as issue 15 found it: logprobs keyed by token text, the echo

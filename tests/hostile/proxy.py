@@ -19,11 +19,16 @@ streams valid but wrong ids (printable, the text rewritten to match) on the ~10 
 streamed requests whose prompt's sha256 starts with a byte below 26, honest elsewhere;
 111 (`degraded`) serves streamed requests from a second engine with int4 weights (the
 gate rejects them) and the rest at the config's precision; 112 (`filler`) replaces every
-twelfth streamed token (8 %) with a space, text and ids alike. Requests that are not
-streamed (the correctness gate's) are answered honestly.
+twelfth streamed token (8 %) with a space, text and ids alike; 104 (`text_not_ids`)
+streams the right ids with a text of `z`s in place of theirs;
+105 (`early_eos`) ends every eighth streamed request (from the fourth) at half their
+length, reporting the length it streamed in `usage` as an engine that stopped at an end
+of sequence would. Requests that are not streamed (the correctness gate's) are answered
+honestly.
 """
 
 import hashlib
+import itertools
 import http.client
 import json
 import os
@@ -41,8 +46,8 @@ VOCAB = 258
 def hostile_class():
     text = open(CONFIG).read()
     found = re.search(r"^startup_delay_ms\s*=\s*(\d+)", text, re.M)
-    classes = {101: "oov", 102: "garbage_later", 103: "cpu_grab",
-               110: "garbage_share", 111: "degraded", 112: "filler"}
+    classes = {101: "oov", 102: "garbage_later", 103: "cpu_grab", 104: "text_not_ids",
+               105: "early_eos", 110: "garbage_share", 111: "degraded", 112: "filler"}
     return classes.get(int(found.group(1)) if found else 0)
 
 
@@ -87,9 +92,23 @@ def printable(ids):
 
 
 STREAMED_PORT = None
+
+
+STREAMED = itertools.count()
+
+
+def cut_short():
+    """Whether the early_eos class ends this streamed request early: every eighth, from
+    the fourth (past the warm-up)."""
+    return next(STREAMED) % 8 == 3
+
+
 if CLASS == "cpu_grab":
     os.sched_setaffinity(0, range(os.cpu_count()))
     cheat = None
+elif CLASS in ("text_not_ids", "early_eos"):
+    def cheat(ids, body, seen):
+        return ids, None
 elif CLASS == "oov":
     def cheat(ids, body, seen):
         return [i + 1000 for i in ids], None
@@ -162,6 +181,9 @@ class Proxy(BaseHTTPRequestHandler):
         self.send_header("transfer-encoding", "chunked")
         self.end_headers()
         seen = 0
+        short = CLASS == "early_eos" and cut_short()
+        keep = json.loads(body or b"{}").get("max_tokens", 2) // 2 if short else None
+        streamed = 0
         while True:
             line = answer.readline()
             if not line:
@@ -175,6 +197,16 @@ class Proxy(BaseHTTPRequestHandler):
                         choice["token_ids"] = ids
                         if text is not None:
                             choice["text"] = text
+                    if CLASS == "text_not_ids" and choice.get("text"):
+                        choice["text"] = "z" * len(choice["text"])
+                if short:
+                    choices = event.get("choices") or []
+                    if any(c.get("token_ids") for c in choices):
+                        if streamed >= keep:
+                            continue
+                        streamed += sum(len(c["token_ids"]) for c in choices)
+                    if event.get("usage"):
+                        event["usage"]["completion_tokens"] = streamed
                 line = b"data: " + json.dumps(event).encode() + b"\n"
             self.wfile.write(b"%x\r\n%s\r\n" % (len(line), line))
             self.wfile.flush()

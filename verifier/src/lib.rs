@@ -31,6 +31,7 @@ pub mod beacon;
 mod binding;
 mod capability;
 mod chain;
+mod compliance;
 mod correctness;
 mod docker;
 mod engine_api;

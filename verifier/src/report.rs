@@ -240,6 +240,19 @@ pub enum CheckName {
     /// prompt hash its item's; `entries[i].correctness.loadSampleFile` as target.
     #[serde(rename = "correctness.samplePool")]
     LoadSamplePool,
+    /// Compliance (v7): an entry's timed-run sample held its streamed texts against
+    /// their ids exactly where the campaign's API profile has a detokenizer, each checked
+    /// request recording both texts, and the entry is disqualified `text_not_ids` for
+    /// exactly the first pair that differs (after `load_outputs_diverge`; a scored entry
+    /// has none); `entries[i].correctness.loadSampleFile` as target.
+    #[serde(rename = "compliance.textAgainstIds")]
+    TextAgainstIds,
+    /// Compliance (v7): a challenger's probe logs of the runs that enter its score hold
+    /// no request that ended short or long of its exact length, or it is disqualified
+    /// `output_length` for exactly the first such pass with its counts (a scored entry
+    /// has none); `entries[i].disqualification` as target.
+    #[serde(rename = "compliance.outputLength")]
+    OutputLength,
     /// Binding (v5): a pass row that measured (`measured`, `sla_unmet`, `invalid`) names
     /// its probe log, and every log a row names records the row's run in `measuredFor`
     /// (round, entry, patch, engine config, pass, control flag); `entries[i].passes[j]`
@@ -521,6 +534,8 @@ impl CheckName {
             CheckName::CorrectnessGreedy => "correctness.greedy",
             CheckName::CorrectnessReference => "correctness.reference",
             CheckName::LoadSamplePool => "correctness.samplePool",
+            CheckName::TextAgainstIds => "compliance.textAgainstIds",
+            CheckName::OutputLength => "compliance.outputLength",
             CheckName::ProbeLogEntry => "probes.entry",
             CheckName::RunsPasses => "runs.passes",
             CheckName::StatusConsistent => "status.consistent",

@@ -78,6 +78,7 @@ pub(crate) fn check_round(
     correctness::check_correctness(report, dir, record, campaign.as_ref(), version);
     check_load_samples(report, dir, record, campaign.as_ref(), version);
     sample_pool::check_sample_pools(report, dir, &mut logs, record, campaign.as_ref(), version);
+    crate::compliance::check_compliance(report, dir, &mut logs, record, campaign.as_ref(), version);
     statuses::check_statuses(report, record, version);
     timeline::check_timeline(report, record, opened.as_ref());
     // Last: it excuses the failures of the checks above that read a withheld file.
@@ -798,6 +799,7 @@ mod tests {
                     },
                 })
                 .collect(),
+            text_against_ids: None,
             measured_for: None,
             group_bound_micro_nats: None,
             position_bound_micro_nats: None,

@@ -65,8 +65,11 @@ impl ApiProfileName {
     ///   `return_token_ids` — "token_ids contains the delta tokens for each chunk" in
     ///   streaming —, `return_tokens_as_token_ids` — logprob tokens as
     ///   `"token_id:{token_id}"` —, `ignore_eos`, `min_tokens`, `stream_options`), the
-    ///   `/health` and `/tokenize` (`{"prompt"}` → `{"tokens"}`) routes of
+    ///   `/health`, `/tokenize` (`{"prompt"}` → `{"tokens"}`) and `/detokenize`
+    ///   (`{"tokens"}` → `{"prompt"}`, read as the text) routes of
     ///   `vllm/entrypoints/openai/api_server.py`; prompts may be token-id lists.
+    /// - **sglang**, **llama-server**: no detokenizer (a streamed text is not held
+    ///   against the ids: `not_applicable`, and their streams carry no ids anyway).
     /// - **sglang**: SGLang's native API docs (`docs/basic_usage/native_api.md`: `/health`,
     ///   `/tokenize`) and sampling parameters (`ignore_eos`, `min_new_tokens`); its
     ///   OpenAI completions stream carries no token ids, so tokens are counted from
@@ -108,6 +111,7 @@ impl ApiProfileName {
                 readiness: vec!["/health".into()],
                 token_count: TokenCount::Usage,
                 token_ids: TokenIds::None,
+                detokenizer: None,
                 tokenizer: Some(Tokenizer {
                     route: "/tokenize".into(),
                     field: "prompt".into(),
@@ -118,6 +122,7 @@ impl ApiProfileName {
                 readiness: vec!["/health".into()],
                 token_count: TokenCount::Usage,
                 token_ids: TokenIds::None,
+                detokenizer: None,
                 tokenizer: Some(Tokenizer {
                     route: "/tokenize".into(),
                     field: "content".into(),
@@ -565,8 +570,8 @@ pub struct ApiProfile {
 
 impl Default for ApiProfile {
     /// Today's behaviour: ready on `/health` (else `/v1/models`), tokens counted from the
-    /// streamed `token_ids` arrays, token-id prompts, the echo as consumed, no extra
-    /// fields, no environment.
+    /// streamed `token_ids` arrays, token-id prompts, the echo as consumed, the
+    /// detokenizer `POST /detokenize {"tokens"}` (v7), no extra fields, no environment.
     fn default() -> Self {
         Self {
             name: None,
@@ -574,7 +579,12 @@ impl Default for ApiProfile {
             token_count: TokenCount::Ids,
             token_ids: TokenIds::Array,
             tokenizer: None,
-            detokenizer: None,
+            // vLLM's and the built-in engine's route (vLLM answers `prompt`, read as the
+            // text): what a streamed text is held against (content/correctness.md).
+            detokenizer: Some(Detokenizer {
+                route: "/detokenize".into(),
+                field: "tokens".into(),
+            }),
             token_id_prompts: true,
             ignore_eos: true,
             bos: BosEcho::AsConsumed,

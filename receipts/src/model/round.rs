@@ -709,6 +709,28 @@ pub enum DisqualificationReason {
         /// The most the campaign allows.
         max_positions: u32,
     },
+    /// A sampled request of a timed run streamed text that is not its own token ids as
+    /// the reference detokenizes them (v7; content/correctness.md, Streamed text against
+    /// the ids): a client shown `z` everywhere was scored on plausible ids.
+    TextNotIds {
+        /// The run, from 0.
+        run: u32,
+        /// The sampled request's workload item (`itemIndex`).
+        item: u32,
+    },
+    /// A counted run's probes held requests whose stream ended normally with fewer
+    /// (`short`) or more (`long`) output tokens than asked (v7; content/correctness.md,
+    /// Compliance tests): every request asks for an exact length (`min_tokens` =
+    /// `max_tokens`, and `ignore_eos` where the profile takes it), so an early end of
+    /// sequence is the engine's (MLPerf TEST06/TEST09).
+    OutputLength {
+        /// The pass of that run, from 0.
+        pass: u32,
+        /// Its requests that ended short, over all its probes.
+        short: u64,
+        /// Its requests that streamed more tokens than asked.
+        long: u64,
+    },
 }
 
 impl DisqualificationReason {
@@ -731,6 +753,8 @@ impl DisqualificationReason {
             DisqualificationReason::RunInvalidTwice { .. } => "run_invalid_twice",
             DisqualificationReason::LoadGroupDiverges { .. } => "load_group_diverges",
             DisqualificationReason::LoadPositionsOver { .. } => "load_positions_over",
+            DisqualificationReason::TextNotIds { .. } => "text_not_ids",
+            DisqualificationReason::OutputLength { .. } => "output_length",
         }
     }
 }
@@ -1078,6 +1102,12 @@ pub struct LoadSample {
     pub bound_micro_nats: u64,
     /// Every run, in order.
     pub runs: Vec<LoadSampleRun>,
+    /// Whether each sampled request's streamed text was held against its ids as the
+    /// reference detokenizes them (v7; absent before): `checked` where the campaign's API
+    /// profile has a detokenizer (every checked request then records both texts),
+    /// `not_applicable` with the reason where it has none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text_against_ids: Option<TextAgainstIds>,
     /// Whose timed runs the file sampled (from round/v6; absent in older files): as a
     /// per-item file's [`CorrectnessItems::measured_for`] (its `pass` the entry's run
     /// that took the greedy outputs; `runs[].run` name the passes sampled), held to the
@@ -1197,6 +1227,28 @@ pub struct LoadSampleRequest {
     pub reference_token_micro_nats: Vec<i64>,
     /// The rounded-half-up mean of (top-1 − token) over positions, micro-nats.
     pub gap_micro_nats: u64,
+    /// The text the load client saw streamed with these ids, concatenated (v7, where
+    /// [`LoadSample::text_against_ids`] is `checked`; engine-controlled).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub streamed_text: Option<String>,
+    /// The reference's detokenization of `outputTokenIds` (its API profile's
+    /// detokenizer; v7, where [`LoadSample::text_against_ids`] is `checked`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference_text: Option<String>,
+}
+
+/// Whether a [`LoadSample`]'s streamed texts were held against their ids (v7).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum TextAgainstIds {
+    /// Every checked request records its streamed text and the reference's text of its
+    /// ids; the first that differ disqualifies the entry (`text_not_ids`).
+    Checked,
+    /// Not checked: counts neither as passed nor as failed.
+    NotApplicable {
+        /// Why (the API profile has no detokenizer).
+        reason: String,
+    },
 }
 
 /// One entry of the round (a row of the table in content/rounds.md).

@@ -14,6 +14,8 @@
 //! - [`correctness`]: the logit distance per position, item and group, and the verdict;
 //! - [`sample`]: the check of the timed run's outputs (which requests, their gap, the
 //!   verdict);
+//! - [`compliance`]: the compliance tests of record on the timed runs (streamed text
+//!   against the ids, exact output lengths);
 //! - [`host`]: whether CPU steal over a run makes it invalid;
 //! - [`engine_log`]: what an engine's log keeps of its output under the campaign's budget;
 //! - [`log_tail`]: the bounded end of an engine's log a disqualification carries;
@@ -37,6 +39,7 @@
 //! - [`copy`]: copy detection's decision over recorded fingerprints (content/review.md).
 
 pub mod copy;
+pub mod compliance;
 pub mod correctness;
 pub mod decide;
 pub mod engine_log;

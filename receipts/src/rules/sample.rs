@@ -380,6 +380,8 @@ mod tests {
                 reference_token_micro_nats: vec![-100, -3_000_000],
                 gap_micro_nats: request_gap_micro_nats(&[-100, gap_top1], &[-100, -3_000_000])
                     .unwrap(),
+                streamed_text: None,
+                reference_text: None,
             })
             .collect();
         LoadSample {
@@ -392,6 +394,7 @@ mod tests {
                 completed,
                 check: LoadSampleCheck::Checked { requests },
             }],
+            text_against_ids: None,
             measured_for: None,
             group_bound_micro_nats: None,
             position_bound_micro_nats: None,

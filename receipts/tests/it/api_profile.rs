@@ -161,5 +161,18 @@ fn the_llama_cpp_python_profile_names_its_detokenizer() {
             field: "tokens".into(),
         })
     );
-    assert_eq!(ApiProfile::default().detokenizer, None);
+    // The default (vLLM's, the built-in engine's) is vLLM's `/detokenize`, against which
+    // streamed texts are held; sglang and llama-server have none.
+    assert_eq!(
+        ApiProfile::default().detokenizer,
+        Some(Detokenizer {
+            route: "/detokenize".into(),
+            field: "tokens".into(),
+        })
+    );
+    for name in ["sglang", "llama-server"] {
+        let text = format!("{PROCESS}[backend.api]\nprofile = \"{name}\"\n");
+        let p = Campaign::from_toml("c.toml", &text).unwrap().api_profile();
+        assert_eq!(p.detokenizer, None, "{name}");
+    }
 }

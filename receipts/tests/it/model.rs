@@ -668,6 +668,8 @@ fn a_load_sample_check_reads_its_kind_in_any_order_and_names_what_is_missing() {
         reference_top1_micro_nats: vec![-1, -2],
         reference_token_micro_nats: vec![-3, -4],
         gap_micro_nats: 2,
+        streamed_text: None,
+        reference_text: None,
     };
     for check in [
         LoadSampleCheck::Checked {

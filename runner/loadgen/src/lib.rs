@@ -231,6 +231,10 @@ pub struct RequestSample {
     /// The generated token ids as streamed, in order, for a request whose plan entry
     /// keeps them ([`PlannedRequest::keep_token_ids`]); empty otherwise.
     pub token_ids: Vec<u32>,
+    /// The generated text as streamed, its chunks' `text` concatenated, for a request
+    /// whose plan entry keeps its ids (held against them by the reference's
+    /// detokenizer); empty otherwise.
+    pub text: String,
     /// Why it failed; `None` for a completed request.
     pub error: Option<RequestErrorKind>,
 }
@@ -988,6 +992,7 @@ impl TokenCounter {
         if let Some(tokens) = chunk.completion_tokens {
             self.usage = Some(tokens);
         }
+        let has_text = chunk.has_text();
         let ids = match self.source {
             TokenIds::Array => chunk.token_ids,
             TokenIds::TokenIdStrings => chunk
@@ -1002,7 +1007,7 @@ impl TokenCounter {
             TokenCount::Logprobs => chunk.logprob_tokens.as_ref().map(Vec::len),
             TokenCount::Usage => None,
         };
-        if self.mode != TokenCount::Usage && counted.is_none() && chunk.has_text {
+        if self.mode != TokenCount::Usage && counted.is_none() && has_text {
             return Err(RequestErrorKind::NoTokenIds);
         }
         let counted = counted.unwrap_or(0);
@@ -1019,7 +1024,7 @@ impl TokenCounter {
         let arrived = match self.mode {
             TokenCount::Ids | TokenCount::Logprobs => counted,
             TokenCount::Usage => {
-                usize::from(chunk.has_text || ids.as_ref().is_some_and(|i| !i.is_empty()))
+                usize::from(has_text || ids.as_ref().is_some_and(|i| !i.is_empty()))
             }
         };
         if arrived > 0 {
@@ -1031,6 +1036,8 @@ impl TokenCounter {
             self.last_arrival = Some(now);
         }
         if self.keep_token_ids {
+            // Bounded by the response budget, as the stream that carried it.
+            sample.text.push_str(&chunk.text);
             match ids {
                 Some(ids)
                     if self.ids_known
@@ -1044,7 +1051,7 @@ impl TokenCounter {
                         .token_ids
                         .extend_from_slice(&ids[..ids.len().min(room)]);
                 }
-                _ if counted > 0 || chunk.has_text => {
+                _ if counted > 0 || has_text => {
                     // A token without its id: the ids kept would not be the output.
                     self.ids_known = false;
                     sample.token_ids.clear();

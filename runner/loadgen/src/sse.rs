@@ -32,10 +32,19 @@ pub struct Chunk {
     /// `token_id:<id>` (else `None`: a token given as text); `None` when the choice has
     /// no `logprobs` (or no choice).
     pub logprob_tokens: Option<Vec<Option<u32>>>,
-    /// Whether the choice carries generated text (a non-empty `text`).
-    pub has_text: bool,
+    /// The choice's generated `text` (empty when it has none): what a client shows, held
+    /// against the ids it came with (content/correctness.md, Streamed text against the
+    /// ids).
+    pub text: String,
     /// `usage.completion_tokens`, when the chunk reports it: the engine's own count.
     pub completion_tokens: Option<u64>,
+}
+
+impl Chunk {
+    /// Whether the choice carries generated text (a non-empty `text`).
+    pub fn has_text(&self) -> bool {
+        !self.text.is_empty()
+    }
 }
 
 /// The stream is not an OpenAI completions stream.
@@ -259,9 +268,9 @@ fn parse_chunk(value: &Value) -> Result<Chunk, &'static str> {
     match choices {
         [] => {}
         [Value::Object(choice)] => {
-            chunk.has_text = match choice.get("text") {
-                None | Some(Value::Null) => false,
-                Some(Value::String(text)) => !text.is_empty(),
+            chunk.text = match choice.get("text") {
+                None | Some(Value::Null) => String::new(),
+                Some(Value::String(text)) => text.clone(),
                 Some(_) => return Err("a `text` that is not a string"),
             };
             chunk.token_ids = match choice.get("token_ids") {
@@ -429,18 +438,18 @@ mod tests {
         assert!(out.is_empty());
     }
 
-    fn ids(token_ids: &[u32], has_text: bool) -> SseEvent {
+    fn ids(token_ids: &[u32], text: &str) -> SseEvent {
         SseEvent::Chunk(Chunk {
             token_ids: Some(token_ids.to_vec()),
-            has_text,
+            text: text.to_owned(),
             ..Chunk::default()
         })
     }
 
-    fn logprobs(tokens: &[Option<u32>], has_text: bool) -> SseEvent {
+    fn logprobs(tokens: &[Option<u32>], text: &str) -> SseEvent {
         SseEvent::Chunk(Chunk {
             logprob_tokens: Some(tokens.to_vec()),
-            has_text,
+            text: text.to_owned(),
             ..Chunk::default()
         })
     }
@@ -462,39 +471,34 @@ mod tests {
         .unwrap();
         assert_eq!(
             events,
-            vec![
-                ids(&[7], true),
-                ids(&[8, 9], true),
-                usage(3),
-                SseEvent::Done
-            ]
+            vec![ids(&[7], "a"), ids(&[8, 9], "bc"), usage(3), SseEvent::Done]
         );
     }
 
     #[test]
     fn chunk_shapes() {
-        let no_ids = |has_text| {
+        let no_ids = |text: &str| {
             SseEvent::Chunk(Chunk {
-                has_text,
+                text: text.to_owned(),
                 ..Chunk::default()
             })
         };
         let cases: [(&[u8], SseEvent); 12] = [
-            (b"data: {\"choices\":[]}\n\n", no_ids(false)),
+            (b"data: {\"choices\":[]}\n\n", no_ids("")),
             (
                 b"data: {\"choices\":null,\"usage\":null}\n\n",
-                no_ids(false),
+                no_ids(""),
             ),
-            (b"data: {}\n\n", no_ids(false)),
+            (b"data: {}\n\n", no_ids("")),
             // A finish-only choice: no text, no ids.
             (
                 b"data: {\"choices\":[{\"text\":\"\",\"finish_reason\":\"length\"}]}\n\n",
-                no_ids(false),
+                no_ids(""),
             ),
-            (b"data: {\"choices\":[{\"text\":\"x\"}]}\n\n", no_ids(true)),
+            (b"data: {\"choices\":[{\"text\":\"x\"}]}\n\n", no_ids("x")),
             (
                 b"data: {\"choices\":[{\"text\":\"\",\"token_ids\":[]}]}\n\n",
-                ids(&[], false),
+                ids(&[], ""),
             ),
             (
                 b"data: {\"usage\":{\"completion_tokens\":2,\"completion_tokens\":3}}\n\n",
@@ -502,24 +506,24 @@ mod tests {
             ),
             (
                 b"data: {\"choices\":[{\"token_ids\":[1]}],\"choices\":[]}\n\n",
-                no_ids(false),
+                no_ids(""),
             ),
             (
                 b"data: {\"ch\\u006fices\":[{\"token_ids\":[4294967295]}]}\n\ndata: [DONE]\n\n",
-                ids(&[u32::MAX], false),
+                ids(&[u32::MAX], ""),
             ),
             // Logprob tokens: by id, by text, and a finish-only chunk's null logprobs.
             (
                 b"data: {\"choices\":[{\"text\":\"ab\",\"logprobs\":{\"tokens\":[\"token_id:7\",\"token_id:8\"]}}]}\n\n",
-                logprobs(&[Some(7), Some(8)], true),
+                logprobs(&[Some(7), Some(8)], "ab"),
             ),
             (
                 b"data: {\"choices\":[{\"text\":\" a\",\"logprobs\":{\"tokens\":[\" a\"],\"top_logprobs\":[{\" a\":-0.1}]}}]}\n\n",
-                logprobs(&[None], true),
+                logprobs(&[None], " a"),
             ),
             (
                 b"data: {\"choices\":[{\"text\":\"\",\"logprobs\":null,\"finish_reason\":\"length\"}]}\n\n",
-                no_ids(false),
+                no_ids(""),
             ),
         ];
         for (bytes, expected) in cases {
@@ -529,7 +533,7 @@ mod tests {
         // A multi-line data field is joined with newlines.
         assert_eq!(
             parse_all(&[b"data: {\"choices\":\ndata: [{\"token_ids\":[5]}]}\n\n"]).unwrap(),
-            vec![ids(&[5], false)]
+            vec![ids(&[5], "")]
         );
     }
 

@@ -1010,6 +1010,7 @@ fn kept_run(
                     prompt: item.prompt.clone(),
                     completed: sample.completed(),
                     token_ids: (!sample.token_ids.is_empty()).then(|| sample.token_ids.clone()),
+                    text: sample.text.clone(),
                 })
             })
             .collect(),

@@ -13,18 +13,18 @@ use std::time::Duration;
 
 use receipts::fsutil::IoError;
 use receipts::model::{
-    CorrectnessItems, CorrectnessSummary, Disqualification, MeasuredFor, Phase, ReferenceRuntime,
-    Role, RoundFailure, Sha256Hex, StepStatus,
+    CorrectnessItems, CorrectnessSummary, Disqualification, DisqualificationReason, MeasuredFor,
+    Phase, ReferenceRuntime, Role, RoundFailure, Sha256Hex, StepStatus,
 };
 
 use super::entry::{
     StepError, correctness_deadline, error_chain, prepare, remove_stale, request_timeout_ms,
 };
-use super::record::{EntryResult, EntryVerdict, PlannedEntry, ScorerRecord};
+use super::record::{EntryRecord, EntryResult, EntryVerdict, PlannedEntry, ScorerRecord};
 use super::{Ctx, RoundError, StepRun};
 use crate::correctness::{self as gate, CompletionsClient, GateError, ItemOutput, KeptRun};
 use engines::Engine;
-use receipts::rules::correctness;
+use receipts::rules::{compliance, correctness};
 
 /// What this process produced that a later group reads, kept in memory; a resumed round
 /// reads what an earlier process produced from its files instead.
@@ -498,7 +498,9 @@ fn score_entry(
                 Ok(mut sample) => {
                     sample.measured_for = measured_for;
                     super::write_artifact(&sample_path, &sample)?;
-                    (Some(sample_file), gate::load_disqualification(&sample))
+                    let dq = gate::load_disqualification(&sample)
+                        .or_else(|| gate::text_disqualification(&sample));
+                    (Some(sample_file), dq)
                 }
                 Err(error) => match error.invalid_token_id() {
                     Some(dq) => (None, Some(dq)),
@@ -508,6 +510,7 @@ fn score_entry(
         }
         _ => (None, None),
     };
+    let load_dq = load_dq.or_else(|| output_length(ctx, planned.index));
     let (verdict, _) = correctness::verdict_from_artifact(&artifact);
     let summary = CorrectnessSummary {
         items: u32::try_from(artifact.items.len()).unwrap_or(u32::MAX),
@@ -538,18 +541,42 @@ fn refused_ids(error: GateError) -> Result<Judged, StepError> {
 /// Errors: a kept file of a resumed round that cannot be read.
 fn counted_kept(ctx: &Ctx<'_>, index: u32) -> Result<Vec<KeptRun>, StepError> {
     let mut kept = Vec::new();
-    for pass in 0..ctx.frozen.campaign.runs {
-        let last = (ctx.journal.entry_runs(index))
-            .filter(|r| !r.control && r.pass == pass)
-            .last();
-        let Some(record) = last.filter(|r| super::passes::counts_in_score(r)) else {
-            continue;
-        };
+    for record in counted_runs(ctx, index) {
         if let Some(rel) = &record.kept {
             kept.extend(ctx.produced.kept(&ctx.work, rel)?.iter().cloned());
         }
     }
     Ok(kept)
+}
+
+/// The runs of entry `index` that enter its score, in pass order: per pass its last
+/// attempt, when it measured a throughput ([`super::passes::counts_in_score`]).
+fn counted_runs<'c>(ctx: &'c Ctx<'_>, index: u32) -> impl Iterator<Item = &'c EntryRecord> {
+    (0..ctx.frozen.campaign.runs).filter_map(move |pass| {
+        (ctx.journal.entry_runs(index))
+            .filter(|r| !r.control && r.pass == pass)
+            .last()
+            .filter(|r| super::passes::counts_in_score(r))
+    })
+}
+
+/// `output_length` (content/correctness.md, Compliance tests): the first run of entry
+/// `index` that enters its score and whose probes hold a request that ended with another
+/// output length than asked ([`compliance::output_length_failure`]).
+fn output_length(ctx: &Ctx<'_>, index: u32) -> Option<Disqualification> {
+    let measured = counted_runs(ctx, index).filter_map(|record| match &record.result {
+        EntryResult::Measured { measurement, .. } => Some((record.pass, measurement.as_ref())),
+        _ => None,
+    });
+    let (pass, short, long) = compliance::output_length_failure(measured)?;
+    Some(Disqualification {
+        reason: DisqualificationReason::OutputLength { pass, short, long },
+        detail: format!(
+            "pass {pass}: {short} requests ended short and {long} long of the exact output \
+             length asked"
+        ),
+        log_tail: Vec::new(),
+    })
 }
 
 /// Rewrites an engine config to full precision (f32 weights and KV cache): the

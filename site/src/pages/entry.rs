@@ -1497,6 +1497,8 @@ mod tests {
             reference_top1_micro_nats: vec![-1, -1],
             reference_token_micro_nats: vec![-2, -3],
             gap_micro_nats: gap,
+            streamed_text: None,
+            reference_text: None,
         };
         let sample = LoadSample {
             entry: 1,
@@ -1520,6 +1522,7 @@ mod tests {
                     },
                 },
             ],
+            text_against_ids: None,
             measured_for: None,
             group_bound_micro_nats: None,
             position_bound_micro_nats: None,

@@ -151,6 +151,26 @@ const COVERED_BY_TESTS: &[(&str, &str)] = &[
         "transparencyLog.status",
         "forgery_logs::a_receipt_that_drops_or_forges_its_log_record_fails_the_log_checks",
     ),
+    (
+        "entries[].disqualification.reason.output_length.long",
+        "forgery_compliance::an_output_length_claim_on_exact_lengths_fails_compliance_output_length",
+    ),
+    (
+        "entries[].disqualification.reason.output_length.pass",
+        "forgery_compliance::an_output_length_claim_on_exact_lengths_fails_compliance_output_length",
+    ),
+    (
+        "entries[].disqualification.reason.output_length.short",
+        "forgery_compliance::an_output_length_claim_on_exact_lengths_fails_compliance_output_length",
+    ),
+    (
+        "entries[].disqualification.reason.text_not_ids.item",
+        "forgery_compliance::a_text_not_ids_claim_on_equal_texts_fails_compliance_text_against_ids",
+    ),
+    (
+        "entries[].disqualification.reason.text_not_ids.run",
+        "forgery_compliance::a_text_not_ids_claim_on_equal_texts_fails_compliance_text_against_ids",
+    ),
 ];
 
 /// The real rounds the fields are forged in, newest first.

@@ -9,6 +9,7 @@ mod archive;
 mod bundle;
 mod field_coverage;
 mod forgery;
+mod forgery_compliance;
 mod forgery_logs;
 mod forgery_sample;
 mod forgery_v5;

@@ -1,0 +1,179 @@
+//! The compliance tests of record recomputed from the bundle's files (v7;
+//! content/correctness.md, Compliance tests), with [`receipts::rules::compliance`]:
+//!
+//! - `compliance.textAgainstIds`: each entry's timed-run sample says whether its
+//!   streamed texts were held against their ids — `checked` exactly where the campaign's
+//!   API profile has a detokenizer, each checked request then recording both texts — and
+//!   the entry is disqualified `text_not_ids` for exactly the first pair that differs,
+//!   unless a sampled request diverged first (`load_outputs_diverge`) or an earlier
+//!   reason disqualified it; a scored entry has no such pair.
+//! - `compliance.outputLength`: per challenger, its probe logs of the runs that enter its
+//!   score hold no request that ended short or long, or it is disqualified
+//!   `output_length` for exactly the first such pass and its counts (unless an earlier
+//!   reason disqualified it); a scored entry has none.
+
+use std::path::Path;
+
+use receipts::model::{
+    DisqualificationReason, Entry, EntryStatus, FrozenCampaign, LoadSample, LoadSampleCheck, Role,
+    RoundRecord, TextAgainstIds,
+};
+use receipts::rules::{compliance, sample};
+
+use crate::PredicateVersion;
+use crate::files::{self, ProbeLogs};
+use crate::report::{CheckName, FailureReason, VerifyReport};
+
+/// Both checks on every entry of `record` (not applicable before v7).
+pub(crate) fn check_compliance(
+    report: &mut VerifyReport,
+    dir: &Path,
+    logs: &mut ProbeLogs<'_>,
+    record: &RoundRecord,
+    campaign: Option<&FrozenCampaign>,
+    version: PredicateVersion,
+) {
+    if version < PredicateVersion::V7 {
+        report.not_applicable(CheckName::TextAgainstIds, None, version.name());
+        report.not_applicable(CheckName::OutputLength, None, version.name());
+        return;
+    }
+    let detokenizer = campaign.map(|c| c.campaign.api_profile().detokenizer.is_some());
+    for entry in &record.entries {
+        if let Some(file) = entry
+            .correctness
+            .as_ref()
+            .and_then(|c| c.load_sample_file.as_deref())
+        {
+            let result = files::read_json::<LoadSample>(dir, file)
+                .and_then(|sample| text_against_ids(file, entry, &sample, detokenizer));
+            report.record(
+                CheckName::TextAgainstIds,
+                Some(format!(
+                    "entries[{}].correctness.loadSampleFile",
+                    entry.index
+                )),
+                result,
+            );
+        }
+        if entry.role != Role::Baseline {
+            report.record(
+                CheckName::OutputLength,
+                Some(format!("entries[{}].disqualification", entry.index)),
+                output_length(logs, entry),
+            );
+        }
+    }
+}
+
+/// `compliance.textAgainstIds` on one entry's sample `file`; `detokenizer` is whether
+/// the campaign's profile has one (`None` when the campaign could not be read).
+fn text_against_ids(
+    file: &str,
+    entry: &Entry,
+    sample: &LoadSample,
+    detokenizer: Option<bool>,
+) -> Result<(), FailureReason> {
+    let checked = match &sample.text_against_ids {
+        None => {
+            return Err(files::recomputed(
+                file,
+                "textAgainstIds",
+                "absent",
+                "required from v7",
+            ));
+        }
+        Some(TextAgainstIds::Checked) => true,
+        Some(TextAgainstIds::NotApplicable { .. }) => false,
+    };
+    if let Some(detokenizer) = detokenizer
+        && detokenizer != checked
+    {
+        return Err(files::recomputed(
+            file,
+            "textAgainstIds.kind",
+            if checked { "checked" } else { "not_applicable" },
+            if detokenizer {
+                "checked (the API profile has a detokenizer)"
+            } else {
+                "not_applicable (the API profile has no detokenizer)"
+            },
+        ));
+    }
+    if checked {
+        for run in &sample.runs {
+            let LoadSampleCheck::Checked { requests } = &run.check else {
+                continue;
+            };
+            if let Some(r) = requests.iter().find(|r| r.reference_text.is_none()) {
+                return Err(files::recomputed(
+                    file,
+                    format!(
+                        "runs[run {}].requests[item {}].referenceText",
+                        run.run, r.item_index
+                    ),
+                    "absent",
+                    "the reference's text of the ids (textAgainstIds checked)",
+                ));
+            }
+        }
+    }
+    let mismatch = compliance::first_text_mismatch(sample);
+    let claimed = match entry.disqualification.as_ref().map(|d| d.reason) {
+        Some(DisqualificationReason::TextNotIds { run, item }) => Some((run, item)),
+        _ => None,
+    };
+    // `load_outputs_diverge` comes first: a divergent sample never names its text.
+    let expected = mismatch.filter(|_| sample::first_divergent(sample).is_none());
+    verdict(entry, claimed, expected, |(run, item)| {
+        format!("run {run} item {item}")
+    })
+}
+
+/// `compliance.outputLength` on one challenger: its counted runs' probe logs.
+fn output_length(logs: &mut ProbeLogs<'_>, entry: &Entry) -> Result<(), FailureReason> {
+    let mut expected = None;
+    for pass in sample::sampled_passes(&entry.passes) {
+        let row = (entry.passes.iter())
+            .rev()
+            .find(|p| !p.control && p.pass == pass);
+        let Some(file) = row.and_then(|r| r.probe_log.as_deref()) else {
+            continue;
+        };
+        let log = logs.get(file)?;
+        if let Some(found) = compliance::output_length_failure([(pass, log)]) {
+            expected = Some(found);
+            break;
+        }
+    }
+    let claimed = match entry.disqualification.as_ref().map(|d| d.reason) {
+        Some(DisqualificationReason::OutputLength { pass, short, long }) => {
+            Some((pass, short, long))
+        }
+        _ => None,
+    };
+    verdict(entry, claimed, expected, |(pass, short, long)| {
+        format!("pass {pass}: {short} short, {long} long")
+    })
+}
+
+/// A compliance verdict held against the entry: the reason it `claimed` is exactly the
+/// `expected` one; with none claimed, a failure found only stands on an entry that is not
+/// scored (an earlier reason disqualified it, or it failed otherwise).
+fn verdict<T: PartialEq + Copy>(
+    entry: &Entry,
+    claimed: Option<T>,
+    expected: Option<T>,
+    show: impl Fn(T) -> String,
+) -> Result<(), FailureReason> {
+    if claimed == expected || (claimed.is_none() && entry.status != EntryStatus::Scored) {
+        return Ok(());
+    }
+    let show = |v: Option<T>| v.map_or_else(|| "none".to_owned(), &show);
+    Err(files::recomputed(
+        "receipt.dsse.json",
+        format!("entries[{}].disqualification", entry.index),
+        show(claimed),
+        show(expected),
+    ))
+}

@@ -35,11 +35,13 @@
 //!   period, confirmation, re-measurement, vacancy), and what is due next;
 //! - [`decide`]: the `decide` workload's declared contract (request template, decision
 //!   and vector pointers) and the logit distance over the declared vector;
-//! - [`weights`]: weight files against the pinned or reproduced digests.
+//! - [`weights`]: weight files against the pinned or reproduced digests;
+//! - [`repository`]: a repository submission's commitment, tree digest, manifest,
+//!   Dockerfile, licence and queue rules, run by intake and again by the verifier;
 //! - [`copy`]: copy detection's decision over recorded fingerprints (content/review.md).
 
-pub mod copy;
 pub mod compliance;
+pub mod copy;
 pub mod correctness;
 pub mod decide;
 pub mod engine_log;

@@ -9,5 +9,5 @@ mod gates_corpus;
 mod gates_ingest;
 mod repository;
 mod repository_https;
-mod repository_verify;
 mod repository_review;
+mod repository_verify;

@@ -34,7 +34,7 @@ pub struct ReviewInput {
     /// hashes.
     pub weights: Vec<WeightFile>,
     /// The submission the manifest says this one is derived from (`derivedFrom`); copy
-    /// detection records it ([`copy::Commitment::of_tree`]): it must beat that one by the
+    /// detection records it ([`copy::commitment_of_tree`]): it must beat that one by the
     /// campaign's margin.
     pub derived_from: Option<String>,
     /// Strings that mark the campaign's benchmark (its id, its workload files' names), for

@@ -87,7 +87,7 @@ impl DrandHttpBeacon {
     }
 
     /// Waits until round `round`'s time by the round's clock, then asks for its value
-    /// once a period until it is published (at most [`MAX_LATE_PERIODS`] periods), and
+    /// once a period until it is published (at most 20 periods past its time), and
     /// checks it offline.
     ///
     /// Errors: [`BeaconError::Http`] when the endpoint cannot be reached or answers

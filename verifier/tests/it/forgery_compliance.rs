@@ -17,23 +17,7 @@ const SAMPLE: &str = "correctness/candidate-1-miner-fast-load-sample.json";
 /// Forges `fixtures/v7-round` with `files` and `receipt` (which gets the bundle's
 /// directory too) and verifies it.
 fn forged_v7(files: impl FnOnce(&Path), receipt: impl FnOnce(&Path, &mut Value)) -> VerifyReport {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let path = dir.path().to_owned();
-    forge_from(
-        &fixture_named("v7-round"),
-        dir.path(),
-        files,
-        |_| {},
-        |p| receipt(&path, p),
-    );
-    verify(dir.path())
-}
-
-/// How many `name` checks `report` ran and passed.
-fn passed(report: &VerifyReport, name: CheckName) -> usize {
-    (report.checks.iter())
-        .filter(|c| c.name == name && c.passed)
-        .count()
+    forged_fixture("v7-round", files, receipt)
 }
 
 /// The one failure of `report`, which must be of check `name`.

@@ -18,23 +18,7 @@ const CHALLENGER_LOG: &str = "logs/engines/candidate-1-miner-fast-pass-1.log";
 /// Forges `fixtures/v6-round` with `files` and `receipt` (which gets the bundle's
 /// directory too) and verifies it.
 fn forged_v6(files: impl FnOnce(&Path), receipt: impl FnOnce(&Path, &mut Value)) -> VerifyReport {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let path = dir.path().to_owned();
-    forge_from(
-        &fixture_named("v6-round"),
-        dir.path(),
-        files,
-        |_| {},
-        |p| receipt(&path, p),
-    );
-    verify(dir.path())
-}
-
-/// How many `name` checks `report` ran and passed.
-fn passed(report: &VerifyReport, name: CheckName) -> usize {
-    (report.checks.iter())
-        .filter(|c| c.name == name && c.passed)
-        .count()
+    forged_fixture("v6-round", files, receipt)
 }
 
 /// The challenger (entry 1) disqualified `compliance_failed` with `log_tail`, its score

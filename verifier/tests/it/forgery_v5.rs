@@ -79,15 +79,6 @@ fn recompute_outcome(dir: &Path, predicate: &mut Value) {
     predicate["outcome"] = serde_json::to_value(outcome).expect("json");
 }
 
-/// The names of the checks of v5 that `report` ran and passed.
-fn passed(report: &VerifyReport, name: CheckName) -> usize {
-    report
-        .checks
-        .iter()
-        .filter(|c| c.name == name && c.passed)
-        .count()
-}
-
 #[test]
 fn the_re_signed_v5_round_passes_every_check_v5_added() {
     let report = forged_v5(|_| {}, |_, _| {});

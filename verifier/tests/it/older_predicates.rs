@@ -68,7 +68,7 @@ fn a_v5_round_still_verifies() {
     let mut expected = vec![("seeds.beacon", Some("beacon"), "no beacon")];
     expected.extend(v6_only("v5"));
     expected.extend(v7_only("v5"));
-    verifies_beaconless("v5", ROUND_PREDICATE_TYPE_V5, expected);
+    verifies_with_not_applicable("v5", ROUND_PREDICATE_TYPE_V5, expected);
 }
 
 /// A v6 round verifies with every check of v6 passing; it has no beacon (README's
@@ -77,16 +77,16 @@ fn a_v5_round_still_verifies() {
 fn a_v6_round_still_verifies() {
     let mut expected = vec![("seeds.beacon", Some("beacon"), "no beacon")];
     expected.extend(v7_only("v6"));
-    verifies_beaconless("v6", ROUND_PREDICATE_TYPE_V6, expected);
+    verifies_with_not_applicable("v6", ROUND_PREDICATE_TYPE_V6, expected);
 }
 
 /// `fixtures/<version>-round` verifies with `predicate_type`, exactly the checks of
-/// `expected` `not applicable`, in order.
-fn verifies_beaconless(
+/// `expected` `not applicable`, in order; returns the report.
+fn verifies_with_not_applicable(
     version: &str,
     predicate_type: &str,
     expected: Vec<(&str, Option<&str>, &str)>,
-) {
+) -> verifier::VerifyReport {
     let keyring =
         Keyring::load(&fixture(&format!("{version}-keyring.json"))).expect("keyring loads");
     let report = verifier::verify_bundle(
@@ -106,6 +106,7 @@ fn verifies_beaconless(
         .filter_map(|c| Some((c.name.as_str(), c.target.as_deref(), c.not_applicable?)))
         .collect();
     assert_eq!(not_applicable, expected);
+    report
 }
 
 /// The checks v7 added, each `not applicable (<version>)` on an older round, in the
@@ -168,27 +169,10 @@ fn v5_only(version: &str, sample: bool) -> Vec<(&'static str, Option<&'static st
 /// `not applicable`, and the request sequence, the paired decision, the client self-test
 /// and the capability probe passed.
 fn verifies_with_every_check_applicable(version: &str, predicate_type: &str) {
-    let keyring =
-        Keyring::load(&fixture(&format!("{version}-keyring.json"))).expect("keyring loads");
-    let report = verifier::verify_bundle(
-        &fixture(&format!("{version}-round")),
-        &keyring,
-        &VerifyOptions::default(),
-    );
-    assert!(
-        report.passed(),
-        "{:#?}",
-        report.failures().collect::<Vec<_>>()
-    );
-    assert_eq!(report.predicate_type.as_deref(), Some(predicate_type));
-    let not_applicable: Vec<(&str, Option<&str>, &str)> = report
-        .checks
-        .iter()
-        .filter_map(|c| Some((c.name.as_str(), c.target.as_deref(), c.not_applicable?)))
-        .collect();
-    assert_eq!(
-        not_applicable,
-        with_v7([v5_only(version, true), v6_only(version)].concat(), version)
+    let report = verifies_with_not_applicable(
+        version,
+        predicate_type,
+        with_v7([v5_only(version, true), v6_only(version)].concat(), version),
     );
     for name in [
         CheckName::RequestSequence,

@@ -319,15 +319,23 @@ fn a_valid_repository_over_https_is_bench_queued() {
     let s = case.ingest_with(&server.fetcher(), "hot-a", &commitment, 1_800_000_000);
     assert_eq!(s.state, PipelineState::BenchQueued, "{:?}", s.last_reason());
     assert_eq!((server.batches(), server.downloads()), (1, 1));
-    let local = case.tmp.path().join("local-good");
+    // The same files fetched locally, in a campaign of their own: in this one the review
+    // would reject them as a copy of the first.
+    let other = Case::new();
+    let local = other.tmp.path().join("local-good");
     let head = commit(&local, &good_files());
-    let plain = case.ingest_with(
+    let plain = other.ingest_with(
         &GitFetcher::default(),
         "hot-a",
         &format!("{}@{head}", local.display()),
         1_800_000_001,
     );
-    assert_eq!(plain.state, PipelineState::BenchQueued);
+    assert_eq!(
+        plain.state,
+        PipelineState::BenchQueued,
+        "{:?}",
+        plain.last_reason()
+    );
     let digest = |s: &receipts::model::Submission| s.repository.as_ref().unwrap().tree_sha256;
     assert_eq!(digest(&s), digest(&plain));
     let tree =

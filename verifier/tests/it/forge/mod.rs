@@ -18,6 +18,33 @@ pub fn forged(files: impl FnOnce(&Path), receipt: impl FnOnce(&mut Value)) -> Ve
     verify(dir.path())
 }
 
+/// Forges `fixtures/<name>` (a round of the current layout: `v6-round`, `v7-round` …)
+/// with `files` and `receipt` (which gets the forged bundle's directory too), the
+/// round-opened predicate unchanged, and verifies it.
+pub fn forged_fixture(
+    name: &str,
+    files: impl FnOnce(&Path),
+    receipt: impl FnOnce(&Path, &mut Value),
+) -> VerifyReport {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().to_owned();
+    forge_from(
+        &fixture_named(name),
+        dir.path(),
+        files,
+        |_| {},
+        |p| receipt(&path, p),
+    );
+    verify(dir.path())
+}
+
+/// How many `name` checks `report` ran and passed.
+pub fn passed(report: &VerifyReport, name: CheckName) -> usize {
+    (report.checks.iter())
+        .filter(|c| c.name == name && c.passed)
+        .count()
+}
+
 /// Forges the fixture with `opened` applied to the round-opened predicate only and
 /// verifies it.
 pub fn forged_opened(opened: impl FnOnce(&mut Value)) -> VerifyReport {

@@ -206,7 +206,7 @@ fn a_baseline_lacking_a_feature_fails_the_round_naming_it_and_disqualifies_no_on
             (
                 CapabilityFeature::TextRoundTrip,
                 FindingStatus::Missing,
-                Some("backend.api.detokenizer".to_owned())
+                Some("backend.api.tokenizer".to_owned())
             ),
         ]
     );
@@ -217,13 +217,13 @@ fn a_baseline_lacking_a_feature_fails_the_round_naming_it_and_disqualifies_no_on
     );
     assert_eq!(
         probe.findings[6].detail,
-        "the engine's API profile lacks a detokenizer endpoint (without token-id prompts, \
-         teacher forcing sends the text of the ids): set `backend.api.detokenizer` in \
-         `[backend.api]`"
+        "the engine's API profile lacks a tokenizer endpoint (without token-id prompts, the \
+         text teacher forcing sends is checked to tokenize back to the ids): set \
+         `backend.api.tokenizer` in `[backend.api]`"
     );
     let failure = RoundFailure::CapabilityMissing {
         feature: CapabilityFeature::TextRoundTrip,
-        field: "backend.api.detokenizer".into(),
+        field: "backend.api.tokenizer".into(),
     };
     assert_eq!(record.outcome.status, RoundStatus::InfraFailed);
     assert_eq!(
@@ -233,7 +233,7 @@ fn a_baseline_lacking_a_feature_fails_the_round_naming_it_and_disqualifies_no_on
     assert_eq!(
         failure.to_string(),
         "the baseline engine lacks what the round needs under the campaign's API profile \
-         (feature `textRoundTrip`, capability probe): set `backend.api.detokenizer` to what \
+         (feature `textRoundTrip`, capability probe): set `backend.api.tokenizer` to what \
          its server supports"
     );
     // No entry ran; the challenger is infra_failed by the round, never disqualified.
@@ -282,10 +282,10 @@ fn a_baseline_lacking_a_feature_fails_the_round_naming_it_and_disqualifies_no_on
     assert!(page.contains(&listed), "{page}");
     assert!(
         page.contains(
-            "<li>textRoundTrip: missing — the engine&#39;s API profile lacks a detokenizer \
-             endpoint (without token-id prompts, teacher forcing sends the text of the ids): \
-             set `backend.api.detokenizer` in `[backend.api]` (set \
-             `backend.api.detokenizer`)</li></ul>"
+            "<li>textRoundTrip: missing — the engine&#39;s API profile lacks a tokenizer \
+             endpoint (without token-id prompts, the text teacher forcing sends is checked to \
+             tokenize back to the ids): set `backend.api.tokenizer` in `[backend.api]` (set \
+             `backend.api.tokenizer`)</li></ul>"
         ),
         "{page}"
     );

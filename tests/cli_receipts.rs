@@ -592,8 +592,9 @@ fn verify_a_data_directory_checks_the_submission_records() {
              submissions data/tiny/submissions\n  \
              FAIL submissions.rounds {file}: `{file}` events[10].to is disqualified, recomputed \
              scored (`rounds/1` entries[1] is scored)\n  \
+             ok   decision: 1 checks passed\n  \
              FAIL submissions: 1 of 3 checks failed\n\
-             result: FAIL (1 of 3 checks failed)\n\
+             result: FAIL (1 of 4 checks failed)\n\
              archive data: 1 verified, 0 failed\n\
              submission records of 1 campaign: 0 verified, 1 failed\n  \
              submissions.rounds failed in data/tiny/submissions\n\

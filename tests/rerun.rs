@@ -417,11 +417,12 @@ fn a_recorded_diff_whose_engine_cannot_start_is_fail_saying_where() {
     );
 }
 
-/// An entry of a built-in campaign whose receipt says it ran on Docker is not tried: its
-/// backend is not the campaign's (a Docker campaign's entries run their recorded image
-/// ids: tests/docker_demo.rs).
+/// An entry of a built-in campaign whose receipt says it ran on Docker never reaches a
+/// re-run: `verify` refuses the bundle first, its backend not the campaign's
+/// (`engine.isolation`; a Docker campaign's entries run their recorded image ids:
+/// tests/docker_demo.rs).
 #[test]
-fn an_entry_recorded_on_docker_in_a_builtin_campaign_is_unknown() {
+fn an_entry_recorded_on_docker_in_a_builtin_campaign_is_refused_before_the_rerun() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let original = fixed_rate();
     let copy = original.dir.path().join("docker");
@@ -453,26 +454,20 @@ fn an_entry_recorded_on_docker_in_a_builtin_campaign_is_unknown() {
             "envNames": ["PATH"],
         });
     });
-    assert_verifies(original, &copy);
-    let baseline = original.baseline();
-    let output = rerun(
-        original,
-        &copy,
-        &["--baseline", baseline.to_str().unwrap(), "--json"],
+    let verify = Command::new(env!("CARGO_BIN_EXE_referee"))
+        .arg("verify")
+        .arg(&copy)
+        .arg("--data")
+        .arg(&original.data)
+        .output()
+        .unwrap();
+    assert_eq!(verify.status.code(), Some(1), "{}", text(&verify));
+    assert!(
+        String::from_utf8_lossy(&verify.stdout).contains(
+            "FAIL engine.isolation entries[1]: `receipt.dsse.json` entries[1].engine.backend is \
+             docker, recomputed builtin (the campaign's backend)"
+        ),
+        "{}",
+        text(&verify)
     );
-    // The baseline reproduced; the Docker entry is listed, not tried.
-    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
-    let result = json(&output);
-    assert_eq!(result["verdict"], "good", "{result:#}");
-    let entries = &result["record"]["entries"];
-    assert_eq!(entries[0]["comparison"]["verdict"], "good");
-    let comparison = &entries[1]["comparison"];
-    assert_eq!(comparison["verdict"], "unkwn");
-    let reason = comparison["reason"].as_str().unwrap();
-    assert_eq!(
-        reason,
-        "the entry ran on the docker backend, the campaign's is builtin"
-    );
-    assert!(entries[1].get("rerun").is_none(), "{result:#}");
-    assert_eq!(result["record"]["round"]["verdict"], "unkwn");
 }

@@ -8,7 +8,6 @@
 use std::fs;
 use std::path::Path;
 
-use crate::archive::ROUNDS_DIR;
 use receipts::keys::Keyring;
 use receipts::model::{RoundRecord, Sha256Hex};
 use receipts::rules::title::{
@@ -158,7 +157,8 @@ pub(crate) fn check_title(
             campaign: campaign_dir.display().to_string(),
             message,
         });
-    report.record(CheckName::TitleChain, Some(ROUNDS_DIR.to_owned()), result);
+    // The campaign's `rounds/` directory, as archive's checks name it.
+    report.record(CheckName::TitleChain, Some("rounds".to_owned()), result);
 }
 
 /// One step of a title's history in words, for `referee status` and the campaign page:

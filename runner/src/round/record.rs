@@ -114,8 +114,8 @@ pub struct SetupRecord {
     #[serde(default)]
     pub capability_probe: Option<receipts::model::CapabilityProbe>,
     /// What the round is for (content/title.md); absent in a journal of an older build:
-    /// a regular round.
-    #[serde(default)]
+    /// a regular round. Written `roundKind`: `kind` is the journal line's own tag.
+    #[serde(default, rename = "roundKind")]
     pub kind: Option<receipts::model::RoundKindRecord>,
 }
 

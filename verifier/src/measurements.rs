@@ -999,12 +999,13 @@ fn entry_measurement(
             ));
         }
     }
-    // A run that ended as the engine's fault after its log was written (it crashed, or
-    // from v6 left its CPU set) counts no throughput: its row claims none of the log's.
-    let median = if claim.status == Some(PassStatus::Crashed) {
-        None
-    } else {
-        median
+    // A run that ended after its log was written, as the engine's fault (it crashed, or
+    // from v6 left its CPU set) or the runner's (its engine would not stop, its kept
+    // requests were not saved: `infra_failed`, re-run once), counts no throughput: its
+    // row claims none of the log's.
+    let median = match claim.status {
+        Some(PassStatus::Crashed | PassStatus::InfraFailed) => None,
+        _ => median,
     };
     same(RECEIPT, &claim.throughput_field, claim.throughput, median)?;
     let Some((claimed_min, claimed_max)) = claim.spread else {
@@ -1201,6 +1202,41 @@ mod tests {
                 u64::from(budget) + 1
             ))
         );
+    }
+
+    /// A pass row `infra_failed` after its measured log was written (the engine would not
+    /// stop; the round re-ran it) claims no throughput, as the runner writes it; one that
+    /// claims the log's median is refused.
+    #[test]
+    fn an_infra_failed_row_claims_no_throughput_from_a_measured_log() {
+        let mut run = run_of(&[(3_000, ProbeVerdict::Pass, 2_900)], 8);
+        run.throughput_milli_rps = Some(2_900);
+        let log = EntryMeasurement {
+            runs: vec![run],
+            throughput_milli_rps: Some(2_900),
+            throughput_min_milli_rps: Some(2_900),
+            throughput_max_milli_rps: Some(2_900),
+            valid: true,
+            outcome: MeasurementOutcome::Measured,
+            measured_for: None,
+        };
+        let claim = |status, throughput| Claim {
+            throughput_field: "entries[1].passes[1].throughputMilliRps".into(),
+            at: "entries[1].passes[1]".into(),
+            throughput,
+            spread: None,
+            status: Some(status),
+        };
+        let file = "logs/probe.json";
+        for status in [PassStatus::InfraFailed, PassStatus::Crashed] {
+            assert_eq!(entry_measurement(file, &log, &claim(status, None)), Ok(()));
+            assert!(entry_measurement(file, &log, &claim(status, Some(2_900))).is_err());
+        }
+        assert_eq!(
+            entry_measurement(file, &log, &claim(PassStatus::Measured, Some(2_900))),
+            Ok(())
+        );
+        assert!(entry_measurement(file, &log, &claim(PassStatus::Measured, None)).is_err());
     }
 
     #[test]

@@ -119,8 +119,9 @@ fn hostile_round_at(tiny: Tiny<'_>, runs: u32, class: u32) -> (Fixture, RoundRec
     let tiny = Tiny {
         backend: &backend,
         runs,
-        // A loose SLA: the suite tests verdicts, and shares its CPUs with other tests.
-        bound_ms: 1000,
+        // A loose SLA: the suite tests verdicts, and shares its CPUs with other tests (at
+        // 1 s, a load average of 10 on 2 cores once left a challenger `sla_unmet`).
+        bound_ms: 3000,
         ..tiny
     };
     let fixture = Fixture::new(&tiny, &[("cheat", "startup_delay_ms", &value)]);

@@ -24,70 +24,20 @@ use verifier::{ATTESTED_FIELDS, CheckName, FailureReason};
 /// record, a logged round, most typed disqualification and failure reasons …) or no
 /// check recomputes them yet. The work left of issue 41, in schema order.
 const NOT_YET_COVERED: &[&str] = &[
-    "capabilityProbe",
-    "capabilityProbe.findings[].feature",
-    "capabilityProbe.findings[].field",
-    "capabilityProbe.findings[].status",
     "drift",
     "drift.runs[].hostLoad",
-    "entries[].correctness.firstFailingGroup",
-    "entries[].correctness.firstFailingItem",
-    "entries[].disqualification.reason.correctness_deadline.deadlineS",
-    "entries[].disqualification.reason.engine_oom_killed.exitCode",
     "entries[].disqualification.reason.engine_oom_killed.limitMb",
-    "entries[].disqualification.reason.invalid_token_id.item",
-    "entries[].disqualification.reason.invalid_token_id.run",
-    "entries[].disqualification.reason.invalid_token_id.status",
-    "entries[].disqualification.reason.load_group_diverges.boundMicroNats",
-    "entries[].disqualification.reason.load_group_diverges.meanMicroNats",
-    "entries[].disqualification.reason.load_group_diverges.run",
-    "entries[].disqualification.reason.load_outputs_diverge.boundMicroNats",
-    "entries[].disqualification.reason.load_outputs_diverge.gapMicroNats",
-    "entries[].disqualification.reason.load_outputs_diverge.item",
-    "entries[].disqualification.reason.load_outputs_diverge.run",
-    "entries[].disqualification.reason.load_positions_over.maxPositions",
-    "entries[].disqualification.reason.load_positions_over.positions",
-    "entries[].disqualification.reason.load_positions_over.run",
-    "entries[].disqualification.reason.prompt_echo_mismatch.expected",
-    "entries[].disqualification.reason.prompt_echo_mismatch.got",
-    "entries[].disqualification.reason.prompt_echo_mismatch.item",
-    "entries[].disqualification.reason.prompt_echo_mismatch.position",
     "entries[].disqualification.reason.remeasure_infra_failed.infraFailedRounds",
-    "entries[].disqualification.reason.secret_in_output.files",
-    "entries[].engine.api",
-    "entries[].engine.api.profile",
-    "entries[].engine.api.testedAgainstRealServer",
-    "entries[].engine.api.tokenCount",
-    "entries[].engine.api.tokenIds",
-    "entries[].engine.docker",
-    "entries[].engine.docker.binds[]",
-    "entries[].engine.docker.cpusetCpus",
     "entries[].engine.docker.gpus[]",
-    "entries[].engine.docker.imageId",
-    "entries[].engine.docker.imageReference",
-    "entries[].engine.docker.init",
     "entries[].engine.docker.manifestDigest",
-    "entries[].engine.docker.memoryBytes",
-    "entries[].engine.docker.network",
-    "entries[].engine.docker.networkInternal",
-    "entries[].engine.docker.readOnlyRoot",
-    "entries[].engine.docker.tmpfs.*",
-    "entries[].engine.docker.unprivileged",
     "entries[].engine.image",
     "entries[].engine.image.config_digest",
     "entries[].engine.image.manifest_digest",
     "entries[].engine.image.name",
-    "entries[].engine.isolation.roPaths[]",
-    "entries[].engine.memoryLimitMb",
     "entries[].infraFailure.failure.consecutive",
-    "entries[].infraFailure.failure.feature",
-    "entries[].infraFailure.failure.field",
-    "entries[].infraFailure.kind",
     "entries[].infraFailure.stealMs",
     "entries[].infraFailure.wallMs",
     "outcome.reason.consecutive",
-    "outcome.reason.feature",
-    "outcome.reason.field",
     "transparencyLog.openingWitness",
     "transparencyLog.openingWitness.checkpointSize",
     "transparencyLog.openingWitness.name",
@@ -173,9 +123,30 @@ const COVERED_BY_TESTS: &[(&str, &str)] = &[
     ),
 ];
 
-/// The real rounds the fields are forged in, newest first.
-const FIXTURES: [&str; 7] = [
-    "v7-round", "v6-round", "v5-round", "v4-round", "v3-round", "v2-round", "v1-round",
+/// The real rounds the fields are forged in, newest first. Besides README's by-hand
+/// round of each version, two v7 rounds of it sealed with its `[backend]` replaced by
+/// the built-in engine run as a `process` command (`referee engine serve --config
+/// {config} --listen-fd {listen_fd} --threads {threads}`) and its rate at 2 requests/s:
+/// `v7-process-round` under the `vllm` API profile with `ro_paths =
+/// ["/usr/share/zoneinfo"]` (complete: the capability probe, the engines' API record,
+/// memory limit and read-only paths), and `v7-capability-round` under a profile
+/// without token-id prompts or a tokenizer (`infra_failed` by the capability probe's
+/// missing `textRoundTrip`: the typed round failure copied onto the challenger). And
+/// `v7-docker-round`, the Docker demo's round (`examples/docker-demo/`: its base image
+/// from the `referee` binary and the libraries `ldd` lists, its baseline image, the
+/// submission built by `referee build --once`) at 2 requests/s within 500 ms, against a
+/// private daemon (`scripts/dockerd`): every entry's container as the daemon reported it.
+const FIXTURES: [&str; 10] = [
+    "v7-round",
+    "v7-process-round",
+    "v7-capability-round",
+    "v7-docker-round",
+    "v6-round",
+    "v5-round",
+    "v4-round",
+    "v3-round",
+    "v2-round",
+    "v1-round",
 ];
 
 /// A change of the v7 round's receipt, given the bundle's directory.
@@ -183,13 +154,39 @@ type Derive = fn(&Path, &mut Value);
 
 /// The real v7 round changed into another one that passes every check, each with what
 /// the forgery tests make of it, for fields the sealed round holds no value for.
-const DERIVED: &[(&str, Derive)] = &[(
-    "v7-round, the challenger disqualified with its log tail",
-    |dir, predicate| {
-        let tail = crate::forgery_logs::true_tail(dir);
-        crate::forgery_logs::disqualify_challenger(dir, predicate, &tail);
-    },
-)];
+const DERIVED: &[(&str, Derive)] = &[
+    (
+        "v7-round, the challenger disqualified with its log tail",
+        |dir, predicate| {
+            let tail = crate::forgery_logs::true_tail(dir);
+            crate::forgery_logs::disqualify_challenger(dir, predicate, &tail);
+        },
+    ),
+    (
+        "v7-round, the challenger's engine log withheld for the key it held",
+        crate::forgery_secret::withhold_challenger_log,
+    ),
+    (
+        "v7-round, the challenger past its correctness deadline",
+        crate::forgery_correctness::miss_correctness_deadline,
+    ),
+    (
+        "v7-round, the challenger's correctness failed",
+        crate::forgery_correctness::fail_correctness,
+    ),
+    (
+        "v7-round, the challenger's sample diverging on an item",
+        crate::forgery_sample::diverge_on_an_item,
+    ),
+    (
+        "v7-round, the challenger's sample diverging as a group",
+        crate::forgery_sample::diverge_as_a_group,
+    ),
+    (
+        "v7-round, the challenger's sample over at too many positions",
+        crate::forgery_sample::diverge_at_positions,
+    ),
+];
 
 /// Every leaf of the schema, by path (`entries[].passes[].status`: arrays as `[]`, a
 /// map's values as `*`), with the string values it may take (`const`s and `enum`s of
@@ -293,6 +290,8 @@ fn instances(
                     _ if path.is_empty() => key.clone(),
                     _ => format!("{path}.{key}"),
                 };
+                // RFC 6901: a key's `~` and `/` escaped (a tmpfs mount point is a key).
+                let key = key.replace('~', "~0").replace('/', "~1");
                 instances(v, leaves, &inner, &format!("{pointer}/{key}"), out);
             }
         }

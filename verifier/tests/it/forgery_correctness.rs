@@ -20,7 +20,7 @@ const CHALLENGER_ITEMS: &str = "correctness/candidate-1-miner-fast.json";
 /// moved at item 1's positions: above the 2-nat item bound.
 const DRIFT_MICRO_NATS: i64 = 3_000_000;
 
-/// The v7 round in `dir` with its challenger's item 1 drifting ([`DRIFT_MICRO_NATS`]
+/// The by-hand round (v7 or v8) in `dir` with its challenger's item 1 drifting ([`DRIFT_MICRO_NATS`]
 /// below its own logprobs at every token but the greedy one, which stays first), its
 /// distances, verdict and disqualification (`correctness_failed`) recomputed, and the
 /// outcome with them.
@@ -96,7 +96,7 @@ fn a_failed_verdicts_first_failing_item_and_group_are_recomputed() {
 /// by `entry_deadline_s` (60).
 const DEADLINE_S: u64 = 60;
 
-/// The v7 round in `dir` with its challenger disqualified `correctness_deadline` (its
+/// The by-hand round (v7 or v8) in `dir` with its challenger disqualified `correctness_deadline` (its
 /// correctness outputs never all arrived: no verdict), the outcome recomputed.
 pub(crate) fn miss_correctness_deadline(dir: &Path, predicate: &mut Value) {
     predicate["entries"][1]

@@ -20,10 +20,10 @@ const CHALLENGER_ITEMS: &str = "correctness/candidate-1-miner-fast.json";
 /// moved at item 1's positions: above the 2-nat item bound.
 const DRIFT_MICRO_NATS: i64 = 3_000_000;
 
-/// The by-hand round (v7 or v8) in `dir` with its challenger's item 1 drifting ([`DRIFT_MICRO_NATS`]
-/// below its own logprobs at every token but the greedy one, which stays first), its
-/// distances, verdict and disqualification (`correctness_failed`) recomputed, and the
-/// outcome with them.
+/// The by-hand round (v7 or v8) in `dir` with its challenger's item 1 drifting
+/// ([`DRIFT_MICRO_NATS`] below its own logprobs at every token but the greedy one, which
+/// stays first), its distances, verdict and disqualification (`correctness_failed`)
+/// recomputed, and the outcome with them.
 pub(crate) fn fail_correctness(dir: &Path, predicate: &mut Value) {
     edit_json(dir, CHALLENGER_ITEMS, |file| {
         let top_k = u32::try_from(file["topK"].as_u64().expect("topK")).expect("k");
@@ -96,8 +96,9 @@ fn a_failed_verdicts_first_failing_item_and_group_are_recomputed() {
 /// by `entry_deadline_s` (60).
 const DEADLINE_S: u64 = 60;
 
-/// The by-hand round (v7 or v8) in `dir` with its challenger disqualified `correctness_deadline` (its
-/// correctness outputs never all arrived: no verdict), the outcome recomputed.
+/// The by-hand round (v7 or v8) in `dir` with its challenger disqualified
+/// `correctness_deadline` (its correctness outputs never all arrived: no verdict), the
+/// outcome recomputed.
 pub(crate) fn miss_correctness_deadline(dir: &Path, predicate: &mut Value) {
     predicate["entries"][1]
         .as_object_mut()

@@ -144,8 +144,8 @@ pub(crate) fn diverge_challenger(
     reason
 }
 
-/// The by-hand round (v7 or v8) with its challenger's sample diverging on one request (2 nats at every
-/// position of the first: above the 1.5-nat item bound).
+/// The by-hand round (v7 or v8) with its challenger's sample diverging on one request (2
+/// nats at every position of the first: above the 1.5-nat item bound).
 pub(crate) fn diverge_on_an_item(dir: &Path, predicate: &mut Value) {
     let reason = diverge_challenger(dir, predicate, |r, _| if r == 0 { 2_000_000 } else { 0 });
     assert!(
@@ -154,8 +154,8 @@ pub(crate) fn diverge_on_an_item(dir: &Path, predicate: &mut Value) {
     );
 }
 
-/// The by-hand round (v7 or v8) with every request of its challenger's sample 0.3 nats off: each within
-/// the item bound, their mean above the 0.25-nat group bound.
+/// The by-hand round (v7 or v8) with every request of its challenger's sample 0.3 nats off:
+/// each within the item bound, their mean above the 0.25-nat group bound.
 pub(crate) fn diverge_as_a_group(dir: &Path, predicate: &mut Value) {
     let reason = diverge_challenger(dir, predicate, |_, _| 300_000);
     assert!(
@@ -164,8 +164,9 @@ pub(crate) fn diverge_as_a_group(dir: &Path, predicate: &mut Value) {
     );
 }
 
-/// The by-hand round (v7 or v8) with the first position of three requests 9 nats off: every mean within
-/// its bound, three positions over the 8-nat position bound where two are allowed.
+/// The by-hand round (v7 or v8) with the first position of three requests 9 nats off: every
+/// mean within its bound, three positions over the 8-nat position bound where two are
+/// allowed.
 pub(crate) fn diverge_at_positions(dir: &Path, predicate: &mut Value) {
     let reason = diverge_challenger(
         dir,

@@ -13,8 +13,8 @@ use verifier::CheckName;
 
 const CHALLENGER_LOG: &str = "logs/engines/candidate-1-miner-fast-pass-1.log";
 
-/// The by-hand round (v7 or v8) in `dir` with its challenger's engine log withheld and the challenger
-/// disqualified `secret_in_output` for it, the outcome recomputed.
+/// The by-hand round (v7 or v8) in `dir` with its challenger's engine log withheld and the
+/// challenger disqualified `secret_in_output` for it, the outcome recomputed.
 pub(crate) fn withhold_challenger_log(dir: &Path, predicate: &mut Value) {
     let path = dir.join(CHALLENGER_LOG);
     let bytes = std::fs::metadata(&path)

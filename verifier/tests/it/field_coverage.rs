@@ -5,7 +5,7 @@
 //! chain or the log checks recompute, shown so by a named test of this binary
 //! ([`COVERED_BY_TESTS`]), or listed in [`verifier::ATTESTED_FIELDS`] with the reason no
 //! offline check can recompute it. The bundles: the real rounds of `fixtures/` (newest
-//! first), rounds [`DERIVED`] from the v8 one that pass every check, and the rounds the
+//! first), rounds [`DERIVED`] from them that pass every check, and the rounds the
 //! paired tests build by hand. The fields neither holds yet are [`NOT_YET_COVERED`],
 //! which can only shrink: a field that becomes covered must leave it, and a new field of
 //! the schema that is neither covered nor attested fails here.
@@ -28,7 +28,6 @@ use verifier::{ATTESTED_FIELDS, CheckName, FailureReason};
 const NOT_YET_COVERED: &[&str] = &[
     "drift",
     "drift.runs[].hostLoad",
-    "entries[].disqualification.reason.engine_oom_killed.limitMb",
     "entries[].disqualification.reason.remeasure_infra_failed.infraFailedRounds",
     "entries[].engine.docker.gpus[]",
     "entries[].engine.docker.manifestDigest",
@@ -152,42 +151,55 @@ const FIXTURES: [&str; 11] = [
     "v1-round",
 ];
 
-/// A change of the v8 round's receipt, given the bundle's directory.
+/// A change of a fixture round's receipt, given the bundle's directory.
 type Derive = fn(&Path, &mut Value);
 
-/// The real v8 round changed into another one that passes every check, each with what
-/// the forgery tests make of it, for fields the sealed round holds no value for.
-const DERIVED: &[(&str, Derive)] = &[
+/// Fixture rounds (the v8 one, a Docker one) changed into rounds that pass every check,
+/// each (fixture, what it becomes, the change) with what the forgery tests make of it,
+/// for fields the sealed rounds hold no value for.
+const DERIVED: &[(&str, &str, Derive)] = &[
     (
-        "v8-round, the challenger disqualified with its log tail",
+        "v8-round",
+        "the challenger disqualified with its log tail",
         |dir, predicate| {
             let tail = crate::forgery_logs::true_tail(dir);
             crate::forgery_logs::disqualify_challenger(dir, predicate, &tail);
         },
     ),
     (
-        "v8-round, the challenger's engine log withheld for the key it held",
+        "v8-round",
+        "the challenger's engine log withheld for the key it held",
         crate::forgery_secret::withhold_challenger_log,
     ),
     (
-        "v8-round, the challenger past its correctness deadline",
+        "v8-round",
+        "the challenger past its correctness deadline",
         crate::forgery_correctness::miss_correctness_deadline,
     ),
     (
-        "v8-round, the challenger's correctness failed",
+        "v8-round",
+        "the challenger's correctness failed",
         crate::forgery_correctness::fail_correctness,
     ),
     (
-        "v8-round, the challenger's sample diverging on an item",
+        "v8-round",
+        "the challenger's sample diverging on an item",
         crate::forgery_sample::diverge_on_an_item,
     ),
     (
-        "v8-round, the challenger's sample diverging as a group",
+        "v8-round",
+        "the challenger's sample diverging as a group",
         crate::forgery_sample::diverge_as_a_group,
     ),
     (
-        "v8-round, the challenger's sample over at too many positions",
+        "v8-round",
+        "the challenger's sample over at too many positions",
         crate::forgery_sample::diverge_at_positions,
+    ),
+    (
+        "v7-docker-round",
+        "the challenger's container killed for memory",
+        crate::forgery_engines::oom_kill_challenger,
     ),
 ];
 
@@ -424,7 +436,7 @@ fn caught_in(source: &Source, pointer: &str, value: &Value, allowed: &BTreeSet<S
 }
 
 /// The real fixture rounds, each re-signed unchanged and passing, the rounds
-/// [`DERIVED`] from the v8 one, passing too, then the rounds the paired tests build,
+/// [`DERIVED`] from them, passing too, then the rounds the paired tests build,
 /// sealed with the forger's key, with the checks that fail in them.
 fn sources() -> Vec<Source> {
     let mut sources = Vec::new();
@@ -441,11 +453,12 @@ fn sources() -> Vec<Source> {
             _built: None,
         });
     }
-    for (name, derive) in DERIVED {
+    for (fixture, what, derive) in DERIVED {
+        let name = format!("{fixture}, {what}");
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().to_owned();
         forge_from(
-            &fixture_named("v8-round"),
+            &fixture_named(fixture),
             dir.path(),
             |_| {},
             |_| {},
@@ -454,7 +467,7 @@ fn sources() -> Vec<Source> {
         let report = verify(dir.path());
         assert!(report.passed(), "{name}: {:#?}", failed(&report));
         sources.push(Source {
-            name: (*name).to_owned(),
+            name,
             dir: path,
             before: BTreeSet::new(),
             _built: Some(dir),

@@ -5,9 +5,15 @@
 //! daemon), re-signed unchanged they pass; changed as an evaluator holding the key could,
 //! each fails exactly its named check.
 
+use std::path::Path;
+
 use crate::forge::*;
+use receipts::rules::log_tail::log_tail_of_end;
 use serde_json::{Value, json};
 use verifier::{CheckName, FailureReason, VerifyReport};
+
+/// The challenger's engine log in the Docker round.
+const CHALLENGER_LOG: &str = "logs/engines/candidate-1-miner-fast-pass-1.log";
 
 /// `fixture` with `edit` applied to its receipt's predicate, re-signed and verified.
 fn forged_round(fixture: &str, edit: impl FnOnce(&mut Value)) -> VerifyReport {
@@ -105,6 +111,65 @@ fn an_infra_failure_the_entrys_runs_do_not_allow_fails_status_consistent() {
             status: "infra_failed".into(),
             problem: "its reason is a run's (the client's send lag exceeded its bound: the \
                       client, not the engine, was measured), but it has no runs"
+                .into(),
+        }
+    );
+}
+
+/// The Docker round in `dir` with its challenger's container killed for memory in its
+/// pass: its pass row `crashed` (no throughput, no paired ratio), its run and
+/// correctness gone, disqualified `engine_oom_killed` at the campaign's limit with its
+/// engine log's tail, the outcome recomputed.
+pub(crate) fn oom_kill_challenger(dir: &Path, predicate: &mut Value) {
+    let challenger = &mut predicate["entries"][1];
+    let row = challenger["passes"][0].as_object_mut().expect("row");
+    row.insert("status".into(), json!("crashed"));
+    row.remove("throughputMilliRps");
+    row.remove("pairedRatioPpm");
+    row.remove("probeLog");
+    let entry = challenger.as_object_mut().expect("entry");
+    entry.insert("runs".into(), json!([]));
+    for field in [
+        "correctness",
+        "throughputMilliRps",
+        "throughputMinMilliRps",
+        "throughputMaxMilliRps",
+    ] {
+        entry.remove(field);
+    }
+    let tail = log_tail_of_end(&std::fs::read(dir.join(CHALLENGER_LOG)).expect("log"));
+    crate::forgery_logs::disqualify_challenger_for(
+        dir,
+        predicate,
+        json!({"engine_oom_killed": {"exitCode": 137, "limitMb": 256}}),
+        "its container was killed for memory (limit 256 MiB)",
+        &tail,
+    );
+}
+
+/// The derived round passes; its kill claimed at another limit than the container's
+/// fails `status.consistent` alone.
+#[test]
+fn an_oom_kill_at_another_limit_than_the_containers_fails_status_consistent() {
+    let report = forged_fixture("v7-docker-round", |_| {}, oom_kill_challenger);
+    assert!(report.passed(), "{:#?}", failures(&report));
+    let report = forged_fixture(
+        "v7-docker-round",
+        |_| {},
+        |dir, p| {
+            oom_kill_challenger(dir, p);
+            p["entries"][1]["disqualification"]["reason"]["engine_oom_killed"]["limitMb"] =
+                json!(512);
+        },
+    );
+    assert_eq!(
+        the_reason(&report),
+        FailureReason::StatusInconsistent {
+            field: "entries[1].status".into(),
+            status: "disqualified".into(),
+            problem: "its reason is engine_oom_killed at a limit of 512 MiB, but its engine \
+                      is a docker one with a memory limit of 256 MiB (a kill is read from a \
+                      Docker container's state, at the container's limit)"
                 .into(),
         }
     );

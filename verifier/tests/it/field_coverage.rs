@@ -370,7 +370,7 @@ fn changes(value: &Value, allowed: &BTreeSet<String>) -> Vec<Value> {
 }
 
 /// A bundle fields are forged in: a real round of `fixtures/`, one [`DERIVED`] from the
-/// v8 round, or a round built by hand by the paired tests
+/// fixtures, or a round built by hand by the paired tests
 /// ([`crate::paired::built_rounds`]), sealed with the forger's key.
 struct Source {
     /// The fixture's or the built round's name, for messages.

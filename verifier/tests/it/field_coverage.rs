@@ -36,8 +36,6 @@ const NOT_YET_COVERED: &[&str] = &[
     "entries[].engine.image.manifest_digest",
     "entries[].engine.image.name",
     "entries[].infraFailure.failure.consecutive",
-    "entries[].infraFailure.stealMs",
-    "entries[].infraFailure.wallMs",
     "outcome.reason.consecutive",
     "transparencyLog.openingWitness",
     "transparencyLog.openingWitness.checkpointSize",

@@ -1959,6 +1959,74 @@ fn bob_invalid_twice_vetoed() -> (RoundRecord, RoundOpened) {
     (record, opened)
 }
 
+/// [`bob_invalid_twice_vetoed`] with bob's cause CPU steal: both attempts of his pass 1
+/// over the campaign's steal bound (900 ms stolen in 1 s), his `cpu_steal` naming that
+/// load.
+fn bob_stolen_twice_vetoed() -> (RoundRecord, RoundOpened) {
+    use receipts::model::{EntryInfraFailure, HostLoad};
+    let (mut record, opened) = bob_invalid_twice_vetoed();
+    let bob = &mut record.entries[2];
+    for row in bob.passes.iter_mut().filter(|r| r.pass == 1 && !r.control) {
+        row.host_load = Some(HostLoad {
+            steal_ms: 900,
+            wall_ms: 1000,
+            cpu_freq_khz: Vec::new(),
+        });
+    }
+    bob.infra_failure = Some(TypedOrText::Typed(EntryInfraFailure::CpuSteal {
+        steal_ms: 900,
+        wall_ms: 1000,
+    }));
+    (record, opened)
+}
+
+/// The `host.steal` failures, by target, of `state` sealed as v4 (as the vetoed rounds
+/// are).
+fn steal_failures(state: (RoundRecord, RoundOpened)) -> Vec<Option<String>> {
+    let (record, opened) = state;
+    let built = BuiltRound {
+        name: "steal",
+        record,
+        opened,
+        current: false,
+        files: vec![],
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    seal_built(dir.path(), &built, &testkit::forge::key());
+    let report = verifier::verify_bundle(
+        dir.path(),
+        &testkit::forge::keyring(),
+        &verifier::VerifyOptions::default(),
+    );
+    report
+        .failures()
+        .filter(|c| c.name == CheckName::HostSteal)
+        .map(|c| c.target.clone())
+        .collect()
+}
+
+/// Bob's `cpu_steal` stands on his over-bound pass rows; naming a load none of his runs
+/// had (another steal or wall time) fails `host.steal` on him.
+#[test]
+fn a_cpu_steal_naming_a_load_no_run_had_fails_host_steal() {
+    use receipts::model::EntryInfraFailure;
+    assert_eq!(
+        steal_failures(bob_stolen_twice_vetoed()),
+        Vec::<Option<String>>::new()
+    );
+    for (steal_ms, wall_ms) in [(901, 1000), (900, 1001)] {
+        let (mut record, opened) = bob_stolen_twice_vetoed();
+        record.entries[2].infra_failure = Some(TypedOrText::Typed(EntryInfraFailure::CpuSteal {
+            steal_ms,
+            wall_ms,
+        }));
+        assert_eq!(
+            steal_failures((record, opened)),
+            vec![Some("entries[2]".to_owned())]
+        );
+    }
+}
+
 /// The failures of `status.passes` and of this file's checks in a round sealed with the
 /// current predicate.
 fn no_veto_failures(record: &RoundRecord, opened: &RoundOpened) -> Vec<(CheckName, String)> {
@@ -2104,6 +2172,11 @@ pub(crate) fn built_rounds() -> Vec<BuiltRound> {
         built("tokens counted by ids", (counted, opened), false),
         built("invalid twice", bob_invalid_twice(), true),
         built("invalid twice, vetoed", bob_invalid_twice_vetoed(), false),
+        built(
+            "invalid twice for CPU steal, vetoed",
+            bob_stolen_twice_vetoed(),
+            false,
+        ),
         built("inconclusive, settled", settled(noisy_control()), false),
         built("the baseline drifted", drifted(), false),
         built(

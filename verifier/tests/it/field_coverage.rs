@@ -21,10 +21,10 @@ use verifier::{ATTESTED_FIELDS, CheckName, FailureReason};
 
 /// Fields of the v8 schema that no single-field forgery is caught on and that are not
 /// attested: no bundle here holds a value for them (a drift check's dropped record in
-/// v1–v2, a Docker entry's OOM kill, a GPU or a registry image, an incumbent's
-/// consecutive failures or its failed re-measure, an entry's CPU-steal failure, a logged
-/// round's record, which only the log checks beside a bundle recompute) or no check
-/// recomputes them yet. The work left of issue 41, in schema order.
+/// v1–v2, a GPU or a registry image, an incumbent's consecutive failures or its failed
+/// re-measure, a logged round's record, which only the log checks beside a bundle
+/// recompute) or no check recomputes them yet. The work left of issue 41, in schema
+/// order.
 const NOT_YET_COVERED: &[&str] = &[
     "drift",
     "drift.runs[].hostLoad",

@@ -4,8 +4,8 @@
 //! failed verdict, an `engine_oom_killed` one a Docker engine at that memory limit, a
 //! `correctness_deadline` one the campaign's correctness deadline); an `infra_failed`
 //! entry has its reason (a `round_infra_failed` one the outcome's own failure, `not_run`
-//! one no runs, a run's cause some runs), and so has an `infra_failed` round. v1 wrote no
-//! entry infrastructure reason: that part is not applicable there.
+//! one that never ran, a run's cause one that ran), and so has an `infra_failed` round.
+//! v1 wrote no entry infrastructure reason: that part is not applicable there.
 
 use crate::{CheckName, FailureReason, VerifyReport};
 use receipts::model::{
@@ -145,13 +145,18 @@ fn round_failure_problem(reason: Option<&EntryInfraFailure>, outcome: &Outcome) 
 
 /// What is wrong with an `infra_failed` reason against the entry's runs: `not_run` for
 /// an entry that ran, or a cause only a run has — the client lagging, CPU steal, the
-/// scorer failing or giving no verdict on its outputs — for an entry without runs;
-/// `None` otherwise (the runner's own failures and the round's need no run).
+/// scorer failing or giving no verdict on its outputs — for an entry that never ran;
+/// `None` otherwise (the runner's own failures and the round's need no run). An entry
+/// ran when it has a run summary or a pass row other than `not_run` (a run the runner
+/// or the client failed leaves a row but no summary).
 fn runs_problem(entry: &Entry, reason: Option<&EntryInfraFailure>) -> Option<String> {
-    let ran = !entry.runs.is_empty();
+    let rows = (entry.passes.iter())
+        .filter(|p| p.status != PassStatus::NotRun)
+        .count();
+    let ran = rows > 0 || !entry.runs.is_empty();
     match reason? {
         EntryInfraFailure::NotRun if ran => Some(format!(
-            "its reason is not_run, but it has {} run(s)",
+            "its reason is not_run, but it has {} run summaries and {rows} pass rows that ran",
             entry.runs.len()
         )),
         reason @ (EntryInfraFailure::ClientLagged
@@ -161,7 +166,7 @@ fn runs_problem(entry: &Entry, reason: Option<&EntryInfraFailure>) -> Option<Str
             if !ran =>
         {
             Some(format!(
-                "its reason is a run's ({reason}), but it has no runs"
+                "its reason is a run's ({reason}), but it never ran"
             ))
         }
         _ => None,

@@ -110,7 +110,7 @@ fn an_infra_failure_the_entrys_runs_do_not_allow_fails_status_consistent() {
             field: "entries[0].status".into(),
             status: "infra_failed".into(),
             problem: "its reason is a run's (the client's send lag exceeded its bound: the \
-                      client, not the engine, was measured), but it has no runs"
+                      client, not the engine, was measured), but it never ran"
                 .into(),
         }
     );

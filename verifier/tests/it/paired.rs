@@ -1253,6 +1253,11 @@ fn a_remeasure_round_that_seats_a_challenger_fails() {
 /// with `remeasure` as given, sealed as `demo/rounds/{1,2}` under `data`; the reports of
 /// both, as the archive verifies them (chain checks included).
 fn chain_of_two(data: &Path, remeasure: Option<IncumbentRemeasure>) -> Vec<VerifyReport> {
+    chain_of_two_with(data, |second| second.outcome.remeasure = remeasure)
+}
+
+/// [`chain_of_two`] with round 2 changed by `edit` before it is sealed.
+fn chain_of_two_with(data: &Path, edit: impl FnOnce(&mut RoundRecord)) -> Vec<VerifyReport> {
     use receipts::bundle::{ENVELOPE_FILE, read_statement_digest};
     use verifier::archive::{find_bundles, verify_archive};
     let (first, first_opened) = round();
@@ -1270,7 +1275,7 @@ fn chain_of_two(data: &Path, remeasure: Option<IncumbentRemeasure>) -> Vec<Verif
     second.outcome.leader_after = alice;
     second.outcome.changed = false;
     second.outcome.decision = TypedOrText::Typed(SeatRule::NoScoredChallenger);
-    second.outcome.remeasure = remeasure;
+    edit(&mut second);
     let opened = RoundOpened {
         round: 2,
         previous_receipt: Some(digest),
@@ -1280,6 +1285,53 @@ fn chain_of_two(data: &Path, remeasure: Option<IncumbentRemeasure>) -> Vec<Verif
     seal(&data.join("demo/rounds/2"), &second, &opened);
     let bundles = find_bundles(data).expect("bundles");
     verify_archive(&bundles, &keyring(), &options(), &|| {})
+}
+
+/// Round 2 of [`chain_of_two`] `infra_failed` by its incumbent, alice, counting
+/// `consecutive` rounds in a row: the chain's checks of it.
+fn incumbent_failed_chain(consecutive: u32) -> Vec<(CheckName, Option<FailureReason>)> {
+    use receipts::model::EntryInfraFailure;
+    let data = tempfile::tempdir().expect("tempdir");
+    let reports = chain_of_two_with(data.path(), |second| {
+        let failure = RoundFailure::IncumbentInfraFailed { consecutive };
+        let alice = &mut second.entries[1];
+        alice.status = EntryStatus::InfraFailed;
+        alice.score_ppm = None;
+        alice.paired_score = None;
+        alice.infra_failure = Some(TypedOrText::Typed(EntryInfraFailure::Runner {
+            detail: "its engine's backend failed".into(),
+        }));
+        second.outcome.status = RoundStatus::InfraFailed;
+        second.outcome.reason = Some(TypedOrText::Typed(failure));
+        second.outcome.decision = TypedOrText::Typed(SeatRule::RoundInfraFailed);
+    });
+    reports[1]
+        .checks
+        .iter()
+        .filter(|c| c.name.as_str().starts_with("chain."))
+        .map(|c| (c.name, c.reason.clone()))
+        .collect()
+}
+
+/// An incumbent's failure counts one more round than the round before left against it:
+/// after a round that did not fail for alice, 1; a count of 2 fails `chain.incumbent`.
+#[test]
+fn an_incumbent_failure_count_the_round_before_does_not_give_fails_chain_incumbent() {
+    let passed = vec![
+        (CheckName::ChainPrevious, None),
+        (CheckName::ChainCampaign, None),
+        (CheckName::ChainIncumbent, None),
+        (CheckName::ChainVersion, None),
+    ];
+    assert_eq!(incumbent_failed_chain(1), passed);
+    let mut failed = passed;
+    failed[2].1 = Some(FailureReason::Recomputed {
+        file: "receipt.dsse.json".into(),
+        field: "round 2 outcome.reason.consecutive".into(),
+        claimed: "2".into(),
+        recomputed: "1 (round 1 left 0 rounds in a row infra_failed by the incumbent)".into(),
+    });
+    assert_eq!(incumbent_failed_chain(2), failed);
 }
 
 /// Regression (issue 13): a round could claim to re-measure its incumbent alone — and

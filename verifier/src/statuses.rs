@@ -2,7 +2,8 @@
 //! has a throughput and, unless it is the baseline (the reference), a passed correctness
 //! verdict; a disqualified entry has its typed reason (a `correctness_failed` one a
 //! failed verdict, an `engine_oom_killed` one a Docker engine at that memory limit, a
-//! `correctness_deadline` one the campaign's correctness deadline); an `infra_failed`
+//! `correctness_deadline` one the campaign's correctness deadline, a
+//! `remeasure_infra_failed` one the outcome's re-measure count); an `infra_failed`
 //! entry has its reason (a `round_infra_failed` one the outcome's own failure, `not_run`
 //! one that never ran, a run's cause one that ran), and so has an `infra_failed` round.
 //! v1 wrote no entry infrastructure reason: that part is not applicable there.
@@ -72,6 +73,24 @@ pub(crate) fn check_statuses(
                             .engine
                             .memory_limit_mb
                             .map_or_else(|| "none".to_owned(), |mb| format!("{mb} MiB"))
+                    ))
+                }
+                Some(Disqualification {
+                    reason:
+                        DisqualificationReason::RemeasureInfraFailed {
+                            infra_failed_rounds,
+                        },
+                    ..
+                }) if record.outcome.remeasure.map(|r| r.infra_failed_rounds)
+                    != Some(*infra_failed_rounds) =>
+                {
+                    Some(format!(
+                        "its reason is remeasure_infra_failed after {infra_failed_rounds} rounds, \
+                         but the outcome's re-measure counts {}",
+                        record.outcome.remeasure.map_or_else(
+                            || "none".to_owned(),
+                            |r| r.infra_failed_rounds.to_string()
+                        )
                     ))
                 }
                 Some(Disqualification {

@@ -2011,6 +2011,26 @@ fn bob_invalid_twice_vetoed() -> (RoundRecord, RoundOpened) {
     (record, opened)
 }
 
+/// [`remeasured`] with the incumbent failing its re-measure for infrastructure reasons
+/// again: disqualified `remeasure_infra_failed` after the outcome's 2 rounds.
+fn remeasure_failed() -> (RoundRecord, RoundOpened) {
+    let (mut record, opened) = remeasured();
+    let incumbent = &mut record.entries[1];
+    incumbent.status = EntryStatus::Disqualified;
+    incumbent.score_ppm = None;
+    incumbent.paired_score = None;
+    incumbent.disqualification = Some(receipts::model::Disqualification {
+        reason: receipts::model::DisqualificationReason::RemeasureInfraFailed {
+            infra_failed_rounds: 2,
+        },
+        detail: "re-measured alone after its runs made the last 2 rounds infra_failed, it \
+                 failed for infrastructure reasons again: infra_failed"
+            .into(),
+        log_tail: vec![],
+    });
+    (record, opened)
+}
+
 /// [`bob_invalid_twice_vetoed`] with bob's cause CPU steal: both attempts of his pass 1
 /// over the campaign's steal bound (900 ms stolen in 1 s), his `cpu_steal` naming that
 /// load.
@@ -2077,6 +2097,39 @@ fn a_cpu_steal_naming_a_load_no_run_had_fails_host_steal() {
             vec![Some("entries[2]".to_owned())]
         );
     }
+}
+
+/// An incumbent disqualified for failing its re-measure counts the rounds the outcome's
+/// re-measure counts; another count fails `status.consistent` on it.
+#[test]
+fn a_remeasure_failure_counting_other_rounds_than_the_outcome_fails_status_consistent() {
+    let consistent = |state: (RoundRecord, RoundOpened)| -> Vec<Option<FailureReason>> {
+        let (record, opened) = state;
+        verify_round(&record, &opened)
+            .checks
+            .iter()
+            .filter(|c| c.name == CheckName::StatusConsistent)
+            .filter(|c| c.target.as_deref() == Some("entries[1].status"))
+            .map(|c| c.reason.clone())
+            .collect()
+    };
+    assert_eq!(consistent(remeasure_failed()), vec![None]);
+    let (mut record, opened) = remeasure_failed();
+    if let Some(d) = record.entries[1].disqualification.as_mut() {
+        d.reason = receipts::model::DisqualificationReason::RemeasureInfraFailed {
+            infra_failed_rounds: 3,
+        };
+    }
+    assert_eq!(
+        consistent((record, opened)),
+        vec![Some(FailureReason::StatusInconsistent {
+            field: "entries[1].status".into(),
+            status: "disqualified".into(),
+            problem: "its reason is remeasure_infra_failed after 3 rounds, but the outcome's \
+                      re-measure counts 2"
+                .into(),
+        })]
+    );
 }
 
 /// The failures of `status.passes` and of this file's checks in a round sealed with the
@@ -2218,6 +2271,11 @@ pub(crate) fn built_rounds() -> Vec<BuiltRound> {
         built("a seat taken", round(), false),
         built("a seat defended", defended_seat(), false),
         built("an incumbent re-measured", remeasured(), false),
+        built(
+            "an incumbent re-measured, failed again",
+            remeasure_failed(),
+            false,
+        ),
         built("too few passes", two_void_passes_settled(), false),
         built("inconclusive", noisy_control(), false),
         without_ids,

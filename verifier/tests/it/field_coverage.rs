@@ -21,10 +21,9 @@ use verifier::{ATTESTED_FIELDS, CheckName, FailureReason};
 
 /// Fields of the v8 schema that no single-field forgery is caught on and that are not
 /// attested: no bundle here holds a value for them (a drift check's dropped record in
-/// v1–v2, a GPU or a registry image, an entry's copy of an incumbent's consecutive
-/// failures, a logged round's record, which only the log checks beside a bundle
-/// recompute) or no check recomputes them yet. The work left of issue 41, in schema
-/// order.
+/// v1–v2, a GPU or a registry image, a logged round's record, which only the log checks
+/// beside a bundle recompute) or no check recomputes them yet. The work left of issue
+/// 41, in schema order.
 const NOT_YET_COVERED: &[&str] = &[
     "drift",
     "drift.runs[].hostLoad",
@@ -34,7 +33,6 @@ const NOT_YET_COVERED: &[&str] = &[
     "entries[].engine.image.config_digest",
     "entries[].engine.image.manifest_digest",
     "entries[].engine.image.name",
-    "entries[].infraFailure.failure.consecutive",
     "transparencyLog.openingWitness",
     "transparencyLog.openingWitness.checkpointSize",
     "transparencyLog.openingWitness.name",
@@ -46,9 +44,8 @@ const NOT_YET_COVERED: &[&str] = &[
 /// Fields the forgeries above cannot show recomputed, each shown by a test of this
 /// binary that changes it in a round holding it and sees the named check fail: (field,
 /// `module::test`). No fixture was sealed with a beacon (their seeds were drawn before
-/// beacons); the previous receipt and an incumbent's consecutive failures are the
-/// chain's to recompute; the log record, the log checks' (which `referee verify` runs
-/// after the bundle's). The coverage test holds each name to a test function that exists.
+/// beacons); the previous receipt is the chain's to recompute; the log record, the log
+/// checks' (which `referee verify` runs after the bundle's). The coverage test holds each name to a test function that exists.
 const COVERED_BY_TESTS: &[(&str, &str)] = &[
     (
         "beacon",
@@ -77,10 +74,6 @@ const COVERED_BY_TESTS: &[(&str, &str)] = &[
     (
         "practice",
         "paired::a_beacon_round_other_than_the_one_named_at_opening_or_another_secret_fails",
-    ),
-    (
-        "outcome.reason.consecutive",
-        "paired::an_incumbent_failure_count_the_round_before_does_not_give_fails_chain_incumbent",
     ),
     (
         "previousReceipt",

@@ -2271,6 +2271,7 @@ pub(crate) fn built_rounds() -> Vec<BuiltRound> {
         built("a seat taken", round(), false),
         built("a seat defended", defended_seat(), false),
         built("an incumbent re-measured", remeasured(), false),
+        built("an incumbent failed", incumbent_failed(), false),
         built(
             "an incumbent re-measured, failed again",
             remeasure_failed(),
@@ -2330,6 +2331,24 @@ fn settled((mut record, opened): (RoundRecord, RoundOpened)) -> (RoundRecord, Ro
             TypedOrText::Typed(receipts::model::EntryInfraFailure::RoundInfraFailed { failure })
         });
     }
+    (record, opened)
+}
+
+/// [`defended_seat`] `infra_failed` by its incumbent, carol, for the first round in a
+/// row: she keeps her own cause and the seat, alice is `infra_failed` for the round.
+fn incumbent_failed() -> (RoundRecord, RoundOpened) {
+    let (mut record, opened) = defended_seat();
+    record.outcome.status = RoundStatus::InfraFailed;
+    record.outcome.reason = Some(TypedOrText::Typed(RoundFailure::IncumbentInfraFailed {
+        consecutive: 1,
+    }));
+    record.outcome.decision = TypedOrText::Typed(SeatRule::RoundInfraFailed);
+    let (mut record, opened) = settled((record, opened));
+    record.entries[1].infra_failure = Some(TypedOrText::Typed(
+        receipts::model::EntryInfraFailure::Runner {
+            detail: "its engine's backend failed".into(),
+        },
+    ));
     (record, opened)
 }
 

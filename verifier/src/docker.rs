@@ -224,6 +224,32 @@ fn check_entry(
             );
         }
     }
+    if engine.image.is_some() != d.manifest_digest.is_some() {
+        return bad(
+            "manifestDigest",
+            format!(
+                "{}, but engine.image is {} (the runner names the image by its manifest \
+                 digest exactly when the daemon reported one)",
+                d.manifest_digest.as_deref().unwrap_or("absent"),
+                if engine.image.is_some() {
+                    "recorded"
+                } else {
+                    "absent"
+                }
+            ),
+        );
+    }
+    if let Some(image) = &engine.image
+        && !names_repository(&d.image_reference, &image.name)
+    {
+        return bad(
+            "imageReference",
+            format!(
+                "`{}` is not of engine.image's repository `{}`",
+                d.image_reference, image.name
+            ),
+        );
+    }
     if let Some(image) = &engine.image
         && (Some(&image.manifest_digest) != d.manifest_digest.as_ref()
             || image.config_digest.as_ref() != Some(&d.image_id))
@@ -237,6 +263,14 @@ fn check_entry(
         );
     }
     Ok(())
+}
+
+/// Whether `reference` (`name`, `name:tag`, `name@digest` or `name:tag@digest`) is of
+/// the repository `name`.
+fn names_repository(reference: &str, name: &str) -> bool {
+    reference
+        .strip_prefix(name)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with(':') || rest.starts_with('@'))
 }
 
 /// `major.minor`, both decimal.

@@ -174,3 +174,44 @@ fn an_oom_kill_at_another_limit_than_the_containers_fails_status_consistent() {
         }
     );
 }
+
+/// A registry's manifest digest for the Docker round's baseline image.
+const MANIFEST: &str = "sha256:1111111111111111111111111111111111111111111111111111111111111111";
+
+/// The Docker round with its baseline's image pulled from a registry: the daemon's
+/// manifest digest recorded, and `engine.image` naming the image by it (its repository,
+/// that digest, the config id the container ran), as the runner records a pulled image.
+pub(crate) fn pull_baseline_image(_dir: &Path, predicate: &mut Value) {
+    let engine = &mut predicate["entries"][0]["engine"];
+    engine["docker"]["manifestDigest"] = json!(MANIFEST);
+    let image_id = engine["docker"]["imageId"].clone();
+    engine["image"] = json!({
+        "name": "referee-demo/engine",
+        "manifest_digest": MANIFEST,
+        "config_digest": image_id,
+    });
+}
+
+/// The derived round passes; its image's repository, or its manifest digest on one side
+/// only, fails `engine.docker`.
+#[test]
+fn a_registry_image_names_the_containers_repository_and_digest() {
+    let report = forged_fixture("v7-docker-round", |_| {}, pull_baseline_image);
+    assert!(report.passed(), "{:#?}", failures(&report));
+    let edits: [fn(&mut Value); 3] = [
+        |p| p["entries"][0]["engine"]["image"]["name"] = json!("referee-demo/other"),
+        |p| p["entries"][0]["engine"]["image"] = Value::Null,
+        |p| p["entries"][0]["engine"]["docker"]["manifestDigest"] = Value::Null,
+    ];
+    for edit in edits {
+        let report = forged_fixture(
+            "v7-docker-round",
+            |_| {},
+            |dir, p| {
+                pull_baseline_image(dir, p);
+                edit(p);
+            },
+        );
+        assert_eq!(failed_targets(&report), docker_record(0));
+    }
+}

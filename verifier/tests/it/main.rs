@@ -11,6 +11,7 @@ mod field_coverage;
 mod forgery;
 mod forgery_compliance;
 mod forgery_logs;
+mod forgery_review;
 mod forgery_sample;
 mod forgery_v5;
 mod interop_python;

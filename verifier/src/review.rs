@@ -31,8 +31,8 @@ use receipts::dsse::Envelope;
 use receipts::keys::Keyring;
 use receipts::layout::{resolution_input, review_input};
 use receipts::model::{
-    CampaignId, CopyOutcome, Entry, EntryResolution, EntryReview, EventKind, FrozenCampaign, Gate, PipelineState,
-    ReviewRecord, RoundRecord, Sha256Hex, Submission, SubmissionKind, Verdict,
+    CampaignId, CopyOutcome, Entry, EntryResolution, EntryReview, EventKind, FrozenCampaign, Gate,
+    PipelineState, ReviewRecord, RoundRecord, Sha256Hex, Submission, SubmissionKind, Verdict,
 };
 use receipts::rules::copy::{Commitment, detect_copy};
 use receipts::rules::review::{entry_review, is_known_rules};
@@ -61,9 +61,8 @@ pub(crate) fn check_reviews(
             .as_ref()
             .is_some_and(|r| r.review.is_some());
         if has_review {
-            let result = check_review(file, submission, records).and_then(|()| {
-                check_logged_resolution(campaign_dir, keyring, file, submission)
-            });
+            let result = check_review(file, submission, records)
+                .and_then(|()| check_logged_resolution(campaign_dir, keyring, file, submission));
             report.record(CheckName::SubmissionReview, Some(file.clone()), result);
         }
     }
@@ -78,7 +77,11 @@ fn check_logged_resolution(
     file: &str,
     submission: &Submission,
 ) -> Result<(), FailureReason> {
-    let Some(review) = submission.repository.as_ref().and_then(|r| r.review.as_ref()) else {
+    let Some(review) = submission
+        .repository
+        .as_ref()
+        .and_then(|r| r.review.as_ref())
+    else {
         return Ok(());
     };
     let Some(resolution) = &review.resolution else {
@@ -194,8 +197,8 @@ pub(crate) fn check_entry_reviews(
     keyring: &Keyring,
     version: PredicateVersion,
 ) {
-    let repository = campaign
-        .is_some_and(|c| c.campaign.submission_kind() == SubmissionKind::Repository);
+    let repository =
+        campaign.is_some_and(|c| c.campaign.submission_kind() == SubmissionKind::Repository);
     for entry in &record.entries {
         let target = format!("entries[{}].review", entry.index);
         let result = match (&entry.review, &entry.patch) {
@@ -578,7 +581,10 @@ mod tests {
             validation: None,
             review: Some(ReviewRecord {
                 rules_version: 1,
-                rules_digest: receipts::rules::review::KNOWN_RULES[0].1.parse().expect("hex"),
+                rules_digest: receipts::rules::review::KNOWN_RULES[0]
+                    .1
+                    .parse()
+                    .expect("hex"),
                 findings: Vec::new(),
                 static_verdict: Verdict::Pass,
                 llm: None,

@@ -70,8 +70,8 @@ pub(crate) fn entry_review_of(
     }
     let bad = |message: String| RoundError::Record { round, message };
     let bytes = read_limited(&path, MAX_REVIEW_BYTES).map_err(io("reading", &path))?;
-    let review: ReviewRecord = serde_json::from_slice(&bytes)
-        .map_err(|e| bad(format!("`{}`: {e}", path.display())))?;
+    let review: ReviewRecord =
+        serde_json::from_slice(&bytes).map_err(|e| bad(format!("`{}`: {e}", path.display())))?;
     let keyid = match &review.resolution {
         Some(resolution) => {
             let path = bundle.join(resolution_input(&resolution.envelope_sha256));

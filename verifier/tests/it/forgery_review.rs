@@ -182,7 +182,10 @@ fn a_flipped_review_verdict_fails_entries_review() {
     });
     assert_eq!(
         failed_field(&report),
-        ("receipt.dsse.json".into(), "entries[1].review.verdict".into())
+        (
+            "receipt.dsse.json".into(),
+            "entries[1].review.verdict".into()
+        )
     );
     // The record's copy flipped as well: its verdict no longer follows from its findings.
     let mut flipped = resolved(Verdict::Pass);
@@ -251,7 +254,12 @@ fn a_review_under_an_unknown_rules_file_fails_entries_review() {
 fn a_review_whose_record_is_not_an_input_fails_entries_review() {
     let report = forged_review(review(Vec::new()), &key(), |p| {
         let inputs = p["inputs"].as_array_mut().expect("inputs");
-        inputs.retain(|i| !i["name"].as_str().unwrap_or("").starts_with("inputs/reviews/"));
+        inputs.retain(|i| {
+            !i["name"]
+                .as_str()
+                .unwrap_or("")
+                .starts_with("inputs/reviews/")
+        });
     });
     assert!(matches!(
         only(&report, CheckName::EntryReview),
@@ -272,5 +280,54 @@ fn a_review_on_the_baseline_fails_entries_review() {
     assert_eq!(
         failures,
         vec![(CheckName::EntryReview, Some("entries[0].review".to_owned()))]
+    );
+}
+
+#[test]
+fn a_review_field_changed_alone_fails_entries_review() {
+    let changes: [(&str, Value); 9] = [
+        ("record", json!("inputs/reviews/elsewhere.json")),
+        ("rulesVersion", json!(2)),
+        (
+            "rulesDigest",
+            json!(Sha256Hex::digest(b"other rules").to_string()),
+        ),
+        ("verdict", json!("FAIL")),
+        ("decision", json!("NEEDS-HUMAN")),
+        ("derivedFrom", json!("ab".repeat(32))),
+        ("resolution.verdict", json!("FAIL")),
+        (
+            "resolution.statement",
+            json!("inputs/review-resolutions/x.dsse.json"),
+        ),
+        ("resolution.keyid", json!("k")),
+    ];
+    for (field, value) in changes {
+        let report = forged_review(resolved(Verdict::Pass), &key(), |p| {
+            let review = entry(p);
+            match field.split_once('.') {
+                Some((outer, inner)) => review[outer][inner] = value,
+                None => review[field] = value,
+            }
+        });
+        assert_eq!(
+            failed_field(&report),
+            (
+                "receipt.dsse.json".to_owned(),
+                format!("entries[1].review.{field}")
+            ),
+            "{field}"
+        );
+    }
+    // The resolution dropped from the receipt.
+    let report = forged_review(resolved(Verdict::Pass), &key(), |p| {
+        entry(p)
+            .as_object_mut()
+            .expect("review")
+            .remove("resolution");
+    });
+    assert_eq!(
+        failed_field(&report).1,
+        "entries[1].review.resolution.verdict"
     );
 }

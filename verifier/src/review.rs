@@ -741,4 +741,72 @@ mod tests {
         });
         assert_eq!(check(&records, 0), Ok(()));
     }
+
+    /// `records[0]` made a `NEEDS-HUMAN` resolved `PASS`, its statement signed by `signer`
+    /// saying `reason` and stored under `campaign_dir`'s statements.
+    fn resolved_and_logged(
+        campaign_dir: &Path,
+        signer: &receipts::keys::PrivateKey,
+        reason: &str,
+    ) -> Submission {
+        let mut s = campaign().remove(0).1;
+        let said = ReviewResolutionPredicate {
+            campaign: s.campaign.clone(),
+            record: s.sha256,
+            rules_digest: review_of(&mut s).rules_digest,
+            verdict: Verdict::Pass,
+            reason: reason.to_owned(),
+            resolved_at: at(3),
+        };
+        let statement = Statement::new(
+            Vec::new(),
+            REVIEW_RESOLUTION_PREDICATE_TYPE,
+            serde_json::to_value(&said).expect("predicate"),
+        );
+        let bytes = receipts::bundle::sign_statement(&statement, &[signer])
+            .expect("signs")
+            .to_file_bytes()
+            .expect("canonical");
+        let envelope_sha256 = Sha256Hex::digest(&bytes);
+        let path = statement_path(campaign_dir, EntryKind::ReviewResolution, &envelope_sha256);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(&path, &bytes).expect("statement");
+        let review = review_of(&mut s);
+        review.verdict = Verdict::NeedsHuman;
+        review.resolution = Some(ReviewResolution {
+            verdict: Verdict::Pass,
+            reason: "reads the GPU's state".into(),
+            resolved_at: at(3),
+            envelope_sha256,
+            log_index: 0,
+        });
+        s
+    }
+
+    #[test]
+    fn a_logged_resolution_is_checked_against_the_record_and_the_evaluator_keys() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let evaluator = receipts::keys::PrivateKey::from_seed(&[1; 32]);
+        let keyring = testkit::keyring(&[&evaluator]);
+        let check = |s: &Submission| check_logged_resolution(dir.path(), &keyring, "f", s);
+        let honest = resolved_and_logged(dir.path(), &evaluator, "reads the GPU's state");
+        assert_eq!(check(&honest), Ok(()));
+        let stranger = receipts::keys::PrivateKey::from_seed(&[2; 32]);
+        let forged = resolved_and_logged(dir.path(), &stranger, "reads the GPU's state");
+        match check(&forged) {
+            Err(FailureReason::InputInvalid { file, message }) => {
+                assert!(file.starts_with("statements/review-resolution/"), "{file}");
+                assert!(message.contains("no evaluator key valid at"), "{message}");
+            }
+            other => panic!("expected the statement refused, got {other:?}"),
+        }
+        // The record's reason is not the one the evaluator signed.
+        let edited = resolved_and_logged(dir.path(), &evaluator, "it runs nothing");
+        match check(&edited) {
+            Err(FailureReason::InputInvalid { message, .. }) => {
+                assert!(message.contains("the record says"), "{message}");
+            }
+            other => panic!("expected the statement refused, got {other:?}"),
+        }
+    }
 }

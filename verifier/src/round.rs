@@ -79,6 +79,7 @@ pub(crate) fn check_round(
     check_load_samples(report, dir, record, campaign.as_ref(), version);
     sample_pool::check_sample_pools(report, dir, &mut logs, record, campaign.as_ref(), version);
     crate::compliance::check_compliance(report, dir, &mut logs, record, campaign.as_ref(), version);
+    crate::review::check_entry_reviews(report, dir, record, campaign.as_ref(), keyring, version);
     statuses::check_statuses(
         report,
         record,

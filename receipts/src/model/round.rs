@@ -1308,6 +1308,10 @@ pub struct Entry {
     pub ended_at: Timestamp,
     /// Bundle-relative path of the engine's log.
     pub engine_log: Option<String>,
+    /// The review that let a repository submission run (content/review.md, In the
+    /// round); v8, absent for the baseline, a diff and before v8.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub review: Option<super::review::EntryReview>,
 }
 
 /// One slot of a pass's order: a run of entry `entry`; `control` marks the baseline's

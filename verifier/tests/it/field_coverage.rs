@@ -102,6 +102,50 @@ const COVERED_BY_TESTS: &[(&str, &str)] = &[
         "entries[].disqualification.reason.text_not_ids.run",
         "forgery_compliance::a_text_not_ids_claim_on_equal_texts_fails_compliance_text_against_ids",
     ),
+    (
+        "entries[].review",
+        "forgery_review::a_review_on_the_baseline_fails_entries_review",
+    ),
+    (
+        "entries[].review.decision",
+        "forgery_review::a_review_field_changed_alone_fails_entries_review",
+    ),
+    (
+        "entries[].review.derivedFrom",
+        "forgery_review::a_review_field_changed_alone_fails_entries_review",
+    ),
+    (
+        "entries[].review.record",
+        "forgery_review::a_review_field_changed_alone_fails_entries_review",
+    ),
+    (
+        "entries[].review.resolution",
+        "forgery_review::a_review_field_changed_alone_fails_entries_review",
+    ),
+    (
+        "entries[].review.resolution.keyid",
+        "forgery_review::a_review_field_changed_alone_fails_entries_review",
+    ),
+    (
+        "entries[].review.resolution.statement",
+        "forgery_review::a_review_field_changed_alone_fails_entries_review",
+    ),
+    (
+        "entries[].review.resolution.verdict",
+        "forgery_review::a_review_field_changed_alone_fails_entries_review",
+    ),
+    (
+        "entries[].review.rulesDigest",
+        "forgery_review::a_review_field_changed_alone_fails_entries_review",
+    ),
+    (
+        "entries[].review.rulesVersion",
+        "forgery_review::a_review_field_changed_alone_fails_entries_review",
+    ),
+    (
+        "entries[].review.verdict",
+        "forgery_review::a_review_field_changed_alone_fails_entries_review",
+    ),
 ];
 
 /// The real rounds the fields are forged in, newest first. Besides README's by-hand

@@ -178,6 +178,7 @@ fn entry(index: u32, miner: Option<&str>, runs: &[u64], score: Option<PairedScor
         started_at: time("2026-05-01T10:00:00Z"),
         ended_at: time("2026-05-01T10:05:00Z"),
         engine_log: None,
+        review: None,
     }
 }
 

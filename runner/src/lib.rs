@@ -6,5 +6,6 @@
 
 pub mod correctness;
 pub mod journal;
+pub mod pod;
 pub mod round;
 pub mod weights;

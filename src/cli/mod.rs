@@ -1,6 +1,7 @@
 //! Subcommands. Each module holds one command's arguments and its `run`, which calls
 //! into a library crate and prints the result.
 
+mod agent;
 mod bench;
 mod build;
 mod campaign;
@@ -10,6 +11,7 @@ mod engine;
 mod ingest;
 mod keys;
 mod log;
+mod pod;
 mod repository;
 mod review;
 mod revoke;
@@ -173,6 +175,15 @@ enum Command {
         after_help = "Exit status: 0 when the demo's round verifies; 1 when it does not; 2 on a usage or I/O error."
     )]
     Demo(demo::DemoArgs),
+    /// The side of a pod that runs there: verify the shipped files, pull images, ready
+    /// weights, each step a frame on stdout (content/pods.md; started by the evaluator).
+    #[command(
+        after_help = "Exit status: 0 when every step ran or was skipped; 2 when one failed or on a usage or I/O error."
+    )]
+    Agent(agent::AgentArgs),
+    /// Pods: check a campaign's `[pod]` by setting it up and releasing it.
+    #[command(subcommand, after_help = pod::POD_EXIT_CODES)]
+    Pod(pod::PodCommand),
 }
 
 impl Cli {
@@ -205,6 +216,8 @@ impl Cli {
             Command::Site(cmd) => site::run(cmd),
             Command::Demo(args) => demo::run(args),
             Command::Log(cmd) => log::run(cmd),
+            Command::Agent(args) => agent::run(args),
+            Command::Pod(cmd) => pod::run(cmd),
         }
     }
 }

@@ -158,6 +158,11 @@ pub struct Campaign {
     /// it keep their digest.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub log: Option<LogPolicy>,
+    /// `[pod]`: the machine entries run on ([`super::PodSpec`], content/pods.md). Absent
+    /// (`None`, meaning `backend = "local"`) unless written, so campaigns frozen before it
+    /// keep their digest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pod: Option<super::PodSpec>,
 }
 
 /// `[log]` of a campaign (content/transparency-log.md, Witnesses): whether its rounds
@@ -1221,6 +1226,9 @@ impl Campaign {
             );
         }
         self.validate_decide()?;
+        if let Some(pod) = &self.pod {
+            pod.validate()?;
+        }
         if self.model.name.is_empty() {
             return field("model.name", String::new(), "must not be empty");
         }

@@ -10,6 +10,7 @@ pub mod decide;
 pub mod hardware;
 pub mod ids;
 pub mod measurement;
+pub mod pod;
 pub mod repository;
 pub mod rerun;
 pub mod review;
@@ -26,6 +27,7 @@ pub use decide::*;
 pub use hardware::*;
 pub use ids::*;
 pub use measurement::*;
+pub use pod::*;
 pub use repository::*;
 pub use rerun::*;
 pub use review::{

@@ -203,7 +203,7 @@ pub(crate) fn run_setup(ctx: &mut Ctx<'_>) -> Result<SetupRecord, RoundError> {
             opened.seed_commitments = Some(drawn.seeds.commitments());
             opened.practice = drawn.practice;
             sign_opened(ctx, &opened, &inputs, &mut open)?;
-            drawn
+            *drawn
         }
         SeedPlan::Beacon { secret, beacon } => {
             // Named only now, after `openedAt`: the source's next round (drand: the
@@ -339,7 +339,7 @@ struct DrawnSeeds {
 /// How a round's seeds will be had, decided before it opens.
 enum SeedPlan {
     /// Given or drawn from the OS: known before the round opens, and committed then.
-    Drawn(DrawnSeeds),
+    Drawn(Box<DrawnSeeds>),
     /// Derived from `secret` and the value of a beacon round named when the round opens,
     /// read only once the opening is signed and logged.
     Beacon {
@@ -356,21 +356,21 @@ enum SeedPlan {
 fn plan_seeds(ctx: &Ctx<'_>, step: &mut StepRun) -> Result<SeedPlan, RoundError> {
     if let Some(seeds) = &ctx.options.seeds {
         step.line("seeds given by the evaluator: a practice round, which moves no seat");
-        return Ok(SeedPlan::Drawn(DrawnSeeds {
+        return Ok(SeedPlan::Drawn(Box::new(DrawnSeeds {
             seeds: seeds.clone(),
             beacon: None,
             secret: None,
             practice: true,
-        }));
+        })));
     }
     let Some(beacon) = &ctx.options.beacon else {
         step.line("no beacon: seeds drawn from the operating system alone");
-        return Ok(SeedPlan::Drawn(DrawnSeeds {
+        return Ok(SeedPlan::Drawn(Box::new(DrawnSeeds {
             seeds: draw_seeds()?,
             beacon: None,
             secret: None,
             practice: false,
-        }));
+        })));
     };
     Ok(SeedPlan::Beacon {
         secret: Seed32(random_32()?),

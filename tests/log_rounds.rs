@@ -2,7 +2,8 @@
 //! log.md): two tiny rounds log four entries whose proofs verify, one by one and as an
 //! archive; a log truncated to a smaller, validly signed checkpoint is caught by
 //! consistency against the checkpoint `verify` remembered (and one given with
-//! `--checkpoint`); a round of a data directory without a log fails `--require-log`, a
+//! `--checkpoint`); a beacon round logs its opening before its seeds exist; a round of a
+//! data directory without a log fails `--require-log`, a
 //! logged round whose proofs are gone fails with or without it (`--no-log` skips); a witness cosigns the opening of a round that requires it, and
 //! without one the round stops before any entry ran.
 
@@ -387,6 +388,70 @@ fn two_logged_rounds_verify_and_a_truncated_log_is_caught() {
     assert_eq!(
         log_checks(&reports[0]),
         [("log.roundOpened".to_owned(), false, "--no-log".to_owned())]
+    );
+}
+
+/// A round whose seeds derive from a beacon (a file beacon) opens in round-opened v4: the
+/// opening it logged, before reading the beacon, commits to the secret and names the
+/// beacon round, with no seed commitments (the seeds do not exist yet); the round
+/// verifies with every seed re-derived, and `seeds.beaconOrder` finds no round time to
+/// check against in a file beacon.
+#[test]
+fn a_beacon_round_logs_its_opening_before_its_seeds_exist() {
+    let _serial = serial();
+    let fixture = Fixture::new(&Tiny::default(), &[]);
+    init_log(&fixture);
+    let beacon = fixture.dir.path().join("beacon.json");
+    let value = "22".repeat(32);
+    fs::write(&beacon, format!(r#"{{"round":7,"value":"{value}"}}"#)).expect("beacon file");
+    let beacon_arg = beacon.to_str().expect("utf-8 path");
+    ok(&round(&fixture, &["--beacon-file", beacon_arg]));
+    let bundle = fixture.data.join("tiny/rounds/1");
+    let bytes = fs::read(bundle.join("round-opened.dsse.json")).expect("round-opened");
+    let envelope = receipts::dsse::Envelope::from_json(&bytes, bytes.len()).expect("envelope");
+    let statement: Value = serde_json::from_slice(&envelope.payload).expect("statement");
+    assert_eq!(
+        statement["predicateType"],
+        receipts::model::ROUND_OPENED_PREDICATE_TYPE
+    );
+    let opened = &statement["predicate"];
+    assert_eq!(opened["seedCommitments"], Value::Null);
+    assert_eq!(
+        opened["beacon"],
+        serde_json::json!({"source": "file", "round": 7})
+    );
+    let record = read_round_record(&bundle).expect("record").0;
+    let secret = record.evaluator_secret.expect("secret revealed");
+    assert_eq!(
+        opened["evaluatorSecretSha256"],
+        receipts::rules::seeds::secret_commitment(&secret).to_string()
+    );
+    assert_eq!(record.beacon.map(|b| b.value.to_hex()), Some(value));
+    let (code, reports) = verify(&fixture, &["data/tiny/rounds/1"]);
+    assert_eq!(code, Some(0), "{reports:?}");
+    let mut seeds: Vec<(String, bool, String)> = (reports[0]["checks"].as_array())
+        .expect("checks")
+        .iter()
+        .filter(|c| c["name"] == "seeds.beaconOrder" || c["name"] == "log.roundOpened")
+        .map(|c| {
+            (
+                c["name"].as_str().unwrap_or("").to_owned(),
+                c["passed"].as_bool().unwrap_or(false),
+                c["notApplicable"].as_str().unwrap_or("").to_owned(),
+            )
+        })
+        .collect();
+    seeds.sort();
+    assert_eq!(
+        seeds,
+        [
+            ("log.roundOpened".to_owned(), true, String::new()),
+            (
+                "seeds.beaconOrder".to_owned(),
+                false,
+                "a file beacon has no round time".to_owned()
+            ),
+        ]
     );
 }
 

@@ -19,11 +19,11 @@ use serde_json::value::RawValue;
 use crate::canonical::{self, CanonicalError};
 use crate::model::{
     RERUN_PREDICATE_TYPE, RERUN_PREDICATE_TYPE_V1, ROUND_OPENED_PREDICATE_TYPE,
-    ROUND_OPENED_PREDICATE_TYPE_V1, ROUND_OPENED_PREDICATE_TYPE_V2, ROUND_PREDICATE_TYPE,
-    ROUND_PREDICATE_TYPE_V1, ROUND_PREDICATE_TYPE_V2, ROUND_PREDICATE_TYPE_V3,
-    ROUND_PREDICATE_TYPE_V4, ROUND_PREDICATE_TYPE_V5, ROUND_PREDICATE_TYPE_V6,
-    ROUND_PREDICATE_TYPE_V7, ROUND_PREDICATE_TYPES, RerunRecord, RoundOpened, RoundRecord,
-    Sha256Hex,
+    ROUND_OPENED_PREDICATE_TYPE_V1, ROUND_OPENED_PREDICATE_TYPE_V2, ROUND_OPENED_PREDICATE_TYPE_V3,
+    ROUND_PREDICATE_TYPE, ROUND_PREDICATE_TYPE_V1, ROUND_PREDICATE_TYPE_V2,
+    ROUND_PREDICATE_TYPE_V3, ROUND_PREDICATE_TYPE_V4, ROUND_PREDICATE_TYPE_V5,
+    ROUND_PREDICATE_TYPE_V6, ROUND_PREDICATE_TYPE_V7, ROUND_PREDICATE_TYPES, RerunRecord,
+    RoundOpened, RoundRecord, Sha256Hex,
 };
 
 /// `_type` of an in-toto Statement v1.
@@ -109,6 +109,7 @@ pub fn is_referee_predicate_type(predicate_type: &str) -> bool {
         || predicate_type == ROUND_OPENED_PREDICATE_TYPE
         || predicate_type == ROUND_OPENED_PREDICATE_TYPE_V1
         || predicate_type == ROUND_OPENED_PREDICATE_TYPE_V2
+        || predicate_type == ROUND_OPENED_PREDICATE_TYPE_V3
         || predicate_type == RERUN_PREDICATE_TYPE
         || predicate_type == RERUN_PREDICATE_TYPE_V1
 }
@@ -176,7 +177,8 @@ where
             .map_err(|e| e.to_string()),
         ROUND_OPENED_PREDICATE_TYPE
         | ROUND_OPENED_PREDICATE_TYPE_V1
-        | ROUND_OPENED_PREDICATE_TYPE_V2 => RoundOpened::deserialize(predicate)
+        | ROUND_OPENED_PREDICATE_TYPE_V2
+        | ROUND_OPENED_PREDICATE_TYPE_V3 => RoundOpened::deserialize(predicate)
             .map(drop)
             .map_err(|e| e.to_string()),
         RERUN_PREDICATE_TYPE | RERUN_PREDICATE_TYPE_V1 => RerunRecord::deserialize(predicate)

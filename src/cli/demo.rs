@@ -286,6 +286,7 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
         seeds: None,
         beacon_file: Some(beacon_path),
         beacon_drand: None,
+        beacon_ca_file: None,
         log_key: None,
         require_witness: false,
         witness_timeout: 0,

@@ -97,12 +97,17 @@ pub struct RoundArgs {
     /// label it so. Without one, the seeds are drawn from the OS alone.
     #[arg(long, value_name = "FILE", conflicts_with = "beacon_drand")]
     pub beacon_file: Option<PathBuf>,
-    /// A drand quicknet HTTP endpoint (`http://…`, serving `/<chain hash>/public/<round>`)
+    /// A drand quicknet HTTP endpoint (`http://…` or `https://…`, serving
+    /// `/<chain hash>/public/<round>`)
     /// the seeds derive from with a fresh secret: the round names the first quicknet
     /// round at least two periods (6 s) after it opens, waits for it, and checks its
     /// signature offline before using it (content/measurement.md, Seeds).
     #[arg(long, value_name = "URL", conflicts_with = "seeds")]
     pub beacon_drand: Option<String>,
+    /// PEM certificates the `https://` drand endpoint is checked against instead of the
+    /// system's roots (a relay with its own CA).
+    #[arg(long, value_name = "FILE", requires = "beacon_drand")]
+    pub beacon_ca_file: Option<PathBuf>,
     /// The log key that appends to the data directory's transparency log, when it has
     /// one (`<data>/log/config.toml`); default `<key-dir>/log.key`.
     #[arg(long, value_name = "FILE")]
@@ -382,8 +387,12 @@ pub fn run_with_progress(args: &RoundArgs) -> anyhow::Result<RoundSummary> {
                 path,
             ))),
             (None, Some(url)) => Some(std::sync::Arc::new(
-                runner::round::drand::DrandHttpBeacon::new(url, clock.clone())
-                    .context("--beacon-drand")?,
+                runner::round::drand::DrandHttpBeacon::new(
+                    url,
+                    clock.clone(),
+                    args.beacon_ca_file.as_deref(),
+                )
+                .context("--beacon-drand")?,
             )),
             (None, None) => None,
         };

@@ -8,10 +8,13 @@
 //! - [`forge`]: a real round bundle (the verifier's v2 fixture) changed and re-signed.
 //! - [`blessing`]: whether to rewrite the expected files instead of comparing with
 //!   them ([`BLESS`]).
+//! - `tls::TlsServer` (feature `tls`): an HTTPS server on 127.0.0.1 with a CA of its own.
 
 pub mod campaign;
 pub mod forge;
 mod keys;
+#[cfg(feature = "tls")]
+pub mod tls;
 
 use std::path::Path;
 

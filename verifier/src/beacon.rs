@@ -4,12 +4,32 @@
 //! about who chose it, which the result says.
 
 use drand_verify::{G2PubkeyRfc, Pubkey};
-use receipts::model::{BeaconRecord, BeaconSource, Seed32};
+use receipts::model::{
+    BeaconRecord, BeaconSource, RoundLog, RoundOpened, RoundRecord, Seed32, Timestamp,
+};
 use sha2::{Digest, Sha256};
+
+use crate::files::recomputed;
+use crate::{CheckName, FailureReason, PredicateVersion, VerifyReport};
 
 /// drand quicknet's chain hash (`/info` of the chain), for reference in messages.
 pub const QUICKNET_CHAIN_HASH: &str =
     "52db9ba70e0cc0f6eaf7803dd07447a1f5477735fd3f661792ba94600c84e971";
+
+/// quicknet's genesis, seconds since the Unix epoch (its `/info`): round 1's time.
+pub const QUICKNET_GENESIS_S: i64 = 1_692_803_367;
+
+/// quicknet's period, milliseconds: a round every 3 s.
+pub const QUICKNET_PERIOD_MS: u64 = 3_000;
+
+/// The time quicknet round `round` (≥ 1) is produced, milliseconds since the Unix
+/// epoch: genesis + period × (round − 1). Before it nobody, the evaluator included,
+/// knows the round's value.
+pub fn quicknet_round_time_ms(round: u64) -> i64 {
+    let period = QUICKNET_PERIOD_MS as i64;
+    let since = i64::try_from(round.saturating_sub(1)).unwrap_or(i64::MAX / period);
+    QUICKNET_GENESIS_S * 1000 + since.saturating_mul(period)
+}
 
 /// drand quicknet's public key: a compressed G2 point (scheme `bls-unchained-g1-rfc9380`).
 const QUICKNET_PUBLIC_KEY: [u8; 96] = [
@@ -122,6 +142,89 @@ pub fn check_beacon(beacon: &BeaconRecord) -> Result<BeaconTrust, BeaconError> {
             Ok(BeaconTrust::Signed)
         }
     }
+}
+
+/// `seeds.beaconOrder` (v8; `not applicable` before): a round whose seeds derive from a
+/// drand quicknet round was opened before that round was produced, so the evaluator
+/// committed its secret and seats without knowing the value. Two targets:
+/// `openedAt`, the signed opening's own time (the evaluator's clock: it proves the order
+/// only if the evaluator did not backdate it), and `openingWitness`, the witness
+/// cosignature on the opening checkpoint (`log.witness` checks it is genuine), which an
+/// evaluator cannot backdate: a round opened after seeing the value it likes fails
+/// there. A `file` beacon has no round time (`not applicable`), nor has a round without
+/// a beacon.
+pub(crate) fn check_beacon_order(
+    report: &mut VerifyReport,
+    record: &RoundRecord,
+    opened: Option<&RoundOpened>,
+    version: PredicateVersion,
+) {
+    let name = CheckName::SeedsBeaconOrder;
+    if version < PredicateVersion::V8 {
+        report.not_applicable(name, None, version.name());
+        return;
+    }
+    let Some(beacon) = &record.beacon else {
+        report.not_applicable(name, None, "no beacon");
+        return;
+    };
+    if beacon.source != BeaconSource::DrandQuicknet {
+        report.not_applicable(name, None, "a file beacon has no round time");
+        return;
+    }
+    let produced_ms = quicknet_round_time_ms(beacon.round);
+    let produced = format!(
+        "before {} (drand quicknet round {}'s time)",
+        show_ms(produced_ms),
+        beacon.round
+    );
+    let file = record.round_opened.as_str();
+    let opened_at = match opened {
+        None => Err(FailureReason::NotRun {
+            blocked_by: CheckName::RoundOpenedSignature,
+        }),
+        Some(o) if unix_ms(o.opened_at) < produced_ms => Ok(()),
+        Some(o) => Err(recomputed(file, "openedAt", o.opened_at, &produced)),
+    };
+    report.record(name, Some("openedAt".to_owned()), opened_at);
+    let witness = match &record.transparency_log {
+        Some(RoundLog::Logged {
+            opening_witness: Some(witness),
+            ..
+        }) => witness,
+        _ => {
+            report.not_applicable(
+                name,
+                Some("openingWitness".to_owned()),
+                "round opening not witnessed",
+            );
+            return;
+        }
+    };
+    let witnessed_ms =
+        i64::try_from(witness.timestamp_s).map_or(i64::MAX, |s| s.saturating_mul(1000));
+    let result = if witnessed_ms < produced_ms {
+        Ok(())
+    } else {
+        Err(recomputed(
+            "receipt.dsse.json",
+            "transparencyLog.openingWitness.timestampS",
+            format!("{} ({})", witness.timestamp_s, show_ms(witnessed_ms)),
+            &produced,
+        ))
+    };
+    report.record(name, Some("openingWitness".to_owned()), result);
+}
+
+/// `at` in milliseconds since the Unix epoch.
+fn unix_ms(at: Timestamp) -> i64 {
+    (at.datetime().unix_timestamp_nanos() / 1_000_000) as i64
+}
+
+/// `ms` since the Unix epoch (whole seconds here: quicknet's times and cosignatures
+/// are) as an RFC 3339 instant, or the number where out of range.
+fn show_ms(ms: i64) -> String {
+    Timestamp::from_unix_seconds(ms / 1000).map_or_else(|_| format!("{ms} ms"), |t| t.to_string())
 }
 
 #[cfg(test)]

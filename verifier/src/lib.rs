@@ -20,9 +20,10 @@ use std::path::Path;
 use receipts::keys::Keyring;
 use receipts::model::{
     RERUN_PREDICATE_TYPES, ROUND_OPENED_PREDICATE_TYPE, ROUND_OPENED_PREDICATE_TYPE_V1,
-    ROUND_OPENED_PREDICATE_TYPE_V2, ROUND_PREDICATE_TYPE, ROUND_PREDICATE_TYPE_V1,
-    ROUND_PREDICATE_TYPE_V2, ROUND_PREDICATE_TYPE_V3, ROUND_PREDICATE_TYPE_V4,
-    ROUND_PREDICATE_TYPE_V5, ROUND_PREDICATE_TYPE_V6, ROUND_PREDICATE_TYPE_V7, RoundRecord,
+    ROUND_OPENED_PREDICATE_TYPE_V2, ROUND_OPENED_PREDICATE_TYPE_V3, ROUND_PREDICATE_TYPE,
+    ROUND_PREDICATE_TYPE_V1, ROUND_PREDICATE_TYPE_V2, ROUND_PREDICATE_TYPE_V3,
+    ROUND_PREDICATE_TYPE_V4, ROUND_PREDICATE_TYPE_V5, ROUND_PREDICATE_TYPE_V6,
+    ROUND_PREDICATE_TYPE_V7, RoundRecord,
 };
 
 pub mod archive;
@@ -129,10 +130,10 @@ impl PredicateVersion {
         match self {
             PredicateVersion::V1 | PredicateVersion::V2 => ROUND_OPENED_PREDICATE_TYPE_V1,
             PredicateVersion::V3 | PredicateVersion::V4 => ROUND_OPENED_PREDICATE_TYPE_V2,
-            PredicateVersion::V5
-            | PredicateVersion::V6
-            | PredicateVersion::V7
-            | PredicateVersion::V8 => ROUND_OPENED_PREDICATE_TYPE,
+            PredicateVersion::V5 | PredicateVersion::V6 | PredicateVersion::V7 => {
+                ROUND_OPENED_PREDICATE_TYPE_V3
+            }
+            PredicateVersion::V8 => ROUND_OPENED_PREDICATE_TYPE,
         }
     }
 

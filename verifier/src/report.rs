@@ -77,7 +77,8 @@ pub enum CheckName {
     #[serde(rename = "roundOpened.matches")]
     RoundOpenedMatches,
     /// Round: a revealed seed hashes to its commitment, which the round-opened statement
-    /// published; the seed's field name as target.
+    /// published (from v8, a beacon round's opening publishes none: its seeds are
+    /// re-derived by `seeds.beacon`); the seed's field name as target.
     #[serde(rename = "seeds.commitments")]
     SeedCommitments,
     /// Round (v5): every seed derives from the revealed evaluator secret and the beacon
@@ -486,6 +487,13 @@ pub enum CheckName {
     /// recorded; `entries[i].review` as target.
     #[serde(rename = "entries.review")]
     EntryReview,
+    /// Round (v8): a round whose seeds derive from a drand beacon was opened before the
+    /// beacon round it named was produced (quicknet: genesis + 3 s × (round − 1)), so
+    /// its secret and seats could not be chosen knowing the value: the signed `openedAt`
+    /// (`openedAt`), and the witness cosignature on the opening checkpoint
+    /// (`openingWitness`, `not applicable` without one), each before that time.
+    #[serde(rename = "seeds.beaconOrder")]
+    SeedsBeaconOrder,
 }
 
 impl CheckName {
@@ -591,6 +599,7 @@ impl CheckName {
             CheckName::TitleRound => "title.round",
             CheckName::LogPublication => "log.publication",
             CheckName::EntryReview => "entries.review",
+            CheckName::SeedsBeaconOrder => "seeds.beaconOrder",
         }
     }
 }

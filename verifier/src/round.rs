@@ -47,6 +47,7 @@ pub(crate) fn check_round(
     }
     check_seeds(report, record, opened.as_ref(), version);
     check_beacon_seeds(report, record, opened.as_ref(), version);
+    crate::beacon::check_beacon_order(report, record, opened.as_ref(), version);
     let campaign = inputs::check_inputs(report, dir, record, version);
     check_throughputs(report, record);
     // From v3 a score is the paired median: `paired` checks `round.scores` there.
@@ -231,7 +232,7 @@ fn show_digest(digest: Option<&Sha256Hex>) -> String {
 
 /// `seeds.commitments`: per seed, sha256(seed ‖ salt) is its commitment and the
 /// commitment is the one the round-opened statement published (not run for that part when
-/// the round-opened statement did not verify).
+/// the round-opened statement did not verify; from v8 a beacon round publishes none).
 fn check_seeds(
     report: &mut VerifyReport,
     record: &RoundRecord,
@@ -239,51 +240,58 @@ fn check_seeds(
     version: PredicateVersion,
 ) {
     let seeds = &record.seeds;
-    let published = opened.map(|o| &o.seed_commitments);
-    let rows: [(&str, &SeedReveal, Option<&Sha256Hex>); 5] = [
+    // v4 opens a beacon round before its seeds exist: it publishes no commitments, each
+    // reveal is checked consistent here and derived by `seeds.beacon`.
+    let derived = version >= PredicateVersion::V8 && record.beacon.is_some();
+    let published = opened.map(|o| match (&o.seed_commitments, derived) {
+        (None, true) => Some(seeds.commitments()),
+        (published, _) => published.clone(),
+    });
+    let published = published.as_ref().map(Option::as_ref);
+    let rows: [(&str, &SeedReveal, Option<Option<&Sha256Hex>>); 5] = [
         (
             "seeds.itemSeed",
             &seeds.item_seed,
-            published.map(|p| &p.item_seed),
+            published.map(|p| p.map(|p| &p.item_seed)),
         ),
         (
             "seeds.orderSeed",
             &seeds.order_seed,
-            published.map(|p| &p.order_seed),
+            published.map(|p| p.map(|p| &p.order_seed)),
         ),
         (
             "seeds.scheduleSeed",
             &seeds.schedule_seed,
-            published.map(|p| &p.schedule_seed),
+            published.map(|p| p.map(|p| &p.schedule_seed)),
         ),
         (
             "seeds.correctnessSeed",
             &seeds.correctness_seed,
-            published.map(|p| &p.correctness_seed),
+            published.map(|p| p.map(|p| &p.correctness_seed)),
         ),
         (
             "seeds.promptSalt",
             &seeds.prompt_salt,
-            published.map(|p| &p.prompt_salt),
+            published.map(|p| p.map(|p| &p.prompt_salt)),
         ),
     ];
     let v3_seeds = [
         (
             "seeds.sampleSeed",
             &seeds.sample_seed,
-            published.map(|p| p.sample_seed.as_ref()),
+            published.map(|p| p.and_then(|p| p.sample_seed.as_ref())),
         ),
         (
             "seeds.passSeed",
             &seeds.pass_seed,
-            published.map(|p| p.pass_seed.as_ref()),
+            published.map(|p| p.and_then(|p| p.pass_seed.as_ref())),
         ),
     ];
     for (name, reveal, published) in v3_seeds {
         check_v3_seed(report, record, name, reveal.as_ref(), published, version);
     }
     for (name, reveal, published) in rows {
-        let result = seed_commitment(record, name, reveal, published.map(Some));
+        let result = seed_commitment(record, name, reveal, published);
         report.record(CheckName::SeedCommitments, Some(name.to_owned()), result);
     }
 }

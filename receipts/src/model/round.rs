@@ -111,9 +111,15 @@ impl<T> TypedOrText<T> {
 }
 
 /// `predicateType` of the "round opened" statement signed before any entry runs
-/// (content/receipts.md), opened by rounds of predicate v5: v3 commits to the evaluator's
-/// secret and names the beacon round the seeds derive from, or says the round is practice.
-pub const ROUND_OPENED_PREDICATE_TYPE: &str = "https://referee.dev/predicates/round-opened/v3";
+/// (content/receipts.md), opened by rounds of predicate v8: v4 is signed and logged
+/// before the beacon round it names exists, so a round with a beacon publishes no seed
+/// commitments (its seeds derive from the committed secret and that round's value).
+pub const ROUND_OPENED_PREDICATE_TYPE: &str = "https://referee.dev/predicates/round-opened/v4";
+
+/// `predicateType` of the "round opened" statement of rounds of predicates v5 to v7: v3
+/// commits to the evaluator's secret and names the beacon round the seeds derive from,
+/// or says the round is practice; it was signed once the beacon value was known.
+pub const ROUND_OPENED_PREDICATE_TYPE_V3: &str = "https://referee.dev/predicates/round-opened/v3";
 
 /// `predicateType` of the "round opened" statement of rounds of predicates v3 and v4: v2
 /// commits the seed of the timed-run output sample too.
@@ -411,8 +417,10 @@ pub struct RoundOpened {
     pub previous_receipt: Option<Sha256Hex>,
     /// The entries seated, in run order.
     pub entries: Vec<SeatedEntry>,
-    /// Seed commitments.
-    pub seed_commitments: SeedCommitments,
+    /// Seed commitments; v4 omits them in a round with a beacon (its seeds derive from
+    /// the secret and a beacon value that does not exist yet when the round opens).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed_commitments: Option<SeedCommitments>,
     /// sha256 of the evaluator's secret the seeds derive from
     /// (`crate::rules::seeds::secret_commitment`); v3, absent without a beacon.
     #[serde(default, skip_serializing_if = "Option::is_none")]

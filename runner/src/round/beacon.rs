@@ -17,6 +17,9 @@ const MAX_BEACON_FILE_BYTES: usize = 4096;
 
 /// A public beacon the seeds of a round derive from.
 pub trait Beacon: fmt::Debug + Send + Sync {
+    /// What kind of source this is, as the round-opened statement names it.
+    fn source(&self) -> BeaconSource;
+
     /// The round this source will give the value of, named in the round-opened
     /// statement before the value is read.
     ///
@@ -114,6 +117,10 @@ impl FileBeacon {
 }
 
 impl Beacon for FileBeacon {
+    fn source(&self) -> BeaconSource {
+        BeaconSource::File
+    }
+
     fn next_round(&self) -> Result<u64, BeaconError> {
         Ok(self.read()?.round)
     }

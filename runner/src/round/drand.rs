@@ -4,32 +4,31 @@
 //! then fetched from a drand HTTP endpoint (`<base>/<chain hash>/public/<round>`) once
 //! that round's time has come, and checked with `verifier::beacon` (its BLS signature
 //! against the chain's public key, its value sha256 of the signature) before it is used.
-//! The endpoint is trusted for nothing: a value it forges does not verify.
+//! The endpoint is trusted for nothing: a value it forges does not verify. Over HTTPS
+//! the endpoint's certificate is checked against the system's roots, or a CA file.
 
+use std::path::Path;
 use std::time::Duration;
 
+use receipts::fsutil::read_limited;
 use receipts::model::{BeaconRecord, BeaconSource, Seed32, Timestamp};
 use serde::Deserialize;
-use verifier::beacon::{QUICKNET_CHAIN_HASH, check_beacon};
+use verifier::beacon::{
+    QUICKNET_CHAIN_HASH, QUICKNET_GENESIS_S, QUICKNET_PERIOD_MS, check_beacon,
+    quicknet_round_time_ms as round_time_ms,
+};
 
 use super::beacon::{Beacon, BeaconError};
 use super::clock::Clock;
 
-/// quicknet's genesis, seconds since the Unix epoch (its `/info`): round 1's time.
-pub const QUICKNET_GENESIS_S: i64 = 1_692_803_367;
 /// quicknet's period: a round every 3 s.
-pub const QUICKNET_PERIOD: Duration = Duration::from_secs(3);
+pub const QUICKNET_PERIOD: Duration = Duration::from_millis(QUICKNET_PERIOD_MS);
 /// How many periods past a round's time the source keeps asking for it.
 const MAX_LATE_PERIODS: u32 = 20;
 /// The largest response read, bytes.
 const MAX_RESPONSE_BYTES: usize = 4096;
-
-/// The time of quicknet round `round` (≥ 1), milliseconds since the Unix epoch.
-pub fn round_time_ms(round: u64) -> i64 {
-    let period = QUICKNET_PERIOD.as_millis() as i64;
-    let since = i64::try_from(round.saturating_sub(1)).unwrap_or(i64::MAX / period);
-    QUICKNET_GENESIS_S * 1000 + since.saturating_mul(period)
-}
+/// The largest CA file read, bytes.
+const MAX_CA_FILE_BYTES: usize = 1 << 20;
 
 /// The first quicknet round whose time is at least two periods after `now_ms`
 /// (milliseconds since the Unix epoch): the round a round opened at `now_ms` names.
@@ -46,7 +45,8 @@ pub fn first_round_two_periods_after(now_ms: i64) -> u64 {
 /// A drand quicknet endpoint over HTTP (`--beacon-drand <URL>`).
 #[derive(Clone, Debug)]
 pub struct DrandHttpBeacon {
-    /// The endpoint's base URL, without a trailing slash (`http://127.0.0.1:8080`).
+    /// The endpoint's base URL, without a trailing slash (`http://127.0.0.1:8080`,
+    /// `https://api.drand.sh`).
     base: String,
     /// The round's clock: what "now" is when the round opens and waits.
     clock: Clock,
@@ -62,18 +62,37 @@ struct PublicRound {
 }
 
 impl DrandHttpBeacon {
-    /// The quicknet endpoint at `base`, its rounds named and awaited by `clock`.
+    /// The quicknet endpoint at `base` (`http://` or `https://`), its rounds named and
+    /// awaited by `clock`; over HTTPS the server is checked against the PEM certificates
+    /// of `ca_file` instead of the system's roots when it is given (`--beacon-ca-file`,
+    /// as `ingest --ca-file` does for repositories).
     ///
-    /// Errors: [`BeaconError::Http`] when the HTTP client cannot be built.
-    pub fn new(base: &str, clock: Clock) -> Result<Self, BeaconError> {
-        let http = reqwest::Client::builder()
-            // No idle-pool timer: nothing but the wait for the round runs on the clock.
-            .pool_idle_timeout(None)
-            .build()
-            .map_err(|e| BeaconError::Http {
-                url: base.to_owned(),
-                message: e.to_string(),
-            })?;
+    /// Errors: [`BeaconError::Http`] when the CA file does not read, parse or hold a
+    /// certificate, or the HTTP client cannot be built.
+    pub fn new(base: &str, clock: Clock, ca_file: Option<&Path>) -> Result<Self, BeaconError> {
+        let http_error = |message: String| BeaconError::Http {
+            url: base.to_owned(),
+            message,
+        };
+        // No idle-pool timer: nothing but the wait for the round runs on the clock.
+        let mut builder = reqwest::Client::builder().pool_idle_timeout(None);
+        if let Some(ca_file) = ca_file {
+            let pem = read_limited(ca_file, MAX_CA_FILE_BYTES)
+                .map_err(|e| http_error(format!("reading `{}`: {e}", ca_file.display())))?;
+            let certificates = reqwest::Certificate::from_pem_bundle(&pem)
+                .map_err(|e| http_error(format!("`{}`: {e}", ca_file.display())))?;
+            if certificates.is_empty() {
+                return Err(http_error(format!(
+                    "`{}` holds no PEM certificate",
+                    ca_file.display()
+                )));
+            }
+            builder = builder.tls_built_in_root_certs(false);
+            for certificate in certificates {
+                builder = builder.add_root_certificate(certificate);
+            }
+        }
+        let http = builder.build().map_err(|e| http_error(e.to_string()))?;
         Ok(Self {
             base: base.trim_end_matches('/').to_owned(),
             clock,
@@ -160,6 +179,10 @@ fn unix_ms(at: Timestamp) -> i64 {
 }
 
 impl Beacon for DrandHttpBeacon {
+    fn source(&self) -> BeaconSource {
+        BeaconSource::DrandQuicknet
+    }
+
     fn next_round(&self) -> Result<u64, BeaconError> {
         Ok(first_round_two_periods_after(unix_ms(self.clock.now())))
     }
@@ -269,7 +292,7 @@ mod tests {
         let clock = clock_at_ms(opened_ms);
         let path = format!("/{QUICKNET_CHAIN_HASH}/public/657413");
         let (base, asked) = serve(path.clone(), ROUND_657413, 1);
-        let beacon = DrandHttpBeacon::new(&base, clock).expect("client");
+        let beacon = DrandHttpBeacon::new(&base, clock, None).expect("client");
         let round = beacon.next_round().expect("round");
         assert_eq!(round, 657_413);
         let start = tokio::time::Instant::now();
@@ -297,17 +320,50 @@ mod tests {
         let clock = clock_at_ms(round_time_ms(200));
         let path = format!("/{QUICKNET_CHAIN_HASH}/public/123");
         let (base, _) = serve(path, ROUND_123, 0);
-        let beacon = DrandHttpBeacon::new(&base, clock).expect("client");
+        let beacon = DrandHttpBeacon::new(&base, clock, None).expect("client");
         let start = tokio::time::Instant::now();
         let record = beacon.fetch(123).await.expect("value");
         assert_eq!(start.elapsed(), Duration::ZERO);
         assert_eq!(record.round, 123);
         // The endpoint serves round 123's value for round 124's path: refused.
         let (base, _) = serve(format!("/{QUICKNET_CHAIN_HASH}/public/124"), ROUND_123, 0);
-        let beacon = DrandHttpBeacon::new(&base, clock_at_ms(round_time_ms(200))).expect("client");
+        let beacon =
+            DrandHttpBeacon::new(&base, clock_at_ms(round_time_ms(200)), None).expect("client");
         assert!(matches!(
             beacon.fetch(124).await,
             Err(BeaconError::Invalid { round: 124, .. })
+        ));
+    }
+
+    /// Over HTTPS, trusting the local server's CA through the CA file: the recorded round
+    /// is fetched and verified; without the CA file the server's certificate is refused
+    /// (its CA is in no system's roots), and a CA file that is not PEM is refused before
+    /// any request.
+    #[test]
+    fn an_https_endpoint_is_trusted_through_its_ca_file() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = format!("/{QUICKNET_CHAIN_HASH}/public/657413");
+        let server = testkit::tls::TlsServer::start(dir.path(), |_| {
+            axum::Router::new().route(&path, axum::routing::get(|| async { ROUND_657413 }))
+        });
+        let clock = || clock_at_ms(round_time_ms(657_414));
+        let beacon =
+            DrandHttpBeacon::new(&server.base, clock(), Some(&server.ca_file)).expect("client");
+        let record = beacon.value(657_413).expect("value");
+        assert_eq!(
+            record.value.to_hex(),
+            "fc1873a13f3545aeade8401532ef5519920652eee6b0d2b19ca12643b87b3587"
+        );
+        let untrusting = DrandHttpBeacon::new(&server.base, clock(), None).expect("client");
+        match untrusting.value(657_413) {
+            Err(BeaconError::Http { url, .. }) => assert_eq!(url, format!("{}{path}", server.base)),
+            other => panic!("{other:?}"),
+        }
+        let not_pem = dir.path().join("not.pem");
+        std::fs::write(&not_pem, "not a certificate").expect("write");
+        assert!(matches!(
+            DrandHttpBeacon::new(&server.base, clock(), Some(&not_pem)),
+            Err(BeaconError::Http { .. })
         ));
     }
 
@@ -320,7 +376,7 @@ mod tests {
         );
         let (base, _) = serve(format!("/{QUICKNET_CHAIN_HASH}/public/657413"), forged, 0);
         let beacon =
-            DrandHttpBeacon::new(&base, clock_at_ms(round_time_ms(657_414))).expect("client");
+            DrandHttpBeacon::new(&base, clock_at_ms(round_time_ms(657_414)), None).expect("client");
         match beacon.fetch(657_413).await {
             Err(BeaconError::Invalid { round, message }) => {
                 assert_eq!(round, 657_413);

@@ -715,13 +715,16 @@ impl Ctx<'_> {
             self.setup = Some(setup.clone());
             self.journal.append(Record::Setup(Box::new(setup)))?;
         }
-        // Logged (and witnessed, when required) before any entry runs.
-        self.round_log = Some(tlog::open_round(self)?);
         let entries = self
             .setup
             .as_ref()
             .map(|s| s.entries.clone())
             .unwrap_or_default();
+        // Logged (and witnessed, when required) before any entry runs; a beacon round
+        // logged it before reading the beacon.
+        if self.round_log.is_none() {
+            self.round_log = Some(tlog::open_round(self, &entries)?);
+        }
         self.steps.seat(&entries);
         // A baseline engine lacking what the round needs runs no entry: the round is
         // sealed `infra_failed` naming the feature (content/engines.md).

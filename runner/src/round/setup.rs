@@ -2,7 +2,9 @@
 //! given, or from the OS), seat the entries
 //! (baseline, the leader of the last round as incumbent, the queued challengers in
 //! commitment order), copy the inputs under `inputs/`, and sign the "round opened"
-//! statement (content/receipts.md) into the bundle before any entry runs.
+//! statement (content/receipts.md) into the bundle before any entry runs. A round whose
+//! seeds derive from a beacon signs and logs it before the beacon round it names exists,
+//! and only then reads the value and derives the seeds.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -13,12 +15,14 @@ use receipts::layout::{
     CAMPAIGN_INPUT, CAMPAIGN_TOML_INPUT, MINERS_INPUT, PROMPTS_INPUT, patch_input,
 };
 use receipts::model::{
-    Backend, BeaconRecord, CampaignRef, ClientSelfTest, EventKind, Leader, MinerRegistry, Phase,
-    PipelineState, ROUND_OPENED_PREDICATE_TYPE, ResourceDescriptor, RevealedSeeds, Role,
-    RoundOpened, SeatedEntry, Seed32, SeedReveal, Sha256Hex, StepStatus, Submission,
+    Backend, BeaconPromise, BeaconRecord, CampaignRef, ClientSelfTest, EventKind, Leader,
+    MinerRegistry, Phase, PipelineState, ROUND_OPENED_PREDICATE_TYPE, ResourceDescriptor,
+    RevealedSeeds, Role, RoundOpened, SeatedEntry, Seed32, SeedReveal, Sha256Hex, StepStatus,
+    Submission,
 };
 use receipts::statement::{DigestSet, Statement, Subject};
 
+use super::beacon::{Beacon, BeaconError};
 use super::record::{PlannedEntry, SetupRecord};
 use super::{Ctx, RoundError, StepRun, io};
 use intake::store::CampaignStore;
@@ -62,20 +66,18 @@ pub(crate) fn run_setup(ctx: &mut Ctx<'_>) -> Result<SetupRecord, RoundError> {
         "Drawing seeds and opening the round",
         Phase::Bootstrapping,
     );
-    let drawn = round_seeds(ctx, &mut open)?;
-    let seeds = drawn.seeds.clone();
-    let workload = Workload::new(&ctx.frozen.campaign, &seeds, ctx.prompt_source.as_deref())
-        .map_err(RoundError::Workload)?;
-    let request_sequence_digest = workload
-        .request_sequence_digest()
-        .map_err(RoundError::Workload)?;
-    open.line(&format!(
-        "request-sequence digest {request_sequence_digest}"
-    ));
+    let plan = plan_seeds(ctx, &mut open)?;
+    // The self-test drives the campaign's request shape; a beacon round's seeds do not
+    // exist before it opens, so its self-test items come from the secret alone.
+    let self_test_seeds = match &plan {
+        SeedPlan::Drawn(drawn) => drawn.seeds.clone(),
+        SeedPlan::Beacon { secret, .. } => derived_seeds(secret, &Seed32([0; 32])),
+    };
+    let self_test_workload = workload_of(ctx, &self_test_seeds)?;
     // Before any engine starts and before anything of the round is committed (no
     // submission seated, nothing signed): a client that cannot keep the campaign's
     // schedule refuses the round here.
-    let client_self_test = match test_client(ctx, &workload, &mut open) {
+    let client_self_test = match test_client(ctx, &self_test_workload, &mut open) {
         Ok(test) => test,
         Err(e) => {
             open.line(&format!("refused: {e}"));
@@ -174,7 +176,7 @@ pub(crate) fn run_setup(ctx: &mut Ctx<'_>) -> Result<SetupRecord, RoundError> {
     }
 
     let (inputs, miners_digest) = copy_inputs(ctx, &entries)?;
-    let opened = RoundOpened {
+    let mut opened = RoundOpened {
         round: ctx.round,
         campaign: CampaignRef {
             id: ctx.frozen.campaign.id.clone(),
@@ -190,16 +192,42 @@ pub(crate) fn run_setup(ctx: &mut Ctx<'_>) -> Result<SetupRecord, RoundError> {
                 patch: e.patch,
             })
             .collect(),
-        seed_commitments: seeds.commitments(),
-        evaluator_secret_sha256: drawn.secret.as_ref().map(secret_commitment),
-        beacon: drawn.beacon.as_ref().map(BeaconRecord::promise),
-        practice: drawn.practice,
+        seed_commitments: None,
+        evaluator_secret_sha256: None,
+        beacon: None,
+        practice: false,
         opened_at: ctx.options.clock.now(),
     };
-    sign_opened(ctx, &opened, &inputs)?;
+    let drawn = match plan {
+        SeedPlan::Drawn(drawn) => {
+            opened.seed_commitments = Some(drawn.seeds.commitments());
+            opened.practice = drawn.practice;
+            sign_opened(ctx, &opened, &inputs, &mut open)?;
+            *drawn
+        }
+        SeedPlan::Beacon { secret, beacon } => {
+            // Named only now, after `openedAt`: the source's next round (drand: the
+            // first at least two periods ahead), whose value does not exist yet.
+            let promise = BeaconPromise {
+                source: beacon.source(),
+                round: beacon.next_round()?,
+            };
+            opened.evaluator_secret_sha256 = Some(secret_commitment(&secret));
+            opened.beacon = Some(promise.clone());
+            sign_opened(ctx, &opened, &inputs, &mut open)?;
+            await_beacon(ctx, &entries, secret, beacon.as_ref(), &promise, &mut open)?
+        }
+    };
+    let seeds = drawn.seeds.clone();
+    let workload = match drawn.beacon {
+        Some(_) => workload_of(ctx, &seeds)?,
+        None => self_test_workload,
+    };
+    let request_sequence_digest = workload
+        .request_sequence_digest()
+        .map_err(RoundError::Workload)?;
     open.line(&format!(
-        "round opened: {ROUND_OPENED_FILE} signed by {}",
-        ctx.key.keyid()
+        "request-sequence digest {request_sequence_digest}"
     ));
     steps.push(ctx.steps.finish(open, StepStatus::Ok)?);
     // Before any entry runs: what the baseline engine can do under the campaign's API
@@ -308,34 +336,69 @@ struct DrawnSeeds {
     practice: bool,
 }
 
+/// How a round's seeds will be had, decided before it opens.
+enum SeedPlan {
+    /// Given or drawn from the OS: known before the round opens, and committed then.
+    Drawn(Box<DrawnSeeds>),
+    /// Derived from `secret` and the value of a beacon round named when the round opens,
+    /// read only once the opening is signed and logged.
+    Beacon {
+        secret: Seed32,
+        beacon: std::sync::Arc<dyn Beacon>,
+    },
+}
+
 /// The round's seeds (content/measurement.md, Seeds): the ones given (a practice round),
-/// else derived from a fresh secret and the beacon's value of the round it names, else
+/// else a fresh secret for the beacon's value of the round the opening will name, else
 /// drawn from the OS alone (no beacon configured). Logs which to `step`.
 ///
-/// Errors: [`RoundError::Seeds`] when the OS gives no randomness,
-/// [`RoundError::Beacon`] when the beacon gives no value.
-fn round_seeds(ctx: &Ctx<'_>, step: &mut StepRun) -> Result<DrawnSeeds, RoundError> {
+/// Errors: [`RoundError::Seeds`] when the OS gives no randomness.
+fn plan_seeds(ctx: &Ctx<'_>, step: &mut StepRun) -> Result<SeedPlan, RoundError> {
     if let Some(seeds) = &ctx.options.seeds {
         step.line("seeds given by the evaluator: a practice round, which moves no seat");
-        return Ok(DrawnSeeds {
+        return Ok(SeedPlan::Drawn(Box::new(DrawnSeeds {
             seeds: seeds.clone(),
             beacon: None,
             secret: None,
             practice: true,
-        });
+        })));
     }
     let Some(beacon) = &ctx.options.beacon else {
         step.line("no beacon: seeds drawn from the operating system alone");
-        return Ok(DrawnSeeds {
+        return Ok(SeedPlan::Drawn(Box::new(DrawnSeeds {
             seeds: draw_seeds()?,
             beacon: None,
             secret: None,
             practice: false,
-        });
+        })));
     };
-    let secret = Seed32(random_32()?);
-    let round = beacon.next_round()?;
-    let value = beacon.value(round)?;
+    Ok(SeedPlan::Beacon {
+        secret: Seed32(random_32()?),
+        beacon: std::sync::Arc::clone(beacon),
+    })
+}
+
+/// A beacon round's seeds, once its opening is signed: logs the opening (and waits for
+/// a witness when one is required) before the beacon round named exists, then waits for
+/// that round's value and derives the seeds from it and `secret`. Logs the value to
+/// `step`.
+///
+/// Errors: [`RoundError::Log`] and what [`super::tlog::open_round`] returns;
+/// [`RoundError::Beacon`] when the beacon gives no value, or another source's.
+fn await_beacon(
+    ctx: &mut Ctx<'_>,
+    entries: &[PlannedEntry],
+    secret: Seed32,
+    beacon: &dyn Beacon,
+    promise: &BeaconPromise,
+    step: &mut StepRun,
+) -> Result<DrawnSeeds, RoundError> {
+    // Nobody, the evaluator included, knew the value when the secret and the seats were
+    // committed: `seeds.beaconOrder` checks the opening's times against the round's.
+    let log = super::tlog::open_round(ctx, entries)?;
+    super::tlog::note_beacon_order(ctx, &log, promise);
+    ctx.round_log = Some(log);
+    let value = beacon.value(promise.round)?;
     step.line(&format!(
         "beacon {} round {}: {}{}; secret sha256 {}",
         value.source.as_str(),
@@ -348,12 +411,30 @@ fn round_seeds(ctx: &Ctx<'_>, step: &mut StepRun) -> Result<DrawnSeeds, RoundErr
         },
         secret_commitment(&secret)
     ));
+    if value.promise() != *promise {
+        return Err(RoundError::Beacon(BeaconError::Invalid {
+            round: promise.round,
+            message: format!(
+                "the source gave {} round {}",
+                value.source.as_str(),
+                value.round
+            ),
+        }));
+    }
     Ok(DrawnSeeds {
         seeds: derived_seeds(&secret, &value.value),
         beacon: Some(value),
         secret: Some(secret),
         practice: false,
     })
+}
+
+/// The campaign's workload under `seeds`.
+///
+/// Errors: [`RoundError::Workload`].
+fn workload_of(ctx: &Ctx<'_>, seeds: &RevealedSeeds) -> Result<Workload, RoundError> {
+    Workload::new(&ctx.frozen.campaign, seeds, ctx.prompt_source.as_deref())
+        .map_err(RoundError::Workload)
 }
 
 /// 32 bytes from the OS.
@@ -496,11 +577,13 @@ fn copy_inputs(
     Ok((descriptors, miners_digest))
 }
 
-/// Signs the round-opened statement (its subjects: the input copies) into the bundle.
+/// Signs the round-opened statement (its subjects: the input copies) into the bundle,
+/// and says so to `step`.
 fn sign_opened(
     ctx: &Ctx<'_>,
     opened: &RoundOpened,
     inputs: &[ResourceDescriptor],
+    step: &mut StepRun,
 ) -> Result<(), RoundError> {
     let seal_error = |source| RoundError::Seal {
         round: ctx.round,
@@ -528,7 +611,12 @@ fn sign_opened(
         message: e.to_string(),
     })?;
     let path = ctx.bundle.join(ROUND_OPENED_FILE);
-    receipts::fsutil::write_atomic(&path, &bytes, 0o644).map_err(io("writing", &path))
+    receipts::fsutil::write_atomic(&path, &bytes, 0o644).map_err(io("writing", &path))?;
+    step.line(&format!(
+        "round opened: {ROUND_OPENED_FILE} signed by {}",
+        ctx.key.keyid()
+    ));
+    Ok(())
 }
 
 #[cfg(test)]

@@ -24,7 +24,9 @@ use intake::tlog::{LogError, LogStore};
 use receipts::bundle::ENVELOPE_FILE;
 use receipts::fsutil::{read_limited, write_atomic};
 use receipts::keys::{KeyRole, Keyring, PrivateKey};
-use receipts::model::{LogPolicy, OpeningWitness, RoundLog, Sha256Hex};
+use receipts::model::{
+    BeaconPromise, BeaconSource, LogPolicy, OpeningWitness, RoundLog, Sha256Hex,
+};
 use receipts::statement::{DigestSet, Subject};
 use receipts::tlog::checkpoint::Checkpoint;
 use receipts::tlog::cosignature;
@@ -36,9 +38,10 @@ use receipts::tlog::statements::{
     statement_path,
 };
 
-use super::record::Record;
+use super::record::{PlannedEntry, Record};
 use super::setup::ROUND_OPENED_FILE;
 use super::{Ctx, RoundError, RoundOptions, io};
+use verifier::beacon::quicknet_round_time_ms;
 
 /// `.work/round-<n>/` file holding the checkpoint published when the round opened (with
 /// the witness's cosignature once it has one): its round-opened proof is against it.
@@ -229,10 +232,13 @@ fn entry_of(ctx: &Ctx<'_>, kind: EntryKind, path: &Path) -> Result<Vec<u8>, Roun
 /// and one ingested just as the round seated it is logged here first.
 ///
 /// Errors: [`RoundError::Record`] when a record cannot be read or its statement logged.
-fn log_challengers(ctx: &Ctx<'_>, logger: &RoundLogger) -> Result<(), RoundError> {
+fn log_challengers(
+    ctx: &Ctx<'_>,
+    logger: &RoundLogger,
+    entries: &[PlannedEntry],
+) -> Result<(), RoundError> {
     let statements = StatementLog::new(&logger.store, ctx.key, &logger.key)?;
-    let patches = (ctx.setup.iter())
-        .flat_map(|s| &s.entries)
+    let patches = (entries.iter())
         .filter(|e| e.role == receipts::model::Role::Challenger)
         .filter_map(|e| e.patch);
     for patch in patches {
@@ -247,14 +253,16 @@ fn log_challengers(ctx: &Ctx<'_>, logger: &RoundLogger) -> Result<(), RoundError
     Ok(())
 }
 
-/// Logs the round-opened statement (once) and publishes the checkpoint; with
-/// `--require-witness`, before any entry ran, waits for a witness's cosignature. Returns
-/// what the receipt records.
+/// Logs the round-opened statement (once), after the `submission` entries of `entries`'
+/// challengers, and publishes the checkpoint; with `--require-witness`, before any entry
+/// ran, waits for a witness's cosignature. Returns what the receipt records. A beacon
+/// round calls it as soon as its opening is signed, before the beacon round it names
+/// exists; it is idempotent, so the call before the first entry finds it logged.
 ///
 /// Errors: [`RoundError::Log`]; [`RoundError::NotWitnessed`] when no witness cosigned
 /// within the bound (the round stays in `.work/`: the same command resumes it and waits
 /// again); [`RoundError::Io`].
-pub(crate) fn open_round(ctx: &Ctx<'_>) -> Result<RoundLog, RoundError> {
+pub(crate) fn open_round(ctx: &Ctx<'_>, entries: &[PlannedEntry]) -> Result<RoundLog, RoundError> {
     let Some(logger) = &ctx.logger else {
         return Ok(RoundLog::NotLogged);
     };
@@ -279,7 +287,7 @@ pub(crate) fn open_round(ctx: &Ctx<'_>) -> Result<RoundLog, RoundError> {
             }
         }
     } else {
-        log_challengers(ctx, logger)?;
+        log_challengers(ctx, logger, entries)?;
         logger.store.append_once(&logger.key, &entry)?
     };
     let saved = ctx.work.join(OPENING_CHECKPOINT);
@@ -329,6 +337,31 @@ pub(crate) fn open_round(ctx: &Ctx<'_>) -> Result<RoundLog, RoundError> {
         round_opened_index: index,
         opening_witness: witness,
     })
+}
+
+/// Says when a drand beacon round's opening was witnessed after the round it names was
+/// produced: nothing then proves the evaluator did not know the value when it opened
+/// (`seeds.beaconOrder` fails); the round goes on, its seeds still derive from the value.
+pub(crate) fn note_beacon_order(ctx: &Ctx<'_>, log: &RoundLog, promise: &BeaconPromise) {
+    let RoundLog::Logged {
+        opening_witness: Some(witness),
+        ..
+    } = log
+    else {
+        return;
+    };
+    if promise.source != BeaconSource::DrandQuicknet {
+        return;
+    }
+    let produced_ms = quicknet_round_time_ms(promise.round);
+    let witnessed_ms =
+        i64::try_from(witness.timestamp_s).map_or(i64::MAX, |s| s.saturating_mul(1000));
+    if witnessed_ms >= produced_ms {
+        ctx.progress.log_note(&format!(
+            "round {}: the opening was witnessed at {} s, not before drand quicknet round {} ({} ms): `seeds.beaconOrder` will fail",
+            ctx.round, witness.timestamp_s, promise.round, produced_ms
+        ));
+    }
 }
 
 /// Logs pass `pass`'s `measurement` statement once (content/transparency-log.md, Entry

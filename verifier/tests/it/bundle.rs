@@ -784,7 +784,7 @@ fn non_canonical_payloads_of_referees_types_are_refused() {
         assert_eq!(
             expected[0].1.to_string(),
             "`receipt.dsse.json` payload is not canonical JSON (RFC 8785), which \
-             `https://referee.dev/predicates/round-opened/v3` requires"
+             `https://referee.dev/predicates/round-opened/v4` requires"
         );
     }
 

@@ -67,7 +67,10 @@ fn a_v4_round_still_verifies() {
 /// by-hand round), and only the checks v6 added are `not applicable`.
 #[test]
 fn a_v5_round_still_verifies() {
-    let mut expected = vec![("seeds.beacon", Some("beacon"), "no beacon")];
+    let mut expected = vec![
+        ("seeds.beacon", Some("beacon"), "no beacon"),
+        ("seeds.beaconOrder", None, "v5"),
+    ];
     expected.extend(v6_only("v5"));
     expected.extend(v7_only("v5"));
     expected.extend(v8_only("v5"));
@@ -78,7 +81,10 @@ fn a_v5_round_still_verifies() {
 /// by-hand round), and only the checks v7 added are `not applicable`.
 #[test]
 fn a_v6_round_still_verifies() {
-    let mut expected = vec![("seeds.beacon", Some("beacon"), "no beacon")];
+    let mut expected = vec![
+        ("seeds.beacon", Some("beacon"), "no beacon"),
+        ("seeds.beaconOrder", None, "v6"),
+    ];
     expected.extend(v7_only("v6"));
     expected.extend(v8_only("v6"));
     verifies_with_not_applicable("v6", ROUND_PREDICATE_TYPE_V6, expected);
@@ -88,7 +94,10 @@ fn a_v6_round_still_verifies() {
 /// by-hand round), and only the checks v8 added are `not applicable`.
 #[test]
 fn a_v7_round_still_verifies() {
-    let mut expected = vec![("seeds.beacon", Some("beacon"), "no beacon")];
+    let mut expected = vec![
+        ("seeds.beacon", Some("beacon"), "no beacon"),
+        ("seeds.beaconOrder", None, "v7"),
+    ];
     expected.extend(v8_only("v7"));
     verifies_with_not_applicable("v7", ROUND_PREDICATE_TYPE_V7, expected);
 }
@@ -163,6 +172,8 @@ fn v6_only(_version: &str) -> Vec<(&'static str, Option<&'static str>, &str)> {
 fn v5_only(version: &str, sample: bool) -> Vec<(&'static str, Option<&'static str>, &str)> {
     let mut checks = vec![
         ("seeds.beacon", None, version),
+        // v8's, run beside the beacon's.
+        ("seeds.beaconOrder", None, version),
         ("round.sla", Some("sla"), version),
         ("probes.entry", None, version),
         ("runs.passes", None, version),
@@ -249,6 +260,7 @@ fn still_verifies(version: &str, predicate_type: &str) {
         ("seeds.commitments", Some("seeds.sampleSeed"), version),
         ("seeds.commitments", Some("seeds.passSeed"), version),
         ("seeds.beacon", None, version),
+        ("seeds.beaconOrder", None, version),
     ];
     for name in [
         "passes.order",
@@ -275,9 +287,10 @@ fn still_verifies(version: &str, predicate_type: &str) {
     // the binding, the host load, the probe plans and the isolation after the
     // measurements, the cross-checks of the correctness file after its distances (no
     // timed-run sample before v3), the statuses and the withheld files last.
-    // (`seeds.beacon` runs with the seeds, listed above.)
+    // (`seeds.beacon` and `seeds.beaconOrder` run with the seeds, listed above.)
     let [
         _beacon,
+        _beacon_order,
         sla,
         entry,
         runs,
@@ -290,7 +303,7 @@ fn still_verifies(version: &str, predicate_type: &str) {
         reference,
         statuses,
         secret,
-    ]: [_; 13] = v5_only(version, false).try_into().expect("thirteen checks");
+    ]: [_; 14] = v5_only(version, false).try_into().expect("fourteen checks");
     let mut expected = v3_only;
     let before = |list: &[(&str, Option<&str>, &str)], name: &str| {
         list.iter().position(|c| c.0 == name).expect(name)

@@ -13,9 +13,9 @@ use receipts::model::{
     BackendKind, BeaconRecord, BeaconSource, CampaignRef, EngineRef, Entry, EntryMeasurement,
     EntryPass, EntryStatus, ErrorCounts, FrozenCampaign, HardwareCheck, HardwareFingerprint,
     HostLoad, IncumbentRemeasure, Leader, MeasurementOutcome, MinerId, NoiseCheck, NoiseVerdict,
-    Outcome, PairedScore, Pass, PassStatus, ProbeHistograms, ProbeRecord,
+    OpeningWitness, Outcome, PairedScore, Pass, PassStatus, ProbeHistograms, ProbeRecord,
     ROUND_OPENED_PREDICATE_TYPE, ROUND_OPENED_PREDICATE_TYPE_V2, ROUND_PREDICATE_TYPE,
-    ROUND_PREDICATE_TYPE_V4, RevealedSeeds, Role, RoundFailure, RoundOpened, RoundRecord,
+    ROUND_PREDICATE_TYPE_V4, RevealedSeeds, Role, RoundFailure, RoundLog, RoundOpened, RoundRecord,
     RoundStatus, RunMeasurement, RunSummary, SeatRule, SeatedEntry, Seed32, SeedReveal, Sha256Hex,
     Sla, SlaUnmetReason, TokenCount, Tool, TypedOrText,
 };
@@ -250,7 +250,7 @@ fn round() -> (RoundRecord, RoundOpened) {
                 patch: e.patch,
             })
             .collect(),
-        seed_commitments: seeds.commitments(),
+        seed_commitments: Some(seeds.commitments()),
         evaluator_secret_sha256: None,
         beacon: None,
         practice: false,
@@ -1765,7 +1765,7 @@ fn beacon_round_with(beacon: BeaconRecord) -> (RoundRecord, RoundOpened) {
     let (mut record, mut opened) = round();
     let secret = Seed32([0x11; 32]);
     record.seeds = derived_seeds(&secret, &beacon.value);
-    opened.seed_commitments = record.seeds.commitments();
+    opened.seed_commitments = Some(record.seeds.commitments());
     opened.evaluator_secret_sha256 = Some(secret_commitment(&secret));
     opened.beacon = Some(beacon.promise());
     record.beacon = Some(beacon);
@@ -1921,6 +1921,155 @@ fn a_drand_beacon_signed_for_another_round_fails() {
         .map(|(target, _)| target)
         .collect();
     assert_eq!(failed, ["beacon.value"]);
+}
+
+/// drand quicknet round 657413 as the chain published it (the verifier's own beacon
+/// test vector): produced at 2023-09-15T11:00:03Z.
+fn drand_657413() -> BeaconRecord {
+    BeaconRecord {
+        source: BeaconSource::DrandQuicknet,
+        round: 657_413,
+        value: "fc1873a13f3545aeade8401532ef5519920652eee6b0d2b19ca12643b87b3587"
+            .parse()
+            .expect("hex"),
+        signature: Some("b713718a38ae728dfd477991af2822e08d2f305e47718cef9f7848ce4050e7be41076862b98fad56e91a6b85b89cd97b".to_owned()),
+    }
+}
+
+/// A round whose seeds derive from drand round 657413, opened (v4: no seed
+/// commitments) at `opened_at` and, when `witnessed_at` is given, its opening cosigned
+/// by a witness at that time (seconds since the Unix epoch).
+fn drand_round(opened_at: &str, witnessed_at: Option<u64>) -> (RoundRecord, RoundOpened) {
+    let (mut record, mut opened) = beacon_round_with(drand_657413());
+    opened.seed_commitments = None;
+    opened.opened_at = time(opened_at);
+    record.transparency_log = Some(RoundLog::Logged {
+        origin: "referee.test/log".to_owned(),
+        round_opened_index: 3,
+        opening_witness: witnessed_at.map(|timestamp_s| OpeningWitness {
+            name: "witness.test".to_owned(),
+            checkpoint_size: 4,
+            timestamp_s,
+        }),
+    });
+    (record, opened)
+}
+
+/// The `seeds.beaconOrder` results: (target, passed, not applicable because).
+fn beacon_order(report: &VerifyReport) -> Vec<(Option<String>, bool, Option<String>)> {
+    report
+        .checks
+        .iter()
+        .filter(|c| c.name == CheckName::SeedsBeaconOrder)
+        .map(|c| {
+            let why = c.not_applicable.map(|w| w.to_owned());
+            (c.target.clone(), c.passed, why)
+        })
+        .collect()
+}
+
+/// The grinding evaluator (issue 42): it watches drand quicknet rounds come out and opens
+/// the round naming the one whose seeds it likes (657413, produced 11:00:03), as if it had
+/// named it in advance. Its seeds all derive from the genuine value (`seeds.beacon`
+/// passes), but its opening was signed, and witnessed, after that round existed:
+/// `seeds.beaconOrder` fails. An honest opening, 6 s before the round, passes; a
+/// backdated `openedAt` is caught by the witness, and without one only its own clock
+/// vouches for the order (content/threat-model.md).
+#[test]
+fn an_evaluator_that_opens_with_a_beacon_round_it_has_already_seen_is_caught() {
+    const PRODUCED_S: u64 = 1_694_775_603;
+    let pass = |target: &str| (Some(target.to_owned()), true, None);
+    let fail = |target: &str| (Some(target.to_owned()), false, None);
+    // Honest: opened and witnessed before the round it names was produced.
+    let (record, opened) = drand_round("2023-09-15T10:59:56.500Z", Some(PRODUCED_S - 6));
+    let report = verify_round_v5(&record, &opened);
+    assert!(beacon_checks(&report).iter().all(|(_, passed)| *passed));
+    assert_eq!(
+        beacon_order(&report),
+        [pass("openedAt"), pass("openingWitness")]
+    );
+    // The grinder opens 3 s after the round it picked, its witness cosigning then.
+    let (record, opened) = drand_round("2023-09-15T11:00:06Z", Some(PRODUCED_S + 4));
+    let report = verify_round_v5(&record, &opened);
+    assert!(beacon_checks(&report).iter().all(|(_, passed)| *passed));
+    assert_eq!(
+        beacon_order(&report),
+        [fail("openedAt"), fail("openingWitness")]
+    );
+    let messages: Vec<String> = (report.checks.iter())
+        .filter(|c| c.name == CheckName::SeedsBeaconOrder)
+        .filter_map(|c| c.reason.as_ref().map(ToString::to_string))
+        .collect();
+    assert!(
+        messages[1].contains("1694775607")
+            && messages[1]
+                .contains("before 2023-09-15T11:00:03Z (drand quicknet round 657413's time)"),
+        "{messages:?}"
+    );
+    // It backdates `openedAt`: the witness's clock is not its own.
+    let (record, opened) = drand_round("2023-09-15T10:59:56Z", Some(PRODUCED_S + 4));
+    assert_eq!(
+        beacon_order(&verify_round_v5(&record, &opened)),
+        [pass("openedAt"), fail("openingWitness")]
+    );
+    // At the exact time of the round, the value may be out: not before, caught.
+    let (record, opened) = drand_round("2023-09-15T11:00:03Z", Some(PRODUCED_S));
+    assert_eq!(
+        beacon_order(&verify_round_v5(&record, &opened)),
+        [fail("openedAt"), fail("openingWitness")]
+    );
+    // Backdated and unwitnessed: only the evaluator's clock orders it.
+    let (record, opened) = drand_round("2023-09-15T10:59:56Z", None);
+    assert_eq!(
+        beacon_order(&verify_round_v5(&record, &opened)),
+        [
+            pass("openedAt"),
+            (
+                Some("openingWitness".to_owned()),
+                false,
+                Some("round opening not witnessed".to_owned())
+            )
+        ]
+    );
+    // A file beacon has no round time; a round without a beacon nothing to order.
+    let (record, opened) = beacon_round();
+    assert_eq!(
+        beacon_order(&verify_round_v5(&record, &opened)),
+        [(
+            None,
+            false,
+            Some("a file beacon has no round time".to_owned())
+        )]
+    );
+    let (record, opened) = round();
+    assert_eq!(
+        beacon_order(&verify_round_v5(&record, &opened)),
+        [(None, false, Some("no beacon".to_owned()))]
+    );
+}
+
+/// A v4 opening publishes no seed commitments for a beacon round: each revealed seed is
+/// checked consistent and derived; without a beacon, commitments stay required.
+#[test]
+fn a_beacon_round_opens_without_seed_commitments_and_a_drawn_one_cannot() {
+    let (record, opened) = drand_round("2023-09-15T10:59:56.500Z", None);
+    let report = verify_round_v5(&record, &opened);
+    let commitments: Vec<(Option<String>, bool)> = (report.checks.iter())
+        .filter(|c| c.name == CheckName::SeedCommitments)
+        .map(|c| (c.target.clone(), c.passed))
+        .collect();
+    assert_eq!(commitments.len(), 7, "{commitments:?}");
+    assert!(
+        commitments.iter().all(|(_, passed)| *passed),
+        "{commitments:?}"
+    );
+    let (record, mut opened) = round();
+    opened.seed_commitments = None;
+    let failed: Vec<Option<String>> = (verify_round_v5(&record, &opened).checks.iter())
+        .filter(|c| c.name == CheckName::SeedCommitments && !c.passed)
+        .map(|c| c.target.clone())
+        .collect();
+    assert_eq!(failed.len(), 7, "{failed:?}");
 }
 
 /// A practice round whose receipt moves the seat fails the decision: the rule keeps it.

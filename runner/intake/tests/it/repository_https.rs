@@ -1,6 +1,6 @@
 //! Repositories over HTTPS in the Hugging Face layout (content/repository-submissions.md,
 //! Fetch): a local server, axum on rustls with a certificate from a CA made per test
-//! (rcgen), runs `git http-backend` as a CGI for `https://127.0.0.1:<port>/<org>/<name>`
+//! (`testkit::tls`), runs `git http-backend` as a CGI for `https://127.0.0.1:<port>/<org>/<name>`
 //! and answers the LFS batch API at `<org>/<name>.git/info/lfs/objects/batch` from each
 //! repository's own LFS store. The fetcher trusts that CA through its CA file (git's
 //! `http.sslCAInfo`, the LFS client's root); nothing leaves the machine.
@@ -23,8 +23,8 @@ use intake::repository::{
     Commitment, FetchError, FetchOutcome, FetchRejection, Fetcher, GitFetcher,
 };
 use receipts::model::{Gate, PipelineState, Sha256Hex};
-use rustls::pki_types::{PrivateKeyDer, PrivatePkcs8KeyDer};
 use serde_json::{Value, json};
+use testkit::tls::TlsServer;
 
 use crate::repository::{Case, WEIGHTS, commit, good_files, pointer, rejected_at, with};
 
@@ -45,7 +45,7 @@ struct Shared {
 struct HfServer {
     shared: Arc<Shared>,
     ca_file: PathBuf,
-    _runtime: tokio::runtime::Runtime,
+    _server: TlsServer,
 }
 
 impl HfServer {
@@ -53,75 +53,24 @@ impl HfServer {
     fn start(dir: &Path) -> Self {
         let root = dir.join("repos");
         fs::create_dir_all(&root).unwrap();
-        let ca_key = rcgen::KeyPair::generate().unwrap();
-        let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
-        ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-        ca_params.key_usages = vec![
-            rcgen::KeyUsagePurpose::KeyCertSign,
-            rcgen::KeyUsagePurpose::DigitalSignature,
-        ];
-        ca_params
-            .distinguished_name
-            .push(rcgen::DnType::CommonName, "referee test CA");
-        let ca = rcgen::CertifiedIssuer::self_signed(ca_params, ca_key).unwrap();
-        let leaf_key = rcgen::KeyPair::generate().unwrap();
-        let leaf = rcgen::CertificateParams::new(vec!["127.0.0.1".to_owned()])
-            .unwrap()
-            .signed_by(&leaf_key, &ca)
-            .unwrap();
-        let ca_file = dir.join("ca.pem");
-        fs::write(&ca_file, ca.pem()).unwrap();
-        let config = rustls::ServerConfig::builder_with_provider(Arc::new(
-            rustls::crypto::ring::default_provider(),
-        ))
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_no_client_auth()
-        .with_single_cert(
-            vec![leaf.der().clone()],
-            PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(leaf_key.serialize_der())),
-        )
-        .unwrap();
-        let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        listener.set_nonblocking(true).unwrap();
-        let base = format!("https://{}", listener.local_addr().unwrap());
-        let shared = Arc::new(Shared {
-            root,
-            base,
-            counts: Counts::default(),
-        });
-        let app = Router::new()
-            .route("/{org}/{repo}/info/lfs/objects/batch", post(batch))
-            .route("/{org}/{repo}/lfs/objects/{oid}", get(object))
-            .fallback(cgi)
-            .with_state(shared.clone());
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap();
-        runtime.spawn(async move {
-            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
-            while let Ok((tcp, _)) = listener.accept().await {
-                let (acceptor, app) = (acceptor.clone(), app.clone());
-                tokio::spawn(async move {
-                    let Ok(tls) = acceptor.accept(tcp).await else {
-                        return;
-                    };
-                    let _ = hyper::server::conn::http1::Builder::new()
-                        .serve_connection(
-                            hyper_util::rt::TokioIo::new(tls),
-                            hyper_util::service::TowerToHyperService::new(app),
-                        )
-                        .await;
-                });
-            }
+        let mut shared = None;
+        let server = TlsServer::start(dir, |base| {
+            let state = Arc::new(Shared {
+                root,
+                base: base.to_owned(),
+                counts: Counts::default(),
+            });
+            shared = Some(state.clone());
+            Router::new()
+                .route("/{org}/{repo}/info/lfs/objects/batch", post(batch))
+                .route("/{org}/{repo}/lfs/objects/{oid}", get(object))
+                .fallback(cgi)
+                .with_state(state)
         });
         Self {
-            shared,
-            ca_file,
-            _runtime: runtime,
+            shared: shared.unwrap(),
+            ca_file: server.ca_file.clone(),
+            _server: server,
         }
     }
 

@@ -476,6 +476,23 @@ pub enum CheckName {
     /// required` asks for one; `not applicable (time not witnessed)` otherwise.
     #[serde(rename = "log.publication")]
     LogPublication,
+    /// v8, a `decide` campaign (content/s1-pro-speed.md): the round's `decide` record is
+    /// there exactly for a `decide` campaign, with the campaign's track and workload kind.
+    #[serde(rename = "decide.round")]
+    DecideRound,
+    /// v8, an s1-pro-speed campaign: every entry whose engine started has its weights
+    /// identity, each file's recorded sha256 the campaign's pinned one
+    /// (`receipts::rules::weights::compare`); an entry whose files differ is disqualified
+    /// for it; `decide.weights[i]` per entry as target.
+    #[serde(rename = "decide.weights")]
+    DecideWeights,
+    /// v8, a `decide` campaign: an entry's gate file recomputed — the campaign's
+    /// decisions and bounds, items 0, 1, … the campaign's `gate_items` fresh items (their
+    /// prompts' sha256 regenerated from the seeds), each item's distance from its two
+    /// vectors, every group mean, the verdict equal to the entry's summary, and the run
+    /// that answered; `entries[i].correctness` as target.
+    #[serde(rename = "decide.gate")]
+    DecideGate,
 }
 
 impl CheckName {
@@ -580,6 +597,9 @@ impl CheckName {
             CheckName::TitleChain => "title.chain",
             CheckName::TitleRound => "title.round",
             CheckName::LogPublication => "log.publication",
+            CheckName::DecideRound => "decide.round",
+            CheckName::DecideWeights => "decide.weights",
+            CheckName::DecideGate => "decide.gate",
         }
     }
 }

@@ -75,7 +75,13 @@ pub(crate) fn check_round(
         version,
     );
     crate::capability::check_capability(report, record, campaign.as_ref(), version);
-    correctness::check_correctness(report, dir, record, campaign.as_ref(), version);
+    // A decide campaign's gate is no completions gate: its own checks recompute it.
+    if crate::decide::is_decide(record, campaign.as_ref()) {
+        crate::decide::completions_gate_not_applicable(report);
+    } else {
+        correctness::check_correctness(report, dir, record, campaign.as_ref(), version);
+    }
+    crate::decide::check_decide(report, dir, record, campaign.as_ref(), version);
     check_load_samples(report, dir, record, campaign.as_ref(), version);
     sample_pool::check_sample_pools(report, dir, &mut logs, record, campaign.as_ref(), version);
     crate::compliance::check_compliance(report, dir, &mut logs, record, campaign.as_ref(), version);

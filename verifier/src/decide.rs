@@ -19,7 +19,7 @@ use receipts::rules::decide::recompute_gate;
 use receipts::rules::weights::compare;
 
 /// The first predicate version whose rounds record the track ([`RoundRecord::decide`]).
-const SINCE: PredicateVersion = PredicateVersion::V7;
+const SINCE: PredicateVersion = PredicateVersion::V8;
 
 /// Whether the round is a `decide` campaign's: the campaign says so, or without it the
 /// receipt does.
@@ -46,7 +46,8 @@ pub(crate) fn completions_gate_not_applicable(report: &mut VerifyReport) {
 }
 
 /// `decide.round`, `decide.weights` and `decide.gate`: `not applicable` before
-/// [`SINCE`] and for a completions campaign; not run without the campaign.
+/// [`SINCE`]; not run without the campaign; only `decide.round` (no `decide` record) for
+/// a completions campaign.
 pub(crate) fn check_decide(
     report: &mut VerifyReport,
     dir: &Path,
@@ -80,10 +81,8 @@ pub(crate) fn check_decide(
                 "absent (a completions campaign)",
             )),
         };
+        // A completions round has no weights identity or gate file to check.
         report.record(CheckName::DecideRound, None, absent);
-        for name in [CheckName::DecideWeights, CheckName::DecideGate] {
-            report.not_applicable(name, None, "completions campaign");
-        }
         return;
     };
     let receipt = "receipt.dsse.json";

@@ -169,4 +169,37 @@ fn the_s1_pro_speed_demo_runs_a_decide_round_whose_receipt_verifies() {
             .all(|r| r["passed"] == true),
         "{verified}"
     );
+
+    // A distance edited in the gate file is recomputed from its two vectors.
+    let gate_file = campaign.round_dir(1).join(&gate.items_file);
+    let mut file: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&gate_file).expect("gate file")).expect("json");
+    file["items"][0]["distanceMicroNats"] = serde_json::json!(1);
+    std::fs::write(&gate_file, file.to_string()).expect("write");
+    let bundle = campaign.round_dir(1);
+    let forged = bin()
+        .args(["verify", bundle.to_str().expect("utf-8")])
+        .args(["--keyring", "data/keyring.json", "--json"])
+        .current_dir(dir)
+        .output()
+        .expect("referee");
+    assert_eq!(forged.status.code(), Some(1), "{}", text(&forged));
+    let reports: serde_json::Value = serde_json::from_str(&stdout(&forged)).expect("json");
+    let report = &reports[0];
+    let failed: Vec<(String, String)> = (report["checks"].as_array().into_iter().flatten())
+        .filter(|c| c["passed"] == false && c["notApplicable"].is_null())
+        .map(|c| {
+            let name = c["name"].as_str().unwrap_or_default().to_owned();
+            (name, c["target"].as_str().unwrap_or_default().to_owned())
+        })
+        .filter(|(name, _)| name.starts_with("decide."))
+        .collect();
+    assert_eq!(
+        failed,
+        [(
+            "decide.gate".to_owned(),
+            "entries[1].correctness".to_owned()
+        )],
+        "{report:#}"
+    );
 }

@@ -336,6 +336,54 @@ pub mod docker {
     }
 }
 
+/// The s1-pro-speed demo (`examples/s1-pro-speed/`, content/s1-pro-speed.md): a
+/// `decide` campaign of track `s1-pro-speed` whose entries are the built-in engine served
+/// as a decision sidecar, with a stand-in weight file pinned in the baseline tree, and
+/// one submission that batches more sequences. Its round runs in `tests/s1_pro_speed.rs`.
+pub mod s1_pro_speed {
+    use std::path::{Path, PathBuf};
+
+    use super::{BASELINE_ENGINE_TOML, DemoError, IoError, set_key, write_files_repo};
+
+    /// The pinned stand-in weight file (`examples/s1-pro-speed/baseline/model.weights`).
+    pub const WEIGHTS: &str = include_str!("../examples/s1-pro-speed/baseline/model.weights");
+
+    /// The campaign (`examples/s1-pro-speed/campaign.toml`); `baseline.repo` is
+    /// `baseline.git` next to it.
+    pub const CAMPAIGN_TOML: &str = include_str!("../examples/s1-pro-speed/campaign.toml");
+
+    /// The campaign's id.
+    pub const CAMPAIGN_ID: &str = "s1-pro-speed-demo";
+
+    /// The submission (`examples/s1-pro-speed/submissions/faster-batching.diff`): batches
+    /// 8 sequences instead of 1, its weights untouched.
+    pub const SUBMISSION_DIFF: &str =
+        include_str!("../examples/s1-pro-speed/submissions/faster-batching.diff");
+
+    /// The baseline's files: the demo's `engine.toml` and the pinned `model.weights`.
+    pub fn baseline_files() -> [(&'static str, &'static str); 2] {
+        [
+            ("engine.toml", BASELINE_ENGINE_TOML),
+            ("model.weights", WEIGHTS),
+        ]
+    }
+
+    /// Writes `baseline.git` (one commit of [`baseline_files`], by the demo's fixed
+    /// author at its fixed time) and `campaign.toml` (pinning that commit) into `dir`;
+    /// returns the campaign file's path.
+    ///
+    /// Errors: [`DemoError`].
+    pub fn stage(dir: &Path) -> Result<PathBuf, DemoError> {
+        std::fs::create_dir_all(dir).map_err(IoError::at("creating", dir))?;
+        let commit = write_files_repo(&dir.join("baseline.git"), &baseline_files())?;
+        let campaign = dir.join("campaign.toml");
+        let text = set_key(CAMPAIGN_TOML, "commit", &format!("\"{commit}\""));
+        receipts::fsutil::write_atomic(&campaign, text.as_bytes(), 0o644)
+            .map_err(IoError::at("writing", &campaign))?;
+        Ok(campaign)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

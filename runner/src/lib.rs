@@ -5,6 +5,7 @@
 //! round whose previous receipt, key or campaign does not check out (`verifier`).
 
 pub mod correctness;
+pub mod decide;
 pub mod journal;
 pub mod pod;
 pub mod round;

@@ -86,6 +86,31 @@ pub fn hash_dir(dir: &Path) -> Result<Vec<WeightFile>, WeightsError> {
     Ok(files)
 }
 
+/// The files of `pinned`, by name, as found under `dir` (an entry's tree, whose other
+/// files are not weights), each with the sha256 of its bytes; a name `dir` lacks is left
+/// out, so [`compare`] names it missing.
+///
+/// Errors: [`WeightsError::NotAFile`] for a link or special file at a pinned name,
+/// [`WeightsError::Io`] for one that cannot be read.
+pub fn hash_named(dir: &Path, pinned: &[WeightFile]) -> Result<Vec<WeightFile>, WeightsError> {
+    let mut files = Vec::new();
+    for want in pinned {
+        let path = dir.join(&want.name);
+        match std::fs::symlink_metadata(&path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(IoError::at("reading", &path)(e).into()),
+            Ok(meta) if !meta.is_file() => return Err(WeightsError::NotAFile { path }),
+            Ok(_) => {}
+        }
+        let sha256 = file_sha256(&path).map_err(IoError::at("hashing", &path))?;
+        files.push(WeightFile {
+            name: want.name.clone(),
+            sha256,
+        });
+    }
+    Ok(files)
+}
+
 /// The files of `dir` when they are exactly the `pinned` ones (same names, same bytes).
 ///
 /// Errors: [`WeightsError::Mismatch`] naming the first file that differs and both

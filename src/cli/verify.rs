@@ -814,7 +814,7 @@ fn group(check: &Check) -> &'static str {
         "subject" | "file" | "files" | "inputs" | "requestSequence" => "files",
         "probes" | "probe" | "run" | "entry" | "drift" | "hardware" => "measurements",
         "round" if name == "round.throughput" => "measurements",
-        "correctness" => "correctness",
+        "correctness" | "decide" => "correctness",
         "chain" => "chain",
         "submissions" => "submissions",
         "log" => "log",

@@ -63,7 +63,9 @@ pub(crate) fn check_capability(
         );
         return;
     };
-    let builtin = matches!(campaign.campaign.backend, Backend::Builtin);
+    // Neither the built-in engine nor a decision sidecar takes the completions probe.
+    let builtin =
+        matches!(campaign.campaign.backend, Backend::Builtin) || campaign.campaign.decide.is_some();
     let result = match &record.capability_probe {
         None if builtin => Ok(()),
         // v3 builds recorded the probe only late (ARCHITECTURE.md, Predicate versions);

@@ -34,6 +34,7 @@ mod capability;
 mod chain;
 mod compliance;
 mod correctness;
+mod decide;
 mod docker;
 mod engine_api;
 mod engine_logs;

@@ -494,6 +494,23 @@ pub enum CheckName {
     /// (`openingWitness`, `not applicable` without one), each before that time.
     #[serde(rename = "seeds.beaconOrder")]
     SeedsBeaconOrder,
+    /// v8, a `decide` campaign (content/s1-pro-speed.md): the round's `decide` record is
+    /// there exactly for a `decide` campaign, with the campaign's track and workload kind.
+    #[serde(rename = "decide.round")]
+    DecideRound,
+    /// v8, an s1-pro-speed campaign: every entry whose engine started has its weights
+    /// identity, each file's recorded sha256 the campaign's pinned one
+    /// (`receipts::rules::weights::compare`); an entry whose files differ is disqualified
+    /// for it; `decide.weights[i]` per entry as target.
+    #[serde(rename = "decide.weights")]
+    DecideWeights,
+    /// v8, a `decide` campaign: an entry's gate file recomputed — the campaign's
+    /// decisions and bounds, items 0, 1, … the campaign's `gate_items` fresh items (their
+    /// prompts' sha256 regenerated from the seeds), each item's distance from its two
+    /// vectors, every group mean, the verdict equal to the entry's summary, and the run
+    /// that answered; `entries[i].correctness` as target.
+    #[serde(rename = "decide.gate")]
+    DecideGate,
 }
 
 impl CheckName {
@@ -600,6 +617,9 @@ impl CheckName {
             CheckName::LogPublication => "log.publication",
             CheckName::EntryReview => "entries.review",
             CheckName::SeedsBeaconOrder => "seeds.beaconOrder",
+            CheckName::DecideRound => "decide.round",
+            CheckName::DecideWeights => "decide.weights",
+            CheckName::DecideGate => "decide.gate",
         }
     }
 }

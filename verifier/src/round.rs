@@ -76,7 +76,12 @@ pub(crate) fn check_round(
         version,
     );
     crate::capability::check_capability(report, record, campaign.as_ref(), version);
-    correctness::check_correctness(report, dir, record, campaign.as_ref(), version);
+    // A decide campaign's gate is no completions gate: its own checks recompute it.
+    if crate::decide::is_decide(record, campaign.as_ref()) {
+        crate::decide::completions_gate_not_applicable(report);
+    } else {
+        correctness::check_correctness(report, dir, record, campaign.as_ref(), version);
+    }
     check_load_samples(report, dir, record, campaign.as_ref(), version);
     sample_pool::check_sample_pools(report, dir, &mut logs, record, campaign.as_ref(), version);
     crate::compliance::check_compliance(report, dir, &mut logs, record, campaign.as_ref(), version);
@@ -90,6 +95,9 @@ pub(crate) fn check_round(
     timeline::check_timeline(report, record, opened.as_ref());
     // Last: it excuses the failures of the checks above that read a withheld file.
     crate::secrets::check_withheld(report, dir, record, version);
+    // After it: a decide round's gate files hold only numbers and declared decisions,
+    // never a withheld secret, and v8's checks come last.
+    crate::decide::check_decide(report, dir, record, campaign.as_ref(), version);
 }
 
 /// `roundOpened.signature`: the file `record.roundOpened` is a subject and passes steps

@@ -229,3 +229,88 @@ impl super::Campaign {
         Ok(())
     }
 }
+
+/// The logit-distance gate's per-item file of one entry of a `decide` campaign
+/// (`correctness/<entry>.json`, named by the entry's correctness summary): both declared
+/// vectors of every fresh item, what the verifier recomputes each item's distance, every
+/// group mean and the verdict from (content/s1-pro-speed.md). Integers only.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DecideItems {
+    /// The declared decisions, in the order of every vector of the file.
+    pub decisions: Vec<String>,
+    /// Items per group, taken in order.
+    pub group_size: u32,
+    /// Bound on every group mean, micro-nats.
+    pub group_mean_bound_micro_nats: u64,
+    /// Bound on every item, micro-nats.
+    pub item_bound_micro_nats: u64,
+    /// Every item, in order.
+    pub items: Vec<DecideItem>,
+    /// Every group's mean distance, micro-nats (integer, rounded half up), in order.
+    pub group_means_micro_nats: Vec<u64>,
+    /// Whose answers the file judged: the round, the entry, its patch and engine config,
+    /// and the pass of the run that answered. The verifier holds it to the entry citing
+    /// the file (`correctness.entry`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured_for: Option<super::MeasuredFor>,
+}
+
+/// One fresh item of the gate: the entry's and the reference's declared vector, as
+/// log-probabilities in micro-nats in the declared order, and their distance.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DecideItem {
+    /// Item index within the gate's items, from 0.
+    pub index: u32,
+    /// sha256 of the prompt's UTF-8 bytes (the workload's correctness item).
+    pub prompt_sha256: super::Sha256Hex,
+    /// The entry's decision.
+    pub decision: String,
+    /// The entry's vector, micro-nats.
+    pub entry_micro_nats: Vec<i64>,
+    /// The reference runtime's vector, micro-nats.
+    pub reference_micro_nats: Vec<i64>,
+    /// The largest difference over the declared decisions, micro-nats.
+    pub distance_micro_nats: u64,
+}
+
+/// What a round of a `decide` campaign records of its track (content/s1-pro-speed.md; v8,
+/// absent for completions campaigns). Every entry's throughput is then in milli-decisions
+/// per second: one decision per request.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DecideRound {
+    /// The campaign's track, when it names one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub track: Option<Track>,
+    /// What the entries served: always `decide`.
+    pub workload_kind: WorkloadKind,
+    /// Every entry whose engine started, with the weight files it served (an
+    /// s1-pro-speed campaign's only), in entry order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub weights: Vec<EntryWeights>,
+}
+
+/// The weights identity of one entry of an s1-pro-speed round: the campaign's pinned
+/// file names as found in the entry's tree, each with the sha256 of its bytes, hashed
+/// before its engine started. The verifier holds them to the campaign's `model.weights`
+/// (`receipts::rules::weights::compare`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EntryWeights {
+    /// The entry's index.
+    pub entry: u32,
+    /// How its files were established: `pinned` (byte-identical to the campaign's pins).
+    pub source: WeightsSource,
+    /// Its files with their digests, by name.
+    pub files: Vec<super::WeightFile>,
+}
+
+/// How an entry's weights were established.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum WeightsSource {
+    /// The files are the campaign's pinned ones, byte for byte.
+    Pinned,
+}

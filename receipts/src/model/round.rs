@@ -226,6 +226,11 @@ pub struct RoundRecord {
     /// the real one).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clock: Option<super::title::ClockKind>,
+    /// A `decide` campaign's track record: the track, the workload kind and each
+    /// entry's weights identity (content/s1-pro-speed.md; v8, absent for completions
+    /// campaigns and before).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decide: Option<super::DecideRound>,
 }
 
 /// A round's place in the transparency log ([`RoundRecord::transparency_log`]).

@@ -7,7 +7,9 @@ use serde_json::Value;
 
 use super::correctness::{Verdict, quantize_logprob, verdict};
 use super::workload::Item;
-use crate::model::{CorrectnessSpec, DecideContract, VectorKind};
+use crate::model::{
+    CorrectnessSpec, DecideContract, DecideItem, DecideItems, MeasuredFor, Sha256Hex, VectorKind,
+};
 
 /// The template placeholder replaced by the item's prompt (a string).
 pub const PROMPT_PLACEHOLDER: &str = "{{prompt}}";
@@ -161,4 +163,72 @@ pub fn gate_verdict(items_micro_nats: &[u64], contract: &DecideContract) -> Verd
         ..CorrectnessSpec::default()
     };
     verdict(items_micro_nats, &spec)
+}
+
+/// One gate item as a sidecar answered it: the item, the decision and the declared vector
+/// in micro-nats ([`read_vector`]).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Answer {
+    /// The gate item's index, from 0.
+    pub index: u32,
+    /// sha256 of its prompt.
+    pub prompt_sha256: Sha256Hex,
+    /// The decision answered.
+    pub decision: String,
+    /// The declared vector, micro-nats, in the declared order.
+    pub vector: Vec<i64>,
+}
+
+/// The gate's per-item file of one entry: its `answers` against the reference runtime's
+/// (`reference`, the same items in the same order), each item's distance, the group means
+/// and the contract's bounds. An item the reference lacks is compared with an empty
+/// vector (its whole magnitude, [`item_distance_micro_nats`]).
+pub fn gate_file(
+    contract: &DecideContract,
+    answers: &[Answer],
+    reference: &[Answer],
+    measured_for: Option<MeasuredFor>,
+) -> DecideItems {
+    let items: Vec<DecideItem> = answers
+        .iter()
+        .map(|answer| {
+            let theirs = reference
+                .iter()
+                .find(|r| r.index == answer.index)
+                .map_or(&[][..], |r| r.vector.as_slice());
+            DecideItem {
+                index: answer.index,
+                prompt_sha256: answer.prompt_sha256,
+                decision: answer.decision.clone(),
+                entry_micro_nats: answer.vector.clone(),
+                reference_micro_nats: theirs.to_vec(),
+                distance_micro_nats: item_distance_micro_nats(&answer.vector, theirs),
+            }
+        })
+        .collect();
+    let distances: Vec<u64> = items.iter().map(|i| i.distance_micro_nats).collect();
+    DecideItems {
+        decisions: contract.decisions.clone(),
+        group_size: contract.group_size,
+        group_mean_bound_micro_nats: contract.group_mean_bound_micro_nats,
+        item_bound_micro_nats: contract.item_bound_micro_nats,
+        group_means_micro_nats: gate_verdict(&distances, contract).group_means_micro_nats,
+        items,
+        measured_for,
+    }
+}
+
+/// The gate recomputed from a per-item file's vectors alone, as a verifier does: every
+/// item's distance from its two vectors, then [`gate_verdict`] with `contract`'s groups
+/// and bounds (the campaign's, never the file's). Returns the distances, in item order,
+/// and the verdict (its group means included).
+pub fn recompute_gate(file: &DecideItems, contract: &DecideContract) -> (Vec<u64>, Verdict) {
+    let distances: Vec<u64> = file
+        .items
+        .iter()
+        .map(|i| item_distance_micro_nats(&i.entry_micro_nats, &i.reference_micro_nats))
+        .collect();
+    let verdict = gate_verdict(&distances, contract);
+    (distances, verdict)
 }

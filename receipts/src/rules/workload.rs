@@ -31,6 +31,8 @@
 //! and the engine sees that many tokens plus BOS. For other servers the drawn length is
 //! only approximate in tokens; JSONL prompts have the length of their line.
 
+use std::borrow::Cow;
+
 use crate::canonical::{MAX_SAFE_INTEGER, push_integer};
 use crate::model::{
     Arrival, Campaign, CorrectnessSpec, LengthDist, PromptSource, RateSearchSpec, RevealedSeeds,
@@ -252,7 +254,8 @@ impl Iterator for Schedule {
 }
 
 impl Workload {
-    /// Binds `campaign`'s workload to `seeds`. `prompt_file` holds the bytes of a JSONL
+    /// Binds `campaign`'s workload to `seeds`; a `decide` campaign's correctness items are
+    /// its gate's `gate_items` fresh items. `prompt_file` holds the bytes of a JSONL
     /// prompt source (the caller reads it: this module does no I/O); `None` for
     /// generated prompts.
     ///
@@ -264,12 +267,20 @@ impl Workload {
         seeds: &RevealedSeeds,
         prompt_file: Option<&[u8]>,
     ) -> Result<Self, WorkloadError> {
+        // A `decide` campaign's gate draws its fresh items as the correctness items.
+        let correctness = match &campaign.decide {
+            Some(decide) => Cow::Owned(CorrectnessSpec {
+                items: decide.gate_items,
+                ..campaign.correctness.clone()
+            }),
+            None => Cow::Borrowed(&campaign.correctness),
+        };
         Self::from_parts(
             &WorkloadParts {
                 workload: &campaign.workload,
                 rate_search: &campaign.rate_search,
                 runs: campaign.runs,
-                correctness: &campaign.correctness,
+                correctness: &correctness,
             },
             seeds,
             prompt_file,

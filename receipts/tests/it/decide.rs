@@ -255,3 +255,64 @@ fn weights_are_compared_by_name_and_digest_and_a_mismatch_names_both_digests() {
         Err(WeightsMismatch::Unexpected { name, .. }) if name == "c.bin"
     ));
 }
+
+/// The gate's per-item file: each item's distance from both vectors, the group means and
+/// the contract's bounds; recomputing it from the vectors alone gives the same numbers,
+/// and a forged distance or vector shows.
+#[test]
+fn the_gate_file_holds_both_vectors_and_recomputes_exactly() {
+    use receipts::rules::decide::{Answer, gate_file, recompute_gate};
+    let contract = contract();
+    let answer = |index: u32, vector: [i64; 3]| Answer {
+        index,
+        prompt_sha256: Sha256Hex::digest(index.to_string().as_bytes()),
+        decision: "allow".into(),
+        vector: vector.to_vec(),
+    };
+    let entry = [
+        answer(0, [-100_000, -2_000_000, -3_000_000]),
+        answer(1, [-500_000, -1_000_000, -2_000_000]),
+        answer(2, [-1, -2, -3]),
+        answer(3, [-7, -7, -7]),
+    ];
+    // Item 1 the reference answers 300,000 µnat apart on `deny`; item 3 it lacks.
+    let reference = [
+        answer(0, [-100_000, -2_000_000, -3_000_000]),
+        answer(1, [-500_000, -1_300_000, -2_000_000]),
+        answer(2, [-1, -2, -4]),
+    ];
+    let file = gate_file(&contract, &entry, &reference, None);
+    let distances: Vec<u64> = file.items.iter().map(|i| i.distance_micro_nats).collect();
+    assert_eq!(distances, [0, 300_000, 1, 7]);
+    // Groups of 3: (0 + 300,000 + 1) / 3 rounded half up, then 7 alone.
+    assert_eq!(file.group_means_micro_nats, [100_000, 7]);
+    assert_eq!(file.decisions, ["allow", "deny", "review"]);
+    assert_eq!(file.items[3].reference_micro_nats, Vec::<i64>::new());
+    let (recomputed, verdict) = recompute_gate(&file, &contract);
+    assert_eq!(recomputed, distances);
+    assert!(verdict.passed);
+    assert_eq!(verdict.group_means_micro_nats, file.group_means_micro_nats);
+    assert_eq!(
+        (
+            verdict.max_item_micro_nats,
+            verdict.max_group_mean_micro_nats
+        ),
+        (300_000, 100_000)
+    );
+
+    // A vector edited after the fact moves the recomputed distance, not the stored one.
+    let mut forged = file.clone();
+    forged.items[1].entry_micro_nats[1] = -1_300_000;
+    let (recomputed, _) = recompute_gate(&forged, &contract);
+    assert_eq!(recomputed, [0, 0, 1, 7]);
+    assert_eq!(forged.items[1].distance_micro_nats, 300_000);
+
+    // Over the group bound by one micro-nat fails the gate.
+    let tight = DecideContract {
+        group_mean_bound_micro_nats: 99_999,
+        ..contract
+    };
+    let (_, verdict) = recompute_gate(&file, &tight);
+    assert!(!verdict.passed);
+    assert_eq!(verdict.first_failing_group, Some(0));
+}

@@ -122,6 +122,13 @@ pub enum EngineError {
     /// A method called out of order (e.g. `wait_healthy` before `start`).
     #[error("engine not started")]
     NotStarted,
+    /// The backend cannot give an engine a secret of its run
+    /// ([`Engine::set_secret_env`]).
+    #[error("the {backend:?} backend cannot pass a run's secret to its engine")]
+    NoSecrets {
+        /// The backend.
+        backend: BackendKind,
+    },
     /// The Docker backend failed (the daemon's own message; content/docker.md).
     #[error(transparent)]
     Docker(#[from] docker::DockerError),
@@ -153,6 +160,9 @@ pub struct EngineSettings {
     /// The campaign's `baseline.image`: the Docker backend refuses an image that is not
     /// this one (content/docker.md).
     pub baseline_image: Option<receipts::model::ImageRef>,
+    /// A `decide` campaign's declared decisions: the built-in engine serves them as a
+    /// decision sidecar (`--decide`, content/s1-pro-speed.md); `None` for completions.
+    pub decide: Option<Vec<String>>,
 }
 
 /// How an engine process is confined: its sandbox, what it sees, its CPUs.
@@ -271,6 +281,7 @@ impl EngineBackend for BuiltinBackend {
             pid_file: s.pid_file.clone(),
             confinement: s.confinement.clone(),
             readiness: s.readiness.clone(),
+            decide: s.decide.clone(),
         }))
     }
 
@@ -384,6 +395,18 @@ pub trait Engine {
     /// synced (the engine is stopped all the same); reported once, by the first call
     /// after it happened.
     fn stop(&mut self) -> Result<(), EngineError>;
+
+    /// Gives the engine a secret of this run only, as its environment variable `name`
+    /// (a `decide` campaign's bearer token, content/s1-pro-speed.md): set before
+    /// [`Engine::start`], never part of the command the receipt records.
+    ///
+    /// Errors: [`EngineError::NoSecrets`] for a backend that cannot pass one.
+    fn set_secret_env(&mut self, name: &str, value: &str) -> Result<(), EngineError> {
+        let _ = (name, value);
+        Err(EngineError::NoSecrets {
+            backend: self.backend(),
+        })
+    }
 }
 
 /// The log tail of the log file at `path` by `receipts::rules::log_tail`'s rule (at most
@@ -430,6 +453,8 @@ pub struct BuiltinOptions {
     pub confinement: Confinement,
     /// Readiness routes ([`EngineSettings::readiness`]).
     pub readiness: Vec<String>,
+    /// `--decide`: the declared decisions it serves ([`EngineSettings::decide`]).
+    pub decide: Option<Vec<String>>,
 }
 
 /// `referee engine serve --config <tree>/engine.toml --listen-fd 3 …` as a child process,
@@ -445,6 +470,8 @@ pub struct BuiltinOptions {
 pub struct BuiltinEngine {
     options: BuiltinOptions,
     child: Option<ChildEngine>,
+    /// This run's secrets ([`Engine::set_secret_env`]), in its environment only.
+    secrets: Vec<(String, String)>,
 }
 
 impl BuiltinEngine {
@@ -453,6 +480,7 @@ impl BuiltinEngine {
         Self {
             options,
             child: None,
+            secrets: Vec::new(),
         }
     }
 }
@@ -460,6 +488,11 @@ impl BuiltinEngine {
 impl Engine for BuiltinEngine {
     fn backend(&self) -> BackendKind {
         BackendKind::Builtin
+    }
+
+    fn set_secret_env(&mut self, name: &str, value: &str) -> Result<(), EngineError> {
+        self.secrets.push((name.to_owned(), value.to_owned()));
+        Ok(())
     }
 
     fn command(&self) -> Option<&[String]> {
@@ -474,7 +507,7 @@ impl Engine for BuiltinEngine {
 
     fn start(&mut self) -> Result<(), EngineError> {
         let o = &self.options;
-        let argv: Vec<String> = [
+        let mut argv: Vec<String> = [
             o.program.to_string_lossy().into_owned(),
             "engine".into(),
             "serve".into(),
@@ -490,10 +523,13 @@ impl Engine for BuiltinEngine {
             o.served_model_name.clone(),
         ]
         .into();
+        if let Some(decisions) = &o.decide {
+            argv.extend(["--decide".to_owned(), decisions.join(",")]);
+        }
         let listener = bind_listener(loopback(0))?;
         self.child = Some(ChildEngine::spawn(
             &argv,
-            &[],
+            &self.secrets,
             &o.readiness,
             &o.tree,
             &o.confinement,
@@ -571,6 +607,8 @@ pub struct ProcessOptions {
 pub struct ProcessEngine {
     options: ProcessOptions,
     child: Option<ChildEngine>,
+    /// This run's secrets ([`Engine::set_secret_env`]), in its environment only.
+    secrets: Vec<(String, String)>,
 }
 
 impl ProcessEngine {
@@ -579,6 +617,7 @@ impl ProcessEngine {
         Self {
             options,
             child: None,
+            secrets: Vec::new(),
         }
     }
 }
@@ -586,6 +625,11 @@ impl ProcessEngine {
 impl Engine for ProcessEngine {
     fn backend(&self) -> BackendKind {
         BackendKind::Process
+    }
+
+    fn set_secret_env(&mut self, name: &str, value: &str) -> Result<(), EngineError> {
+        self.secrets.push((name.to_owned(), value.to_owned()));
+        Ok(())
     }
 
     fn command(&self) -> Option<&[String]> {
@@ -622,9 +666,11 @@ impl Engine for ProcessEngine {
             .iter()
             .map(|arg| placeholders.substitute(arg))
             .collect();
+        let mut env = placeholders.environment(&o.env);
+        env.extend(self.secrets.iter().cloned());
         self.child = Some(ChildEngine::spawn(
             &argv,
-            &placeholders.environment(&o.env),
+            &env,
             &o.readiness,
             &o.tree,
             &o.confinement,

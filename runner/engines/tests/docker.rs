@@ -90,6 +90,7 @@ fn settings(work: &Path, memory_limit_mb: u64) -> EngineSettings {
         readiness: vec!["/health".into()],
         env: BTreeMap::new(),
         baseline_image: None,
+        decide: None,
     }
 }
 

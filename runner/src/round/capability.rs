@@ -35,7 +35,8 @@ pub(crate) fn failure(probe: &CapabilityProbe) -> Option<RoundFailure> {
 }
 
 /// Runs the probe as its own setup step (`Probing the baseline engine's API`) and returns
-/// its findings with the step; `None` for the built-in backend, which is not probed.
+/// its findings with the step; `None` for the built-in backend and a `decide` campaign,
+/// which are not probed.
 ///
 /// Errors: [`RoundError`] when the step log cannot be written or the baseline tree
 /// cannot be prepared (the round stops at setup; nothing of it ran).
@@ -43,7 +44,10 @@ pub(crate) fn probe_baseline(
     ctx: &mut Ctx<'_>,
     workload: &Workload,
 ) -> Result<Option<(CapabilityProbe, Step)>, RoundError> {
-    if matches!(ctx.frozen.campaign.backend, Backend::Builtin) {
+    // A decision sidecar serves no completions API to probe.
+    if matches!(ctx.frozen.campaign.backend, Backend::Builtin)
+        || ctx.frozen.campaign.decide.is_some()
+    {
         return Ok(None);
     }
     let mut step = ctx

@@ -27,6 +27,7 @@ use super::record::{EntryRecord, EntryResult, PlannedEntry};
 use super::scorer::SavedOutputs;
 use super::{Ctx, RoundError, StepRun};
 use crate::correctness::{self as gate, CompletionsClient, GateError, KeptRequest, KeptRun};
+use crate::decide::{DecideClient, DecideClientError};
 use engines::affinity::{self, CpuEscape, EngineProcesses};
 use engines::docker::ContainerExit;
 use engines::isolation::{self, CpuPlan, CpuTimes};
@@ -84,6 +85,12 @@ pub(crate) enum StepError {
     /// The scorer found no prompt echo of the baseline to check the reference against.
     #[error("the baseline's prompt echo is missing: no entry's echo can be judged")]
     NoBaselineEcho,
+    /// A `decide` campaign's sidecar answers, or the run's token.
+    #[error(transparent)]
+    Decide(#[from] DecideClientError),
+    /// A `decide` campaign's contract that does not hold (its template is not JSON).
+    #[error(transparent)]
+    Contract(#[from] receipts::model::ModelError),
 }
 
 impl StepError {
@@ -99,14 +106,15 @@ impl StepError {
                     | GateError::Correctness(_)
                     | GateError::Deadline { .. }
             )
-        )
+        ) || matches!(self, Self::Decide(e) if e.is_sidecars_fault())
     }
 
     /// The entry's typed disqualification for a failed correctness step, when it has
     /// one (the deadline; other faults are `compliance_failed` with their message).
     fn disqualification(&self) -> Option<DisqualificationReason> {
         match self {
-            Self::Gate(GateError::Deadline { deadline_s, .. }) => {
+            Self::Gate(GateError::Deadline { deadline_s, .. })
+            | Self::Decide(DecideClientError::Deadline { deadline_s }) => {
                 Some(DisqualificationReason::CorrectnessDeadline {
                     deadline_s: *deadline_s,
                 })
@@ -194,6 +202,8 @@ struct EntryRun<'c, 'a> {
     /// The first thread of its engine found allowed outside the engine's CPUs, while it
     /// was measured or after ([`watch_cpus`]): the run is the entry's fault.
     escape: Option<CpuEscape>,
+    /// A `decide` campaign's bearer token of this run, given to its engine only.
+    token: Option<String>,
 }
 
 /// Why an entry's run ended early, as [`EntryRun::fail`] records it.
@@ -202,6 +212,9 @@ enum Failure {
     Infra(String),
     /// The engine died before it was healthy: disqualified.
     DiedBeforeHealthy(Disqualification),
+    /// Its weight files are not the campaign's pinned ones: disqualified before its
+    /// engine started.
+    Weights(Disqualification),
     /// Its measurement was cut short for this reason: the engine crashed when it is no
     /// longer running (disqualified, with its log tail), otherwise the runner failed.
     CutShort(String),
@@ -230,6 +243,7 @@ impl<'c, 'a> EntryRun<'c, 'a> {
             record,
             steps: Vec::new(),
             escape: None,
+            token: None,
         }
     }
 
@@ -268,7 +282,10 @@ impl<'c, 'a> EntryRun<'c, 'a> {
                 }
                 result
             }
-            (Failure::DiedBeforeHealthy(dq) | Failure::LeftCpuSet(dq), engine) => {
+            (
+                Failure::DiedBeforeHealthy(dq) | Failure::LeftCpuSet(dq) | Failure::Weights(dq),
+                engine,
+            ) => {
                 let mut result = EntryResult::Disqualified(dq);
                 if let Some(engine) = engine {
                     stop_engine(self.ctx, engine, &mut step, &mut result);
@@ -365,6 +382,10 @@ impl<'c, 'a> EntryRun<'c, 'a> {
             tree.root.display(),
             self.record.engine.config_sha256
         ));
+        if let Some(failure) = self.check_weights(&tree, &mut start) {
+            self.fail(start, None, failure)?;
+            return Ok(None);
+        }
         // A Docker campaign's miner entry runs the image built for its submission, and
         // nothing else (never the baseline's image with its tree mounted).
         let docker = matches!(self.ctx.frozen.campaign.backend, Backend::Docker(_));
@@ -384,6 +405,18 @@ impl<'c, 'a> EntryRun<'c, 'a> {
         );
         if let Some(image) = &self.planned.image {
             start.line(&format!("image `{}` ({})", image.tag, image.image_id));
+        }
+        // A decision sidecar gets a fresh token for this run, in its environment only.
+        if self.ctx.frozen.campaign.decide.is_some() {
+            match give_token(engine.as_mut()) {
+                Ok(token) => self.token = Some(token),
+                Err(error) => {
+                    let reason = error_chain(&error);
+                    start.line(&reason);
+                    self.fail(start, None, Failure::Infra(reason))?;
+                    return Ok(None);
+                }
+            }
         }
         self.ctx.engines.started();
         let started = engine.start();
@@ -437,6 +470,44 @@ impl<'c, 'a> EntryRun<'c, 'a> {
         }
     }
 
+    /// An s1-pro-speed campaign's weights gate (content/s1-pro-speed.md): the pinned
+    /// files, by name, in the entry's tree, hashed and recorded, byte-identical to the
+    /// pins. Returns how the run ends when they are not (or cannot be read).
+    fn check_weights(&mut self, tree: &Tree, start: &mut StepRun) -> Option<Failure> {
+        let campaign = &self.ctx.frozen.campaign;
+        if campaign.track != Some(receipts::model::Track::S1ProSpeed) {
+            return None;
+        }
+        let pinned = &campaign.model.weights;
+        let found = match crate::weights::hash_named(&tree.root, pinned) {
+            Ok(found) => found,
+            Err(error) => {
+                let reason = error_chain(&error);
+                start.line(&format!("hashing the weights failed: {reason}"));
+                return Some(Failure::Infra(reason));
+            }
+        };
+        self.record.weights = Some(found.clone());
+        match receipts::rules::weights::compare(pinned, &found) {
+            Ok(()) => {
+                start.line(&format!(
+                    "weights: the {} pinned files, byte-identical",
+                    found.len()
+                ));
+                None
+            }
+            Err(mismatch) => {
+                let detail = format!("weights: {mismatch}");
+                start.line(&detail);
+                Some(Failure::Weights(Disqualification {
+                    reason: DisqualificationReason::ComplianceFailed,
+                    detail,
+                    log_tail: Vec::new(),
+                }))
+            }
+        }
+    }
+
     /// What the started engine reports about itself, and what the campaign gave it.
     fn record_engine(&mut self, engine: &dyn Engine) {
         let campaign = &self.ctx.frozen.campaign;
@@ -480,8 +551,8 @@ impl<'c, 'a> EntryRun<'c, 'a> {
         let endpoint = engine.endpoint().unwrap_or_default();
         let mut sla = self.begin("running SLA", Phase::RunningSla);
         // Token ids are kept for the timed-run sample on every run, never for the
-        // baseline (it is not judged).
-        let keep = if self.baseline {
+        // baseline (it is not judged) nor for a decision (it has none).
+        let keep = if self.baseline || self.token.is_some() {
             Ok(BTreeSet::new())
         } else {
             sample_pool(self.ctx, self.planned.index)
@@ -491,13 +562,14 @@ impl<'c, 'a> EntryRun<'c, 'a> {
         let measuring = std::time::Instant::now();
         let watched = self.watched(engine);
         let ctx = &*self.ctx;
+        let token = self.token.as_deref();
         let done = AtomicBool::new(false);
         let (measured, escape) = std::thread::scope(|scope| {
             let watcher = watched
                 .as_ref()
                 .map(|(processes, cpus)| scope.spawn(|| watch_cpus(processes, cpus, &done)));
-            let measured =
-                keep.and_then(|keep| measure(ctx, &endpoint, self.run.pass, keep, &mut sla));
+            let measured = keep
+                .and_then(|keep| measure(ctx, (&endpoint, token), self.run.pass, keep, &mut sla));
             done.store(true, Ordering::Relaxed);
             (measured, watcher.and_then(|w| w.join().ok().flatten()))
         });
@@ -660,7 +732,11 @@ impl<'c, 'a> EntryRun<'c, 'a> {
     fn correctness_outputs(&mut self, engine: &dyn Engine, step: &mut StepRun) -> TakenOutputs {
         let endpoint = engine.endpoint().unwrap_or_default();
         let baseline = self.baseline;
-        match take_outputs(self.ctx, &endpoint, &self.slug, step, baseline) {
+        let taken = match &self.token {
+            Some(token) => take_answers(self.ctx, &endpoint, token, &self.slug, step),
+            None => take_outputs(self.ctx, &endpoint, &self.slug, step, baseline),
+        };
+        match taken {
             Ok((rel, saved)) => {
                 self.ctx.produced.outputs.insert(rel.clone(), saved);
                 TakenOutputs {
@@ -845,9 +921,76 @@ fn take_outputs(
     ))?;
     step.line(&format!("{} correctness items answered", outputs.len()));
     let rel = format!("outputs/{slug}.json");
-    let saved = SavedOutputs { items: outputs };
+    let saved = SavedOutputs {
+        items: outputs,
+        decide: Vec::new(),
+    };
     save_work(ctx, &rel, &saved)?;
     Ok((rel, saved))
+}
+
+/// A `decide` campaign's gate answers of every fresh item, one request at a time with the
+/// run's `token`, within the correctness deadline, saved under `.work/` as
+/// [`take_outputs`] saves greedy outputs.
+fn take_answers(
+    ctx: &Ctx<'_>,
+    endpoint: &str,
+    token: &str,
+    slug: &str,
+    step: &mut StepRun,
+) -> Result<(String, SavedOutputs), StepError> {
+    let client = decide_client(ctx, endpoint, token)?;
+    let items = ctx.workload()?.correctness_items();
+    let answers = ctx
+        .runtime
+        .block_on(client.answers(&items, correctness_deadline(ctx)))?;
+    step.line(&format!("{} gate items answered", answers.len()));
+    let rel = format!("outputs/{slug}.json");
+    let saved = SavedOutputs {
+        items: Vec::new(),
+        decide: answers,
+    };
+    save_work(ctx, &rel, &saved)?;
+    Ok((rel, saved))
+}
+
+/// A client of the decision sidecar at `endpoint` under the campaign's contract with the
+/// run's `token`.
+///
+/// Errors: [`StepError::Contract`] when the campaign has no `[decide]` or its template is
+/// not JSON.
+pub(crate) fn decide_client(
+    ctx: &Ctx<'_>,
+    endpoint: &str,
+    token: &str,
+) -> Result<DecideClient, StepError> {
+    let campaign = &ctx.frozen.campaign;
+    let contract =
+        campaign
+            .decide
+            .as_ref()
+            .ok_or_else(|| receipts::model::ModelError::InvalidField {
+                field: "decide".into(),
+                value: String::new(),
+                rule: "workload_kind = \"decide\" needs [decide]".into(),
+            })?;
+    let budget = usize::try_from(campaign.effective_limits().response_bytes).unwrap_or(usize::MAX);
+    Ok(DecideClient::new(
+        endpoint,
+        contract,
+        token,
+        request_timeout_ms(ctx),
+        budget,
+    )?)
+}
+
+/// Draws a run's token and gives it to `engine` as `REFEREE_DECIDE_TOKEN`.
+///
+/// Errors: no random bytes, or a backend that cannot pass it.
+pub(crate) fn give_token(engine: &mut dyn Engine) -> Result<String, StepError> {
+    let token = crate::decide::run_token()?;
+    engine.set_secret_env(receipts::model::DECIDE_TOKEN_ENV, &token)?;
+    Ok(token)
 }
 
 /// Saves a run's kept requests under `.work/kept/<slug>.json` (for a resumed round) and
@@ -905,10 +1048,11 @@ pub(crate) fn prepare(
 }
 
 /// The SLA run of pass `pass` (run number `pass`, on its own sub-streams) through the
-/// load generator: the one seam to `ratesearch`.
+/// load generator: the one seam to `ratesearch`. A `decide` campaign's run carries its
+/// token.
 fn measure(
     ctx: &Ctx<'_>,
-    endpoint: &str,
+    (endpoint, token): (&str, Option<&str>),
     pass: u32,
     keep_token_ids: BTreeSet<u32>,
     step: &mut StepRun,
@@ -924,6 +1068,11 @@ fn measure(
     let workload = ctx.workload()?;
     let mut config = loadgen::MeasureConfig::from_campaign(&ctx.frozen.campaign);
     config.keep_token_ids = keep_token_ids;
+    // A decide campaign's requests go to its sidecar's route with the run's token.
+    if let (Some(contract), Some(token)) = (&ctx.frozen.campaign.decide, token) {
+        let plan = loadgen::DecidePlan::new(contract.clone(), token.to_owned())?;
+        config.decide = Some(std::sync::Arc::new(plan));
+    }
     let result = ctx.runtime.block_on(loadgen::measure_runs_with_outputs(
         &target,
         &workload,

@@ -405,8 +405,41 @@ fn build(ctx: &Ctx<'_>) -> Result<(RoundRecord, Vec<SubmissionUpdate>), RoundErr
         transparency_log: ctx.round_log.clone(),
         kind: Some(setup.kind.clone().unwrap_or(RoundKindRecord::Regular)),
         clock: Some(ctx.options.clock.kind()),
+        decide: decide_round(ctx),
     };
     Ok((record, updates))
+}
+
+/// A `decide` campaign's track record: its track, the workload kind, and each entry's
+/// weights as its first run that hashed them found them (every run of an entry serves
+/// the same tree); `None` for a completions campaign.
+fn decide_round(ctx: &Ctx<'_>) -> Option<receipts::model::DecideRound> {
+    use receipts::model::{DecideRound, EntryWeights, WeightsSource, WorkloadKind};
+    let campaign = &ctx.frozen.campaign;
+    if campaign.effective_workload_kind() != WorkloadKind::Decide {
+        return None;
+    }
+    let mut weights: Vec<EntryWeights> = Vec::new();
+    for record in ctx.journal.records.iter().filter_map(|r| match r {
+        Record::Entry(record) => Some(record),
+        _ => None,
+    }) {
+        if let Some(files) = &record.weights
+            && !weights.iter().any(|w| w.entry == record.index)
+        {
+            weights.push(EntryWeights {
+                entry: record.index,
+                source: WeightsSource::Pinned,
+                files: files.clone(),
+            });
+        }
+    }
+    weights.sort_by_key(|w| w.entry);
+    Some(DecideRound {
+        track: campaign.track,
+        workload_kind: WorkloadKind::Decide,
+        weights,
+    })
 }
 
 /// Reads `entry`'s passes into it ([`passes::view`]'s `passed` for it): its status from
@@ -839,17 +872,22 @@ fn entry_from(
                         summary: Some(summary),
                         ..
                     }) => {
-                        let artifact = (ctx.produced)
-                            .correctness_items(&ctx.bundle, &summary.items_file)
-                            .map_err(|e| RoundError::Record {
-                                round: ctx.round,
-                                message: error_chain(&e),
-                            })?;
-                        let detail = correctness_detail(
-                            summary,
-                            &ctx.frozen.campaign.correctness,
-                            Some(&artifact),
-                        );
+                        let detail = match &ctx.frozen.campaign.decide {
+                            Some(contract) => decide_gate_detail(summary, contract),
+                            None => {
+                                let artifact = (ctx.produced)
+                                    .correctness_items(&ctx.bundle, &summary.items_file)
+                                    .map_err(|e| RoundError::Record {
+                                        round: ctx.round,
+                                        message: error_chain(&e),
+                                    })?;
+                                correctness_detail(
+                                    summary,
+                                    &ctx.frozen.campaign.correctness,
+                                    Some(&artifact),
+                                )
+                            }
+                        };
                         disqualify(
                             &mut entry,
                             DisqualificationReason::CorrectnessFailed,
@@ -882,6 +920,28 @@ fn entry_from(
         dq.log_tail = tail();
     }
     Ok(entry)
+}
+
+/// The detail of a `decide` campaign's failed logit-distance gate, from its summary and
+/// the contract's bounds: the first item over the item bound, else the first group over
+/// the group bound.
+fn decide_gate_detail(
+    summary: &CorrectnessSummary,
+    contract: &receipts::model::DecideContract,
+) -> String {
+    match (summary.first_failing_item, summary.first_failing_group) {
+        (Some(item), _) => format!(
+            "logit distance of gate item {item} above the item bound of {} µnat (largest \
+             item {} µnat)",
+            contract.item_bound_micro_nats, summary.max_item_micro_nats
+        ),
+        (None, Some(group)) => format!(
+            "mean logit distance of gate group {group} above the group bound of {} µnat \
+             (largest group mean {} µnat)",
+            contract.group_mean_bound_micro_nats, summary.max_group_mean_micro_nats
+        ),
+        (None, None) => "the logit-distance gate had no items".to_owned(),
+    }
 }
 
 /// The disqualification detail of a failed correctness gate: the first failing item's

@@ -417,9 +417,14 @@ pub fn run_round(
             served_model_name: frozen.campaign.model.name.clone(),
             pid_file: work.join("engines.pid"),
             confinement,
-            readiness: frozen.campaign.api_profile().readiness,
+            // A decision sidecar is ready on its contract's health route.
+            readiness: match &frozen.campaign.decide {
+                Some(decide) => vec![decide.health_path.clone()],
+                None => frozen.campaign.api_profile().readiness,
+            },
             env: frozen.campaign.api_profile().env,
             baseline_image: frozen.campaign.baseline.image.clone(),
+            decide: (frozen.campaign.decide.as_ref()).map(|decide| decide.decisions.clone()),
         },
     )?;
     // Leftover engines of a killed runner go first, then the launch directories it left.

@@ -195,6 +195,11 @@ pub struct EntryRecord {
     /// baseline, a run that kept none or did not reach its result probe.
     #[serde(default)]
     pub kept: Option<String>,
+    /// An s1-pro-speed campaign's pinned weight files as found in its tree, hashed before
+    /// its engine started (content/s1-pro-speed.md); `None` for other campaigns and a run
+    /// that did not get as far.
+    #[serde(default)]
+    pub weights: Option<Vec<receipts::model::WeightFile>>,
     /// The result.
     pub result: EntryResult,
 }
@@ -227,6 +232,7 @@ impl EntryRecord {
             host_load: None,
             steal_exceeded: false,
             kept: None,
+            weights: None,
             result: EntryResult::InfraFailed {
                 reason: "not run".into(),
             },

@@ -18,13 +18,15 @@ use receipts::model::{
 };
 
 use super::entry::{
-    StepError, correctness_deadline, error_chain, prepare, remove_stale, request_timeout_ms,
+    StepError, correctness_deadline, decide_client, error_chain, give_token, prepare, remove_stale,
+    request_timeout_ms,
 };
 use super::record::{EntryRecord, EntryResult, EntryVerdict, PlannedEntry, ScorerRecord};
 use super::{Ctx, RoundError, StepRun};
 use crate::correctness::{self as gate, CompletionsClient, GateError, ItemOutput, KeptRun};
+use crate::decide::DecideClientError;
 use engines::Engine;
-use receipts::rules::{compliance, correctness};
+use receipts::rules::{compliance, correctness, decide};
 
 /// What this process produced that a later group reads, kept in memory; a resumed round
 /// reads what an earlier process produced from its files instead.
@@ -80,6 +82,9 @@ impl Produced {
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub(crate) struct SavedOutputs {
     pub(crate) items: Vec<ItemOutput>,
+    /// A `decide` campaign's gate answers (its `items` are then empty).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) decide: Vec<receipts::rules::decide::Answer>,
 }
 
 /// A JSON file the round wrote.
@@ -187,6 +192,8 @@ fn run_scorer(
         .begin(group, "Scorer, starting the engine", Phase::StartingEngine);
     let engine_log = ctx.bundle.join("logs/engines/scorer.log");
     let mut engine: Option<Box<dyn Engine>> = None;
+    // A decision sidecar's token for the reference's run.
+    let mut token = None;
     let started = (|| -> Result<(), StepError> {
         remove_stale(&[&engine_log])?;
         let tree = prepare(ctx, None, "trees/reference")?;
@@ -210,6 +217,9 @@ fn run_scorer(
             &engine_log,
             None,
         ));
+        if ctx.frozen.campaign.decide.is_some() {
+            token = Some(give_token(engine.as_mut())?);
+        }
         ctx.engines.started();
         engine.start()?;
         engine.wait_healthy(Duration::from_secs(ctx.frozen.campaign.health_deadline_s))?;
@@ -247,13 +257,18 @@ fn run_scorer(
         .steps
         .begin(group, "Scorer, running the shared scorer", Phase::Scoring);
     let mut artifacts = BTreeMap::new();
-    let all_scored = score_all(
-        ctx,
-        (&endpoint, entries),
-        &mut scoring,
-        &mut record,
-        &mut artifacts,
-    );
+    let all_scored = match &token {
+        Some(token) => {
+            score_all_decide(ctx, (&endpoint, token, entries), &mut scoring, &mut record)
+        }
+        None => score_all(
+            ctx,
+            (&endpoint, entries),
+            &mut scoring,
+            &mut record,
+            &mut artifacts,
+        ),
+    };
     ctx.produced.correctness.extend(artifacts);
     let alive = engine.is_running();
     let stopped = engine.stop();
@@ -391,6 +406,130 @@ fn score_all(
         });
     }
     all_scored
+}
+
+/// The scorer's work for a `decide` campaign once the reference sidecar runs at
+/// `endpoint` with `token`: the reference answers every gate item, then each entry's
+/// answers are judged against them ([`score_decide_entry`]). The reference's stall past
+/// the correctness deadline makes the round `infra_failed`. Fills `record`'s verdicts
+/// and failure; returns whether every entry got a verdict.
+fn score_all_decide(
+    ctx: &Ctx<'_>,
+    (endpoint, token, entries): (&str, &str, &[(PlannedEntry, String)]),
+    scoring: &mut StepRun,
+    record: &mut ScorerRecord,
+) -> bool {
+    let reference = decide_client(ctx, endpoint, token).and_then(|client| {
+        let items = ctx.workload()?.correctness_items();
+        Ok(ctx
+            .runtime
+            .block_on(client.answers(&items, correctness_deadline(ctx)))?)
+    });
+    let reference = match reference {
+        Ok(reference) => reference,
+        Err(error) => {
+            let round = match &error {
+                StepError::Decide(DecideClientError::Deadline { deadline_s }) => {
+                    Some(RoundFailure::ScorerDeadline {
+                        deadline_s: *deadline_s,
+                    })
+                }
+                _ => None,
+            };
+            reference_failed(scoring, record, &error, round);
+            return false;
+        }
+    };
+    scoring.line(&format!(
+        "the reference runtime answered {} gate items",
+        reference.len()
+    ));
+    let mut all_scored = true;
+    for (planned, outputs_rel) in entries.iter().filter(|(p, _)| p.role != Role::Baseline) {
+        let verdict = EntryVerdict {
+            index: planned.index,
+            summary: None,
+            error: None,
+            disqualification: None,
+        };
+        record.verdicts.push(
+            match score_decide_entry(ctx, planned, outputs_rel, &reference) {
+                Ok(summary) => {
+                    scoring.line(&format!(
+                        "{}: {} items, max item {} µnat, max group mean {} µnat, {}",
+                        planned.group,
+                        summary.items,
+                        summary.max_item_micro_nats,
+                        summary.max_group_mean_micro_nats,
+                        if summary.passed { "passed" } else { "failed" }
+                    ));
+                    EntryVerdict {
+                        summary: Some(summary),
+                        ..verdict
+                    }
+                }
+                Err(error) => {
+                    all_scored = false;
+                    scoring.line(&format!("{}: {}", planned.group, error_chain(&error)));
+                    EntryVerdict {
+                        error: Some(error_chain(&error)),
+                        ..verdict
+                    }
+                }
+            },
+        );
+    }
+    all_scored
+}
+
+/// Judges one entry of a `decide` campaign: its saved answers against the reference's,
+/// item by item, into its per-item file `correctness/<slug>.json` (a
+/// [`receipts::model::DecideItems`]) and the summary of the gate's verdict.
+///
+/// Errors: its answers cannot be read, or the file written.
+fn score_decide_entry(
+    ctx: &Ctx<'_>,
+    planned: &PlannedEntry,
+    outputs_rel: &str,
+    reference: &[decide::Answer],
+) -> Result<CorrectnessSummary, StepError> {
+    let items_file = format!("correctness/{}.json", planned.slug);
+    let items_path = ctx.bundle.join(&items_file);
+    remove_stale(&[&items_path])?;
+    let saved = ctx.produced.outputs(&ctx.work, outputs_rel)?;
+    let Some(contract) = ctx.frozen.campaign.decide.as_ref() else {
+        return Err(StepError::Contract(
+            receipts::model::ModelError::InvalidField {
+                field: "decide".into(),
+                value: String::new(),
+                rule: "workload_kind = \"decide\" needs [decide]".into(),
+            },
+        ));
+    };
+    let measured_for = ctx
+        .journal
+        .outputs_record(planned.index)
+        .map(|run| MeasuredFor {
+            round: ctx.round,
+            entry: planned.index,
+            patch: planned.patch,
+            engine_config_sha256: run.engine.config_sha256,
+            pass: run.pass,
+            control: run.control,
+        });
+    let file = decide::gate_file(contract, &saved.decide, reference, measured_for);
+    intake::store::write_json_compact(&items_path, &file)?;
+    let (_, verdict) = decide::recompute_gate(&file, contract);
+    Ok(CorrectnessSummary {
+        items: u32::try_from(file.items.len()).unwrap_or(u32::MAX),
+        passed: verdict.passed,
+        max_item_micro_nats: verdict.max_item_micro_nats,
+        max_group_mean_micro_nats: verdict.max_group_mean_micro_nats,
+        first_failing_item: verdict.first_failing_item,
+        first_failing_group: verdict.first_failing_group,
+        items_file,
+        load_sample_file: None,
+    })
 }
 
 /// Records that the reference runtime failed (the round is then `infra_failed`, typed

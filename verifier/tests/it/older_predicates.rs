@@ -133,8 +133,12 @@ fn verifies_with_not_applicable(
 
 /// The checks v8 added, each `not applicable (<version>)` on an older round, in the
 /// order they run.
-fn v8_only(_version: &str) -> Vec<(&'static str, Option<&'static str>, &str)> {
-    vec![]
+fn v8_only(version: &str) -> Vec<(&'static str, Option<&'static str>, &str)> {
+    vec![
+        ("decide.round", None, version),
+        ("decide.weights", None, version),
+        ("decide.gate", None, version),
+    ]
 }
 
 /// The checks v7 added, each `not applicable (<version>)` on an older round, in the
@@ -202,7 +206,11 @@ fn verifies_with_every_check_applicable(version: &str, predicate_type: &str) {
     let report = verifies_with_not_applicable(
         version,
         predicate_type,
-        with_v7([v5_only(version, true), v6_only(version)].concat(), version),
+        [
+            with_v7([v5_only(version, true), v6_only(version)].concat(), version),
+            v8_only(version),
+        ]
+        .concat(),
     );
     for name in [
         CheckName::RequestSequence,
@@ -314,5 +322,7 @@ fn still_verifies(version: &str, predicate_type: &str) {
     expected.splice(at..at, [entry, runs, load, plan, isolation]);
     expected.extend([bound, prompts, greedy, reference, statuses, secret]);
     expected.extend(v6_only(version));
-    assert_eq!(not_applicable, with_v7(expected, version));
+    let mut expected = with_v7(expected, version);
+    expected.extend(v8_only(version));
+    assert_eq!(not_applicable, expected);
 }

@@ -314,6 +314,7 @@ fn round() -> (RoundRecord, RoundOpened) {
         transparency_log: None,
         kind: None,
         clock: None,
+        decide: None,
     };
     (record, opened)
 }

@@ -1,0 +1,205 @@
+//! The s1-pro-speed demo (`examples/s1-pro-speed/`, content/s1-pro-speed.md) end to end:
+//! the campaign added, the submission ingested, a round of the built-in engine served as
+//! a decision sidecar — each run's bearer token in its engine's environment only,
+//! readiness on the contract's health route, decisions per second measured at p95, the
+//! weights gate and the logit-distance gate on fresh items — then `referee verify` of
+//! the data directory passing with the decide checks.
+
+mod support;
+
+use std::path::Path;
+
+use receipts::keys::{PrivateKey, generate_key_pair};
+use receipts::layout::{DataDir, read_round_record};
+use receipts::model::{
+    EntryStatus, Role, RoundStatus, Sha256Hex, Track, WeightFile, WeightsSource, WorkloadKind,
+};
+use referee::demo::s1_pro_speed::{CAMPAIGN_ID, SUBMISSION_DIFF, WEIGHTS, stage};
+use support::{bin, stdout, text};
+
+/// `--campaign s1-pro-speed-demo --data data`.
+const C: [&str; 4] = ["--campaign", CAMPAIGN_ID, "--data", "data"];
+
+/// `referee <args>` in `dir`, which must exit 0; its standard output.
+fn run_ok(dir: &Path, args: &[&str]) -> String {
+    let out = bin().args(args).current_dir(dir).output().expect("referee");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "referee {args:?}:\n{}",
+        text(&out)
+    );
+    stdout(&out)
+}
+
+#[test]
+fn the_s1_pro_speed_demo_runs_a_decide_round_whose_receipt_verifies() {
+    let _serial = support::serial();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let dir = dir.path();
+    stage(&dir.join("src")).expect("stage");
+    run_ok(
+        dir,
+        &["campaign", "add", "src/campaign.toml", "--data", "data"],
+    );
+    let keys = dir.join("keys");
+    std::fs::create_dir(&keys).expect("mkdir");
+    generate_key_pair(&keys.join("evaluator")).expect("keygen");
+    let key = PrivateKey::load(&keys.join("evaluator.key")).expect("key");
+    let data = DataDir::new(dir.join("data"));
+    testkit::keyring(&[&key])
+        .save(&data.keyring_path())
+        .expect("save keyring");
+    run_ok(dir, &[&["miner", "add", "miner-fast"][..], &C].concat());
+    std::fs::write(dir.join("faster.diff"), SUBMISSION_DIFF).expect("diff");
+    let commitment = Sha256Hex::digest(SUBMISSION_DIFF.as_bytes()).to_string();
+    let ingest = [
+        &["ingest", "faster.diff", "--miner", "miner-fast"][..],
+        &["--commitment", &commitment],
+        &C,
+    ]
+    .concat();
+    run_ok(dir, &ingest);
+    let key_path = keys.join("evaluator.key");
+    run_ok(
+        dir,
+        &[
+            &["round"][..],
+            &C,
+            &["--key", key_path.to_str().expect("utf-8")],
+        ]
+        .concat(),
+    );
+
+    let campaign = data.campaign(&CAMPAIGN_ID.parse().expect("id"));
+    let (record, _) = read_round_record(&campaign.round_dir(1)).expect("receipt");
+    let why: Vec<_> = (record.entries.iter())
+        .map(|e| (&e.infra_failure, &e.disqualification))
+        .collect();
+    assert_eq!(
+        record.outcome.status,
+        RoundStatus::Complete,
+        "{:?}\n{why:?}",
+        record.outcome
+    );
+    let statuses: Vec<(Role, EntryStatus)> =
+        record.entries.iter().map(|e| (e.role, e.status)).collect();
+    assert_eq!(
+        statuses,
+        [
+            (Role::Baseline, EntryStatus::Scored),
+            (Role::Challenger, EntryStatus::Scored)
+        ]
+    );
+    // Each entry hashed the pinned file in its own tree.
+    let decide = record.decide.as_ref().expect("the decide record");
+    assert_eq!(decide.track, Some(Track::S1ProSpeed));
+    assert_eq!(decide.workload_kind, WorkloadKind::Decide);
+    let pinned = vec![WeightFile {
+        name: "model.weights".into(),
+        sha256: Sha256Hex::digest(WEIGHTS.as_bytes()),
+    }];
+    let weights: Vec<(u32, WeightsSource, Vec<WeightFile>)> = decide
+        .weights
+        .iter()
+        .map(|w| (w.entry, w.source, w.files.clone()))
+        .collect();
+    assert_eq!(
+        weights,
+        [
+            (0, WeightsSource::Pinned, pinned.clone()),
+            (1, WeightsSource::Pinned, pinned)
+        ]
+    );
+    // The sidecar was launched with its decisions; its token is in no argument.
+    let command = record.entries[1].engine.command.clone().expect("command");
+    let decisions = command
+        .iter()
+        .position(|a| a == "--decide")
+        .expect("--decide");
+    assert_eq!(command[decisions + 1], "a,e,i,o");
+    assert!(command.iter().all(|a| a.len() != 64), "{command:?}");
+    // The built-in engine's answers are batch-independent: the challenger's 30 fresh
+    // items are the reference's exactly.
+    let gate = record.entries[1].correctness.as_ref().expect("the gate");
+    assert_eq!(
+        (gate.items, gate.passed, gate.max_item_micro_nats),
+        (30, true, 0)
+    );
+    assert!(
+        record.entries[1]
+            .throughput_milli_rps
+            .is_some_and(|t| t > 0)
+    );
+
+    let verified = run_ok(
+        dir,
+        &["verify", "data", "--keyring", "data/keyring.json", "--json"],
+    );
+    let reports: serde_json::Value = serde_json::from_str(&verified).expect("json");
+    let mut decide_checks = Vec::new();
+    for report in reports.as_array().expect("array") {
+        for check in report["checks"].as_array().into_iter().flatten() {
+            let name = check["name"].as_str().unwrap_or_default();
+            if name.starts_with("decide.") {
+                decide_checks.push((
+                    name.to_owned(),
+                    check["target"].as_str().unwrap_or_default().to_owned(),
+                    check["passed"].as_bool().unwrap_or_default(),
+                ));
+            }
+        }
+    }
+    let passed = |name: &str, target: &str| (name.to_owned(), target.to_owned(), true);
+    assert_eq!(
+        decide_checks,
+        [
+            passed("decide.round", ""),
+            passed("decide.weights", "decide.weights[0]"),
+            passed("decide.weights", "decide.weights[1]"),
+            passed("decide.gate", "entries[1].correctness"),
+        ],
+        "{verified}"
+    );
+    assert!(
+        reports
+            .as_array()
+            .expect("array")
+            .iter()
+            .all(|r| r["passed"] == true),
+        "{verified}"
+    );
+
+    // A distance edited in the gate file is recomputed from its two vectors.
+    let gate_file = campaign.round_dir(1).join(&gate.items_file);
+    let mut file: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&gate_file).expect("gate file")).expect("json");
+    file["items"][0]["distanceMicroNats"] = serde_json::json!(1);
+    std::fs::write(&gate_file, file.to_string()).expect("write");
+    let bundle = campaign.round_dir(1);
+    let forged = bin()
+        .args(["verify", bundle.to_str().expect("utf-8")])
+        .args(["--keyring", "data/keyring.json", "--json"])
+        .current_dir(dir)
+        .output()
+        .expect("referee");
+    assert_eq!(forged.status.code(), Some(1), "{}", text(&forged));
+    let reports: serde_json::Value = serde_json::from_str(&stdout(&forged)).expect("json");
+    let report = &reports[0];
+    let failed: Vec<(String, String)> = (report["checks"].as_array().into_iter().flatten())
+        .filter(|c| c["passed"] == false && c["notApplicable"].is_null())
+        .map(|c| {
+            let name = c["name"].as_str().unwrap_or_default().to_owned();
+            (name, c["target"].as_str().unwrap_or_default().to_owned())
+        })
+        .filter(|(name, _)| name.starts_with("decide."))
+        .collect();
+    assert_eq!(
+        failed,
+        [(
+            "decide.gate".to_owned(),
+            "entries[1].correctness".to_owned()
+        )],
+        "{report:#}"
+    );
+}

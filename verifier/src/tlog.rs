@@ -619,6 +619,30 @@ pub fn check_archive_log(
     }
     let mut findings = Vec::new();
     let mut abandoned = Vec::new();
+    // Each revocation where its `afterRound` places it (content/title.md, Revocation),
+    // read before the rounds below claim their entries of `at`.
+    for (campaign, logged) in &revocations {
+        let campaign_dir = (rounds.iter())
+            .find(|r| &r.record.campaign == campaign)
+            .and_then(|r| campaign_dir_of(r.bundle))
+            .map(Path::to_path_buf)
+            .or_else(|| log_dir.parent().map(|data| data.join(campaign.as_str())));
+        let Some(campaign_dir) = campaign_dir else {
+            continue;
+        };
+        let logged_at = |round: u64, receipt: bool| {
+            at.get(&(campaign.clone(), round, receipt))
+                .and_then(|found| found.first())
+                .map(|(index, _)| *index)
+        };
+        findings.extend(crate::title::revocation_findings(
+            campaign,
+            &campaign_dir,
+            logged,
+            &logged_at,
+            keyring,
+        ));
+    }
     let mut by_campaign: BTreeMap<&CampaignId, Vec<&ArchiveRound<'_>>> = BTreeMap::new();
     for round in rounds {
         by_campaign
@@ -738,29 +762,6 @@ pub fn check_archive_log(
             &campaign_dir,
             logged,
             &takings,
-            keyring,
-        ));
-    }
-    // Each revocation where its `afterRound` places it (content/title.md, Revocation).
-    for (campaign, logged) in &revocations {
-        let campaign_dir = (rounds.iter())
-            .find(|r| &r.record.campaign == campaign)
-            .and_then(|r| campaign_dir_of(r.bundle))
-            .map(Path::to_path_buf)
-            .or_else(|| log_dir.parent().map(|data| data.join(campaign.as_str())));
-        let Some(campaign_dir) = campaign_dir else {
-            continue;
-        };
-        let logged_at = |round: u64, receipt: bool| {
-            at.get(&(campaign.clone(), round, receipt))
-                .and_then(|found| found.first())
-                .map(|(index, _)| *index)
-        };
-        findings.extend(crate::title::revocation_findings(
-            campaign,
-            &campaign_dir,
-            logged,
-            &logged_at,
             keyring,
         ));
     }

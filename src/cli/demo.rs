@@ -121,7 +121,7 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
     let data = DataDir::new(&data_path);
     let d = data_path.display().to_string();
     let campaign_id: CampaignId = CAMPAIGN_ID.parse().context("the demo campaign id")?;
-    let DemoKeys { key_dir, key_path } = demo_keys(&args)?;
+    let DemoKeys { key_dir, key_path } = demo_keys(&args, DEMO_LOG_ORIGIN)?;
 
     // The campaign, from the embedded demo files.
     let source = data_path.join(".demo");
@@ -284,8 +284,9 @@ struct DemoKeys {
     key_path: PathBuf,
 }
 
-/// Creates the data directory and [`DemoKeys`], printing the equivalent commands.
-fn demo_keys(args: &DemoArgs) -> anyhow::Result<DemoKeys> {
+/// Creates the data directory and [`DemoKeys`] (a new log named `origin`), printing the
+/// equivalent commands.
+fn demo_keys(args: &DemoArgs, origin: &str) -> anyhow::Result<DemoKeys> {
     let data_path = args.data.data.clone();
     let data = DataDir::new(&data_path);
     let d = data_path.display().to_string();
@@ -342,9 +343,9 @@ fn demo_keys(args: &DemoArgs) -> anyhow::Result<DemoKeys> {
         .exists()
     {
         step(&format!(
-            "referee log init --data {d} --key-dir {kd} --origin {DEMO_LOG_ORIGIN}"
+            "referee log init --data {d} --key-dir {kd} --origin {origin}"
         ));
-        let created = super::log::init_log(&data_path, &key_dir, &keyring_path, DEMO_LOG_ORIGIN)
+        let created = super::log::init_log(&data_path, &key_dir, &keyring_path, origin)
             .context("creating the demo's transparency log")?;
         note(&format!(
             "log `{}` signed by its own key `{}`; verifier key {}",

@@ -49,6 +49,10 @@ const TITLE_CAMPAIGN_ID: &str = "demo-title";
 /// one that changes nothing (scored, so a successor candidate).
 const TITLE_SUBMISSIONS: [&str; 2] = ["miner-fast", "miner-noop"];
 
+/// The origin of the title demo's log: another log than the demo's (`referee verify`
+/// remembers each log's checkpoint by origin and key, and one key directory serves both).
+const TITLE_LOG_ORIGIN: &str = "referee.example/title-log";
+
 /// One virtual day, seconds.
 const DAY_S: i64 = 86_400;
 
@@ -70,7 +74,7 @@ pub(super) fn run(args: &DemoArgs, days: u32) -> anyhow::Result<ExitCode> {
             "`{d}` already holds rounds of `{TITLE_CAMPAIGN_ID}`: run `referee demo --days {days}` with a new --data directory"
         );
     }
-    let DemoKeys { key_dir, key_path } = demo_keys(args)?;
+    let DemoKeys { key_dir, key_path } = demo_keys(args, TITLE_LOG_ORIGIN)?;
 
     // The campaign: the demo's baseline under seat rule 001.
     let source = args.data.data.join(".demo-title");
@@ -308,7 +312,8 @@ fn kill_holder_engines(work: &Path, suffix: &str, one: &Path) -> usize {
             .is_some_and(|tree| tree.as_os_str().to_string_lossy().ends_with(suffix));
         if holders {
             // `kill_leftovers` kills the process group of a pid file's line when its
-            // leader still runs the program the line names: the line goes in a file.
+            // leader still runs the program the line names: the line goes in a file. One
+            // that cannot be written kills nothing, and the demo prints how many it killed.
             if write_file(one, format!("{line}\n").as_bytes()).is_ok() {
                 killed += engines::kill_leftovers(one);
             }

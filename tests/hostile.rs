@@ -54,16 +54,28 @@ fn given_seeds() -> RevealedSeeds {
     }
 }
 
-/// The sha256 (hex, a line each) of every prompt of pass 0's sub-streams of the
-/// campaign frozen in `data` under `seeds`: what the later-passes class is honest on.
-fn first_pass_prompts(data: &Path, seeds: &RevealedSeeds) -> String {
+/// The proxy's prompt file for the campaign frozen in `data` under `seeds`: a line
+/// `<sha256 hex> <tag>` for every prompt of every pass's sub-streams (tag `p<pass>`) and
+/// every correctness item (tag `gate`); how the later-passes and gate-only classes tell
+/// requests apart by their contents alone.
+fn round_prompts(data: &Path, seeds: &RevealedSeeds) -> String {
     let bytes = std::fs::read(data.join("tiny/campaign.json")).unwrap();
     let frozen = FrozenCampaign::from_json("campaign.json", &bytes).unwrap();
     let workload = Workload::new(&frozen.campaign, seeds, None).unwrap();
-    (0..workload.max_probes())
-        .flat_map(|probe| workload.sub_stream(workload.sub_stream_index(0, probe)))
-        .map(|item| format!("{}\n", item.prompt_sha256))
-        .collect()
+    let passes = (0..workload.runs()).flat_map(|pass| {
+        let workload = &workload;
+        (0..workload.max_probes()).flat_map(move |probe| {
+            workload
+                .sub_stream(workload.sub_stream_index(pass, probe))
+                .into_iter()
+                .map(move |item| format!("{} p{pass}\n", item.prompt_sha256))
+        })
+    });
+    let gate = workload
+        .correctness_items()
+        .into_iter()
+        .map(|item| format!("{} gate\n", item.prompt_sha256));
+    passes.chain(gate).collect()
 }
 
 /// A tiny round of `runs` passes whose one challenger is the hostile class `class`
@@ -89,10 +101,10 @@ fn hostile_round_with(runs: u32, class: u32, correctness: &str) -> (Fixture, Rou
 /// proxy's, its SLA bound by a loose one).
 fn hostile_round_at(tiny: Tiny<'_>, runs: u32, class: u32) -> (Fixture, RoundRecord) {
     let shared = tempfile::tempdir().unwrap();
-    let prompts = shared.path().join("first-pass-prompts");
+    let prompts = shared.path().join("round-prompts");
     std::fs::write(&prompts, "").unwrap();
     // The sandbox shows the engine only its program and the declared `ro_paths`: the
-    // proxy, the built-in engine's binary and the first pass's prompts.
+    // proxy, the built-in engine's binary and the round's tagged prompts.
     let proxy = root().join("tests/hostile/proxy.py");
     let referee = env!("CARGO_BIN_EXE_referee");
     let backend = format!(
@@ -107,13 +119,14 @@ fn hostile_round_at(tiny: Tiny<'_>, runs: u32, class: u32) -> (Fixture, RoundRec
     let tiny = Tiny {
         backend: &backend,
         runs,
-        // A loose SLA: the suite tests verdicts, and shares its CPUs with other tests.
-        bound_ms: 1000,
+        // A loose SLA: the suite tests verdicts, and shares its CPUs with other tests (at
+        // 1 s, a load average of 10 on 2 cores once left a challenger `sla_unmet`).
+        bound_ms: 3000,
         ..tiny
     };
     let fixture = Fixture::new(&tiny, &[("cheat", "startup_delay_ms", &value)]);
     let seeds = given_seeds();
-    std::fs::write(&prompts, first_pass_prompts(&fixture.data, &seeds)).unwrap();
+    std::fs::write(&prompts, round_prompts(&fixture.data, &seeds)).unwrap();
     let seeds_file = shared.path().join("seeds.json");
     std::fs::write(&seeds_file, serde_json::to_vec(&seeds).unwrap()).unwrap();
     ok(&fixture
@@ -382,4 +395,98 @@ fn interop_hostile_early_end_of_sequence_is_disqualified() {
         ),
         "{reason:?}"
     );
+}
+
+/// Regression (issue 40): the correctness gate's requests can be told apart (by their
+/// text, or by coming first), and an engine honest on exactly those was scored when the
+/// gate alone judged it. The proxy knows every gate prompt by its text and is honest on
+/// it even streamed, and on the first three streamed requests of its process (a
+/// position tell); the judged timed requests are ordinary ones drawn after the run, so
+/// the garbage it streams on the others is judged: `load_outputs_diverge`.
+#[test]
+#[ignore = "needs python3: run scripts/test"]
+fn interop_hostile_honest_only_on_the_gates_prompts_is_disqualified() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let (_fixture, record) = hostile_round_with(1, 106, "load_sample = 1000\n");
+    let reason = disqualified_challenger(&record);
+    assert!(
+        matches!(
+            reason,
+            DisqualificationReason::LoadOutputsDiverge {
+                run: 0,
+                gap_micro_nats,
+                bound_micro_nats: 1_500_000,
+                ..
+            } if gap_micro_nats > 1_500_000
+        ),
+        "{reason:?}"
+    );
+}
+
+/// Short requests at 60 requests/s, each asking for 8 tokens: a probe of about 24, for
+/// the cache classes.
+fn cache_round(class: u32) -> (Fixture, RoundRecord) {
+    let tiny = Tiny {
+        rates: "min_rate_milli_rps = 60000\nmax_rate_milli_rps = 60000",
+        input_len: "min = 8, max = 16",
+        output_len: "min = 8, max = 8",
+        correctness: "load_sample = 1000\n",
+        ..Tiny::default()
+    };
+    hostile_round_at(tiny, 1, class)
+}
+
+/// Regression (issue 40; GPU MODE's "results cached or replayed"): an engine that
+/// answers a prompt from the answer it gave an earlier, similar one (here: the same first
+/// letter and length) saves the work and streams at once. The replayed ids are another
+/// prompt's answer, and the sample judges every completed request against the reference
+/// on its own prompt: `load_outputs_diverge`.
+#[test]
+#[ignore = "needs python3: run scripts/test"]
+fn interop_hostile_replayed_answers_are_disqualified() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let (_fixture, record) = cache_round(108);
+    let reason = disqualified_challenger(&record);
+    assert!(
+        matches!(
+            reason,
+            DisqualificationReason::LoadOutputsDiverge {
+                run: 0,
+                gap_micro_nats,
+                bound_micro_nats: 1_500_000,
+                ..
+            } if gap_micro_nats > 1_500_000
+        ),
+        "{reason:?}"
+    );
+}
+
+/// MLPerf TEST04: an engine that caches answers per exact prompt and replays a repeat
+/// must gain nothing. No prompt of a round is sent twice (each drawn from the seeds and
+/// the round's prompt salt; a JSONL line behind a per-item tag), and no state outlives a
+/// run in the sandbox, so its cache stores answers and never replays one: it is scored as
+/// the honest engine it is. Asserted from its own log (`cache: stored` per answer,
+/// `cache: replayed` per repeat), never from timings.
+#[test]
+#[ignore = "needs python3: run scripts/test"]
+fn interop_hostile_answer_cache_never_hits() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let (fixture, record) = cache_round(109);
+    let cheat = &record.entries[1];
+    assert_ne!(cheat.status, EntryStatus::Disqualified, "{cheat:#?}");
+    let bundle = fixture.data.join("tiny/rounds/1");
+    let logs: Vec<String> = cheat
+        .passes
+        .iter()
+        .filter_map(|pass| pass.engine_log.as_ref())
+        .map(|log| std::fs::read_to_string(bundle.join(log)).unwrap())
+        .collect();
+    assert!(!logs.is_empty(), "{cheat:#?}");
+    let count = |what: &str| {
+        logs.iter()
+            .map(|log| log.matches(what).count())
+            .sum::<usize>()
+    };
+    assert!(count("cache: stored") >= 8, "{logs:?}");
+    assert_eq!(count("cache: replayed"), 0, "{logs:?}");
 }

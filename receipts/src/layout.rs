@@ -45,6 +45,18 @@ pub fn patch_input(patch: &Sha256Hex) -> String {
     format!("inputs/patches/{patch}.diff")
 }
 
+/// Bundle-relative path of the copy of the review record of the repository submission
+/// `submission` (content/review.md, In the round).
+pub fn review_input(submission: &Sha256Hex) -> String {
+    format!("inputs/reviews/{submission}.json")
+}
+
+/// Bundle-relative path of the copy of the `review-resolution` statement whose envelope
+/// file has sha256 `envelope` (content/review.md, In the round).
+pub fn resolution_input(envelope: &Sha256Hex) -> String {
+    format!("inputs/review-resolutions/{envelope}.dsse.json")
+}
+
 /// The message of a [`ModelError`](crate::model::ModelError) from reading the file `source`, without the file's
 /// name, for an error that names the file itself (`DataError::Parse`, `referee campaign
 /// add`): the field, the value and the rule, once.

@@ -52,6 +52,7 @@ pub const TEMPLATES: &[(&str, &str)] = &[
         "_attested.html",
         include_str!("../../templates/_attested.html"),
     ),
+    ("_review.html", include_str!("../../templates/_review.html")),
     (
         "_rounds-table.html",
         include_str!("../../templates/_rounds-table.html"),

@@ -2,17 +2,17 @@
 behind a proxy that cheats on the timed load, each class of cheat the runner must
 catch (content/correctness.md, Cheats of record).
 
-    proxy.py REFEREE CONFIG LISTEN_FD FIRST_PASS_PROMPTS
+    proxy.py REFEREE CONFIG LISTEN_FD PROMPTS
 
 The class is read from the entry's engine config, `startup_delay_ms` (a diff can set
 it; the delay itself is harmless): 0 serves the engine as it is, with no proxy;
 101 (`oov`) streams token ids outside the vocabulary (+1000) on every streamed request;
 102 (`garbage_later`) streams valid but wrong ids (the right ones moved by 1) on every
-streamed request whose prompt is not one of the first pass's: FIRST_PASS_PROMPTS holds
-the sha256 (hex, one a line) of every prompt of pass 0's sub-streams, which the test
-computed from the round's given seeds — the engine decides by pass from the request
-contents alone (no state outlives a run in the sandbox): honest in pass 1, garbage
-after; 103 (`cpu_grab`) widens its CPU affinity to every CPU of the host — the
+streamed request whose prompt is not one of the first pass's: PROMPTS holds a line
+`<sha256 hex> <tag>` for every prompt of the round, tagged `p<pass>` for a prompt of
+that pass's sub-streams and `gate` for a correctness item, which the test computed from
+the round's given seeds — the engine decides by pass from the request contents alone (no
+state outlives a run in the sandbox): honest in pass 1, garbage after; 103 (`cpu_grab`) widens its CPU affinity to every CPU of the host — the
 load generator's included — before it starts the engine, which inherits it, and serves
 honestly (content/measurement.md, The engine stays on its CPUs); 110 (`garbage_share`)
 streams valid but wrong ids (printable, the text rewritten to match) on the ~10 % of
@@ -23,8 +23,16 @@ twelfth streamed token (8 %) with a space, text and ids alike; 104 (`text_not_id
 streams the right ids with a text of `z`s in place of theirs;
 105 (`early_eos`) ends every eighth streamed request (from the fourth) at half their
 length, reporting the length it streamed in `usage` as an engine that stopped at an end
-of sequence would. Requests that are not streamed (the correctness gate's) are answered
-honestly.
+of sequence would; 106 (`gate_only`) knows the correctness gate's prompts by their text
+and the first requests of a run by their position, and is honest on exactly those (every
+gate prompt, streamed or not, and the first three streamed requests of its process),
+streaming garbage (ids moved by 1) on every other one; 108 (`cache_prefix`) caches each
+streamed answer under its prompt's first letter (after a JSONL item's `[tag] `) and
+output length, and replays a cached answer at once for a later prompt with the same key
+(an answer cache that serves near-duplicate prompts); 109 (`cache_exact`) caches each
+streamed answer under its exact prompt and output length and replays it at once for a
+repeat, writing `cache: stored` and `cache: replayed` lines to its log (MLPerf TEST04's
+engine). Requests that are not streamed (the correctness gate's) are answered honestly.
 """
 
 import hashlib
@@ -39,7 +47,7 @@ import sys
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-REFEREE, CONFIG, LISTEN_FD, FIRST = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+REFEREE, CONFIG, LISTEN_FD, PROMPTS = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 VOCAB = 258
 
 
@@ -47,7 +55,8 @@ def hostile_class():
     text = open(CONFIG).read()
     found = re.search(r"^startup_delay_ms\s*=\s*(\d+)", text, re.M)
     classes = {101: "oov", 102: "garbage_later", 103: "cpu_grab", 104: "text_not_ids",
-               105: "early_eos", 110: "garbage_share", 111: "degraded", 112: "filler"}
+               105: "early_eos", 106: "gate_only", 108: "cache_prefix", 109: "cache_exact",
+               110: "garbage_share", 111: "degraded", 112: "filler"}
     return classes.get(int(found.group(1)) if found else 0)
 
 
@@ -57,15 +66,29 @@ if CLASS is None:
                        "--listen-fd", str(LISTEN_FD), "--threads", "1"])
 
 
-def first_pass(body):
-    """Whether a request body's prompt is one of the first pass's."""
+def prompt_tag(body):
+    """The tag PROMPTS gives a request body's prompt (`p0`, `p1`, …, `gate`), or None."""
     try:
         prompt = json.loads(body or b"{}").get("prompt")
     except ValueError:
-        return False
+        return None
     if not isinstance(prompt, str):
-        return False
-    return hashlib.sha256(prompt.encode()).hexdigest() in FIRST_PASS
+        return None
+    return TAGS.get(hashlib.sha256(prompt.encode()).hexdigest())
+
+
+def cache_key(body):
+    """The key the cache classes file a streamed answer under: (prompt, output length)
+    for `cache_exact`; for `cache_prefix`, the prompt's first letter after a JSONL item's
+    `[tag] ` in place of the prompt (a prefix most of a run's prompts share with an
+    earlier one, so the cache serves many)."""
+    request = json.loads(body or b"{}")
+    prompt = request.get("prompt")
+    if not isinstance(prompt, str):
+        return None
+    if CLASS == "cache_prefix":
+        prompt = re.sub(r"^\[[0-9a-f]+\] ", "", prompt)[:1]
+    return prompt, request.get("max_tokens")
 
 
 def prompt_hash(body):
@@ -95,6 +118,16 @@ STREAMED_PORT = None
 
 
 STREAMED = itertools.count()
+FIRST_STREAMED = {}
+
+
+def first_streamed(body):
+    """Whether a request body is one of the first three streamed requests this process
+    was sent (the `gate_only` class's position tell)."""
+    key = hashlib.sha256(body or b"").digest()
+    if key not in FIRST_STREAMED:
+        FIRST_STREAMED[key] = len(FIRST_STREAMED) < 3
+    return FIRST_STREAMED[key]
 
 
 def cut_short():
@@ -127,11 +160,19 @@ elif CLASS == "degraded":
     with open(DEGRADED, "w") as f:
         f.write(re.sub(r'^weight_dtype\s*=.*$', 'weight_dtype = "int4"', open(CONFIG).read(),
                        flags=re.M))
+elif CLASS in ("cache_prefix", "cache_exact"):
+    cheat = None
+    CACHE = {}
 else:
-    FIRST_PASS = set(open(FIRST).read().split())
-
-    def cheat(ids, body, seen):
-        return (ids, None) if first_pass(body) else ([(i + 1) % 256 for i in ids], None)
+    TAGS = dict(line.split() for line in open(PROMPTS) if line.strip())
+    if CLASS == "gate_only":
+        def cheat(ids, body, seen):
+            honest = prompt_tag(body) == "gate" or first_streamed(body)
+            return (ids, None) if honest else ([(i + 1) % 256 for i in ids], None)
+    else:
+        def cheat(ids, body, seen):
+            honest = prompt_tag(body) == "p0"
+            return (ids, None) if honest else ([(i + 1) % 256 for i in ids], None)
 
 inner = socket.socket()
 inner.bind(("127.0.0.1", 0))
@@ -157,6 +198,13 @@ class Proxy(BaseHTTPRequestHandler):
     def forward(self):
         length = int(self.headers.get("content-length") or 0)
         body = self.rfile.read(length) if length else None
+        key = None
+        if CLASS in ("cache_prefix", "cache_exact") and streamed_request(body):
+            key = cache_key(body)
+            replay = CACHE.get(key)
+            if replay is not None:
+                self.replay(replay)
+                return
         streaming = STREAMED_PORT is not None and streamed_request(body)
         upstream = http.client.HTTPConnection(
             "127.0.0.1", STREAMED_PORT if streaming else PORT, timeout=120)
@@ -184,10 +232,12 @@ class Proxy(BaseHTTPRequestHandler):
         short = CLASS == "early_eos" and cut_short()
         keep = json.loads(body or b"{}").get("max_tokens", 2) // 2 if short else None
         streamed = 0
+        kept = []
         while True:
             line = answer.readline()
             if not line:
                 break
+            kept.append(line)
             if cheat and line.startswith(b"data: {"):
                 event = json.loads(line[6:])
                 for choice in event.get("choices") or []:
@@ -210,6 +260,23 @@ class Proxy(BaseHTTPRequestHandler):
                 line = b"data: " + json.dumps(event).encode() + b"\n"
             self.wfile.write(b"%x\r\n%s\r\n" % (len(line), line))
             self.wfile.flush()
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+        if key is not None and answer.status == 200:
+            CACHE[key] = kept
+            if CLASS == "cache_exact":
+                print("cache: stored", flush=True, file=sys.stderr)
+
+    def replay(self, lines):
+        """Streams a cached answer's lines without asking the engine."""
+        if CLASS == "cache_exact":
+            print("cache: replayed", flush=True, file=sys.stderr)
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("transfer-encoding", "chunked")
+        self.end_headers()
+        for line in lines:
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(line), line))
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
 

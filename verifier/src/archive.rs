@@ -134,7 +134,7 @@ pub fn verify_data(
     let submissions = by_campaign
         .into_iter()
         .map(|(campaign, rounds)| {
-            let mut report = check_submissions(campaign, &rounds);
+            let mut report = check_submissions(campaign, &rounds, keyring);
             let sealed: Vec<(&Path, &RoundRecord)> =
                 rounds.iter().map(|r| (r.bundle, r.record)).collect();
             crate::title::check_title(campaign, &sealed, keyring, &mut report);

@@ -28,6 +28,11 @@ const BUILD: &str = "what build of referee sealed the round, as that build repor
 const ENGINE: &str = "what the engine or its runtime reported, or how the runner started it \
                       on that host; a re-run (`verify --rerun`), not an offline check, \
                       shows it again";
+/// Why a container's network name is attested.
+const NETWORK: &str = "the name of the internal network the runner made for the \
+                       container, unique on that host (the round's scope, the runner's pid, \
+                       a counter and the clock); `engine.docker` requires it internal, but \
+                       no file of the bundle determines the name";
 /// Why the engine's uid is attested.
 const UID: &str = "the host uid the engine ran as and whether it was the engine uid, which \
                    the runner set and the host's kernel enforced; `engine.sandbox` requires \
@@ -41,6 +46,16 @@ const SCORER: &str = "the reference scorer's report of where its own tokenizatio
                       (`reference_prompt_mismatch`, which fails the round); `verify` holds \
                       the entries' copies of the round's failure to it \
                       (`status.consistent`) but does not tokenize again";
+/// Why an entry's prompt-echo finding is attested.
+const ECHO: &str = "the reference scorer's report of where its own tokenization of an \
+                    item's prompt and the entry's echo of it first differ \
+                    (`prompt_echo_mismatch`); the echo is no file of the bundle, and \
+                    `verify` does not tokenize again";
+/// Why a refusal of an entry's generated ids is attested.
+const REFUSED: &str = "the reference runtime's refusal of an entry's generated ids as the \
+                       runner received it (its HTTP status, the run and item refused); the \
+                       refused request is no file of the bundle, and no offline check runs \
+                       the reference";
 /// Why a step's phase and status are attested.
 const STEP: &str = "the runner's account of its own steps, for readers; `timeline` holds \
                     the steps in order and inside the round, and what decides the round \
@@ -233,12 +248,48 @@ pub const ATTESTED_FIELDS: &[AttestedField] = &[
         reason: ENGINE,
     },
     AttestedField {
+        path: "entries[].engine.docker.network",
+        reason: NETWORK,
+    },
+    AttestedField {
         path: "entries[].engine.docker.envNames[]",
         reason: ENGINE,
     },
     AttestedField {
         path: "entries[].disqualification.detail",
         reason: TEXT,
+    },
+    AttestedField {
+        path: "entries[].disqualification.reason.engine_oom_killed.exitCode",
+        reason: ENGINE,
+    },
+    AttestedField {
+        path: "entries[].disqualification.reason.invalid_token_id.item",
+        reason: REFUSED,
+    },
+    AttestedField {
+        path: "entries[].disqualification.reason.invalid_token_id.run",
+        reason: REFUSED,
+    },
+    AttestedField {
+        path: "entries[].disqualification.reason.invalid_token_id.status",
+        reason: REFUSED,
+    },
+    AttestedField {
+        path: "entries[].disqualification.reason.prompt_echo_mismatch.expected",
+        reason: ECHO,
+    },
+    AttestedField {
+        path: "entries[].disqualification.reason.prompt_echo_mismatch.got",
+        reason: ECHO,
+    },
+    AttestedField {
+        path: "entries[].disqualification.reason.prompt_echo_mismatch.item",
+        reason: ECHO,
+    },
+    AttestedField {
+        path: "entries[].disqualification.reason.prompt_echo_mismatch.position",
+        reason: ECHO,
     },
     AttestedField {
         path: "entries[].infraFailure.detail",

@@ -18,7 +18,10 @@ use crate::{CheckName, FailureReason, VerifyOptions, VerifyReport};
 use receipts::bundle::ENVELOPE_FILE;
 use receipts::keys::Keyring;
 use receipts::layout::read_round_record;
-use receipts::model::{CampaignRef, IncumbentRemeasure, Leader, Role, RoundRecord, Sha256Hex};
+use receipts::model::{
+    CampaignRef, IncumbentRemeasure, Leader, Role, RoundFailure, RoundRecord, Sha256Hex,
+    TypedOrText,
+};
 use receipts::rules::leader::{incumbent_infra_failed_rounds, remeasure_of};
 
 use crate::PredicateVersion;
@@ -47,6 +50,9 @@ pub struct ChainLink {
     /// The first entry whose role is `incumbent`: its `index`, and its seat when it
     /// names both a patch and a miner; `None` when no incumbent is seated.
     pub incumbent: Option<(u32, Option<Leader>)>,
+    /// The `consecutive` of an `incumbent_infra_failed` outcome reason; `None` for any
+    /// other outcome.
+    pub incumbent_failed_consecutive: Option<u32>,
 }
 
 impl ChainLink {
@@ -69,6 +75,12 @@ impl ChainLink {
             remeasure: record.outcome.remeasure,
             incumbent_infra_failed_rounds: incumbent_infra_failed_rounds(&record.outcome),
             incumbent,
+            incumbent_failed_consecutive: match record.outcome.reason.as_ref() {
+                Some(TypedOrText::Typed(RoundFailure::IncumbentInfraFailed { consecutive })) => {
+                    Some(*consecutive)
+                }
+                _ => None,
+            },
         }
     }
 }
@@ -278,7 +290,31 @@ fn seat(
         .as_deref()
         .and_then(PredicateVersion::of)
         >= Some(PredicateVersion::V3);
-    incumbent(record, before).and_then(|()| remeasure(record, before, v3))
+    incumbent(record, before)
+        .and_then(|()| remeasure(record, before, v3))
+        .and_then(|()| consecutive(record, before))
+}
+
+/// `chain.incumbent`: an `incumbent_infra_failed` outcome counts the rounds in a row its
+/// incumbent failed, this one included: one more than `before`'s count (0 when `before`
+/// did not fail for the incumbent), by [`receipts::rules::leader::infra_failed_incumbent`].
+fn consecutive(record: &ChainLink, before: &ChainLink) -> Result<(), FailureReason> {
+    let Some(claimed) = record.incumbent_failed_consecutive else {
+        return Ok(());
+    };
+    let expected = before.incumbent_infra_failed_rounds.saturating_add(1);
+    if claimed == expected {
+        return Ok(());
+    }
+    Err(recomputed(
+        ENVELOPE_FILE,
+        format!("round {} outcome.reason.consecutive", record.round),
+        claimed.to_string(),
+        format!(
+            "{expected} (round {} left {} rounds in a row infra_failed by the incumbent)",
+            before.round, before.incumbent_infra_failed_rounds
+        ),
+    ))
 }
 
 /// `chain.incumbent`: `record`'s `leaderBefore` and its seated incumbent (none when the

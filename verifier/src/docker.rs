@@ -3,12 +3,17 @@
 //! daemon reported them back, and they are well-formed and what a sandboxed container of
 //! the campaign has. Nothing here trusts the engine: the record is the runner's reading
 //! of the daemon's `inspect`, and what this checks is that it says what the sandbox
-//! promises, in a shape a reader can check against the registry.
+//! promises, in a shape a reader can check against the registry. Against the campaign:
+//! the baseline ran the campaign's image reference, `/tmp` is the campaign's tmpfs, and
+//! the container's CPU set is the engine's recorded one.
 
 use std::collections::BTreeMap;
 
 use crate::{CheckName, FailureReason, VerifyReport};
-use receipts::model::{BackendKind, EngineRef, FrozenCampaign, RoundRecord, is_sha256_digest};
+use receipts::model::{
+    Backend, BackendKind, CpuPinning, EngineRef, Entry, FrozenCampaign, RoundRecord,
+    is_sha256_digest,
+};
 
 use crate::PredicateVersion;
 
@@ -38,27 +43,102 @@ pub(crate) fn check_docker(
             continue;
         }
         let memory_mb = campaign.map(|c| c.campaign.hardware.memory_limit_mb);
-        let result = check_entry(entry.index, &entry.engine, memory_mb).and_then(|()| {
-            let Some(docker) = &entry.engine.docker else {
-                return Ok(());
-            };
-            let first = *ids
-                .entry(docker.image_reference.as_str())
-                .or_insert(docker.image_id.as_str());
-            if first == docker.image_id {
-                Ok(())
-            } else {
-                Err(invalid(
-                    entry.index,
-                    "imageId",
-                    format!(
-                        "`{}` ran `{first}` in an earlier entry of this round and `{}` here",
-                        docker.image_reference, docker.image_id
-                    ),
-                ))
-            }
-        });
+        let result = check_entry(entry.index, &entry.engine, memory_mb)
+            .and_then(|()| check_cpuset(entry))
+            .and_then(|()| campaign.map_or(Ok(()), |c| check_campaign(entry, c)))
+            .and_then(|()| {
+                let Some(docker) = &entry.engine.docker else {
+                    return Ok(());
+                };
+                let first = *ids
+                    .entry(docker.image_reference.as_str())
+                    .or_insert(docker.image_id.as_str());
+                if first == docker.image_id {
+                    Ok(())
+                } else {
+                    Err(invalid(
+                        entry.index,
+                        "imageId",
+                        format!(
+                            "`{}` ran `{first}` in an earlier entry of this round and `{}` here",
+                            docker.image_reference, docker.image_id
+                        ),
+                    ))
+                }
+            });
         report.record(CheckName::EngineDocker, target, result);
+    }
+}
+
+/// The container's `cpusetCpus` of `entry` against its recorded isolation: the engine's
+/// CPUs joined by `,` when it was pinned by a cpuset (how the runner asks the daemon),
+/// empty when it was not pinned.
+fn check_cpuset(entry: &Entry) -> Result<(), FailureReason> {
+    let (Some(docker), Some(isolation)) = (&entry.engine.docker, &entry.engine.isolation) else {
+        return Ok(());
+    };
+    let expected = match isolation.pinning {
+        CpuPinning::None => String::new(),
+        _ => (isolation.engine_cpus.iter())
+            .map(u32::to_string)
+            .collect::<Vec<_>>()
+            .join(","),
+    };
+    if docker.cpuset_cpus == expected {
+        Ok(())
+    } else {
+        Err(invalid(
+            entry.index,
+            "cpusetCpus",
+            format!(
+                "`{}`, but the engine's recorded CPUs (isolation.engineCpus, pinning {:?}) \
+                 give `{expected}`",
+                docker.cpuset_cpus, isolation.pinning
+            ),
+        ))
+    }
+}
+
+/// `entry`'s container against the campaign's `[backend]`: the baseline (no patch) ran
+/// the campaign's image reference (`backend.image`, else the pinned `baseline.image` as
+/// `name@digest`), and `/tmp` was the one tmpfs, of the campaign's size, with the flags
+/// the runner sets.
+fn check_campaign(entry: &Entry, frozen: &FrozenCampaign) -> Result<(), FailureReason> {
+    let campaign = &frozen.campaign;
+    let (Some(docker), Backend::Docker(spec)) = (&entry.engine.docker, &campaign.backend) else {
+        return Ok(());
+    };
+    if entry.patch.is_none() {
+        let pinned = campaign.baseline.image.as_ref();
+        let expected = (spec.image.clone())
+            .or_else(|| pinned.map(|image| format!("{}@{}", image.name, image.manifest_digest)));
+        if expected.as_ref() != Some(&docker.image_reference) {
+            return Err(invalid(
+                entry.index,
+                "imageReference",
+                format!(
+                    "`{}`, but the campaign's image is {}",
+                    docker.image_reference,
+                    expected.map_or_else(|| "none".to_owned(), |e| format!("`{e}`"))
+                ),
+            ));
+        }
+    }
+    let expected = BTreeMap::from([(
+        "/tmp".to_owned(),
+        format!("rw,nosuid,nodev,size={}m", spec.tmpfs_mb()),
+    )]);
+    if docker.tmpfs == expected {
+        Ok(())
+    } else {
+        Err(invalid(
+            entry.index,
+            "tmpfs",
+            format!(
+                "{:?}, but the campaign's `/tmp` is {expected:?}",
+                docker.tmpfs
+            ),
+        ))
     }
 }
 
@@ -144,6 +224,32 @@ fn check_entry(
             );
         }
     }
+    if engine.image.is_some() != d.manifest_digest.is_some() {
+        return bad(
+            "manifestDigest",
+            format!(
+                "{}, but engine.image is {} (the runner names the image by its manifest \
+                 digest exactly when the daemon reported one)",
+                d.manifest_digest.as_deref().unwrap_or("absent"),
+                if engine.image.is_some() {
+                    "recorded"
+                } else {
+                    "absent"
+                }
+            ),
+        );
+    }
+    if let Some(image) = &engine.image
+        && !names_repository(&d.image_reference, &image.name)
+    {
+        return bad(
+            "imageReference",
+            format!(
+                "`{}` is not of engine.image's repository `{}`",
+                d.image_reference, image.name
+            ),
+        );
+    }
     if let Some(image) = &engine.image
         && (Some(&image.manifest_digest) != d.manifest_digest.as_ref()
             || image.config_digest.as_ref() != Some(&d.image_id))
@@ -157,6 +263,14 @@ fn check_entry(
         );
     }
     Ok(())
+}
+
+/// Whether `reference` (`name`, `name:tag`, `name@digest` or `name:tag@digest`) is of
+/// the repository `name`.
+fn names_repository(reference: &str, name: &str) -> bool {
+    reference
+        .strip_prefix(name)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with(':') || rest.starts_with('@'))
 }
 
 /// `major.minor`, both decimal.

@@ -476,6 +476,16 @@ pub enum CheckName {
     /// required` asks for one; `not applicable (time not witnessed)` otherwise.
     #[serde(rename = "log.publication")]
     LogPublication,
+    /// Repository entries of a round (content/review.md, In the round; required from
+    /// v8 for every non-baseline entry of a repository campaign): the entry's `review` is
+    /// the one its input copy of the review record gives, that record's verdicts follow
+    /// from its findings and its LLM transcript, its rules digest is a known rules file's,
+    /// its decision is `PASS`, and a resolution is on a `NEEDS-HUMAN` only, `PASS` or
+    /// `FAIL`, in a statement copy that hashes to the record's digest, says what the
+    /// record says and is signed by an evaluator key of the keyring with the keyid
+    /// recorded; `entries[i].review` as target.
+    #[serde(rename = "entries.review")]
+    EntryReview,
 }
 
 impl CheckName {
@@ -580,6 +590,7 @@ impl CheckName {
             CheckName::TitleChain => "title.chain",
             CheckName::TitleRound => "title.round",
             CheckName::LogPublication => "log.publication",
+            CheckName::EntryReview => "entries.review",
         }
     }
 }

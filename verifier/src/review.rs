@@ -12,30 +12,331 @@
 //! - the record's state follows the decision: `PASS` past `surface_ok`, `FAIL` (or a
 //!   copy) `rejected` at gate `review`, an unresolved `NEEDS-HUMAN` still `surface_ok`.
 //!
+//! - the rules digest is a known rules file's
+//!   ([`receipts::rules::review::KNOWN_RULES`]), and a resolution's statement
+//!   (`statements/review-resolution/<sha256>.dsse.json`) hashes to the recorded digest,
+//!   says what the record says and is signed by an evaluator key of the keyring.
+//!
 //! What it cannot recompute without the fetched tree (not published): the findings
 //! themselves and the fingerprint; the rules digest names the rules file that made them.
+//!
+//! `entries.review` ([`check_entry_reviews`], content/review.md, In the round): a round's
+//! repository entry carries its review, recomputed from the bundle's copy of the review
+//! record and of the resolution's statement, with the same checks of the record, and a
+//! seated entry's decision is `PASS`.
 
+use std::path::Path;
+
+use receipts::dsse::Envelope;
+use receipts::keys::Keyring;
+use receipts::layout::{resolution_input, review_input};
 use receipts::model::{
-    CopyOutcome, EventKind, Gate, PipelineState, ReviewRecord, Submission, Verdict,
+    CampaignId, CopyOutcome, Entry, EntryResolution, EntryReview, EventKind, FrozenCampaign, Gate,
+    PipelineState, ReviewRecord, RoundRecord, Sha256Hex, Submission, SubmissionKind, Verdict,
 };
 use receipts::rules::copy::{Commitment, detect_copy};
+use receipts::rules::review::{entry_review, is_known_rules};
+use receipts::statement::Statement;
+use receipts::tlog::entry::EntryKind;
+use receipts::tlog::statements::{
+    MAX_STATEMENT_BYTES, REVIEW_RESOLUTION_PREDICATE_TYPE, ReviewResolutionPredicate,
+    statement_path,
+};
 
-use crate::files::recomputed;
-use crate::{CheckName, FailureReason, VerifyReport};
+use crate::files::{read_bytes, read_json, recomputed, show};
+use crate::{CheckName, FailureReason, PredicateVersion, VerifyReport};
 
 /// Records `submissions.review` for every record of `records` (file, record) that has a
-/// review.
-pub(crate) fn check_reviews(report: &mut VerifyReport, records: &[(String, Submission)]) {
+/// review, the campaign's directory `campaign_dir` holding the resolutions' statements
+/// that `keyring`'s evaluator keys must have signed.
+pub(crate) fn check_reviews(
+    report: &mut VerifyReport,
+    campaign_dir: &Path,
+    keyring: &Keyring,
+    records: &[(String, Submission)],
+) {
     for (file, submission) in records {
         let has_review = submission
             .repository
             .as_ref()
             .is_some_and(|r| r.review.is_some());
         if has_review {
-            let result = check_review(file, submission, records);
+            let result = check_review(file, submission, records)
+                .and_then(|()| check_logged_resolution(campaign_dir, keyring, file, submission));
             report.record(CheckName::SubmissionReview, Some(file.clone()), result);
         }
     }
+}
+
+/// The signed statement of the resolution of `submission`'s review (recorded in `file`),
+/// when it has one: [`check_resolution_statement`] over
+/// `<campaign_dir>/statements/review-resolution/<envelopeSha256>.dsse.json`.
+fn check_logged_resolution(
+    campaign_dir: &Path,
+    keyring: &Keyring,
+    file: &str,
+    submission: &Submission,
+) -> Result<(), FailureReason> {
+    let Some(review) = submission
+        .repository
+        .as_ref()
+        .and_then(|r| r.review.as_ref())
+    else {
+        return Ok(());
+    };
+    let Some(resolution) = &review.resolution else {
+        return Ok(());
+    };
+    let path = statement_path(
+        campaign_dir,
+        EntryKind::ReviewResolution,
+        &resolution.envelope_sha256,
+    );
+    let name = path
+        .strip_prefix(campaign_dir)
+        .unwrap_or(&path)
+        .display()
+        .to_string();
+    let bytes = receipts::fsutil::read_limited(&path, MAX_STATEMENT_BYTES).map_err(|e| {
+        FailureReason::InputInvalid {
+            file: name.clone(),
+            message: format!("the statement of {file}'s resolution: {e}"),
+        }
+    })?;
+    check_resolution_statement(
+        &name,
+        &bytes,
+        &submission.campaign,
+        &submission.sha256,
+        review,
+        keyring,
+    )
+    .map(|_| ())
+}
+
+/// Checks the bytes `bytes` of the `review-resolution` statement `name` against the
+/// review `review` of submission `record` of campaign `campaign`: they hash to the
+/// resolution's `envelopeSha256`, the Statement has the `review-resolution` type and
+/// says exactly what the record says (campaign, record, rules digest, verdict, reason,
+/// time), and an evaluator key of `keyring` valid at the resolution's time signed it.
+/// Returns that key's keyid. `Ok` with an empty keyid when there is no resolution.
+///
+/// Errors: [`FailureReason::InputInvalid`] naming the statement and what is wrong.
+pub(crate) fn check_resolution_statement(
+    name: &str,
+    bytes: &[u8],
+    campaign: &CampaignId,
+    record: &Sha256Hex,
+    review: &ReviewRecord,
+    keyring: &Keyring,
+) -> Result<String, FailureReason> {
+    let Some(resolution) = &review.resolution else {
+        return Ok(String::new());
+    };
+    let invalid = |message: String| FailureReason::InputInvalid {
+        file: name.to_owned(),
+        message,
+    };
+    let digest = Sha256Hex::digest(bytes);
+    if digest != resolution.envelope_sha256 {
+        return Err(invalid(format!(
+            "hashes to {digest}, not the resolution's envelopeSha256 {}",
+            resolution.envelope_sha256
+        )));
+    }
+    let envelope = Envelope::from_json(bytes, MAX_STATEMENT_BYTES)
+        .map_err(|e| invalid(format!("the envelope: {e}")))?;
+    let statement: Statement =
+        receipts::canonical::from_slice_strict(&envelope.payload, MAX_STATEMENT_BYTES)
+            .map_err(|e| invalid(format!("its Statement: {e}")))?;
+    if statement.predicate_type != REVIEW_RESOLUTION_PREDICATE_TYPE {
+        return Err(invalid(format!(
+            "predicate type `{}`, not `{REVIEW_RESOLUTION_PREDICATE_TYPE}`",
+            statement.predicate_type
+        )));
+    }
+    let said: ReviewResolutionPredicate = serde_json::from_value(statement.predicate)
+        .map_err(|e| invalid(format!("its predicate: {e}")))?;
+    let recorded = ReviewResolutionPredicate {
+        campaign: campaign.clone(),
+        record: *record,
+        rules_digest: review.rules_digest,
+        verdict: resolution.verdict,
+        reason: resolution.reason.clone(),
+        resolved_at: resolution.resolved_at,
+    };
+    if said != recorded {
+        return Err(invalid(format!(
+            "says {said:?}, the record says {recorded:?}"
+        )));
+    }
+    let keys: Vec<_> = (keyring.keys().iter())
+        .filter(|k| k.is_valid_at(resolution.resolved_at))
+        .map(|k| k.key.clone())
+        .collect();
+    let signers = envelope.verify(&keys, 1).map_err(|e| {
+        invalid(format!(
+            "no evaluator key valid at {} signed it ({e})",
+            resolution.resolved_at
+        ))
+    })?;
+    Ok(signers
+        .first()
+        .map(|k| k.keyid().to_owned())
+        .unwrap_or_default())
+}
+
+/// `entries.review` of the round `record` in the bundle `dir`, its campaign `campaign`
+/// (when its copy passed `inputs.campaign`): one check per entry with a review, and from
+/// v8 per challenger or incumbent of a repository campaign without one.
+pub(crate) fn check_entry_reviews(
+    report: &mut VerifyReport,
+    dir: &Path,
+    record: &RoundRecord,
+    campaign: Option<&FrozenCampaign>,
+    keyring: &Keyring,
+    version: PredicateVersion,
+) {
+    let repository =
+        campaign.is_some_and(|c| c.campaign.submission_kind() == SubmissionKind::Repository);
+    for entry in &record.entries {
+        let target = format!("entries[{}].review", entry.index);
+        let result = match (&entry.review, &entry.patch) {
+            (None, Some(_)) if repository && version >= PredicateVersion::V8 => Err(recomputed(
+                "receipt.dsse.json",
+                target.clone(),
+                "none",
+                "the review of the repository submission it runs",
+            )),
+            (None, _) => continue,
+            (Some(_), None) => Err(recomputed(
+                "receipt.dsse.json",
+                target.clone(),
+                "a review",
+                "none: the baseline is not reviewed",
+            )),
+            (Some(review), Some(patch)) => {
+                check_entry_review(dir, record, entry, review, patch, keyring)
+            }
+        };
+        report.record(CheckName::EntryReview, Some(target), result);
+    }
+}
+
+/// One entry's review against the bundle's copies (see [`check_entry_reviews`]).
+fn check_entry_review(
+    dir: &Path,
+    record: &RoundRecord,
+    entry: &Entry,
+    review: &EntryReview,
+    patch: &Sha256Hex,
+    keyring: &Keyring,
+) -> Result<(), FailureReason> {
+    let field = |name: &str| format!("entries[{}].review.{name}", entry.index);
+    let input = |name: &str| -> Result<(), FailureReason> {
+        if record.inputs.iter().any(|i| i.name == name) {
+            Ok(())
+        } else {
+            Err(FailureReason::FileNotNamed {
+                field: "inputs".to_owned(),
+                file: name.to_owned(),
+            })
+        }
+    };
+    let copy = review_input(patch);
+    input(&copy)?;
+    let reviewed: ReviewRecord = read_json(dir, &copy)?;
+    check_verdicts(&copy, &reviewed, "")?;
+    check_resolution_rule(&copy, &reviewed, "")?;
+    let keyid = match &reviewed.resolution {
+        Some(resolution) => {
+            let statement = resolution_input(&resolution.envelope_sha256);
+            input(&statement)?;
+            let bytes = read_bytes(dir, &statement, MAX_STATEMENT_BYTES)?;
+            check_resolution_statement(
+                &statement,
+                &bytes,
+                &record.campaign.id,
+                patch,
+                &reviewed,
+                keyring,
+            )?
+        }
+        None => String::new(),
+    };
+    let expected = entry_review(patch, &reviewed, &keyid);
+    if let Some((name, claimed, recomputed_value)) = first_difference(review, &expected) {
+        return Err(recomputed(
+            "receipt.dsse.json",
+            field(name),
+            claimed,
+            recomputed_value,
+        ));
+    }
+    if expected.decision != Verdict::Pass {
+        return Err(recomputed(
+            "receipt.dsse.json",
+            field("decision"),
+            expected.decision.as_str(),
+            "PASS: only a submission whose review passed runs",
+        ));
+    }
+    Ok(())
+}
+
+/// The first field (camelCase, dotted) where `claimed` and `expected` differ, with both
+/// values shown; none when they are equal.
+fn first_difference(
+    claimed: &EntryReview,
+    expected: &EntryReview,
+) -> Option<(&'static str, String, String)> {
+    let resolution = |r: &EntryReview, part: fn(&EntryResolution) -> String| {
+        show(r.resolution.as_ref().map(part))
+    };
+    let fields = [
+        ("record", claimed.record.clone(), expected.record.clone()),
+        (
+            "rulesVersion",
+            claimed.rules_version.to_string(),
+            expected.rules_version.to_string(),
+        ),
+        (
+            "rulesDigest",
+            claimed.rules_digest.to_string(),
+            expected.rules_digest.to_string(),
+        ),
+        (
+            "verdict",
+            claimed.verdict.as_str().to_owned(),
+            expected.verdict.as_str().to_owned(),
+        ),
+        (
+            "decision",
+            claimed.decision.as_str().to_owned(),
+            expected.decision.as_str().to_owned(),
+        ),
+        (
+            "derivedFrom",
+            show(claimed.derived_from.as_ref()),
+            show(expected.derived_from.as_ref()),
+        ),
+        (
+            "resolution.verdict",
+            resolution(claimed, |r| r.verdict.as_str().to_owned()),
+            resolution(expected, |r| r.verdict.as_str().to_owned()),
+        ),
+        (
+            "resolution.statement",
+            resolution(claimed, |r| r.statement.clone()),
+            resolution(expected, |r| r.statement.clone()),
+        ),
+        (
+            "resolution.keyid",
+            resolution(claimed, |r| r.keyid.clone()),
+            resolution(expected, |r| r.keyid.clone()),
+        ),
+    ];
+    fields.into_iter().find(|(_, a, b)| a != b)
 }
 
 /// Checks the review of `submission` (recorded in `file`) against `records`, every record
@@ -54,6 +355,39 @@ pub(crate) fn check_review(
         return Ok(());
     };
     let field = |name: &str| format!("repository.review.{name}");
+    check_verdicts(file, review, "repository.review.")?;
+    let copy = recompute_copy(submission, review, records);
+    if review.copy != copy {
+        return Err(recomputed(
+            file,
+            field("copy"),
+            show_copy(&review.copy),
+            show_copy(&copy),
+        ));
+    }
+    check_resolution_rule(file, review, "repository.review.")?;
+    check_state(file, submission, review)
+}
+
+/// A review's own verdicts (`file` holding it, its fields named after `prefix`): its rules
+/// digest a known rules file's, the static verdict the findings' combined severity, the
+/// LLM's verdict its transcript's first line and the transcript its digest's, the
+/// verdict the two combined.
+///
+/// Errors: [`FailureReason::Recomputed`] naming the first field that does not follow.
+fn check_verdicts(file: &str, review: &ReviewRecord, prefix: &str) -> Result<(), FailureReason> {
+    let field = |name: &str| format!("{prefix}{name}");
+    if !is_known_rules(review.rules_version, &review.rules_digest) {
+        return Err(recomputed(
+            file,
+            field("rulesDigest"),
+            review.rules_digest,
+            format!(
+                "the digest of a known rules file of version {}",
+                review.rules_version
+            ),
+        ));
+    }
     let static_verdict = Verdict::of_findings(&review.findings);
     if review.static_verdict != static_verdict {
         return Err(recomputed(
@@ -94,30 +428,36 @@ pub(crate) fn check_review(
             verdict.as_str(),
         ));
     }
-    let copy = recompute_copy(submission, review, records);
-    if review.copy != copy {
-        return Err(recomputed(
-            file,
-            field("copy"),
-            show_copy(&review.copy),
-            show_copy(&copy),
-        ));
+    Ok(())
+}
+
+/// A person's resolution overrides a verdict only as the rules allow: only a
+/// `NEEDS-HUMAN` review, and only with `PASS` or `FAIL` (a `FAIL` or a copy stands).
+///
+/// Errors: [`FailureReason::Recomputed`] on `resolution.verdict`.
+fn check_resolution_rule(
+    file: &str,
+    review: &ReviewRecord,
+    prefix: &str,
+) -> Result<(), FailureReason> {
+    match &review.resolution {
+        Some(resolution)
+            if review.verdict != Verdict::NeedsHuman
+                || resolution.verdict == Verdict::NeedsHuman =>
+        {
+            Err(recomputed(
+                file,
+                format!("{prefix}resolution.verdict"),
+                format!(
+                    "{} on a {} review",
+                    resolution.verdict.as_str(),
+                    review.verdict.as_str()
+                ),
+                "PASS or FAIL, and only on a NEEDS-HUMAN review",
+            ))
+        }
+        _ => Ok(()),
     }
-    if let Some(resolution) = &review.resolution
-        && (review.verdict != Verdict::NeedsHuman || resolution.verdict == Verdict::NeedsHuman)
-    {
-        return Err(recomputed(
-            file,
-            field("resolution.verdict"),
-            format!(
-                "{} on a {} review",
-                resolution.verdict.as_str(),
-                review.verdict.as_str()
-            ),
-            "PASS or FAIL, and only on a NEEDS-HUMAN review",
-        ));
-    }
-    check_state(file, submission, review)
 }
 
 /// Copy detection over the recorded fingerprints: the campaign's other records reviewed
@@ -241,7 +581,10 @@ mod tests {
             validation: None,
             review: Some(ReviewRecord {
                 rules_version: 1,
-                rules_digest: Sha256Hex::digest(b"rules"),
+                rules_digest: receipts::rules::review::KNOWN_RULES[0]
+                    .1
+                    .parse()
+                    .expect("hex"),
                 findings: Vec::new(),
                 static_verdict: Verdict::Pass,
                 llm: None,
@@ -397,5 +740,73 @@ mod tests {
             log_index: 0,
         });
         assert_eq!(check(&records, 0), Ok(()));
+    }
+
+    /// `records[0]` made a `NEEDS-HUMAN` resolved `PASS`, its statement signed by `signer`
+    /// saying `reason` and stored under `campaign_dir`'s statements.
+    fn resolved_and_logged(
+        campaign_dir: &Path,
+        signer: &receipts::keys::PrivateKey,
+        reason: &str,
+    ) -> Submission {
+        let mut s = campaign().remove(0).1;
+        let said = ReviewResolutionPredicate {
+            campaign: s.campaign.clone(),
+            record: s.sha256,
+            rules_digest: review_of(&mut s).rules_digest,
+            verdict: Verdict::Pass,
+            reason: reason.to_owned(),
+            resolved_at: at(3),
+        };
+        let statement = Statement::new(
+            Vec::new(),
+            REVIEW_RESOLUTION_PREDICATE_TYPE,
+            serde_json::to_value(&said).expect("predicate"),
+        );
+        let bytes = receipts::bundle::sign_statement(&statement, &[signer])
+            .expect("signs")
+            .to_file_bytes()
+            .expect("canonical");
+        let envelope_sha256 = Sha256Hex::digest(&bytes);
+        let path = statement_path(campaign_dir, EntryKind::ReviewResolution, &envelope_sha256);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(&path, &bytes).expect("statement");
+        let review = review_of(&mut s);
+        review.verdict = Verdict::NeedsHuman;
+        review.resolution = Some(ReviewResolution {
+            verdict: Verdict::Pass,
+            reason: "reads the GPU's state".into(),
+            resolved_at: at(3),
+            envelope_sha256,
+            log_index: 0,
+        });
+        s
+    }
+
+    #[test]
+    fn a_logged_resolution_is_checked_against_the_record_and_the_evaluator_keys() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let evaluator = receipts::keys::PrivateKey::from_seed(&[1; 32]);
+        let keyring = testkit::keyring(&[&evaluator]);
+        let check = |s: &Submission| check_logged_resolution(dir.path(), &keyring, "f", s);
+        let honest = resolved_and_logged(dir.path(), &evaluator, "reads the GPU's state");
+        assert_eq!(check(&honest), Ok(()));
+        let stranger = receipts::keys::PrivateKey::from_seed(&[2; 32]);
+        let forged = resolved_and_logged(dir.path(), &stranger, "reads the GPU's state");
+        match check(&forged) {
+            Err(FailureReason::InputInvalid { file, message }) => {
+                assert!(file.starts_with("statements/review-resolution/"), "{file}");
+                assert!(message.contains("no evaluator key valid at"), "{message}");
+            }
+            other => panic!("expected the statement refused, got {other:?}"),
+        }
+        // The record's reason is not the one the evaluator signed.
+        let edited = resolved_and_logged(dir.path(), &evaluator, "it runs nothing");
+        match check(&edited) {
+            Err(FailureReason::InputInvalid { message, .. }) => {
+                assert!(message.contains("the record says"), "{message}");
+            }
+            other => panic!("expected the statement refused, got {other:?}"),
+        }
     }
 }

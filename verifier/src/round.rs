@@ -79,7 +79,13 @@ pub(crate) fn check_round(
     check_load_samples(report, dir, record, campaign.as_ref(), version);
     sample_pool::check_sample_pools(report, dir, &mut logs, record, campaign.as_ref(), version);
     crate::compliance::check_compliance(report, dir, &mut logs, record, campaign.as_ref(), version);
-    statuses::check_statuses(report, record, version);
+    crate::review::check_entry_reviews(report, dir, record, campaign.as_ref(), keyring, version);
+    statuses::check_statuses(
+        report,
+        record,
+        campaign.as_ref().map(|c| &c.campaign),
+        version,
+    );
     timeline::check_timeline(report, record, opened.as_ref());
     // Last: it excuses the failures of the checks above that read a withheld file.
     crate::secrets::check_withheld(report, dir, record, version);

@@ -1,23 +1,33 @@
 //! Statuses against what they stand on (content/verifying.md, Decision): a scored entry
 //! has a throughput and, unless it is the baseline (the reference), a passed correctness
 //! verdict; a disqualified entry has its typed reason (a `correctness_failed` one a
-//! failed verdict, an `engine_oom_killed` one a Docker engine at that memory limit); an `infra_failed` entry has its reason (a `round_infra_failed` one the
-//! outcome's own failure), and so has an `infra_failed` round. v1 wrote no entry infrastructure reason: that part is not applicable there.
+//! failed verdict, an `engine_oom_killed` one a Docker engine at that memory limit, a
+//! `correctness_deadline` one the campaign's correctness deadline, a
+//! `remeasure_infra_failed` one the outcome's re-measure count); an `infra_failed`
+//! entry has its reason (a `round_infra_failed` one the outcome's own failure, `not_run`
+//! one that never ran, a run's cause one that ran), and so has an `infra_failed` round.
+//! v1 wrote no entry infrastructure reason: that part is not applicable there.
 
 use crate::{CheckName, FailureReason, VerifyReport};
 use receipts::model::{
-    BackendKind, CpuPinning, Disqualification, DisqualificationReason, Entry, EntryInfraFailure,
-    EntryPass, EntryStatus, Outcome, PassStatus, Role, RoundRecord, RoundStatus, TypedOrText,
+    BackendKind, Campaign, CpuPinning, Disqualification, DisqualificationReason, Entry,
+    EntryInfraFailure, EntryPass, EntryStatus, Outcome, PassStatus, Role, RoundRecord, RoundStatus,
+    TypedOrText,
 };
 
 use crate::PredicateVersion;
 
-/// `status.consistent`: once per entry, then once for the round.
+/// `status.consistent`: once per entry, then once for the round; with `campaign` (when
+/// `inputs.campaign` passed) a `correctness_deadline` is held to the campaign's deadline.
 pub(crate) fn check_statuses(
     report: &mut VerifyReport,
     record: &RoundRecord,
+    campaign: Option<&Campaign>,
     version: PredicateVersion,
 ) {
+    // The deadline the runner cut an entry's correctness outputs off at.
+    let correctness_deadline_s =
+        campaign.map(|c| c.correctness.effective_deadline_s(&c.rate_search));
     for entry in &record.entries {
         let field = format!("entries[{}].status", entry.index);
         let problem = match entry.status {
@@ -65,6 +75,34 @@ pub(crate) fn check_statuses(
                             .map_or_else(|| "none".to_owned(), |mb| format!("{mb} MiB"))
                     ))
                 }
+                Some(Disqualification {
+                    reason:
+                        DisqualificationReason::RemeasureInfraFailed {
+                            infra_failed_rounds,
+                        },
+                    ..
+                }) if record.outcome.remeasure.map(|r| r.infra_failed_rounds)
+                    != Some(*infra_failed_rounds) =>
+                {
+                    Some(format!(
+                        "its reason is remeasure_infra_failed after {infra_failed_rounds} rounds, \
+                         but the outcome's re-measure counts {}",
+                        record.outcome.remeasure.map_or_else(
+                            || "none".to_owned(),
+                            |r| r.infra_failed_rounds.to_string()
+                        )
+                    ))
+                }
+                Some(Disqualification {
+                    reason: DisqualificationReason::CorrectnessDeadline { deadline_s },
+                    ..
+                }) if correctness_deadline_s.is_some_and(|campaign| campaign != *deadline_s) => {
+                    Some(format!(
+                        "its reason is correctness_deadline after {deadline_s} s, but the \
+                         campaign's correctness deadline is {} s",
+                        correctness_deadline_s.unwrap_or_default()
+                    ))
+                }
                 Some(_) => None,
             },
             EntryStatus::InfraFailed if version == PredicateVersion::V1 => {
@@ -73,7 +111,8 @@ pub(crate) fn check_statuses(
             }
             EntryStatus::InfraFailed => match entry.infra_failure.as_ref() {
                 None => Some("it has no infrastructure failure reason".to_owned()),
-                Some(reason) => round_failure_problem(reason.typed(), &record.outcome),
+                Some(reason) => round_failure_problem(reason.typed(), &record.outcome)
+                    .or_else(|| runs_problem(entry, reason.typed())),
             },
         };
         let status = entry.status.as_str();
@@ -120,6 +159,36 @@ fn round_failure_problem(reason: Option<&EntryInfraFailure>, outcome: &Outcome) 
         ))
     } else {
         None
+    }
+}
+
+/// What is wrong with an `infra_failed` reason against the entry's runs: `not_run` for
+/// an entry that ran, or a cause only a run has — the client lagging, CPU steal, the
+/// scorer failing or giving no verdict on its outputs — for an entry that never ran;
+/// `None` otherwise (the runner's own failures and the round's need no run). An entry
+/// ran when it has a run summary or a pass row other than `not_run` (a run the runner
+/// or the client failed leaves a row but no summary).
+fn runs_problem(entry: &Entry, reason: Option<&EntryInfraFailure>) -> Option<String> {
+    let rows = (entry.passes.iter())
+        .filter(|p| p.status != PassStatus::NotRun)
+        .count();
+    let ran = rows > 0 || !entry.runs.is_empty();
+    match reason? {
+        EntryInfraFailure::NotRun if ran => Some(format!(
+            "its reason is not_run, but it has {} run summaries and {rows} pass rows that ran",
+            entry.runs.len()
+        )),
+        reason @ (EntryInfraFailure::ClientLagged
+        | EntryInfraFailure::CpuSteal { .. }
+        | EntryInfraFailure::ScorerFailed { .. }
+        | EntryInfraFailure::NoVerdict)
+            if !ran =>
+        {
+            Some(format!(
+                "its reason is a run's ({reason}), but it never ran"
+            ))
+        }
+        _ => None,
     }
 }
 

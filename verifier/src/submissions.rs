@@ -36,6 +36,7 @@ use std::path::Path;
 
 use crate::{CheckName, FailureReason, VerifyReport};
 use receipts::fsutil::read_limited;
+use receipts::keys::Keyring;
 use receipts::model::{
     EntryStatus, EventKind, PipelineState, Role, RoundKindRecord, RoundRecord, RoundStatus,
     Sha256Hex, Submission, SubmissionImage, Timestamp,
@@ -56,9 +57,13 @@ pub(crate) struct SealedRound<'a> {
 
 /// Checks every record of `<campaign_dir>/submissions/` against the table and `rounds`
 /// (the campaign's sealed rounds, any order; a round number held twice is taken from its
-/// first bundle). Returns the report of the `submissions/` directory. Never fails: an
+/// first bundle), a review's resolution against `keyring`'s evaluator keys. Returns the report of the `submissions/` directory. Never fails: an
 /// unreadable directory or record is a failed `submissions.record`.
-pub(crate) fn check_submissions(campaign_dir: &Path, rounds: &[SealedRound<'_>]) -> VerifyReport {
+pub(crate) fn check_submissions(
+    campaign_dir: &Path,
+    rounds: &[SealedRound<'_>],
+    keyring: &Keyring,
+) -> VerifyReport {
     let dir = campaign_dir.join(SUBMISSIONS_DIR);
     let mut report = VerifyReport::new(&dir);
     let mut sealed: BTreeMap<u64, &SealedRound<'_>> = BTreeMap::new();
@@ -129,7 +134,7 @@ pub(crate) fn check_submissions(campaign_dir: &Path, rounds: &[SealedRound<'_>])
         }
         reviewed.push((file, submission));
     }
-    crate::review::check_reviews(&mut report, &reviewed);
+    crate::review::check_reviews(&mut report, campaign_dir, keyring, &reviewed);
     campaign.check_every_challenger_has_a_record(&mut report, &held);
     report
 }

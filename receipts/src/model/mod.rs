@@ -29,7 +29,8 @@ pub use measurement::*;
 pub use repository::*;
 pub use rerun::*;
 pub use review::{
-    CopyOutcome, CopyReason, Fingerprint, LlmReview, ReviewRecord, ReviewResolution, Verdict,
+    CopyOutcome, CopyReason, EntryResolution, EntryReview, Fingerprint, LlmReview, ReviewRecord,
+    ReviewResolution, Verdict,
 };
 pub use round::*;
 pub use submission::*;

@@ -244,3 +244,46 @@ impl ReviewRecord {
         self.resolution.as_ref().map_or(self.verdict, |r| r.verdict)
     }
 }
+
+/// An entry's review as its round receipt carries it (v8; content/review.md, In the
+/// round): what let a repository submission run, taken from the copy of its review
+/// record in the bundle (`record`), which the verifier recomputes it from
+/// ([`crate::rules::review::entry_review`]). Absent for the baseline and for a diff.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct EntryReview {
+    /// Bundle-relative path of the copy of the submission's [`ReviewRecord`]
+    /// (`inputs/reviews/<sha256>.json`, [`crate::layout::review_input`]), an input of the
+    /// round.
+    pub record: String,
+    /// The rules file's `version`.
+    pub rules_version: u32,
+    /// SHA-256 of the rules file's bytes: one of the rules files this build knows
+    /// ([`crate::rules::review::KNOWN_RULES`]).
+    pub rules_digest: Sha256Hex,
+    /// The review's verdict, the static and the LLM verdicts combined.
+    pub verdict: Verdict,
+    /// What let it run: [`ReviewRecord::decision`], `PASS` for every seated entry.
+    pub decision: Verdict,
+    /// The submission its manifest says it is derived from (`derivedFrom`): it must beat
+    /// that one by the campaign's margin.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub derived_from: Option<String>,
+    /// A person's resolution of a `NEEDS-HUMAN` review, with its signed statement.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resolution: Option<EntryResolution>,
+}
+
+/// A person's resolution as a round receipt carries it ([`EntryReview::resolution`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct EntryResolution {
+    /// The person's verdict: `PASS` or `FAIL`.
+    pub verdict: Verdict,
+    /// Bundle-relative path of the copy of the signed `review-resolution` statement
+    /// (`inputs/review-resolutions/<envelope sha256>.dsse.json`,
+    /// [`crate::layout::resolution_input`]), an input of the round.
+    pub statement: String,
+    /// The keyid of the evaluator key that signed it (the statement's signature's).
+    pub keyid: String,
+}

@@ -36,6 +36,7 @@
 //! - [`decide`]: the `decide` workload's declared contract (request template, decision
 //!   and vector pointers) and the logit distance over the declared vector;
 //! - [`weights`]: weight files against the pinned or reproduced digests;
+//! - [`review`]: the rules files a review is known by and an entry's review in a round;
 //! - [`repository`]: a repository submission's commitment, tree digest, manifest,
 //!   Dockerfile, licence and queue rules, run by intake and again by the verifier;
 //! - [`copy`]: copy detection's decision over recorded fingerprints (content/review.md).
@@ -55,6 +56,7 @@ pub mod passes;
 pub mod redaction;
 pub mod repository;
 pub mod rerun;
+pub mod review;
 pub mod sample;
 pub mod score;
 pub mod search;

@@ -224,6 +224,12 @@ fn build(ctx: &Ctx<'_>) -> Result<(RoundRecord, Vec<SubmissionUpdate>), RoundErr
             }
         })
         .collect::<Result<_, _>>()?;
+    // What let each repository submission run, from the bundle's input copies.
+    for entry in &mut entries {
+        if let Some(patch) = &entry.patch {
+            entry.review = super::review::entry_review_of(&ctx.bundle, ctx.round, patch)?;
+        }
+    }
 
     // An entry whose run wrote key material is disqualified, whatever it measured.
     let withheld = withheld_files(records);
@@ -703,6 +709,7 @@ fn not_run(planned: &PlannedEntry, backend: BackendKind, at: Timestamp) -> Entry
         started_at: at,
         ended_at: at,
         engine_log: None,
+        review: None,
     }
 }
 

@@ -29,6 +29,7 @@ mod finish;
 mod passes;
 mod preflight;
 pub mod record;
+mod review;
 mod scorer;
 mod secrets;
 mod setup;

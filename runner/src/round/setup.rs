@@ -464,6 +464,11 @@ fn copy_inputs(
         let path = ctx.campaign_dir.submission_diff(patch);
         let bytes = fs::read(&path).map_err(io("reading", &path))?;
         files.push((patch_input(patch), bytes));
+        files.extend(super::review::review_inputs(
+            &ctx.campaign_dir,
+            ctx.round,
+            patch,
+        )?);
     }
     let mut descriptors = Vec::new();
     let mut miners_digest = Sha256Hex::digest(b"");

@@ -167,6 +167,44 @@ pub struct EntryPage {
     pub engine_log: Option<LogView>,
     /// Which values shown the verifier only attests.
     pub attested: AttestedMarks,
+    /// The review that let a repository submission run (v8); none for the baseline and a
+    /// diff.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub review: Option<EntryReviewShown>,
+}
+
+/// An entry's review on its page (content/review.md, In the round), from the bundle's
+/// copy of its review record; every text from the record escaped.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct EntryReviewShown {
+    /// The copy's bundle-relative name, escaped.
+    pub file: String,
+    /// What let it run: `PASS`, or `PASS (resolved by the evaluator)`.
+    pub decision: String,
+    /// The submission it is derived from (`derivedFrom`), escaped.
+    pub derived_from: Option<String>,
+    /// The review read from the copy: verdict, rules, findings, LLM review, copy
+    /// detection, resolution.
+    pub shown: Option<super::submission::ReviewView>,
+    /// Why the copy cannot be read, when it cannot.
+    pub error: Option<String>,
+}
+
+/// The page's review of `entry`, read from the bundle of `round`.
+fn entry_review_shown(round: &VerifiedRound, entry: &Entry) -> Option<EntryReviewShown> {
+    let review = entry.review.as_ref()?;
+    let read = round.read_json::<receipts::model::ReviewRecord>(&review.record);
+    let decision = match &review.resolution {
+        Some(_) => format!("{} (resolved by the evaluator)", review.decision.as_str()),
+        None => review.decision.as_str().to_owned(),
+    };
+    Some(EntryReviewShown {
+        file: untrusted(&review.record),
+        decision,
+        derived_from: review.derived_from.as_deref().map(untrusted),
+        error: read.as_ref().err().map(|e| untrusted(&e.to_string())),
+        shown: read.ok().as_ref().map(super::submission::review_view),
+    })
 }
 
 /// Where the entry came from.
@@ -731,6 +769,7 @@ pub fn entry_page(
         load_sample,
         engine_log,
         attested: AttestedMarks::of_predicate(),
+        review: entry_review_shown(round, entry),
     };
     Ok(PageOut {
         dir,

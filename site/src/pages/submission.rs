@@ -103,7 +103,9 @@ pub struct ReviewView {
     pub resolution: Option<String>,
 }
 
-fn review_view(review: &receipts::model::ReviewRecord) -> ReviewView {
+/// The review `review` made safe for a page (the submission's and, from a round's input
+/// copy, the entry's).
+pub(crate) fn review_view(review: &receipts::model::ReviewRecord) -> ReviewView {
     use receipts::model::{CopyOutcome, CopyReason};
     let copy = match &review.copy {
         CopyOutcome::Original => "original: no earlier commitment copied".to_owned(),

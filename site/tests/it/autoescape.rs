@@ -188,6 +188,9 @@ fn every_template_escapes_every_string_of_its_model() {
     covered.insert("_submissions-table.html");
     covered.insert("_seat-box.html");
     covered.insert("_attested.html");
+    // The review partial has no model in this case (no repository submission): the entry
+    // page renders it with hostile review text in `escaping.rs`.
+    covered.insert("_review.html");
     let all: BTreeSet<&str> = TEMPLATES.iter().map(|(n, _)| *n).collect();
     assert_eq!(covered, all);
 }

@@ -17,7 +17,11 @@ use testkit::copy_dir;
 
 use receipts::keys::Keyring;
 use receipts::layout::read_sealed_round;
-use receipts::model::{Disqualification, DisqualificationReason, EntryStatus, TypedOrText};
+use receipts::model::review::{Finding, Severity};
+use receipts::model::{
+    CopyOutcome, Disqualification, DisqualificationReason, EntryStatus, Fingerprint, LlmReview,
+    ReviewRecord, ReviewResolution, Sha256Hex, TypedOrText, Verdict,
+};
 use site::archive::VerifiedRound;
 use site::pages::{entry, round};
 use verifier::VerifyOptions;
@@ -102,6 +106,20 @@ fn hostile_round(tmp: &Path) -> VerifiedRound {
     let log_file = record.entries[1].engine_log.clone().unwrap();
     std::fs::write(dir.join(&log_file), log).unwrap();
 
+    // The entry's review: its findings, its LLM reviewer and the person's reason are the
+    // miner's and the person's text.
+    let review = hostile_review(&text);
+    let review_file = receipts::layout::review_input(&patch);
+    std::fs::create_dir_all(dir.join("inputs/reviews")).unwrap();
+    std::fs::write(
+        dir.join(&review_file),
+        serde_json::to_vec_pretty(&review).unwrap(),
+    )
+    .unwrap();
+    record.entries[1].review = Some(receipts::rules::review::entry_review(
+        &patch, &review, "keyid",
+    ));
+
     let verified_at = record.ended_at;
     let mut round = VerifiedRound::new(
         record.round,
@@ -122,6 +140,45 @@ fn hostile_round(tmp: &Path) -> VerifiedRound {
         );
     }
     round
+}
+
+/// A resolved review whose every text is `text` or hostile.
+fn hostile_review(text: &str) -> ReviewRecord {
+    let at = receipts::model::Timestamp::from_unix_seconds(1_800_000_000).unwrap();
+    ReviewRecord {
+        rules_version: 1,
+        rules_digest: Sha256Hex::digest(b"rules"),
+        findings: vec![Finding {
+            file: format!("{SCRIPT}.py"),
+            line: Some(1),
+            rule: BREAKOUT.to_owned(),
+            severity: Severity::NeedsHuman,
+            detail: text.to_owned(),
+        }],
+        static_verdict: Verdict::NeedsHuman,
+        llm: Some(LlmReview {
+            command: LINK.to_owned(),
+            verdict: Verdict::NeedsHuman,
+            transcript_sha256: Sha256Hex::digest(text.as_bytes()),
+            transcript: text.to_owned(),
+        }),
+        verdict: Verdict::NeedsHuman,
+        reviewed_at: at,
+        derived_from: Some(format!("{BIDI}{SCRIPT}")),
+        fingerprint: Fingerprint {
+            weights: Default::default(),
+            code: Sha256Hex::digest(b"code"),
+            code_files: 1,
+        },
+        copy: CopyOutcome::Original,
+        resolution: Some(ReviewResolution {
+            verdict: Verdict::Pass,
+            reason: text.to_owned(),
+            resolved_at: at,
+            envelope_sha256: Sha256Hex::digest(b"envelope"),
+            log_index: 0,
+        }),
+    }
 }
 
 /// Every tag of `html` with its attributes, names and values as written.
@@ -304,6 +361,12 @@ fn hostile_text_is_shown_inert_on_the_entry_pages() {
         let log = &page.model.engine_log.as_ref().unwrap().tail;
         assert!(log.starts_with('…'), "{}", &log[..40]);
         assert!(!log.contains('\u{1b}'));
+        // The review: shown from the bundle's copy, every text escaped.
+        let review = page.model.review.as_ref().unwrap();
+        assert_eq!(review.decision, "PASS (resolved by the evaluator)");
+        assert_eq!(review.shown.as_ref().unwrap().findings.len(), 1);
+        assert!(html.contains("Review before it ran"));
+        assert!(html.contains("<code>&lt;script&gt;alert(1)&lt;/script&gt;"));
         // Unreadable files named, escaped: a path outside the bundle and a missing log.
         let correctness = page.model.correctness.as_ref().unwrap();
         assert!(correctness.error.as_deref().unwrap().contains("../"));

@@ -85,6 +85,18 @@ fn fixture() -> Fixture {
     }
 }
 
+/// [`fixture`] once its files are older than the racy window: every build then stamps its
+/// bundles alike. Without the wait, a build started within `RACY_SECONDS` of the copy
+/// stamps none and a later one all, so on a loaded machine the verdict cache is written
+/// again between two builds of the same input.
+fn settled_fixture() -> Fixture {
+    let f = fixture();
+    std::thread::sleep(std::time::Duration::from_secs(
+        site::verdicts::RACY_SECONDS + 1,
+    ));
+    f
+}
+
 fn build(f: &Fixture, clean: bool) -> Result<BuildSummary, SiteError> {
     build_site(&BuildOptions {
         data: f.data.clone(),
@@ -103,7 +115,7 @@ fn set(names: &[&str]) -> BTreeSet<String> {
 
 #[test]
 fn adding_a_round_rewrites_only_the_pages_that_show_it() {
-    let f = fixture();
+    let f = settled_fixture();
     let first = build(&f, false).unwrap();
     assert_eq!(first.removed, 0);
     let before = snapshot(&f.out);
@@ -478,7 +490,7 @@ fn a_segment_whose_key_did_not_change_is_not_read() {
 
 #[test]
 fn a_manifest_written_before_segments_is_read_and_written_again_in_segments() {
-    let f = fixture();
+    let f = settled_fixture();
     build(&f, false).unwrap();
     let before = snapshot(&f.out);
     // The same jobs, as a build before segments wrote them: one file.

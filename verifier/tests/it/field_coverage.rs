@@ -1,11 +1,11 @@
 //! Field coverage (issue 41): every leaf field of the current predicate's schema
-//! (`receipts/schema/round-v7.schema.json`) is either recomputed — changed alone, in each
+//! (`receipts/schema/round-v8.schema.json`) is either recomputed — changed alone, in each
 //! way the schema allows, in a bundle that holds it, the receipt re-signed, every change
 //! fails and one fails a named check other than the schema's — or, for a field only a
 //! chain or the log checks recompute, shown so by a named test of this binary
 //! ([`COVERED_BY_TESTS`]), or listed in [`verifier::ATTESTED_FIELDS`] with the reason no
 //! offline check can recompute it. The bundles: the real rounds of `fixtures/` (newest
-//! first), rounds [`DERIVED`] from the v7 one that pass every check, and the rounds the
+//! first), rounds [`DERIVED`] from them that pass every check, and the rounds the
 //! paired tests build by hand. The fields neither holds yet are [`NOT_YET_COVERED`],
 //! which can only shrink: a field that becomes covered must leave it, and a new field of
 //! the schema that is neither covered nor attested fails here.
@@ -19,75 +19,15 @@ use serde_json::Value;
 use crate::forge::*;
 use verifier::{ATTESTED_FIELDS, CheckName, FailureReason};
 
-/// Fields of the v7 schema that no single-field forgery is caught on and that are not
-/// attested: no bundle here holds a value for them (a Docker entry, the engine's API
-/// record, a logged round, most typed disqualification and failure reasons …) or no
-/// check recomputes them yet. The work left of issue 41, in schema order.
+/// Fields of the v8 schema that no single-field forgery is caught on and that are not
+/// attested: no bundle here holds a value for them (a drift check's dropped record in
+/// v1–v2, a container's GPUs, a logged round's record, which only the log checks beside
+/// a bundle recompute) or no check recomputes them yet. The work left of issue 41, in
+/// schema order.
 const NOT_YET_COVERED: &[&str] = &[
-    "capabilityProbe",
-    "capabilityProbe.findings[].feature",
-    "capabilityProbe.findings[].field",
-    "capabilityProbe.findings[].status",
     "drift",
     "drift.runs[].hostLoad",
-    "entries[].correctness.firstFailingGroup",
-    "entries[].correctness.firstFailingItem",
-    "entries[].disqualification.reason.correctness_deadline.deadlineS",
-    "entries[].disqualification.reason.engine_oom_killed.exitCode",
-    "entries[].disqualification.reason.engine_oom_killed.limitMb",
-    "entries[].disqualification.reason.invalid_token_id.item",
-    "entries[].disqualification.reason.invalid_token_id.run",
-    "entries[].disqualification.reason.invalid_token_id.status",
-    "entries[].disqualification.reason.load_group_diverges.boundMicroNats",
-    "entries[].disqualification.reason.load_group_diverges.meanMicroNats",
-    "entries[].disqualification.reason.load_group_diverges.run",
-    "entries[].disqualification.reason.load_outputs_diverge.boundMicroNats",
-    "entries[].disqualification.reason.load_outputs_diverge.gapMicroNats",
-    "entries[].disqualification.reason.load_outputs_diverge.item",
-    "entries[].disqualification.reason.load_outputs_diverge.run",
-    "entries[].disqualification.reason.load_positions_over.maxPositions",
-    "entries[].disqualification.reason.load_positions_over.positions",
-    "entries[].disqualification.reason.load_positions_over.run",
-    "entries[].disqualification.reason.prompt_echo_mismatch.expected",
-    "entries[].disqualification.reason.prompt_echo_mismatch.got",
-    "entries[].disqualification.reason.prompt_echo_mismatch.item",
-    "entries[].disqualification.reason.prompt_echo_mismatch.position",
-    "entries[].disqualification.reason.remeasure_infra_failed.infraFailedRounds",
-    "entries[].disqualification.reason.secret_in_output.files",
-    "entries[].engine.api",
-    "entries[].engine.api.profile",
-    "entries[].engine.api.testedAgainstRealServer",
-    "entries[].engine.api.tokenCount",
-    "entries[].engine.api.tokenIds",
-    "entries[].engine.docker",
-    "entries[].engine.docker.binds[]",
-    "entries[].engine.docker.cpusetCpus",
     "entries[].engine.docker.gpus[]",
-    "entries[].engine.docker.imageId",
-    "entries[].engine.docker.imageReference",
-    "entries[].engine.docker.init",
-    "entries[].engine.docker.manifestDigest",
-    "entries[].engine.docker.memoryBytes",
-    "entries[].engine.docker.network",
-    "entries[].engine.docker.networkInternal",
-    "entries[].engine.docker.readOnlyRoot",
-    "entries[].engine.docker.tmpfs.*",
-    "entries[].engine.docker.unprivileged",
-    "entries[].engine.image",
-    "entries[].engine.image.config_digest",
-    "entries[].engine.image.manifest_digest",
-    "entries[].engine.image.name",
-    "entries[].engine.isolation.roPaths[]",
-    "entries[].engine.memoryLimitMb",
-    "entries[].infraFailure.failure.consecutive",
-    "entries[].infraFailure.failure.feature",
-    "entries[].infraFailure.failure.field",
-    "entries[].infraFailure.kind",
-    "entries[].infraFailure.stealMs",
-    "entries[].infraFailure.wallMs",
-    "outcome.reason.consecutive",
-    "outcome.reason.feature",
-    "outcome.reason.field",
     "transparencyLog.openingWitness",
     "transparencyLog.openingWitness.checkpointSize",
     "transparencyLog.openingWitness.name",
@@ -99,9 +39,8 @@ const NOT_YET_COVERED: &[&str] = &[
 /// Fields the forgeries above cannot show recomputed, each shown by a test of this
 /// binary that changes it in a round holding it and sees the named check fail: (field,
 /// `module::test`). No fixture was sealed with a beacon (their seeds were drawn before
-/// beacons); the previous receipt and a re-measure's count are the chain's to recompute;
-/// the log record, the log checks' (which `referee verify` runs after the bundle's). The coverage test holds
-/// each name to a test function that exists.
+/// beacons); the previous receipt is the chain's to recompute; the log record, the log
+/// checks' (which `referee verify` runs after the bundle's). The coverage test holds each name to a test function that exists.
 const COVERED_BY_TESTS: &[(&str, &str)] = &[
     (
         "beacon",
@@ -130,14 +69,6 @@ const COVERED_BY_TESTS: &[(&str, &str)] = &[
     (
         "practice",
         "paired::a_beacon_round_other_than_the_one_named_at_opening_or_another_secret_fails",
-    ),
-    (
-        "outcome.remeasure",
-        "paired::a_remeasure_the_previous_round_did_not_call_for_fails_chain_incumbent",
-    ),
-    (
-        "outcome.remeasure.infraFailedRounds",
-        "paired::a_remeasure_below_the_threshold_fails",
     ),
     (
         "previousReceipt",
@@ -171,25 +102,135 @@ const COVERED_BY_TESTS: &[(&str, &str)] = &[
         "entries[].disqualification.reason.text_not_ids.run",
         "forgery_compliance::a_text_not_ids_claim_on_equal_texts_fails_compliance_text_against_ids",
     ),
+    (
+        "entries[].review",
+        "forgery_review::a_review_on_the_baseline_fails_entries_review",
+    ),
+    (
+        "entries[].review.decision",
+        "forgery_review::a_review_field_changed_alone_fails_entries_review",
+    ),
+    (
+        "entries[].review.derivedFrom",
+        "forgery_review::a_review_field_changed_alone_fails_entries_review",
+    ),
+    (
+        "entries[].review.record",
+        "forgery_review::a_review_field_changed_alone_fails_entries_review",
+    ),
+    (
+        "entries[].review.resolution",
+        "forgery_review::a_review_field_changed_alone_fails_entries_review",
+    ),
+    (
+        "entries[].review.resolution.keyid",
+        "forgery_review::a_review_field_changed_alone_fails_entries_review",
+    ),
+    (
+        "entries[].review.resolution.statement",
+        "forgery_review::a_review_field_changed_alone_fails_entries_review",
+    ),
+    (
+        "entries[].review.resolution.verdict",
+        "forgery_review::a_review_field_changed_alone_fails_entries_review",
+    ),
+    (
+        "entries[].review.rulesDigest",
+        "forgery_review::a_review_field_changed_alone_fails_entries_review",
+    ),
+    (
+        "entries[].review.rulesVersion",
+        "forgery_review::a_review_field_changed_alone_fails_entries_review",
+    ),
+    (
+        "entries[].review.verdict",
+        "forgery_review::a_review_field_changed_alone_fails_entries_review",
+    ),
 ];
 
-/// The real rounds the fields are forged in, newest first.
-const FIXTURES: [&str; 7] = [
-    "v7-round", "v6-round", "v5-round", "v4-round", "v3-round", "v2-round", "v1-round",
+/// The real rounds the fields are forged in, newest first. Besides README's by-hand
+/// round of each version (v8 and v7 first), two v7 rounds of it sealed with its `[backend]` replaced by
+/// the built-in engine run as a `process` command (`referee engine serve --config
+/// {config} --listen-fd {listen_fd} --threads {threads}`) and its rate at 2 requests/s:
+/// `v7-process-round` under the `vllm` API profile with `ro_paths =
+/// ["/usr/share/zoneinfo"]` (complete: the capability probe, the engines' API record,
+/// memory limit and read-only paths), and `v7-capability-round` under a profile
+/// without token-id prompts or a tokenizer (`infra_failed` by the capability probe's
+/// missing `textRoundTrip`: the typed round failure copied onto the challenger). And
+/// `v7-docker-round`, the Docker demo's round (`examples/docker-demo/`: its base image
+/// from the `referee` binary and the libraries `ldd` lists, its baseline image, the
+/// submission built by `referee build --once`) at 2 requests/s within 500 ms, against a
+/// private daemon (`scripts/dockerd`): every entry's container as the daemon reported it.
+const FIXTURES: [&str; 11] = [
+    "v8-round",
+    "v7-round",
+    "v7-process-round",
+    "v7-capability-round",
+    "v7-docker-round",
+    "v6-round",
+    "v5-round",
+    "v4-round",
+    "v3-round",
+    "v2-round",
+    "v1-round",
 ];
 
-/// A change of the v7 round's receipt, given the bundle's directory.
+/// A change of a fixture round's receipt, given the bundle's directory.
 type Derive = fn(&Path, &mut Value);
 
-/// The real v7 round changed into another one that passes every check, each with what
-/// the forgery tests make of it, for fields the sealed round holds no value for.
-const DERIVED: &[(&str, Derive)] = &[(
-    "v7-round, the challenger disqualified with its log tail",
-    |dir, predicate| {
-        let tail = crate::forgery_logs::true_tail(dir);
-        crate::forgery_logs::disqualify_challenger(dir, predicate, &tail);
-    },
-)];
+/// Fixture rounds (the v8 one, a Docker one) changed into rounds that pass every check,
+/// each (fixture, what it becomes, the change) with what the forgery tests make of it,
+/// for fields the sealed rounds hold no value for.
+const DERIVED: &[(&str, &str, Derive)] = &[
+    (
+        "v8-round",
+        "the challenger disqualified with its log tail",
+        |dir, predicate| {
+            let tail = crate::forgery_logs::true_tail(dir);
+            crate::forgery_logs::disqualify_challenger(dir, predicate, &tail);
+        },
+    ),
+    (
+        "v8-round",
+        "the challenger's engine log withheld for the key it held",
+        crate::forgery_secret::withhold_challenger_log,
+    ),
+    (
+        "v8-round",
+        "the challenger past its correctness deadline",
+        crate::forgery_correctness::miss_correctness_deadline,
+    ),
+    (
+        "v8-round",
+        "the challenger's correctness failed",
+        crate::forgery_correctness::fail_correctness,
+    ),
+    (
+        "v8-round",
+        "the challenger's sample diverging on an item",
+        crate::forgery_sample::diverge_on_an_item,
+    ),
+    (
+        "v8-round",
+        "the challenger's sample diverging as a group",
+        crate::forgery_sample::diverge_as_a_group,
+    ),
+    (
+        "v8-round",
+        "the challenger's sample over at too many positions",
+        crate::forgery_sample::diverge_at_positions,
+    ),
+    (
+        "v7-docker-round",
+        "the challenger's container killed for memory",
+        crate::forgery_engines::oom_kill_challenger,
+    ),
+    (
+        "v7-docker-round",
+        "the baseline's image pulled from a registry",
+        crate::forgery_engines::pull_baseline_image,
+    ),
+];
 
 /// Every leaf of the schema, by path (`entries[].passes[].status`: arrays as `[]`, a
 /// map's values as `*`), with the string values it may take (`const`s and `enum`s of
@@ -293,6 +334,8 @@ fn instances(
                     _ if path.is_empty() => key.clone(),
                     _ => format!("{path}.{key}"),
                 };
+                // RFC 6901: a key's `~` and `/` escaped (a tmpfs mount point is a key).
+                let key = key.replace('~', "~0").replace('/', "~1");
                 instances(v, leaves, &inner, &format!("{pointer}/{key}"), out);
             }
         }
@@ -356,7 +399,7 @@ fn changes(value: &Value, allowed: &BTreeSet<String>) -> Vec<Value> {
 }
 
 /// A bundle fields are forged in: a real round of `fixtures/`, one [`DERIVED`] from the
-/// v7 round, or a round built by hand by the paired tests
+/// fixtures, or a round built by hand by the paired tests
 /// ([`crate::paired::built_rounds`]), sealed with the forger's key.
 struct Source {
     /// The fixture's or the built round's name, for messages.
@@ -422,7 +465,7 @@ fn caught_in(source: &Source, pointer: &str, value: &Value, allowed: &BTreeSet<S
 }
 
 /// The real fixture rounds, each re-signed unchanged and passing, the rounds
-/// [`DERIVED`] from the v7 one, passing too, then the rounds the paired tests build,
+/// [`DERIVED`] from them, passing too, then the rounds the paired tests build,
 /// sealed with the forger's key, with the checks that fail in them.
 fn sources() -> Vec<Source> {
     let mut sources = Vec::new();
@@ -439,11 +482,12 @@ fn sources() -> Vec<Source> {
             _built: None,
         });
     }
-    for (name, derive) in DERIVED {
+    for (fixture, what, derive) in DERIVED {
+        let name = format!("{fixture}, {what}");
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().to_owned();
         forge_from(
-            &fixture_named("v7-round"),
+            &fixture_named(fixture),
             dir.path(),
             |_| {},
             |_| {},
@@ -452,7 +496,7 @@ fn sources() -> Vec<Source> {
         let report = verify(dir.path());
         assert!(report.passed(), "{name}: {:#?}", failed(&report));
         sources.push(Source {
-            name: (*name).to_owned(),
+            name,
             dir: path,
             before: BTreeSet::new(),
             _built: Some(dir),
@@ -480,7 +524,7 @@ fn sources() -> Vec<Source> {
 #[test]
 fn every_leaf_field_is_recomputed_by_a_named_check_or_attested() {
     let schema_path =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../receipts/schema/round-v7.schema.json");
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../receipts/schema/round-v8.schema.json");
     let schema: Value =
         serde_json::from_slice(&std::fs::read(schema_path).expect("schema")).expect("json");
     let leaves = schema_leaves(&schema);
@@ -501,7 +545,7 @@ fn every_leaf_field_is_recomputed_by_a_named_check_or_attested() {
     assert_eq!(missing_tests, Vec::<&str>::new(), "named but not a test");
 
     // Each field is forged in the bundles that hold a value for it, in order, until one
-    // catches it: the v7 round first, then the older real rounds (a drift check, for one,
+    // catches it: the v8 round first, then the older real rounds (a drift check, for one,
     // is only in v1 and v2), whose checks of that field are the current verifier's, then
     // the built rounds (a seat taken, a typed infrastructure failure …).
     let sources = sources();

@@ -24,11 +24,29 @@ fn forged_v6(files: impl FnOnce(&Path), receipt: impl FnOnce(&Path, &mut Value))
 /// The challenger (entry 1) disqualified `compliance_failed` with `log_tail`, its score
 /// dropped and the outcome recomputed: consistent with every other check.
 pub(crate) fn disqualify_challenger(dir: &Path, predicate: &mut Value, log_tail: &[String]) {
+    disqualify_challenger_for(
+        dir,
+        predicate,
+        json!("compliance_failed"),
+        "its outputs were not a completions response",
+        log_tail,
+    );
+}
+
+/// The challenger (entry 1) disqualified for `reason` (as the receipt writes it) with
+/// `detail` and `log_tail`, its score dropped and the outcome recomputed.
+pub(crate) fn disqualify_challenger_for(
+    dir: &Path,
+    predicate: &mut Value,
+    reason: Value,
+    detail: &str,
+    log_tail: &[String],
+) {
     let challenger = &mut predicate["entries"][1];
     challenger["status"] = json!("disqualified");
     challenger["disqualification"] = json!({
-        "reason": "compliance_failed",
-        "detail": "its outputs were not a completions response",
+        "reason": reason,
+        "detail": detail,
         "logTail": log_tail,
     });
     let entry = challenger.as_object_mut().expect("entry");

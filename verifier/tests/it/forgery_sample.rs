@@ -8,6 +8,8 @@
 use std::path::Path;
 
 use crate::forge::*;
+use receipts::model::{DisqualificationReason, LoadSample};
+use receipts::rules::sample::{first_divergent, request_gap_micro_nats};
 use serde_json::{Value, json};
 use verifier::{CheckName, VerifyReport};
 
@@ -98,4 +100,106 @@ fn the_bounds_are_required_from_v7_and_absent_before() {
         only(&report, CheckName::LoadSample),
         recomputed(CHALLENGER_SAMPLE, "groupBoundMicroNats", "250000", "absent")
     );
+}
+
+/// The challenger's sample in the bundle at `dir` made divergent: at each request `r`'s
+/// position `i` the reference's logprob of the output token set `gap(r, i)` micro-nats
+/// below its top-1 (0 in the sealed round: the reference would have said the same),
+/// each request's gap recomputed, and the challenger disqualified for the divergence the
+/// verifier recomputes from the file, its outcome recomputed: a round a diverging
+/// engine could have sealed, consistent with every check. Returns that reason.
+pub(crate) fn diverge_challenger(
+    dir: &Path,
+    predicate: &mut Value,
+    gap: fn(usize, usize) -> i64,
+) -> DisqualificationReason {
+    edit_json(dir, CHALLENGER_SAMPLE, |sample| {
+        for run in sample["runs"].as_array_mut().expect("runs") {
+            let requests = run["check"]["requests"].as_array_mut().expect("checked");
+            for (r, request) in requests.iter_mut().enumerate() {
+                let top1: Vec<i64> = (request["referenceTop1MicroNats"].as_array())
+                    .expect("top-1")
+                    .iter()
+                    .map(|v| v.as_i64().expect("micro-nats"))
+                    .collect();
+                let token: Vec<i64> = (0..top1.len()).map(|i| top1[i] - gap(r, i)).collect();
+                let mean = request_gap_micro_nats(&top1, &token).expect("positions");
+                request["referenceTokenMicroNats"] = json!(token);
+                request["gapMicroNats"] = json!(mean);
+            }
+        }
+    });
+    let bytes = std::fs::read(dir.join(CHALLENGER_SAMPLE)).expect("sample");
+    let sample: LoadSample = serde_json::from_slice(&bytes).expect("sample");
+    let reason = first_divergent(&sample)
+        .expect("the sample diverges")
+        .reason(&sample);
+    crate::forgery_logs::disqualify_challenger_for(
+        dir,
+        predicate,
+        serde_json::to_value(reason).expect("json"),
+        "its outputs under load diverged from the reference's",
+        &[],
+    );
+    reason
+}
+
+/// The by-hand round (v7 or v8) with its challenger's sample diverging on one request (2
+/// nats at every position of the first: above the 1.5-nat item bound).
+pub(crate) fn diverge_on_an_item(dir: &Path, predicate: &mut Value) {
+    let reason = diverge_challenger(dir, predicate, |r, _| if r == 0 { 2_000_000 } else { 0 });
+    assert!(
+        matches!(reason, DisqualificationReason::LoadOutputsDiverge { .. }),
+        "{reason:?}"
+    );
+}
+
+/// The by-hand round (v7 or v8) with every request of its challenger's sample 0.3 nats off:
+/// each within the item bound, their mean above the 0.25-nat group bound.
+pub(crate) fn diverge_as_a_group(dir: &Path, predicate: &mut Value) {
+    let reason = diverge_challenger(dir, predicate, |_, _| 300_000);
+    assert!(
+        matches!(reason, DisqualificationReason::LoadGroupDiverges { .. }),
+        "{reason:?}"
+    );
+}
+
+/// The by-hand round (v7 or v8) with the first position of three requests 9 nats off: every
+/// mean within its bound, three positions over the 8-nat position bound where two are
+/// allowed.
+pub(crate) fn diverge_at_positions(dir: &Path, predicate: &mut Value) {
+    let reason = diverge_challenger(
+        dir,
+        predicate,
+        |r, i| {
+            if r < 3 && i == 0 { 9_000_000 } else { 0 }
+        },
+    );
+    assert!(
+        matches!(reason, DisqualificationReason::LoadPositionsOver { .. }),
+        "{reason:?}"
+    );
+}
+
+/// Each diverging round passes every check; the same round with its challenger's
+/// reason naming another run, or left scored, fails `correctness.loadSample`.
+#[test]
+fn a_divergence_is_recomputed_from_the_sample_file() {
+    for diverge in [diverge_on_an_item, diverge_as_a_group, diverge_at_positions] {
+        let report = forged_fixture("v7-round", |_| {}, diverge);
+        assert!(report.passed(), "{:?}", failures(&report));
+        let report = forged_fixture(
+            "v7-round",
+            |_| {},
+            |dir, p| {
+                diverge(dir, p);
+                let reason = p["entries"][1]["disqualification"]["reason"]
+                    .as_object_mut()
+                    .and_then(|typed| typed.values_mut().next())
+                    .expect("a typed reason");
+                reason["run"] = json!(1);
+            },
+        );
+        assert_eq!(failed(&report), [CheckName::LoadSample.as_str()].into());
+    }
 }

@@ -178,6 +178,7 @@ fn entry(index: u32, miner: Option<&str>, runs: &[u64], score: Option<PairedScor
         started_at: time("2026-05-01T10:00:00Z"),
         ended_at: time("2026-05-01T10:05:00Z"),
         engine_log: None,
+        review: None,
     }
 }
 
@@ -1253,6 +1254,11 @@ fn a_remeasure_round_that_seats_a_challenger_fails() {
 /// with `remeasure` as given, sealed as `demo/rounds/{1,2}` under `data`; the reports of
 /// both, as the archive verifies them (chain checks included).
 fn chain_of_two(data: &Path, remeasure: Option<IncumbentRemeasure>) -> Vec<VerifyReport> {
+    chain_of_two_with(data, |second| second.outcome.remeasure = remeasure)
+}
+
+/// [`chain_of_two`] with round 2 changed by `edit` before it is sealed.
+fn chain_of_two_with(data: &Path, edit: impl FnOnce(&mut RoundRecord)) -> Vec<VerifyReport> {
     use receipts::bundle::{ENVELOPE_FILE, read_statement_digest};
     use verifier::archive::{find_bundles, verify_archive};
     let (first, first_opened) = round();
@@ -1270,7 +1276,7 @@ fn chain_of_two(data: &Path, remeasure: Option<IncumbentRemeasure>) -> Vec<Verif
     second.outcome.leader_after = alice;
     second.outcome.changed = false;
     second.outcome.decision = TypedOrText::Typed(SeatRule::NoScoredChallenger);
-    second.outcome.remeasure = remeasure;
+    edit(&mut second);
     let opened = RoundOpened {
         round: 2,
         previous_receipt: Some(digest),
@@ -1280,6 +1286,53 @@ fn chain_of_two(data: &Path, remeasure: Option<IncumbentRemeasure>) -> Vec<Verif
     seal(&data.join("demo/rounds/2"), &second, &opened);
     let bundles = find_bundles(data).expect("bundles");
     verify_archive(&bundles, &keyring(), &options(), &|| {})
+}
+
+/// Round 2 of [`chain_of_two`] `infra_failed` by its incumbent, alice, counting
+/// `consecutive` rounds in a row: the chain's checks of it.
+fn incumbent_failed_chain(consecutive: u32) -> Vec<(CheckName, Option<FailureReason>)> {
+    use receipts::model::EntryInfraFailure;
+    let data = tempfile::tempdir().expect("tempdir");
+    let reports = chain_of_two_with(data.path(), |second| {
+        let failure = RoundFailure::IncumbentInfraFailed { consecutive };
+        let alice = &mut second.entries[1];
+        alice.status = EntryStatus::InfraFailed;
+        alice.score_ppm = None;
+        alice.paired_score = None;
+        alice.infra_failure = Some(TypedOrText::Typed(EntryInfraFailure::Runner {
+            detail: "its engine's backend failed".into(),
+        }));
+        second.outcome.status = RoundStatus::InfraFailed;
+        second.outcome.reason = Some(TypedOrText::Typed(failure));
+        second.outcome.decision = TypedOrText::Typed(SeatRule::RoundInfraFailed);
+    });
+    reports[1]
+        .checks
+        .iter()
+        .filter(|c| c.name.as_str().starts_with("chain."))
+        .map(|c| (c.name, c.reason.clone()))
+        .collect()
+}
+
+/// An incumbent's failure counts one more round than the round before left against it:
+/// after a round that did not fail for alice, 1; a count of 2 fails `chain.incumbent`.
+#[test]
+fn an_incumbent_failure_count_the_round_before_does_not_give_fails_chain_incumbent() {
+    let passed = vec![
+        (CheckName::ChainPrevious, None),
+        (CheckName::ChainCampaign, None),
+        (CheckName::ChainIncumbent, None),
+        (CheckName::ChainVersion, None),
+    ];
+    assert_eq!(incumbent_failed_chain(1), passed);
+    let mut failed = passed;
+    failed[2].1 = Some(FailureReason::Recomputed {
+        file: "receipt.dsse.json".into(),
+        field: "round 2 outcome.reason.consecutive".into(),
+        claimed: "2".into(),
+        recomputed: "1 (round 1 left 0 rounds in a row infra_failed by the incumbent)".into(),
+    });
+    assert_eq!(incumbent_failed_chain(2), failed);
 }
 
 /// Regression (issue 13): a round could claim to re-measure its incumbent alone — and
@@ -1959,6 +2012,127 @@ fn bob_invalid_twice_vetoed() -> (RoundRecord, RoundOpened) {
     (record, opened)
 }
 
+/// [`remeasured`] with the incumbent failing its re-measure for infrastructure reasons
+/// again: disqualified `remeasure_infra_failed` after the outcome's 2 rounds.
+fn remeasure_failed() -> (RoundRecord, RoundOpened) {
+    let (mut record, opened) = remeasured();
+    let incumbent = &mut record.entries[1];
+    incumbent.status = EntryStatus::Disqualified;
+    incumbent.score_ppm = None;
+    incumbent.paired_score = None;
+    incumbent.disqualification = Some(receipts::model::Disqualification {
+        reason: receipts::model::DisqualificationReason::RemeasureInfraFailed {
+            infra_failed_rounds: 2,
+        },
+        detail: "re-measured alone after its runs made the last 2 rounds infra_failed, it \
+                 failed for infrastructure reasons again: infra_failed"
+            .into(),
+        log_tail: vec![],
+    });
+    (record, opened)
+}
+
+/// [`bob_invalid_twice_vetoed`] with bob's cause CPU steal: both attempts of his pass 1
+/// over the campaign's steal bound (900 ms stolen in 1 s), his `cpu_steal` naming that
+/// load.
+fn bob_stolen_twice_vetoed() -> (RoundRecord, RoundOpened) {
+    use receipts::model::{EntryInfraFailure, HostLoad};
+    let (mut record, opened) = bob_invalid_twice_vetoed();
+    let bob = &mut record.entries[2];
+    for row in bob.passes.iter_mut().filter(|r| r.pass == 1 && !r.control) {
+        row.host_load = Some(HostLoad {
+            steal_ms: 900,
+            wall_ms: 1000,
+            cpu_freq_khz: Vec::new(),
+        });
+    }
+    bob.infra_failure = Some(TypedOrText::Typed(EntryInfraFailure::CpuSteal {
+        steal_ms: 900,
+        wall_ms: 1000,
+    }));
+    (record, opened)
+}
+
+/// The `host.steal` failures, by target, of `state` sealed as v4 (as the vetoed rounds
+/// are).
+fn steal_failures(state: (RoundRecord, RoundOpened)) -> Vec<Option<String>> {
+    let (record, opened) = state;
+    let built = BuiltRound {
+        name: "steal",
+        record,
+        opened,
+        current: false,
+        files: vec![],
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    seal_built(dir.path(), &built, &testkit::forge::key());
+    let report = verifier::verify_bundle(
+        dir.path(),
+        &testkit::forge::keyring(),
+        &verifier::VerifyOptions::default(),
+    );
+    report
+        .failures()
+        .filter(|c| c.name == CheckName::HostSteal)
+        .map(|c| c.target.clone())
+        .collect()
+}
+
+/// Bob's `cpu_steal` stands on his over-bound pass rows; naming a load none of his runs
+/// had (another steal or wall time) fails `host.steal` on him.
+#[test]
+fn a_cpu_steal_naming_a_load_no_run_had_fails_host_steal() {
+    use receipts::model::EntryInfraFailure;
+    assert_eq!(
+        steal_failures(bob_stolen_twice_vetoed()),
+        Vec::<Option<String>>::new()
+    );
+    for (steal_ms, wall_ms) in [(901, 1000), (900, 1001)] {
+        let (mut record, opened) = bob_stolen_twice_vetoed();
+        record.entries[2].infra_failure = Some(TypedOrText::Typed(EntryInfraFailure::CpuSteal {
+            steal_ms,
+            wall_ms,
+        }));
+        assert_eq!(
+            steal_failures((record, opened)),
+            vec![Some("entries[2]".to_owned())]
+        );
+    }
+}
+
+/// An incumbent disqualified for failing its re-measure counts the rounds the outcome's
+/// re-measure counts; another count fails `status.consistent` on it.
+#[test]
+fn a_remeasure_failure_counting_other_rounds_than_the_outcome_fails_status_consistent() {
+    let consistent = |state: (RoundRecord, RoundOpened)| -> Vec<Option<FailureReason>> {
+        let (record, opened) = state;
+        verify_round(&record, &opened)
+            .checks
+            .iter()
+            .filter(|c| c.name == CheckName::StatusConsistent)
+            .filter(|c| c.target.as_deref() == Some("entries[1].status"))
+            .map(|c| c.reason.clone())
+            .collect()
+    };
+    assert_eq!(consistent(remeasure_failed()), vec![None]);
+    let (mut record, opened) = remeasure_failed();
+    if let Some(d) = record.entries[1].disqualification.as_mut() {
+        d.reason = receipts::model::DisqualificationReason::RemeasureInfraFailed {
+            infra_failed_rounds: 3,
+        };
+    }
+    assert_eq!(
+        consistent((record, opened)),
+        vec![Some(FailureReason::StatusInconsistent {
+            field: "entries[1].status".into(),
+            status: "disqualified".into(),
+            problem: "its reason is remeasure_infra_failed after 3 rounds, but the outcome's \
+                      re-measure counts 2"
+                .into(),
+        })]
+    );
+}
+
 /// The failures of `status.passes` and of this file's checks in a round sealed with the
 /// current predicate.
 fn no_veto_failures(record: &RoundRecord, opened: &RoundOpened) -> Vec<(CheckName, String)> {
@@ -2098,12 +2272,23 @@ pub(crate) fn built_rounds() -> Vec<BuiltRound> {
         built("a seat taken", round(), false),
         built("a seat defended", defended_seat(), false),
         built("an incumbent re-measured", remeasured(), false),
+        built("an incumbent failed", incumbent_failed(), false),
+        built(
+            "an incumbent re-measured, failed again",
+            remeasure_failed(),
+            false,
+        ),
         built("too few passes", two_void_passes_settled(), false),
         built("inconclusive", noisy_control(), false),
         without_ids,
         built("tokens counted by ids", (counted, opened), false),
         built("invalid twice", bob_invalid_twice(), true),
         built("invalid twice, vetoed", bob_invalid_twice_vetoed(), false),
+        built(
+            "invalid twice for CPU steal, vetoed",
+            bob_stolen_twice_vetoed(),
+            false,
+        ),
         built("inconclusive, settled", settled(noisy_control()), false),
         built("the baseline drifted", drifted(), false),
         built(
@@ -2147,6 +2332,24 @@ fn settled((mut record, opened): (RoundRecord, RoundOpened)) -> (RoundRecord, Ro
             TypedOrText::Typed(receipts::model::EntryInfraFailure::RoundInfraFailed { failure })
         });
     }
+    (record, opened)
+}
+
+/// [`defended_seat`] `infra_failed` by its incumbent, carol, for the first round in a
+/// row: she keeps her own cause and the seat, alice is `infra_failed` for the round.
+fn incumbent_failed() -> (RoundRecord, RoundOpened) {
+    let (mut record, opened) = defended_seat();
+    record.outcome.status = RoundStatus::InfraFailed;
+    record.outcome.reason = Some(TypedOrText::Typed(RoundFailure::IncumbentInfraFailed {
+        consecutive: 1,
+    }));
+    record.outcome.decision = TypedOrText::Typed(SeatRule::RoundInfraFailed);
+    let (mut record, opened) = settled((record, opened));
+    record.entries[1].infra_failure = Some(TypedOrText::Typed(
+        receipts::model::EntryInfraFailure::Runner {
+            detail: "its engine's backend failed".into(),
+        },
+    ));
     (record, opened)
 }
 

@@ -17,6 +17,12 @@ fn builtin_rules_parse_with_their_ids_and_the_digest_of_their_bytes() {
         rules.digest,
         receipts::model::Sha256Hex::digest(review::rules::RULES_V1.as_bytes())
     );
+    // The verifier knows the built-in rules file by this digest: a review made under any
+    // other is refused (`entries.review`, `submissions.review`).
+    assert!(receipts::rules::review::is_known_rules(
+        rules.version,
+        &rules.digest
+    ));
     let ids: Vec<&str> = rules.rules.iter().map(|r| r.id.as_str()).collect();
     assert_eq!(
         ids,

@@ -17,9 +17,11 @@ use intake::ingest::{IngestError, IngestOutcome, IngestRequest, add_campaign, ad
 use receipts::keys::{Keyring, PrivateKey, TrustedKey, generate_key_pair};
 use receipts::layout::DataDir;
 use receipts::model::{CampaignId, MinerId, Sha256Hex, Timestamp};
-use referee::demo::{CAMPAIGN_ID, SUBMISSIONS, stage};
+use referee::demo::{CAMPAIGN_ID, DemoSubmission, SUBMISSIONS, stage};
 use verifier::VerifyOptions;
 use verifier::verify_bundle;
+
+mod title;
 
 use super::keys::create_key_dir;
 use super::round::{RoundArgs, print_summary, run_with_progress};
@@ -79,6 +81,13 @@ pub struct DemoArgs {
     /// later needs a new data directory.
     #[arg(long, value_name = "MICROSECONDS")]
     pub send_lag_bound_us: Option<u64>,
+    /// Instead of the demo's round, the title over `DAYS` (at least 3) days of a virtual
+    /// clock in campaign `demo-title` (content/title.md, The demo): a challenger wins,
+    /// waits its holding period and is confirmed; the holder fails its re-measurement and
+    /// the title moves to its successor; the successor is revoked. Needs a data directory
+    /// without that campaign's rounds.
+    #[arg(long, value_name = "DAYS", conflicts_with = "prepare", value_parser = clap::value_parser!(u32).range(3..))]
+    pub days: Option<u32>,
 }
 
 /// Runs the demo (or, with `--prepare`, only writes its campaign's files).
@@ -105,12 +114,182 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
         println!("{}", campaign_toml.display());
         return Ok(ExitCode::SUCCESS);
     }
+    if let Some(days) = args.days {
+        return title::run(&args, days);
+    }
     let data_path = args.data.data.clone();
     let data = DataDir::new(&data_path);
     let d = data_path.display().to_string();
     let campaign_id: CampaignId = CAMPAIGN_ID.parse().context("the demo campaign id")?;
-    let campaign_dir = data.campaign(&campaign_id);
+    let DemoKeys { key_dir, key_path } = demo_keys(&args, DEMO_LOG_ORIGIN)?;
 
+    // The campaign, from the embedded demo files.
+    let source = data_path.join(".demo");
+    let campaign_toml =
+        stage(&source, args.send_lag_bound_us).context("writing the demo's baseline repository")?;
+    add_and_ingest(&args, &campaign_toml, &campaign_id, &SUBMISSIONS, &key_path)?;
+
+    // The round, its seeds derived from a file beacon (unsigned: a demo has no network
+    // to reach drand) and a fresh secret.
+    let beacon_path = demo_beacon(&key_dir)?;
+    step(&format!(
+        "referee round --data {d} --campaign {CAMPAIGN_ID} --key {} --beacon-file {}",
+        key_path.display(),
+        beacon_path.display()
+    ));
+    let summary = run_with_progress(&round_args(
+        &args,
+        CAMPAIGN_ID,
+        &key_path,
+        beacon_path,
+        super::round::KindArg::Regular,
+        None,
+    ))
+    .map_err(busy_machine_hint)?;
+    print_summary(&summary);
+
+    // Verify what was sealed.
+    step(&format!(
+        "referee verify --data {d} {}",
+        summary.bundle.display()
+    ));
+    let keyring = Keyring::load(&data.keyring_path()).context("loading the keyring")?;
+    let mut report = verify_bundle(&summary.bundle, &keyring, &VerifyOptions::default());
+    verifier::tlog::check_bundle_log(
+        &mut report,
+        &summary.bundle,
+        &keyring,
+        &verifier::tlog::LogOptions::default(),
+    );
+    // The lines `referee verify` prints (a closed stdout is not a failure, see `main`).
+    print_report(&mut std::io::stdout().lock(), &report)?;
+    if !report.passed() {
+        return Ok(ExitCode::from(1));
+    }
+
+    // Render the public site from what verified.
+    build_demo_site(&args)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Adds the campaign of `campaign_toml` (id `campaign_id`) to the demo's data directory,
+/// registers the miners of `submissions` and ingests each diff (staged beside the campaign
+/// file, under `submissions/`), logging its commitment signed with `key_path`, printing
+/// the equivalent commands. A second run skips what is already there.
+fn add_and_ingest(
+    args: &DemoArgs,
+    campaign_toml: &Path,
+    campaign_id: &CampaignId,
+    submissions: &[DemoSubmission],
+    key_path: &Path,
+) -> anyhow::Result<()> {
+    let data_path = &args.data.data;
+    let data = DataDir::new(data_path);
+    let d = data_path.display().to_string();
+    let campaign_dir = data.campaign(campaign_id);
+    step(&format!(
+        "referee campaign add --data {d} {}",
+        campaign_toml.display()
+    ));
+    let added = add_campaign(&data, campaign_toml).context("adding the demo campaign")?;
+    note(&format!(
+        "campaign `{}` {} (digest {})",
+        added.campaign.id,
+        if added.already_frozen {
+            "already frozen"
+        } else {
+            "frozen"
+        },
+        added.digest
+    ));
+
+    // Miners and their submissions.
+    for submission in submissions {
+        let miner: MinerId = submission.miner.parse().context("a demo miner id")?;
+        match add_miner(&campaign_dir, &miner) {
+            Ok(_) => step(&format!(
+                "referee miner add --data {d} --campaign {campaign_id} {miner}"
+            )),
+            Err(IngestError::MinerExists { .. }) => {}
+            Err(e) => return Err(e).context(format!("registering miner `{miner}`")),
+        }
+    }
+    // Each ingest logs its commitment (and a rejection) as `referee ingest` does.
+    let statements = super::ingest::StatementKeys::open(
+        data_path,
+        &super::ingest::StatementKeyArgs {
+            key: Some(key_path.to_path_buf()),
+            log_key: None,
+            key_dir: args.key_dir.clone(),
+        },
+    )?
+    .context("the demo's data directory has no transparency log")?;
+    let staged = campaign_toml.with_file_name("submissions");
+    std::fs::create_dir_all(&staged).with_context(|| format!("creating `{}`", staged.display()))?;
+    for submission in submissions {
+        let diff_text = submission.diff().context("building a demo diff")?;
+        let diff = diff_text.as_bytes();
+        let commitment = Sha256Hex::digest(diff);
+        let miner: MinerId = submission.miner.parse().context("a demo miner id")?;
+        // A second demo run does not commit the same diffs again.
+        if campaign_dir.submission_json(&commitment).exists()
+            && campaign_dir
+                .load_submission(&commitment)
+                .is_ok_and(|s| committed_by(&s, &miner))
+        {
+            continue;
+        }
+        let diff_path = staged.join(submission.file);
+        write_file(&diff_path, diff)?;
+        step(&format!(
+            "referee ingest --data {d} --campaign {campaign_id} --miner {miner} --commitment {commitment} {}",
+            diff_path.display()
+        ));
+        let request = IngestRequest {
+            diff,
+            miner: &miner,
+            commitment: &commitment,
+        };
+        let outcome = ingest(&campaign_dir, &request, &BuiltinBuilder)
+            .with_context(|| format!("ingesting `{}`", submission.file))?;
+        let record = outcome.submission();
+        statements.log_submission(&campaign_dir, record)?;
+        let verdict = match &outcome {
+            IngestOutcome::New(_) => format!(
+                "{} — {}",
+                record.state,
+                record.last_reason().unwrap_or_default()
+            ),
+            IngestOutcome::Duplicate(_) => format!(
+                "duplicate of {} committed first by `{}`: skipped",
+                record.sha256.short(),
+                record.miner
+            ),
+        };
+        note(&format!(
+            "{} ({}): {verdict}",
+            submission.file, submission.what
+        ));
+    }
+    Ok(())
+}
+
+/// The demo's keys: the evaluator key in the key directory (generated on the first run),
+/// trusted in the data directory's keyring, and the data directory's transparency log
+/// with its own key.
+struct DemoKeys {
+    /// The key directory.
+    key_dir: PathBuf,
+    /// The evaluator's private key file.
+    key_path: PathBuf,
+}
+
+/// Creates the data directory and [`DemoKeys`] (a new log named `origin`), printing the
+/// equivalent commands.
+fn demo_keys(args: &DemoArgs, origin: &str) -> anyhow::Result<DemoKeys> {
+    let data_path = args.data.data.clone();
+    let data = DataDir::new(&data_path);
+    let d = data_path.display().to_string();
     // The evaluator key lives in the key directory, outside the data directory.
     std::fs::create_dir_all(&data_path)
         .with_context(|| format!("creating the data directory `{d}`"))?;
@@ -164,9 +343,9 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
         .exists()
     {
         step(&format!(
-            "referee log init --data {d} --key-dir {kd} --origin {DEMO_LOG_ORIGIN}"
+            "referee log init --data {d} --key-dir {kd} --origin {origin}"
         ));
-        let created = super::log::init_log(&data_path, &key_dir, &keyring_path, DEMO_LOG_ORIGIN)
+        let created = super::log::init_log(&data_path, &key_dir, &keyring_path, origin)
             .context("creating the demo's transparency log")?;
         note(&format!(
             "log `{}` signed by its own key `{}`; verifier key {}",
@@ -175,148 +354,14 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
             created.vkey
         ));
     }
+    Ok(DemoKeys { key_dir, key_path })
+}
 
-    // The campaign, from the embedded demo files.
-    let source = data_path.join(".demo");
-    let campaign_toml =
-        stage(&source, args.send_lag_bound_us).context("writing the demo's baseline repository")?;
-    step(&format!(
-        "referee campaign add --data {d} {}",
-        campaign_toml.display()
-    ));
-    let added = add_campaign(&data, &campaign_toml).context("adding the demo campaign")?;
-    note(&format!(
-        "campaign `{}` {} (digest {})",
-        added.campaign.id,
-        if added.already_frozen {
-            "already frozen"
-        } else {
-            "frozen"
-        },
-        added.digest
-    ));
-
-    // Miners and their submissions.
-    for submission in SUBMISSIONS {
-        let miner: MinerId = submission.miner.parse().context("a demo miner id")?;
-        match add_miner(&campaign_dir, &miner) {
-            Ok(_) => step(&format!(
-                "referee miner add --data {d} --campaign {CAMPAIGN_ID} {miner}"
-            )),
-            Err(IngestError::MinerExists { .. }) => {}
-            Err(e) => return Err(e).context(format!("registering miner `{miner}`")),
-        }
-    }
-    // Each ingest logs its commitment (and a rejection) as `referee ingest` does.
-    let statements = super::ingest::StatementKeys::open(
-        &data_path,
-        &super::ingest::StatementKeyArgs {
-            key: Some(key_path.clone()),
-            log_key: None,
-            key_dir: args.key_dir.clone(),
-        },
-    )?
-    .context("the demo's data directory has no transparency log")?;
-    let staged = source.join("submissions");
-    std::fs::create_dir_all(&staged).with_context(|| format!("creating `{}`", staged.display()))?;
-    for submission in SUBMISSIONS {
-        let diff_text = submission.diff().context("building a demo diff")?;
-        let diff = diff_text.as_bytes();
-        let commitment = Sha256Hex::digest(diff);
-        let miner: MinerId = submission.miner.parse().context("a demo miner id")?;
-        // A second demo run does not commit the same diffs again.
-        if campaign_dir.submission_json(&commitment).exists()
-            && campaign_dir
-                .load_submission(&commitment)
-                .is_ok_and(|s| committed_by(&s, &miner))
-        {
-            continue;
-        }
-        let diff_path = staged.join(submission.file);
-        write_file(&diff_path, diff)?;
-        step(&format!(
-            "referee ingest --data {d} --campaign {CAMPAIGN_ID} --miner {miner} --commitment {commitment} {}",
-            diff_path.display()
-        ));
-        let request = IngestRequest {
-            diff,
-            miner: &miner,
-            commitment: &commitment,
-        };
-        let outcome = ingest(&campaign_dir, &request, &BuiltinBuilder)
-            .with_context(|| format!("ingesting `{}`", submission.file))?;
-        let record = outcome.submission();
-        statements.log_submission(&campaign_dir, record)?;
-        let verdict = match &outcome {
-            IngestOutcome::New(_) => format!(
-                "{} — {}",
-                record.state,
-                record.last_reason().unwrap_or_default()
-            ),
-            IngestOutcome::Duplicate(_) => format!(
-                "duplicate of {} committed first by `{}`: skipped",
-                record.sha256.short(),
-                record.miner
-            ),
-        };
-        note(&format!(
-            "{} ({}): {verdict}",
-            submission.file, submission.what
-        ));
-    }
-
-    // The round, its seeds derived from a file beacon (unsigned: a demo has no network
-    // to reach drand) and a fresh secret.
-    let beacon_path = key_dir.join(DEMO_BEACON_FILE);
-    let beacon = format!(
-        "{{\"round\":1,\"value\":\"{}\"}}\n",
-        Sha256Hex::digest(DEMO_BEACON_TEXT)
-    );
-    write_file(&beacon_path, beacon.as_bytes())?;
-    step(&format!(
-        "referee round --data {d} --campaign {CAMPAIGN_ID} --key {} --beacon-file {}",
-        key_path.display(),
-        beacon_path.display()
-    ));
-    let summary = run_with_progress(&RoundArgs {
-        data: args.data.clone(),
-        campaign: CAMPAIGN_ID.to_owned(),
-        key: Some(key_path.clone()),
-        key_dir: args.key_dir.clone(),
-        seeds: None,
-        beacon_file: Some(beacon_path),
-        beacon_drand: None,
-        beacon_ca_file: None,
-        log_key: None,
-        require_witness: false,
-        witness_timeout: 0,
-        engine_uid: engines::sandbox::DEFAULT_ENGINE_UID,
-        kind: super::round::KindArg::Regular,
-        virtual_clock: None,
-    })
-    .map_err(busy_machine_hint)?;
-    print_summary(&summary);
-
-    // Verify what was sealed.
-    step(&format!(
-        "referee verify --data {d} {}",
-        summary.bundle.display()
-    ));
-    let keyring = Keyring::load(&data.keyring_path()).context("loading the keyring")?;
-    let mut report = verify_bundle(&summary.bundle, &keyring, &VerifyOptions::default());
-    verifier::tlog::check_bundle_log(
-        &mut report,
-        &summary.bundle,
-        &keyring,
-        &verifier::tlog::LogOptions::default(),
-    );
-    // The lines `referee verify` prints (a closed stdout is not a failure, see `main`).
-    print_report(&mut std::io::stdout().lock(), &report)?;
-    if !report.passed() {
-        return Ok(ExitCode::from(1));
-    }
-
-    // Render the public site from what verified.
+/// `referee site build` of the demo's data directory into `--site`, printing the command
+/// and what it built.
+fn build_demo_site(args: &DemoArgs) -> anyhow::Result<()> {
+    let data = DataDir::new(&args.data.data);
+    let d = args.data.data.display().to_string();
     step(&format!(
         "referee site build --data {d} --out {}",
         args.site.display()
@@ -337,7 +382,47 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
         "preview it with `referee site serve --dir {}` (http://127.0.0.1:8000/)",
         args.site.display()
     ));
-    Ok(ExitCode::SUCCESS)
+    Ok(())
+}
+
+/// What `referee round` gets from the demo: the campaign `campaign`, signed with
+/// `key_path`, seeds from the file beacon `beacon_path`, a round of `kind`, on a virtual
+/// clock from `virtual_clock` when given.
+fn round_args(
+    args: &DemoArgs,
+    campaign: &str,
+    key_path: &Path,
+    beacon_path: PathBuf,
+    kind: super::round::KindArg,
+    virtual_clock: Option<Timestamp>,
+) -> RoundArgs {
+    RoundArgs {
+        data: args.data.clone(),
+        campaign: campaign.to_owned(),
+        key: Some(key_path.to_path_buf()),
+        key_dir: args.key_dir.clone(),
+        seeds: None,
+        beacon_file: Some(beacon_path),
+        beacon_drand: None,
+        beacon_ca_file: None,
+        log_key: None,
+        require_witness: false,
+        witness_timeout: 0,
+        engine_uid: engines::sandbox::DEFAULT_ENGINE_UID,
+        kind,
+        virtual_clock,
+    }
+}
+
+/// Writes the demo's file beacon into the key directory and returns its path.
+fn demo_beacon(key_dir: &Path) -> anyhow::Result<PathBuf> {
+    let beacon_path = key_dir.join(DEMO_BEACON_FILE);
+    let beacon = format!(
+        "{{\"round\":1,\"value\":\"{}\"}}\n",
+        Sha256Hex::digest(DEMO_BEACON_TEXT)
+    );
+    write_file(&beacon_path, beacon.as_bytes())?;
+    Ok(beacon_path)
 }
 
 /// Refuses a key directory inside the data directory (which is published).

@@ -200,18 +200,28 @@ fn render(report: &[CampaignDue]) -> String {
     out
 }
 
-/// The title lines `referee status` prints after its table (content/title.md): who holds
-/// the title, who is pending and from when, and every step of its history with its
-/// reason, derived from the campaign's sealed rounds as recorded (status reads them
-/// unverified, as its table does; `referee due` and `referee verify` verify them) and
-/// its revocations. Nothing before a round was sealed.
+/// The title of `campaign` as `referee status` derives it: from its sealed rounds as
+/// recorded (unverified) and its revocations; `None` before a round was sealed.
 ///
-/// Errors: a sealed round or the keyring cannot be read.
-pub(crate) fn status_lines(data: &DataDir, campaign: &CampaignId) -> anyhow::Result<Vec<String>> {
+/// Errors: a sealed round or the keyring cannot be read, or the chain breaks the title
+/// rules.
+pub(crate) fn derived_title(
+    data: &DataDir,
+    campaign: &CampaignId,
+) -> anyhow::Result<Option<verifier::title::DerivedTitle>> {
+    recorded_title(data, campaign)?
+        .map_err(|e| anyhow::anyhow!("the title of `{campaign}` cannot be derived: {e}"))
+}
+
+/// [`derived_title`], a chain that breaks the title rules as the inner error.
+fn recorded_title(
+    data: &DataDir,
+    campaign: &CampaignId,
+) -> anyhow::Result<Result<Option<verifier::title::DerivedTitle>, String>> {
     let dir = data.campaign(campaign);
     let numbers = dir.round_numbers()?;
     let Some(first) = numbers.first() else {
-        return Ok(Vec::new());
+        return Ok(Ok(None));
     };
     let mut records = Vec::new();
     for n in &numbers {
@@ -220,7 +230,23 @@ pub(crate) fn status_lines(data: &DataDir, campaign: &CampaignId) -> anyhow::Res
     let refs: Vec<&RoundRecord> = records.iter().collect();
     let keyring = receipts::keys::Keyring::load(&data.keyring_path())
         .with_context(|| format!("loading the keyring `{}`", data.keyring_path().display()))?;
-    let derived = match derive_campaign_title(dir.root(), &dir.round_dir(*first), &refs, &keyring) {
+    Ok(derive_campaign_title(
+        dir.root(),
+        &dir.round_dir(*first),
+        &refs,
+        &keyring,
+    ))
+}
+
+/// The title lines `referee status` prints after its table (content/title.md): who holds
+/// the title, who is pending and from when, and every step of its history with its
+/// reason, derived from the campaign's sealed rounds as recorded (status reads them
+/// unverified, as its table does; `referee due` and `referee verify` verify them) and
+/// its revocations. Nothing before a round was sealed.
+///
+/// Errors: a sealed round or the keyring cannot be read.
+pub(crate) fn status_lines(data: &DataDir, campaign: &CampaignId) -> anyhow::Result<Vec<String>> {
+    let derived = match recorded_title(data, campaign)? {
         Ok(Some(derived)) => derived,
         Ok(None) => return Ok(Vec::new()),
         Err(error) => {

@@ -139,6 +139,85 @@ fn revocations(
     Ok(found)
 }
 
+/// The `log.archive` findings of campaign `campaign`'s revocation entries (`entries`,
+/// with their log indices): each one's statement (`<campaign_dir>/statements/revocation/`)
+/// verifies against `keyring` and names the campaign and round its entry names, and the
+/// entry stands where its `afterRound` places it in the chain ([`revocation_placement`]):
+/// `logged_at(round, receipt)` gives the log index of a round's receipt (`true`) or
+/// round-opened (`false`) entry. A revocation whose `afterRound` lies moves the title at
+/// another place than the one it was logged at: a title moved without cause.
+pub(crate) fn revocation_findings(
+    campaign: &receipts::model::CampaignId,
+    campaign_dir: &Path,
+    entries: &[(u64, receipts::tlog::entry::LogEntry)],
+    logged_at: &dyn Fn(u64, bool) -> Option<u64>,
+    keyring: &Keyring,
+) -> Vec<String> {
+    let mut findings = Vec::new();
+    for (index, entry) in entries {
+        let read = read_statement::<RevocationPredicate>(
+            campaign_dir,
+            EntryKind::Revocation,
+            &entry.envelope_sha256,
+            REVOCATION_PREDICATE_TYPE,
+            keyring,
+            |p| p.revoked_at,
+        );
+        let p = match read {
+            Ok(read) => read.predicate,
+            Err(message) => {
+                findings.push(format!("revocation entry {index}: {message}"));
+                continue;
+            }
+        };
+        if p.campaign != *campaign || entry.round != Some(p.round) {
+            findings.push(format!(
+                "revocation entry {index} is logged for `{campaign}` round {}, its statement revokes `{}` round {}",
+                entry.round.map_or_else(|| "none".to_owned(), |r| r.to_string()),
+                p.campaign,
+                p.round
+            ));
+        }
+        let placed = revocation_placement(
+            *index,
+            p.after_round,
+            logged_at(p.after_round, true),
+            logged_at(p.after_round + 1, false),
+        );
+        if let Err(message) = placed {
+            findings.push(format!("revocation entry {index}: {message}"));
+        }
+    }
+    findings
+}
+
+/// Whether a revocation logged at index `index` stands where its `afterRound`
+/// (`after_round`) places it in the chain: after the receipt entry of round
+/// `after_round` (`receipt_at`, when that round was logged) and before the round-opened
+/// entry of the round after it (`next_opened_at`, when there is one), so the title moves
+/// between those two rounds and nowhere else.
+///
+/// Errors: the sentence saying which side it breaks.
+pub fn revocation_placement(
+    index: u64,
+    after_round: u64,
+    receipt_at: Option<u64>,
+    next_opened_at: Option<u64>,
+) -> Result<(), String> {
+    if let Some(receipt) = receipt_at.filter(|r| *r > index) {
+        return Err(format!(
+            "its afterRound is {after_round}, but round {after_round}'s receipt is logged later, at index {receipt}"
+        ));
+    }
+    if let Some(opened) = next_opened_at.filter(|o| *o < index) {
+        return Err(format!(
+            "its afterRound is {after_round}, but round {} opened before it, at index {opened}: it takes effect after a later round",
+            after_round + 1
+        ));
+    }
+    Ok(())
+}
+
 /// `title.chain` of the campaign in `campaign_dir` whose sealed rounds are `rounds`
 /// (bundle and record), recorded in `report`; nothing when it has no sealed round.
 pub(crate) fn check_title(
@@ -289,4 +368,33 @@ pub(crate) fn check_title_round(
         (Some(RoundKindRecord::Remeasure { holder }), Some(_)) => seated("kind.holder", holder),
     };
     report.record(CheckName::TitleRound, Some("kind".to_owned()), result);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::revocation_placement;
+
+    #[test]
+    fn a_revocation_stands_between_its_after_round_and_the_next_round() {
+        // Round 3's receipt at 10, round 4 opened at 14: a revocation at 12 after round 3.
+        assert_eq!(revocation_placement(12, 3, Some(10), Some(14)), Ok(()));
+        // The last round sealed: nothing opened after it yet.
+        assert_eq!(revocation_placement(12, 3, Some(10), None), Ok(()));
+        // It claims round 4 (sealed at 18) when it was logged before round 4 opened.
+        assert_eq!(
+            revocation_placement(12, 4, Some(18), None),
+            Err(
+                "its afterRound is 4, but round 4's receipt is logged later, at index 18"
+                    .to_owned()
+            )
+        );
+        // It claims round 2 when round 3 had opened (at 8) before it was logged.
+        assert_eq!(
+            revocation_placement(12, 2, Some(6), Some(8)),
+            Err(
+                "its afterRound is 2, but round 3 opened before it, at index 8: it takes effect after a later round"
+                    .to_owned()
+            )
+        );
+    }
 }

@@ -597,6 +597,7 @@ pub fn check_archive_log(
     };
     let mut at: BTreeMap<(CampaignId, u64, bool), Vec<(u64, Sha256Hex)>> = BTreeMap::new();
     let mut statements: BTreeMap<CampaignId, Vec<(u64, LogEntry)>> = BTreeMap::new();
+    let mut revocations: BTreeMap<CampaignId, Vec<(u64, LogEntry)>> = BTreeMap::new();
     for (index, entry) in entries.iter().enumerate() {
         let Some(e) = entry else { continue };
         match (e.kind, e.round) {
@@ -608,12 +609,40 @@ pub fn check_archive_log(
                 .entry(e.campaign.clone())
                 .or_default()
                 .push((index as u64, e.clone())),
+            (EntryKind::Revocation, _) => revocations
+                .entry(e.campaign.clone())
+                .or_default()
+                .push((index as u64, e.clone())),
             // A measurement is checked with its round (`log.measurements`).
             _ => {}
         }
     }
     let mut findings = Vec::new();
     let mut abandoned = Vec::new();
+    // Each revocation where its `afterRound` places it (content/title.md, Revocation),
+    // read before the rounds below claim their entries of `at`.
+    for (campaign, logged) in &revocations {
+        let campaign_dir = (rounds.iter())
+            .find(|r| &r.record.campaign == campaign)
+            .and_then(|r| campaign_dir_of(r.bundle))
+            .map(Path::to_path_buf)
+            .or_else(|| log_dir.parent().map(|data| data.join(campaign.as_str())));
+        let Some(campaign_dir) = campaign_dir else {
+            continue;
+        };
+        let logged_at = |round: u64, receipt: bool| {
+            at.get(&(campaign.clone(), round, receipt))
+                .and_then(|found| found.first())
+                .map(|(index, _)| *index)
+        };
+        findings.extend(crate::title::revocation_findings(
+            campaign,
+            &campaign_dir,
+            logged,
+            &logged_at,
+            keyring,
+        ));
+    }
     let mut by_campaign: BTreeMap<&CampaignId, Vec<&ArchiveRound<'_>>> = BTreeMap::new();
     for round in rounds {
         by_campaign

@@ -17,8 +17,9 @@
 //!   re-checked in that round; none → [`Title::holder`] `None`, *vacant* (the seed's 20 %
 //!   goes back to the inference pools).
 //! - A revocation takes effect at its position in the log: a revoked holder's title
-//!   returns to the holder before it (or vacancy), a revoked pending challenger is
-//!   dropped; sealed rounds are not re-derived.
+//!   returns to the holder before it (or vacancy; a holder that lost the title by failing
+//!   a gate never gets it back), a revoked pending challenger is dropped; sealed rounds
+//!   are not re-derived.
 //! - Rounds of the other clock ([`Clock`]) never count: a title on the real clock ignores
 //!   rounds run on a virtual one, and the other way round.
 //!
@@ -436,7 +437,8 @@ pub struct Title {
     pub last_remeasured_s: Option<i64>,
     /// Rule 001: the challengers waiting for confirmation, earliest win first.
     pub pending: Vec<Pending>,
-    /// Every earlier holder, oldest first: where a revocation returns the title to.
+    /// Every earlier holder that did not lose the title by failing a gate, oldest first:
+    /// where a revocation returns the title to.
     holders: Vec<Leader>,
     /// Challengers whose win was not confirmed once already: not requeued again.
     not_confirmed: Vec<Leader>,
@@ -794,8 +796,13 @@ impl Title {
         events: &mut Vec<TitleEvent>,
     ) {
         let from = self.holder.take();
+        // A revocation returns the title to an earlier holder that neither was revoked nor
+        // lost it by failing a gate: one that failed its re-measurement is not valid.
         if let Some(from) = &from
-            && !matches!(reason, MoveReason::Revoked { .. })
+            && !matches!(
+                reason,
+                MoveReason::Revoked { .. } | MoveReason::HolderFailed { .. }
+            )
         {
             self.holders.push(from.clone());
         }

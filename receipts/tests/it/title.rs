@@ -439,6 +439,31 @@ fn a_revoked_holder_returns_the_title_to_the_holder_before_it_or_vacancy() {
 }
 
 #[test]
+fn a_revoked_successor_never_returns_the_title_to_a_holder_that_failed_its_gate() {
+    let mut chain = alice_holds();
+    chain.extend([
+        regular(3, 30, None, &[("bob", 40_000)]),
+        remeasure(4, 24 * 8, Some("crashed"), &[("bob", true)]),
+        revoke(4, "bob", 24 * 9),
+    ]);
+    let (title, events) = derive(&chain);
+    // Alice held the title before Bob, but lost it failing her re-measurement: vacant.
+    assert_eq!(title.holder, None);
+    assert_eq!(
+        events.last(),
+        Some(&moved(
+            4,
+            24 * 9,
+            Some("bob"),
+            None,
+            MoveReason::Revoked {
+                reason: "replayed cached outputs".to_owned()
+            }
+        ))
+    );
+}
+
+#[test]
 fn rounds_of_the_other_clock_and_rounds_that_do_not_count_move_nothing() {
     let mut chain = vec![ChainItem::Round(RoundFacts {
         round: 1,

@@ -78,6 +78,10 @@ const SOURCES: &[(&str, &str)] = &[
     ("review.md", include_str!("../../content/review.md")),
     ("rounds.md", include_str!("../../content/rounds.md")),
     (
+        "s1-fast-speed.md",
+        include_str!("../../content/s1-fast-speed.md"),
+    ),
+    (
         "s1-pro-speed.md",
         include_str!("../../content/s1-pro-speed.md"),
     ),

@@ -399,6 +399,7 @@ fn build(ctx: &Ctx<'_>) -> Result<(RoundRecord, Vec<SubmissionUpdate>), RoundErr
         transparency_log: ctx.round_log.clone(),
         kind: Some(setup.kind.clone().unwrap_or(RoundKindRecord::Regular)),
         clock: Some(ctx.options.clock.kind()),
+        fast_track: None,
     };
     Ok((record, updates))
 }

@@ -313,6 +313,7 @@ fn round() -> (RoundRecord, RoundOpened) {
         transparency_log: None,
         kind: None,
         clock: None,
+        fast_track: None,
     };
     (record, opened)
 }

@@ -22,7 +22,7 @@ use receipts::model::{
     RERUN_PREDICATE_TYPES, ROUND_OPENED_PREDICATE_TYPE, ROUND_OPENED_PREDICATE_TYPE_V1,
     ROUND_OPENED_PREDICATE_TYPE_V2, ROUND_PREDICATE_TYPE, ROUND_PREDICATE_TYPE_V1,
     ROUND_PREDICATE_TYPE_V2, ROUND_PREDICATE_TYPE_V3, ROUND_PREDICATE_TYPE_V4,
-    ROUND_PREDICATE_TYPE_V5, ROUND_PREDICATE_TYPE_V6, RoundRecord,
+    ROUND_PREDICATE_TYPE_V5, ROUND_PREDICATE_TYPE_V6, ROUND_PREDICATE_TYPE_V7, RoundRecord,
 };
 
 pub mod archive;
@@ -103,6 +103,9 @@ pub enum PredicateVersion {
     /// `…/round/v7`: the third trust landing (cheats of record, every fact tied to its
     /// evidence, the witnessed log) and the next pieces of the competition of 001.
     V7,
+    /// `…/round/v8`: the fourth trust landing and the competition of 001's tracks,
+    /// review and title.
+    V8,
 }
 
 impl PredicateVersion {
@@ -115,7 +118,8 @@ impl PredicateVersion {
             ROUND_PREDICATE_TYPE_V4 => Some(PredicateVersion::V4),
             ROUND_PREDICATE_TYPE_V5 => Some(PredicateVersion::V5),
             ROUND_PREDICATE_TYPE_V6 => Some(PredicateVersion::V6),
-            ROUND_PREDICATE_TYPE => Some(PredicateVersion::V7),
+            ROUND_PREDICATE_TYPE_V7 => Some(PredicateVersion::V7),
+            ROUND_PREDICATE_TYPE => Some(PredicateVersion::V8),
             _ => None,
         }
     }
@@ -126,13 +130,14 @@ impl PredicateVersion {
         match self {
             PredicateVersion::V1 | PredicateVersion::V2 => ROUND_OPENED_PREDICATE_TYPE_V1,
             PredicateVersion::V3 | PredicateVersion::V4 => ROUND_OPENED_PREDICATE_TYPE_V2,
-            PredicateVersion::V5 | PredicateVersion::V6 | PredicateVersion::V7 => {
-                ROUND_OPENED_PREDICATE_TYPE
-            }
+            PredicateVersion::V5
+            | PredicateVersion::V6
+            | PredicateVersion::V7
+            | PredicateVersion::V8 => ROUND_OPENED_PREDICATE_TYPE,
         }
     }
 
-    /// `v1` … `v7`: how `not applicable (vN)` names it.
+    /// `v1` … `v8`: how `not applicable (vN)` names it.
     pub fn name(&self) -> &'static str {
         match self {
             PredicateVersion::V1 => "v1",
@@ -142,6 +147,7 @@ impl PredicateVersion {
             PredicateVersion::V5 => "v5",
             PredicateVersion::V6 => "v6",
             PredicateVersion::V7 => "v7",
+            PredicateVersion::V8 => "v8",
         }
     }
 }

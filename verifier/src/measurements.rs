@@ -107,7 +107,8 @@ pub(crate) fn check_measurements(
             | PredicateVersion::V4
             | PredicateVersion::V5
             | PredicateVersion::V6
-            | PredicateVersion::V7,
+            | PredicateVersion::V7
+            | PredicateVersion::V8,
             None,
         ) => {
             report.not_run(&[CheckName::HostSteal], CheckName::InputsCampaign);
@@ -118,7 +119,8 @@ pub(crate) fn check_measurements(
             | PredicateVersion::V4
             | PredicateVersion::V5
             | PredicateVersion::V6
-            | PredicateVersion::V7,
+            | PredicateVersion::V7
+            | PredicateVersion::V8,
             Some(c),
         ) => Some(c.campaign.effective_max_steal_permille()),
     };
@@ -764,7 +766,8 @@ fn probe_throughput(
         | PredicateVersion::V4
         | PredicateVersion::V5
         | PredicateVersion::V6
-        | PredicateVersion::V7 => {
+        | PredicateVersion::V7
+        | PredicateVersion::V8 => {
             let exact = probe_throughput_milli_rps(probe.completed, probe.duration_us);
             (exact, exact)
         }

@@ -14,7 +14,9 @@ use super::ids::{CampaignId, MinerId, Seed32, Sha256Hex, Timestamp};
 use super::measurement::MeasuredFor;
 
 /// `predicateType` of a sealed round. Bumped on any change of [`RoundRecord`]
-/// (ARCHITECTURE.md, Predicate versions): v7 records what the third trust landing and the
+/// (ARCHITECTURE.md, Predicate versions): v8 records what the fourth trust landing and
+/// the competition of 001's tracks and title added (each field named in
+/// content/receipts.md, v8) and requires it; v7 records what the third trust landing and the
 /// next pieces of the competition of 001 added (each field named in content/receipts.md,
 /// v7) and requires it; v6 records what the second trust landing and
 /// the first pieces of the competition of 001 added (each field named in
@@ -32,7 +34,11 @@ use super::measurement::MeasuredFor;
 /// reason and decision, an entry's infrastructure failure and its engine's backend,
 /// recorded what each engine ran, and copied the frozen `campaign.json` (and a JSONL
 /// prompt source) into `inputs/`.
-pub const ROUND_PREDICATE_TYPE: &str = "https://referee.dev/predicates/round/v7";
+pub const ROUND_PREDICATE_TYPE: &str = "https://referee.dev/predicates/round/v8";
+
+/// `predicateType` of the rounds sealed by v7 builds. `referee verify` still verifies
+/// them; a check of what v8 added says `not applicable (v7)` where a v7 receipt lacks it.
+pub const ROUND_PREDICATE_TYPE_V7: &str = "https://referee.dev/predicates/round/v7";
 
 /// `predicateType` of the rounds sealed by v6 builds. `referee verify` still verifies
 /// them; a check of what v7 added says `not applicable (v6)` where a v6 receipt lacks it.
@@ -61,13 +67,14 @@ pub const ROUND_PREDICATE_TYPE_V2: &str = "https://referee.dev/predicates/round/
 pub const ROUND_PREDICATE_TYPE_V1: &str = "https://referee.dev/predicates/round/v1";
 
 /// The round predicate versions this build verifies, oldest first.
-pub const ROUND_PREDICATE_TYPES: [&str; 7] = [
+pub const ROUND_PREDICATE_TYPES: [&str; 8] = [
     ROUND_PREDICATE_TYPE_V1,
     ROUND_PREDICATE_TYPE_V2,
     ROUND_PREDICATE_TYPE_V3,
     ROUND_PREDICATE_TYPE_V4,
     ROUND_PREDICATE_TYPE_V5,
     ROUND_PREDICATE_TYPE_V6,
+    ROUND_PREDICATE_TYPE_V7,
     ROUND_PREDICATE_TYPE,
 ];
 

@@ -1,11 +1,11 @@
 //! Field coverage (issue 41): every leaf field of the current predicate's schema
-//! (`receipts/schema/round-v7.schema.json`) is either recomputed — changed alone, in each
+//! (`receipts/schema/round-v8.schema.json`) is either recomputed — changed alone, in each
 //! way the schema allows, in a bundle that holds it, the receipt re-signed, every change
 //! fails and one fails a named check other than the schema's — or, for a field only a
 //! chain or the log checks recompute, shown so by a named test of this binary
 //! ([`COVERED_BY_TESTS`]), or listed in [`verifier::ATTESTED_FIELDS`] with the reason no
 //! offline check can recompute it. The bundles: the real rounds of `fixtures/` (newest
-//! first), rounds [`DERIVED`] from the v7 one that pass every check, and the rounds the
+//! first), rounds [`DERIVED`] from the v8 one that pass every check, and the rounds the
 //! paired tests build by hand. The fields neither holds yet are [`NOT_YET_COVERED`],
 //! which can only shrink: a field that becomes covered must leave it, and a new field of
 //! the schema that is neither covered nor attested fails here.
@@ -19,7 +19,7 @@ use serde_json::Value;
 use crate::forge::*;
 use verifier::{ATTESTED_FIELDS, CheckName, FailureReason};
 
-/// Fields of the v7 schema that no single-field forgery is caught on and that are not
+/// Fields of the v8 schema that no single-field forgery is caught on and that are not
 /// attested: no bundle here holds a value for them (a Docker entry, the engine's API
 /// record, a logged round, most typed disqualification and failure reasons …) or no
 /// check recomputes them yet. The work left of issue 41, in schema order.
@@ -174,17 +174,17 @@ const COVERED_BY_TESTS: &[(&str, &str)] = &[
 ];
 
 /// The real rounds the fields are forged in, newest first.
-const FIXTURES: [&str; 7] = [
-    "v7-round", "v6-round", "v5-round", "v4-round", "v3-round", "v2-round", "v1-round",
+const FIXTURES: [&str; 8] = [
+    "v8-round", "v7-round", "v6-round", "v5-round", "v4-round", "v3-round", "v2-round", "v1-round",
 ];
 
-/// A change of the v7 round's receipt, given the bundle's directory.
+/// A change of the v8 round's receipt, given the bundle's directory.
 type Derive = fn(&Path, &mut Value);
 
-/// The real v7 round changed into another one that passes every check, each with what
+/// The real v8 round changed into another one that passes every check, each with what
 /// the forgery tests make of it, for fields the sealed round holds no value for.
 const DERIVED: &[(&str, Derive)] = &[(
-    "v7-round, the challenger disqualified with its log tail",
+    "v8-round, the challenger disqualified with its log tail",
     |dir, predicate| {
         let tail = crate::forgery_logs::true_tail(dir);
         crate::forgery_logs::disqualify_challenger(dir, predicate, &tail);
@@ -356,7 +356,7 @@ fn changes(value: &Value, allowed: &BTreeSet<String>) -> Vec<Value> {
 }
 
 /// A bundle fields are forged in: a real round of `fixtures/`, one [`DERIVED`] from the
-/// v7 round, or a round built by hand by the paired tests
+/// v8 round, or a round built by hand by the paired tests
 /// ([`crate::paired::built_rounds`]), sealed with the forger's key.
 struct Source {
     /// The fixture's or the built round's name, for messages.
@@ -422,7 +422,7 @@ fn caught_in(source: &Source, pointer: &str, value: &Value, allowed: &BTreeSet<S
 }
 
 /// The real fixture rounds, each re-signed unchanged and passing, the rounds
-/// [`DERIVED`] from the v7 one, passing too, then the rounds the paired tests build,
+/// [`DERIVED`] from the v8 one, passing too, then the rounds the paired tests build,
 /// sealed with the forger's key, with the checks that fail in them.
 fn sources() -> Vec<Source> {
     let mut sources = Vec::new();
@@ -443,7 +443,7 @@ fn sources() -> Vec<Source> {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().to_owned();
         forge_from(
-            &fixture_named("v7-round"),
+            &fixture_named("v8-round"),
             dir.path(),
             |_| {},
             |_| {},
@@ -480,7 +480,7 @@ fn sources() -> Vec<Source> {
 #[test]
 fn every_leaf_field_is_recomputed_by_a_named_check_or_attested() {
     let schema_path =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../receipts/schema/round-v7.schema.json");
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../receipts/schema/round-v8.schema.json");
     let schema: Value =
         serde_json::from_slice(&std::fs::read(schema_path).expect("schema")).expect("json");
     let leaves = schema_leaves(&schema);
@@ -501,7 +501,7 @@ fn every_leaf_field_is_recomputed_by_a_named_check_or_attested() {
     assert_eq!(missing_tests, Vec::<&str>::new(), "named but not a test");
 
     // Each field is forged in the bundles that hold a value for it, in order, until one
-    // catches it: the v7 round first, then the older real rounds (a drift check, for one,
+    // catches it: the v8 round first, then the older real rounds (a drift check, for one,
     // is only in v1 and v2), whose checks of that field are the current verifier's, then
     // the built rounds (a seat taken, a typed infrastructure failure …).
     let sources = sources();

@@ -19,7 +19,8 @@
 //! `fixtures/v3-keyring.json`. `fixtures/v4-round/` is the same round sealed by the last
 //! v4 build (`42e958b`), keyring `fixtures/v4-keyring.json`; `fixtures/v5-round/` by the
 //! last v5 build (`15aa2ee`), keyring `fixtures/v5-keyring.json`; `fixtures/v6-round/` by the
-//! last v6 build (`71cac50`), keyring `fixtures/v6-keyring.json`.
+//! last v6 build (`71cac50`), keyring `fixtures/v6-keyring.json`; `fixtures/v7-round/` by
+//! the merged v7 build (`6ce563d`), keyring `fixtures/v7-keyring.json`.
 
 use std::path::Path;
 
@@ -27,6 +28,7 @@ use receipts::keys::Keyring;
 use receipts::model::{
     ROUND_PREDICATE_TYPE_V1, ROUND_PREDICATE_TYPE_V2, ROUND_PREDICATE_TYPE_V3,
     ROUND_PREDICATE_TYPE_V4, ROUND_PREDICATE_TYPE_V5, ROUND_PREDICATE_TYPE_V6,
+    ROUND_PREDICATE_TYPE_V7,
 };
 use verifier::{CheckName, VerifyOptions};
 
@@ -68,6 +70,7 @@ fn a_v5_round_still_verifies() {
     let mut expected = vec![("seeds.beacon", Some("beacon"), "no beacon")];
     expected.extend(v6_only("v5"));
     expected.extend(v7_only("v5"));
+    expected.extend(v8_only("v5"));
     verifies_with_not_applicable("v5", ROUND_PREDICATE_TYPE_V5, expected);
 }
 
@@ -77,7 +80,17 @@ fn a_v5_round_still_verifies() {
 fn a_v6_round_still_verifies() {
     let mut expected = vec![("seeds.beacon", Some("beacon"), "no beacon")];
     expected.extend(v7_only("v6"));
+    expected.extend(v8_only("v6"));
     verifies_with_not_applicable("v6", ROUND_PREDICATE_TYPE_V6, expected);
+}
+
+/// A v7 round verifies with every check of v7 passing; it has no beacon (README's
+/// by-hand round), and only the checks v8 added are `not applicable`.
+#[test]
+fn a_v7_round_still_verifies() {
+    let mut expected = vec![("seeds.beacon", Some("beacon"), "no beacon")];
+    expected.extend(v8_only("v7"));
+    verifies_with_not_applicable("v7", ROUND_PREDICATE_TYPE_V7, expected);
 }
 
 /// `fixtures/<version>-round` verifies with `predicate_type`, exactly the checks of
@@ -107,6 +120,12 @@ fn verifies_with_not_applicable(
         .collect();
     assert_eq!(not_applicable, expected);
     report
+}
+
+/// The checks v8 added, each `not applicable (<version>)` on an older round, in the
+/// order they run.
+fn v8_only(_version: &str) -> Vec<(&'static str, Option<&'static str>, &str)> {
+    vec![]
 }
 
 /// The checks v7 added, each `not applicable (<version>)` on an older round, in the

@@ -61,10 +61,10 @@ pub enum SealedError {
     ScorerMismatch {
         /// The program.
         program: PathBuf,
-        /// Its sha256.
-        actual: Sha256Hex,
-        /// The campaign's `capability.sha256`.
-        pinned: Sha256Hex,
+        /// Its sha256, hex.
+        actual: String,
+        /// The campaign's `capability.sha256`, hex.
+        pinned: String,
     },
     /// The campaign's command names no program.
     #[error("capability.command names no program")]
@@ -143,8 +143,8 @@ impl CommandScorer {
         {
             return Err(SealedError::ScorerMismatch {
                 program,
-                actual: scorer_sha256,
-                pinned: pinned.clone(),
+                actual: scorer_sha256.to_string(),
+                pinned: pinned.to_string(),
             });
         }
         let mut items = Vec::new();
@@ -279,7 +279,7 @@ impl FakeSealedScorer {
         let digest = Sha256Hex::digest(name.as_bytes());
         Self {
             identity: ScorerIdentity {
-                scorer_sha256: digest.clone(),
+                scorer_sha256: digest,
                 sealed_set_commitment: sealed_set_commitment(&[(name.to_owned(), digest)]),
             },
             scores,

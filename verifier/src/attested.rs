@@ -399,10 +399,6 @@ pub const ATTESTED_FIELDS: &[AttestedField] = &[
         reason: SEALED,
     },
     AttestedField {
-        path: "fastTrack.entries[].resources",
-        reason: RESOURCES,
-    },
-    AttestedField {
         path: "fastTrack.entries[].resources.gpus",
         reason: RESOURCES,
     },

@@ -11,9 +11,9 @@
 //!   both gates that overtakes on throughput, then `receipts::rules::cost::cost_seat` at
 //!   the campaign's cost margin and the round's noise floor (`noise.aaSpreadBp`).
 //!
-//! The checks run where the frozen campaign is of track `s1-fast-speed` or the record
-//! holds `fastTrack`; no build before round/v8 knew the track, so an older bundle never
-//! meets them.
+//! The checks run from round/v8 where the frozen campaign is of track `s1-fast-speed` or
+//! the record holds `fastTrack`; no build before v8 knew the track, so an older bundle
+//! never meets them.
 
 use receipts::model::{
     Campaign, EntryStatus, FastEntry, FastTrackRecord, FrozenCampaign, Role, RoundRecord, Track,
@@ -25,16 +25,20 @@ use receipts::rules::cost::{
 };
 use receipts::rules::score::overtakes;
 
-use crate::{CheckName, FailureReason, VerifyReport};
+use crate::{CheckName, FailureReason, PredicateVersion, VerifyReport};
 
 /// Runs `fastTrack.costs` (one check per entry, `fastTrack.entries[i]` as target) and
 /// `fastTrack.decision` on `record` against `campaign` (when `inputs.campaign` passed;
-/// else not run).
+/// else not run); nothing before v8.
 pub(crate) fn check_fast_track(
     report: &mut VerifyReport,
     record: &RoundRecord,
     campaign: Option<&FrozenCampaign>,
+    version: PredicateVersion,
 ) {
+    if version < PredicateVersion::V8 {
+        return;
+    }
     let fast_campaign = campaign.is_some_and(|c| c.campaign.track == Some(Track::S1FastSpeed));
     if !fast_campaign && record.fast_track.is_none() {
         return;
@@ -330,13 +334,13 @@ memory_gib = 5_000
         }
     }
 
-    /// A round of the v7 fixture's entries made four: the baseline, the incumbent on one
+    /// A round of the v8 fixture's entries made four: the baseline, the incumbent on one
     /// H100 at 100 decisions/s, a challenger on two L4s at 98 (cheaper, slightly slower),
     /// and a challenger on two L4s at 99 whose capability is below the incumbent's; the
     /// A/A noise floor 300 bp. Each row as the runner would write it.
     fn round() -> RoundRecord {
         let path =
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/v7-round/receipt.dsse.json");
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/v8-round/receipt.dsse.json");
         let envelope: serde_json::Value =
             serde_json::from_slice(&std::fs::read(path).expect("fixture")).expect("json");
         let payload = receipts::dsse::decode_base64(envelope["payload"].as_str().expect("payload"))
@@ -363,7 +367,7 @@ memory_gib = 5_000
             aa_spread_bp: Some(300),
             drift_bound_bp: 500,
             margin_bp: 500,
-            verdict: NoiseVerdict::Decides,
+            verdict: NoiseVerdict::Quiet,
         });
         let prices = &campaign().campaign.cost.expect("cost").price_per_hour;
         let row =
@@ -406,7 +410,7 @@ memory_gib = 5_000
     /// The (check, target, passed) of every check `check_fast_track` records.
     fn checks(record: &RoundRecord) -> Vec<(&'static str, String, bool)> {
         let mut report = VerifyReport::new(Path::new("bundle"));
-        check_fast_track(&mut report, record, Some(&campaign()));
+        check_fast_track(&mut report, record, Some(&campaign()), PredicateVersion::V8);
         report
             .checks
             .iter()
@@ -515,7 +519,16 @@ memory_gib = 5_000
         record.fast_track = None;
         assert_eq!(failed(&record), ["fastTrack.costs fastTrack"]);
         let mut report = VerifyReport::new(Path::new("bundle"));
-        check_fast_track(&mut report, &record, None);
+        check_fast_track(&mut report, &record, None, PredicateVersion::V8);
+        assert!(report.checks.is_empty());
+        // Before v8 nothing is checked, the record or not.
+        let mut report = VerifyReport::new(Path::new("bundle"));
+        check_fast_track(
+            &mut report,
+            &round(),
+            Some(&campaign()),
+            PredicateVersion::V7,
+        );
         assert!(report.checks.is_empty());
     }
 }

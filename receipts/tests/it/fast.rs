@@ -74,9 +74,12 @@ fn s1_fast_speed_fields_go_together() {
     );
     let other_track = S1_FAST_SPEED.replace("track = \"s1-fast-speed\"\n", "");
     assert!(
+        error(&other_track).contains("only a track = \"s1-fast-speed\" campaign takes [cost]"),
+        "{}",
         error(&other_track)
-            .contains("only a track = \"s1-fast-speed\" campaign takes [capability]")
     );
+    let without_cost = S1_FAST_SPEED.split("[cost]").next().unwrap();
+    assert!(error(without_cost).contains("needs [cost]"));
     let no_program = S1_FAST_SPEED.replace("[\"/opt/sealed/score\", \"--quiet\"]", "[]");
     assert!(error(&no_program).contains("capability.command"));
     let whole_margin = S1_FAST_SPEED.replace("[cost]\n", "[cost]\nmargin_bp = 10000\n");

@@ -1120,15 +1120,16 @@ mod tests {
                 (17, "review", "docs/review/"),
                 (19, "title", "docs/title/"),
                 (20, "s1-pro-speed", "docs/s1-pro-speed/"),
+                (21, "s1-fast-speed", "docs/s1-fast-speed/"),
                 (90, "glossary", "docs/glossary/"),
             ]
         );
         assert_eq!(docs.glossary.dir.as_str(), "glossary/");
         let nav = docs.nav();
-        assert_eq!(nav.len(), 22);
+        assert_eq!(nav.len(), 23);
         assert_eq!(nav[0].href, "docs/");
-        assert_eq!(nav[21].href, "glossary/");
-        assert_eq!(nav[21].title, "Glossary");
+        assert_eq!(nav[22].href, "glossary/");
+        assert_eq!(nav[22].title, "Glossary");
         let rounds = docs.pages.iter().find(|p| p.slug == "rounds").unwrap();
         assert!(
             rounds.html.contains(r##"<a href="../leader-rule/">"##),

@@ -1167,7 +1167,7 @@ mod tests {
         let report = check_site(dir.path()).unwrap();
         assert_eq!(problems(&report), []);
         // Every docs page and the glossary once (not also at docs/glossary/).
-        assert_eq!(report.pages, 25);
+        assert_eq!(report.pages, 26);
         assert!(report.internal_links > 500, "{}", report.internal_links);
         let rounds = fs::read_to_string(dir.path().join("docs/rounds/index.html")).unwrap();
         for expected in [

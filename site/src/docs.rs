@@ -79,6 +79,10 @@ const SOURCES: &[(&str, &str)] = &[
     ("review.md", include_str!("../../content/review.md")),
     ("rounds.md", include_str!("../../content/rounds.md")),
     (
+        "s1-fast-speed.md",
+        include_str!("../../content/s1-fast-speed.md"),
+    ),
+    (
         "s1-pro-speed.md",
         include_str!("../../content/s1-pro-speed.md"),
     ),
@@ -1118,15 +1122,16 @@ mod tests {
                 (19, "title", "docs/title/"),
                 (20, "s1-pro-speed", "docs/s1-pro-speed/"),
                 (21, "pods", "docs/pods/"),
+                (22, "s1-fast-speed", "docs/s1-fast-speed/"),
                 (90, "glossary", "docs/glossary/"),
             ]
         );
         assert_eq!(docs.glossary.dir.as_str(), "glossary/");
         let nav = docs.nav();
-        assert_eq!(nav.len(), 23);
+        assert_eq!(nav.len(), 24);
         assert_eq!(nav[0].href, "docs/");
-        assert_eq!(nav[22].href, "glossary/");
-        assert_eq!(nav[22].title, "Glossary");
+        assert_eq!(nav[23].href, "glossary/");
+        assert_eq!(nav[23].title, "Glossary");
         let rounds = docs.pages.iter().find(|p| p.slug == "rounds").unwrap();
         assert!(
             rounds.html.contains(r##"<a href="../leader-rule/">"##),

@@ -69,6 +69,20 @@ const KIND: &str = "what the round was for, as the runner resolved it from the c
 /// Why a round's clock is attested.
 const ROUND_CLOCK: &str = "which clock the runner read the round's times from; no file of \
                            the bundle tells a real clock from a virtual one";
+/// Why the sealed capability gate's inputs are attested.
+const SEALED: &str = "the sealed capability scorer's identity, the commitment to its sealed \
+                      items and the score it returned; the items never leave the evaluator \
+                      (not in the bundle, not in the data directory), so only a re-run with \
+                      them can score again; `fastTrack.decision` recomputes the gate over \
+                      the scores";
+/// Why an entry's declared resources are attested.
+const RESOURCES: &str = "what the entry's manifest declared it runs on; the round bundle \
+                         holds no copy of the manifest, and `fastTrack.costs` recomputes the \
+                         price from it at the campaign's prices";
+/// Why the agreement count is attested.
+const AGREEMENT: &str = "how many fresh items' decisions matched the s1-pro reference's; the \
+                         bundle holds no per-item decisions yet, and `fastTrack.costs` \
+                         recomputes the ppm from the count";
 /// Why the client's self-test figures are attested.
 const SELF_TEST: &str = "measured by the load client against its built-in null server at \
                          setup; `client.selfTest` holds it to its bounds, not its values";
@@ -422,5 +436,37 @@ pub const ATTESTED_FIELDS: &[AttestedField] = &[
     AttestedField {
         path: "kind.holder.patch",
         reason: KIND,
+    },
+    AttestedField {
+        path: "fastTrack.scorerSha256",
+        reason: SEALED,
+    },
+    AttestedField {
+        path: "fastTrack.sealedSetCommitment",
+        reason: SEALED,
+    },
+    AttestedField {
+        path: "fastTrack.entries[].capabilityPpm",
+        reason: SEALED,
+    },
+    AttestedField {
+        path: "fastTrack.entries[].resources.gpus",
+        reason: RESOURCES,
+    },
+    AttestedField {
+        path: "fastTrack.entries[].resources.gpuClass",
+        reason: RESOURCES,
+    },
+    AttestedField {
+        path: "fastTrack.entries[].resources.cpus",
+        reason: RESOURCES,
+    },
+    AttestedField {
+        path: "fastTrack.entries[].resources.memoryGib",
+        reason: RESOURCES,
+    },
+    AttestedField {
+        path: "fastTrack.entries[].agreementMatched",
+        reason: AGREEMENT,
     },
 ];

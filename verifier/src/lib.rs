@@ -40,6 +40,7 @@ mod engine_api;
 mod engine_logs;
 mod engine_sandbox;
 pub mod envelope;
+mod fast_track;
 mod files;
 mod host_load;
 mod inputs;

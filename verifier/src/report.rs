@@ -511,6 +511,16 @@ pub enum CheckName {
     /// that answered; `entries[i].correctness` as target.
     #[serde(rename = "decide.gate")]
     DecideGate,
+    /// Track s1-fast-speed (content/s1-fast-speed.md): `fastTrack` is recorded, with the
+    /// campaign's agreement reference and item count and one row per entry, each row's
+    /// price, cost per decision and agreement ppm recomputed from its declared resources,
+    /// the campaign's prices, the entry's throughput and its matched count.
+    #[serde(rename = "fastTrack.costs")]
+    FastTrackCosts,
+    /// Track s1-fast-speed: the challenger seated on cost, recomputed from both gates,
+    /// the throughput seat, the cost margin and the round's noise floor.
+    #[serde(rename = "fastTrack.decision")]
+    FastTrackDecision,
 }
 
 impl CheckName {
@@ -620,6 +630,8 @@ impl CheckName {
             CheckName::DecideRound => "decide.round",
             CheckName::DecideWeights => "decide.weights",
             CheckName::DecideGate => "decide.gate",
+            CheckName::FastTrackCosts => "fastTrack.costs",
+            CheckName::FastTrackDecision => "fastTrack.decision",
         }
     }
 }
@@ -1279,6 +1291,15 @@ pub enum FailureReason {
     /// v7: `kind` or `clock` is missing, or `kind` names an entry the round did not seat.
     #[error("`receipt.dsse.json` {field}: {message}")]
     TitleRound {
+        /// The field.
+        field: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// Track s1-fast-speed: a field of `fastTrack` is missing or is not what the campaign,
+    /// the entries and the track's rules give.
+    #[error("`receipt.dsse.json` {field}: {message}")]
+    FastTrack {
         /// The field.
         field: String,
         /// What is wrong.

@@ -163,6 +163,19 @@ pub struct Campaign {
     /// keep their digest.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pod: Option<super::PodSpec>,
+    /// `[cost]`: the price of each resource class, by which an s1-fast-speed campaign
+    /// also seats a challenger on cost per decision (content/s1-fast-speed.md, The cost
+    /// rule). Absent unless written, so campaigns frozen before it keep their digest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<super::CostSpec>,
+    /// `[capability]`: the scorer of the sealed capability gate (track
+    /// `s1-fast-speed`). Absent unless written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capability: Option<super::CapabilitySpec>,
+    /// `[agreement]`: the s1-pro reference of the agreement gate (track
+    /// `s1-fast-speed`). Absent unless written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agreement: Option<super::AgreementSpec>,
 }
 
 /// `[log]` of a campaign (content/transparency-log.md, Witnesses): whether its rounds
@@ -1229,6 +1242,7 @@ impl Campaign {
         if let Some(pod) = &self.pod {
             pod.validate()?;
         }
+        self.validate_fast()?;
         if self.model.name.is_empty() {
             return field("model.name", String::new(), "must not be empty");
         }

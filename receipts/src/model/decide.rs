@@ -29,6 +29,10 @@ pub enum Track {
     /// logit-distance gate on fresh items, decisions/s at the SLA.
     #[serde(rename = "s1-pro-speed")]
     S1ProSpeed,
+    /// Faster or cheaper s1-fast: the sealed capability and s1-pro agreement gates,
+    /// decisions/s at the SLA, and cost per decision (content/s1-fast-speed.md).
+    #[serde(rename = "s1-fast-speed")]
+    S1FastSpeed,
 }
 
 impl Track {
@@ -36,6 +40,7 @@ impl Track {
     pub fn as_str(self) -> &'static str {
         match self {
             Self::S1ProSpeed => "s1-pro-speed",
+            Self::S1FastSpeed => "s1-fast-speed",
         }
     }
 }

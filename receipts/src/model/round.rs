@@ -231,6 +231,10 @@ pub struct RoundRecord {
     /// campaigns and before).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decide: Option<super::DecideRound>,
+    /// The s1-fast-speed track's gates and costs (content/s1-fast-speed.md; v8, absent
+    /// in rounds of other tracks and before).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fast_track: Option<super::fast::FastTrackRecord>,
 }
 
 /// A round's place in the transparency log ([`RoundRecord::transparency_log`]).

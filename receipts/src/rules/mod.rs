@@ -39,11 +39,17 @@
 //! - [`review`]: the rules files a review is known by and an entry's review in a round;
 //! - [`repository`]: a repository submission's commitment, tree digest, manifest,
 //!   Dockerfile, licence and queue rules, run by intake and again by the verifier;
-//! - [`copy`]: copy detection's decision over recorded fingerprints (content/review.md).
+//! - [`copy`]: copy detection's decision over recorded fingerprints (content/review.md);
+//! - [`cost`], [`capability`], [`agreement`]: the s1-fast-speed track's cost per decision
+//!   and seat on cost, its sealed capability gate and its agreement with s1-pro
+//!   (content/s1-fast-speed.md).
 
+pub mod agreement;
+pub mod capability;
 pub mod compliance;
 pub mod copy;
 pub mod correctness;
+pub mod cost;
 pub mod decide;
 pub mod engine_log;
 pub mod histogram;

@@ -7,6 +7,7 @@ mod canonical;
 mod crypto;
 mod decide;
 mod docker_backend;
+mod fast;
 mod model;
 mod operating_characteristic;
 mod outcome;

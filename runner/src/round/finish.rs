@@ -406,6 +406,7 @@ fn build(ctx: &Ctx<'_>) -> Result<(RoundRecord, Vec<SubmissionUpdate>), RoundErr
         kind: Some(setup.kind.clone().unwrap_or(RoundKindRecord::Regular)),
         clock: Some(ctx.options.clock.kind()),
         decide: decide_round(ctx),
+        fast_track: None,
     };
     Ok((record, updates))
 }

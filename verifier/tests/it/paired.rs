@@ -315,6 +315,7 @@ fn round() -> (RoundRecord, RoundOpened) {
         kind: None,
         clock: None,
         decide: None,
+        fast_track: None,
     };
     (record, opened)
 }

@@ -7,7 +7,7 @@
 
 use std::path::Path;
 
-use crate::model::{ManifestFieldError, ManifestValidation, Sha256Hex};
+use crate::model::{ManifestFieldError, ManifestValidation, ResourceRequest, Sha256Hex};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -67,6 +67,10 @@ pub struct Manifest {
     /// `license` lists the licence of everything inside.
     #[serde(default = "default_model_card")]
     pub model_card: String,
+    /// What the runtime runs on: GPUs and their class, CPU cores, memory; required on
+    /// track `s1-fast-speed`, whose cost rule prices it (content/s1-fast-speed.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resources: Option<ResourceRequest>,
 }
 
 fn default_model_card() -> String {
@@ -337,6 +341,19 @@ pub fn check_manifest(manifest: &Manifest, files: &dyn RepositoryFiles) -> Vec<M
         }
         (None, false) => {}
     }
+    match &manifest.resources {
+        None if manifest.track == Track::S1FastSpeed => errors.push(error(
+            "resources",
+            "resources_missing",
+            "an s1-fast-speed runtime declares what it runs on (gpus, gpuClass, cpus, memoryGib): its cost is priced on it",
+        )),
+        Some(r) if (r.gpus == 0) != r.gpu_class.is_empty() => errors.push(error(
+            "resources.gpuClass",
+            "resources_invalid",
+            "a GPU class exactly when gpus is at least 1",
+        )),
+        _ => {}
+    }
     if let Some(derived) = &manifest.derived_from
         && let Err(e) = derived.parse::<Commitment>()
     {
@@ -428,6 +445,24 @@ mod tests {
     #[test]
     fn the_good_manifest_passes() {
         assert_eq!(errors_of(good(), |_| {}), []);
+    }
+
+    #[test]
+    fn an_s1_fast_speed_runtime_declares_its_resources() {
+        let fast = set(good(), "/track", "s1-fast-speed".into());
+        assert_eq!(
+            errors_of(fast.clone(), |_| {}),
+            one("resources", "resources_missing")
+        );
+        let mut declared = fast.clone();
+        declared["resources"] =
+            serde_json::json!({"gpus": 2, "gpuClass": "l4", "cpus": 4, "memoryGib": 32});
+        assert_eq!(errors_of(declared.clone(), |_| {}), []);
+        let classless = set(declared, "/resources/gpuClass", "".into());
+        assert_eq!(
+            errors_of(classless, |_| {}),
+            one("resources.gpuClass", "resources_invalid")
+        );
     }
 
     #[test]
@@ -563,13 +598,9 @@ mod tests {
             one("quantisation", "quantisation_recipe_missing")
         );
         // On s1-fast the recipe is not required.
-        assert_eq!(
-            errors_of(
-                set(quantised.clone(), "/track", "s1-fast-speed".into()),
-                |_| {}
-            ),
-            []
-        );
+        let mut fast = set(quantised.clone(), "/track", "s1-fast-speed".into());
+        fast["resources"] = serde_json::json!({"gpus": 0, "cpus": 2, "memoryGib": 4});
+        assert_eq!(errors_of(fast, |_| {}), []);
         let mut with_recipe = quantised;
         with_recipe["quantisation"] = serde_json::json!({"tool": "llm-compressor", "version": "0.4.1", "command": "quantize --w8a8"});
         assert_eq!(errors_of(with_recipe, |_| {}), []);

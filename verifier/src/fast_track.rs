@@ -1,0 +1,534 @@
+//! The s1-fast-speed track's record (`fastTrack`, content/s1-fast-speed.md): what the
+//! bundle's own files determine is recomputed, the rest is attested
+//! (`crate::ATTESTED_FIELDS`).
+//!
+//! - `fastTrack.costs`: one row per entry, in entry order; each entry's price from its
+//!   declared resources and the frozen campaign's `[cost]` prices, its cost per decision
+//!   from that price and its recorded throughput, its agreement ppm from its matched
+//!   count, and the agreement reference and item count the campaign's;
+//! - `fastTrack.decision`: the challenger seated on cost, recomputed from the rows — both
+//!   gates against the incumbent's scores (capability, agreement), no challenger through
+//!   both gates that overtakes on throughput, then `receipts::rules::cost::cost_seat` at
+//!   the campaign's cost margin and the round's noise floor (`noise.aaSpreadBp`).
+//!
+//! The checks run from round/v8 where the frozen campaign is of track `s1-fast-speed` or
+//! the record holds `fastTrack`; no build before v8 knew the track, so an older bundle
+//! never meets them.
+
+use receipts::model::{
+    Campaign, EntryStatus, FastEntry, FastTrackRecord, FrozenCampaign, Role, RoundRecord, Track,
+};
+use receipts::rules::agreement::{agreement_passes, agreement_ppm};
+use receipts::rules::capability::{MAX_SCORE_PPM, capability_passes};
+use receipts::rules::cost::{
+    Priced, cost_micro_usd_per_million, cost_seat, price_micro_usd_per_hour,
+};
+use receipts::rules::score::overtakes;
+
+use crate::{CheckName, FailureReason, PredicateVersion, VerifyReport};
+
+/// Runs `fastTrack.costs` (one check per entry, `fastTrack.entries[i]` as target) and
+/// `fastTrack.decision` on `record` against `campaign` (when `inputs.campaign` passed;
+/// else not run); nothing before v8.
+pub(crate) fn check_fast_track(
+    report: &mut VerifyReport,
+    record: &RoundRecord,
+    campaign: Option<&FrozenCampaign>,
+    version: PredicateVersion,
+) {
+    if version < PredicateVersion::V8 {
+        return;
+    }
+    let fast_campaign = campaign.is_some_and(|c| c.campaign.track == Some(Track::S1FastSpeed));
+    if !fast_campaign && record.fast_track.is_none() {
+        return;
+    }
+    let Some(frozen) = campaign else {
+        report.not_run(
+            &[CheckName::FastTrackCosts, CheckName::FastTrackDecision],
+            CheckName::InputsCampaign,
+        );
+        return;
+    };
+    let campaign = &frozen.campaign;
+    let Some(fast) = &record.fast_track else {
+        report.fail(
+            CheckName::FastTrackCosts,
+            Some("fastTrack".to_owned()),
+            fail(
+                "fastTrack",
+                "missing: the campaign is of track s1-fast-speed".into(),
+            ),
+        );
+        return;
+    };
+    let costs_hold = check_costs(report, record, fast, campaign);
+    let result = if costs_hold {
+        check_decision(record, fast, campaign)
+    } else {
+        Err(fail(
+            "fastTrack.costSeat",
+            "not recomputed: a row of fastTrack.entries does not hold".into(),
+        ))
+    };
+    report.record(
+        CheckName::FastTrackDecision,
+        Some("fastTrack.costSeat".to_owned()),
+        result,
+    );
+}
+
+/// The reason of a failed check of this module.
+fn fail(field: &str, message: String) -> FailureReason {
+    FailureReason::FastTrack {
+        field: field.to_owned(),
+        message,
+    }
+}
+
+/// `fastTrack.costs`: the round-level fields, then each row; whether all hold.
+fn check_costs(
+    report: &mut VerifyReport,
+    record: &RoundRecord,
+    fast: &FastTrackRecord,
+    campaign: &Campaign,
+) -> bool {
+    let round_level = match (&campaign.agreement, &campaign.cost) {
+        (Some(agreement), Some(_)) => {
+            if fast.agreement_reference != agreement.reference_image {
+                Err(fail(
+                    "fastTrack.agreementReference",
+                    format!(
+                        "`{}`, but the campaign's reference is `{}`",
+                        fast.agreement_reference, agreement.reference_image
+                    ),
+                ))
+            } else if fast.agreement_items != agreement.items {
+                Err(fail(
+                    "fastTrack.agreementItems",
+                    format!(
+                        "{}, but the campaign compares {} items",
+                        fast.agreement_items, agreement.items
+                    ),
+                ))
+            } else if fast.entries.len() != record.entries.len() {
+                Err(fail(
+                    "fastTrack.entries",
+                    format!(
+                        "{} rows for {} entries",
+                        fast.entries.len(),
+                        record.entries.len()
+                    ),
+                ))
+            } else {
+                Ok(())
+            }
+        }
+        _ => Err(fail(
+            "fastTrack",
+            "recorded, but the campaign is not of track s1-fast-speed".into(),
+        )),
+    };
+    if !report.record(
+        CheckName::FastTrackCosts,
+        Some("fastTrack".to_owned()),
+        round_level,
+    ) {
+        return false;
+    }
+    let mut all = true;
+    for (position, (row, entry)) in fast.entries.iter().zip(&record.entries).enumerate() {
+        let target = format!("fastTrack.entries[{position}]");
+        let result = check_row(
+            row,
+            entry.index,
+            entry.throughput_milli_rps,
+            fast,
+            campaign,
+            &target,
+        );
+        all &= report.record(CheckName::FastTrackCosts, Some(target), result);
+    }
+    all
+}
+
+/// One row against its entry's index and throughput and the campaign's prices.
+fn check_row(
+    row: &FastEntry,
+    index: u32,
+    throughput_milli_rps: Option<u64>,
+    fast: &FastTrackRecord,
+    campaign: &Campaign,
+    target: &str,
+) -> Result<(), FailureReason> {
+    let field = |name: &str| format!("{target}.{name}");
+    if row.index != index {
+        return Err(fail(
+            &field("index"),
+            format!("{}, but this row is entry {index}'s", row.index),
+        ));
+    }
+    let prices = campaign
+        .cost
+        .as_ref()
+        .map(|c| &c.price_per_hour)
+        .ok_or_else(|| fail("fastTrack", "the campaign has no [cost]".into()))?;
+    let price = price_micro_usd_per_hour(&row.resources, prices)
+        .map_err(|e| fail(&field("resources"), e.to_string()))?;
+    if row.price_micro_usd_per_hour != price {
+        return Err(fail(
+            &field("priceMicroUsdPerHour"),
+            format!(
+                "{}, but its resources at the campaign's prices cost {price}",
+                row.price_micro_usd_per_hour
+            ),
+        ));
+    }
+    let cost = throughput_milli_rps.and_then(|t| cost_micro_usd_per_million(price, t));
+    if row.cost_micro_usd_per_million != cost {
+        return Err(fail(
+            &field("costMicroUsdPerMillion"),
+            format!(
+                "{:?}, but its price over its throughput gives {cost:?}",
+                row.cost_micro_usd_per_million
+            ),
+        ));
+    }
+    if row.capability_ppm > MAX_SCORE_PPM {
+        return Err(fail(
+            &field("capabilityPpm"),
+            format!("{} is above {MAX_SCORE_PPM}", row.capability_ppm),
+        ));
+    }
+    if row.agreement_matched > fast.agreement_items
+        || row.agreement_ppm != agreement_ppm(row.agreement_matched, fast.agreement_items)
+    {
+        return Err(fail(
+            &field("agreementPpm"),
+            format!(
+                "{} ppm with {} of {} items matched; that is {} ppm",
+                row.agreement_ppm,
+                row.agreement_matched,
+                fast.agreement_items,
+                agreement_ppm(row.agreement_matched, fast.agreement_items)
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// `fastTrack.decision`: the cost seat recomputed from rows that already hold.
+fn check_decision(
+    record: &RoundRecord,
+    fast: &FastTrackRecord,
+    campaign: &Campaign,
+) -> Result<(), FailureReason> {
+    let expected = expected_cost_seat(record, fast, campaign);
+    if fast.cost_seat == expected {
+        Ok(())
+    } else {
+        Err(fail(
+            "fastTrack.costSeat",
+            format!(
+                "{:?}, but the gates and the cost rule seat {expected:?}",
+                fast.cost_seat
+            ),
+        ))
+    }
+}
+
+/// The challenger seated on cost: of the scored challengers through both gates, none
+/// overtaking the incumbent (else the incumbent, else the baseline) on throughput, the one
+/// `cost_seat` picks.
+fn expected_cost_seat(
+    record: &RoundRecord,
+    fast: &FastTrackRecord,
+    campaign: &Campaign,
+) -> Option<u32> {
+    let incumbent_entry = record
+        .entries
+        .iter()
+        .find(|e| e.role == Role::Incumbent)
+        .or_else(|| record.entries.iter().find(|e| e.role == Role::Baseline))?;
+    let row_of = |index: u32| fast.entries.iter().find(|r| r.index == index);
+    let incumbent_row = row_of(incumbent_entry.index)?;
+    let incumbent = Priced {
+        price_micro_usd_per_hour: incumbent_row.price_micro_usd_per_hour,
+        throughput_milli_rps: incumbent_entry.throughput_milli_rps?,
+    };
+    let through_gates: Vec<(u32, Priced)> = record
+        .entries
+        .iter()
+        .filter(|e| e.role == Role::Challenger && e.status == EntryStatus::Scored)
+        .filter_map(|e| {
+            let row = row_of(e.index)?;
+            let gates = capability_passes(row.capability_ppm, incumbent_row.capability_ppm)
+                && agreement_passes(row.agreement_ppm, incumbent_row.agreement_ppm);
+            gates.then_some((
+                e.index,
+                Priced {
+                    price_micro_usd_per_hour: row.price_micro_usd_per_hour,
+                    throughput_milli_rps: e.throughput_milli_rps?,
+                },
+            ))
+        })
+        .collect();
+    let on_throughput = through_gates.iter().any(|(_, c)| {
+        overtakes(
+            c.throughput_milli_rps,
+            incumbent.throughput_milli_rps,
+            campaign.overtake_margin_bp,
+        )
+    });
+    if on_throughput {
+        return None;
+    }
+    let margin_bp = campaign.cost.as_ref()?.margin_bp;
+    let noise_floor_bp = record.noise.and_then(|n| n.aa_spread_bp).unwrap_or(0);
+    cost_seat(&through_gates, incumbent, margin_bp, noise_floor_bp)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use receipts::model::{Campaign, NoiseCheck, NoiseVerdict, ResourceRequest};
+    use std::path::Path;
+
+    const CAMPAIGN: &str = r#"
+id = "s1-fast"
+track = "s1-fast-speed"
+workload_kind = "decide"
+overtake_margin_bp = 500
+[model]
+name = "s1-fast"
+[baseline]
+repo = "baseline"
+commit = "0123456789abcdef0123456789abcdef01234567"
+[decide]
+request_template = '{"prompt": "{{prompt}}"}'
+decision_pointer = "/decision"
+vector_pointer = "/logprobs"
+decisions = ["a", "b"]
+[capability]
+command = ["/opt/sealed/score"]
+[agreement]
+reference_image = "s1-pro@sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+items = 7
+[cost.price_per_hour]
+gpu = { h100 = 2_000_000, l4 = 700_000 }
+cpu = 40_000
+memory_gib = 5_000
+"#;
+
+    fn campaign() -> FrozenCampaign {
+        FrozenCampaign::freeze(Campaign::from_toml("c.toml", CAMPAIGN).expect("campaign"))
+            .expect("frozen")
+    }
+
+    fn request(gpus: u32, class: &str) -> ResourceRequest {
+        ResourceRequest {
+            gpus,
+            gpu_class: class.to_owned(),
+            cpus: 8,
+            memory_gib: 64,
+        }
+    }
+
+    /// A round of the v8 fixture's entries made four: the baseline, the incumbent on one
+    /// H100 at 100 decisions/s, a challenger on two L4s at 98 (cheaper, slightly slower),
+    /// and a challenger on two L4s at 99 whose capability is below the incumbent's; the
+    /// A/A noise floor 300 bp. Each row as the runner would write it.
+    fn round() -> RoundRecord {
+        let path =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/v8-round/receipt.dsse.json");
+        let envelope: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(path).expect("fixture")).expect("json");
+        let payload = receipts::dsse::decode_base64(envelope["payload"].as_str().expect("payload"))
+            .expect("base64");
+        let statement: serde_json::Value = serde_json::from_slice(&payload).expect("statement");
+        let mut record: RoundRecord =
+            serde_json::from_value(statement["predicate"].clone()).expect("round record");
+        let challenger = record.entries[1].clone();
+        record.entries.truncate(1);
+        for (index, role, throughput) in [
+            (1, Role::Incumbent, 100_000),
+            (2, Role::Challenger, 98_000),
+            (3, Role::Challenger, 99_000),
+        ] {
+            let mut entry = challenger.clone();
+            entry.index = index;
+            entry.role = role;
+            entry.throughput_milli_rps = Some(throughput);
+            record.entries.push(entry);
+        }
+        record.entries[0].throughput_milli_rps = Some(50_000);
+        record.noise = Some(NoiseCheck {
+            baseline_spread_bp: Some(100),
+            aa_spread_bp: Some(300),
+            drift_bound_bp: 500,
+            margin_bp: 500,
+            verdict: NoiseVerdict::Quiet,
+        });
+        let prices = &campaign().campaign.cost.expect("cost").price_per_hour;
+        let row =
+            |entry: &receipts::model::Entry, resources: ResourceRequest, capability, matched| {
+                let price = price_micro_usd_per_hour(&resources, prices).expect("priced");
+                FastEntry {
+                    index: entry.index,
+                    resources,
+                    price_micro_usd_per_hour: price,
+                    cost_micro_usd_per_million: entry
+                        .throughput_milli_rps
+                        .and_then(|t| cost_micro_usd_per_million(price, t)),
+                    capability_ppm: capability,
+                    agreement_matched: matched,
+                    agreement_ppm: agreement_ppm(matched, 7),
+                }
+            };
+        let entries = &record.entries;
+        let rows = vec![
+            row(&entries[0], request(1, "h100"), 700_000, 7),
+            row(&entries[1], request(1, "h100"), 800_000, 6),
+            row(&entries[2], request(2, "l4"), 800_000, 6),
+            row(&entries[3], request(2, "l4"), 799_999, 7),
+        ];
+        record.fast_track = Some(FastTrackRecord {
+            scorer_sha256: receipts::model::Sha256Hex::digest(b"scorer"),
+            sealed_set_commitment: receipts::model::Sha256Hex::digest(b"set"),
+            agreement_reference: campaign()
+                .campaign
+                .agreement
+                .expect("agreement")
+                .reference_image,
+            agreement_items: 7,
+            entries: rows,
+            cost_seat: Some(2),
+        });
+        record
+    }
+
+    /// The (check, target, passed) of every check `check_fast_track` records.
+    fn checks(record: &RoundRecord) -> Vec<(&'static str, String, bool)> {
+        let mut report = VerifyReport::new(Path::new("bundle"));
+        check_fast_track(&mut report, record, Some(&campaign()), PredicateVersion::V8);
+        report
+            .checks
+            .iter()
+            .map(|c| {
+                (
+                    c.name.as_str(),
+                    c.target.clone().unwrap_or_default(),
+                    c.passed,
+                )
+            })
+            .collect()
+    }
+
+    fn failed(record: &RoundRecord) -> Vec<String> {
+        checks(record)
+            .into_iter()
+            .filter(|(_, _, passed)| !passed)
+            .map(|(name, target, _)| format!("{name} {target}"))
+            .collect()
+    }
+
+    #[test]
+    fn the_cheaper_entry_seated_on_cost_verifies_and_its_costs_are_recomputed() {
+        let record = round();
+        let fast = record.fast_track.as_ref().expect("fast");
+        // 1 × 2 000 000 + 8 × 40 000 + 64 × 5 000 µ$/h at 100 decisions/s, and
+        // 2 × 700 000 + … at 98.
+        assert_eq!(
+            fast.entries
+                .iter()
+                .map(|r| (r.price_micro_usd_per_hour, r.cost_micro_usd_per_million))
+                .collect::<Vec<_>>(),
+            [
+                (2_640_000, Some(14_666_667)),
+                (2_640_000, Some(7_333_334)),
+                (2_040_000, Some(5_782_313)),
+                (2_040_000, Some(5_723_906)),
+            ]
+        );
+        assert_eq!(failed(&record), Vec::<String>::new());
+        assert_eq!(checks(&record).len(), 6);
+    }
+
+    #[test]
+    fn a_forged_cost_price_agreement_or_seat_fails() {
+        let edit = |f: &dyn Fn(&mut FastTrackRecord)| {
+            let mut record = round();
+            f(record.fast_track.as_mut().expect("fast"));
+            failed(&record)
+        };
+        assert_eq!(
+            edit(&|f| f.entries[2].cost_micro_usd_per_million = Some(5_000_000)),
+            [
+                "fastTrack.costs fastTrack.entries[2]",
+                "fastTrack.decision fastTrack.costSeat"
+            ]
+        );
+        assert_eq!(
+            edit(&|f| f.entries[2].resources.gpus = 1),
+            [
+                "fastTrack.costs fastTrack.entries[2]",
+                "fastTrack.decision fastTrack.costSeat"
+            ]
+        );
+        assert_eq!(
+            edit(&|f| f.entries[1].agreement_ppm = 1_000_000),
+            [
+                "fastTrack.costs fastTrack.entries[1]",
+                "fastTrack.decision fastTrack.costSeat"
+            ]
+        );
+        assert_eq!(
+            edit(&|f| f.agreement_items = 8),
+            [
+                "fastTrack.costs fastTrack",
+                "fastTrack.decision fastTrack.costSeat"
+            ]
+        );
+        // The challenger whose capability is below the incumbent's cannot take the seat,
+        // though it is the cheapest per decision.
+        assert_eq!(
+            edit(&|f| f.cost_seat = Some(3)),
+            ["fastTrack.decision fastTrack.costSeat"]
+        );
+        assert_eq!(
+            edit(&|f| f.cost_seat = None),
+            ["fastTrack.decision fastTrack.costSeat"]
+        );
+    }
+
+    #[test]
+    fn a_challenger_below_the_incumbents_capability_fails_the_gate() {
+        // Raise entry 2's capability by nothing and lower it by one: the seat goes to
+        // nobody (entry 3 is also below), so a record still naming entry 2 fails.
+        let mut record = round();
+        let fast = record.fast_track.as_mut().expect("fast");
+        fast.entries[2].capability_ppm = 799_999;
+        assert_eq!(failed(&record), ["fastTrack.decision fastTrack.costSeat"]);
+        record.fast_track.as_mut().expect("fast").cost_seat = None;
+        assert_eq!(failed(&record), Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_fast_campaign_without_the_record_fails_and_other_rounds_are_not_checked() {
+        let mut record = round();
+        record.fast_track = None;
+        assert_eq!(failed(&record), ["fastTrack.costs fastTrack"]);
+        let mut report = VerifyReport::new(Path::new("bundle"));
+        check_fast_track(&mut report, &record, None, PredicateVersion::V8);
+        assert!(report.checks.is_empty());
+        // Before v8 nothing is checked, the record or not.
+        let mut report = VerifyReport::new(Path::new("bundle"));
+        check_fast_track(
+            &mut report,
+            &round(),
+            Some(&campaign()),
+            PredicateVersion::V7,
+        );
+        assert!(report.checks.is_empty());
+    }
+}

@@ -1390,6 +1390,12 @@ const WRITES_OUTSIDE_FSUTIL: &[(&str, &str, &str)] = &[
         "the test forger (dev-dependency only) rewriting a copied bundle's files in a temp \
          directory, as a forger would",
     ),
+    (
+        "testkit/src/tls.rs",
+        "fs::write(",
+        "a test server's CA certificate, written once into the test's own temporary \
+         directory for the client under test to trust",
+    ),
 ];
 
 /// Rule 9: every file referee writes goes through `receipts::fsutil` (`write_atomic`),

@@ -1,5 +1,5 @@
 //! The JSON Schema of the round predicate, generated from [`RoundRecord`] by schemars and
-//! committed at `receipts/schema/round-v8.schema.json` (content/receipts.md, Statement:
+//! committed at `receipts/schema/round-v9.schema.json` (content/receipts.md, Statement:
 //! publish the schema at a stable path). The v1, v2 and v3 schemas stay committed beside it, as they
 //! were published. The rerun predicate's ([`RerunRecord`]) is committed at
 //! `receipts/schema/rerun-v2.schema.json` (v1's stays committed as published). The tests `schema_is_current` and
@@ -9,7 +9,7 @@
 use crate::model::{RERUN_PREDICATE_TYPE, ROUND_PREDICATE_TYPE, RerunRecord, RoundRecord};
 
 /// Path of the committed schema, relative to the `receipts` crate root.
-pub const ROUND_SCHEMA_PATH: &str = "schema/round-v8.schema.json";
+pub const ROUND_SCHEMA_PATH: &str = "schema/round-v9.schema.json";
 
 /// The JSON Schema (draft 2020-12) of [`RoundRecord`], with `$id` set to
 /// [`ROUND_PREDICATE_TYPE`], pretty-printed with a trailing newline.

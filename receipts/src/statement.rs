@@ -22,8 +22,8 @@ use crate::model::{
     ROUND_OPENED_PREDICATE_TYPE_V1, ROUND_OPENED_PREDICATE_TYPE_V2, ROUND_OPENED_PREDICATE_TYPE_V3,
     ROUND_PREDICATE_TYPE, ROUND_PREDICATE_TYPE_V1, ROUND_PREDICATE_TYPE_V2,
     ROUND_PREDICATE_TYPE_V3, ROUND_PREDICATE_TYPE_V4, ROUND_PREDICATE_TYPE_V5,
-    ROUND_PREDICATE_TYPE_V6, ROUND_PREDICATE_TYPE_V7, ROUND_PREDICATE_TYPES, RerunRecord,
-    RoundOpened, RoundRecord, Sha256Hex,
+    ROUND_PREDICATE_TYPE_V6, ROUND_PREDICATE_TYPE_V7, ROUND_PREDICATE_TYPE_V8,
+    ROUND_PREDICATE_TYPES, RerunRecord, RoundOpened, RoundRecord, Sha256Hex,
 };
 
 /// `_type` of an in-toto Statement v1.
@@ -115,7 +115,7 @@ pub fn is_referee_predicate_type(predicate_type: &str) -> bool {
 }
 
 /// Checks `predicate` against the schema of `predicate_type`: a JSON object always; for
-/// [`ROUND_PREDICATE_TYPE`], [`ROUND_PREDICATE_TYPE_V7`], [`ROUND_PREDICATE_TYPE_V6`], [`ROUND_PREDICATE_TYPE_V5`], [`ROUND_PREDICATE_TYPE_V4`], [`ROUND_PREDICATE_TYPE_V3`] and [`ROUND_PREDICATE_TYPE_V2`] it must deserialize into
+/// [`ROUND_PREDICATE_TYPE`], [`ROUND_PREDICATE_TYPE_V8`], [`ROUND_PREDICATE_TYPE_V7`], [`ROUND_PREDICATE_TYPE_V6`], [`ROUND_PREDICATE_TYPE_V5`], [`ROUND_PREDICATE_TYPE_V4`], [`ROUND_PREDICATE_TYPE_V3`] and [`ROUND_PREDICATE_TYPE_V2`] it must deserialize into
 /// [`RoundRecord`] with every typed field typed, for [`ROUND_PREDICATE_TYPE_V1`] into [`RoundRecord`] (free text allowed
 /// where v1 wrote it), for [`ROUND_OPENED_PREDICATE_TYPE`] into [`RoundOpened`]; other
 /// types get no further check. Unknown fields are ignored (content/receipts.md,
@@ -155,6 +155,7 @@ where
     }
     match predicate_type {
         ROUND_PREDICATE_TYPE
+        | ROUND_PREDICATE_TYPE_V8
         | ROUND_PREDICATE_TYPE_V7
         | ROUND_PREDICATE_TYPE_V6
         | ROUND_PREDICATE_TYPE_V5

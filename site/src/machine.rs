@@ -31,7 +31,8 @@ use receipts::model::{
     CampaignId, Leader, MinerId, RERUN_PREDICATE_TYPE, RERUN_PREDICATE_TYPE_V1,
     ROUND_PREDICATE_TYPE, ROUND_PREDICATE_TYPE_V1, ROUND_PREDICATE_TYPE_V2,
     ROUND_PREDICATE_TYPE_V3, ROUND_PREDICATE_TYPE_V4, ROUND_PREDICATE_TYPE_V5,
-    ROUND_PREDICATE_TYPE_V6, ROUND_PREDICATE_TYPE_V7, Sha256Hex, Timestamp,
+    ROUND_PREDICATE_TYPE_V6, ROUND_PREDICATE_TYPE_V7, ROUND_PREDICATE_TYPE_V8, Sha256Hex,
+    Timestamp,
 };
 use receipts::text::escape_untrusted;
 use serde::Serialize;
@@ -69,7 +70,7 @@ const SITEMAP_MAX_URLS: usize = 50_000;
 /// The committed schemas of the round predicate versions before the current one, as
 /// they were published (`receipts/schema/`). The current version's comes from
 /// [`receipts::schema::round_schema_json`].
-const PUBLISHED_ROUND_SCHEMAS: [(&str, &str); 7] = [
+const PUBLISHED_ROUND_SCHEMAS: [(&str, &str); 8] = [
     (
         ROUND_PREDICATE_TYPE_V1,
         include_str!("../../receipts/schema/round-v1.schema.json"),
@@ -97,6 +98,10 @@ const PUBLISHED_ROUND_SCHEMAS: [(&str, &str); 7] = [
     (
         ROUND_PREDICATE_TYPE_V7,
         include_str!("../../receipts/schema/round-v7.schema.json"),
+    ),
+    (
+        ROUND_PREDICATE_TYPE_V8,
+        include_str!("../../receipts/schema/round-v8.schema.json"),
     ),
 ];
 
@@ -715,7 +720,7 @@ fn schema_path(predicate_type: &str) -> Result<SitePath, SiteError> {
 
 /// The predicates' JSON Schemas at stable paths, `schemas/<kind>/<version>.schema.json`
 /// (`$id` is the `predicateType`): the round predicate's, one per version this build
-/// verifies (`schemas/round/v1.schema.json`, `v2` … `v8`: the committed files of
+/// verifies (`schemas/round/v1.schema.json`, `v2` … `v9`: the committed files of
 /// `receipts/schema/`, the current one from [`receipts::schema::round_schema_json`], which
 /// a test of `receipts` keeps equal to its committed file), and the rerun predicate's
 /// (`schemas/rerun/v1.schema.json` as published, `v2` from

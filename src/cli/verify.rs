@@ -103,7 +103,7 @@ pub struct VerifyArgs {
     /// Statement and files are checked as strictly as without it.
     #[arg(long)]
     pub foreign: bool,
-    /// Re-run the one round/v3 to v8 bundle given and compare (content/verifying.md, Re-running
+    /// Re-run the one round/v3 to v9 bundle given and compare (content/verifying.md, Re-running
     /// a round): regenerate its workload from the revealed seeds, apply each recorded diff
     /// to the pinned baseline through the gates, run the entries on the recorded backend,
     /// then print GOOD, NOISY, BAD, FAIL or UNKWN per entry and overall.

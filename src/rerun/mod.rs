@@ -1,5 +1,5 @@
 //! `referee verify --rerun` (content/verifying.md, Re-running a round): reproduce a
-//! sealed round/v3 to v8 receipt and say what held. The original bundle is verified
+//! sealed round/v3 to v9 receipt and say what held. The original bundle is verified
 //! first; then a scratch data directory is built from the bundle's own inputs — its frozen
 //! campaign copy, `miners.json`, the pinned baseline commit out of `--baseline` and each
 //! recorded diff (`inputs/patches/`) ingested through intake's gates — and the runner
@@ -30,8 +30,8 @@ use receipts::layout::{CAMPAIGN_INPUT, DataError};
 use receipts::model::{
     Comparison, FrozenCampaign, ORIGINAL_STATEMENT_FILE, OriginalReceipt, ROUND_PREDICATE_TYPE,
     ROUND_PREDICATE_TYPE_V3, ROUND_PREDICATE_TYPE_V4, ROUND_PREDICATE_TYPE_V5,
-    ROUND_PREDICATE_TYPE_V6, ROUND_PREDICATE_TYPE_V7, RerunRecord, RerunVerdict, RoundRecord,
-    SpeedTolerance, Timestamp, Tool,
+    ROUND_PREDICATE_TYPE_V6, ROUND_PREDICATE_TYPE_V7, ROUND_PREDICATE_TYPE_V8, RerunRecord,
+    RerunVerdict, RoundRecord, SpeedTolerance, Timestamp, Tool,
 };
 use receipts::rules::rerun::{overall_verdict, speed_tolerance};
 use receipts::statement::{PredicateText, Statement};
@@ -98,9 +98,9 @@ pub enum RerunError {
         /// Its verification report.
         report: Box<VerifyReport>,
     },
-    /// The bundle is not a round/v3 to v8 receipt.
+    /// The bundle is not a round/v3 to v9 receipt.
     #[error(
-        "`{bundle}` holds a `{found}` statement: --rerun re-runs rounds sealed as {ROUND_PREDICATE_TYPE_V3}, {ROUND_PREDICATE_TYPE_V4}, {ROUND_PREDICATE_TYPE_V5}, {ROUND_PREDICATE_TYPE_V6}, {ROUND_PREDICATE_TYPE_V7} or {ROUND_PREDICATE_TYPE}"
+        "`{bundle}` holds a `{found}` statement: --rerun re-runs rounds sealed as {ROUND_PREDICATE_TYPE_V3}, {ROUND_PREDICATE_TYPE_V4}, {ROUND_PREDICATE_TYPE_V5}, {ROUND_PREDICATE_TYPE_V6}, {ROUND_PREDICATE_TYPE_V7}, {ROUND_PREDICATE_TYPE_V8} or {ROUND_PREDICATE_TYPE}"
     )]
     NotRerunnable {
         /// The bundle.
@@ -157,7 +157,7 @@ pub enum RerunError {
 /// Re-runs the round sealed in `options.bundle` (module doc) and compares.
 ///
 /// Errors: [`RerunError`] when the re-run cannot be made: the original does not verify
-/// or is not a round/v3 to v8 receipt, no baseline repository, a bad `--entries`
+/// or is not a round/v3 to v9 receipt, no baseline repository, a bad `--entries`
 /// selector, the scratch directory cannot be set up. A re-run that breaks (an engine that will not
 /// start, a round that stops) is a FAIL verdict, not an error.
 pub fn rerun(
@@ -183,6 +183,7 @@ pub fn rerun(
         ROUND_PREDICATE_TYPE_V5,
         ROUND_PREDICATE_TYPE_V6,
         ROUND_PREDICATE_TYPE_V7,
+        ROUND_PREDICATE_TYPE_V8,
         ROUND_PREDICATE_TYPE,
     ];
     if !rerunnable.contains(&found.as_str()) {

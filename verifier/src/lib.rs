@@ -23,7 +23,7 @@ use receipts::model::{
     ROUND_OPENED_PREDICATE_TYPE_V2, ROUND_OPENED_PREDICATE_TYPE_V3, ROUND_PREDICATE_TYPE,
     ROUND_PREDICATE_TYPE_V1, ROUND_PREDICATE_TYPE_V2, ROUND_PREDICATE_TYPE_V3,
     ROUND_PREDICATE_TYPE_V4, ROUND_PREDICATE_TYPE_V5, ROUND_PREDICATE_TYPE_V6,
-    ROUND_PREDICATE_TYPE_V7, RoundRecord,
+    ROUND_PREDICATE_TYPE_V7, ROUND_PREDICATE_TYPE_V8, RoundRecord,
 };
 
 pub mod archive;
@@ -108,6 +108,9 @@ pub enum PredicateVersion {
     /// `…/round/v8`: the fourth trust landing and the competition of 001's tracks,
     /// review and title.
     V8,
+    /// `…/round/v9`: the fifth landing: the caching probe, repository rounds, both
+    /// tracks wired, rounds on pods, parallel entries and GPU telemetry.
+    V9,
 }
 
 impl PredicateVersion {
@@ -121,7 +124,8 @@ impl PredicateVersion {
             ROUND_PREDICATE_TYPE_V5 => Some(PredicateVersion::V5),
             ROUND_PREDICATE_TYPE_V6 => Some(PredicateVersion::V6),
             ROUND_PREDICATE_TYPE_V7 => Some(PredicateVersion::V7),
-            ROUND_PREDICATE_TYPE => Some(PredicateVersion::V8),
+            ROUND_PREDICATE_TYPE_V8 => Some(PredicateVersion::V8),
+            ROUND_PREDICATE_TYPE => Some(PredicateVersion::V9),
             _ => None,
         }
     }
@@ -135,11 +139,11 @@ impl PredicateVersion {
             PredicateVersion::V5 | PredicateVersion::V6 | PredicateVersion::V7 => {
                 ROUND_OPENED_PREDICATE_TYPE_V3
             }
-            PredicateVersion::V8 => ROUND_OPENED_PREDICATE_TYPE,
+            PredicateVersion::V8 | PredicateVersion::V9 => ROUND_OPENED_PREDICATE_TYPE,
         }
     }
 
-    /// `v1` … `v8`: how `not applicable (vN)` names it.
+    /// `v1` … `v9`: how `not applicable (vN)` names it.
     pub fn name(&self) -> &'static str {
         match self {
             PredicateVersion::V1 => "v1",
@@ -150,6 +154,7 @@ impl PredicateVersion {
             PredicateVersion::V6 => "v6",
             PredicateVersion::V7 => "v7",
             PredicateVersion::V8 => "v8",
+            PredicateVersion::V9 => "v9",
         }
     }
 }

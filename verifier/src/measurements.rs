@@ -108,7 +108,8 @@ pub(crate) fn check_measurements(
             | PredicateVersion::V5
             | PredicateVersion::V6
             | PredicateVersion::V7
-            | PredicateVersion::V8,
+            | PredicateVersion::V8
+            | PredicateVersion::V9,
             None,
         ) => {
             report.not_run(&[CheckName::HostSteal], CheckName::InputsCampaign);
@@ -120,7 +121,8 @@ pub(crate) fn check_measurements(
             | PredicateVersion::V5
             | PredicateVersion::V6
             | PredicateVersion::V7
-            | PredicateVersion::V8,
+            | PredicateVersion::V8
+            | PredicateVersion::V9,
             Some(c),
         ) => Some(c.campaign.effective_max_steal_permille()),
     };
@@ -767,7 +769,8 @@ fn probe_throughput(
         | PredicateVersion::V5
         | PredicateVersion::V6
         | PredicateVersion::V7
-        | PredicateVersion::V8 => {
+        | PredicateVersion::V8
+        | PredicateVersion::V9 => {
             let exact = probe_throughput_milli_rps(probe.completed, probe.duration_us);
             (exact, exact)
         }

@@ -845,7 +845,7 @@ pub fn recomputed_outcome(
 ) -> Result<receipts::model::Outcome, FailureReason> {
     let campaign = &frozen.campaign;
     let runs = Runs::of(record);
-    let current = PredicateVersion::V8;
+    let current = PredicateVersion::V9;
     let settled = paired::settle_passes(&runs.rounds, invalid_twice(current));
     let decision = paired::decide_paired(
         &decision_runs(record, &runs),

@@ -2,7 +2,7 @@
 //! campaign declares for it — the price of each resource class (`[cost]`), the sealed
 //! capability scorer (`[capability]`) and the s1-pro reference of the agreement gate
 //! (`[agreement]`) — what a submission declares (its [`ResourceRequest`]), and what a
-//! round records ([`FastTrackRecord`], round/v8).
+//! round records ([`FastTrackRecord`], round/v9).
 
 use std::collections::BTreeMap;
 
@@ -159,7 +159,7 @@ impl CapabilitySpec {
 }
 
 /// What a round of an s1-fast-speed campaign records beside its entries
-/// ([`super::RoundRecord::fast_track`], round/v8): the capability scorer's identity and
+/// ([`super::RoundRecord::fast_track`], round/v9): the capability scorer's identity and
 /// the sealed set's commitment (never the items), the agreement reference, each entry's
 /// scores and cost, and the seat decision on cost.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

@@ -14,7 +14,10 @@ use super::ids::{CampaignId, MinerId, Seed32, Sha256Hex, Timestamp};
 use super::measurement::MeasuredFor;
 
 /// `predicateType` of a sealed round. Bumped on any change of [`RoundRecord`]
-/// (ARCHITECTURE.md, Predicate versions): v8 records what the fourth trust landing and
+/// (ARCHITECTURE.md, Predicate versions): v9 records what the fifth landing added (the
+/// caching probe, field coverage's evidence, repository rounds, both tracks wired, rounds on
+/// pods, parallel entries and GPU telemetry; each field named in content/receipts.md, v9)
+/// and requires it; v8 records what the fourth trust landing and
 /// the competition of 001's tracks and title added (each field named in
 /// content/receipts.md, v8) and requires it; v7 records what the third trust landing and the
 /// next pieces of the competition of 001 added (each field named in content/receipts.md,
@@ -34,7 +37,11 @@ use super::measurement::MeasuredFor;
 /// reason and decision, an entry's infrastructure failure and its engine's backend,
 /// recorded what each engine ran, and copied the frozen `campaign.json` (and a JSONL
 /// prompt source) into `inputs/`.
-pub const ROUND_PREDICATE_TYPE: &str = "https://referee.dev/predicates/round/v8";
+pub const ROUND_PREDICATE_TYPE: &str = "https://referee.dev/predicates/round/v9";
+
+/// `predicateType` of the rounds sealed by v8 builds. `referee verify` still verifies
+/// them; a check of what v9 added says `not applicable (v8)` where a v8 receipt lacks it.
+pub const ROUND_PREDICATE_TYPE_V8: &str = "https://referee.dev/predicates/round/v8";
 
 /// `predicateType` of the rounds sealed by v7 builds. `referee verify` still verifies
 /// them; a check of what v8 added says `not applicable (v7)` where a v7 receipt lacks it.
@@ -67,7 +74,7 @@ pub const ROUND_PREDICATE_TYPE_V2: &str = "https://referee.dev/predicates/round/
 pub const ROUND_PREDICATE_TYPE_V1: &str = "https://referee.dev/predicates/round/v1";
 
 /// The round predicate versions this build verifies, oldest first.
-pub const ROUND_PREDICATE_TYPES: [&str; 8] = [
+pub const ROUND_PREDICATE_TYPES: [&str; 9] = [
     ROUND_PREDICATE_TYPE_V1,
     ROUND_PREDICATE_TYPE_V2,
     ROUND_PREDICATE_TYPE_V3,
@@ -75,6 +82,7 @@ pub const ROUND_PREDICATE_TYPES: [&str; 8] = [
     ROUND_PREDICATE_TYPE_V5,
     ROUND_PREDICATE_TYPE_V6,
     ROUND_PREDICATE_TYPE_V7,
+    ROUND_PREDICATE_TYPE_V8,
     ROUND_PREDICATE_TYPE,
 ];
 

@@ -1,5 +1,5 @@
 //! Field coverage (issue 41): every leaf field of the current predicate's schema
-//! (`receipts/schema/round-v8.schema.json`) is either recomputed — changed alone, in each
+//! (`receipts/schema/round-v9.schema.json`) is either recomputed — changed alone, in each
 //! way the schema allows, in a bundle that holds it, the receipt re-signed, every change
 //! fails and one fails a named check other than the schema's — or, for a field only a
 //! chain or the log checks recompute, shown so by a named test of this binary
@@ -19,7 +19,7 @@ use serde_json::Value;
 use crate::forge::*;
 use verifier::{ATTESTED_FIELDS, CheckName, FailureReason};
 
-/// Fields of the v8 schema that no single-field forgery is caught on and that are not
+/// Fields of the v9 schema that no single-field forgery is caught on and that are not
 /// attested: no bundle here holds a value for them (a drift check's dropped record in
 /// v1–v2, a container's GPUs, a logged round's record, which only the log checks beside
 /// a bundle recompute) or no check recomputes them yet. The work left of issue 41, in
@@ -168,7 +168,7 @@ const COVERED_BY_TESTS: &[(&str, &str)] = &[
 ];
 
 /// The real rounds the fields are forged in, newest first. Besides README's by-hand
-/// round of each version (v8 and v7 first), two v7 rounds of it sealed with its `[backend]` replaced by
+/// round of each version (v9, v8 and v7 first), two v7 rounds of it sealed with its `[backend]` replaced by
 /// the built-in engine run as a `process` command (`referee engine serve --config
 /// {config} --listen-fd {listen_fd} --threads {threads}`) and its rate at 2 requests/s:
 /// `v7-process-round` under the `vllm` API profile with `ro_paths =
@@ -180,7 +180,8 @@ const COVERED_BY_TESTS: &[(&str, &str)] = &[
 /// from the `referee` binary and the libraries `ldd` lists, its baseline image, the
 /// submission built by `referee build --once`) at 2 requests/s within 500 ms, against a
 /// private daemon (`scripts/dockerd`): every entry's container as the daemon reported it.
-const FIXTURES: [&str; 11] = [
+const FIXTURES: [&str; 12] = [
+    "v9-round",
     "v8-round",
     "v7-round",
     "v7-process-round",
@@ -197,12 +198,12 @@ const FIXTURES: [&str; 11] = [
 /// A change of a fixture round's receipt, given the bundle's directory.
 type Derive = fn(&Path, &mut Value);
 
-/// Fixture rounds (the v8 one, a Docker one) changed into rounds that pass every check,
+/// Fixture rounds (the v9 one, a Docker one) changed into rounds that pass every check,
 /// each (fixture, what it becomes, the change) with what the forgery tests make of it,
 /// for fields the sealed rounds hold no value for.
 const DERIVED: &[(&str, &str, Derive)] = &[
     (
-        "v8-round",
+        "v9-round",
         "the challenger disqualified with its log tail",
         |dir, predicate| {
             let tail = crate::forgery_logs::true_tail(dir);
@@ -210,32 +211,32 @@ const DERIVED: &[(&str, &str, Derive)] = &[
         },
     ),
     (
-        "v8-round",
+        "v9-round",
         "the challenger's engine log withheld for the key it held",
         crate::forgery_secret::withhold_challenger_log,
     ),
     (
-        "v8-round",
+        "v9-round",
         "the challenger past its correctness deadline",
         crate::forgery_correctness::miss_correctness_deadline,
     ),
     (
-        "v8-round",
+        "v9-round",
         "the challenger's correctness failed",
         crate::forgery_correctness::fail_correctness,
     ),
     (
-        "v8-round",
+        "v9-round",
         "the challenger's sample diverging on an item",
         crate::forgery_sample::diverge_on_an_item,
     ),
     (
-        "v8-round",
+        "v9-round",
         "the challenger's sample diverging as a group",
         crate::forgery_sample::diverge_as_a_group,
     ),
     (
-        "v8-round",
+        "v9-round",
         "the challenger's sample over at too many positions",
         crate::forgery_sample::diverge_at_positions,
     ),
@@ -543,7 +544,7 @@ fn sources() -> Vec<Source> {
 #[test]
 fn every_leaf_field_is_recomputed_by_a_named_check_or_attested() {
     let schema_path =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../receipts/schema/round-v8.schema.json");
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../receipts/schema/round-v9.schema.json");
     let schema: Value =
         serde_json::from_slice(&std::fs::read(schema_path).expect("schema")).expect("json");
     let leaves = schema_leaves(&schema);
@@ -564,7 +565,7 @@ fn every_leaf_field_is_recomputed_by_a_named_check_or_attested() {
     assert_eq!(missing_tests, Vec::<&str>::new(), "named but not a test");
 
     // Each field is forged in the bundles that hold a value for it, in order, until one
-    // catches it: the v8 round first, then the older real rounds (a drift check, for one,
+    // catches it: the v9 round first, then the older real rounds (a drift check, for one,
     // is only in v1 and v2), whose checks of that field are the current verifier's, then
     // the built rounds (a seat taken, a typed infrastructure failure …).
     let sources = sources();

@@ -20,7 +20,8 @@
 //! v4 build (`42e958b`), keyring `fixtures/v4-keyring.json`; `fixtures/v5-round/` by the
 //! last v5 build (`15aa2ee`), keyring `fixtures/v5-keyring.json`; `fixtures/v6-round/` by the
 //! last v6 build (`71cac50`), keyring `fixtures/v6-keyring.json`; `fixtures/v7-round/` by
-//! the merged v7 build (`6ce563d`), keyring `fixtures/v7-keyring.json`.
+//! the merged v7 build (`6ce563d`), keyring `fixtures/v7-keyring.json`; `fixtures/v8-round/`
+//! by the merged v8 build (`13fb218`), keyring `fixtures/v8-keyring.json`.
 
 use std::path::Path;
 
@@ -28,7 +29,7 @@ use receipts::keys::Keyring;
 use receipts::model::{
     ROUND_PREDICATE_TYPE_V1, ROUND_PREDICATE_TYPE_V2, ROUND_PREDICATE_TYPE_V3,
     ROUND_PREDICATE_TYPE_V4, ROUND_PREDICATE_TYPE_V5, ROUND_PREDICATE_TYPE_V6,
-    ROUND_PREDICATE_TYPE_V7,
+    ROUND_PREDICATE_TYPE_V7, ROUND_PREDICATE_TYPE_V8,
 };
 use verifier::{CheckName, VerifyOptions};
 
@@ -74,6 +75,7 @@ fn a_v5_round_still_verifies() {
     expected.extend(v6_only("v5"));
     expected.extend(v7_only("v5"));
     expected.extend(v8_only("v5"));
+    expected.extend(v9_only("v5"));
     verifies_with_not_applicable("v5", ROUND_PREDICATE_TYPE_V5, expected);
 }
 
@@ -87,6 +89,7 @@ fn a_v6_round_still_verifies() {
     ];
     expected.extend(v7_only("v6"));
     expected.extend(v8_only("v6"));
+    expected.extend(v9_only("v6"));
     verifies_with_not_applicable("v6", ROUND_PREDICATE_TYPE_V6, expected);
 }
 
@@ -99,7 +102,20 @@ fn a_v7_round_still_verifies() {
         ("seeds.beaconOrder", None, "v7"),
     ];
     expected.extend(v8_only("v7"));
+    expected.extend(v9_only("v7"));
     verifies_with_not_applicable("v7", ROUND_PREDICATE_TYPE_V7, expected);
+}
+
+/// A v8 round verifies with every check of v8 passing; it has no beacon (README's
+/// by-hand round), and only the checks v9 added are `not applicable`.
+#[test]
+fn a_v8_round_still_verifies() {
+    let mut expected = vec![
+        ("seeds.beacon", Some("beacon"), "no beacon"),
+        ("seeds.beaconOrder", None, "no beacon"),
+    ];
+    expected.extend(v9_only("v8"));
+    verifies_with_not_applicable("v8", ROUND_PREDICATE_TYPE_V8, expected);
 }
 
 /// `fixtures/<version>-round` verifies with `predicate_type`, exactly the checks of
@@ -325,4 +341,10 @@ fn still_verifies(version: &str, predicate_type: &str) {
     let mut expected = with_v7(expected, version);
     expected.extend(v8_only(version));
     assert_eq!(not_applicable, expected);
+}
+
+/// The checks v9 added, each `not applicable (<version>)` on an older round, in the
+/// order they run.
+fn v9_only(_version: &str) -> Vec<(&'static str, Option<&'static str>, &str)> {
+    Vec::new()
 }

@@ -101,8 +101,9 @@ fn check_cpuset(entry: &Entry) -> Result<(), FailureReason> {
 
 /// `entry`'s container against the campaign's `[backend]`: the baseline (no patch) ran
 /// the campaign's image reference (`backend.image`, else the pinned `baseline.image` as
-/// `name@digest`), and `/tmp` was the one tmpfs, of the campaign's size, with the flags
-/// the runner sets.
+/// `name@digest`), the container got the campaign's GPUs (`backend.gpus`, the device ids
+/// the runner requests, as the daemon reported them), and `/tmp` was the one tmpfs, of
+/// the campaign's size, with the flags the runner sets.
 fn check_campaign(entry: &Entry, frozen: &FrozenCampaign) -> Result<(), FailureReason> {
     let campaign = &frozen.campaign;
     let (Some(docker), Backend::Docker(spec)) = (&entry.engine.docker, &campaign.backend) else {
@@ -123,6 +124,16 @@ fn check_campaign(entry: &Entry, frozen: &FrozenCampaign) -> Result<(), FailureR
                 ),
             ));
         }
+    }
+    if docker.gpus != spec.gpus {
+        return Err(invalid(
+            entry.index,
+            "gpus",
+            format!(
+                "{:?}, but the campaign's `[backend] gpus` are {:?}",
+                docker.gpus, spec.gpus
+            ),
+        ));
     }
     let expected = BTreeMap::from([(
         "/tmp".to_owned(),

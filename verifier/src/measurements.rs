@@ -160,7 +160,9 @@ pub(crate) fn check_measurements(
             status: None,
         };
         check_series(report, logs, &drift.runs, &claim, &rules);
-        check_drift(report, record, drift, campaign);
+        check_drift(report, record, drift, campaign, version);
+    } else {
+        check_no_drift(report, record, version);
     }
     let changed = record.hardware.at_start != record.hardware.at_end;
     report.record(
@@ -1031,15 +1033,80 @@ fn entry_measurement(
     )
 }
 
-/// `drift.recomputed`: `firstMilliRps` is the first baseline's throughput, `driftBp` is
-/// [`drift_bp`] of the two, `boundBp` the campaign's bound and `withinBound` whether the
-/// drift is at most the bound.
+/// The first baseline's throughput when the round ran its drift baseline: rounds before
+/// v3 run the baseline again at the end exactly when its first run scored (from v3 the
+/// A/A control and the per-pass baselines measure the noise, and there is no drift).
+fn drift_baseline_of(record: &RoundRecord, version: PredicateVersion) -> Option<u64> {
+    (version < PredicateVersion::V3)
+        .then(|| record.entries.first())
+        .flatten()
+        .filter(|e| e.status == EntryStatus::Scored)
+        .and_then(|e| e.throughput_milli_rps)
+}
+
+/// `drift.recomputed` of a round without a drift record: fails when its version and its
+/// baseline's score say the round ran one ([`drift_baseline_of`]).
+fn check_no_drift(report: &mut VerifyReport, record: &RoundRecord, version: PredicateVersion) {
+    if let Some(first) = drift_baseline_of(record, version) {
+        report.fail(
+            CheckName::DriftRecomputed,
+            Some("drift".to_owned()),
+            recomputed(
+                RECEIPT,
+                "drift",
+                "absent",
+                format!(
+                    "the drift check against the baseline's first {first} milli-rps \
+                     (a round/{} round runs the baseline again at the end when it scored)",
+                    version.name()
+                ),
+            ),
+        );
+    }
+}
+
+/// `drift.recomputed`: the round is one that ran a drift baseline ([`drift_baseline_of`]);
+/// `firstMilliRps` is the first baseline's throughput, `driftBp` is [`drift_bp`] of the
+/// two, `boundBp` the campaign's bound and `withinBound` whether the drift is at most the
+/// bound; no drift run records a host load (drift ended with v2, host loads began with
+/// v5).
 fn check_drift(
     report: &mut VerifyReport,
     record: &RoundRecord,
     drift: &DriftCheck,
     campaign: Option<&FrozenCampaign>,
+    version: PredicateVersion,
 ) {
+    if drift_baseline_of(record, version).is_none() {
+        report.fail(
+            CheckName::DriftRecomputed,
+            Some("drift".to_owned()),
+            recomputed(
+                RECEIPT,
+                "drift",
+                "a drift record",
+                if version >= PredicateVersion::V3 {
+                    "none (from v3 the A/A control and the per-pass baselines measure the noise)"
+                } else {
+                    "none: the baseline's first run did not score, so no drift baseline ran"
+                },
+            ),
+        );
+        return;
+    }
+    if let Some(r) = drift.runs.iter().position(|run| run.host_load.is_some()) {
+        report.fail(
+            CheckName::DriftRecomputed,
+            Some("drift".to_owned()),
+            recomputed(
+                RECEIPT,
+                format!("drift.runs[{r}].hostLoad"),
+                "a host load",
+                "none: no runner recorded one in a drift run (drift ended with v2, host loads began with v5)",
+            ),
+        );
+        return;
+    }
     let first = record.entries.first().and_then(|e| e.throughput_milli_rps);
     let recomputed_bp = drift
         .drift_milli_rps

@@ -121,8 +121,27 @@ pub fn check_bundle_log(
         report.not_applicable(CheckName::LogRoundOpened, None, "--no-log");
         return None;
     }
+    // The campaign's `[log]`: a round it requires logged and witnessed cannot say otherwise.
+    let policy = (crate::inputs::read_campaign_copy(dir).1)
+        .map(|campaign| campaign.campaign.effective_log())
+        .ok();
+    let required = policy.as_ref().is_some_and(|p| p.required);
+    let must_log = policy
+        .as_ref()
+        .is_some_and(|p| p.required || p.witness_each_pass);
     let not_logged = |report: &mut VerifyReport, why: &str| {
-        if options.require {
+        if must_log {
+            report.fail(
+                CheckName::LogRoundOpened,
+                None,
+                FailureReason::NotLogged {
+                    round: record.round,
+                    why: format!(
+                        "{why}, but its campaign's `[log]` asks every round logged and witnessed"
+                    ),
+                },
+            );
+        } else if options.require {
             report.fail(
                 CheckName::LogRoundOpened,
                 None,
@@ -300,15 +319,22 @@ pub fn check_bundle_log(
         ),
         None => report.not_run(&[CheckName::LogMeasurements], CheckName::LogRoundOpened),
     }
-    check_witness(report, &record, keyring, opening_witness.as_ref(), &seen);
-    if let (_, Ok(campaign)) = crate::inputs::read_campaign_copy(dir) {
+    check_witness(
+        report,
+        &record,
+        keyring,
+        opening_witness.as_ref(),
+        required,
+        &seen,
+    );
+    if let Some(policy) = &policy {
         crate::publication::check_pass_witnesses(
             report,
             &proof_path,
             &proofs,
             &log,
             keyring,
-            &campaign.campaign.effective_log(),
+            policy,
             proved.get("receipt").copied(),
         );
     }
@@ -321,16 +347,32 @@ pub fn check_bundle_log(
 }
 
 /// `log.witness`: the recorded cosignature on the opening checkpoint (the round-opened
-/// proof's), by the pinned witness, at the recorded time, before the round ended.
+/// proof's), by the pinned witness, at the recorded time, before the round ended. A
+/// round whose campaign's `[log] required` (`required`) made it wait for that
+/// cosignature before any entry ran fails without one.
 fn check_witness(
     report: &mut VerifyReport,
     record: &RoundRecord,
     keyring: &Keyring,
     witness: Option<&receipts::model::OpeningWitness>,
+    required: bool,
     seen: &[Seen],
 ) {
     let Some(witness) = witness else {
-        report.not_applicable(CheckName::LogWitness, None, "round opening not witnessed");
+        if required {
+            report.fail(
+                CheckName::LogWitness,
+                None,
+                FailureReason::Log {
+                    file: ENVELOPE_FILE.to_owned(),
+                    message: "it records no witness cosignature on the round's opening, \
+                              but its campaign's `[log] required` asks one before any entry ran"
+                        .to_owned(),
+                },
+            );
+        } else {
+            report.not_applicable(CheckName::LogWitness, None, "round opening not witnessed");
+        }
         return;
     };
     let target = Some(witness.name.clone());

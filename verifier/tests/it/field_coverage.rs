@@ -2,11 +2,12 @@
 //! (`receipts/schema/round-v9.schema.json`) is either recomputed — changed alone, in each
 //! way the schema allows, in a bundle that holds it, the receipt re-signed, every change
 //! fails and one fails a named check other than the schema's — or, for a field only a
-//! chain or the log checks recompute, shown so by a named test of this binary
+//! chain recomputes or no fixture holds, shown so by a named test of this binary
 //! ([`COVERED_BY_TESTS`]), or listed in [`verifier::ATTESTED_FIELDS`] with the reason no
 //! offline check can recompute it. The bundles: the real rounds of `fixtures/` (newest
-//! first), rounds [`DERIVED`] from them that pass every check, and the rounds the
-//! paired tests build by hand. The fields neither holds yet are [`NOT_YET_COVERED`],
+//! first; a logged one verified with its log checks, as `referee verify` runs them),
+//! rounds [`DERIVED`] from them that pass every check, and the rounds the paired tests
+//! build by hand. The fields neither holds yet are [`NOT_YET_COVERED`],
 //! which can only shrink: a field that becomes covered must leave it, and a new field of
 //! the schema that is neither covered nor attested fails here.
 
@@ -17,13 +18,13 @@ use rayon::prelude::*;
 use serde_json::Value;
 
 use crate::forge::*;
+use crate::forgery_logs::LoggedFixture;
 use verifier::{ATTESTED_FIELDS, CheckName, FailureReason};
 
 /// Fields of the v9 schema that no single-field forgery is caught on and that are not
-/// attested: no bundle here holds a value for them (a drift check's dropped record in
-/// v1–v2, a container's GPUs, a logged round's record, which only the log checks beside
-/// a bundle recompute) or no check recomputes them yet. The work left of issue 41, in
-/// schema order.
+/// attested: no bundle here holds a value for them yet. Their checks exist and are
+/// tested; a sealed round of each track, added to [`FIXTURES`] in one line, takes them
+/// off this list. The work left of issue 41, in schema order.
 const NOT_YET_COVERED: &[&str] = &[
     // A decide round (issue 46): no fixture holds one yet; tests/s1_pro_speed.rs runs one
     // end to end and its `decide.*` checks pass.
@@ -34,9 +35,6 @@ const NOT_YET_COVERED: &[&str] = &[
     "decide.weights[].files[].sha256",
     "decide.weights[].source",
     "decide.workloadKind",
-    "drift",
-    "drift.runs[].hostLoad",
-    "entries[].engine.docker.gpus[]",
     // No round runs track s1-fast-speed yet (issue 47): `fastTrack.costs` and
     // `fastTrack.decision` recompute these (the module's own tests forge them).
     "fastTrack",
@@ -47,19 +45,15 @@ const NOT_YET_COVERED: &[&str] = &[
     "fastTrack.entries[].costMicroUsdPerMillion",
     "fastTrack.entries[].index",
     "fastTrack.entries[].priceMicroUsdPerHour",
-    "transparencyLog.openingWitness",
-    "transparencyLog.openingWitness.checkpointSize",
-    "transparencyLog.openingWitness.name",
-    "transparencyLog.openingWitness.timestampS",
-    "transparencyLog.origin",
-    "transparencyLog.roundOpenedIndex",
 ];
 
 /// Fields the forgeries above cannot show recomputed, each shown by a test of this
-/// binary that changes it in a round holding it and sees the named check fail: (field,
-/// `module::test`). No fixture was sealed with a beacon (their seeds were drawn before
-/// beacons); the previous receipt is the chain's to recompute; the log record, the log
-/// checks' (which `referee verify` runs after the bundle's). The coverage test holds each name to a test function that exists.
+/// binary that changes it in a round holding it (or adds it to a round that may not hold
+/// it) and sees the named check fail: (field, `module::test`). No fixture was sealed with
+/// a beacon (their seeds were drawn before beacons); the previous receipt is the chain's
+/// to recompute; no runner ever wrote a drift run's host load (drift ended with v2, host
+/// loads began with v5); no Docker fixture was given GPUs. The coverage test holds each
+/// name to a test function that exists.
 const COVERED_BY_TESTS: &[(&str, &str)] = &[
     (
         "beacon",
@@ -94,14 +88,6 @@ const COVERED_BY_TESTS: &[(&str, &str)] = &[
         "forgery::a_fork_fails_chain_previous_receipt",
     ),
     (
-        "transparencyLog",
-        "forgery_logs::a_receipt_that_drops_or_forges_its_log_record_fails_the_log_checks",
-    ),
-    (
-        "transparencyLog.status",
-        "forgery_logs::a_receipt_that_drops_or_forges_its_log_record_fails_the_log_checks",
-    ),
-    (
         "entries[].disqualification.reason.output_length.long",
         "forgery_compliance::an_output_length_claim_on_exact_lengths_fails_compliance_output_length",
     ),
@@ -120,6 +106,14 @@ const COVERED_BY_TESTS: &[(&str, &str)] = &[
     (
         "entries[].disqualification.reason.text_not_ids.run",
         "forgery_compliance::a_text_not_ids_claim_on_equal_texts_fails_compliance_text_against_ids",
+    ),
+    (
+        "drift.runs[].hostLoad",
+        "forgery::a_drift_record_dropped_added_or_given_a_host_load_fails_drift_recomputed",
+    ),
+    (
+        "entries[].engine.docker.gpus[]",
+        "forgery_engines::container_gpus_other_than_the_campaigns_fail_engine_docker",
     ),
     (
         "entries[].review",
@@ -180,8 +174,20 @@ const COVERED_BY_TESTS: &[(&str, &str)] = &[
 /// from the `referee` binary and the libraries `ldd` lists, its baseline image, the
 /// submission built by `referee build --once`) at 2 requests/s within 500 ms, against a
 /// private daemon (`scripts/dockerd`): every entry's container as the daemon reported it.
-const FIXTURES: [&str; 12] = [
+/// And `v9-logged-round`, README's by-hand round logged in a transparency log whose
+/// campaign's `[log]` requires its witness on the opening and on each pass
+/// ([`LoggedFixture`]).
+///
+/// A new fixture is one line here: `fixtures/<name>` (the bundle) and, for a logged
+/// round, its proofs `fixtures/<name>.proof`, its log `fixtures/<stem>-tlog/` and the
+/// keyring `fixtures/<stem>-keyring.json` holding the log and witness keys, `<stem>` being
+/// `<name>` without `-round`. Its receipt and round-opened statement are re-signed with
+/// the forger's key, which must leave it passing every check: a logged fixture is sealed
+/// with that key as its evaluator key, so its logged round-opened statement is re-signed
+/// byte for byte.
+const FIXTURES: &[&str] = &[
     "v9-round",
+    "v9-logged-round",
     "v8-round",
     "v7-round",
     "v7-process-round",
@@ -426,6 +432,8 @@ struct Source {
     name: String,
     /// Where the bundle is.
     dir: PathBuf,
+    /// A logged fixture's log: its forgeries are verified with the log checks too.
+    log: Option<LoggedFixture>,
     /// The checks that already fail in it unforged, with their targets: none in a real
     /// round; in a built one, sealed without the probe logs, correctness files and engine
     /// records of a real run, the checks of those. A forgery is caught by a check failing
@@ -435,22 +443,38 @@ struct Source {
     _built: Option<tempfile::TempDir>,
 }
 
+/// The report of `referee verify` on the bundle `dir` forged from `source`: a logged
+/// fixture's with its log checks ([`LoggedFixture::verify`]).
+fn verify_as(source: &Source, dir: &Path) -> verifier::VerifyReport {
+    match &source.log {
+        Some(log) => log.verify(dir),
+        None => verify(dir),
+    }
+}
+
 /// What verifying the bundle of `source` with the receipt's value at `pointer` changed
 /// to `value` gives: (whether any check failed that did not before, the schema's
-/// included; the checks other than the schema's that did).
+/// included; the checks other than the schema's that did). In a logged round,
+/// `log.receipt` does not count: any change re-signs the receipt, which is then no longer
+/// the one logged, and a forger holding the log key too would log the forged one; the
+/// other log checks are against entries logged before the receipt existed (the opening,
+/// its witness, each pass's measurement).
 fn forged_in(source: &Source, pointer: &str, value: Value) -> (bool, BTreeSet<&'static str>) {
     let dir = tempfile::tempdir().expect("tempdir");
+    let bundle = dir.path().join("round");
     forge_from(
         &source.dir,
-        dir.path(),
+        &bundle,
         |_| {},
         |_| {},
         |p| *p.pointer_mut(pointer).expect("the pointer exists") = value,
     );
-    let new: BTreeSet<&'static str> = failed_at(&verify(dir.path()))
+    let relogged = CheckName::LogReceipt.as_str();
+    let new: BTreeSet<&'static str> = failed_at(&verify_as(source, &bundle))
         .into_iter()
         .filter(|failure| !source.before.contains(failure))
         .map(|(name, _)| name)
+        .filter(|name| source.log.is_none() || *name != relogged)
         .collect();
     let schema = CheckName::PredicateSchema.as_str();
     let rejected = !new.is_empty();
@@ -490,17 +514,21 @@ fn caught_in(source: &Source, pointer: &str, value: &Value, allowed: &BTreeSet<S
 fn sources() -> Vec<Source> {
     let mut sources = Vec::new();
     for fixture in FIXTURES {
-        // Re-signed unchanged, each fixture passes: a failure below is the field's.
-        let dir = tempfile::tempdir().expect("tempdir");
-        forge_from(&fixture_named(fixture), dir.path(), |_| {}, |_| {}, |_| {});
-        let report = verify(dir.path());
-        assert!(report.passed(), "{fixture}: {:#?}", failed(&report));
-        sources.push(Source {
-            name: fixture.to_owned(),
+        let source = Source {
+            name: (*fixture).to_owned(),
             dir: fixture_named(fixture),
+            log: LoggedFixture::of(fixture),
             before: BTreeSet::new(),
             _built: None,
-        });
+        };
+        // Re-signed unchanged, each fixture passes (a logged one its log checks too): a
+        // failure below is the field's.
+        let dir = tempfile::tempdir().expect("tempdir");
+        let bundle = dir.path().join("round");
+        forge_from(&source.dir, &bundle, |_| {}, |_| {}, |_| {});
+        let report = verify_as(&source, &bundle);
+        assert!(report.passed(), "{fixture}: {:#?}", failed(&report));
+        sources.push(source);
     }
     for (fixture, what, derive) in DERIVED {
         let name = format!("{fixture}, {what}");
@@ -518,6 +546,7 @@ fn sources() -> Vec<Source> {
         sources.push(Source {
             name,
             dir: path,
+            log: None,
             before: BTreeSet::new(),
             _built: Some(dir),
         });
@@ -534,6 +563,7 @@ fn sources() -> Vec<Source> {
         sources.push(Source {
             name: built.name.to_owned(),
             dir: dir.path().to_owned(),
+            log: None,
             before,
             _built: Some(dir),
         });

@@ -888,3 +888,65 @@ fn a_histogram_declaring_a_payload_it_lacks_fails_probe_histograms() {
         "{reason}"
     );
 }
+
+/// A v1–v2 round runs its baseline again at the end whenever the baseline's first run
+/// scored: the v2 round with its drift record dropped fails `drift.recomputed`, as does
+/// a drift run given a host load (drift ended with v2, host loads began with v5) and a
+/// v9 round given a drift record.
+#[test]
+fn a_drift_record_dropped_added_or_given_a_host_load_fails_drift_recomputed() {
+    let report = forged(
+        |_| {},
+        |p| {
+            p.as_object_mut().expect("predicate").remove("drift");
+        },
+    );
+    assert_eq!(
+        only(&report, CheckName::DriftRecomputed),
+        recomputed(
+            "receipt.dsse.json",
+            "drift",
+            "absent",
+            "the drift check against the baseline's first 10853 milli-rps (a round/v2 \
+             round runs the baseline again at the end when it scored)"
+        )
+    );
+    let report = forged(
+        |_| {},
+        |p| p["drift"]["runs"][0]["hostLoad"] = json!({"stealMs": 0, "wallMs": 4000}),
+    );
+    assert_eq!(
+        only(&report, CheckName::DriftRecomputed),
+        recomputed(
+            "receipt.dsse.json",
+            "drift.runs[0].hostLoad",
+            "a host load",
+            "none: no runner recorded one in a drift run (drift ended with v2, host loads \
+             began with v5)"
+        )
+    );
+    let report = forged_fixture(
+        "v9-round",
+        |_| {},
+        |_, p| {
+            let first = p["entries"][0]["throughputMilliRps"].clone();
+            p["drift"] = json!({
+                "firstMilliRps": first,
+                "driftMilliRps": null,
+                "driftBp": null,
+                "boundBp": 5000,
+                "withinBound": false,
+                "runs": [],
+            });
+        },
+    );
+    assert_eq!(
+        only(&report, CheckName::DriftRecomputed),
+        recomputed(
+            "receipt.dsse.json",
+            "drift",
+            "a drift record",
+            "none (from v3 the A/A control and the per-pass baselines measure the noise)"
+        )
+    );
+}

@@ -98,6 +98,23 @@ fn a_tmpfs_other_than_the_campaigns_fails_engine_docker() {
     assert_eq!(failed_targets(&report), docker_record(1));
 }
 
+/// A container that claims a GPU the campaign's `[backend] gpus` did not give it (none,
+/// in the Docker demo) fails `engine.docker`, naming both.
+#[test]
+fn container_gpus_other_than_the_campaigns_fail_engine_docker() {
+    let report = forged_round("v7-docker-round", |p| {
+        p["entries"][1]["engine"]["docker"]["gpus"] = json!(["0"]);
+    });
+    assert_eq!(failed_targets(&report), docker_record(1));
+    assert_eq!(
+        the_reason(&report),
+        FailureReason::DockerRecord {
+            field: "entries[1].engine.docker.gpus".into(),
+            message: "[\"0\"], but the campaign's `[backend] gpus` are []".into(),
+        }
+    );
+}
+
 /// An entry that never ran claims a run's cause; one that ran claims it never did.
 #[test]
 fn an_infra_failure_the_entrys_runs_do_not_allow_fails_status_consistent() {

@@ -4,14 +4,16 @@
 //! updated, the Statements re-signed, whatever else the change implies recomputed so that
 //! every other check passes. Each fails exactly its named check.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::forge::*;
+use receipts::keys::Keyring;
 use receipts::model::{FrozenCampaign, RoundRecord};
 use receipts::rules::engine_log::MAX_MARKER_BYTES;
 use receipts::rules::log_tail::log_tail_of_end;
+use receipts::tlog::proof::round_proof_path;
 use serde_json::{Value, json};
-use verifier::{CheckName, FailureReason, VerifyReport};
+use verifier::{CheckName, FailureReason, VerifyOptions, VerifyReport};
 
 const CHALLENGER_LOG: &str = "logs/engines/candidate-1-miner-fast-pass-1.log";
 
@@ -257,4 +259,193 @@ fn a_receipt_that_drops_or_forges_its_log_record_fails_the_log_checks() {
         [CheckName::LogCheckpoint],
         "{forged:#?}"
     );
+}
+
+/// A fixture round sealed into a transparency log (`fixtures/v9-logged-round`): what
+/// `referee verify` checks it against besides the bundle, the log checks run after the
+/// bundle's. Its layout: the bundle `fixtures/<name>`, its proofs `fixtures/<name>.proof`,
+/// its log `fixtures/<stem>-tlog/` and its keyring `fixtures/<stem>-keyring.json`,
+/// `<stem>` being `<name>` without `-round`. Its evaluator key is the forger's
+/// ([`key`]), so a forgery re-signs its logged round-opened statement byte for byte.
+pub(crate) struct LoggedFixture {
+    /// The fixture's keyring: the evaluator key (the forger's), the log key (role `log`)
+    /// and the witness key (role `witness`).
+    keyring: Keyring,
+    /// Its proofs, `fixtures/<name>.proof`.
+    proof: PathBuf,
+    /// The log's directory (its `checkpoint` and `tile/`).
+    log_dir: PathBuf,
+}
+
+impl LoggedFixture {
+    /// The log files of `fixtures/<name>`, when it has its proofs beside it.
+    pub(crate) fn of(name: &str) -> Option<Self> {
+        let proof = round_proof_path(&fixture_named(name));
+        if !proof.is_file() {
+            return None;
+        }
+        let stem = name.strip_suffix("-round").unwrap_or(name);
+        let keyring_path = fixture_named(&format!("{stem}-keyring.json"));
+        Some(Self {
+            keyring: Keyring::load(&keyring_path).expect("the fixture's keyring"),
+            proof,
+            log_dir: fixture_named(&format!("{stem}-tlog")),
+        })
+    }
+
+    /// `referee verify` on the bundle `dir` forged from this fixture, with its proofs
+    /// copied beside it: the bundle's checks, then the log checks against the fixture's
+    /// log, both under the fixture's keyring.
+    pub(crate) fn verify(&self, dir: &Path) -> VerifyReport {
+        std::fs::copy(&self.proof, round_proof_path(dir)).expect("copy the proofs");
+        let mut report = verifier::verify_bundle(dir, &self.keyring, &VerifyOptions::default());
+        let options = verifier::tlog::LogOptions {
+            log_dir: Some(self.log_dir.clone()),
+            ..Default::default()
+        };
+        verifier::tlog::check_bundle_log(&mut report, dir, &self.keyring, &options);
+        report
+    }
+}
+
+/// The logged round, README's by-hand round whose campaign's `[log]` requires its
+/// witness on the opening and on each pass.
+const LOGGED: &str = "v9-logged-round";
+
+/// A failed check and its target.
+type Failed = (&'static str, Option<String>);
+
+/// A change of the receipt's predicate and the checks it fails.
+type Case = (fn(&mut Value), Vec<Failed>);
+
+/// The checks that fail in `fixtures/v9-logged-round` with `receipt` applied and the
+/// receipt re-signed, with their targets, verified as `referee verify` does with its
+/// proofs and log; and the log checks that passed.
+fn logged(receipt: impl FnOnce(&mut Value)) -> (Vec<Failed>, Vec<&'static str>) {
+    let fixture = LoggedFixture::of(LOGGED).expect("a logged fixture");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bundle = dir.path().join("round");
+    forge_from(&fixture_named(LOGGED), &bundle, |_| {}, |_| {}, receipt);
+    let report = fixture.verify(&bundle);
+    let failed = (report.failures())
+        .filter(|c| !matches!(c.reason, Some(FailureReason::NotRun { .. })))
+        .map(|c| (c.name.as_str(), c.target.clone()))
+        .collect();
+    let passed = (report.checks.iter())
+        .filter(|c| c.passed && c.name.as_str().starts_with("log."))
+        .map(|c| c.name.as_str())
+        .collect();
+    (failed, passed)
+}
+
+/// Each field of a logged round's `transparencyLog`, changed alone and the receipt
+/// re-signed with the evaluator key, fails its named log check: the origin (no log key
+/// for it: `log.checkpoint`), the round-opened index (`log.roundOpened`), the opening's
+/// witness, its checkpoint size and its time (`log.witness`), the witness dropped from a
+/// round whose campaign required it (`log.witness`) and the round said not logged
+/// (`log.roundOpened`). A changed receipt is no longer the one logged, so `log.receipt`
+/// fails too wherever the proofs are read: a forger holding the log key would log the
+/// forged receipt, and the field-coverage test does not count that check.
+#[test]
+fn each_field_of_a_logged_rounds_log_record_changed_alone_fails_its_log_check() {
+    // Unchanged, every log check passes: the opening, the receipt, the checkpoints, the
+    // pass's measurement, the opening's witness and the pass's, consistency with the log.
+    let (failed, passed) = logged(|_| {});
+    assert_eq!(failed, Vec::<Failed>::new());
+    assert_eq!(
+        passed,
+        [
+            "log.roundOpened",
+            "log.receipt",
+            "log.checkpoint",
+            "log.measurements",
+            "log.witness",
+            "log.witness",
+            "log.consistency"
+        ]
+    );
+    let receipt = ("log.receipt", Some("receipt".to_owned()));
+    let witness = |name: &str| ("log.witness", Some(name.to_owned()));
+    let cases: [Case; 7] = [
+        (
+            |p| p["transparencyLog"]["origin"] = json!("referee.example/logx"),
+            vec![("log.checkpoint", None)],
+        ),
+        (
+            |p| p["transparencyLog"]["roundOpenedIndex"] = json!(2),
+            vec![
+                ("log.roundOpened", Some("round-opened".to_owned())),
+                receipt.clone(),
+            ],
+        ),
+        (
+            |p| p["transparencyLog"]["openingWitness"] = Value::Null,
+            vec![receipt.clone(), ("log.witness", None)],
+        ),
+        (
+            |p| p["transparencyLog"]["openingWitness"]["name"] = json!("witness.examplex"),
+            vec![receipt.clone(), witness("witness.examplex")],
+        ),
+        (
+            |p| p["transparencyLog"]["openingWitness"]["checkpointSize"] = json!(3),
+            vec![receipt.clone(), witness("witness.example")],
+        ),
+        (
+            |p| {
+                let at = &mut p["transparencyLog"]["openingWitness"]["timestampS"];
+                *at = json!(at.as_u64().expect("a time") + 1);
+            },
+            vec![receipt.clone(), witness("witness.example")],
+        ),
+        (
+            |p| p["transparencyLog"]["status"] = json!("notLogged"),
+            vec![("log.roundOpened", None)],
+        ),
+    ];
+    for (edit, expected) in cases {
+        let mut record =
+            statement(&fixture_named(LOGGED), "receipt.dsse.json")["predicate"].clone();
+        edit(&mut record);
+        assert_eq!(logged(edit).0, expected, "{}", record["transparencyLog"]);
+    }
+}
+
+/// A round whose campaign's `[log]` asks it logged and witnessed cannot drop either from
+/// its receipt: the opening's witness dropped fails `log.witness`, the round said not
+/// logged fails `log.roundOpened`, each naming the campaign's `[log]`.
+#[test]
+fn a_required_log_or_witness_dropped_from_the_receipt_fails() {
+    let fixture = LoggedFixture::of(LOGGED).expect("a logged fixture");
+    for (edit, check, expected) in [
+        (
+            (|p: &mut Value| p["transparencyLog"]["openingWitness"] = Value::Null)
+                as fn(&mut Value),
+            CheckName::LogWitness,
+            FailureReason::Log {
+                file: "receipt.dsse.json".into(),
+                message: "it records no witness cosignature on the round's opening, but its \
+                          campaign's `[log] required` asks one before any entry ran"
+                    .into(),
+            },
+        ),
+        (
+            |p| p["transparencyLog"] = json!({"status": "notLogged"}),
+            CheckName::LogRoundOpened,
+            FailureReason::NotLogged {
+                round: 1,
+                why: "its receipt records no transparency log, but its campaign's `[log]` \
+                      asks every round logged and witnessed"
+                    .into(),
+            },
+        ),
+    ] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let bundle = dir.path().join("round");
+        forge_from(&fixture_named(LOGGED), &bundle, |_| {}, |_| {}, edit);
+        let report = fixture.verify(&bundle);
+        let reason = (report.failures())
+            .find(|c| c.name == check)
+            .and_then(|c| c.reason.clone());
+        assert_eq!(reason, Some(expected));
+    }
 }

@@ -372,7 +372,10 @@ fn each_field_of_a_logged_rounds_log_record_changed_alone_fails_its_log_check() 
             vec![("log.checkpoint", None)],
         ),
         (
-            |p| p["transparencyLog"]["roundOpenedIndex"] = json!(2),
+            |p| {
+                let index = &mut p["transparencyLog"]["roundOpenedIndex"];
+                *index = json!(index.as_u64().expect("an index") + 1);
+            },
             vec![
                 ("log.roundOpened", Some("round-opened".to_owned())),
                 receipt.clone(),
@@ -387,7 +390,10 @@ fn each_field_of_a_logged_rounds_log_record_changed_alone_fails_its_log_check() 
             vec![receipt.clone(), witness("witness.examplex")],
         ),
         (
-            |p| p["transparencyLog"]["openingWitness"]["checkpointSize"] = json!(3),
+            |p| {
+                let size = &mut p["transparencyLog"]["openingWitness"]["checkpointSize"];
+                *size = json!(size.as_u64().expect("a size") + 1);
+            },
             vec![receipt.clone(), witness("witness.example")],
         ),
         (

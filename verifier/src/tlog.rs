@@ -122,6 +122,7 @@ pub fn check_bundle_log(
         return None;
     }
     // The campaign's `[log]`: a round it requires logged and witnessed cannot say otherwise.
+    // A copy that does not read fails `inputs.campaign` among the bundle's checks.
     let policy = (crate::inputs::read_campaign_copy(dir).1)
         .map(|campaign| campaign.campaign.effective_log())
         .ok();

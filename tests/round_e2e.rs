@@ -905,8 +905,10 @@ fn a_tampered_previous_round_or_an_edited_campaign_is_refused() {
 /// Issue 13: a previous round forged and re-signed with the evaluator's own key — every
 /// signature valid, every digest matching — is refused by preflight before round 2
 /// writes anything, naming the check that recomputed the forged number from the bundle:
-/// the seat handed to the entry the rule did not seat (`paired.decision`), and a
-/// reference logprob rewritten under the stored distances (`correctness.distances`).
+/// the seat handed to the entry the rule did not seat (`paired.decision`), a reference
+/// logprob rewritten under the stored distances (`correctness.distances`), a measured
+/// pass row without its probe log (`probes.entry`) and an SLA other than the campaign's
+/// (`round.sla`).
 #[test]
 fn a_previous_round_forged_and_re_signed_with_the_evaluator_key_is_refused() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
@@ -988,6 +990,30 @@ fn a_previous_round_forged_and_re_signed_with_the_evaluator_key_is_refused() {
             "correctness.distances `entries[1].correctness`: `correctness/",
             "items[0].positionMicroNats[0] is",
         ],
+    );
+
+    // Issue 41's classes: a measured pass row that no longer names its probe log (its
+    // measurement then tied to no evidence), and an SLA other than the campaign's (the
+    // probes judged by the receipt's own bound).
+    testkit::copy_dir(&pristine, &bundle);
+    let mut forged = record.clone();
+    forged.entries[1].passes[0].probe_log = None;
+    reseal(&forged);
+    refused(
+        &fixture,
+        &round(&fixture, None, None),
+        2,
+        &[&does_not_verify, "probes.entry `entries[1].passes[0]`"],
+    );
+    testkit::copy_dir(&pristine, &bundle);
+    let mut forged = record.clone();
+    forged.sla.bound_ms += 1;
+    reseal(&forged);
+    refused(
+        &fixture,
+        &round(&fixture, None, None),
+        2,
+        &[&does_not_verify, "round.sla `sla`"],
     );
 
     // Restored, round 1 verifies again.

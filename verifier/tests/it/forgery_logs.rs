@@ -2,7 +2,9 @@
 //! `logs.tail`; content/threat-model.md, Bounded output): `fixtures/v6-round`, a real v6
 //! round, changed the way an evaluator holding the key could — every subject digest
 //! updated, the Statements re-signed, whatever else the change implies recomputed so that
-//! every other check passes. Each fails exactly its named check.
+//! every other check passes. Each fails exactly its named check. And the transparency
+//! log's: `fixtures/v9-logged-round`, a round logged and witnessed ([`LoggedFixture`]),
+//! its log record changed field by field, each change failing its named log check.
 
 use std::path::{Path, PathBuf};
 

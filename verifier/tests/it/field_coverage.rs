@@ -25,15 +25,10 @@ use verifier::{ATTESTED_FIELDS, CheckName, FailureReason};
 /// a bundle recompute) or no check recomputes them yet. The work left of issue 41, in
 /// schema order.
 const NOT_YET_COVERED: &[&str] = &[
-    // A decide round (issue 46): no fixture holds one yet; tests/s1_pro_speed.rs runs one
-    // end to end and its `decide.*` checks pass.
-    "decide",
-    "decide.track",
-    "decide.weights[].entry",
-    "decide.weights[].files[].name",
-    "decide.weights[].files[].sha256",
+    // One value today, `pinned` (issue 46: the recipe re-run is not in a round yet), so
+    // no other value to forge; the schema refuses any other
+    // (`forgery_decide::a_weights_source_other_than_pinned_fails_the_schema`).
     "decide.weights[].source",
-    "decide.workloadKind",
     "drift",
     "drift.runs[].hostLoad",
     "entries[].engine.docker.gpus[]",
@@ -180,8 +175,12 @@ const COVERED_BY_TESTS: &[(&str, &str)] = &[
 /// from the `referee` binary and the libraries `ldd` lists, its baseline image, the
 /// submission built by `referee build --once`) at 2 requests/s within 500 ms, against a
 /// private daemon (`scripts/dockerd`): every entry's container as the daemon reported it.
-const FIXTURES: [&str; 12] = [
+/// And `v9-decide-round`, the s1-pro-speed demo's round (`examples/s1-pro-speed/`, sealed
+/// with the CLI by `seal-sidecar46c-v9-decide-round.sh`): a `decide` campaign's track
+/// record, its sidecar's capability probe and the gate files over the declared vector.
+const FIXTURES: [&str; 13] = [
     "v9-round",
+    "v9-decide-round",
     "v8-round",
     "v7-round",
     "v7-process-round",

@@ -136,6 +136,15 @@ fn the_s1_pro_speed_demo_runs_a_decide_round_whose_receipt_verifies() {
             (1, WeightsSource::Pinned, pinned)
         ]
     );
+    // Each entry's sidecar refused a request without its token before it was timed.
+    let start_log = campaign
+        .round_dir(1)
+        .join("logs/steps/08-candidate-1-miner-fast-pass-1-starting-the-engine.log");
+    let start_log = std::fs::read_to_string(&start_log).expect("the start step's log");
+    assert!(
+        start_log.contains("token: 401 without the run's token"),
+        "{start_log}"
+    );
     // The sidecar was launched with its decisions; its token is in no argument.
     let command = record.entries[1].engine.command.clone().expect("command");
     let decisions = command

@@ -228,6 +228,41 @@ fn sidecar_not_ready(reason: &str, ctx: &Ctx<'_>) -> Vec<CapabilityFinding> {
     findings
 }
 
+/// The `decideToken` finding of the sidecar `client` asks, from `item` sent without the
+/// run's token: ok on 401; missing on a 2xx (a sidecar that does not check the token,
+/// `baseline.commit`) and on any other answer or a failed request (a route that is not
+/// the contract's, `decide.path`). Every entry's sidecar is asked the same before it is
+/// timed ([`super::entry`]).
+pub(crate) async fn token_refused(client: &DecideClient, item: &Item) -> CapabilityFinding {
+    let feature = CapabilityFeature::DecideToken;
+    match client.status_without_token(item).await {
+        Ok(401) => finding(
+            feature,
+            FindingStatus::Ok,
+            "401 without the run's token".into(),
+            None,
+        ),
+        Ok(status @ 200..=299) => finding(
+            feature,
+            FindingStatus::Missing,
+            format!("answered {status} without the run's token: the sidecar does not check it"),
+            Some("baseline.commit"),
+        ),
+        Ok(status) => finding(
+            feature,
+            FindingStatus::Missing,
+            format!("answered {status} without the run's token, not 401"),
+            Some("decide.path"),
+        ),
+        Err(e) => finding(
+            feature,
+            FindingStatus::Missing,
+            error_chain(&e),
+            Some("decide.path"),
+        ),
+    }
+}
+
 /// A decision sidecar's findings after readiness, in [`CapabilityFeature::DECIDE`]
 /// order, asked with the gate's first item: the route refuses it without the run's token
 /// (401; 2xx is a baseline that does not check the token, anything else a route that is
@@ -247,32 +282,7 @@ async fn ask_sidecar(client: &DecideClient, item: Option<&Item>) -> Vec<Capabili
             })
             .collect();
     };
-    let token = match client.status_without_token(item).await {
-        Ok(401) => finding(
-            CapabilityFeature::DecideToken,
-            FindingStatus::Ok,
-            "401 without the run's token".into(),
-            None,
-        ),
-        Ok(status @ 200..=299) => finding(
-            CapabilityFeature::DecideToken,
-            FindingStatus::Missing,
-            format!("answered {status} without the run's token: the sidecar does not check it"),
-            Some("baseline.commit"),
-        ),
-        Ok(status) => finding(
-            CapabilityFeature::DecideToken,
-            FindingStatus::Missing,
-            format!("answered {status} without the run's token, not 401"),
-            Some("decide.path"),
-        ),
-        Err(e) => finding(
-            CapabilityFeature::DecideToken,
-            FindingStatus::Missing,
-            error_chain(&e),
-            Some("decide.path"),
-        ),
-    };
+    let token = token_refused(client, item).await;
     let missing = |feature, e: &DecideClientError, field: &str| {
         finding(feature, FindingStatus::Missing, error_chain(e), Some(field))
     };

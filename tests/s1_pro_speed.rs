@@ -3,7 +3,8 @@
 //! a decision sidecar — each run's bearer token in its engine's environment only,
 //! readiness on the contract's health route, decisions per second measured at p95, the
 //! weights gate and the logit-distance gate on fresh items — then `referee verify` of
-//! the data directory passing with the decide checks.
+//! the data directory passing with the decide checks. The sidecar's capability probe
+//! runs before any entry: a contract the baseline does not keep fails the round at setup.
 
 mod support;
 
@@ -12,7 +13,8 @@ use std::path::Path;
 use receipts::keys::{PrivateKey, generate_key_pair};
 use receipts::layout::{DataDir, read_round_record};
 use receipts::model::{
-    EntryStatus, Role, RoundStatus, Sha256Hex, Track, WeightFile, WeightsSource, WorkloadKind,
+    CapabilityFeature, EntryStatus, FindingStatus, Role, RoundFailure, RoundStatus, Sha256Hex,
+    Track, TypedOrText, WeightFile, WeightsSource, WorkloadKind,
 };
 use referee::demo::s1_pro_speed::{CAMPAIGN_ID, SUBMISSION_DIFF, WEIGHTS, stage};
 use support::{bin, stdout, text};
@@ -32,12 +34,12 @@ fn run_ok(dir: &Path, args: &[&str]) -> String {
     stdout(&out)
 }
 
-#[test]
-fn the_s1_pro_speed_demo_runs_a_decide_round_whose_receipt_verifies() {
-    let _serial = support::serial();
-    let dir = tempfile::tempdir().expect("tempdir");
-    let dir = dir.path();
-    stage(&dir.join("src")).expect("stage");
+/// Stages the demo in `dir` with its campaign file passed through `edit`, adds the
+/// campaign, a keyring, the miner and its submission, and runs round 1.
+fn staged_round(dir: &Path, edit: impl Fn(String) -> String) {
+    let campaign = stage(&dir.join("src")).expect("stage");
+    let text = std::fs::read_to_string(&campaign).expect("campaign");
+    std::fs::write(&campaign, edit(text)).expect("campaign");
     run_ok(
         dir,
         &["campaign", "add", "src/campaign.toml", "--data", "data"],
@@ -70,7 +72,15 @@ fn the_s1_pro_speed_demo_runs_a_decide_round_whose_receipt_verifies() {
         ]
         .concat(),
     );
+}
 
+#[test]
+fn the_s1_pro_speed_demo_runs_a_decide_round_whose_receipt_verifies() {
+    let _serial = support::serial();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let dir = dir.path();
+    staged_round(dir, |campaign| campaign);
+    let data = DataDir::new(dir.join("data"));
     let campaign = data.campaign(&CAMPAIGN_ID.parse().expect("id"));
     let (record, _) = read_round_record(&campaign.round_dir(1)).expect("receipt");
     let why: Vec<_> = (record.entries.iter())
@@ -91,6 +101,21 @@ fn the_s1_pro_speed_demo_runs_a_decide_round_whose_receipt_verifies() {
             (Role::Challenger, EntryStatus::Scored)
         ]
     );
+    // Before any entry ran, the baseline sidecar kept the declared contract.
+    let probe = record
+        .capability_probe
+        .as_ref()
+        .expect("the sidecar's probe");
+    let found: Vec<(CapabilityFeature, FindingStatus)> = (probe.findings.iter())
+        .map(|f| (f.feature, f.status))
+        .collect();
+    let ok = |feature| (feature, FindingStatus::Ok);
+    assert_eq!(
+        found,
+        CapabilityFeature::DECIDE.map(ok),
+        "{:?}",
+        probe.findings
+    );
     // Each entry hashed the pinned file in its own tree.
     let decide = record.decide.as_ref().expect("the decide record");
     assert_eq!(decide.track, Some(Track::S1ProSpeed));
@@ -110,6 +135,15 @@ fn the_s1_pro_speed_demo_runs_a_decide_round_whose_receipt_verifies() {
             (0, WeightsSource::Pinned, pinned.clone()),
             (1, WeightsSource::Pinned, pinned)
         ]
+    );
+    // Each entry's sidecar refused a request without its token before it was timed.
+    let start_log = campaign
+        .round_dir(1)
+        .join("logs/steps/08-candidate-1-miner-fast-pass-1-starting-the-engine.log");
+    let start_log = std::fs::read_to_string(&start_log).expect("the start step's log");
+    assert!(
+        start_log.contains("token: 401 without the run's token"),
+        "{start_log}"
     );
     // The sidecar was launched with its decisions; its token is in no argument.
     let command = record.entries[1].engine.command.clone().expect("command");
@@ -141,7 +175,7 @@ fn the_s1_pro_speed_demo_runs_a_decide_round_whose_receipt_verifies() {
     for report in reports.as_array().expect("array") {
         for check in report["checks"].as_array().into_iter().flatten() {
             let name = check["name"].as_str().unwrap_or_default();
-            if name.starts_with("decide.") {
+            if name.starts_with("decide.") || name == "capability.probe" {
                 decide_checks.push((
                     name.to_owned(),
                     check["target"].as_str().unwrap_or_default().to_owned(),
@@ -154,6 +188,7 @@ fn the_s1_pro_speed_demo_runs_a_decide_round_whose_receipt_verifies() {
     assert_eq!(
         decide_checks,
         [
+            passed("capability.probe", "capabilityProbe"),
             passed("decide.round", ""),
             passed("decide.weights", "decide.weights[0]"),
             passed("decide.weights", "decide.weights[1]"),
@@ -202,4 +237,53 @@ fn the_s1_pro_speed_demo_runs_a_decide_round_whose_receipt_verifies() {
         )],
         "{report:#}"
     );
+}
+
+/// A baseline sidecar that does not keep the declared contract — here the campaign reads
+/// the decision at a pointer the sidecar does not answer — fails the round at setup, by
+/// the capability probe and before any entry is timed: `infra_failed` with the typed
+/// `capability_missing` naming the feature and the campaign field that fixes it. The
+/// receipt of that round verifies.
+#[test]
+fn a_sidecar_without_the_declared_decision_fails_the_round_before_timing() {
+    let _serial = support::serial();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let dir = dir.path();
+    staged_round(dir, |campaign| {
+        campaign.replace(
+            "decision_pointer = \"/decision\"",
+            "decision_pointer = \"/verdict\"",
+        )
+    });
+    let data = DataDir::new(dir.join("data"));
+    let campaign = data.campaign(&CAMPAIGN_ID.parse().expect("id"));
+    let (record, _) = read_round_record(&campaign.round_dir(1)).expect("receipt");
+    assert_eq!(record.outcome.status, RoundStatus::InfraFailed);
+    assert_eq!(
+        record.outcome.reason,
+        Some(TypedOrText::Typed(RoundFailure::CapabilityMissing {
+            feature: CapabilityFeature::DecideDecision,
+            field: "decide.decision_pointer".into(),
+        })),
+        "{:?}",
+        record.capability_probe
+    );
+    let found: Vec<(CapabilityFeature, FindingStatus)> = (record.capability_probe.iter())
+        .flat_map(|p| &p.findings)
+        .map(|f| (f.feature, f.status))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            (CapabilityFeature::Readiness, FindingStatus::Ok),
+            (CapabilityFeature::DecideToken, FindingStatus::Ok),
+            (CapabilityFeature::DecideDecision, FindingStatus::Missing),
+            (CapabilityFeature::DecideVector, FindingStatus::NotAsked),
+        ]
+    );
+    assert!(
+        record.entries.iter().all(|e| e.runs.is_empty()),
+        "no entry is timed after a missing finding"
+    );
+    run_ok(dir, &["verify", "data", "--keyring", "data/keyring.json"]);
 }

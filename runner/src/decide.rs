@@ -162,6 +162,25 @@ impl DecideClient {
         })
     }
 
+    /// The status the sidecar answers `item` with when the request carries no token (the
+    /// capability probe's `decideToken`: the contract's answer is 401).
+    ///
+    /// Errors: [`DecideClientError::Request`] when the request fails.
+    pub async fn status_without_token(&self, item: &Item) -> Result<u16, DecideClientError> {
+        let response = self
+            .http
+            .post(&self.url)
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .body(fill_template(&self.template, item).to_string())
+            .send()
+            .await
+            .map_err(|e| DecideClientError::Request {
+                index: item.item_index,
+                message: e.to_string(),
+            })?;
+        Ok(response.status().as_u16())
+    }
+
     /// The answers to every item, one request at a time, in order, all within
     /// `deadline`.
     ///

@@ -1,6 +1,6 @@
-//! The capability probe of a round (content/engines.md, The capability probe):
-//! `capability.probe` checks that the recorded findings are well formed and agree with
-//! the round. The findings themselves are observations of the baseline engine at setup
+//! The capability probe of a round (content/engines.md, The capability probe; a
+//! decision sidecar's, content/s1-pro-speed.md): `capability.probe` checks that the
+//! recorded findings are well formed and agree with the round. The findings themselves are observations of the baseline engine at setup
 //! (nothing in the bundle recomputes them); what they decide is recomputed: the
 //! outcome's `capability_missing` step ([`failure`], read by `paired.decision`) and, here,
 //! that no entry ran after a missing finding.
@@ -34,8 +34,10 @@ pub(crate) fn failure(record: &RoundRecord) -> Option<RoundFailure> {
 /// `capability.probe` on a round of `version` under `campaign` (when `inputs.campaign`
 /// passed): `not applicable (v1/v2)` before v3, and on a v3 round without a probe under
 /// a non-built-in backend (sealed before the probe existed); otherwise failed when a v4
-/// round under a non-built-in backend has no probe, when the built-in engine was probed, when the findings are not one per
-/// [`CapabilityFeature::ALL`] in order, when a finding's `field` is present on a finding
+/// round under a non-built-in backend, or a v9 round of a `decide` campaign under any
+/// backend, has no probe, when a round that is not probed (the built-in engine's
+/// completions, a decision sidecar before v9) has one, when the findings are not one per
+/// [`CapabilityFeature::asked_for`] the campaign's workload kind in order, when a finding's `field` is present on a finding
 /// that is not missing or is not one of its feature's fields on a missing one, when a
 /// finding is `not_asked` before any missing one, when a finding is `not_needed` although
 /// the campaign's API profile needs its feature or is anything else although the profile
@@ -63,9 +65,13 @@ pub(crate) fn check_capability(
         );
         return;
     };
-    // Neither the built-in engine nor a decision sidecar takes the completions probe.
-    let builtin =
-        matches!(campaign.campaign.backend, Backend::Builtin) || campaign.campaign.decide.is_some();
+    // The built-in engine's completions API is referee's own; a decision sidecar's
+    // contract is probed from v9 on, whatever serves it.
+    let builtin = match campaign.campaign.decide {
+        Some(_) => version < PredicateVersion::V9,
+        None => matches!(campaign.campaign.backend, Backend::Builtin),
+    };
+    let features = CapabilityFeature::asked_for(campaign.campaign.effective_workload_kind());
     let result = match &record.capability_probe {
         None if builtin => Ok(()),
         // v3 builds recorded the probe only late (ARCHITECTURE.md, Predicate versions);
@@ -88,9 +94,10 @@ pub(crate) fn check_capability(
             RECEIPT,
             TARGET,
             "present",
-            "absent: the built-in engine is not probed",
+            "absent: the built-in engine's completions and a decision sidecar before v9 are \
+             not probed",
         )),
-        Some(probe) => well_formed(probe, &campaign.campaign.api_profile())
+        Some(probe) => well_formed(probe, features, &campaign.campaign.api_profile())
             .and_then(|()| within_its_step(record, probe))
             .and_then(|()| nothing_ran(record, probe)),
     };
@@ -100,17 +107,18 @@ pub(crate) fn check_capability(
 /// One finding per feature, in order; `not_needed` exactly on the features `api` does not
 /// need; `field` exactly on missing findings, one of the feature's; `not_asked` only after
 /// a missing finding.
-fn well_formed(probe: &CapabilityProbe, api: &ApiProfile) -> Result<(), FailureReason> {
+fn well_formed(
+    probe: &CapabilityProbe,
+    asked: &[CapabilityFeature],
+    api: &ApiProfile,
+) -> Result<(), FailureReason> {
     let features: Vec<CapabilityFeature> = probe.findings.iter().map(|f| f.feature).collect();
-    if features != CapabilityFeature::ALL {
+    if features != asked {
         return Err(recomputed(
             RECEIPT,
             "capabilityProbe.findings",
             format!("{features:?}"),
-            format!(
-                "one finding per feature, in order: {:?}",
-                CapabilityFeature::ALL
-            ),
+            format!("one finding per feature, in order: {asked:?}"),
         ));
     }
     let mut missing_before = false;
@@ -239,6 +247,8 @@ mod tests {
         }
     }
 
+    /// A completions campaign's features.
+    const ALL: &[CapabilityFeature] = &CapabilityFeature::ALL;
     const OK: (FindingStatus, Option<&str>) = (FindingStatus::Ok, None);
     const NOT_NEEDED: (FindingStatus, Option<&str>) = (FindingStatus::NotNeeded, None);
 
@@ -251,14 +261,14 @@ mod tests {
             all[..6].copy_from_slice(&statuses);
             probe(all)
         };
-        assert!(well_formed(&ok([OK; 6]), &api).is_ok());
+        assert!(well_formed(&ok([OK; 6]), ALL, &api).is_ok());
         let missing = (FindingStatus::Missing, Some("backend.api.token_count"));
         let not_asked = (FindingStatus::NotAsked, None);
-        assert!(well_formed(&ok([OK, missing, OK, OK, OK, OK]), &api).is_ok());
-        assert!(well_formed(&ok([OK, missing, not_asked, OK, OK, OK]), &api).is_ok());
+        assert!(well_formed(&ok([OK, missing, OK, OK, OK, OK]), ALL, &api).is_ok());
+        assert!(well_formed(&ok([OK, missing, not_asked, OK, OK, OK]), ALL, &api).is_ok());
         // A field that does not fix the feature.
         let wrong = (FindingStatus::Missing, Some("backend.api.bos"));
-        let message = well_formed(&ok([OK, wrong, OK, OK, OK, OK]), &api)
+        let message = well_formed(&ok([OK, wrong, OK, OK, OK, OK]), ALL, &api)
             .unwrap_err()
             .to_string();
         assert!(
@@ -267,12 +277,12 @@ mod tests {
         );
         // A field on an ok finding, a not_asked one before anything was missing.
         let stray = (FindingStatus::Ok, Some("backend.api.readiness"));
-        assert!(well_formed(&ok([stray, OK, OK, OK, OK, OK]), &api).is_err());
-        assert!(well_formed(&ok([not_asked, OK, OK, OK, OK, OK]), &api).is_err());
+        assert!(well_formed(&ok([stray, OK, OK, OK, OK, OK]), ALL, &api).is_err());
+        assert!(well_formed(&ok([not_asked, OK, OK, OK, OK, OK]), ALL, &api).is_err());
         // Out of order.
         let mut swapped = ok([OK; 6]);
         swapped.findings.swap(0, 1);
-        assert!(well_formed(&swapped, &api).is_err());
+        assert!(well_formed(&swapped, ALL, &api).is_err());
     }
 
     /// Issue 15: which of `tokenIdPrompts` and `textRoundTrip` a round needs is the
@@ -284,12 +294,19 @@ mod tests {
             token_id_prompts: false,
             ..ApiProfile::default()
         };
-        assert!(well_formed(&probe([OK, OK, OK, OK, OK, NOT_NEEDED, OK]), &text).is_ok());
+        assert!(well_formed(&probe([OK, OK, OK, OK, OK, NOT_NEEDED, OK]), ALL, &text).is_ok());
         // Text teacher forcing missing: the round trip names its field.
         let round_trip = (FindingStatus::Missing, Some("backend.api.detokenizer"));
-        assert!(well_formed(&probe([OK, OK, OK, OK, OK, NOT_NEEDED, round_trip]), &text).is_ok());
+        assert!(
+            well_formed(
+                &probe([OK, OK, OK, OK, OK, NOT_NEEDED, round_trip]),
+                ALL,
+                &text
+            )
+            .is_ok()
+        );
         // Under the token-id profile the same findings claim a needed feature unneeded.
-        let message = well_formed(&probe([OK, OK, OK, OK, OK, NOT_NEEDED, OK]), &ids)
+        let message = well_formed(&probe([OK, OK, OK, OK, OK, NOT_NEEDED, OK]), ALL, &ids)
             .unwrap_err()
             .to_string();
         assert!(
@@ -298,11 +315,49 @@ mod tests {
             "{message}"
         );
         // And an asked feature the profile does not need.
-        let message = well_formed(&probe([OK; 7]), &ids).unwrap_err().to_string();
+        let message = well_formed(&probe([OK; 7]), ALL, &ids)
+            .unwrap_err()
+            .to_string();
         assert!(
             message.contains("capabilityProbe.findings[6].status"),
             "{message}"
         );
-        assert!(well_formed(&probe([OK; 7]), &text).is_err());
+        assert!(well_formed(&probe([OK; 7]), ALL, &text).is_err());
+    }
+
+    /// A decision sidecar's probe is one finding per [`CapabilityFeature::DECIDE`]: the
+    /// completions features in its place fail, and a missing finding names one of the
+    /// fields that fix its feature.
+    #[test]
+    fn a_decide_probe_has_the_decide_features_with_their_fields() {
+        let api = ApiProfile::default();
+        let decide = |statuses: [(FindingStatus, Option<&str>); 4]| CapabilityProbe {
+            findings: CapabilityFeature::DECIDE
+                .iter()
+                .zip(statuses)
+                .map(|(feature, (status, field))| CapabilityFinding {
+                    feature: *feature,
+                    status,
+                    detail: "d".into(),
+                    field: field.map(str::to_owned),
+                })
+                .collect(),
+            duration_ms: 5,
+        };
+        let asked = &CapabilityFeature::DECIDE;
+        assert!(well_formed(&decide([OK; 4]), asked, &api).is_ok());
+        let unchecked = (FindingStatus::Missing, Some("baseline.commit"));
+        assert!(well_formed(&decide([OK, unchecked, OK, OK]), asked, &api).is_ok());
+        let wrong = (FindingStatus::Missing, Some("decide.vector_pointer"));
+        let message = well_formed(&decide([OK, wrong, OK, OK]), asked, &api)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            message.contains("capabilityProbe.findings[1].field"),
+            "{message}"
+        );
+        assert!(well_formed(&decide([OK; 4]), ALL, &api).is_err());
+        let completions = probe([OK, OK, OK, OK, OK, OK, NOT_NEEDED]);
+        assert!(well_formed(&completions, asked, &api).is_err());
     }
 }

@@ -225,6 +225,12 @@ pub struct RoundView {
     /// The capability probe of the baseline engine before any entry ran (v3, `process`
     /// backends): one finding per feature the round needs (`capability.probe`).
     pub capability_probe: Option<Field<CapabilityProbe>>,
+    /// A `decide` campaign's track record (v8, content/s1-pro-speed.md): its track, the
+    /// workload kind and each entry's weights identity, vouched for by `decide.round` and
+    /// every `decide.weights` (passed, or not applicable to a track without pinned
+    /// weights).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decide: Option<Field<receipts::model::DecideRound>>,
     /// Where each number comes from and which checks vouch for it.
     pub sources: Vec<Source>,
 }
@@ -855,13 +861,17 @@ impl RoundView {
                     duration_ms: Field::new(entry_duration_ms(e, &record.steps), signed),
                     backend: Field::new(e.engine.backend, signed),
                     // Recomputed from its per-item file: the verdict, and the file's
-                    // distances from its raw top-k where it stores them.
+                    // distances from its raw top-k where it stores them; a decide
+                    // campaign's gate from its two vectors per item (`decide.gate`).
                     correctness: e.correctness.as_ref().map(|c| {
                         let at = format!("{}.correctness", entry_target(e.index));
                         let ok = checks.file(&c.items_file)
-                            && checks.passed(CheckName::CorrectnessVerdict, &at)
-                            && checks
-                                .passed_or_not_applicable(CheckName::CorrectnessDistances, &at);
+                            && (checks.passed(CheckName::DecideGate, &at)
+                                || checks.passed(CheckName::CorrectnessVerdict, &at)
+                                    && checks.passed_or_not_applicable(
+                                        CheckName::CorrectnessDistances,
+                                        &at,
+                                    ));
                         Field::new(c.clone(), ok)
                     }),
                     disqualification: e.disqualification.as_ref().map(|d| DisqualificationView {
@@ -1030,6 +1040,15 @@ impl RoundView {
                 signed && checks.passed(CheckName::CapabilityProbe, "capabilityProbe"),
             )
         });
+        let decide = record.decide.clone().map(|d| {
+            let weights = checks
+                .named(CheckName::DecideWeights)
+                .all(|c| c.passed || c.not_applicable.is_some());
+            Field::new(
+                d,
+                signed && checks.all_passed(CheckName::DecideRound) && weights,
+            )
+        });
 
         let outcome = &record.outcome;
         RoundView {
@@ -1086,6 +1105,7 @@ impl RoundView {
             noise,
             client_self_test,
             capability_probe,
+            decide,
             sources: SOURCES.to_vec(),
         }
     }

@@ -3,14 +3,16 @@
 //! under the campaign's API profile, one per feature the round needs. Each finding is
 //! recorded; the first missing one makes the round `infra_failed` with
 //! [`super::RoundFailure::CapabilityMissing`] before any entry runs, so no challenger is
-//! judged on what the baseline cannot do.
+//! judged on what the baseline cannot do. A `decide` campaign's probe asks its baseline
+//! sidecar for the declared contract instead ([`CapabilityFeature::DECIDE`],
+//! content/s1-pro-speed.md).
 
 use std::fmt;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::ApiProfile;
+use super::{ApiProfile, WorkloadKind};
 
 /// The name of the timeline step the probe runs in: its `durationMs` fits inside it.
 pub const CAPABILITY_PROBE_STEP: &str = "Probing the baseline engine's API";
@@ -48,6 +50,15 @@ pub enum CapabilityFeature {
     /// forcing from text. Needed only where the profile says prompts may not be token
     /// ids (`token_id_prompts = false`).
     TextRoundTrip,
+    /// A `decide` campaign's sidecar refuses a request without the run's bearer token
+    /// with 401 on its decision route (`decide.path`).
+    DecideToken,
+    /// With the token, the sidecar answers a fresh item with a decision at the
+    /// campaign's `decide.decision_pointer`, one of the declared `decide.decisions`.
+    DecideDecision,
+    /// That answer holds the compared vector at `decide.vector_pointer`: one finite
+    /// log-probability per declared decision.
+    DecideVector,
 }
 
 impl CapabilityFeature {
@@ -61,6 +72,23 @@ impl CapabilityFeature {
         CapabilityFeature::TokenIdPrompts,
         CapabilityFeature::TextRoundTrip,
     ];
+
+    /// Every feature a `decide` campaign's probe asks of its baseline sidecar, in order.
+    pub const DECIDE: [CapabilityFeature; 4] = [
+        CapabilityFeature::Readiness,
+        CapabilityFeature::DecideToken,
+        CapabilityFeature::DecideDecision,
+        CapabilityFeature::DecideVector,
+    ];
+
+    /// The features the probe of a campaign of workload `kind` asks for, in order:
+    /// [`Self::ALL`] for completions, [`Self::DECIDE`] for a decision sidecar.
+    pub fn asked_for(kind: WorkloadKind) -> &'static [CapabilityFeature] {
+        match kind {
+            WorkloadKind::Completions => &Self::ALL,
+            WorkloadKind::Decide => &Self::DECIDE,
+        }
+    }
 
     /// Whether a round under `api` needs this feature: teacher forcing goes through
     /// token-id prompts (`tokenIdPrompts`) where `token_id_prompts` is true and through
@@ -84,14 +112,18 @@ impl CapabilityFeature {
             CapabilityFeature::EchoedPrompt => "echoedPrompt",
             CapabilityFeature::TokenIdPrompts => "tokenIdPrompts",
             CapabilityFeature::TextRoundTrip => "textRoundTrip",
+            CapabilityFeature::DecideToken => "decideToken",
+            CapabilityFeature::DecideDecision => "decideDecision",
+            CapabilityFeature::DecideVector => "decideVector",
         }
     }
 
-    /// The `[backend.api]` fields that can fix a missing finding of this feature: a
-    /// finding's `field` is one of them.
+    /// The campaign fields that can fix a missing finding of this feature (`[backend.api]`'s,
+    /// a decision sidecar's `[decide]` contract, or `baseline.commit` for a baseline that
+    /// does not keep the contract): a finding's `field` is one of them.
     pub fn fields(self) -> &'static [&'static str] {
         match self {
-            CapabilityFeature::Readiness => &["backend.api.readiness"],
+            CapabilityFeature::Readiness => &["backend.api.readiness", "decide.health_path"],
             CapabilityFeature::StreamedLength => &[
                 "backend.api.token_count",
                 "backend.api.token_ids",
@@ -109,6 +141,19 @@ impl CapabilityFeature {
                 "backend.api.token_id_prompts",
                 "backend.api.detokenizer",
                 "backend.api.tokenizer",
+            ],
+            CapabilityFeature::DecideToken => &["decide.path", "baseline.commit"],
+            CapabilityFeature::DecideDecision => &[
+                "decide.path",
+                "decide.request_template",
+                "decide.decision_pointer",
+                "decide.decisions",
+                "baseline.commit",
+            ],
+            CapabilityFeature::DecideVector => &[
+                "decide.vector_pointer",
+                "decide.decisions",
+                "baseline.commit",
             ],
         }
     }
@@ -154,11 +199,12 @@ pub struct CapabilityFinding {
 }
 
 /// The capability probe's findings ([`super::RoundRecord::capability_probe`]): one per
-/// [`CapabilityFeature::ALL`], in that order.
+/// feature of [`CapabilityFeature::asked_for`] the campaign's workload kind, in that
+/// order.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CapabilityProbe {
-    /// The findings, in [`CapabilityFeature::ALL`] order.
+    /// The findings, in [`CapabilityFeature::asked_for`] order.
     pub findings: Vec<CapabilityFinding>,
     /// How long the probe took, engine start to stop, ms (an observation).
     pub duration_ms: u64,

@@ -4,8 +4,11 @@
 //! ([`CapabilityFeature::ALL`], in that order). Every finding goes into the receipt; the
 //! first missing one makes the round `infra_failed`
 //! ([`RoundFailure::CapabilityMissing`]) and no entry runs, so no challenger is ever
-//! judged on what the campaign's engine cannot do. The built-in engine is not probed: its
-//! API is referee's own.
+//! judged on what the campaign's engine cannot do. The built-in engine's completions API
+//! is not probed: it is referee's own. A `decide` campaign's baseline sidecar is probed
+//! whatever serves it, for its declared contract ([`CapabilityFeature::DECIDE`]): 401
+//! without the run's token, a declared decision and the compared vector at their
+//! pointers (content/s1-pro-speed.md).
 
 use std::time::{Duration, Instant};
 
@@ -13,11 +16,15 @@ use receipts::model::{
     ApiProfile, Backend, CAPABILITY_PROBE_STEP, CapabilityFeature, CapabilityFinding,
     CapabilityProbe, FindingStatus, Phase, RoundFailure, Step, StepStatus,
 };
-use receipts::rules::workload::Workload;
+use receipts::rules::workload::{Item, Workload};
 
-use super::entry::{error_chain, prepare, remove_stale, request_timeout_ms};
+use super::entry::{
+    decide_client, error_chain, give_token, prepare, remove_stale, request_timeout_ms,
+};
 use super::{Ctx, RoundError};
 use crate::correctness::{ClientError, CompletionsClient};
+use crate::decide::{DecideClient, DecideClientError};
+use receipts::rules::decide::DecideError;
 use verifier::view::format_capability_finding;
 
 /// Generated tokens of the probe's greedy request (fewer when the campaign's correctness
@@ -35,19 +42,18 @@ pub(crate) fn failure(probe: &CapabilityProbe) -> Option<RoundFailure> {
 }
 
 /// Runs the probe as its own setup step (`Probing the baseline engine's API`) and returns
-/// its findings with the step; `None` for the built-in backend and a `decide` campaign,
-/// which are not probed.
+/// its findings with the step; `None` for a completions campaign on the built-in
+/// backend, which is not probed.
 ///
-/// Errors: [`RoundError`] when the step log cannot be written or the baseline tree
-/// cannot be prepared (the round stops at setup; nothing of it ran).
+/// Errors: [`RoundError`] when the step log cannot be written, the baseline tree cannot
+/// be prepared, or a decision sidecar cannot be given its token (the round stops at
+/// setup; nothing of it ran).
 pub(crate) fn probe_baseline(
     ctx: &mut Ctx<'_>,
     workload: &Workload,
 ) -> Result<Option<(CapabilityProbe, Step)>, RoundError> {
-    // A decision sidecar serves no completions API to probe.
-    if matches!(ctx.frozen.campaign.backend, Backend::Builtin)
-        || ctx.frozen.campaign.decide.is_some()
-    {
+    let decide = ctx.frozen.campaign.decide.is_some();
+    if matches!(ctx.frozen.campaign.backend, Backend::Builtin) && !decide {
         return Ok(None);
     }
     let mut step = ctx
@@ -62,23 +68,67 @@ pub(crate) fn probe_baseline(
     remove_stale(&[&engine_log]).map_err(|e| record_error(&e))?;
     let tree = prepare(ctx, None, "trees/capability").map_err(|e| record_error(&e))?;
     let api = ctx.frozen.campaign.api_profile();
-    step.line(&format!(
-        "profile {}, tokens counted by {:?}, token ids from {:?}",
-        api.name.map_or("default", |n| n.as_str()),
-        api.token_count,
-        api.token_ids
-    ));
+    match &ctx.frozen.campaign.decide {
+        Some(contract) => step.line(&format!(
+            "decision sidecar: `POST {}` with the run's token, readiness on `{}`, {} declared \
+             decisions",
+            contract.path,
+            contract.health_path,
+            contract.decisions.len()
+        )),
+        None => step.line(&format!(
+            "profile {}, tokens counted by {:?}, token ids from {:?}",
+            api.name.map_or("default", |n| n.as_str()),
+            api.token_count,
+            api.token_ids
+        )),
+    }
     let mut engine = ctx
         .engines
         .backend
         .engine(&tree.root, &tree.config, &engine_log, None);
+    // A decision sidecar gets a token of its own, as every run's engine does.
+    let token = match decide {
+        true => Some(give_token(engine.as_mut()).map_err(|e| record_error(&e))?),
+        false => None,
+    };
     ctx.engines.started();
     let ready = engine.start().and_then(|()| {
         engine.wait_healthy(Duration::from_secs(ctx.frozen.campaign.health_deadline_s))
     });
-    let findings = match ready {
-        Err(e) => not_ready(&error_chain(&e), &api),
-        Ok(()) => {
+    let findings = match (ready, token) {
+        (Err(e), _) if decide => sidecar_not_ready(&error_chain(&e), ctx),
+        (Err(e), _) => not_ready(&error_chain(&e), &api),
+        (Ok(()), Some(token)) => {
+            let endpoint = engine.endpoint().unwrap_or_default();
+            let asked = decide_client(ctx, &endpoint, &token).map(|client| {
+                let item = workload.correctness_items().into_iter().next();
+                let path = ctx.frozen.campaign.decide.as_ref().map(|c| &c.health_path);
+                let mut findings = vec![finding(
+                    CapabilityFeature::Readiness,
+                    FindingStatus::Ok,
+                    format!("ready on `{}`", path.map_or("", |p| p.as_str())),
+                    None,
+                )];
+                findings.extend(ctx.runtime.block_on(ask_sidecar(&client, item.as_ref())));
+                findings
+            });
+            match asked {
+                Ok(findings) => findings,
+                Err(error) => {
+                    // The contract was validated when the campaign was frozen.
+                    if let Err(e) = engine.stop() {
+                        step.line(&format!("stopping the engine failed: {}", error_chain(&e)));
+                    }
+                    ctx.engines.stopped();
+                    return Err(RoundError::Record {
+                        round: ctx.round,
+                        message: format!("capability probe: {}", error_chain(&error)),
+                    });
+                }
+            }
+        }
+        (Ok(()), None) => {
             let endpoint = engine.endpoint().unwrap_or_default();
             let asked = Asked {
                 endpoint: &endpoint,
@@ -152,6 +202,144 @@ fn not_ready(reason: &str, api: &ApiProfile) -> Vec<CapabilityFinding> {
         api,
     ));
     findings
+}
+
+/// The findings of a decision sidecar that never became ready: readiness missing on the
+/// contract's health route, the rest not asked.
+fn sidecar_not_ready(reason: &str, ctx: &Ctx<'_>) -> Vec<CapabilityFinding> {
+    let path = ctx.frozen.campaign.decide.as_ref().map(|c| &c.health_path);
+    let mut findings = vec![finding(
+        CapabilityFeature::Readiness,
+        FindingStatus::Missing,
+        format!(
+            "not ready on `{}` within the health deadline: {reason}",
+            path.map_or("", |p| p.as_str())
+        ),
+        Some("decide.health_path"),
+    )];
+    findings.extend(CapabilityFeature::DECIDE[1..].iter().map(|f| {
+        finding(
+            *f,
+            FindingStatus::NotAsked,
+            "the sidecar was not ready".into(),
+            None,
+        )
+    }));
+    findings
+}
+
+/// The `decideToken` finding of the sidecar `client` asks, from `item` sent without the
+/// run's token: ok on 401; missing on a 2xx (a sidecar that does not check the token,
+/// `baseline.commit`) and on any other answer or a failed request (a route that is not
+/// the contract's, `decide.path`). Every entry's sidecar is asked the same before it is
+/// timed ([`super::entry`]).
+pub(crate) async fn token_refused(client: &DecideClient, item: &Item) -> CapabilityFinding {
+    let feature = CapabilityFeature::DecideToken;
+    match client.status_without_token(item).await {
+        Ok(401) => finding(
+            feature,
+            FindingStatus::Ok,
+            "401 without the run's token".into(),
+            None,
+        ),
+        Ok(status @ 200..=299) => finding(
+            feature,
+            FindingStatus::Missing,
+            format!("answered {status} without the run's token: the sidecar does not check it"),
+            Some("baseline.commit"),
+        ),
+        Ok(status) => finding(
+            feature,
+            FindingStatus::Missing,
+            format!("answered {status} without the run's token, not 401"),
+            Some("decide.path"),
+        ),
+        Err(e) => finding(
+            feature,
+            FindingStatus::Missing,
+            error_chain(&e),
+            Some("decide.path"),
+        ),
+    }
+}
+
+/// A decision sidecar's findings after readiness, in [`CapabilityFeature::DECIDE`]
+/// order, asked with the gate's first item: the route refuses it without the run's token
+/// (401; 2xx is a baseline that does not check the token, anything else a route that is
+/// not the contract's), then answers it with the token with a declared decision and the
+/// compared vector at the campaign's pointers.
+async fn ask_sidecar(client: &DecideClient, item: Option<&Item>) -> Vec<CapabilityFinding> {
+    let Some(item) = item else {
+        return CapabilityFeature::DECIDE[1..]
+            .iter()
+            .map(|f| {
+                finding(
+                    *f,
+                    FindingStatus::NotAsked,
+                    "the gate has no item".into(),
+                    None,
+                )
+            })
+            .collect();
+    };
+    let token = token_refused(client, item).await;
+    let missing = |feature, e: &DecideClientError, field: &str| {
+        finding(feature, FindingStatus::Missing, error_chain(e), Some(field))
+    };
+    let (decision, vector) = match client.answer(item).await {
+        Ok(answer) => (
+            finding(
+                CapabilityFeature::DecideDecision,
+                FindingStatus::Ok,
+                format!("decision `{}`, one of the declared", answer.decision),
+                None,
+            ),
+            finding(
+                CapabilityFeature::DecideVector,
+                FindingStatus::Ok,
+                format!("{} finite log-probabilities", answer.vector.len()),
+                None,
+            ),
+        ),
+        Err(
+            e @ DecideClientError::Contract {
+                source: DecideError::NoVector { .. } | DecideError::NotFinite { .. },
+                ..
+            },
+        ) => (
+            finding(
+                CapabilityFeature::DecideDecision,
+                FindingStatus::Ok,
+                "a declared decision".into(),
+                None,
+            ),
+            missing(CapabilityFeature::DecideVector, &e, "decide.vector_pointer"),
+        ),
+        Err(e) => {
+            let field = match &e {
+                DecideClientError::Contract {
+                    source: DecideError::NoDecision { .. },
+                    ..
+                } => "decide.decision_pointer",
+                DecideClientError::Contract {
+                    source: DecideError::OutsideSet { .. },
+                    ..
+                } => "decide.decisions",
+                DecideClientError::Status { status: 400, .. } => "decide.request_template",
+                _ => "decide.path",
+            };
+            (
+                missing(CapabilityFeature::DecideDecision, &e, field),
+                finding(
+                    CapabilityFeature::DecideVector,
+                    FindingStatus::NotAsked,
+                    "the request with the token got no declared decision".into(),
+                    None,
+                ),
+            )
+        }
+    };
+    vec![token, decision, vector]
 }
 
 /// `features` not asked because of `why`; those the profile does not need
@@ -476,6 +664,175 @@ async fn streamed(asked: &Asked<'_>, workload: &Workload) -> Vec<CapabilityFindi
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// How a fake decision sidecar behaves.
+    #[derive(Clone, Copy)]
+    enum Sidecar {
+        /// The contract: 401 without the token, a declared decision and its vector.
+        Honest,
+        /// Answers without the token, as with it (a sidecar anyone on the host can ask).
+        IgnoresToken,
+        /// Answers `maybe`, outside the declared set.
+        OutsideSet,
+        /// Answers a decision but no vector.
+        NoVector,
+        /// Serves its decisions on another route: 404 on the contract's.
+        OtherRoute,
+    }
+
+    /// Serves `sidecar` on 127.0.0.1 with token `t0ken` and returns its base URL.
+    async fn serve(sidecar: Sidecar) -> String {
+        use axum::http::{HeaderMap, StatusCode};
+        use axum::response::IntoResponse;
+        let route = match sidecar {
+            Sidecar::OtherRoute => "/v2/decide",
+            _ => "/internal/v1/decide",
+        };
+        let app = axum::Router::new().route(
+            route,
+            axum::routing::post(move |headers: HeaderMap| async move {
+                let authorized = headers
+                    .get("authorization")
+                    .is_some_and(|v| v.as_bytes() == b"Bearer t0ken");
+                let answer = match sidecar {
+                    _ if !authorized && !matches!(sidecar, Sidecar::IgnoresToken) => {
+                        return StatusCode::UNAUTHORIZED.into_response();
+                    }
+                    Sidecar::OutsideSet => serde_json::json!({"decision": "maybe"}),
+                    Sidecar::NoVector => serde_json::json!({"decision": "yes"}),
+                    _ => serde_json::json!({"decision": "no",
+                        "logprobs": {"yes": -1.5, "no": -0.25}}),
+                };
+                axum::Json(answer).into_response()
+            }),
+        );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        url
+    }
+
+    /// The findings of the probe of `sidecar` after readiness: (feature, status, field).
+    async fn probed(
+        sidecar: Sidecar,
+    ) -> (
+        Vec<(CapabilityFeature, FindingStatus, Option<String>)>,
+        Vec<String>,
+    ) {
+        let contract: receipts::model::DecideContract = serde_json::from_value(serde_json::json!({
+            "request_template": r#"{"prompt": "{{prompt}}"}"#,
+            "decision_pointer": "/decision",
+            "vector_pointer": "/logprobs",
+            "decisions": ["yes", "no"],
+        }))
+        .unwrap();
+        let client =
+            DecideClient::new(&serve(sidecar).await, &contract, "t0ken", 60_000, 1 << 20).unwrap();
+        let item = Item {
+            item_index: 0,
+            prompt_sha256: receipts::model::Sha256Hex::digest(b"p"),
+            prompt: "p".into(),
+            max_tokens: 1,
+            arrival_unit_ns: 0,
+        };
+        let findings = ask_sidecar(&client, Some(&item)).await;
+        let details = findings.iter().map(|f| f.detail.clone()).collect();
+        let findings = findings
+            .into_iter()
+            .map(|f| (f.feature, f.status, f.field))
+            .collect();
+        (findings, details)
+    }
+
+    #[tokio::test]
+    async fn an_honest_sidecar_keeps_the_contract() {
+        use CapabilityFeature::*;
+        let (findings, details) = probed(Sidecar::Honest).await;
+        assert_eq!(
+            findings,
+            [
+                (DecideToken, FindingStatus::Ok, None),
+                (DecideDecision, FindingStatus::Ok, None),
+                (DecideVector, FindingStatus::Ok, None),
+            ]
+        );
+        assert_eq!(
+            details,
+            [
+                "401 without the run's token",
+                "decision `no`, one of the declared",
+                "2 finite log-probabilities",
+            ]
+        );
+    }
+
+    /// The hostile sidecars: each breaks one part of the contract, and the probe names
+    /// that part and the campaign field that fixes it; the round's failure is the first.
+    #[tokio::test]
+    async fn a_sidecar_breaking_the_contract_is_found_missing_with_its_field() {
+        use CapabilityFeature::*;
+        let missing = |f, field: &str| (f, FindingStatus::Missing, Some(field.to_owned()));
+        let ok = |f| (f, FindingStatus::Ok, None);
+        let not_asked = |f| (f, FindingStatus::NotAsked, None);
+        let (ignores, details) = probed(Sidecar::IgnoresToken).await;
+        assert_eq!(
+            ignores,
+            [
+                missing(DecideToken, "baseline.commit"),
+                ok(DecideDecision),
+                ok(DecideVector)
+            ]
+        );
+        assert_eq!(
+            details[0],
+            "answered 200 without the run's token: the sidecar does not check it"
+        );
+        assert_eq!(
+            probed(Sidecar::OutsideSet).await.0,
+            [
+                ok(DecideToken),
+                missing(DecideDecision, "decide.decisions"),
+                not_asked(DecideVector)
+            ]
+        );
+        assert_eq!(
+            probed(Sidecar::NoVector).await.0,
+            [
+                ok(DecideToken),
+                ok(DecideDecision),
+                missing(DecideVector, "decide.vector_pointer")
+            ]
+        );
+        let (other, details) = probed(Sidecar::OtherRoute).await;
+        assert_eq!(
+            other,
+            [
+                missing(DecideToken, "decide.path"),
+                missing(DecideDecision, "decide.path"),
+                not_asked(DecideVector)
+            ]
+        );
+        assert_eq!(details[0], "answered 404 without the run's token, not 401");
+        let probe = CapabilityProbe {
+            findings: ignores
+                .into_iter()
+                .map(|(feature, status, field)| CapabilityFinding {
+                    feature,
+                    status,
+                    detail: String::new(),
+                    field,
+                })
+                .collect(),
+            duration_ms: 1,
+        };
+        assert_eq!(
+            failure(&probe),
+            Some(RoundFailure::CapabilityMissing {
+                feature: DecideToken,
+                field: "baseline.commit".into(),
+            })
+        );
+    }
 
     /// With a `bos_token_id`, the echo (BOS put back under `bos = "stripped"`) must start
     /// with exactly one BOS: none is a stripping echo the profile does not say, two an

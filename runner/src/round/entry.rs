@@ -215,6 +215,9 @@ enum Failure {
     /// Its weight files are not the campaign's pinned ones: disqualified before its
     /// engine started.
     Weights(Disqualification),
+    /// Its decision sidecar answered without the run's token: disqualified before it was
+    /// timed.
+    Token(Disqualification),
     /// Its measurement was cut short for this reason: the engine crashed when it is no
     /// longer running (disqualified, with its log tail), otherwise the runner failed.
     CutShort(String),
@@ -283,7 +286,10 @@ impl<'c, 'a> EntryRun<'c, 'a> {
                 result
             }
             (
-                Failure::DiedBeforeHealthy(dq) | Failure::LeftCpuSet(dq) | Failure::Weights(dq),
+                Failure::DiedBeforeHealthy(dq)
+                | Failure::LeftCpuSet(dq)
+                | Failure::Weights(dq)
+                | Failure::Token(dq),
                 engine,
             ) => {
                 let mut result = EntryResult::Disqualified(dq);
@@ -439,6 +445,10 @@ impl<'c, 'a> EntryRun<'c, 'a> {
                     "healthy at {}",
                     engine.endpoint().unwrap_or_default()
                 ));
+                if let Some(failure) = self.check_token(engine.as_ref(), &mut start) {
+                    self.fail(start, Some(engine.as_mut()), failure)?;
+                    return Ok(None);
+                }
                 self.steps
                     .push(self.ctx.steps.finish(start, StepStatus::Ok)?);
                 Ok(Some(engine))
@@ -506,6 +516,42 @@ impl<'c, 'a> EntryRun<'c, 'a> {
                 }))
             }
         }
+    }
+
+    /// A decision sidecar's token, before it is timed (content/s1-pro-speed.md): the
+    /// gate's first item sent without the run's token must be refused with 401, as the
+    /// capability probe asks of the baseline ([`super::capability::token_refused`]).
+    /// Returns how the run ends when it is not: disqualified `compliance_failed` with what
+    /// the sidecar answered; `infra_failed` when the runner cannot ask.
+    fn check_token(&mut self, engine: &dyn Engine, start: &mut StepRun) -> Option<Failure> {
+        let token = self.token.as_deref()?;
+        let endpoint = engine.endpoint().unwrap_or_default();
+        let asked = decide_client(self.ctx, &endpoint, token).and_then(|client| {
+            let item = self.ctx.workload()?.correctness_items().into_iter().next();
+            Ok(item.map(|item| {
+                (self.ctx.runtime).block_on(super::capability::token_refused(&client, &item))
+            }))
+        });
+        let finding = match asked {
+            Ok(Some(finding)) => finding,
+            Ok(None) => return None,
+            Err(error) => {
+                let reason = error_chain(&error);
+                start.line(&format!(
+                    "asking the sidecar without its token failed: {reason}"
+                ));
+                return Some(Failure::Infra(reason));
+            }
+        };
+        let detail = format!("token: {}", finding.detail);
+        start.line(&detail);
+        (finding.status != receipts::model::FindingStatus::Ok).then(|| {
+            Failure::Token(Disqualification {
+                reason: DisqualificationReason::ComplianceFailed,
+                detail,
+                log_tail: Vec::new(),
+            })
+        })
     }
 
     /// What the started engine reports about itself, and what the campaign gave it.

@@ -360,6 +360,10 @@ pub struct CorrectnessView {
     pub groups: Vec<GroupRow>,
     /// The items as CSV and JSON.
     pub table: Option<TableLinks>,
+    /// A `decide` campaign's gate: the declared decisions its vectors are over, in order
+    /// (campaign text, escaped); absent for a completions gate.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decisions: Option<String>,
 }
 
 /// One correctness item.
@@ -377,6 +381,10 @@ pub struct ItemRow {
     pub distance: String,
     /// Whether it is over the item bound.
     pub over: bool,
+    /// A `decide` campaign's item: the entry's decision (sidecar text, escaped); its
+    /// prompt and output token counts are then 0 and not shown.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decision: Option<String>,
 }
 
 /// One correctness group.
@@ -1207,7 +1215,11 @@ fn correctness_view(
         items: Vec::new(),
         groups: Vec::new(),
         table: None,
+        decisions: None,
     };
+    if round.record.decide.is_some() {
+        return Ok((decide_gate_view(round, out), Vec::new()));
+    }
     let items = match round.read_json::<ItemsShown>(&c.items_file) {
         Ok(items) => CorrectnessItems::from(items),
         Err(e) => {
@@ -1241,6 +1253,7 @@ fn correctness_view(
             output_tokens: item.output_token_ids.len(),
             distance: format_micro_nats(item.distance_micro_nats),
             over: item.distance_micro_nats > items.item_bound_micro_nats,
+            decision: None,
         });
         rows.push(CorrectnessTableRow {
             item: item.index,
@@ -1275,6 +1288,60 @@ fn correctness_view(
     let (links, files) = table_files(dir, "correctness", &rows)?;
     out.table = Some(links);
     Ok((out, files.into()))
+}
+
+/// A `decide` campaign's gate (content/s1-pro-speed.md) into `out`, from its per-item
+/// file ([`receipts::model::DecideItems`], whose distances and group means
+/// `decide.gate` recomputed from the two stored vectors): the declared decisions, every
+/// item with the entry's decision and its distance, every group mean and the chart.
+fn decide_gate_view(round: &VerifiedRound, mut out: CorrectnessView) -> CorrectnessView {
+    let gate = match round.read_json::<receipts::model::DecideItems>(&out.file) {
+        Ok(gate) => gate,
+        Err(e) => {
+            out.error = Some(untrusted(&e.to_string()));
+            return out;
+        }
+    };
+    let group_size = gate.group_size.max(1);
+    out.decisions = Some(untrusted(&gate.decisions.join(", ")));
+    out.item_bound = format_micro_nats(gate.item_bound_micro_nats);
+    out.group_bound = format_micro_nats(gate.group_mean_bound_micro_nats);
+    out.chart = correctness_chart(
+        "correctness",
+        "Logit distance per gate item over the declared vector, group means and both bounds",
+        &CorrectnessData {
+            distances_micro_nats: gate.items.iter().map(|i| i.distance_micro_nats).collect(),
+            group_size,
+            group_mean_bound_micro_nats: gate.group_mean_bound_micro_nats,
+            item_bound_micro_nats: gate.item_bound_micro_nats,
+        },
+    );
+    out.items = (gate.items.iter().enumerate())
+        .map(|(position, item)| ItemRow {
+            index: item.index,
+            group: u32::try_from(position).unwrap_or(u32::MAX) / group_size,
+            prompt_tokens: 0,
+            output_tokens: 0,
+            distance: format_micro_nats(item.distance_micro_nats),
+            over: item.distance_micro_nats > gate.item_bound_micro_nats,
+            decision: Some(untrusted(&item.decision)),
+        })
+        .collect();
+    let count = u32::try_from(gate.items.len()).unwrap_or(u32::MAX);
+    out.groups = (gate.group_means_micro_nats.iter().enumerate())
+        .map(|(g, mean)| {
+            let g = u32::try_from(g).unwrap_or(u32::MAX);
+            let first = g.saturating_mul(group_size);
+            let last = (first.saturating_add(group_size - 1)).min(count.saturating_sub(1));
+            GroupRow {
+                index: g,
+                items: format!("{first}–{last}"),
+                mean: format_micro_nats(*mean),
+                over: *mean > gate.group_mean_bound_micro_nats,
+            }
+        })
+        .collect();
+    out
 }
 
 /// What the entry page shows of a correctness file: [`CorrectnessItems`] read without

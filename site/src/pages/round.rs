@@ -79,6 +79,20 @@ pub struct CapabilityShown {
     pub verified: bool,
 }
 
+/// A `decide` campaign's round on the round page (content/s1-pro-speed.md): its track
+/// and workload kind, and each entry's weights identity.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct DecideShown {
+    /// `s1-pro-speed · decide: one decision per request, throughput in decisions per
+    /// second at the SLA's percentile`.
+    pub track: String,
+    /// One line per entry whose engine started: its weight files with their sha256s and
+    /// how they were established (file names escaped).
+    pub weights: Vec<String>,
+    /// Whether `decide.round` passed and no `decide.weights` failed.
+    pub verified: bool,
+}
+
 /// A point in time: for people (`Dec 2, 2026, 01:22 UTC`) and for `<time datetime>`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Moment {
@@ -199,6 +213,9 @@ pub struct RoundPage {
     /// The capability probe of the baseline engine (v3, `process` backends): one line per
     /// finding, escaped, with the probe's duration.
     pub capability_probe: Option<CapabilityShown>,
+    /// A `decide` campaign's track, workload kind and weights (v8).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decide: Option<DecideShown>,
     /// The passes in the order they ran (v3).
     pub passes: Vec<PassRow>,
     /// The drift check (before v3).
@@ -1041,6 +1058,7 @@ pub fn round_page(
             duration_ms: p.value.duration_ms,
             verified: p.verified,
         }),
+        decide: view.decide.as_ref().map(|d| decide_shown(view, d)),
         passes: view
             .passes
             .iter()
@@ -1170,6 +1188,37 @@ pub fn round_page(
         model,
         files,
     })
+}
+
+/// The round page's words for a `decide` campaign's round record `d`.
+fn decide_shown(
+    view: &verifier::view::RoundView,
+    d: &Field<receipts::model::DecideRound>,
+) -> DecideShown {
+    let track = d.value.track.map_or("no track", |t| t.as_str());
+    let weights = (d.value.weights.iter())
+        .map(|w| {
+            let who = match view.entry(w.entry) {
+                Some(e) => format!("entry {} ({})", w.entry, e.role.value.as_str()),
+                None => format!("entry {}", w.entry),
+            };
+            let files: Vec<String> = (w.files.iter())
+                .map(|f| format!("{} sha256 {}", f.name, f.sha256))
+                .collect();
+            let source = match w.source {
+                receipts::model::WeightsSource::Pinned => "byte-identical to the pins",
+            };
+            untrusted(&format!("{who}: {} ({source})", files.join(", ")))
+        })
+        .collect();
+    DecideShown {
+        track: format!(
+            "{track} · workload decide: one decision per request, throughput in decisions per \
+             second"
+        ),
+        weights,
+        verified: d.verified,
+    }
 }
 
 /// What the round page shows of the round's log entries, with its proofs file

@@ -404,3 +404,96 @@ fn the_round_page_names_the_beacon_and_practice_and_the_entry_page_the_engines_u
         assert!(facts.contains(&fact), "{fact:?} in {facts:?}");
     }
 }
+
+/// The decide fixture (`v9-decide-round`, the s1-pro-speed demo's round sealed with the
+/// CLI): the round page names its track and each entry's weight files, the entry page
+/// the gate over the declared vector with every item's decision, all verified. In a copy
+/// whose gate file's decisions are rewritten to markup and re-signed, that text is
+/// escaped on the entry page.
+#[test]
+fn a_decide_round_shows_its_track_weights_and_gate_escaped() {
+    use testkit::forge;
+    let dir = fixtures().join("v9-decide-round");
+    let keyring = Keyring::load(&fixtures().join("v9-decide-keyring.json")).unwrap();
+    let render = |dir: &Path, keyring: &Keyring| {
+        let sealed = read_sealed_round(dir).unwrap();
+        let record = sealed.record;
+        let report = verifier::verify_bundle(dir, keyring, &VerifyOptions::at(record.ended_at));
+        let verified_at = record.ended_at;
+        let campaign = record.campaign.id.clone();
+        let round = VerifiedRound::new(
+            record.round,
+            dir,
+            record,
+            &report,
+            &sealed.subjects,
+            sealed.statement_digest,
+            verified_at,
+        );
+        let page = round::round_page(&campaign, &round, None, None, None).unwrap();
+        let html = site::render::render(page.template, &page.dir.page(), &page.model).unwrap();
+        let entries = entry::entry_pages(&campaign, &round).unwrap();
+        let challenger = &entries[1];
+        let entry_html = site::render::render(
+            challenger.template,
+            &challenger.dir.page(),
+            &challenger.model,
+        )
+        .unwrap();
+        (report.passed(), page.model, html, entry_html)
+    };
+    let (passed, model, html, entry_html) = render(&dir, &keyring);
+    assert!(passed);
+    let decide = model.decide.as_ref().expect("the decide section");
+    assert!(decide.verified);
+    assert_eq!(
+        decide.track,
+        "s1-pro-speed · workload decide: one decision per request, throughput in decisions \
+         per second"
+    );
+    let pinned = "model.weights sha256 \
+                  891a9b413b886aad528a92a0f98655aafe2212bf5c23abe180f9b2c315a92914 \
+                  (byte-identical to the pins)";
+    assert_eq!(
+        decide.weights,
+        [
+            format!("entry 0 (baseline): {pinned}"),
+            format!("entry 1 (challenger): {pinned}"),
+        ]
+    );
+    assert!(html.contains("<dt>Track</dt>"), "{html}");
+    let probe = model
+        .capability_probe
+        .as_ref()
+        .expect("the sidecar's probe");
+    assert!(probe.verified);
+    assert_eq!(probe.findings.len(), 4);
+    assert!(
+        entry_html.contains("over the declared decisions (a, e, i, o)"),
+        "{entry_html}"
+    );
+    assert!(entry_html.contains("<th scope=\"col\">Decision</th>"));
+    assert!(!entry_html.contains("unverified"), "{entry_html}");
+
+    let forged = tempfile::tempdir().unwrap();
+    let gate = "correctness/candidate-1-miner-fast.json";
+    forge::forge_from(
+        &dir,
+        forged.path(),
+        |d| {
+            forge::edit_json(d, gate, |file| {
+                file["decisions"][0] = "<script>alert(1)</script>".into();
+                file["items"][0]["decision"] = "<img src=x onerror=alert(1)>".into();
+            })
+        },
+        |_| {},
+        |_| {},
+    );
+    let (_, _, _, entry_html) = render(forged.path(), &forge::keyring());
+    assert!(!entry_html.contains("<script>alert"), "{entry_html}");
+    assert!(!entry_html.contains("<img src=x"), "{entry_html}");
+    assert!(
+        entry_html.contains("(&lt;script&gt;alert(1)&lt;/script&gt;, e, i, o)"),
+        "{entry_html}"
+    );
+}

@@ -26,15 +26,10 @@ use verifier::{ATTESTED_FIELDS, CheckName, FailureReason};
 /// tested; a sealed round of each track, added to [`FIXTURES`] in one line, takes them
 /// off this list. The work left of issue 41, in schema order.
 const NOT_YET_COVERED: &[&str] = &[
-    // A decide round (issue 46): no fixture holds one yet; tests/s1_pro_speed.rs runs one
-    // end to end and its `decide.*` checks pass.
-    "decide",
-    "decide.track",
-    "decide.weights[].entry",
-    "decide.weights[].files[].name",
-    "decide.weights[].files[].sha256",
+    // One value today, `pinned` (issue 46: the recipe re-run is not in a round yet), so
+    // no other value to forge; the schema refuses any other
+    // (`forgery_decide::a_weights_source_other_than_pinned_fails_the_schema`).
     "decide.weights[].source",
-    "decide.workloadKind",
     // No round runs track s1-fast-speed yet (issue 47): `fastTrack.costs` and
     // `fastTrack.decision` recompute these (the module's own tests forge them).
     "fastTrack",
@@ -177,6 +172,9 @@ const COVERED_BY_TESTS: &[(&str, &str)] = &[
 /// And `v9-logged-round`, README's by-hand round logged in a transparency log whose
 /// campaign's `[log]` requires its witness on the opening and on each pass
 /// ([`LoggedFixture`]).
+/// And `v9-decide-round`, the s1-pro-speed demo's round (`examples/s1-pro-speed/`, sealed
+/// with the CLI): a `decide` campaign's track
+/// record, its sidecar's capability probe and the gate files over the declared vector.
 ///
 /// A new fixture is one line here: `fixtures/<name>` (the bundle) and, for a logged
 /// round, its proofs `fixtures/<name>.proof`, its log `fixtures/<stem>-tlog/` and the
@@ -188,6 +186,7 @@ const COVERED_BY_TESTS: &[(&str, &str)] = &[
 const FIXTURES: &[&str] = &[
     "v9-round",
     "v9-logged-round",
+    "v9-decide-round",
     "v8-round",
     "v7-round",
     "v7-process-round",

@@ -11,6 +11,7 @@ mod field_coverage;
 mod forgery;
 mod forgery_compliance;
 mod forgery_correctness;
+mod forgery_decide;
 mod forgery_engines;
 mod forgery_logs;
 mod forgery_review;

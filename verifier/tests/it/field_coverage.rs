@@ -43,6 +43,8 @@ const NOT_YET_COVERED: &[&str] = &[
     "fastTrack.agreementItems",
     "fastTrack.agreementReference",
     "fastTrack.costSeat",
+    "fastTrack.entries[].agreementFile",
+    "fastTrack.entries[].agreementMatched",
     "fastTrack.entries[].agreementPpm",
     "fastTrack.entries[].costMicroUsdPerMillion",
     "fastTrack.entries[].index",

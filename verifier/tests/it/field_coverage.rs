@@ -25,30 +25,15 @@ use verifier::{ATTESTED_FIELDS, CheckName, FailureReason};
 /// a bundle recompute) or no check recomputes them yet. The work left of issue 41, in
 /// schema order.
 const NOT_YET_COVERED: &[&str] = &[
-    // A decide round (issue 46): no fixture holds one yet; tests/s1_pro_speed.rs runs one
-    // end to end and its `decide.*` checks pass.
-    "decide",
-    "decide.track",
+    // A decide round with pinned weights (issue 46): no fixture holds one yet;
+    // tests/s1_pro_speed.rs runs one end to end and its `decide.*` checks pass.
     "decide.weights[].entry",
     "decide.weights[].files[].name",
     "decide.weights[].files[].sha256",
     "decide.weights[].source",
-    "decide.workloadKind",
     "drift",
     "drift.runs[].hostLoad",
     "entries[].engine.docker.gpus[]",
-    // No round runs track s1-fast-speed yet (issue 47): `fastTrack.costs` and
-    // `fastTrack.decision` recompute these (the module's own tests forge them).
-    "fastTrack",
-    "fastTrack.agreementItems",
-    "fastTrack.agreementReference",
-    "fastTrack.costSeat",
-    "fastTrack.entries[].agreementFile",
-    "fastTrack.entries[].agreementMatched",
-    "fastTrack.entries[].agreementPpm",
-    "fastTrack.entries[].costMicroUsdPerMillion",
-    "fastTrack.entries[].index",
-    "fastTrack.entries[].priceMicroUsdPerHour",
     "transparencyLog.openingWitness",
     "transparencyLog.openingWitness.checkpointSize",
     "transparencyLog.openingWitness.name",
@@ -169,7 +154,9 @@ const COVERED_BY_TESTS: &[(&str, &str)] = &[
     ),
 ];
 
-/// The real rounds the fields are forged in, newest first. Besides README's by-hand
+/// The real rounds the fields are forged in, newest first. `v9-fast-round` is the
+/// s1-fast-speed demo's round (`examples/s1-fast-speed/`: a decide round with its
+/// `fastTrack`, the cheaper challenger seated on cost). Besides README's by-hand
 /// round of each version (v9, v8 and v7 first), two v7 rounds of it sealed with its `[backend]` replaced by
 /// the built-in engine run as a `process` command (`referee engine serve --config
 /// {config} --listen-fd {listen_fd} --threads {threads}`) and its rate at 2 requests/s:
@@ -182,8 +169,9 @@ const COVERED_BY_TESTS: &[(&str, &str)] = &[
 /// from the `referee` binary and the libraries `ldd` lists, its baseline image, the
 /// submission built by `referee build --once`) at 2 requests/s within 500 ms, against a
 /// private daemon (`scripts/dockerd`): every entry's container as the daemon reported it.
-const FIXTURES: [&str; 12] = [
+const FIXTURES: [&str; 13] = [
     "v9-round",
+    "v9-fast-round",
     "v8-round",
     "v7-round",
     "v7-process-round",

@@ -3,8 +3,9 @@
 //! decide round of the built-in engine with the demo's fake sealed scorer given as
 //! `--sealed-dir` — each entry scored on the sealed items while it runs, its decisions
 //! compared with the reference's in its agreement file, priced from its tree's
-//! `resources.json` — then `referee verify` passing with the `fastTrack.*` checks, and
-//! two forgeries re-signed with the evaluator's own key failing them.
+//! `resources.json` — then `referee verify` passing with the `fastTrack.*` checks, the
+//! site's round page showing both gates and the cost ranking, and two forgeries
+//! re-signed with the evaluator's own key failing the checks.
 
 mod support;
 
@@ -192,6 +193,24 @@ fn the_s1_fast_speed_demo_seats_the_cheaper_sidecar_on_cost_and_its_receipt_veri
             check("fastTrack.agreement", "fastTrack.entries[1]", true),
         ]
     );
+
+    // The site's round page shows both gates and the cost ranking, cheapest first.
+    run_ok(dir, &["site", "build", "--data", "data", "--out", "site"]);
+    let page = std::fs::read_to_string(dir.join(format!("site/c/{CAMPAIGN_ID}/r/1/index.html")))
+        .expect("round page");
+    let ranking = [
+        "<h2 id=\"fast-track\">Gates and cost</h2>",
+        "<td>#1 challenger miner-cheap</td><td>2 × l4, 4 cores, 32 GiB</td><td>$1.720000 per hour</td>",
+        "<td>750,000 ppm · passes</td><td>30 of 30 items (1,000,000 ppm) · passes</td>",
+        "<td>#0 baseline</td><td>1 × h100, 8 cores, 64 GiB</td><td>$2.640000 per hour</td>",
+        "#1 challenger miner-cheap is seated on cost",
+    ];
+    let mut at = 0;
+    for text in ranking {
+        let found = page[at..].find(text).map(|i| at + i);
+        assert!(found.is_some(), "{text} after byte {at} of the round page");
+        at = found.unwrap_or(at);
+    }
 
     // Forgeries by the evaluator itself, re-signed with its own key, so that only the
     // recomputations can catch them. First: the challenger's decision on item 0 changed

@@ -15,7 +15,7 @@ use receipts::bundle::ENVELOPE_FILE;
 use receipts::keys::{PrivateKey, generate_key_pair};
 use receipts::layout::{DataDir, read_round_record};
 use receipts::model::{EntryStatus, ResourceRequest, Role, RoundStatus, Sha256Hex};
-use referee::demo::s1_fast_speed::{CAMPAIGN_ID, SCORER, SUBMISSION_DIFF, stage};
+use referee::demo::s1_fast_speed::{CAMPAIGN_ID, SCORER, SEALED, SUBMISSION_DIFF, stage};
 use support::{bin, stdout, text};
 
 /// `--campaign s1-fast-speed-demo --data data`.
@@ -65,6 +65,18 @@ fn fast_checks(dir: &Path, bundle: &Path) -> (Option<i32>, Vec<(String, String, 
 /// A `fastTrack` row as compared: index, resources, price, capability, matched, ppm and
 /// agreement file.
 type Row<'a> = (u32, ResourceRequest, u64, u32, u32, u32, Option<&'a str>);
+
+/// Every regular file under `dir`, recursively.
+fn collect_files(dir: &Path, files: &mut Vec<std::path::PathBuf>) {
+    for entry in std::fs::read_dir(dir).expect("read_dir").flatten() {
+        let path = entry.path();
+        match entry.file_type() {
+            Ok(kind) if kind.is_dir() => collect_files(&path, files),
+            Ok(kind) if kind.is_file() => files.push(path),
+            _ => {}
+        }
+    }
+}
 
 fn check(name: &str, target: &str, passed: bool) -> (String, String, bool) {
     (name.to_owned(), target.to_owned(), passed)
@@ -210,6 +222,25 @@ fn the_s1_fast_speed_demo_seats_the_cheaper_sidecar_on_cost_and_its_receipt_veri
         let found = page[at..].find(text).map(|i| at + i);
         assert!(found.is_some(), "{text} after byte {at} of the round page");
         at = found.unwrap_or(at);
+    }
+
+    // No sealed item reaches the data directory (its bundles included) or the site: only
+    // the score and the set's commitment do.
+    let mut files = Vec::new();
+    for root in [dir.join("data"), dir.join("site")] {
+        collect_files(&root, &mut files);
+    }
+    assert!(files.len() > 50, "{}", files.len());
+    for (name, item) in SEALED {
+        let leaked: Vec<_> = (files.iter())
+            .filter(|f| {
+                let bytes = std::fs::read(f).unwrap_or_default();
+                bytes
+                    .windows(item.trim_end().len())
+                    .any(|w| w == item.trim_end().as_bytes())
+            })
+            .collect();
+        assert!(leaked.is_empty(), "{name} in {leaked:?}");
     }
 
     // Forgeries by the evaluator itself, re-signed with its own key, so that only the

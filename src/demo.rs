@@ -384,6 +384,92 @@ pub mod s1_pro_speed {
     }
 }
 
+/// The s1-fast-speed demo (`examples/s1-fast-speed/`, content/s1-fast-speed.md): the
+/// built-in engine as a decision sidecar, a fake sealed scorer, and one submission that
+/// declares cheaper resources. Its round runs in `tests/s1_fast_speed.rs`.
+pub mod s1_fast_speed {
+    use std::path::{Path, PathBuf};
+
+    use super::{BASELINE_ENGINE_TOML, DemoError, IoError, set_key, write_files_repo};
+
+    /// The campaign (`examples/s1-fast-speed/campaign.toml`); `baseline.repo` is
+    /// `baseline.git` next to it.
+    pub const CAMPAIGN_TOML: &str = include_str!("../examples/s1-fast-speed/campaign.toml");
+
+    /// The campaign's id.
+    pub const CAMPAIGN_ID: &str = "s1-fast-speed-demo";
+
+    /// The baseline's declared resources (`examples/s1-fast-speed/baseline/resources.json`).
+    pub const BASELINE_RESOURCES: &str =
+        include_str!("../examples/s1-fast-speed/baseline/resources.json");
+
+    /// The submission (`examples/s1-fast-speed/submissions/cheaper-resources.diff`): the
+    /// same engine, declared on two L4s, 4 cores and 32 GiB instead of one H100, 8 cores
+    /// and 64 GiB.
+    pub const SUBMISSION_DIFF: &str =
+        include_str!("../examples/s1-fast-speed/submissions/cheaper-resources.diff");
+
+    /// The fake sealed scorer (`examples/s1-fast-speed/scorer/score.sh`).
+    pub const SCORER: &str = include_str!("../examples/s1-fast-speed/scorer/score.sh");
+
+    /// The sealed items (`examples/s1-fast-speed/sealed/`), by file name.
+    pub const SEALED: [(&str, &str); 4] = [
+        (
+            "item-1.json",
+            include_str!("../examples/s1-fast-speed/sealed/item-1.json"),
+        ),
+        (
+            "item-2.json",
+            include_str!("../examples/s1-fast-speed/sealed/item-2.json"),
+        ),
+        (
+            "item-3.json",
+            include_str!("../examples/s1-fast-speed/sealed/item-3.json"),
+        ),
+        (
+            "item-4.json",
+            include_str!("../examples/s1-fast-speed/sealed/item-4.json"),
+        ),
+    ];
+
+    /// Writes `baseline.git` (one commit of the demo's `engine.toml` and
+    /// [`BASELINE_RESOURCES`], by the demo's fixed author at its fixed time), the scorer
+    /// (`scorer/score.sh`, executable), the sealed items (`sealed/`) and `campaign.toml`
+    /// (pinning that commit and naming the scorer by its absolute path) into `dir`;
+    /// returns the campaign file's path. Pass `dir/sealed` as `--sealed-dir`.
+    ///
+    /// Errors: [`DemoError`].
+    pub fn stage(dir: &Path) -> Result<PathBuf, DemoError> {
+        std::fs::create_dir_all(dir.join("scorer")).map_err(IoError::at("creating", dir))?;
+        std::fs::create_dir_all(dir.join("sealed")).map_err(IoError::at("creating", dir))?;
+        let dir = std::path::absolute(dir).map_err(IoError::at("resolving", dir))?;
+        let commit = write_files_repo(
+            &dir.join("baseline.git"),
+            &[
+                ("engine.toml", BASELINE_ENGINE_TOML),
+                ("resources.json", BASELINE_RESOURCES),
+            ],
+        )?;
+        let scorer = dir.join("scorer/score.sh");
+        receipts::fsutil::write_atomic(&scorer, SCORER.as_bytes(), 0o755)
+            .map_err(IoError::at("writing", &scorer))?;
+        for (name, text) in SEALED {
+            let path = dir.join("sealed").join(name);
+            receipts::fsutil::write_atomic(&path, text.as_bytes(), 0o644)
+                .map_err(IoError::at("writing", &path))?;
+        }
+        let campaign = dir.join("campaign.toml");
+        let text = set_key(CAMPAIGN_TOML, "commit", &format!("\"{commit}\""));
+        // A JSON string is a TOML basic string: the path quoted and escaped.
+        let command = serde_json::to_string(&[scorer.to_string_lossy()])
+            .map_err(|e| IoError::at("quoting", &scorer)(std::io::Error::other(e)))?;
+        let text = set_key(&text, "command", &command);
+        receipts::fsutil::write_atomic(&campaign, text.as_bytes(), 0o644)
+            .map_err(IoError::at("writing", &campaign))?;
+        Ok(campaign)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

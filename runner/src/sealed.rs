@@ -38,6 +38,8 @@ pub struct ScorerIdentity {
 /// The running entry a scorer scores.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ScoredEngine {
+    /// Its index in the round (0 = the baseline).
+    pub entry: u32,
     /// Its base URL, e.g. `http://127.0.0.1:41234`.
     pub url: String,
     /// The run's decide token, when the campaign's API takes one.
@@ -91,7 +93,7 @@ pub enum SealedError {
 
 /// A scorer of the sealed capability gate: scores every entry of a round on the same
 /// sealed items, returning only a score in ppm.
-pub trait CapabilityScorer {
+pub trait CapabilityScorer: Send + Sync + std::fmt::Debug {
     /// The scorer's identity, recorded in the round.
     fn identity(&self) -> &ScorerIdentity;
 
@@ -264,18 +266,18 @@ impl CapabilityScorer for CommandScorer {
     }
 }
 
-/// A scorer with fixed answers, for tests and demos: each engine URL's score, and the
-/// identity it reports (of no program and no set on disk).
+/// A scorer with fixed answers, for tests and demos: each entry's score, by its index in
+/// the round, and the identity it reports (of no program and no set on disk).
 #[derive(Clone, Debug)]
 pub struct FakeSealedScorer {
     identity: ScorerIdentity,
-    scores: BTreeMap<String, u32>,
+    scores: BTreeMap<u32, u32>,
 }
 
 impl FakeSealedScorer {
-    /// A fake answering `scores` (engine URL → ppm), named `name` in its identity: the
+    /// A fake answering `scores` (entry index → ppm), named `name` in its identity: the
     /// sha256 of `name` as the scorer's, and the commitment of one item `name`.
-    pub fn new(name: &str, scores: BTreeMap<String, u32>) -> Self {
+    pub fn new(name: &str, scores: BTreeMap<u32, u32>) -> Self {
         let digest = Sha256Hex::digest(name.as_bytes());
         Self {
             identity: ScorerIdentity {
@@ -294,10 +296,10 @@ impl CapabilityScorer for FakeSealedScorer {
 
     fn score(&self, engine: &ScoredEngine) -> Result<u32, SealedError> {
         self.scores
-            .get(&engine.url)
+            .get(&engine.entry)
             .copied()
             .ok_or(SealedError::Failed {
-                status: format!("no fake score for {}", engine.url),
+                status: format!("no fake score for entry {}", engine.entry),
             })
     }
 }
@@ -352,6 +354,7 @@ mod tests {
 
     fn engine(url: &str) -> ScoredEngine {
         ScoredEngine {
+            entry: 1,
             url: url.to_owned(),
             token: None,
         }
@@ -428,18 +431,17 @@ mod tests {
 
     #[test]
     fn the_fake_scorer_answers_its_fixed_scores() {
-        let fake = FakeSealedScorer::new(
-            "demo-sealed",
-            [
-                ("http://a".to_owned(), 800_000),
-                ("http://b".to_owned(), 790_000),
-            ]
-            .into(),
-        );
-        let a = fake.score(&engine("http://a")).unwrap();
-        let b = fake.score(&engine("http://b")).unwrap();
+        let fake = FakeSealedScorer::new("demo-sealed", [(1, 800_000), (2, 790_000)].into());
+        let of = |entry| {
+            fake.score(&ScoredEngine {
+                entry,
+                ..engine("http://x")
+            })
+        };
+        let (a, b) = (of(1).unwrap(), of(2).unwrap());
+        assert_eq!((a, b), (800_000, 790_000));
         assert!(!capability_passes(b, a));
-        assert!(fake.score(&engine("http://c")).is_err());
+        assert!(of(3).is_err());
         assert_eq!(
             fake.identity().scorer_sha256,
             Sha256Hex::digest(b"demo-sealed")

@@ -410,6 +410,7 @@ fn round_args(
         witness_timeout: 0,
         engine_uid: engines::sandbox::DEFAULT_ENGINE_UID,
         kind,
+        sealed_dir: None,
         virtual_clock,
     }
 }

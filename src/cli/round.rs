@@ -139,6 +139,12 @@ pub struct RoundArgs {
     /// `referee due` says which is due.
     #[arg(long, value_enum, default_value_t = KindArg::Regular)]
     pub kind: KindArg,
+    /// The sealed items of an s1-fast-speed campaign's capability scorer
+    /// (content/s1-fast-speed.md): a directory outside the data directory; the scorer
+    /// the campaign's `[capability]` names reads it and returns only a score. Required on
+    /// that track, refused on others.
+    #[arg(long, value_name = "DIR")]
+    pub sealed_dir: Option<PathBuf>,
     /// `referee demo --days`: the round's times come from a virtual clock starting here,
     /// and its receipt says `clock: virtual`.
     #[arg(skip)]
@@ -341,6 +347,41 @@ fn drift_beyond_margin(challenger_ran: bool, drift_bp: Option<u64>, margin_bp: u
     drift_bp.filter(|&bp| challenger_ran && bp > u64::from(margin_bp))
 }
 
+/// The capability scorer of an s1-fast-speed campaign: the campaign's `[capability]`
+/// command over the sealed items in `sealed_dir`; `None` on other tracks.
+///
+/// Errors: the campaign cannot be read; `--sealed-dir` missing on the track or given on
+/// another; the scorer refused (`runner::sealed::CommandScorer::new`).
+fn sealed_scorer(
+    data: &std::path::Path,
+    campaign: &CampaignId,
+    sealed_dir: Option<&std::path::Path>,
+) -> anyhow::Result<Option<std::sync::Arc<dyn runner::sealed::CapabilityScorer>>> {
+    let frozen = DataDir::new(data.to_path_buf())
+        .campaign(campaign)
+        .load_campaign()
+        .with_context(|| format!("reading campaign `{campaign}`"))?;
+    match (&frozen.campaign.capability, sealed_dir) {
+        (Some(spec), Some(dir)) => {
+            let scorer = runner::sealed::CommandScorer::new(spec, dir, data, SEALED_SCORE_TIMEOUT)
+                .with_context(|| format!("the capability scorer over `{}`", dir.display()))?;
+            Ok(Some(std::sync::Arc::new(scorer)))
+        }
+        (Some(_), None) => anyhow::bail!(
+            "campaign `{campaign}` is of track s1-fast-speed: its capability scorer needs the \
+             sealed items, `--sealed-dir <dir>` (outside the data directory)"
+        ),
+        (None, Some(_)) => anyhow::bail!(
+            "--sealed-dir: campaign `{campaign}` has no [capability] (only track \
+             s1-fast-speed scores sealed items)"
+        ),
+        (None, None) => Ok(None),
+    }
+}
+
+/// How long the capability scorer may take over one entry.
+const SEALED_SCORE_TIMEOUT: Duration = Duration::from_secs(600);
+
 /// Runs the round with the indicatif progress on stderr; shared with `referee demo`.
 pub fn run_with_progress(args: &RoundArgs) -> anyhow::Result<RoundSummary> {
     let campaign: CampaignId = args
@@ -396,6 +437,7 @@ pub fn run_with_progress(args: &RoundArgs) -> anyhow::Result<RoundSummary> {
             )),
             (None, None) => None,
         };
+    let capability = sealed_scorer(&data, &campaign, args.sealed_dir.as_deref())?;
     let options = RoundOptions {
         data: DataDir::new(data),
         campaign,
@@ -413,6 +455,7 @@ pub fn run_with_progress(args: &RoundArgs) -> anyhow::Result<RoundSummary> {
         key_paths,
         engine_uid: args.engine_uid,
         kind: args.kind.into(),
+        capability,
     };
     let progress = Progress::new();
     let result = run_round(&options, &key, &progress);

@@ -241,6 +241,9 @@ pub fn rerun(
             key_paths: Vec::new(),
             engine_uid: engines::sandbox::DEFAULT_ENGINE_UID,
             kind: runner::round::RoundKindRequest::Regular,
+            // A re-run compares what the bundle's own files determine; the sealed items
+            // are the evaluator's alone.
+            capability: None,
         };
         match run_round(&round_options, &key, progress) {
             Ok(summary) => Inner::Ran(summary.bundle, Box::new(summary.record)),

@@ -79,10 +79,6 @@ const SEALED: &str = "the sealed capability scorer's identity, the commitment to
 const RESOURCES: &str = "what the entry's manifest declared it runs on; the round bundle \
                          holds no copy of the manifest, and `fastTrack.costs` recomputes the \
                          price from it at the campaign's prices";
-/// Why the agreement count is attested.
-const AGREEMENT: &str = "how many fresh items' decisions matched the s1-pro reference's; the \
-                         bundle holds no per-item decisions yet, and `fastTrack.costs` \
-                         recomputes the ppm from the count";
 /// Why the client's self-test figures are attested.
 const SELF_TEST: &str = "measured by the load client against its built-in null server at \
                          setup; `client.selfTest` holds it to its bounds, not its values";
@@ -464,9 +460,5 @@ pub const ATTESTED_FIELDS: &[AttestedField] = &[
     AttestedField {
         path: "fastTrack.entries[].resources.memoryGib",
         reason: RESOURCES,
-    },
-    AttestedField {
-        path: "fastTrack.entries[].agreementMatched",
-        reason: AGREEMENT,
     },
 ];

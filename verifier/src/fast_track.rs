@@ -9,29 +9,36 @@
 //! - `fastTrack.decision`: the challenger seated on cost, recomputed from the rows — both
 //!   gates against the incumbent's scores (capability, agreement), no challenger through
 //!   both gates that overtakes on throughput, then `receipts::rules::cost::cost_seat` at
-//!   the campaign's cost margin and the round's noise floor (`noise.aaSpreadBp`).
+//!   the campaign's cost margin and the round's noise floor (`noise.aaSpreadBp`);
+//! - `fastTrack.agreement` (from v9): each entry's agreement file, and its matched count
+//!   recounted from the file's per-item decisions.
 //!
 //! The checks run from round/v8 where the frozen campaign is of track `s1-fast-speed` or
 //! the record holds `fastTrack`; no build before v8 knew the track, so an older bundle
 //! never meets them.
 
-use receipts::model::{
-    Campaign, EntryStatus, FastEntry, FastTrackRecord, FrozenCampaign, Role, RoundRecord, Track,
-};
-use receipts::rules::agreement::{agreement_passes, agreement_ppm};
-use receipts::rules::capability::{MAX_SCORE_PPM, capability_passes};
-use receipts::rules::cost::{
-    Priced, cost_micro_usd_per_million, cost_seat, price_micro_usd_per_hour,
-};
-use receipts::rules::score::overtakes;
+use std::path::Path;
 
+use receipts::model::{
+    AgreementItems, Campaign, EntryStatus, FastEntry, FastTrackRecord, FrozenCampaign, RoundRecord,
+    Sha256Hex, Track,
+};
+use receipts::rules::agreement::{agreement_ppm, recount};
+use receipts::rules::capability::MAX_SCORE_PPM;
+use receipts::rules::cost::{
+    cost_micro_usd_per_million, noise_floor_bp, price_micro_usd_per_hour, round_cost_seat,
+};
+
+use crate::files::{read_json, same};
 use crate::{CheckName, FailureReason, PredicateVersion, VerifyReport};
 
-/// Runs `fastTrack.costs` (one check per entry, `fastTrack.entries[i]` as target) and
-/// `fastTrack.decision` on `record` against `campaign` (when `inputs.campaign` passed;
-/// else not run); nothing before v8.
+/// Runs `fastTrack.costs` (one check per entry, `fastTrack.entries[i]` as target),
+/// `fastTrack.decision` and, from v9, `fastTrack.agreement` (files read from the bundle
+/// `dir`) on `record` against `campaign` (when `inputs.campaign` passed; else not run);
+/// nothing before v8.
 pub(crate) fn check_fast_track(
     report: &mut VerifyReport,
+    dir: &Path,
     record: &RoundRecord,
     campaign: Option<&FrozenCampaign>,
     version: PredicateVersion,
@@ -45,7 +52,11 @@ pub(crate) fn check_fast_track(
     }
     let Some(frozen) = campaign else {
         report.not_run(
-            &[CheckName::FastTrackCosts, CheckName::FastTrackDecision],
+            &[
+                CheckName::FastTrackCosts,
+                CheckName::FastTrackDecision,
+                CheckName::FastTrackAgreement,
+            ],
             CheckName::InputsCampaign,
         );
         return;
@@ -76,6 +87,11 @@ pub(crate) fn check_fast_track(
         Some("fastTrack.costSeat".to_owned()),
         result,
     );
+    if version >= PredicateVersion::V9 {
+        check_agreement(report, dir, record, fast, frozen);
+    } else {
+        report.not_applicable(CheckName::FastTrackAgreement, None, version.name());
+    }
 }
 
 /// The reason of a failed check of this module.
@@ -237,61 +253,133 @@ fn check_decision(
     }
 }
 
-/// The challenger seated on cost: of the scored challengers through both gates, none
-/// overtaking the incumbent (else the incumbent, else the baseline) on throughput, the one
-/// `cost_seat` picks.
+/// The challenger seated on cost (`receipts::rules::cost::round_cost_seat`, the runner's
+/// own rule) at the campaign's margins and the round's noise floor
+/// (`receipts::rules::cost::noise_floor_bp`).
 fn expected_cost_seat(
     record: &RoundRecord,
     fast: &FastTrackRecord,
     campaign: &Campaign,
 ) -> Option<u32> {
-    let incumbent_entry = record
-        .entries
-        .iter()
-        .find(|e| e.role == Role::Incumbent)
-        .or_else(|| record.entries.iter().find(|e| e.role == Role::Baseline))?;
-    let row_of = |index: u32| fast.entries.iter().find(|r| r.index == index);
-    let incumbent_row = row_of(incumbent_entry.index)?;
-    let incumbent = Priced {
-        price_micro_usd_per_hour: incumbent_row.price_micro_usd_per_hour,
-        throughput_milli_rps: incumbent_entry.throughput_milli_rps?,
-    };
-    let through_gates: Vec<(u32, Priced)> = record
-        .entries
-        .iter()
-        .filter(|e| e.role == Role::Challenger && e.status == EntryStatus::Scored)
-        .filter_map(|e| {
-            let row = row_of(e.index)?;
-            let gates = capability_passes(row.capability_ppm, incumbent_row.capability_ppm)
-                && agreement_passes(row.agreement_ppm, incumbent_row.agreement_ppm);
-            gates.then_some((
-                e.index,
-                Priced {
-                    price_micro_usd_per_hour: row.price_micro_usd_per_hour,
-                    throughput_milli_rps: e.throughput_milli_rps?,
-                },
-            ))
-        })
-        .collect();
-    let on_throughput = through_gates.iter().any(|(_, c)| {
-        overtakes(
-            c.throughput_milli_rps,
-            incumbent.throughput_milli_rps,
-            campaign.overtake_margin_bp,
-        )
-    });
-    if on_throughput {
-        return None;
+    let cost = campaign.cost.as_ref()?;
+    round_cost_seat(
+        &record.entries,
+        &fast.entries,
+        (campaign.overtake_margin_bp, cost.margin_bp),
+        noise_floor_bp(record.noise.as_ref(), cost),
+    )
+}
+
+/// `fastTrack.agreement` (from round/v9): one check per row, `fastTrack.entries[i]` as
+/// target. A row's agreement file is its entry's (`entry`), against the campaign's
+/// reference, of exactly `agreementItems` items in order whose prompts are the round's
+/// regenerated gate items, with the same reference decisions as every other file of the
+/// round; its `agreementMatched` is recounted from the file
+/// (`receipts::rules::agreement::recount`). A row without a file matched nothing and its
+/// entry is not scored (a scored entry answered the items).
+fn check_agreement(
+    report: &mut VerifyReport,
+    dir: &Path,
+    record: &RoundRecord,
+    fast: &FastTrackRecord,
+    frozen: &FrozenCampaign,
+) {
+    let prompts: Result<Vec<Sha256Hex>, FailureReason> =
+        crate::plan::regenerated_workload(dir, record, frozen).map(|w| {
+            w.correctness_items()
+                .into_iter()
+                .map(|item| item.prompt_sha256)
+                .collect()
+        });
+    let mut reference: Option<(String, Vec<String>)> = None;
+    for (position, (row, entry)) in fast.entries.iter().zip(&record.entries).enumerate() {
+        let target = format!("fastTrack.entries[{position}]");
+        let result = match &row.agreement_file {
+            None if entry.status == EntryStatus::Scored => Err(fail(
+                &format!("{target}.agreementFile"),
+                "absent, but the entry is scored: it answered the items".into(),
+            )),
+            None if row.agreement_matched != 0 => Err(fail(
+                &format!("{target}.agreementMatched"),
+                format!("{} with no agreement file", row.agreement_matched),
+            )),
+            None => Ok(()),
+            Some(name) => read_json::<AgreementItems>(dir, name).and_then(|file| {
+                let prompts = prompts.as_ref().map_err(Clone::clone)?;
+                check_agreement_file((name, &file), row, fast, prompts, &mut reference)
+            }),
+        };
+        report.record(CheckName::FastTrackAgreement, Some(target), result);
     }
-    let margin_bp = campaign.cost.as_ref()?.margin_bp;
-    let noise_floor_bp = record.noise.and_then(|n| n.aa_spread_bp).unwrap_or(0);
-    cost_seat(&through_gates, incumbent, margin_bp, noise_floor_bp)
+}
+
+/// One row's agreement file `file` (named `name`) against the row, the record, the
+/// regenerated gate `prompts` and the reference decisions of the first file read.
+fn check_agreement_file(
+    (name, file): (&str, &AgreementItems),
+    row: &FastEntry,
+    fast: &FastTrackRecord,
+    prompts: &[Sha256Hex],
+    reference: &mut Option<(String, Vec<String>)>,
+) -> Result<(), FailureReason> {
+    same(name, "entry", file.entry, row.index)?;
+    same(
+        name,
+        "reference",
+        file.reference.as_str(),
+        fast.agreement_reference.as_str(),
+    )?;
+    let count = usize::try_from(fast.agreement_items).unwrap_or(usize::MAX);
+    same(
+        name,
+        "items.length",
+        file.items.len(),
+        count.min(prompts.len()),
+    )?;
+    for (position, (item, prompt)) in file.items.iter().zip(prompts).enumerate() {
+        same(
+            name,
+            &format!("items[{position}].index"),
+            usize::try_from(item.index).unwrap_or(usize::MAX),
+            position,
+        )?;
+        same(
+            name,
+            &format!("items[{position}].promptSha256"),
+            item.prompt_sha256,
+            *prompt,
+        )?;
+    }
+    let decisions: Vec<String> = file
+        .items
+        .iter()
+        .map(|i| i.reference_decision.clone())
+        .collect();
+    match reference {
+        Some((first, theirs)) if *theirs != decisions => {
+            return Err(fail(
+                &format!("{name}.items[].referenceDecision"),
+                format!(
+                    "not the reference decisions of {first}: one reference answers every entry"
+                ),
+            ));
+        }
+        Some(_) => {}
+        None => *reference = Some((name.to_owned(), decisions)),
+    }
+    let counted = recount(&file.items).map_err(|e| fail(name, e.to_string()))?;
+    same(
+        "receipt.dsse.json",
+        &format!("fastTrack.entries[{}].agreementMatched", row.index),
+        row.agreement_matched,
+        counted.matched,
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use receipts::model::{Campaign, NoiseCheck, NoiseVerdict, ResourceRequest};
+    use receipts::model::{Campaign, NoiseCheck, NoiseVerdict, ResourceRequest, Role};
     use std::path::Path;
 
     const CAMPAIGN: &str = r#"
@@ -383,6 +471,7 @@ memory_gib = 5_000
                     capability_ppm: capability,
                     agreement_matched: matched,
                     agreement_ppm: agreement_ppm(matched, 7),
+                    agreement_file: None,
                 }
             };
         let entries = &record.entries;
@@ -410,10 +499,17 @@ memory_gib = 5_000
     /// The (check, target, passed) of every check `check_fast_track` records.
     fn checks(record: &RoundRecord) -> Vec<(&'static str, String, bool)> {
         let mut report = VerifyReport::new(Path::new("bundle"));
-        check_fast_track(&mut report, record, Some(&campaign()), PredicateVersion::V8);
+        check_fast_track(
+            &mut report,
+            Path::new("bundle"),
+            record,
+            Some(&campaign()),
+            PredicateVersion::V8,
+        );
         report
             .checks
             .iter()
+            .filter(|c| c.not_applicable.is_none())
             .map(|c| {
                 (
                     c.name.as_str(),
@@ -519,16 +615,146 @@ memory_gib = 5_000
         record.fast_track = None;
         assert_eq!(failed(&record), ["fastTrack.costs fastTrack"]);
         let mut report = VerifyReport::new(Path::new("bundle"));
-        check_fast_track(&mut report, &record, None, PredicateVersion::V8);
+        check_fast_track(
+            &mut report,
+            Path::new("bundle"),
+            &record,
+            None,
+            PredicateVersion::V8,
+        );
         assert!(report.checks.is_empty());
         // Before v8 nothing is checked, the record or not.
         let mut report = VerifyReport::new(Path::new("bundle"));
         check_fast_track(
             &mut report,
+            Path::new("bundle"),
             &round(),
             Some(&campaign()),
             PredicateVersion::V7,
         );
         assert!(report.checks.is_empty());
+    }
+
+    /// [`round`] with an agreement file per row in `dir`, as the runner writes them: the
+    /// reference decides `a` on each of the 7 items, and each entry agrees on its first
+    /// `agreementMatched` items and decides `b` on the rest.
+    fn with_agreement_files(dir: &Path) -> RoundRecord {
+        let mut record = round();
+        let prompts: Vec<Sha256Hex> = crate::plan::regenerated_workload(dir, &record, &campaign())
+            .expect("workload")
+            .correctness_items()
+            .into_iter()
+            .map(|item| item.prompt_sha256)
+            .collect();
+        let fast = record.fast_track.as_mut().expect("fast");
+        std::fs::create_dir_all(dir.join("agreement")).expect("mkdir");
+        for row in &mut fast.entries {
+            let name = format!("agreement/entry-{}.json", row.index);
+            let items = (0..7u32)
+                .zip(&prompts)
+                .map(|(index, prompt)| receipts::model::AgreementItem {
+                    index,
+                    prompt_sha256: *prompt,
+                    decision: Some(
+                        if index < row.agreement_matched {
+                            "a"
+                        } else {
+                            "b"
+                        }
+                        .into(),
+                    ),
+                    reference_decision: "a".into(),
+                })
+                .collect();
+            let file = AgreementItems {
+                entry: row.index,
+                reference: fast.agreement_reference.clone(),
+                items,
+            };
+            std::fs::write(dir.join(&name), serde_json::to_vec(&file).expect("json"))
+                .expect("write");
+            row.agreement_file = Some(name);
+        }
+        record
+    }
+
+    /// The failed `fastTrack.agreement` checks of `record` read from `dir`, at v9.
+    fn agreement_failures(dir: &Path, record: &RoundRecord) -> Vec<String> {
+        let mut report = VerifyReport::new(dir);
+        check_fast_track(
+            &mut report,
+            dir,
+            record,
+            Some(&campaign()),
+            PredicateVersion::V9,
+        );
+        report
+            .failures()
+            .map(|c| {
+                format!(
+                    "{} {}",
+                    c.name.as_str(),
+                    c.target.clone().unwrap_or_default()
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn matched_counts_are_recounted_from_the_agreement_files_and_a_forged_file_fails() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let dir = dir.path();
+        let record = with_agreement_files(dir);
+        assert_eq!(agreement_failures(dir, &record), Vec::<String>::new());
+        let mut report = VerifyReport::new(dir);
+        check_fast_track(
+            &mut report,
+            dir,
+            &record,
+            Some(&campaign()),
+            PredicateVersion::V9,
+        );
+        assert_eq!(
+            report
+                .checks
+                .iter()
+                .filter(|c| c.name == CheckName::FastTrackAgreement && c.passed)
+                .count(),
+            4
+        );
+        // A matched count raised with its ppm in the receipt (the seat does not move):
+        // the file says 6.
+        let mut raised = record.clone();
+        let row = &mut raised.fast_track.as_mut().expect("fast").entries[2];
+        row.agreement_matched = 7;
+        row.agreement_ppm = 1_000_000;
+        assert_eq!(
+            agreement_failures(dir, &raised),
+            ["fastTrack.agreement fastTrack.entries[2]"]
+        );
+        // Another entry's file cited, and a row with no file for a scored entry.
+        let mut cited = record.clone();
+        let rows = &mut cited.fast_track.as_mut().expect("fast").entries;
+        rows[3].agreement_file = Some("agreement/entry-2.json".into());
+        rows[1].agreement_file = None;
+        assert_eq!(
+            agreement_failures(dir, &cited),
+            [
+                "fastTrack.agreement fastTrack.entries[1]",
+                "fastTrack.agreement fastTrack.entries[3]"
+            ]
+        );
+        // One file's reference decision changed, the entry's decision with it, so its
+        // count still holds: one reference answered every entry, so it fails.
+        let name = "agreement/entry-3.json";
+        let mut file: AgreementItems =
+            serde_json::from_slice(&std::fs::read(dir.join(name)).expect("read")).expect("json");
+        file.items[0].reference_decision = "b".into();
+        file.items[0].decision = Some("b".into());
+        std::fs::write(dir.join(name), serde_json::to_vec(&file).expect("json")).expect("write");
+        assert_eq!(
+            agreement_failures(dir, &record),
+            ["fastTrack.agreement fastTrack.entries[3]"]
+        );
     }
 }

@@ -521,6 +521,12 @@ pub enum CheckName {
     /// the throughput seat, the cost margin and the round's noise floor.
     #[serde(rename = "fastTrack.decision")]
     FastTrackDecision,
+    /// v9, track s1-fast-speed: each row's agreement file — its entry's, the campaign's
+    /// reference, `agreementItems` items in order with the regenerated gate prompts, the
+    /// same reference decisions as every other file of the round — and its
+    /// `agreementMatched` recounted from it; `fastTrack.entries[i]` as target.
+    #[serde(rename = "fastTrack.agreement")]
+    FastTrackAgreement,
 }
 
 impl CheckName {
@@ -632,6 +638,7 @@ impl CheckName {
             CheckName::DecideGate => "decide.gate",
             CheckName::FastTrackCosts => "fastTrack.costs",
             CheckName::FastTrackDecision => "fastTrack.decision",
+            CheckName::FastTrackAgreement => "fastTrack.agreement",
         }
     }
 }

@@ -13,8 +13,10 @@ use super::ModelError;
 use super::ids::Sha256Hex;
 
 /// What an entry asks to run on, as its manifest declares it (`resources` of
-/// `reax-submission.json`): the cost rule prices exactly this.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+/// `reax-submission.json`, or a diff submission's tree in `resources.json`): the cost
+/// rule prices exactly this. The default is nothing at all (what an entry that declared
+/// nothing is recorded with).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ResourceRequest {
     /// GPUs, whole devices.
@@ -41,6 +43,11 @@ pub struct CostSpec {
     /// floor.
     #[serde(default = "default_cost_margin_bp")]
     pub margin_bp: u32,
+    /// The least noise floor of the throughput comparison, basis points (default 0):
+    /// the round's A/A spread counts when it is larger. A round of one pass measures no
+    /// spread, so without this its floor is 0 and any slowdown is slower.
+    #[serde(default)]
+    pub min_noise_floor_bp: u32,
 }
 
 fn default_cost_margin_bp() -> u32 {
@@ -120,7 +127,8 @@ impl AgreementSpec {
 }
 
 impl CostSpec {
-    /// Checks the margin is below 100 % and every GPU class is named.
+    /// Checks the margin and the least noise floor are below 100 % and every GPU class
+    /// is named.
     ///
     /// Errors: [`ModelError::InvalidField`] naming the field.
     pub fn validate(&self) -> Result<(), ModelError> {
@@ -128,6 +136,13 @@ impl CostSpec {
             return Err(ModelError::InvalidField {
                 field: "cost.margin_bp".into(),
                 value: self.margin_bp.to_string(),
+                rule: "below 10000 (100 %)".into(),
+            });
+        }
+        if self.min_noise_floor_bp >= 10_000 {
+            return Err(ModelError::InvalidField {
+                field: "cost.min_noise_floor_bp".into(),
+                value: self.min_noise_floor_bp.to_string(),
                 rule: "below 10000 (100 %)".into(),
             });
         }
@@ -200,6 +215,41 @@ pub struct FastEntry {
     pub agreement_matched: u32,
     /// Agreement with the reference, ppm of the items, rounded down.
     pub agreement_ppm: u32,
+    /// Its agreement file ([`AgreementItems`]), bundle-relative, from which
+    /// `agreementMatched` is recounted (round/v9); absent when it answered no item.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agreement_file: Option<String>,
+}
+
+/// One entry's agreement file (`agreement/<entry>.json`, round/v9): its decision and the
+/// s1-pro reference's on each of the campaign's first `agreement.items` gate items, in
+/// item order. The verifier recounts the entry's `agreementMatched` from it
+/// (`receipts::rules::agreement::recount`) and holds every file of a round to the same
+/// reference decisions.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AgreementItems {
+    /// The entry's index in the round.
+    pub entry: u32,
+    /// The s1-pro reference image the campaign names, by digest.
+    pub reference: String,
+    /// Every compared item, in order.
+    pub items: Vec<AgreementItem>,
+}
+
+/// One fresh item of an [`AgreementItems`] file.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AgreementItem {
+    /// The gate item's index, from 0.
+    pub index: u32,
+    /// sha256 of its prompt's UTF-8 bytes.
+    pub prompt_sha256: Sha256Hex,
+    /// The entry's decision; absent when it gave none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decision: Option<String>,
+    /// The reference's decision.
+    pub reference_decision: String,
 }
 
 impl super::Campaign {
@@ -251,6 +301,19 @@ impl super::Campaign {
                 "track",
                 "s1-fast-speed",
                 "s1-fast-speed entries are decision sidecars: workload_kind = \"decide\"",
+            );
+        }
+        // Agreement is counted on the gate's fresh items: there must be enough of them.
+        if let (true, Some(agreement), Some(decide)) = (fast, &self.agreement, &self.decide)
+            && agreement.items > decide.gate_items
+        {
+            return invalid(
+                "agreement.items",
+                &agreement.items.to_string(),
+                &format!(
+                    "at most decide.gate_items ({}): agreement is counted on the gate's items",
+                    decide.gate_items
+                ),
             );
         }
         Ok(())

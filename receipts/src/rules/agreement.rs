@@ -3,6 +3,9 @@
 //! seeds, the share of items whose decision matches the s1-pro reference runtime's, in
 //! integer parts per million.
 
+use crate::model::AgreementItem;
+use crate::rules::decide::Answer;
+
 /// Parts per million in one.
 const PPM_ONE: u64 = 1_000_000;
 
@@ -78,6 +81,45 @@ pub fn agreement_passes(challenger_ppm: u32, incumbent_ppm: u32) -> bool {
     challenger_ppm >= incumbent_ppm
 }
 
+/// An entry's agreement items: the reference's answers to the first `count` gate items,
+/// in item order, each with the entry's decision on the same item (`None` where the
+/// entry gave none).
+pub fn agreement_items(entry: &[Answer], reference: &[Answer], count: u32) -> Vec<AgreementItem> {
+    let mut reference: Vec<&Answer> = reference.iter().filter(|r| r.index < count).collect();
+    reference.sort_by_key(|r| r.index);
+    reference
+        .into_iter()
+        .map(|r| AgreementItem {
+            index: r.index,
+            prompt_sha256: r.prompt_sha256,
+            decision: entry
+                .iter()
+                .find(|e| e.index == r.index)
+                .map(|e| e.decision.clone()),
+            reference_decision: r.decision.clone(),
+        })
+        .collect()
+}
+
+/// The agreement an entry's agreement file records, counted from its items: an item
+/// matches when the entry's decision is the reference's. The runner and the verifier
+/// both count with it.
+///
+/// Errors: [`AgreementError::TooMany`] past `u32::MAX` items.
+pub fn recount(items: &[AgreementItem]) -> Result<Agreement, AgreementError> {
+    let total = u32::try_from(items.len()).map_err(|_| AgreementError::TooMany)?;
+    let matched = items
+        .iter()
+        .filter(|i| i.decision.as_deref() == Some(i.reference_decision.as_str()))
+        .count();
+    let matched = u32::try_from(matched).map_err(|_| AgreementError::TooMany)?;
+    Ok(Agreement {
+        matched,
+        items: total,
+        ppm: agreement_ppm(matched, total),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -106,6 +148,43 @@ mod tests {
             })
         );
         assert_eq!(agreement(&[], &[]).map(|a| a.ppm), Ok(0));
+    }
+
+    /// The same seven items as answers: the agreement file's items are the reference's
+    /// first `count`, the entry's decision beside each, and the recount is 5 of 7.
+    #[test]
+    fn an_agreement_file_recounts_the_fixed_set_exactly() {
+        use crate::model::Sha256Hex;
+        let answer = |index: u32, decision: &str| Answer {
+            index,
+            prompt_sha256: Sha256Hex::digest(&index.to_be_bytes()),
+            decision: decision.to_owned(),
+            vector: Vec::new(),
+        };
+        let reference: Vec<Answer> = ["a", "b", "c", "a", "b", "c", "a", "b"]
+            .iter()
+            .zip(0..)
+            .map(|(d, i)| answer(i, d))
+            .collect();
+        // Item 4 unanswered, item 2 answered otherwise; the order of the entry's answers
+        // does not matter.
+        let entry: Vec<Answer> = [(6, "a"), (0, "a"), (1, "b"), (2, "b"), (3, "a"), (5, "c")]
+            .iter()
+            .map(|(i, d)| answer(*i, d))
+            .collect();
+        let items = agreement_items(&entry, &reference, 7);
+        assert_eq!(items.len(), 7);
+        assert_eq!(items[4].decision, None);
+        assert_eq!(items[2].decision.as_deref(), Some("b"));
+        assert_eq!(items[2].reference_decision, "c");
+        assert_eq!(
+            recount(&items),
+            Ok(Agreement {
+                matched: 5,
+                items: 7,
+                ppm: 714_285,
+            })
+        );
     }
 
     #[test]

@@ -7,7 +7,12 @@
 //! million decisions: `price ÷ (3,600 × decisions/s)` scaled by 10⁶, rounded up so a cost
 //! is never understated. The seat compares exact rationals, not the rounded costs.
 
-use crate::model::{PricePerHour, ResourceRequest};
+use crate::model::{
+    CostSpec, Entry, EntryStatus, FastEntry, NoiseCheck, PricePerHour, ResourceRequest, Role,
+};
+use crate::rules::agreement::agreement_passes;
+use crate::rules::capability::capability_passes;
+use crate::rules::score::overtakes;
 
 /// Basis points in one (100 %).
 const BP_ONE: u128 = 10_000;
@@ -150,10 +155,70 @@ pub fn cost_seat(
         .map(|(index, _)| *index)
 }
 
+/// The noise floor of a round's seat on cost, basis points: its A/A spread
+/// (`noise.aaSpreadBp`, 0 when unmeasured) or the campaign's `cost.min_noise_floor_bp`,
+/// whichever is larger.
+pub fn noise_floor_bp(noise: Option<&NoiseCheck>, spec: &CostSpec) -> u64 {
+    let measured = noise.and_then(|n| n.aa_spread_bp).unwrap_or(0);
+    measured.max(u64::from(spec.min_noise_floor_bp))
+}
+
+/// The challenger a round of an s1-fast-speed campaign seats on cost, from its entries
+/// and their `fastTrack` rows (matched by index): the incumbent is the entry of role
+/// incumbent, else the baseline; a challenger counts when it is scored, has a row and a
+/// throughput, and passes both gates against the incumbent's row (capability and
+/// agreement). When one of those overtakes the incumbent on throughput at
+/// `overtake_margin_bp`, the seat is taken that way and none is seated on cost; else
+/// [`cost_seat`] at the cost `margin_bp` and the round's `noise_floor_bp`. The runner
+/// records it and the verifier recomputes it with this one function.
+pub fn round_cost_seat(
+    entries: &[Entry],
+    rows: &[FastEntry],
+    (overtake_margin_bp, margin_bp): (u32, u32),
+    noise_floor_bp: u64,
+) -> Option<u32> {
+    let incumbent_entry = entries
+        .iter()
+        .find(|e| e.role == Role::Incumbent)
+        .or_else(|| entries.iter().find(|e| e.role == Role::Baseline))?;
+    let row_of = |index: u32| rows.iter().find(|r| r.index == index);
+    let incumbent_row = row_of(incumbent_entry.index)?;
+    let incumbent = Priced {
+        price_micro_usd_per_hour: incumbent_row.price_micro_usd_per_hour,
+        throughput_milli_rps: incumbent_entry.throughput_milli_rps?,
+    };
+    let through_gates: Vec<(u32, Priced)> = entries
+        .iter()
+        .filter(|e| e.role == Role::Challenger && e.status == EntryStatus::Scored)
+        .filter_map(|e| {
+            let row = row_of(e.index)?;
+            let gates = capability_passes(row.capability_ppm, incumbent_row.capability_ppm)
+                && agreement_passes(row.agreement_ppm, incumbent_row.agreement_ppm);
+            gates.then_some((
+                e.index,
+                Priced {
+                    price_micro_usd_per_hour: row.price_micro_usd_per_hour,
+                    throughput_milli_rps: e.throughput_milli_rps?,
+                },
+            ))
+        })
+        .collect();
+    let on_throughput = through_gates.iter().any(|(_, c)| {
+        overtakes(
+            c.throughput_milli_rps,
+            incumbent.throughput_milli_rps,
+            overtake_margin_bp,
+        )
+    });
+    if on_throughput {
+        return None;
+    }
+    cost_seat(&through_gates, incumbent, margin_bp, noise_floor_bp)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::score::overtakes;
 
     fn prices() -> PricePerHour {
         PricePerHour {

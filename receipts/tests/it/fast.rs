@@ -84,6 +84,13 @@ fn s1_fast_speed_fields_go_together() {
     assert!(error(&no_program).contains("capability.command"));
     let whole_margin = S1_FAST_SPEED.replace("[cost]\n", "[cost]\nmargin_bp = 10000\n");
     assert!(error(&whole_margin).contains("cost.margin_bp"));
+    let whole_floor = S1_FAST_SPEED.replace("[cost]\n", "[cost]\nmin_noise_floor_bp = 10000\n");
+    assert!(error(&whole_floor).contains("cost.min_noise_floor_bp"));
+    // Agreement is counted on the gate's items: no more of them than the gate has.
+    let beyond = S1_FAST_SPEED.replace("[agreement]\n", "[agreement]\nitems = 2001\n");
+    assert!(error(&beyond).contains("agreement.items"));
+    let within = S1_FAST_SPEED.replace("[agreement]\n", "[agreement]\nitems = 2000\n");
+    assert!(Campaign::from_toml("c.toml", &within).is_ok());
 }
 
 #[test]
@@ -108,6 +115,7 @@ fn a_round_without_the_track_has_no_fast_track_field() {
             capability_ppm: 0,
             agreement_matched: 0,
             agreement_ppm: 0,
+            agreement_file: None,
         }],
         cost_seat: None,
     };

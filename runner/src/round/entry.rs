@@ -91,6 +91,9 @@ pub(crate) enum StepError {
     /// A `decide` campaign's contract that does not hold (its template is not JSON).
     #[error(transparent)]
     Contract(#[from] receipts::model::ModelError),
+    /// An s1-fast-speed entry's declared resources or sealed capability score.
+    #[error(transparent)]
+    Fast(#[from] super::fast::FastError),
 }
 
 impl StepError {
@@ -779,7 +782,8 @@ impl<'c, 'a> EntryRun<'c, 'a> {
         let endpoint = engine.endpoint().unwrap_or_default();
         let baseline = self.baseline;
         let taken = match &self.token {
-            Some(token) => take_answers(self.ctx, &endpoint, token, &self.slug, step),
+            Some(token) => take_answers(self.ctx, &endpoint, token, &self.slug, step)
+                .and_then(|taken| self.with_fast(taken, (&endpoint, token))),
             None => take_outputs(self.ctx, &endpoint, &self.slug, step, baseline),
         };
         match taken {
@@ -814,6 +818,23 @@ impl<'c, 'a> EntryRun<'c, 'a> {
                 }
             }
         }
+    }
+
+    /// On track s1-fast-speed, the entry's declared resources and sealed capability score
+    /// added to its `taken` answers ([`super::fast::score_sealed`], its engine still
+    /// answering at `endpoint`), saved again for a resumed round.
+    fn with_fast(
+        &self,
+        (rel, mut saved): (String, SavedOutputs),
+        (endpoint, token): (&str, &str),
+    ) -> Result<(String, SavedOutputs), StepError> {
+        let tree = self.ctx.work.join(format!("trees/{}", self.planned.slug));
+        saved.fast =
+            super::fast::score_sealed(self.ctx, self.planned.index, &tree, (endpoint, token))?;
+        if saved.fast.is_some() {
+            save_work(self.ctx, &rel, &saved)?;
+        }
+        Ok((rel, saved))
     }
 }
 
@@ -970,6 +991,7 @@ fn take_outputs(
     let saved = SavedOutputs {
         items: outputs,
         decide: Vec::new(),
+        fast: None,
     };
     save_work(ctx, &rel, &saved)?;
     Ok((rel, saved))
@@ -995,6 +1017,7 @@ fn take_answers(
     let saved = SavedOutputs {
         items: Vec::new(),
         decide: answers,
+        fast: None,
     };
     save_work(ctx, &rel, &saved)?;
     Ok((rel, saved))

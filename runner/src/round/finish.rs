@@ -408,6 +408,10 @@ fn build(ctx: &Ctx<'_>) -> Result<(RoundRecord, Vec<SubmissionUpdate>), RoundErr
         decide: decide_round(ctx),
         fast_track: None,
     };
+    let record = RoundRecord {
+        fast_track: super::fast::fast_track(ctx, &record),
+        ..record
+    };
     Ok((record, updates))
 }
 

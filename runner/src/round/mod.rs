@@ -25,6 +25,7 @@ mod capability;
 mod clock;
 pub mod drand;
 mod entry;
+mod fast;
 mod finish;
 mod passes;
 mod preflight;
@@ -102,6 +103,10 @@ pub struct RoundOptions {
     pub engine_uid: u32,
     /// `--kind`: a regular round, a confirmation or a re-measurement (content/title.md).
     pub kind: RoundKindRequest,
+    /// The sealed capability scorer of an s1-fast-speed campaign (`--sealed-dir`,
+    /// content/s1-fast-speed.md); `None` on other tracks (a round of that track without
+    /// one records no `fastTrack` and fails verification).
+    pub capability: Option<std::sync::Arc<dyn crate::sealed::CapabilityScorer>>,
 }
 
 /// Reports a round's progress. Every method has an empty default.

@@ -44,7 +44,11 @@ impl Produced {
     /// The outputs saved in `.work/<rel>`: the ones this process took, else the file.
     ///
     /// Errors: [`StepError::Io`] or [`StepError::Parse`] naming the file.
-    fn outputs(&self, work: &Path, rel: &str) -> Result<Cow<'_, SavedOutputs>, StepError> {
+    pub(crate) fn outputs(
+        &self,
+        work: &Path,
+        rel: &str,
+    ) -> Result<Cow<'_, SavedOutputs>, StepError> {
         match self.outputs.get(rel) {
             Some(saved) => Ok(Cow::Borrowed(saved)),
             None => read_json(&work.join(rel)).map(Cow::Owned),
@@ -85,6 +89,9 @@ pub(crate) struct SavedOutputs {
     /// A `decide` campaign's gate answers (its `items` are then empty).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) decide: Vec<receipts::rules::decide::Answer>,
+    /// On track s1-fast-speed, the entry's declared resources and capability score.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) fast: Option<super::fast::FastSaved>,
 }
 
 /// A JSON file the round wrote.
@@ -444,7 +451,7 @@ fn score_all_decide(
         "the reference runtime answered {} gate items",
         reference.len()
     ));
-    let mut all_scored = true;
+    let mut all_scored = super::fast::write_agreement_files(ctx, entries, &reference, scoring);
     for (planned, outputs_rel) in entries.iter().filter(|(p, _)| p.role != Role::Baseline) {
         let verdict = EntryVerdict {
             index: planned.index,

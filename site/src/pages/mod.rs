@@ -14,6 +14,7 @@
 pub mod campaign;
 pub mod diff;
 pub mod entry;
+pub mod fast;
 pub mod index;
 pub mod miner;
 pub mod rejected;

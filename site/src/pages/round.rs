@@ -255,6 +255,9 @@ pub struct RoundPage {
     pub title_round: Option<Shown>,
     /// Which values shown the verifier only attests.
     pub attested: AttestedMarks,
+    /// A round of track s1-fast-speed: both gates and the cost ranking.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fast_track: Option<super::fast::FastTrackSection>,
 }
 
 /// Which of the values a round or entry page shows the verifier only attests
@@ -1181,6 +1184,7 @@ pub fn round_page(
         title_round: (view.title_round.as_ref())
             .map(|t| Shown::new(format!("Title: {}", t.value), t.verified)),
         attested: AttestedMarks::of_predicate(),
+        fast_track: super::fast::fast_track_section(record),
     };
     Ok(PageOut {
         dir,

@@ -30,16 +30,6 @@ const NOT_YET_COVERED: &[&str] = &[
     // no other value to forge; the schema refuses any other
     // (`forgery_decide::a_weights_source_other_than_pinned_fails_the_schema`).
     "decide.weights[].source",
-    // No round runs track s1-fast-speed yet (issue 47): `fastTrack.costs` and
-    // `fastTrack.decision` recompute these (the module's own tests forge them).
-    "fastTrack",
-    "fastTrack.agreementItems",
-    "fastTrack.agreementReference",
-    "fastTrack.costSeat",
-    "fastTrack.entries[].agreementPpm",
-    "fastTrack.entries[].costMicroUsdPerMillion",
-    "fastTrack.entries[].index",
-    "fastTrack.entries[].priceMicroUsdPerHour",
 ];
 
 /// Fields the forgeries above cannot show recomputed, each shown by a test of this
@@ -156,7 +146,9 @@ const COVERED_BY_TESTS: &[(&str, &str)] = &[
     ),
 ];
 
-/// The real rounds the fields are forged in, newest first. Besides README's by-hand
+/// The real rounds the fields are forged in, newest first. `v9-fast-round` is the
+/// s1-fast-speed demo's round (`examples/s1-fast-speed/`: a decide round with its
+/// `fastTrack`, the cheaper challenger seated on cost). Besides README's by-hand
 /// round of each version (v9, v8 and v7 first), two v7 rounds of it sealed with its `[backend]` replaced by
 /// the built-in engine run as a `process` command (`referee engine serve --config
 /// {config} --listen-fd {listen_fd} --threads {threads}`) and its rate at 2 requests/s:
@@ -175,6 +167,8 @@ const COVERED_BY_TESTS: &[(&str, &str)] = &[
 /// And `v9-decide-round`, the s1-pro-speed demo's round (`examples/s1-pro-speed/`, sealed
 /// with the CLI): a `decide` campaign's track
 /// record, its sidecar's capability probe and the gate files over the declared vector.
+/// And `v9-fast-round`, the s1-fast-speed demo's round (`examples/s1-fast-speed/`, sealed
+/// with the CLI): its `fastTrack` record, cost seat included, and the agreement files.
 ///
 /// A new fixture is one line here: `fixtures/<name>` (the bundle) and, for a logged
 /// round, its proofs `fixtures/<name>.proof`, its log `fixtures/<stem>-tlog/` and the
@@ -187,6 +181,7 @@ const FIXTURES: &[&str] = &[
     "v9-round",
     "v9-logged-round",
     "v9-decide-round",
+    "v9-fast-round",
     "v8-round",
     "v7-round",
     "v7-process-round",

@@ -134,6 +134,10 @@ const COVERED_BY_TESTS: &[(&str, &str)] = &[
         "forgery_review::a_review_field_changed_alone_fails_entries_review",
     ),
     (
+        "entries[].review.derivedMarginBp",
+        "forgery_review::a_review_field_changed_alone_fails_entries_review",
+    ),
+    (
         "entries[].review.record",
         "forgery_review::a_review_field_changed_alone_fails_entries_review",
     ),

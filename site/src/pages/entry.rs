@@ -1048,9 +1048,12 @@ fn run_view(
 /// The entry's provenance.
 fn provenance(round: &VerifiedRound, entry: &Entry, ev: &verifier::view::EntryView) -> Provenance {
     let view = &round.view;
-    // A repository entry (it carries its review) ran its own tree: its commitment's copy
+    // A repository entry ran its own tree: its commitment's copy, an input of the round,
     // stands where a diff's would.
-    let repository = entry.review.is_some();
+    let repository = entry.patch.as_ref().is_some_and(|p| {
+        let name = commitment_input(p);
+        round.record.inputs.iter().any(|i| i.name == name)
+    });
     let patch_file = entry.patch.as_ref().map(|p| {
         if repository {
             commitment_input(p)

@@ -1353,6 +1353,13 @@ const WRITES_OUTSIDE_FSUTIL: &[(&str, &str, &str)] = &[
          place whole once sealed",
     ),
     (
+        "runner/intake/src/repository/checkout.rs",
+        "fs::copy(",
+        "a repository's fetched files copied into a round entry's tree under `.work/` \
+         (never published, hashed again after the copy), as git2 checks out a diff's tree; \
+         weights of gigabytes are not read into memory to be written again",
+    ),
+    (
         "site/src/build.rs",
         "OpenOptions",
         "write_if_changed opens an existing page read-only (O_NOFOLLOW) to compare it",

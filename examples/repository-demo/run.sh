@@ -4,8 +4,10 @@
 # submissions/: `good` passes review and is queued for a round, `unpinned` is rejected
 # naming its unpinned base image, `copy` (good's code reformatted and re-commented) is
 # disqualified as a copy crediting `good`, and `llm-caller` fails review for calling a
-# hosted LLM endpoint (content/review.md); then the site is built from the data
-# directory and the submissions' pages are checked for what they must show.
+# hosted LLM endpoint (content/review.md); round 1 seats `good` beside the baseline, its
+# tree as fetched and reviewed (content/repository-submissions.md, In a round); then the
+# site is built from the data directory, the submissions' pages and round 1's entry page
+# are checked for what they must show, and the data directory is verified.
 #
 # Usage: examples/repository-demo/run.sh [REFEREE_BIN] [WORK_DIR]
 set -euo pipefail
@@ -70,9 +72,19 @@ if "$referee" ingest --campaign repo-demo --miner hot-demo --data "$data" \
   exit 1
 fi
 
-echo "== site"
-# The site trusts the data directory's keyring; no round is sealed, so the key signs nothing.
+echo "== round 1: the baseline and \`good\`, its tree as fetched and reviewed"
+# The evaluator key (outside the data directory) and the keyring that trusts it.
 "$referee" keygen --key-dir "$work/keys" --keyring "$data/keyring.json" >/dev/null
+"$referee" round --campaign repo-demo --data "$data" --key-dir "$work/keys" \
+  >"$work/round-1.txt"
+round1="$data/repo-demo/rounds/1"
+good_sha=$(printf '%s' "$good" | sha256sum | cut -d' ' -f1)
+# The round's inputs: good's commitment (in place of a diff) and its review record.
+[ "$(sha256sum <"$round1/inputs/commitments/$good_sha.txt" | cut -d' ' -f1)" = "$good_sha" ]
+test -f "$round1/inputs/reviews/$good_sha.json"
+grep "^Round 1\|^Decision" "$work/round-1.txt"
+
+echo "== site"
 "$referee" site build --data "$data" --out "$work/site" >/dev/null
 "$referee" site check "$work/site" >/dev/null
 page() { printf '%s' "$1" | sha256sum | cut -d' ' -f1; }
@@ -89,12 +101,18 @@ grep -q "disqualified: a copy of submission $(page "$good")" "$copy_page"
 grep -q "llm.endpoint" "$llm_page"
 grep -q "api.openai.com" "$llm_page"
 grep -q "server.py:2" "$llm_page"
+# Round 1's entry of `good`: the review that let it run and the commitment it ran.
+entry_page="$work/site/c/repo-demo/r/1/e/candidate-1-hot-demo/index.html"
+grep -q "Review before it ran" "$entry_page"
+grep -q "The repository it ran" "$entry_page"
+grep -q "inputs/commitments/$good_sha.txt" "$entry_page"
 echo "site: $good_page"
+echo "site: $entry_page"
 echo "site: $unpinned_page"
 echo "site: $copy_page"
 echo "site: $llm_page"
 
 echo "== verify"
-# The records recomputed from the published copies and the records (submissions.manifest,
-# submissions.queue, submissions.review), before any round.
+# Round 1 verified, and the records recomputed from the published copies and the records
+# (submissions.manifest, submissions.queue, submissions.review).
 "$referee" verify --keyring "$data/keyring.json" "$data"

@@ -45,6 +45,13 @@ pub fn patch_input(patch: &Sha256Hex) -> String {
     format!("inputs/patches/{patch}.diff")
 }
 
+/// Bundle-relative path of the copy of the commitment text (`<repository>@<commit>`) of
+/// the repository submission `submission`, whose sha256 it is: a repository entry's
+/// input in place of a diff (content/repository-submissions.md, In a round).
+pub fn commitment_input(submission: &Sha256Hex) -> String {
+    format!("inputs/commitments/{submission}.txt")
+}
+
 /// Bundle-relative path of the copy of the review record of the repository submission
 /// `submission` (content/review.md, In the round).
 pub fn review_input(submission: &Sha256Hex) -> String {

@@ -1,6 +1,7 @@
 //! A round bundle's inputs against what the predicate records about them
 //! (content/verifying.md): the frozen campaign's copy hashes to the campaign digest,
-//! `inputs/miners.json` to `minersDigest`, each diff copy to its patch hash, a JSONL
+//! `inputs/miners.json` to `minersDigest`, each diff copy (a repository campaign's
+//! commitment copy, `inputs/commitments/<sha256>.txt`) to its patch hash, a JSONL
 //! prompt source to the campaign's pin; then the request-sequence digest is regenerated
 //! from the revealed seeds and that campaign with `receipts::rules::workload`.
 //!
@@ -13,9 +14,9 @@ use std::path::Path;
 use crate::{CheckName, FailureReason, VerifyReport};
 use receipts::fsutil::read_limited;
 use receipts::layout::{
-    CAMPAIGN_INPUT, CAMPAIGN_TOML_INPUT, MINERS_INPUT, PROMPTS_INPUT, patch_input,
+    CAMPAIGN_INPUT, CAMPAIGN_TOML_INPUT, MINERS_INPUT, PROMPTS_INPUT, commitment_input, patch_input,
 };
-use receipts::model::{FrozenCampaign, PromptSource, RoundRecord, Sha256Hex};
+use receipts::model::{FrozenCampaign, PromptSource, RoundRecord, Sha256Hex, SubmissionKind};
 use receipts::rules::workload::Workload;
 
 use crate::PredicateVersion;
@@ -42,8 +43,16 @@ pub(crate) fn check_inputs(
         Some(MINERS_INPUT.to_owned()),
         miners,
     );
+    // A repository campaign's entries carry their commitment's text in place of a diff.
+    let repository = campaign
+        .as_ref()
+        .is_some_and(|c| c.campaign.submission_kind() == SubmissionKind::Repository);
     for patch in record.entries.iter().filter_map(|e| e.patch.as_ref()) {
-        let file = patch_input(patch);
+        let file = if repository {
+            commitment_input(patch)
+        } else {
+            patch_input(patch)
+        };
         let result =
             read(dir, &file).and_then(|bytes| digest_matches(&file, "patch", patch, &bytes));
         report.record(CheckName::InputsPatches, Some(file), result);

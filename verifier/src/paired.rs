@@ -28,6 +28,7 @@ use receipts::rules::paired::{
     self, Attempt, EntryFate, RoundRuns, RunFate, RunOutcome, RunRecord, SeatedRuns, SettledPasses,
 };
 use receipts::rules::passes::order_of_pass;
+use receipts::rules::review::challenger_margin_bp;
 
 use crate::PredicateVersion;
 use crate::files::{ProbeLogs, recomputed, same};
@@ -441,6 +442,24 @@ fn check_noise(
     report.record(CheckName::NoiseVerdict, target, verdict);
 }
 
+/// The margin each of `runs`' challengers must clear against the incumbent, recomputed
+/// from `campaign` and the challenger's `derivedFrom` (which `entries.review` checks
+/// against the bundle's copy of its review record), never from the receipt's claimed
+/// `derivedMarginBp` ([`challenger_margin_bp`]).
+fn challenger_margins_bp(record: &RoundRecord, runs: &Runs, campaign: &Campaign) -> Vec<u32> {
+    let incumbent = crate::review::incumbent_patch(record);
+    runs.challenger_entries
+        .iter()
+        .map(|index| {
+            let derived_from = (record.entries.iter())
+                .find(|e| e.index == *index)
+                .and_then(|e| e.review.as_ref())
+                .and_then(|r| r.derived_from.as_deref());
+            challenger_margin_bp(campaign, incumbent, derived_from)
+        })
+        .collect()
+}
+
 /// The round as [`paired::decide_paired`] reads it: the passes' runs, a measured run of
 /// an entry the round did not score (its correctness outputs or the scorer failed it)
 /// read as crashed, so the decision cannot seat it.
@@ -748,10 +767,11 @@ fn check_decision(
 ) {
     let campaign = &frozen.campaign;
     let outcome = &record.outcome;
-    let decision = paired::decide_paired(
+    let decision = paired::decide_paired_with_margins(
         &decision_runs(record, runs),
         campaign.drift_bound_bp,
         campaign.overtake_margin_bp,
+        &challenger_margins_bp(record, runs, campaign),
         seat_choice(version),
         invalid_twice(version),
     );
@@ -847,10 +867,11 @@ pub fn recomputed_outcome(
     let runs = Runs::of(record);
     let current = PredicateVersion::V9;
     let settled = paired::settle_passes(&runs.rounds, invalid_twice(current));
-    let decision = paired::decide_paired(
+    let decision = paired::decide_paired_with_margins(
         &decision_runs(record, &runs),
         campaign.drift_bound_bp,
         campaign.overtake_margin_bp,
+        &challenger_margins_bp(record, &runs, campaign),
         seat_choice(current),
         invalid_twice(current),
     );

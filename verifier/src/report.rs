@@ -102,7 +102,8 @@ pub enum CheckName {
     /// Round: `inputs/miners.json` hashes to `minersDigest`.
     #[serde(rename = "inputs.miners")]
     InputsMiners,
-    /// Round: each entry's diff copy `inputs/patches/<sha256>.diff` hashes to its patch.
+    /// Round: each entry's diff copy `inputs/patches/<sha256>.diff` (a repository
+    /// campaign's commitment copy `inputs/commitments/<sha256>.txt`) hashes to its patch.
     #[serde(rename = "inputs.patches")]
     InputsPatches,
     /// Round: the request-sequence digest regenerated from the revealed seeds and the

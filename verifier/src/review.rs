@@ -23,7 +23,9 @@
 //! `entries.review` ([`check_entry_reviews`], content/review.md, In the round): a round's
 //! repository entry carries its review, recomputed from the bundle's copy of the review
 //! record and of the resolution's statement, with the same checks of the record, and a
-//! seated entry's decision is `PASS`.
+//! seated entry's decision is `PASS`; from v9 a challenger derived from the incumbent
+//! carries the margin it was held to (`derivedMarginBp`,
+//! [`receipts::rules::review::derived_margin_bp`]), which `paired.decision` applies.
 
 use std::path::Path;
 
@@ -32,10 +34,10 @@ use receipts::keys::Keyring;
 use receipts::layout::{resolution_input, review_input};
 use receipts::model::{
     CampaignId, CopyOutcome, Entry, EntryResolution, EntryReview, EventKind, FrozenCampaign, Gate,
-    PipelineState, ReviewRecord, RoundRecord, Sha256Hex, Submission, SubmissionKind, Verdict,
+    PipelineState, ReviewRecord, Role, RoundRecord, Sha256Hex, Submission, SubmissionKind, Verdict,
 };
 use receipts::rules::copy::{Commitment, detect_copy};
-use receipts::rules::review::{entry_review, is_known_rules};
+use receipts::rules::review::{derived_margin_bp, entry_review, is_known_rules};
 use receipts::statement::Statement;
 use receipts::tlog::entry::EntryKind;
 use receipts::tlog::statements::{
@@ -216,19 +218,41 @@ pub(crate) fn check_entry_reviews(
                 "none: the baseline is not reviewed",
             )),
             (Some(review), Some(patch)) => {
-                check_entry_review(dir, record, entry, review, patch, keyring)
+                // The margin recomputed from the campaign (unknown when its copy failed
+                // `inputs.campaign`: that check fails the bundle); none before v9.
+                let margin = match campaign {
+                    Some(frozen) if version >= PredicateVersion::V9 => derived_margin_bp(
+                        &frozen.campaign,
+                        entry.role,
+                        incumbent_patch(record),
+                        review.derived_from.as_deref(),
+                    ),
+                    Some(_) => None,
+                    None => review.derived_margin_bp,
+                };
+                check_entry_review(dir, record, entry, (review, margin), patch, keyring)
             }
         };
         report.record(CheckName::EntryReview, Some(target), result);
     }
 }
 
-/// One entry's review against the bundle's copies (see [`check_entry_reviews`]).
+/// The submission holding the seat before the round `record`: its incumbent's.
+pub(crate) fn incumbent_patch(record: &RoundRecord) -> Option<&Sha256Hex> {
+    record
+        .entries
+        .iter()
+        .find(|e| e.role == Role::Incumbent)
+        .and_then(|e| e.patch.as_ref())
+}
+
+/// One entry's review against the bundle's copies (see [`check_entry_reviews`]), its
+/// derived-work margin against `derived_margin_bp`.
 fn check_entry_review(
     dir: &Path,
     record: &RoundRecord,
     entry: &Entry,
-    review: &EntryReview,
+    (review, derived_margin_bp): (&EntryReview, Option<u32>),
     patch: &Sha256Hex,
     keyring: &Keyring,
 ) -> Result<(), FailureReason> {
@@ -264,7 +288,8 @@ fn check_entry_review(
         }
         None => String::new(),
     };
-    let expected = entry_review(patch, &reviewed, &keyid);
+    let mut expected = entry_review(patch, &reviewed, &keyid);
+    expected.derived_margin_bp = derived_margin_bp;
     if let Some((name, claimed, recomputed_value)) = first_difference(review, &expected) {
         return Err(recomputed(
             "receipt.dsse.json",
@@ -334,6 +359,11 @@ fn first_difference(
             "resolution.keyid",
             resolution(claimed, |r| r.keyid.clone()),
             resolution(expected, |r| r.keyid.clone()),
+        ),
+        (
+            "derivedMarginBp",
+            show(claimed.derived_margin_bp),
+            show(expected.derived_margin_bp),
         ),
     ];
     fields.into_iter().find(|(_, a, b)| a != b)

@@ -24,7 +24,9 @@ use serde::Serialize;
 
 use crate::{Check, CheckName, VerifyOptions, VerifyReport};
 use receipts::keys::Keyring;
-use receipts::layout::{DataDir, DataError, MINERS_INPUT, patch_input, read_round_record};
+use receipts::layout::{
+    DataDir, DataError, MINERS_INPUT, commitment_input, patch_input, read_round_record,
+};
 use receipts::model::{
     BackendKind, CampaignId, CapabilityFinding, CapabilityProbe, ClientPolicy, ClientScheduling,
     ClientSelfTest, CorrectnessSummary, DisqualificationReason, Entry, EntryInfraFailure,
@@ -812,9 +814,10 @@ impl RoundView {
                 let miner_ok = seat_ok
                     && (e.miner.is_none() || checks.passed(CheckName::InputsMiners, MINERS_INPUT));
                 let patch_ok = seat_ok
-                    && e.patch
-                        .as_ref()
-                        .is_none_or(|p| checks.passed(CheckName::InputsPatches, &patch_input(p)));
+                    && e.patch.as_ref().is_none_or(|p| {
+                        checks.passed(CheckName::InputsPatches, &patch_input(p))
+                            || checks.passed(CheckName::InputsPatches, &commitment_input(p))
+                    });
                 let log_ok = e.engine_log.as_deref().is_none_or(|l| checks.file(l));
                 let undecided = left_undecided(record.outcome.status, e);
                 EntryView {

@@ -176,6 +176,13 @@ pub struct Campaign {
     /// `s1-fast-speed`). Absent unless written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agreement: Option<super::AgreementSpec>,
+    /// The derived-work margin, basis points (content/review.md, The derived-work margin):
+    /// a challenger whose review says `derivedFrom` the incumbent takes the seat only by
+    /// clearing this margin instead of `overtake_margin_bp`, when it is the larger; at most
+    /// 100000. Absent (derived work held to `overtake_margin_bp`) unless written, so
+    /// campaigns frozen before it keep their digest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub derived_margin_bp: Option<u32>,
 }
 
 /// `[log]` of a campaign (content/transparency-log.md, Witnesses): whether its rounds
@@ -1430,6 +1437,13 @@ impl Campaign {
             return field(
                 "overtake_margin_bp",
                 self.overtake_margin_bp.to_string(),
+                "at most 100000 (1000 %)",
+            );
+        }
+        if let Some(bp) = self.derived_margin_bp.filter(|bp| *bp > 100_000) {
+            return field(
+                "derived_margin_bp",
+                bp.to_string(),
                 "at most 100000 (1000 %)",
             );
         }

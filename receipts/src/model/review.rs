@@ -272,6 +272,12 @@ pub struct EntryReview {
     /// A person's resolution of a `NEEDS-HUMAN` review, with its signed statement.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resolution: Option<EntryResolution>,
+    /// v9: the margin, basis points, this challenger had to clear against the incumbent
+    /// because `derivedFrom` names the incumbent and the campaign's `derived_margin_bp` is
+    /// larger than its overtake margin ([`crate::rules::review::derived_margin_bp`]);
+    /// absent when the overtake margin held it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub derived_margin_bp: Option<u32>,
 }
 
 /// A person's resolution as a round receipt carries it ([`EntryReview::resolution`]).

@@ -669,6 +669,23 @@ pub fn decide_paired(
     choice: SeatChoice,
     invalid_twice: InvalidTwice,
 ) -> PairedDecision {
+    decide_paired_with_margins(round, drift_bound_bp, margin_bp, &[], choice, invalid_twice)
+}
+
+/// [`decide_paired`] with per-challenger margins: the challenger at index `i` of
+/// [`RoundRuns::challengers`] must clear `challenger_margins_bp[i]` basis points against
+/// the incumbent instead of `margin_bp` (a challenger derived from the incumbent is held
+/// to the campaign's larger derived-work margin,
+/// `receipts::rules::review::challenger_margin_bp`); a challenger past the slice's end is
+/// held to `margin_bp`. The noise verdict stays on `margin_bp`.
+pub fn decide_paired_with_margins(
+    round: &RoundRuns,
+    drift_bound_bp: u32,
+    margin_bp: u32,
+    challenger_margins_bp: &[u32],
+    choice: SeatChoice,
+    invalid_twice: InvalidTwice,
+) -> PairedDecision {
     let settled = match settle_passes(round, invalid_twice) {
         Ok(settled) => settled,
         Err(failure) => return PairedDecision::InfraFailed(failure),
@@ -724,8 +741,11 @@ pub fn decide_paired(
             best = Some((index, score.median_ppm));
         }
         let every_pass = choice.every_pass_ppm_per_bp();
-        if incumbent
-            .is_some_and(|i| clears_margin_every_pass(throughputs, i, margin_bp, every_pass))
+        let margin = challenger_margins_bp
+            .get(index)
+            .copied()
+            .unwrap_or(margin_bp);
+        if incumbent.is_some_and(|i| clears_margin_every_pass(throughputs, i, margin, every_pass))
             && better(best_qualifying)
         {
             best_qualifying = Some((index, score.median_ppm));

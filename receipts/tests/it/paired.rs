@@ -5,8 +5,8 @@ use receipts::model::{self, Leader, NoiseCheck, PairedScore, SeatRule, Sha256Hex
 use receipts::rules::paired::{
     Attempt, DisqualifyingRun, EntryFate, InvalidTwice, MIN_PASSES, NoiseRuling, PairedDecision,
     PairedFailure, RoundRuns, RunFate, RunOutcome, RunOwner, RunRecord, SeatChoice, SeatedRuns,
-    Slot, clears_margin, decide_paired, median_coverage_ppm, noise_check, noise_verdict,
-    paired_ratio_ppm, paired_score, run_fate, settle_passes, spread_bp,
+    Slot, clears_margin, decide_paired, decide_paired_with_margins, median_coverage_ppm,
+    noise_check, noise_verdict, paired_ratio_ppm, paired_score, run_fate, settle_passes, spread_bp,
 };
 use receipts::rules::score::score_ppm;
 
@@ -217,6 +217,65 @@ fn one_pass_below_the_incumbent_keeps_the_seat() {
     assert_eq!(
         decide(&[20_200, 20_149, 20_200], SeatChoice::BestQualifying),
         decide(&steady, SeatChoice::BestQualifying)
+    );
+}
+
+/// A challenger derived from the incumbent is held to its own, larger margin
+/// (content/review.md, The derived-work margin): 8 % faster clears the campaign's 5 %
+/// but not a derived-work margin of 10 %, so the seat goes to an original 6 % faster; at
+/// exactly 10 % faster in every pass the derived one takes it.
+#[test]
+fn a_challenger_held_to_a_larger_margin_needs_to_clear_it() {
+    let incumbent = [20_000, 20_000, 20_000];
+    let derived = [21_600, 21_600, 21_600];
+    let original = [21_200, 21_200, 21_200];
+    let decide = |derived: &[u64], margins: &[u32]| {
+        decide_paired_with_margins(
+            &round(&FLAT, &FLAT, Some(&incumbent), &[derived, &original]),
+            500,
+            500,
+            margins,
+            SeatChoice::BestQualifying,
+            InvalidTwice::Disqualifies,
+        )
+    };
+    let seat = |n| PairedDecision::Seat {
+        leader_after: Some(leader(n)),
+        rule: SeatRule::MarginMet { winner: leader(n) },
+    };
+    // Uniform margins: the faster derived challenger wins, as `decide_paired` says.
+    assert_eq!(decide(&derived, &[]), seat(1));
+    assert_eq!(
+        decide(&derived, &[]),
+        decide_paired(
+            &round(&FLAT, &FLAT, Some(&incumbent), &[&derived, &original]),
+            500,
+            500,
+            SeatChoice::BestQualifying,
+            InvalidTwice::Disqualifies,
+        )
+    );
+    assert_eq!(decide(&derived, &[500, 500]), seat(1));
+    // Held to 10 %: it does not clear it, the original (held to 5 %) does.
+    assert_eq!(decide(&derived, &[1_000, 500]), seat(2));
+    assert_eq!(decide(&derived, &[1_000]), seat(2));
+    // Exactly 10 % faster in every pass clears 10 % (equality clears).
+    assert_eq!(decide(&[22_000, 22_000, 22_000], &[1_000, 500]), seat(1));
+    assert_eq!(decide(&[21_999, 21_999, 22_000], &[1_000, 500]), seat(2));
+    // Alone and short of its margin: the incumbent keeps the seat, naming it the best.
+    assert_eq!(
+        decide_paired_with_margins(
+            &round(&FLAT, &FLAT, Some(&incumbent), &[&derived]),
+            500,
+            500,
+            &[1_000],
+            SeatChoice::BestQualifying,
+            InvalidTwice::Disqualifies,
+        ),
+        PairedDecision::Seat {
+            leader_after: Some(leader(9)),
+            rule: SeatRule::MarginNotMet { best: leader(1) },
+        }
     );
 }
 

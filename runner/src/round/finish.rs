@@ -29,6 +29,7 @@ use intake::store::CampaignStore;
 use receipts::layout::read_round_record;
 use receipts::rules::correctness;
 use receipts::rules::paired::{DisqualifyingRun, PairedDecision, PairedFailure, Slot};
+use receipts::rules::review::{challenger_margin_bp, derived_margin_bp};
 
 use super::{passes, secrets};
 use verifier::{VerifyOptions, verify_last_round};
@@ -224,12 +225,30 @@ fn build(ctx: &Ctx<'_>) -> Result<(RoundRecord, Vec<SubmissionUpdate>), RoundErr
             }
         })
         .collect::<Result<_, _>>()?;
-    // What let each repository submission run, from the bundle's input copies.
+    // What let each repository submission run, from the bundle's input copies, and the
+    // margin each challenger must clear (a derived one's may be larger).
+    let campaign = &ctx.frozen.campaign;
+    let incumbent = setup.leader_before.as_ref().map(|l| l.patch);
     for entry in &mut entries {
         if let Some(patch) = &entry.patch {
             entry.review = super::review::entry_review_of(&ctx.bundle, ctx.round, patch)?;
         }
+        if let Some(review) = entry.review.as_mut() {
+            review.derived_margin_bp = derived_margin_bp(
+                campaign,
+                entry.role,
+                incumbent.as_ref(),
+                review.derived_from.as_deref(),
+            );
+        }
     }
+    let challenger_margins_bp: Vec<u32> = (entries.iter())
+        .filter(|e| e.role == Role::Challenger)
+        .map(|e| {
+            let derived_from = e.review.as_ref().and_then(|r| r.derived_from.as_deref());
+            challenger_margin_bp(campaign, incumbent.as_ref(), derived_from)
+        })
+        .collect();
 
     // An entry whose run wrote key material is disqualified, whatever it measured.
     let withheld = withheld_files(records);
@@ -252,14 +271,13 @@ fn build(ctx: &Ctx<'_>) -> Result<(RoundRecord, Vec<SubmissionUpdate>), RoundErr
             _ => None,
         })
         .collect();
-    let campaign = &ctx.frozen.campaign;
     let view = passes::view(
         &setup.entries,
         ctx.pass_orders(&setup.entries),
         &records,
         &excluded,
         campaign.drift_bound_bp,
-        campaign.overtake_margin_bp,
+        (campaign.overtake_margin_bp, &challenger_margins_bp),
     );
     for ((entry, planned), passed) in entries.iter_mut().zip(&setup.entries).zip(&view.entries) {
         with_passes(

@@ -288,23 +288,26 @@ pub(crate) struct EntryPasses {
 /// and paired ratio, which passes are void (a baseline run of it voids it in the failure
 /// table), each entry's paired score, the noise check (both spreads over the passes in
 /// which both baseline runs count; unmeasured below [`paired::MIN_PASSES`] of them) and
-/// the paired rules' decision with `drift_bound_bp` and `margin_bp`. `orders[p]` is pass
-/// `p`'s recorded order; `records` the journaled runs in journal order.
+/// the paired rules' decision with `drift_bound_bp` and `margin_bp`, each challenger
+/// held to its margin in `challenger_margins_bp` (in `entries`' challenger order; a
+/// derived challenger's may be larger). `orders[p]` is pass `p`'s recorded order;
+/// `records` the journaled runs in journal order.
 pub(crate) fn view(
     entries: &[PlannedEntry],
     orders: Vec<Vec<PassSlot>>,
     records: &[&EntryRecord],
     excluded: &[u32],
     drift_bound_bp: u32,
-    margin_bp: u32,
+    (margin_bp, challenger_margins_bp): (u32, &[u32]),
 ) -> PassesView {
     let count = u32::try_from(orders.len()).unwrap_or(u32::MAX);
     let done: Vec<RunDone> = records.iter().map(|r| run_done(r)).collect();
     let runs = round_runs(entries, count, &done, excluded);
-    let decision = paired::decide_paired(
+    let decision = paired::decide_paired_with_margins(
         &runs,
         drift_bound_bp,
         margin_bp,
+        challenger_margins_bp,
         paired::SeatChoice::BestQualifying,
         paired::InvalidTwice::Disqualifies,
     );
@@ -712,7 +715,7 @@ mod tests {
         let orders = (0..3)
             .map(|p| receipts::rules::passes::pass_order(&Seed32([7; 32]), p, 3))
             .collect();
-        let view = view(&entries, orders, &refs, &[], 500, 100);
+        let view = view(&entries, orders, &refs, &[], 500, (100, &[]));
         let outcome = outcome(&view, &entries, input);
         (view, outcome)
     }

@@ -1,6 +1,6 @@
-//! A repository submission's review carried into its round (content/review.md, In the
-//! round): at setup the submission's review record, and the signed statement of a
-//! person's resolution, are copied under `inputs/` (so the round-opened statement commits
+//! A repository submission carried into its round (content/review.md, In the round):
+//! at setup its commitment's text, its review record and the signed statement of a
+//! person's resolution are copied under `inputs/` (so the round-opened statement commits
 //! to what let each entry run); at seal each entry's review is taken from those copies,
 //! as the verifier takes it again (`receipts::rules::review::entry_review`).
 
@@ -8,7 +8,7 @@ use std::path::Path;
 
 use receipts::dsse::Envelope;
 use receipts::fsutil::read_limited;
-use receipts::layout::{CampaignDir, resolution_input, review_input};
+use receipts::layout::{CampaignDir, commitment_input, resolution_input, review_input};
 use receipts::model::{EntryReview, ReviewRecord, Sha256Hex};
 use receipts::rules::review::entry_review;
 use receipts::tlog::entry::EntryKind;
@@ -19,29 +19,37 @@ use super::{RoundError, io};
 /// Largest review record copy read back, bytes (findings and an LLM transcript).
 const MAX_REVIEW_BYTES: usize = 16 << 20;
 
-/// The input copies of the review of the submission `patch` seated in round `round` of
-/// the campaign in `campaign_dir`, as (bundle-relative name, bytes): its review record, pretty JSON as
-/// the data directory writes records, and the statement of its resolution when a person
-/// resolved it. Empty for a submission without a review (a diff).
+/// An input copy of a round: its bundle-relative name and its bytes.
+pub(crate) type InputCopy = (String, Vec<u8>);
+
+/// The input copies of the repository submission `patch` seated in round `round` of the
+/// campaign in `campaign_dir`, as (bundle-relative name, bytes): its commitment's text
+/// (which hashes to `patch`: the repository entry's input in place of a diff), its
+/// review record, pretty JSON as the data directory writes records, and the statement of
+/// its resolution when a person resolved it. `None` for a diff submission.
 ///
 /// Errors: [`RoundError::Data`] when the record does not load; [`RoundError::Io`] when
 /// the resolution's statement does not read; [`RoundError::Record`] when the record does
 /// not serialise.
-pub(crate) fn review_inputs(
+pub(crate) fn repository_inputs(
     campaign_dir: &CampaignDir,
     round: u64,
     patch: &Sha256Hex,
-) -> Result<Vec<(String, Vec<u8>)>, RoundError> {
+) -> Result<Option<Vec<InputCopy>>, RoundError> {
     let submission = campaign_dir.load_submission(patch)?;
-    let Some(review) = submission.repository.and_then(|r| r.review) else {
-        return Ok(Vec::new());
+    let Some(repository) = submission.repository else {
+        return Ok(None);
+    };
+    let mut files = vec![(commitment_input(patch), repository.commitment.into_bytes())];
+    let Some(review) = repository.review else {
+        return Ok(Some(files));
     };
     let mut bytes = serde_json::to_vec_pretty(&review).map_err(|e| RoundError::Record {
         round,
         message: format!("the review of {patch}: {e}"),
     })?;
     bytes.push(b'\n');
-    let mut files = vec![(review_input(patch), bytes)];
+    files.push((review_input(patch), bytes));
     if let Some(resolution) = &review.resolution {
         let path = statement_path(
             campaign_dir.root(),
@@ -51,7 +59,7 @@ pub(crate) fn review_inputs(
         let statement = read_limited(&path, MAX_STATEMENT_BYTES).map_err(io("reading", &path))?;
         files.push((resolution_input(&resolution.envelope_sha256), statement));
     }
-    Ok(files)
+    Ok(Some(files))
 }
 
 /// The review of the entry of `patch` in round `round` from the copies [`review_inputs`] wrote into the
@@ -177,11 +185,22 @@ mod tests {
         let key = PrivateKey::from_seed(&[3; 32]);
         let envelope = resolved_record(&dir, sha, &key);
 
-        let files = review_inputs(&dir, 2, &sha).expect("inputs");
+        let files = repository_inputs(&dir, 2, &sha)
+            .expect("inputs")
+            .expect("a repository submission");
         let names: Vec<&str> = files.iter().map(|(n, _)| n.as_str()).collect();
         let statement = resolution_input(&Sha256Hex::digest(&envelope));
-        assert_eq!(names, [review_input(&sha).as_str(), statement.as_str()]);
-        assert_eq!(files[1].1, envelope);
+        assert_eq!(
+            names,
+            [
+                commitment_input(&sha).as_str(),
+                review_input(&sha).as_str(),
+                statement.as_str()
+            ]
+        );
+        // The commitment's copy hashes to the entry's `patch`, as a diff's does.
+        assert_eq!(Sha256Hex::digest(&files[0].1), sha);
+        assert_eq!(files[2].1, envelope);
 
         let bundle = tempfile::tempdir().expect("bundle");
         assert_eq!(entry_review_of(bundle.path(), 2, &sha).expect("none"), None);

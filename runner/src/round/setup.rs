@@ -501,7 +501,8 @@ fn seat_challengers(ctx: &Ctx<'_>, leader: Option<&Leader>) -> Result<Vec<Submis
     Ok(seated)
 }
 
-/// Copies campaign.toml, miners.json and every entry's diff under `inputs/` and
+/// Copies campaign.toml, miners.json and every entry's diff (a repository submission's
+/// commitment and review: [`super::review::repository_inputs`]) under `inputs/` and
 /// describes them (and the pinned baseline commit) as in-toto ResourceDescriptors.
 /// Returns them with the digest of miners.json.
 fn copy_inputs(
@@ -542,19 +543,23 @@ fn copy_inputs(
         files.push((PROMPTS_INPUT.into(), bytes.clone()));
     }
     for patch in entries.iter().filter_map(|e| e.patch.as_ref()) {
-        let path = ctx.campaign_dir.submission_diff(patch);
-        let bytes = fs::read(&path).map_err(io("reading", &path))?;
-        files.push((patch_input(patch), bytes));
-        files.extend(super::review::review_inputs(
-            &ctx.campaign_dir,
-            ctx.round,
-            patch,
-        )?);
+        match super::review::repository_inputs(&ctx.campaign_dir, ctx.round, patch)? {
+            Some(repository) => files.extend(repository),
+            None => {
+                let path = ctx.campaign_dir.submission_diff(patch);
+                let bytes = fs::read(&path).map_err(io("reading", &path))?;
+                files.push((patch_input(patch), bytes));
+            }
+        }
     }
     let mut descriptors = Vec::new();
     let mut miners_digest = Sha256Hex::digest(b"");
     for (name, bytes) in &files {
         let path = ctx.bundle.join(name);
+        // `inputs/patches/` is made above; a repository entry's copies go beside it.
+        if let Some(dir) = path.parent() {
+            fs::create_dir_all(dir).map_err(io("creating", dir))?;
+        }
         receipts::fsutil::write_atomic(&path, bytes, 0o644).map_err(io("writing", &path))?;
         let digest = Sha256Hex::digest(bytes);
         if name == MINERS_INPUT {

@@ -22,7 +22,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use receipts::layout::patch_input;
+use receipts::layout::{commitment_input, patch_input};
 use receipts::model::{
     CampaignId, CorrectnessItems, Entry, EntryMeasurement, HostLoad, LatencyKind,
     LoadSampleCheckFields, LoadSampleCheckKind, PassStatus, Percentile, ProbeRecord, ProbeVerdict,
@@ -218,6 +218,9 @@ pub struct Provenance {
     pub diff: Option<HighlightedDiff>,
     /// Why the diff cannot be shown.
     pub diff_error: Option<String>,
+    /// A repository submission's commitment (`<repository>@<commit>`, the miner's text)
+    /// from its copy `inputs/commitments/<sha256>.txt`, in place of a diff.
+    pub commitment: Option<String>,
     /// The engine's backend.
     pub backend: Shown,
     /// sha256 of the engine config of the (patched) tree.
@@ -1053,8 +1056,28 @@ fn run_view(
 /// The entry's provenance.
 fn provenance(round: &VerifiedRound, entry: &Entry, ev: &verifier::view::EntryView) -> Provenance {
     let view = &round.view;
-    let patch_file = entry.patch.as_ref().map(patch_input);
+    // A repository entry ran its own tree: its commitment's copy, an input of the round,
+    // stands where a diff's would.
+    let repository = entry.patch.as_ref().is_some_and(|p| {
+        let name = commitment_input(p);
+        round.record.inputs.iter().any(|i| i.name == name)
+    });
+    let patch_file = entry.patch.as_ref().map(|p| {
+        if repository {
+            commitment_input(p)
+        } else {
+            patch_input(p)
+        }
+    });
+    let mut commitment = None;
     let (diff, diff_error) = match &patch_file {
+        Some(file) if repository => match round.read_bytes(file, MAX_DIFF_BYTES) {
+            Ok(bytes) => {
+                commitment = Some(String::from_utf8_lossy(&bytes).into_owned());
+                (None, None)
+            }
+            Err(e) => (None, Some(untrusted(&e.to_string()))),
+        },
         Some(file) => match round.read_bytes(file, MAX_DIFF_BYTES) {
             Ok(bytes) => (Some(highlight(&bytes)), None),
             Err(e) => (None, Some(untrusted(&e.to_string()))),
@@ -1131,6 +1154,7 @@ fn provenance(round: &VerifiedRound, entry: &Entry, ev: &verifier::view::EntryVi
         patch_file,
         diff,
         diff_error,
+        commitment,
         backend: Shown::of(&ev.backend, |b| b.as_str().to_owned()),
         config_sha256: Shown::new(engine.config_sha256.to_string(), signed),
         image: engine

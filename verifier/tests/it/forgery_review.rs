@@ -285,7 +285,9 @@ fn a_review_on_the_baseline_fails_entries_review() {
 
 #[test]
 fn a_review_field_changed_alone_fails_entries_review() {
-    let changes: [(&str, Value); 9] = [
+    // derivedMarginBp: v8 had no derived-work margin, and the challenger is derived from
+    // nothing (verifier/tests/it/paired.rs holds one held to it).
+    let changes: [(&str, Value); 10] = [
         ("record", json!("inputs/reviews/elsewhere.json")),
         ("rulesVersion", json!(2)),
         (
@@ -301,6 +303,7 @@ fn a_review_field_changed_alone_fails_entries_review() {
             json!("inputs/review-resolutions/x.dsse.json"),
         ),
         ("resolution.keyid", json!("k")),
+        ("derivedMarginBp", json!(3000)),
     ];
     for (field, value) in changes {
         let report = forged_review(resolved(Verdict::Pass), &key(), |p| {

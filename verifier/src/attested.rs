@@ -83,6 +83,10 @@ const RESOURCES: &str = "what the entry's manifest declared it runs on; the roun
 const AGREEMENT: &str = "how many fresh items' decisions matched the s1-pro reference's; the \
                          bundle holds no per-item decisions yet, and `fastTrack.costs` \
                          recomputes the ppm from the count";
+/// Why a pod's nodes and GPUs are attested.
+const SCHEDULER: &str = "the scheduler's name for the node and the GPUs it gave the agent \
+                         (`CUDA_VISIBLE_DEVICES`), as the agent reported them; no file of the \
+                         bundle can show which machine a cluster handed over";
 /// Why the client's self-test figures are attested.
 const SELF_TEST: &str = "measured by the load client against its built-in null server at \
                          setup; `client.selfTest` holds it to its bounds, not its values";
@@ -468,5 +472,13 @@ pub const ATTESTED_FIELDS: &[AttestedField] = &[
     AttestedField {
         path: "fastTrack.entries[].agreementMatched",
         reason: AGREEMENT,
+    },
+    AttestedField {
+        path: "pod.allocations[].nodes",
+        reason: SCHEDULER,
+    },
+    AttestedField {
+        path: "pod.allocations[].gpus",
+        reason: SCHEDULER,
     },
 ];

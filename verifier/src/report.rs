@@ -521,6 +521,13 @@ pub enum CheckName {
     /// the throughput seat, the cost margin and the round's noise floor.
     #[serde(rename = "fastTrack.decision")]
     FastTrackDecision,
+    /// v9, a round on a rented pod (content/pods.md): `pod` is recorded when the campaign
+    /// rents one, and each allocation's steps are steps of the `Pod` group, renting
+    /// first, its id the one the renting step's log names and its agent's sha256 the
+    /// shipped binary's digest the shipping step's log names; `pod.allocations[i]` as
+    /// target.
+    #[serde(rename = "pod.agent")]
+    PodAgent,
 }
 
 impl CheckName {
@@ -632,6 +639,7 @@ impl CheckName {
             CheckName::DecideGate => "decide.gate",
             CheckName::FastTrackCosts => "fastTrack.costs",
             CheckName::FastTrackDecision => "fastTrack.decision",
+            CheckName::PodAgent => "pod.agent",
         }
     }
 }
@@ -1300,6 +1308,14 @@ pub enum FailureReason {
     /// the entries and the track's rules give.
     #[error("`receipt.dsse.json` {field}: {message}")]
     FastTrack {
+        /// The field.
+        field: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// A round's pod record disagrees with its campaign or its steps (content/pods.md).
+    #[error("`receipt.dsse.json` {field}: {message}")]
+    PodRecord {
         /// The field.
         field: String,
         /// What is wrong.

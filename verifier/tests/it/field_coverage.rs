@@ -47,6 +47,14 @@ const NOT_YET_COVERED: &[&str] = &[
     "fastTrack.entries[].costMicroUsdPerMillion",
     "fastTrack.entries[].index",
     "fastTrack.entries[].priceMicroUsdPerHour",
+    // A round on a rented pod (issue 49): no fixture holds one (sealing one needs a Slurm
+    // cluster); `.ci/run`'s Slurm stage runs one end to end (tests/pod.rs), its `pod.agent`
+    // passes and its re-signed forgeries fail it.
+    "pod",
+    "pod.allocations[].agentSha256",
+    "pod.allocations[].id",
+    "pod.allocations[].steps[]",
+    "pod.backend",
     "transparencyLog.openingWitness",
     "transparencyLog.openingWitness.checkpointSize",
     "transparencyLog.openingWitness.name",

@@ -112,6 +112,16 @@ struct AgentPass {
     stderr: JoinHandle<String>,
 }
 
+impl AgentPass {
+    /// Stops an agent whose frames are no longer read. Best effort: one that already
+    /// exited cannot be killed, and its allocation is released or re-rented next.
+    fn stop(mut self) {
+        if let Err(e) = self.child.kill().and_then(|()| self.child.wait().map(drop)) {
+            tracing::debug!("stopping the agent of pass {}: {e}", self.pass + 1);
+        }
+    }
+}
+
 impl<'c, 'a> PodRuns<'c, 'a> {
     /// The executor of a round on the pod `spec` describes; nothing is rented before the
     /// first run.
@@ -142,10 +152,9 @@ impl<'c, 'a> PodRuns<'c, 'a> {
         let Some(mut rented) = self.rented.take() else {
             return Ok(());
         };
-        if let Some(mut agent) = rented.agent.take() {
+        if let Some(agent) = rented.agent.take() {
             // An agent still running (a round stopped mid-pass) ends with its pod.
-            let _ = agent.child.kill();
-            let _ = agent.child.wait();
+            agent.stop();
         }
         let (step, released) = session::tear_down(rented.pod.as_mut());
         let record = self.pod_record(&rented, std::slice::from_ref(&step))?;
@@ -254,9 +263,8 @@ impl<'c, 'a> PodRuns<'c, 'a> {
             let staged = staged_work(&self.staging, self.ctx).join("journal.jsonl");
             write_atomic(&staged, &bytes, 0o644).map_err(IoError::at("writing", &staged))?;
             let rented = self.rented.as_mut().ok_or(PodError::NotProvisioned)?;
-            if let Some(mut old) = rented.agent.take() {
-                let _ = old.child.kill();
-                let _ = old.child.wait();
+            if let Some(old) = rented.agent.take() {
+                old.stop();
             }
             rented.agent = Some(start_agent(rented, pass)?);
         }

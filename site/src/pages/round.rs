@@ -26,8 +26,8 @@ use receipts::text::log_tail_for_display;
 use verifier::view::{
     EntryView, Field, RoundView, SELF_REPORTED, StepView, format_capability_finding,
     format_client_self_test, format_duration_ms, format_entry_throughput, format_leader,
-    format_milli_rps, format_noise, format_paired_score, format_pass_order, format_score_percent,
-    format_time_of_day, short_seed,
+    format_milli_rps, format_noise, format_paired_score, format_pass_order, format_pod,
+    format_score_percent, format_time_of_day, short_seed,
 };
 
 use super::seat::{SeatBox, SeatedView, seat_box};
@@ -199,6 +199,8 @@ pub struct RoundPage {
     /// The capability probe of the baseline engine (v3, `process` backends): one line per
     /// finding, escaped, with the probe's duration.
     pub capability_probe: Option<CapabilityShown>,
+    /// The pod the entries ran on, when the round rented one (`pod.agent`).
+    pub pod: Option<Shown>,
     /// The passes in the order they ran (v3).
     pub passes: Vec<PassRow>,
     /// The drift check (before v3).
@@ -1031,6 +1033,7 @@ pub fn round_page(
             .client_self_test
             .as_ref()
             .map(|t| Shown::of(t, format_client_self_test)),
+        pod: view.pod.as_ref().map(|p| Shown::of(p, format_pod)),
         capability_probe: view.capability_probe.as_ref().map(|p| CapabilityShown {
             findings: p
                 .value

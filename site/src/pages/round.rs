@@ -200,6 +200,7 @@ pub struct RoundPage {
     /// finding, escaped, with the probe's duration.
     pub capability_probe: Option<CapabilityShown>,
     /// The pod the entries ran on, when the round rented one (`pod.agent`).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub pod: Option<Shown>,
     /// The passes in the order they ran (v3).
     pub passes: Vec<PassRow>,

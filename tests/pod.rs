@@ -406,3 +406,204 @@ fn a_killed_allocation_is_seen_dead_and_a_new_one_is_rented() {
     assert!(again.release().unwrap().leftovers_cancelled.is_empty());
     pod.release().unwrap();
 }
+
+/// The tiny campaign of two passes on a `slurm` pod of 2 GPUs staging into `staging`.
+fn tiny_on_a_pod(staging: &Path) -> String {
+    format!(
+        "[pod]\nbackend = \"slurm\"\ngpus = 2\ntime_limit_min = 10\nstaging_dir = \"{}\"\n",
+        staging.display()
+    )
+}
+
+/// The pod's allocations of the round `referee-tiny-r1`, as `squeue` lists them.
+fn allocations_of_the_round() -> Vec<String> {
+    let queue = Command::new("squeue")
+        .args(["--noheader", "--name=referee-tiny-r1", "--format=%i"])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&queue.stdout)
+        .split_whitespace()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// A round on a rented pod end to end (content/pods.md, A round on a pod): every pass
+/// runs on the allocation through `referee agent`, each run journaled at home as its
+/// frame arrives; the allocation killed after the first run, the round goes on on a new
+/// one from the journal; the receipt records both allocations, their setup steps and the
+/// agent's sha256, and verifies. Then the attacks, re-signed with the evaluator's own
+/// key: another agent digest, and the pod dropped from the receipt, each fail `pod.agent`.
+#[test]
+#[ignore = "needs a Slurm cluster: scripts/slurm-local start, then SLURM_CONF (.ci/run)"]
+fn a_round_runs_on_a_slurm_pod_and_a_killed_allocation_resumes_on_a_new_one() {
+    require_cluster();
+    let staging_dir = tempfile::tempdir().unwrap();
+    let staging = staging_dir.path().join("staging");
+    let pod = tiny_on_a_pod(&staging);
+    let tiny = support::Tiny {
+        runs: 2,
+        backend: &pod,
+        ..support::Tiny::default()
+    };
+    let fixture = support::Fixture::new(&tiny, &[("miner-a", "max_num_seqs", "2")]);
+    let mut round = fixture
+        .round_command()
+        .env("REFEREE_PLANTED_SIGNING_KEY", PLANTED_SEED)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Kill the allocation once the first run is journaled at home.
+    let journal = fixture.data.join("tiny/.work/round-1/journal.jsonl");
+    let mut killed = None;
+    for _ in 0..3000 {
+        let runs = fs::read_to_string(&journal)
+            .unwrap_or_default()
+            .matches("\"kind\":\"entry\"")
+            .count();
+        if runs >= 1 {
+            let ids = allocations_of_the_round();
+            assert_eq!(ids.len(), 1, "{ids:?}");
+            let cancel = Command::new("scancel").arg(&ids[0]).status().unwrap();
+            assert!(cancel.success());
+            killed = Some(ids[0].clone());
+            break;
+        }
+        if round.try_wait().unwrap().is_some() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let killed: u64 = killed
+        .expect("the round journaled no run while its first allocation lived")
+        .parse()
+        .unwrap();
+    let output = round.wait_with_output().unwrap();
+    assert!(output.status.success(), "{}", text(&output));
+    assert_eq!(allocations_of_the_round(), Vec::<String>::new());
+
+    let bundle = fixture.data.join("tiny/rounds/1");
+    let keyring = receipts::keys::Keyring::load(&fixture.data.join("keyring.json")).unwrap();
+    let verify = |dir: &Path| verifier::verify_bundle(dir, &keyring, &Default::default());
+    let report = verify(&bundle);
+    assert!(
+        report.passed(),
+        "{:#?}",
+        report.failures().collect::<Vec<_>>()
+    );
+    let pod_checks: Vec<_> = report
+        .checks
+        .iter()
+        .filter(|c| c.name == verifier::CheckName::PodAgent)
+        .map(|c| (c.target.clone(), c.passed))
+        .collect();
+    assert_eq!(
+        pod_checks,
+        [
+            (Some("pod.allocations[0]".to_owned()), true),
+            (Some("pod.allocations[1]".to_owned()), true)
+        ]
+    );
+    let statement = testkit::forge::statement(&bundle, "receipt.dsse.json");
+    let pod = &statement["predicate"]["pod"];
+    let binary_sha =
+        receipts::bundle::file_sha256(Path::new(env!("CARGO_BIN_EXE_referee"))).unwrap();
+    assert_eq!(pod["backend"], "slurm");
+    let allocations = pod["allocations"].as_array().unwrap();
+    assert_eq!(allocations.len(), 2, "{pod:#}");
+    assert_eq!(allocations[0]["id"], killed);
+    assert_ne!(allocations[1]["id"], killed);
+    for allocation in allocations {
+        assert_eq!(allocation["agentSha256"], binary_sha.as_str());
+        assert_eq!(allocation["gpus"], "0,1");
+    }
+    // Each allocation's steps, by name, from the receipt's timeline: its setup, then
+    // its release.
+    let steps = statement["predicate"]["steps"].as_array().unwrap();
+    let names = |allocation: &Value| -> Vec<String> {
+        allocation["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| {
+                let step = &steps[i.as_u64().unwrap() as usize];
+                assert_eq!(step["group"], "Pod");
+                step["name"].as_str().unwrap().to_owned()
+            })
+            .collect()
+    };
+    let setup_and_release = [
+        "Renting the pod",
+        "Shipping the harness",
+        "Preparing the pod",
+        "Pulling engine images",
+        "Downloading model weights",
+        "Releasing the pod",
+    ];
+    assert_eq!(names(&allocations[0]), setup_and_release);
+    assert_eq!(names(&allocations[1]), setup_and_release);
+    // The entries ran on the pod: their engine logs name the staged trees (the
+    // reference scorer's engine runs at home, after the pod is released).
+    let engine_logs: Vec<PathBuf> = walk(&bundle.join("logs/engines"))
+        .into_iter()
+        .filter(|log| !log.ends_with("scorer.log"))
+        .collect();
+    assert!(!engine_logs.is_empty());
+    for log in &engine_logs {
+        let text = fs::read_to_string(log).unwrap();
+        assert!(
+            text.contains(&staging.display().to_string()),
+            "{} ran off the pod",
+            log.display()
+        );
+    }
+    // No key reached the pod.
+    assert_eq!(
+        receipts::layout::find_private_keys(&staging).unwrap(),
+        Vec::<PathBuf>::new()
+    );
+    for file in walk(&staging) {
+        let bytes = fs::read(&file).unwrap();
+        assert!(
+            !bytes
+                .windows(PLANTED_SEED.len())
+                .any(|w| w == PLANTED_SEED.as_bytes()),
+            "{} holds the planted key",
+            file.display()
+        );
+    }
+
+    // The attacks, each on a copy re-signed with the evaluator's own key.
+    let key = receipts::keys::PrivateKey::load(&fixture.key).unwrap();
+    let forged = |edit: &dyn Fn(&mut Value)| {
+        let copy = tempfile::tempdir().unwrap();
+        testkit::copy_dir(&bundle, copy.path());
+        let mut statement = testkit::forge::statement(copy.path(), "receipt.dsse.json");
+        edit(&mut statement["predicate"]);
+        testkit::forge::sign_with(copy.path(), "receipt.dsse.json", statement, &key);
+        let report = verify(copy.path());
+        report
+            .failures()
+            .filter(|c| c.name == verifier::CheckName::PodAgent)
+            .map(|c| {
+                c.reason
+                    .as_ref()
+                    .map(ToString::to_string)
+                    .unwrap_or_default()
+            })
+            .collect::<Vec<_>>()
+    };
+    let other = Sha256Hex::digest(b"another agent");
+    assert_eq!(
+        forged(&|p| p["pod"]["allocations"][1]["agentSha256"] = other.as_str().into()),
+        [format!(
+            "`receipt.dsse.json` pod.allocations[1].agentSha256 is {other}, recomputed {binary_sha}"
+        )]
+    );
+    assert_eq!(
+        forged(&|p| {
+            p.as_object_mut().unwrap().remove("pod");
+        }),
+        ["`receipt.dsse.json` pod: missing: the campaign rents a `slurm` pod"]
+    );
+}

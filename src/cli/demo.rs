@@ -88,7 +88,16 @@ pub struct DemoArgs {
     /// without that campaign's rounds.
     #[arg(long, value_name = "DAYS", conflicts_with = "prepare", value_parser = clap::value_parser!(u32).range(3..))]
     pub days: Option<u32>,
+    /// Run the demo's round on a pod (content/pods.md): `slurm` rents an allocation of 2
+    /// GPUs from the Slurm cluster `SLURM_CONF` names (`scripts/slurm-local start DIR`
+    /// brings one up on this machine), ships the harness to `<data>.pod-staging/` and
+    /// runs every pass there through `referee agent`, in campaign `demo-pod`.
+    #[arg(long, value_name = "BACKEND", conflicts_with_all = ["prepare", "days"], value_parser = ["local", "slurm"])]
+    pub pod: Option<String>,
 }
+
+/// The campaign of `referee demo --pod slurm`.
+const POD_CAMPAIGN_ID: &str = "demo-pod";
 
 /// Runs the demo (or, with `--prepare`, only writes its campaign's files).
 pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
@@ -120,26 +129,31 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
     let data_path = args.data.data.clone();
     let data = DataDir::new(&data_path);
     let d = data_path.display().to_string();
-    let campaign_id: CampaignId = CAMPAIGN_ID.parse().context("the demo campaign id")?;
+    let on_pod = args.pod.as_deref() == Some("slurm");
+    let campaign = if on_pod { POD_CAMPAIGN_ID } else { CAMPAIGN_ID };
+    let campaign_id: CampaignId = campaign.parse().context("the demo campaign id")?;
     let DemoKeys { key_dir, key_path } = demo_keys(&args, DEMO_LOG_ORIGIN)?;
 
     // The campaign, from the embedded demo files.
     let source = data_path.join(".demo");
-    let campaign_toml =
+    let mut campaign_toml =
         stage(&source, args.send_lag_bound_us).context("writing the demo's baseline repository")?;
+    if on_pod {
+        campaign_toml = pod_campaign(&campaign_toml, &data_path)?;
+    }
     add_and_ingest(&args, &campaign_toml, &campaign_id, &SUBMISSIONS, &key_path)?;
 
     // The round, its seeds derived from a file beacon (unsigned: a demo has no network
     // to reach drand) and a fresh secret.
     let beacon_path = demo_beacon(&key_dir)?;
     step(&format!(
-        "referee round --data {d} --campaign {CAMPAIGN_ID} --key {} --beacon-file {}",
+        "referee round --data {d} --campaign {campaign} --key {} --beacon-file {}",
         key_path.display(),
         beacon_path.display()
     ));
     let summary = run_with_progress(&round_args(
         &args,
-        CAMPAIGN_ID,
+        campaign,
         &key_path,
         beacon_path,
         super::round::KindArg::Regular,
@@ -383,6 +397,28 @@ fn build_demo_site(args: &DemoArgs) -> anyhow::Result<()> {
         args.site.display()
     ));
     Ok(())
+}
+
+/// The demo campaign `campaign_toml` as campaign `demo-pod` on a Slurm pod of 2 GPUs,
+/// staged into `<data>.pod-staging/` (absolute: the pod sees the same path), written
+/// beside it as `campaign-pod.toml`; its path.
+fn pod_campaign(campaign_toml: &Path, data: &Path) -> anyhow::Result<PathBuf> {
+    let text = std::fs::read_to_string(campaign_toml)
+        .with_context(|| format!("reading {}", campaign_toml.display()))?;
+    let data = std::path::absolute(data).context("the data directory's absolute path")?;
+    let staging = format!("{}.pod-staging", data.display());
+    let id_line = format!("id = \"{CAMPAIGN_ID}\"");
+    anyhow::ensure!(
+        text.contains(&id_line),
+        "the demo campaign has no `{id_line}` line"
+    );
+    let pod = text.replacen(&id_line, &format!("id = \"{POD_CAMPAIGN_ID}\""), 1)
+        + &format!(
+            "\n[pod]\nbackend = \"slurm\"\ngpus = 2\ntime_limit_min = 60\nstaging_dir = \"{staging}\"\n"
+        );
+    let path = campaign_toml.with_file_name("campaign-pod.toml");
+    write_file(&path, pod.as_bytes())?;
+    Ok(path)
 }
 
 /// What `referee round` gets from the demo: the campaign `campaign`, signed with

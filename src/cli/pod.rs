@@ -11,8 +11,7 @@ use anyhow::Context;
 use receipts::model::{Campaign, StepStatus};
 use receipts::text::escape_untrusted;
 use runner::pod::pod_for;
-use runner::pod::session::{PodInputs, PodStep, set_up, tear_down};
-use runner::pod::weights::WeightOrder;
+use runner::pod::session::{PodInputs, PodStep, campaign_pulls, set_up, tear_down};
 
 #[derive(clap::Subcommand, Debug)]
 pub enum PodCommand {
@@ -66,28 +65,7 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         Some(binary) => binary,
         None => std::env::current_exe().context("locating this binary")?,
     };
-    let images = campaign
-        .baseline
-        .image
-        .iter()
-        .map(|image| match &spec.registry {
-            Some(registry) => format!("{registry}/{}@{}", image.name, image.manifest_digest),
-            None => format!("{}@{}", image.name, image.manifest_digest),
-        })
-        .collect();
-    let weights = match &spec.weights_source {
-        Some(source) => campaign
-            .model
-            .weights
-            .iter()
-            .map(|w| WeightOrder {
-                name: w.name.clone(),
-                sha256: w.sha256,
-                url: format!("{}/{}", source.trim_end_matches('/'), w.name),
-            })
-            .collect(),
-        None => Vec::new(),
-    };
+    let (images, weights) = campaign_pulls(&campaign, &spec);
     let inputs = PodInputs {
         staging,
         binary,
@@ -95,6 +73,7 @@ fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
         images,
         weights,
         weights_cache,
+        round: None,
     };
     let mut pod = pod_for(&spec, &format!("referee-{}", campaign.id.as_str()));
     let setup = set_up(pod.as_mut(), &inputs);

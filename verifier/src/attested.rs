@@ -79,6 +79,10 @@ const SEALED: &str = "the sealed capability scorer's identity, the commitment to
 const RESOURCES: &str = "what the entry's manifest declared it runs on; the round bundle \
                          holds no copy of the manifest, and `fastTrack.costs` recomputes the \
                          price from it at the campaign's prices";
+/// Why a pod's nodes and GPUs are attested.
+const SCHEDULER: &str = "the scheduler's name for the node and the GPUs it gave the agent \
+                         (`CUDA_VISIBLE_DEVICES`), as the agent reported them; no file of the \
+                         bundle can show which machine a cluster handed over";
 /// Why the client's self-test figures are attested.
 const SELF_TEST: &str = "measured by the load client against its built-in null server at \
                          setup; `client.selfTest` holds it to its bounds, not its values";
@@ -460,5 +464,13 @@ pub const ATTESTED_FIELDS: &[AttestedField] = &[
     AttestedField {
         path: "fastTrack.entries[].resources.memoryGib",
         reason: RESOURCES,
+    },
+    AttestedField {
+        path: "pod.allocations[].nodes",
+        reason: SCHEDULER,
+    },
+    AttestedField {
+        path: "pod.allocations[].gpus",
+        reason: SCHEDULER,
     },
 ];

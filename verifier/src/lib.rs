@@ -49,6 +49,7 @@ mod measurements;
 mod outputs;
 mod paired;
 mod plan;
+mod pod;
 pub mod publication;
 pub mod report;
 mod repository;

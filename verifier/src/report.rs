@@ -528,6 +528,13 @@ pub enum CheckName {
     /// `agreementMatched` recounted from it; `fastTrack.entries[i]` as target.
     #[serde(rename = "fastTrack.agreement")]
     FastTrackAgreement,
+    /// v9, a round on a rented pod (content/pods.md): `pod` is recorded when the campaign
+    /// rents one, and each allocation's steps are steps of the `Pod` group, renting
+    /// first, its id the one the renting step's log names and its agent's sha256 the
+    /// shipped binary's digest the shipping step's log names; `pod.allocations[i]` as
+    /// target.
+    #[serde(rename = "pod.agent")]
+    PodAgent,
 }
 
 impl CheckName {
@@ -640,6 +647,7 @@ impl CheckName {
             CheckName::FastTrackCosts => "fastTrack.costs",
             CheckName::FastTrackDecision => "fastTrack.decision",
             CheckName::FastTrackAgreement => "fastTrack.agreement",
+            CheckName::PodAgent => "pod.agent",
         }
     }
 }
@@ -1308,6 +1316,14 @@ pub enum FailureReason {
     /// the entries and the track's rules give.
     #[error("`receipt.dsse.json` {field}: {message}")]
     FastTrack {
+        /// The field.
+        field: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// A round's pod record disagrees with its campaign or its steps (content/pods.md).
+    #[error("`receipt.dsse.json` {field}: {message}")]
+    PodRecord {
         /// The field.
         field: String,
         /// What is wrong.

@@ -68,6 +68,7 @@ pub(crate) fn check_round(
     engine_logs::check_engine_logs(report, dir, record, campaign.as_ref(), version);
     crate::title::check_title_round(report, record, version);
     crate::fast_track::check_fast_track(report, dir, record, campaign.as_ref(), version);
+    crate::pod::check_pod(report, dir, record, campaign.as_ref(), version);
     isolation::check_isolation(report, record, campaign.as_ref(), version);
     selftest::check_self_test(
         report,

@@ -233,6 +233,10 @@ pub struct RoundView {
     /// weights).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub decide: Option<Field<receipts::model::DecideRound>>,
+    /// The pod the entries ran on (v9, a rented pod): each allocation with its agent's
+    /// digest (`pod.agent`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pod: Option<Field<receipts::model::PodRun>>,
     /// Where each number comes from and which checks vouch for it.
     pub sources: Vec<Source>,
 }
@@ -1054,6 +1058,10 @@ impl RoundView {
         });
 
         let outcome = &record.outcome;
+        let pod = record
+            .pod
+            .clone()
+            .map(|p| Field::new(p, signed && checks.all_passed(CheckName::PodAgent)));
         RoundView {
             bundle: dir.to_owned(),
             verification: Verification::of(report),
@@ -1109,6 +1117,7 @@ impl RoundView {
             client_self_test,
             capability_probe,
             decide,
+            pod,
             sources: SOURCES.to_vec(),
         }
     }
@@ -1547,6 +1556,32 @@ pub fn format_noise(noise: &NoiseCheck) -> String {
         spread(noise.baseline_spread_bp),
         format_bp_percent(u64::from(noise.drift_bound_bp)),
     )
+}
+
+/// A round's pod for people: `ran on a slurm pod: allocation 12 on node1 (GPUs 0,1),
+/// agent sha256 3f2a…; allocation 13 on node2 (GPUs 0,1), agent sha256 3f2a…` (the
+/// scheduler's words escaped).
+pub fn format_pod(pod: &receipts::model::PodRun) -> String {
+    let backend = match pod.backend {
+        receipts::model::PodBackend::Local => "local",
+        receipts::model::PodBackend::Slurm => "slurm",
+    };
+    let allocations: Vec<String> = (pod.allocations.iter())
+        .map(|a| {
+            format!(
+                "allocation {} on {} (GPUs {}), agent sha256 {}",
+                a.id,
+                receipts::text::escape_untrusted(&a.nodes),
+                if a.gpus.is_empty() {
+                    "none".into()
+                } else {
+                    receipts::text::escape_untrusted(&a.gpus)
+                },
+                a.agent_sha256
+            )
+        })
+        .collect();
+    format!("ran on a {backend} pod: {}", allocations.join("; "))
 }
 
 /// The load client's self-test for people: `client self-test: 128 req/s held, send lag

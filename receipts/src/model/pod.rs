@@ -184,6 +184,48 @@ fn is_plain_absolute(path: &str) -> bool {
         && !path.chars().any(|c| c.is_whitespace() || c.is_control())
 }
 
+/// A round's pod as the receipt records it (`pod`; content/receipts.md, v9): the
+/// backend and every allocation the round rented, in order. Absent for a round on the
+/// evaluator's own machine (`backend = "local"`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PodRun {
+    /// The backend that rented the allocations.
+    pub backend: PodBackend,
+    /// Each allocation the round ran on, in the order they were rented: more than one
+    /// when an allocation died mid-round and the round went on on a new one.
+    pub allocations: Vec<PodAllocation>,
+}
+
+/// One allocation of a round's pod: what ran there and the timeline steps of its setup
+/// and release.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PodAllocation {
+    /// The scheduler's id of the allocation (a Slurm job id).
+    pub id: u64,
+    /// The node(s) it ran on, as the scheduler named them.
+    pub nodes: String,
+    /// sha256 of the `referee` binary shipped as the agent, which the agent reported
+    /// running (`verifier::pod`: equal to the digest the shipping step's log names).
+    pub agent_sha256: super::Sha256Hex,
+    /// The GPUs the scheduler gave the agent (`CUDA_VISIBLE_DEVICES`; empty: none).
+    pub gpus: String,
+    /// Indices into the round's `steps` of this allocation's setup and release steps,
+    /// in order: renting it, shipping the harness, the agent's steps, releasing it.
+    pub steps: Vec<u32>,
+}
+
+/// The step group of a pod's setup and release steps on a round's timeline.
+pub const POD_STEP_GROUP: &str = "Pod";
+/// The step renting a pod; its log names `allocation <id> on <nodes>`.
+pub const RENTING_STEP: &str = "Renting the pod";
+/// The step shipping the harness; its log names the shipped binary's digest after
+/// [`SHIPPED_BINARY_LINE`].
+pub const SHIPPING_STEP: &str = "Shipping the harness";
+/// How the shipping step's log begins the line naming the shipped binary's sha256.
+pub const SHIPPED_BINARY_LINE: &str = "bin/referee sha256:";
+
 #[cfg(test)]
 mod tests {
     use super::*;

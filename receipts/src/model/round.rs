@@ -243,6 +243,11 @@ pub struct RoundRecord {
     /// in rounds of other tracks and before).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fast_track: Option<super::fast::FastTrackRecord>,
+    /// The pod the round's entries ran on, when the campaign rents one
+    /// (content/pods.md; v9, absent for a round on the evaluator's own machine and
+    /// before).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pod: Option<super::pod::PodRun>,
 }
 
 /// A round's place in the transparency log ([`RoundRecord::transparency_log`]).

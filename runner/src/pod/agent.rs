@@ -40,30 +40,7 @@ pub fn run_agent(order_path: &Path, out: &mut dyn Write) -> Result<(), PodError>
         write_frame(out, message).map_err(IoError::at("writing", Path::new("<stdout>")))
     };
 
-    let exe = std::env::current_exe().map_err(IoError::at("locating", Path::new("<self>")))?;
-    let agent_sha256 = receipts::bundle::file_sha256(&exe).map_err(IoError::at("reading", &exe))?;
-    let environment: BTreeMap<String, String> = std::env::vars_os()
-        .map(|(k, v)| {
-            (
-                k.to_string_lossy().into_owned(),
-                v.to_string_lossy().into_owned(),
-            )
-        })
-        .collect();
-    frame(
-        out,
-        &AgentMessage::Hello {
-            agent_sha256: agent_sha256.as_str().to_owned(),
-            node: std::fs::read_to_string("/proc/sys/kernel/hostname")
-                .map(|h| h.trim().to_owned())
-                .unwrap_or_default(),
-            gpus: environment
-                .get("CUDA_VISIBLE_DEVICES")
-                .cloned()
-                .unwrap_or_default(),
-            environment,
-        },
-    )?;
+    say_hello(out)?;
 
     let step = |out: &mut dyn Write,
                 phase: Phase,
@@ -169,4 +146,38 @@ fn ready_weights(order: &AgentOrder) -> Result<(StepStatus, Vec<String>), PodErr
         });
     }
     Ok((StepStatus::Ok, detail))
+}
+
+/// Writes the agent's hello: its own sha256 as the pod reads its executable, the node,
+/// the GPUs the scheduler gave it and its whole environment (for the evaluator to check
+/// that nothing of its own reached the pod).
+///
+/// Errors: [`PodError::Io`] when the executable cannot be read or `out` written.
+pub fn say_hello(out: &mut dyn Write) -> Result<(), PodError> {
+    let exe = std::env::current_exe().map_err(IoError::at("locating", Path::new("<self>")))?;
+    let agent_sha256 = receipts::bundle::file_sha256(&exe).map_err(IoError::at("reading", &exe))?;
+    let environment: BTreeMap<String, String> = std::env::vars_os()
+        .map(|(k, v)| {
+            (
+                k.to_string_lossy().into_owned(),
+                v.to_string_lossy().into_owned(),
+            )
+        })
+        .collect();
+    write_frame(
+        out,
+        &AgentMessage::Hello {
+            agent_sha256: agent_sha256.as_str().to_owned(),
+            node: std::fs::read_to_string("/proc/sys/kernel/hostname")
+                .map(|h| h.trim().to_owned())
+                .unwrap_or_default(),
+            gpus: environment
+                .get("CUDA_VISIBLE_DEVICES")
+                .cloned()
+                .unwrap_or_default(),
+            environment,
+        },
+    )
+    .map_err(IoError::at("writing", Path::new("<stdout>")))?;
+    Ok(())
 }

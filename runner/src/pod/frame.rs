@@ -46,6 +46,12 @@ pub enum AgentMessage {
         /// What it did, one line per item (a file verified, a weight fetched).
         detail: Vec<String>,
     },
+    /// A run of a pass ended on the pod (`referee agent --pass N`): its round journal
+    /// record, which the evaluator checks and journals.
+    Run {
+        /// The run's journal record (`runner::round::record::EntryRecord`), as JSON.
+        record: serde_json::Value,
+    },
     /// The agent finished everything it was asked to do.
     Done,
 }

@@ -11,17 +11,16 @@ use std::path::PathBuf;
 use std::process::Stdio;
 use std::thread;
 
-use receipts::model::{Phase, Sha256Hex, StepStatus};
+use receipts::model::{
+    Campaign, Phase, PodSpec, SHIPPED_BINARY_LINE, Sha256Hex, StepStatus, Timestamp,
+};
 
 use super::frame::{AgentMessage, read_frame};
-use super::ship::{Shipment, ship};
+use super::ship::{RoundOrder, Shipment, ship};
 use super::weights::WeightOrder;
 use super::{Allocation, Pod, PodError, Release};
 
-/// The step renting the pod.
-pub const RENTING: &str = "Renting the pod";
-/// The step shipping to it.
-pub const SHIPPING: &str = "Shipping the harness";
+pub use receipts::model::{RENTING_STEP as RENTING, SHIPPING_STEP as SHIPPING};
 /// The step releasing it.
 pub const RELEASING: &str = "Releasing the pod";
 
@@ -36,6 +35,10 @@ pub struct PodStep {
     pub status: StepStatus,
     /// What it did, one line per item.
     pub detail: Vec<String>,
+    /// When it started, on the evaluator's clock.
+    pub started_at: Timestamp,
+    /// When it ended, on the evaluator's clock (an agent's step: when its frame came).
+    pub ended_at: Timestamp,
 }
 
 /// What the pod's round inputs are: shipped to `staging`, the agent asked for `images`
@@ -54,6 +57,8 @@ pub struct PodInputs {
     pub weights: Vec<WeightOrder>,
     /// The node's weights cache.
     pub weights_cache: PathBuf,
+    /// The round whose passes the agent will run, if any.
+    pub round: Option<RoundOrder>,
 }
 
 /// A pod set up: its allocation, what the agent reported and the steps so far.
@@ -84,9 +89,12 @@ pub struct PodSetup {
 /// checks; [`PodError::AllocationEnded`] when the allocation died under the agent.
 pub fn set_up(pod: &mut dyn Pod, inputs: &PodInputs) -> Result<PodSetup, (Vec<PodStep>, PodError)> {
     let mut steps = Vec::new();
+    let started_at = Timestamp::now();
     let allocation = match pod.provision() {
         Ok(allocation) => {
             steps.push(PodStep {
+                started_at,
+                ended_at: Timestamp::now(),
                 phase: Phase::Provisioning,
                 name: RENTING.into(),
                 status: StepStatus::Ok,
@@ -97,8 +105,12 @@ pub fn set_up(pod: &mut dyn Pod, inputs: &PodInputs) -> Result<PodSetup, (Vec<Po
             });
             allocation
         }
-        Err(e) => return Err((failed(steps, Phase::Provisioning, RENTING, &e), e)),
+        Err(e) => {
+            let steps = failed(steps, (Phase::Provisioning, RENTING), started_at, &e);
+            return Err((steps, e));
+        }
     };
+    let started_at = Timestamp::now();
     let shipment = match ship(
         &inputs.staging,
         &inputs.binary,
@@ -106,14 +118,17 @@ pub fn set_up(pod: &mut dyn Pod, inputs: &PodInputs) -> Result<PodSetup, (Vec<Po
         inputs.images.clone(),
         inputs.weights.clone(),
         inputs.weights_cache.clone(),
+        inputs.round.clone(),
     ) {
         Ok(shipment) => {
             steps.push(PodStep {
+                started_at,
+                ended_at: Timestamp::now(),
                 phase: Phase::Bootstrapping,
                 name: SHIPPING.into(),
                 status: StepStatus::Ok,
                 detail: std::iter::once(format!(
-                    "bin/referee sha256:{}",
+                    "{SHIPPED_BINARY_LINE}{}",
                     shipment.order.agent_sha256
                 ))
                 .chain(
@@ -127,7 +142,10 @@ pub fn set_up(pod: &mut dyn Pod, inputs: &PodInputs) -> Result<PodSetup, (Vec<Po
             });
             shipment
         }
-        Err(e) => return Err((failed(steps, Phase::Bootstrapping, SHIPPING, &e), e)),
+        Err(e) => {
+            let steps = failed(steps, (Phase::Bootstrapping, SHIPPING), started_at, &e);
+            return Err((steps, e));
+        }
     };
     match run_agent(pod, allocation.id, &shipment, &mut steps) {
         Ok(hello) => Ok(PodSetup {
@@ -145,9 +163,13 @@ pub fn set_up(pod: &mut dyn Pod, inputs: &PodInputs) -> Result<PodSetup, (Vec<Po
 
 /// Releases `pod`: the teardown step, with any leftover allocation it cancelled named.
 pub fn tear_down(pod: &mut dyn Pod) -> (PodStep, Result<Release, PodError>) {
+    let started_at = Timestamp::now();
     let released = pod.release();
+    let ended_at = Timestamp::now();
     let step = match &released {
         Ok(release) => PodStep {
+            started_at,
+            ended_at,
             phase: Phase::Teardown,
             name: RELEASING.into(),
             status: StepStatus::Ok,
@@ -162,6 +184,8 @@ pub fn tear_down(pod: &mut dyn Pod) -> (PodStep, Result<Release, PodError>) {
             },
         },
         Err(e) => PodStep {
+            started_at,
+            ended_at,
             phase: Phase::Teardown,
             name: RELEASING.into(),
             status: StepStatus::Failed,
@@ -171,9 +195,17 @@ pub fn tear_down(pod: &mut dyn Pod) -> (PodStep, Result<Release, PodError>) {
     (step, released)
 }
 
-/// The steps so far with a failed step `name` of `phase` appended.
-fn failed(mut steps: Vec<PodStep>, phase: Phase, name: &str, error: &PodError) -> Vec<PodStep> {
+/// The steps so far with a failed step `name` of `phase`, started at `started_at`,
+/// appended.
+fn failed(
+    mut steps: Vec<PodStep>,
+    (phase, name): (Phase, &str),
+    started_at: Timestamp,
+    error: &PodError,
+) -> Vec<PodStep> {
     steps.push(PodStep {
+        started_at,
+        ended_at: Timestamp::now(),
         phase,
         name: name.into(),
         status: StepStatus::Failed,
@@ -182,11 +214,15 @@ fn failed(mut steps: Vec<PodStep>, phase: Phase, name: &str, error: &PodError) -
     steps
 }
 
-/// What the agent's hello said, checked.
-struct Hello {
-    node: String,
-    gpus: String,
-    environment: BTreeMap<String, String>,
+/// What the agent's hello said, checked ([`check_hello`]).
+#[derive(Clone, Debug)]
+pub struct Hello {
+    /// The pod's host name.
+    pub node: String,
+    /// The GPUs the scheduler gave the agent (`CUDA_VISIBLE_DEVICES`).
+    pub gpus: String,
+    /// The agent's environment.
+    pub environment: BTreeMap<String, String>,
 }
 
 /// Runs the agent on `pod` (its allocation `allocation`) and turns its frames into `steps`.
@@ -257,7 +293,50 @@ fn read_frames(
     shipment: &Shipment,
     steps: &mut Vec<PodStep>,
 ) -> Result<Hello, PodError> {
-    let hello = match read_frame(input)? {
+    let hello = check_hello(read_frame(input)?, shipment)?;
+    let mut since = Timestamp::now();
+    loop {
+        match read_frame(input)? {
+            Some(AgentMessage::Step {
+                phase,
+                name,
+                status,
+                detail,
+            }) => {
+                let failed = status == StepStatus::Failed;
+                let ended_at = Timestamp::now();
+                steps.push(PodStep {
+                    started_at: std::mem::replace(&mut since, ended_at),
+                    ended_at,
+                    phase,
+                    name,
+                    status,
+                    detail: detail.clone(),
+                });
+                if failed {
+                    return Err(PodError::Agent(format!("failed: {}", detail.join("; "))));
+                }
+            }
+            Some(AgentMessage::Done) => return Ok(hello),
+            Some(AgentMessage::Hello { .. }) => {
+                return Err(PodError::Agent("said hello twice".into()));
+            }
+            Some(AgentMessage::Run { .. }) => {
+                return Err(PodError::Agent(
+                    "sent a run while setting the pod up".into(),
+                ));
+            }
+            None => return Err(PodError::Agent("stopped before `done`".into())),
+        }
+    }
+}
+
+/// The agent's first frame, checked: its hello, from the very binary shipped
+/// (`shipment`), with no private key in its environment.
+///
+/// Errors: [`PodError::Agent`] for anything else.
+pub fn check_hello(first: Option<AgentMessage>, shipment: &Shipment) -> Result<Hello, PodError> {
+    match first {
         Some(AgentMessage::Hello {
             agent_sha256,
             node,
@@ -281,43 +360,44 @@ fn read_frames(
                     receipts::text::escape_untrusted(name)
                 )));
             }
-            Hello {
+            Ok(Hello {
                 node,
                 gpus,
                 environment,
-            }
+            })
         }
-        Some(other) => {
-            return Err(PodError::Agent(format!(
-                "began with {other:?}, not its hello"
-            )));
-        }
-        None => return Err(PodError::Agent("wrote nothing".into())),
-    };
-    loop {
-        match read_frame(input)? {
-            Some(AgentMessage::Step {
-                phase,
-                name,
-                status,
-                detail,
-            }) => {
-                let failed = status == StepStatus::Failed;
-                steps.push(PodStep {
-                    phase,
-                    name,
-                    status,
-                    detail: detail.clone(),
-                });
-                if failed {
-                    return Err(PodError::Agent(format!("failed: {}", detail.join("; "))));
-                }
-            }
-            Some(AgentMessage::Done) => return Ok(hello),
-            Some(AgentMessage::Hello { .. }) => {
-                return Err(PodError::Agent("said hello twice".into()));
-            }
-            None => return Err(PodError::Agent("stopped before `done`".into())),
-        }
+        Some(other) => Err(PodError::Agent(format!(
+            "began with {other:?}, not its hello"
+        ))),
+        None => Err(PodError::Agent("wrote nothing".into())),
     }
+}
+
+/// What the agent pulls and downloads for `campaign` on the pod `spec`: the baseline's
+/// image by digest (from `spec.registry` when named), and each of the model's weight
+/// files from `spec.weights_source` (none without a source).
+pub fn campaign_pulls(campaign: &Campaign, spec: &PodSpec) -> (Vec<String>, Vec<WeightOrder>) {
+    let images = campaign
+        .baseline
+        .image
+        .iter()
+        .map(|image| match &spec.registry {
+            Some(registry) => format!("{registry}/{}@{}", image.name, image.manifest_digest),
+            None => format!("{}@{}", image.name, image.manifest_digest),
+        })
+        .collect();
+    let weights = match &spec.weights_source {
+        Some(source) => campaign
+            .model
+            .weights
+            .iter()
+            .map(|w| WeightOrder {
+                name: w.name.clone(),
+                sha256: w.sha256,
+                url: format!("{}/{}", source.trim_end_matches('/'), w.name),
+            })
+            .collect(),
+        None => Vec::new(),
+    };
+    (images, weights)
 }

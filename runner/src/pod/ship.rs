@@ -9,7 +9,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use receipts::fsutil::{IoError, write_atomic, write_atomic_with};
-use receipts::model::Sha256Hex;
+use receipts::model::{CampaignId, Sha256Hex};
 use serde::{Deserialize, Serialize};
 
 use super::PodError;
@@ -45,6 +45,23 @@ pub struct AgentOrder {
     pub weights: Vec<WeightOrder>,
     /// The node's weights cache, absolute.
     pub weights_cache: PathBuf,
+    /// The round whose passes the agent runs (`referee agent --pass N`), its data
+    /// directory shipped under `data/`; absent for a setup check (`referee pod check`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round: Option<RoundOrder>,
+}
+
+/// The round an agent's passes belong to.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RoundOrder {
+    /// The campaign.
+    pub campaign: CampaignId,
+    /// The round number.
+    pub round: u64,
+    /// The host uid and gid engines run as on the pod when the agent is root
+    /// (`referee round --engine-uid`).
+    pub engine_uid: u32,
 }
 
 /// What bootstrapping shipped.
@@ -98,7 +115,7 @@ fn copy_file(source: &Path, dest: &Path, mode: u32) -> Result<Sha256Hex, PodErro
 
 /// Ships `binary` and `files` (each its name in the staging directory and its source)
 /// into `staging`, and writes the agent's order asking for `images` and `weights` in
-/// `weights_cache`.
+/// `weights_cache`, and the passes of `round` when it is given.
 ///
 /// Errors: [`PodError::PrivateKey`] before anything is copied when a file holds a
 /// private key (and after, if the staging directory holds one); [`PodError::Agent`] for
@@ -110,6 +127,7 @@ pub fn ship(
     images: Vec<String>,
     weights: Vec<WeightOrder>,
     weights_cache: PathBuf,
+    round: Option<RoundOrder>,
 ) -> Result<Shipment, PodError> {
     for (name, source) in files {
         if !is_plain_relative(name) || name == ORDER_FILE || name == AGENT_BINARY {
@@ -146,6 +164,7 @@ pub fn ship(
         images,
         weights,
         weights_cache,
+        round,
     };
     let order_path = staging.join(ORDER_FILE);
     let bytes =
@@ -182,6 +201,7 @@ mod tests {
             Vec::new(),
             Vec::new(),
             staging.join("weights-cache"),
+            None,
         )
         .unwrap();
         assert_eq!(shipment.agent, staging.join("bin/referee"));
@@ -213,6 +233,7 @@ mod tests {
                 Vec::new(),
                 Vec::new(),
                 other.clone(),
+                None,
             ) {
                 Err(PodError::PrivateKey { path }) => assert_eq!(&path, key),
                 got => panic!("expected a refusal, got {got:?}"),
@@ -226,7 +247,8 @@ mod tests {
                 &[("../x".into(), campaign)],
                 Vec::new(),
                 Vec::new(),
-                other.clone()
+                other.clone(),
+                None,
             ),
             Err(PodError::Agent(_))
         ));

@@ -425,6 +425,7 @@ fn build(ctx: &Ctx<'_>) -> Result<(RoundRecord, Vec<SubmissionUpdate>), RoundErr
         clock: Some(ctx.options.clock.kind()),
         decide: decide_round(ctx),
         fast_track: None,
+        pod: super::pod::pod_run(&ctx.journal.records),
     };
     let record = RoundRecord {
         fast_track: super::fast::fast_track(ctx, &record),
@@ -561,6 +562,7 @@ fn round_steps(records: &[Record]) -> Vec<Step> {
             Record::Entry(e) => e.steps.clone(),
             Record::Scorer(s) => s.steps.clone(),
             Record::Teardown(t) => t.steps.clone(),
+            Record::Pod(p) => p.steps.clone(),
             Record::Withheld(_) | Record::Sealed(_) => Vec::new(),
         })
         .collect();

@@ -28,6 +28,7 @@ mod entry;
 mod fast;
 mod finish;
 mod passes;
+mod pod;
 mod preflight;
 pub mod record;
 mod review;
@@ -61,6 +62,7 @@ use record::{PlannedEntry, Record, SetupRecord};
 use steps::{StepRun, Steps};
 
 pub use clock::Clock;
+pub use pod::run_pod_pass;
 pub use title::RoundKindRequest;
 
 /// How to run a round.
@@ -345,6 +347,9 @@ pub enum RoundError {
         /// How long the round waited, seconds.
         waited_s: u64,
     },
+    /// The round's pod could not be rented, set up, used or released (content/pods.md).
+    #[error(transparent)]
+    Pod(#[from] crate::pod::PodError),
     /// The failpoint of [`RoundOptions::abort_after_record`] fired.
     #[error("aborted by the failpoint after journal record {after}")]
     Aborted {
@@ -390,51 +395,7 @@ pub fn run_round(
     for dir in [campaign_dir.work_dir(), campaign_dir.root().to_path_buf()] {
         receipts::fsutil::sync_dir(&dir).map_err(io("syncing", &dir))?;
     }
-    // Engines are sandboxed (an allow-list: no path they see holds the data directory
-    // or a key) and pinned apart from the load generator (content/threat-model.md,
-    // content/measurement.md).
-    let cpus = engines::isolation::CpuPlan::for_this_process()?;
-    let confinement = engines::Confinement {
-        sandbox: engines::sandbox::Sandbox::detect(
-            frozen.campaign.backend.kind(),
-            frozen.campaign.trusts_engines(),
-            options.engine_uid,
-        )
-        .map_err(engines::EngineError::from)?,
-        hidden: std::iter::once(options.data.root().to_path_buf())
-            .chain(receipts::layout::default_key_dir())
-            .chain(options.key_paths.iter().cloned())
-            .collect(),
-        ro_paths: (frozen.campaign.backend.ro_paths().iter())
-            .map(PathBuf::from)
-            .collect(),
-        cpus: cpus.clone(),
-        log_bytes: frozen.campaign.effective_limits().engine_log_bytes,
-    };
-    let backend = engines::backend_for(
-        &frozen.campaign.backend,
-        EngineSettings {
-            program: options.engine_program.clone(),
-            memory_limit_mb: frozen.campaign.hardware.memory_limit_mb,
-            threads: confinement
-                .cpus
-                .engine_threads(frozen.campaign.hardware.engine_threads),
-            served_model_name: frozen.campaign.model.name.clone(),
-            pid_file: work.join("engines.pid"),
-            confinement,
-            // A decision sidecar is ready on its contract's health route.
-            readiness: match &frozen.campaign.decide {
-                Some(decide) => vec![decide.health_path.clone()],
-                None => frozen.campaign.api_profile().readiness,
-            },
-            env: frozen.campaign.api_profile().env,
-            baseline_image: frozen.campaign.baseline.image.clone(),
-            decide: (frozen.campaign.decide.as_ref()).map(|decide| decide.decisions.clone()),
-        },
-    )?;
-    // Leftover engines of a killed runner go first, then the launch directories it left.
-    backend.sweep_leftovers();
-    engines::sandbox::sweep_stale_host_dirs().map_err(engines::EngineError::from)?;
+    let (backend, cpus) = engine_backend(options, &frozen, &work)?;
     let (journal, records) = Journal::<Record>::open(&work.join("journal.jsonl"))?;
     if let Some(Record::Setup(setup)) = records.first()
         && setup.signer_keyid != key.keyid()
@@ -453,11 +414,7 @@ pub fn run_round(
     // are forked from this thread and set their own CPUs before their exec. The guard
     // gives the CPUs back when the round ends, after the runtimes (declared before them).
     let _pinned = ClientPinning::new(cpus.clone())?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(io("starting the async runtime for", &work))?;
+    let runtime = round_runtime(&work)?;
     let resumed = !records.is_empty();
     let next_step = records.iter().map(record_steps).sum::<usize>();
     let prompt_source = campaign_dir.load_prompt_source(&frozen.campaign)?;
@@ -505,6 +462,75 @@ pub fn run_round(
         wall_ms: u64::try_from(wall.elapsed().as_millis()).unwrap_or(u64::MAX),
         engine_ms: ctx.engines.ms(),
     })
+}
+
+/// The round's engine backend, its leftovers of a killed runner swept, and the CPU plan
+/// splitting this machine between the engines and the load generator. Engines are
+/// sandboxed (an allow-list: no path they see holds the data directory or a key) and
+/// pinned apart from the load generator (content/threat-model.md, content/measurement.md).
+///
+/// Errors: [`RoundError::Backend`] when the sandbox or the backend cannot be set up,
+/// [`RoundError::Io`] when the CPUs cannot be read.
+fn engine_backend(
+    options: &RoundOptions,
+    frozen: &FrozenCampaign,
+    work: &Path,
+) -> Result<(Box<dyn EngineBackend>, CpuPlan), RoundError> {
+    let cpus = engines::isolation::CpuPlan::for_this_process()?;
+    let confinement = engines::Confinement {
+        sandbox: engines::sandbox::Sandbox::detect(
+            frozen.campaign.backend.kind(),
+            frozen.campaign.trusts_engines(),
+            options.engine_uid,
+        )
+        .map_err(engines::EngineError::from)?,
+        hidden: std::iter::once(options.data.root().to_path_buf())
+            .chain(receipts::layout::default_key_dir())
+            .chain(options.key_paths.iter().cloned())
+            .collect(),
+        ro_paths: (frozen.campaign.backend.ro_paths().iter())
+            .map(PathBuf::from)
+            .collect(),
+        cpus: cpus.clone(),
+        log_bytes: frozen.campaign.effective_limits().engine_log_bytes,
+    };
+    let backend = engines::backend_for(
+        &frozen.campaign.backend,
+        EngineSettings {
+            program: options.engine_program.clone(),
+            memory_limit_mb: frozen.campaign.hardware.memory_limit_mb,
+            threads: confinement
+                .cpus
+                .engine_threads(frozen.campaign.hardware.engine_threads),
+            served_model_name: frozen.campaign.model.name.clone(),
+            pid_file: work.join("engines.pid"),
+            confinement,
+            // A decision sidecar is ready on its contract's health route.
+            readiness: match &frozen.campaign.decide {
+                Some(decide) => vec![decide.health_path.clone()],
+                None => frozen.campaign.api_profile().readiness,
+            },
+            env: frozen.campaign.api_profile().env,
+            baseline_image: frozen.campaign.baseline.image.clone(),
+            decide: (frozen.campaign.decide.as_ref()).map(|decide| decide.decisions.clone()),
+        },
+    )?;
+    // Leftover engines of a killed runner go first, then the launch directories it left.
+    backend.sweep_leftovers();
+    engines::sandbox::sweep_stale_host_dirs().map_err(engines::EngineError::from)?;
+    Ok((backend, cpus))
+}
+
+/// The round's async runtime: two workers, on the client's CPUs (made after
+/// [`ClientPinning`], so its threads inherit them).
+///
+/// Errors: [`RoundError::Io`] when it cannot be started.
+fn round_runtime(work: &Path) -> Result<tokio::runtime::Runtime, RoundError> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(io("starting the async runtime for", work))
 }
 
 /// The round to run: the one a killed runner left in `.work/`, else the next number.
@@ -593,6 +619,7 @@ fn record_steps(record: &Record) -> usize {
         Record::Entry(r) => r.steps.len(),
         Record::Scorer(r) => r.steps.len(),
         Record::Teardown(r) => r.steps.len(),
+        Record::Pod(r) => r.steps.len(),
         Record::Withheld(_) | Record::Sealed(_) => 0,
     }
 }
@@ -750,14 +777,23 @@ impl Ctx<'_> {
                 _ => None,
             })
             .collect();
-        passes::run_passes(
-            &schedule,
-            &mut done,
-            &mut EngineRuns {
-                ctx: self,
-                entries: &entries,
-            },
-        )?;
+        match pod::rented_pod(self) {
+            // A rented pod runs the entries; it is released before the scorer runs here.
+            Some(spec) => {
+                let mut runs = pod::PodRuns::new(self, spec);
+                let ran = passes::run_passes(&schedule, &mut done, &mut runs);
+                let released = runs.release();
+                ran.and(released)?;
+            }
+            None => passes::run_passes(
+                &schedule,
+                &mut done,
+                &mut EngineRuns {
+                    ctx: self,
+                    entries: &entries,
+                },
+            )?,
+        }
         if !(self.journal.records.iter()).any(|r| matches!(r, Record::Scorer(_))) {
             let scorer = scorer::score(self, &entries)?;
             self.journal.append(Record::Scorer(scorer))?;
@@ -880,27 +916,7 @@ impl passes::RunExecutor for EngineRuns<'_, '_> {
     type Error = RoundError;
 
     fn run(&mut self, run: ScheduledRun, attempt: Attempt) -> Result<RunOutcome, RoundError> {
-        let planned = self
-            .entries
-            .iter()
-            .find(|e| e.index == run.slot.entry)
-            .ok_or_else(|| RoundError::Record {
-                round: self.ctx.round,
-                message: format!(
-                    "the schedule names entry {}, which is not seated",
-                    run.slot.entry
-                ),
-            })?;
-        // Correctness outputs once per entry, on its first run that meets the SLA.
-        let takes_outputs =
-            !run.slot.control && self.ctx.journal.outputs_record(planned.index).is_none();
-        let spec = entry::RunSpec {
-            pass: run.pass,
-            control: run.slot.control,
-            rerun: attempt == Attempt::Rerun,
-            takes_outputs,
-        };
-        let record = entry::run_entry(self.ctx, planned, &spec)?;
+        let record = run_scheduled(self.ctx, self.entries, run, attempt)?;
         let outcome = passes::outcome_of(&record);
         self.ctx.journal.append(Record::Entry(Box::new(record)))?;
         Ok(outcome)
@@ -909,6 +925,39 @@ impl passes::RunExecutor for EngineRuns<'_, '_> {
     fn pass_ended(&mut self, pass: u32) -> Result<(), RoundError> {
         tlog::log_pass(self.ctx, pass)
     }
+}
+
+/// Runs `attempt` of the scheduled `run` of one of `entries` on a fresh engine of this
+/// machine and returns its journal record, not yet journaled: the one seam every executor
+/// of the pass loop runs a run through (the evaluator's own machine, a pod's agent).
+///
+/// Errors: [`RoundError::Record`] when the schedule names an entry not seated; what
+/// stops [`entry::run_entry`].
+fn run_scheduled(
+    ctx: &mut Ctx<'_>,
+    entries: &[PlannedEntry],
+    run: ScheduledRun,
+    attempt: Attempt,
+) -> Result<record::EntryRecord, RoundError> {
+    let planned = entries
+        .iter()
+        .find(|e| e.index == run.slot.entry)
+        .ok_or_else(|| RoundError::Record {
+            round: ctx.round,
+            message: format!(
+                "the schedule names entry {}, which is not seated",
+                run.slot.entry
+            ),
+        })?;
+    // Correctness outputs once per entry, on its first run that meets the SLA.
+    let takes_outputs = !run.slot.control && ctx.journal.outputs_record(planned.index).is_none();
+    let spec = entry::RunSpec {
+        pass: run.pass,
+        control: run.slot.control,
+        rerun: attempt == Attempt::Rerun,
+        takes_outputs,
+    };
+    entry::run_entry(ctx, planned, &spec)
 }
 
 /// The time of a submission's next event: now, or its last event's time when the clock

@@ -34,6 +34,28 @@ pub enum Record {
     /// The bundle is sealed in `.work/`; what is left is the rename and the submission
     /// records.
     Sealed(SealedRecord),
+    /// A rented pod's setup steps, or its release step (content/pods.md, A round on a
+    /// pod).
+    Pod(Box<PodRecord>),
+}
+
+/// A pod's steps as the evaluator ran them: renting, shipping and the agent's setup
+/// steps when it was rented, or its release.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PodRecord {
+    /// The backend that rented it.
+    pub backend: receipts::model::PodBackend,
+    /// The scheduler's id of the allocation.
+    pub allocation: u64,
+    /// The node(s) it runs on (empty in a release record).
+    pub nodes: String,
+    /// The GPUs the scheduler gave the agent (empty in a release record).
+    pub gpus: String,
+    /// sha256 of the binary shipped as the agent, which the agent reported running.
+    pub agent_sha256: Sha256Hex,
+    /// The steps.
+    pub steps: Vec<Step>,
 }
 
 /// An entry seated in the round, in run order.

@@ -70,6 +70,16 @@ impl<'a> Steps<'a> {
     /// and a resume runs its group again.
     pub(crate) fn finish(&mut self, step: StepRun, status: StepStatus) -> Result<Step, RoundError> {
         let ended_at = self.clock.now();
+        self.finish_at(step, status, ended_at)
+    }
+
+    /// [`Steps::finish`] at `ended_at`.
+    fn finish_at(
+        &mut self,
+        step: StepRun,
+        status: StepStatus,
+        ended_at: Timestamp,
+    ) -> Result<Step, RoundError> {
         let log = format!("logs/steps/{:02}-{}.log", step.index, self.stem(&step));
         let mut text = format!(
             "{} — {}\nphase: {}\nstarted: {}\nended: {}\nstatus: {}\n",
@@ -102,6 +112,32 @@ impl<'a> Steps<'a> {
         };
         self.progress.step_finished(&done);
         Ok(done)
+    }
+
+    /// A step that ran outside the round's own code between `started_at` and `ended_at`
+    /// (a pod's setup on the evaluator's clock): numbered next, its `lines` logged.
+    ///
+    /// Errors: as [`Steps::finish`].
+    pub(crate) fn ran_between(
+        &mut self,
+        (group, name, phase): (&str, &str, Phase),
+        (started_at, ended_at): (Timestamp, Timestamp),
+        lines: &[String],
+        status: StepStatus,
+    ) -> Result<Step, RoundError> {
+        let mut step = self.begin(group, name, phase);
+        step.started_at = started_at;
+        step.lines = lines.to_vec();
+        self.finish_at(step, status, ended_at)
+    }
+
+    /// Steps run elsewhere (a pod's agent), their logs already in the bundle: the next
+    /// step is numbered after them, and each is reported.
+    pub(crate) fn ran_elsewhere(&mut self, steps: &[Step]) {
+        for step in steps {
+            self.next = self.next.max(step.index.saturating_add(1));
+            self.progress.step_finished(step);
+        }
     }
 
     /// A step that did not run.

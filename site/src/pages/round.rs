@@ -26,8 +26,8 @@ use receipts::text::log_tail_for_display;
 use verifier::view::{
     EntryView, Field, RoundView, SELF_REPORTED, StepView, format_capability_finding,
     format_client_self_test, format_duration_ms, format_entry_throughput, format_leader,
-    format_milli_rps, format_noise, format_paired_score, format_pass_order, format_score_percent,
-    format_time_of_day, short_seed,
+    format_milli_rps, format_noise, format_paired_score, format_pass_order, format_pod,
+    format_score_percent, format_time_of_day, short_seed,
 };
 
 use super::seat::{SeatBox, SeatedView, seat_box};
@@ -216,6 +216,9 @@ pub struct RoundPage {
     /// A `decide` campaign's track, workload kind and weights (v8).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub decide: Option<DecideShown>,
+    /// The pod the entries ran on, when the round rented one (`pod.agent`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pod: Option<Shown>,
     /// The passes in the order they ran (v3).
     pub passes: Vec<PassRow>,
     /// The drift check (before v3).
@@ -1051,6 +1054,7 @@ pub fn round_page(
             .client_self_test
             .as_ref()
             .map(|t| Shown::of(t, format_client_self_test)),
+        pod: view.pod.as_ref().map(|p| Shown::of(p, format_pod)),
         capability_probe: view.capability_probe.as_ref().map(|p| CapabilityShown {
             findings: p
                 .value

@@ -30,6 +30,14 @@ const NOT_YET_COVERED: &[&str] = &[
     // no other value to forge; the schema refuses any other
     // (`forgery_decide::a_weights_source_other_than_pinned_fails_the_schema`).
     "decide.weights[].source",
+    // A round on a rented pod (issue 49): no fixture holds one (sealing one needs a Slurm
+    // cluster); `.ci/run`'s Slurm stage runs one end to end (tests/pod.rs), its `pod.agent`
+    // passes and its re-signed forgeries fail it.
+    "pod",
+    "pod.allocations[].agentSha256",
+    "pod.allocations[].id",
+    "pod.allocations[].steps[]",
+    "pod.backend",
 ];
 
 /// Fields the forgeries above cannot show recomputed, each shown by a test of this

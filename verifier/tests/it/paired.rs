@@ -324,6 +324,7 @@ fn round() -> (RoundRecord, RoundOpened) {
         clock: None,
         decide: None,
         fast_track: None,
+        pod: None,
     };
     (record, opened)
 }

@@ -88,6 +88,11 @@ pub struct DemoArgs {
     /// without that campaign's rounds.
     #[arg(long, value_name = "DAYS", conflicts_with = "prepare", value_parser = clap::value_parser!(u32).range(3..))]
     pub days: Option<u32>,
+    /// Run the demo's entries in parallel, wave after wave over two (placeholder) GPUs
+    /// (content/noise.md, Parallel passes): the campaign gains `[parallel] gpus = 2` and `[isolation]
+    /// pin = false`.
+    #[arg(long, conflicts_with = "days")]
+    pub parallel: bool,
 }
 
 /// Runs the demo (or, with `--prepare`, only writes its campaign's files).
@@ -100,6 +105,10 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
                 dir.display()
             )
         })?;
+        if args.parallel {
+            referee::demo::make_parallel(&campaign_toml)
+                .context("making the demo campaign parallel")?;
+        }
         // The demo's own campaign file is the one written here; the README's by-hand
         // walk-through copies its quicker campaign beside it instead.
         note(&format!(
@@ -127,6 +136,10 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
     let source = data_path.join(".demo");
     let campaign_toml =
         stage(&source, args.send_lag_bound_us).context("writing the demo's baseline repository")?;
+    if args.parallel {
+        referee::demo::make_parallel(&campaign_toml)
+            .context("making the demo campaign parallel")?;
+    }
     add_and_ingest(&args, &campaign_toml, &campaign_id, &SUBMISSIONS, &key_path)?;
 
     // The round, its seeds derived from a file beacon (unsigned: a demo has no network

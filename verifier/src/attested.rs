@@ -469,4 +469,12 @@ pub const ATTESTED_FIELDS: &[AttestedField] = &[
         path: "fastTrack.entries[].agreementMatched",
         reason: AGREEMENT,
     },
+    AttestedField {
+        path: "parallel.devices[].uuid",
+        reason: HOST,
+    },
+    AttestedField {
+        path: "parallel.devices[].busId",
+        reason: HOST,
+    },
 ];

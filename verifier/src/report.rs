@@ -521,6 +521,12 @@ pub enum CheckName {
     /// the throughput seat, the cost margin and the round's noise floor.
     #[serde(rename = "fastTrack.decision")]
     FastTrackDecision,
+    /// A parallel round (v9; content/noise.md, Parallel passes): its layout is the campaign's
+    /// `[parallel]` and `[isolation] pin`, each pass's placement the one redrawn from the
+    /// revealed `passSeed`, each run's GPUs those of its lane; `parallel`, `passes[i]`
+    /// or `entries[i].passes[j]` as target.
+    #[serde(rename = "passes.placement")]
+    PassPlacement,
 }
 
 impl CheckName {
@@ -632,6 +638,7 @@ impl CheckName {
             CheckName::DecideGate => "decide.gate",
             CheckName::FastTrackCosts => "fastTrack.costs",
             CheckName::FastTrackDecision => "fastTrack.decision",
+            CheckName::PassPlacement => "passes.placement",
         }
     }
 }

@@ -1,4 +1,4 @@
-//! Where each run of a parallel pass runs (content/parallel.md, Placement): a pass's runs are dealt
+//! Where each run of a parallel pass runs (content/noise.md, Parallel passes): a pass's runs are dealt
 //! into waves that run one after another, the runs of a wave at the same time, each on
 //! its own lane of `gpus_per_entry` GPUs. Drawn from the round's committed `passSeed`,
 //! so the verifier redraws it from the revealed seed.

@@ -1,4 +1,4 @@
-//! The operating characteristic of parallel passes (content/parallel.md): the same
+//! The operating characteristic of parallel passes (content/noise.md, Parallel passes): the same
 //! paired rule as [`crate::operating_characteristic`], its passes run in waves over
 //! `lanes` GPU lanes placed by [`receipts::rules::placement`], with three effects a serial
 //! round does not have — each GPU's own speed, interference between the runs of a wave,
@@ -420,7 +420,7 @@ fn a_hostile_co_runner_is_caught_by_the_baseline_and_its_control() {
 
 /// The price of catching it: a round with a hostile co-runner decides nothing, so the
 /// faster rival beside it is seated far less often than without it (the round is void,
-/// charged to nobody: content/parallel.md, What is left).
+/// charged to nobody: content/noise.md, Parallel passes).
 #[test]
 fn the_hostile_co_runner_keeps_a_faster_rival_out_by_voiding_the_round() {
     for row in table().iter().filter(|r| {

@@ -352,6 +352,15 @@ fn build(ctx: &Ctx<'_>) -> Result<(RoundRecord, Vec<SubmissionUpdate>), RoundErr
             entry.paired_score = None;
         }
     }
+    // A parallel round's placement of every run, and each row's GPUs.
+    let mut passes = view.passes;
+    let layout = ctx.layout()?;
+    if let Some(layout) = &layout {
+        let (_, seed) = ctx.pass_plan();
+        layout
+            .apply(&seed, &mut passes, &mut entries)
+            .map_err(|e| ctx.record_error(&e))?;
+    }
     // A confirmation's or re-measurement's challengers were not taken from the queue
     // (content/title.md): their records stay as earlier rounds left them.
     let updates = match setup.kind {
@@ -393,7 +402,7 @@ fn build(ctx: &Ctx<'_>) -> Result<(RoundRecord, Vec<SubmissionUpdate>), RoundErr
         steps,
         entries,
         drift: None,
-        passes: view.passes,
+        passes,
         noise: Some(view.noise),
         outcome,
         token_count: ctx.self_reported_tokens(),
@@ -407,6 +416,7 @@ fn build(ctx: &Ctx<'_>) -> Result<(RoundRecord, Vec<SubmissionUpdate>), RoundErr
         clock: Some(ctx.options.clock.kind()),
         decide: decide_round(ctx),
         fast_track: None,
+        parallel: layout.map(|layout| layout.record),
     };
     Ok((record, updates))
 }

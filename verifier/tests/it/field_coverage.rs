@@ -37,6 +37,11 @@ const NOT_YET_COVERED: &[&str] = &[
     "drift",
     "drift.runs[].hostLoad",
     "entries[].engine.docker.gpus[]",
+    // A parallel round (issue 50): no fixture holds one yet; `passes.placement`
+    // recomputes these, and tests/round_e2e.rs runs one end to end and forges them.
+    "entries[].passes[].gpus[].busId",
+    "entries[].passes[].gpus[].index",
+    "entries[].passes[].gpus[].uuid",
     // No round runs track s1-fast-speed yet (issue 47): `fastTrack.costs` and
     // `fastTrack.decision` recompute these (the module's own tests forge them).
     "fastTrack",
@@ -47,6 +52,14 @@ const NOT_YET_COVERED: &[&str] = &[
     "fastTrack.entries[].costMicroUsdPerMillion",
     "fastTrack.entries[].index",
     "fastTrack.entries[].priceMicroUsdPerHour",
+    "parallel",
+    "parallel.devices[].index",
+    "parallel.gpus",
+    "parallel.gpusPerEntry",
+    "parallel.lanes",
+    "parallel.pin",
+    "passes[].placement[].lane",
+    "passes[].placement[].wave",
     "transparencyLog.openingWitness",
     "transparencyLog.openingWitness.checkpointSize",
     "transparencyLog.openingWitness.name",

@@ -114,6 +114,7 @@ fn row(pass: usize, control: bool, milli_rps: u64, ratio_ppm: Option<u64>) -> En
         probe_log: None,
         engine_log: None,
         host_load: None,
+        gpus: Vec::new(),
     }
 }
 
@@ -231,6 +232,7 @@ fn round() -> (RoundRecord, RoundOpened) {
             index,
             order: pass_order(&Seed32([7; 32]), index, 3),
             void: false,
+            placement: Vec::new(),
         })
         .collect();
     let campaign = CampaignRef {
@@ -316,6 +318,7 @@ fn round() -> (RoundRecord, RoundOpened) {
         clock: None,
         decide: None,
         fast_track: None,
+        parallel: None,
     };
     (record, opened)
 }
@@ -1156,6 +1159,7 @@ fn passes_of(entries: u32) -> Vec<Pass> {
             index,
             order: pass_order(&Seed32([7; 32]), index, entries),
             void: false,
+            placement: Vec::new(),
         })
         .collect()
 }

@@ -1485,8 +1485,13 @@ fn a_round_whose_sealed_bundle_does_not_verify_is_not_published() {
 #[test]
 fn a_parallel_round_places_its_runs_from_the_pass_seed_and_verifies() {
     use receipts::model::{CpuPinning, GpuDevice, RunPlacement};
+    // Two engines' worth of runs share this loaded 2-core host unpinned: an SLA of
+    // 5 s at 5 requests/s that any run meets, so the statuses are the round's, not the
+    // machine's.
     let tiny = Tiny {
         runs: 2,
+        rates: "min_rate_milli_rps = 5000\nmax_rate_milli_rps = 5000",
+        bound_ms: 5000,
         correctness: "\n[parallel]\ngpus = 2\n\n[isolation]\npin = false\n",
         ..Tiny::default()
     };
@@ -1495,7 +1500,16 @@ fn a_parallel_round_places_its_runs_from_the_pass_seed_and_verifies() {
     ok(&round(&fixture, None, None));
     let (bundle, record) = sealed(&fixture, 1);
     let statuses: Vec<EntryStatus> = record.entries.iter().map(|e| e.status).collect();
-    assert_eq!(statuses, [EntryStatus::Scored, EntryStatus::Scored]);
+    assert_eq!(
+        statuses,
+        [EntryStatus::Scored, EntryStatus::Scored],
+        "{:?}",
+        record
+            .entries
+            .iter()
+            .map(|e| (&e.infra_failure, &e.passes))
+            .collect::<Vec<_>>()
+    );
     let parallel = record.parallel.clone().expect("a parallel layout");
     assert_eq!(
         (

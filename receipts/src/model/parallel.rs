@@ -28,10 +28,20 @@ impl ParallelSpec {
     /// Most GPUs `[parallel] gpus` names.
     pub const MAX_GPUS: u32 = 64;
 
-    /// Runs a wave holds at most: `gpus / gpus_per_entry`.
+    /// Fewest lanes a parallel round runs on: the A/A control needs GPUs other than the
+    /// baseline's.
+    pub const MIN_LANES: u32 = 2;
+
+    /// Runs a wave holds at most, `gpus / gpus_per_entry`; `None` below
+    /// [`Self::MIN_LANES`] (a `gpus_per_entry` of 0 included).
+    pub fn lanes(&self) -> Option<u32> {
+        (self.gpus.checked_div(self.gpus_per_entry)).filter(|&lanes| lanes >= Self::MIN_LANES)
+    }
+
+    /// [`Self::lanes`], checked with `gpus` at most [`Self::MAX_GPUS`].
     ///
     /// Errors: [`ModelError::InvalidField`] when `gpus` is over [`Self::MAX_GPUS`] or
-    /// the lanes are fewer than 2 (the A/A control needs GPUs of its own).
+    /// the lanes are fewer than [`Self::MIN_LANES`].
     pub fn validate(&self) -> Result<u32, ModelError> {
         if self.gpus > Self::MAX_GPUS {
             return Err(ModelError::InvalidField {
@@ -40,12 +50,15 @@ impl ParallelSpec {
                 rule: format!("must be at most {}", Self::MAX_GPUS),
             });
         }
-        crate::rules::placement::lanes(self.gpus, self.gpus_per_entry).map_err(|e| {
-            ModelError::InvalidField {
-                field: "parallel.gpus_per_entry".into(),
-                value: self.gpus_per_entry.to_string(),
-                rule: e.to_string(),
-            }
+        self.lanes().ok_or_else(|| ModelError::InvalidField {
+            field: "parallel.gpus_per_entry".into(),
+            value: self.gpus_per_entry.to_string(),
+            rule: format!(
+                "`gpus / gpus_per_entry` ({} / {}) must give at least {} lanes",
+                self.gpus,
+                self.gpus_per_entry,
+                Self::MIN_LANES
+            ),
         })
     }
 }
@@ -118,4 +131,42 @@ pub struct RunPlacement {
     pub wave: u32,
     /// The lane, from 0: GPUs `lane · gpusPerEntry` up to the next lane's first.
     pub lane: u32,
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::model::Campaign;
+
+    fn campaign(extra: &str) -> Result<Campaign, crate::model::ModelError> {
+        Campaign::from_toml(
+            "c.toml",
+            &format!(
+                "id = \"p\"\n[model]\nname = \"tiny\"\n[baseline]\nrepo = \"b\"\n\
+                 commit = \"0123456789abcdef0123456789abcdef01234567\"\n{extra}"
+            ),
+        )
+    }
+
+    #[test]
+    fn parallel_needs_two_lanes_and_pin_defaults_to_true() {
+        let serial = campaign("").unwrap();
+        assert_eq!((serial.parallel, serial.pins_cpus()), (None, true));
+        let text = serde_json::to_string(&serial).unwrap();
+        assert!(
+            !text.contains("parallel") && !text.contains("isolation"),
+            "{text}"
+        );
+        let parallel = campaign("[parallel]\ngpus = 8\ngpus_per_entry = 2").unwrap();
+        assert_eq!(parallel.parallel.and_then(|p| p.lanes()), Some(4));
+        assert!(!campaign("[isolation]\npin = false").unwrap().pins_cpus());
+        for refused in [
+            "[parallel]\ngpus = 1",
+            "[parallel]\ngpus = 4\ngpus_per_entry = 3",
+            "[parallel]\ngpus = 4\ngpus_per_entry = 0",
+            "[parallel]\ngpus = 65",
+            "[parallel]\ngpus = 2\nlanes = 2",
+        ] {
+            assert!(campaign(refused).is_err(), "{refused}");
+        }
+    }
 }

@@ -20,7 +20,7 @@
 
 use sha2::{Digest, Sha256};
 
-use crate::model::{PassSlot, Seed32};
+use crate::model::{ParallelSpec, PassSlot, Seed32};
 use crate::rules::workload::{chacha, shuffle};
 
 /// Where one run of a pass runs: its wave and its lane.
@@ -56,19 +56,20 @@ pub enum PlacementError {
     NoBaseline,
 }
 
-/// `gpus / gpus_per_entry`, the runs a wave holds at most.
+/// `gpus / gpus_per_entry`, the runs a wave holds at most
+/// ([`crate::model::ParallelSpec::lanes`]).
 ///
 /// Errors: [`PlacementError::TooFewLanes`] below 2 (a `gpus_per_entry` of 0 gives 0).
 pub fn lanes(gpus: u32, gpus_per_entry: u32) -> Result<u32, PlacementError> {
-    let lanes = gpus.checked_div(gpus_per_entry).unwrap_or(0);
-    if lanes < 2 {
-        return Err(PlacementError::TooFewLanes {
-            gpus,
-            gpus_per_entry,
-            lanes,
-        });
-    }
-    Ok(lanes)
+    let spec = ParallelSpec {
+        gpus,
+        gpus_per_entry,
+    };
+    spec.lanes().ok_or(PlacementError::TooFewLanes {
+        gpus,
+        gpus_per_entry,
+        lanes: gpus.checked_div(gpus_per_entry).unwrap_or(0),
+    })
 }
 
 /// The waves a pass of `slots` runs over `lanes` lanes takes: `max(2, ⌈slots / lanes⌉)`

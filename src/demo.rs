@@ -273,6 +273,22 @@ pub fn stage(dir: &Path, send_lag_bound_us: Option<u64>) -> Result<PathBuf, Demo
     Ok(campaign)
 }
 
+/// Makes the staged demo campaign at `campaign_toml` a parallel one (`referee demo
+/// --parallel`, content/noise.md, Parallel passes): `[parallel] gpus = 2` (placeholder GPUs on a host
+/// without them) and `[isolation] pin = false`, so two engines and their clients share a
+/// 2-core machine. Applied after [`stage`], so other layouts of the demo's machine compose
+/// with it.
+///
+/// Errors: [`DemoError::Io`] reading or writing the file.
+pub fn make_parallel(campaign_toml: &Path) -> Result<(), DemoError> {
+    let text = fs::read_to_string(campaign_toml).map_err(IoError::at("reading", campaign_toml))?;
+    let text = set_table_key(&text, "parallel", "gpus", "2");
+    let text = set_table_key(&text, "isolation", "pin", "false");
+    receipts::fsutil::write_atomic(campaign_toml, text.as_bytes(), 0o644)
+        .map_err(IoError::at("writing", campaign_toml))?;
+    Ok(())
+}
+
 /// The Docker demo (`examples/docker-demo/`, content/docker.md): a campaign with
 /// `backend = "docker"` whose baseline tree has a `Dockerfile` `FROM` the base image
 /// [`DOCKER_BASE_IMAGE`](docker::DOCKER_BASE_IMAGE) (the `referee` binary and its libraries, imported locally:

@@ -1501,3 +1501,136 @@ fn a_round_whose_sealed_bundle_does_not_verify_is_not_published() {
     sealed(&fixture, 1);
     assert!(!work.exists());
 }
+
+/// A parallel round (issue 50; content/noise.md, Parallel passes): `[parallel] gpus = 2` with
+/// `[isolation] pin = false` on this GPU-less host. Each pass's runs are placed from the
+/// pass seed, the baseline and its A/A control in different waves on different lanes;
+/// each run names its lane's GPU (placeholders here); every engine ran unpinned; the
+/// receipt verifies. Forged placements, GPUs and pinning, re-signed with the evaluator
+/// key, each fail `passes.placement` and nothing else. Statuses only, never timings.
+#[test]
+fn a_parallel_round_places_its_runs_from_the_pass_seed_and_verifies() {
+    use receipts::model::{CpuPinning, GpuDevice, RunPlacement};
+    // Two engines' worth of runs share this loaded 2-core host unpinned: an SLA of
+    // 5 s at 5 requests/s that any run meets, so the statuses are the round's, not the
+    // machine's.
+    let tiny = Tiny {
+        runs: 2,
+        rates: "min_rate_milli_rps = 5000\nmax_rate_milli_rps = 5000",
+        bound_ms: 5000,
+        correctness: "\n[parallel]\ngpus = 2\n\n[isolation]\npin = false\n",
+        ..Tiny::default()
+    };
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let fixture = Fixture::new(&tiny, &[("fast", "max_num_seqs", "8")]);
+    ok(&round(&fixture, None, None));
+    let (bundle, record) = sealed(&fixture, 1);
+    let statuses: Vec<EntryStatus> = record.entries.iter().map(|e| e.status).collect();
+    assert_eq!(
+        statuses,
+        [EntryStatus::Scored, EntryStatus::Scored],
+        "{:?}",
+        record
+            .entries
+            .iter()
+            .map(|e| (&e.infra_failure, &e.passes))
+            .collect::<Vec<_>>()
+    );
+    let parallel = record.parallel.clone().expect("a parallel layout");
+    assert_eq!(
+        (
+            parallel.gpus,
+            parallel.gpus_per_entry,
+            parallel.lanes,
+            parallel.pin
+        ),
+        (2, 1, 2, false)
+    );
+    if record.hardware.at_start.gpus.is_empty() {
+        assert_eq!(
+            parallel.devices,
+            [GpuDevice::placeholder(0), GpuDevice::placeholder(1)]
+        );
+    }
+    for pass in &record.passes {
+        assert_eq!(pass.placement.len(), pass.order.len(), "{pass:?}");
+        let at = |control: bool| {
+            let i = (pass.order.iter())
+                .position(|s| s.entry == 0 && s.control == control)
+                .unwrap();
+            pass.placement[i]
+        };
+        let (run, control) = (at(false), at(true));
+        assert_ne!(run.wave, control.wave, "{pass:?}");
+        assert_ne!(run.lane, control.lane, "{pass:?}");
+    }
+    for entry in &record.entries {
+        assert!(
+            entry.passes.iter().all(|row| row.gpus.len() == 1),
+            "{entry:?}"
+        );
+        assert_eq!(
+            entry.engine.isolation.as_ref().map(|i| i.pinning),
+            Some(CpuPinning::None)
+        );
+    }
+
+    // Forgeries re-signed with the evaluator key.
+    let evaluator = PrivateKey::load(&fixture.key).unwrap();
+    let keyring = Keyring::load(&fixture.data.join("keyring.json")).unwrap();
+    let pristine = fixture.dir.path().join("pristine");
+    std::fs::create_dir_all(&pristine).unwrap();
+    testkit::copy_dir(&bundle, &pristine);
+    let fails_only_placement = |forged: &RoundRecord, what: &str| {
+        testkit::copy_dir(&pristine, &bundle);
+        receipts::bundle::seal_bundle(
+            &bundle,
+            receipts::model::ROUND_PREDICATE_TYPE,
+            &serde_json::to_value(forged).unwrap(),
+            &[&evaluator],
+        )
+        .unwrap();
+        let report = verify_bundle(&bundle, &keyring, &VerifyOptions::default());
+        let failed: Vec<&str> = report.failures().map(|c| c.name.as_str()).collect();
+        assert!(
+            !failed.is_empty() && failed.iter().all(|name| *name == "passes.placement"),
+            "{what}: {failed:?}"
+        );
+    };
+    // The baseline and its control moved onto one lane of one wave.
+    let mut forged = record.clone();
+    let pass = &mut forged.passes[0];
+    let (run, control) = (
+        pass.order
+            .iter()
+            .position(|s| s.entry == 0 && !s.control)
+            .unwrap(),
+        pass.order
+            .iter()
+            .position(|s| s.entry == 0 && s.control)
+            .unwrap(),
+    );
+    pass.placement[control] = RunPlacement {
+        wave: pass.placement[run].wave,
+        lane: pass.placement[run].lane,
+    };
+    fails_only_placement(&forged, "the control on the baseline's lane and wave");
+    // A run claiming the other GPU.
+    let mut forged = record.clone();
+    let row = &mut forged.entries[1].passes[0];
+    row.gpus = vec![GpuDevice {
+        index: 1 - row.gpus[0].index,
+        ..row.gpus[0].clone()
+    }];
+    fails_only_placement(&forged, "a run on the other GPU");
+    // Pinning claimed though the campaign unpinned the engines.
+    let mut forged = record.clone();
+    forged.parallel.as_mut().unwrap().pin = true;
+    fails_only_placement(&forged, "pinning claimed");
+    // The layout dropped: the campaign is parallel.
+    let mut forged = record.clone();
+    forged.parallel = None;
+    fails_only_placement(&forged, "the layout dropped");
+    testkit::copy_dir(&pristine, &bundle);
+    sealed(&fixture, 1);
+}

@@ -94,6 +94,11 @@ pub struct DemoArgs {
     /// runs every pass there through `referee agent`, in campaign `demo-pod`.
     #[arg(long, value_name = "BACKEND", conflicts_with_all = ["prepare", "days"], value_parser = ["local", "slurm"])]
     pub pod: Option<String>,
+    /// Run the demo's entries in parallel, wave after wave over two (placeholder) GPUs
+    /// (content/noise.md, Parallel passes): the campaign gains `[parallel] gpus = 2` and `[isolation]
+    /// pin = false`.
+    #[arg(long, conflicts_with = "days")]
+    pub parallel: bool,
 }
 
 /// The campaign of `referee demo --pod slurm`.
@@ -109,6 +114,10 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
                 dir.display()
             )
         })?;
+        if args.parallel {
+            referee::demo::make_parallel(&campaign_toml)
+                .context("making the demo campaign parallel")?;
+        }
         // The demo's own campaign file is the one written here; the README's by-hand
         // walk-through copies its quicker campaign beside it instead.
         note(&format!(
@@ -140,6 +149,10 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
         stage(&source, args.send_lag_bound_us).context("writing the demo's baseline repository")?;
     if on_pod {
         campaign_toml = pod_campaign(&campaign_toml, &data_path)?;
+    }
+    if args.parallel {
+        referee::demo::make_parallel(&campaign_toml)
+            .context("making the demo campaign parallel")?;
     }
     add_and_ingest(&args, &campaign_toml, &campaign_id, &SUBMISSIONS, &key_path)?;
 

@@ -473,4 +473,12 @@ pub const ATTESTED_FIELDS: &[AttestedField] = &[
         path: "pod.allocations[].gpus",
         reason: SCHEDULER,
     },
+    AttestedField {
+        path: "parallel.devices[].uuid",
+        reason: HOST,
+    },
+    AttestedField {
+        path: "parallel.devices[].busId",
+        reason: HOST,
+    },
 ];

@@ -48,6 +48,7 @@ mod isolation;
 mod measurements;
 mod outputs;
 mod paired;
+mod placement;
 mod plan;
 mod pod;
 pub mod publication;

@@ -916,6 +916,7 @@ mod tests {
             probe_log: None,
             engine_log: None,
             host_load: None,
+            gpus: Vec::new(),
         }
     }
 

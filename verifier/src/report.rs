@@ -535,6 +535,12 @@ pub enum CheckName {
     /// target.
     #[serde(rename = "pod.agent")]
     PodAgent,
+    /// A parallel round (v9; content/noise.md, Parallel passes): its layout is the campaign's
+    /// `[parallel]` and `[isolation] pin`, each pass's placement the one redrawn from the
+    /// revealed `passSeed`, each run's GPUs those of its lane; `parallel`, `passes[i]`
+    /// or `entries[i].passes[j]` as target.
+    #[serde(rename = "passes.placement")]
+    PassPlacement,
 }
 
 impl CheckName {
@@ -648,6 +654,7 @@ impl CheckName {
             CheckName::FastTrackDecision => "fastTrack.decision",
             CheckName::FastTrackAgreement => "fastTrack.agreement",
             CheckName::PodAgent => "pod.agent",
+            CheckName::PassPlacement => "passes.placement",
         }
     }
 }

@@ -57,6 +57,7 @@ pub(crate) fn check_round(
     // Each probe log parsed once for both readers.
     let mut logs = files::ProbeLogs::new(dir);
     paired::check_paired(report, &mut logs, record, campaign.as_ref(), version);
+    crate::placement::check_placement(report, record, campaign.as_ref(), version);
     files::check_named(report, statement, record);
     measurements::check_measurements(report, &mut logs, record, campaign.as_ref(), version);
     binding::check_binding(report, &mut logs, record, version);
@@ -801,6 +802,7 @@ mod tests {
             probe_log: None,
             engine_log: None,
             host_load: None,
+            gpus: Vec::new(),
         };
         let passes = [
             row(0, PassStatus::Measured),

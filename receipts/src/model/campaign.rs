@@ -183,6 +183,15 @@ pub struct Campaign {
     /// campaigns frozen before it keep their digest.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub derived_margin_bp: Option<u32>,
+    /// `[parallel]`: the entries of a pass run at the same time on the round's GPUs
+    /// ([`super::ParallelSpec`], content/noise.md, Parallel passes). Absent unless written: one run at
+    /// a time, and campaigns frozen before it keep their digest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parallel: Option<super::ParallelSpec>,
+    /// `[isolation]`: whether engines get CPU sets of their own ([`super::IsolationSpec`]).
+    /// Absent unless written (pinned).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub isolation: Option<super::IsolationSpec>,
 }
 
 /// `[log]` of a campaign (content/transparency-log.md, Witnesses): whether its rounds
@@ -321,6 +330,12 @@ impl Campaign {
     /// The order of a round's runs: `pass_order`, absent = interleaved.
     pub fn effective_pass_order(&self) -> PassOrder {
         self.pass_order.unwrap_or_default()
+    }
+
+    /// Whether engines and the load client get CPU sets of their own (`[isolation] pin`,
+    /// absent = `true`).
+    pub fn pins_cpus(&self) -> bool {
+        self.isolation.is_none_or(|isolation| isolation.pin)
     }
 
     /// Whether unsandboxed engines are allowed (`trusted_engines`, absent = `false`).
@@ -1248,6 +1263,16 @@ impl Campaign {
         self.validate_decide()?;
         if let Some(pod) = &self.pod {
             pod.validate()?;
+        }
+        if let Some(parallel) = &self.parallel {
+            parallel.validate()?;
+            if let Some(pod) = self.pod.as_ref().filter(|pod| parallel.gpus > pod.gpus) {
+                return field(
+                    "parallel.gpus",
+                    parallel.gpus.to_string(),
+                    &format!("must be at most the pod's {} GPUs", pod.gpus),
+                );
+            }
         }
         self.validate_fast()?;
         if self.model.name.is_empty() {

@@ -248,6 +248,10 @@ pub struct RoundRecord {
     /// before).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pod: Option<super::pod::PodRun>,
+    /// A parallel round's layout: its GPUs, lanes and CPU pinning (content/noise.md, Parallel passes;
+    /// v9, absent in rounds of campaigns without `[parallel]` and before).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parallel: Option<super::ParallelRecord>,
 }
 
 /// A round's place in the transparency log ([`RoundRecord::transparency_log`]).
@@ -1366,6 +1370,10 @@ pub struct Pass {
     pub order: Vec<PassSlot>,
     /// Whether the baseline's run of this pass failed: then no entry's run of it counts.
     pub void: bool,
+    /// A parallel round's placement of each run of `order`, aligned with it, drawn from
+    /// `passSeed` (`receipts::rules::placement`; v9, empty for serial rounds).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub placement: Vec<super::RunPlacement>,
 }
 
 /// How one run of an entry ended (content/rounds.md, Passes).
@@ -1416,6 +1424,10 @@ pub struct EntryPass {
     /// measured (content/measurement.md, Isolation).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host_load: Option<HostLoad>,
+    /// The GPUs of its lane in a parallel round (`parallel.devices` of its placement;
+    /// v9, empty for serial rounds).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gpus: Vec<super::GpuDevice>,
 }
 
 /// An entry's paired score: per valid pass, its throughput over the baseline's in the

@@ -59,6 +59,7 @@ pub mod log_tail;
 pub mod outcome;
 pub mod paired;
 pub mod passes;
+pub mod placement;
 pub mod redaction;
 pub mod repository;
 pub mod rerun;

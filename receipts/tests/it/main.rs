@@ -12,6 +12,7 @@ mod model;
 mod operating_characteristic;
 mod outcome;
 mod paired;
+mod parallel_characteristic;
 mod rerun_characteristic;
 mod rules_workload;
 mod schema;

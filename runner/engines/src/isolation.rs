@@ -53,6 +53,22 @@ impl CpuPlan {
         Ok(Self::split(&usable_cpus()?))
     }
 
+    /// No pinning (a campaign's `[isolation] pin = false`): the engines and the client
+    /// share every CPU this process may run on, for a host with too few CPUs to give
+    /// each engine of a parallel wave a set of its own (content/noise.md, Parallel passes).
+    ///
+    /// Errors: as [`CpuPlan::for_this_process`].
+    pub fn unpinned_for_this_process() -> Result<Self, IoError> {
+        let mut cpus = usable_cpus()?;
+        cpus.sort_unstable();
+        cpus.dedup();
+        Ok(Self {
+            engine: cpus.clone(),
+            client: cpus,
+            pinning: CpuPinning::None,
+        })
+    }
+
     /// The engine's thread count: `requested` (the campaign's `hardware.engine_threads`,
     /// 0 = as many as it has CPUs), at most its CPU count, at least 1.
     pub fn engine_threads(&self, requested: u32) -> u32 {

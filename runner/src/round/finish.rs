@@ -370,6 +370,15 @@ fn build(ctx: &Ctx<'_>) -> Result<(RoundRecord, Vec<SubmissionUpdate>), RoundErr
             entry.paired_score = None;
         }
     }
+    // A parallel round's placement of every run, and each row's GPUs.
+    let mut passes = view.passes;
+    let layout = ctx.layout()?;
+    if let Some(layout) = &layout {
+        let (_, seed) = ctx.pass_plan();
+        layout
+            .apply(&seed, &mut passes, &mut entries)
+            .map_err(|e| ctx.record_error(&e))?;
+    }
     // A confirmation's or re-measurement's challengers were not taken from the queue
     // (content/title.md): their records stay as earlier rounds left them.
     let updates = match setup.kind {
@@ -411,7 +420,7 @@ fn build(ctx: &Ctx<'_>) -> Result<(RoundRecord, Vec<SubmissionUpdate>), RoundErr
         steps,
         entries,
         drift: None,
-        passes: view.passes,
+        passes,
         noise: Some(view.noise),
         outcome,
         token_count: ctx.self_reported_tokens(),
@@ -426,6 +435,7 @@ fn build(ctx: &Ctx<'_>) -> Result<(RoundRecord, Vec<SubmissionUpdate>), RoundErr
         decide: decide_round(ctx),
         fast_track: None,
         pod: super::pod::pod_run(&ctx.journal.records),
+        parallel: layout.map(|layout| layout.record),
     };
     let record = RoundRecord {
         fast_track: super::fast::fast_track(ctx, &record),

@@ -27,6 +27,7 @@ pub mod drand;
 mod entry;
 mod fast;
 mod finish;
+mod parallel;
 mod passes;
 mod pod;
 mod preflight;
@@ -476,7 +477,11 @@ fn engine_backend(
     frozen: &FrozenCampaign,
     work: &Path,
 ) -> Result<(Box<dyn EngineBackend>, CpuPlan), RoundError> {
-    let cpus = engines::isolation::CpuPlan::for_this_process()?;
+    let cpus = if frozen.campaign.pins_cpus() {
+        engines::isolation::CpuPlan::for_this_process()?
+    } else {
+        engines::isolation::CpuPlan::unpinned_for_this_process()?
+    };
     let confinement = engines::Confinement {
         sandbox: engines::sandbox::Sandbox::detect(
             frozen.campaign.backend.kind(),
@@ -768,7 +773,7 @@ impl Ctx<'_> {
         let schedule = if self.capability_failure().is_some() {
             Vec::new()
         } else {
-            self.schedule(&entries)
+            self.schedule(&entries)?
         };
         let mut done: Vec<passes::RunDone> = (self.journal.records)
             .iter()
@@ -819,10 +824,43 @@ impl Ctx<'_> {
     /// Every run of the round in the order they run: the campaign's `pass_order` over
     /// its `runs` passes, drawn from the round's `passSeed`; a round whose seeds carry
     /// none (seeds of a round sealed before v3, given again) runs in entry order.
-    fn schedule(&self, entries: &[PlannedEntry]) -> Vec<ScheduledRun> {
+    /// A parallel campaign's passes run wave after wave ([`parallel::Layout::in_waves`]).
+    ///
+    /// Errors: [`RoundError::Record`] when a parallel campaign's placement cannot be
+    /// drawn (an edited campaign).
+    fn schedule(&self, entries: &[PlannedEntry]) -> Result<Vec<ScheduledRun>, RoundError> {
         let (order, seed) = self.pass_plan();
         let count = u32::try_from(entries.len()).unwrap_or(u32::MAX);
-        receipts::rules::passes::schedule(order, &seed, self.frozen.campaign.runs, count)
+        let runs =
+            receipts::rules::passes::schedule(order, &seed, self.frozen.campaign.runs, count);
+        match self.layout()? {
+            None => Ok(runs),
+            Some(layout) => layout
+                .in_waves(&seed, runs, &self.pass_orders(entries))
+                .map_err(|e| self.record_error(&e)),
+        }
+    }
+
+    /// A parallel campaign's layout on the machine setup fingerprinted; `None` for a
+    /// serial campaign.
+    ///
+    /// Errors: [`RoundError::Record`] when its lanes are fewer than 2 (an edited
+    /// campaign).
+    fn layout(&self) -> Result<Option<parallel::Layout>, RoundError> {
+        let hardware = self.setup.as_ref().map(|s| &s.hardware);
+        match hardware {
+            None => Ok(None),
+            Some(hardware) => parallel::Layout::of(&self.frozen.campaign, hardware)
+                .map_err(|e| self.record_error(&e)),
+        }
+    }
+
+    /// A round record that cannot be made, with `error` as its message.
+    fn record_error(&self, error: &dyn std::error::Error) -> RoundError {
+        RoundError::Record {
+            round: self.round,
+            message: error.to_string(),
+        }
     }
 
     /// Each pass's recorded order ([`receipts::rules::passes::order_of_pass`]), as

@@ -326,6 +326,7 @@ pub(crate) fn view(
             void: [&runs.baseline_first, &runs.baseline_control]
                 .iter()
                 .any(|slot| fate(slot, index) == Some(RunFate::VoidsPass)),
+            placement: Vec::new(),
         })
         .collect();
     // The baseline's run of each pass, when measured: what every row's ratio divides by.
@@ -363,6 +364,7 @@ pub(crate) fn view(
                     probe_log: r.probe_log.clone(),
                     engine_log: r.engine_log.clone(),
                     host_load: r.host_load.clone(),
+                    gpus: Vec::new(),
                 };
                 (r.pass, row)
             })

@@ -621,7 +621,7 @@ pub fn run_pod_pass(order_path: &Path, pass: u32, out: &mut dyn Write) -> Result
         produced: Default::default(),
     };
     ctx.steps.seat(&entries);
-    let schedule: Vec<ScheduledRun> = (ctx.schedule(&entries).into_iter())
+    let schedule: Vec<ScheduledRun> = (ctx.schedule(&entries)?.into_iter())
         .filter(|r| r.pass == pass)
         .collect();
     if schedule.is_empty() {

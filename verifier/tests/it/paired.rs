@@ -121,6 +121,7 @@ fn row(pass: usize, control: bool, milli_rps: u64, ratio_ppm: Option<u64>) -> En
         probe_log: None,
         engine_log: None,
         host_load: None,
+        gpus: Vec::new(),
     }
 }
 
@@ -239,6 +240,7 @@ fn round() -> (RoundRecord, RoundOpened) {
             index,
             order: pass_order(&Seed32([7; 32]), index, 3),
             void: false,
+            placement: Vec::new(),
         })
         .collect();
     let campaign = CampaignRef {
@@ -325,6 +327,7 @@ fn round() -> (RoundRecord, RoundOpened) {
         decide: None,
         fast_track: None,
         pod: None,
+        parallel: None,
     };
     (record, opened)
 }
@@ -1247,6 +1250,7 @@ fn passes_of(entries: u32) -> Vec<Pass> {
             index,
             order: pass_order(&Seed32([7; 32]), index, entries),
             void: false,
+            placement: Vec::new(),
         })
         .collect()
 }

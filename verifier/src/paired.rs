@@ -895,6 +895,7 @@ mod tests {
             probe_log: None,
             engine_log: None,
             host_load: None,
+            telemetry: None,
         }
     }
 

@@ -521,6 +521,14 @@ pub enum CheckName {
     /// the throughput seat, the cost margin and the round's noise floor.
     #[serde(rename = "fastTrack.decision")]
     FastTrackDecision,
+    /// Measurements (v9): every run that reached its SLA run has a telemetry file (a
+    /// subject), whose summary (`passes[j].telemetry`: samples, longest gap, extremes,
+    /// software throttle counts, the violation under the campaign's
+    /// `min_sm_clock_mhz`) is recomputed from it (`receipts::rules::telemetry`); a run
+    /// with a violation is not `measured` or `sla_unmet`, and an entry's `telemetry`
+    /// failure names a run's violation; `entries[i].passes[j]` or `entries[i]` as target.
+    #[serde(rename = "host.telemetry")]
+    HostTelemetry,
 }
 
 impl CheckName {
@@ -632,6 +640,7 @@ impl CheckName {
             CheckName::DecideGate => "decide.gate",
             CheckName::FastTrackCosts => "fastTrack.costs",
             CheckName::FastTrackDecision => "fastTrack.decision",
+            CheckName::HostTelemetry => "host.telemetry",
         }
     }
 }

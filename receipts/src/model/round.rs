@@ -1411,6 +1411,10 @@ pub struct EntryPass {
     /// measured (content/measurement.md, Isolation).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host_load: Option<HostLoad>,
+    /// Its run's telemetry (v9): the sampled file and its summary; a violation makes
+    /// the attempt `invalid` (content/measurement.md, Telemetry).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub telemetry: Option<super::RunTelemetry>,
 }
 
 /// An entry's paired score: per valid pass, its throughput over the baseline's in the
@@ -1860,6 +1864,13 @@ pub enum EntryInfraFailure {
     NoVerdict,
     /// The entry's steps never ran.
     NotRun,
+    /// The run's GPU telemetry made it invalid (v9; content/measurement.md, Telemetry):
+    /// a hardware throttle, an XID or a slow SM clock; the GPU, not the engine, was
+    /// measured.
+    Telemetry {
+        /// The first offending reading.
+        violation: super::TelemetryViolation,
+    },
 }
 
 impl fmt::Display for EntryInfraFailure {
@@ -1887,6 +1898,9 @@ impl fmt::Display for EntryInfraFailure {
             }
             EntryInfraFailure::NoVerdict => f.write_str("the scorer produced no verdict"),
             EntryInfraFailure::NotRun => f.write_str("the entry did not run"),
+            EntryInfraFailure::Telemetry { violation } => {
+                write!(f, "{violation}: the GPU, not the engine, was measured")
+            }
         }
     }
 }

@@ -500,6 +500,7 @@ mod tests {
             probe_log: None,
             engine_log: None,
             host_load: None,
+            telemetry: None,
         };
         let rows = [
             row(0, false, PassStatus::Measured),

@@ -15,5 +15,6 @@ mod paired;
 mod rerun_characteristic;
 mod rules_workload;
 mod schema;
+mod telemetry;
 mod title;
 mod tlog;

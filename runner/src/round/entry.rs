@@ -1369,6 +1369,49 @@ cpu1 589238 0 106836 347370 11942 0 5710 9858 0 0
         assert_eq!(super::super::passes::outcome_of(&back), RunOutcome::Invalid);
     }
 
+    /// A run whose telemetry shows a GPU power brake reads as invalid to the pass loop
+    /// (which runs it again once), whatever it measured, across a resume too; software
+    /// power capping alone leaves it measured.
+    #[test]
+    fn a_telemetry_violation_makes_the_run_invalid() {
+        let text = |throttle: &str| {
+            format!(
+                r#"{{"format": 1, "source": "nvml", "intervalMs": 80, "cpus": [0, 1],
+                "gpus": ["GPU-0"], "samples": [{{"tMs": 80,
+                "cpu": {{"busyPermille": 900, "stealPermille": 0}},
+                "gpus": [{{"device": 0, "smClockMhz": 1980, "throttle": {throttle}}}]}}]}}"#
+            )
+        };
+        let summary = |throttle: &str| {
+            let file: TelemetryFile = serde_json::from_str(&text(throttle)).unwrap();
+            receipts::rules::telemetry::summarize(&file, "telemetry/run.json", None)
+        };
+        let mut capped = measured_run();
+        capped.telemetry = Some(summary(r#"["sw_power_cap"]"#));
+        assert_eq!(
+            telemetry_line(capped.telemetry.as_ref().unwrap()),
+            "telemetry (nvml): 1 samples, longest gap 80 ms, no throttle, XID or slow clock"
+        );
+        assert_eq!(
+            super::super::passes::outcome_of(&capped),
+            RunOutcome::Measured { milli_rps: 10_000 }
+        );
+        let mut braked = measured_run();
+        braked.telemetry = Some(summary(r#"["sw_power_cap", "hw_power_brake_slowdown"]"#));
+        assert_eq!(
+            telemetry_line(braked.telemetry.as_ref().unwrap()),
+            "telemetry (nvml): 1 samples, longest gap 80 ms, GPU 0 throttled \
+             (hw_power_brake_slowdown) at 80 ms: the run is invalid"
+        );
+        assert_eq!(
+            super::super::passes::outcome_of(&braked),
+            RunOutcome::Invalid
+        );
+        let json = serde_json::to_string(&braked).unwrap();
+        let back: EntryRecord = serde_json::from_str(&json).unwrap();
+        assert_eq!(super::super::passes::outcome_of(&back), RunOutcome::Invalid);
+    }
+
     /// Regression (issue 10): an entry that stalled its correctness outputs hung the round,
     /// and a stalling reference was no different from a stalling entry. The entry's stall
     /// disqualifies it (`correctness_deadline`); the reference's fails the round.

@@ -5,7 +5,7 @@
 //! tests, so a change that breaks one fails CI instead of drifting in unnoticed:
 //!
 //! 1. `receipts`, `verifier` and `site` never depend, transitively through normal
-//!    dependencies, on `git2`, `hyper`, `tokio`, `cudarc`, `reqwest` or `axum`: the trust
+//!    dependencies, on `git2`, `hyper`, `tokio`, `cudarc`, `nvml-wrapper`, `reqwest` or `axum`: the trust
 //!    core and the offline verifier stay sync, offline and GPU-free, and the static site
 //!    links no HTTP stack (`referee site serve` lives in the binary).
 //! 2. `verifier` depends on `receipts` and on no other workspace member; `receipts`
@@ -47,7 +47,15 @@ use std::sync::OnceLock;
 use serde_json::Value;
 
 /// Crates the trust core and the offline verifier must never reach (rule 1).
-const FORBIDDEN_IN_CORE: [&str; 6] = ["git2", "hyper", "tokio", "cudarc", "reqwest", "axum"];
+const FORBIDDEN_IN_CORE: [&str; 7] = [
+    "git2",
+    "hyper",
+    "tokio",
+    "cudarc",
+    "nvml-wrapper",
+    "reqwest",
+    "axum",
+];
 
 /// Crates whose top-level modules must not import each other in a cycle (rule 5).
 const CYCLE_CHECKED: [&str; 7] = [
@@ -414,7 +422,7 @@ fn receipts_and_verifier_reach_no_io_or_async_crates() {
         }
     }
     assert_no_violations(
-        "rule 1 (receipts, verifier and site never depend on git2, hyper, tokio, cudarc, \
+        "rule 1 (receipts, verifier and site never depend on git2, hyper, tokio, cudarc, nvml-wrapper, \
          reqwest, axum)",
         &violations,
     );

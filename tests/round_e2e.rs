@@ -1257,8 +1257,9 @@ fn a_round_resumed_after_its_scorer_quotes_the_distance_it_read_back() {
 /// deterministic in what it answers but not in how fast, so the Statement is pinned as
 /// JSON (`tests/snapshots/round_e2e__pinned-receipt.snap`) with these replaced:
 /// - `[measured]`: what the load client measured on real time ([`MEASURED`] keys:
-///   throughputs, paired ratios, send lags, the host's steal) and the digests of the files
-///   that hold such numbers or engine-log times (`logs/`, `probes/`);
+///   throughputs, paired ratios, send lags, the host's steal, each run's telemetry) and the
+///   digests of the files that hold such numbers or engine-log times (`logs/`, `probes/`,
+///   `telemetry/`);
 /// - `[host]`: what describes this machine or this build ([`HOST`] keys: the hardware
 ///   fingerprint, CPU features, the sandbox's command line and CPU split, the build's git
 ///   commit; a log tail's time-stamped engine lines);
@@ -1359,6 +1360,7 @@ const MEASURED: &[&str] = &[
     "pairedRatioPpm",
     "pairedScore",
     "hostLoad",
+    "telemetry",
     "achievedMilliRps",
     "sendLagP50Us",
     "sendLagP99Us",
@@ -1411,7 +1413,10 @@ fn take_floats(statement: &mut serde_json::Value) -> serde_json::Value {
                 .unwrap()
                 .push(subject.clone());
             subject["digest"] = placeholder.clone();
-        } else if name.starts_with("logs/") || name.starts_with("probes/") {
+        } else if ["logs/", "probes/", "telemetry/"]
+            .iter()
+            .any(|dir| name.starts_with(dir))
+        {
             subject["digest"] = "[measured]".into();
         }
     }

@@ -150,6 +150,30 @@ pub const ATTESTED_FIELDS: &[AttestedField] = &[
         reason: HOST,
     },
     AttestedField {
+        path: "hardware.atStart.nvml.driver",
+        reason: HOST,
+    },
+    AttestedField {
+        path: "hardware.atStart.nvml.cuda",
+        reason: HOST,
+    },
+    AttestedField {
+        path: "hardware.atStart.nvml.gpus[].uuid",
+        reason: HOST,
+    },
+    AttestedField {
+        path: "hardware.atStart.nvml.gpus[].busId",
+        reason: HOST,
+    },
+    AttestedField {
+        path: "hardware.atStart.nvml.gpus[].vbios",
+        reason: HOST,
+    },
+    AttestedField {
+        path: "hardware.atStart.nvml.gpus[].powerLimitMw",
+        reason: HOST,
+    },
+    AttestedField {
         path: "hardware.atEnd.cpuModel",
         reason: HOST,
     },
@@ -191,6 +215,30 @@ pub const ATTESTED_FIELDS: &[AttestedField] = &[
     },
     AttestedField {
         path: "hardware.atEnd.gpus[].computeCapability",
+        reason: HOST,
+    },
+    AttestedField {
+        path: "hardware.atEnd.nvml.driver",
+        reason: HOST,
+    },
+    AttestedField {
+        path: "hardware.atEnd.nvml.cuda",
+        reason: HOST,
+    },
+    AttestedField {
+        path: "hardware.atEnd.nvml.gpus[].uuid",
+        reason: HOST,
+    },
+    AttestedField {
+        path: "hardware.atEnd.nvml.gpus[].busId",
+        reason: HOST,
+    },
+    AttestedField {
+        path: "hardware.atEnd.nvml.gpus[].vbios",
+        reason: HOST,
+    },
+    AttestedField {
+        path: "hardware.atEnd.nvml.gpus[].powerLimitMw",
         reason: HOST,
     },
     AttestedField {

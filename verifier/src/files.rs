@@ -48,6 +48,12 @@ fn named_paths(record: &RoundRecord) -> Vec<(String, String)> {
             if let Some(log) = &pass.engine_log {
                 paths.push((format!("{at}.passes[{j}].engineLog"), log.clone()));
             }
+            if let Some(telemetry) = &pass.telemetry {
+                paths.push((
+                    format!("{at}.passes[{j}].telemetry.file"),
+                    telemetry.file.clone(),
+                ));
+            }
         }
         if let Some(correctness) = &entry.correctness {
             paths.push((

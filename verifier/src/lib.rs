@@ -63,6 +63,7 @@ mod selftest;
 pub mod statements;
 mod statuses;
 mod submissions;
+mod telemetry;
 mod timeline;
 pub mod title;
 pub mod tlog;

@@ -289,7 +289,13 @@ fn check_pass(
         && pass.status == PassStatus::Invalid
         && !log_invalid
     {
-        let result = if steal.exceeds(load) {
+        // A telemetry violation (v9) invalidates the run too; `host.telemetry` holds the
+        // violation to the run's telemetry file.
+        let throttled = pass
+            .telemetry
+            .as_ref()
+            .is_some_and(|t| t.violation.is_some());
+        let result = if steal.exceeds(load) || throttled {
             Ok(())
         } else {
             Err(recomputed(
@@ -297,7 +303,7 @@ fn check_pass(
                 &status_field,
                 "Invalid",
                 format!(
-                    "{:?} (from `{file}`; hostLoad {})",
+                    "{:?} (from `{file}`; hostLoad {}; no telemetry violation)",
                     log.outcome,
                     steal.describe(load)
                 ),

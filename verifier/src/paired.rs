@@ -917,6 +917,7 @@ mod tests {
             engine_log: None,
             host_load: None,
             gpus: Vec::new(),
+            telemetry: None,
         }
     }
 

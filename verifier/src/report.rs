@@ -541,6 +541,14 @@ pub enum CheckName {
     /// or `entries[i].passes[j]` as target.
     #[serde(rename = "passes.placement")]
     PassPlacement,
+    /// Measurements (v9): every run that reached its SLA run has a telemetry file (a
+    /// subject), whose summary (`passes[j].telemetry`: samples, longest gap, extremes,
+    /// software throttle counts, the violation under the campaign's
+    /// `min_sm_clock_mhz`) is recomputed from it (`receipts::rules::telemetry`); a run
+    /// with a violation is not `measured` or `sla_unmet`, and an entry's `telemetry`
+    /// failure names a run's violation; `entries[i].passes[j]` or `entries[i]` as target.
+    #[serde(rename = "host.telemetry")]
+    HostTelemetry,
 }
 
 impl CheckName {
@@ -655,6 +663,7 @@ impl CheckName {
             CheckName::FastTrackAgreement => "fastTrack.agreement",
             CheckName::PodAgent => "pod.agent",
             CheckName::PassPlacement => "passes.placement",
+            CheckName::HostTelemetry => "host.telemetry",
         }
     }
 }

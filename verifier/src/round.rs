@@ -101,6 +101,8 @@ pub(crate) fn check_round(
     // After it: a decide round's gate files hold only numbers and declared decisions,
     // never a withheld secret, and v8's checks come last.
     crate::decide::check_decide(report, dir, record, campaign.as_ref(), version);
+    // v9's telemetry after them, so each version's checks keep their order.
+    crate::telemetry::check_telemetry(report, dir, record, campaign.as_ref(), version);
 }
 
 /// `roundOpened.signature`: the file `record.roundOpened` is a subject and passes steps
@@ -803,6 +805,7 @@ mod tests {
             engine_log: None,
             host_load: None,
             gpus: Vec::new(),
+            telemetry: None,
         };
         let passes = [
             row(0, PassStatus::Measured),

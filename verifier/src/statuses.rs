@@ -180,6 +180,7 @@ fn runs_problem(entry: &Entry, reason: Option<&EntryInfraFailure>) -> Option<Str
         )),
         reason @ (EntryInfraFailure::ClientLagged
         | EntryInfraFailure::CpuSteal { .. }
+        | EntryInfraFailure::Telemetry { .. }
         | EntryInfraFailure::ScorerFailed { .. }
         | EntryInfraFailure::NoVerdict)
             if !ran =>

@@ -192,6 +192,12 @@ pub struct Campaign {
     /// Absent unless written (pinned).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub isolation: Option<super::IsolationSpec>,
+    /// The lowest SM clock a busy GPU may run at while a run is measured, MHz: a
+    /// telemetry sample below it makes the run invalid, re-run once like CPU steal
+    /// (content/measurement.md, Telemetry). Absent: no clock bound (hardware throttle
+    /// reasons and XIDs still invalidate).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_sm_clock_mhz: Option<u32>,
 }
 
 /// `[log]` of a campaign (content/transparency-log.md, Witnesses): whether its rounds

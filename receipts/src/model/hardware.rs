@@ -22,6 +22,38 @@ pub struct HardwareFingerprint {
     pub kernel: String,
     /// GPUs found through the CUDA driver; empty where no driver is present.
     pub gpus: Vec<GpuInfo>,
+    /// The GPUs as NVML reports them (v9): driver, CUDA version, each GPU's UUID, bus id,
+    /// VBIOS and power limit; `unavailable` driver and CUDA and no GPU where NVML is
+    /// absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nvml: Option<NvmlInventory>,
+}
+
+/// What NVML says about the host's GPUs (v9; content/measurement.md, Telemetry).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct NvmlInventory {
+    /// The driver version, e.g. `570.124.06`; `unavailable` without NVML.
+    pub driver: String,
+    /// The CUDA version the driver supports, e.g. `12.8`; `unavailable` without NVML.
+    pub cuda: String,
+    /// Each GPU, in NVML's index order.
+    pub gpus: Vec<NvmlGpu>,
+}
+
+/// One GPU, as NVML reports it; a value NVML cannot give is `unavailable`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct NvmlGpu {
+    /// Its UUID, `GPU-…`.
+    pub uuid: String,
+    /// Its PCI bus id, `00000000:18:00.0`.
+    pub bus_id: String,
+    /// Its VBIOS version.
+    pub vbios: String,
+    /// Its enforced power limit, mW; absent where NVML cannot give it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub power_limit_mw: Option<u32>,
 }
 
 /// One GPU, as the CUDA driver reports it.

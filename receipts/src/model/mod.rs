@@ -18,6 +18,7 @@ pub mod rerun;
 pub mod review;
 pub mod round;
 pub mod submission;
+pub mod telemetry;
 pub mod title;
 mod wire;
 
@@ -40,6 +41,7 @@ pub use review::{
 };
 pub use round::*;
 pub use submission::*;
+pub use telemetry::*;
 pub use title::*;
 
 /// Errors of the data model: a value that breaks a rule, naming the field and value.

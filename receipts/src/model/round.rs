@@ -1428,6 +1428,10 @@ pub struct EntryPass {
     /// v9, empty for serial rounds).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub gpus: Vec<super::GpuDevice>,
+    /// Its run's telemetry (v9): the sampled file and its summary; a violation makes
+    /// the attempt `invalid` (content/measurement.md, Telemetry).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub telemetry: Option<super::RunTelemetry>,
 }
 
 /// An entry's paired score: per valid pass, its throughput over the baseline's in the
@@ -1877,6 +1881,13 @@ pub enum EntryInfraFailure {
     NoVerdict,
     /// The entry's steps never ran.
     NotRun,
+    /// The run's GPU telemetry made it invalid (v9; content/measurement.md, Telemetry):
+    /// a hardware throttle, an XID or a slow SM clock; the GPU, not the engine, was
+    /// measured.
+    Telemetry {
+        /// The first offending reading.
+        violation: super::TelemetryViolation,
+    },
 }
 
 impl fmt::Display for EntryInfraFailure {
@@ -1904,6 +1915,9 @@ impl fmt::Display for EntryInfraFailure {
             }
             EntryInfraFailure::NoVerdict => f.write_str("the scorer produced no verdict"),
             EntryInfraFailure::NotRun => f.write_str("the entry did not run"),
+            EntryInfraFailure::Telemetry { violation } => {
+                write!(f, "{violation}: the GPU, not the engine, was measured")
+            }
         }
     }
 }

@@ -17,6 +17,8 @@
 //! - [`compliance`]: the compliance tests of record on the timed runs (streamed text
 //!   against the ids, exact output lengths);
 //! - [`host`]: whether CPU steal over a run makes it invalid;
+//! - [`telemetry`]: whether a run's GPU telemetry (a hardware throttle, an XID, a slow SM
+//!   clock) makes it invalid, and the summary its pass row records;
 //! - [`engine_log`]: what an engine's log keeps of its output under the campaign's budget;
 //! - [`log_tail`]: the bounded end of an engine's log a disqualification carries;
 //! - [`redaction`]: the line a bundle file that held private key material becomes;
@@ -69,6 +71,7 @@ pub mod score;
 pub mod search;
 pub mod seeds;
 pub mod sla;
+pub mod telemetry;
 pub mod title;
 pub mod weights;
 pub mod workload;

@@ -501,6 +501,7 @@ mod tests {
             engine_log: None,
             host_load: None,
             gpus: Vec::new(),
+            telemetry: None,
         };
         let rows = [
             row(0, false, PassStatus::Measured),

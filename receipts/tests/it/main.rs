@@ -16,5 +16,6 @@ mod parallel_characteristic;
 mod rerun_characteristic;
 mod rules_workload;
 mod schema;
+mod telemetry;
 mod title;
 mod tlog;

@@ -4,7 +4,8 @@
 //! kernels may use from `is_x86_feature_detected!`, memory from `/proc/meminfo`, OS and
 //! kernel from `/etc/os-release` and `/proc/sys/kernel/osrelease`, and GPUs through the
 //! CUDA driver API (`cudarc`, loaded dynamically, so the binary runs where no driver is
-//! installed).
+//! installed), and the driver, CUDA version, VBIOS and power limit through NVML
+//! ([`crate::telemetry::gpu::inventory`], also loaded at run time).
 
 use std::fs;
 
@@ -29,6 +30,7 @@ pub fn fingerprint() -> HardwareFingerprint {
             .map(|s| s.trim().to_owned())
             .unwrap_or_else(|_| "unknown".into()),
         gpus: gpus(),
+        nvml: Some(crate::telemetry::gpu::inventory()),
     }
 }
 

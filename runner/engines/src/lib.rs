@@ -36,6 +36,7 @@ pub mod hardware;
 pub mod isolation;
 pub mod log_budget;
 pub mod sandbox;
+pub mod telemetry;
 
 use receipts::fsutil::IoError;
 use std::fs;

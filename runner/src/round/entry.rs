@@ -20,7 +20,8 @@ use std::time::Duration;
 use receipts::fsutil::IoError;
 use receipts::model::{
     Backend, CpuPinning, Disqualification, DisqualificationReason, EntryMeasurement, MeasuredFor,
-    MeasurementOutcome, Phase, ProbeRecord, Role, Sha256Hex, Step, StepStatus,
+    MeasurementOutcome, Phase, ProbeRecord, Role, RunTelemetry, Sha256Hex, Step, StepStatus,
+    TelemetryFile,
 };
 
 use super::record::{EntryRecord, EntryResult, PlannedEntry};
@@ -31,6 +32,7 @@ use crate::decide::{DecideClient, DecideClientError};
 use engines::affinity::{self, CpuEscape, EngineProcesses};
 use engines::docker::ContainerExit;
 use engines::isolation::{self, CpuPlan, CpuTimes};
+use engines::telemetry;
 use engines::{Engine, EngineError, log_tail};
 use loadgen::search::ProgressSink;
 
@@ -588,6 +590,21 @@ impl<'c, 'a> EntryRun<'c, 'a> {
         format!("probes/{}.json", self.slug)
     }
 
+    /// Writes the run's telemetry `file` into the bundle (`telemetry/<slug>.json`) and
+    /// records its summary under the campaign's `min_sm_clock_mhz`: a violation makes the
+    /// run invalid ([`super::passes::outcome_of`]). Returns the step log's line.
+    ///
+    /// Errors: the file could not be written, as its message chain.
+    fn keep_telemetry(&mut self, file: &TelemetryFile) -> Result<String, String> {
+        let rel = format!("telemetry/{}.json", self.slug);
+        super::write_artifact(&self.ctx.bundle.join(&rel), file).map_err(|e| error_chain(&e))?;
+        let min_sm_clock_mhz = self.ctx.frozen.campaign.min_sm_clock_mhz;
+        let summary = receipts::rules::telemetry::summarize(file, &rel, min_sm_clock_mhz);
+        let line = telemetry_line(&summary);
+        self.record.telemetry = Some(summary);
+        Ok(line)
+    }
+
     /// The SLA step: the measured runs, the host's steal over them, the probe log, the
     /// kept requests of its result probe (saved for the scorer: every run that enters a
     /// score is sampled). Returns the step (still open: the engine is stopped before it
@@ -613,14 +630,26 @@ impl<'c, 'a> EntryRun<'c, 'a> {
         let ctx = &*self.ctx;
         let token = self.token.as_deref();
         let done = AtomicBool::new(false);
-        let (measured, escape) = std::thread::scope(|scope| {
+        let run_cpus = ctx.engines.cpus.all();
+        let (measured, escape, sampled) = std::thread::scope(|scope| {
             let watcher = watched
                 .as_ref()
                 .map(|(processes, cpus)| scope.spawn(|| watch_cpus(processes, cpus, &done)));
+            // The run's telemetry, sampled beside it until it ends (content/measurement.md,
+            // Telemetry).
+            let sampler = scope.spawn(|| {
+                let interval = Duration::from_millis(telemetry::INTERVAL_MS);
+                telemetry::sample_until(&done, &run_cpus, interval)
+            });
             let measured = keep
                 .and_then(|keep| measure(ctx, (&endpoint, token), self.run.pass, keep, &mut sla));
             done.store(true, Ordering::Relaxed);
-            (measured, watcher.and_then(|w| w.join().ok().flatten()))
+            let sampled = sampler.join();
+            (
+                measured,
+                watcher.and_then(|w| w.join().ok().flatten()),
+                sampled,
+            )
         });
         if let Some(escape) = &escape {
             sla.line(&format!("the engine left its CPU set: {escape}"));
@@ -642,6 +671,18 @@ impl<'c, 'a> EntryRun<'c, 'a> {
             }
             (Err(e), _) | (_, Err(e)) => {
                 sla.line(&format!("host load not measured: {}", error_chain(&e)));
+            }
+        }
+        let sampled = match sampled {
+            Ok(sampled) => sampled.map_err(|e| error_chain(&e)),
+            Err(_) => Err("the telemetry sampler panicked".to_owned()),
+        };
+        match sampled.and_then(|file| self.keep_telemetry(&file)) {
+            Ok(line) => sla.line(&line),
+            Err(reason) => {
+                sla.line(&format!("telemetry not recorded: {reason}"));
+                self.fail(sla, Some(engine), Failure::Infra(reason))?;
+                return Ok(None);
             }
         }
         let (mut measurement, kept_runs) = match measured {
@@ -716,9 +757,11 @@ impl<'c, 'a> EntryRun<'c, 'a> {
         sla: StepRun,
         measurement: EntryMeasurement,
     ) -> Result<(), RoundError> {
-        // A run the host stole from is invalid: its outputs wait for its re-run.
-        let sla_ok =
-            measurement.outcome == MeasurementOutcome::Measured && !self.record.steal_exceeded;
+        // A run the host stole from, or whose GPU throttled, is invalid: its outputs wait
+        // for its re-run.
+        let sla_ok = measurement.outcome == MeasurementOutcome::Measured
+            && !self.record.steal_exceeded
+            && self.record.telemetry_violation().is_none();
         let takes_outputs = self.run.takes_outputs && sla_ok && self.escape.is_none();
         let mut taken = TakenOutputs::default();
         let (mut last, last_ok) = if takes_outputs {
@@ -875,6 +918,21 @@ fn note_host_load(
     );
     record.host_load = Some(load);
     line
+}
+
+/// The step log's line of a run's telemetry `summary`: its source, samples and longest
+/// gap, and its verdict.
+fn telemetry_line(summary: &RunTelemetry) -> String {
+    let verdict = match &summary.violation {
+        Some(violation) => format!("{violation}: the run is invalid"),
+        None => "no throttle, XID or slow clock".to_owned(),
+    };
+    format!(
+        "telemetry ({}): {} samples, longest gap {} ms, {verdict}",
+        summary.source.as_str(),
+        summary.samples,
+        summary.max_gap_ms
+    )
 }
 
 /// Stops the engine before `step` (the last it ran in) ends. When its teardown failed
@@ -1376,6 +1434,49 @@ cpu1 589238 0 106836 347370 11942 0 5710 9858 0 0
         );
         // The journal keeps it across a resume.
         let json = serde_json::to_string(&stolen).unwrap();
+        let back: EntryRecord = serde_json::from_str(&json).unwrap();
+        assert_eq!(super::super::passes::outcome_of(&back), RunOutcome::Invalid);
+    }
+
+    /// A run whose telemetry shows a GPU power brake reads as invalid to the pass loop
+    /// (which runs it again once), whatever it measured, across a resume too; software
+    /// power capping alone leaves it measured.
+    #[test]
+    fn a_telemetry_violation_makes_the_run_invalid() {
+        let text = |throttle: &str| {
+            format!(
+                r#"{{"format": 1, "source": "nvml", "intervalMs": 80, "cpus": [0, 1],
+                "gpus": ["GPU-0"], "samples": [{{"tMs": 80,
+                "cpu": {{"busyPermille": 900, "stealPermille": 0}},
+                "gpus": [{{"device": 0, "smClockMhz": 1980, "throttle": {throttle}}}]}}]}}"#
+            )
+        };
+        let summary = |throttle: &str| {
+            let file: TelemetryFile = serde_json::from_str(&text(throttle)).unwrap();
+            receipts::rules::telemetry::summarize(&file, "telemetry/run.json", None)
+        };
+        let mut capped = measured_run();
+        capped.telemetry = Some(summary(r#"["sw_power_cap"]"#));
+        assert_eq!(
+            telemetry_line(capped.telemetry.as_ref().unwrap()),
+            "telemetry (nvml): 1 samples, longest gap 80 ms, no throttle, XID or slow clock"
+        );
+        assert_eq!(
+            super::super::passes::outcome_of(&capped),
+            RunOutcome::Measured { milli_rps: 10_000 }
+        );
+        let mut braked = measured_run();
+        braked.telemetry = Some(summary(r#"["sw_power_cap", "hw_power_brake_slowdown"]"#));
+        assert_eq!(
+            telemetry_line(braked.telemetry.as_ref().unwrap()),
+            "telemetry (nvml): 1 samples, longest gap 80 ms, GPU 0 throttled \
+             (hw_power_brake_slowdown) at 80 ms: the run is invalid"
+        );
+        assert_eq!(
+            super::super::passes::outcome_of(&braked),
+            RunOutcome::Invalid
+        );
+        let json = serde_json::to_string(&braked).unwrap();
         let back: EntryRecord = serde_json::from_str(&json).unwrap();
         assert_eq!(super::super::passes::outcome_of(&back), RunOutcome::Invalid);
     }

@@ -851,6 +851,11 @@ fn entry_from(
                     steal_ms: load.steal_ms,
                     wall_ms: load.wall_ms,
                 }));
+            } else if let Some(violation) = record.telemetry_violation() {
+                entry.status = EntryStatus::InfraFailed;
+                entry.infra_failure = Some(TypedOrText::Typed(EntryInfraFailure::Telemetry {
+                    violation: violation.clone(),
+                }));
             } else if let MeasurementOutcome::SlaUnmet { reason } = measurement.outcome {
                 let sla = &ctx.frozen.campaign.sla;
                 let detail = match reason {

@@ -134,11 +134,14 @@ pub(crate) fn run_passes<E: RunExecutor>(
 
 /// The rules' outcome of one journaled run: a measured, valid run that met the SLA
 /// counts its throughput; an unmet SLA is `SlaUnmet`; an engine that died is `Crashed`;
-/// a client that lagged or CPU steal over the bound make it `Invalid`, infrastructure that
+/// a client that lagged, CPU steal over the bound or a telemetry violation make it `Invalid`, infrastructure that
 /// failed `RunnerFailed` (each re-run once).
 pub(crate) fn outcome_of(record: &EntryRecord) -> RunOutcome {
     match &record.result {
         EntryResult::Measured { .. } if record.steal_exceeded => RunOutcome::Invalid,
+        EntryResult::Measured { .. } if record.telemetry_violation().is_some() => {
+            RunOutcome::Invalid
+        }
         EntryResult::Measured { measurement, .. } if !measurement.valid => RunOutcome::Invalid,
         EntryResult::Measured { measurement, .. } => match measurement.outcome {
             MeasurementOutcome::Measured => RunOutcome::Measured {
@@ -365,6 +368,7 @@ pub(crate) fn view(
                     engine_log: r.engine_log.clone(),
                     host_load: r.host_load.clone(),
                     gpus: Vec::new(),
+                    telemetry: r.telemetry.clone(),
                 };
                 (r.pass, row)
             })

@@ -222,11 +222,21 @@ pub struct EntryRecord {
     /// that did not get as far.
     #[serde(default)]
     pub weights: Option<Vec<receipts::model::WeightFile>>,
+    /// Its telemetry over the SLA run (v9): the bundle file and its summary, whose
+    /// violation makes the run invalid (re-run once) whatever it measured; `None` when
+    /// the run did not reach it or `/proc/stat` could not be read.
+    #[serde(default)]
+    pub telemetry: Option<receipts::model::RunTelemetry>,
     /// The result.
     pub result: EntryResult,
 }
 
 impl EntryRecord {
+    /// What in the run's telemetry makes it invalid, when anything does.
+    pub fn telemetry_violation(&self) -> Option<&receipts::model::TelemetryViolation> {
+        self.telemetry.as_ref().and_then(|t| t.violation.as_ref())
+    }
+
     /// The record of a run of entry `index` in pass `pass` (`control`: the baseline's A/A
     /// control; `rerun`: the re-run of an invalid first attempt) before anything of it
     /// ran: started and ended `at`, its engine on `backend` with nothing configured yet
@@ -255,6 +265,7 @@ impl EntryRecord {
             steal_exceeded: false,
             kept: None,
             weights: None,
+            telemetry: None,
             result: EntryResult::InfraFailed {
                 reason: "not run".into(),
             },

@@ -15,12 +15,14 @@
 //! sentences of old receipts, hardware strings) is escaped here with
 //! [`escape_untrusted`](receipts::text::escape_untrusted) and cut on a character boundary; tera escapes it for HTML.
 
+use std::collections::BTreeMap;
+
 use serde::Serialize;
 
 use receipts::bundle::ENVELOPE_FILE;
 use receipts::model::{
     CampaignId, EntryStatus, HardwareFingerprint, Leader, MinerId, RoundLog, RoundRecord,
-    RoundStatus, Sha256Hex, StepStatus, Timestamp,
+    RoundStatus, RunTelemetry, Sha256Hex, StepStatus, Timestamp,
 };
 use receipts::text::log_tail_for_display;
 use verifier::view::{
@@ -221,6 +223,8 @@ pub struct RoundPage {
     pub pod: Option<Shown>,
     /// The passes in the order they ran (v3).
     pub passes: Vec<PassRow>,
+    /// Each run's telemetry (v9), entry by entry.
+    pub telemetry: Vec<TelemetryRow>,
     /// The drift check (before v3).
     pub drift: Option<Shown>,
     /// The step timeline.
@@ -422,6 +426,85 @@ pub struct PassRow {
     pub order: Shown,
     /// Whether it was void.
     pub void: Shown,
+}
+
+/// One run's telemetry (v9; content/measurement.md, Telemetry).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct TelemetryRow {
+    /// The entry, `1 candidate-1-miner-fast`.
+    pub entry: String,
+    /// The run, `A/A control, pass 2, re-run`.
+    pub run: String,
+    /// Its summary in words ([`format_telemetry`]), verified when its file is.
+    pub summary: Shown,
+    /// Whether the telemetry made the run invalid.
+    pub invalid: bool,
+}
+
+/// Every run's telemetry row of `round`, in entry order, each entry's runs as they ran.
+///
+/// Errors: [`SiteError::InvalidId`] when an entry's slug cannot name a path.
+fn telemetry_rows(round: &VerifiedRound) -> Result<Vec<TelemetryRow>, SiteError> {
+    let record = &round.record;
+    let mut rows = Vec::new();
+    for entry in &record.entries {
+        let slug = EntrySlug::of(record, entry.index)?;
+        let mut attempts: BTreeMap<(u32, bool), u32> = BTreeMap::new();
+        for pass in &entry.passes {
+            let attempt = attempts.entry((pass.pass, pass.control)).or_insert(0);
+            *attempt += 1;
+            let Some(telemetry) = &pass.telemetry else {
+                continue;
+            };
+            let control = if pass.control { "A/A control, " } else { "" };
+            let rerun = if *attempt > 1 { ", re-run" } else { "" };
+            rows.push(TelemetryRow {
+                entry: format!("{} {}", entry.index, slug.as_str()),
+                run: format!("{control}pass {}{rerun}", pass.pass + 1),
+                summary: Shown::new(
+                    untrusted(&format_telemetry(telemetry)),
+                    round.file_verified(&telemetry.file),
+                ),
+                invalid: telemetry.violation.is_some(),
+            });
+        }
+    }
+    Ok(rows)
+}
+
+/// A run's telemetry summary in words: `cpu, 63 samples, longest gap 96 ms, steal at
+/// most 12 ‰, CPU clock unavailable; valid`, with the GPU's extremes and software
+/// throttle counts where NVML sampled, and the violation when there is one.
+pub fn format_telemetry(t: &RunTelemetry) -> String {
+    let mut parts = vec![
+        format!("{}, {} samples", t.source.as_str(), t.samples),
+        format!("longest gap {} ms", t.max_gap_ms),
+        format!("steal at most {} ‰", t.max_steal_permille),
+        match t.min_cpu_freq_khz {
+            Some(khz) => format!("CPU clock at least {} MHz", khz / 1_000),
+            None => "CPU clock unavailable".to_owned(),
+        },
+    ];
+    if let Some(mhz) = t.min_sm_clock_mhz {
+        parts.push(format!("busy SM clock at least {mhz} MHz"));
+    }
+    if let Some(c) = t.max_temperature_c {
+        parts.push(format!("at most {c} °C"));
+    }
+    if let Some(mw) = t.max_power_mw {
+        parts.push(format!("at most {} W", mw / 1_000));
+    }
+    if t.sw_power_cap_readings > 0 || t.sw_thermal_readings > 0 {
+        parts.push(format!(
+            "software power cap {} and thermal slowdown {} readings (recorded only)",
+            t.sw_power_cap_readings, t.sw_thermal_readings
+        ));
+    }
+    let verdict = match &t.violation {
+        Some(violation) => format!("invalid: {violation}"),
+        None => "valid".to_owned(),
+    };
+    format!("{}; {verdict}", parts.join(", "))
 }
 
 /// The step timeline: "23/23 steps", in groups.
@@ -1066,6 +1149,7 @@ pub fn round_page(
             verified: p.verified,
         }),
         decide: view.decide.as_ref().map(|d| decide_shown(view, d)),
+        telemetry: telemetry_rows(round)?,
         passes: view
             .passes
             .iter()
@@ -1521,6 +1605,51 @@ fn hw_gpus(h: &HardwareFingerprint) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A VM's CPU twin, and a GPU run invalid for a hardware slowdown, in words.
+    #[test]
+    fn telemetry_reads_as_its_summary_and_verdict() {
+        let cpu = RunTelemetry {
+            file: "telemetry/baseline-pass-1.json".to_owned(),
+            source: receipts::model::TelemetrySource::Cpu,
+            samples: 48,
+            max_gap_ms: 92,
+            max_steal_permille: 12,
+            min_cpu_freq_khz: None,
+            min_sm_clock_mhz: None,
+            max_temperature_c: None,
+            max_power_mw: None,
+            sw_power_cap_readings: 0,
+            sw_thermal_readings: 0,
+            violation: None,
+        };
+        assert_eq!(
+            format_telemetry(&cpu),
+            "cpu, 48 samples, longest gap 92 ms, steal at most 12 ‰, CPU clock unavailable; valid"
+        );
+        let gpu = RunTelemetry {
+            source: receipts::model::TelemetrySource::Nvml,
+            min_cpu_freq_khz: Some(1_900_000),
+            min_sm_clock_mhz: Some(1_755),
+            max_temperature_c: Some(84),
+            max_power_mw: Some(700_000),
+            sw_power_cap_readings: 2,
+            sw_thermal_readings: 1,
+            violation: Some(receipts::model::TelemetryViolation::Throttled {
+                t_ms: 160,
+                device: 1,
+                reason: receipts::model::ThrottleReason::HwSlowdown,
+            }),
+            ..cpu
+        };
+        assert_eq!(
+            format_telemetry(&gpu),
+            "nvml, 48 samples, longest gap 92 ms, steal at most 12 ‰, CPU clock at least 1900 \
+             MHz, busy SM clock at least 1755 MHz, at most 84 °C, at most 700 W, software power \
+             cap 2 and thermal slowdown 1 readings (recorded only); invalid: GPU 1 throttled \
+             (hw_slowdown) at 160 ms"
+        );
+    }
     use crate::pages::untrusted_clipped;
 
     #[test]

@@ -30,6 +30,23 @@ const NOT_YET_COVERED: &[&str] = &[
     // no other value to forge; the schema refuses any other
     // (`forgery_decide::a_weights_source_other_than_pinned_fails_the_schema`).
     "decide.weights[].source",
+    // A run invalid for its telemetry (issue 50): no bundle holds one yet; `host.telemetry`
+    // recomputes the violation from the run's file (the forgeries of forgery_telemetry).
+    "entries[].infraFailure.violation.device",
+    "entries[].infraFailure.violation.kind",
+    "entries[].infraFailure.violation.mhz",
+    "entries[].infraFailure.violation.minMhz",
+    "entries[].infraFailure.violation.reason",
+    "entries[].infraFailure.violation.tMs",
+    "entries[].infraFailure.violation.xid",
+    "entries[].passes[].telemetry.violation",
+    "entries[].passes[].telemetry.violation.device",
+    "entries[].passes[].telemetry.violation.kind",
+    "entries[].passes[].telemetry.violation.mhz",
+    "entries[].passes[].telemetry.violation.minMhz",
+    "entries[].passes[].telemetry.violation.reason",
+    "entries[].passes[].telemetry.violation.tMs",
+    "entries[].passes[].telemetry.violation.xid",
     // A parallel round (issue 50): no fixture holds one yet; `passes.placement`
     // recomputes these, and tests/round_e2e.rs runs one end to end and forges them.
     "entries[].passes[].gpus[].busId",
@@ -244,6 +261,11 @@ const DERIVED: &[(&str, &str, Derive)] = &[
         "v9-round",
         "the challenger's sample over at too many positions",
         crate::forgery_sample::diverge_at_positions,
+    ),
+    (
+        "v9-round",
+        "the challenger's GPU at its software power cap and thermal slowdown",
+        crate::forgery_telemetry::gpu_recorded_only,
     ),
     (
         "v7-docker-round",

@@ -18,6 +18,7 @@ mod forgery_repository;
 mod forgery_review;
 mod forgery_sample;
 mod forgery_secret;
+mod forgery_telemetry;
 mod forgery_v5;
 mod interop_python;
 mod older_predicates;

@@ -225,6 +225,7 @@ fn verifies_with_every_check_applicable(version: &str, predicate_type: &str) {
         [
             with_v7([v5_only(version, true), v6_only(version)].concat(), version),
             v8_only(version),
+            v9_only(version),
         ]
         .concat(),
     );
@@ -340,11 +341,12 @@ fn still_verifies(version: &str, predicate_type: &str) {
     expected.extend(v6_only(version));
     let mut expected = with_v7(expected, version);
     expected.extend(v8_only(version));
+    expected.extend(v9_only(version));
     assert_eq!(not_applicable, expected);
 }
 
 /// The checks v9 added, each `not applicable (<version>)` on an older round, in the
 /// order they run.
-fn v9_only(_version: &str) -> Vec<(&'static str, Option<&'static str>, &str)> {
-    Vec::new()
+fn v9_only(version: &str) -> Vec<(&'static str, Option<&'static str>, &str)> {
+    vec![("host.telemetry", None, version)]
 }

@@ -122,6 +122,7 @@ fn row(pass: usize, control: bool, milli_rps: u64, ratio_ppm: Option<u64>) -> En
         engine_log: None,
         host_load: None,
         gpus: Vec::new(),
+        telemetry: None,
     }
 }
 
@@ -210,6 +211,7 @@ fn fingerprint() -> HardwareFingerprint {
         os: "linux".into(),
         kernel: "6.1".into(),
         gpus: vec![],
+        nvml: None,
     }
 }
 
@@ -1774,7 +1776,8 @@ fn an_attempt_invalid_for_steal_within_the_bound_fails() {
                 claimed: "Invalid".into(),
                 recomputed: format!(
                     "SlaUnmet {{ reason: NoPassingRate }} (from `{STOLEN_LOG}`; hostLoad within \
-                     the steal bound (250 ms stolen from 1 CPUs over 5000 ms, bound 50 ‰))"
+                     the steal bound (250 ms stolen from 1 CPUs over 5000 ms, bound 50 ‰); no telemetry \
+                     violation)"
                 ),
             }
         )]

@@ -1225,6 +1225,7 @@ mod tests {
             valid: true,
             outcome: MeasurementOutcome::Measured,
             measured_for: None,
+            caching: None,
         };
         let claim = |status, throughput| Claim {
             throughput_field: "entries[1].passes[1].throughputMilliRps".into(),

@@ -362,6 +362,15 @@ impl Workload {
         run * self.max_probes + probe
     }
 
+    /// The sub-stream whose first items are run `run`'s caching probe (content/correctness.md,
+    /// Caching): `runs × max_probes + run`, past every timed probe's, so no timed request
+    /// sends its prompts.
+    pub fn caching_sub_stream(&self, run: u32) -> u32 {
+        self.runs
+            .saturating_mul(self.max_probes)
+            .saturating_add(run)
+    }
+
     /// The items of sub-stream `sub_stream`, in send order, each with its arrival offset
     /// at 1 request/s (the first at 0).
     pub fn sub_stream(&self, sub_stream: u32) -> Vec<Item> {

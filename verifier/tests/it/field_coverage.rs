@@ -102,6 +102,18 @@ const COVERED_BY_TESTS: &[(&str, &str)] = &[
         "forgery_logs::a_receipt_that_drops_or_forges_its_log_record_fails_the_log_checks",
     ),
     (
+        "entries[].disqualification.reason.caching.boundBp",
+        "forgery_caching::a_caching_claim_on_an_honest_probe_fails_compliance_caching",
+    ),
+    (
+        "entries[].disqualification.reason.caching.pass",
+        "forgery_caching::a_caching_claim_on_an_honest_probe_fails_compliance_caching",
+    ),
+    (
+        "entries[].disqualification.reason.caching.speedupBp",
+        "forgery_caching::a_caching_claim_on_an_honest_probe_fails_compliance_caching",
+    ),
+    (
         "entries[].disqualification.reason.output_length.long",
         "forgery_compliance::an_output_length_claim_on_exact_lengths_fails_compliance_output_length",
     ),

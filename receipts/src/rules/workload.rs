@@ -936,7 +936,11 @@ warmup_requests = 1
         // Every prompt is `[8 hex digits] ` and one of the two lines, each many times.
         assert!((prompts.iter()).all(|p| p.starts_with('[') && p.get(9..11) == Some("] ")));
         assert_eq!(lines("] alpha") + lines("] beta"), prompts.len());
-        assert!(lines("] alpha") > 100 && lines("] beta") > 100, "{}", prompts.len());
+        assert!(
+            lines("] alpha") > 100 && lines("] beta") > 100,
+            "{}",
+            prompts.len()
+        );
         let distinct: std::collections::BTreeSet<&String> = prompts.iter().collect();
         assert_eq!(distinct.len(), prompts.len());
     }

@@ -100,6 +100,16 @@ fn hostile_round_with(runs: u32, class: u32, correctness: &str) -> (Fixture, Rou
 /// [`hostile_round`] with the tiny campaign's knobs `tiny` (its backend replaced by the
 /// proxy's, its SLA bound by a loose one).
 fn hostile_round_at(tiny: Tiny<'_>, runs: u32, class: u32) -> (Fixture, RoundRecord) {
+    hostile_round_of(tiny, runs, &[("cheat", class)])
+}
+
+/// [`hostile_round_at`] with one challenger per `(miner, class)` of `challengers`, in
+/// that order.
+fn hostile_round_of(
+    tiny: Tiny<'_>,
+    runs: u32,
+    challengers: &[(&str, u32)],
+) -> (Fixture, RoundRecord) {
     let shared = tempfile::tempdir().unwrap();
     let prompts = shared.path().join("round-prompts");
     std::fs::write(&prompts, "").unwrap();
@@ -115,7 +125,12 @@ fn hostile_round_at(tiny: Tiny<'_>, runs: u32, class: u32) -> (Fixture, RoundRec
         proxy.display(),
         prompts.display()
     );
-    let value = class.to_string();
+    let values: Vec<(&str, String)> = (challengers.iter())
+        .map(|(miner, class)| (*miner, class.to_string()))
+        .collect();
+    let edits: Vec<(&str, &str, &str)> = (values.iter())
+        .map(|(miner, value)| (*miner, "startup_delay_ms", value.as_str()))
+        .collect();
     let tiny = Tiny {
         backend: &backend,
         runs,
@@ -124,7 +139,7 @@ fn hostile_round_at(tiny: Tiny<'_>, runs: u32, class: u32) -> (Fixture, RoundRec
         bound_ms: 3000,
         ..tiny
     };
-    let fixture = Fixture::new(&tiny, &[("cheat", "startup_delay_ms", &value)]);
+    let fixture = Fixture::new(&tiny, &edits);
     let seeds = given_seeds();
     std::fs::write(&prompts, round_prompts(&fixture.data, &seeds)).unwrap();
     let seeds_file = shared.path().join("seeds.json");
@@ -461,20 +476,84 @@ fn interop_hostile_replayed_answers_are_disqualified() {
     );
 }
 
-/// MLPerf TEST04: an engine that caches answers per exact prompt and replays a repeat
-/// must gain nothing. No prompt of a round is sent twice (each drawn from the seeds and
-/// the round's prompt salt; a JSONL line behind a per-item tag), and no state outlives a
-/// run in the sandbox, so its cache stores answers and never replays one: it is scored as
-/// the honest engine it is. Asserted from its own log (`cache: stored` per answer,
-/// `cache: replayed` per repeat), never from timings.
+/// Regression (issue 40; MLPerf TEST04): an engine that caches answers per exact prompt
+/// and replays a repeat gains nothing in a round (no prompt of a round is sent twice),
+/// so only a probe that repeats prompts shows the cache. Every counted run of a
+/// challenger ends with its caching probe: fresh prompts, each sent again after the next
+/// one, one at a time. The cache replays every repeat (its own log says so) in no time:
+/// `caching`, its speed-up far above the bound. The honest control — the same proxy
+/// without a cache, in the same round — is faster on no repeat by more than the bound and
+/// is not disqualified. Statuses and reasons only, never timings: the control's speed-up
+/// is noise under the bound (twice as fast), the cache's a replay.
 #[test]
 #[ignore = "needs python3: run scripts/test"]
-fn interop_hostile_answer_cache_never_hits() {
+fn interop_hostile_answer_cache_is_caught_by_the_caching_probe() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let (fixture, record) = cache_round(109);
-    let cheat = &record.entries[1];
-    assert_ne!(cheat.status, EntryStatus::Disqualified, "{cheat:#?}");
+    // The tiny campaign's 24–32 output tokens: an honest decode span of a millisecond or
+    // so, against a replay's few dozen microseconds.
+    let tiny = Tiny {
+        correctness: "load_sample = 1000\n",
+        ..Tiny::default()
+    };
+    let (fixture, record) = hostile_round_of(tiny, 1, &[("honest", 100), ("cheat", 109)]);
+    assert_ne!(
+        record.outcome.status,
+        RoundStatus::InfraFailed,
+        "{:?}",
+        record.outcome
+    );
+    let entry = |miner: &str| {
+        (record.entries.iter())
+            .find(|e| e.miner.as_ref().is_some_and(|m| m.as_str() == miner))
+            .unwrap()
+    };
     let bundle = fixture.data.join("tiny/rounds/1");
+    // Each run's caching probe as its probe log holds it, for the messages.
+    let probes = |entry: &receipts::model::Entry| -> Vec<String> {
+        (entry.passes.iter())
+            .filter_map(|pass| pass.probe_log.as_ref())
+            .map(|log| {
+                let log: receipts::model::EntryMeasurement =
+                    serde_json::from_slice(&std::fs::read(bundle.join(log)).unwrap()).unwrap();
+                let probe = log.caching.unwrap();
+                format!("repeats faster by {:?} bp", probe.speedup_bp)
+            })
+            .collect()
+    };
+    let honest = entry("honest");
+    assert_ne!(
+        honest.status,
+        EntryStatus::Disqualified,
+        "{honest:#?}\n{:?}",
+        probes(honest)
+    );
+    let cheat = entry("cheat");
+    // The figures, for the CI log (content/correctness.md, Caching, quotes them).
+    eprintln!(
+        "caching probes: honest {:?}, cache {:?}",
+        probes(honest),
+        probes(cheat)
+    );
+    assert_eq!(
+        cheat.status,
+        EntryStatus::Disqualified,
+        "{cheat:#?}\n{:?}",
+        probes(cheat)
+    );
+    let reason = cheat.disqualification.as_ref().unwrap().reason;
+    assert!(
+        matches!(
+            reason,
+            DisqualificationReason::Caching {
+                pass: 0,
+                speedup_bp,
+                bound_bp: 10_000,
+            } if speedup_bp > 10_000
+        ),
+        "{reason:?}"
+    );
+    // The cache stored every answer (the timed load's and the probe's fresh prompts) and
+    // replayed exactly the probe's 8 repeats: nothing of the timed load came twice.
     let logs: Vec<String> = cheat
         .passes
         .iter()
@@ -487,6 +566,6 @@ fn interop_hostile_answer_cache_never_hits() {
             .map(|log| log.matches(what).count())
             .sum::<usize>()
     };
-    assert!(count("cache: stored") >= 8, "{logs:?}");
-    assert_eq!(count("cache: replayed"), 0, "{logs:?}");
+    assert!(count("cache: stored") >= 16, "{logs:?}");
+    assert_eq!(count("cache: replayed"), 8, "{logs:?}");
 }

@@ -32,7 +32,9 @@ output length, and replays a cached answer at once for a later prompt with the s
 (an answer cache that serves near-duplicate prompts); 109 (`cache_exact`) caches each
 streamed answer under its exact prompt and output length and replays it at once for a
 repeat, writing `cache: stored` and `cache: replayed` lines to its log (MLPerf TEST04's
-engine). Requests that are not streamed (the correctness gate's) are answered honestly.
+engine), which the caching probe of every counted run catches; 100 (`honest`) is the
+proxy itself with no cheat, the control of the cache classes (its overhead, honest
+answers). Requests that are not streamed (the correctness gate's) are answered honestly.
 """
 
 import hashlib
@@ -54,7 +56,7 @@ VOCAB = 258
 def hostile_class():
     text = open(CONFIG).read()
     found = re.search(r"^startup_delay_ms\s*=\s*(\d+)", text, re.M)
-    classes = {101: "oov", 102: "garbage_later", 103: "cpu_grab", 104: "text_not_ids",
+    classes = {100: "honest", 101: "oov", 102: "garbage_later", 103: "cpu_grab", 104: "text_not_ids",
                105: "early_eos", 106: "gate_only", 108: "cache_prefix", 109: "cache_exact",
                110: "garbage_share", 111: "degraded", 112: "filler"}
     return classes.get(int(found.group(1)) if found else 0)
@@ -136,7 +138,9 @@ def cut_short():
     return next(STREAMED) % 8 == 3
 
 
-if CLASS == "cpu_grab":
+if CLASS == "honest":
+    cheat = None
+elif CLASS == "cpu_grab":
     os.sched_setaffinity(0, range(os.cpu_count()))
     cheat = None
 elif CLASS in ("text_not_ids", "early_eos"):

@@ -11,13 +11,19 @@
 //!   score hold no request that ended short or long, or it is disqualified
 //!   `output_length` for exactly the first such pass and its counts (unless an earlier
 //!   reason disqualified it); a scored entry has none.
+//! - `compliance.caching` (v9): per challenger, each counted run's probe log holds its
+//!   caching probe exactly where the campaign asks for one, on the prompts the seeds
+//!   draw, with its speed-up recomputed, and the entry is disqualified `caching` for
+//!   exactly the first run whose repeats decoded faster than the bound (unless an earlier
+//!   reason disqualified it); a scored entry has none.
 
 use std::path::Path;
 
 use receipts::model::{
-    DisqualificationReason, Entry, EntryStatus, FrozenCampaign, LoadSample, LoadSampleCheck, Role,
-    RoundRecord, TextAgainstIds,
+    CachingProbe, DisqualificationReason, Entry, EntryStatus, FrozenCampaign, LoadSample,
+    LoadSampleCheck, MeasurementOutcome, Role, RoundRecord, TextAgainstIds,
 };
+use receipts::rules::workload::Workload;
 use receipts::rules::{compliance, sample};
 
 use crate::PredicateVersion;
@@ -36,6 +42,7 @@ pub(crate) fn check_compliance(
     if version < PredicateVersion::V7 {
         report.not_applicable(CheckName::TextAgainstIds, None, version.name());
         report.not_applicable(CheckName::OutputLength, None, version.name());
+        report.not_applicable(CheckName::Caching, None, version.name());
         return;
     }
     let detokenizer = campaign.map(|c| c.campaign.api_profile().detokenizer.is_some());
@@ -64,6 +71,158 @@ pub(crate) fn check_compliance(
             );
         }
     }
+    check_caching(report, dir, logs, record, campaign, version);
+}
+
+/// `compliance.caching` on every challenger of `record` (not applicable before v9, nor
+/// in a `decide` round, whose runs answer decisions).
+fn check_caching(
+    report: &mut VerifyReport,
+    dir: &Path,
+    logs: &mut ProbeLogs<'_>,
+    record: &RoundRecord,
+    campaign: Option<&FrozenCampaign>,
+    version: PredicateVersion,
+) {
+    if version < PredicateVersion::V9 {
+        report.not_applicable(CheckName::Caching, None, version.name());
+        return;
+    }
+    if crate::decide::is_decide(record, campaign) {
+        report.not_applicable(CheckName::Caching, None, "decide");
+        return;
+    }
+    let Some(frozen) = campaign else {
+        report.record(
+            CheckName::Caching,
+            None,
+            Err(files::unreadable(
+                "inputs/campaign.json",
+                "the campaign is needed for the caching probe's prompts and bound".into(),
+            )),
+        );
+        return;
+    };
+    let workload = crate::plan::regenerated_workload(dir, record, frozen);
+    for entry in record.entries.iter().filter(|e| e.role != Role::Baseline) {
+        let result = match &workload {
+            Ok(workload) => caching(logs, entry, frozen, workload),
+            Err(e) => Err(e.clone()),
+        };
+        report.record(
+            CheckName::Caching,
+            Some(format!("entries[{}].disqualification", entry.index)),
+            result,
+        );
+    }
+}
+
+/// `compliance.caching` on one challenger: its counted runs' probe logs.
+fn caching(
+    logs: &mut ProbeLogs<'_>,
+    entry: &Entry,
+    frozen: &FrozenCampaign,
+    workload: &Workload,
+) -> Result<(), FailureReason> {
+    let spec = &frozen.campaign.correctness;
+    let bound_bp = spec.effective_caching_bound_bp();
+    let mut expected = None;
+    for pass in sample::sampled_passes(&entry.passes) {
+        let row = (entry.passes.iter())
+            .rev()
+            .find(|p| !p.control && p.pass == pass);
+        let Some(file) = row.and_then(|r| r.probe_log.as_deref()) else {
+            continue;
+        };
+        let log = logs.get(file)?;
+        let asked =
+            spec.effective_caching_prompts() > 0 && log.outcome == MeasurementOutcome::Measured;
+        match (&log.caching, asked) {
+            (None, false) => continue,
+            (None, true) => {
+                return Err(files::recomputed(
+                    file,
+                    "caching",
+                    "absent",
+                    "the run's caching probe (required from v9)",
+                ));
+            }
+            (Some(_), false) => {
+                return Err(files::recomputed(
+                    file,
+                    "caching",
+                    "present",
+                    "absent (the campaign asks for no caching probe)",
+                ));
+            }
+            (Some(probe), true) => caching_probe(file, probe, pass, frozen, workload)?,
+        }
+        if expected.is_none() {
+            expected = compliance::caching_failure([(pass, log)], bound_bp)
+                .map(|(pass, speedup)| (pass, speedup, bound_bp));
+        }
+    }
+    let claimed = match entry.disqualification.as_ref().map(|d| d.reason) {
+        Some(DisqualificationReason::Caching {
+            pass,
+            speedup_bp,
+            bound_bp,
+        }) => Some((pass, speedup_bp, bound_bp)),
+        _ => None,
+    };
+    verdict(entry, claimed, expected, |(pass, speedup, bound)| {
+        format!("pass {pass}: repeats faster by {speedup} bp, bound {bound} bp")
+    })
+}
+
+/// One run's caching probe in `file` against what the seeds and the campaign fix: its
+/// sub-stream, its requests' items and order, its bound, and its speed-up recomputed from
+/// its requests.
+fn caching_probe(
+    file: &str,
+    probe: &CachingProbe,
+    pass: u32,
+    frozen: &FrozenCampaign,
+    workload: &Workload,
+) -> Result<(), FailureReason> {
+    let spec = &frozen.campaign.correctness;
+    let sub_stream = workload.caching_sub_stream(pass);
+    files::same(file, "caching.subStream", probe.sub_stream, sub_stream)?;
+    files::same(
+        file,
+        "caching.boundBp",
+        probe.bound_bp,
+        spec.effective_caching_bound_bp(),
+    )?;
+    let mut items = workload.sub_stream(sub_stream);
+    items.truncate(spec.effective_caching_prompts() as usize);
+    let planned: Vec<(u32, String, bool)> = compliance::caching_order(items.len())
+        .into_iter()
+        .map(|(i, repeat)| {
+            (
+                items[i].item_index,
+                items[i].prompt_sha256.to_string(),
+                repeat,
+            )
+        })
+        .collect();
+    let sent: Vec<(u32, String, bool)> = (probe.requests.iter())
+        .map(|r| (r.item_index, r.prompt_sha256.to_string(), r.repeat))
+        .collect();
+    if sent != planned {
+        return Err(files::recomputed(
+            file,
+            "caching.requests",
+            format!("{} requests", sent.len()),
+            format!(
+                "the {} requests the seeds draw (items of sub-stream {sub_stream}, each fresh \
+                 prompt then its repeat)",
+                planned.len()
+            ),
+        ));
+    }
+    let speedup = compliance::caching_speedup_bp(&probe.requests);
+    files::same(file, "caching.speedupBp", probe.speedup_bp, speedup)
 }
 
 /// `compliance.textAgainstIds` on one entry's sample `file`; `detokenizer` is whether

@@ -1298,6 +1298,7 @@ mod tests {
             valid: true,
             outcome: MeasurementOutcome::Measured,
             measured_for: None,
+            caching: None,
         };
         let claim = |status, throughput| Claim {
             throughput_field: "entries[1].passes[1].throughputMilliRps".into(),

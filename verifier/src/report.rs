@@ -255,6 +255,14 @@ pub enum CheckName {
     /// has none); `entries[i].disqualification` as target.
     #[serde(rename = "compliance.outputLength")]
     OutputLength,
+    /// Compliance (v9; MLPerf TEST04): a challenger's probe log of each run that enters
+    /// its score holds its caching probe exactly where the campaign asks for one — the
+    /// first `caching_prompts` items of the run's caching sub-stream in the probe's send
+    /// order, its speed-up recomputed and its bound the campaign's — and the entry is disqualified
+    /// `caching` for exactly the first run whose repeats decoded faster than the bound (a
+    /// scored entry has none); `entries[i].disqualification` as target.
+    #[serde(rename = "compliance.caching")]
+    Caching,
     /// Binding (v5): a pass row that measured (`measured`, `sla_unmet`, `invalid`) names
     /// its probe log, and every log a row names records the row's run in `measuredFor`
     /// (round, entry, patch, engine config, pass, control flag); `entries[i].passes[j]`
@@ -609,6 +617,7 @@ impl CheckName {
             CheckName::LoadSamplePool => "correctness.samplePool",
             CheckName::TextAgainstIds => "compliance.textAgainstIds",
             CheckName::OutputLength => "compliance.outputLength",
+            CheckName::Caching => "compliance.caching",
             CheckName::ProbeLogEntry => "probes.entry",
             CheckName::RunsPasses => "runs.passes",
             CheckName::StatusConsistent => "status.consistent",

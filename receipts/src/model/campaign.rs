@@ -1049,6 +1049,15 @@ pub struct CorrectnessSpec {
     /// requests (from `…/round/v7`); absent: [`DEFAULT_LOAD_MAX_POSITIONS_OVER`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub load_max_positions_over: Option<u32>,
+    /// Fresh prompts of each challenger run's caching probe, each sent twice (from
+    /// `…/round/v9`; content/correctness.md, Caching); absent:
+    /// [`DEFAULT_CACHING_PROMPTS`]; 0 switches the probe off; at most 100.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub caching_prompts: Option<u32>,
+    /// Bound on how much faster a caching probe's repeats may decode than its fresh
+    /// prompts, basis points (from `…/round/v9`); absent: [`DEFAULT_CACHING_BOUND_BP`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub caching_bound_bp: Option<u32>,
 }
 
 /// The reference runtime of the correctness gate (content/correctness.md, The reference
@@ -1098,6 +1107,17 @@ pub const DEFAULT_LOAD_POSITION_BOUND_MICRO_NATS: u64 = 8_000_000;
 /// of the sample).
 pub const DEFAULT_LOAD_MAX_POSITIONS_OVER: u32 = 2;
 
+/// Fresh prompts of a caching probe when `correctness.caching_prompts` is absent: 8,
+/// so 16 requests a challenger run.
+pub const DEFAULT_CACHING_PROMPTS: u32 = 8;
+
+/// `correctness.caching_bound_bp` when absent: repeats may decode up to twice as fast as
+/// fresh prompts (10,000 bp). Twice the round's A/A spread, MLPerf's form of the bound,
+/// is at most 2 × the overtake margin (200 bp by default) in a round that decides, far
+/// inside the noise of single requests on a shared machine; an answer cache
+/// decodes a repeat in no time (content/correctness.md, Caching).
+pub const DEFAULT_CACHING_BOUND_BP: u32 = 10_000;
+
 /// The correctness deadline when `correctness.deadline_s` is absent, seconds.
 pub const DEFAULT_CORRECTNESS_DEADLINE_S: u64 = 600;
 
@@ -1139,6 +1159,18 @@ impl CorrectnessSpec {
         self.reference.unwrap_or_default()
     }
 
+    /// Fresh prompts of a caching probe: `caching_prompts`, else
+    /// [`DEFAULT_CACHING_PROMPTS`] (0: no probe).
+    pub fn effective_caching_prompts(&self) -> u32 {
+        self.caching_prompts.unwrap_or(DEFAULT_CACHING_PROMPTS)
+    }
+
+    /// The bound on a caching probe's speed-up, basis points: `caching_bound_bp`, else
+    /// [`DEFAULT_CACHING_BOUND_BP`].
+    pub fn effective_caching_bound_bp(&self) -> u32 {
+        self.caching_bound_bp.unwrap_or(DEFAULT_CACHING_BOUND_BP)
+    }
+
     /// Requests sampled per timed run: `load_sample`, else 8.
     pub fn effective_load_sample(&self) -> u32 {
         self.load_sample.unwrap_or(DEFAULT_LOAD_SAMPLE)
@@ -1173,6 +1205,8 @@ impl Default for CorrectnessSpec {
             load_item_bound_micro_nats: None,
             load_position_bound_micro_nats: None,
             load_max_positions_over: None,
+            caching_prompts: None,
+            caching_bound_bp: None,
         }
     }
 }
@@ -1460,6 +1494,13 @@ impl Campaign {
         }
         if let Some(n) = c.load_sample.filter(|n| *n > 1000) {
             return field("correctness.load_sample", n.to_string(), "0 (off) to 1000");
+        }
+        if let Some(n) = c.caching_prompts.filter(|n| *n > 100) {
+            return field(
+                "correctness.caching_prompts",
+                n.to_string(),
+                "0 (off) to 100",
+            );
         }
         if c.deadline_s == Some(0) {
             return field("correctness.deadline_s", "0".into(), "at least 1 second");

@@ -275,6 +275,49 @@ pub struct EntryMeasurement {
     /// names the file, so one entry's logs cannot be credited to another.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub measured_for: Option<MeasuredFor>,
+    /// The run's caching probe (v9; MLPerf TEST04, content/correctness.md, Caching): a
+    /// challenger's repeated prompts timed against fresh ones after its runs, on the same
+    /// engine; absent for the baseline, a `decide` run, `correctness.caching_prompts` = 0
+    /// and logs written before v9.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub caching: Option<CachingProbe>,
+}
+
+/// A caching probe (v9; content/correctness.md, Caching): `caching_prompts` fresh
+/// workload prompts, each sent again after the next fresh one completed, one request at a
+/// time, and how much faster the repeats decoded. An engine that answers a repeated prompt
+/// from a cache of answers decodes it in no time; prefix caching, which is legitimate,
+/// saves only the time to the first token, which the decode span leaves out.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CachingProbe {
+    /// The workload sub-stream whose first items are its prompts
+    /// (`Workload::caching_sub_stream` of the run: no timed probe sends them).
+    pub sub_stream: u32,
+    /// Its requests in send order ([`crate::rules::compliance::caching_order`]).
+    pub requests: Vec<CachingRequest>,
+    /// How much faster the repeats decoded, basis points
+    /// ([`crate::rules::compliance::caching_speedup_bp`]); `None` when no prompt's two
+    /// requests completed.
+    pub speedup_bp: Option<u64>,
+    /// The campaign's bound on `speedupBp` (`correctness.caching_bound_bp`).
+    pub bound_bp: u32,
+}
+
+/// One request of a [`CachingProbe`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CachingRequest {
+    /// The workload item (`itemIndex` in the probe's sub-stream).
+    pub item_index: u32,
+    /// sha256 of its prompt text, as in the workload.
+    pub prompt_sha256: Sha256Hex,
+    /// Whether it repeats a prompt the probe sent before.
+    pub repeat: bool,
+    /// Whether it completed (no error, exactly the asked output length).
+    pub completed: bool,
+    /// From its first token to its end, µs (0 when it carried no token).
+    pub decode_us: u64,
 }
 
 /// Whose run a probe log measured (v5): the round, the entry and what it ran, and which

@@ -772,6 +772,17 @@ pub enum DisqualificationReason {
         /// Its requests that streamed more tokens than asked.
         long: u64,
     },
+    /// A counted run's caching probe decoded repeated prompts faster than fresh ones by
+    /// more than the campaign's bound (v9; content/correctness.md, Caching; MLPerf
+    /// TEST04): an answer cache, which a round whose prompts never repeat would not show.
+    Caching {
+        /// The pass of that run, from 0.
+        pass: u32,
+        /// How much faster the repeats decoded, basis points.
+        speedup_bp: u64,
+        /// The campaign's bound, basis points.
+        bound_bp: u32,
+    },
 }
 
 impl DisqualificationReason {
@@ -796,6 +807,7 @@ impl DisqualificationReason {
             DisqualificationReason::LoadPositionsOver { .. } => "load_positions_over",
             DisqualificationReason::TextNotIds { .. } => "text_not_ids",
             DisqualificationReason::OutputLength { .. } => "output_length",
+            DisqualificationReason::Caching { .. } => "caching",
         }
     }
 }

@@ -8,8 +8,11 @@
 //! - **Output length** ([`output_length_failure`], MLPerf TEST06/TEST09): every request
 //!   asks for an exact output length, so a counted run whose probes hold a request that
 //!   ended short or long disqualifies (`output_length`), the first such pass in order.
+//! - **Caching** ([`caching_failure`], MLPerf TEST04): a counted run's caching probe
+//!   ([`caching_order`], [`caching_speedup_bp`]) whose repeated prompts decoded faster than
+//!   its fresh ones by more than the bound disqualifies (`caching`), the first such pass.
 
-use crate::model::{EntryMeasurement, LoadSample, LoadSampleCheck, TextAgainstIds};
+use crate::model::{CachingRequest, EntryMeasurement, LoadSample, LoadSampleCheck, TextAgainstIds};
 
 /// The first checked request whose streamed text is not the reference's text of its
 /// ids: `(run, item)`, in run then draw order; `None` when the texts were not checked
@@ -43,6 +46,63 @@ pub fn output_length_failure<'a>(
             )
         });
         (short > 0 || long > 0).then_some((pass, short, long))
+    })
+}
+
+/// The send order of a caching probe of `prompts` fresh prompts, as `(prompt, repeat)`:
+/// each fresh prompt, and the repeat of the one before it after it, so every repeat is
+/// sent once its first answer is complete (a cache has stored it) and fresh and repeated
+/// requests alternate (a load spike falls on both alike). `[(0, false), (1, false),
+/// (0, true), (2, false), (1, true), …, (n − 1, true)]`.
+pub fn caching_order(prompts: usize) -> Vec<(usize, bool)> {
+    let mut order = Vec::with_capacity(prompts.saturating_mul(2));
+    for prompt in 0..prompts {
+        order.push((prompt, false));
+        if prompt > 0 {
+            order.push((prompt - 1, true));
+        }
+    }
+    if prompts > 0 {
+        order.push((prompts - 1, true));
+    }
+    order
+}
+
+/// The repeats' speed-up of a caching probe's `requests`, basis points
+/// (content/correctness.md, Caching): per prompt whose fresh request and repeat both
+/// completed, `fresh × 10⁴ ÷ max(repeat, 1) − 10⁴` of their decode spans (0 when the
+/// repeat was not faster); of those, in ascending order, the one at index `pairs ÷ 8` —
+/// the speed-up every pair but an eighth reaches (the 2nd smallest of 8). An answer
+/// cache makes every repeat fast; a machine's noise, which can shorten a span as well as
+/// lengthen it (a first token read late), makes one pair look so, rarely seven. `None`
+/// when no pair completed.
+pub fn caching_speedup_bp(requests: &[CachingRequest]) -> Option<u64> {
+    let mut pairs: Vec<u64> = (requests.iter())
+        .filter(|r| r.repeat && r.completed)
+        .filter_map(|repeat| {
+            let fresh = (requests.iter())
+                .find(|r| !r.repeat && r.item_index == repeat.item_index)
+                .filter(|r| r.completed)?;
+            let ratio = u128::from(fresh.decode_us) * 10_000 / u128::from(repeat.decode_us.max(1));
+            Some(u64::try_from(ratio.saturating_sub(10_000)).unwrap_or(u64::MAX))
+        })
+        .collect();
+    pairs.sort_unstable();
+    pairs.get(pairs.len() / 8).copied()
+}
+
+/// The first counted run, of `(pass, its probe log)` in pass order, whose caching probe's
+/// repeats decoded faster than its fresh prompts by more than `bound_bp`, the speed-up
+/// recomputed from its requests: `(pass, speedup_bp)`; `None` when none did (a run
+/// without a probe, or without a completed request on a side, is not judged).
+pub fn caching_failure<'a>(
+    runs: impl IntoIterator<Item = (u32, &'a EntryMeasurement)>,
+    bound_bp: u32,
+) -> Option<(u32, u64)> {
+    runs.into_iter().find_map(|(pass, measurement)| {
+        let probe = measurement.caching.as_ref()?;
+        let speedup = caching_speedup_bp(&probe.requests)?;
+        (speedup > u64::from(bound_bp)).then_some((pass, speedup))
     })
 }
 
@@ -182,6 +242,7 @@ mod tests {
                 valid: true,
                 outcome: crate::model::MeasurementOutcome::Measured,
                 measured_for: None,
+                caching: None,
             }
         };
         let clean = measurement(&[0, 0], &[0, 0]);
@@ -193,5 +254,109 @@ mod tests {
             Some((1, 3, 0))
         );
         assert_eq!(output_length_failure([(2, &long)]), Some((2, 0, 4)));
+    }
+
+    #[test]
+    fn a_caching_probe_sends_each_repeat_after_the_next_fresh_prompt() {
+        assert_eq!(caching_order(0), vec![]);
+        assert_eq!(caching_order(1), vec![(0, false), (0, true)]);
+        assert_eq!(
+            caching_order(3),
+            vec![
+                (0, false),
+                (1, false),
+                (0, true),
+                (2, false),
+                (1, true),
+                (2, true)
+            ]
+        );
+    }
+
+    /// Requests of `(item, repeat, completed, decode µs)`.
+    fn caching(spans: &[(u32, bool, bool, u64)]) -> Vec<CachingRequest> {
+        (spans.iter())
+            .map(
+                |&(item_index, repeat, completed, decode_us)| CachingRequest {
+                    item_index,
+                    prompt_sha256: crate::model::Sha256Hex::digest(b"p"),
+                    repeat,
+                    completed,
+                    decode_us,
+                },
+            )
+            .collect()
+    }
+
+    #[test]
+    fn the_speedup_is_the_pairs_at_an_eighth_from_the_smallest() {
+        // Pairs: item 1 400 → 100 (30,000 bp), item 2 300 → 300 (0), item 3 failed
+        // fresh (no pair). Two pairs: index 2 ÷ 8 = 0, the smallest.
+        let requests = caching(&[
+            (1, false, true, 400),
+            (2, false, true, 300),
+            (1, true, true, 100),
+            (3, false, false, 1),
+            (2, true, true, 300),
+            (3, true, true, 5),
+        ]);
+        assert_eq!(caching_speedup_bp(&requests), Some(0));
+        // Eight pairs, all a cache's but item 5 (2,500 bp): the 2nd smallest, item 0's
+        // 2,000 ÷ 100 → 190,000 bp.
+        let mut cache = Vec::new();
+        for item in 0..8 {
+            let repeat = if item == 5 { 2_000 } else { 100 };
+            cache.push((item, false, true, 2_000 + u64::from(item) * 100));
+            cache.push((item, true, true, repeat));
+        }
+        assert_eq!(caching_speedup_bp(&caching(&cache)), Some(190_000));
+        // One honest pair's outlier (a repeat 3 × faster) does not move it.
+        let mut honest = Vec::new();
+        for item in 0..8 {
+            let repeat = if item == 2 { 100 } else { 310 };
+            honest.push((item, false, true, 300));
+            honest.push((item, true, true, repeat));
+        }
+        assert_eq!(caching_speedup_bp(&caching(&honest)), Some(0));
+        // A repeat decoded in no time counts as 1 µs; no completed repeat: not judged.
+        let instant = caching(&[(0, false, true, 2_000), (0, true, true, 0)]);
+        assert_eq!(caching_speedup_bp(&instant), Some(19_990_000));
+        let none = caching(&[(0, false, true, 100), (0, true, false, 1)]);
+        assert_eq!(caching_speedup_bp(&none), None);
+    }
+
+    #[test]
+    fn the_first_counted_run_faster_on_repeats_than_the_bound_is_named() {
+        let measurement = |spans: Option<&[(u32, bool, bool, u64)]>| EntryMeasurement {
+            runs: vec![],
+            throughput_milli_rps: None,
+            throughput_min_milli_rps: None,
+            throughput_max_milli_rps: None,
+            valid: true,
+            outcome: crate::model::MeasurementOutcome::Measured,
+            measured_for: None,
+            caching: spans.map(|spans| crate::model::CachingProbe {
+                sub_stream: 3,
+                requests: caching(spans),
+                speedup_bp: None,
+                bound_bp: 0,
+            }),
+        };
+        let honest = measurement(Some(&[(0, false, true, 100), (0, true, true, 90)]));
+        let twice = measurement(Some(&[(0, false, true, 200), (0, true, true, 100)]));
+        let cache = measurement(Some(&[(0, false, true, 300), (0, true, true, 2)]));
+        let absent = measurement(None);
+        // The figures stored in the file are not read: the requests are.
+        assert_eq!(
+            caching_failure([(0, &honest), (1, &cache)], 10_000),
+            Some((1, 1_490_000))
+        );
+        // Exactly at the bound passes.
+        assert_eq!(caching_failure([(0, &twice)], 10_000), None);
+        assert_eq!(caching_failure([(0, &twice)], 9_999), Some((0, 10_000)));
+        assert_eq!(
+            caching_failure([(0, &absent), (2, &honest)], 0),
+            Some((2, 1_111))
+        );
     }
 }

@@ -362,6 +362,15 @@ impl Workload {
         run * self.max_probes + probe
     }
 
+    /// The sub-stream whose first items are run `run`'s caching probe (content/correctness.md,
+    /// Caching): `runs × max_probes + run`, past every timed probe's, so no timed request
+    /// sends its prompts.
+    pub fn caching_sub_stream(&self, run: u32) -> u32 {
+        self.runs
+            .saturating_mul(self.max_probes)
+            .saturating_add(run)
+    }
+
     /// The items of sub-stream `sub_stream`, in send order, each with its arrival offset
     /// at 1 request/s (the first at 0).
     pub fn sub_stream(&self, sub_stream: u32) -> Vec<Item> {
@@ -872,6 +881,68 @@ items = 3
                 Sha256Hex::digest(&canonical)
             );
         }
+    }
+
+    /// Issue 40 (MLPerf TEST04): a JSONL source of two lines repeats them in every
+    /// sub-stream, each behind its own tag, so no prompt of a round is sent twice — in a
+    /// run's timed probes, across runs, or in the caching probes' sub-streams
+    /// ([`Workload::caching_sub_stream`]), which only repeat a prompt on purpose.
+    #[test]
+    fn a_jsonl_source_repeats_its_lines_behind_tags_and_never_a_prompt() {
+        use crate::model::{Seed32, SeedReveal};
+        let text = r#"
+id = "c"
+runs = 3
+[model]
+name = "m"
+[baseline]
+repo = "b"
+commit = "0123456789abcdef0123456789abcdef01234567"
+[rate_search]
+min_rate_milli_rps = 1000
+max_rate_milli_rps = 2000
+min_probe_duration_ms = 1
+min_probe_requests = 3
+warmup_requests = 1
+"#;
+        let bytes = b"{\"prompt\": \"alpha\"}\n{\"prompt\": \"beta\"}\n";
+        let mut campaign = Campaign::from_toml("c.toml", text).unwrap();
+        campaign.workload.prompt_source = PromptSource::Jsonl {
+            path: "p.jsonl".into(),
+            sha256: Sha256Hex::digest(bytes),
+        };
+        let reveal = |b: u8| SeedReveal::commit(Seed32([b; 32]), Seed32([0; 32]));
+        let seeds = RevealedSeeds {
+            item_seed: reveal(1),
+            order_seed: reveal(2),
+            schedule_seed: reveal(3),
+            correctness_seed: reveal(4),
+            prompt_salt: reveal(5),
+            sample_seed: None,
+            pass_seed: None,
+        };
+        let workload = Workload::new(&campaign, &seeds, Some(&bytes[..])).unwrap();
+        let timed = 0..workload.runs() * workload.max_probes();
+        let caching = (0..workload.runs()).map(|run| workload.caching_sub_stream(run));
+        assert_eq!(
+            caching.clone().collect::<Vec<_>>(),
+            [timed.end, timed.end + 1, timed.end + 2]
+        );
+        let prompts: Vec<String> = (timed.chain(caching))
+            .flat_map(|s| workload.sub_stream(s))
+            .map(|item| item.prompt)
+            .collect();
+        let lines = |line: &str| (prompts.iter()).filter(|p| p.ends_with(line)).count();
+        // Every prompt is `[8 hex digits] ` and one of the two lines, each many times.
+        assert!((prompts.iter()).all(|p| p.starts_with('[') && p.get(9..11) == Some("] ")));
+        assert_eq!(lines("] alpha") + lines("] beta"), prompts.len());
+        assert!(
+            lines("] alpha") > 100 && lines("] beta") > 100,
+            "{}",
+            prompts.len()
+        );
+        let distinct: std::collections::BTreeSet<&String> = prompts.iter().collect();
+        assert_eq!(distinct.len(), prompts.len());
     }
 
     #[test]

@@ -21,6 +21,7 @@
 //! ([`LoadClient::run`]).
 
 pub mod bench_file;
+mod caching;
 pub mod decide;
 mod executor;
 pub mod nullserver;
@@ -44,6 +45,7 @@ use receipts::model::{
     TokenCount, TokenIds,
 };
 
+pub use caching::caching_probe;
 pub use decide::DecidePlan;
 pub use executor::{
     HttpProbeExecutor, MeasureConfig, ProbeOutputs, WorkloadMeasurement, measure_runs_with_outputs,

@@ -182,5 +182,6 @@ pub async fn search_runs<E: ProbeExecutor>(
         valid,
         outcome,
         measured_for: None,
+        caching: None,
     })
 }

@@ -19,9 +19,9 @@ use std::time::Duration;
 
 use receipts::fsutil::IoError;
 use receipts::model::{
-    Backend, CpuPinning, Disqualification, DisqualificationReason, EntryMeasurement, MeasuredFor,
-    MeasurementOutcome, Phase, ProbeRecord, Role, RunTelemetry, Sha256Hex, Step, StepStatus,
-    TelemetryFile,
+    Backend, CachingProbe, CpuPinning, Disqualification, DisqualificationReason, EntryMeasurement,
+    MeasuredFor, MeasurementOutcome, Phase, ProbeRecord, Role, RunTelemetry, Sha256Hex, Step,
+    StepStatus, TelemetryFile,
 };
 
 use super::record::{EntryRecord, EntryResult, PlannedEntry};
@@ -618,10 +618,11 @@ impl<'c, 'a> EntryRun<'c, 'a> {
         let mut sla = self.begin("running SLA", Phase::RunningSla);
         // Token ids are kept for the timed-run sample on every run, never for the
         // baseline (it is not judged) nor for a decision (it has none).
-        let keep = if self.baseline || self.token.is_some() {
-            Ok(BTreeSet::new())
-        } else {
+        let judged = !self.baseline && self.token.is_none();
+        let keep = if judged {
             sample_pool(self.ctx, self.planned.index)
+        } else {
+            Ok(BTreeSet::new())
         };
         // The host's steal over the measured part: `/proc/stat` sampled around it.
         let before = CpuTimes::now();
@@ -641,8 +642,10 @@ impl<'c, 'a> EntryRun<'c, 'a> {
                 let interval = Duration::from_millis(telemetry::INTERVAL_MS);
                 telemetry::sample_until(&done, &run_cpus, interval)
             });
-            let measured = keep
-                .and_then(|keep| measure(ctx, (&endpoint, token), self.run.pass, keep, &mut sla));
+            let measured = keep.and_then(|keep| {
+                let run = (self.run.pass, judged);
+                measure(ctx, (&endpoint, token), run, keep, &mut sla)
+            });
             done.store(true, Ordering::Relaxed);
             let sampled = sampler.join();
             (
@@ -1175,12 +1178,13 @@ pub(crate) fn prepare(
 }
 
 /// The SLA run of pass `pass` (run number `pass`, on its own sub-streams) through the
-/// load generator: the one seam to `ratesearch`. A `decide` campaign's run carries its
-/// token.
+/// load generator: the one seam to `ratesearch`; then, for a `judged` run (a challenger's
+/// that met the SLA), its caching probe ([`caching_probe`]). A `decide` campaign's run
+/// carries its token.
 fn measure(
     ctx: &Ctx<'_>,
     (endpoint, token): (&str, Option<&str>),
-    pass: u32,
+    (pass, judged): (u32, bool),
     keep_token_ids: BTreeSet<u32>,
     step: &mut StepRun,
 ) -> Result<(EntryMeasurement, Vec<KeptRun>), StepError> {
@@ -1210,13 +1214,53 @@ fn measure(
     for line in sink.lines.into_inner().unwrap_or_default() {
         step.line(&line);
     }
-    let measured = result?;
+    let mut measured = result?;
+    let prompts = ctx.frozen.campaign.correctness.effective_caching_prompts();
+    if judged && prompts > 0 && measured.measurement.outcome == MeasurementOutcome::Measured {
+        let probe = caching_probe(ctx, (&target, &config), &workload, pass, prompts)?;
+        step.line(&format!(
+            "caching probe: {} requests, repeats decoded faster by {} bp (bound {} bp)",
+            probe.requests.len(),
+            opt(probe.speedup_bp),
+            probe.bound_bp
+        ));
+        measured.measurement.caching = Some(probe);
+    }
     let kept = measured
         .result_outputs
         .iter()
         .map(|probe| kept_run(&workload, probe))
         .collect();
     Ok((measured.measurement, kept))
+}
+
+/// Run `pass`'s caching probe on the engine at `target` (content/correctness.md,
+/// Caching): the first `prompts` items of the run's caching sub-stream, which no timed
+/// probe sends, each sent twice one request at a time; with its figures and the
+/// campaign's bound.
+///
+/// Errors: [`StepError`] from the load client (the runner's failure, not the entry's).
+fn caching_probe(
+    ctx: &Ctx<'_>,
+    (target, config): (&loadgen::Target, &loadgen::MeasureConfig),
+    workload: &receipts::rules::workload::Workload,
+    pass: u32,
+    prompts: u32,
+) -> Result<CachingProbe, StepError> {
+    let sub_stream = workload.caching_sub_stream(pass);
+    let mut items = workload.sub_stream(sub_stream);
+    items.truncate(prompts as usize);
+    let campaign = &ctx.frozen.campaign;
+    let deadline_ms = (workload.rate_search()).effective_request_deadline_ms(&campaign.sla);
+    let requests =
+        ctx.runtime
+            .block_on(loadgen::caching_probe(target, config, &items, deadline_ms))?;
+    Ok(CachingProbe {
+        sub_stream,
+        speedup_bp: receipts::rules::compliance::caching_speedup_bp(&requests),
+        requests,
+        bound_bp: campaign.correctness.effective_caching_bound_bp(),
+    })
 }
 
 /// How often [`watch_cpus`] reads the engine's threads' affinity.
@@ -1388,6 +1432,7 @@ cpu1 589238 0 106836 347370 11942 0 5710 9858 0 0
                     valid: true,
                     outcome: MeasurementOutcome::Measured,
                     measured_for: None,
+                    caching: None,
                 }),
                 outputs: None,
                 outputs_error: None,

@@ -670,6 +670,7 @@ mod tests {
                         }
                     },
                     measured_for: None,
+                    caching: None,
                 }),
                 outputs: None,
                 outputs_error: None,

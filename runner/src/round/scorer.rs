@@ -656,7 +656,9 @@ fn score_entry(
         }
         _ => (None, None),
     };
-    let load_dq = load_dq.or_else(|| output_length(ctx, planned.index));
+    let load_dq = load_dq
+        .or_else(|| output_length(ctx, planned.index))
+        .or_else(|| caching(ctx, planned.index));
     let (verdict, _) = correctness::verdict_from_artifact(&artifact);
     let summary = CorrectnessSummary {
         items: u32::try_from(artifact.items.len()).unwrap_or(u32::MAX),
@@ -720,6 +722,30 @@ fn output_length(ctx: &Ctx<'_>, index: u32) -> Option<Disqualification> {
         detail: format!(
             "pass {pass}: {short} requests ended short and {long} long of the exact output \
              length asked"
+        ),
+        log_tail: Vec::new(),
+    })
+}
+
+/// `caching` (content/correctness.md, Caching; MLPerf TEST04): the first run of entry
+/// `index` that enters its score and whose caching probe's repeats decoded faster than
+/// its fresh prompts by more than the campaign's bound ([`compliance::caching_failure`]).
+fn caching(ctx: &Ctx<'_>, index: u32) -> Option<Disqualification> {
+    let measured = counted_runs(ctx, index).filter_map(|record| match &record.result {
+        EntryResult::Measured { measurement, .. } => Some((record.pass, measurement.as_ref())),
+        _ => None,
+    });
+    let bound_bp = ctx.frozen.campaign.correctness.effective_caching_bound_bp();
+    let (pass, speedup_bp) = compliance::caching_failure(measured, bound_bp)?;
+    Some(Disqualification {
+        reason: DisqualificationReason::Caching {
+            pass,
+            speedup_bp,
+            bound_bp,
+        },
+        detail: format!(
+            "pass {pass}: repeated prompts decoded {speedup_bp} bp faster than fresh ones, \
+             above the bound of {bound_bp} bp (an answer cache)"
         ),
         log_tail: Vec::new(),
     })

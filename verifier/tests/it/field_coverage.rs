@@ -111,6 +111,18 @@ const COVERED_BY_TESTS: &[(&str, &str)] = &[
         "forgery::a_fork_fails_chain_previous_receipt",
     ),
     (
+        "entries[].disqualification.reason.caching.boundBp",
+        "forgery_caching::a_caching_claim_on_an_honest_probe_fails_compliance_caching",
+    ),
+    (
+        "entries[].disqualification.reason.caching.pass",
+        "forgery_caching::a_caching_claim_on_an_honest_probe_fails_compliance_caching",
+    ),
+    (
+        "entries[].disqualification.reason.caching.speedupBp",
+        "forgery_caching::a_caching_claim_on_an_honest_probe_fails_compliance_caching",
+    ),
+    (
         "entries[].disqualification.reason.output_length.long",
         "forgery_compliance::an_output_length_claim_on_exact_lengths_fails_compliance_output_length",
     ),

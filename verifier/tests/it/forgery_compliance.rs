@@ -30,7 +30,7 @@ fn only_failure(report: &VerifyReport, name: CheckName) -> FailureReason {
 
 /// The challenger (entry 1) disqualified for `reason`, its score dropped and the
 /// outcome recomputed: consistent with every check but the one that recomputes `reason`.
-fn disqualify_challenger(dir: &Path, predicate: &mut Value, reason: Value) {
+pub(crate) fn disqualify_challenger(dir: &Path, predicate: &mut Value, reason: Value) {
     let challenger = &mut predicate["entries"][1];
     challenger["status"] = json!("disqualified");
     challenger["disqualification"] = json!({

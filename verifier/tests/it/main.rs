@@ -9,6 +9,7 @@ mod archive;
 mod bundle;
 mod field_coverage;
 mod forgery;
+mod forgery_caching;
 mod forgery_compliance;
 mod forgery_correctness;
 mod forgery_decide;

@@ -101,8 +101,9 @@ fn a_v7_round_still_verifies() {
         ("seeds.beacon", Some("beacon"), "no beacon"),
         ("seeds.beaconOrder", None, "v7"),
     ];
-    expected.extend(v8_only("v7"));
+    // v9's caching check runs beside v7's compliance checks, before v8's.
     expected.extend(v9_only("v7"));
+    expected.extend(v8_only("v7"));
     verifies_with_not_applicable("v7", ROUND_PREDICATE_TYPE_V7, expected);
 }
 
@@ -158,11 +159,12 @@ fn v8_only(version: &str) -> Vec<(&'static str, Option<&'static str>, &str)> {
 }
 
 /// The checks v7 added, each `not applicable (<version>)` on an older round, in the
-/// order they run.
+/// order they run, with v9's `compliance.caching`, which runs beside them.
 fn v7_only(version: &str) -> Vec<(&'static str, Option<&'static str>, &str)> {
     vec![
         ("compliance.textAgainstIds", None, version),
         ("compliance.outputLength", None, version),
+        ("compliance.caching", None, version),
     ]
 }
 
@@ -346,7 +348,13 @@ fn still_verifies(version: &str, predicate_type: &str) {
 }
 
 /// The checks v9 added, each `not applicable (<version>)` on an older round, in the
-/// order they run.
+/// order they run (on a round older than v7 `compliance.caching` is in [`v7_only`]).
 fn v9_only(version: &str) -> Vec<(&'static str, Option<&'static str>, &str)> {
-    vec![("host.telemetry", None, version)]
+    match version {
+        "v7" | "v8" => vec![
+            ("compliance.caching", None, version),
+            ("host.telemetry", None, version),
+        ],
+        _ => vec![("host.telemetry", None, version)],
+    }
 }

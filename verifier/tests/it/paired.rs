@@ -1556,6 +1556,7 @@ fn failed_log(no_token_ids: u64, token_count: TokenCount) -> EntryMeasurement {
             reason: SlaUnmetReason::NoPassingRate,
         },
         measured_for: None,
+        caching: None,
     }
 }
 

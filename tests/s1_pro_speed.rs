@@ -137,9 +137,14 @@ fn the_s1_pro_speed_demo_runs_a_decide_round_whose_receipt_verifies() {
         ]
     );
     // Each entry's sidecar refused a request without its token before it was timed.
-    let start_log = campaign
-        .round_dir(1)
-        .join("logs/steps/08-candidate-1-miner-fast-pass-1-starting-the-engine.log");
+    let steps = campaign.round_dir(1).join("logs/steps");
+    let start_log = (std::fs::read_dir(&steps).expect("the step logs"))
+        .map(|e| e.expect("a step log").path())
+        .find(|p| {
+            (p.to_string_lossy())
+                .ends_with("-candidate-1-miner-fast-pass-1-starting-the-engine.log")
+        })
+        .expect("the challenger's start step log");
     let start_log = std::fs::read_to_string(&start_log).expect("the start step's log");
     assert!(
         start_log.contains("token: 401 without the run's token"),

@@ -121,10 +121,12 @@ fn the_title_demo_confirms_a_win_moves_the_title_off_a_failed_holder_and_revokes
     );
     assert_eq!(entry(day2, "miner-fast").status, EntryStatus::Disqualified);
     assert_eq!(entry(day2, "miner-noop").status, EntryStatus::Scored);
-    // Each day's round ran a day after the one before, on the virtual clock.
-    let day_of = |r: &RoundRecord| r.started_at.datetime().unix_timestamp() / 86_400;
-    assert_eq!(day_of(day1) - day_of(day0), 1);
-    assert_eq!(day_of(day2) - day_of(day0), 2);
+    // Each day's round ran a day after the one before, on the virtual clock: whole days
+    // since day 0's start, not calendar days (day 2 starts 2 h into its day, which is the
+    // next calendar day when day 0 starts after 22:00 UTC).
+    let unix = |r: &RoundRecord| r.started_at.datetime().unix_timestamp();
+    assert_eq!((unix(day1) - unix(day0)) / 86_400, 1);
+    assert_eq!((unix(day2) - unix(day0)) / 86_400, 2);
 
     // The title the chain derives, step by step.
     let keyring = Keyring::load(&data.join("keyring.json")).unwrap();

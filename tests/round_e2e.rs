@@ -1511,11 +1511,14 @@ fn a_round_whose_sealed_bundle_does_not_verify_is_not_published() {
 /// `[isolation] pin = false` on this GPU-less host. Each pass's runs are placed from the
 /// pass seed, the baseline and its A/A control in different waves on different lanes;
 /// each run names its lane's GPU (placeholders here); every engine ran unpinned; the
-/// receipt verifies. Forged placements, GPUs and pinning, re-signed with the evaluator
-/// key, each fail `passes.placement` and nothing else. Statuses only, never timings.
+/// receipt verifies. The runs of a wave run at once, their steps numbered in the
+/// journal's order. Forged placements, GPUs and pinning, re-signed with the evaluator
+/// key, each fail `passes.placement` and nothing else; a run's step moved before the
+/// step of its own run, or before the setup, fails `timeline`. Statuses only, never
+/// timings.
 #[test]
 fn a_parallel_round_places_its_runs_from_the_pass_seed_and_verifies() {
-    use receipts::model::{CpuPinning, GpuDevice, RunPlacement};
+    use receipts::model::{CpuPinning, GpuDevice, Phase, RunPlacement};
     // Two engines' worth of runs share this loaded 2-core host unpinned: an SLA of
     // 5 s at 5 requests/s that any run meets, so the statuses are the round's, not the
     // machine's.
@@ -1604,7 +1607,7 @@ fn a_parallel_round_places_its_runs_from_the_pass_seed_and_verifies() {
     let pristine = fixture.dir.path().join("pristine");
     std::fs::create_dir_all(&pristine).unwrap();
     testkit::copy_dir(&bundle, &pristine);
-    let fails_only_placement = |forged: &RoundRecord, what: &str| {
+    let fails = |forged: &RoundRecord, what: &str, check: &str, besides: &[&str]| {
         testkit::copy_dir(&pristine, &bundle);
         receipts::bundle::seal_bundle(
             &bundle,
@@ -1616,9 +1619,13 @@ fn a_parallel_round_places_its_runs_from_the_pass_seed_and_verifies() {
         let report = verify_bundle(&bundle, &keyring, &VerifyOptions::default());
         let failed: Vec<&str> = report.failures().map(|c| c.name.as_str()).collect();
         assert!(
-            !failed.is_empty() && failed.iter().all(|name| *name == "passes.placement"),
+            failed.contains(&check)
+                && (failed.iter()).all(|name| *name == check || besides.contains(name)),
             "{what}: {failed:?}"
         );
+    };
+    let fails_only_placement = |forged: &RoundRecord, what: &str| {
+        fails(forged, what, "passes.placement", &[]);
     };
     // The baseline and its control moved onto one lane of one wave.
     let mut forged = record.clone();
@@ -1650,10 +1657,38 @@ fn a_parallel_round_places_its_runs_from_the_pass_seed_and_verifies() {
     let mut forged = record.clone();
     forged.parallel.as_mut().unwrap().pin = true;
     fails_only_placement(&forged, "pinning claimed");
-    // The layout dropped: the campaign is parallel.
+    // The layout dropped: the campaign is parallel (and the runs of a wave that overlap
+    // no longer fit a serial timeline).
     let mut forged = record.clone();
     forged.parallel = None;
-    fails_only_placement(&forged, "the layout dropped");
+    fails(
+        &forged,
+        "the layout dropped",
+        "passes.placement",
+        &["timeline"],
+    );
+    // A run's SLA step started before the engine of its run was healthy.
+    let sla = (record.steps.iter())
+        .position(|s| s.phase == Phase::RunningSla)
+        .expect("an SLA step");
+    let start = (record.steps[..sla].iter())
+        .rposition(|s| s.group == record.steps[sla].group)
+        .expect("its start step");
+    let mut forged = record.clone();
+    forged.steps[sla].started_at = forged.steps[start].started_at;
+    fails(
+        &forged,
+        "an SLA step before its engine's start ended",
+        "timeline",
+        &[],
+    );
+    // The first run's start step started before the setup ended.
+    let first = (record.steps.iter())
+        .position(|s| s.phase == Phase::StartingEngine)
+        .expect("a run");
+    let mut forged = record.clone();
+    forged.steps[first].started_at = forged.steps[first - 1].started_at;
+    fails(&forged, "a run before the setup ended", "timeline", &[]);
     testkit::copy_dir(&pristine, &bundle);
     sealed(&fixture, 1);
 }

@@ -203,8 +203,9 @@ impl Confinement {
 }
 
 /// A backend: makes the engines of a round, and cleans up after a runner that was killed.
-/// One per round, from the campaign ([`backend_for`]).
-pub trait EngineBackend {
+/// One per round, from the campaign ([`backend_for`]); shared by the runs of a wave,
+/// which run at once on their own threads.
+pub trait EngineBackend: Send + Sync {
     /// Which backend this is.
     fn kind(&self) -> BackendKind;
 
@@ -407,6 +408,18 @@ pub trait Engine {
         Err(EngineError::NoSecrets {
             backend: self.backend(),
         })
+    }
+
+    /// Shows the engine only its lane's GPUs in a parallel round (content/noise.md,
+    /// Parallel passes): its environment variables `CUDA_VISIBLE_DEVICES` (`indices`,
+    /// `2,3`) and `REFEREE_GPU_BUS_IDS` (their PCI bus ids, or `placeholder`), set
+    /// before [`Engine::start`] through this run's environment
+    /// ([`Engine::set_secret_env`]).
+    ///
+    /// Errors: [`EngineError::NoSecrets`] for a backend that cannot pass one (Docker's).
+    fn set_visible_gpus(&mut self, indices: &str, bus_ids: &str) -> Result<(), EngineError> {
+        self.set_secret_env("CUDA_VISIBLE_DEVICES", indices)?;
+        self.set_secret_env("REFEREE_GPU_BUS_IDS", bus_ids)
     }
 }
 
@@ -708,6 +721,32 @@ impl Engine for ProcessEngine {
     }
 }
 
+/// Serialises this process's edits of a round's pid file: the engines of a wave start
+/// and stop at once, each adding or removing its own line.
+static PID_FILE: Mutex<()> = Mutex::new(());
+
+/// Removes the line of the group led by `pid` from `pid_file` (the engine stopped), and
+/// the file once no engine is left in it. Best effort: a line left behind names a group
+/// that [`kill_leftovers`] finds gone, or running another program, and leaves alone.
+fn forget_pid(pid_file: &Path, pid: u32) {
+    let _pid_file = PID_FILE
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let Ok(text) = fs::read_to_string(pid_file) else {
+        return;
+    };
+    let prefix = format!("{pid} ");
+    let kept: String = (text.lines())
+        .filter(|line| !line.starts_with(&prefix))
+        .map(|line| format!("{line}\n"))
+        .collect();
+    let _ = if kept.is_empty() {
+        fs::remove_file(pid_file)
+    } else {
+        fs::write(pid_file, kept)
+    };
+}
+
 /// Kills the process groups named in `pid_file` (left by a runner that was killed) and
 /// removes the file. A group is killed only if its leader still runs `program`, so a
 /// recycled pid is left alone. Returns how many groups were killed.
@@ -898,6 +937,9 @@ impl ChildEngine {
         // The pid file lets a resumed round kill this group if the runner dies, naming
         // the leader's argv[0] so a recycled pid is left alone.
         let recorded = (|| {
+            let _pid_file = PID_FILE
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
             if let Some(parent) = pid_file.parent() {
                 fs::create_dir_all(parent).map_err(io("creating", parent))?;
             }
@@ -1103,7 +1145,7 @@ impl ChildEngine {
         if self.teardown_error.is_none() {
             self.teardown_error = error;
         }
-        let _ = fs::remove_file(&self.pid_file);
+        forget_pid(&self.pid_file, self.child.id());
     }
 
     /// Checks that no process of the engine is left: none in the sandbox's pid namespace,
@@ -1554,6 +1596,19 @@ mod tests {
             thread::sleep(Duration::from_millis(5));
         }
         engine.stop().unwrap();
+    }
+
+    /// Regression (issue 50): the first engine of a wave to stop removed the whole pid
+    /// file, so a killed runner's sweep missed the engines still running beside it.
+    #[test]
+    fn a_stopped_engine_forgets_only_its_own_pid() {
+        let dir = tempfile::tempdir().unwrap();
+        let pid_file = dir.path().join("engines.pids");
+        fs::write(&pid_file, "41 /bin/a\n4100 /bin/b\n").unwrap();
+        forget_pid(&pid_file, 41);
+        assert_eq!(fs::read_to_string(&pid_file).unwrap(), "4100 /bin/b\n");
+        forget_pid(&pid_file, 4100);
+        assert!(!pid_file.exists());
     }
 
     /// The port is the runner's: held by another process, it is the host's fault

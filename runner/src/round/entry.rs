@@ -6,10 +6,11 @@
 //! itself. The step errors shared with the scorer ([`StepError`]) and
 //! the tree every engine runs from ([`prepare`]) live here too.
 //!
-//! Engines are started and stopped here, on the thread that called `run_round` (the
-//! round's tokio runtime only drives the load generator and the correctness client):
-//! `PR_SET_PDEATHSIG` ties each engine to that thread, which outlives it (engines are
-//! not `Send`, and dropping one stops it).
+//! Engines are started and stopped here, on the thread that runs the run (the round's
+//! tokio runtime only drives the load generator and the correctness client): the thread
+//! that called `run_round`, or for a wave whose runs run at once one scoped thread per
+//! run ([`super::run_wave`]). `PR_SET_PDEATHSIG` ties each engine to its thread, which
+//! outlives it (engines are not `Send`, and dropping one stops it).
 
 use std::collections::BTreeSet;
 use std::fs;
@@ -20,12 +21,12 @@ use std::time::Duration;
 use receipts::fsutil::IoError;
 use receipts::model::{
     Backend, CachingProbe, CpuPinning, Disqualification, DisqualificationReason, EntryMeasurement,
-    MeasuredFor, MeasurementOutcome, Phase, ProbeRecord, Role, RunTelemetry, Sha256Hex, Step,
-    StepStatus, TelemetryFile,
+    GpuDevice, MeasuredFor, MeasurementOutcome, Phase, ProbeRecord, Role, RunTelemetry, Sha256Hex,
+    Step, StepStatus, TelemetryFile,
 };
 
 use super::record::{EntryRecord, EntryResult, PlannedEntry};
-use super::scorer::SavedOutputs;
+use super::scorer::{Produced, SavedOutputs};
 use super::{Ctx, RoundError, StepRun};
 use crate::correctness::{self as gate, CompletionsClient, GateError, KeptRequest, KeptRun};
 use crate::decide::{DecideClient, DecideClientError};
@@ -168,7 +169,10 @@ impl RunSpec {
     }
 }
 
-/// Runs one entry's run of one pass on a fresh engine: the baseline's (or its A/A
+/// Runs one entry's run of one pass on a fresh engine, and returns its record with what
+/// it produced for the scorer (merged into the round's by the caller, as runs of one
+/// wave run at once on other threads). In a parallel round the engine sees only the
+/// GPUs of its `lane` ([`Engine::set_visible_gpus`]), and its telemetry samples them: the baseline's (or its A/A
 /// control), the incumbent's or a candidate's. Correctness outputs are taken on it when
 /// `run.takes_outputs` and its SLA was met. The CPU time the hypervisor stole over its
 /// SLA run is recorded (`/proc/stat` before and after); over the campaign's
@@ -182,17 +186,20 @@ impl RunSpec {
 /// ([`Steps::finish`](super::steps::Steps::finish)); every other failure is the entry's
 /// typed status.
 pub(crate) fn run_entry(
-    ctx: &mut Ctx<'_>,
+    ctx: &Ctx<'_>,
     planned: &PlannedEntry,
     run: &RunSpec,
-) -> Result<EntryRecord, RoundError> {
-    EntryRun::new(ctx, planned, *run).run()
+    lane: &[GpuDevice],
+) -> Result<(EntryRecord, Produced), RoundError> {
+    let mut entry_run = EntryRun::new(ctx, planned, *run);
+    entry_run.lane = lane.to_vec();
+    entry_run.run()
 }
 
 /// One entry's run in progress: its steps so far and the record they fill in. Every
 /// early end goes through [`EntryRun::fail`].
 struct EntryRun<'c, 'a> {
-    ctx: &'c mut Ctx<'a>,
+    ctx: &'c Ctx<'a>,
     planned: &'c PlannedEntry,
     run: RunSpec,
     /// Step names carry the run: `Baseline, A/A control, pass 2`.
@@ -209,6 +216,10 @@ struct EntryRun<'c, 'a> {
     escape: Option<CpuEscape>,
     /// A `decide` campaign's bearer token of this run, given to its engine only.
     token: Option<String>,
+    /// What the run produced for the scorer.
+    produced: Produced,
+    /// The GPUs of its lane in a parallel round; empty in a serial one.
+    lane: Vec<GpuDevice>,
 }
 
 /// Why an entry's run ended early, as [`EntryRun::fail`] records it.
@@ -231,7 +242,7 @@ enum Failure {
 }
 
 impl<'c, 'a> EntryRun<'c, 'a> {
-    fn new(ctx: &'c mut Ctx<'a>, planned: &'c PlannedEntry, run: RunSpec) -> Self {
+    fn new(ctx: &'c Ctx<'a>, planned: &'c PlannedEntry, run: RunSpec) -> Self {
         let started_at = ctx.options.clock.now();
         let record = EntryRecord::not_run(
             planned.index,
@@ -252,21 +263,29 @@ impl<'c, 'a> EntryRun<'c, 'a> {
             steps: Vec::new(),
             escape: None,
             token: None,
+            produced: Produced::default(),
+            lane: Vec::new(),
         }
     }
 
     /// Starts the engine, measures it and takes its outputs when asked.
-    fn run(mut self) -> Result<EntryRecord, RoundError> {
+    fn run(mut self) -> Result<(EntryRecord, Produced), RoundError> {
+        self.run_steps()?;
+        Ok((self.record, self.produced))
+    }
+
+    /// [`EntryRun::run`]'s steps, each early end through [`EntryRun::fail`].
+    fn run_steps(&mut self) -> Result<(), RoundError> {
         let Some(mut engine) = self.start()? else {
-            return Ok(self.record);
+            return Ok(());
         };
         let Some((sla, measurement)) = self.measure_sla(engine.as_mut())? else {
-            return Ok(self.record);
+            return Ok(());
         };
         self.take_outputs_and_stop(engine.as_mut(), sla, measurement)?;
-        self.record.steps = self.steps;
+        self.record.steps = std::mem::take(&mut self.steps);
         self.record.ended_at = self.ctx.options.clock.now();
-        Ok(self.record)
+        Ok(())
     }
 
     /// Ends the run at `step` (the engine, if any, stopped first): the step fails, the
@@ -416,6 +435,22 @@ impl<'c, 'a> EntryRun<'c, 'a> {
         );
         if let Some(image) = &self.planned.image {
             start.line(&format!("image `{}` ({})", image.tag, image.image_id));
+        }
+        // A parallel run's engine sees the GPUs of its lane only.
+        if !self.lane.is_empty() {
+            let list = |field: fn(&GpuDevice) -> String| {
+                self.lane.iter().map(field).collect::<Vec<_>>().join(",")
+            };
+            let (indices, bus_ids) = (list(|g| g.index.to_string()), list(|g| g.bus_id.clone()));
+            start.line(&format!(
+                "its lane's GPUs: CUDA_VISIBLE_DEVICES={indices}, bus ids {bus_ids}"
+            ));
+            if let Err(error) = engine.set_visible_gpus(&indices, &bus_ids) {
+                let reason = error_chain(&error);
+                start.line(&reason);
+                self.fail(start, None, Failure::Infra(reason))?;
+                return Ok(None);
+            }
         }
         // A decision sidecar gets a fresh token for this run, in its environment only.
         if self.ctx.frozen.campaign.decide.is_some() {
@@ -628,10 +663,11 @@ impl<'c, 'a> EntryRun<'c, 'a> {
         let before = CpuTimes::now();
         let measuring = std::time::Instant::now();
         let watched = self.watched(engine);
-        let ctx = &*self.ctx;
+        let ctx = self.ctx;
         let token = self.token.as_deref();
         let done = AtomicBool::new(false);
         let run_cpus = ctx.engines.cpus.all();
+        let run_gpus: Vec<String> = self.lane.iter().map(|g| g.uuid.clone()).collect();
         let (measured, escape, sampled) = std::thread::scope(|scope| {
             let watcher = watched
                 .as_ref()
@@ -640,7 +676,7 @@ impl<'c, 'a> EntryRun<'c, 'a> {
             // Telemetry).
             let sampler = scope.spawn(|| {
                 let interval = Duration::from_millis(telemetry::INTERVAL_MS);
-                telemetry::sample_until(&done, &run_cpus, interval)
+                telemetry::sample_until(&done, &run_cpus, &run_gpus, interval)
             });
             let measured = keep.and_then(|keep| {
                 let run = (self.run.pass, judged);
@@ -721,7 +757,7 @@ impl<'c, 'a> EntryRun<'c, 'a> {
         }
         self.record.probe_log = Some(probe_log_rel);
         if !kept_runs.is_empty() {
-            match save_kept(self.ctx, &self.slug, kept_runs) {
+            match save_kept(self.ctx, &mut self.produced, &self.slug, kept_runs) {
                 Ok((rel, count)) => {
                     sla.line(&format!(
                         "{count} requests of the result probe kept for the timed-run sample"
@@ -834,7 +870,7 @@ impl<'c, 'a> EntryRun<'c, 'a> {
         };
         match taken {
             Ok((rel, saved)) => {
-                self.ctx.produced.outputs.insert(rel.clone(), saved);
+                self.produced.outputs.insert(rel.clone(), saved);
                 TakenOutputs {
                     outputs: Some(rel),
                     ..TakenOutputs::default()
@@ -1127,14 +1163,15 @@ pub(crate) fn give_token(engine: &mut dyn Engine) -> Result<String, StepError> {
 /// keeps them in memory for the scorer; returns that file's `.work`-relative path and
 /// how many requests were kept.
 fn save_kept(
-    ctx: &mut Ctx<'_>,
+    ctx: &Ctx<'_>,
+    produced: &mut Produced,
     slug: &str,
     kept: Vec<KeptRun>,
 ) -> Result<(String, usize), StepError> {
     let rel = format!("kept/{slug}.json");
     save_work(ctx, &rel, &kept)?;
     let count = kept.iter().map(|r| r.requests.len()).sum();
-    ctx.produced.kept.insert(rel.clone(), kept);
+    produced.kept.insert(rel.clone(), kept);
     Ok((rel, count))
 }
 

@@ -672,10 +672,12 @@ pub(crate) struct Ctx<'a> {
 pub(crate) struct Engines {
     backend: Box<dyn EngineBackend>,
     cpus: CpuPlan,
-    /// Time engines ran in this call (start to stop), ms.
-    ms: std::cell::Cell<u64>,
-    /// When the running engine was started.
-    since: std::cell::Cell<Option<std::time::Instant>>,
+    /// Time engines ran in this call (start to stop, summed over engines that ran at
+    /// once), ms.
+    ms: std::sync::atomic::AtomicU64,
+    /// When each running engine was started, by the thread that runs it (a wave's runs
+    /// run at once, one thread each).
+    since: std::sync::Mutex<Vec<(std::thread::ThreadId, std::time::Instant)>>,
 }
 
 impl Engines {
@@ -683,27 +685,46 @@ impl Engines {
         Self {
             backend,
             cpus,
-            ms: std::cell::Cell::new(0),
-            since: std::cell::Cell::new(None),
+            ms: std::sync::atomic::AtomicU64::new(0),
+            since: std::sync::Mutex::new(Vec::new()),
         }
     }
 
-    /// An engine is about to start: engine time counts from now.
-    fn started(&self) {
-        self.since.set(Some(std::time::Instant::now()));
+    /// The engines started on this thread, a poisoned lock read through (it holds
+    /// only start times).
+    fn running(
+        &self,
+    ) -> std::sync::MutexGuard<'_, Vec<(std::thread::ThreadId, std::time::Instant)>> {
+        self.since
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// The engine stopped (or never started): adds its running time.
+    /// This thread's engine is about to start: its engine time counts from now.
+    fn started(&self) {
+        let thread = std::thread::current().id();
+        let mut running = self.running();
+        running.retain(|(t, _)| *t != thread);
+        running.push((thread, std::time::Instant::now()));
+    }
+
+    /// This thread's engine stopped (or never started): adds its running time.
     fn stopped(&self) {
-        if let Some(since) = self.since.take() {
+        let thread = std::thread::current().id();
+        let since = {
+            let mut running = self.running();
+            let at = running.iter().position(|(t, _)| *t == thread);
+            at.map(|at| running.swap_remove(at).1)
+        };
+        if let Some(since) = since {
             let ms = u64::try_from(since.elapsed().as_millis()).unwrap_or(u64::MAX);
-            self.ms.set(self.ms.get().saturating_add(ms));
+            self.ms.fetch_add(ms, std::sync::atomic::Ordering::SeqCst);
         }
     }
 
     /// Time engines ran in this call, ms.
     fn ms(&self) -> u64 {
-        self.ms.get()
+        self.ms.load(std::sync::atomic::Ordering::SeqCst)
     }
 }
 
@@ -785,19 +806,24 @@ impl Ctx<'_> {
         match pod::rented_pod(self) {
             // A rented pod runs the entries; it is released before the scorer runs here.
             Some(spec) => {
-                let mut runs = pod::PodRuns::new(self, spec);
+                let placed = self.placements(&entries, &schedule)?;
+                let mut runs = pod::PodRuns::new(self, spec, placed);
                 let ran = passes::run_passes(&schedule, &mut done, &mut runs);
                 let released = runs.release();
                 ran.and(released)?;
             }
-            None => passes::run_passes(
-                &schedule,
-                &mut done,
-                &mut EngineRuns {
-                    ctx: self,
-                    entries: &entries,
-                },
-            )?,
+            None => {
+                let placed = self.placements(&entries, &schedule)?;
+                passes::run_passes(
+                    &schedule,
+                    &mut done,
+                    &mut EngineRuns {
+                        ctx: self,
+                        entries: &entries,
+                        placed,
+                    },
+                )?;
+            }
         }
         if !(self.journal.records.iter()).any(|r| matches!(r, Record::Scorer(_))) {
             let scorer = scorer::score(self, &entries)?;
@@ -839,6 +865,47 @@ impl Ctx<'_> {
                 .in_waves(&seed, runs, &self.pass_orders(entries))
                 .map_err(|e| self.record_error(&e)),
         }
+    }
+
+    /// Where each run of `schedule` is placed (its wave and lane) in a parallel round;
+    /// empty for a serial one.
+    ///
+    /// Errors: as [`Ctx::schedule`].
+    fn placements(
+        &self,
+        entries: &[PlannedEntry],
+        schedule: &[ScheduledRun],
+    ) -> Result<Placed, RoundError> {
+        let Some(layout) = self.layout()? else {
+            return Ok(Vec::new());
+        };
+        let (_, seed) = self.pass_plan();
+        let orders = self.pass_orders(entries);
+        let mut placed = Vec::with_capacity(schedule.len());
+        for run in schedule {
+            let place = (layout.placed(&seed, *run, &orders)).map_err(|e| self.record_error(&e))?;
+            if let Some(place) = place {
+                placed.push((*run, place));
+            }
+        }
+        Ok(placed)
+    }
+
+    /// The GPUs of the lane `run` is placed on in a parallel round; empty in a serial one.
+    ///
+    /// Errors: as [`Ctx::schedule`].
+    fn lane_of(
+        &self,
+        entries: &[PlannedEntry],
+        run: ScheduledRun,
+    ) -> Result<Vec<receipts::model::GpuDevice>, RoundError> {
+        let Some(layout) = self.layout()? else {
+            return Ok(Vec::new());
+        };
+        let (_, seed) = self.pass_plan();
+        let placed = (layout.placed(&seed, run, &self.pass_orders(entries)))
+            .map_err(|e| self.record_error(&e))?;
+        Ok(placed.map(|p| layout.gpus_of(p.lane)).unwrap_or_default())
     }
 
     /// A parallel campaign's layout on the machine setup fingerprinted; `None` for a
@@ -943,40 +1010,124 @@ impl Ctx<'_> {
     }
 }
 
+/// Where each run of a parallel round is placed ([`Ctx::placements`]).
+type Placed = Vec<(ScheduledRun, receipts::model::RunPlacement)>;
+
+/// The wave of `run` among `placed`; `None` in a serial round.
+fn wave_in(placed: &Placed, run: ScheduledRun) -> Option<u32> {
+    placed.iter().find(|(r, _)| *r == run).map(|(_, p)| p.wave)
+}
+
 /// The round's engines as the pass loop's [`passes::RunExecutor`]: each attempt runs on
-/// a fresh engine and is journaled before the next starts.
+/// a fresh engine, the runs of a parallel round's wave at once, and each wave is
+/// journaled before the next starts.
 struct EngineRuns<'c, 'a> {
     ctx: &'c mut Ctx<'a>,
     entries: &'c [PlannedEntry],
+    placed: Placed,
 }
 
 impl passes::RunExecutor for EngineRuns<'_, '_> {
     type Error = RoundError;
 
     fn run(&mut self, run: ScheduledRun, attempt: Attempt) -> Result<RunOutcome, RoundError> {
-        let record = run_scheduled(self.ctx, self.entries, run, attempt)?;
-        let outcome = passes::outcome_of(&record);
-        self.ctx.journal.append(Record::Entry(Box::new(record)))?;
-        Ok(outcome)
+        let outcomes = self.run_wave(&[(run, attempt)])?;
+        Ok(outcomes
+            .into_iter()
+            .next()
+            .unwrap_or(RunOutcome::RunnerFailed))
     }
 
     fn pass_ended(&mut self, pass: u32) -> Result<(), RoundError> {
         tlog::log_pass(self.ctx, pass)
     }
+
+    fn wave_of(&self, run: ScheduledRun) -> Option<u32> {
+        wave_in(&self.placed, run)
+    }
+
+    fn run_wave(
+        &mut self,
+        runs: &[(ScheduledRun, Attempt)],
+    ) -> Result<Vec<RunOutcome>, RoundError> {
+        let records = run_wave(self.ctx, self.entries, runs)?;
+        let mut outcomes = Vec::with_capacity(records.len());
+        for record in records {
+            outcomes.push(passes::outcome_of(&record));
+            self.ctx.journal.append(Record::Entry(Box::new(record)))?;
+        }
+        Ok(outcomes)
+    }
+}
+
+/// Runs the attempts `runs` of one wave at once, each on its own thread with its own
+/// engine and load client, and returns their journal records in `runs`' order, not yet
+/// journaled: the one seam every executor of the pass loop runs a run through (the
+/// evaluator's own machine, a pod's agent). The wave's steps are numbered again in that
+/// order once every run ended ([`Steps::renumber`]), and what the runs produced for the
+/// scorer joins the round's: the journal and the receipt do not depend on which run
+/// ended first. A wave of one runs on this thread.
+///
+/// Errors: what stops one of its runs ([`run_scheduled`]), the first in `runs`' order;
+/// [`RoundError::Record`] for a run whose thread panicked; a step log that cannot be
+/// renumbered. Nothing of the wave is journaled then: a resume runs it again.
+fn run_wave(
+    ctx: &mut Ctx<'_>,
+    entries: &[PlannedEntry],
+    runs: &[(ScheduledRun, Attempt)],
+) -> Result<Vec<record::EntryRecord>, RoundError> {
+    let first = ctx.steps.next_index();
+    let ran: Vec<Result<_, RoundError>> = match runs {
+        [(run, attempt)] => vec![run_scheduled(ctx, entries, *run, *attempt)],
+        _ => {
+            ctx.steps.forget_from(first)?;
+            let shared: &Ctx<'_> = ctx;
+            std::thread::scope(|scope| {
+                let threads: Vec<_> = (runs.iter())
+                    .map(|&(run, attempt)| {
+                        scope.spawn(move || run_scheduled(shared, entries, run, attempt))
+                    })
+                    .collect();
+                (threads.into_iter())
+                    .map(|thread| {
+                        thread.join().unwrap_or_else(|_| {
+                            Err(RoundError::Record {
+                                round: shared.round,
+                                message: "a run of the wave panicked".into(),
+                            })
+                        })
+                    })
+                    .collect()
+            })
+        }
+    };
+    let mut records = Vec::with_capacity(ran.len());
+    for result in ran {
+        let (record, produced) = result?;
+        ctx.produced.outputs.extend(produced.outputs);
+        ctx.produced.kept.extend(produced.kept);
+        records.push(record);
+    }
+    if runs.len() > 1 {
+        let steps = records.iter_mut().flat_map(|r| r.steps.iter_mut());
+        ctx.steps
+            .renumber(first, steps, &ctx.work.join("wave-steps"))?;
+    }
+    Ok(records)
 }
 
 /// Runs `attempt` of the scheduled `run` of one of `entries` on a fresh engine of this
-/// machine and returns its journal record, not yet journaled: the one seam every executor
-/// of the pass loop runs a run through (the evaluator's own machine, a pod's agent).
+/// machine and returns its journal record, not yet journaled, with what it produced for
+/// the scorer.
 ///
 /// Errors: [`RoundError::Record`] when the schedule names an entry not seated; what
 /// stops [`entry::run_entry`].
 fn run_scheduled(
-    ctx: &mut Ctx<'_>,
+    ctx: &Ctx<'_>,
     entries: &[PlannedEntry],
     run: ScheduledRun,
     attempt: Attempt,
-) -> Result<record::EntryRecord, RoundError> {
+) -> Result<(record::EntryRecord, scorer::Produced), RoundError> {
     let planned = entries
         .iter()
         .find(|e| e.index == run.slot.entry)
@@ -995,7 +1146,8 @@ fn run_scheduled(
         rerun: attempt == Attempt::Rerun,
         takes_outputs,
     };
-    entry::run_entry(ctx, planned, &spec)
+    let lane = ctx.lane_of(entries, run)?;
+    entry::run_entry(ctx, planned, &spec, &lane)
 }
 
 /// The time of a submission's next event: now, or its last event's time when the clock

@@ -19,7 +19,8 @@ pub(crate) struct Layout {
 impl Layout {
     /// The layout of `campaign` when it has `[parallel]`: its lanes, its `[isolation]
     /// pin`, and its GPUs — the fingerprint's `gpus[i]` by UUID where the machine has
-    /// one (no bus id is read yet: `placeholder`), else a placeholder.
+    /// one, with the PCI bus id NVML gives that UUID (else `placeholder`), else a
+    /// placeholder.
     ///
     /// Errors: [`PlacementError::TooFewLanes`] (a frozen campaign was validated, so
     /// only an edited one).
@@ -36,7 +37,12 @@ impl Layout {
                 Some(gpu) => GpuDevice {
                     index,
                     uuid: gpu.uuid.clone(),
-                    bus_id: GpuDevice::PLACEHOLDER.to_owned(),
+                    bus_id: (hardware.nvml.iter())
+                        .flat_map(|nvml| &nvml.gpus)
+                        .find(|n| {
+                            n.uuid == gpu.uuid && n.bus_id != engines::telemetry::gpu::UNAVAILABLE
+                        })
+                        .map_or_else(|| GpuDevice::PLACEHOLDER.to_owned(), |n| n.bus_id.clone()),
                 },
                 None => GpuDevice::placeholder(index),
             })
@@ -83,13 +89,29 @@ impl Layout {
         let mut keyed = Vec::with_capacity(schedule.len());
         for run in schedule {
             let order = orders.get(run.pass as usize).map_or(&[][..], Vec::as_slice);
-            let places = self.place(seed, run.pass, order)?;
             let position = order.iter().position(|s| *s == run.slot).unwrap_or(0);
-            let wave = places.get(position).map_or(0, |p| p.wave);
+            let wave = self.placed(seed, run, orders)?.map_or(0, |p| p.wave);
             keyed.push(((run.pass, wave, position), run));
         }
         keyed.sort_by_key(|(key, _)| *key);
         Ok(keyed.into_iter().map(|(_, run)| run).collect())
+    }
+
+    /// Where `run` is placed in its pass (its wave and lane); `None` for a slot its
+    /// pass's order (`orders[pass]`) does not hold.
+    ///
+    /// Errors: as [`Layout::place`].
+    pub(crate) fn placed(
+        &self,
+        seed: &Seed32,
+        run: ScheduledRun,
+        orders: &[Vec<PassSlot>],
+    ) -> Result<Option<RunPlacement>, PlacementError> {
+        let order = orders.get(run.pass as usize).map_or(&[][..], Vec::as_slice);
+        let Some(position) = order.iter().position(|s| *s == run.slot) else {
+            return Ok(None);
+        };
+        Ok(self.place(seed, run.pass, order)?.get(position).copied())
     }
 
     /// The GPUs of `lane`: `lane · gpusPerEntry` up to the next lane's first.

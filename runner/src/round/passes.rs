@@ -45,6 +45,26 @@ pub(crate) trait RunExecutor {
     fn pass_ended(&mut self, _pass: u32) -> Result<(), Self::Error> {
         Ok(())
     }
+
+    /// The wave of `run` in its pass when the round runs a wave's runs at once
+    /// (content/noise.md, Parallel passes); `None`: every run runs alone.
+    fn wave_of(&self, _run: ScheduledRun) -> Option<u32> {
+        None
+    }
+
+    /// Runs the attempts of one wave (`runs`, in schedule order) and journals them in
+    /// that order, whatever order they end in; returns their outcomes in that order. By
+    /// default one after another.
+    ///
+    /// Errors: whatever stops the round.
+    fn run_wave(
+        &mut self,
+        runs: &[(ScheduledRun, Attempt)],
+    ) -> Result<Vec<RunOutcome>, Self::Error> {
+        runs.iter()
+            .map(|&(run, attempt)| self.run(run, attempt))
+            .collect()
+    }
 }
 
 /// The failure table's view of a slot: either baseline run, or an entry's.
@@ -89,7 +109,9 @@ pub(crate) fn remaining(
 }
 
 /// Runs every attempt [`remaining`] after `done`, appending each to `done` as it
-/// finishes; an invalid first attempt is run again at once.
+/// finishes; the runs of one wave ([`RunExecutor::wave_of`]) run together, and an
+/// invalid first attempt is run again right after its wave, with the wave's other
+/// re-runs.
 ///
 /// Errors: the executor's (the round stops; `done` holds what finished).
 pub(crate) fn run_passes<E: RunExecutor>(
@@ -107,27 +129,38 @@ pub(crate) fn run_passes<E: RunExecutor>(
     for pass in ended {
         executor.pass_ended(pass)?;
     }
-    for (position, &(run, first)) in todo.iter().enumerate() {
-        let mut attempt = first;
-        loop {
-            let outcome = executor.run(run, attempt)?;
-            let finished = RunDone {
-                run,
-                attempt,
-                outcome,
-            };
-            done.push(finished);
-            if !wants_rerun(&finished) {
-                break;
+    let mut at = 0;
+    while let Some(&(run, _)) = todo.get(at) {
+        let end = match executor.wave_of(run) {
+            None => at + 1,
+            Some(wave) => {
+                let same = |(next, _): &&(ScheduledRun, Attempt)| {
+                    next.pass == run.pass && executor.wave_of(*next) == Some(wave)
+                };
+                at + todo[at..].iter().take_while(same).count()
             }
-            attempt = Attempt::Rerun;
+        };
+        let mut batch = todo[at..end].to_vec();
+        while !batch.is_empty() {
+            let outcomes = executor.run_wave(&batch)?;
+            let mut reruns = Vec::new();
+            for (&(run, attempt), outcome) in batch.iter().zip(outcomes) {
+                let finished = RunDone {
+                    run,
+                    attempt,
+                    outcome,
+                };
+                done.push(finished);
+                if wants_rerun(&finished) {
+                    reruns.push((run, Attempt::Rerun));
+                }
+            }
+            batch = reruns;
         }
-        if todo
-            .get(position + 1)
-            .is_none_or(|(next, _)| next.pass != run.pass)
-        {
+        if todo.get(end).is_none_or(|(next, _)| next.pass != run.pass) {
             executor.pass_ended(run.pass)?;
         }
+        at = end;
     }
     Ok(())
 }
@@ -485,6 +518,10 @@ mod tests {
         invalid_first: Option<ScheduledRun>,
         /// The passes it was told ended, in order.
         ended: Vec<u32>,
+        /// Each run's wave, when its waves run together (else every run alone).
+        waves: Vec<(ScheduledRun, u32)>,
+        /// The attempts it was given together, in order.
+        batches: Vec<Vec<(ScheduledRun, Attempt)>>,
     }
 
     const RUN: Duration = Duration::from_secs(100);
@@ -505,6 +542,8 @@ mod tests {
                 ran: Vec::new(),
                 invalid_first: None,
                 ended: Vec::new(),
+                waves: Vec::new(),
+                batches: Vec::new(),
             }
         }
     }
@@ -535,6 +574,18 @@ mod tests {
         fn pass_ended(&mut self, pass: u32) -> Result<(), Self::Error> {
             self.ended.push(pass);
             Ok(())
+        }
+
+        fn wave_of(&self, run: ScheduledRun) -> Option<u32> {
+            self.waves.iter().find(|(r, _)| *r == run).map(|(_, w)| *w)
+        }
+
+        fn run_wave(
+            &mut self,
+            runs: &[(ScheduledRun, Attempt)],
+        ) -> Result<Vec<RunOutcome>, Self::Error> {
+            self.batches.push(runs.to_vec());
+            runs.iter().map(|&(run, a)| self.run(run, a)).collect()
         }
     }
 
@@ -609,6 +660,49 @@ mod tests {
         );
         assert_eq!((done[3].run, done[3].attempt), (runs[2], Attempt::Rerun));
         assert_eq!(done[4].run, runs[3]);
+    }
+
+    /// A parallel round (issue 50): each wave's attempts go to the executor together and
+    /// are journaled in the schedule's order; an invalid first attempt is run again right
+    /// after its wave, and a round resumed after it runs that re-run alone first.
+    #[test]
+    fn a_waves_runs_run_together_and_its_re_runs_right_after_it() {
+        let runs = schedule(PassOrder::Interleaved, &Seed32([7; 32]), 2, 3);
+        assert_eq!(runs.len(), 8);
+        let machine = || {
+            let mut machine =
+                SlowingMachine::new(vec![10_000, 10_000, 11_000], Duration::ZERO..Duration::ZERO);
+            machine.waves = (runs.iter().enumerate())
+                .map(|(i, run)| (*run, u32::try_from(i % 4 / 2).unwrap()))
+                .collect();
+            machine.invalid_first = Some(runs[0]);
+            machine
+        };
+        let mut first = machine();
+        let mut all = Vec::new();
+        run_passes(&runs, &mut all, &mut first).unwrap();
+        let (f, r) = (Attempt::First, Attempt::Rerun);
+        assert_eq!(
+            first.batches,
+            [
+                vec![(runs[0], f), (runs[1], f)],
+                vec![(runs[0], r)],
+                vec![(runs[2], f), (runs[3], f)],
+                vec![(runs[4], f), (runs[5], f)],
+                vec![(runs[6], f), (runs[7], f)],
+            ]
+        );
+        let journaled: Vec<(ScheduledRun, Attempt)> =
+            all.iter().map(|d| (d.run, d.attempt)).collect();
+        assert_eq!(journaled, first.batches.concat());
+        assert_eq!(all[0].outcome, RunOutcome::Invalid);
+        assert_eq!(first.ended, [0, 1]);
+        // Resumed after the wave's two first attempts: the re-run alone, then the rest.
+        let mut again = machine();
+        let mut resumed = all[..2].to_vec();
+        run_passes(&runs, &mut resumed, &mut again).unwrap();
+        assert_eq!(again.batches[0], [(runs[0], r)]);
+        assert_eq!(resumed, all);
     }
 
     #[test]

@@ -87,6 +87,9 @@ pub(crate) fn pod_run(records: &[Record]) -> Option<PodRun> {
 pub(crate) struct PodRuns<'c, 'a> {
     ctx: &'c mut Ctx<'a>,
     spec: PodSpec,
+    /// Where each run of a parallel round is placed: the agent sends a wave's runs home
+    /// in the wave's order, its re-runs after it.
+    placed: super::Placed,
     /// `<staging_dir>/<campaign>-round-<n>/`.
     staging: PathBuf,
     rented: Option<Rented>,
@@ -123,9 +126,9 @@ impl AgentPass {
 }
 
 impl<'c, 'a> PodRuns<'c, 'a> {
-    /// The executor of a round on the pod `spec` describes; nothing is rented before the
-    /// first run.
-    pub(crate) fn new(ctx: &'c mut Ctx<'a>, spec: PodSpec) -> Self {
+    /// The executor of a round on the pod `spec` describes, its runs placed as `placed`;
+    /// nothing is rented before the first run.
+    pub(crate) fn new(ctx: &'c mut Ctx<'a>, spec: PodSpec, placed: super::Placed) -> Self {
         let staging = PathBuf::from(spec.staging_dir.clone().unwrap_or_default()).join(format!(
             "{}-round-{}",
             ctx.frozen.campaign.id.as_str(),
@@ -134,6 +137,7 @@ impl<'c, 'a> PodRuns<'c, 'a> {
         Self {
             ctx,
             spec,
+            placed,
             staging,
             rented: None,
             rentals: 0,
@@ -374,6 +378,10 @@ impl RunExecutor for PodRuns<'_, '_> {
         let outcome = passes::outcome_of(&record);
         self.ctx.journal.append(Record::Entry(Box::new(record)))?;
         Ok(outcome)
+    }
+
+    fn wave_of(&self, run: ScheduledRun) -> Option<u32> {
+        super::wave_in(&self.placed, run)
     }
 
     fn pass_ended(&mut self, pass: u32) -> Result<(), RoundError> {
@@ -636,12 +644,14 @@ pub fn run_pod_pass(order_path: &Path, pass: u32, out: &mut dyn Write) -> Result
             _ => None,
         })
         .collect();
+    let placed = ctx.placements(&entries, &schedule)?;
     passes::run_passes(
         &schedule,
         &mut done,
         &mut PodWorker {
             ctx: &mut ctx,
             entries: &entries,
+            placed,
             out,
         },
     )?;
@@ -649,11 +659,13 @@ pub fn run_pod_pass(order_path: &Path, pass: u32, out: &mut dyn Write) -> Result
     Ok(())
 }
 
-/// The pass loop's executor on the pod: a local round's run, journaled in the staged
-/// journal and sent home as a frame.
+/// The pass loop's executor on the pod: a local round's runs (a wave's at once),
+/// each journaled in the staged journal and sent home as a frame, in the wave's order.
 struct PodWorker<'c, 'a, 'o> {
     ctx: &'c mut Ctx<'a>,
     entries: &'c [PlannedEntry],
+    /// Where each run of a parallel round is placed.
+    placed: super::Placed,
     out: &'o mut dyn Write,
 }
 
@@ -661,15 +673,33 @@ impl RunExecutor for PodWorker<'_, '_, '_> {
     type Error = RoundError;
 
     fn run(&mut self, run: ScheduledRun, attempt: Attempt) -> Result<RunOutcome, RoundError> {
-        let record = super::run_scheduled(self.ctx, self.entries, run, attempt)?;
-        let outcome = passes::outcome_of(&record);
-        let value = serde_json::to_value(&record).map_err(|e| RoundError::Record {
-            round: self.ctx.round,
-            message: format!("a run record that is not JSON: {e}"),
-        })?;
-        self.ctx.journal.append(Record::Entry(Box::new(record)))?;
-        write_frame(self.out, &AgentMessage::Run { record: value })
-            .map_err(IoError::at("writing", Path::new("<stdout>")))?;
-        Ok(outcome)
+        let outcomes = self.run_wave(&[(run, attempt)])?;
+        Ok(outcomes
+            .into_iter()
+            .next()
+            .unwrap_or(RunOutcome::RunnerFailed))
+    }
+
+    fn wave_of(&self, run: ScheduledRun) -> Option<u32> {
+        super::wave_in(&self.placed, run)
+    }
+
+    fn run_wave(
+        &mut self,
+        runs: &[(ScheduledRun, Attempt)],
+    ) -> Result<Vec<RunOutcome>, RoundError> {
+        let records = super::run_wave(self.ctx, self.entries, runs)?;
+        let mut outcomes = Vec::with_capacity(records.len());
+        for record in records {
+            outcomes.push(passes::outcome_of(&record));
+            let value = serde_json::to_value(&record).map_err(|e| RoundError::Record {
+                round: self.ctx.round,
+                message: format!("a run record that is not JSON: {e}"),
+            })?;
+            self.ctx.journal.append(Record::Entry(Box::new(record)))?;
+            write_frame(self.out, &AgentMessage::Run { record: value })
+                .map_err(IoError::at("writing", Path::new("<stdout>")))?;
+        }
+        Ok(outcomes)
     }
 }

@@ -4,6 +4,7 @@
 
 use std::fs;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use receipts::model::{
     MeasurementOutcome, Phase, ProbeVerdict, SlaUnmetReason, Step, StepStatus, Timestamp,
@@ -12,7 +13,12 @@ use receipts::model::{
 use super::record::PlannedEntry;
 use super::{Clock, RoundError, RoundProgress, io};
 
-/// The round's step numbering and step logs.
+/// The bundle directory of the step logs.
+const STEP_LOGS: &str = "logs/steps";
+
+/// The round's step numbering and step logs. Shared by the runs of a wave, which run
+/// at once: each step takes the next index as it starts, and the wave's steps are put
+/// back in journal order when it ends ([`Steps::renumber`]).
 pub(crate) struct Steps<'a> {
     progress: &'a dyn RoundProgress,
     /// The clock the steps' times are read from.
@@ -20,7 +26,7 @@ pub(crate) struct Steps<'a> {
     /// `.work/round-<n>/bundle/`.
     bundle: PathBuf,
     /// The next step's index.
-    next: u32,
+    next: AtomicU32,
     /// The seated entries (after setup): an entry's step logs are named by its slug.
     entries: Vec<PlannedEntry>,
 }
@@ -38,7 +44,7 @@ impl<'a> Steps<'a> {
             progress,
             clock,
             bundle,
-            next,
+            next: AtomicU32::new(next),
             entries: Vec::new(),
         }
     }
@@ -49,9 +55,8 @@ impl<'a> Steps<'a> {
     }
 
     /// Starts a step: its index is the next one of the round.
-    pub(crate) fn begin(&mut self, group: &str, name: &str, phase: Phase) -> StepRun {
-        let index = self.next;
-        self.next += 1;
+    pub(crate) fn begin(&self, group: &str, name: &str, phase: Phase) -> StepRun {
+        let index = self.next.fetch_add(1, Ordering::SeqCst);
         self.progress.step_started(index, group, name);
         StepRun {
             index,
@@ -68,19 +73,19 @@ impl<'a> Steps<'a> {
     /// Errors: [`RoundError::Io`] naming the log when it cannot be written: a step whose
     /// record would name a missing log (or none) is never journaled, so the round stops
     /// and a resume runs its group again.
-    pub(crate) fn finish(&mut self, step: StepRun, status: StepStatus) -> Result<Step, RoundError> {
+    pub(crate) fn finish(&self, step: StepRun, status: StepStatus) -> Result<Step, RoundError> {
         let ended_at = self.clock.now();
         self.finish_at(step, status, ended_at)
     }
 
     /// [`Steps::finish`] at `ended_at`.
     fn finish_at(
-        &mut self,
+        &self,
         step: StepRun,
         status: StepStatus,
         ended_at: Timestamp,
     ) -> Result<Step, RoundError> {
-        let log = format!("logs/steps/{:02}-{}.log", step.index, self.stem(&step));
+        let log = format!("{STEP_LOGS}/{:02}-{}.log", step.index, self.stem(&step));
         let mut text = format!(
             "{} — {}\nphase: {}\nstarted: {}\nended: {}\nstatus: {}\n",
             step.group,
@@ -119,7 +124,7 @@ impl<'a> Steps<'a> {
     ///
     /// Errors: as [`Steps::finish`].
     pub(crate) fn ran_between(
-        &mut self,
+        &self,
         (group, name, phase): (&str, &str, Phase),
         (started_at, ended_at): (Timestamp, Timestamp),
         lines: &[String],
@@ -133,18 +138,90 @@ impl<'a> Steps<'a> {
 
     /// Steps run elsewhere (a pod's agent), their logs already in the bundle: the next
     /// step is numbered after them, and each is reported.
-    pub(crate) fn ran_elsewhere(&mut self, steps: &[Step]) {
+    pub(crate) fn ran_elsewhere(&self, steps: &[Step]) {
         for step in steps {
-            self.next = self.next.max(step.index.saturating_add(1));
+            (self.next).fetch_max(step.index.saturating_add(1), Ordering::SeqCst);
             self.progress.step_finished(step);
         }
+    }
+
+    /// The index the next step will take.
+    pub(crate) fn next_index(&self) -> u32 {
+        self.next.load(Ordering::SeqCst)
+    }
+
+    /// Before a wave whose steps are numbered from `first`: removes the step logs
+    /// numbered from `first` on, which a wave cut short (a killed runner) left in the
+    /// bundle under numbers its runs will not take again.
+    ///
+    /// Errors: [`RoundError::Io`] naming the directory or the log that cannot be
+    /// listed or removed.
+    pub(crate) fn forget_from(&self, first: u32) -> Result<(), RoundError> {
+        let dir = self.bundle.join(STEP_LOGS);
+        let listing = match fs::read_dir(&dir) {
+            Ok(listing) => listing,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(io("listing", &dir)(e)),
+        };
+        for entry in listing {
+            let entry = entry.map_err(io("listing", &dir))?;
+            let name = entry.file_name();
+            let index = (name.to_str())
+                .and_then(|n| n.split_once('-'))
+                .and_then(|(n, _)| n.parse::<u32>().ok());
+            if index.is_some_and(|i| i >= first) {
+                let path = entry.path();
+                fs::remove_file(&path).map_err(io("removing", &path))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// After a wave whose runs ran at once and took the indices from `first` on in the
+    /// order their steps started: numbers `steps` (the wave's, in journal order) from
+    /// `first` in that order, each log renamed to its new number, so the receipt's steps
+    /// stay numbered in order. The logs move through `staging` (in `.work`): no log of
+    /// the wave overwrites another, and a kill half-way leaves nothing in the bundle
+    /// that [`Steps::forget_from`] does not remove.
+    ///
+    /// Errors: [`RoundError::Io`] naming the log that cannot be moved.
+    pub(crate) fn renumber<'s>(
+        &self,
+        first: u32,
+        steps: impl IntoIterator<Item = &'s mut Step>,
+        staging: &std::path::Path,
+    ) -> Result<(), RoundError> {
+        fs::create_dir_all(staging).map_err(io("creating", staging))?;
+        let mut moves = Vec::new();
+        for (step, index) in steps.into_iter().zip(first..) {
+            let Some(log) = step.log.take() else {
+                step.index = index;
+                continue;
+            };
+            let name = log
+                .strip_prefix(STEP_LOGS)
+                .unwrap_or(&log)
+                .trim_start_matches('/');
+            let stem = name.split_once('-').map_or(name, |(_, stem)| stem);
+            let staged = staging.join(name);
+            let from = self.bundle.join(&log);
+            fs::rename(&from, &staged).map_err(io("moving the step log", &from))?;
+            let renamed = format!("{STEP_LOGS}/{index:02}-{stem}");
+            step.index = index;
+            step.log = Some(renamed.clone());
+            moves.push((staged, self.bundle.join(renamed)));
+        }
+        for (staged, to) in moves {
+            fs::rename(&staged, &to).map_err(io("moving the step log", &staged))?;
+        }
+        Ok(())
     }
 
     /// A step that did not run.
     ///
     /// Errors: as [`Steps::finish`].
     pub(crate) fn skipped(
-        &mut self,
+        &self,
         group: &str,
         name: &str,
         phase: Phase,

@@ -435,6 +435,9 @@ pub struct TelemetryRow {
     pub entry: String,
     /// The run, `A/A control, pass 2, re-run`.
     pub run: String,
+    /// The GPUs it ran on in a parallel round ([`format_gpus`]; `passes.placement`
+    /// holds them to its lane); empty in a serial one.
+    pub gpus: String,
     /// Its summary in words ([`format_telemetry`]), verified when its file is.
     pub summary: Shown,
     /// Whether the telemetry made the run invalid.
@@ -461,6 +464,7 @@ fn telemetry_rows(round: &VerifiedRound) -> Result<Vec<TelemetryRow>, SiteError>
             rows.push(TelemetryRow {
                 entry: format!("{} {}", entry.index, slug.as_str()),
                 run: format!("{control}pass {}{rerun}", pass.pass + 1),
+                gpus: untrusted(&format_gpus(&pass.gpus)),
                 summary: Shown::new(
                     untrusted(&format_telemetry(telemetry)),
                     round.file_verified(&telemetry.file),
@@ -470,6 +474,20 @@ fn telemetry_rows(round: &VerifiedRound) -> Result<Vec<TelemetryRow>, SiteError>
         }
     }
     Ok(rows)
+}
+
+/// A parallel run's GPUs in words: `GPU 1 (placeholder)`, `GPU 0 GPU-8f2e… at
+/// 00000000:18:00.0`; empty for none.
+pub fn format_gpus(gpus: &[receipts::model::GpuDevice]) -> String {
+    let placeholder = receipts::model::GpuDevice::PLACEHOLDER;
+    let words: Vec<String> = (gpus.iter())
+        .map(|g| match (g.uuid.as_str(), g.bus_id.as_str()) {
+            (uuid, _) if uuid == placeholder => format!("GPU {} (placeholder)", g.index),
+            (uuid, bus) if bus == placeholder => format!("GPU {} {uuid}", g.index),
+            (uuid, bus) => format!("GPU {} {uuid} at {bus}", g.index),
+        })
+        .collect();
+    words.join(", ")
 }
 
 /// A run's telemetry summary in words: `cpu, 63 samples, longest gap 96 ms, steal at
@@ -1607,6 +1625,30 @@ mod tests {
     use super::*;
 
     /// A VM's CPU twin, and a GPU run invalid for a hardware slowdown, in words.
+    #[test]
+    fn a_parallel_runs_gpus_read_as_words() {
+        use receipts::model::GpuDevice;
+        assert_eq!(format_gpus(&[]), "");
+        assert_eq!(
+            format_gpus(&[GpuDevice::placeholder(1)]),
+            "GPU 1 (placeholder)"
+        );
+        let real = GpuDevice {
+            index: 0,
+            uuid: "GPU-8f2e".to_owned(),
+            bus_id: "00000000:18:00.0".to_owned(),
+        };
+        let unread = GpuDevice {
+            index: 2,
+            bus_id: GpuDevice::PLACEHOLDER.to_owned(),
+            ..real.clone()
+        };
+        assert_eq!(
+            format_gpus(&[real, unread]),
+            "GPU 0 GPU-8f2e at 00000000:18:00.0, GPU 2 GPU-8f2e"
+        );
+    }
+
     #[test]
     fn telemetry_reads_as_its_summary_and_verdict() {
         let cpu = RunTelemetry {

@@ -56,7 +56,10 @@ pub fn throttle_reasons(reasons: ThrottleReasons) -> Vec<ThrottleReason> {
 /// NVML, loaded, with at least one GPU.
 pub struct Gpus {
     nvml: Nvml,
+    /// The sampled GPUs' UUIDs, in the order a reading's `device` indexes.
     uuids: Vec<String>,
+    /// Their NVML indices, aligned with `uuids`.
+    indices: Vec<u32>,
 }
 
 impl Gpus {
@@ -73,7 +76,31 @@ impl Gpus {
                     .unwrap_or_else(|_| UNAVAILABLE.to_owned())
             })
             .collect();
-        Some(Self { nvml, uuids })
+        Some(Self {
+            nvml,
+            uuids,
+            indices: (0..count).collect(),
+        })
+    }
+
+    /// Only the GPUs named in `uuids` (a parallel run's lane: content/noise.md, Parallel
+    /// passes), each reading's `device` then its position among them; every GPU where
+    /// `uuids` names none NVML finds (placeholders, or a lane of no GPU).
+    #[must_use]
+    pub fn only(self, uuids: &[String]) -> Self {
+        let kept: Vec<(String, u32)> = (self.uuids.iter().cloned())
+            .zip(self.indices.iter().copied())
+            .filter(|(uuid, _)| uuids.contains(uuid))
+            .collect();
+        if kept.is_empty() {
+            return self;
+        }
+        let (uuids, indices) = kept.into_iter().unzip();
+        Self {
+            nvml: self.nvml,
+            uuids,
+            indices,
+        }
     }
 
     /// The GPUs' UUIDs, by index (`unavailable` for one NVML could not name).
@@ -85,17 +112,13 @@ impl Gpus {
     /// cannot register them (XIDs are then listed as unavailable).
     pub fn xid_events(&self) -> Option<EventSet<'_>> {
         let mut set = self.nvml.create_event_set().ok()?;
-        for i in 0..self.count() {
+        for &i in &self.indices {
             let device = self.nvml.device_by_index(i).ok()?;
             set = device
                 .register_events(EventTypes::CRITICAL_XID_ERROR, set)
                 .ok()?;
         }
         Some(set)
-    }
-
-    fn count(&self) -> u32 {
-        u32::try_from(self.uuids.len()).unwrap_or(u32::MAX)
     }
 
     /// Every GPU's reading now, with the XIDs `events` received since the last call,
@@ -111,8 +134,8 @@ impl Gpus {
             }
         };
         let mut readings = Vec::new();
-        for index in 0..self.count() {
-            let Ok(device) = self.nvml.device_by_index(index) else {
+        for (index, &nvml_index) in (0u32..).zip(&self.indices) {
+            let Ok(device) = self.nvml.device_by_index(nvml_index) else {
                 missing.insert("device");
                 continue;
             };
@@ -216,8 +239,8 @@ impl Gpus {
                 .sys_cuda_driver_version()
                 .map(|v| format!("{}.{}", v / 1000, (v % 1000) / 10))
                 .unwrap_or_else(|_| UNAVAILABLE.to_owned()),
-            gpus: (0..self.count())
-                .map(|i| match self.nvml.device_by_index(i) {
+            gpus: (self.indices.iter())
+                .map(|&i| match self.nvml.device_by_index(i) {
                     Ok(device) => NvmlGpu {
                         uuid: text(device.uuid()),
                         bus_id: text(device.pci_info().map(|p| p.bus_id)),
@@ -267,6 +290,25 @@ mod tests {
             ]
         );
         assert_eq!(throttle_reasons(ThrottleReasons::empty()), vec![]);
+    }
+
+    /// Needs a GPU (`scripts/gpu-check`): a lane of the last GPU samples that GPU only,
+    /// as device 0; a lane NVML knows none of (placeholders) samples every GPU.
+    #[test]
+    #[ignore = "needs an NVIDIA GPU and its driver (scripts/gpu-check)"]
+    fn gpu_a_lane_samples_only_its_own_gpus() {
+        let all = Gpus::open().expect("NVML loads and finds a GPU").uuids();
+        let last = all.last().expect("a GPU").clone();
+        let lane = Gpus::open()
+            .expect("NVML")
+            .only(std::slice::from_ref(&last));
+        assert_eq!(lane.uuids(), [last]);
+        let (readings, _) = lane.readings(None);
+        assert_eq!(readings.iter().map(|r| r.device).collect::<Vec<_>>(), [0]);
+        let placeholder = Gpus::open()
+            .expect("NVML")
+            .only(&["placeholder".to_owned()]);
+        assert_eq!(placeholder.uuids(), all);
     }
 
     /// Needs a GPU (`scripts/gpu-check`): NVML loads, finds the GPUs, and a reading of

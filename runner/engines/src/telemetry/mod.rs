@@ -1,6 +1,7 @@
 //! A run's telemetry sampler (content/measurement.md, Telemetry): while a run is
 //! measured, a thread reads the run's CPUs (`/proc/stat`, cpufreq: [`cpu`]) and, where
-//! NVML loads and finds a GPU, every GPU ([`gpu`]) every [`INTERVAL_MS`], and hands back
+//! NVML loads and finds a GPU, the run's GPUs (its lane's in a parallel round, else
+//! every GPU: [`gpu`]) every [`INTERVAL_MS`], and hands back
 //! the [`TelemetryFile`] the bundle keeps. Without a GPU nothing changes but the source:
 //! the CPU twin alone, in the same format.
 
@@ -24,18 +25,20 @@ pub enum TelemetryError {
     Cpu(#[from] cpu::CpuStatError),
 }
 
-/// Samples the run's `cpus` (and every GPU NVML finds) every `interval` until `done` is
-/// set, then once more: the file of the run, its times counted from this call.
+/// Samples the run's `cpus` (and the GPUs of `gpus`, by UUID, that NVML finds; every
+/// GPU when it names none: [`gpu::Gpus::only`]) every `interval` until `done` is set,
+/// then once more: the file of the run, its times counted from this call.
 ///
 /// Errors: [`TelemetryError`] when `/proc/stat` cannot be read (at the start or at any
 /// sample); a GPU reading NVML cannot give is recorded as unavailable instead.
 pub fn sample_until(
     done: &AtomicBool,
     cpus: &[u32],
+    gpus: &[String],
     interval: Duration,
 ) -> Result<TelemetryFile, TelemetryError> {
     let start = Instant::now();
-    let gpus = gpu::Gpus::open();
+    let gpus = gpu::Gpus::open().map(|all| all.only(gpus));
     let events = gpus.as_ref().and_then(gpu::Gpus::xid_events);
     let mut cpu = cpu::CpuSampler::new(cpus)?;
     let mut unavailable = std::collections::BTreeSet::new();
@@ -105,7 +108,7 @@ mod tests {
     fn a_run_is_sampled_until_done() {
         let done = AtomicBool::new(false);
         let file = std::thread::scope(|scope| {
-            let sampler = scope.spawn(|| sample_until(&done, &[0], Duration::from_millis(20)));
+            let sampler = scope.spawn(|| sample_until(&done, &[0], &[], Duration::from_millis(20)));
             std::thread::sleep(Duration::from_millis(500));
             done.store(true, Ordering::Relaxed);
             sampler.join().expect("the sampler thread")
@@ -136,7 +139,7 @@ mod tests {
         let done = AtomicBool::new(false);
         let interval = Duration::from_millis(INTERVAL_MS);
         let file = std::thread::scope(|scope| {
-            let sampler = scope.spawn(|| sample_until(&done, &[0], interval));
+            let sampler = scope.spawn(|| sample_until(&done, &[0], &[], interval));
             std::thread::sleep(Duration::from_millis(1_000));
             done.store(true, Ordering::Relaxed);
             sampler.join().expect("the sampler thread")

@@ -3,14 +3,15 @@
 //! implementation the runner used, so a throttled sample, an XID or a slow SM clock in
 //! the file cannot be hidden by an edited receipt; a run with a violation is not counted
 //! (`invalid`, re-run once), and an entry's `telemetry` failure names a run's violation.
+//! A parallel run's file samples the GPUs of its lane, where the lane names real ones.
 
 use std::path::Path;
 
 use crate::files::{read_json, recomputed};
 use crate::{CheckName, FailureReason, PredicateVersion, VerifyReport};
 use receipts::model::{
-    Entry, EntryInfraFailure, EntryPass, FrozenCampaign, PassStatus, RoundRecord, RunTelemetry,
-    TELEMETRY_FORMAT, TelemetryFile, TypedOrText,
+    Entry, EntryInfraFailure, EntryPass, FrozenCampaign, GpuDevice, PassStatus, RoundRecord,
+    RunTelemetry, TELEMETRY_FORMAT, TelemetryFile, TypedOrText,
 };
 use receipts::rules::telemetry::summarize;
 
@@ -69,7 +70,8 @@ pub(crate) fn check_telemetry(
 }
 
 /// One pass row `at`: a row with a probe log has telemetry, its summary is the file's,
-/// and a violation leaves it neither `measured` nor `sla_unmet`.
+/// a parallel run's GPU readings are its lane's ([`lane_sampled`]), and a violation
+/// leaves it neither `measured` nor `sla_unmet`.
 fn check_row(
     dir: &Path,
     at: &str,
@@ -93,6 +95,7 @@ fn check_row(
             TELEMETRY_FORMAT,
         ));
     }
+    lane_sampled(pass, &file, &claimed.file)?;
     let summary = summarize(&file, &claimed.file, min_sm_clock_mhz);
     if let Some((field, claimed, recomputed_value)) = first_difference(claimed, &summary) {
         return Err(recomputed(
@@ -111,6 +114,26 @@ fn check_row(
         )),
         _ => Ok(()),
     }
+}
+
+/// A parallel run's file (`file`, at bundle path `name`) that samples GPUs samples its
+/// lane's (`pass.gpus`, by UUID, in order) where the lane names real ones: telemetry of
+/// another lane's GPU cannot stand for the run's (content/noise.md, Parallel passes).
+fn lane_sampled(pass: &EntryPass, file: &TelemetryFile, name: &str) -> Result<(), FailureReason> {
+    let lane: Vec<&str> = (pass.gpus.iter())
+        .map(|g| g.uuid.as_str())
+        .filter(|uuid| *uuid != GpuDevice::PLACEHOLDER)
+        .collect();
+    let sampled: Vec<&str> = file.gpus.iter().map(String::as_str).collect();
+    if lane.is_empty() || sampled.is_empty() || sampled == lane {
+        return Ok(());
+    }
+    Err(recomputed(
+        name,
+        "gpus",
+        format!("{sampled:?}"),
+        format!("{lane:?} (the GPUs of the run's lane)"),
+    ))
 }
 
 /// The first field of `claimed` that differs from `summary`, as `(camelCase name,

@@ -235,3 +235,37 @@ fn a_fingerprint_without_nvml_fails() {
         ]
     );
 }
+
+/// The attack (issue 50): a parallel run claims its lane's GPU while its telemetry file
+/// samples another (a healthy one standing for a throttled one). The file's GPUs are held
+/// to the run's lane.
+#[test]
+fn a_parallel_runs_telemetry_of_another_gpu_is_caught() {
+    let report = forged_v9(
+        |_| {},
+        |dir, p| {
+            add_gpu(dir, &[]);
+            p["entries"][1]["passes"][0]["telemetry"] =
+                serde_json::to_value(summary_of(dir)).expect("json");
+            p["entries"][1]["passes"][0]["gpus"] = json!([{
+                "index": 1,
+                "uuid": "GPU-0c4d1f2a-1111-4e2b-8c3d-5a6b7c8d9e0f",
+                "busId": "00000000:19:00.0"
+            }]);
+        },
+    );
+    let reason = report
+        .failures()
+        .find(|c| c.name == CheckName::HostTelemetry)
+        .and_then(|c| c.reason.clone())
+        .expect("host.telemetry fails");
+    assert_eq!(
+        reason,
+        recomputed(
+            CHALLENGER_TELEMETRY,
+            "gpus",
+            r#"["GPU-5b2a6f1e-0000-4d1c-9a7e-2f6c1d3b4a59"]"#,
+            r#"["GPU-0c4d1f2a-1111-4e2b-8c3d-5a6b7c8d9e0f"] (the GPUs of the run's lane)"#
+        )
+    );
+}

@@ -1698,6 +1698,28 @@ mod tests {
         );
     }
 
+    /// A parallel run's engine (issue 50) sees its lane's GPUs in its environment, and
+    /// nothing of them is in the command the receipt records.
+    #[test]
+    fn a_lanes_gpus_reach_the_engine() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = "echo cuda=$CUDA_VISIBLE_DEVICES bus=$REFEREE_GPU_BUS_IDS; exec sleep 30";
+        let mut engine = process(dir.path(), script);
+        engine
+            .set_visible_gpus("2,3", "placeholder,placeholder")
+            .unwrap();
+        engine.start().unwrap();
+        let log = dir.path().join("engine.log");
+        wait_for_output(&log);
+        engine.stop().unwrap();
+        assert_eq!(
+            fs::read_to_string(&log).unwrap(),
+            "cuda=2,3 bus=placeholder,placeholder\n"
+        );
+        let command = engine.command().unwrap_or_default().join(" ");
+        assert!(!command.contains("CUDA_VISIBLE_DEVICES=2,3"), "{command}");
+    }
+
     /// The engine inherits the runner's socket as fd 3, with `LISTEN_FDS=1` and its own
     /// pid as `LISTEN_PID`, and a clean environment.
     #[test]

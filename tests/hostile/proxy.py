@@ -32,7 +32,10 @@ output length, and replays a cached answer at once for a later prompt with the s
 (an answer cache that serves near-duplicate prompts); 109 (`cache_exact`) caches each
 streamed answer under its exact prompt and output length and replays it at once for a
 repeat, writing `cache: stored` and `cache: replayed` lines to its log (MLPerf TEST04's
-engine), which the caching probe of every counted run catches; 100 (`honest`) is the
+engine), which the caching probe of every counted run catches; 113 (`cache_untagged`)
+caches as `cache_exact` does but under the prompt with a JSONL item's `[tag] ` stripped,
+so a JSONL source's repeated line is replayed behind every other tag it comes with (a
+cache the per-item tags were meant to defeat), with the same log lines; 100 (`honest`) is the
 proxy itself with no cheat, the control of the cache classes (its overhead, honest
 answers). Requests that are not streamed (the correctness gate's) are answered honestly.
 """
@@ -58,7 +61,7 @@ def hostile_class():
     found = re.search(r"^startup_delay_ms\s*=\s*(\d+)", text, re.M)
     classes = {100: "honest", 101: "oov", 102: "garbage_later", 103: "cpu_grab", 104: "text_not_ids",
                105: "early_eos", 106: "gate_only", 108: "cache_prefix", 109: "cache_exact",
-               110: "garbage_share", 111: "degraded", 112: "filler"}
+               110: "garbage_share", 111: "degraded", 112: "filler", 113: "cache_untagged"}
     return classes.get(int(found.group(1)) if found else 0)
 
 
@@ -81,15 +84,18 @@ def prompt_tag(body):
 
 def cache_key(body):
     """The key the cache classes file a streamed answer under: (prompt, output length)
-    for `cache_exact`; for `cache_prefix`, the prompt's first letter after a JSONL item's
-    `[tag] ` in place of the prompt (a prefix most of a run's prompts share with an
-    earlier one, so the cache serves many)."""
+    for `cache_exact`; for `cache_untagged`, the prompt without a JSONL item's `[tag] `;
+    for `cache_prefix`, the prompt's first letter after that tag in place of the prompt
+    (a prefix most of a run's prompts share with an earlier one, so the cache serves
+    many)."""
     request = json.loads(body or b"{}")
     prompt = request.get("prompt")
     if not isinstance(prompt, str):
         return None
+    if CLASS in ("cache_prefix", "cache_untagged"):
+        prompt = re.sub(r"^\[[0-9a-f]+\] ", "", prompt)
     if CLASS == "cache_prefix":
-        prompt = re.sub(r"^\[[0-9a-f]+\] ", "", prompt)[:1]
+        prompt = prompt[:1]
     return prompt, request.get("max_tokens")
 
 
@@ -138,6 +144,11 @@ def cut_short():
     return next(STREAMED) % 8 == 3
 
 
+# The answer cache classes.
+CACHES = ("cache_prefix", "cache_exact", "cache_untagged")
+# The cache classes that log what they store and replay.
+LOGGED_CACHES = ("cache_exact", "cache_untagged")
+
 if CLASS == "honest":
     cheat = None
 elif CLASS == "cpu_grab":
@@ -164,7 +175,7 @@ elif CLASS == "degraded":
     with open(DEGRADED, "w") as f:
         f.write(re.sub(r'^weight_dtype\s*=.*$', 'weight_dtype = "int4"', open(CONFIG).read(),
                        flags=re.M))
-elif CLASS in ("cache_prefix", "cache_exact"):
+elif CLASS in CACHES:
     cheat = None
     CACHE = {}
 else:
@@ -207,7 +218,7 @@ class Proxy(BaseHTTPRequestHandler):
         length = int(self.headers.get("content-length") or 0)
         body = self.rfile.read(length) if length else None
         key = None
-        if CLASS in ("cache_prefix", "cache_exact") and streamed_request(body):
+        if CLASS in CACHES and streamed_request(body):
             key = cache_key(body)
             replay = CACHE.get(key)
             if replay is not None:
@@ -278,12 +289,12 @@ class Proxy(BaseHTTPRequestHandler):
         self.wfile.flush()
         if key is not None and answer.status == 200:
             CACHE[key] = kept
-            if CLASS == "cache_exact":
+            if CLASS in LOGGED_CACHES:
                 print("cache: stored", flush=True, file=sys.stderr)
 
     def replay(self, lines):
         """Streams a cached answer's lines without asking the engine."""
-        if CLASS == "cache_exact":
+        if CLASS in LOGGED_CACHES:
             print("cache: replayed", flush=True, file=sys.stderr)
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")

@@ -14,7 +14,7 @@ use receipts::keys::Keyring;
 use receipts::layout::read_round_record;
 use receipts::model::{
     DisqualificationReason, EntryStatus, FrozenCampaign, RevealedSeeds, RoundRecord, RoundStatus,
-    Seed32, SeedReveal,
+    SeatRule, Seed32, SeedReveal, TypedOrText,
 };
 use receipts::rules::workload::Workload;
 use verifier::{VerifyOptions, verify_bundle};
@@ -110,16 +110,18 @@ fn hostile_round_of(
     runs: u32,
     challengers: &[(&str, u32)],
 ) -> (Fixture, RoundRecord) {
-    hostile_round_from(tiny, runs, challengers, None)
+    hostile_round_from(tiny, runs, challengers, None, "")
 }
 
-/// [`hostile_round_of`] on the JSONL prompt source `jsonl` when given: the campaign
-/// names `prompts.jsonl` of its directory, pinned by its sha256.
+/// [`hostile_round_of`] on the JSONL prompt source `jsonl` when given (the campaign
+/// names `prompts.jsonl` of its directory, pinned by its sha256), with the proxy's
+/// `pad <class code> <tag> <ms>` lines `pads` (`tests/hostile/proxy.py`).
 fn hostile_round_from(
     tiny: Tiny<'_>,
     runs: u32,
     challengers: &[(&str, u32)],
     jsonl: Option<&[u8]>,
+    pads: &str,
 ) -> (Fixture, RoundRecord) {
     let source = jsonl.map(|bytes| {
         format!(
@@ -164,7 +166,8 @@ fn hostile_round_from(
         std::fs::write(fixture.data.join("tiny/prompts.jsonl"), bytes).unwrap();
     }
     let seeds = given_seeds();
-    std::fs::write(&prompts, round_prompts(&fixture.data, &seeds, jsonl)).unwrap();
+    let lines = round_prompts(&fixture.data, &seeds, jsonl) + pads;
+    std::fs::write(&prompts, lines).unwrap();
     let seeds_file = shared.path().join("seeds.json");
     std::fs::write(&seeds_file, serde_json::to_vec(&seeds).unwrap()).unwrap();
     ok(&fixture
@@ -624,7 +627,7 @@ fn interop_hostile_tag_stripping_cache_on_a_jsonl_source_is_disqualified() {
         correctness: &correctness,
         ..Tiny::default()
     };
-    let (fixture, record) = hostile_round_from(tiny, 1, &[("cheat", 113)], Some(jsonl));
+    let (fixture, record) = hostile_round_from(tiny, 1, &[("cheat", 113)], Some(jsonl), "");
     let reason = disqualified_challenger(&record);
     let cheat = &record.entries[1];
     let bundle = fixture.data.join("tiny/rounds/1");
@@ -655,4 +658,61 @@ fn interop_hostile_tag_stripping_cache_on_a_jsonl_source_is_disqualified() {
         "{reason:?}"
     );
     assert!(count("cache: replayed") > 16, "{logs:?}");
+}
+
+/// Regression (issue 40): only the best challenger by median was tested against the
+/// margin, so a decoy — the best median and one slow pass, which fails the every-pass
+/// condition — kept an honest faster challenger out of the seat. Every scored challenger
+/// is tested now: the faster one, which clears the margin in every pass, is seated and
+/// the decoy ends `scored`. The proxy fixes each answer's latency to the timed load
+/// (`pad` lines) whatever the machine's load: the baseline (and its A/A control) 1,000 ms,
+/// the faster challenger 400 ms, the decoy 100 ms in passes 1 and 3 and 2,500 ms in pass
+/// 2; a run's throughput is its requests over the span to its last completion (about
+/// 0.8 s of sends plus that latency), so the faster one is about 1.5 × the baseline in
+/// every pass and the decoy 2 × in two and 0.6 × in one. Statuses and the seat only,
+/// never timings; the caching probe is off (its requests are not padded, and it costs
+/// time here).
+#[test]
+#[ignore = "needs python3: run scripts/test"]
+fn interop_hostile_decoy_does_not_keep_the_faster_challenger_out() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    // Short requests, so that the engine (a debug build on a loaded machine) answers
+    // each well inside the shortest pad and no queue forms behind it.
+    let tiny = Tiny {
+        input_len: "min = 8, max = 16",
+        output_len: "min = 4, max = 8",
+        correctness: "caching_prompts = 0\n",
+        ..Tiny::default()
+    };
+    let pads = "pad 0 * 1000\npad 100 * 400\npad 114 p0 100\npad 114 p1 2500\npad 114 p2 100\n";
+    let (_fixture, record) =
+        hostile_round_from(tiny, 3, &[("decoy", 114), ("faster", 100)], None, pads);
+    let entry = |miner: &str| {
+        (record.entries.iter())
+            .find(|e| e.miner.as_ref().is_some_and(|m| m.as_str() == miner))
+            .unwrap()
+    };
+    let (decoy, faster) = (entry("decoy"), entry("faster"));
+    eprintln!(
+        "decoy round: {:?}; decoy {:?}, faster {:?}",
+        record.outcome, decoy.paired_score, faster.paired_score
+    );
+    assert_eq!(
+        record.outcome.status,
+        RoundStatus::Complete,
+        "{:?}\n{:#?}",
+        record.outcome,
+        record.entries
+    );
+    assert_eq!(decoy.status, EntryStatus::Scored, "{decoy:#?}");
+    assert_eq!(faster.status, EntryStatus::Scored, "{faster:#?}");
+    // A practice round (`--seeds`) records its decision and moves no seat.
+    assert!(
+        matches!(
+            &record.outcome.decision,
+            TypedOrText::Typed(SeatRule::MarginMet { winner }) if winner.miner.as_str() == "faster"
+        ),
+        "{:?}",
+        record.outcome
+    );
 }

@@ -175,6 +175,13 @@ impl<'c, 'a> PodRuns<'c, 'a> {
             ))));
         }
         self.rentals += 1;
+        // A killed evaluator's staging directory: nothing of it is used, the round is
+        // shipped afresh.
+        if let Err(e) = fs::remove_dir_all(&self.staging)
+            && e.kind() != std::io::ErrorKind::NotFound
+        {
+            return Err(IoError::at("removing", &self.staging)(e).into());
+        }
         let ctx = &*self.ctx;
         let campaign = ctx.frozen.campaign.id.as_str();
         let mut pod = pod_for(&self.spec, &format!("referee-{campaign}-r{}", ctx.round));

@@ -141,17 +141,36 @@ fn answers_200(addr: &str) -> bool {
 
 /// The base image built from a rootfs, pushed to `registry` and removed from the daemon;
 /// returns its reference pinned by the registry's manifest digest
-/// (`127.0.0.1:<port>/referee-demo/base@sha256:…`) and its image id.
+/// (`127.0.0.1:<port>/referee-demo/base@sha256:…`) and its image id. The rootfs image
+/// is the Docker demo's too (same binary, same id), so the pushed base adds a label of
+/// this run's own: its id is on no other tag, and untagging it removes it.
 fn pushed_base(daemon: &Daemon, registry: &Registry) -> (String, String) {
     let repository = format!("{}/referee-demo/base", registry.addr);
     let tag = format!("{repository}:1");
+    let rootfs_tag = "referee-demo/s1-pro-speed-rootfs:1";
     let context = rootfs_context(&[(
         Path::new(env!("CARGO_BIN_EXE_referee")),
         "/usr/local/bin/referee",
     )])
     .expect("rootfs");
+    daemon
+        .build_image(context, "Dockerfile", rootfs_tag)
+        .expect("rootfs image");
+    let labelled = tempfile::tempdir().expect("tempdir");
+    let nonce = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    std::fs::write(
+        labelled.path().join("Dockerfile"),
+        format!("FROM {rootfs_tag}\nLABEL dev.referee.test-run=\"{nonce}\"\n"),
+    )
+    .expect("Dockerfile");
     let base = daemon
-        .build_image(context, "Dockerfile", &tag)
+        .build_image(
+            context_tar(labelled.path()).expect("context"),
+            "Dockerfile",
+            &tag,
+        )
         .expect("base image");
     docker(&["push", &tag]);
     let digests = docker(&[

@@ -12,7 +12,6 @@ mod support;
 use std::path::Path;
 
 use receipts::bundle::ENVELOPE_FILE;
-use receipts::keys::{PrivateKey, generate_key_pair};
 use receipts::layout::{DataDir, read_round_record};
 use receipts::model::{EntryStatus, ResourceRequest, Role, RoundStatus, Sha256Hex};
 use referee::demo::s1_fast_speed::{CAMPAIGN_ID, SCORER, SEALED, SUBMISSION_DIFF, stage};
@@ -88,29 +87,14 @@ fn the_s1_fast_speed_demo_seats_the_cheaper_sidecar_on_cost_and_its_receipt_veri
     let dir = tempfile::tempdir().expect("tempdir");
     let dir = dir.path();
     stage(&dir.join("src")).expect("stage");
-    run_ok(
+    let (key, key_path) = support::setup_demo_submission(
         dir,
-        &["campaign", "add", "src/campaign.toml", "--data", "data"],
+        CAMPAIGN_ID,
+        "miner-cheap",
+        "cheaper.diff",
+        SUBMISSION_DIFF,
     );
-    let keys = dir.join("keys");
-    std::fs::create_dir(&keys).expect("mkdir");
-    generate_key_pair(&keys.join("evaluator")).expect("keygen");
-    let key = PrivateKey::load(&keys.join("evaluator.key")).expect("key");
     let data = DataDir::new(dir.join("data"));
-    testkit::keyring(&[&key])
-        .save(&data.keyring_path())
-        .expect("save keyring");
-    run_ok(dir, &[&["miner", "add", "miner-cheap"][..], &C].concat());
-    std::fs::write(dir.join("cheaper.diff"), SUBMISSION_DIFF).expect("diff");
-    let commitment = Sha256Hex::digest(SUBMISSION_DIFF.as_bytes()).to_string();
-    let ingest = [
-        &["ingest", "cheaper.diff", "--miner", "miner-cheap"][..],
-        &["--commitment", &commitment],
-        &C,
-    ]
-    .concat();
-    run_ok(dir, &ingest);
-    let key_path = keys.join("evaluator.key");
     let round = [
         &["round"][..],
         &C,

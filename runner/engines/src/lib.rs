@@ -416,7 +416,7 @@ pub trait Engine {
     /// before [`Engine::start`] through this run's environment
     /// ([`Engine::set_secret_env`]).
     ///
-    /// Errors: [`EngineError::NoSecrets`] for a backend that cannot pass one (Docker's).
+    /// Errors: [`EngineError::NoSecrets`] for a backend that cannot pass one.
     fn set_visible_gpus(&mut self, indices: &str, bus_ids: &str) -> Result<(), EngineError> {
         self.set_secret_env("CUDA_VISIBLE_DEVICES", indices)?;
         self.set_secret_env("REFEREE_GPU_BUS_IDS", bus_ids)

@@ -726,6 +726,11 @@ impl Engines {
     fn ms(&self) -> u64 {
         self.ms.load(std::sync::atomic::Ordering::SeqCst)
     }
+
+    /// Engines ran `ms` for this call on a pod (the agent's count of a run).
+    fn ran_elsewhere(&self, ms: u64) {
+        self.ms.fetch_add(ms, std::sync::atomic::Ordering::SeqCst);
+    }
 }
 
 /// The round's journal and the records in it: read back on resume, appended as groups

@@ -4,8 +4,9 @@
 //! `--sealed-dir` — each entry scored on the sealed items while it runs, its decisions
 //! compared with the reference's in its agreement file, priced from its tree's
 //! `resources.json` — then `referee verify` passing with the `fastTrack.*` checks, the
-//! site's round page showing both gates and the cost ranking, and two forgeries
-//! re-signed with the evaluator's own key failing the checks.
+//! outcome seating the cheaper challenger on cost (`cost_margin_met`), `referee leader`
+//! naming it, the site's round page showing both gates and the cost ranking, and two
+//! forgeries re-signed with the evaluator's own key failing the checks.
 
 mod support;
 
@@ -14,7 +15,9 @@ use std::path::Path;
 use receipts::bundle::ENVELOPE_FILE;
 use receipts::keys::{PrivateKey, generate_key_pair};
 use receipts::layout::{DataDir, read_round_record};
-use receipts::model::{EntryStatus, ResourceRequest, Role, RoundStatus, Sha256Hex};
+use receipts::model::{
+    EntryStatus, Leader, ResourceRequest, Role, RoundStatus, SeatRule, Sha256Hex, TypedOrText,
+};
 use referee::demo::s1_fast_speed::{CAMPAIGN_ID, SCORER, SEALED, SUBMISSION_DIFF, stage};
 use support::{bin, stdout, text};
 
@@ -188,9 +191,32 @@ fn the_s1_fast_speed_demo_seats_the_cheaper_sidecar_on_cost_and_its_receipt_veri
             ),
         ]
     );
-    // Both run at the one fixed rate: the challenger is no faster, but 35 % cheaper per
-    // decision, so it is seated on cost.
+    // Both run at the one fixed rate: the challenger, on two GPUs where the baseline has
+    // one, is no faster — a throughput campaign would keep the baseline — but 35 %
+    // cheaper per decision, so the round's outcome seats it on cost.
     assert_eq!(fast.cost_seat, Some(1), "{fast:#?}");
+    let challenger = &record.entries[1];
+    let throughput = |e: &receipts::model::Entry| e.throughput_milli_rps.expect("throughput");
+    assert!(!receipts::rules::score::overtakes(
+        throughput(challenger),
+        throughput(&record.entries[0]),
+        500
+    ));
+    let winner = Leader {
+        patch: challenger.patch.expect("patch"),
+        miner: challenger.miner.clone().expect("miner"),
+    };
+    assert_eq!(
+        record.outcome.decision,
+        TypedOrText::Typed(SeatRule::CostMarginMet {
+            winner: winner.clone()
+        })
+    );
+    assert_eq!(record.outcome.leader_after, Some(winner));
+    assert!(record.outcome.changed);
+    let (code, out) = run(dir, &[&["leader"][..], &C].concat());
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.contains("miner-cheap"), "{out}");
 
     let (code, checks) = fast_checks(dir, &bundle);
     assert_eq!(code, Some(0), "{checks:?}");
@@ -203,6 +229,7 @@ fn the_s1_fast_speed_demo_seats_the_cheaper_sidecar_on_cost_and_its_receipt_veri
             check("fastTrack.decision", "fastTrack.costSeat", true),
             check("fastTrack.agreement", "fastTrack.entries[0]", true),
             check("fastTrack.agreement", "fastTrack.entries[1]", true),
+            check("fastTrack.gates", "entries[1].status", true),
         ]
     );
 
@@ -222,6 +249,17 @@ fn the_s1_fast_speed_demo_seats_the_cheaper_sidecar_on_cost_and_its_receipt_veri
         let found = page[at..].find(text).map(|i| at + i);
         assert!(found.is_some(), "{text} after byte {at} of the round page");
         at = found.unwrap_or(at);
+    }
+
+    // The campaign page states both gates and the cost rule.
+    let page = std::fs::read_to_string(dir.join(format!("site/c/{CAMPAIGN_ID}/index.html")))
+        .expect("campaign page");
+    for text in [
+        "A challenger is disqualified when its capability score on the sealed items is below the incumbent",
+        "at least 5 % lower than the incumbent",
+        "$0.700000 per l4 GPU-hour",
+    ] {
+        assert!(page.contains(text), "{text} on the campaign page");
     }
 
     // No sealed item reaches the data directory (its bundles included) or the site: only

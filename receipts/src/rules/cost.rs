@@ -1,6 +1,8 @@
 //! Cost scoring of the s1-fast-speed track (content/s1-fast-speed.md, The cost rule): the
-//! price of an entry's declared resources, its cost per decision, and the seat on cost —
-//! all in integers, so the runner and the verifier get the same numbers.
+//! price of an entry's declared resources, its cost per decision, the gates a challenger
+//! must pass (a failure disqualifies it, with its typed reason), and the seat on cost
+//! that the round's outcome acts on (`rules::outcome`, step 6) — all in integers, so the
+//! runner and the verifier get the same numbers.
 //!
 //! Units: prices are micro-dollars (µ$) per hour, throughputs milli-decisions per second
 //! (a decide round's `throughputMilliRps`), and a cost per decision is micro-dollars per

@@ -16,7 +16,8 @@ use receipts::bundle::ENVELOPE_FILE;
 use receipts::keys::{PrivateKey, generate_key_pair};
 use receipts::layout::{DataDir, read_round_record};
 use receipts::model::{
-    EntryStatus, Leader, ResourceRequest, Role, RoundStatus, SeatRule, Sha256Hex, TypedOrText,
+    DisqualificationReason, EntryStatus, Leader, ResourceRequest, Role, RoundStatus, SeatRule,
+    Sha256Hex, TypedOrText,
 };
 use referee::demo::s1_fast_speed::{CAMPAIGN_ID, SCORER, SEALED, SUBMISSION_DIFF, stage};
 use support::{bin, stdout, text};
@@ -85,11 +86,10 @@ fn check(name: &str, target: &str, passed: bool) -> (String, String, bool) {
     (name.to_owned(), target.to_owned(), passed)
 }
 
-#[test]
-fn the_s1_fast_speed_demo_seats_the_cheaper_sidecar_on_cost_and_its_receipt_verifies() {
-    let _serial = support::serial();
-    let dir = tempfile::tempdir().expect("tempdir");
-    let dir = dir.path();
+/// The demo staged in `dir` up to its round: the campaign added, the evaluator's key
+/// (`keys/evaluator.key`) in the data directory's keyring, the cheaper submission
+/// ingested. Returns the key and the data directory.
+fn staged(dir: &Path) -> (PrivateKey, DataDir) {
     stage(&dir.join("src")).expect("stage");
     run_ok(
         dir,
@@ -113,7 +113,76 @@ fn the_s1_fast_speed_demo_seats_the_cheaper_sidecar_on_cost_and_its_receipt_veri
     ]
     .concat();
     run_ok(dir, &ingest);
-    let key_path = keys.join("evaluator.key");
+    (key, data)
+}
+
+/// The test through a real round: the capability scorer scores the cheaper
+/// challenger below the baseline (a fake sealed scorer: 700,000 against 750,000 ppm), so
+/// it is disqualified on the gate and seated neither on throughput nor on cost, and the
+/// receipt verifies with `fastTrack.gates` holding it.
+#[test]
+fn a_challenger_scored_below_the_incumbent_is_disqualified_and_not_seated_on_cost() {
+    let _serial = support::serial();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let dir = dir.path();
+    let (key, data) = staged(dir);
+    let scorer = runner::sealed::FakeSealedScorer::new(
+        "below-the-incumbent",
+        [(0, 750_000), (1, 700_000)].into(),
+    );
+    let options = runner::round::RoundOptions {
+        data: DataDir::new(std::path::absolute(dir.join("data")).expect("absolute")),
+        campaign: CAMPAIGN_ID.parse().expect("id"),
+        engine_program: env!("CARGO_BIN_EXE_referee").into(),
+        seeds: None,
+        beacon: None,
+        abort_after_record: None,
+        log_key: None,
+        require_witness: None,
+        clock: runner::round::Clock::system(),
+        key_paths: vec![dir.join("keys")],
+        engine_uid: engines::sandbox::DEFAULT_ENGINE_UID,
+        kind: runner::round::RoundKindRequest::Regular,
+        capability: Some(std::sync::Arc::new(scorer)),
+    };
+    struct Quiet;
+    impl runner::round::RoundProgress for Quiet {}
+    runner::round::run_round(&options, &key, &Quiet).expect("round");
+
+    let bundle = data
+        .campaign(&CAMPAIGN_ID.parse().expect("id"))
+        .round_dir(1);
+    let (record, _) = read_round_record(&bundle).expect("receipt");
+    assert_eq!(record.outcome.status, RoundStatus::Complete, "{record:#?}");
+    let challenger = &record.entries[1];
+    assert_eq!(challenger.status, EntryStatus::Disqualified);
+    assert_eq!(
+        challenger.disqualification.as_ref().map(|d| d.reason),
+        Some(DisqualificationReason::CapabilityBelowIncumbent {
+            capability_ppm: 700_000,
+            incumbent_ppm: 750_000
+        })
+    );
+    // Though it is the cheaper per decision, the cost rule does not seat it.
+    let fast = record.fast_track.as_ref().expect("fastTrack");
+    assert_eq!(fast.cost_seat, None);
+    assert_eq!(record.outcome.leader_after, None);
+    assert!(!record.outcome.changed);
+    let (code, checks) = fast_checks(dir, &bundle);
+    assert_eq!(code, Some(0), "{checks:?}");
+    assert!(
+        checks.contains(&check("fastTrack.gates", "entries[1].status", true)),
+        "{checks:?}"
+    );
+}
+
+#[test]
+fn the_s1_fast_speed_demo_seats_the_cheaper_sidecar_on_cost_and_its_receipt_verifies() {
+    let _serial = support::serial();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let dir = dir.path();
+    let (key, data) = staged(dir);
+    let key_path = dir.join("keys/evaluator.key");
     let round = [
         &["round"][..],
         &C,

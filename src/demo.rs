@@ -398,6 +398,72 @@ pub mod s1_pro_speed {
             .map_err(IoError::at("writing", &campaign))?;
         Ok(campaign)
     }
+
+    /// The s1-pro-speed demo on the Docker backend (`examples/s1-pro-speed/docker/`,
+    /// content/s1-pro-speed.md, Docker): the same campaign with the `[backend]` of
+    /// `backend.toml`, and a baseline tree that holds a `Dockerfile` built `FROM` a base
+    /// pinned by digest on the evaluator's registry. `tests/docker_s1_pro_speed.rs` runs
+    /// a round of it against a private dockerd and a registry on 127.0.0.1.
+    pub mod docker {
+        use std::path::{Path, PathBuf};
+
+        use super::super::{DemoError, IoError, set_key, write_files_repo};
+        use super::{BASELINE_ENGINE_TOML, CAMPAIGN_TOML, WEIGHTS};
+
+        /// The baseline's `Dockerfile` (`examples/s1-pro-speed/docker/Dockerfile`), with
+        /// `{base}` for the pinned base image.
+        pub const DOCKERFILE: &str = include_str!("../examples/s1-pro-speed/docker/Dockerfile");
+
+        /// The campaign's `[backend]` (`examples/s1-pro-speed/docker/backend.toml`).
+        pub const BACKEND_TOML: &str = include_str!("../examples/s1-pro-speed/docker/backend.toml");
+
+        /// The campaign's id.
+        pub const CAMPAIGN_ID: &str = "s1-pro-speed-docker";
+
+        /// The campaign's `backend.image`: the baseline tree's image.
+        pub const BASELINE_IMAGE: &str = "referee-demo/s1-pro-speed:baseline";
+
+        /// The baseline's files: the demo's `engine.toml`, the pinned `model.weights`
+        /// and the `Dockerfile` built `FROM base` (a reference pinned by digest).
+        pub fn baseline_files(base: &str) -> [(&'static str, String); 3] {
+            [
+                ("engine.toml", BASELINE_ENGINE_TOML.to_owned()),
+                ("model.weights", WEIGHTS.to_owned()),
+                ("Dockerfile", DOCKERFILE.replace("{base}", base)),
+            ]
+        }
+
+        /// The campaign: the s1-pro-speed demo's, with [`CAMPAIGN_ID`], the Docker
+        /// `[backend]` and `baseline.commit` = `commit`.
+        pub fn campaign_toml(commit: &str) -> String {
+            let builtin = "[backend]\nkind = \"builtin\"\n";
+            let backend = BACKEND_TOML
+                .lines()
+                .skip_while(|line| line.starts_with('#'))
+                .map(|line| format!("{line}\n"))
+                .collect::<String>();
+            let text = CAMPAIGN_TOML.replace(builtin, &backend);
+            let text = set_key(&text, "id", &format!("\"{CAMPAIGN_ID}\""));
+            set_key(&text, "commit", &format!("\"{commit}\""))
+        }
+
+        /// Writes `baseline.git` (one commit of [`baseline_files`] of `base`, by the
+        /// demo's fixed author and time) and `campaign.toml` ([`campaign_toml`]) into
+        /// `dir`; returns the campaign file's path.
+        ///
+        /// Errors: [`DemoError`].
+        pub fn stage(dir: &Path, base: &str) -> Result<PathBuf, DemoError> {
+            std::fs::create_dir_all(dir).map_err(IoError::at("creating", dir))?;
+            let files = baseline_files(base);
+            let files: Vec<(&str, &str)> = files.iter().map(|(n, t)| (*n, t.as_str())).collect();
+            let commit = write_files_repo(&dir.join("baseline.git"), &files)?;
+            let campaign = dir.join("campaign.toml");
+            let text = campaign_toml(&commit.to_string());
+            receipts::fsutil::write_atomic(&campaign, text.as_bytes(), 0o644)
+                .map_err(IoError::at("writing", &campaign))?;
+            Ok(campaign)
+        }
+    }
 }
 
 /// The s1-fast-speed demo (`examples/s1-fast-speed/`, content/s1-fast-speed.md): the
@@ -574,6 +640,42 @@ mod tests {
             campaign.backend
         );
         assert!(docker::DOCKERFILE.contains(&format!("FROM {}", docker::DOCKER_BASE_IMAGE)));
+    }
+
+    /// The s1-pro-speed demo on Docker is the demo's campaign with the Docker
+    /// `[backend]` (the sidecar served with `--decide`), its own id and the pinned
+    /// commit; its baseline's `Dockerfile` is built from the base it is given.
+    #[test]
+    fn the_s1_pro_speed_docker_campaign_is_the_demo_on_docker() {
+        use s1_pro_speed::docker;
+        let commit = "1".repeat(40);
+        let text = docker::campaign_toml(&commit);
+        let campaign = Campaign::from_toml("campaign.toml", &text).unwrap();
+        let builtin = Campaign::from_toml("campaign.toml", s1_pro_speed::CAMPAIGN_TOML).unwrap();
+        assert_eq!(campaign.id.to_string(), docker::CAMPAIGN_ID);
+        assert_eq!(campaign.baseline.commit, commit);
+        assert_eq!(campaign.decide, builtin.decide);
+        assert_eq!(campaign.track, builtin.track);
+        let receipts::model::Backend::Docker(spec) = &campaign.backend else {
+            panic!("{:?}", campaign.backend);
+        };
+        assert_eq!(spec.image.as_deref(), Some(docker::BASELINE_IMAGE));
+        assert_eq!(
+            spec.command[spec.command.len() - 2..],
+            ["--decide".to_owned(), "a,e,i,o".to_owned()]
+        );
+        let base = format!("127.0.0.1:5000/referee-demo/base@sha256:{}", "a".repeat(64));
+        let files = docker::baseline_files(&base);
+        assert_eq!(
+            files.map(|(name, _)| name),
+            ["engine.toml", "model.weights", "Dockerfile"]
+        );
+        let dockerfile = &docker::baseline_files(&base)[2].1;
+        assert!(
+            dockerfile.contains(&format!("\nFROM {base}\n")),
+            "{dockerfile}"
+        );
+        assert!(!dockerfile.contains("{base}"), "{dockerfile}");
     }
 
     #[test]

@@ -63,6 +63,24 @@ fn show_prints_the_round_with_its_entries_table_and_exits_0() {
     insta::assert_snapshot!("show-v1-round", text);
 }
 
+/// A decide round (`v9-decide-round`, the s1-pro-speed demo's) shows its throughputs in
+/// decisions per second.
+#[test]
+fn show_counts_a_decide_rounds_throughput_in_decisions() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let fixtures = root().join("verifier/tests/fixtures");
+    let bundle = fixtures.join("v9-decide-round");
+    let keyring = fixtures.join("v9-decide-keyring.json");
+    let out = referee(
+        tmp.path(),
+        &["show", path(&bundle), "--keyring", path(&keyring)],
+    );
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}\n{out:?}");
+    assert_eq!(text.matches("13.532 decisions/s").count(), 2, "{text}");
+    assert!(!text.contains("req/s"), "{text}");
+}
+
 #[test]
 fn show_json_is_the_view_model() {
     let tmp = tempfile::tempdir().expect("tempdir");

@@ -14,7 +14,7 @@ use receipts::keys::Keyring;
 use receipts::layout::read_round_record;
 use receipts::model::{
     DisqualificationReason, EntryStatus, FrozenCampaign, RevealedSeeds, RoundRecord, RoundStatus,
-    Seed32, SeedReveal,
+    SeatRule, Seed32, SeedReveal, TypedOrText,
 };
 use receipts::rules::workload::Workload;
 use verifier::{VerifyOptions, verify_bundle};
@@ -54,14 +54,14 @@ fn given_seeds() -> RevealedSeeds {
     }
 }
 
-/// The proxy's prompt file for the campaign frozen in `data` under `seeds`: a line
-/// `<sha256 hex> <tag>` for every prompt of every pass's sub-streams (tag `p<pass>`) and
-/// every correctness item (tag `gate`); how the later-passes and gate-only classes tell
-/// requests apart by their contents alone.
-fn round_prompts(data: &Path, seeds: &RevealedSeeds) -> String {
+/// The proxy's prompt file for the campaign frozen in `data` under `seeds` (its JSONL
+/// prompt source `jsonl`, if any): a line `<sha256 hex> <tag>` for every prompt of every
+/// pass's sub-streams (tag `p<pass>`) and every correctness item (tag `gate`); how the
+/// later-passes and gate-only classes tell requests apart by their contents alone.
+fn round_prompts(data: &Path, seeds: &RevealedSeeds, jsonl: Option<&[u8]>) -> String {
     let bytes = std::fs::read(data.join("tiny/campaign.json")).unwrap();
     let frozen = FrozenCampaign::from_json("campaign.json", &bytes).unwrap();
-    let workload = Workload::new(&frozen.campaign, seeds, None).unwrap();
+    let workload = Workload::new(&frozen.campaign, seeds, jsonl).unwrap();
     let passes = (0..workload.runs()).flat_map(|pass| {
         let workload = &workload;
         (0..workload.max_probes()).flat_map(move |probe| {
@@ -110,6 +110,26 @@ fn hostile_round_of(
     runs: u32,
     challengers: &[(&str, u32)],
 ) -> (Fixture, RoundRecord) {
+    hostile_round_from(tiny, runs, challengers, None, "")
+}
+
+/// [`hostile_round_of`] on the JSONL prompt source `jsonl` when given (the campaign
+/// names `prompts.jsonl` of its directory, pinned by its sha256), with the proxy's
+/// `pad <class code> <tag> <ms>` lines `pads` (`tests/hostile/proxy.py`).
+fn hostile_round_from(
+    tiny: Tiny<'_>,
+    runs: u32,
+    challengers: &[(&str, u32)],
+    jsonl: Option<&[u8]>,
+    pads: &str,
+) -> (Fixture, RoundRecord) {
+    let source = jsonl.map(|bytes| {
+        format!(
+            "{}\n[workload.prompt_source]\nkind = \"jsonl\"\npath = \"prompts.jsonl\"\nsha256 = \"{}\"\n",
+            tiny.correctness,
+            receipts::model::Sha256Hex::digest(bytes)
+        )
+    });
     let shared = tempfile::tempdir().unwrap();
     let prompts = shared.path().join("round-prompts");
     std::fs::write(&prompts, "").unwrap();
@@ -134,14 +154,20 @@ fn hostile_round_of(
     let tiny = Tiny {
         backend: &backend,
         runs,
+        // The `[correctness]` table is the campaign's last: the source's table follows it.
+        correctness: source.as_deref().unwrap_or(tiny.correctness),
         // A loose SLA: the suite tests verdicts, and shares its CPUs with other tests (at
         // 1 s, a load average of 10 on 2 cores once left a challenger `sla_unmet`).
         bound_ms: 3000,
         ..tiny
     };
     let fixture = Fixture::new(&tiny, &edits);
+    if let Some(bytes) = jsonl {
+        std::fs::write(fixture.data.join("tiny/prompts.jsonl"), bytes).unwrap();
+    }
     let seeds = given_seeds();
-    std::fs::write(&prompts, round_prompts(&fixture.data, &seeds)).unwrap();
+    let lines = round_prompts(&fixture.data, &seeds, jsonl) + pads;
+    std::fs::write(&prompts, lines).unwrap();
     let seeds_file = shared.path().join("seeds.json");
     std::fs::write(&seeds_file, serde_json::to_vec(&seeds).unwrap()).unwrap();
     ok(&fixture
@@ -331,27 +357,35 @@ fn interop_hostile_text_that_is_not_its_ids_is_disqualified() {
 
 /// Regression (issue 40): int4 weights under load, full precision for the correctness
 /// gate's requests (which are not streamed), was scored: each request's gap stays under
-/// the item bound. The run's mean gap does not: `load_group_diverges`. The tiny model's
-/// honest gap is near 0 (request gaps ≤ 0.03 nats measured), so its campaign calibrates
-/// the group bound at 0.05 nats; int4 sits near 0.13.
+/// the item bound. The run's mean gap does not: `load_group_diverges`, at least 3 × the
+/// bound (issue 40: the suite's degraded engines sit at ≥ 3 × the bound). The tiny
+/// model's campaign calibrates its own group bound (content/correctness.md, The bounds
+/// of the sample: honest 8-request means ≤ 0.01 nats, int4's ≥ 0.078 in 99.9 % of
+/// runs): 0.025 nats. The round's requests are the given seeds', so the mean is the same
+/// in every run of this test, loaded or quiet.
 #[test]
 #[ignore = "needs python3: run scripts/test"]
 fn interop_hostile_degraded_weights_under_load_are_disqualified() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let (_fixture, record) = hostile_round_with(1, 111, "load_group_bound_micro_nats = 50000\n");
+    let (_fixture, record) = hostile_round_with(1, 111, TINY_GROUP_BOUND);
     let reason = disqualified_challenger(&record);
+    eprintln!("degraded weights: {reason:?}");
     assert!(
         matches!(
             reason,
             DisqualificationReason::LoadGroupDiverges {
                 run: 0,
                 mean_micro_nats,
-                bound_micro_nats: 50_000,
-            } if mean_micro_nats > 50_000
+                bound_micro_nats: 25_000,
+            } if mean_micro_nats >= 3 * 25_000
         ),
         "{reason:?}"
     );
 }
+
+/// The tiny model's calibrated group bound, 0.025 nats (content/correctness.md, The
+/// bounds of the sample), as a `[correctness]` line.
+const TINY_GROUP_BOUND: &str = "load_group_bound_micro_nats = 25000\n";
 
 /// Regression (issue 40): 8 % filler tokens in every timed request was scored +13 %.
 /// Each filler is a token the reference ranks far below its top one: more positions of
@@ -568,4 +602,117 @@ fn interop_hostile_answer_cache_is_caught_by_the_caching_probe() {
     };
     assert!(count("cache: stored") >= 16, "{logs:?}");
     assert_eq!(count("cache: replayed"), 8, "{logs:?}");
+}
+
+/// Regression (issue 40; MLPerf TEST04): a JSONL prompt source is a finite file, so its
+/// lines come back many times in a round, each behind its own per-item tag; a cache that
+/// strips the tag replays a line's first answer for every later request of that line.
+/// With two lines and one output length, that is nearly every timed request, and the
+/// caching probe's fresh prompts too: each of its pairs is two replays, no faster than
+/// each other, so the probe cannot see this cache (content/correctness.md, Caching). The
+/// sample does: a replay is the answer to the same line behind another tag, not this
+/// prompt's (0.01–0.60 nats a request on the tiny model, 0.30 on average), and the run's mean is above the
+/// tiny model's calibrated group bound: `load_group_diverges`. Its log shows the timed
+/// load replayed, beyond the probe's 16 requests.
+#[test]
+#[ignore = "needs python3: run scripts/test"]
+fn interop_hostile_tag_stripping_cache_on_a_jsonl_source_is_disqualified() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    // Short lines: the tag is most of the prompt, so another tag's answer is far from
+    // this prompt's (a long line's replay is closer: content/correctness.md, Caching).
+    let jsonl = b"{\"prompt\": \"the river\"}\n{\"prompt\": \"stone\"}\n";
+    let correctness = format!("load_sample = 1000\n{TINY_GROUP_BOUND}");
+    let tiny = Tiny {
+        output_len: "min = 24, max = 24",
+        correctness: &correctness,
+        ..Tiny::default()
+    };
+    let (fixture, record) = hostile_round_from(tiny, 1, &[("cheat", 113)], Some(jsonl), "");
+    let reason = disqualified_challenger(&record);
+    let cheat = &record.entries[1];
+    let bundle = fixture.data.join("tiny/rounds/1");
+    let logs: Vec<String> = (cheat.passes.iter())
+        .filter_map(|pass| pass.engine_log.as_ref())
+        .map(|log| std::fs::read_to_string(bundle.join(log)).unwrap())
+        .collect();
+    let count = |what: &str| {
+        logs.iter()
+            .map(|log| log.matches(what).count())
+            .sum::<usize>()
+    };
+    // The figures, for the CI log (content/correctness.md, Caching, quotes them).
+    eprintln!(
+        "tag-stripping cache: {reason:?}, {} stored, {} replayed",
+        count("cache: stored"),
+        count("cache: replayed")
+    );
+    assert!(
+        matches!(
+            reason,
+            DisqualificationReason::LoadGroupDiverges {
+                run: 0,
+                mean_micro_nats,
+                bound_micro_nats: 25_000,
+            } if mean_micro_nats > 25_000
+        ),
+        "{reason:?}"
+    );
+    assert!(count("cache: replayed") > 16, "{logs:?}");
+}
+
+/// Regression (issue 40): only the best challenger by median was tested against the
+/// margin, so a decoy — the best median and one slow pass, which fails the every-pass
+/// condition — kept an honest faster challenger out of the seat. Every scored challenger
+/// is tested now: the faster one, which clears the margin in every pass, is seated and
+/// the decoy ends `scored`. The proxy fixes each answer's latency to the timed load
+/// (`pad` lines) whatever the machine's load: the baseline (and its A/A control) 1,000 ms,
+/// the faster challenger 400 ms, the decoy 100 ms in passes 1 and 3 and 2,500 ms in pass
+/// 2; a run's throughput is its requests over the span to its last completion (about
+/// 0.8 s of sends plus that latency), so the faster one is about 1.5 × the baseline in
+/// every pass and the decoy 2 × in two and 0.6 × in one. Statuses and the seat only,
+/// never timings; the caching probe is off (its requests are not padded, and it costs
+/// time here).
+#[test]
+#[ignore = "needs python3: run scripts/test"]
+fn interop_hostile_decoy_does_not_keep_the_faster_challenger_out() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    // Short requests, so that the engine (a debug build on a loaded machine) answers
+    // each well inside the shortest pad and no queue forms behind it.
+    let tiny = Tiny {
+        input_len: "min = 8, max = 16",
+        output_len: "min = 4, max = 8",
+        correctness: "caching_prompts = 0\n",
+        ..Tiny::default()
+    };
+    let pads = "pad 0 * 1000\npad 100 * 400\npad 114 p0 100\npad 114 p1 2500\npad 114 p2 100\n";
+    let (_fixture, record) =
+        hostile_round_from(tiny, 3, &[("decoy", 114), ("faster", 100)], None, pads);
+    let entry = |miner: &str| {
+        (record.entries.iter())
+            .find(|e| e.miner.as_ref().is_some_and(|m| m.as_str() == miner))
+            .unwrap()
+    };
+    let (decoy, faster) = (entry("decoy"), entry("faster"));
+    eprintln!(
+        "decoy round: {:?}; decoy {:?}, faster {:?}",
+        record.outcome, decoy.paired_score, faster.paired_score
+    );
+    assert_eq!(
+        record.outcome.status,
+        RoundStatus::Complete,
+        "{:?}\n{:#?}",
+        record.outcome,
+        record.entries
+    );
+    assert_eq!(decoy.status, EntryStatus::Scored, "{decoy:#?}");
+    assert_eq!(faster.status, EntryStatus::Scored, "{faster:#?}");
+    // A practice round (`--seeds`) records its decision and moves no seat.
+    assert!(
+        matches!(
+            &record.outcome.decision,
+            TypedOrText::Typed(SeatRule::MarginMet { winner }) if winner.miner.as_str() == "faster"
+        ),
+        "{:?}",
+        record.outcome
+    );
 }

@@ -427,12 +427,48 @@ fn allocations_of_the_round() -> Vec<String> {
         .collect()
 }
 
+/// The forms (raw, hex, base64) of the 32-byte secret the journal's setup record holds
+/// at `pointer` as hex.
+fn secret_at(setup: &Value, pointer: &str) -> receipts::keys::SeedForms {
+    let hex = setup
+        .pointer(pointer)
+        .unwrap_or_else(|| panic!("the home journal's setup holds no {pointer}: {setup:#}"));
+    let seed: receipts::model::Seed32 = serde_json::from_value(hex.clone()).unwrap();
+    receipts::keys::SeedForms::of(&seed.0)
+}
+
+/// Every regular file under `dir` that is still there when read (the agent writes
+/// while it is walked): its path and bytes. The shipped binary, `bin/referee`, is this
+/// test's own build (its sha256 is checked against the receipt): left out, the walk
+/// takes milliseconds while the pod runs on.
+fn read_tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut files = Vec::new();
+    let Ok(entries) = fs::read_dir(dir) else {
+        return files;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            files.extend(read_tree(&path));
+        } else if path.ends_with("bin/referee") {
+            continue;
+        } else if let Ok(bytes) = fs::read(&path) {
+            files.push((path, bytes));
+        }
+    }
+    files
+}
+
 /// A round on a rented pod end to end (content/pods.md, A round on a pod): every pass
 /// runs on the allocation through `referee agent`, each run journaled at home as its
 /// frame arrives; the allocation killed after the first run, the round goes on on a new
 /// one from the journal; the receipt records both allocations, their setup steps and the
-/// agent's sha256, and verifies. Then the attacks, re-signed with the evaluator's own
-/// key: another agent digest, and the pod dropped from the receipt, each fail `pod.agent`.
+/// agent's sha256, and verifies; the entries' engine time on the pod is counted; the
+/// staging directory is gone after the release. While the round runs, nothing on the
+/// pod holds a private key, the evaluator's secret (a beacon round) or the sample seed:
+/// the pod's copy of the journal carries the sample pools instead. Then the attacks,
+/// re-signed with the evaluator's own key: another agent digest, and the pod dropped
+/// from the receipt, each fail `pod.agent`.
 #[test]
 #[ignore = "needs a Slurm cluster: scripts/slurm-local start, then SLURM_CONF (.ci/run)"]
 fn a_round_runs_on_a_slurm_pod_and_a_killed_allocation_resumes_on_a_new_one() {
@@ -446,22 +482,77 @@ fn a_round_runs_on_a_slurm_pod_and_a_killed_allocation_resumes_on_a_new_one() {
         ..support::Tiny::default()
     };
     let fixture = support::Fixture::new(&tiny, &[("miner-a", "max_num_seqs", "2")]);
+    let beacon = staging_dir.path().join("beacon.json");
+    fs::write(
+        &beacon,
+        format!(r#"{{"round":7,"value":"{}"}}"#, "be".repeat(32)),
+    )
+    .unwrap();
     let mut round = fixture
         .round_command()
+        .arg("--beacon-file")
+        .arg(&beacon)
+        .arg("--json")
         .env("REFEREE_PLANTED_SIGNING_KEY", PLANTED_SEED)
-        .stdout(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // Kill the allocation once the first run is journaled at home.
+    // Once the first run is journaled at home: what the pod holds is scanned, then its
+    // allocation is killed.
     let journal = fixture.data.join("tiny/.work/round-1/journal.jsonl");
+    let round_staging = staging.join("tiny-round-1");
     let mut killed = None;
     for _ in 0..3000 {
-        let runs = fs::read_to_string(&journal)
-            .unwrap_or_default()
-            .matches("\"kind\":\"entry\"")
-            .count();
-        if runs >= 1 {
+        let home = fs::read_to_string(&journal).unwrap_or_default();
+        if home.matches("\"kind\":\"entry\"").count() >= 1 {
+            let setup: Value = serde_json::from_str(home.lines().next().unwrap()).unwrap();
+            let secrets = [
+                (
+                    "the planted key",
+                    receipts::keys::SeedForms::of(&[0x5e, 0xed].repeat(16).try_into().unwrap()),
+                ),
+                (
+                    "the evaluator's secret",
+                    secret_at(&setup, "/evaluatorSecret"),
+                ),
+                (
+                    "the sample seed",
+                    secret_at(&setup, "/seeds/sampleSeed/seed"),
+                ),
+            ];
+            let shipped = read_tree(&round_staging);
+            let paths: Vec<&PathBuf> = shipped.iter().map(|(path, _)| path).collect();
+            assert!(shipped.len() > 5, "{paths:?}");
+            for (path, bytes) in &shipped {
+                for (what, forms) in &secrets {
+                    assert!(!forms.found_in(bytes), "{} holds {what}", path.display());
+                }
+            }
+            // The pod's journal: the setup without either secret, with the sample pools.
+            let (_, pod_journal) = (shipped.iter())
+                .find(|(path, _)| path.ends_with("tiny/.work/round-1/journal.jsonl"))
+                .expect("no journal shipped to the pod");
+            let pod_setup: Value =
+                serde_json::from_slice(pod_journal.split(|b| *b == b'\n').next().unwrap()).unwrap();
+            assert_eq!(pod_setup["evaluatorSecret"], Value::Null);
+            assert_eq!(pod_setup["seeds"]["sampleSeed"], Value::Null);
+            assert_eq!(pod_setup["seeds"]["itemSeed"], setup["seeds"]["itemSeed"]);
+            assert_eq!(
+                pod_setup["samplePools"].as_array().map(Vec::len),
+                Some(2),
+                "{pod_setup:#}"
+            );
+            for pool in pod_setup["samplePools"].as_array().unwrap() {
+                assert!(
+                    pool["items"].as_array().is_some_and(|i| !i.is_empty()),
+                    "{pool}"
+                );
+            }
+            assert_eq!(
+                receipts::layout::find_private_keys(&round_staging).unwrap(),
+                Vec::<PathBuf>::new()
+            );
             let ids = allocations_of_the_round();
             assert_eq!(ids.len(), 1, "{ids:?}");
             let cancel = Command::new("scancel").arg(&ids[0]).status().unwrap();
@@ -474,13 +565,22 @@ fn a_round_runs_on_a_slurm_pod_and_a_killed_allocation_resumes_on_a_new_one() {
         }
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
-    let killed: u64 = killed
-        .expect("the round journaled no run while its first allocation lived")
-        .parse()
-        .unwrap();
     let output = round.wait_with_output().unwrap();
+    let Some(killed) = killed else {
+        panic!(
+            "the round journaled no run while its first allocation lived: {}",
+            text(&output)
+        );
+    };
+    let killed: u64 = killed.parse().unwrap();
     assert!(output.status.success(), "{}", text(&output));
     assert_eq!(allocations_of_the_round(), Vec::<String>::new());
+    assert!(
+        !round_staging.exists(),
+        "the staging directory outlived the release: {:?}",
+        walk(&round_staging)
+    );
+    let summary: Value = serde_json::from_slice(&output.stdout).unwrap();
 
     let bundle = fixture.data.join("tiny/rounds/1");
     let keyring = receipts::keys::Keyring::load(&fixture.data.join("keyring.json")).unwrap();
@@ -557,21 +657,26 @@ fn a_round_runs_on_a_slurm_pod_and_a_killed_allocation_resumes_on_a_new_one() {
             log.display()
         );
     }
-    // No key reached the pod.
-    assert_eq!(
-        receipts::layout::find_private_keys(&staging).unwrap(),
-        Vec::<PathBuf>::new()
+    // The engine time counts the entries' engines on the pod: at least their SLA runs
+    // (each within its engine's life; 1 ms of rounding each).
+    let sla: Vec<i128> = (steps.iter())
+        .filter(|s| s["phase"] == "running_sla" && s["group"] != "Scorer")
+        .map(|s| {
+            let at = |k: &str| {
+                serde_json::from_value::<receipts::model::Timestamp>(s[k].clone())
+                    .unwrap()
+                    .datetime()
+            };
+            (at("endedAt") - at("startedAt")).whole_microseconds()
+        })
+        .collect();
+    assert!(sla.len() >= 4, "{sla:?}");
+    let sla_ms = sla.iter().sum::<i128>() / 1000;
+    let engine_ms = i128::from(summary["engineMs"].as_u64().unwrap());
+    assert!(
+        engine_ms + sla.len() as i128 >= sla_ms,
+        "engine time {engine_ms} ms, the entries' SLA runs {sla_ms} ms"
     );
-    for file in walk(&staging) {
-        let bytes = fs::read(&file).unwrap();
-        assert!(
-            !bytes
-                .windows(PLANTED_SEED.len())
-                .any(|w| w == PLANTED_SEED.as_bytes()),
-            "{} holds the planted key",
-            file.display()
-        );
-    }
 
     // The attacks, each on a copy re-signed with the evaluator's own key.
     let key = receipts::keys::PrivateKey::load(&fixture.key).unwrap();

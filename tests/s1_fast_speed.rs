@@ -13,7 +13,6 @@ mod support;
 use std::path::Path;
 
 use receipts::bundle::ENVELOPE_FILE;
-use receipts::keys::{PrivateKey, generate_key_pair};
 use receipts::layout::{DataDir, read_round_record};
 use receipts::model::{
     DisqualificationReason, EntryStatus, Leader, ResourceRequest, Role, RoundStatus, SeatRule,
@@ -86,34 +85,19 @@ fn check(name: &str, target: &str, passed: bool) -> (String, String, bool) {
     (name.to_owned(), target.to_owned(), passed)
 }
 
-/// The demo staged in `dir` up to its round: the campaign added, the evaluator's key
-/// (`keys/evaluator.key`) in the data directory's keyring, the cheaper submission
-/// ingested. Returns the key and the data directory.
-fn staged(dir: &Path) -> (PrivateKey, DataDir) {
+/// The demo staged under `<dir>/src` and made ready for its round
+/// ([`support::setup_demo_submission`]: the cheaper submission ingested): the
+/// evaluator's key, its key file and the data directory.
+fn staged(dir: &Path) -> (receipts::keys::PrivateKey, std::path::PathBuf, DataDir) {
     stage(&dir.join("src")).expect("stage");
-    run_ok(
+    let (key, key_path) = support::setup_demo_submission(
         dir,
-        &["campaign", "add", "src/campaign.toml", "--data", "data"],
+        CAMPAIGN_ID,
+        "miner-cheap",
+        "cheaper.diff",
+        SUBMISSION_DIFF,
     );
-    let keys = dir.join("keys");
-    std::fs::create_dir(&keys).expect("mkdir");
-    generate_key_pair(&keys.join("evaluator")).expect("keygen");
-    let key = PrivateKey::load(&keys.join("evaluator.key")).expect("key");
-    let data = DataDir::new(dir.join("data"));
-    testkit::keyring(&[&key])
-        .save(&data.keyring_path())
-        .expect("save keyring");
-    run_ok(dir, &[&["miner", "add", "miner-cheap"][..], &C].concat());
-    std::fs::write(dir.join("cheaper.diff"), SUBMISSION_DIFF).expect("diff");
-    let commitment = Sha256Hex::digest(SUBMISSION_DIFF.as_bytes()).to_string();
-    let ingest = [
-        &["ingest", "cheaper.diff", "--miner", "miner-cheap"][..],
-        &["--commitment", &commitment],
-        &C,
-    ]
-    .concat();
-    run_ok(dir, &ingest);
-    (key, data)
+    (key, key_path, DataDir::new(dir.join("data")))
 }
 
 /// The test through a real round: the capability scorer scores the cheaper
@@ -125,7 +109,7 @@ fn a_challenger_scored_below_the_incumbent_is_disqualified_and_not_seated_on_cos
     let _serial = support::serial();
     let dir = tempfile::tempdir().expect("tempdir");
     let dir = dir.path();
-    let (key, data) = staged(dir);
+    let (key, _, data) = staged(dir);
     let scorer = runner::sealed::FakeSealedScorer::new(
         "below-the-incumbent",
         [(0, 750_000), (1, 700_000)].into(),
@@ -181,8 +165,7 @@ fn the_s1_fast_speed_demo_seats_the_cheaper_sidecar_on_cost_and_its_receipt_veri
     let _serial = support::serial();
     let dir = tempfile::tempdir().expect("tempdir");
     let dir = dir.path();
-    let (key, data) = staged(dir);
-    let key_path = dir.join("keys/evaluator.key");
+    let (key, key_path, data) = staged(dir);
     let round = [
         &["round"][..],
         &C,

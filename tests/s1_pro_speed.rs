@@ -10,7 +10,6 @@ mod support;
 
 use std::path::Path;
 
-use receipts::keys::{PrivateKey, generate_key_pair};
 use receipts::layout::{DataDir, read_round_record};
 use receipts::model::{
     CapabilityFeature, EntryStatus, FindingStatus, Role, RoundFailure, RoundStatus, Sha256Hex,
@@ -40,29 +39,13 @@ fn staged_round(dir: &Path, edit: impl Fn(String) -> String) {
     let campaign = stage(&dir.join("src")).expect("stage");
     let text = std::fs::read_to_string(&campaign).expect("campaign");
     std::fs::write(&campaign, edit(text)).expect("campaign");
-    run_ok(
+    let (_, key_path) = support::setup_demo_submission(
         dir,
-        &["campaign", "add", "src/campaign.toml", "--data", "data"],
+        CAMPAIGN_ID,
+        "miner-fast",
+        "faster.diff",
+        SUBMISSION_DIFF,
     );
-    let keys = dir.join("keys");
-    std::fs::create_dir(&keys).expect("mkdir");
-    generate_key_pair(&keys.join("evaluator")).expect("keygen");
-    let key = PrivateKey::load(&keys.join("evaluator.key")).expect("key");
-    let data = DataDir::new(dir.join("data"));
-    testkit::keyring(&[&key])
-        .save(&data.keyring_path())
-        .expect("save keyring");
-    run_ok(dir, &[&["miner", "add", "miner-fast"][..], &C].concat());
-    std::fs::write(dir.join("faster.diff"), SUBMISSION_DIFF).expect("diff");
-    let commitment = Sha256Hex::digest(SUBMISSION_DIFF.as_bytes()).to_string();
-    let ingest = [
-        &["ingest", "faster.diff", "--miner", "miner-fast"][..],
-        &["--commitment", &commitment],
-        &C,
-    ]
-    .concat();
-    run_ok(dir, &ingest);
-    let key_path = keys.join("evaluator.key");
     run_ok(
         dir,
         &[

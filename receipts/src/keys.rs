@@ -370,18 +370,7 @@ impl PrivateKey {
     /// either case, and base64 in the standard and the URL-safe alphabets at each of the
     /// three byte alignments a seed can have inside a longer encoded stream.
     pub fn seed_forms(&self) -> SeedForms {
-        let seed = self.signing.to_bytes();
-        let mut forms: Vec<Vec<u8>> = vec![
-            seed.to_vec(),
-            hex::encode(seed).into_bytes(),
-            hex::encode_upper(seed).into_bytes(),
-        ];
-        for engine in [&STANDARD_NO_PAD, &URL_SAFE_NO_PAD] {
-            forms.extend((0..3).map(|offset| base64_core(engine, &seed, offset)));
-        }
-        SeedForms {
-            finder: AhoCorasick::new(&forms).expect("a few fixed-length patterns build"),
-        }
+        SeedForms::of(&self.signing.to_bytes())
     }
 
     /// The `.key` file bytes: the seed as hex plus a newline.
@@ -530,14 +519,30 @@ fn base64_core(engine: &base64::engine::GeneralPurpose, seed: &[u8; 32], offset:
     encoded[skip..encoded.len() - 1].to_vec()
 }
 
-/// A private key's seed in the forms of [`PrivateKey::seed_forms`], searched for at
-/// once (Aho–Corasick). The patterns are key material: the finder lives as long as the
-/// scan that needs it.
+/// A private key's seed (or another 32-byte secret, [`SeedForms::of`]) in the forms of
+/// [`PrivateKey::seed_forms`], searched for at once (Aho–Corasick). The patterns are
+/// secret material: the finder lives as long as the scan that needs it.
 pub struct SeedForms {
     finder: AhoCorasick,
 }
 
 impl SeedForms {
+    /// A finder of any 32-byte secret `seed` (a key's seed, the evaluator's secret, a
+    /// round's sample seed) in the forms of [`PrivateKey::seed_forms`].
+    pub fn of(seed: &[u8; 32]) -> Self {
+        let mut forms: Vec<Vec<u8>> = vec![
+            seed.to_vec(),
+            hex::encode(seed).into_bytes(),
+            hex::encode_upper(seed).into_bytes(),
+        ];
+        for engine in [&STANDARD_NO_PAD, &URL_SAFE_NO_PAD] {
+            forms.extend((0..3).map(|offset| base64_core(engine, seed, offset)));
+        }
+        SeedForms {
+            finder: AhoCorasick::new(&forms).expect("a few fixed-length patterns build"),
+        }
+    }
+
     /// Whether `bytes` hold the seed in any of its forms.
     pub fn found_in(&self, bytes: &[u8]) -> bool {
         self.finder.is_match(bytes)

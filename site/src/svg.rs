@@ -51,7 +51,7 @@ use std::fmt::Write as _;
 use receipts::model::{CorrectnessItems, CorrectnessSpec, ProbeRecord, ProbeVerdict, Sla};
 use receipts::rules::correctness;
 use receipts::text::{escape_untrusted, format_grouped};
-use verifier::view::{format_milli_rps, format_score_percent};
+use verifier::view::{RateUnit, format_milli_rate, format_score_percent};
 
 /// One round of the leader history: who held the seat after the round and the leader's
 /// score in that round.
@@ -316,19 +316,21 @@ fn column_extremes(ys: impl Iterator<Item = i64>) -> Vec<i64> {
     out
 }
 
-/// A rate search: x the probe rate (milli-req/s, labelled in req/s), y the measured SLA
+/// A rate search: x the probe rate (milli-req/s, labelled in `unit`), y the measured SLA
 /// percentile (µs, labelled in ms from 10 ms up, else µs), the SLA bound
 /// ([`Sla::bound_us`]) as a horizontal line, passing probes as filled circles (`pass`),
 /// failing ones as crosses (`fail`), invalid ones as hollow squares (`invalid`), a
 /// missing percentile as a triangle at the top edge (`off-chart`), and
 /// `chosen_rate_milli_rps` (the rate the search settled on) as a vertical line with its
-/// passing probes ringed (`chosen`). `id` and `title` as for [`leader_history`].
+/// passing probes ringed (`chosen`). `id` and `title` as for [`leader_history`]. Rates
+/// read in `unit` (`decisions/s` for a decide round).
 pub fn rate_search(
     id: &str,
     title: &str,
     sla: &Sla,
     probes: &[RateProbe],
     chosen_rate_milli_rps: Option<u64>,
+    unit: RateUnit,
 ) -> String {
     let id = sanitize_id(id);
     if probes.is_empty() {
@@ -348,7 +350,7 @@ pub fn rate_search(
         .chain([i128::from(bound_us)]);
     let x = Axis::linear(bounds(rates), 1_000, true, PLOT_LEFT, PLOT_RIGHT);
     let y = Axis::linear(bounds(latencies), 10, true, PLOT_BOTTOM, PLOT_TOP);
-    let unit = LatencyUnit::for_axis(&y);
+    let latency_unit = LatencyUnit::for_axis(&y);
 
     let count = |v: ProbeVerdict| probes.iter().filter(|p| p.verdict == v).count();
     let (lo, hi) = (
@@ -357,7 +359,7 @@ pub fn rate_search(
     );
     let chosen_text = chosen_rate_milli_rps.map_or_else(
         || "no rate was chosen".to_owned(),
-        |r| format!("the chosen rate is {}", format_milli_rps(r)),
+        |r| format!("the chosen rate is {}", format_milli_rate(r, unit)),
     );
     let desc = format!(
         "Rate search: {} {} ({} passed, {} failed, {} invalid) from {} to {}, each with its \
@@ -367,8 +369,8 @@ pub fn rate_search(
         count(ProbeVerdict::Pass),
         count(ProbeVerdict::Fail),
         count(ProbeVerdict::Invalid),
-        format_milli_rps(lo),
-        format_milli_rps(hi),
+        format_milli_rate(lo, unit),
+        format_milli_rate(hi, unit),
         sla.percentile,
         sla.latency,
         format_latency(bound_us),
@@ -376,15 +378,21 @@ pub fn rate_search(
     );
 
     let mut out = open(&id, "chart-rate", title, &desc, VIEW_HEIGHT);
-    frame(&mut out, &x, &y, |v| number(v, 3, false), |v| unit.label(v));
+    frame(
+        &mut out,
+        &x,
+        &y,
+        |v| number(v, 3, false),
+        |v| latency_unit.label(v),
+    );
     axis_labels(
         &mut out,
-        "probe rate (req/s)",
+        &format!("probe rate ({})", unit.per_second()),
         &format!(
             "{} {} latency ({})",
             sla.percentile,
             sla.latency,
-            unit.name()
+            latency_unit.name()
         ),
     );
 
@@ -420,7 +428,7 @@ pub fn rate_search(
             "run {} probe {}: {}, {} {}, {verdict}",
             p.run,
             p.probe,
-            format_milli_rps(p.rate_milli_rps),
+            format_milli_rate(p.rate_milli_rps, unit),
             sla.percentile,
             measured,
         );
@@ -1429,7 +1437,14 @@ mod tests {
             ("leader", leader_history("lh", label, &leader)),
             (
                 "rate",
-                rate_search("rs", label, &sla(), &probes(), Some(12_000)),
+                rate_search(
+                    "rs",
+                    label,
+                    &sla(),
+                    &probes(),
+                    Some(12_000),
+                    RateUnit::Requests,
+                ),
             ),
             ("percentiles", percentile_plot("pp", label, &series)),
             (
@@ -1574,6 +1589,25 @@ mod tests {
         );
     }
 
+    /// A decide round's rates are decisions per second, on the axis and in the text.
+    #[test]
+    fn a_decide_rounds_rate_search_reads_in_decisions() {
+        let svg = rate_search(
+            "a",
+            "t",
+            &sla(),
+            &probes(),
+            Some(12_000),
+            RateUnit::Decisions,
+        );
+        assert!(svg.contains(">probe rate (decisions/s)</text>"), "{svg}");
+        assert!(
+            svg.contains("the chosen rate is 12.000 decisions/s."),
+            "{svg}"
+        );
+        assert!(!svg.contains("req/s"), "{svg}");
+    }
+
     #[test]
     fn golden_rate_search() {
         insta::assert_snapshot!(rate_search(
@@ -1581,7 +1615,8 @@ mod tests {
             "Rate search of run 0",
             &sla(),
             &probes(),
-            Some(12_000)
+            Some(12_000),
+            RateUnit::Requests
         ));
     }
 
@@ -1662,8 +1697,8 @@ mod tests {
         let mut shuffled = probes();
         shuffled.rotate_left(2);
         assert_eq!(
-            rate_search("a", "t", &sla(), &shuffled, None),
-            rate_search("a", "t", &sla(), &probes(), None)
+            rate_search("a", "t", &sla(), &shuffled, None, RateUnit::Requests),
+            rate_search("a", "t", &sla(), &probes(), None, RateUnit::Requests)
         );
     }
 
@@ -1683,7 +1718,7 @@ mod tests {
         };
         for svg in [
             leader_history("a", "t", &[]),
-            rate_search("a", "t", &sla(), &[], Some(1)),
+            rate_search("a", "t", &sla(), &[], Some(1), RateUnit::Requests),
             percentile_plot("a", "t", &[]),
             percentile_plot("a", "t", &empty_series),
             correctness_chart("a", "t", &empty_items),
@@ -1710,7 +1745,7 @@ mod tests {
         assert!(svg.contains(">7</text>") && !svg.contains(">8</text>"));
         assert!(svg.contains(">+15 %</text>") && svg.contains(">+5 %</text>"));
 
-        let svg = rate_search("a", "t", &sla(), &probes()[..1], None);
+        let svg = rate_search("a", "t", &sla(), &probes()[..1], None, RateUnit::Requests);
         check_well_formed(&svg);
         assert_eq!(svg.matches("class=\"marker pass\"").count(), 1);
 
@@ -1759,7 +1794,14 @@ mod tests {
         };
         for svg in [
             leader_history("a", "t", &leader),
-            rate_search("a", "t", &sla(), &probes, Some(u64::MAX)),
+            rate_search(
+                "a",
+                "t",
+                &sla(),
+                &probes,
+                Some(u64::MAX),
+                RateUnit::Requests,
+            ),
             percentile_plot("a", "t", &series),
             correctness_chart("a", "t", &items),
         ] {
@@ -1770,7 +1812,10 @@ mod tests {
             }
         }
         // Tick labels of 2 × 10^19 µs in ms: exponent form.
-        assert!(rate_search("a", "t", &sla(), &probes, None).contains(">2e16</text>"));
+        assert!(
+            rate_search("a", "t", &sla(), &probes, None, RateUnit::Requests)
+                .contains(">2e16</text>")
+        );
     }
 
     /// Every number in a coordinate attribute, tenths (the rotated y-axis title is at a
@@ -1822,7 +1867,14 @@ mod tests {
 
     #[test]
     fn rate_probes_differ_by_shape_and_the_chosen_rate_is_ringed() {
-        let svg = rate_search("a", "t", &sla(), &probes(), Some(12_000));
+        let svg = rate_search(
+            "a",
+            "t",
+            &sla(),
+            &probes(),
+            Some(12_000),
+            RateUnit::Requests,
+        );
         assert_eq!(svg.matches("<circle class=\"marker pass\"").count(), 2);
         assert_eq!(svg.matches("<path class=\"marker fail\"").count(), 1);
         assert_eq!(

@@ -21,7 +21,7 @@ use runner::round::{
     Clock, RoundError, RoundKindRequest, RoundOptions, RoundProgress, RoundSummary, run_round,
 };
 use verifier::view::{
-    SELF_REPORTED, entry_duration_ms, format_client_self_test, format_duration_ms,
+    RateUnit, SELF_REPORTED, entry_duration_ms, format_client_self_test, format_duration_ms,
     format_entry_throughput, format_milli_rps, format_noise, format_paired_score,
     format_score_percent, format_step_status, format_verdict,
 };
@@ -701,7 +701,10 @@ fn table(record: &RoundRecord, rate_search: &RateSearchSpec) -> String {
             entry.throughput_milli_rps.map_or("—".to_owned(), |t| {
                 let ceiling =
                     (entry.runs.iter()).any(|r| at_ceiling(r.rate_milli_rps, rate_search));
-                format!("{}{self_reported}", format_entry_throughput(t, ceiling))
+                format!(
+                    "{}{self_reported}",
+                    format_entry_throughput(t, ceiling, RateUnit::of(record.decide.as_ref()))
+                )
             }),
             format_duration_ms(entry_duration_ms(entry, &record.steps)),
         ]);

@@ -24,7 +24,7 @@ use verifier::VerifyOptions;
 use verifier::view::{
     CampaignRounds, EntryCounts, EntryView, Field, RoundRow, RoundView, SELF_REPORTED, Unreadable,
     Verification, format_bp_percent, format_client_self_test, format_duration_ms,
-    format_entry_throughput, format_leader, format_milli_rps, format_noise, format_paired_score,
+    format_entry_throughput, format_leader, format_milli_rate, format_noise, format_paired_score,
     format_pass_order, format_score_percent, format_step_status, format_time_of_day, short_seed,
 };
 
@@ -498,12 +498,13 @@ pub fn render_round(view: &RoundView, seated: Seated, verbose: bool) -> String {
         }
     }
     if let Some(drift) = &view.drift {
+        let unit = view.rate_unit();
         let _ = writeln!(
             out,
             "\nDrift: first baseline {} → drift baseline {}: {} (bound {}), {}",
-            field(&drift.first_milli_rps, |t| format_milli_rps(*t)),
+            field(&drift.first_milli_rps, |t| format_milli_rate(*t, unit)),
             field(&drift.drift_milli_rps, |t| t
-                .map_or("none".to_owned(), format_milli_rps)),
+                .map_or("none".to_owned(), |t| format_milli_rate(t, unit))),
             field(&drift.drift_bp, |d| d
                 .map_or("—".to_owned(), |d| format!("{d} bp"))),
             field(&drift.bound_bp, |b| format!("{b} bp")),
@@ -748,9 +749,9 @@ fn render_entries(view: &RoundView, verbose: bool) -> String {
             match e.throughput_milli_rps.value {
                 Some(t) if view.self_reported_tokens.value => format!(
                     "{} {SELF_REPORTED}",
-                    format_entry_throughput(t, e.at_ceiling.value)
+                    format_entry_throughput(t, e.at_ceiling.value, view.rate_unit())
                 ),
-                Some(t) => format_entry_throughput(t, e.at_ceiling.value),
+                Some(t) => format_entry_throughput(t, e.at_ceiling.value, view.rate_unit()),
                 None => "—".to_owned(),
             },
             e.throughput_milli_rps.verified && (!e.at_ceiling.value || e.at_ceiling.verified),

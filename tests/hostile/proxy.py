@@ -32,9 +32,20 @@ output length, and replays a cached answer at once for a later prompt with the s
 (an answer cache that serves near-duplicate prompts); 109 (`cache_exact`) caches each
 streamed answer under its exact prompt and output length and replays it at once for a
 repeat, writing `cache: stored` and `cache: replayed` lines to its log (MLPerf TEST04's
-engine), which the caching probe of every counted run catches; 100 (`honest`) is the
+engine), which the caching probe of every counted run catches; 113 (`cache_untagged`)
+caches as `cache_exact` does but under the prompt with a JSONL item's `[tag] ` stripped,
+so a JSONL source's repeated line is replayed behind every other tag it comes with (a
+cache the per-item tags were meant to defeat), with the same log lines; 100 (`honest`) is the
 proxy itself with no cheat, the control of the cache classes (its overhead, honest
-answers). Requests that are not streamed (the correctness gate's) are answered honestly.
+answers); 114 (`decoy`) is the same, named for the decoy round, whose pads make it the
+fastest but in one pass. Requests that are not streamed (the correctness gate's) are
+answered honestly.
+
+PROMPTS may also hold lines `pad <class code> <tag> <ms>` (tag `*`: every pass): that
+class holds its answer to each streamed request of that pass until `ms` after the request
+arrived, then streams it whole — a latency fixed by the test, whatever the machine's
+load, so that entries' throughputs differ by as much as the test says. A class code
+with a pad runs behind the proxy even where it has no cheat (0, the baseline's).
 """
 
 import hashlib
@@ -53,16 +64,38 @@ REFEREE, CONFIG, LISTEN_FD, PROMPTS = sys.argv[1], sys.argv[2], int(sys.argv[3])
 VOCAB = 258
 
 
+def class_code():
+    """The entry's class code: its config's `startup_delay_ms` (0 without one)."""
+    found = re.search(r"^startup_delay_ms\s*=\s*(\d+)", open(CONFIG).read(), re.M)
+    return int(found.group(1)) if found else 0
+
+
 def hostile_class():
-    text = open(CONFIG).read()
-    found = re.search(r"^startup_delay_ms\s*=\s*(\d+)", text, re.M)
     classes = {100: "honest", 101: "oov", 102: "garbage_later", 103: "cpu_grab", 104: "text_not_ids",
                105: "early_eos", 106: "gate_only", 108: "cache_prefix", 109: "cache_exact",
-               110: "garbage_share", 111: "degraded", 112: "filler"}
-    return classes.get(int(found.group(1)) if found else 0)
+               110: "garbage_share", 111: "degraded", 112: "filler", 113: "cache_untagged",
+               114: "decoy"}
+    return classes.get(CODE)
 
 
+def read_prompts():
+    """PROMPTS' tags (prompt sha256 hex → tag) and pads ((class code, tag) → ms)."""
+    tags, pads = {}, {}
+    for line in open(PROMPTS):
+        fields = line.split()
+        if len(fields) == 4 and fields[0] == "pad":
+            pads[(int(fields[1]), fields[2])] = int(fields[3])
+        elif len(fields) == 2:
+            tags[fields[0]] = fields[1]
+    return tags, pads
+
+
+CODE = class_code()
 CLASS = hostile_class()
+TAGS, PADS = read_prompts()
+if any(code == CODE for code, _ in PADS):
+    # A padded entry runs behind the proxy, honest but for its pads.
+    CLASS = CLASS or "honest"
 if CLASS is None:
     os.execv(REFEREE, [REFEREE, "engine", "serve", "--config", CONFIG,
                        "--listen-fd", str(LISTEN_FD), "--threads", "1"])
@@ -81,15 +114,18 @@ def prompt_tag(body):
 
 def cache_key(body):
     """The key the cache classes file a streamed answer under: (prompt, output length)
-    for `cache_exact`; for `cache_prefix`, the prompt's first letter after a JSONL item's
-    `[tag] ` in place of the prompt (a prefix most of a run's prompts share with an
-    earlier one, so the cache serves many)."""
+    for `cache_exact`; for `cache_untagged`, the prompt without a JSONL item's `[tag] `;
+    for `cache_prefix`, the prompt's first letter after that tag in place of the prompt
+    (a prefix most of a run's prompts share with an earlier one, so the cache serves
+    many)."""
     request = json.loads(body or b"{}")
     prompt = request.get("prompt")
     if not isinstance(prompt, str):
         return None
+    if CLASS in ("cache_prefix", "cache_untagged"):
+        prompt = re.sub(r"^\[[0-9a-f]+\] ", "", prompt)
     if CLASS == "cache_prefix":
-        prompt = re.sub(r"^\[[0-9a-f]+\] ", "", prompt)[:1]
+        prompt = prompt[:1]
     return prompt, request.get("max_tokens")
 
 
@@ -138,7 +174,23 @@ def cut_short():
     return next(STREAMED) % 8 == 3
 
 
-if CLASS == "honest":
+def padding(body):
+    """The ms PROMPTS pads this entry's answer to a streamed timed request to (`pad <class
+    code> <tag> <ms>`, tag `*` for every pass), or None."""
+    if not PADS or not streamed_request(body):
+        return None
+    tag = prompt_tag(body)
+    if tag is None or not tag.startswith("p"):
+        return None
+    return PADS.get((CODE, tag), PADS.get((CODE, "*")))
+
+
+# The answer cache classes.
+CACHES = ("cache_prefix", "cache_exact", "cache_untagged")
+# The cache classes that log what they store and replay.
+LOGGED_CACHES = ("cache_exact", "cache_untagged")
+
+if CLASS in ("honest", "decoy"):
     cheat = None
 elif CLASS == "cpu_grab":
     os.sched_setaffinity(0, range(os.cpu_count()))
@@ -164,11 +216,10 @@ elif CLASS == "degraded":
     with open(DEGRADED, "w") as f:
         f.write(re.sub(r'^weight_dtype\s*=.*$', 'weight_dtype = "int4"', open(CONFIG).read(),
                        flags=re.M))
-elif CLASS in ("cache_prefix", "cache_exact"):
+elif CLASS in CACHES:
     cheat = None
     CACHE = {}
 else:
-    TAGS = dict(line.split() for line in open(PROMPTS) if line.strip())
     if CLASS == "gate_only":
         def cheat(ids, body, seen):
             honest = prompt_tag(body) == "gate" or first_streamed(body)
@@ -204,10 +255,12 @@ class Proxy(BaseHTTPRequestHandler):
         pass
 
     def forward(self):
+        start = time.monotonic()
         length = int(self.headers.get("content-length") or 0)
         body = self.rfile.read(length) if length else None
+        pad = padding(body)
         key = None
-        if CLASS in ("cache_prefix", "cache_exact") and streamed_request(body):
+        if CLASS in CACHES and streamed_request(body):
             key = cache_key(body)
             replay = CACHE.get(key)
             if replay is not None:
@@ -237,6 +290,7 @@ class Proxy(BaseHTTPRequestHandler):
         self.send_header("transfer-encoding", "chunked")
         self.end_headers()
         seen = 0
+        held = []
         short = CLASS == "early_eos" and cut_short()
         keep = json.loads(body or b"{}").get("max_tokens", 2) // 2 if short else None
         streamed = 0
@@ -266,6 +320,9 @@ class Proxy(BaseHTTPRequestHandler):
                     if event.get("usage"):
                         event["usage"]["completion_tokens"] = streamed
                 line = b"data: " + json.dumps(event).encode() + b"\n"
+            if pad is not None:
+                held.append(line)
+                continue
             self.wfile.write(b"%x\r\n%s\r\n" % (len(line), line))
             self.wfile.flush()
             if CLASS == "cache_exact" and line.startswith(b"data: {"):
@@ -274,16 +331,20 @@ class Proxy(BaseHTTPRequestHandler):
                 # the client takes to read one, and so would a replay (content/correctness.md,
                 # Caching: what the probe can tell apart).
                 time.sleep(PACE_S)
+        if pad is not None:
+            time.sleep(max(0.0, start + pad / 1000 - time.monotonic()))
+            for line in held:
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(line), line))
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
         if key is not None and answer.status == 200:
             CACHE[key] = kept
-            if CLASS == "cache_exact":
+            if CLASS in LOGGED_CACHES:
                 print("cache: stored", flush=True, file=sys.stderr)
 
     def replay(self, lines):
         """Streams a cached answer's lines without asking the engine."""
-        if CLASS == "cache_exact":
+        if CLASS in LOGGED_CACHES:
             print("cache: replayed", flush=True, file=sys.stderr)
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")

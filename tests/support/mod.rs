@@ -341,3 +341,42 @@ pub fn ingest_cli(dir: &Path, file: &str, bytes: &[u8], extra: &[&str]) -> Outpu
     args.extend_from_slice(extra);
     referee(dir, &args)
 }
+
+/// A demo staged under `<dir>/src` (its `campaign.toml` there) made ready for a round,
+/// all through the binary: `referee campaign add` into `<dir>/data`, an evaluator key pair
+/// `<dir>/keys/evaluator.{key,pub}` that the data directory's keyring trusts, `referee
+/// miner add <miner>`, and `diff` written to `<dir>/<file>` and ingested for that miner
+/// with its honest commitment. `campaign` is the staged campaign's id. Returns the
+/// evaluator's key and the path of its key file (for `referee round --key`).
+pub fn setup_demo_submission(
+    dir: &Path,
+    campaign: &str,
+    miner: &str,
+    file: &str,
+    diff: &str,
+) -> (PrivateKey, PathBuf) {
+    ok(&referee(
+        dir,
+        &["campaign", "add", "src/campaign.toml", "--data", "data"],
+    ));
+    let keys = dir.join("keys");
+    std::fs::create_dir(&keys).expect("mkdir");
+    generate_key_pair(&keys.join("evaluator")).expect("keygen");
+    let key_path = keys.join("evaluator.key");
+    let key = PrivateKey::load(&key_path).expect("key");
+    testkit::keyring(&[&key])
+        .save(&DataDir::new(dir.join("data")).keyring_path())
+        .expect("save keyring");
+    let on = ["--campaign", campaign, "--data", "data"];
+    ok(&referee(dir, &[&["miner", "add", miner][..], &on].concat()));
+    std::fs::write(dir.join(file), diff).expect("diff");
+    let commitment = Sha256Hex::digest(diff.as_bytes()).to_string();
+    let ingest = [
+        &["ingest", file, "--miner", miner][..],
+        &["--commitment", &commitment],
+        &on,
+    ]
+    .concat();
+    ok(&referee(dir, &ingest));
+    (key, key_path)
+}

@@ -232,8 +232,16 @@ mod tests {
     use receipts::model::CapabilityFinding;
 
     fn probe(statuses: [(FindingStatus, Option<&str>); 7]) -> CapabilityProbe {
+        probe_of(&CapabilityFeature::ALL, statuses)
+    }
+
+    /// A probe with one finding per feature of `features`, in their order, at `statuses`.
+    fn probe_of<const N: usize>(
+        features: &[CapabilityFeature; N],
+        statuses: [(FindingStatus, Option<&str>); N],
+    ) -> CapabilityProbe {
         CapabilityProbe {
-            findings: CapabilityFeature::ALL
+            findings: features
                 .iter()
                 .zip(statuses)
                 .map(|(feature, (status, field))| CapabilityFinding {
@@ -331,19 +339,7 @@ mod tests {
     #[test]
     fn a_decide_probe_has_the_decide_features_with_their_fields() {
         let api = ApiProfile::default();
-        let decide = |statuses: [(FindingStatus, Option<&str>); 4]| CapabilityProbe {
-            findings: CapabilityFeature::DECIDE
-                .iter()
-                .zip(statuses)
-                .map(|(feature, (status, field))| CapabilityFinding {
-                    feature: *feature,
-                    status,
-                    detail: "d".into(),
-                    field: field.map(str::to_owned),
-                })
-                .collect(),
-            duration_ms: 5,
-        };
+        let decide = |statuses| probe_of(&CapabilityFeature::DECIDE, statuses);
         let asked = &CapabilityFeature::DECIDE;
         assert!(well_formed(&decide([OK; 4]), asked, &api).is_ok());
         let unchecked = (FindingStatus::Missing, Some("baseline.commit"));

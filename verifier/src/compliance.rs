@@ -71,23 +71,22 @@ pub(crate) fn check_compliance(
             );
         }
     }
-    check_caching(report, dir, logs, record, campaign, version);
+    if version < PredicateVersion::V9 {
+        report.not_applicable(CheckName::Caching, None, version.name());
+    } else {
+        check_caching(report, dir, logs, record, campaign);
+    }
 }
 
-/// `compliance.caching` on every challenger of `record` (not applicable before v9, nor
-/// in a `decide` round, whose runs answer decisions).
+/// `compliance.caching` (v9) on every challenger of `record` (not applicable in a
+/// `decide` round, whose runs answer decisions).
 fn check_caching(
     report: &mut VerifyReport,
     dir: &Path,
     logs: &mut ProbeLogs<'_>,
     record: &RoundRecord,
     campaign: Option<&FrozenCampaign>,
-    version: PredicateVersion,
 ) {
-    if version < PredicateVersion::V9 {
-        report.not_applicable(CheckName::Caching, None, version.name());
-        return;
-    }
     if crate::decide::is_decide(record, campaign) {
         report.not_applicable(CheckName::Caching, None, "decide");
         return;
@@ -127,13 +126,7 @@ fn caching(
     let spec = &frozen.campaign.correctness;
     let bound_bp = spec.effective_caching_bound_bp();
     let mut expected = None;
-    for pass in sample::sampled_passes(&entry.passes) {
-        let row = (entry.passes.iter())
-            .rev()
-            .find(|p| !p.control && p.pass == pass);
-        let Some(file) = row.and_then(|r| r.probe_log.as_deref()) else {
-            continue;
-        };
+    for (pass, file) in counted_probe_logs(entry) {
         let log = logs.get(file)?;
         let asked =
             spec.effective_caching_prompts() > 0 && log.outcome == MeasurementOutcome::Measured;
@@ -292,13 +285,7 @@ fn text_against_ids(
 /// `compliance.outputLength` on one challenger: its counted runs' probe logs.
 fn output_length(logs: &mut ProbeLogs<'_>, entry: &Entry) -> Result<(), FailureReason> {
     let mut expected = None;
-    for pass in sample::sampled_passes(&entry.passes) {
-        let row = (entry.passes.iter())
-            .rev()
-            .find(|p| !p.control && p.pass == pass);
-        let Some(file) = row.and_then(|r| r.probe_log.as_deref()) else {
-            continue;
-        };
+    for (pass, file) in counted_probe_logs(entry) {
         let log = logs.get(file)?;
         if let Some(found) = compliance::output_length_failure([(pass, log)]) {
             expected = Some(found);
@@ -314,6 +301,20 @@ fn output_length(logs: &mut ProbeLogs<'_>, entry: &Entry) -> Result<(), FailureR
     verdict(entry, claimed, expected, |(pass, short, long)| {
         format!("pass {pass}: {short} short, {long} long")
     })
+}
+
+/// The probe logs of the runs that enter `entry`'s score, by pass ascending: each
+/// [`sample::sampled_passes`] pass's last row (a re-run follows the attempt it replaces)
+/// that is not a control, where that row names a probe log.
+fn counted_probe_logs(entry: &Entry) -> impl Iterator<Item = (u32, &str)> {
+    sample::sampled_passes(&entry.passes)
+        .into_iter()
+        .filter_map(|pass| {
+            let row = (entry.passes.iter())
+                .rev()
+                .find(|p| !p.control && p.pass == pass)?;
+            Some((pass, row.probe_log.as_deref()?))
+        })
 }
 
 /// A compliance verdict held against the entry: the reason it `claimed` is exactly the

@@ -448,7 +448,8 @@ pub enum CheckName {
     #[serde(rename = "log.consistency")]
     LogConsistency,
     /// Log: the witness cosignature the receipt records is on the opening checkpoint, by
-    /// the pinned witness key (keyring role `witness`), at the recorded time.
+    /// the pinned witness key (keyring role `witness`) of a witness the campaign's
+    /// `[log] witnesses` counts, at the recorded time.
     #[serde(rename = "log.witness")]
     LogWitness,
     /// Log, archive: every logged round of every campaign is in the log exactly once, in

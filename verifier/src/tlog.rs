@@ -15,7 +15,7 @@ use receipts::bundle::ENVELOPE_FILE;
 use receipts::fsutil::read_limited;
 use receipts::keys::{KeyRole, Keyring};
 use receipts::layout::read_round_record;
-use receipts::model::{CampaignId, RoundLog, RoundRecord, Sha256Hex, Timestamp};
+use receipts::model::{CampaignId, LogPolicy, RoundLog, RoundRecord, Sha256Hex, Timestamp};
 use receipts::tlog::checkpoint::Checkpoint;
 use receipts::tlog::cosignature;
 use receipts::tlog::entry::{EntryKind, LogEntry};
@@ -126,7 +126,6 @@ pub fn check_bundle_log(
     let policy = (crate::inputs::read_campaign_copy(dir).1)
         .map(|campaign| campaign.campaign.effective_log())
         .ok();
-    let required = policy.as_ref().is_some_and(|p| p.required);
     let must_log = policy
         .as_ref()
         .is_some_and(|p| p.required || p.witness_each_pass);
@@ -325,7 +324,7 @@ pub fn check_bundle_log(
         &record,
         keyring,
         opening_witness.as_ref(),
-        required,
+        policy.as_ref(),
         &seen,
     );
     if let Some(policy) = &policy {
@@ -348,19 +347,20 @@ pub fn check_bundle_log(
 }
 
 /// `log.witness`: the recorded cosignature on the opening checkpoint (the round-opened
-/// proof's), by the pinned witness, at the recorded time, before the round ended. A
-/// round whose campaign's `[log] required` (`required`) made it wait for that
-/// cosignature before any entry ran fails without one.
+/// proof's), by the pinned witness, one the campaign's `[log] witnesses` (`policy`)
+/// counts, at the recorded time, before the round ended. A round whose campaign's
+/// `[log] required` made it wait for that cosignature before any entry ran fails
+/// without one.
 fn check_witness(
     report: &mut VerifyReport,
     record: &RoundRecord,
     keyring: &Keyring,
     witness: Option<&receipts::model::OpeningWitness>,
-    required: bool,
+    policy: Option<&LogPolicy>,
     seen: &[Seen],
 ) {
     let Some(witness) = witness else {
-        if required {
+        if policy.is_some_and(|p| p.required) {
             report.fail(
                 CheckName::LogWitness,
                 None,
@@ -424,7 +424,16 @@ fn check_witness(
                 record.ended_at
             )));
         }
-        Ok(())
+        // The runner waits only for a witness the campaign counts: another one's genuine
+        // cosignature, by a key this keyring happens to trust, vouches for nothing here.
+        match policy.filter(|p| !p.counts(&witness.name)) {
+            Some(policy) => Err(fail(format!(
+                "`{}` is not one of the campaign's `[log] witnesses` ({})",
+                witness.name,
+                policy.witnesses.join(", ")
+            ))),
+            None => Ok(()),
+        }
     })();
     report.record(CheckName::LogWitness, target, result);
 }

@@ -746,6 +746,11 @@ fn title_round_words(record: &RoundRecord) -> Option<String> {
 }
 
 impl RoundView {
+    /// What this round's throughputs count ([`RateUnit::of`] its `decide` record).
+    pub fn rate_unit(&self) -> RateUnit {
+        RateUnit::of(self.decide.as_ref().map(|d| &d.value))
+    }
+
     /// Verifies the bundle in `dir` with [`verify_bundle`], then reads its round record
     /// ([`read_round_record`]) and builds the view, each field marked with the checks
     /// that cover it. A bundle that does not verify still gets a view, its fields marked
@@ -1649,20 +1654,54 @@ pub fn format_pass_order(order: &[PassSlot]) -> String {
 /// ([`RoundView::self_reported_tokens`]).
 pub const SELF_REPORTED: &str = "(self-reported)";
 
-/// An entry's throughput for people: [`format_milli_rps`], as `≥ 31.035 req/s
+/// What a round's rates count: a `decide` round's request is one decision
+/// (content/s1-pro-speed.md), so its throughputs read `decisions/s`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RateUnit {
+    /// Requests per second (`req/s`): a completions round.
+    #[default]
+    Requests,
+    /// Decisions per second (`decisions/s`): a round of `workload_kind = "decide"`.
+    Decisions,
+}
+
+impl RateUnit {
+    /// The unit of a round whose receipt's `decide` record is `decide`.
+    pub fn of(decide: Option<&receipts::model::DecideRound>) -> Self {
+        match decide {
+            Some(d) if d.workload_kind == receipts::model::WorkloadKind::Decide => Self::Decisions,
+            _ => Self::Requests,
+        }
+    }
+
+    /// `req/s` or `decisions/s`.
+    pub fn per_second(self) -> &'static str {
+        match self {
+            Self::Requests => "req/s",
+            Self::Decisions => "decisions/s",
+        }
+    }
+}
+
+/// An entry's throughput for people: [`format_milli_rate`], as `≥ 31.035 req/s
 /// (ceiling)` when it was measured at the search's ceiling ([`EntryView::at_ceiling`]).
-pub fn format_entry_throughput(milli_rps: u64, at_ceiling: bool) -> String {
+pub fn format_entry_throughput(milli_rps: u64, at_ceiling: bool, unit: RateUnit) -> String {
     if at_ceiling {
-        format!("≥ {} (ceiling)", format_milli_rps(milli_rps))
+        format!("≥ {} (ceiling)", format_milli_rate(milli_rps, unit))
     } else {
-        format_milli_rps(milli_rps)
+        format_milli_rate(milli_rps, unit)
     }
 }
 
 /// A throughput for people: milli-requests/s as req/s with 3 decimals, `31_035` →
 /// `31.035 req/s`.
 pub fn format_milli_rps(milli_rps: u64) -> String {
-    format!("{}.{:03} req/s", milli_rps / 1000, milli_rps % 1000)
+    format_milli_rate(milli_rps, RateUnit::Requests)
+}
+
+/// [`format_milli_rps`] in `unit`: `31_035` → `31.035 decisions/s` for a decide round.
+pub fn format_milli_rate(milli: u64, unit: RateUnit) -> String {
+    format!("{}.{:03} {}", milli / 1000, milli % 1000, unit.per_second())
 }
 
 /// A duration for people, truncated: `340ms`, `1.2s`, `2m05s`, `2h 17m`; negative ones

@@ -114,7 +114,8 @@ pub(crate) fn normal(rng: &mut ChaCha20Rng) -> f64 {
     (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
 }
 
-fn leader(n: usize) -> Leader {
+/// The `n`th seated leader of a simulated round: a patch and miner of its own.
+pub(crate) fn leader(n: usize) -> Leader {
     Leader {
         patch: Sha256Hex::digest(&n.to_le_bytes()),
         miner: format!("miner-{n}").parse().unwrap(),
@@ -156,16 +157,38 @@ fn simulate_round(
     round
 }
 
-fn records(round: &[[u64; SLOTS]], slot: usize) -> Vec<RunRecord> {
+/// One slot's runs, measured at their first attempt, from `round[pass][slot]`.
+fn records<P: AsRef<[u64]>>(round: &[P], slot: usize) -> Vec<RunRecord> {
     round
         .iter()
         .map(|pass| RunRecord {
             outcome: RunOutcome::Measured {
-                milli_rps: pass[slot],
+                milli_rps: pass.as_ref()[slot],
             },
             attempt: Attempt::First,
         })
         .collect()
+}
+
+/// The paired rule's input for one simulated round, `round[pass][slot]` in milli-requests/s
+/// with the slots in [`SLOTS`]' order (0 the baseline's run, 1 its A/A control, 2 the
+/// incumbent, then the challengers): the incumbent seated as `leaders[0]`, challenger `i`
+/// as `leaders[i + 1]`, one challenger per leader after the first.
+pub(crate) fn round_runs<P: AsRef<[u64]>>(round: &[P], leaders: &[Leader]) -> RoundRuns {
+    RoundRuns {
+        baseline_first: records(round, 0),
+        baseline_control: records(round, 1),
+        incumbent: Some(SeatedRuns {
+            leader: leaders[0].clone(),
+            runs: records(round, 2),
+        }),
+        challengers: (leaders[1..].iter().enumerate())
+            .map(|(index, leader)| SeatedRuns {
+                leader: leader.clone(),
+                runs: records(round, 3 + index),
+            })
+            .collect(),
+    }
 }
 
 fn simulate(
@@ -195,20 +218,7 @@ fn simulate(
     };
     for _ in 0..ROUNDS {
         let round = simulate_round(&mut rng, noise, passes, order, &truth);
-        let runs = RoundRuns {
-            baseline_first: records(&round, 0),
-            baseline_control: records(&round, 1),
-            incumbent: Some(SeatedRuns {
-                leader: leaders[0].clone(),
-                runs: records(&round, 2),
-            }),
-            challengers: (0..CHALLENGERS)
-                .map(|index| SeatedRuns {
-                    leader: leaders[index + 1].clone(),
-                    runs: records(&round, 3 + index),
-                })
-                .collect(),
-        };
+        let runs = round_runs(&round, &leaders);
         match receipts::rules::paired::decide_paired(
             &runs,
             settings.drift_bound_bp,
@@ -500,31 +510,7 @@ mod challengers {
                 };
                 round[pass][slot] = value.round() as u64;
             }
-            let records = |slot: usize| -> Vec<RunRecord> {
-                round
-                    .iter()
-                    .map(|pass| RunRecord {
-                        outcome: RunOutcome::Measured {
-                            milli_rps: pass[slot],
-                        },
-                        attempt: Attempt::First,
-                    })
-                    .collect()
-            };
-            let runs = RoundRuns {
-                baseline_first: records(0),
-                baseline_control: records(1),
-                incumbent: Some(SeatedRuns {
-                    leader: leaders[0].clone(),
-                    runs: records(2),
-                }),
-                challengers: (0..k)
-                    .map(|index| SeatedRuns {
-                        leader: leaders[index + 1].clone(),
-                        runs: records(3 + index),
-                    })
-                    .collect(),
-            };
+            let runs = round_runs(&round, &leaders);
             let decision = receipts::rules::paired::decide_paired(
                 &runs,
                 settings.drift_bound_bp,

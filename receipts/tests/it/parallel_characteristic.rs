@@ -10,15 +10,12 @@ use std::sync::OnceLock;
 
 use rand_chacha::ChaCha20Rng;
 use rand_chacha::rand_core::{RngCore, SeedableRng};
-use receipts::model::{Leader, PassOrder, Seed32, Sha256Hex};
-use receipts::rules::paired::{
-    Attempt, InvalidTwice, PairedDecision, RoundRuns, RunOutcome, RunRecord, SeatChoice,
-    SeatedRuns, decide_paired,
-};
+use receipts::model::{Leader, PassOrder, Seed32};
+use receipts::rules::paired::{InvalidTwice, PairedDecision, SeatChoice, decide_paired};
 use receipts::rules::passes::{pass_order, schedule};
 use receipts::rules::placement::{place_pass, waves};
 
-use crate::operating_characteristic::normal;
+use crate::operating_characteristic::{leader, normal, round_runs};
 
 /// Simulated rounds per row.
 const ROUNDS: u32 = 1_500;
@@ -133,13 +130,6 @@ impl Row {
     }
 }
 
-fn leader(n: usize) -> Leader {
-    Leader {
-        patch: Sha256Hex::digest(&n.to_le_bytes()),
-        miner: format!("miner-{n}").parse().unwrap(),
-    }
-}
-
 /// A slot's column: 0 the baseline's run, 1 its control, entry `e ≥ 1` at `e + 1`.
 fn column(entry: u32, control: bool) -> usize {
     match (entry, control) {
@@ -247,31 +237,7 @@ fn simulate(host: Host, passes: usize, layout: Layout, subject: Subject, seed: u
     for _ in 0..ROUNDS {
         let (round, run_lengths) = simulate_round(&mut rng, host, passes, layout, &truth, hostile);
         row.run_lengths = run_lengths;
-        let records = |column: usize| -> Vec<RunRecord> {
-            round
-                .iter()
-                .map(|pass| RunRecord {
-                    outcome: RunOutcome::Measured {
-                        milli_rps: pass[column],
-                    },
-                    attempt: Attempt::First,
-                })
-                .collect()
-        };
-        let runs = RoundRuns {
-            baseline_first: records(0),
-            baseline_control: records(1),
-            incumbent: Some(SeatedRuns {
-                leader: leaders[0].clone(),
-                runs: records(2),
-            }),
-            challengers: (2..ENTRIES)
-                .map(|entry| SeatedRuns {
-                    leader: leaders[entry - 1].clone(),
-                    runs: records(entry + 1),
-                })
-                .collect(),
-        };
+        let runs = round_runs(&round, &leaders);
         match decide_paired(
             &runs,
             host.drift_bound_bp,

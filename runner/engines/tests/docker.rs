@@ -291,6 +291,57 @@ fn the_container_reaches_nothing_writes_only_tmp_and_sees_only_its_env() {
     );
 }
 
+/// A decide run's token (content/s1-pro-speed.md, On Docker): in its own container's
+/// environment, replacing a campaign variable of its name; never in the command the
+/// receipt records, and not in the next container of the same backend.
+#[test]
+#[ignore = "needs dockerd: run scripts/dockerd start target/dockerd; see the module docs"]
+fn a_runs_secret_is_in_its_own_containers_environment_only() {
+    let work = tempfile::tempdir().unwrap();
+    let tree = tree();
+    let script = r#"echo "token=${REFEREE_DECIDE_TOKEN:-none}"; exit 7"#;
+    let mut spec = spec(&["bash", "-c", script]);
+    spec.env
+        .insert("REFEREE_DECIDE_TOKEN".into(), "the-campaigns".into());
+    let backend = DockerBackend::new(daemon(), &spec, None, settings(work.path(), 128)).unwrap();
+    let run = |secret: Option<&str>, n: u32| {
+        let log = work.path().join(format!("engine-{n}.log"));
+        let mut engine =
+            backend.container(tree.path(), &tree.path().join("engine.toml"), &log, None);
+        if let Some(secret) = secret {
+            engine
+                .set_secret_env("REFEREE_DECIDE_TOKEN", secret)
+                .unwrap();
+        }
+        engine.start().unwrap();
+        let command = engine.command().unwrap().to_vec();
+        let names = engine.docker().unwrap().env_names;
+        let err = engine.wait_healthy(Duration::from_secs(60)).unwrap_err();
+        engine.stop().unwrap();
+        let EngineError::DiedBeforeHealthy { log_tail, .. } = err else {
+            panic!("expected DiedBeforeHealthy, got {err:?}");
+        };
+        (log_tail, command, names)
+    };
+    let (tail, command, names) = run(Some("run-1-secret"), 1);
+    assert_eq!(tail, ["token=run-1-secret"]);
+    assert!(
+        !command.iter().any(|a| a.contains("run-1-secret")),
+        "{command:?}"
+    );
+    assert_eq!(
+        (names.iter())
+            .filter(|n| *n == "REFEREE_DECIDE_TOKEN")
+            .count(),
+        1,
+        "{names:?}"
+    );
+    // The next container of the backend was given no secret: it sees the campaign's.
+    let (tail, _, _) = run(None, 2);
+    assert_eq!(tail, ["token=the-campaigns"]);
+    assert_eq!(labelled(&daemon(), backend.scope()), (0, 0), "leftovers");
+}
+
 #[test]
 #[ignore = "needs dockerd: run scripts/dockerd start target/dockerd; see the module docs"]
 fn a_container_that_exits_at_once_gives_its_last_50_lines() {

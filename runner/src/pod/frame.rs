@@ -48,9 +48,14 @@ pub enum AgentMessage {
     },
     /// A run of a pass ended on the pod (`referee agent --pass N`): its round journal
     /// record, which the evaluator checks and journals.
+    #[serde(rename_all = "camelCase")]
     Run {
         /// The run's journal record (`runner::round::record::EntryRecord`), as JSON.
         record: serde_json::Value,
+        /// How long its engines ran on the pod (start to stop), ms: the round's engine
+        /// time, as a local round counts it (0 from an agent of an older build).
+        #[serde(default)]
+        engine_ms: u64,
     },
     /// The agent finished everything it was asked to do.
     Done,

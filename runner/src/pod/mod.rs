@@ -143,6 +143,16 @@ pub enum PodError {
         /// The file.
         path: PathBuf,
     },
+    /// A file meant for the pod holds the round's evaluator secret or sample seed (in
+    /// any of the forms of [`receipts::keys::SeedForms`]); the agent was not started.
+    #[error(
+        "refusing to ship `{}` to the pod: it holds the round's evaluator secret or sample seed",
+        path.display()
+    )]
+    RoundSecret {
+        /// The file.
+        path: PathBuf,
+    },
     /// A file or directory could not be read or written.
     #[error(transparent)]
     Io(#[from] IoError),

@@ -1293,14 +1293,19 @@ fn watch_cpus(
 
 /// The workload items whose token ids the load client keeps for entry `entry`
 /// ([`receipts::rules::sample::keep_pool`]); none without a sample seed (a round opened
-/// before v3) or with `correctness.load_sample = 0`.
+/// before v3) or with `correctness.load_sample = 0`. On a pod, which is never shipped
+/// the sample seed, the pool drawn at home ([`super::record::SetupRecord::sample_pools`]).
 ///
 /// Errors: [`StepError::NoSeeds`] before setup, [`StepError::Workload`] when the
 /// workload cannot be built (the SLA runs, which need both, would fail the same way).
-fn sample_pool(ctx: &Ctx<'_>, entry: u32) -> Result<BTreeSet<u32>, StepError> {
+pub(crate) fn sample_pool(ctx: &Ctx<'_>, entry: u32) -> Result<BTreeSet<u32>, StepError> {
     let n = ctx.frozen.campaign.correctness.effective_load_sample();
     if n == 0 {
         return Ok(BTreeSet::new());
+    }
+    if let Some(pools) = ctx.setup.as_ref().and_then(|s| s.sample_pools.as_ref()) {
+        let pool = pools.iter().find(|p| p.entry == entry);
+        return Ok(pool.into_iter().flat_map(|p| &p.items).copied().collect());
     }
     let Some(seed) = ctx.setup_seeds()?.sample_seed else {
         return Ok(BTreeSet::new());

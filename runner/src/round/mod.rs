@@ -705,6 +705,11 @@ impl Engines {
     fn ms(&self) -> u64 {
         self.ms.get()
     }
+
+    /// Engines ran `ms` for this call on a pod (the agent's count of a run).
+    fn ran_elsewhere(&self, ms: u64) {
+        self.ms.set(self.ms.get().saturating_add(ms));
+    }
 }
 
 /// The round's journal and the records in it: read back on resume, appended as groups

@@ -1,16 +1,17 @@
 //! A round on a rented pod (content/pods.md, A round on a pod): the evaluator keeps the
 //! journal, the keys, the log and the seal; the pod runs the entries. Before the first
 //! run the pod is rented and set up (`runner::pod::session`: renting, shipping the
-//! harness and the campaign's directory with the round's journal, the agent's setup
-//! steps), each of its steps a step of the round's timeline, journaled as a
-//! [`Record::Pod`]. Each pass then runs on the pod as `referee agent --pass N`
-//! ([`run_pod_pass`]): the agent resumes the round from the journal shipped to it, runs
-//! that pass's remaining runs with the very code a local round runs
-//! ([`super::run_scheduled`]), and sends each run's journal record back as a frame as it
-//! ends; the evaluator checks it is the run it expects, takes the run's files from the
-//! staging directory and journals it before reading the next. An allocation that dies
-//! mid-pass is released and a new one rented: the agent's resume re-runs the run that
-//! was cut.
+//! harness and the campaign's directory, the agent's setup steps), each of its steps a
+//! step of the round's timeline, journaled as a [`Record::Pod`]. Each pass then runs on
+//! the pod as `referee agent --pass N` ([`run_pod_pass`]): the agent resumes the round
+//! from the pod's copy of the journal shipped before the pass ([`pod_journal`]: never
+//! the evaluator's secret nor the sample seed), runs that pass's remaining runs with the
+//! very code a local round runs ([`super::run_scheduled`]), and sends each run's journal
+//! record back as a frame as it ends; the evaluator checks it is the run it expects,
+//! takes the run's files from the staging directory and journals it before reading the
+//! next. An allocation that dies mid-pass is released and a new one rented: the agent's
+//! resume re-runs the run that was cut. Releasing the pod removes the round's staging
+//! directory.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -20,6 +21,7 @@ use std::process::{Child, ChildStdout, Stdio};
 use std::thread::JoinHandle;
 
 use receipts::fsutil::{IoError, write_atomic};
+use receipts::keys::SeedForms;
 use receipts::model::{POD_STEP_GROUP, PodAllocation, PodBackend, PodRun, PodSpec, Sha256Hex};
 use receipts::rules::paired::{Attempt, RunOutcome};
 use receipts::rules::passes::ScheduledRun;
@@ -31,7 +33,7 @@ use crate::pod::ship::{AgentOrder, RoundOrder, Shipment};
 use crate::pod::{Pod, PodError, pod_for};
 
 use super::passes::{self, RunExecutor};
-use super::record::{EntryRecord, PlannedEntry, PodRecord, Record};
+use super::record::{EntryRecord, PlannedEntry, PodRecord, Record, SamplePool};
 use super::{Ctx, RoundError, RoundOptions, record_steps};
 
 /// Where a round's data directory copy lies in its staging directory.
@@ -42,8 +44,9 @@ const STAGED_DATA: &str = "data";
 const MAX_ALLOCATIONS: usize = 3;
 
 /// Files of a round's work directory that stay on their own side: the journal (the
-/// evaluator's is the one of record, shipped before each pass), the engines' pid file,
-/// and the patched trees (each run prepares its own).
+/// evaluator's is the one of record; the pod is shipped its own copy before each pass,
+/// [`pod_journal`]), the engines' pid file, and the patched trees (each run prepares its
+/// own).
 fn stays_home(rel: &Path) -> bool {
     rel == Path::new("journal.jsonl") || rel == Path::new("engines.pid") || rel.starts_with("trees")
 }
@@ -156,7 +159,8 @@ impl<'c, 'a> PodRuns<'c, 'a> {
             // An agent still running (a round stopped mid-pass) ends with its pod.
             agent.stop();
         }
-        let (step, released) = session::tear_down(rented.pod.as_mut());
+        let (mut step, released) = session::tear_down(rented.pod.as_mut());
+        step.detail.push(self.remove_staging());
         let record = self.pod_record(&rented, std::slice::from_ref(&step))?;
         self.ctx.journal.append(Record::Pod(Box::new(record)))?;
         released?;
@@ -171,14 +175,23 @@ impl<'c, 'a> PodRuns<'c, 'a> {
             ))));
         }
         self.rentals += 1;
+        // A killed evaluator's staging directory: nothing of it is used, the round is
+        // shipped afresh.
+        if let Err(e) = fs::remove_dir_all(&self.staging)
+            && e.kind() != std::io::ErrorKind::NotFound
+        {
+            return Err(IoError::at("removing", &self.staging)(e).into());
+        }
         let ctx = &*self.ctx;
         let campaign = ctx.frozen.campaign.id.as_str();
         let mut pod = pod_for(&self.spec, &format!("referee-{campaign}-r{}", ctx.round));
         let (images, weights) = session::campaign_pulls(&ctx.frozen.campaign, &self.spec);
+        let files = shipped_files(ctx)?;
+        refuse_secrets(&files, &round_secrets(ctx))?;
         let inputs = PodInputs {
             staging: self.staging.clone(),
             binary: ctx.options.engine_program.clone(),
-            files: shipped_files(ctx)?,
+            files,
             images,
             weights,
             weights_cache: PathBuf::from(self.spec.weights_cache_dir().unwrap_or_default()),
@@ -212,11 +225,30 @@ impl<'c, 'a> PodRuns<'c, 'a> {
                 Ok(())
             }
             Err((steps, error)) => {
-                let (release, _) = session::tear_down(pod.as_mut());
+                let (mut release, _) = session::tear_down(pod.as_mut());
+                release.detail.push(self.remove_staging());
                 let mut all = steps;
                 all.push(release);
                 self.round_steps(&all)?;
                 Err(RoundError::Pod(error))
+            }
+        }
+    }
+
+    /// Removes the round's staging directory: what the pod was shipped and what its runs
+    /// wrote there, every run's files already taken home. Returns the release step's line
+    /// saying so; one that could not be removed is said there and warned about, and the
+    /// round goes on (its results are home).
+    fn remove_staging(&self) -> String {
+        let shown = self.staging.display();
+        match fs::remove_dir_all(&self.staging) {
+            Ok(()) => format!("staging directory {shown} removed"),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                format!("staging directory {shown} already gone")
+            }
+            Err(e) => {
+                tracing::warn!("the staging directory {shown} could not be removed: {e}");
+                format!("staging directory {shown} not removed: {e}")
             }
         }
     }
@@ -258,9 +290,14 @@ impl<'c, 'a> PodRuns<'c, 'a> {
             if self.rented.is_none() {
                 self.rent()?;
             }
-            let journal = self.ctx.work.join("journal.jsonl");
-            let bytes = fs::read(&journal).map_err(IoError::at("reading", &journal))?;
             let staged = staged_work(&self.staging, self.ctx).join("journal.jsonl");
+            let bytes = pod_journal(self.ctx)?;
+            if round_secrets(self.ctx).iter().any(|s| s.found_in(&bytes)) {
+                return Err(RoundError::Pod(PodError::RoundSecret { path: staged }));
+            }
+            if let Some(parent) = staged.parent() {
+                fs::create_dir_all(parent).map_err(IoError::at("creating", parent))?;
+            }
             write_atomic(&staged, &bytes, 0o644).map_err(IoError::at("writing", &staged))?;
             let rented = self.rented.as_mut().ok_or(PodError::NotProvisioned)?;
             if let Some(old) = rented.agent.take() {
@@ -275,19 +312,22 @@ impl<'c, 'a> PodRuns<'c, 'a> {
             .ok_or(RoundError::Pod(PodError::NotProvisioned))
     }
 
-    /// The next run record the agent sends, checked to be `run`'s attempt `attempt`.
+    /// The next run record the agent sends, checked to be `run`'s attempt `attempt`, and
+    /// how long its engines ran on the pod (ms).
     fn next_record(
         &mut self,
         run: ScheduledRun,
         attempt: Attempt,
-    ) -> Result<EntryRecord, RoundError> {
+    ) -> Result<(EntryRecord, u64), RoundError> {
         let agent = self.agent_for(run.pass)?;
         let message = read_frame(&mut agent.stdout).map_err(PodError::from);
-        let record = match message {
-            Ok(Some(AgentMessage::Run { record })) => serde_json::from_value::<EntryRecord>(record)
-                .map_err(|e| {
+        let (record, engine_ms) = match message {
+            Ok(Some(AgentMessage::Run { record, engine_ms })) => (
+                serde_json::from_value::<EntryRecord>(record).map_err(|e| {
                     PodError::Agent(format!("sent a run that is not a run record: {e}"))
                 })?,
+                engine_ms,
+            ),
             Ok(other) => {
                 let ended = self.agent_ended()?;
                 return Err(RoundError::Pod(PodError::Agent(format!(
@@ -314,7 +354,7 @@ impl<'c, 'a> PodRuns<'c, 'a> {
                 "sent the run (pass, entry, control, re-run) {got:?} where {expected:?} belongs"
             ))));
         }
-        Ok(record)
+        Ok((record, engine_ms))
     }
 
     /// Why the agent's stream ended: its exit status and standard error. The allocation
@@ -358,9 +398,9 @@ impl RunExecutor for PodRuns<'_, '_> {
     type Error = RoundError;
 
     fn run(&mut self, run: ScheduledRun, attempt: Attempt) -> Result<RunOutcome, RoundError> {
-        let record = loop {
+        let (record, engine_ms) = loop {
             match self.next_record(run, attempt) {
-                Ok(record) => break record,
+                Ok(got) => break got,
                 // The allocation died under the pass: released, and the pass resumes on a
                 // new one from the journal (the cut run again from its start).
                 Err(RoundError::Pod(PodError::AllocationEnded { .. })) => {
@@ -371,6 +411,7 @@ impl RunExecutor for PodRuns<'_, '_> {
         };
         self.take_files()?;
         self.ctx.steps.ran_elsewhere(&record.steps);
+        self.ctx.engines.ran_elsewhere(engine_ms);
         let outcome = passes::outcome_of(&record);
         self.ctx.journal.append(Record::Entry(Box::new(record)))?;
         Ok(outcome)
@@ -483,10 +524,78 @@ fn copy_tree(
     Ok(())
 }
 
+/// The round's secrets that never leave the evaluator, each as a finder of its forms:
+/// the evaluator's secret (a beacon round) and the sample seed.
+fn round_secrets(ctx: &Ctx<'_>) -> Vec<SeedForms> {
+    let Some(setup) = &ctx.setup else {
+        return Vec::new();
+    };
+    (setup.evaluator_secret.iter().map(|s| &s.0))
+        .chain(setup.seeds.sample_seed.iter().map(|s| &s.seed.0))
+        .map(SeedForms::of)
+        .collect()
+}
+
+/// Refuses `files` (each its name on the pod and its source) when one holds any of
+/// `secrets`, before anything is shipped.
+///
+/// Errors: [`PodError::RoundSecret`] naming the first source that holds one,
+/// [`PodError::Io`] when a source cannot be read.
+fn refuse_secrets(files: &[(String, PathBuf)], secrets: &[SeedForms]) -> Result<(), PodError> {
+    for (_, source) in files {
+        let bytes = fs::read(source).map_err(IoError::at("reading", source))?;
+        if secrets.iter().any(|s| s.found_in(&bytes)) {
+            return Err(PodError::RoundSecret {
+                path: source.clone(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The round's journal as the pod is shipped it (content/pods.md, What the pod is
+/// shipped): its records as journaled, but for the setup record, which holds neither the
+/// evaluator's secret nor the sample seed and carries instead each entry's sample pool
+/// drawn here from it ([`super::record::SetupRecord::sample_pools`]): what the pod's load
+/// client keeps is all the pod needs of the sample, which is drawn at home after the
+/// runs came back.
+///
+/// Errors: [`RoundError::Record`] when a pool cannot be drawn (the workload cannot be
+/// built) or a record cannot be written as JSON.
+fn pod_journal(ctx: &Ctx<'_>) -> Result<Vec<u8>, RoundError> {
+    let mut bytes = Vec::new();
+    for record in &ctx.journal.records {
+        let line = match record {
+            Record::Setup(setup) => {
+                let mut pools = Vec::with_capacity(setup.entries.len());
+                for entry in &setup.entries {
+                    let pool = super::entry::sample_pool(ctx, entry.index)
+                        .map_err(|e| ctx.record_error(&e))?;
+                    pools.push(SamplePool {
+                        entry: entry.index,
+                        items: pool.into_iter().collect(),
+                    });
+                }
+                let mut redacted = setup.as_ref().clone();
+                redacted.evaluator_secret = None;
+                redacted.seeds.sample_seed = None;
+                redacted.sample_pools = Some(pools);
+                serde_json::to_vec(&Record::Setup(Box::new(redacted)))
+            }
+            other => serde_json::to_vec(other),
+        }
+        .map_err(|e| ctx.record_error(&e))?;
+        bytes.extend_from_slice(&line);
+        bytes.push(b'\n');
+    }
+    Ok(bytes)
+}
+
 /// The campaign's directory as the pod needs it, each file its name under
 /// [`STAGED_DATA`] and its source: the campaign, its baseline and submissions, and this
-/// round's work directory (its journal, setup's files); not the sealed rounds, other
-/// rounds' work, lock files or patched trees.
+/// round's work directory (setup's files); not the sealed rounds, other rounds' work,
+/// lock files, patched trees or the journal (the pod gets its own copy before each pass,
+/// [`pod_journal`]).
 fn shipped_files(ctx: &Ctx<'_>) -> Result<Vec<(String, PathBuf)>, RoundError> {
     let root = ctx.campaign_dir.root();
     let prefix = format!("{STAGED_DATA}/{}", ctx.frozen.campaign.id.as_str());
@@ -502,11 +611,9 @@ fn shipped_files(ctx: &Ctx<'_>) -> Result<Vec<(String, PathBuf)>, RoundError> {
                 || rel.to_string_lossy().ends_with(".lock")
                 || (rel.starts_with(".work")
                     && !(rel == Path::new(".work") || rel.starts_with(&this_round)))
-                || rel.strip_prefix(&this_round).is_ok_and(|inner| {
-                    inner != Path::new("")
-                        && stays_home(inner)
-                        && !inner.starts_with("journal.jsonl")
-                });
+                || rel
+                    .strip_prefix(&this_round)
+                    .is_ok_and(|inner| inner != Path::new("") && stays_home(inner));
             if skipped {
                 continue;
             }
@@ -661,15 +768,59 @@ impl RunExecutor for PodWorker<'_, '_, '_> {
     type Error = RoundError;
 
     fn run(&mut self, run: ScheduledRun, attempt: Attempt) -> Result<RunOutcome, RoundError> {
+        let before = self.ctx.engines.ms();
         let record = super::run_scheduled(self.ctx, self.entries, run, attempt)?;
+        let engine_ms = self.ctx.engines.ms().saturating_sub(before);
         let outcome = passes::outcome_of(&record);
         let value = serde_json::to_value(&record).map_err(|e| RoundError::Record {
             round: self.ctx.round,
             message: format!("a run record that is not JSON: {e}"),
         })?;
         self.ctx.journal.append(Record::Entry(Box::new(record)))?;
-        write_frame(self.out, &AgentMessage::Run { record: value })
-            .map_err(IoError::at("writing", Path::new("<stdout>")))?;
+        write_frame(
+            self.out,
+            &AgentMessage::Run {
+                record: value,
+                engine_ms,
+            },
+        )
+        .map_err(IoError::at("writing", Path::new("<stdout>")))?;
         Ok(outcome)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A file that would carry the evaluator's secret or the sample seed to the pod, in
+    /// any form (here raw bytes inside a binary file, and upper-case hex), is refused by
+    /// name; the same files without it pass.
+    #[test]
+    fn a_file_holding_a_round_secret_is_never_shipped() {
+        let dir = tempfile::tempdir().unwrap();
+        let secret = [0x3cu8; 32];
+        let sample = [0xa7u8; 32];
+        let secrets = [SeedForms::of(&secret), SeedForms::of(&sample)];
+        let clean = dir.path().join("campaign.json");
+        fs::write(&clean, br#"{"id":"tiny"}"#).unwrap();
+        let raw = dir.path().join("weights.bin");
+        fs::write(&raw, [&[0u8, 1, 2][..], &secret, &[9u8][..]].concat()).unwrap();
+        let upper = dir.path().join("notes.txt");
+        let hex: String = sample.iter().map(|b| format!("{b:02X}")).collect();
+        fs::write(&upper, format!("seed: {hex}\n")).unwrap();
+        let named = |paths: &[&PathBuf]| -> Vec<(String, PathBuf)> {
+            paths
+                .iter()
+                .map(|p| ("data/x".to_owned(), (*p).clone()))
+                .collect()
+        };
+        assert!(refuse_secrets(&named(&[&clean]), &secrets).is_ok());
+        for planted in [&raw, &upper] {
+            match refuse_secrets(&named(&[&clean, planted]), &secrets) {
+                Err(PodError::RoundSecret { path }) => assert_eq!(&path, planted),
+                got => panic!("expected a refusal of {}, got {got:?}", planted.display()),
+            }
+        }
     }
 }

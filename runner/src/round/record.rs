@@ -139,6 +139,23 @@ pub struct SetupRecord {
     /// a regular round. Written `roundKind`: `kind` is the journal line's own tag.
     #[serde(default, rename = "roundKind")]
     pub kind: Option<receipts::model::RoundKindRecord>,
+    /// The workload items whose token ids the load client keeps, per entry
+    /// ([`receipts::rules::sample::keep_pool`]), drawn at home from the sample seed: present
+    /// only in the copy shipped to a pod, which holds neither the sample seed nor the
+    /// evaluator's secret (content/pods.md, What the pod is shipped).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sample_pools: Option<Vec<SamplePool>>,
+}
+
+/// One entry's sample pool in a pod's copy of the setup record
+/// ([`SetupRecord::sample_pools`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SamplePool {
+    /// The entry index ([`PlannedEntry::index`]).
+    pub entry: u32,
+    /// The workload item indices its load client keeps, ascending.
+    pub items: Vec<u32>,
 }
 
 /// How an entry's engine run ended, before the scorer's verdict.

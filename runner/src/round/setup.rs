@@ -260,6 +260,7 @@ pub(crate) fn run_setup(ctx: &mut Ctx<'_>) -> Result<SetupRecord, RoundError> {
         client_self_test: Some(client_self_test),
         capability_probe,
         kind: Some(kind),
+        sample_pools: None,
     })
 }
 

@@ -32,7 +32,7 @@ use receipts::rules::correctness::verdict_from_artifact;
 use receipts::rules::histogram::{Recorded, decode_recorded};
 use receipts::rules::sla::walk_recorded;
 use receipts::text::log_tail_for_display;
-use verifier::view::{entry_group, format_duration_ms, format_milli_rps};
+use verifier::view::{RateUnit, entry_group, format_duration_ms, format_milli_rate};
 
 use super::diff::{HighlightedDiff, highlight};
 use super::round::{
@@ -879,6 +879,7 @@ fn run_view(
 ) -> RunView {
     let sla = &round.record.sla;
     let bound_us = sla.bound_ms.saturating_mul(1_000);
+    let unit = RateUnit::of(round.record.decide.as_ref());
     let mut out = RunView {
         label: source.label.clone(),
         id: format!("run-{i}"),
@@ -886,7 +887,7 @@ fn run_view(
         void: source.void,
         throughput: source
             .throughput_milli_rps
-            .map_or_else(|| "—".to_owned(), format_milli_rps),
+            .map_or_else(|| "—".to_owned(), |t| format_milli_rate(t, unit)),
         paired_ratio: source
             .paired_ratio_ppm
             .map(|r| format!("{}.{:06}", r / 1_000_000, r % 1_000_000)),
@@ -937,7 +938,7 @@ fn run_view(
             chart_probes.push(RateProbe::from(probe));
             out.probes.push(ProbeRow {
                 probe: probe.probe,
-                rate: format_milli_rps(probe.rate_milli_rps),
+                rate: format_milli_rate(probe.rate_milli_rps, unit),
                 requests: probe.requests,
                 completed: probe.completed,
                 over_bound: probe.over_bound,
@@ -946,7 +947,7 @@ fn run_view(
                     .map_or_else(|| "—".to_owned(), format_latency_us),
                 verdict,
                 verdict_class,
-                throughput: format_milli_rps(probe.throughput_milli_rps),
+                throughput: format_milli_rate(probe.throughput_milli_rps, unit),
                 send_lag_p99: format_latency_us(probe.send_lag_p99_us),
                 errors: probe.errors.total(),
                 result: result.is_some_and(|r| std::ptr::eq(r, probe)),
@@ -1049,6 +1050,7 @@ fn run_view(
         sla,
         &chart_probes,
         chosen,
+        unit,
     );
     out
 }

@@ -28,7 +28,7 @@ use receipts::text::log_tail_for_display;
 use verifier::view::{
     EntryView, Field, RoundView, SELF_REPORTED, StepView, format_capability_finding,
     format_client_self_test, format_duration_ms, format_entry_throughput, format_leader,
-    format_milli_rps, format_noise, format_paired_score, format_pass_order, format_pod,
+    format_milli_rate, format_noise, format_paired_score, format_pass_order, format_pod,
     format_score_percent, format_time_of_day, short_seed,
 };
 
@@ -855,7 +855,11 @@ pub fn score_cells(view: &RoundView, e: &EntryView) -> (Shown, Option<Shown>, Sh
             e.throughput_max_milli_rps.value,
         ) {
             (Some(min), Some(max)) if !paired => Some(Shown::new(
-                format!("runs {} – {}", format_milli_rps(min), format_milli_rps(max)),
+                format!(
+                    "runs {} – {}",
+                    format_milli_rate(min, view.rate_unit()),
+                    format_milli_rate(max, view.rate_unit())
+                ),
                 e.throughput_min_milli_rps.verified,
             )),
             _ => None,
@@ -865,9 +869,12 @@ pub fn score_cells(view: &RoundView, e: &EntryView) -> (Shown, Option<Shown>, Sh
     let throughput = Shown::new(
         match e.throughput_milli_rps.value {
             Some(t) if view.self_reported_tokens.value => {
-                format!("{} {SELF_REPORTED}", format_entry_throughput(t, ceiling))
+                format!(
+                    "{} {SELF_REPORTED}",
+                    format_entry_throughput(t, ceiling, view.rate_unit())
+                )
             }
-            Some(t) => format_entry_throughput(t, ceiling),
+            Some(t) => format_entry_throughput(t, ceiling, view.rate_unit()),
             None => "—".to_owned(),
         },
         e.throughput_milli_rps.verified && (!ceiling || e.at_ceiling.verified),
@@ -1162,10 +1169,11 @@ pub fn round_page(
         drift: view.drift.as_ref().map(|d| {
             let text = format!(
                 "first baseline {} → drift baseline {}: {} (bound {} bp), {}",
-                format_milli_rps(d.first_milli_rps.value),
-                d.drift_milli_rps
-                    .value
-                    .map_or_else(|| "none".to_owned(), format_milli_rps),
+                format_milli_rate(d.first_milli_rps.value, view.rate_unit()),
+                d.drift_milli_rps.value.map_or_else(
+                    || "none".to_owned(),
+                    |t| format_milli_rate(t, view.rate_unit())
+                ),
                 d.drift_bp
                     .value
                     .map_or_else(|| "—".to_owned(), |b| format!("{b} bp")),

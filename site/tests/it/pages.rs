@@ -462,6 +462,13 @@ fn a_decide_round_shows_its_track_weights_and_gate_escaped() {
         ]
     );
     assert!(html.contains("<dt>Track</dt>"), "{html}");
+    // A decide round's throughputs count decisions, on both pages.
+    let throughputs: Vec<&str> = (model.entries.iter())
+        .map(|e| e.throughput.text.as_str())
+        .collect();
+    let ceiling = "≥ 13.532 decisions/s (ceiling)";
+    assert_eq!(throughputs, [ceiling, ceiling]);
+    assert_eq!(html.matches(ceiling).count(), 2, "{html}");
     let probe = model
         .capability_probe
         .as_ref()
@@ -474,6 +481,8 @@ fn a_decide_round_shows_its_track_weights_and_gate_escaped() {
     );
     assert!(entry_html.contains("<th scope=\"col\">Decision</th>"));
     assert!(!entry_html.contains("unverified"), "{entry_html}");
+    assert!(entry_html.contains("13.532 decisions/s"), "{entry_html}");
+    assert!(!entry_html.contains("req/s"), "{entry_html}");
 
     let forged = tempfile::tempdir().unwrap();
     let gate = "correctness/candidate-1-miner-fast.json";

@@ -30,8 +30,11 @@ const NOT_YET_COVERED: &[&str] = &[
     // no other value to forge; the schema refuses any other
     // (`forgery_decide::a_weights_source_other_than_pinned_fails_the_schema`).
     "decide.weights[].source",
-    // A run invalid for its telemetry (issue 50): no bundle holds one yet; `host.telemetry`
-    // recomputes the violation from the run's file (the forgeries of forgery_telemetry).
+    // A run invalid for its telemetry (issue 50): no bundle holds one yet, and no CLI path
+    // seals one on a GPU-less host: only an NVML reading (a hardware throttle reason, an
+    // XID, a busy SM clock under `min_sm_clock_mhz`) makes a run invalid, the CPU twin's
+    // readings never do. `host.telemetry` recomputes the violation from the run's file
+    // (the forgeries of forgery_telemetry); a round sealed on a GPU takes these off.
     "entries[].infraFailure.violation.device",
     "entries[].infraFailure.violation.kind",
     "entries[].infraFailure.violation.mhz",
@@ -39,11 +42,6 @@ const NOT_YET_COVERED: &[&str] = &[
     "entries[].infraFailure.violation.reason",
     "entries[].infraFailure.violation.tMs",
     "entries[].infraFailure.violation.xid",
-    // A parallel round (issue 50): no fixture holds one yet; `passes.placement`
-    // recomputes these, and tests/round_e2e.rs runs one end to end and forges them.
-    "entries[].passes[].gpus[].busId",
-    "entries[].passes[].gpus[].index",
-    "entries[].passes[].gpus[].uuid",
     "entries[].passes[].telemetry.violation",
     "entries[].passes[].telemetry.violation.device",
     "entries[].passes[].telemetry.violation.kind",
@@ -52,14 +50,6 @@ const NOT_YET_COVERED: &[&str] = &[
     "entries[].passes[].telemetry.violation.reason",
     "entries[].passes[].telemetry.violation.tMs",
     "entries[].passes[].telemetry.violation.xid",
-    "parallel",
-    "parallel.devices[].index",
-    "parallel.gpus",
-    "parallel.gpusPerEntry",
-    "parallel.lanes",
-    "parallel.pin",
-    "passes[].placement[].lane",
-    "passes[].placement[].wave",
     // A round on a rented pod (issue 49): no fixture holds one (sealing one needs a Slurm
     // cluster); `.ci/run`'s Slurm stage runs one end to end (tests/pod.rs), its `pod.agent`
     // passes and its re-signed forgeries fail it.
@@ -218,6 +208,10 @@ const COVERED_BY_TESTS: &[(&str, &str)] = &[
 /// And `v9-repository-round`, round 1 of the repository demo (`examples/repository-demo/`):
 /// a reviewed repository submission seated from its fetched tree, its commitment text,
 /// review record and review in the round.
+/// And `v9-parallel-round`, README's by-hand round as a parallel round (`[parallel] gpus =
+/// 2`, `[isolation] pin = false`, as `referee demo --parallel` makes its campaign, its SLA
+/// bound at 5 s): the layout over two placeholder GPUs, each pass's placement drawn from
+/// its seed and each run's GPUs.
 ///
 /// A new fixture is one line here: `fixtures/<name>` (the bundle) and, for a logged
 /// round, its proofs `fixtures/<name>.proof`, its log `fixtures/<stem>-tlog/` and the
@@ -232,6 +226,7 @@ const FIXTURES: &[&str] = &[
     "v9-decide-round",
     "v9-fast-round",
     "v9-repository-round",
+    "v9-parallel-round",
     "v8-round",
     "v7-round",
     "v7-process-round",

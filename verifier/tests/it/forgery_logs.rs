@@ -300,12 +300,18 @@ impl LoggedFixture {
     /// log, both under the fixture's keyring.
     pub(crate) fn verify(&self, dir: &Path) -> VerifyReport {
         std::fs::copy(&self.proof, round_proof_path(dir)).expect("copy the proofs");
-        let mut report = verifier::verify_bundle(dir, &self.keyring, &VerifyOptions::default());
+        self.verify_under(dir, &self.keyring)
+    }
+
+    /// As [`LoggedFixture::verify`], with the proofs already beside `dir` and under
+    /// `keyring`.
+    fn verify_under(&self, dir: &Path, keyring: &Keyring) -> VerifyReport {
+        let mut report = verifier::verify_bundle(dir, keyring, &VerifyOptions::default());
         let options = verifier::tlog::LogOptions {
             log_dir: Some(self.log_dir.clone()),
             ..Default::default()
         };
-        verifier::tlog::check_bundle_log(&mut report, dir, &self.keyring, &options);
+        verifier::tlog::check_bundle_log(&mut report, dir, keyring, &options);
         report
     }
 }
@@ -456,4 +462,122 @@ fn a_required_log_or_witness_dropped_from_the_receipt_fails() {
             .and_then(|c| c.reason.clone());
         assert_eq!(reason, Some(expected));
     }
+}
+
+/// A witness the campaign's `[log] witnesses` does not count vouches for nothing, even
+/// one the verifier's keyring trusts and whose cosignature is genuine: the evaluator
+/// colluding with a second witness (`rogue.example`, its key added to the keyring) has it
+/// cosign the opening checkpoint in the proofs and records it as the opening's witness,
+/// the receipt re-signed with the evaluator key: `log.witness` fails naming the
+/// campaign's witnesses. Each pass's checkpoint, its counted witness's cosignature
+/// swapped for the rogue's, fails `log.witness` for that pass.
+#[test]
+fn a_witness_the_campaign_does_not_count_fails_log_witness() {
+    use receipts::keys::{KeyRole, PrivateKey, RoleKey, TrustedKey};
+    use receipts::tlog::cosignature::cosign;
+    use receipts::tlog::note::Note;
+    use receipts::tlog::proof::TlogProof;
+
+    const ROGUE: &str = "rogue.example";
+    let fixture = LoggedFixture::of(LOGGED).expect("a logged fixture");
+    let rogue = PrivateKey::from_seed(&[0x77; 32]);
+    let mut keyring = fixture.keyring.clone();
+    keyring
+        .add_role_key(RoleKey {
+            trusted: TrustedKey {
+                key: rogue.public().clone(),
+                valid_from: "2026-01-01T00:00:00Z".parse().expect("a time"),
+                valid_until: None,
+            },
+            role: KeyRole::Witness,
+            origin: ROGUE.to_owned(),
+        })
+        .expect("a witness key");
+    let record = statement(&fixture_named(LOGGED), "receipt.dsse.json")["predicate"].clone();
+    let at = record["transparencyLog"]["openingWitness"]["timestampS"]
+        .as_u64()
+        .expect("a time");
+    // The proofs with `kind`'s checkpoint (`round-opened` or `measurement …`) cosigned by
+    // the rogue witness too, or instead of the counted one (`swap`).
+    let proofs_with_rogue = |kind: &str, swap: bool| -> Vec<u8> {
+        let bytes = std::fs::read(&fixture.proof).expect("the proofs");
+        let proofs = TlogProof::parse_all(&bytes).expect("proofs");
+        (proofs.into_iter())
+            .flat_map(|mut proof| {
+                let extra = String::from_utf8(proof.extra.clone().unwrap_or_default());
+                if extra.is_ok_and(|e| e.starts_with(kind)) {
+                    let mut note = Note::parse(&proof.checkpoint).expect("a checkpoint");
+                    if swap {
+                        note.signatures.retain(|s| s.name != "witness.example");
+                    }
+                    let line = cosign(&note.text, ROGUE, &rogue, at).expect("a cosignature");
+                    note.signatures.push(line);
+                    proof.checkpoint = note.to_bytes();
+                }
+                proof.to_bytes()
+            })
+            .collect()
+    };
+    let failed = |proofs: Vec<u8>, receipt: fn(&mut Value)| {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let bundle = dir.path().join("round");
+        forge_from(&fixture_named(LOGGED), &bundle, |_| {}, |_| {}, receipt);
+        std::fs::write(round_proof_path(&bundle), proofs).expect("write the proofs");
+        let report = fixture.verify_under(&bundle, &keyring);
+        (report.failures())
+            .filter(|c| !matches!(c.reason, Some(FailureReason::NotRun { .. })))
+            .map(|c| {
+                (
+                    c.name,
+                    c.target.clone(),
+                    c.reason.clone().expect("a reason"),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    let witness_failure = |message: &str| FailureReason::Log {
+        file: "the round-opened proof's checkpoint".to_owned(),
+        message: message.to_owned(),
+    };
+    // The rogue's cosignature on the opening is genuine: named as the opening's witness,
+    // it passes every part of the check but the campaign's count. The re-signed receipt
+    // is no longer the one logged (`log.receipt`), which a forger holding the log key
+    // would log too.
+    let receipt_relogged = |failures: &[(CheckName, Option<String>, FailureReason)]| {
+        failures
+            .first()
+            .map(|(name, target, _)| (*name, target.clone()))
+            == Some((CheckName::LogReceipt, Some("receipt".to_owned())))
+    };
+    let opening = failed(proofs_with_rogue("round-opened", false), |p| {
+        p["transparencyLog"]["openingWitness"]["name"] = json!(ROGUE);
+    });
+    assert!(receipt_relogged(&opening), "{opening:#?}");
+    assert_eq!(
+        opening[1..],
+        [(
+            CheckName::LogWitness,
+            Some(ROGUE.to_owned()),
+            witness_failure(
+                "`rogue.example` is not one of the campaign's `[log] witnesses` (witness.example)"
+            )
+        )]
+    );
+    // The receipt unchanged, each pass's checkpoint cosigned only by the rogue fails
+    // for that pass.
+    let pass = failed(proofs_with_rogue("measurement", true), |_| {});
+    let pass: Vec<_> = (pass.iter())
+        .map(|(name, target, reason)| match reason {
+            FailureReason::Log { message, .. } => (*name, target.clone(), message.as_str()),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(
+        pass,
+        [(
+            CheckName::LogWitness,
+            Some("pass 0".to_owned()),
+            "pass 0's checkpoint carries no cosignature by a counted witness valid at its time"
+        )],
+    );
 }

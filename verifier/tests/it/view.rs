@@ -9,8 +9,9 @@ use receipts::keys::Keyring;
 use receipts::model::{EntryStatus, Role, RoundStatus, Timestamp};
 use testkit::copy_dir;
 use verifier::view::{
-    CampaignRounds, CurrentLeader, RoundRow, RoundView, format_duration_ms, format_leader,
-    format_milli_rps, format_score_percent, format_time_of_day,
+    CampaignRounds, CurrentLeader, RateUnit, RoundRow, RoundView, format_duration_ms,
+    format_entry_throughput, format_leader, format_milli_rate, format_milli_rps,
+    format_score_percent, format_time_of_day,
 };
 use verifier::{CheckName, VerifyOptions};
 
@@ -398,6 +399,18 @@ fn throughputs_and_durations_read_for_people() {
     assert_eq!(format_milli_rps(31_035), "31.035 req/s");
     assert_eq!(format_milli_rps(5_898), "5.898 req/s");
     assert_eq!(format_milli_rps(7), "0.007 req/s");
+    assert_eq!(
+        format_milli_rate(15_230, RateUnit::Decisions),
+        "15.230 decisions/s"
+    );
+    assert_eq!(
+        format_entry_throughput(16_000, true, RateUnit::Decisions),
+        "≥ 16.000 decisions/s (ceiling)"
+    );
+    assert_eq!(
+        format_entry_throughput(31_035, false, RateUnit::Requests),
+        "31.035 req/s"
+    );
     assert_eq!(format_duration_ms(340), "340ms");
     assert_eq!(format_duration_ms(1_299), "1.2s");
     assert_eq!(format_duration_ms(125_000), "2m05s");
@@ -490,5 +503,22 @@ fn verdicts_say_what_the_status_says() {
     assert_eq!(
         format_verdict(RoundStatus::InfraFailed, None),
         "infra_failed"
+    );
+}
+
+/// A decide round's rates count decisions; a completions round's, requests.
+#[test]
+fn a_decide_rounds_rates_are_decisions_per_second() {
+    let keyring = Keyring::load(&fixture("v9-decide-keyring.json")).expect("keyring loads");
+    let decide = RoundView::from_bundle(
+        &fixture("v9-decide-round"),
+        &keyring,
+        &VerifyOptions::default(),
+    )
+    .expect("a round");
+    assert_eq!(decide.rate_unit(), RateUnit::Decisions);
+    assert_eq!(
+        view_of(&fixture("v1-round")).rate_unit(),
+        RateUnit::Requests
     );
 }

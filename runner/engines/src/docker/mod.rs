@@ -16,7 +16,9 @@
 //! - User: the engine uid (`--engine-uid`, default 990000; `--user uid:gid`), never the
 //!   image's (often root, the host's root unless the daemon remaps user namespaces).
 //! - Environment: the campaign's list and `REFEREE_THREADS`/`REFEREE_MEMORY_MB` (plus
-//!   what the image itself declares); nothing of the runner's.
+//!   what the image itself declares) and the run's secrets ([`Engine::set_secret_env`]:
+//!   a decide run's token, in this container's environment only, never in the image or
+//!   the recorded command); nothing of the runner's.
 //! - Limits: memory (no swap) from `hardware.memory_limit_mb`, the engine's CPUs as the
 //!   cgroup cpuset, GPUs as device requests only when the campaign names them, all
 //!   capabilities dropped, `no-new-privileges`, a pids limit, `--init`.
@@ -436,6 +438,7 @@ impl DockerBackend {
             tree: tree.to_path_buf(),
             config: config.to_path_buf(),
             log: log.to_path_buf(),
+            secrets: Vec::new(),
             running: None,
             exit: None,
             _not_send: std::marker::PhantomData,
@@ -494,6 +497,9 @@ pub struct DockerEngine {
     tree: PathBuf,
     config: PathBuf,
     log: PathBuf,
+    /// This run's secrets ([`Engine::set_secret_env`]), in its container's environment
+    /// only: the receipt records their names (`envNames`), never their values.
+    secrets: Vec<(String, String)>,
     running: Option<Running>,
     exit: Option<ContainerExit>,
     _not_send: std::marker::PhantomData<*const ()>,
@@ -532,9 +538,10 @@ impl DockerEngine {
     /// What the container is created with.
     fn body(&self, network: &str) -> ContainerCreateBody {
         let p = self.placeholders();
-        let env: Vec<String> = p
-            .environment(&self.spec.env)
-            .into_iter()
+        // A secret replaces a campaign variable of its name (one value per name).
+        let env: Vec<String> = (p.environment(&self.spec.env).into_iter())
+            .filter(|(k, _)| !self.secrets.iter().any(|(name, _)| name == k))
+            .chain(self.secrets.iter().cloned())
             .map(|(k, v)| format!("{k}={v}"))
             .collect();
         let cmd: Vec<String> = self.spec.command.iter().map(|a| p.substitute(a)).collect();
@@ -907,6 +914,11 @@ fn absolute(path: &Path) -> PathBuf {
 impl Engine for DockerEngine {
     fn backend(&self) -> BackendKind {
         BackendKind::Docker
+    }
+
+    fn set_secret_env(&mut self, name: &str, value: &str) -> Result<(), EngineError> {
+        self.secrets.push((name.to_owned(), value.to_owned()));
+        Ok(())
     }
 
     fn command(&self) -> Option<&[String]> {

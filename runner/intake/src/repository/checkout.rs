@@ -11,7 +11,7 @@ use receipts::fsutil::IoError;
 use receipts::layout::{CampaignDir, DataError};
 use receipts::model::Sha256Hex;
 
-use super::fetch::{FetchError, FetchedTree};
+use super::fetch::{FetchError, FetchedTree, safe_path};
 use super::tree_dir;
 
 /// Why a repository submission's tree cannot be checked out for a round.
@@ -38,12 +38,15 @@ pub enum CheckoutError {
 
 /// Copies the fetched tree of the repository submission `submission` of `campaign_dir`
 /// into `dest` (created; it must not hold files of another tree) and returns `dest`: its
-/// listing's digest must be the record's `tree_sha256` (set when it passed the fetch
-/// gate), and every copied file must hash to its listed sha256, with its listed mode.
-/// Symlinks are not created (the fetch gate lists them, never makes them).
+/// listing's digest, as `tree.json` records it and as recomputed from the files and
+/// symlinks it lists, must be the record's `tree_sha256` (set when it passed the fetch
+/// gate), every listed path must stay inside the tree, and every copied file must hash
+/// to its listed sha256, with its listed mode. Symlinks are not created (the fetch gate
+/// lists them, never makes them).
 ///
 /// Errors: [`CheckoutError::NotReviewed`] when the record has no tree digest, names
-/// another one, or a file's bytes changed since; data, listing and I/O errors.
+/// another one, the listing names a path outside the tree, or a file's bytes changed
+/// since; data, listing and I/O errors.
 pub fn checkout_tree(
     campaign_dir: &CampaignDir,
     submission: &Sha256Hex,
@@ -60,14 +63,22 @@ pub fn checkout_tree(
         .and_then(|r| r.tree_sha256)
         .ok_or_else(|| not_reviewed("its record has no tree digest".to_owned()))?;
     let tree = FetchedTree::load(&tree_dir(campaign_dir, submission))?;
-    if tree.tree_sha256 != recorded {
-        return Err(not_reviewed(format!(
-            "its listing has digest {}, its record {recorded}",
-            tree.tree_sha256
-        )));
+    // The digest the listing claims, and the one its entries give.
+    for digest in [tree.tree_sha256, tree.listed_digest()] {
+        if digest != recorded {
+            return Err(not_reviewed(format!(
+                "its listing has digest {digest}, its record {recorded}"
+            )));
+        }
     }
     let from = tree.files_root();
     for file in &tree.files {
+        if !safe_path(&file.path) {
+            return Err(not_reviewed(format!(
+                "its listing names `{}`, not a path inside the tree",
+                receipts::text::escape_untrusted(&file.path)
+            )));
+        }
         let (source, target) = (from.join(&file.path), dest.join(&file.path));
         if let Some(dir) = target.parent() {
             fs::create_dir_all(dir).map_err(IoError::at("creating", dir))?;

@@ -86,6 +86,12 @@ impl FetchedTree {
         self.dir.join("tree")
     }
 
+    /// The digest of this listing recomputed from its files and symlinks, as
+    /// [`FetchedTree::tree_sha256`] should record it.
+    pub fn listed_digest(&self) -> Sha256Hex {
+        listing_digest(&self.files, &self.symlinks)
+    }
+
     /// The file at `path`, if the tree has one.
     pub fn file(&self, path: &str) -> Option<&TreeFile> {
         self.files
@@ -576,6 +582,22 @@ pub(super) fn copy_hashing(from: &mut dyn Read, to: &mut dyn Write) -> io::Resul
     Ok(Sha256Hex::from_bytes(hasher.finalize().into()))
 }
 
+/// The tree digest ([`tree_digest`]) of a listing's `files` and `symlinks`.
+fn listing_digest(files: &[TreeFile], symlinks: &[TreeSymlink]) -> Sha256Hex {
+    tree_digest(
+        files
+            .iter()
+            .map(|f| (file_mode(f.executable), f.sha256, f.path.as_str()))
+            .chain(symlinks.iter().map(|l| {
+                (
+                    SYMLINK_MODE,
+                    Sha256Hex::digest(l.target.as_bytes()),
+                    l.path.as_str(),
+                )
+            })),
+    )
+}
+
 /// What the gate sorted the tree into.
 struct Gated {
     blobs: Vec<(String, bool, String)>,
@@ -584,7 +606,9 @@ struct Gated {
     rejections: Vec<FetchRejection>,
 }
 
-fn safe_path(path: &str) -> bool {
+/// Whether `path` is a relative path of the tree: no empty, `.`, `..` or `.git`
+/// component.
+pub(super) fn safe_path(path: &str) -> bool {
     path.split('/')
         .all(|c| !c.is_empty() && c != "." && c != ".." && !c.eq_ignore_ascii_case(".git"))
 }
@@ -791,18 +815,7 @@ fn write_tree(
     files.sort_by(|a, b| a.path.as_bytes().cmp(b.path.as_bytes()));
     let mut symlinks = gated.symlinks;
     symlinks.sort_by(|a, b| a.path.as_bytes().cmp(b.path.as_bytes()));
-    let tree_sha256 = tree_digest(
-        files
-            .iter()
-            .map(|f| (file_mode(f.executable), f.sha256, f.path.as_str()))
-            .chain(symlinks.iter().map(|l| {
-                (
-                    SYMLINK_MODE,
-                    Sha256Hex::digest(l.target.as_bytes()),
-                    l.path.as_str(),
-                )
-            })),
-    );
+    let tree_sha256 = listing_digest(&files, &symlinks);
     let mut tree = FetchedTree {
         commitment: commitment.as_str().to_owned(),
         tree_sha256,

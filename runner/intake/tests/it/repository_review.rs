@@ -451,3 +451,67 @@ fn a_queued_repository_is_checked_out_as_reviewed_and_a_changed_file_stops_it() 
         other => panic!("expected NotReviewed, got {other:?}"),
     }
 }
+
+/// The listing `tree.json` edited after the review — a file's bytes swapped and its
+/// listed sha256 with them, the recorded digest left as it was — does not check out:
+/// the digest is recomputed from the listing. And a listing whose path leaves the tree
+/// is refused before anything is copied, even with the record's digest forged to match.
+#[test]
+fn an_edited_listing_is_not_checked_out_and_a_path_leaving_the_tree_is_refused() {
+    use intake::repository::checkout::{CheckoutError, checkout_tree};
+    use intake::repository::fetch::FetchedTree;
+    use intake::repository::tree_dir;
+    use intake::store::CampaignStore;
+
+    let case = Case::new();
+    let s = submit_at(&case, "good", &good_files(), 0);
+    assert_eq!(s.state, PipelineState::BenchQueued, "{:?}", s.last_reason());
+    let kept = tree_dir(&case.dir, &s.sha256);
+    let listing = kept.join("tree.json");
+    let original = fs::read(&listing).expect("tree.json");
+    let edit = |edit: &dyn Fn(&mut serde_json::Value)| {
+        let mut tree: serde_json::Value = serde_json::from_slice(&original).expect("json");
+        edit(&mut tree);
+        fs::write(&listing, serde_json::to_vec(&tree).expect("json")).expect("write");
+    };
+    let not_reviewed =
+        |out: &str| match checkout_tree(&case.dir, &s.sha256, &case.tmp.path().join(out)) {
+            Err(CheckoutError::NotReviewed { why, .. }) => why,
+            other => panic!("expected NotReviewed, got {other:?}"),
+        };
+
+    // Another server, listed with its own sha256.
+    let server = "src/server.py";
+    let evil = b"import os\nos.system('curl evil')\n";
+    fs::write(kept.join("tree").join(server), evil).expect("tamper");
+    edit(&|tree| {
+        let files = tree["files"].as_array_mut().expect("files");
+        let file = (files.iter_mut())
+            .find(|f| f["path"] == server)
+            .expect("the server");
+        file["sha256"] = Sha256Hex::digest(evil).to_string().into();
+    });
+    let why = not_reviewed("edited");
+    assert!(why.starts_with("its listing has digest"), "{why}");
+    assert!(!case.tmp.path().join("edited").join(server).exists());
+
+    // A path out of the tree, and the record's digest forged to the edited listing's.
+    edit(&|tree| tree["files"][0]["path"] = "../outside".into());
+    let forged = FetchedTree::load(&kept).expect("listing").listed_digest();
+    let mut record = case.dir.load_submission(&s.sha256).expect("record");
+    if let Some(r) = record.repository.as_mut() {
+        r.tree_sha256 = Some(forged);
+    }
+    case.dir.save_submission(&record).expect("save");
+    // The listing's own field must match too.
+    edit(&|tree| {
+        tree["files"][0]["path"] = "../outside".into();
+        tree["treeSha256"] = forged.to_string().into();
+    });
+    let why = not_reviewed("escaped/tree");
+    assert_eq!(
+        why,
+        "its listing names `../outside`, not a path inside the tree"
+    );
+    assert!(!case.tmp.path().join("escaped/outside").exists());
+}

@@ -4,8 +4,9 @@
 //! `--sealed-dir` — each entry scored on the sealed items while it runs, its decisions
 //! compared with the reference's in its agreement file, priced from its tree's
 //! `resources.json` — then `referee verify` passing with the `fastTrack.*` checks, the
-//! site's round page showing both gates and the cost ranking, and two forgeries
-//! re-signed with the evaluator's own key failing the checks.
+//! outcome seating the cheaper challenger on cost (`cost_margin_met`), `referee leader`
+//! naming it, the site's round page showing both gates and the cost ranking, and two
+//! forgeries re-signed with the evaluator's own key failing the checks.
 
 mod support;
 
@@ -13,7 +14,10 @@ use std::path::Path;
 
 use receipts::bundle::ENVELOPE_FILE;
 use receipts::layout::{DataDir, read_round_record};
-use receipts::model::{EntryStatus, ResourceRequest, Role, RoundStatus, Sha256Hex};
+use receipts::model::{
+    DisqualificationReason, EntryStatus, Leader, ResourceRequest, Role, RoundStatus, SeatRule,
+    Sha256Hex, TypedOrText,
+};
 use referee::demo::s1_fast_speed::{CAMPAIGN_ID, SCORER, SEALED, SUBMISSION_DIFF, stage};
 use support::{bin, stdout, text};
 
@@ -81,11 +85,10 @@ fn check(name: &str, target: &str, passed: bool) -> (String, String, bool) {
     (name.to_owned(), target.to_owned(), passed)
 }
 
-#[test]
-fn the_s1_fast_speed_demo_seats_the_cheaper_sidecar_on_cost_and_its_receipt_verifies() {
-    let _serial = support::serial();
-    let dir = tempfile::tempdir().expect("tempdir");
-    let dir = dir.path();
+/// The demo staged under `<dir>/src` and made ready for its round
+/// ([`support::setup_demo_submission`]: the cheaper submission ingested): the
+/// evaluator's key, its key file and the data directory.
+fn staged(dir: &Path) -> (receipts::keys::PrivateKey, std::path::PathBuf, DataDir) {
     stage(&dir.join("src")).expect("stage");
     let (key, key_path) = support::setup_demo_submission(
         dir,
@@ -94,7 +97,75 @@ fn the_s1_fast_speed_demo_seats_the_cheaper_sidecar_on_cost_and_its_receipt_veri
         "cheaper.diff",
         SUBMISSION_DIFF,
     );
-    let data = DataDir::new(dir.join("data"));
+    (key, key_path, DataDir::new(dir.join("data")))
+}
+
+/// The test through a real round: the capability scorer scores the cheaper
+/// challenger below the baseline (a fake sealed scorer: 700,000 against 750,000 ppm), so
+/// it is disqualified on the gate and seated neither on throughput nor on cost, and the
+/// receipt verifies with `fastTrack.gates` holding it.
+#[test]
+fn a_challenger_scored_below_the_incumbent_is_disqualified_and_not_seated_on_cost() {
+    let _serial = support::serial();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let dir = dir.path();
+    let (key, _, data) = staged(dir);
+    let scorer = runner::sealed::FakeSealedScorer::new(
+        "below-the-incumbent",
+        [(0, 750_000), (1, 700_000)].into(),
+    );
+    let options = runner::round::RoundOptions {
+        data: DataDir::new(std::path::absolute(dir.join("data")).expect("absolute")),
+        campaign: CAMPAIGN_ID.parse().expect("id"),
+        engine_program: env!("CARGO_BIN_EXE_referee").into(),
+        seeds: None,
+        beacon: None,
+        abort_after_record: None,
+        log_key: None,
+        require_witness: None,
+        clock: runner::round::Clock::system(),
+        key_paths: vec![dir.join("keys")],
+        engine_uid: engines::sandbox::DEFAULT_ENGINE_UID,
+        kind: runner::round::RoundKindRequest::Regular,
+        capability: Some(std::sync::Arc::new(scorer)),
+    };
+    struct Quiet;
+    impl runner::round::RoundProgress for Quiet {}
+    runner::round::run_round(&options, &key, &Quiet).expect("round");
+
+    let bundle = data
+        .campaign(&CAMPAIGN_ID.parse().expect("id"))
+        .round_dir(1);
+    let (record, _) = read_round_record(&bundle).expect("receipt");
+    assert_eq!(record.outcome.status, RoundStatus::Complete, "{record:#?}");
+    let challenger = &record.entries[1];
+    assert_eq!(challenger.status, EntryStatus::Disqualified);
+    assert_eq!(
+        challenger.disqualification.as_ref().map(|d| d.reason),
+        Some(DisqualificationReason::CapabilityBelowIncumbent {
+            capability_ppm: 700_000,
+            incumbent_ppm: 750_000
+        })
+    );
+    // Though it is the cheaper per decision, the cost rule does not seat it.
+    let fast = record.fast_track.as_ref().expect("fastTrack");
+    assert_eq!(fast.cost_seat, None);
+    assert_eq!(record.outcome.leader_after, None);
+    assert!(!record.outcome.changed);
+    let (code, checks) = fast_checks(dir, &bundle);
+    assert_eq!(code, Some(0), "{checks:?}");
+    assert!(
+        checks.contains(&check("fastTrack.gates", "entries[1].status", true)),
+        "{checks:?}"
+    );
+}
+
+#[test]
+fn the_s1_fast_speed_demo_seats_the_cheaper_sidecar_on_cost_and_its_receipt_verifies() {
+    let _serial = support::serial();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let dir = dir.path();
+    let (key, key_path, data) = staged(dir);
     let round = [
         &["round"][..],
         &C,
@@ -172,9 +243,32 @@ fn the_s1_fast_speed_demo_seats_the_cheaper_sidecar_on_cost_and_its_receipt_veri
             ),
         ]
     );
-    // Both run at the one fixed rate: the challenger is no faster, but 35 % cheaper per
-    // decision, so it is seated on cost.
+    // Both run at the one fixed rate: the challenger, on two GPUs where the baseline has
+    // one, is no faster — a throughput campaign would keep the baseline — but 35 %
+    // cheaper per decision, so the round's outcome seats it on cost.
     assert_eq!(fast.cost_seat, Some(1), "{fast:#?}");
+    let challenger = &record.entries[1];
+    let throughput = |e: &receipts::model::Entry| e.throughput_milli_rps.expect("throughput");
+    assert!(!receipts::rules::score::overtakes(
+        throughput(challenger),
+        throughput(&record.entries[0]),
+        500
+    ));
+    let winner = Leader {
+        patch: challenger.patch.expect("patch"),
+        miner: challenger.miner.clone().expect("miner"),
+    };
+    assert_eq!(
+        record.outcome.decision,
+        TypedOrText::Typed(SeatRule::CostMarginMet {
+            winner: winner.clone()
+        })
+    );
+    assert_eq!(record.outcome.leader_after, Some(winner));
+    assert!(record.outcome.changed);
+    let (code, out) = run(dir, &[&["leader"][..], &C].concat());
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.contains("miner-cheap"), "{out}");
 
     let (code, checks) = fast_checks(dir, &bundle);
     assert_eq!(code, Some(0), "{checks:?}");
@@ -187,6 +281,7 @@ fn the_s1_fast_speed_demo_seats_the_cheaper_sidecar_on_cost_and_its_receipt_veri
             check("fastTrack.decision", "fastTrack.costSeat", true),
             check("fastTrack.agreement", "fastTrack.entries[0]", true),
             check("fastTrack.agreement", "fastTrack.entries[1]", true),
+            check("fastTrack.gates", "entries[1].status", true),
         ]
     );
 
@@ -206,6 +301,17 @@ fn the_s1_fast_speed_demo_seats_the_cheaper_sidecar_on_cost_and_its_receipt_veri
         let found = page[at..].find(text).map(|i| at + i);
         assert!(found.is_some(), "{text} after byte {at} of the round page");
         at = found.unwrap_or(at);
+    }
+
+    // The campaign page states both gates and the cost rule.
+    let page = std::fs::read_to_string(dir.join(format!("site/c/{CAMPAIGN_ID}/index.html")))
+        .expect("campaign page");
+    for text in [
+        "A challenger is disqualified when its capability score on the sealed items is below the incumbent",
+        "at least 5 % lower than the incumbent",
+        "$0.700000 per l4 GPU-hour",
+    ] {
+        assert!(page.contains(text), "{text} on the campaign page");
     }
 
     // No sealed item reaches the data directory (its bundles included) or the site: only

@@ -73,8 +73,8 @@ const ROUND_CLOCK: &str = "which clock the runner read the round's times from; n
 const SEALED: &str = "the sealed capability scorer's identity, the commitment to its sealed \
                       items and the score it returned; the items never leave the evaluator \
                       (not in the bundle, not in the data directory), so only a re-run with \
-                      them can score again; `fastTrack.decision` recomputes the gate over \
-                      the scores";
+                      them can score again; `fastTrack.gates` and `fastTrack.decision` \
+                      recompute the gates over the scores";
 /// Why an entry's declared resources are attested.
 const RESOURCES: &str = "what the entry's manifest declared it runs on; the round bundle \
                          holds no copy of the manifest, and `fastTrack.costs` recomputes the \

@@ -12,6 +12,9 @@
 //!   the campaign's cost margin and the round's noise floor (`noise.aaSpreadBp`);
 //! - `fastTrack.agreement` (from v9): each entry's agreement file, and its matched count
 //!   recounted from the file's per-item decisions.
+//! - `fastTrack.gates` (from v9): a challenger whose row fails a gate is not scored, and
+//!   a gate disqualification names the gate its row fails; the outcome seated on cost is
+//!   `paired.decision`'s (`crate::paired`).
 //!
 //! The checks run from round/v8 where the frozen campaign is of track `s1-fast-speed` or
 //! the record holds `fastTrack`; no build before v8 knew the track, so an older bundle
@@ -20,13 +23,14 @@
 use std::path::Path;
 
 use receipts::model::{
-    AgreementItems, Campaign, EntryStatus, FastEntry, FastTrackRecord, FrozenCampaign, RoundRecord,
-    Sha256Hex, Track,
+    AgreementItems, Campaign, DisqualificationReason, EntryStatus, FastEntry, FastTrackRecord,
+    FrozenCampaign, Role, RoundRecord, Sha256Hex, Track,
 };
 use receipts::rules::agreement::{agreement_ppm, recount};
 use receipts::rules::capability::MAX_SCORE_PPM;
 use receipts::rules::cost::{
-    cost_micro_usd_per_million, noise_floor_bp, price_micro_usd_per_hour, round_cost_seat,
+    cost_micro_usd_per_million, gate_failure, incumbent_of, noise_floor_bp,
+    price_micro_usd_per_hour, round_cost_seat,
 };
 
 use crate::files::{read_json, same};
@@ -56,6 +60,7 @@ pub(crate) fn check_fast_track(
                 CheckName::FastTrackCosts,
                 CheckName::FastTrackDecision,
                 CheckName::FastTrackAgreement,
+                CheckName::FastTrackGates,
             ],
             CheckName::InputsCampaign,
         );
@@ -89,8 +94,81 @@ pub(crate) fn check_fast_track(
     );
     if version >= PredicateVersion::V9 {
         check_agreement(report, dir, record, fast, frozen);
+        check_gates(report, record, fast);
     } else {
         report.not_applicable(CheckName::FastTrackAgreement, None, version.name());
+        report.not_applicable(CheckName::FastTrackGates, None, version.name());
+    }
+}
+
+/// `fastTrack.gates` (from round/v9): one check per challenger, `entries[i].status` as
+/// target. Its row against the incumbent's (`receipts::rules::cost::gate_failure`; the
+/// incumbent the cost rule's, `receipts::rules::cost::incumbent_of`): a gate
+/// disqualification must be the gate the row fails, with both scores, and a row failing a
+/// gate cannot be scored — the runner disqualifies it before the passes decide, so a
+/// receipt seating it, on throughput or on cost, fails here.
+fn check_gates(report: &mut VerifyReport, record: &RoundRecord, fast: &FastTrackRecord) {
+    let incumbent = incumbent_of(&record.entries, &fast.entries).map(|(_, row)| row);
+    for entry in record.entries.iter().filter(|e| e.role == Role::Challenger) {
+        let field = format!("entries[{}].status", entry.index);
+        let row = fast.entries.iter().find(|r| r.index == entry.index);
+        let expected = row
+            .zip(incumbent)
+            .and_then(|(row, inc)| gate_failure(row, inc));
+        let claimed = entry
+            .disqualification
+            .as_ref()
+            .map(|d| d.reason)
+            .filter(|reason| {
+                matches!(
+                    reason,
+                    DisqualificationReason::CapabilityBelowIncumbent { .. }
+                        | DisqualificationReason::AgreementBelowIncumbent { .. }
+                )
+            });
+        let shown = |reason: Option<DisqualificationReason>| match reason {
+            Some(DisqualificationReason::CapabilityBelowIncumbent {
+                capability_ppm,
+                incumbent_ppm,
+            }) => format!(
+                "capability_below_incumbent: {capability_ppm} ppm, the incumbent's \
+                 {incumbent_ppm} ppm"
+            ),
+            Some(DisqualificationReason::AgreementBelowIncumbent {
+                agreement_ppm,
+                incumbent_ppm,
+            }) => format!(
+                "agreement_below_incumbent: {agreement_ppm} ppm, the incumbent's \
+                 {incumbent_ppm} ppm"
+            ),
+            Some(other) => other.as_str().to_owned(),
+            None => "no gate failed".to_owned(),
+        };
+        let result = match (claimed, expected) {
+            (Some(claimed), expected)
+                if Some(claimed) != expected || entry.status != EntryStatus::Disqualified =>
+            {
+                Err(fail(
+                    &field,
+                    format!(
+                        "{} ({}), but its row against the incumbent's gives {}",
+                        entry.status.as_str(),
+                        shown(Some(claimed)),
+                        shown(expected)
+                    ),
+                ))
+            }
+            (None, Some(expected)) if entry.status == EntryStatus::Scored => Err(fail(
+                &field,
+                format!(
+                    "scored, but its row fails a gate against the incumbent's: {}; it \
+                     cannot be seated",
+                    shown(Some(expected))
+                ),
+            )),
+            _ => Ok(()),
+        };
+        report.record(CheckName::FastTrackGates, Some(field), result);
     }
 }
 
@@ -251,6 +329,16 @@ fn check_decision(
             ),
         ))
     }
+}
+
+/// The challenger a round's outcome seats on cost (`paired.decision`): the cost rule over
+/// `record`'s entries and `fastTrack` rows, as [`expected_cost_seat`]; `None` without a
+/// `fastTrack` record or outside a campaign scoring cost.
+pub(crate) fn recomputed_cost_seat(record: &RoundRecord, campaign: &Campaign) -> Option<u32> {
+    (campaign.track == Some(Track::S1FastSpeed))
+        .then_some(record.fast_track.as_ref())
+        .flatten()
+        .and_then(|fast| expected_cost_seat(record, fast, campaign))
 }
 
 /// The challenger seated on cost (`receipts::rules::cost::round_cost_seat`, the runner's
@@ -474,6 +562,16 @@ memory_gib = 5_000
                     agreement_file: None,
                 }
             };
+        // Entry 3's capability is below the incumbent's: the runner disqualified it.
+        record.entries[3].status = receipts::model::EntryStatus::Disqualified;
+        record.entries[3].disqualification = Some(receipts::model::Disqualification {
+            reason: DisqualificationReason::CapabilityBelowIncumbent {
+                capability_ppm: 799_999,
+                incumbent_ppm: 800_000,
+            },
+            detail: "capability below the incumbent's".into(),
+            log_tail: Vec::new(),
+        });
         let entries = &record.entries;
         let rows = vec![
             row(&entries[0], request(1, "h100"), 700_000, 7),
@@ -633,6 +731,123 @@ memory_gib = 5_000
             PredicateVersion::V7,
         );
         assert!(report.checks.is_empty());
+    }
+
+    /// The `fastTrack.gates` checks of `record` at v9 as (target, passed).
+    fn gates(record: &RoundRecord) -> Vec<(String, bool)> {
+        let mut report = VerifyReport::new(Path::new("bundle"));
+        check_fast_track(
+            &mut report,
+            Path::new("bundle"),
+            record,
+            Some(&campaign()),
+            PredicateVersion::V9,
+        );
+        report
+            .checks
+            .iter()
+            .filter(|c| c.name == CheckName::FastTrackGates)
+            .map(|c| (c.target.clone().unwrap_or_default(), c.passed))
+            .collect()
+    }
+
+    /// Only the gates' failures of `record`, with their messages.
+    fn gate_failures(record: &RoundRecord) -> Vec<String> {
+        let mut report = VerifyReport::new(Path::new("bundle"));
+        check_fast_track(
+            &mut report,
+            Path::new("bundle"),
+            record,
+            Some(&campaign()),
+            PredicateVersion::V9,
+        );
+        report
+            .failures()
+            .filter(|c| c.name == CheckName::FastTrackGates)
+            .filter_map(|c| c.reason.as_ref().map(ToString::to_string))
+            .collect()
+    }
+
+    #[test]
+    fn a_challenger_failing_a_gate_is_disqualified_with_its_scores() {
+        let record = round();
+        // The cheaper challenger passes both gates; the one below the incumbent's
+        // capability is disqualified for it, with both scores.
+        assert_eq!(
+            gates(&record),
+            [
+                ("entries[2].status".to_owned(), true),
+                ("entries[3].status".to_owned(), true)
+            ]
+        );
+        assert_eq!(
+            receipts::rules::cost::round_gate_failures(
+                &{
+                    let mut scored = record.entries.clone();
+                    scored[3].status = EntryStatus::Scored;
+                    scored
+                },
+                &record.fast_track.as_ref().expect("fast").entries
+            ),
+            [(
+                3,
+                DisqualificationReason::CapabilityBelowIncumbent {
+                    capability_ppm: 799_999,
+                    incumbent_ppm: 800_000
+                }
+            )]
+        );
+        // Scored again, as a forger seating it would need: the gate fails.
+        let mut rescored = record.clone();
+        rescored.entries[3].status = EntryStatus::Scored;
+        rescored.entries[3].disqualification = None;
+        assert_eq!(
+            gate_failures(&rescored),
+            [
+                "`receipt.dsse.json` entries[3].status: scored, but its row fails a gate against the \
+              incumbent's: capability_below_incumbent: 799999 ppm, the incumbent's 800000 ppm; \
+              it cannot be seated"
+            ]
+        );
+        // A gate claimed with other scores, and a gate the row does not fail.
+        let mut other_scores = record.clone();
+        if let Some(d) = other_scores.entries[3].disqualification.as_mut() {
+            d.reason = DisqualificationReason::CapabilityBelowIncumbent {
+                capability_ppm: 1,
+                incumbent_ppm: 800_000,
+            };
+        }
+        assert_eq!(gate_failures(&other_scores).len(), 1);
+        let mut passing = record.clone();
+        passing.entries[2].status = EntryStatus::Disqualified;
+        passing.entries[2].disqualification = record.entries[3].disqualification.clone();
+        assert_eq!(
+            gates(&passing),
+            [
+                ("entries[2].status".to_owned(), false),
+                ("entries[3].status".to_owned(), true)
+            ]
+        );
+        // Agreement below the incumbent's (5 of 7 against 6 of 7), left scored: the
+        // second gate fails.
+        let mut disagreeing = record.clone();
+        let row = &mut disagreeing.fast_track.as_mut().expect("fast").entries[2];
+        row.agreement_matched = 5;
+        row.agreement_ppm = agreement_ppm(5, 7);
+        assert_eq!(
+            gate_failures(&disagreeing),
+            [
+                "`receipt.dsse.json` entries[2].status: scored, but its row fails a gate against the \
+              incumbent's: agreement_below_incumbent: 714285 ppm, the incumbent's 857142 ppm; \
+              it cannot be seated"
+            ]
+        );
+        // Before v9 no gate is checked.
+        assert!(
+            checks(&rescored)
+                .iter()
+                .all(|(name, _, _)| *name != "fastTrack.gates")
+        );
     }
 
     /// [`round`] with an agreement file per row in `dir`, as the runner writes them: the

@@ -497,12 +497,15 @@ fn decision_runs(record: &RoundRecord, runs: &Runs) -> RoundRuns {
 /// failure from its entry (an `infraFailure` of its own cause, or the disqualification of
 /// a re-measured incumbent), and the rounds in a row its runs failed before this one from
 /// `remeasure`, else from a claimed `incumbent_infra_failed` (the chain checks the count),
-/// and the baseline run without token ids as [`baseline_without_token_ids`] recomputed it.
+/// the baseline run without token ids as [`baseline_without_token_ids`] recomputed it,
+/// and from v9 the challenger a campaign scoring cost seats on cost, recomputed from the
+/// record (`crate::fast_track::recomputed_cost_seat`), never `fastTrack.costSeat`'s claim.
 fn outcome_input(
     record: &RoundRecord,
     leader_before: Option<Leader>,
     campaign: &Campaign,
     baseline_without_token_ids: Option<RoundFailure>,
+    version: PredicateVersion,
 ) -> OutcomeInput {
     let outcome = &record.outcome;
     // The scorer's own failure is its word, but the deadline it ran past is the
@@ -552,6 +555,9 @@ fn outcome_input(
         incumbent_infra_failed,
         incumbent_infra_failed_rounds,
         practice: record.practice,
+        cost_seat: (version >= PredicateVersion::V9)
+            .then(|| crate::fast_track::recomputed_cost_seat(record, campaign))
+            .flatten(),
     }
 }
 
@@ -789,6 +795,7 @@ fn check_decision(
         leader_before,
         campaign,
         without_ids.as_ref().map(|(failure, _)| failure.clone()),
+        version,
     );
     let expected = round_outcome(&decision, &outcome_entries(record, runs, settled), &input);
     let claimed_reason = outcome.reason.as_ref().and_then(TypedOrText::typed);
@@ -882,6 +889,7 @@ pub fn recomputed_outcome(
         leader_before,
         campaign,
         without_ids.map(|(failure, _)| failure),
+        current,
     );
     let entries = outcome_entries(record, &runs, settled.as_ref().ok());
     Ok(round_outcome(&decision, &entries, &input))

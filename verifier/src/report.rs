@@ -558,6 +558,12 @@ pub enum CheckName {
     /// failure names a run's violation; `entries[i].passes[j]` or `entries[i]` as target.
     #[serde(rename = "host.telemetry")]
     HostTelemetry,
+    /// v9, track s1-fast-speed (content/s1-fast-speed.md, The gates): a challenger whose
+    /// row fails a gate against the incumbent's (capability, then agreement;
+    /// `receipts::rules::cost::gate_failure`) is not scored, and a gate disqualification
+    /// names the gate its row fails with both scores; `entries[i].status` as target.
+    #[serde(rename = "fastTrack.gates")]
+    FastTrackGates,
 }
 
 impl CheckName {
@@ -674,6 +680,7 @@ impl CheckName {
             CheckName::PodAgent => "pod.agent",
             CheckName::PassPlacement => "passes.placement",
             CheckName::HostTelemetry => "host.telemetry",
+            CheckName::FastTrackGates => "fastTrack.gates",
         }
     }
 }

@@ -783,6 +783,23 @@ pub enum DisqualificationReason {
         /// The campaign's bound, basis points.
         bound_bp: u32,
     },
+    /// An s1-fast-speed challenger's capability score on the sealed items is below the
+    /// incumbent's in the same round (v9; content/s1-fast-speed.md, The gates): it
+    /// cannot be seated, on throughput or on cost.
+    CapabilityBelowIncumbent {
+        /// Its score, ppm (`fastTrack.entries[].capabilityPpm`).
+        capability_ppm: u32,
+        /// The incumbent's score, ppm.
+        incumbent_ppm: u32,
+    },
+    /// An s1-fast-speed challenger's agreement with s1-pro is below the incumbent's in
+    /// the same round (v9; content/s1-fast-speed.md, The gates).
+    AgreementBelowIncumbent {
+        /// Its agreement, ppm (`fastTrack.entries[].agreementPpm`).
+        agreement_ppm: u32,
+        /// The incumbent's agreement, ppm.
+        incumbent_ppm: u32,
+    },
 }
 
 impl DisqualificationReason {
@@ -808,6 +825,8 @@ impl DisqualificationReason {
             DisqualificationReason::TextNotIds { .. } => "text_not_ids",
             DisqualificationReason::OutputLength { .. } => "output_length",
             DisqualificationReason::Caching { .. } => "caching",
+            DisqualificationReason::CapabilityBelowIncumbent { .. } => "capability_below_incumbent",
+            DisqualificationReason::AgreementBelowIncumbent { .. } => "agreement_below_incumbent",
         }
     }
 }
@@ -1801,6 +1820,14 @@ pub enum SeatRule {
         /// The best scored challenger.
         best: Leader,
     },
+    /// No challenger met the throughput margin, and in a campaign scoring cost this one,
+    /// through both gates, is at least the cost margin cheaper per decision at a
+    /// throughput not below the incumbent's within the round's noise floor: it takes the
+    /// seat (`fastTrack.costSeat`; v9, content/s1-fast-speed.md, The cost rule).
+    CostMarginMet {
+        /// The new leader.
+        winner: Leader,
+    },
 }
 
 impl fmt::Display for SeatRule {
@@ -1843,6 +1870,12 @@ impl fmt::Display for SeatRule {
                 "the incumbent was disqualified and the best challenger {} was slower than the \
                  baseline; the seat falls back to the baseline",
                 name(best)
+            ),
+            SeatRule::CostMarginMet { winner } => write!(
+                f,
+                "{} was cheaper per decision than the incumbent by at least the cost margin, at \
+                 a throughput not below its own",
+                name(winner)
             ),
         }
     }

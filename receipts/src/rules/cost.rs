@@ -1,6 +1,8 @@
 //! Cost scoring of the s1-fast-speed track (content/s1-fast-speed.md, The cost rule): the
-//! price of an entry's declared resources, its cost per decision, and the seat on cost —
-//! all in integers, so the runner and the verifier get the same numbers.
+//! price of an entry's declared resources, its cost per decision, the gates a challenger
+//! must pass (a failure disqualifies it, with its typed reason), and the seat on cost
+//! that the round's outcome acts on (`rules::outcome`, step 6) — all in integers, so the
+//! runner and the verifier get the same numbers.
 //!
 //! Units: prices are micro-dollars (µ$) per hour, throughputs milli-decisions per second
 //! (a decide round's `throughputMilliRps`), and a cost per decision is micro-dollars per
@@ -8,7 +10,8 @@
 //! is never understated. The seat compares exact rationals, not the rounded costs.
 
 use crate::model::{
-    CostSpec, Entry, EntryStatus, FastEntry, NoiseCheck, PricePerHour, ResourceRequest, Role,
+    CostSpec, DisqualificationReason, Entry, EntryStatus, FastEntry, NoiseCheck, PricePerHour,
+    ResourceRequest, Role,
 };
 use crate::rules::agreement::agreement_passes;
 use crate::rules::capability::capability_passes;
@@ -163,6 +166,61 @@ pub fn noise_floor_bp(noise: Option<&NoiseCheck>, spec: &CostSpec) -> u64 {
     measured.max(u64::from(spec.min_noise_floor_bp))
 }
 
+/// The row of the entry the gates and the cost rule compare against, from a round's
+/// `entries` and their `fastTrack` `rows` (matched by index): the entry of role
+/// incumbent, else the baseline (no leader yet: the baseline holds the seat). `None` when
+/// that entry has no row.
+pub fn incumbent_of<'a>(
+    entries: &'a [Entry],
+    rows: &'a [FastEntry],
+) -> Option<(&'a Entry, &'a FastEntry)> {
+    let entry = entries
+        .iter()
+        .find(|e| e.role == Role::Incumbent)
+        .or_else(|| entries.iter().find(|e| e.role == Role::Baseline))?;
+    Some((entry, rows.iter().find(|r| r.index == entry.index)?))
+}
+
+/// The gate a challenger's `row` fails against the `incumbent`'s row
+/// (content/s1-fast-speed.md, The gates), capability first: the typed reason that
+/// disqualifies it, with both scores; `None` when it passes both.
+pub fn gate_failure(row: &FastEntry, incumbent: &FastEntry) -> Option<DisqualificationReason> {
+    if !capability_passes(row.capability_ppm, incumbent.capability_ppm) {
+        return Some(DisqualificationReason::CapabilityBelowIncumbent {
+            capability_ppm: row.capability_ppm,
+            incumbent_ppm: incumbent.capability_ppm,
+        });
+    }
+    (!agreement_passes(row.agreement_ppm, incumbent.agreement_ppm)).then_some(
+        DisqualificationReason::AgreementBelowIncumbent {
+            agreement_ppm: row.agreement_ppm,
+            incumbent_ppm: incumbent.agreement_ppm,
+        },
+    )
+}
+
+/// The challengers of a round of an s1-fast-speed campaign that a gate disqualifies:
+/// each scored challenger of `entries` whose row in `rows` fails [`gate_failure`]
+/// against the incumbent's (the entry of role incumbent, else the baseline), with the
+/// reason, in entry order. The runner disqualifies them before the passes decide, so no
+/// rule seats them; the verifier checks each against its entry.
+pub fn round_gate_failures(
+    entries: &[Entry],
+    rows: &[FastEntry],
+) -> Vec<(u32, DisqualificationReason)> {
+    let Some((_, incumbent)) = incumbent_of(entries, rows) else {
+        return Vec::new();
+    };
+    entries
+        .iter()
+        .filter(|e| e.role == Role::Challenger && e.status == EntryStatus::Scored)
+        .filter_map(|e| {
+            let row = rows.iter().find(|r| r.index == e.index)?;
+            Some((e.index, gate_failure(row, incumbent)?))
+        })
+        .collect()
+}
+
 /// The challenger a round of an s1-fast-speed campaign seats on cost, from its entries
 /// and their `fastTrack` rows (matched by index): the incumbent is the entry of role
 /// incumbent, else the baseline; a challenger counts when it is scored, has a row and a
@@ -177,12 +235,8 @@ pub fn round_cost_seat(
     (overtake_margin_bp, margin_bp): (u32, u32),
     noise_floor_bp: u64,
 ) -> Option<u32> {
-    let incumbent_entry = entries
-        .iter()
-        .find(|e| e.role == Role::Incumbent)
-        .or_else(|| entries.iter().find(|e| e.role == Role::Baseline))?;
+    let (incumbent_entry, incumbent_row) = incumbent_of(entries, rows)?;
     let row_of = |index: u32| rows.iter().find(|r| r.index == index);
-    let incumbent_row = row_of(incumbent_entry.index)?;
     let incumbent = Priced {
         price_micro_usd_per_hour: incumbent_row.price_micro_usd_per_hour,
         throughput_milli_rps: incumbent_entry.throughput_milli_rps?,
@@ -192,9 +246,7 @@ pub fn round_cost_seat(
         .filter(|e| e.role == Role::Challenger && e.status == EntryStatus::Scored)
         .filter_map(|e| {
             let row = row_of(e.index)?;
-            let gates = capability_passes(row.capability_ppm, incumbent_row.capability_ppm)
-                && agreement_passes(row.agreement_ppm, incumbent_row.agreement_ppm);
-            gates.then_some((
+            gate_failure(row, incumbent_row).is_none().then_some((
                 e.index,
                 Priced {
                     price_micro_usd_per_hour: row.price_micro_usd_per_hour,

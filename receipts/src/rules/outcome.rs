@@ -25,7 +25,12 @@
 //! 4. the A/A noise above the margin: `inconclusive`;
 //! 5. the paired seat rule, a disqualified incumbent's seat going to the best challenger
 //!    only when it is at least as fast as the baseline
-//!    ([`seat_after_disqualified_incumbent`]).
+//!    ([`seat_after_disqualified_incumbent`]);
+//! 6. in a campaign scoring cost (s1-fast-speed), when that rule kept the seat (no
+//!    challenger met the margin, or none was scored): the challenger seated on cost
+//!    ([`round_cost_seat`](crate::rules::cost::round_cost_seat), `fastTrack.costSeat`)
+//!    takes it (`cost_margin_met`). A challenger failing a gate was disqualified before
+//!    the passes decided, so neither rule seats it.
 
 use crate::model::{
     Leader, Outcome, ProbeRecord, Role, RoundFailure, RoundStatus, SeatRule, TypedOrText,
@@ -82,6 +87,9 @@ pub struct OutcomeInput {
     /// The evaluator gave the round's seeds (`practice`): whatever the rule decides, the
     /// seat stays `leader_before` (the decision is recorded, the seat does not move).
     pub practice: bool,
+    /// In a campaign scoring cost, the entry index the cost rule seats
+    /// ([`round_cost_seat`](crate::rules::cost::round_cost_seat)); `None` otherwise.
+    pub cost_seat: Option<u32>,
 }
 
 /// The round's outcome (module doc, in that order) from `decision`, what the paired rules
@@ -179,10 +187,28 @@ pub fn round_outcome(
                 score,
             ))))
         }
-        PairedDecision::Seat { leader_after, rule } => seat(Decision::Seat {
-            leader_after: leader_after.clone(),
-            rule: rule.clone(),
-        }),
+        PairedDecision::Seat { leader_after, rule } => {
+            let kept = matches!(
+                rule,
+                SeatRule::NoScoredChallenger | SeatRule::MarginNotMet { .. }
+            );
+            let on_cost = input
+                .cost_seat
+                .filter(|_| kept)
+                .and_then(|index| entries.iter().find(|e| e.index == index))
+                .filter(|e| e.role == Role::Challenger)
+                .and_then(|e| e.leader.clone());
+            seat(match on_cost {
+                Some(winner) => Decision::Seat {
+                    leader_after: Some(winner.clone()),
+                    rule: SeatRule::CostMarginMet { winner },
+                },
+                None => Decision::Seat {
+                    leader_after: leader_after.clone(),
+                    rule: rule.clone(),
+                },
+            })
+        }
     }
 }
 

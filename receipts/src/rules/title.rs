@@ -254,9 +254,9 @@ fn regular_kind(record: &RoundRecord) -> RoundKind {
     let (winner, holder_failed) = match &outcome.decision {
         TypedOrText::Typed(rule) => {
             let winner = match rule {
-                SeatRule::MarginMet { winner } | SeatRule::IncumbentDisqualified { winner } => {
-                    Some(winner.clone())
-                }
+                SeatRule::MarginMet { winner }
+                | SeatRule::CostMarginMet { winner }
+                | SeatRule::IncumbentDisqualified { winner } => Some(winner.clone()),
                 _ => None,
             };
             let failed = matches!(

@@ -45,6 +45,7 @@ fn input() -> OutcomeInput {
         incumbent_infra_failed: false,
         incumbent_infra_failed_rounds: 0,
         practice: false,
+        cost_seat: None,
     }
 }
 
@@ -429,4 +430,92 @@ fn a_practice_round_never_moves_the_seat() {
     assert!(!outcome.changed);
     assert_eq!(outcome.decision, official.decision);
     assert_eq!(outcome.status, official.status);
+}
+
+/// Step 6, the test through the outcome: a challenger on two L4s giving 98 % of
+/// the incumbent's decisions/s on one H100 — slower per GPU, not 5 % faster, so the
+/// throughput rule keeps the incumbent — is 35 % cheaper per decision: a campaign scoring
+/// cost seats it (`cost_margin_met`), a throughput campaign does not.
+#[test]
+fn step_6_a_cheaper_slower_per_gpu_challenger_is_seated_on_cost_only() {
+    use receipts::model::{PricePerHour, ResourceRequest};
+    use receipts::rules::cost::{Priced, cost_seat, price_micro_usd_per_hour};
+    let prices = PricePerHour {
+        gpu: [("h100".to_owned(), 2_000_000), ("l4".to_owned(), 700_000)].into(),
+        cpu: 40_000,
+        memory_gib: 5_000,
+    };
+    let priced = |gpus, class: &str, cpus, memory_gib, throughput_milli_rps| Priced {
+        price_micro_usd_per_hour: price_micro_usd_per_hour(
+            &ResourceRequest {
+                gpus,
+                gpu_class: class.to_owned(),
+                cpus,
+                memory_gib,
+            },
+            &prices,
+        )
+        .expect("priced"),
+        throughput_milli_rps,
+    };
+    let incumbent = priced(1, "h100", 8, 64, 100_000);
+    let challenger = priced(2, "l4", 4, 32, 98_000);
+    // The round's A/A spread of 300 bp makes 98 % "not below".
+    let on_cost = cost_seat(&[(2, challenger)], incumbent, 500, 300);
+    assert_eq!(on_cost, Some(2));
+    // The paired rule: challenger 2 (-2 %) and 3 (+0.5 %) both short of the 1 % margin.
+    let not_met = PairedDecision::Seat {
+        leader_after: Some(leader(1)),
+        rule: SeatRule::MarginNotMet { best: leader(3) },
+    };
+    let cost_campaign = OutcomeInput {
+        cost_seat: on_cost,
+        ..input()
+    };
+    assert_eq!(
+        round_outcome(&not_met, &entries(-20_000), &cost_campaign),
+        seated(
+            Some(leader(2)),
+            SeatRule::CostMarginMet { winner: leader(2) }
+        )
+    );
+    assert_eq!(
+        round_outcome(&not_met, &entries(-20_000), &input()),
+        seated(Some(leader(1)), SeatRule::MarginNotMet { best: leader(3) })
+    );
+    // A challenger that meets the throughput margin takes the seat that way first.
+    assert_eq!(
+        round_outcome(&margin_met(), &entries(-20_000), &cost_campaign),
+        seated(Some(leader(3)), SeatRule::MarginMet { winner: leader(3) })
+    );
+    // No seat moves on cost in a round that is not complete, nor in a practice round,
+    // nor to an entry that is not a challenger.
+    let noisy = PairedDecision::Inconclusive {
+        control_spread_bp: 298,
+        margin_bp: 100,
+    };
+    assert_eq!(
+        round_outcome(&noisy, &entries(-20_000), &cost_campaign).leader_after,
+        Some(leader(1))
+    );
+    let practice = OutcomeInput {
+        practice: true,
+        ..cost_campaign.clone()
+    };
+    let kept = round_outcome(&not_met, &entries(-20_000), &practice);
+    assert_eq!(
+        (kept.leader_after, kept.decision),
+        (
+            Some(leader(1)),
+            TypedOrText::Typed(SeatRule::CostMarginMet { winner: leader(2) })
+        )
+    );
+    let at_incumbent = OutcomeInput {
+        cost_seat: Some(1),
+        ..input()
+    };
+    assert_eq!(
+        round_outcome(&not_met, &entries(-20_000), &at_incumbent),
+        seated(Some(leader(1)), SeatRule::MarginNotMet { best: leader(3) })
+    );
 }

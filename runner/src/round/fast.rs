@@ -10,11 +10,13 @@ use std::path::Path;
 use receipts::canonical::from_slice_strict;
 use receipts::fsutil::IoError;
 use receipts::model::{
-    AgreementItems, FastEntry, FastTrackRecord, ResourceRequest, RoundRecord, Track,
+    AgreementItems, Disqualification, DisqualificationReason, Entry, EntryStatus, FastEntry,
+    FastTrackRecord, NoiseCheck, ResourceRequest, RoundRecord, Track,
 };
 use receipts::rules::agreement::{agreement_items, recount};
 use receipts::rules::cost::{
     cost_micro_usd_per_million, noise_floor_bp, price_micro_usd_per_hour, round_cost_seat,
+    round_gate_failures,
 };
 use receipts::rules::decide::Answer;
 use serde::{Deserialize, Serialize};
@@ -160,21 +162,113 @@ pub(crate) fn write_agreement_files(
     all
 }
 
+/// The scored challengers of `entries` that fail a gate against the incumbent, with the
+/// typed reason (`receipts::rules::cost::round_gate_failures`: capability, then
+/// agreement, on the rows [`rows`] builds); off the track, none. The passes read their
+/// runs as crashed, so neither the throughput nor the cost rule seats them.
+pub(crate) fn gate_failures(
+    ctx: &Ctx<'_>,
+    entries: &[Entry],
+) -> Vec<(u32, DisqualificationReason)> {
+    rows(ctx, entries).map_or_else(Vec::new, |rows| round_gate_failures(entries, &rows))
+}
+
+/// Disqualifies each entry of `entries` that [`gate_failures`] named and that is still
+/// scored once its passes are settled (its entry rebuilt from its runs; a leaked key or
+/// a run of its own keeps its reason), with its gate and both scores.
+pub(crate) fn disqualify_by_gates(
+    entries: &mut [Entry],
+    failures: &[(u32, DisqualificationReason)],
+) {
+    for &(index, reason) in failures {
+        let Some(entry) = entries
+            .iter_mut()
+            .find(|e| e.index == index && e.status == EntryStatus::Scored)
+        else {
+            continue;
+        };
+        let detail = match reason {
+            DisqualificationReason::CapabilityBelowIncumbent {
+                capability_ppm,
+                incumbent_ppm,
+            } => format!(
+                "capability {capability_ppm} ppm on the sealed items, below the incumbent's \
+                 {incumbent_ppm} ppm"
+            ),
+            DisqualificationReason::AgreementBelowIncumbent {
+                agreement_ppm,
+                incumbent_ppm,
+            } => format!(
+                "agreement with s1-pro {agreement_ppm} ppm, below the incumbent's \
+                 {incumbent_ppm} ppm"
+            ),
+            other => other.as_str().to_owned(),
+        };
+        entry.status = EntryStatus::Disqualified;
+        entry.score_ppm = None;
+        entry.disqualification = Some(Disqualification {
+            reason,
+            detail,
+            log_tail: Vec::new(),
+        });
+    }
+}
+
+/// The challenger the cost rule seats (`receipts::rules::cost::round_cost_seat`) among
+/// `entries` (their throughputs measured) at the campaign's margins and the floor of the
+/// round's `noise`; `None` off the track. The outcome acts on it.
+pub(crate) fn cost_seat(
+    ctx: &Ctx<'_>,
+    entries: &[Entry],
+    noise: Option<&NoiseCheck>,
+) -> Option<u32> {
+    let cost = ctx.frozen.campaign.cost.as_ref()?;
+    round_cost_seat(
+        entries,
+        &rows(ctx, entries)?,
+        (ctx.frozen.campaign.overtake_margin_bp, cost.margin_bp),
+        noise_floor_bp(noise, cost),
+    )
+}
+
 /// The round's `fastTrack` record, `record` otherwise complete: the scorer's identity,
-/// one row per entry (its resources and score as its answering run saved them, its
-/// agreement recounted from its file, its price and cost per decision), and the seat on
-/// cost. `None` off the track or without a scorer (the verifier then fails the round's
-/// missing record).
+/// the [`rows`], and the seat on cost. `None` off the track or without a scorer (the
+/// verifier then fails the round's missing record).
 pub(crate) fn fast_track(ctx: &Ctx<'_>, record: &RoundRecord) -> Option<FastTrackRecord> {
+    let campaign = &ctx.frozen.campaign;
+    let (Some(cost), Some(agreement)) = (&campaign.cost, &campaign.agreement) else {
+        return None;
+    };
+    let identity = ctx.options.capability.as_ref()?.identity().clone();
+    let rows = rows(ctx, &record.entries)?;
+    let cost_seat = round_cost_seat(
+        &record.entries,
+        &rows,
+        (campaign.overtake_margin_bp, cost.margin_bp),
+        noise_floor_bp(record.noise.as_ref(), cost),
+    );
+    Some(FastTrackRecord {
+        scorer_sha256: identity.scorer_sha256,
+        sealed_set_commitment: identity.sealed_set_commitment,
+        agreement_reference: agreement.reference_image.clone(),
+        agreement_items: agreement.items,
+        entries: rows,
+        cost_seat,
+    })
+}
+
+/// One `fastTrack` row per entry of `entries`: its resources and score as its answering
+/// run saved them, its agreement recounted from its file, its price and its cost per
+/// decision at its recorded throughput. `None` off the track or without a scorer.
+fn rows(ctx: &Ctx<'_>, entries: &[Entry]) -> Option<Vec<FastEntry>> {
     let campaign = &ctx.frozen.campaign;
     let (Some(cost), Some(agreement), true) = (&campaign.cost, &campaign.agreement, is_fast(ctx))
     else {
         return None;
     };
-    let identity = ctx.options.capability.as_ref()?.identity().clone();
+    ctx.options.capability.as_ref()?;
     let planned = ctx.setup.as_ref().map_or(&[][..], |s| s.entries.as_slice());
-    let rows: Vec<FastEntry> = record
-        .entries
+    let rows: Vec<FastEntry> = entries
         .iter()
         .map(|entry| {
             let saved = ctx
@@ -217,18 +311,5 @@ pub(crate) fn fast_track(ctx: &Ctx<'_>, record: &RoundRecord) -> Option<FastTrac
             }
         })
         .collect();
-    let cost_seat = round_cost_seat(
-        &record.entries,
-        &rows,
-        (campaign.overtake_margin_bp, cost.margin_bp),
-        noise_floor_bp(record.noise.as_ref(), cost),
-    );
-    Some(FastTrackRecord {
-        scorer_sha256: identity.scorer_sha256,
-        sealed_set_commitment: identity.sealed_set_commitment,
-        agreement_reference: agreement.reference_image.clone(),
-        agreement_items: agreement.items,
-        entries: rows,
-        cost_seat,
-    })
+    Some(rows)
 }

@@ -250,16 +250,21 @@ fn build(ctx: &Ctx<'_>) -> Result<(RoundRecord, Vec<SubmissionUpdate>), RoundErr
         })
         .collect();
 
+    // On track s1-fast-speed a challenger failing a gate cannot be seated
+    // (content/s1-fast-speed.md, The gates).
+    let failed_gates = super::fast::gate_failures(ctx, &entries);
     // An entry whose run wrote key material is disqualified, whatever it measured.
     let withheld = withheld_files(records);
     let leaked = secrets::per_entry(&withheld);
     // The passes (content/rounds.md, Passes): an entry its correctness outputs or the
-    // scorer failed cannot be seated, whatever its throughput; nor one that leaked a key.
+    // scorer failed cannot be seated, whatever its throughput; nor one that leaked a key,
+    // nor one failing a gate.
     let excluded: Vec<u32> = entries
         .iter()
         .filter(|e| {
             e.role != Role::Baseline
                 && (leaked.contains_key(&e.index)
+                    || failed_gates.iter().any(|(index, _)| *index == e.index)
                     || e.status != EntryStatus::Scored
                         && ctx.journal.outputs_record(e.index).is_some())
         })
@@ -294,6 +299,7 @@ fn build(ctx: &Ctx<'_>) -> Result<(RoundRecord, Vec<SubmissionUpdate>), RoundErr
             disqualify_for_leak(entry, files, &withheld);
         }
     }
+    super::fast::disqualify_by_gates(&mut entries, &failed_gates);
     let hardware = HardwareCheck {
         changed: setup.hardware != teardown.hardware,
         at_start: setup.hardware.clone(),
@@ -321,6 +327,7 @@ fn build(ctx: &Ctx<'_>) -> Result<(RoundRecord, Vec<SubmissionUpdate>), RoundErr
             incumbent_infra_failed,
             incumbent_infra_failed_rounds: setup.incumbent_infra_failed_rounds,
             practice: setup.practice,
+            cost_seat: super::fast::cost_seat(ctx, &entries, Some(&view.noise)),
         },
     );
     // An incumbent re-measured alone that failed for infrastructure reasons again.

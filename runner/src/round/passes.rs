@@ -835,6 +835,7 @@ mod tests {
             incumbent_infra_failed: false,
             incumbent_infra_failed_rounds: 0,
             practice: false,
+            cost_seat: None,
         }
     }
 

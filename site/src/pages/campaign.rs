@@ -522,7 +522,7 @@ pub fn rules(c: &Campaign) -> Vec<Rule> {
         1 => "1 thread".to_owned(),
         n => format!("{n} threads"),
     };
-    vec![
+    let mut rules = vec![
         Rule {
             term: "Model",
             text: format!("Every entry serves the model {}.", untrusted(&c.model.name)),
@@ -593,7 +593,9 @@ pub fn rules(c: &Campaign) -> Vec<Rule> {
                 )
             ),
         },
-    ]
+    ];
+    rules.extend(crate::pages::fast::campaign_rules(c));
+    rules
 }
 
 /// `p95:e2e:300ms` in words.

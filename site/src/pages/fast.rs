@@ -4,9 +4,10 @@
 //! bundle that verifies, so the recomputed values (prices, costs, agreement, the seat)
 //! are vouched for; the scores and resources are attested, and the page says so.
 
-use receipts::model::{FastEntry, FastTrackRecord, Role, RoundRecord};
+use receipts::model::{Campaign, FastEntry, FastTrackRecord, RoundRecord, Track};
 use receipts::rules::agreement::agreement_passes;
 use receipts::rules::capability::capability_passes;
+use receipts::rules::cost::incumbent_of;
 use serde::Serialize;
 
 use super::untrusted;
@@ -46,12 +47,7 @@ pub struct FastRow {
 /// The section of `record`'s round; `None` when it records no `fastTrack`.
 pub fn fast_track_section(record: &RoundRecord) -> Option<FastTrackSection> {
     let fast = record.fast_track.as_ref()?;
-    let incumbent = record
-        .entries
-        .iter()
-        .find(|e| e.role == Role::Incumbent)
-        .or_else(|| record.entries.iter().find(|e| e.role == Role::Baseline))
-        .and_then(|e| fast.entries.iter().find(|r| r.index == e.index));
+    let incumbent = incumbent_of(&record.entries, &fast.entries).map(|(_, row)| row);
     let mut ranked: Vec<&FastEntry> = fast.entries.iter().collect();
     ranked.sort_by_key(|r| {
         (
@@ -153,6 +149,44 @@ fn cost_seat_text(record: &RoundRecord, fast: &FastTrackRecord) -> String {
     }
 }
 
+/// The campaign page's rules of track s1-fast-speed (content/s1-fast-speed.md): both
+/// gates and the cost rule with the campaign's prices, all quoted text escaped; none for
+/// a campaign of another track.
+pub fn campaign_rules(c: &Campaign) -> Vec<super::campaign::Rule> {
+    let (Some(Track::S1FastSpeed), Some(agreement), Some(cost)) =
+        (c.track, c.agreement.as_ref(), c.cost.as_ref())
+    else {
+        return Vec::new();
+    };
+    let prices = &cost.price_per_hour;
+    let gpus: Vec<String> = prices
+        .gpu
+        .iter()
+        .map(|(class, price)| format!("{} per {} GPU-hour", dollars(*price), untrusted(class)))
+        .collect();
+    vec![
+        super::campaign::Rule {
+            term: "Gates",
+            text: format!(
+                "A challenger is disqualified when its capability score on the sealed items is below the incumbent's, or its agreement with {} on {} fresh items is below the incumbent's, both scored in the same round.",
+                untrusted(&agreement.reference_image),
+                agreement.items
+            ),
+        },
+        super::campaign::Rule {
+            term: "Cost",
+            text: format!(
+                "Through both gates, a challenger also takes the seat when its cost per decision is at least {} lower than the incumbent's at a throughput not below the incumbent's within the round's noise floor (at least {}). Prices: {}, {} per core-hour, {} per GiB-hour.",
+                verifier::view::format_bp_percent(u64::from(cost.margin_bp)),
+                verifier::view::format_bp_percent(u64::from(cost.min_noise_floor_bp)),
+                gpus.join(", "),
+                dollars(prices.cpu),
+                dollars(prices.memory_gib)
+            ),
+        },
+    ]
+}
+
 /// Micro-dollars as dollars with six decimals: `$1.720000`.
 fn dollars(micro: u64) -> String {
     format!("${}.{:06}", thousands(micro / 1_000_000), micro % 1_000_000)
@@ -186,6 +220,32 @@ mod tests {
             .expect("base64");
         let statement: serde_json::Value = serde_json::from_slice(&payload).expect("statement");
         serde_json::from_value(statement["predicate"].clone()).expect("round record")
+    }
+
+    #[test]
+    fn the_campaign_page_states_both_gates_and_the_cost_rule_with_its_prices() {
+        let text = include_str!("../../../examples/s1-fast-speed/campaign.toml");
+        let campaign = Campaign::from_toml("campaign.toml", text).expect("campaign");
+        let rules: Vec<(&str, String)> = campaign_rules(&campaign)
+            .into_iter()
+            .map(|r| (r.term, r.text))
+            .collect();
+        assert_eq!(
+            rules,
+            [
+                (
+                    "Gates",
+                    "A challenger is disqualified when its capability score on the sealed items is below the incumbent's, or its agreement with registry.local/s1-pro@sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08 on 30 fresh items is below the incumbent's, both scored in the same round.".to_owned()
+                ),
+                (
+                    "Cost",
+                    "Through both gates, a challenger also takes the seat when its cost per decision is at least 5 % lower than the incumbent's at a throughput not below the incumbent's within the round's noise floor (at least 1 %). Prices: $2.000000 per h100 GPU-hour, $0.700000 per l4 GPU-hour, $0.040000 per core-hour, $0.005000 per GiB-hour.".to_owned()
+                ),
+            ]
+        );
+        let mut other = campaign;
+        other.track = None;
+        assert!(campaign_rules(&other).is_empty());
     }
 
     #[test]

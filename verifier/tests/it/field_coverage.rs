@@ -113,6 +113,22 @@ const COVERED_BY_TESTS: &[(&str, &str)] = &[
         "forgery_caching::a_caching_claim_on_an_honest_probe_fails_compliance_caching",
     ),
     (
+        "entries[].disqualification.reason.capability_below_incumbent.capabilityPpm",
+        "forgery_fast::a_gate_failure_claimed_on_a_passing_row_fails_fast_track_gates",
+    ),
+    (
+        "entries[].disqualification.reason.capability_below_incumbent.incumbentPpm",
+        "forgery_fast::a_gate_failure_claimed_on_a_passing_row_fails_fast_track_gates",
+    ),
+    (
+        "entries[].disqualification.reason.agreement_below_incumbent.agreementPpm",
+        "forgery_fast::a_gate_failure_claimed_on_a_passing_row_fails_fast_track_gates",
+    ),
+    (
+        "entries[].disqualification.reason.agreement_below_incumbent.incumbentPpm",
+        "forgery_fast::a_gate_failure_claimed_on_a_passing_row_fails_fast_track_gates",
+    ),
+    (
         "entries[].disqualification.reason.output_length.long",
         "forgery_compliance::an_output_length_claim_on_exact_lengths_fails_compliance_output_length",
     ),

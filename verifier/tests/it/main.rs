@@ -14,6 +14,7 @@ mod forgery_compliance;
 mod forgery_correctness;
 mod forgery_decide;
 mod forgery_engines;
+mod forgery_fast;
 mod forgery_logs;
 mod forgery_repository;
 mod forgery_review;

@@ -22,22 +22,10 @@ use receipts::model::{EntryStatus, PipelineState, Role, RoundStatus, Sha256Hex};
 use referee::demo::docker::{
     CAMPAIGN_ID, DOCKER_BASE_IMAGE, SUBMISSION_DIFF, baseline_files, stage,
 };
-use support::{bin, stdout, text};
+use support::{bin, run_ok, text};
 
 /// The campaign's `backend.image`: the baseline tree's image.
 const BASELINE_IMAGE: &str = "referee-demo/engine:baseline";
-
-/// `referee <args>` in `dir`, which must exit 0; its standard output.
-fn run_ok(dir: &Path, args: &[&str]) -> String {
-    let out = bin().args(args).current_dir(dir).output().expect("referee");
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "referee {args:?}:\n{}",
-        text(&out)
-    );
-    stdout(&out)
-}
 
 /// The demo staged in a temp dir up to `referee build --once`: the base and baseline
 /// images on the daemon, the campaign added, the evaluator key trusted, the submission

@@ -33,22 +33,10 @@ use receipts::model::{
 };
 use referee::demo::s1_pro_speed::SUBMISSION_DIFF;
 use referee::demo::s1_pro_speed::docker::{BASELINE_IMAGE, CAMPAIGN_ID, baseline_files, stage};
-use support::{bin, stdout, text};
+use support::{bin, run_ok, text};
 
 /// `--campaign s1-pro-speed-docker --data data`.
 const C: [&str; 4] = ["--campaign", CAMPAIGN_ID, "--data", "data"];
-
-/// `referee <args>` in `dir`, which must exit 0; its standard output.
-fn run_ok(dir: &Path, args: &[&str]) -> String {
-    let out = bin().args(args).current_dir(dir).output().expect("referee");
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "referee {args:?}:\n{}",
-        text(&out)
-    );
-    stdout(&out)
-}
 
 /// `docker <args>` (the CLI, on the daemon of `DOCKER_HOST`), which must succeed; its
 /// trimmed standard output.

@@ -16,22 +16,10 @@ use receipts::model::{
     Track, TypedOrText, WeightFile, WeightsSource, WorkloadKind,
 };
 use referee::demo::s1_pro_speed::{CAMPAIGN_ID, SUBMISSION_DIFF, WEIGHTS, stage};
-use support::{bin, stdout, text};
+use support::{bin, run_ok, stdout, text};
 
 /// `--campaign s1-pro-speed-demo --data data`.
 const C: [&str; 4] = ["--campaign", CAMPAIGN_ID, "--data", "data"];
-
-/// `referee <args>` in `dir`, which must exit 0; its standard output.
-fn run_ok(dir: &Path, args: &[&str]) -> String {
-    let out = bin().args(args).current_dir(dir).output().expect("referee");
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "referee {args:?}:\n{}",
-        text(&out)
-    );
-    stdout(&out)
-}
 
 /// Stages the demo in `dir` with its campaign file passed through `edit`, adds the
 /// campaign, a keyring, the miner and its submission, and runs round 1.

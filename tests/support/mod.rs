@@ -73,6 +73,19 @@ pub fn text(output: &Output) -> String {
     )
 }
 
+/// `referee <args>` in `dir`, which must exit 0 (the test fails with its output
+/// otherwise); its standard output.
+pub fn run_ok(dir: &Path, args: &[&str]) -> String {
+    let out = bin().args(args).current_dir(dir).output().expect("referee");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "referee {args:?}:\n{}",
+        text(&out)
+    );
+    stdout(&out)
+}
+
 /// Asserts the command succeeded, showing its output otherwise.
 pub fn ok(output: &Output) {
     assert!(output.status.success(), "referee failed: {}", text(output));

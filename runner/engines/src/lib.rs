@@ -740,11 +740,12 @@ fn forget_pid(pid_file: &Path, pid: u32) {
         .filter(|line| !line.starts_with(&prefix))
         .map(|line| format!("{line}\n"))
         .collect();
-    let _ = if kept.is_empty() {
-        fs::remove_file(pid_file)
+    // Best effort, as the doc says: a failed removal or rewrite leaves a stale line.
+    if kept.is_empty() {
+        let _ = fs::remove_file(pid_file);
     } else {
-        fs::write(pid_file, kept)
-    };
+        let _ = receipts::fsutil::write_atomic(pid_file, kept.as_bytes(), 0o644);
+    }
 }
 
 /// Kills the process groups named in `pid_file` (left by a runner that was killed) and
